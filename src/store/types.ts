@@ -1,0 +1,63 @@
+// The store's contract: what sources put in (SourceEvent) and what the model reads out.
+// Objects are kept by identity: an object the store did not replace is the same JS object at
+// the next sync, so the model can memoise per object.
+import type { SourceEvent } from '../streams/events.js';
+import type {
+  ConfigMap, EndpointSlice, Ingress, IngressClass, Namespace, Secret, Service,
+} from './kube-types.js';
+
+export interface StoreOptions {
+  /** --ingress-class (annotation kubernetes.io/ingress.class and IngressClass name). Default `nginx`. */
+  ingressClass: string;
+  /** --controller-class, matched against IngressClass spec.controller. Default `k8s.io/ingress-nginx`. */
+  controllerClass: string;
+  /** --watch-ingress-without-class. Local mode sets it. */
+  watchIngressWithoutClass: boolean;
+  /** --ingress-class-by-name: accept spec.ingressClassName === ingressClass without an IngressClass object. */
+  ingressClassByName: boolean;
+  /** --watch-namespace (empty: all namespaces). */
+  watchNamespaces: string[];
+  /** --watch-namespace-selector as a label selector string ('' = none). */
+  watchNamespaceSelector: string;
+  /** --disable-catch-all: ignore Ingresses with spec.defaultBackend and no rules. */
+  disableCatchAll: boolean;
+  /** --configmap as `namespace/name` ('' = none). */
+  configmap: string;
+  /** --tcp-services-configmap / --udp-services-configmap as `namespace/name` ('' = none). */
+  tcpServicesConfigmap: string;
+  udpServicesConfigmap: string;
+  /** --default-ssl-certificate as `namespace/name` ('' = none). */
+  defaultSSLCertificate: string;
+  /** --default-backend-service as `namespace/name` ('' = built-in 404). */
+  defaultBackendService: string;
+}
+
+export interface ApplyResult {
+  /** Whether the event can change the model (and so should trigger a sync). */
+  relevant: boolean;
+  /** Why it was filtered out or let through (traced). */
+  reason: string;
+  /** Set when the event changed the main ConfigMap: the pipeline emits a `configmap-change` task. */
+  configmapChanged?: boolean;
+}
+
+export interface StoreReader {
+  readonly options: StoreOptions;
+  /** Ingresses this controller serves, oldest first (ties: `ns/name`, greater first). */
+  listIngresses(): Ingress[];
+  getIngress(key: string): Ingress | undefined;
+  getService(key: string): Service | undefined;
+  /** All slices of a Service (label kubernetes.io/service-name), any order. */
+  getEndpointSlices(serviceKey: string): EndpointSlice[];
+  getSecret(key: string): Secret | undefined;
+  getConfigMap(key: string): ConfigMap | undefined;
+  getIngressClass(name: string): IngressClass | undefined;
+  getNamespace(name: string): Namespace | undefined;
+  /** Keys of the served Ingresses that reference a Secret (TLS or auth annotations). */
+  ingressesReferencingSecret(secretKey: string): string[];
+}
+
+export interface Store extends StoreReader {
+  /** Applies an event and says whether it matters. Never throws on bad input. */
+  apply(event: SourceEvent): ApplyResult;
+}

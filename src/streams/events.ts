@@ -1,0 +1,50 @@
+// What flows through the pipeline: source events (a cluster object added, updated, deleted)
+// and tasks (a file or setting changed that the store does not hold). Every source emits
+// SourceEvent; the pipeline wraps each in a PipelineItem with an id for tracing.
+import type { KubeObject } from '../store/kube-types.js';
+
+export const RESOURCE_KINDS = [
+  'Namespace', 'IngressClass', 'ConfigMap', 'Secret', 'Service', 'EndpointSlice', 'Ingress',
+] as const;
+/** Kinds the store caches. The manifests source turns core/v1 Endpoints into EndpointSlices. */
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+
+export type EventType = 'add' | 'update' | 'delete';
+
+export interface SourceEvent {
+  kind: ResourceKind;
+  type: EventType;
+  /** `namespace/name`, or `name` for cluster-scoped kinds. */
+  key: string;
+  object: KubeObject;
+  old?: KubeObject;
+}
+
+export type TaskKind = 'template-change' | 'file-change' | 'configmap-change';
+export interface Task {
+  kind: 'task';
+  task: TaskKind;
+  /** The file or ConfigMap key that changed. */
+  detail?: string;
+}
+
+export type PipelineInput = SourceEvent | Task;
+
+export interface PipelineItem {
+  /** Monotonic per run; the tracer follows an event by it. */
+  id: number;
+  /** Scheduler time (ms) at which the item entered the pipeline. */
+  t: number;
+  /** Source events are skippable (a later sync reads the whole store); tasks never are. */
+  skippable: boolean;
+  input: PipelineInput;
+}
+
+export function isTask(x: PipelineInput): x is Task {
+  return (x as Task).kind === 'task';
+}
+
+export function objectKey(obj: KubeObject): string {
+  const ns = obj.metadata.namespace;
+  return ns ? `${ns}/${obj.metadata.name}` : obj.metadata.name;
+}

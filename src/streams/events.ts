@@ -20,7 +20,12 @@ export interface SourceEvent {
   old?: KubeObject;
 }
 
-export type TaskKind = 'template-change' | 'file-change' | 'configmap-change';
+/**
+ * `template-change` / `file-change` force a reload; `configmap-change` comes from the store;
+ * `nginx-restart` means NGINX lost its state (new master): re-apply everything;
+ * `retry` follows a sync whose actors failed, so the running state still converges.
+ */
+export type TaskKind = 'template-change' | 'file-change' | 'configmap-change' | 'nginx-restart' | 'retry';
 export interface Task {
   kind: 'task';
   task: TaskKind;

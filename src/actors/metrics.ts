@@ -1,0 +1,48 @@
+// Prometheus metrics with ingress-nginx's names for what operators already alert on (reloads,
+// config hash), and ours for the pipeline (dynamic updates, sync duration, ring drops,
+// event-to-applied latency). One registry per controller, passed in: no global default.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { SyncResult } from './sync.js';
+
+export interface ControllerMetrics {
+  registry: Registry;
+  observeSync(result: SyncResult, receivedAt: (id: number) => number | undefined, now: number): void;
+  ringDropped(): void;
+}
+
+export function createMetrics(labels: { controller_namespace: string; controller_class: string; controller_pod: string }): ControllerMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels(labels);
+  const reloadsOk = new Counter({ name: 'nginx_ingress_controller_success', help: 'Cumulative number of Ingress controller reload operations', registers: [registry] });
+  const reloadsFailed = new Counter({ name: 'nginx_ingress_controller_errors', help: 'Cumulative number of Ingress controller errors during reload operations', registers: [registry] });
+  const lastReloadOk = new Gauge({ name: 'nginx_ingress_controller_config_last_reload_successful', help: 'Whether the last configuration reload attempt was successful', registers: [registry] });
+  const lastReloadTs = new Gauge({ name: 'nginx_ingress_controller_config_last_reload_successful_timestamp_seconds', help: 'Timestamp of the last successful configuration reload', registers: [registry] });
+  const configHash = new Gauge({ name: 'nginx_ingress_controller_config_hash', help: 'Running configuration hash actually running', registers: [registry] });
+  const dynamicUpdates = new Counter({ name: 'ingress_rx_dynamic_updates_total', help: 'Configuration changes applied through the Lua endpoint without a reload', labelNames: ['result'], registers: [registry] });
+  const syncs = new Counter({ name: 'ingress_rx_syncs_total', help: 'Syncs by decision', labelNames: ['decision', 'applied'], registers: [registry] });
+  const syncDuration = new Histogram({ name: 'ingress_rx_sync_duration_seconds', help: 'Duration of a sync: model build, decision, reload and dynamic update', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry] });
+  const ringDrops = new Counter({ name: 'ingress_rx_ring_dropped_total', help: 'Events dropped by the full ring buffer (a later sync still covers them)', registers: [registry] });
+  const eventToApplied = new Histogram({ name: 'ingress_rx_event_to_applied_seconds', help: 'Time from an event entering the pipeline to NGINX running its effect', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
+  lastReloadOk.set(1);
+
+  return {
+    registry,
+    observeSync(r, receivedAt, now) {
+      syncs.inc({ decision: r.decision, applied: String(r.applied) });
+      syncDuration.observe(r.durationMs / 1000);
+      if (r.reload) {
+        if (r.reload.ok) { reloadsOk.inc(); lastReloadOk.set(1); lastReloadTs.set(Math.floor(Date.now() / 1000)); }
+        else { reloadsFailed.inc(); lastReloadOk.set(0); }
+      }
+      if (r.dynamic) dynamicUpdates.inc({ result: r.dynamic.ok ? 'success' : 'failure' });
+      if (r.applied && r.checksum) {
+        configHash.set(Number.parseInt(r.checksum.slice(0, 12), 16) || 0);
+        for (const id of r.itemIds) {
+          const t = receivedAt(id);
+          if (t !== undefined) eventToApplied.observe(Math.max(0, now - t) / 1000);
+        }
+      }
+    },
+    ringDropped() { ringDrops.inc(); },
+  };
+}

@@ -1,0 +1,141 @@
+// The sync actor: entered with exhaustMap, it rebuilds the model from the whole store, compares
+// it with what NGINX runs, and applies the difference through the reload and dynamic-config
+// actors. What NGINX runs (its state) lives in this closure and advances only after success.
+import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import { isTask } from '../streams/events.js';
+import type { SyncBatch } from '../streams/hooks.js';
+import type { Configuration, ModelWarning } from '../model/types.js';
+
+export type DecisionKind = 'none' | 'dynamic' | 'reload';
+
+/** What the model's decide() says about two snapshots. */
+export interface DecisionLike {
+  kind: DecisionKind;
+  reason: string;
+  backendsChanged: boolean;
+  serversChanged: boolean;
+  checksum: string;
+}
+
+export interface ActorOutcome {
+  ok: boolean;
+  error?: string;
+  durationMs?: number;
+  attempts?: number;
+  /** Scheduler time the actor started (tracing places its span by it). */
+  startedAt?: number;
+}
+
+export interface DynamicUpdate {
+  backends?: unknown[];
+  servers?: { certificates: Record<string, string>; servers: Record<string, string> };
+}
+
+export interface SyncDeps<S> {
+  scheduler: SchedulerLike;
+  build(): { config: Configuration; warnings: ModelWarning[] };
+  snapshot(config: Configuration): S;
+  decide(running: S | null, next: S): DecisionLike;
+  backendsPayload(config: Configuration): unknown[];
+  serversPayload(config: Configuration): { certificates: Record<string, string>; servers: Record<string, string> };
+  reload(config: Configuration): Observable<ActorOutcome>;
+  dynamic(update: DynamicUpdate): Observable<ActorOutcome>;
+}
+
+export interface SyncResult {
+  sync: number;
+  /** Scheduler time the sync started. */
+  t: number;
+  /** How many pipeline items the sync merged. */
+  events: number;
+  itemIds: number[];
+  decision: DecisionKind;
+  reason: string;
+  checksum: string;
+  /** True when NGINX now runs this model (or nothing had to change). */
+  applied: boolean;
+  reload?: ActorOutcome;
+  dynamic?: ActorOutcome;
+  posted: Array<'backends' | 'servers'>;
+  warnings: ModelWarning[];
+  durationMs: number;
+  /** Absent only when the sync itself failed (error set). */
+  config?: Configuration;
+  error?: string;
+}
+
+const FORCING_TASKS = new Set(['template-change', 'file-change']);
+
+/** Builds the function that runs one sync; the returned function keeps NGINX's state. */
+export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observable<SyncResult> {
+  // What nginx.conf holds, and what the Lua side holds: they advance separately, so a
+  // reload that succeeded is not redone because a POST after it failed.
+  let reloaded: S | null = null;
+  let posted: S | null = null;
+
+  return (batch) => defer(() => {
+    const tasks = batch.items.map((i) => i.input).filter(isTask);
+    if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; }
+    const forced = tasks.find((t) => FORCING_TASKS.has(t.task));
+
+    const { config, warnings } = deps.build();
+    const next = deps.snapshot(config);
+    const structural = deps.decide(reloaded, next);
+    const dynamicSide = deps.decide(posted, next);
+    const needsReload = structural.kind === 'reload' || forced !== undefined;
+    const update: DynamicUpdate = {};
+    if (posted === null || dynamicSide.backendsChanged) update.backends = deps.backendsPayload(config);
+    if (posted === null || dynamicSide.serversChanged) update.servers = deps.serversPayload(config);
+    const posts = Object.keys(update) as Array<'backends' | 'servers'>;
+
+    const decision: DecisionKind = needsReload ? 'reload' : posts.length > 0 ? 'dynamic' : 'none';
+    const reason = forced && structural.kind !== 'reload'
+      ? `${forced.task}${forced.detail ? ` ${forced.detail}` : ''}`
+      : decision === 'reload' ? structural.reason : dynamicSide.reason;
+
+    const result = (partial: Partial<SyncResult>): SyncResult => ({
+      sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
+      decision, reason, checksum: structural.checksum, applied: false, posted: [], warnings,
+      durationMs: deps.scheduler.now() - batch.t, config, ...partial,
+    });
+
+    if (decision === 'none') return of(result({ applied: true }));
+
+    const reload$: Observable<ActorOutcome | null> = needsReload ? deps.reload(config) : of(null);
+    return reload$.pipe(
+      switchMap((reloadOutcome) => {
+        if (reloadOutcome && !reloadOutcome.ok) return of(result({ reload: reloadOutcome }));
+        if (reloadOutcome) reloaded = next;
+        if (posts.length === 0) return of(result({ applied: true, reload: reloadOutcome ?? undefined }));
+        return deps.dynamic(update).pipe(map((dyn) => {
+          if (dyn.ok) posted = next;
+          return result({ applied: dyn.ok, reload: reloadOutcome ?? undefined, dynamic: dyn, posted: dyn.ok ? posts : [] });
+        }));
+      }),
+    );
+  }).pipe(
+    // An error would end the pipeline: it becomes a failed result, and the pacer retries.
+    catchError((err: unknown) => of<SyncResult>({
+      sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
+      decision: 'none', reason: 'sync failed', checksum: '', applied: false, posted: [], warnings: [],
+      durationMs: deps.scheduler.now() - batch.t, error: err instanceof Error ? err.message : String(err),
+    })),
+  );
+}
+
+/**
+ * The operator form: batches in, results out, through exhaustMap. `onIdle` tells the pacer
+ * the actor is free again (and whether the sync failed, so it is retried).
+ */
+export function syncActor(
+  sync: (batch: SyncBatch) => Observable<SyncResult>,
+  onIdle: (failed: boolean) => void,
+): OperatorFunction<SyncBatch, SyncResult> {
+  return exhaustMap((batch) => {
+    let failed = true;
+    return sync(batch).pipe(
+      map((r) => { failed = !r.applied; return r; }),
+      finalize(() => onIdle(failed)),
+    );
+  });
+}

@@ -1,0 +1,75 @@
+// `ingress-rx dbg`: inspects a running NGINX through the status port, as ingress-nginx's /dbg
+// does, with the same messages. `conf` reads the running nginx.conf from the status server.
+import { request } from 'node:http';
+
+interface DbgOptions { statusPort: number; host?: string }
+
+function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'GET', timeout: 5000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`status port ${port}: no answer within 5 s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The block of one server between its `## start server` / `## end server` markers. */
+export function serverBlock(conf: string, host: string): string | null {
+  const start = conf.indexOf(`## start server ${host}\n`);
+  if (start < 0) return null;
+  const endMarker = `## end server ${host}`;
+  const end = conf.indexOf(endMarker, start);
+  if (end < 0) return null;
+  const lineStart = conf.lastIndexOf('\n', start) + 1;
+  return conf.slice(lineStart, end + endMarker.length);
+}
+
+export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+  const port = opts.statusPort;
+  try {
+    const [what, sub, name] = args;
+    if (what === 'backends') {
+      const res = await get(port, '/configuration/backends');
+      if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
+      const backends = JSON.parse(res.body) as Array<{ name: string }>;
+      if (sub === 'list') { out(backends.map((b) => `${b.name}\n`).join('')); return 0; }
+      if (sub === 'all') { out(`${JSON.stringify(backends, null, 2)}\n`); return 0; }
+      const one = backends.find((b) => b.name === name);
+      if (!one) { out('A backend of this name was not found.\n'); return 1; }
+      out(`${JSON.stringify(one, null, 2)}\n`);
+      return 0;
+    }
+    if (what === 'certs') {
+      const res = await get(port, `/configuration/certs?hostname=${encodeURIComponent(sub)}`);
+      if (res.status === 200) { out(res.body); return 0; }
+      if (res.status !== 404) { out(`Nginx returned code ${res.status}\n${res.body}\n`); return 1; }
+      out(`No cert found for host ${sub}\n`);
+      return 1;
+    }
+    if (what === 'general') {
+      const res = await get(port, '/configuration/general');
+      if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
+      out(`${JSON.stringify(JSON.parse(res.body || '{}'), null, 2)}\n`);
+      return 0;
+    }
+    if (what === 'conf') {
+      const res = await get(port, '/nginx.conf');
+      if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
+      if (!opts.host) { out(res.body); return 0; }
+      const block = serverBlock(res.body, opts.host);
+      if (!block) { out(`No server found for host ${opts.host}\n`); return 1; }
+      out(`${block}\n`);
+      return 0;
+    }
+    out(`unknown dbg command: ${args.join(' ')}\n`);
+    return 2;
+  } catch (err) {
+    out(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,79 @@
+// `ingress-rx local`: a directory of manifests is the cluster, and real NGINX serves it on
+// loopback. Ingresses without a class are served, as a developer trying them expects.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createLogger } from '../log.js';
+import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../store/store.js';
+import { manifestsSource } from '../streams/manifests.js';
+import { defaultRuntime } from '../render/runtime.js';
+import { serve } from './serve.js';
+import { observability, type ObservabilityOptions } from './observability.js';
+
+export interface LocalOptions extends ObservabilityOptions {
+  manifests: string;
+  httpPort: number;
+  httpsPort: number;
+  statusPort: number;
+  streamPort: number;
+  healthzPort: number;
+  defaultServerPort: number;
+  workdir?: string;
+  configmap: string;
+  syncRateLimit: number;
+  geoipDir?: string;
+  logLevel: string;
+}
+
+export async function runLocal(opts: LocalOptions): Promise<number> {
+  const logger = createLogger({ level: opts.logLevel });
+  const ownWorkdir = opts.workdir === undefined;
+  const prefix = resolve(opts.workdir ?? mkdtempSync(join(tmpdir(), 'ingress-rx-')));
+  const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: opts.configmap };
+  const store = createStore(storeOptions, logger);
+  const runtime = defaultRuntime({
+    prefix,
+    listenAddresses: ['127.0.0.1'],
+    httpPort: opts.httpPort,
+    httpsPort: opts.httpsPort,
+    statusPort: opts.statusPort,
+    streamPort: opts.streamPort,
+    defaultServerPort: opts.defaultServerPort,
+    ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
+  });
+  const obs = await observability(opts, {
+    logger,
+    header: { storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort },
+  });
+
+  let controller;
+  try {
+    controller = await serve({
+      logger,
+      store,
+      source: manifestsSource({ dir: resolve(opts.manifests), logger }),
+      runtime,
+      healthz: { host: '127.0.0.1', port: opts.healthzPort },
+      annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
+      syncRateLimit: opts.syncRateLimit,
+      hooks: obs.hooks,
+      onSync: obs.onSync,
+      metricsLabels: { controller_namespace: 'local', controller_class: 'k8s.io/ingress-nginx', controller_pod: 'local' },
+    });
+  } catch (err) {
+    logger.fatal({ err }, 'ingress-rx local could not start');
+    await obs.close();
+    return 1;
+  }
+  logger.info({ http: opts.httpPort, https: opts.httpsPort, healthz: opts.healthzPort, workdir: prefix }, `serving ${opts.manifests} on 127.0.0.1`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
+    process.once('SIGTERM', () => resolveSignal('SIGTERM'));
+    process.once('SIGINT', () => resolveSignal('SIGINT'));
+  });
+  logger.info({ signal }, 'received signal');
+  await controller.shutdown();
+  await obs.close();
+  if (ownWorkdir) rmSync(prefix, { recursive: true, force: true });
+  return 0;
+}

@@ -1,0 +1,134 @@
+// The ingress-rx command line: parses arguments with commander and hands each subcommand to
+// its module. Subcommand modules are imported lazily so `--help` stays fast.
+import { Command, CommanderError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+const logLevel = () => new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info');
+const port = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CommanderError(2, 'ingress-rx.port', `not a port: ${v}`);
+  return n;
+};
+const positive = (v: string) => {
+  const n = Number(v);
+  if (!(n > 0)) throw new CommanderError(2, 'ingress-rx.number', `not a positive number: ${v}`);
+  return n;
+};
+
+function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('ingress-rx')
+    .description('A Kubernetes Ingress controller for NGINX: a drop-in for ingress-nginx, built on an RxJS actor pipeline.')
+    .version(version(), '-v, --version')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program.command('local')
+    .description('Run the controller on this machine: a directory of manifests is the cluster, real NGINX serves on loopback')
+    .requiredOption('--manifests <dir>', 'directory of YAML/JSON manifests (watched)')
+    .option('--http-port <port>', 'HTTP port', port, 8080)
+    .option('--https-port <port>', 'HTTPS port', port, 8443)
+    .option('--status-port <port>', 'status and Lua configuration port (loopback)', port, 10246)
+    .option('--stream-port <port>', 'stream configuration port (loopback)', port, 10247)
+    .option('--healthz-port <port>', 'health and metrics port', port, 10254)
+    .option('--default-server-port <port>', 'default server (404) port', port, 8181)
+    .option('--workdir <dir>', 'NGINX prefix: config, logs, temp files (default: a new temporary directory)')
+    .option('--configmap <ns/name>', 'the main ConfigMap', '')
+    .option('--sync-rate-limit <rate>', 'syncs per second', positive, 0.3)
+    .option('--geoip-dir <dir>', 'GeoIP2 databases folder (watched)')
+    .option('--record <file>', 'record every event and task to an NDJSON log')
+    .option('--record-secrets', 'keep Secret data in the recording', false)
+    .option('--trace [file]', 'trace every event through the pipeline (Chrome trace-event JSON)')
+    .addOption(logLevel())
+    .action(async (opts) => {
+      const { runLocal } = await import('./local.js');
+      setExit(await runLocal(opts));
+    });
+
+  program.command('controller')
+    .description('Run in a Kubernetes cluster (ingress-nginx flags; see `ingress-rx controller --help`)')
+    .helpOption(false)
+    .allowUnknownOption(true)
+    .allowExcessArguments(true)
+    .argument('[flags...]')
+    .action(async (flags: string[]) => {
+      const { runController } = await import('./controller.js');
+      setExit(await runController(flags));
+    });
+
+  program.command('render')
+    .description('Render the model, Lua payloads and nginx.conf of a manifests directory, offline')
+    .requiredOption('--manifests <dir>', 'directory of manifests')
+    .requiredOption('--out <dir>', 'output directory')
+    .option('--configmap <ns/name>', 'the main ConfigMap', '')
+    .option('--test', 'run `nginx -t` on the rendered nginx.conf', false)
+    .addOption(logLevel().default('warn'))
+    .action(async (opts) => {
+      const { runRender } = await import('./render.js');
+      setExit(await runRender(opts));
+    });
+
+  program.command('replay')
+    .description('Replay a recorded event log through the same pipeline')
+    .argument('<file>', 'NDJSON log written by --record')
+    .addOption(new Option('--speed <n>', 'play back N times faster than recorded').argParser(positive).conflicts('instant'))
+    .option('--instant', 'run in virtual time (no waiting)', false)
+    .option('--out <dir>', 'output directory', 'replay-out')
+    .option('--nginx-test', 'run `nginx -t` on every distinct rendered config', false)
+    .option('--trace [file]', 'trace the replay (Chrome trace-event JSON)')
+    .addOption(logLevel().default('warn'))
+    .action(async (file: string, opts) => {
+      const { runReplay } = await import('./replay.js');
+      setExit(await runReplay(file, opts));
+    });
+
+  const trace = program.command('trace').description('Work with stream traces');
+  trace.command('summary')
+    .description('Summarise a trace file: events, drops, bucket waits, syncs, reloads, latency')
+    .argument('<file>', 'trace file written by --trace')
+    .action(async (file: string) => {
+      const { runTraceSummary } = await import('./trace.js');
+      setExit(await runTraceSummary(file));
+    });
+
+  const dbg = program.command('dbg').description("Inspect a running controller's NGINX (like ingress-nginx's /dbg)")
+    .option('--status-port <port>', 'status port', port, 10246);
+  const dbgRun = async (args: string[], cmd: Command) => {
+    const { runDbg } = await import('./dbg.js');
+    setExit(await runDbg(args, { ...dbg.opts(), ...cmd.opts() }));
+  };
+  const backends = dbg.command('backends').description('Backends as NGINX holds them');
+  backends.command('list').description('names of all backends').action((_o, c: Command) => dbgRun(['backends', 'list'], c));
+  backends.command('all').description('all backends as JSON').action((_o, c: Command) => dbgRun(['backends', 'all'], c));
+  backends.command('get').description('one backend as JSON').argument('<name>').action((name: string, _o, c: Command) => dbgRun(['backends', 'get', name], c));
+  dbg.command('certs').description('certificates').command('get').argument('<host>').description('the certificate served for a host')
+    .action((host: string, _o, c: Command) => dbgRun(['certs', 'get', host], c));
+  dbg.command('conf').description('the running nginx.conf').option('--host <host>', "only that server's block")
+    .action((_o, c: Command) => dbgRun(['conf'], c));
+  dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
+
+  return program;
+}
+
+/** Runs the CLI; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let code = 0;
+  const program = buildProgram((c) => { code = c; });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    process.stderr.write(`ingress-rx: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    return 1;
+  }
+  return code;
+}

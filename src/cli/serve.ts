@@ -1,0 +1,164 @@
+// Runs the controller's main loop for `local` and `controller`: NGINX as a child, the pipeline
+// from the given sources into the sync actor, health and metrics, and a graceful shutdown.
+// What differs between the two commands (sources, listen addresses, status) is passed in.
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Server as HttpServer } from 'node:http';
+import {
+  Subject, asyncScheduler, filter, firstValueFrom, lastValueFrom, map, merge, takeUntil,
+  type Observable, type Subscription,
+} from 'rxjs';
+import type { Logger } from '../log.js';
+import type { PipelineInput, SourceEvent, Task } from '../streams/events.js';
+import type { PipelineHooks } from '../streams/hooks.js';
+import { createPipeline } from '../streams/pipeline.js';
+import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
+import type { Store } from '../store/types.js';
+import { createStore } from '../store/store.js';
+import { createModelBuilder } from '../model/build.js';
+import { createSyncer, type SyncResult } from '../actors/sync.js';
+import { modelSyncDeps } from '../actors/model-sync.js';
+import { createRenderer } from '../render/engine.js';
+import { DEFAULT_TEMPLATE_DIR, preparePrefix, type NginxRuntime } from '../render/runtime.js';
+import { createNginxProcess } from '../actors/nginx-process.js';
+import { createReloadActor } from '../actors/reload.js';
+import { ensureFallbackCertificate } from '../actors/fallback-cert.js';
+import { createDynamicConfigActor, waitForStatusPort } from '../actors/dynamic-config.js';
+import { createMetrics } from '../actors/metrics.js';
+import { startHealthServer } from '../actors/health-server.js';
+
+export interface ServeOptions {
+  logger: Logger;
+  store: Store;
+  source: Observable<SourceEvent>;
+  runtime: NginxRuntime;
+  healthz: { host: string; port: number };
+  annotationsPrefix: string;
+  syncRateLimit: number;
+  templateDir?: string;
+  /** Extra observation points (recording, tracing). */
+  hooks?: PipelineHooks[];
+  metricsLabels: { controller_namespace: string; controller_class: string; controller_pod: string };
+  /** Called after every sync (status updates, events). */
+  onSync?: (result: SyncResult) => void;
+  shutdownGracePeriodMs?: number;
+}
+
+export interface RunningController {
+  /** Resolves once the first configuration is applied and NGINX serves it. */
+  ready: Promise<void>;
+  results$: Observable<SyncResult>;
+  /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
+  shutdown(): Promise<void>;
+}
+
+function combineHooks(list: PipelineHooks[]): PipelineHooks | undefined {
+  if (list.length === 0) return undefined;
+  if (list.length === 1) return list[0];
+  const all = <K extends keyof PipelineHooks>(k: K) => (...args: unknown[]) => {
+    for (const h of list) (h[k] as ((...a: unknown[]) => void) | undefined)?.(...args);
+  };
+  return { received: all('received'), filtered: all('filtered'), queued: all('queued'), dropped: all('dropped'), released: all('released') };
+}
+
+export async function serve(opts: ServeOptions): Promise<RunningController> {
+  const { logger, store, runtime } = opts;
+  const scheduler = asyncScheduler;
+  const templateDir = opts.templateDir ?? DEFAULT_TEMPLATE_DIR;
+  preparePrefix(runtime);
+  await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
+
+  const renderer = createRenderer({ templateDir, logger });
+  const builder = createModelBuilder({
+    annotationsPrefix: opts.annotationsPrefix,
+    defaultServerPort: runtime.defaultServerPort,
+    logger,
+    reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port],
+  });
+  const nginx = createNginxProcess({ runtime, logger });
+  const reload = createReloadActor({ renderer, nginx, runtime, logger });
+  const statusUrl = `http://127.0.0.1:${runtime.statusPort}`;
+  const dynamic = createDynamicConfigActor({ statusUrl, scheduler, logger });
+  const metrics = createMetrics(opts.metricsLabels);
+
+  // NGINX starts on the configuration of an empty store (default and status servers only), so
+  // the status port answers before the first sync POSTs to it.
+  const { config: bootstrap } = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort })
+    .build(createStore(store.options));
+  await nginx.bootstrap(renderer.render(bootstrap, runtime));
+  await firstValueFrom(waitForStatusPort(statusUrl, { scheduler, timeoutMs: 30_000 }));
+
+  let ready = false;
+  let shuttingDown = false;
+  const received = new Map<number, number>();
+  const healthServer: HttpServer = await startHealthServer({
+    host: opts.healthz.host, port: opts.healthz.port, registry: metrics.registry,
+    state: { ready: () => ready && nginx.masterPid() !== null, shuttingDown: () => shuttingDown },
+  });
+
+  const stop$ = new Subject<void>();
+  const tasks$ = new Subject<Task>();
+  const restartSub: Subscription = nginx.events$.pipe(filter((e) => e.type === 'restarted')).subscribe(() => {
+    logger.warn('NGINX was restarted; re-applying the configuration');
+    tasks$.next({ kind: 'task', task: 'nginx-restart' });
+  });
+  const templateFiles = readdirSync(templateDir).filter((f) => f.endsWith('.liquid')).map((f) => join(templateDir, f));
+  const templateChanges$ = merge(...templateFiles.map((f) => templateWatcher(f, { logger }))).pipe(
+    filter(() => {
+      const res = renderer.reloadTemplates();
+      if (!res.ok) logger.error({ error: res.error }, 'template change rejected: the previous template stays in use');
+      return res.ok;
+    }),
+  );
+  const inputs: Observable<PipelineInput> = merge(
+    opts.source,
+    tasks$,
+    templateChanges$,
+    geoipWatcher(runtime.geoipDir, { logger }),
+  ).pipe(takeUntil(stop$));
+
+  const hooks = combineHooks([
+    ...(opts.hooks ?? []),
+    { received: (it) => received.set(it.id, Date.now()), dropped: () => metrics.ringDropped() },
+  ]);
+  const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic }));
+  const results$ = createPipeline({ inputs, store, scheduler, sync: syncer, syncRateLimit: opts.syncRateLimit, hooks });
+
+  let resolveReady!: () => void;
+  const readyPromise = new Promise<void>((r) => { resolveReady = r; });
+  const done = lastValueFrom(results$.pipe(map((r) => {
+    for (const w of r.warnings) logger.warn({ object: w.object, field: w.field }, `${w.object}: ${w.field}: ${w.message}`);
+    const log = r.applied ? logger.info.bind(logger) : logger.error.bind(logger);
+    log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
+      `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
+    metrics.observeSync(r, (id) => received.get(id), Date.now());
+    for (const id of r.itemIds) received.delete(id);
+    if (r.applied && !ready) { ready = true; resolveReady(); }
+    opts.onSync?.(r);
+    return r;
+  })), { defaultValue: null });
+
+  let shutdownPromise: Promise<void> | null = null;
+  return {
+    ready: readyPromise,
+    results$,
+    shutdown() {
+      shutdownPromise ??= (async () => {
+        shuttingDown = true;
+        logger.info('shutting down: no new work; waiting for the running sync');
+        stop$.next();
+        const grace = opts.shutdownGracePeriodMs ?? 30_000;
+        const timedOut = await Promise.race([
+          done.then(() => false),
+          new Promise<boolean>((r) => setTimeout(() => r(true), grace).unref()),
+        ]);
+        if (timedOut) logger.warn('the running sync did not finish in time');
+        restartSub.unsubscribe();
+        await nginx.quit(opts.shutdownGracePeriodMs ?? 30_000);
+        await new Promise<void>((r) => healthServer.close(() => r()));
+        logger.info('stopped');
+      })();
+      return shutdownPromise;
+    },
+  };
+}

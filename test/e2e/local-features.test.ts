@@ -1,0 +1,169 @@
+// `ingress-rx local` end to end: HTTPS by SNI, SSL redirect, canary, cookie affinity, CORS,
+// basic and external auth, allow/deny lists. Real NGINX, real HTTP.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { generateCertificate, type GeneratedCertificate } from '../support/lua-nginx.js';
+import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
+
+let ctl: LocalController;
+let primary: EchoServer;
+let canary: EchoServer;
+let pool: EchoServer[];
+let authServer: Server;
+let cert: GeneratedCertificate;
+const certDir = mkdtempSync(join(tmpdir(), 'irx-certs-'));
+const P = 'nginx.ingress.kubernetes.io';
+
+test.before(async () => {
+  primary = await startEchoServer({ address: '127.0.0.2', name: 'primary' });
+  canary = await startEchoServer({ address: '127.0.0.3', name: 'canary' });
+  pool = await Promise.all([4, 5, 6].map((o) => startEchoServer({ address: `127.0.0.${o}`, name: `pool-${o}` })));
+  authServer = createServer((req, res) => {
+    const ok = req.headers['x-allow'] === 'yes';
+    res.writeHead(ok ? 200 : 401, ok ? { 'x-auth-user': 'alice' } : {});
+    res.end();
+  });
+  await new Promise<void>((r) => authServer.listen(0, '127.0.0.1', r));
+  const authPort = (authServer.address() as AddressInfo).port;
+  cert = await generateCertificate(certDir, 'tls.test');
+  const hash = execFileSync('openssl', ['passwd', '-apr1', 's3cret']).toString().trim();
+
+  const feature = (name: string, host: string, annotations: Record<string, string>, svc = 'primary') =>
+    ingress('app', name, { host, annotations, paths: [{ path: '/', service: svc }] });
+  ctl = await startLocal({
+    files: {
+      'services.json': [
+        service('app', 'primary'), ...slices('app', 'primary', [primary]),
+        service('app', 'canary'), ...slices('app', 'canary', [canary]),
+        service('app', 'pool'), ...slices('app', 'pool', pool),
+      ],
+      'tls.json': [
+        tlsSecret('app', 'tls-cert', await readText(cert.certPath), await readText(cert.keyPath)),
+        ingress('app', 'tls', { host: 'tls.test', tls: [{ hosts: ['tls.test'], secretName: 'tls-cert' }], paths: [{ path: '/', service: 'primary' }] }),
+      ],
+      'canary.json': [
+        feature('main', 'canary.test', {}),
+        feature('canary-header', 'canary.test', { [`${P}/canary`]: 'true', [`${P}/canary-by-header`]: 'X-Canary', [`${P}/canary-by-cookie`]: 'use_canary' }, 'canary'),
+        feature('main-weight', 'weight.test', {}),
+        feature('canary-weight', 'weight.test', { [`${P}/canary`]: 'true', [`${P}/canary-weight`]: '30' }, 'canary'),
+      ],
+      'features.json': [
+        feature('sticky', 'sticky.test', { [`${P}/affinity`]: 'cookie', [`${P}/session-cookie-name`]: 'route', [`${P}/session-cookie-path`]: '/' }, 'pool'),
+        feature('rr', 'rr.test', {}, 'pool'),
+        feature('cors', 'cors.test', { [`${P}/enable-cors`]: 'true', [`${P}/cors-allow-origin`]: 'https://app.example.com' }),
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'basic', namespace: 'app' }, data: { auth: Buffer.from(`bob:${hash}\n`).toString('base64') } },
+        feature('basic', 'basic.test', { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: 'basic', [`${P}/auth-realm`]: 'Members only' }),
+        feature('external', 'external.test', { [`${P}/auth-url`]: `http://127.0.0.1:${authPort}/check`, [`${P}/auth-response-headers`]: 'X-Auth-User' }),
+        feature('allow', 'allow.test', { [`${P}/allowlist-source-range`]: '10.0.0.0/8' }),
+        feature('allow-me', 'allowme.test', { [`${P}/allowlist-source-range`]: '127.0.0.1/32, 10.0.0.0/8' }),
+        feature('deny', 'deny.test', { [`${P}/denylist-source-range`]: '127.0.0.0/8' }),
+      ],
+    },
+  });
+});
+
+async function readText(p: string): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  return readFile(p, 'utf8');
+}
+
+test.after(async () => {
+  await ctl?.stop();
+  await Promise.all([primary, canary, ...pool].map((e) => e?.close()));
+  authServer?.close();
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+test('HTTPS serves the Secret\'s certificate by SNI, trusted with that certificate as CA', async () => {
+  const r = await ctl.request('tls.test', '/', { https: true, ca: await readText(cert.certPath) });
+  assert.is(r.status, 200);
+  assert.is(r.backend, 'primary');
+  assert.match(String(r.headers['strict-transport-security']), /max-age=31536000/);
+});
+
+test('HTTP to a host with a certificate redirects to HTTPS with 308', async () => {
+  const r = await ctl.request('tls.test', '/path?q=1');
+  assert.is(r.status, 308);
+  assert.is(r.headers.location, `https://tls.test:${ctl.ports.https}/path?q=1`);
+  // A host without a certificate is not redirected.
+  assert.is((await ctl.request('canary.test', '/')).status, 200);
+});
+
+test('canary by header: always / never / absent', async () => {
+  assert.is((await ctl.request('canary.test', '/', { headers: { 'X-Canary': 'always' } })).backend, 'canary');
+  assert.is((await ctl.request('canary.test', '/', { headers: { 'X-Canary': 'never' } })).backend, 'primary');
+  for (let i = 0; i < 5; i++) assert.is((await ctl.request('canary.test', '/')).backend, 'primary');
+});
+
+test('canary by cookie', async () => {
+  assert.is((await ctl.request('canary.test', '/', { headers: { Cookie: 'use_canary=always' } })).backend, 'canary');
+  assert.is((await ctl.request('canary.test', '/', { headers: { Cookie: 'use_canary=never' } })).backend, 'primary');
+});
+
+test('canary by weight: about 30 of 100 over 400 requests', async () => {
+  let hits = 0;
+  for (let i = 0; i < 400; i++) if ((await ctl.request('weight.test', '/')).backend === 'canary') hits++;
+  // Binomial(400, 0.3): mean 120, sd ≈ 9.2; ±5 sd.
+  assert.ok(hits > 74 && hits < 166, `canary hits: ${hits}`);
+});
+
+test('round robin spreads requests over all endpoints', async () => {
+  const seen = new Map<string, number>();
+  for (let i = 0; i < 30; i++) {
+    const b = (await ctl.request('rr.test', '/')).backend!;
+    seen.set(b, (seen.get(b) ?? 0) + 1);
+  }
+  assert.is(seen.size, 3);
+});
+
+test('cookie affinity pins a client to one endpoint', async () => {
+  const first = await ctl.request('sticky.test', '/');
+  const setCookie = String(first.headers['set-cookie'] ?? '');
+  assert.match(setCookie, /^route=/);
+  const cookie = setCookie.split(';')[0];
+  for (let i = 0; i < 10; i++) {
+    assert.is((await ctl.request('sticky.test', '/', { headers: { Cookie: cookie } })).backend, first.backend);
+  }
+});
+
+test('CORS preflight answers 204 with the allowed origin', async () => {
+  const r = await ctl.request('cors.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET' } });
+  assert.is(r.status, 204);
+  assert.is(r.headers['access-control-allow-origin'], 'https://app.example.com');
+  assert.ok(r.headers['access-control-allow-methods']);
+  const get = await ctl.request('cors.test', '/', { headers: { Origin: 'https://app.example.com' } });
+  assert.is(get.headers['access-control-allow-origin'], 'https://app.example.com');
+});
+
+test('basic auth: 401 without credentials, 200 with', async () => {
+  const denied = await ctl.request('basic.test', '/');
+  assert.is(denied.status, 401);
+  assert.match(String(denied.headers['www-authenticate']), /Members only/);
+  const bad = await ctl.request('basic.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:wrong').toString('base64')}` } });
+  assert.is(bad.status, 401);
+  const ok = await ctl.request('basic.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` } });
+  assert.is(ok.status, 200);
+  assert.is(ok.backend, 'primary');
+});
+
+test('external auth: the auth service decides; its response header reaches the upstream', async () => {
+  assert.is((await ctl.request('external.test', '/')).status, 401);
+  const ok = await ctl.request('external.test', '/', { headers: { 'X-Allow': 'yes' } });
+  assert.is(ok.status, 200);
+  assert.is((ok.json?.headers as Record<string, string>)['x-auth-user'], 'alice');
+});
+
+test('allow and deny lists by source address', async () => {
+  assert.is((await ctl.request('allow.test', '/')).status, 403);
+  assert.is((await ctl.request('allowme.test', '/')).status, 200);
+  assert.is((await ctl.request('deny.test', '/')).status, 403);
+});
+
+test.run();

@@ -1,0 +1,106 @@
+// `ingress-rx local` end to end while running: files added, edited and deleted; endpoints
+// changed without a reload; bad input next to good input; metrics, dbg and graceful shutdown.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { runDbg } from '../../src/cli/dbg.js';
+
+let ctl: LocalController;
+let a: EchoServer;
+let b: EchoServer;
+const P = 'nginx.ingress.kubernetes.io';
+
+test.before(async () => {
+  a = await startEchoServer({ address: '127.0.0.2', name: 'a' });
+  b = await startEchoServer({ address: '127.0.0.3', name: 'b' });
+  ctl = await startLocal({
+    files: {
+      'svc.json': [service('app', 'web'), ...slices('app', 'web', [a])],
+      'web.json': [ingress('app', 'web', { host: 'web.test', paths: [{ path: '/', service: 'web' }] })],
+    },
+  });
+});
+
+test.after(async () => {
+  await ctl?.stop();
+  await Promise.all([a, b].map((e) => e?.close()));
+});
+
+test('healthz is 200 and metrics use ingress-nginx names', async () => {
+  assert.is((await ctl.request('127.0.0.1', '/healthz', { port: ctl.ports.healthz })).status, 200);
+  assert.ok((await ctl.metric('nginx_ingress_controller_success')) >= 1);
+  assert.is(await ctl.metric('nginx_ingress_controller_config_last_reload_successful'), 1);
+  assert.ok((await ctl.metric('nginx_ingress_controller_config_hash')) > 0);
+});
+
+test('an endpoint change is applied without a reload', async () => {
+  assert.is((await ctl.request('web.test', '/')).backend, 'a');
+  const reloads = await ctl.metric('nginx_ingress_controller_success');
+  ctl.write('svc.json', [service('app', 'web'), ...slices('app', 'web', [b])]);
+  await ctl.until('web.test', '/', (r) => r.backend === 'b', { what: 'endpoint b to serve' });
+  assert.is(await ctl.metric('nginx_ingress_controller_success'), reloads);
+});
+
+test('a file added, edited and deleted while running', async () => {
+  ctl.write('new.json', [ingress('app', 'new', { host: 'new.test', paths: [{ path: '/', service: 'web' }] })]);
+  await ctl.until('new.test', '/', (r) => r.status === 200, { what: 'new.test to be served' });
+  ctl.write('new.json', [ingress('app', 'new', { host: 'new.test', paths: [{ path: '/only', pathType: 'Exact', service: 'web' }] })]);
+  await ctl.until('new.test', '/', (r) => r.status === 404, { what: 'edited new.test to drop /' });
+  assert.is((await ctl.request('new.test', '/only')).status, 200);
+  ctl.remove('new.json');
+  await ctl.until('new.test', '/only', (r) => r.status === 404, { what: 'new.test to be gone' });
+});
+
+test('a malformed file and an Ingress with hostile annotations: the good ones keep serving', async () => {
+  ctl.write('broken.yaml', 'apiVersion: v1\nkind: Service\nmetadata: {name: x\n  - : [\n');
+  ctl.write('hostile.json', [
+    ingress('app', 'hostile', {
+      host: 'hostile.test',
+      annotations: {
+        [`${P}/rewrite-target`]: '/x; } server { listen 1; } #',
+        [`${P}/proxy-body-size`]: '1m; include /etc/passwd',
+        [`${P}/cors-allow-origin`]: '"; return 200 "pwned',
+        [`${P}/configuration-snippet`]: 'return 200 "snippet";',
+        [`${P}/auth-url`]: 'http://x/"\n}',
+      },
+      paths: [{ path: '/', service: 'web' }],
+    }),
+    ingress('app', 'after-hostile', { host: 'good2.test', paths: [{ path: '/', service: 'web' }] }),
+  ]);
+  await ctl.until('good2.test', '/', (r) => r.status === 200, { what: 'good2.test next to the hostile Ingress' });
+  assert.is((await ctl.request('web.test', '/')).status, 200);
+  const h = await ctl.request('hostile.test', '/');
+  assert.not.match(h.body, /pwned|snippet/);
+  assert.is(await ctl.metric('nginx_ingress_controller_config_last_reload_successful'), 1);
+  const conf = await ctl.request('127.0.0.1', '/nginx.conf', { port: ctl.ports.status });
+  assert.not.match(conf.body, /include \/etc\/passwd|pwned|listen 1;/);
+  assert.match(ctl.output(), /broken\.yaml/);
+});
+
+test('dbg reads backends, certificates and the running configuration', async () => {
+  let out = '';
+  const write = (s: string) => { out += s; };
+  assert.is(await runDbg(['backends', 'list'], { statusPort: ctl.ports.status }, write), 0);
+  assert.match(out, /app-web-80/);
+  out = '';
+  assert.is(await runDbg(['backends', 'get', 'nope'], { statusPort: ctl.ports.status }, write), 1);
+  assert.is(out, 'A backend of this name was not found.\n');
+  out = '';
+  assert.is(await runDbg(['certs', 'get', 'web.test'], { statusPort: ctl.ports.status }, write), 1);
+  assert.is(out, 'No cert found for host web.test\n');
+  out = '';
+  assert.is(await runDbg(['conf'], { statusPort: ctl.ports.status, host: 'web.test' }, write), 0);
+  assert.match(out, /^## start server web\.test/);
+  assert.match(out, /## end server web\.test$/m);
+  assert.not.match(out, /server_name good2\.test/);
+});
+
+test('SIGTERM: healthz stops, NGINX quits, exit 0', async () => {
+  const code = await ctl.stop('SIGTERM');
+  assert.is(code, 0);
+  const r = await ctl.request('web.test', '/').catch((err: Error) => err);
+  assert.instance(r, Error, 'NGINX no longer listens');
+});
+
+test.run();

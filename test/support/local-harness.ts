@@ -1,0 +1,207 @@
+// Runs `ingress-rx local` as a child process on free loopback ports, with helpers to write
+// manifests into its directory and to send real HTTP(S) requests through its NGINX.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, unlinkSync, mkdirSync, renameSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePorts } from './ports.js';
+import { waitFor } from './wait.js';
+import type { EchoServer } from './echo-server.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The echo backend's name when the reply came from one. */
+  backend?: string;
+  json?: Record<string, unknown>;
+}
+
+export interface RequestOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  https?: boolean;
+  /** Override the port (default: the controller's HTTP or HTTPS port). */
+  port?: number;
+  ca?: string | Buffer;
+  body?: string;
+}
+
+export interface LocalController {
+  dir: string;
+  workdir: string;
+  ports: { http: number; https: number; status: number; stream: number; healthz: number; defaultServer: number };
+  /** Everything the child printed (JSON log lines). */
+  output(): string;
+  write(file: string, objects: object[] | string): void;
+  remove(file: string): void;
+  request(host: string, path: string, opts?: RequestOptions): Promise<Reply>;
+  metric(name: string): Promise<number>;
+  /** Waits until `check` holds for a request's reply (polls; no fixed sleep). */
+  until(host: string, path: string, check: (r: Reply) => boolean, opts?: RequestOptions & { what?: string; timeoutMs?: number }): Promise<Reply>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  child: ChildProcess;
+}
+
+export function sendRequest(port: number, host: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const [hostname] = host.split(':');
+    const common = {
+      host: '127.0.0.1', port, path, method: opts.method ?? 'GET',
+      headers: { Host: host, Connection: 'close', ...(opts.headers ?? {}) },
+      timeout: 10_000,
+    };
+    const handle = (res: import('node:http').IncomingMessage) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => { body += d; });
+      res.on('end', () => {
+        const reply: Reply = { status: res.statusCode ?? 0, headers: res.headers, body };
+        if (String(res.headers['content-type'] ?? '').includes('application/json')) {
+          try { reply.json = JSON.parse(body) as Record<string, unknown>; reply.backend = String(reply.json.name ?? ''); } catch { /* not JSON */ }
+        }
+        resolve(reply);
+      });
+    };
+    const req = opts.https
+      ? httpsRequest({ ...common, servername: hostname, ca: opts.ca, rejectUnauthorized: opts.ca !== undefined }, handle)
+      : httpRequest(common, handle);
+    req.on('timeout', () => req.destroy(new Error(`request to ${host}${path} timed out`)));
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+export async function startLocal(opts: { files?: Record<string, object[] | string>; args?: string[]; env?: Record<string, string> } = {}): Promise<LocalController> {
+  const dir = mkdtempSync(join(tmpdir(), 'irx-manifests-'));
+  const workdir = mkdtempSync(join(tmpdir(), 'irx-work-'));
+  const [http, https, status, stream, healthz, defaultServer] = await freePorts(6);
+  const ports = { http, https, status, stream, healthz, defaultServer };
+  const write = (file: string, objects: object[] | string) => {
+    const p = join(dir, file);
+    mkdirSync(dirname(p), { recursive: true });
+    const text = typeof objects === 'string' ? objects : objects.map((o) => JSON.stringify(o)).join('\n');
+    // Write then rename, so the watcher never sees a half-written file.
+    writeFileSync(`${p}.tmp`, text);
+    renameSync(`${p}.tmp`, p);
+  };
+  for (const [f, objs] of Object.entries(opts.files ?? {})) write(f, objs);
+
+  const child = spawn(process.execPath, [
+    '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), 'local',
+    '--manifests', dir, '--workdir', workdir,
+    '--http-port', String(http), '--https-port', String(https), '--status-port', String(status),
+    '--stream-port', String(stream), '--healthz-port', String(healthz), '--default-server-port', String(defaultServer),
+    '--sync-rate-limit', '20', '--log-level', 'info',
+    ...(opts.args ?? []),
+  ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  let out = '';
+  child.stdout!.on('data', (d) => { out += d; });
+  child.stderr!.on('data', (d) => { out += d; });
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { exitCode = code; resolve(code); }));
+
+  const ctl: LocalController = {
+    dir, workdir, ports, child,
+    output: () => out,
+    write,
+    remove: (file) => unlinkSync(join(dir, file)),
+    request: (host, path, o = {}) => sendRequest(o.port ?? (o.https ? https : http), host, path, o),
+    async metric(name) {
+      const r = await sendRequest(healthz, '127.0.0.1', '/metrics');
+      const line = r.body.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+      if (!line) throw new Error(`metric ${name} not found`);
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
+    },
+    async until(host, path, check, o = {}) {
+      let last: Reply | undefined;
+      try {
+        return await waitFor(async () => {
+          last = await ctl.request(host, path, o);
+          return check(last) ? last : undefined;
+        }, { timeoutMs: o.timeoutMs ?? 15_000, what: o.what ?? `${host}${path}` });
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; last reply: ${last ? `${last.status} ${last.body.slice(0, 300)}` : 'none'}`);
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (exitCode === undefined) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(workdir, { recursive: true, force: true });
+      return code;
+    },
+  };
+
+  try {
+    await waitFor(async () => {
+      if (exitCode !== undefined) throw new Error(`ingress-rx local exited with ${exitCode}:\n${out.slice(-4000)}`);
+      const r = await sendRequest(healthz, '127.0.0.1', '/healthz').catch(() => null);
+      return r?.status === 200;
+    }, { timeoutMs: 30_000, what: 'ingress-rx local to become healthy' });
+  } catch (err) {
+    await ctl.stop('SIGKILL');
+    throw new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);
+  }
+  return ctl;
+}
+
+// ---- manifest builders (plain objects, written as JSON documents)
+
+export function service(ns: string, name: string, opts: { port?: number; type?: string; externalName?: string } = {}) {
+  return {
+    apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns },
+    spec: opts.type === 'ExternalName'
+      ? { type: 'ExternalName', externalName: opts.externalName, ports: [{ name: 'http', port: opts.port ?? 80 }] }
+      : { ports: [{ name: 'http', port: opts.port ?? 80, targetPort: 'http' }] },
+  };
+}
+
+/** One EndpointSlice per echo server (each listens on its own port), all for one Service. */
+export function slices(ns: string, svc: string, servers: EchoServer[], opts: { ready?: boolean } = {}) {
+  return servers.map((s, i) => ({
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name: `${svc}-${i}`, namespace: ns, labels: { 'kubernetes.io/service-name': svc } },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: s.port }],
+    endpoints: [{ addresses: [s.address], conditions: { ready: opts.ready ?? true } }],
+  }));
+}
+
+export interface PathSpec { path: string; pathType?: string; service: string; port?: number }
+
+export function ingress(ns: string, name: string, opts: {
+  host?: string; paths?: PathSpec[]; annotations?: Record<string, string>; tls?: Array<{ hosts: string[]; secretName: string }>;
+  created?: string; className?: string; defaultBackend?: { service: string; port?: number };
+}) {
+  const backend = (svc: string, port?: number) => ({ service: { name: svc, port: { number: port ?? 80 } } });
+  return {
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+    metadata: { name, namespace: ns, annotations: opts.annotations ?? {}, ...(opts.created ? { creationTimestamp: opts.created } : {}) },
+    spec: {
+      ...(opts.className ? { ingressClassName: opts.className } : {}),
+      ...(opts.tls ? { tls: opts.tls } : {}),
+      ...(opts.defaultBackend ? { defaultBackend: backend(opts.defaultBackend.service, opts.defaultBackend.port) } : {}),
+      ...(opts.paths ? {
+        rules: [{
+          ...(opts.host ? { host: opts.host } : {}),
+          http: { paths: opts.paths.map((p) => ({ path: p.path, pathType: p.pathType ?? 'Prefix', backend: backend(p.service, p.port) })) },
+        }],
+      } : {}),
+    },
+  };
+}
+
+export function tlsSecret(ns: string, name: string, cert: string, key: string) {
+  return {
+    apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name, namespace: ns },
+    data: { 'tls.crt': Buffer.from(cert).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') },
+  };
+}

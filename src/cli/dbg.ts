@@ -45,10 +45,11 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       return 0;
     }
     if (what === 'certs') {
-      const res = await get(port, `/configuration/certs?hostname=${encodeURIComponent(sub)}`);
+      const host = name;
+      const res = await get(port, `/configuration/certs?hostname=${encodeURIComponent(host)}`);
       if (res.status === 200) { out(res.body); return 0; }
       if (res.status !== 404) { out(`Nginx returned code ${res.status}\n${res.body}\n`); return 1; }
-      out(`No cert found for host ${sub}\n`);
+      out(`No cert found for host ${host}\n`);
       return 1;
     }
     if (what === 'general') {

@@ -1,11 +1,11 @@
 // Runs the controller's main loop for `local` and `controller`: NGINX as a child, the pipeline
 // from the given sources into the sync actor, health and metrics, and a graceful shutdown.
 // What differs between the two commands (sources, listen addresses, status) is passed in.
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import {
-  Subject, asyncScheduler, filter, firstValueFrom, lastValueFrom, map, merge, takeUntil,
+  EMPTY, Subject, asyncScheduler, filter, firstValueFrom, lastValueFrom, map, merge, takeUntil,
   type Observable, type Subscription,
 } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -85,7 +85,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   // the status port answers before the first sync POSTs to it.
   const { config: bootstrap } = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort })
     .build(createStore(store.options));
-  await nginx.bootstrap(renderer.render(bootstrap, runtime));
+  const boot = await firstValueFrom(reload(bootstrap));
+  if (!boot.ok) throw new Error(`NGINX did not start: ${boot.error}`);
   await firstValueFrom(waitForStatusPort(statusUrl, { scheduler, timeoutMs: 30_000 }));
 
   let ready = false;
@@ -114,7 +115,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     opts.source,
     tasks$,
     templateChanges$,
-    geoipWatcher(runtime.geoipDir, { logger }),
+    existsSync(runtime.geoipDir) ? geoipWatcher(runtime.geoipDir, { logger }) : EMPTY,
   ).pipe(takeUntil(stop$));
 
   const hooks = combineHooks([

@@ -39,9 +39,14 @@ test.before(async () => {
     ingress('app', name, { host, annotations, paths: [{ path: '/', service: svc }] });
   ctl = await startLocal({
     files: {
+      // Canary policies belong to a backend (as in ingress-nginx), so each canary scenario and
+      // the plain hosts get Services of their own.
       'services.json': [
         service('app', 'primary'), ...slices('app', 'primary', [primary]),
-        service('app', 'canary'), ...slices('app', 'canary', [canary]),
+        service('app', 'main-h'), ...slices('app', 'main-h', [primary]),
+        service('app', 'canary-h'), ...slices('app', 'canary-h', [canary]),
+        service('app', 'main-w'), ...slices('app', 'main-w', [primary]),
+        service('app', 'canary-w'), ...slices('app', 'canary-w', [canary]),
         service('app', 'pool'), ...slices('app', 'pool', pool),
       ],
       'tls.json': [
@@ -49,10 +54,10 @@ test.before(async () => {
         ingress('app', 'tls', { host: 'tls.test', tls: [{ hosts: ['tls.test'], secretName: 'tls-cert' }], paths: [{ path: '/', service: 'primary' }] }),
       ],
       'canary.json': [
-        feature('main', 'canary.test', {}),
-        feature('canary-header', 'canary.test', { [`${P}/canary`]: 'true', [`${P}/canary-by-header`]: 'X-Canary', [`${P}/canary-by-cookie`]: 'use_canary' }, 'canary'),
-        feature('main-weight', 'weight.test', {}),
-        feature('canary-weight', 'weight.test', { [`${P}/canary`]: 'true', [`${P}/canary-weight`]: '30' }, 'canary'),
+        feature('main', 'canary.test', {}, 'main-h'),
+        feature('canary-header', 'canary.test', { [`${P}/canary`]: 'true', [`${P}/canary-by-header`]: 'X-Canary', [`${P}/canary-by-cookie`]: 'use_canary' }, 'canary-h'),
+        feature('main-weight', 'weight.test', {}, 'main-w'),
+        feature('canary-weight', 'weight.test', { [`${P}/canary`]: 'true', [`${P}/canary-weight`]: '30' }, 'canary-w'),
       ],
       'features.json': [
         feature('sticky', 'sticky.test', { [`${P}/affinity`]: 'cookie', [`${P}/session-cookie-name`]: 'route', [`${P}/session-cookie-path`]: '/' }, 'pool'),

@@ -91,8 +91,8 @@ test('dbg reads backends, certificates and the running configuration', async () 
   assert.is(out, 'No cert found for host web.test\n');
   out = '';
   assert.is(await runDbg(['conf'], { statusPort: ctl.ports.status, host: 'web.test' }, write), 0);
-  assert.match(out, /^## start server web\.test/);
-  assert.match(out, /## end server web\.test$/m);
+  assert.match(out, /^\s*## start server web\.test\n/);
+  assert.match(out, /## end server web\.test\n$/);
   assert.not.match(out, /server_name good2\.test/);
 });
 

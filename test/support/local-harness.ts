@@ -85,7 +85,7 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
   const write = (file: string, objects: object[] | string) => {
     const p = join(dir, file);
     mkdirSync(dirname(p), { recursive: true });
-    const text = typeof objects === 'string' ? objects : objects.map((o) => JSON.stringify(o)).join('\n');
+    const text = typeof objects === 'string' ? objects : JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }, null, 1);
     // Write then rename, so the watcher never sees a half-written file.
     writeFileSync(`${p}.tmp`, text);
     renameSync(`${p}.tmp`, p);

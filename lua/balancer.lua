@@ -1,0 +1,342 @@
+-- The dynamic upstream: each worker keeps one balancer per backend, rebuilt from the posted
+-- backends JSON when its version marker changes (checked by a timer, decoded once per change).
+-- rewrite() picks the backend (canary rules included) and answers 503 there; balance() sets
+-- the peer inside balancer_by_lua; log() feeds the EWMA.
+local ngx_balancer = require("ngx.balancer")
+local cjson = require("cjson.safe")
+local configuration = require("configuration")
+local dns = require("dns")
+local util = require("util")
+local ngx = ngx
+
+local SYNC_INTERVAL = 0.1 -- seconds; a posted change reaches every worker within this
+local MAX_TRIES = 3
+local DEFAULT_ALGORITHM = "round_robin"
+
+local IMPLEMENTATIONS = {
+  round_robin = require("balancer.round_robin"),
+  ewma = require("balancer.ewma"),
+  chash = require("balancer.chash"),
+  chashsubset = require("balancer.chashsubset"),
+  sticky_balanced = require("balancer.sticky_balanced"),
+  sticky_persistent = require("balancer.sticky_persistent"),
+}
+
+local _M = {}
+
+-- Per-worker state (each worker runs its own copy of this module).
+local balancers = {}
+local synced_version = 0
+local external_name_backends = {} -- name → backend as posted, its endpoints still host names
+
+local function implementation_for(backend)
+  local affinity = backend.sessionAffinityConfig
+  if type(affinity) == "table" and affinity.name == "cookie" then
+    return affinity.mode == "persistent" and IMPLEMENTATIONS.sticky_persistent
+      or IMPLEMENTATIONS.sticky_balanced
+  end
+  local hash = backend.upstreamHashByConfig
+  if type(hash) == "table" and type(hash["upstream-hash-by"]) == "string"
+     and hash["upstream-hash-by"] ~= "" then
+    return hash["upstream-hash-by-subset"] and IMPLEMENTATIONS.chashsubset or IMPLEMENTATIONS.chash
+  end
+  local name = backend["load-balance"]
+  if name == nil or name == "" then name = DEFAULT_ALGORITHM end
+  local implementation = IMPLEMENTATIONS[name]
+  if not implementation then
+    ngx.log(ngx.WARN, "backend ", backend.name, ": load-balance \"", tostring(name),
+            "\" is not supported, using ", DEFAULT_ALGORITHM)
+    implementation = IMPLEMENTATIONS[DEFAULT_ALGORITHM]
+  end
+  return implementation
+end
+
+local function is_prohibited(address, port)
+  return tostring(port) == tostring(configuration.prohibited_localhost_port)
+    and (address:sub(1, 4) == "127." or address == "::1" or address == "[::1]" or address == "localhost")
+end
+
+--- Endpoints NGINX can dial: literal IPs only (no resolver in balancer_by_lua), never our own
+--- status port. Each gets its "address:port" key once here.
+local function usable_endpoints(backend)
+  local out = {}
+  if type(backend.endpoints) ~= "table" then return out end
+  for _, endpoint in ipairs(backend.endpoints) do
+    local address, port = endpoint.address, tonumber(endpoint.port)
+    if not util.is_ip_address(address) or not port then
+      ngx.log(ngx.WARN, "backend ", backend.name, ": skipping endpoint ", tostring(address), ":",
+              tostring(endpoint.port), " (only IP addresses can be balanced)")
+    elseif is_prohibited(address, port) then
+      ngx.log(ngx.ERR, "backend ", backend.name, ": refusing endpoint ", address, ":", port,
+              " (the status port)")
+    else
+      local peer = address
+      if address:find(":", 1, true) and address:sub(1, 1) ~= "[" then peer = "[" .. address .. "]" end
+      out[#out + 1] = { address = address, port = port, peer = peer, key = util.endpoint_key(endpoint) }
+    end
+  end
+  return out
+end
+
+local function canary_policy(backend)
+  local policy = backend.trafficShapingPolicy
+  if type(policy) ~= "table" then return nil end
+  local compiled = {
+    weight = tonumber(policy.weight) or 0,
+    weight_total = 100,
+    header_value = policy.headerValue ~= "" and policy.headerValue or nil,
+    cookie_var = (type(policy.cookie) == "string" and policy.cookie ~= "") and ("cookie_" .. policy.cookie) or nil,
+  }
+  local total = tonumber(policy.weightTotal)
+  if total and total > 100 then compiled.weight_total = total end
+  if type(policy.header) == "string" and policy.header ~= "" then
+    compiled.header_var = util.header_var_name(policy.header)
+  end
+  local pattern = policy.headerPattern
+  if type(pattern) == "string" and pattern ~= "" then
+    local _, err = ngx.re.match("", pattern, "jo")
+    if err then
+      ngx.log(ngx.ERR, "backend ", backend.name, ": invalid canary-by-header-pattern \"", pattern,
+              "\": ", err, "; matching requests stay on the primary backend")
+      compiled.header_pattern_invalid = true
+    else
+      compiled.header_pattern = pattern
+    end
+  end
+  return compiled
+end
+
+local function sync_backend(backend)
+  local endpoints = usable_endpoints(backend)
+  if #endpoints == 0 then
+    balancers[backend.name] = nil
+    return
+  end
+  local prepared = {
+    name = backend.name,
+    endpoints = endpoints,
+    sessionAffinityConfig = backend.sessionAffinityConfig,
+    upstreamHashByConfig = backend.upstreamHashByConfig,
+  }
+  local implementation = implementation_for(backend)
+  local balancer = balancers[backend.name]
+  if not balancer or getmetatable(balancer) ~= implementation then
+    balancer = implementation:new(prepared)
+    balancers[backend.name] = balancer
+  else
+    balancer:sync(prepared)
+  end
+  balancer.backend_name = backend.name
+  balancer.alternative_backends = type(backend.alternativeBackends) == "table"
+    and backend.alternativeBackends or nil
+  balancer.canary = canary_policy(backend)
+end
+
+local function is_external_name(backend)
+  local service = backend.service
+  return type(service) == "table" and type(service.spec) == "table" and service.spec.type == "ExternalName"
+end
+
+--- The backend with its host names replaced by their A records (cosockets: timers only).
+local function resolved(backend)
+  local endpoints = {}
+  for _, endpoint in ipairs(type(backend.endpoints) == "table" and backend.endpoints or {}) do
+    if util.is_ip_address(endpoint.address) then
+      endpoints[#endpoints + 1] = endpoint
+    elseif type(endpoint.address) == "string" then
+      for _, address in ipairs(dns.lookup(endpoint.address)) do
+        endpoints[#endpoints + 1] = { address = address, port = endpoint.port }
+      end
+    end
+  end
+  local copy = {}
+  for k, v in pairs(backend) do copy[k] = v end
+  copy.endpoints = endpoints
+  return copy
+end
+
+local function safe_sync(backend)
+  local ok, err = pcall(sync_backend, backend)
+  if not ok then
+    ngx.log(ngx.ERR, "backend ", backend.name, ": cannot build balancer: ", err)
+    balancers[backend.name] = nil
+  end
+end
+
+local function can_resolve()
+  return ngx.get_phase() == "timer"
+end
+
+local function sync_backends()
+  local version = configuration.get_backends_version()
+  if version == synced_version then return end
+  ngx.update_time()
+  local started = ngx.now()
+  local raw = configuration.get_backends_data()
+  local backends, err = cjson.decode(raw or "[]")
+  if type(backends) ~= "table" then
+    ngx.log(ngx.ERR, "cannot decode backends: ", tostring(err))
+    synced_version = version
+    return
+  end
+  local keep = {}
+  external_name_backends = {}
+  for _, backend in ipairs(backends) do
+    if type(backend) == "table" and type(backend.name) == "string" then
+      if is_external_name(backend) then
+        external_name_backends[backend.name] = backend
+        if can_resolve() then safe_sync(resolved(backend)) end
+      else
+        safe_sync(backend)
+      end
+      keep[backend.name] = true
+    end
+  end
+  for name in pairs(balancers) do
+    if not keep[name] then balancers[name] = nil end
+  end
+  synced_version = version
+  ngx.update_time()
+  ngx.log(ngx.INFO, "backends version ", version, ": ", #backends, " backends synced in ",
+          math.floor((ngx.now() - started) * 1000), " ms")
+end
+
+--- Re-resolves ExternalName backends whose DNS answers have expired (or were never asked).
+local function refresh_external_names()
+  for _, backend in pairs(external_name_backends) do
+    local stale = balancers[backend.name] == nil
+    for _, endpoint in ipairs(type(backend.endpoints) == "table" and backend.endpoints or {}) do
+      if not util.is_ip_address(endpoint.address) and type(endpoint.address) == "string"
+         and dns.expired(endpoint.address) then
+        stale = true
+      end
+    end
+    if stale then safe_sync(resolved(backend)) end
+  end
+end
+
+local function tick(premature)
+  if premature then return end
+  sync_backends()
+  refresh_external_names()
+end
+
+--- A sticky balancer's cookie pins the request to it. (affinity-canary-behavior is decided by
+--- the controller: "sticky" gives the canary backend the primary's affinity, "legacy" does not.)
+local function affinitized(balancer)
+  return balancer.is_affinitized ~= nil and balancer:is_affinitized()
+end
+
+--- ingress-nginx's order: affinity, then header (value, else pattern, else always/never), then
+--- cookie (always/never), then weight.
+local function route_to_alternative(balancer)
+  if not balancer.alternative_backends then return false end
+  if affinitized(balancer) then return false end
+  local name = balancer.alternative_backends[1]
+  local alternative = name and balancers[name]
+  if not alternative then return false end
+  if affinitized(alternative) then return true end
+  local policy = alternative.canary
+  if not policy then return false end
+
+  if policy.header_var then
+    local header = ngx.var[policy.header_var]
+    if header then
+      if policy.header_value then
+        if header == policy.header_value then return true end
+      elseif policy.header_pattern then
+        local m, err = ngx.re.match(header, policy.header_pattern, "jo")
+        if m then return true end
+        if err then
+          ngx.log(ngx.ERR, "canary-by-header-pattern error: ", err)
+          return false
+        end
+      elseif policy.header_pattern_invalid then
+        return false
+      elseif header == "always" then
+        return true
+      elseif header == "never" then
+        return false
+      end
+    end
+  end
+
+  if policy.cookie_var then
+    local cookie = ngx.var[policy.cookie_var]
+    if cookie == "always" then return true end
+    if cookie == "never" then return false end
+  end
+
+  return policy.weight > 0 and math.random(policy.weight_total) <= policy.weight
+end
+
+function _M.init_worker()
+  -- At once for IP endpoints; ExternalName backends need a timer (DNS uses cosockets).
+  sync_backends()
+  local ok, err = ngx.timer.at(0, tick)
+  if ok then ok, err = ngx.timer.every(SYNC_INTERVAL, tick) end
+  if not ok then
+    ngx.log(ngx.ERR, "cannot start the backends sync timer: ", err)
+  end
+end
+
+function _M.rewrite()
+  -- One shared-dict read per request: a change POSTed a moment ago is live for this very request
+  -- instead of after the next timer tick. Decoding still happens once per change per worker.
+  sync_backends()
+  local balancer = balancers[ngx.var.proxy_upstream_name]
+  if balancer and route_to_alternative(balancer) then
+    local name = balancer.alternative_backends[1]
+    ngx.var.proxy_alternative_upstream_name = name
+    balancer = balancers[name]
+  end
+  if not balancer then
+    ngx.status = ngx.HTTP_SERVICE_UNAVAILABLE
+    return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE)
+  end
+  ngx.ctx.balancer = balancer
+end
+
+function _M.balance()
+  local ctx = ngx.ctx
+  local balancer = ctx.balancer
+  if not balancer then
+    ngx.log(ngx.ERR, "balance() without a balancer chosen in the rewrite phase")
+    return
+  end
+  local endpoint = balancer:balance()
+  if not endpoint then
+    ngx.log(ngx.ERR, "backend ", balancer.backend_name, ": no endpoint chosen")
+    return
+  end
+  local tries = (ctx.balancer_tries or 0) + 1
+  ctx.balancer_tries = tries
+  local tried = ctx.balancer_tried or {}
+  tried[endpoint.key] = true
+  ctx.balancer_tried = tried
+
+  if tries < math.min(#balancer.endpoints, MAX_TRIES) then
+    ngx_balancer.set_more_tries(1)
+  end
+  local ok, err = ngx_balancer.set_current_peer(endpoint.peer, endpoint.port)
+  if not ok then
+    ngx.log(ngx.ERR, "cannot set upstream peer ", endpoint.key, ": ", err)
+  end
+end
+
+function _M.log()
+  local balancer = ngx.ctx.balancer
+  if balancer and balancer.after_balance then
+    balancer:after_balance()
+  end
+end
+
+--- For tests and debugging: the backend names this worker currently balances.
+function _M.get_balancer_names()
+  local names = {}
+  for name in pairs(balancers) do names[#names + 1] = name end
+  table.sort(names)
+  return names
+end
+
+return _M

@@ -1,0 +1,206 @@
+-- The configuration endpoint on the status port: the controller POSTs backends, servers
+-- (certificates) and general settings here; they land in shared dicts with a change marker
+-- that every worker's balancer and certificate code watch. Nothing here runs per proxied request.
+local cjson = require("cjson.safe")
+local ngx = ngx
+
+local configuration_data = ngx.shared.configuration_data
+local certificate_data = ngx.shared.certificate_data
+local certificate_servers = ngx.shared.certificate_servers
+
+local EMPTY_UID = "-1"
+local BACKENDS_KEY = "backends"
+local BACKENDS_VERSION_KEY = "backends_version"
+local CERTIFICATES_VERSION_KEY = "certificates_version"
+local GENERAL_KEY = "general"
+
+local _M = {}
+
+function _M.get_backends_data()
+  return configuration_data:get(BACKENDS_KEY)
+end
+
+--- Bumped on every accepted POST /configuration/backends; 0 before the first.
+function _M.get_backends_version()
+  return configuration_data:get(BACKENDS_VERSION_KEY) or 0
+end
+
+function _M.get_certificates_version()
+  return configuration_data:get(CERTIFICATES_VERSION_KEY) or 0
+end
+
+function _M.get_general_data()
+  return configuration_data:get(GENERAL_KEY)
+end
+
+local function respond(status, message)
+  ngx.status = status
+  if message then
+    ngx.header["Content-Type"] = "text/plain"
+    ngx.say(message)
+  end
+end
+
+local function read_body()
+  ngx.req.read_body()
+  local body = ngx.req.get_body_data()
+  if body then return body end
+  -- Only when client_body_buffer_size is smaller than the body: NGINX spilled it to a file.
+  local path = ngx.req.get_body_file()
+  if not path then return nil end
+  local file, err = io.open(path, "rb")
+  if not file then
+    ngx.log(ngx.ERR, "configuration: cannot open request body file: ", err)
+    return nil
+  end
+  body = file:read("*a")
+  file:close()
+  return body
+end
+
+--- Reads and decodes the JSON body; answers 400 itself and returns nil when it is unusable.
+local function read_json_body(what, expect)
+  local raw = read_body()
+  if not raw or #raw == 0 then
+    respond(ngx.HTTP_BAD_REQUEST, what .. ": empty request body")
+    return nil
+  end
+  local decoded, err = cjson.decode(raw)
+  if decoded == nil then
+    respond(ngx.HTTP_BAD_REQUEST, what .. ": invalid JSON: " .. tostring(err))
+    return nil
+  end
+  if type(decoded) ~= "table" then
+    respond(ngx.HTTP_BAD_REQUEST, what .. ": expected a JSON " .. expect)
+    return nil
+  end
+  local is_array = decoded[1] ~= nil or (next(decoded) == nil and raw:match("^%s*%[") ~= nil)
+  if (expect == "array") ~= is_array then
+    respond(ngx.HTTP_BAD_REQUEST, what .. ": expected a JSON " .. expect)
+    return nil
+  end
+  return raw, decoded
+end
+
+--- safe_set never evicts other keys (the markers, the general settings) to make room. A
+--- failed replace has already dropped the old value, so it is put back.
+local function store(dict, dict_name, key, value, what)
+  local previous = dict:get(key)
+  local ok, err = dict:safe_set(key, value)
+  if ok then return true end
+  if previous then dict:safe_set(key, previous) end
+  if err == "no memory" then
+    respond(413,
+      what .. ": payload of " .. #value .. " bytes does not fit in lua_shared_dict " .. dict_name)
+  else
+    respond(ngx.HTTP_INTERNAL_SERVER_ERROR, what .. ": cannot store: " .. tostring(err))
+  end
+  return false
+end
+
+local function handle_backends(method)
+  if method == "GET" then
+    local data = _M.get_backends_data()
+    if not data then return respond(ngx.HTTP_NOT_FOUND, "no backends posted yet") end
+    ngx.header["Content-Type"] = "application/json"
+    return ngx.print(data)
+  end
+  local raw = read_json_body("backends", "array")
+  if not raw then return end
+  if not store(configuration_data, "configuration_data", BACKENDS_KEY, raw, "backends") then return end
+  configuration_data:incr(BACKENDS_VERSION_KEY, 1, 0)
+  respond(ngx.HTTP_CREATED)
+end
+
+local function handle_servers(method)
+  if method ~= "POST" then
+    return respond(ngx.HTTP_BAD_REQUEST, "servers: only POST is allowed")
+  end
+  local raw, payload = read_json_body("servers", "object")
+  if not raw then return end
+  local certificates = payload.certificates or {}
+  local servers = payload.servers or {}
+  if type(certificates) ~= "table" or type(servers) ~= "table" then
+    return respond(ngx.HTTP_BAD_REQUEST, "servers: certificates and servers must be JSON objects")
+  end
+  for uid, pem in pairs(certificates) do
+    if type(uid) ~= "string" or type(pem) ~= "string" then
+      return respond(ngx.HTTP_BAD_REQUEST, "servers: certificates must map uid to PEM strings")
+    end
+  end
+  for hostname, uid in pairs(servers) do
+    if type(hostname) ~= "string" or type(uid) ~= "string" then
+      return respond(ngx.HTTP_BAD_REQUEST, "servers: servers must map hostname to uid strings")
+    end
+  end
+  -- Certificates first, so a hostname never points at a uid whose PEM is not stored yet.
+  for uid, pem in pairs(certificates) do
+    if not store(certificate_data, "certificate_data", uid, pem, "certificate " .. uid) then return end
+  end
+  for hostname, uid in pairs(servers) do
+    local key = hostname:lower()
+    if uid == EMPTY_UID then
+      certificate_servers:delete(key)
+    elseif not store(certificate_servers, "certificate_servers", key, uid, "server " .. hostname) then
+      return
+    end
+  end
+  configuration_data:incr(CERTIFICATES_VERSION_KEY, 1, 0)
+  respond(ngx.HTTP_CREATED)
+end
+
+local function handle_certs(method)
+  if method ~= "GET" then
+    return respond(ngx.HTTP_BAD_REQUEST, "certs: only GET is allowed")
+  end
+  local hostname = ngx.var.arg_hostname
+  if not hostname or hostname == "" then
+    return respond(ngx.HTTP_BAD_REQUEST, "certs: the hostname query argument is required")
+  end
+  local pem = require("certificate").get_pem_cert(hostname)
+  if not pem then
+    return respond(ngx.HTTP_NOT_FOUND, "no certificate found for hostname " .. hostname)
+  end
+  ngx.print(pem)
+end
+
+local function handle_general(method)
+  if method == "GET" then
+    local data = _M.get_general_data()
+    if not data then return respond(ngx.HTTP_NOT_FOUND, "no general configuration posted yet") end
+    ngx.header["Content-Type"] = "application/json"
+    return ngx.print(data)
+  end
+  local raw = read_json_body("general", "object")
+  if not raw then return end
+  if not store(configuration_data, "configuration_data", GENERAL_KEY, raw, "general") then return end
+  respond(ngx.HTTP_CREATED)
+end
+
+local HANDLERS = {
+  ["/configuration/backends"] = handle_backends,
+  ["/configuration/servers"] = handle_servers,
+  ["/configuration/certs"] = handle_certs,
+  ["/configuration/general"] = handle_general,
+}
+
+function _M.call()
+  local method = ngx.req.get_method()
+  if method ~= "GET" and method ~= "POST" then
+    return respond(ngx.HTTP_BAD_REQUEST, "only GET and POST requests are allowed")
+  end
+  local handler = HANDLERS[ngx.var.uri]
+  if not handler then
+    return respond(ngx.HTTP_NOT_FOUND, "not found")
+  end
+  handler(method)
+end
+
+function _M.handle_is_dynamic_lb_initialized()
+  if _M.get_backends_data() then
+    return ngx.exit(ngx.HTTP_OK)
+  end
+  return ngx.exit(ngx.HTTP_NOT_FOUND)
+end
+
+return _M

@@ -1,0 +1,107 @@
+-- Helpers shared by the Lua modules: endpoint keys, NGINX-variable templates (upstream-hash-by),
+-- cookie strings and a response-cookie hand-over from the balancer phase to the header filter.
+local ngx = ngx
+local string_byte = string.byte
+
+local _M = {}
+
+--- "address:port" (IPv6 addresses bracketed), the key every balancer and the EWMA dicts use.
+function _M.endpoint_key(endpoint)
+  local address = endpoint.address
+  if address:find(":", 1, true) and string_byte(address, 1) ~= 91 then
+    address = "[" .. address .. "]"
+  end
+  return address .. ":" .. tostring(endpoint.port)
+end
+
+--- True when `address` is a literal IPv4 or IPv6 address (set_current_peer does not resolve names).
+function _M.is_ip_address(address)
+  if type(address) ~= "string" then return false end
+  if address:match("^%d+%.%d+%.%d+%.%d+$") then return true end
+  return address:find(":", 1, true) ~= nil and address:match("^%[?[%x:%.]+%]?$") ~= nil
+end
+
+--- Compiles an expression such as "$host$request_uri" or "user-${arg_user}" once (at sync
+--- time) into literal and variable parts; `evaluate` joins them per request without regexes.
+function _M.compile_var_template(expression)
+  local parts = {}
+  local pos, len = 1, #(expression or "")
+  while pos <= len do
+    local s, e, braced = expression:find("^%${([%w_]+)}", pos)
+    local name = braced
+    if not s then
+      s, e, name = expression:find("^%$([%w_]+)", pos)
+    end
+    if s then
+      parts[#parts + 1] = { var = name }
+      pos = e + 1
+    else
+      local next_dollar = expression:find("$", pos + 1, true) or (len + 1)
+      parts[#parts + 1] = { literal = expression:sub(pos, next_dollar - 1) }
+      pos = next_dollar
+    end
+  end
+  return parts
+end
+
+function _M.evaluate_var_template(parts)
+  if #parts == 1 then
+    local p = parts[1]
+    return p.literal or ngx.var[p.var] or ""
+  end
+  local out = {}
+  for i = 1, #parts do
+    local p = parts[i]
+    out[i] = p.literal or ngx.var[p.var] or ""
+  end
+  return table.concat(out)
+end
+
+--- The ngx.var name of a request header: "X-Canary" → "http_x_canary".
+function _M.header_var_name(header)
+  return "http_" .. header:lower():gsub("-", "_")
+end
+
+function _M.deep_equal(a, b)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  for k, v in pairs(a) do
+    if not _M.deep_equal(v, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
+--- Same endpoints in the same order?
+function _M.same_endpoints(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do
+    if a[i].key ~= b[i].key then return false end
+  end
+  return true
+end
+
+--- Queues a Set-Cookie value chosen in the balancer phase; lua_ingress.header() emits it, since
+--- response headers are only reliably editable in the header filter.
+function _M.queue_response_cookie(cookie)
+  ngx.ctx.pending_set_cookie = cookie
+end
+
+function _M.flush_response_cookie()
+  local cookie = ngx.ctx.pending_set_cookie
+  if not cookie then return end
+  ngx.ctx.pending_set_cookie = nil
+  local existing = ngx.header["Set-Cookie"]
+  if existing == nil then
+    ngx.header["Set-Cookie"] = cookie
+  elseif type(existing) == "table" then
+    existing[#existing + 1] = cookie
+    ngx.header["Set-Cookie"] = existing
+  else
+    ngx.header["Set-Cookie"] = { existing, cookie }
+  end
+end
+
+return _M

@@ -1,0 +1,181 @@
+// The dynamic-config actor: POSTs backends, servers (certificates) and general settings to the
+// Lua configuration endpoint on NGINX's status port, retrying on the design's backoff until
+// each part is answered 201. It never errors: every outcome is a DynamicResult.
+import { request as httpRequest } from 'node:http';
+import {
+  Observable, catchError, concatMap, defer, from, last, map, of, retry, throwError, timeout, timer,
+  type SchedulerLike,
+} from 'rxjs';
+import type { Logger } from '../log.js';
+import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
+
+export type DynamicPart = 'backends' | 'servers' | 'general';
+
+export interface ServersPayload {
+  certificates: Record<string, string>;
+  servers: Record<string, string>;
+}
+
+export interface DynamicConfigUpdate {
+  backends?: readonly unknown[];
+  servers?: ServersPayload;
+  general?: object;
+}
+
+export interface DynamicResult {
+  ok: boolean;
+  /** Attempts made (1 when the first POSTs succeeded; 0 when there was nothing to post). */
+  attempts: number;
+  error?: string;
+  durationMs: number;
+  /** The parts NGINX accepted (all of them when ok). */
+  posted: DynamicPart[];
+  /** Scheduler time the actor started. */
+  startedAt: number;
+}
+
+export interface HttpResponseLike {
+  status: number;
+  body: string;
+}
+
+/**
+ * One HTTP exchange; `signal` aborts it when the actor gives up on it (timeout). An Observable
+ * may be returned instead of a promise (tests under TestScheduler, where promises cannot run).
+ */
+export type RequestFn = (method: string, url: string, body?: string, signal?: AbortSignal) => Promise<HttpResponseLike> | Observable<HttpResponseLike>;
+
+export interface DynamicConfigDeps {
+  /** `http://127.0.0.1:<status port>`. */
+  statusUrl: string;
+  scheduler: SchedulerLike;
+  logger: Logger;
+  /** Per request; 5000 by default. */
+  timeoutMs?: number;
+  backoff?: Partial<BackoffOptions>;
+  request?: RequestFn;
+}
+
+const PARTS: readonly DynamicPart[] = ['backends', 'servers', 'general'];
+
+/** The default RequestFn: node:http, JSON body, whole response text. */
+export const nodeHttpRequest = (method: string, url: string, body?: string, signal?: AbortSignal): Promise<HttpResponseLike> => new Promise((resolve, reject) => {
+  const req = httpRequest(url, {
+    method,
+    signal,
+    agent: false,
+    headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  }, (res) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (d: string) => { text += d; });
+    res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    res.on('error', reject);
+  });
+  req.on('error', reject);
+  req.end(body);
+});
+
+/** A lazy, cancellable request bounded by `timeoutMs` on the scheduler. */
+function exchange(request: RequestFn, method: string, url: string, body: string | undefined, timeoutMs: number, scheduler: SchedulerLike): Observable<HttpResponseLike> {
+  return new Observable<HttpResponseLike>((subscriber) => {
+    const abort = new AbortController();
+    const inner = from(request(method, url, body, abort.signal)).subscribe(subscriber);
+    return () => {
+      inner.unsubscribe();
+      abort.abort();
+    };
+  }).pipe(timeout({
+    first: timeoutMs,
+    scheduler,
+    with: () => throwError(() => new Error(`no answer within ${timeoutMs} ms`)),
+  }));
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code && !err.message.includes(code) ? `${code}: ${err.message}` : err.message;
+  }
+  return String(err);
+}
+
+export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: DynamicConfigUpdate) => Observable<DynamicResult> {
+  const { statusUrl, scheduler, logger } = deps;
+  const timeoutMs = deps.timeoutMs ?? 5000;
+  const request = deps.request ?? nodeHttpRequest;
+  const backoff = { ...DESIGN_BACKOFF, ...deps.backoff };
+
+  return (update) => defer(() => {
+    const startedAt = scheduler.now();
+    const pending = PARTS.filter((p) => update[p] !== undefined);
+    const bodies = new Map(pending.map((p) => [p, JSON.stringify(update[p])] as const));
+    const posted: DynamicPart[] = [];
+    const delays = backoffDelays(backoff);
+    let attempts = 0;
+    const result = (ok: boolean, error?: string): DynamicResult => ({
+      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, ...(error ? { error } : {}),
+    });
+    if (pending.length === 0) return of(result(true));
+
+    const post = (part: DynamicPart) => exchange(request, 'POST', `${statusUrl}/configuration/${part}`, bodies.get(part), timeoutMs, scheduler).pipe(
+      map((res) => {
+        if (res.status !== 201) throw new Error(`POST /configuration/${part}: HTTP ${res.status}${res.body ? `: ${res.body.trim().slice(0, 200)}` : ''}`);
+        posted.push(part);
+        return part;
+      }),
+      catchError((err: unknown) => throwError(() => new Error(describe(err).startsWith('POST ') ? describe(err) : `POST /configuration/${part}: ${describe(err)}`))),
+    );
+
+    // One attempt posts, in order, the parts not accepted yet.
+    const attempt = defer(() => {
+      attempts += 1;
+      return from(pending.filter((p) => !posted.includes(p))).pipe(concatMap(post), last(undefined, null));
+    });
+
+    return attempt.pipe(
+      retry({
+        count: delays.length,
+        delay: (err: Error, retryCount) => {
+          const wait = delays[retryCount - 1];
+          logger.warn({ attempt: retryCount, nextInMs: wait, error: err.message }, 'dynamic configuration failed; retrying');
+          return timer(wait, scheduler);
+        },
+      }),
+      map(() => result(true)),
+      catchError((err: unknown) => {
+        const error = `dynamic configuration failed after ${attempts} attempts: ${describe(err)}`;
+        logger.error({ attempts, posted }, error);
+        return of(result(false, error));
+      }),
+    );
+  });
+}
+
+export interface WaitForStatusPortOptions {
+  scheduler: SchedulerLike;
+  timeoutMs: number;
+  /** Between probes; 100 ms by default. */
+  intervalMs?: number;
+  request?: RequestFn;
+}
+
+/**
+ * Emits once (then completes) as soon as NGINX answers HTTP on the status port — any status,
+ * /is-dynamic-lb-initialized is 404 until backends are posted — and errors after `timeoutMs`.
+ */
+export function waitForStatusPort(statusUrl: string, opts: WaitForStatusPortOptions): Observable<void> {
+  const { scheduler, timeoutMs } = opts;
+  const request = opts.request ?? nodeHttpRequest;
+  const intervalMs = opts.intervalMs ?? 100;
+  const probe = defer(() => exchange(request, 'GET', `${statusUrl}/is-dynamic-lb-initialized`, undefined, Math.min(1000, timeoutMs), scheduler));
+  return probe.pipe(
+    retry({ delay: () => timer(intervalMs, scheduler) }),
+    map((): void => undefined),
+    timeout({
+      first: timeoutMs,
+      scheduler,
+      with: () => throwError(() => new Error(`NGINX did not answer on ${statusUrl} within ${timeoutMs} ms`)),
+    }),
+  );
+}

@@ -1,0 +1,220 @@
+// The Lua balancers against real NGINX and echo upstreams: exact round robin, EWMA preferring
+// the fast endpoint, consistent hashing (stability, subsets), 503 without endpoints, and
+// endpoint changes picked up by every worker within 250 ms without a reload.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startLuaNginx, backend, type LuaNginx, type RequestOptions } from '../support/lua-nginx.js';
+import { startEchoServers, closeAll, type EchoServer } from '../support/echo-server.js';
+import { waitFor } from '../support/wait.js';
+
+const test = suite('lua balancer');
+let single: LuaNginx; // one worker: per-worker behaviour is exact
+let multi: LuaNginx; // two workers: cross-worker sync
+let echo: EchoServer[];
+
+test.before(async () => {
+  echo = await startEchoServers(7, { firstOctet: 10 });
+  single = await startLuaNginx({
+    workers: 1,
+    locations: ['rr', 'ewma', 'hash', 'subset', 'zero', 'self', 'switch'].map((b) => ({ path: `/${b}/`, backend: b })),
+  });
+  multi = await startLuaNginx({ workers: 2, locations: [{ path: '/', backend: 'dyn' }] });
+});
+test.after(async () => {
+  await single?.stop();
+  await multi?.stop();
+  await closeAll(echo ?? []);
+});
+
+async function servedBy(nginx: LuaNginx, opts: RequestOptions): Promise<{ status: number; name: string; pid: string }> {
+  const r = await nginx.request(opts);
+  const name = r.status === 200 ? (JSON.parse(r.body) as { name: string }).name : '';
+  return { status: r.status, name, pid: String(r.headers['x-worker-pid'] ?? '') };
+}
+
+async function countHits(nginx: LuaNginx, path: string, total: number, concurrency = 8): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  let sent = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (sent < total) {
+      sent += 1;
+      const { status, name } = await servedBy(nginx, { path });
+      assert.is(status, 200);
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+    }
+  }));
+  return counts;
+}
+
+test('round robin splits 600 requests over 3 endpoints exactly 200 each', async () => {
+  const eps = echo.slice(0, 3);
+  await single.configure('/configuration/backends', [backend('rr', eps.map((e) => e.endpoint))]);
+  await waitFor(async () => (await servedBy(single, { path: '/rr/' })).status === 200, { what: 'rr backend' });
+  const counts = await countHits(single, '/rr/', 600);
+  assert.equal([...counts.keys()].sort(), eps.map((e) => e.name).sort());
+  for (const e of eps) assert.is(counts.get(e.name), 200, e.name);
+});
+
+test('EWMA prefers the faster endpoint', async () => {
+  const [fast, slow] = [echo[3], echo[4]];
+  slow.setDelay(120);
+  try {
+    await single.configure('/configuration/backends', [backend('ewma', [fast.endpoint, slow.endpoint], { 'load-balance': 'ewma' })]);
+    await waitFor(async () => (await servedBy(single, { path: '/ewma/' })).status === 200, { what: 'ewma backend' });
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 40; i++) {
+      const { name } = await servedBy(single, { path: '/ewma/' });
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+    }
+    assert.ok((counts.get(fast.name) ?? 0) >= 37, `fast endpoint got ${counts.get(fast.name)} of 40`);
+  } finally {
+    slow.setDelay(0);
+  }
+});
+
+test('consistent hashing by $arg_user: stable per key, and adding an endpoint moves only ~1/N keys, all to it', async () => {
+  const three = echo.slice(0, 3);
+  const hashBy = { 'upstream-hash-by': '$arg_user' };
+  await single.configure('/configuration/backends', [backend('hash', three.map((e) => e.endpoint), { upstreamHashByConfig: hashBy })]);
+  await waitFor(async () => (await servedBy(single, { path: '/hash/?user=u0' })).status === 200, { what: 'hash backend' });
+  const users = Array.from({ length: 300 }, (_, i) => `user-${i}`);
+  const before = new Map<string, string>();
+  for (const u of users) before.set(u, (await servedBy(single, { path: `/hash/?user=${u}` })).name);
+  for (let i = 0; i < 5; i++) assert.is((await servedBy(single, { path: '/hash/?user=user-7' })).name, before.get('user-7'));
+  for (const e of three) {
+    const share = users.filter((u) => before.get(u) === e.name).length / users.length;
+    assert.ok(share > 0.15, `${e.name} owns ${share} of the keys`);
+  }
+
+  const added = echo[5];
+  await single.configure('/configuration/backends', [backend('hash', [...three, added].map((e) => e.endpoint), { upstreamHashByConfig: hashBy })]);
+  await waitFor(async () => {
+    for (const u of users.slice(0, 40)) if ((await servedBy(single, { path: `/hash/?user=${u}` })).name === added.name) return true;
+    return false;
+  }, { what: 'the added endpoint to own keys' });
+  let moved = 0;
+  for (const u of users) {
+    const now = (await servedBy(single, { path: `/hash/?user=${u}` })).name;
+    if (now !== before.get(u)) {
+      moved += 1;
+      assert.is(now, added.name, `${u} moved between old endpoints`);
+    }
+  }
+  const fraction = moved / users.length;
+  assert.ok(fraction > 0.1 && fraction < 0.45, `moved fraction ${fraction}`);
+});
+
+test('hash subsets: one key is served by at most subset-size endpoints', async () => {
+  const six = echo.slice(0, 6);
+  await single.configure('/configuration/backends', [backend('subset', six.map((e) => e.endpoint), {
+    upstreamHashByConfig: { 'upstream-hash-by': '$arg_user', 'upstream-hash-by-subset': true, 'upstream-hash-by-subset-size': 3 },
+  })]);
+  await waitFor(async () => (await servedBy(single, { path: '/subset/?user=a' })).status === 200, { what: 'subset backend' });
+  const all = new Set<string>();
+  const perKey: string[] = [];
+  let sawFullSubset = false;
+  for (let u = 0; u < 16; u++) {
+    const seen = new Set<string>();
+    for (let i = 0; i < 30; i++) seen.add((await servedBy(single, { path: `/subset/?user=k${u}` })).name);
+    assert.ok(seen.size <= 3, `key k${u} reached ${seen.size} endpoints`);
+    if (seen.size === 3) sawFullSubset = true;
+    for (const s of seen) all.add(s);
+    perKey.push([...seen].sort().join(','));
+  }
+  assert.ok(sawFullSubset, 'a key spreads over its whole subset');
+  assert.ok(all.size > 3, `different keys use different subsets: ${perKey.join(' | ')}`);
+});
+
+test('no endpoints, an unknown backend, or only the status port → 503 from the rewrite phase', async () => {
+  await single.configure('/configuration/backends', [
+    backend('zero', []),
+    backend('self', [{ address: '127.0.0.1', port: String(single.statusPort) }]),
+  ]);
+  await waitFor(async () => (await single.request({ path: '/zero/' })).status === 503, { what: 'zero backend' });
+  assert.is((await single.request({ path: '/self/' })).status, 503);
+  assert.is((await single.request({ path: '/rr/' })).status, 503, 'rr is gone from the posted backends');
+});
+
+test('changing the algorithm of a backend rebuilds its balancer', async () => {
+  const eps = echo.slice(0, 2);
+  await single.configure('/configuration/backends', [backend('switch', eps.map((e) => e.endpoint), { upstreamHashByConfig: { 'upstream-hash-by': '$arg_k' } })]);
+  await waitFor(async () => (await servedBy(single, { path: '/switch/?k=1' })).status === 200, { what: 'switch backend' });
+  const pinned = new Set<string>();
+  for (let i = 0; i < 6; i++) pinned.add((await servedBy(single, { path: '/switch/?k=1' })).name);
+  assert.is(pinned.size, 1, 'chash pins one key');
+  await single.configure('/configuration/backends', [backend('switch', eps.map((e) => e.endpoint))]);
+  await waitFor(async () => {
+    const names = new Set<string>();
+    for (let i = 0; i < 4; i++) names.add((await servedBy(single, { path: '/switch/?k=1' })).name);
+    return names.size === 2;
+  }, { what: 'round robin after the switch' });
+});
+
+test('an added endpoint is served within 250 ms of the POST, by every worker, with no reload', async () => {
+  const [a, b] = [echo[0], echo[6]];
+  const pidsBefore = await multi.workerPids();
+  assert.is(pidsBefore.length, 2);
+  await multi.configure('/configuration/backends', [backend('dyn', [a.endpoint])]);
+  await waitFor(async () => (await servedBy(multi, { path: '/' })).name === a.name, { what: 'first backend' });
+
+  await multi.configure('/configuration/backends', [backend('dyn', [a.endpoint, b.endpoint])]);
+  const posted = Date.now();
+  await waitFor(async () => (await servedBy(multi, { path: '/' })).name === b.name, { intervalMs: 1, what: 'the added endpoint' });
+  const elapsed = Date.now() - posted;
+  assert.ok(elapsed < 250, `added endpoint served after ${elapsed} ms`);
+
+  await multi.configure('/configuration/backends', [backend('dyn', [b.endpoint])]);
+  const removedAt = Date.now();
+  await waitFor(async () => {
+    for (let i = 0; i < 4; i++) if ((await servedBy(multi, { path: '/' })).name !== b.name) return false;
+    return true;
+  }, { intervalMs: 1, what: 'the removed endpoint to go' });
+  assert.ok(Date.now() - removedAt < 250 + 50, `removal took ${Date.now() - removedAt} ms`);
+
+  // Both workers serve only the new set.
+  const seenPids = new Set<string>();
+  const stale: string[] = []; // collected, since waitFor retries on a throw
+  await waitFor(async () => {
+    const r = await servedBy(multi, { path: '/' });
+    if (r.name !== b.name) stale.push(`worker ${r.pid} served ${r.name}`);
+    seenPids.add(r.pid);
+    return seenPids.size === 2;
+  }, { intervalMs: 1, timeoutMs: 10_000, what: 'responses from both workers' });
+  assert.equal(stale, []);
+  assert.equal([...seenPids].map(Number).sort((x, y) => x - y), pidsBefore, 'the same worker processes (no reload)');
+  assert.equal(await multi.workerPids(), pidsBefore);
+});
+
+test('scale to zero answers 503 within 250 ms; scaling back serves again; same workers', async () => {
+  const pidsBefore = await multi.workerPids();
+  const a = echo[1];
+  await multi.configure('/configuration/backends', [backend('dyn', [a.endpoint])]);
+  await waitFor(async () => (await servedBy(multi, { path: '/' })).name === a.name, { what: 'one endpoint' });
+  await multi.configure('/configuration/backends', [backend('dyn', [])]);
+  const posted = Date.now();
+  await waitFor(async () => (await multi.request({ path: '/' })).status === 503, { intervalMs: 1, what: '503' });
+  assert.ok(Date.now() - posted < 250, `503 after ${Date.now() - posted} ms`);
+  await multi.configure('/configuration/backends', [backend('dyn', [a.endpoint])]);
+  await waitFor(async () => (await servedBy(multi, { path: '/' })).name === a.name, { what: 'serving again' });
+  assert.equal(await multi.workerPids(), pidsBefore);
+  const log = await multi.errorLog();
+  assert.not.match(log, /\[(error|crit|alert|emerg)\]/, 'no errors in the NGINX log');
+});
+
+test('after a reload the new workers serve the posted backends from the shared dict, with no new POST', async () => {
+  const a = echo[2];
+  await multi.configure('/configuration/backends', [backend('dyn', [a.endpoint])]);
+  await waitFor(async () => (await servedBy(multi, { path: '/' })).name === a.name, { what: 'posted backend' });
+  const fresh = await multi.reload();
+  const seen = new Set<string>();
+  const wrong: string[] = [];
+  await waitFor(async () => {
+    const r = await servedBy(multi, { path: '/' });
+    if (r.name !== a.name) wrong.push(`${r.pid}: ${r.status} ${r.name}`);
+    seen.add(r.pid);
+    return fresh.every((p) => seen.has(String(p)));
+  }, { intervalMs: 1, what: 'answers from every new worker' });
+  assert.equal(wrong, []);
+});
+
+test.run();

@@ -1,0 +1,124 @@
+// Certificates served by ssl_certificate_by_lua (exact, wildcard, trailing dot, default,
+// fallback, rotation without reload), the SSL redirect and HSTS, against real NGINX.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { startLuaNginx, backend, generateCertificate, type LuaNginx, type GeneratedCertificate } from '../support/lua-nginx.js';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { waitFor } from '../support/wait.js';
+
+const test = suite('lua certificates, ssl redirect, hsts');
+let nginx: LuaNginx;
+let forwarded: LuaNginx; // use_forwarded_headers, https_port 443, redirect code 301
+let echo: EchoServer;
+const certs: Record<string, GeneratedCertificate> = {};
+
+test.before(async () => {
+  echo = await startEchoServer({ address: '127.0.0.50' });
+  nginx = await startLuaNginx({
+    workers: 2,
+    locations: [
+      { path: '/', backend: 'web' },
+      { path: '/keep/', backend: 'web', rewrite: { preserve_trailing_slash: true } },
+      { path: '/force/', backend: 'web', rewrite: { force_ssl_redirect: true } },
+      { path: '/noredirect/', backend: 'web', rewrite: { ssl_redirect: false } },
+    ],
+  });
+  forwarded = await startLuaNginx({ workers: 1, luaIngressConfig: { use_forwarded_headers: true, https_port: 443, http_redirect_code: 301 } });
+  const dir = join(nginx.prefix, 'test-certs');
+  certs.a = await generateCertificate(dir, 'a.test');
+  certs.a2 = await generateCertificate(dir, 'a-rotated.test', ['a.test']);
+  certs.wild = await generateCertificate(dir, '*.wild.test');
+  certs.def = await generateCertificate(dir, 'default.test');
+  for (const n of [nginx, forwarded]) {
+    await n.configure('/configuration/backends', [backend('web', [echo.endpoint]), backend('default-echo-80', [echo.endpoint])]);
+    await n.configure('/configuration/servers', {
+      certificates: { 'uid-a': certs.a.pem, 'uid-wild': certs.wild.pem },
+      servers: { 'a.test': 'uid-a', '*.wild.test': 'uid-wild' },
+    });
+  }
+  await waitFor(async () => (await nginx.request({ path: '/noredirect/', host: 'a.test' })).status === 200, { what: 'backends synced' });
+  await waitFor(async () => (await forwarded.request({ path: '/', host: 'plain.test' })).status === 200, { what: 'backends synced' });
+});
+test.after(async () => {
+  await nginx?.stop();
+  await forwarded?.stop();
+  await echo?.close();
+});
+
+test('SNI picks the exact host certificate, case-insensitively and without a trailing dot', async () => {
+  assert.is(await nginx.servedCertificateCN('a.test'), 'a.test');
+  assert.is(await nginx.servedCertificateCN('A.Test'), 'a.test');
+  assert.is(await nginx.servedCertificateCN('a.test.'), 'a.test');
+});
+
+test('a wildcard certificate serves one label below its domain only', async () => {
+  assert.is(await nginx.servedCertificateCN('x.wild.test'), '*.wild.test');
+  assert.is(await nginx.servedCertificateCN('wild.test'), 'fallback.invalid');
+  assert.is(await nginx.servedCertificateCN('a.b.wild.test'), 'fallback.invalid');
+});
+
+test('without a match the fallback certificate stays; the default certificate ("_") replaces it once posted', async () => {
+  assert.is(await nginx.servedCertificateCN('unknown.test'), 'fallback.invalid');
+  assert.is(await nginx.servedCertificateCN(null), 'fallback.invalid');
+  await nginx.configure('/configuration/servers', { certificates: { 'uid-def': certs.def.pem }, servers: { _: 'uid-def' } });
+  assert.is(await nginx.servedCertificateCN('unknown.test'), 'default.test');
+  assert.is(await nginx.servedCertificateCN(null), 'default.test');
+  assert.is(await nginx.servedCertificateCN('a.test'), 'a.test', 'a host certificate still wins');
+  await nginx.configure('/configuration/servers', { servers: { _: '-1' } });
+  assert.is(await nginx.servedCertificateCN('unknown.test'), 'fallback.invalid');
+});
+
+test('a rotated certificate is served at once by every worker, without a reload', async () => {
+  const pids = await nginx.workerPids();
+  for (let i = 0; i < 6; i++) assert.is(await nginx.servedCertificateCN('a.test'), 'a.test');
+  await nginx.configure('/configuration/servers', { certificates: { 'uid-a2': certs.a2.pem }, servers: { 'a.test': 'uid-a2' } });
+  for (let i = 0; i < 20; i++) assert.is(await nginx.servedCertificateCN('a.test'), 'a-rotated.test');
+  assert.equal(await nginx.workerPids(), pids);
+  // Same uid, new PEM: the per-worker parse cache is invalidated too.
+  await nginx.configure('/configuration/servers', { certificates: { 'uid-a2': certs.a.pem } });
+  for (let i = 0; i < 20; i++) assert.is(await nginx.servedCertificateCN('a.test'), 'a.test');
+  await nginx.configure('/configuration/servers', { servers: { 'a.test': 'uid-a' } });
+});
+
+test('ssl-redirect sends hosts with a certificate to https with 308, the https port, no trailing slash', async () => {
+  const r = await nginx.request({ path: '/some/path/?q=1', host: 'a.test' });
+  assert.is(r.status, 308);
+  assert.is(r.headers.location, `https://a.test:${nginx.httpsPort}/some/path/?q=1`);
+  const slash = await nginx.request({ path: '/some/path/', host: 'a.test' });
+  assert.is(slash.headers.location, `https://a.test:${nginx.httpsPort}/some/path`);
+  const wild = await nginx.request({ path: '/x', host: 'x.wild.test' });
+  assert.is(wild.status, 308);
+  assert.is(wild.headers.location, `https://x.wild.test:${nginx.httpsPort}/x`);
+});
+
+test('preserve-trailing-slash keeps it; hosts without a certificate are not redirected; force-ssl-redirect always is', async () => {
+  const keep = await nginx.request({ path: '/keep/', host: 'a.test' });
+  assert.is(keep.headers.location, `https://a.test:${nginx.httpsPort}/keep/`);
+  assert.is((await nginx.request({ path: '/', host: 'plain.test' })).status, 200);
+  assert.is((await nginx.request({ path: '/noredirect/', host: 'a.test' })).status, 200);
+  const forced = await nginx.request({ path: '/force/', host: 'plain.test' });
+  assert.is(forced.status, 308);
+  assert.is(forced.headers.location, `https://plain.test:${nginx.httpsPort}/force`);
+});
+
+test('https requests are proxied, not redirected; HSTS only for hosts with a certificate', async () => {
+  const r = await nginx.request({ path: '/', host: 'a.test', https: true });
+  assert.is(r.status, 200);
+  assert.is(r.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
+  const plain = await nginx.request({ path: '/', host: 'plain.test', https: true });
+  assert.is(plain.status, 200);
+  assert.is(plain.headers['strict-transport-security'], undefined);
+  assert.is((await nginx.request({ path: '/noredirect/', host: 'a.test' })).headers['strict-transport-security'], undefined, 'never over http');
+});
+
+test('use-forwarded-headers: X-Forwarded-Proto https is not redirected; redirect code and port 443 from the config', async () => {
+  const r = await forwarded.request({ path: '/a/', host: 'a.test' });
+  assert.is(r.status, 301);
+  assert.is(r.headers.location, 'https://a.test/a');
+  const viaProxy = await forwarded.request({ path: '/a/', host: 'a.test', headers: { 'x-forwarded-proto': 'https' } });
+  assert.is(viaProxy.status, 200);
+  assert.is(viaProxy.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
+});
+
+test.run();

@@ -1,0 +1,86 @@
+// Small HTTP echo upstreams for NGINX tests: each listens on its own 127.0.0.x address and
+// answers with its address, port, name, method, path and request headers as JSON.
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface EchoReply {
+  name: string;
+  address: string;
+  port: number;
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+}
+
+export interface EchoServer {
+  name: string;
+  address: string;
+  port: number;
+  /** `address:port`, as a balancer sees the endpoint. */
+  hostPort: string;
+  /** The endpoint as the backends payload spells it. */
+  endpoint: { address: string; port: string };
+  /** Requests answered so far. */
+  hits(): number;
+  /** Delay every later answer by `ms` (a slow endpoint). */
+  setDelay(ms: number): void;
+  close(): Promise<void>;
+}
+
+export interface EchoOptions {
+  /** Loopback address to bind, 127.0.0.1 by default. */
+  address?: string;
+  /** 0 (any free port) by default; a fixed port lets two addresses share one port. */
+  port?: number;
+  name?: string;
+  delayMs?: number;
+}
+
+export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServer> {
+  const address = opts.address ?? '127.0.0.1';
+  let delayMs = opts.delayMs ?? 0;
+  let hits = 0;
+  let name = opts.name ?? address;
+  const server: Server = createServer((req, res) => {
+    hits += 1;
+    const reply = (): void => {
+      const { port } = server.address() as AddressInfo;
+      const body: EchoReply = { name, address, port, method: req.method ?? '', path: req.url ?? '', headers: req.headers };
+      res.writeHead(200, { 'content-type': 'application/json', 'x-echo-name': name });
+      res.end(JSON.stringify(body));
+    };
+    req.resume();
+    req.on('end', () => (delayMs > 0 ? setTimeout(reply, delayMs) : reply()));
+  });
+  server.keepAliveTimeout = 1000;
+  // Port 0: the kernel picks a free port on this address atomically, with no reuse race.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, address, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  if (!opts.name) name = `${address}:${port}`;
+  return {
+    name,
+    address,
+    port,
+    hostPort: `${address}:${port}`,
+    endpoint: { address, port: String(port) },
+    hits: () => hits,
+    setDelay: (ms) => { delayMs = ms; },
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** `n` echo servers on 127.0.0.<first>, 127.0.0.<first+1>, ... */
+export async function startEchoServers(n: number, opts: { firstOctet?: number; delayMs?: number } = {}): Promise<EchoServer[]> {
+  const first = opts.firstOctet ?? 2;
+  return Promise.all(Array.from({ length: n }, (_, i) => startEchoServer({ address: `127.0.0.${first + i}`, delayMs: opts.delayMs })));
+}
+
+export async function closeAll(servers: EchoServer[]): Promise<void> {
+  await Promise.all(servers.map((s) => s.close()));
+}

@@ -29,7 +29,9 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   const logger = createLogger({ level: opts.logLevel });
   const ownWorkdir = opts.workdir === undefined;
   const prefix = resolve(opts.workdir ?? mkdtempSync(join(tmpdir(), 'ingress-rx-')));
-  const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: opts.configmap };
+  // Ingresses without a class, and with ingressClassName nginx but no IngressClass manifest, are
+  // what a developer trying their Ingresses expects to see served.
+  const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap };
   const store = createStore(storeOptions, logger);
   const runtime = defaultRuntime({
     prefix,

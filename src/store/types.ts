@@ -19,7 +19,7 @@ export interface StoreOptions {
   watchNamespaces: string[];
   /** --watch-namespace-selector as a label selector string ('' = none). */
   watchNamespaceSelector: string;
-  /** --disable-catch-all: ignore Ingresses with spec.defaultBackend and no rules. */
+  /** --disable-catch-all: ignore Ingresses with a spec.defaultBackend (as ingress-nginx: with rules or not). */
   disableCatchAll: boolean;
   /** --configmap as `namespace/name` ('' = none). */
   configmap: string;
@@ -30,6 +30,8 @@ export interface StoreOptions {
   defaultSSLCertificate: string;
   /** --default-backend-service as `namespace/name` ('' = built-in 404). */
   defaultBackendService: string;
+  /** --annotations-prefix (default `nginx.ingress.kubernetes.io`): finds the auth/proxy-ssl Secret references. */
+  annotationsPrefix?: string;
 }
 
 export interface ApplyResult {

@@ -79,9 +79,6 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
 
 export async function startLocal(opts: { files?: Record<string, object[] | string>; args?: string[]; env?: Record<string, string> } = {}): Promise<LocalController> {
   const dir = mkdtempSync(join(tmpdir(), 'irx-manifests-'));
-  const workdir = mkdtempSync(join(tmpdir(), 'irx-work-'));
-  const [http, https, status, stream, healthz, defaultServer] = await freePorts(6);
-  const ports = { http, https, status, stream, healthz, defaultServer };
   const write = (file: string, objects: object[] | string) => {
     const p = join(dir, file);
     mkdirSync(dirname(p), { recursive: true });
@@ -91,26 +88,46 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
     renameSync(`${p}.tmp`, p);
   };
   for (const [f, objs] of Object.entries(opts.files ?? {})) write(f, objs);
-
-  const child = spawn(process.execPath, [
-    '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), 'local',
-    '--manifests', dir, '--workdir', workdir,
-    '--http-port', String(http), '--https-port', String(https), '--status-port', String(status),
-    '--stream-port', String(stream), '--healthz-port', String(healthz), '--default-server-port', String(defaultServer),
+  const ctl = await startCli('local', (ports) => [
+    '--manifests', dir,
+    '--http-port', String(ports.http), '--https-port', String(ports.https), '--status-port', String(ports.status),
+    '--stream-port', String(ports.stream), '--healthz-port', String(ports.healthz), '--default-server-port', String(ports.defaultServer),
     '--sync-rate-limit', '20', '--log-level', 'info',
     ...(opts.args ?? []),
-  ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
+  ], opts.env, () => rmSync(dir, { recursive: true, force: true }));
+  return { ...ctl, dir, write, remove: (file) => unlinkSync(join(dir, file)) };
+}
+
+/** `ingress-rx controller` against an API server (e.g. the fake one), ingress-nginx flag syntax. */
+export async function startController(opts: { kubeconfig: string; args?: string[]; env?: Record<string, string> }): Promise<CliProcess> {
+  return startCli('controller', (ports) => [
+    `--kubeconfig=${opts.kubeconfig}`,
+    `--http-port=${ports.http}`, `--https-port=${ports.https}`, `--status-port=${ports.status}`,
+    `--stream-port=${ports.stream}`, `--healthz-port=${ports.healthz}`, `--default-server-port=${ports.defaultServer}`,
+    '--sync-rate-limit=20', '--log-level=info', '--shutdown-grace-period=0', '--post-shutdown-grace-period=0',
+    ...(opts.args ?? []),
+  ], opts.env);
+}
+
+export type CliProcess = Omit<LocalController, 'dir' | 'write' | 'remove'>;
+
+async function startCli(command: string, argsFor: (ports: LocalController['ports']) => string[], env: Record<string, string> = {}, cleanup: () => void = () => {}): Promise<CliProcess> {
+  const workdir = mkdtempSync(join(tmpdir(), 'irx-work-'));
+  const [http, https, status, stream, healthz, defaultServer] = await freePorts(6);
+  const ports = { http, https, status, stream, healthz, defaultServer };
+  const workdirFlag = command === 'controller' ? [`--workdir=${workdir}`] : ['--workdir', workdir];
+  const child = spawn(process.execPath, [
+    '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), command, ...workdirFlag, ...argsFor(ports),
+  ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
   let exitCode: number | null | undefined;
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { exitCode = code; resolve(code); }));
 
-  const ctl: LocalController = {
-    dir, workdir, ports, child,
+  const ctl: CliProcess = {
+    workdir, ports, child,
     output: () => out,
-    write,
-    remove: (file) => unlinkSync(join(dir, file)),
     request: (host, path, o = {}) => sendRequest(o.port ?? (o.https ? https : http), host, path, o),
     async metric(name) {
       const r = await sendRequest(healthz, '127.0.0.1', '/metrics');
@@ -134,7 +151,7 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       const code = await exited;
       clearTimeout(timer);
-      rmSync(dir, { recursive: true, force: true });
+      cleanup();
       rmSync(workdir, { recursive: true, force: true });
       return code;
     },
@@ -142,10 +159,10 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
 
   try {
     await waitFor(async () => {
-      if (exitCode !== undefined) throw new Error(`ingress-rx local exited with ${exitCode}:\n${out.slice(-4000)}`);
+      if (exitCode !== undefined) throw new Error(`ingress-rx ${command} exited with ${exitCode}:\n${out.slice(-4000)}`);
       const r = await sendRequest(healthz, '127.0.0.1', '/healthz').catch(() => null);
       return r?.status === 200;
-    }, { timeoutMs: 30_000, what: 'ingress-rx local to become healthy' });
+    }, { timeoutMs: 30_000, what: `ingress-rx ${command} to become healthy` });
   } catch (err) {
     await ctl.stop('SIGKILL');
     throw new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);

@@ -1,0 +1,146 @@
+// `ingress-rx controller`: the cluster deployment. ingress-nginx's flags; the kube source feeds
+// the same pipeline as local mode; the leader writes Ingress status; reloads and invalid
+// Ingresses become Kubernetes Events.
+import { hostname } from 'node:os';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { createLogger, type Logger } from '../log.js';
+import { createStore } from '../store/store.js';
+import { kubeSource } from '../streams/kube.js';
+import { defaultRuntime } from '../render/runtime.js';
+import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
+import { createStatusWriter, type StatusWriter } from '../actors/status.js';
+import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
+import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
+import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
+import { observability } from './observability.js';
+import { serve } from './serve.js';
+
+export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
+  const kc = new KubeConfig();
+  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+  else if (o.apiserverHost) kc.loadFromClusterAndUser({ name: 'apiserver', server: o.apiserverHost, skipTLSVerify: false }, { name: 'ingress-rx' });
+  else kc.loadFromCluster();
+  if (o.apiserverHost && o.kubeconfig) {
+    const cluster = kc.getCurrentCluster();
+    if (cluster) kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: o.apiserverHost } : c));
+  }
+  return kc;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runController(argv: string[]): Promise<number> {
+  const parsed = parseControllerFlags(argv);
+  if (!parsed.ok) {
+    process.stderr.write(`ingress-rx controller: ${parsed.error}\nSee 'ingress-rx controller --help'.\n`);
+    return 2;
+  }
+  const o = parsed.options;
+  if (o.help) { process.stdout.write(controllerHelp()); return 0; }
+  const logger = createLogger({ level: o.logLevel });
+  const podName = process.env.POD_NAME ?? hostname();
+  const podNamespace = process.env.POD_NAMESPACE ?? 'default';
+
+  let kc: KubeConfig;
+  try {
+    kc = kubeConfigFor(o);
+  } catch (err) {
+    logger.fatal({ err }, 'no Kubernetes configuration: give --kubeconfig or --apiserver-host, or run in a cluster');
+    return 1;
+  }
+  const core = kc.makeApiClient(CoreV1Api);
+  const storeOptions = toStoreOptions(o);
+  const store = createStore(storeOptions, logger);
+  const pod: ControllerPod = await readControllerPod(core, podName, podNamespace).catch((err: unknown) => {
+    logger.warn({ err: String(err) }, `cannot read pod ${podNamespace}/${podName}: status addresses from pods are unavailable`);
+    return { name: podName, namespace: podNamespace, labels: {} };
+  });
+
+  const leader = o.disableLeaderElection
+    ? createStaticLeader(true)
+    : createLeaderElector({
+      coordination: kc.makeApiClient(CoordinationV1Api), namespace: podNamespace, name: o.electionId,
+      identity: podName, logger, ...timingsFromElectionTTL(o.electionTTLMs),
+    });
+  const status: StatusWriter | null = o.updateStatus ? createStatusWriter({
+    networking: kc.makeApiClient(NetworkingV1Api),
+    addresses: () => discoverStatusAddresses(core, pod, o),
+    otherReplicasRunning: () => otherReplicasRunning(core, pod),
+    isLeader$: leader.isLeader$,
+    intervalMs: o.statusUpdateIntervalMs,
+    updateStatusOnShutdown: o.updateStatusOnShutdown,
+    logger,
+  }) : null;
+  const events = createEventRecorder({ core, logger, host: podName });
+  const podRef = podObject({ name: podName, namespace: podNamespace });
+
+  const obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
+    logger,
+    header: { storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort },
+  });
+  const runtime = defaultRuntime({
+    ...(o.workdir ? { prefix: o.workdir } : {}),
+    listenAddresses: ['*', '[::]'],
+    httpPort: o.httpPort, httpsPort: o.httpsPort, statusPort: o.statusPort, streamPort: o.streamPort,
+    defaultServerPort: o.defaultServerPort,
+    ...(o.geoipDir ? { geoipDir: o.geoipDir } : {}),
+  });
+
+  let controller;
+  try {
+    controller = await serve({
+      logger, store, runtime,
+      source: kubeSource({ kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger }),
+      healthz: { host: '0.0.0.0', port: o.healthzPort },
+      annotationsPrefix: o.annotationsPrefix,
+      syncRateLimit: o.syncRateLimit,
+      hooks: obs.hooks,
+      metricsLabels: { controller_namespace: podNamespace, controller_class: o.controllerClass, controller_pod: podName },
+      shutdownGracePeriodMs: Math.max(o.shutdownGracePeriodMs, 30_000),
+      onSync: (r) => {
+        obs.onSync?.(r);
+        if (r.reload) recordReload(events, podRef, r.reload.ok ? undefined : r.reload.error);
+        reportInvalidIngresses(r.warnings, store, events, logger);
+        if (r.applied) void status?.sync(store.listIngresses());
+      },
+    });
+  } catch (err) {
+    logger.fatal({ err }, 'ingress-rx controller could not start');
+    await obs.close();
+    return 1;
+  }
+  leader.start();
+  status?.start();
+  logger.info({ pod: `${podNamespace}/${podName}`, class: o.ingressClass, controller: o.controllerClass }, 'ingress-rx controller started');
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  logger.info({ signal, gracePeriodMs: o.shutdownGracePeriodMs }, 'received signal; shutting down');
+  // ingress-nginx waits --shutdown-grace-period before stopping, so load balancers notice the
+  // failing readiness probe first.
+  await sleep(o.shutdownGracePeriodMs);
+  await controller.shutdown();
+  await status?.shutdown();
+  await leader.stop();
+  await events.flush();
+  await obs.close();
+  await sleep(o.postShutdownGracePeriodMs);
+  return 0;
+}
+
+/** One Warning Event per invalid Ingress named by the model's warnings. */
+function reportInvalidIngresses(warnings: ReadonlyArray<{ object: string; field: string; message: string }>, store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>, logger: Logger): void {
+  for (const w of warnings) {
+    const m = /^Ingress (\S+)$/.exec(w.object);
+    if (!m) continue;
+    const ing = store.getIngress(m[1]);
+    if (!ing) continue;
+    try {
+      recordInvalidIngress(events, ing, `${w.field}: ${w.message}`);
+    } catch (err) {
+      logger.debug({ err: String(err) }, 'event recording failed');
+    }
+  }
+}

@@ -1,0 +1,87 @@
+// How the store compares and normalises objects on the way in: Ingress paths get the defaults
+// ingress-nginx gives them, and an update that changes nothing but bookkeeping is recognised.
+import type { HTTPIngressPath, Ingress, KubeObject } from './kube-types.js';
+
+/** ingress-nginx gives a path without pathType this one. */
+export const DEFAULT_PATH_TYPE = 'Prefix' as const;
+
+/**
+ * An Ingress with empty paths set to '/' and missing pathTypes set to Prefix. Returns the same
+ * object when nothing needs defaulting; otherwise a copy (the input is never mutated).
+ */
+export function normaliseIngress(ing: Ingress): Ingress {
+  const rules = ing.spec?.rules;
+  if (ing.spec && rules?.every((r) => r.http?.paths?.every(isNormalPath) ?? true)) return ing;
+  return {
+    ...ing,
+    spec: {
+      ...(ing.spec ?? {}),
+      ...(rules ? {
+        rules: rules.map((r) => r.http?.paths?.every(isNormalPath) ?? true ? r : {
+          ...r,
+          http: { ...r.http, paths: r.http!.paths.map(normalisePath) },
+        }),
+      } : {}),
+    },
+  };
+}
+
+function isNormalPath(p: HTTPIngressPath): boolean {
+  return !!p.path && !!p.pathType;
+}
+
+function normalisePath(p: HTTPIngressPath): HTTPIngressPath {
+  if (isNormalPath(p)) return p;
+  return { ...p, path: p.path || '/', pathType: p.pathType ?? DEFAULT_PATH_TYPE };
+}
+
+// Bookkeeping the API server changes without the object changing.
+const IGNORED_META = new Set(['resourceVersion', 'managedFields', 'generation']);
+
+/** Deep equality of two objects, ignoring metadata.resourceVersion/managedFields/generation. */
+export function sameObject(a: KubeObject, b: KubeObject): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+    const va = (a as unknown as Record<string, unknown>)[k];
+    const vb = (b as unknown as Record<string, unknown>)[k];
+    if (k === 'metadata') {
+      if (!sameMeta(va, vb)) return false;
+    } else if (!deepEqual(va, vb)) return false;
+  }
+  return true;
+}
+
+function sameMeta(a: unknown, b: unknown): boolean {
+  if (!isRecord(a) || !isRecord(b)) return deepEqual(a, b);
+  const ka = Object.keys(a).filter((k) => !IGNORED_META.has(k) && a[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => !IGNORED_META.has(k) && b[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => deepEqual(a[k], b[k]));
+}
+
+/** Structural equality of plain JSON values; keys whose value is undefined count as absent. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
+  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) if (!deepEqual(ra[k], rb[k])) return false;
+  return true;
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}

@@ -1,0 +1,419 @@
+// The local cache of cluster objects, with ingress-nginx's filters: it applies source events,
+// says whether each one can change the model, and answers the model's look-ups from indexes.
+import type { SourceEvent } from '../streams/events.js';
+import { silentLogger, type Logger } from '../log.js';
+import type {
+  ConfigMap, EndpointSlice, Ingress, IngressClass, KubeObject, Namespace, Secret, Service,
+} from './kube-types.js';
+import type { ApplyResult, Store, StoreOptions } from './types.js';
+import { isCatchAll, resolveIngressClass } from './ingress-class.js';
+import { parseLabelSelector, type LabelSelector } from './label-selector.js';
+import { deepEqual, normaliseIngress, sameObject } from './normalise.js';
+
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
+const HELM_RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
+/** Annotations (without prefix) whose value names a Secret, `name` or `namespace/name`. */
+const SECRET_ANNOTATIONS = ['auth-secret', 'auth-tls-secret', 'proxy-ssl-secret', 'secure-verify-ca-secret'];
+/** Keys of the main ConfigMap whose value names another ConfigMap (`namespace/name`). */
+const CONFIGMAP_REFERENCE_KEYS = ['add-headers', 'proxy-set-headers'];
+
+/** ingress-nginx's flag defaults. */
+export function defaultStoreOptions(): StoreOptions {
+  return {
+    ingressClass: 'nginx',
+    controllerClass: 'k8s.io/ingress-nginx',
+    watchIngressWithoutClass: false,
+    ingressClassByName: false,
+    watchNamespaces: [],
+    watchNamespaceSelector: '',
+    disableCatchAll: false,
+    configmap: '',
+    tcpServicesConfigmap: '',
+    udpServicesConfigmap: '',
+    defaultSSLCertificate: '',
+    defaultBackendService: '',
+    annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
+  };
+}
+
+const relevant = (reason: string): ApplyResult => ({ relevant: true, reason });
+const irrelevant = (reason: string): ApplyResult => ({ relevant: false, reason });
+
+/** Throws only on options that cannot work (a bad --watch-namespace-selector). */
+export function createStore(options: StoreOptions, logger: Logger = silentLogger()): Store {
+  const opts: StoreOptions = { ...options, watchNamespaces: [...options.watchNamespaces] };
+  const prefix = opts.annotationsPrefix || DEFAULT_ANNOTATIONS_PREFIX;
+  const watchedNamespaces = new Set(opts.watchNamespaces.filter((n) => n !== ''));
+  const nsSelector: LabelSelector | null = opts.watchNamespaceSelector.trim()
+    ? parseLabelSelector(opts.watchNamespaceSelector) : null;
+
+  // All Ingresses seen (normalised), and which of them this controller serves.
+  const ingresses = new Map<string, Ingress>();
+  const served = new Set<string>();
+  let sortedServed: readonly Ingress[] | null = null;
+  const ingressesByClassName = new Map<string, Set<string>>();
+  const ingressesByNamespace = new Map<string, Set<string>>();
+  const secretsOfIngress = new Map<string, string[]>();
+  const ingressesBySecret = new Map<string, Set<string>>();
+
+  const ingressClasses = new Map<string, IngressClass>();
+  const namespaces = new Map<string, Namespace>();
+  const services = new Map<string, Service>();
+  const secrets = new Map<string, Secret>();
+  const configMaps = new Map<string, ConfigMap>();
+  const slices = new Map<string, EndpointSlice>();
+  const slicesByService = new Map<string, Map<string, EndpointSlice>>();
+  let referencedConfigMaps = new Set<string>();
+
+  // ---- Ingress filters
+
+  function namespaceWatched(ns: string): boolean {
+    if (watchedNamespaces.size > 0 && !watchedNamespaces.has(ns)) return false;
+    if (nsSelector) return namespaces.has(ns) && nsSelector.matches(namespaces.get(ns)!.metadata.labels);
+    return true;
+  }
+
+  function evaluate(ing: Ingress): { served: boolean; reason: string } {
+    const ns = ing.metadata.namespace ?? '';
+    if (!namespaceWatched(ns)) return { served: false, reason: `namespace "${ns}" is not watched` };
+    const cls = resolveIngressClass(ing, opts, (name) => ingressClasses.get(name));
+    if (!cls.served) return cls;
+    if (opts.disableCatchAll && isCatchAll(ing)) return { served: false, reason: 'catch-all Ingress with --disable-catch-all' };
+    return cls;
+  }
+
+  /** Re-evaluates the given Ingresses; returns how many started or stopped being served. */
+  function reevaluate(keys: Iterable<string> | undefined): number {
+    let changed = 0;
+    for (const key of keys ?? []) {
+      const ing = ingresses.get(key);
+      if (!ing) continue;
+      const now = evaluate(ing).served;
+      if (now !== served.has(key)) {
+        if (now) served.add(key);
+        else served.delete(key);
+        sortedServed = null;
+        changed++;
+      }
+    }
+    return changed;
+  }
+
+  // ---- Indexes
+
+  function addToIndex(index: Map<string, Set<string>>, key: string, value: string): void {
+    let set = index.get(key);
+    if (!set) index.set(key, (set = new Set()));
+    set.add(value);
+  }
+
+  function removeFromIndex(index: Map<string, Set<string>>, key: string, value: string): void {
+    const set = index.get(key);
+    if (!set) return;
+    set.delete(value);
+    if (set.size === 0) index.delete(key);
+  }
+
+  function secretReferences(ing: Ingress): string[] {
+    const ns = ing.metadata.namespace ?? '';
+    const refs = new Set<string>();
+    for (const tls of ing.spec?.tls ?? []) {
+      if (tls.secretName) refs.add(`${ns}/${tls.secretName}`);
+    }
+    const annotations = ing.metadata.annotations ?? {};
+    for (const name of SECRET_ANNOTATIONS) {
+      const ref = secretRef(annotations[`${prefix}/${name}`], ns);
+      if (ref) refs.add(ref);
+    }
+    return [...refs];
+  }
+
+  function indexIngress(key: string, ing: Ingress): void {
+    const className = ing.spec?.ingressClassName;
+    if (className) addToIndex(ingressesByClassName, className, key);
+    addToIndex(ingressesByNamespace, ing.metadata.namespace ?? '', key);
+    const refs = secretReferences(ing);
+    secretsOfIngress.set(key, refs);
+    for (const ref of refs) addToIndex(ingressesBySecret, ref, key);
+  }
+
+  function unindexIngress(key: string, ing: Ingress): void {
+    const className = ing.spec?.ingressClassName;
+    if (className) removeFromIndex(ingressesByClassName, className, key);
+    removeFromIndex(ingressesByNamespace, ing.metadata.namespace ?? '', key);
+    for (const ref of secretsOfIngress.get(key) ?? []) removeFromIndex(ingressesBySecret, ref, key);
+    secretsOfIngress.delete(key);
+  }
+
+  function servedReferencing(secretKey: string): string[] {
+    const keys: string[] = [];
+    for (const key of ingressesBySecret.get(secretKey) ?? []) if (served.has(key)) keys.push(key);
+    return keys;
+  }
+
+  // ---- Handlers, one per kind
+
+  function applyIngress(ev: SourceEvent): ApplyResult {
+    const key = ev.key;
+    const old = ingresses.get(key);
+    const wasServed = served.has(key);
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant('unknown Ingress deleted');
+      unindexIngress(key, old);
+      ingresses.delete(key);
+      if (!wasServed) return irrelevant('deleted Ingress was not served');
+      served.delete(key);
+      sortedServed = null;
+      return relevant('served Ingress deleted');
+    }
+    const ing = normaliseIngress(ev.object as Ingress);
+    if (old && sameObject(old, ing)) return irrelevant('Ingress unchanged');
+    if (old) unindexIngress(key, old);
+    ingresses.set(key, ing);
+    indexIngress(key, ing);
+    const verdict = evaluate(ing);
+    if (verdict.served) served.add(key);
+    else served.delete(key);
+    if (verdict.served || wasServed) sortedServed = null;
+    if (verdict.served) return relevant(wasServed || !old ? `Ingress served: ${verdict.reason}` : `Ingress now served: ${verdict.reason}`);
+    if (wasServed) return relevant(`Ingress no longer served: ${verdict.reason}`);
+    return irrelevant(`Ingress not served: ${verdict.reason}`);
+  }
+
+  function applyIngressClass(ev: SourceEvent): ApplyResult {
+    const name = ev.key;
+    const old = ingressClasses.get(name);
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant('unknown IngressClass deleted');
+      ingressClasses.delete(name);
+    } else {
+      const ic = ev.object as IngressClass;
+      if (old && sameObject(old, ic)) return irrelevant('IngressClass unchanged');
+      ingressClasses.set(name, ic);
+    }
+    const changed = reevaluate(ingressesByClassName.get(name));
+    return changed > 0
+      ? relevant(`IngressClass "${name}" changed which Ingresses are served (${changed})`)
+      : irrelevant(`IngressClass "${name}" did not change which Ingresses are served`);
+  }
+
+  function applyNamespace(ev: SourceEvent): ApplyResult {
+    const name = ev.key;
+    const old = namespaces.get(name);
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant('unknown Namespace deleted');
+      namespaces.delete(name);
+    } else {
+      const ns = ev.object as Namespace;
+      if (old && sameObject(old, ns)) return irrelevant('Namespace unchanged');
+      namespaces.set(name, ns);
+    }
+    if (!nsSelector) return irrelevant('no --watch-namespace-selector');
+    const changed = reevaluate(ingressesByNamespace.get(name));
+    return changed > 0
+      ? relevant(`Namespace "${name}" changed which Ingresses are served (${changed})`)
+      : irrelevant(`Namespace "${name}" did not change which Ingresses are served`);
+  }
+
+  function applySecret(ev: SourceEvent): ApplyResult {
+    const key = ev.key;
+    const old = secrets.get(key);
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant('unknown Secret deleted');
+      secrets.delete(key);
+    } else {
+      const secret = ev.object as Secret;
+      if (secret.type === HELM_RELEASE_SECRET_TYPE || secret.metadata.labels?.owner === 'helm') {
+        secrets.delete(key);
+        return irrelevant('Helm release Secret (not cached)');
+      }
+      if (old && sameObject(old, secret)) return irrelevant('Secret unchanged');
+      secrets.set(key, secret);
+    }
+    if (key === opts.defaultSSLCertificate) return relevant('default SSL certificate');
+    const users = servedReferencing(key);
+    return users.length > 0
+      ? relevant(`Secret referenced by ${users.length} served Ingress(es)`)
+      : irrelevant('Secret not referenced by a served Ingress');
+  }
+
+  function referencedBy(cm: ConfigMap | undefined): Set<string> {
+    const refs = new Set<string>();
+    for (const k of CONFIGMAP_REFERENCE_KEYS) {
+      const value = cm?.data?.[k]?.trim();
+      if (value) refs.add(value);
+    }
+    return refs;
+  }
+
+  function applyConfigMap(ev: SourceEvent): ApplyResult {
+    const key = ev.key;
+    const old = configMaps.get(key);
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant('unknown ConfigMap deleted');
+      configMaps.delete(key);
+    } else {
+      const cm = ev.object as ConfigMap;
+      if (cm.metadata.labels?.OWNER === 'TILLER') {
+        configMaps.delete(key);
+        return irrelevant('Tiller release ConfigMap (not cached)');
+      }
+      if (old && sameObject(old, cm)) return irrelevant('ConfigMap unchanged');
+      configMaps.set(key, cm);
+    }
+    if (key === opts.configmap) {
+      referencedConfigMaps = referencedBy(configMaps.get(key));
+      return { relevant: true, reason: 'main ConfigMap', configmapChanged: true };
+    }
+    if (key === opts.tcpServicesConfigmap) return relevant('TCP services ConfigMap');
+    if (key === opts.udpServicesConfigmap) return relevant('UDP services ConfigMap');
+    if (referencedConfigMaps.has(key)) return relevant('ConfigMap referenced by the main ConfigMap');
+    return irrelevant('ConfigMap not used');
+  }
+
+  function applyService(ev: SourceEvent): ApplyResult {
+    const key = ev.key;
+    const old = services.get(key);
+    const ns = ev.object.metadata.namespace ?? key.split('/')[0] ?? '';
+    const isDefaultBackend = key === opts.defaultBackendService;
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant('unknown Service deleted');
+      services.delete(key);
+      if (!namespaceWatched(ns) && !isDefaultBackend) return irrelevant('Service namespace not watched');
+      if (isDefaultBackend) return relevant('default backend Service deleted');
+      return old.spec?.type === 'ExternalName'
+        ? relevant('ExternalName Service deleted')
+        : irrelevant('Service deleted (its EndpointSlices carry the change)');
+    }
+    const svc = ev.object as Service;
+    if (old && sameObject(old, svc)) return irrelevant('Service unchanged');
+    services.set(key, svc);
+    if (!namespaceWatched(ns) && !isDefaultBackend) return irrelevant('Service namespace not watched');
+    if (old) {
+      return deepEqual(old.spec, svc.spec)
+        ? irrelevant('Service spec unchanged')
+        : relevant('Service spec changed');
+    }
+    if (isDefaultBackend) return relevant('default backend Service added');
+    if (svc.spec?.type === 'ExternalName') return relevant('ExternalName Service added');
+    // Informers of different kinds are not ordered: slices that came first could not be used.
+    if (slicesByService.has(key)) return relevant('Service added after its EndpointSlices');
+    return irrelevant('Service added (its EndpointSlices carry the change)');
+  }
+
+  function serviceKeyOf(slice: EndpointSlice): string | undefined {
+    const svc = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+    return svc ? `${slice.metadata.namespace ?? ''}/${svc}` : undefined;
+  }
+
+  function applyEndpointSlice(ev: SourceEvent): ApplyResult {
+    const key = ev.key;
+    const old = slices.get(key);
+    const oldService = old && serviceKeyOf(old);
+    if (oldService) {
+      const bySlice = slicesByService.get(oldService);
+      bySlice?.delete(key);
+      if (bySlice?.size === 0) slicesByService.delete(oldService);
+    }
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant('unknown EndpointSlice deleted');
+      slices.delete(key);
+      return sliceVerdict(old, oldService, 'EndpointSlice deleted');
+    }
+    const slice = ev.object as EndpointSlice;
+    const unchanged = old && sameObject(old, slice);
+    const stored = unchanged ? old : slice;
+    slices.set(key, stored);
+    const service = serviceKeyOf(stored);
+    if (service) {
+      let bySlice = slicesByService.get(service);
+      if (!bySlice) slicesByService.set(service, (bySlice = new Map()));
+      bySlice.set(key, stored);
+    }
+    if (unchanged) return irrelevant('EndpointSlice unchanged');
+    if (old && oldService === service && sameEndpoints(old, slice)) {
+      return irrelevant('EndpointSlice endpoints unchanged');
+    }
+    return sliceVerdict(stored, service ?? oldService, old ? 'EndpointSlice endpoints changed' : 'EndpointSlice added');
+  }
+
+  function sliceVerdict(slice: EndpointSlice, service: string | undefined, why: string): ApplyResult {
+    if (!service) return irrelevant(`EndpointSlice without label ${SERVICE_NAME_LABEL}`);
+    if (!namespaceWatched(slice.metadata.namespace ?? '') && service !== opts.defaultBackendService) {
+      return irrelevant('EndpointSlice namespace not watched');
+    }
+    return relevant(why);
+  }
+
+  function sameEndpoints(a: EndpointSlice, b: EndpointSlice): boolean {
+    return a.addressType === b.addressType && deepEqual(a.endpoints ?? [], b.endpoints ?? [])
+      && deepEqual(a.ports ?? [], b.ports ?? []);
+  }
+
+  const handlers: Record<SourceEvent['kind'], (ev: SourceEvent) => ApplyResult> = {
+    Ingress: applyIngress,
+    IngressClass: applyIngressClass,
+    Namespace: applyNamespace,
+    Secret: applySecret,
+    ConfigMap: applyConfigMap,
+    Service: applyService,
+    EndpointSlice: applyEndpointSlice,
+  };
+
+  function apply(ev: SourceEvent): ApplyResult {
+    try {
+      const handler = handlers[ev.kind];
+      if (!handler) return irrelevant(`kind ${String(ev.kind)} not cached`);
+      if (!isObject(ev.object) || !ev.object.metadata?.name) {
+        return irrelevant(`${ev.kind} ${ev.key}: event without object metadata`);
+      }
+      return handler(ev);
+    } catch (err) {
+      logger.warn({ err, kind: ev.kind, key: ev.key }, 'store: event could not be applied');
+      return irrelevant(`error: ${(err as Error).message}`);
+    }
+  }
+
+  function listIngresses(): Ingress[] {
+    if (!sortedServed) {
+      const list: Array<{ t: number; key: string; ing: Ingress }> = [];
+      for (const key of served) list.push({ t: timestamp(ingresses.get(key)!), key, ing: ingresses.get(key)! });
+      list.sort((a, b) => (a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.key > b.key ? -1 : a.key < b.key ? 1 : 0));
+      sortedServed = Object.freeze(list.map((e) => e.ing));
+    }
+    return sortedServed as Ingress[];
+  }
+
+  return {
+    options: opts,
+    apply,
+    listIngresses,
+    getIngress: (key) => (served.has(key) ? ingresses.get(key) : undefined),
+    getService: (key) => services.get(key),
+    getEndpointSlices: (serviceKey) => [...(slicesByService.get(serviceKey)?.values() ?? [])],
+    getSecret: (key) => secrets.get(key),
+    getConfigMap: (key) => configMaps.get(key),
+    getIngressClass: (name) => ingressClasses.get(name),
+    getNamespace: (name) => namespaces.get(name),
+    ingressesReferencingSecret: servedReferencing,
+  };
+}
+
+/** `name` or `namespace/name` → `namespace/name`; anything else names no Secret. */
+function secretRef(value: string | undefined, ns: string): string | undefined {
+  const parts = (value ?? '').trim().split('/');
+  if (parts.length === 1 && parts[0]) return `${ns}/${parts[0]}`;
+  if (parts.length === 2 && parts[1]) return parts[0] ? `${parts[0]}/${parts[1]}` : `${ns}/${parts[1]}`;
+  return undefined;
+}
+
+// Missing or unparsable timestamps sort first, like Go's zero time.
+function timestamp(obj: KubeObject): number {
+  const t = obj.metadata.creationTimestamp ? Date.parse(obj.metadata.creationTimestamp) : NaN;
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+function isObject(x: unknown): x is KubeObject {
+  return typeof x === 'object' && x !== null;
+}

@@ -1,0 +1,96 @@
+// `ingress-rx controller` end to end against the in-process fake API server (real list/watch
+// wire protocol) with real NGINX: serves what the cluster holds, follows watch events, survives
+// dropped watches and 410 Gone, writes Ingress status as leader, records reload Events.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import { waitFor } from '../support/wait.js';
+
+let fake: FakeApiServer;
+let ctl: CliProcess;
+let a: EchoServer;
+let b: EchoServer;
+const tmp = mkdtempSync(join(tmpdir(), 'irx-cluster-'));
+
+const ingressClass = { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } };
+const web = () => ({ ...ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }) });
+
+test.before(async () => {
+  a = await startEchoServer({ address: '127.0.0.2', name: 'a' });
+  b = await startEchoServer({ address: '127.0.0.3', name: 'b' });
+  fake = await startFakeApiServer();
+  fake.create(ingressClass);
+  fake.create(service('shop', 'web'));
+  for (const s of slices('shop', 'web', [a])) fake.create(s);
+  fake.create(web());
+  // An Ingress of another class is not served.
+  fake.create(ingress('shop', 'other', { host: 'other.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
+  const kubeconfig = join(tmp, 'kubeconfig');
+  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  ctl = await startController({
+    kubeconfig,
+    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test'],
+    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+  });
+});
+
+test.after(async () => {
+  await ctl?.stop();
+  await fake?.close();
+  await Promise.all([a, b].map((e) => e?.close()));
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+test('serves the Ingresses of its class from the cluster', async () => {
+  await ctl.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
+  assert.is((await ctl.request('other.test', '/')).status, 404);
+});
+
+test('the leader takes the Lease and writes the Ingress status, sorted', async () => {
+  const lease = await waitFor(() => fake.get('coordination.k8s.io/v1', 'Lease', 'ingress-rx-test', 'ingress'), { what: 'the lease' });
+  assert.is((lease.spec as { holderIdentity: string }).holderIdentity, 'ingress-rx-0');
+  const status = await waitFor(() => {
+    const ing = fake.get('networking.k8s.io/v1', 'Ingress', 'web', 'shop') as { status?: { loadBalancer?: { ingress?: unknown[] } } } | undefined;
+    return ing?.status?.loadBalancer?.ingress?.length ? ing.status.loadBalancer.ingress : undefined;
+  }, { what: 'Ingress status' });
+  assert.equal(status, [{ ip: '192.0.2.10' }, { hostname: 'lb.example.test' }]);
+  const other = fake.get('networking.k8s.io/v1', 'Ingress', 'other', 'shop') as { status?: { loadBalancer?: { ingress?: unknown[] } } };
+  assert.not.ok(other.status?.loadBalancer?.ingress?.length, 'an Ingress of another class gets no status');
+});
+
+test('a reload is recorded as a Kubernetes Event', async () => {
+  const events = await waitFor(() => {
+    const list = [...fake.list('v1', 'Event', 'ingress'), ...fake.list('events.k8s.io/v1', 'Event', 'ingress')];
+    return list.length ? list : undefined;
+  }, { what: 'an Event' });
+  assert.ok(events.some((e) => JSON.stringify(e).includes('RELOAD')));
+});
+
+test('an EndpointSlice change through the watch is applied without a reload', async () => {
+  const reloads = await ctl.metric('nginx_ingress_controller_success');
+  for (const s of slices('shop', 'web', [b])) fake.set(s);
+  await ctl.until('shop.test', '/', (r) => r.backend === 'b', { what: 'endpoint b' });
+  assert.is(await ctl.metric('nginx_ingress_controller_success'), reloads);
+});
+
+test('dropped watches and 410 Gone end in a relist: later changes still arrive', async () => {
+  fake.dropWatches();
+  fake.set(web());
+  fake.create(ingress('shop', 'late', { host: 'late.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
+  await ctl.until('late.test', '/', (r) => r.status === 200, { what: 'late.test after dropped watches' });
+  fake.compact();
+  fake.expireWatches();
+  fake.delete('networking.k8s.io/v1', 'Ingress', 'late', 'shop');
+  await ctl.until('late.test', '/', (r) => r.status === 404, { what: 'late.test deleted after 410 Gone' });
+});
+
+test('SIGTERM: exits 0', async () => {
+  assert.is(await ctl.stop('SIGTERM'), 0);
+});
+
+test.run();

@@ -17,6 +17,11 @@ export interface AnnotationContext {
   settings: NginxSettings;
   /** For annotations that reference other objects (auth-secret, default-backend). */
   store: StoreReader;
+  /**
+   * The Ingress's annotations that carry the prefix, keyed without it. parseAnnotations fills it
+   * once per Ingress so that each group does not scan the annotations again.
+   */
+  prefixed?: Readonly<Record<string, string>>;
 }
 
 export interface CanaryConfig {
@@ -79,12 +84,25 @@ export interface ParseResult {
   warnings: ModelWarning[];
 }
 
+/** Documentation of one annotation key. */
+export interface AnnotationKeyDoc {
+  /** Accepted values, e.g. `"true" or "false"`, `size (e.g. 8k)`. */
+  values: string;
+  /** The default, in words (`ConfigMap proxy-body-size`, `false`). */
+  default: string;
+  description: string;
+  /** What happens on an invalid value when it is not "warning, default is used". */
+  onInvalid?: string;
+}
+
 /** What each group module exports. */
 export interface AnnotationGroup<K extends keyof ParsedAnnotations = keyof ParsedAnnotations> {
   /** Group name, e.g. `rewrite`, `cors`. */
   name: string;
   /** Annotation keys (without prefix) this group owns, with their risk. */
   keys: Record<string, RiskLevel>;
+  /** Per-key documentation (values, default, what it does); docs/annotations.md is generated from it. */
+  docs?: Record<string, AnnotationKeyDoc>;
   /** Fills this group's fields of ParsedAnnotations; reports invalid values as warnings. */
   parse(ing: Ingress, ctx: AnnotationContext, warn: (key: string, message: string) => void): Pick<ParsedAnnotations, K>;
 }

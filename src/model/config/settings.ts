@@ -53,6 +53,8 @@ export interface NginxSettings {
   allowSnippetAnnotations: boolean;
   annotationsRiskLevel: 'Low' | 'Medium' | 'High' | 'Critical';
   annotationValueWordBlocklist: string[];
+  /** allow-cross-namespace-resources: annotations may name Secrets in other namespaces. */
+  allowCrossNamespaceResources: boolean;
   strictValidatePathType: boolean;
 
   // workers, logs, misc
@@ -69,4 +71,79 @@ export interface NginxSettings {
   keepAliveRequests: number;
   useHttp2: boolean;
   enableCors?: never; // CORS is per-Ingress only
+
+  // ---- added by the ConfigMap parser (src/model/config/parse.ts); names follow the keys.
+  // SSL
+  sslSessionCache: boolean;
+  sslSessionCacheSize: string;
+  sslSessionTimeout: string;
+  sslSessionTickets: boolean;
+  sslBufferSize: string;
+  sslEcdhCurve: string;
+  sslPreferServerCiphers: boolean;
+  sslEarlyData: boolean;
+  /** Paths exempt from the SSL redirect (ACME challenges). */
+  noTLSRedirectLocations: string[];
+  /** Paths exempt from external auth. */
+  noAuthLocations: string[];
+
+  // client side
+  clientHeaderBufferSize: string;
+  /** `number size`, e.g. `4 8k`. */
+  largeClientHeaderBuffers: string;
+  clientHeaderTimeout: number;
+  clientBodyTimeout: number;
+  enableUnderscoresInHeaders: boolean;
+  ignoreInvalidHeaders: boolean;
+  http2MaxConcurrentStreams: number;
+
+  // proxy extras
+  proxyHeadersHashMaxSize: number;
+  proxyHeadersHashBucketSize: number;
+  proxyAddOriginalUriHeader: boolean;
+  retryNonIdempotent: boolean;
+  allowBackendServerHeader: boolean;
+  /** Response header names hidden from clients (proxy_hide_header). */
+  hideHeaders: string[];
+  upstreamKeepaliveTime: string;
+  limitRate: number;
+  limitRateAfter: number;
+  limitReqStatusCode: number;
+  limitConnStatusCode: number;
+
+  // real IP / proxy protocol
+  enableRealIp: boolean;
+  proxyRealIpCidr: string[];
+  useProxyProtocol: boolean;
+  proxyProtocolHeaderTimeout: number;
+
+  // global allow/deny lists (annotations default from these)
+  whitelistSourceRange: string[];
+  denylistSourceRange: string[];
+
+  // compression
+  useGzip: boolean;
+  gzipLevel: number;
+  gzipMinLength: number;
+  gzipTypes: string[];
+  enableBrotli: boolean;
+  brotliLevel: number;
+  brotliMinLength: number;
+  brotliTypes: string[];
+
+  // logs
+  /** Validated: no `'`, backslash or control characters (rendered inside single quotes). */
+  logFormatUpstream: string;
+  logFormatEscapeJson: boolean;
+  logFormatEscapeNone: boolean;
+  skipAccessLogUrls: string[];
+  enableAccessLogForDefaultBackend: boolean;
+  errorLogLevel: 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
+  serverTokens: boolean;
+
+  // workers
+  maxWorkerOpenFiles: number;
+  workerShutdownTimeout: string;
+  reusePort: boolean;
+  mapHashBucketSize: number;
 }

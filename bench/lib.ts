@@ -1,0 +1,95 @@
+// Shared bits of the bench scripts: mode flags, timing, statistics, the printed table and the
+// final machine-readable JSON line every script ends with.
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+
+export type Figures = Record<string, number | string | null>;
+
+export interface Row {
+  figure: string;
+  value: string;
+  target?: string;
+  /** 'met', 'MISSED', 'n/a', 'ERROR'. */
+  status?: string;
+  note?: string;
+}
+
+export const isFull = (argv = process.argv) => argv.includes('--full');
+
+export function arg(name: string, argv = process.argv): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+export function ms(t0: bigint): number {
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+export const now = () => process.hrtime.bigint();
+
+/** CPU time (user + system) of this process in ms: on a busy machine it shows what wall time hides. */
+export function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+export function loadAverage(): string {
+  return os.loadavg().map((x) => x.toFixed(1)).join(' ');
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length) - 1;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))]!;
+}
+
+export const median = (values: number[]) => percentile(values, 50);
+
+export const round = (x: number | null | undefined, digits = 1): number | null =>
+  x === null || x === undefined || !Number.isFinite(x) ? null : Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** 'met' or 'MISSED' against an upper (or, with `atLeast`, lower) bound. */
+export function verdict(value: number | null, target: number, atLeast = false): string {
+  if (value === null) return 'n/a';
+  return (atLeast ? value >= target : value <= target) ? 'met' : 'MISSED';
+}
+
+export function printTable(title: string, rows: Row[]): void {
+  const cols: Array<keyof Row> = ['figure', 'value', 'target', 'status', 'note'];
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ').trimEnd();
+  const out = [`\n## ${title}`, line(cols.map(String)), widths.map((w) => '-'.repeat(w)).join('-|-'),
+    ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ''))))];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** The last line of every bench script. */
+export function emitFigures(figures: Figures): void {
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
+/** Runs a figure; on failure records the error as a table row and leaves its keys null. */
+export async function attempt<T>(rows: Row[], figure: string, fn: () => Promise<T> | T): Promise<T | null> {
+  try {
+    return await fn();
+  } catch (err) {
+    rows.push({ figure, value: '-', status: 'ERROR', note: String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 160) });
+    return null;
+  }
+}
+
+export function machine(): Record<string, string> {
+  const safe = (cmd: string, args: string[]) => {
+    try { return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(); } catch (err) {
+      return String((err as { stderr?: string }).stderr ?? '').trim();
+    }
+  };
+  return {
+    nproc: safe('nproc', []),
+    memory: safe('sh', ['-c', "free -m | awk '/Mem:/{print $2\" MB\"}'"]),
+    node: process.version,
+    nginx: safe('/usr/sbin/nginx', ['-v']).replace(/^nginx version: /, ''),
+    wrk: safe('sh', ['-c', 'wrk --version 2>&1 | head -1']),
+  };
+}

@@ -1,0 +1,271 @@
+// Model and render figures, in process: full sync with cold caches (1k/5k/10k), sync after one
+// Ingress or one EndpointSlice changed at 10k, the backends payload size, nginx.conf bytes per
+// simple Ingress, `nginx -t` time, and the controller's RSS after the initial sync (in a child).
+//   node --import tsx bench/model.ts [--full]
+//   node --expose-gc --import tsx bench/model.ts --rss-child N   (internal)
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createStore, defaultStoreOptions } from '../src/store/store.js';
+import type { Store } from '../src/store/types.js';
+import { createModelBuilder, type ModelBuilder } from '../src/model/build.js';
+import { snapshot, type ModelSnapshot } from '../src/model/hash.js';
+import { decide } from '../src/model/decide.js';
+import { backendsPayload, serversPayload } from '../src/model/payload.js';
+import type { Configuration } from '../src/model/types.js';
+import { auxiliaryFiles, createRenderer, type Renderer } from '../src/render/engine.js';
+import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../src/render/runtime.js';
+import { ensureFallbackCertificate } from '../src/actors/fallback-cert.js';
+import { silentLogger } from '../src/log.js';
+import type { SourceEvent } from '../src/streams/events.js';
+import { generateEvents, ingressObject, sliceObject, type GenOptions } from './gen.js';
+import { arg, attempt, cpuMs, emitFigures, isFull, loadAverage, median, ms, now, printTable, round, verdict, type Row } from './lib.js';
+
+const run = promisify(execFile);
+const logger = silentLogger();
+const SCRIPT = fileURLToPath(import.meta.url);
+
+function loadStore(events: SourceEvent[]): Store {
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, logger);
+  for (const e of events) store.apply(e);
+  return store;
+}
+
+function benchRuntime(prefix: string): NginxRuntime {
+  return defaultRuntime({
+    prefix, listenAddresses: ['127.0.0.1'], httpPort: 18080, httpsPort: 18443, statusPort: 20246, streamPort: 20247,
+    defaultServerPort: 18181, workerProcesses: '1', resolvers: ['127.0.0.1'],
+  });
+}
+
+interface Synced {
+  builder: ModelBuilder;
+  renderer: Renderer;
+  config: Configuration;
+  snap: ModelSnapshot;
+  conf: string;
+  backendsBytes: number;
+  phases: { build: number; snapshot: number; render: number; payloads: number };
+  cpu: number;
+}
+
+/** What the sync actor does on a first sync: build, snapshot, decide, payloads, render. */
+function fullSync(store: Store, runtime: NginxRuntime): Synced {
+  const builder = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: runtime.defaultServerPort, logger });
+  const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
+  const cpu0 = cpuMs();
+  let t = now();
+  const { config } = builder.build(store);
+  const build = ms(t);
+  t = now();
+  const snap = snapshot(config);
+  decide(null, snap);
+  const snapMs = ms(t);
+  t = now();
+  const backendsBytes = JSON.stringify(backendsPayload(config)).length;
+  JSON.stringify(serversPayload(config));
+  const payloads = ms(t);
+  t = now();
+  const conf = renderer.render(config, runtime);
+  const render = ms(t);
+  return { builder, renderer, config, snap, conf, backendsBytes, phases: { build, snapshot: snapMs, render, payloads }, cpu: cpuMs() - cpu0 };
+}
+
+const total = (p: Synced['phases']) => p.build + p.snapshot + p.render + p.payloads;
+
+/** A later sync: build, snapshot, decide, then render on reload or payloads on a dynamic update. */
+function incrementalSync(s: Synced, store: Store, runtime: NginxRuntime): { ms: number; cpu: number; decision: string; payloadBytes: number } {
+  const cpu0 = cpuMs();
+  const t = now();
+  const { config } = s.builder.build(store);
+  const snap = snapshot(config);
+  const d = decide(s.snap, snap);
+  let payloadBytes = 0;
+  if (d.kind === 'reload') s.conf = s.renderer.render(config, runtime);
+  if (d.backendsChanged) payloadBytes = JSON.stringify(backendsPayload(config)).length;
+  if (d.serversChanged) JSON.stringify(serversPayload(config));
+  const elapsed = ms(t);
+  s.config = config;
+  s.snap = snap;
+  return { ms: elapsed, cpu: cpuMs() - cpu0, decision: d.kind, payloadBytes };
+}
+
+async function rssChild(n: number): Promise<void> {
+  const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-rss-'));
+  try {
+    const store = loadStore(generateEvents({ n }));
+    const s = fullSync(store, benchRuntime(prefix));
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    gc?.();
+    // Keep the synced state alive through the measurement, as the controller does.
+    const rss = process.memoryUsage().rss;
+    process.stdout.write(`${JSON.stringify({ rss_mb: rss / 2 ** 20, servers: s.config.servers.length, gc: gc !== undefined })}\n`);
+  } finally {
+    rmSync(prefix, { recursive: true, force: true });
+  }
+}
+
+async function measureRss(n: number): Promise<number> {
+  const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', SCRIPT, '--rss-child', String(n)], {
+    cwd: join(dirname(SCRIPT), '..'), timeout: 180_000, maxBuffer: 1 << 20,
+  });
+  const last = stdout.trim().split('\n').pop()!;
+  return (JSON.parse(last) as { rss_mb: number }).rss_mb;
+}
+
+async function nginxTest(conf: string, config: Configuration, runtime: NginxRuntime): Promise<number> {
+  preparePrefix(runtime);
+  for (const f of auxiliaryFiles(config, runtime)) {
+    mkdirSync(dirname(f.path), { recursive: true });
+    writeFileSync(f.path, f.content);
+  }
+  writeFileSync(runtime.confPath, conf);
+  const t = now();
+  try {
+    execFileSync('/usr/sbin/nginx', ['-t', '-q', '-p', runtime.prefix, '-c', runtime.confPath], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
+  } catch (err) {
+    throw new Error(`nginx -t failed: ${String((err as { stderr?: Buffer }).stderr ?? err).trim().split('\n').slice(-2).join(' ')}`);
+  }
+  return ms(t);
+}
+
+async function main(): Promise<void> {
+  const full = isFull();
+  const rows: Row[] = [];
+  const fig: Record<string, number | null> = {
+    full_sync_ms_1k: null, full_sync_ms_5k: null, full_sync_ms_10k: null, ingress_change_sync_ms_10k: null,
+    endpoint_change_sync_ms_10k: null, payload_bytes_10k: null, conf_bytes_per_ingress: null, nginx_t_ms_1k: null,
+    nginx_t_ms_10k: null, rss_mb_1k: null, rss_mb_10k: null,
+  };
+  const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-model-'));
+  const runtime = benchRuntime(prefix);
+  runtime.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
+  try {
+    // 1. Full sync, cold caches, at 1k / 5k / 10k (best of 2 in full mode).
+    let synced10k: { s: Synced; store: Store; opts: GenOptions } | null = null;
+    let synced1k: Synced | null = null;
+    for (const n of full ? [1000, 5000, 10_000] : [1000, 10_000]) {
+      await attempt(rows, `full sync ${n / 1000}k`, () => {
+        const opts: GenOptions = { n };
+        const events = generateEvents(opts);
+        let t = now();
+        const store = loadStore(events);
+        const storeMs = ms(t);
+        const runs: Synced[] = [];
+        for (let r = 0; r < (full ? 2 : 1); r++) runs.push(fullSync(store, runtime));
+        const best = runs.reduce((a, b) => (total(a.phases) <= total(b.phases) ? a : b));
+        const value = total(best.phases);
+        const p = best.phases;
+        rows.push({
+          figure: `full sync ${n / 1000}k Ingresses`, value: `${value.toFixed(0)} ms`,
+          target: n === 10_000 ? '≤ 1500 ms' : '', status: n === 10_000 ? verdict(value, 1500) : '',
+          note: `build ${p.build.toFixed(0)}, snapshot+decide ${p.snapshot.toFixed(0)}, payloads ${p.payloads.toFixed(0)}, render ${p.render.toFixed(0)} ms; ` +
+            `${best.config.servers.length} servers, ${best.config.backends.length} backends; CPU ${best.cpu.toFixed(0)} ms; store load ${storeMs.toFixed(0)} ms (not counted)`,
+        });
+        fig[`full_sync_ms_${n / 1000}k`] = round(value, 0);
+        if (n === 1000) synced1k = best;
+        if (n === 10_000) synced10k = { s: best, store, opts };
+      });
+    }
+
+    // 2. One Ingress changed / one EndpointSlice changed at 10k.
+    if (synced10k) {
+      const { s, store, opts } = synced10k as { s: Synced; store: Store; opts: GenOptions };
+      await attempt(rows, 'ingress change 10k', () => {
+        const times: number[] = [];
+        const cpu: number[] = [];
+        const decisions = new Set<string>();
+        for (let k = 0; k < (full ? 9 : 3); k++) {
+          const i = 101 + k * 997;
+          const ing = ingressObject(i, opts, 2);
+          ing.metadata.annotations = { ...ing.metadata.annotations, 'nginx.ingress.kubernetes.io/proxy-body-size': `${10 + k}m` };
+          store.apply({ kind: 'Ingress', type: 'update', key: `${ing.metadata.namespace}/${ing.metadata.name}`, object: ing });
+          const r = incrementalSync(s, store, runtime);
+          times.push(r.ms);
+          cpu.push(r.cpu);
+          decisions.add(r.decision);
+        }
+        const v = median(times);
+        fig.ingress_change_sync_ms_10k = round(v, 1);
+        rows.push({ figure: 'sync after 1 Ingress changed (10k, render incl.)', value: `${v.toFixed(1)} ms`, target: '≤ 100 ms', status: verdict(v, 100),
+          note: `median of ${times.length}; max ${Math.max(...times).toFixed(1)} ms; CPU median ${median(cpu).toFixed(1)} ms; decisions: ${[...decisions].join(',')}` });
+      });
+      await attempt(rows, 'endpoint change 10k', () => {
+        const times: number[] = [];
+        const cpu: number[] = [];
+        const decisions = new Set<string>();
+        let bytes = 0;
+        for (let k = 0; k < (full ? 21 : 5); k++) {
+          const i = 57 + k * 461;
+          const slice = sliceObject(i, [0, 1, 2].map((e) => ({ address: `10.200.${k}.${e + 1}`, port: 8080 })), opts, 2 + k);
+          store.apply({ kind: 'EndpointSlice', type: 'update', key: `${slice.metadata.namespace}/${slice.metadata.name}`, object: slice });
+          const r = incrementalSync(s, store, runtime);
+          times.push(r.ms);
+          cpu.push(r.cpu);
+          decisions.add(r.decision);
+          bytes = r.payloadBytes;
+        }
+        const v = median(times);
+        fig.endpoint_change_sync_ms_10k = round(v, 1);
+        fig.payload_bytes_10k = bytes;
+        rows.push({ figure: 'sync after 1 EndpointSlice changed (10k, no render)', value: `${v.toFixed(1)} ms`, target: '≤ 20 ms', status: verdict(v, 20),
+          note: `median of ${times.length}, max ${Math.max(...times).toFixed(1)} ms; CPU median ${median(cpu).toFixed(1)} ms; decisions: ${[...decisions].join(',')}` });
+        rows.push({ figure: 'backends payload POSTed (10k)', value: `${(bytes / 2 ** 20).toFixed(2)} MiB`, note: `${bytes} bytes, whole backends list` });
+      });
+    }
+
+    // 3. nginx.conf bytes per simple Ingress (difference of two plain clusters), nginx -t.
+    await attempt(rows, 'conf bytes per Ingress', () => {
+      const size = (n: number) => fullSync(loadStore(generateEvents({ n, plain: true, tlsFraction: 0 })), runtime).conf.length;
+      const [a, b] = full ? [1000, 2000] : [200, 400];
+      const perIngress = (size(b) - size(a)) / (b - a);
+      fig.conf_bytes_per_ingress = round(perIngress, 0);
+      const mixed = synced1k ? (synced1k as Synced).conf.length / 1000 : null;
+      rows.push({ figure: 'nginx.conf bytes per simple Ingress', value: `${perIngress.toFixed(0)} B`, target: '≤ 4096 B', status: verdict(perIngress, 4096),
+        note: `1 host, 2 paths, no annotations; the annotated mix averages ${mixed?.toFixed(0) ?? '?'} B/Ingress` });
+    });
+    for (const n of full ? [1000, 10_000] : [1000]) {
+      await attempt(rows, `nginx -t ${n / 1000}k`, async () => {
+        const s = n === 1000 && synced1k ? synced1k as Synced : synced10k ? (synced10k as { s: Synced }).s : null;
+        if (!s) throw new Error('no synced model');
+        const testPrefix = mkdtempSync(join(tmpdir(), 'irx-bench-nginx-t-'));
+        try {
+          const rt = { ...benchRuntime(testPrefix), fallbackCert: runtime.fallbackCert };
+          const conf = s.renderer.render(s.config, rt);
+          const v = await nginxTest(conf, s.config, rt);
+          fig[`nginx_t_ms_${n / 1000}k`] = round(v, 0);
+          rows.push({ figure: `nginx -t at ${n / 1000}k Ingresses`, value: `${v.toFixed(0)} ms`, note: `${(conf.length / 2 ** 20).toFixed(1)} MiB nginx.conf` });
+        } finally {
+          rmSync(testPrefix, { recursive: true, force: true });
+        }
+      });
+    }
+    if (!full) rows.push({ figure: 'nginx -t at 10k Ingresses', value: 'skipped', status: 'n/a', note: 'full mode only' });
+
+    // 4. RSS after the initial sync, in a child process with a GC first.
+    synced10k = null;
+    synced1k = null;
+    for (const n of [1000, 10_000]) {
+      await attempt(rows, `rss ${n / 1000}k`, async () => {
+        const v = await measureRss(n);
+        fig[`rss_mb_${n / 1000}k`] = round(v, 0);
+        rows.push({ figure: `controller RSS after initial sync, ${n / 1000}k`, value: `${v.toFixed(0)} MB`,
+          target: n === 10_000 ? '≤ 300 MB' : '', status: n === 10_000 ? verdict(v, 300) : '',
+          note: 'store + model + nginx.conf + payloads, after gc()' });
+      });
+    }
+  } finally {
+    rmSync(prefix, { recursive: true, force: true });
+  }
+  rows.push({ figure: 'load average (1/5/15 min) at the end', value: loadAverage(), note: 'wall times above include waiting for the CPU when this is over 2' });
+  printTable('model and render', rows);
+  emitFigures(fig);
+}
+
+const child = arg('--rss-child');
+if (child) await rssChild(Number(child));
+else await main();

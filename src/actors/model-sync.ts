@@ -1,0 +1,39 @@
+// Binds the model (build, snapshot, decide, payloads) and two actors into the sync actor's
+// dependencies: the one wiring that local mode, the cluster controller and replay share.
+import { defer, map, type Observable, type SchedulerLike } from 'rxjs';
+import type { StoreReader } from '../store/types.js';
+import type { ModelBuilder } from '../model/build.js';
+import { snapshot, type ModelSnapshot } from '../model/hash.js';
+import { decide } from '../model/decide.js';
+import { backendsPayload, serversPayload } from '../model/payload.js';
+import type { Configuration } from '../model/types.js';
+import type { ActorOutcome, DynamicUpdate, SyncDeps } from './sync.js';
+
+export interface ModelSyncOptions {
+  store: StoreReader;
+  builder: ModelBuilder;
+  scheduler: SchedulerLike;
+  reload: (config: Configuration) => Observable<ActorOutcome>;
+  dynamic: (update: DynamicUpdate) => Observable<ActorOutcome>;
+}
+
+export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
+  const { scheduler } = opts;
+  // Stamps when an actor started and how long it took, for the tracer, unless it says itself.
+  const timed = <A>(actor: (arg: A) => Observable<ActorOutcome>) => (arg: A) => defer(() => {
+    const startedAt = scheduler.now();
+    return actor(arg).pipe(map((o): ActorOutcome => ({
+      ...o, startedAt: o.startedAt ?? startedAt, durationMs: o.durationMs ?? scheduler.now() - startedAt,
+    })));
+  });
+  return {
+    scheduler,
+    build: () => opts.builder.build(opts.store),
+    snapshot,
+    decide,
+    backendsPayload,
+    serversPayload,
+    reload: timed(opts.reload),
+    dynamic: timed(opts.dynamic),
+  };
+}

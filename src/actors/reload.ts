@@ -1,0 +1,155 @@
+// The reload actor: render → write a temp file → `nginx -t` → atomic rename → reload →
+// wait until new workers serve the new configuration. A failed test never replaces the live
+// file; errors become result values; reloads never overlap.
+
+import { get } from 'node:http';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
+import type { Logger } from '../log.js';
+import type { Configuration } from '../model/types.js';
+import { auxiliaryFiles, type Renderer } from '../render/engine.js';
+import type { NginxRuntime } from '../render/runtime.js';
+import type { NginxProcess } from './nginx-process.js';
+import { lineDiff } from './line-diff.js';
+
+export type ReloadResult =
+  | { ok: true; durationMs: number; checksum: string; warnings: string[] }
+  | { ok: false; durationMs: number; error: string };
+
+export interface ReloadDeps {
+  renderer: Renderer;
+  nginx: NginxProcess;
+  runtime: NginxRuntime;
+  logger: Logger;
+  now?: () => number;
+  /** How long to wait for new workers after the reload signal. */
+  reloadTimeoutMs?: number;
+  /** Failed configurations kept as nginx.conf.failed-<ts>. */
+  keepFailed?: number;
+}
+
+export function createReloadActor(deps: ReloadDeps): (config: Configuration) => Observable<ReloadResult> {
+  const { renderer, nginx, runtime, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const confPath = runtime.confPath;
+  const confDir = dirname(confPath);
+  let queue: Promise<unknown> = Promise.resolve();
+  let seq = 0;
+
+  async function reloadOnce(config: Configuration): Promise<ReloadResult> {
+    const t0 = now();
+    const fail = (error: string): ReloadResult => ({ ok: false, durationMs: now() - t0, error });
+    let rendered;
+    try {
+      rendered = renderer.renderWithWarnings(config, runtime);
+      for (const w of rendered.warnings) logger.warn(w);
+      for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file.path, file.content);
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'reload: render failed; the running configuration is kept');
+      return fail(`render: ${(err as Error).message}`);
+    }
+    mkdirSync(confDir, { recursive: true });
+    const tmp = join(confDir, `.${basename(confPath)}.tmp-${process.pid}-${++seq}`);
+    writeFileSync(tmp, rendered.text, { mode: 0o644 });
+    const test = await nginx.test(tmp);
+    if (!test.ok) {
+      const kept = join(confDir, `${basename(confPath)}.failed-${now()}-${seq}`);
+      renameSync(tmp, kept);
+      pruneFailed(confDir, basename(confPath), deps.keepFailed ?? 3);
+      logger.error({ output: test.output, kept }, 'reload: nginx -t failed; the running configuration is kept');
+      return fail(test.output);
+    }
+    const previous = existsSync(confPath) ? readFileSync(confPath, 'utf8') : null;
+    renameSync(tmp, confPath);
+    if (logger.isLevelEnabled('debug')) logger.debug({ diff: lineDiff(previous ?? '', rendered.text, confPath) }, 'reload: configuration diff');
+    try {
+      if (nginx.masterPid() === null) {
+        await nginx.start(confPath);
+      } else {
+        const before = new Set(nginx.workerPids());
+        await nginx.reload();
+        await waitNewConfiguration(before, rendered.checksum);
+      }
+    } catch (err) {
+      // Keep the file on disk equal to what NGINX runs.
+      if (previous !== null) writeFileSync(confPath, previous, { mode: 0o644 });
+      logger.error({ err: (err as Error).message }, 'reload: NGINX did not take the new configuration');
+      return fail((err as Error).message);
+    }
+    const durationMs = now() - t0;
+    logger.info({ durationMs, checksum: rendered.checksum }, 'reload: done');
+    return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings };
+  }
+
+  /**
+   * New workers exist, one of them answers with the new checksum on the status port, and every
+   * old worker has exited or is shutting down (it has closed its listening sockets then).
+   */
+  async function waitNewConfiguration(before: Set<number>, checksum: string): Promise<void> {
+    const deadline = Date.now() + (deps.reloadTimeoutMs ?? 30_000);
+    for (;;) {
+      const current = nginx.workerPids();
+      const fresh = current.some((p) => !before.has(p));
+      const oldDraining = current.filter((p) => before.has(p)).every(isShuttingDown);
+      if (fresh && oldDraining && (await fetchChecksum(runtime.statusPort)) === checksum) return;
+      if (nginx.masterPid() === null) throw new Error('nginx exited during reload');
+      if (Date.now() > deadline) throw new Error('timed out waiting for NGINX workers with the new configuration (see the error log)');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  return (config) => defer(() => {
+    const run = queue.then(() => reloadOnce(config), () => reloadOnce(config));
+    queue = run.catch(() => undefined);
+    return from(run.catch((err: unknown): ReloadResult => ({ ok: false, durationMs: 0, error: String((err as Error)?.message ?? err) })));
+  });
+}
+
+/** The actor as an operator: one ReloadResult per Configuration, in order. */
+export function reloadActor(deps: ReloadDeps): OperatorFunction<Configuration, ReloadResult> {
+  const actor = createReloadActor(deps);
+  return concatMap((config: Configuration) => actor(config));
+}
+
+function isShuttingDown(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down');
+  } catch {
+    return true; // gone
+  }
+}
+
+function writeIfChanged(path: string, content: string): void {
+  if (existsSync(path) && readFileSync(path, 'utf8') === content) return;
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, content, { mode: 0o644 });
+  chmodSync(tmp, 0o644);
+  renameSync(tmp, path);
+}
+
+function pruneFailed(dir: string, base: string, keep: number): void {
+  const failed = readdirSync(dir).filter((n) => n.startsWith(`${base}.failed-`)).sort((a, b) => stamp(a) - stamp(b));
+  for (const name of failed.slice(0, Math.max(0, failed.length - keep))) {
+    try { unlinkSync(join(dir, name)); } catch { /* already gone */ }
+  }
+}
+
+function stamp(name: string): number {
+  const m = /failed-(\d+)-(\d+)$/.exec(name);
+  return m ? Number(m[1]) * 1e6 + Number(m[2]) : 0;
+}
+
+function fetchChecksum(port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const req = get({ host: '127.0.0.1', port, path: '/configuration-checksum', timeout: 2000 }, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve(res.statusCode === 200 ? body.trim() : null));
+    });
+    req.on('error', () => resolve(null));
+    req.on('timeout', () => { req.destroy(); resolve(null); });
+  });
+}
+

@@ -1,0 +1,157 @@
+// The status writer: while this pod leads, keeps every served Ingress's
+// status.loadBalancer.ingress equal to the controller's addresses — on a timer
+// (--status-update-interval) and after each sync — writing only the Ingresses that differ, at
+// most ten at a time. On shutdown the last replica clears the status it wrote.
+import { PatchStrategy, setHeaderOptions, type NetworkingV1Api } from '@kubernetes/client-node';
+import Bottleneck from 'bottleneck';
+import { asyncScheduler, interval, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import type { Logger } from '../log.js';
+import type { Ingress, LoadBalancerIngress } from '../store/kube-types.js';
+import { sameAddresses, standardizeAddresses } from './status-address.js';
+
+export interface StatusWriterDeps {
+  networking: NetworkingV1Api;
+  /** The controller's current addresses (see discoverStatusAddresses). */
+  addresses: () => Promise<LoadBalancerIngress[]>;
+  /** Whether another replica is running: then it keeps the status when this pod shuts down. */
+  otherReplicasRunning: () => Promise<boolean>;
+  isLeader$: Observable<boolean>;
+  /** --status-update-interval, in ms. */
+  intervalMs: number;
+  /** --update-status-on-shutdown. */
+  updateStatusOnShutdown: boolean;
+  logger: Logger;
+  scheduler?: SchedulerLike;
+  /** Concurrent status writes (ingress-nginx: 10). */
+  maxConcurrent?: number;
+}
+
+export interface StatusRun {
+  /** False when this pod did not lead, so nothing was looked at. */
+  leader: boolean;
+  addresses: LoadBalancerIngress[];
+  written: string[];
+  unchanged: number;
+  failed: Array<{ ingress: string; error: string }>;
+}
+
+export interface StatusWriter {
+  /** Starts the timer and follows leadership (a new leader writes at once). */
+  start(): void;
+  /** After a sync: these are the Ingresses this controller serves now; brings their status up to date. */
+  sync(ingresses: readonly Ingress[]): Promise<StatusRun>;
+  /** Stops the timer; with --update-status-on-shutdown, the last replica clears the status. */
+  shutdown(): Promise<void>;
+}
+
+interface Written { basedOn: string | undefined; addresses: LoadBalancerIngress[] }
+
+export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
+  const log = deps.logger.child({ actor: 'status' });
+  const scheduler = deps.scheduler ?? asyncScheduler;
+  const limiter = new Bottleneck({ maxConcurrent: deps.maxConcurrent ?? 10 });
+  let ingresses: readonly Ingress[] = [];
+  let leader = false;
+  let stopped = false;
+  const subs: Subscription[] = [];
+  /** What we last wrote per Ingress, and over which resourceVersion: the store lags our writes. */
+  const written = new Map<string, Written>();
+  let current: Promise<StatusRun> | undefined;
+  let pending: Promise<StatusRun> | undefined;
+
+  function request(): Promise<StatusRun> {
+    if (pending) return pending;
+    if (current) {
+      pending = current.then(() => { pending = undefined; return begin(); });
+      return pending;
+    }
+    return begin();
+  }
+
+  function begin(): Promise<StatusRun> {
+    const run = runOnce(ingresses).catch((err): StatusRun => {
+      log.warn({ err: String(err) }, 'could not update the Ingress status');
+      return { leader, addresses: [], written: [], unchanged: 0, failed: [{ ingress: '*', error: String(err) }] };
+    });
+    current = run.finally(() => { current = undefined; });
+    return current;
+  }
+
+  /** A run writes the Ingresses as they were when it began; a later sync() queues the next run. */
+  async function runOnce(list: readonly Ingress[]): Promise<StatusRun> {
+    if (!leader || stopped) return { leader: false, addresses: [], written: [], unchanged: 0, failed: [] };
+    const addresses = standardizeAddresses(await deps.addresses());
+    return writeAll(list, addresses);
+  }
+
+  async function writeAll(list: readonly Ingress[], addresses: LoadBalancerIngress[]): Promise<StatusRun> {
+    const out: StatusRun = { leader: true, addresses, written: [], unchanged: 0, failed: [] };
+    const jobs: Array<Promise<void>> = [];
+    for (const ing of list) {
+      const key = `${ing.metadata.namespace}/${ing.metadata.name}`;
+      if (isUpToDate(key, ing, addresses)) {
+        out.unchanged++;
+        continue;
+      }
+      jobs.push(limiter.schedule(() => write(ing, addresses)).then(
+        () => { out.written.push(key); written.set(key, { basedOn: ing.metadata.resourceVersion, addresses }); },
+        (err) => { out.failed.push({ ingress: key, error: String(err) }); log.warn({ ingress: key, err: String(err) }, 'could not update the Ingress status'); },
+      ));
+    }
+    await Promise.all(jobs);
+    out.written.sort();
+    if (out.written.length > 0) log.info({ addresses, ingresses: out.written.length }, 'updated the Ingress status');
+    return out;
+  }
+
+  function isUpToDate(key: string, ing: Ingress, addresses: LoadBalancerIngress[]): boolean {
+    if (sameAddresses(ing.status?.loadBalancer?.ingress, addresses)) return true;
+    const mine = written.get(key);
+    return mine !== undefined && mine.basedOn === ing.metadata.resourceVersion && sameAddresses(mine.addresses, addresses);
+  }
+
+  async function write(ing: Ingress, addresses: LoadBalancerIngress[]): Promise<void> {
+    // A merge patch of the status subresource: one request, and nothing else of the Ingress is touched.
+    const body = { status: { loadBalancer: { ingress: addresses.length > 0 ? addresses : null } } };
+    await deps.networking.patchNamespacedIngressStatus(
+      { name: ing.metadata.name, namespace: ing.metadata.namespace ?? 'default', body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  return {
+    start() {
+      if (subs.length > 0 || stopped) return;
+      subs.push(deps.isLeader$.subscribe((isLeader) => {
+        leader = isLeader;
+        if (isLeader) void request();
+      }));
+      subs.push(interval(deps.intervalMs, scheduler).subscribe(() => { void request(); }));
+    },
+    sync(list) {
+      ingresses = list;
+      return request();
+    },
+    async shutdown() {
+      if (stopped) return;
+      stopped = true;
+      for (const s of subs) s.unsubscribe();
+      await current;
+      await pending;
+      if (!deps.updateStatusOnShutdown) {
+        log.info('leaving the Ingress status as it is (--update-status-on-shutdown=false)');
+        return;
+      }
+      try {
+        if (await deps.otherReplicasRunning()) {
+          log.info('another controller replica is running; leaving the Ingress status to it');
+          return;
+        }
+        const run = await writeAll(ingresses, []);
+        log.info({ cleared: run.written.length }, 'cleared the Ingress status (last controller replica)');
+      } catch (err) {
+        log.warn({ err: String(err) }, 'could not clear the Ingress status on shutdown');
+      }
+    },
+  };
+}

@@ -1,0 +1,364 @@
+// The `controller` command's flags: ingress-nginx's names and defaults where they apply, plus
+// ingress-rx's own. CONTROLLER_FLAGS is the single table behind parsing, --help and the docs;
+// every other ingress-nginx flag is refused by name, never silently ignored.
+import type { StoreOptions } from '../store/types.js';
+
+/** How a flag's value is read. `duration` and `seconds` both end up in milliseconds. */
+export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds';
+
+export interface ControllerOptions {
+  // cluster access
+  kubeconfig: string;
+  apiserverHost: string;
+  // what to watch
+  watchNamespace: string;
+  watchNamespaceSelector: string;
+  ingressClass: string;
+  controllerClass: string;
+  watchIngressWithoutClass: boolean;
+  ingressClassByName: boolean;
+  configmap: string;
+  tcpServicesConfigmap: string;
+  udpServicesConfigmap: string;
+  defaultBackendService: string;
+  defaultSSLCertificate: string;
+  disableCatchAll: boolean;
+  annotationsPrefix: string;
+  // status and leader election
+  publishService: string;
+  publishStatusAddress: string;
+  updateStatus: boolean;
+  updateStatusOnShutdown: boolean;
+  electionId: string;
+  electionTTLMs: number;
+  disableLeaderElection: boolean;
+  statusUpdateIntervalMs: number;
+  reportNodeInternalIpAddress: boolean;
+  // pacing and ports
+  syncRateLimit: number;
+  httpPort: number;
+  httpsPort: number;
+  statusPort: number;
+  streamPort: number;
+  healthzPort: number;
+  defaultServerPort: number;
+  enableMetrics: boolean;
+  shutdownGracePeriodMs: number;
+  postShutdownGracePeriodMs: number;
+  // ingress-rx's own
+  logLevel: string;
+  record: string;
+  recordSecrets: boolean;
+  trace: string;
+  workdir: string;
+  geoipDir: string;
+  help: boolean;
+}
+
+export interface ControllerFlag {
+  name: string;
+  key: keyof ControllerOptions;
+  type: FlagType;
+  /** In the option's unit: milliseconds for `duration` and `seconds` flags. */
+  default: string | number | boolean;
+  help: string;
+  /** True for flags ingress-nginx does not have. */
+  ours?: boolean;
+}
+
+export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
+  { name: 'kubeconfig', key: 'kubeconfig', type: 'string', default: '', help: 'Path to a kubeconfig file with the API server address and credentials. Empty: the in-cluster configuration (the pod\'s service account).' },
+  { name: 'apiserver-host', key: 'apiserverHost', type: 'string', default: '', help: 'Address of the Kubernetes API server, "protocol://address:port". Overrides the server of the kubeconfig.' },
+  { name: 'watch-namespace', key: 'watchNamespace', type: 'string', default: '', help: 'Namespace to watch for Ingresses, Services and the rest. Empty: all namespaces.' },
+  { name: 'watch-namespace-selector', key: 'watchNamespaceSelector', type: 'string', default: '', help: 'Label selector of the namespaces to watch. Exclusive with --watch-namespace.' },
+  { name: 'ingress-class', key: 'ingressClass', type: 'string', default: 'nginx', help: 'Ingress class this controller serves (annotation kubernetes.io/ingress.class, and the IngressClass name with --ingress-class-by-name).' },
+  { name: 'controller-class', key: 'controllerClass', type: 'string', default: 'k8s.io/ingress-nginx', help: 'IngressClass spec.controller value this controller serves.' },
+  { name: 'watch-ingress-without-class', key: 'watchIngressWithoutClass', type: 'bool', default: false, help: 'Also serve Ingresses with neither an IngressClass nor the class annotation.' },
+  { name: 'ingress-class-by-name', key: 'ingressClassByName', type: 'bool', default: false, help: 'Serve Ingresses whose spec.ingressClassName equals --ingress-class, even without a matching IngressClass.' },
+  { name: 'configmap', key: 'configmap', type: 'string', default: '', help: 'ConfigMap with the global NGINX settings, "namespace/name".' },
+  { name: 'tcp-services-configmap', key: 'tcpServicesConfigmap', type: 'string', default: '', help: 'ConfigMap of TCP services to expose, "namespace/name"; keys are external ports, values "namespace/service:port".' },
+  { name: 'udp-services-configmap', key: 'udpServicesConfigmap', type: 'string', default: '', help: 'ConfigMap of UDP services to expose, "namespace/name"; keys are external ports, values "namespace/service:port".' },
+  { name: 'default-backend-service', key: 'defaultBackendService', type: 'string', default: '', help: 'Service, "namespace/name", that serves requests matching no server (catch-all). Empty: a built-in 404.' },
+  { name: 'default-ssl-certificate', key: 'defaultSSLCertificate', type: 'string', default: '', help: 'Secret, "namespace/name", with the certificate of the default HTTPS server.' },
+  { name: 'disable-catch-all', key: 'disableCatchAll', type: 'bool', default: false, help: 'Ignore catch-all Ingresses (a spec.defaultBackend and no rules).' },
+  { name: 'annotations-prefix', key: 'annotationsPrefix', type: 'string', default: 'nginx.ingress.kubernetes.io', help: 'Prefix of the Ingress annotations this controller reads.' },
+  { name: 'publish-service', key: 'publishService', type: 'string', default: '', help: 'Service, "namespace/name", fronting the controller; its addresses become the load-balancer status of the Ingresses. Exclusive with --publish-status-address.' },
+  { name: 'publish-status-address', key: 'publishStatusAddress', type: 'string', default: '', help: 'Address or addresses (comma-separated IPs or hostnames) to set as the load-balancer status of the Ingresses.' },
+  { name: 'update-status', key: 'updateStatus', type: 'bool', default: true, help: 'Write the load-balancer status of the Ingresses this controller serves.' },
+  { name: 'update-status-on-shutdown', key: 'updateStatusOnShutdown', type: 'bool', default: true, help: 'On shutdown, clear the status of the Ingresses when this is the last controller pod.' },
+  { name: 'election-id', key: 'electionId', type: 'string', default: 'ingress-controller-leader', help: 'Name of the coordination.k8s.io Lease used to elect the pod that writes Ingress status.' },
+  { name: 'election-ttl', key: 'electionTTLMs', type: 'duration', default: 30_000, help: 'Lease duration of the leader election; the renew deadline is half of it, the retry period a quarter.' },
+  { name: 'disable-leader-election', key: 'disableLeaderElection', type: 'bool', default: false, help: 'Do not elect a leader: this pod writes the Ingress status as if it were the leader.' },
+  { name: 'status-update-interval', key: 'statusUpdateIntervalMs', type: 'seconds', default: 60_000, help: 'Seconds between two checks of the Ingress status (at least 5).' },
+  { name: 'report-node-internal-ip-address', key: 'reportNodeInternalIpAddress', type: 'bool', default: false, help: 'Report the nodes\' internal addresses instead of external ones in the Ingress status.' },
+  { name: 'sync-rate-limit', key: 'syncRateLimit', type: 'float', default: 0.3, help: 'Upper limit of syncs per second (token bucket with a burst of 1).' },
+  { name: 'http-port', key: 'httpPort', type: 'int', default: 80, help: 'Port serving HTTP traffic.' },
+  { name: 'https-port', key: 'httpsPort', type: 'int', default: 443, help: 'Port serving HTTPS traffic.' },
+  { name: 'status-port', key: 'statusPort', type: 'int', default: 10246, help: 'Loopback port of the Lua HTTP configuration endpoint.' },
+  { name: 'stream-port', key: 'streamPort', type: 'int', default: 10247, help: 'Loopback port of the Lua TCP/UDP configuration endpoint.' },
+  { name: 'healthz-port', key: 'healthzPort', type: 'int', default: 10254, help: 'Port of /healthz and /metrics.' },
+  { name: 'default-server-port', key: 'defaultServerPort', type: 'int', default: 8181, help: 'Port of the default server (catch-all).' },
+  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect and expose Prometheus metrics on the healthz port.' },
+  { name: 'shutdown-grace-period', key: 'shutdownGracePeriodMs', type: 'seconds', default: 0, help: 'Seconds to wait after the shutdown signal before stopping NGINX.' },
+  { name: 'post-shutdown-grace-period', key: 'postShutdownGracePeriodMs', type: 'seconds', default: 10_000, help: 'Seconds to wait after NGINX stopped before the controller exits.' },
+  { name: 'log-level', key: 'logLevel', type: 'string', default: 'info', help: 'Log level: trace, debug, info, warn, error, fatal or silent.', ours: true },
+  { name: 'record', key: 'record', type: 'string', default: '', help: 'Append every source event and task to this NDJSON file, for `ingress-rx replay`.', ours: true },
+  { name: 'record-secrets', key: 'recordSecrets', type: 'bool', default: false, help: 'Keep Secret data in the recording (redacted by default).', ours: true },
+  { name: 'trace', key: 'trace', type: 'string', default: '', help: 'Trace every event through the pipeline and write a Chrome trace-event file (Perfetto) here.', ours: true },
+  { name: 'workdir', key: 'workdir', type: 'string', default: '/tmp/ingress-rx', help: 'Directory for nginx.conf, NGINX\'s prefix and temporary files.', ours: true },
+  { name: 'geoip-dir', key: 'geoipDir', type: 'string', default: '/etc/ingress-controller/geoip', help: 'Directory of the GeoIP2 databases; changes to it reload NGINX.', ours: true },
+  { name: 'help', key: 'help', type: 'bool', default: false, help: 'Print this help and exit.', ours: true },
+];
+
+/** ingress-nginx controller flags that ingress-rx refuses (pkg/flags/flags.go), with the reason. */
+export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
+  'certificate-authority': 'put the CA in the kubeconfig (--kubeconfig)',
+  'sync-period': 'watches relist on their own; there is no forced resync',
+  'profiling': 'there is no Go profiler; use node --inspect',
+  'profiler-port': 'there is no Go profiler',
+  'profiler-address': 'there is no Go profiler',
+  'health-check-path': '/healthz is fixed',
+  'health-check-timeout': 'the health check has a fixed timeout',
+  'healthz-host': '/healthz listens on all addresses',
+  'version': 'the controller command prints no version',
+  'enable-ssl-passthrough': 'SSL passthrough is not implemented',
+  'ssl-passthrough-proxy-port': 'SSL passthrough is not implemented',
+  'disable-svc-external-name': 'ExternalName Services are handled as ingress-nginx does by default',
+  'enable-annotation-validation': 'annotations are always validated',
+  'enable-ssl-chain-completion': 'certificate chains are not completed',
+  'metrics-per-host': 'metrics follow ingress-nginx\'s defaults',
+  'metrics-per-undefined-host': 'metrics follow ingress-nginx\'s defaults',
+  'report-status-classes': 'metrics follow ingress-nginx\'s defaults',
+  'time-buckets': 'histogram buckets are fixed',
+  'length-buckets': 'histogram buckets are fixed',
+  'size-buckets': 'histogram buckets are fixed',
+  'bucket-factor': 'native histograms are not supported',
+  'max-buckets': 'native histograms are not supported',
+  'exclude-socket-metrics': 'metrics follow ingress-nginx\'s defaults',
+  'monitor-max-batch-size': 'metrics follow ingress-nginx\'s defaults',
+  'validating-webhook': 'there is no admission webhook; invalid Ingresses are reported as Events',
+  'validating-webhook-certificate': 'there is no admission webhook',
+  'validating-webhook-key': 'there is no admission webhook',
+  'disable-full-test': 'there is no admission webhook',
+  'internal-logger-address': 'there is no internal syslog listener',
+  'deep-inspect': 'annotations and paths are always validated',
+  'dynamic-configuration-retries': 'the retry schedule of dynamic configuration is fixed',
+  'disable-sync-events': 'ingress-rx records no Sync events',
+  'enable-topology-aware-routing': 'topology aware routing is not implemented',
+  'maxmind-mirror': 'GeoIP databases are not downloaded; put them in --geoip-dir',
+  'maxmind-license-key': 'GeoIP databases are not downloaded; put them in --geoip-dir',
+  'maxmind-edition-ids': 'GeoIP databases are not downloaded; put them in --geoip-dir',
+  'maxmind-retries-count': 'GeoIP databases are not downloaded; put them in --geoip-dir',
+  'maxmind-retries-timeout': 'GeoIP databases are not downloaded; put them in --geoip-dir',
+};
+
+/** The Go logging (klog) flags ingress-nginx's binary also accepts. */
+export const REFUSED_KLOG_FLAGS: readonly string[] = [
+  'v', 'vmodule', 'logtostderr', 'alsologtostderr', 'log_dir', 'log_file', 'log_file_max_size',
+  'skip_headers', 'skip_log_headers', 'stderrthreshold', 'one_output', 'add_dir_header', 'log_backtrace_at',
+];
+
+const MIN_STATUS_UPDATE_INTERVAL_MS = 5_000;
+
+export type ParseResult =
+  | { ok: true; options: ControllerOptions; warnings: string[] }
+  | { ok: false; error: string };
+
+export function defaultControllerOptions(): ControllerOptions {
+  const out: Record<string, unknown> = {};
+  for (const f of CONTROLLER_FLAGS) out[f.key] = f.default;
+  return out as unknown as ControllerOptions;
+}
+
+/** Parses `--flag=value`, `--flag value` and Go-style booleans (`--flag`, `--flag=false`). */
+export function parseControllerFlags(argv: string[]): ParseResult {
+  const byName = new Map(CONTROLLER_FLAGS.map((f) => [f.name, f]));
+  const values: Record<string, unknown> = { ...defaultControllerOptions() };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-h') { values.help = true; continue; }
+    if (!arg.startsWith('--') || arg === '--') {
+      return { ok: false, error: `unexpected argument "${arg}": the controller command takes only --flags` };
+    }
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const flag = byName.get(name);
+    if (!flag) return { ok: false, error: refusal(name) };
+    let raw: string;
+    if (eq >= 0) raw = arg.slice(eq + 1);
+    else if (flag.type === 'bool') raw = 'true';
+    else if (i + 1 < argv.length) raw = argv[++i]!;
+    else return { ok: false, error: `flag --${name} needs a value` };
+    const parsed = parseValue(flag, raw);
+    if (typeof parsed === 'object') return { ok: false, error: parsed.error };
+    values[flag.key] = parsed;
+  }
+  return validate(values as unknown as ControllerOptions);
+}
+
+function refusal(name: string): string {
+  const reason = REFUSED_INGRESS_NGINX_FLAGS[name];
+  if (reason !== undefined) {
+    return `--${name} is an ingress-nginx flag that ingress-rx does not support (${reason}); remove it (see docs/differences.md)`;
+  }
+  if (REFUSED_KLOG_FLAGS.includes(name)) {
+    return `--${name} is an ingress-nginx (klog) logging flag that ingress-rx does not support; use --log-level`;
+  }
+  return `unknown flag --${name} (see \`ingress-rx controller --help\`)`;
+}
+
+function parseValue(flag: ControllerFlag, raw: string): string | number | boolean | { error: string } {
+  const bad = (what: string) => ({ error: `invalid value "${raw}" for --${flag.name}: ${what}` });
+  switch (flag.type) {
+    case 'string':
+      return raw;
+    case 'bool': {
+      const b = parseGoBool(raw);
+      return b === undefined ? bad('expected true or false') : b;
+    }
+    case 'int':
+      return /^[+-]?\d+$/.test(raw) ? Number(raw) : bad('expected an integer');
+    case 'float': {
+      const n = raw.trim() === '' ? NaN : Number(raw);
+      return Number.isFinite(n) ? n : bad('expected a number');
+    }
+    case 'duration': {
+      const ms = parseGoDuration(raw);
+      return ms === undefined ? bad('expected a duration such as 30s, 1m or 1h30m') : ms;
+    }
+    case 'seconds': {
+      if (/^[+-]?\d+$/.test(raw)) return Number(raw) * 1000;
+      const ms = parseGoDuration(raw);
+      return ms === undefined ? bad('expected a number of seconds (or a duration such as 30s)') : ms;
+    }
+  }
+}
+
+function validate(o: ControllerOptions): ParseResult {
+  const warnings: string[] = [];
+  if (o.publishService !== '' && o.publishStatusAddress !== '') {
+    return { ok: false, error: 'flags --publish-service and --publish-status-address are mutually exclusive' };
+  }
+  if (o.watchNamespace !== '' && o.watchNamespaceSelector !== '') {
+    return { ok: false, error: 'flags --watch-namespace and --watch-namespace-selector are mutually exclusive' };
+  }
+  for (const [flag, value] of [
+    ['configmap', o.configmap], ['tcp-services-configmap', o.tcpServicesConfigmap],
+    ['udp-services-configmap', o.udpServicesConfigmap], ['default-backend-service', o.defaultBackendService],
+    ['default-ssl-certificate', o.defaultSSLCertificate], ['publish-service', o.publishService],
+  ] as const) {
+    if (value !== '' && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(value)) {
+      return { ok: false, error: `invalid value "${value}" for --${flag}: expected "namespace/name"` };
+    }
+  }
+  for (const [flag, port] of [
+    ['http-port', o.httpPort], ['https-port', o.httpsPort], ['status-port', o.statusPort],
+    ['stream-port', o.streamPort], ['healthz-port', o.healthzPort], ['default-server-port', o.defaultServerPort],
+  ] as const) {
+    if (port < 1 || port > 65535) return { ok: false, error: `invalid value ${port} for --${flag}: expected a port between 1 and 65535` };
+  }
+  if (!(o.syncRateLimit > 0)) return { ok: false, error: `invalid value ${o.syncRateLimit} for --sync-rate-limit: expected a positive number` };
+  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(o.logLevel)) {
+    return { ok: false, error: `invalid value "${o.logLevel}" for --log-level: expected trace, debug, info, warn, error, fatal or silent` };
+  }
+  if (o.electionTTLMs <= 0) {
+    warnings.push('--election-ttl must be positive; using 30s');
+    o.electionTTLMs = 30_000;
+  }
+  if (o.statusUpdateIntervalMs < MIN_STATUS_UPDATE_INTERVAL_MS) {
+    warnings.push(`--status-update-interval of ${o.statusUpdateIntervalMs / 1000}s is too low; using 5s`);
+    o.statusUpdateIntervalMs = MIN_STATUS_UPDATE_INTERVAL_MS;
+  }
+  return { ok: true, options: o, warnings };
+}
+
+/** strconv.ParseBool's spellings. */
+export function parseGoBool(raw: string): boolean | undefined {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(raw)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(raw)) return false;
+  return undefined;
+}
+
+const DURATION_UNIT_MS: Record<string, number> = {
+  ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+};
+
+/** time.ParseDuration's syntax ("300ms", "1.5h", "2h45m"; a bare "0"), in milliseconds. */
+export function parseGoDuration(raw: string): number | undefined {
+  const m = /^([+-]?)(.*)$/.exec(raw)!;
+  const body = m[2]!;
+  if (body === '0') return 0;
+  if (body === '') return undefined;
+  const part = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
+  let total = 0;
+  let at = 0;
+  while (at < body.length) {
+    part.lastIndex = at;
+    const p = part.exec(body);
+    if (!p) return undefined;
+    total += Number(p[1]) * DURATION_UNIT_MS[p[2]!]!;
+    at = part.lastIndex;
+  }
+  return m[1] === '-' ? -total : total;
+}
+
+/** The store's view of the options. */
+export function toStoreOptions(o: ControllerOptions): StoreOptions {
+  return {
+    ingressClass: o.ingressClass,
+    controllerClass: o.controllerClass,
+    watchIngressWithoutClass: o.watchIngressWithoutClass,
+    ingressClassByName: o.ingressClassByName,
+    watchNamespaces: o.watchNamespace === '' ? [] : [o.watchNamespace],
+    watchNamespaceSelector: o.watchNamespaceSelector,
+    disableCatchAll: o.disableCatchAll,
+    configmap: o.configmap,
+    tcpServicesConfigmap: o.tcpServicesConfigmap,
+    udpServicesConfigmap: o.udpServicesConfigmap,
+    defaultSSLCertificate: o.defaultSSLCertificate,
+    defaultBackendService: o.defaultBackendService,
+  };
+}
+
+function formatDefault(f: ControllerFlag): string {
+  if (f.type === 'duration') return formatDuration(f.default as number);
+  if (f.type === 'seconds') return String((f.default as number) / 1000);
+  return typeof f.default === 'string' ? JSON.stringify(f.default) : String(f.default);
+}
+
+function formatDuration(ms: number): string {
+  if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+const TYPE_HINT: Record<FlagType, string> = {
+  string: 'string', bool: '', int: 'int', float: 'float', duration: 'duration', seconds: 'seconds',
+};
+
+/** --help text: one entry per flag of CONTROLLER_FLAGS. */
+export function controllerHelp(): string {
+  const lines = ['Usage: ingress-rx controller [flags]', '',
+    'Runs the Ingress controller against a Kubernetes cluster.', '', 'Flags:'];
+  for (const f of CONTROLLER_FLAGS) {
+    const hint = TYPE_HINT[f.type];
+    const showDefault = !(f.type === 'bool' && f.default === false) && f.default !== '';
+    lines.push(`  --${f.name}${hint ? ` ${hint}` : ''}`);
+    lines.push(`      ${f.help}${showDefault ? ` (default ${formatDefault(f)})` : ''}`);
+  }
+  lines.push('', `ingress-nginx flags that ingress-rx refuses: ${Object.keys(REFUSED_INGRESS_NGINX_FLAGS).map((n) => `--${n}`).join(', ')}.`);
+  return lines.join('\n') + '\n';
+}
+
+/** The flags as a Markdown table (docs/controller.md is checked against it). */
+export function controllerFlagsMarkdown(): string {
+  const rows = CONTROLLER_FLAGS.map((f) =>
+    `| \`--${f.name}\` | ${f.type} | ${f.default === '' ? '' : `\`${formatDefault(f).replace(/^"|"$/g, '')}\``} | ${f.ours ? 'ingress-rx' : 'ingress-nginx'} | ${f.help.replace(/\|/g, '\\|')} |`);
+  return ['| Flag | Type | Default | From | Description |', '|---|---|---|---|---|', ...rows].join('\n') + '\n';
+}
+
+/** The refused ingress-nginx flags as a Markdown table (docs/controller.md is checked against it). */
+export function refusedFlagsMarkdown(): string {
+  const rows = Object.entries(REFUSED_INGRESS_NGINX_FLAGS).map(([name, why]) => `| \`--${name}\` | ${why} |`);
+  return ['| ingress-nginx flag | Why ingress-rx refuses it |', '|---|---|', ...rows].join('\n') + '\n';
+}

@@ -1,0 +1,89 @@
+// `ingress-rx render`: a manifests directory → the model and the Lua payloads, offline, as
+// deterministic JSON files (model.json, backends.json, servers.json). Warnings go to stderr.
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createLogger, type Logger } from '../log.js';
+import { createModelBuilder, type BuildResult } from '../model/build.js';
+import { stableJSON } from '../model/json.js';
+import { backendsPayload, serversPayload } from '../model/payload.js';
+import type { ModelWarning } from '../model/types.js';
+import { createStore, defaultStoreOptions } from '../store/store.js';
+import type { StoreOptions } from '../store/types.js';
+import { readManifests, type ManifestError } from '../streams/manifests.js';
+
+export const DEFAULT_SERVER_PORT = 8181;
+
+export interface RenderModelOptions {
+  /** The main ConfigMap, `namespace/name` ('' = none). */
+  configmap?: string;
+  defaultServerPort?: number;
+  /** Other store flags (tcp/udp services ConfigMaps, default certificate, …). */
+  storeOptions?: Partial<StoreOptions>;
+  /** Ports TCP/UDP services may not take (default: ingress-nginx's). */
+  reservedPorts?: number[];
+  /** Clock for certificate expiry and for manifests without creationTimestamp. */
+  now?: () => Date;
+  logger?: Logger;
+}
+
+export interface RenderedModel extends BuildResult {
+  manifestErrors: ManifestError[];
+}
+
+/** Reads a manifests directory into a store (Ingresses without class are served) and builds the model. */
+export function renderModel(dir: string, opts: RenderModelOptions = {}): RenderedModel {
+  const now = opts.now ?? (() => new Date());
+  const { events, errors } = readManifests(dir, { logger: opts.logger, now: () => now().getTime() });
+  const options: StoreOptions = {
+    ...defaultStoreOptions(),
+    watchIngressWithoutClass: true,
+    ...opts.storeOptions,
+    configmap: opts.configmap ?? opts.storeOptions?.configmap ?? '',
+  };
+  const store = createStore(options, opts.logger);
+  for (const e of events) store.apply(e);
+  const builder = createModelBuilder({
+    annotationsPrefix: options.annotationsPrefix ?? 'nginx.ingress.kubernetes.io',
+    defaultServerPort: opts.defaultServerPort ?? DEFAULT_SERVER_PORT,
+    now,
+    logger: opts.logger,
+    reservedPorts: opts.reservedPorts,
+  });
+  return { ...builder.build(store), manifestErrors: errors };
+}
+
+export function formatWarning(w: ModelWarning): string {
+  return `${w.object}${w.field ? ` ${w.field}` : ''}: ${w.message}`;
+}
+
+export async function runRender(opts: {
+  manifests: string;
+  configmap?: string;
+  out: string;
+  defaultServerPort?: number;
+  storeOptions?: Partial<StoreOptions>;
+  logger?: Logger;
+  logLevel?: string;
+}): Promise<number> {
+  const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? 'warn' });
+  try {
+    if (!statSync(opts.manifests, { throwIfNoEntry: false })?.isDirectory()) {
+      process.stderr.write(`render: ${opts.manifests} is not a directory\n`);
+      return 2;
+    }
+    const r = renderModel(opts.manifests, {
+      configmap: opts.configmap, defaultServerPort: opts.defaultServerPort, storeOptions: opts.storeOptions, logger,
+    });
+    for (const e of r.manifestErrors) process.stderr.write(`warning: ${e.file}:${e.line}: ${e.reason}\n`);
+    for (const w of r.warnings) process.stderr.write(`warning: ${formatWarning(w)}\n`);
+    mkdirSync(opts.out, { recursive: true });
+    writeFileSync(join(opts.out, 'model.json'), stableJSON(r.config));
+    writeFileSync(join(opts.out, 'backends.json'), stableJSON(backendsPayload(r.config)));
+    writeFileSync(join(opts.out, 'servers.json'), stableJSON(serversPayload(r.config)));
+    process.stderr.write(`render: ${r.config.servers.length} servers, ${r.config.backends.length} backends, ${r.warnings.length} warnings → ${opts.out}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`render: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,96 @@
+// What ingress-rx asks of the Kubernetes API, declared next to nothing else: each module that
+// talks to the API has its entry here, the RBAC rules in deploy/ are derived from the union, and
+// the tests check every request the code makes against them.
+import { KUBE_RESOURCES } from './streams/kube-resources.js';
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
+
+export interface ApiUsage {
+  /** API group ('' for core). */
+  group: string;
+  /** Resource, or `resource/subresource`. */
+  resource: string;
+  verbs: Verb[];
+  /** `cluster`: any namespace (ClusterRole); `pod-namespace`: only the controller's own (Role). */
+  scope: 'cluster' | 'pod-namespace';
+  /** Restricts the verbs to these object names (never possible for create or list). */
+  resourceNames?: string[];
+  /** The module making these calls. */
+  by: string;
+}
+
+export const DEFAULT_ELECTION_ID = 'ingress-controller-leader';
+
+/** src/streams/kube.ts: one list + watch per kind it caches. */
+export function kubeSourceUsage(): ApiUsage[] {
+  return Object.values(KUBE_RESOURCES).map((r) => ({
+    group: r.apiVersion.includes('/') ? r.apiVersion.split('/')[0]! : '',
+    resource: r.plural,
+    verbs: ['list', 'watch'],
+    scope: 'cluster',
+    by: 'src/streams/kube.ts',
+  }));
+}
+
+/** src/actors/leader-election.ts: reads and renews its Lease, creates it the first time. */
+export function leaderElectionUsage(electionId = DEFAULT_ELECTION_ID): ApiUsage[] {
+  const by = 'src/actors/leader-election.ts';
+  return [
+    { group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'update'], scope: 'pod-namespace', resourceNames: [electionId], by },
+    { group: 'coordination.k8s.io', resource: 'leases', verbs: ['create'], scope: 'pod-namespace', by },
+  ];
+}
+
+/** src/actors/status*.ts: the controller's pod, its replicas and their nodes, --publish-service, and the status writes. */
+export function statusUsage(): ApiUsage[] {
+  const by = 'src/actors/status.ts, src/actors/status-address.ts';
+  return [
+    { group: 'networking.k8s.io', resource: 'ingresses/status', verbs: ['patch'], scope: 'cluster', by },
+    { group: '', resource: 'services', verbs: ['get'], scope: 'cluster', by },
+    { group: '', resource: 'nodes', verbs: ['get'], scope: 'cluster', by },
+    { group: '', resource: 'pods', verbs: ['get', 'list'], scope: 'pod-namespace', by },
+  ];
+}
+
+/** src/actors/kube-events.ts: Events in the namespace of the object they are about. */
+export function eventsUsage(): ApiUsage[] {
+  return [{ group: '', resource: 'events', verbs: ['create', 'patch'], scope: 'cluster', by: 'src/actors/kube-events.ts' }];
+}
+
+export function kubeApiUsage(opts: { electionId?: string } = {}): ApiUsage[] {
+  return [...kubeSourceUsage(), ...leaderElectionUsage(opts.electionId), ...statusUsage(), ...eventsUsage()];
+}
+
+/** An rbac.authorization.k8s.io/v1 PolicyRule. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+const VERB_ORDER: Verb[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+
+/** Least-privilege rules for a usage: one rule per (group, resource, names), verbs merged. */
+export function rbacRules(usage: readonly ApiUsage[]): { clusterRole: PolicyRule[]; role: PolicyRule[] } {
+  const merge = (scope: ApiUsage['scope']): PolicyRule[] => {
+    const byKey = new Map<string, { group: string; resource: string; names?: string[]; verbs: Set<Verb> }>();
+    for (const u of usage) {
+      if (u.scope !== scope) continue;
+      const names = u.resourceNames?.length ? [...u.resourceNames].sort() : undefined;
+      const key = `${u.group}|${u.resource}|${names?.join(',') ?? ''}`;
+      const entry = byKey.get(key) ?? { group: u.group, resource: u.resource, names, verbs: new Set<Verb>() };
+      for (const v of u.verbs) entry.verbs.add(v);
+      byKey.set(key, entry);
+    }
+    return [...byKey.values()]
+      .sort((a, b) => a.group.localeCompare(b.group) || a.resource.localeCompare(b.resource) || (a.names?.join(',') ?? '').localeCompare(b.names?.join(',') ?? ''))
+      .map((e) => ({
+        apiGroups: [e.group],
+        resources: [e.resource],
+        verbs: VERB_ORDER.filter((v) => e.verbs.has(v)),
+        ...(e.names ? { resourceNames: e.names } : {}),
+      }));
+  };
+  return { clusterRole: merge('cluster'), role: merge('pod-namespace') };
+}

@@ -1,0 +1,17 @@
+// access-log group: turn the access log of the Ingress's locations on or off.
+import { bool } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+const keys = { 'enable-access-log': 'Low' } as const;
+
+export const accessLogGroup: AnnotationGroup<'accessLog'> = {
+  name: 'accesslog',
+  keys,
+  docs: {
+    'enable-access-log': { values: '"true" or "false"', default: 'ConfigMap disable-access-log (negated)', description: 'Log requests of the location.' },
+  },
+  parse(ing, ctx, warn) {
+    return { accessLog: annotationReader(ing, ctx, keys, warn).get('enable-access-log', bool, ctx.settings.enableAccessLog) };
+  },
+};

@@ -1,0 +1,89 @@
+// cors group: Cross-Origin Resource Sharing headers for the Ingress's locations.
+import { bool, commaList, headerName, httpMethod, int, InvalidValue, preview, type Check } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+export const CORS_DEFAULTS = {
+  allowOrigin: ['*'],
+  allowMethods: 'GET, PUT, POST, DELETE, PATCH, OPTIONS',
+  allowHeaders: 'DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization',
+  exposeHeaders: '',
+  allowCredentials: true,
+  maxAge: 1728000,
+} as const;
+
+const keys = {
+  'enable-cors': 'Low',
+  'cors-allow-origin': 'Medium',
+  'cors-allow-methods': 'Medium',
+  'cors-allow-headers': 'Medium',
+  'cors-expose-headers': 'Medium',
+  'cors-allow-credentials': 'Low',
+  'cors-max-age': 'Low',
+} as const;
+
+/** `*`, or `scheme://host[:port]` where host may start with `*.`. */
+export const corsOrigin: Check<string> = (raw) => {
+  const v = raw.trim();
+  if (v === '*') return v;
+  const label = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+  const re = new RegExp(`^[a-z][a-z0-9+.-]{0,15}://(\\*\\.)?${label}(\\.${label})*(:\\d{1,5})?$`);
+  if (!re.test(v)) throw new InvalidValue(`origin "${preview(v)}" is not * or scheme://host[:port]`);
+  return v;
+};
+
+/** Keeps the valid origins and reports the others (as ingress-nginx does); none valid is invalid. */
+function originList(report: (message: string) => void): Check<string[]> {
+  return (raw) => {
+    const valid: string[] = [];
+    for (const item of commaList((s) => s)(raw)) {
+      try {
+        valid.push(corsOrigin(item));
+      } catch (err) {
+        if (!(err instanceof InvalidValue)) throw err;
+        report(`${err.message}; origin dropped`);
+      }
+    }
+    if (valid.length === 0) throw new InvalidValue('no valid origin');
+    return valid;
+  };
+}
+
+const methodList: Check<string> = (raw) => {
+  const list = commaList(httpMethod)(raw);
+  if (list.length === 0) throw new InvalidValue('no method given');
+  return list.join(', ');
+};
+
+const headerNames = commaList(headerName);
+const headerList: Check<string> = (raw) => headerNames(raw).join(',');
+const maxAge = int(0, 2 ** 31 - 1);
+
+export const corsGroup: AnnotationGroup<'cors'> = {
+  name: 'cors',
+  keys,
+  docs: {
+    'enable-cors': { values: '"true" or "false"', default: 'false', description: 'Add CORS headers and answer preflight requests.' },
+    'cors-allow-origin': { values: 'comma-separated `*` or `scheme://host[:port]` (host may start with `*.`)', default: CORS_DEFAULTS.allowOrigin.join(','), description: 'Access-Control-Allow-Origin.', onInvalid: 'warning; invalid origins are dropped, `*` when none is left' },
+    'cors-allow-methods': { values: 'comma-separated HTTP methods', default: CORS_DEFAULTS.allowMethods, description: 'Access-Control-Allow-Methods.' },
+    'cors-allow-headers': { values: 'comma-separated header names', default: CORS_DEFAULTS.allowHeaders, description: 'Access-Control-Allow-Headers.' },
+    'cors-expose-headers': { values: 'comma-separated header names', default: "''", description: 'Access-Control-Expose-Headers.' },
+    'cors-allow-credentials': { values: '"true" or "false"', default: 'true', description: 'Access-Control-Allow-Credentials.' },
+    'cors-max-age': { values: 'seconds', default: String(CORS_DEFAULTS.maxAge), description: 'Access-Control-Max-Age.' },
+  },
+  parse(ing, ctx, warn) {
+    const r = annotationReader(ing, ctx, keys, warn);
+    if (!r.get('enable-cors', bool, false)) return { cors: null };
+    return {
+      cors: {
+        enabled: true,
+        allowOrigin: r.get('cors-allow-origin', originList((m) => r.warn('cors-allow-origin', m)), [...CORS_DEFAULTS.allowOrigin]),
+        allowMethods: r.get('cors-allow-methods', methodList, CORS_DEFAULTS.allowMethods),
+        allowHeaders: r.get('cors-allow-headers', headerList, CORS_DEFAULTS.allowHeaders),
+        exposeHeaders: r.get('cors-expose-headers', headerList, CORS_DEFAULTS.exposeHeaders),
+        allowCredentials: r.get('cors-allow-credentials', bool, CORS_DEFAULTS.allowCredentials),
+        maxAge: r.get('cors-max-age', maxAge, CORS_DEFAULTS.maxAge),
+      },
+    };
+  },
+};

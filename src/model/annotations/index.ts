@@ -1,0 +1,90 @@
+// Runs every annotation group over an Ingress and assembles ParsedAnnotations; the defaults
+// (an Ingress without annotations) come from the ConfigMap settings.
+import type { Ingress } from '../../store/kube-types.js';
+import type { StoreReader } from '../../store/types.js';
+import type { NginxSettings } from '../config/settings.js';
+import type { ModelWarning } from '../types.js';
+import { accessLogGroup } from './accesslog.js';
+import { affinityGroup } from './affinity.js';
+import { authBasicGroup } from './authbasic.js';
+import { authExternalGroup } from './authexternal.js';
+import { backendProtocolGroup } from './backendprotocol.js';
+import { canaryGroup } from './canary.js';
+import { connectionGroup } from './connection.js';
+import { corsGroup } from './cors.js';
+import { customHttpErrorsGroup } from './customhttperrors.js';
+import { defaultBackendGroup } from './defaultbackend.js';
+import { ipAllowlistGroup } from './ipallowlist.js';
+import { ipDenylistGroup } from './ipdenylist.js';
+import { loadBalanceGroup } from './loadbalance.js';
+import { proxyGroup } from './proxy.js';
+import { rateLimitGroup } from './ratelimit.js';
+import { redirectGroup } from './redirect.js';
+import { rewriteGroup } from './rewrite.js';
+import { serverAliasGroup } from './serveralias.js';
+import { serviceUpstreamGroup } from './serviceupstream.js';
+import { snippetsGroup } from './snippets.js';
+import { sslPassthroughGroup } from './sslpassthrough.js';
+import { prefixedAnnotations } from './reader.js';
+import type { AnnotationContext, AnnotationGroup, ParsedAnnotations, ParseResult } from './types.js';
+import { upstreamHashGroup } from './upstreamhash.js';
+import { upstreamVhostGroup } from './upstreamvhost.js';
+
+export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
+
+/** Every group, in the order they run (the first group to deny names the reason). */
+export const ANNOTATION_GROUPS: AnnotationGroup[] = [
+  rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
+  authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
+  corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
+  canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
+] as AnnotationGroup[];
+
+const KNOWN_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
+
+/** A StoreReader for defaults: an Ingress without annotations never looks anything up. */
+const NO_STORE = new Proxy({}, {
+  get: () => () => { throw new Error('annotation defaults must not read the store'); },
+}) as StoreReader;
+
+/**
+ * What an Ingress without annotations gets: the groups run over an empty Ingress, so defaults
+ * and parsing cannot disagree.
+ */
+export function defaultAnnotations(settings: NginxSettings): ParsedAnnotations {
+  return runGroups(EMPTY_INGRESS, { prefix: DEFAULT_ANNOTATIONS_PREFIX, settings, store: NO_STORE, prefixed: NONE }, mustNotWarn);
+}
+
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
+const EMPTY_INGRESS: Ingress = { metadata: { name: '', namespace: '' }, spec: {} };
+
+function mustNotWarn(): never {
+  throw new Error('annotation defaults must not warn');
+}
+
+function runGroups(ing: Ingress, ctx: AnnotationContext, warn: (key: string, message: string) => void): ParsedAnnotations {
+  const value: Record<string, unknown> = { denied: null };
+  for (const group of ANNOTATION_GROUPS) {
+    const part = group.parse(ing, ctx, warn) as Record<string, unknown>;
+    for (const field in part) {
+      if (field !== 'denied') value[field] = part[field];
+      else if (value.denied === null) value.denied = part.denied ?? null;
+    }
+  }
+  return value as unknown as ParsedAnnotations;
+}
+
+export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseResult {
+  const warnings: ModelWarning[] = [];
+  const object = `Ingress ${ing.metadata.namespace ?? 'default'}/${ing.metadata.name}`;
+  const warn = (key: string, message: string): void => {
+    warnings.push({ object, field: `metadata.annotations["${ctx.prefix}/${key}"]`, message });
+  };
+  const prefixed = prefixedAnnotations(ing, ctx.prefix);
+  const value = runGroups(ing, { ...ctx, prefixed }, warn);
+  for (const key in prefixed) {
+    if (!KNOWN_KEYS.has(key)) warn(key, 'annotation is not supported by ingress-rx; ignored');
+  }
+  return { value, warnings };
+}

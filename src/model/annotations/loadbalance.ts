@@ -1,0 +1,22 @@
+// load-balance group: the balancing algorithm of the Ingress's backends.
+import { oneOf } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+export const LOAD_BALANCE_ALGORITHMS = ['round_robin', 'ewma'] as const;
+
+const algorithm = oneOf(LOAD_BALANCE_ALGORITHMS);
+
+const keys = { 'load-balance': 'Low' } as const;
+
+export const loadBalanceGroup: AnnotationGroup<'loadBalance'> = {
+  name: 'loadbalance',
+  keys,
+  docs: {
+    'load-balance': { values: LOAD_BALANCE_ALGORITHMS.map((a) => `"${a}"`).join(' or '), default: 'ConfigMap load-balance', description: 'Load-balancing algorithm of the backend (consistent hashing: upstream-hash-by).' },
+  },
+  parse(ing, ctx, warn) {
+    const r = annotationReader(ing, ctx, keys, warn);
+    return { loadBalance: r.get('load-balance', algorithm, ctx.settings.loadBalance) };
+  },
+};

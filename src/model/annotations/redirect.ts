@@ -1,0 +1,39 @@
+// redirect group: permanent-redirect(-code), temporal-redirect(-code), from-to-www-redirect.
+// A temporal redirect wins over a permanent one, as in ingress-nginx.
+import { bool, int, url } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+const keys = {
+  'permanent-redirect': 'Medium',
+  'permanent-redirect-code': 'Low',
+  'temporal-redirect': 'Medium',
+  'temporal-redirect-code': 'Low',
+  'from-to-www-redirect': 'Low',
+} as const;
+
+const redirectCode = int(300, 308);
+const httpUrl = url(['http', 'https']);
+
+export const redirectGroup: AnnotationGroup<'redirect' | 'fromToWWWRedirect'> = {
+  name: 'redirect',
+  keys,
+  docs: {
+    'permanent-redirect': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Answer every request of the location with a permanent redirect to this URL.' },
+    'permanent-redirect-code': { values: '300-308', default: '301', description: 'Status code of the permanent redirect.' },
+    'temporal-redirect': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Answer with a temporary redirect to this URL; wins over permanent-redirect.' },
+    'temporal-redirect-code': { values: '300-308', default: '302', description: 'Status code of the temporary redirect.' },
+    'from-to-www-redirect': { values: '"true" or "false"', default: 'false', description: 'Redirect between `www.host` and `host`.' },
+  },
+  parse(ing, ctx, warn) {
+    const r = annotationReader(ing, ctx, keys, warn);
+    const temporal = r.get('temporal-redirect', httpUrl, '');
+    const temporalCode = r.get('temporal-redirect-code', redirectCode, 302);
+    const permanent = r.get('permanent-redirect', httpUrl, '');
+    const permanentCode = r.get('permanent-redirect-code', redirectCode, 301);
+    const redirect = temporal !== '' ? { url: temporal, code: temporalCode }
+      : permanent !== '' ? { url: permanent, code: permanentCode }
+        : null;
+    return { redirect, fromToWWWRedirect: r.get('from-to-www-redirect', bool, false) };
+  },
+};

@@ -1,0 +1,54 @@
+// rewrite group: rewrite-target, use-regex, app-root, ssl-redirect, force-ssl-redirect,
+// preserve-trailing-slash, x-forwarded-prefix.
+import { bool, InvalidValue, MAX_VALUE_LENGTH, uriPath, type Check } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+/** A rewrite target: a URI (or absolute URL) whose only `$` are regex capture references ($1). */
+export const rewriteTarget: Check<string> = (raw) => {
+  const v = raw.trim();
+  if (v.length > MAX_VALUE_LENGTH) throw new InvalidValue(`value is ${v.length} characters long (at most ${MAX_VALUE_LENGTH})`);
+  const withoutCaptures = v.replace(/\$\d{1,2}/g, '');
+  if (!/^[A-Za-z0-9\-._~/:?=&%+,@!*()]*$/.test(withoutCaptures)) {
+    throw new InvalidValue('rewrite-target may hold only URI characters and capture references like $1');
+  }
+  return v;
+};
+
+const keys = {
+  'rewrite-target': 'Medium',
+  'use-regex': 'Low',
+  'app-root': 'Medium',
+  'ssl-redirect': 'Low',
+  'force-ssl-redirect': 'Medium',
+  'preserve-trailing-slash': 'Medium',
+  'x-forwarded-prefix': 'Medium',
+} as const;
+
+export const rewriteGroup: AnnotationGroup<'rewrite'> = {
+  name: 'rewrite',
+  keys,
+  docs: {
+    'rewrite-target': { values: 'URI, may use capture references ($1)', default: "''", description: 'Target URI the matched path is rewritten to; turns on regex matching for the host.' },
+    'use-regex': { values: '"true" or "false"', default: 'false', description: 'Treat the Ingress paths as regular expressions (host-wide).' },
+    'app-root': { values: 'URI path', default: "''", description: 'Redirect requests for `/` to this path.' },
+    'ssl-redirect': { values: '"true" or "false"', default: 'ConfigMap ssl-redirect', description: 'Redirect HTTP to HTTPS when the host has TLS.' },
+    'force-ssl-redirect': { values: '"true" or "false"', default: 'ConfigMap force-ssl-redirect', description: 'Redirect HTTP to HTTPS even without TLS on the Ingress.' },
+    'preserve-trailing-slash': { values: '"true" or "false"', default: 'false', description: 'Keep the trailing slash in the URI of the SSL redirect.' },
+    'x-forwarded-prefix': { values: 'URI path', default: "''", description: 'Value of the X-Forwarded-Prefix header sent upstream.' },
+  },
+  parse(ing, ctx, warn) {
+    const r = annotationReader(ing, ctx, keys, warn);
+    return {
+      rewrite: {
+        target: r.get('rewrite-target', rewriteTarget, ''),
+        useRegex: r.get('use-regex', bool, false),
+        appRoot: r.get('app-root', uriPath, ''),
+        sslRedirect: r.get('ssl-redirect', bool, ctx.settings.sslRedirect),
+        forceSSLRedirect: r.get('force-ssl-redirect', bool, ctx.settings.forceSSLRedirect),
+        preserveTrailingSlash: r.get('preserve-trailing-slash', bool, false),
+        xForwardedPrefix: r.get('x-forwarded-prefix', uriPath, ''),
+      },
+    };
+  },
+};

@@ -1,0 +1,20 @@
+// server-alias group: further host names for the Ingress's server (server scope).
+import { commaList, hostname } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+const aliasList = commaList(hostname({ wildcard: true }));
+
+const keys = { 'server-alias': 'High' } as const;
+
+export const serverAliasGroup: AnnotationGroup<'serverAliases'> = {
+  name: 'serveralias',
+  keys,
+  docs: {
+    'server-alias': { values: 'comma-separated host names (`*.` wildcard allowed)', default: "''", description: 'Extra server_name entries for the host.' },
+  },
+  parse(ing, ctx, warn) {
+    const aliases = annotationReader(ing, ctx, keys, warn).get('server-alias', aliasList, []);
+    return { serverAliases: [...new Set(aliases)] };
+  },
+};

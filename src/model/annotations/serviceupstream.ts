@@ -1,0 +1,17 @@
+// service-upstream group: proxy to the Service's cluster IP instead of its endpoints.
+import { bool } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+const keys = { 'service-upstream': 'Low' } as const;
+
+export const serviceUpstreamGroup: AnnotationGroup<'serviceUpstream'> = {
+  name: 'serviceupstream',
+  keys,
+  docs: {
+    'service-upstream': { values: '"true" or "false"', default: 'false', description: "Use the Service's cluster IP as the only endpoint." },
+  },
+  parse(ing, ctx, warn) {
+    return { serviceUpstream: annotationReader(ing, ctx, keys, warn).get('service-upstream', bool, false) };
+  },
+};

@@ -1,0 +1,58 @@
+// snippets group: raw NGINX configuration from the Ingress (configuration-snippet for its
+// locations, server-snippet for its server). Refused unless allow-snippet-annotations is true
+// and annotations-risk-level is Critical; even then a snippet must keep its braces balanced so
+// it cannot close the block it is put in.
+import { InvalidValue, type Check } from '../validate.js';
+import { annotationReader, type AnnotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+const keys = {
+  'configuration-snippet': 'Critical',
+  'server-snippet': 'Critical',
+} as const;
+
+export const MAX_SNIPPET_LENGTH = 64 * 1024;
+
+/** Raw NGINX directives: no NUL, bounded length, braces balanced outside quotes. */
+export const snippet: Check<string> = (raw) => {
+  if (raw.length > MAX_SNIPPET_LENGTH) throw new InvalidValue(`snippet is ${raw.length} characters long (at most ${MAX_SNIPPET_LENGTH})`);
+  if (raw.includes('\u0000')) throw new InvalidValue('snippet contains NUL');
+  let depth = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === '\\') { i++; continue; }
+    if (quote !== null) { if (c === quote) quote = null; continue; }
+    if (c === '"' || c === "'") quote = c;
+    else if (c === '#') { const nl = raw.indexOf('\n', i); i = nl < 0 ? raw.length : nl; }
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth < 0) throw new InvalidValue('snippet closes a block it did not open');
+  }
+  if (quote !== null) throw new InvalidValue('snippet has an unterminated quote');
+  if (depth !== 0) throw new InvalidValue('snippet leaves a block open');
+  return raw;
+};
+
+function readSnippet(r: AnnotationReader, allowed: boolean, key: keyof typeof keys): string {
+  if (!allowed && r.has(key)) {
+    r.warn(key, 'snippet annotations are not allowed (ConfigMap allow-snippet-annotations is false); ignored');
+    return '';
+  }
+  return r.get(key, snippet, '');
+}
+
+export const snippetsGroup: AnnotationGroup<'configurationSnippet' | 'serverSnippet'> = {
+  name: 'snippets',
+  keys,
+  docs: {
+    'configuration-snippet': { values: 'NGINX directives', default: "''", description: 'Directives added to each location of the Ingress.', onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
+    'server-snippet': { values: 'NGINX directives', default: "''", description: "Directives added to the host's server block.", onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
+  },
+  parse(ing, ctx, warn) {
+    const r = annotationReader(ing, ctx, keys, warn);
+    return {
+      configurationSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'configuration-snippet'),
+      serverSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'server-snippet'),
+    };
+  },
+};

@@ -1,0 +1,17 @@
+// ssl-passthrough group: hand the TLS connection to the backend untouched (server scope).
+import { bool } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+const keys = { 'ssl-passthrough': 'Low' } as const;
+
+export const sslPassthroughGroup: AnnotationGroup<'sslPassthrough'> = {
+  name: 'sslpassthrough',
+  keys,
+  docs: {
+    'ssl-passthrough': { values: '"true" or "false"', default: 'false', description: 'Pass TLS connections for the host to the backend without terminating them.' },
+  },
+  parse(ing, ctx, warn) {
+    return { sslPassthrough: annotationReader(ing, ctx, keys, warn).get('ssl-passthrough', bool, false) };
+  },
+};

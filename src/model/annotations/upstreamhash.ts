@@ -1,0 +1,40 @@
+// upstream-hash-by group: consistent hashing of requests onto endpoints by an NGINX variable
+// expression, optionally onto a subset of endpoints.
+import { bool, int, InvalidValue, safeStringWithVariables, type Check } from '../validate.js';
+import { annotationReader } from './reader.js';
+import type { AnnotationGroup } from './types.js';
+
+const subsetSize = int(1, 1_000_000);
+
+const keys = {
+  'upstream-hash-by': 'High',
+  'upstream-hash-by-subset': 'Low',
+  'upstream-hash-by-subset-size': 'Low',
+} as const;
+
+/** An NGINX variable expression such as `$request_uri` or `$binary_remote_addr$http_x_user`. */
+export const hashExpression: Check<string> = (raw) => {
+  const v = safeStringWithVariables(raw.trim());
+  if (!/^[A-Za-z0-9_$\-.:/]+$/.test(v)) throw new InvalidValue('upstream-hash-by must be NGINX variables and plain text (letters, digits, _-.:/)');
+  return v;
+};
+
+export const upstreamHashGroup: AnnotationGroup<'upstreamHashBy'> = {
+  name: 'upstreamhash',
+  keys,
+  docs: {
+    'upstream-hash-by': { values: 'NGINX variable expression, e.g. `$request_uri`', default: "''", description: 'Hash requests onto endpoints by this key (consistent hashing).' },
+    'upstream-hash-by-subset': { values: '"true" or "false"', default: 'false', description: 'Hash onto a subset of endpoints, then round robin inside it.' },
+    'upstream-hash-by-subset-size': { values: 'integer ≥ 1', default: '3', description: 'Size of each subset.' },
+  },
+  parse(ing, ctx, warn) {
+    const r = annotationReader(ing, ctx, keys, warn);
+    return {
+      upstreamHashBy: {
+        hashBy: r.get('upstream-hash-by', hashExpression, ''),
+        subset: r.get('upstream-hash-by-subset', bool, false),
+        subsetSize: r.get('upstream-hash-by-subset-size', subsetSize, 3),
+      },
+    };
+  },
+};

@@ -1,0 +1,246 @@
+// The main ConfigMap's keys: for each, the NginxSettings field it sets, the check its value
+// must pass, and what it does (docs/configmap.md is generated from this table).
+import type { StoreReader } from '../../store/types.js';
+import {
+  bool, cidrList, commaList, headerName, int, InvalidValue, MAX_VALUE_LENGTH, nextUpstream, nginxTime, onOff,
+  oneOf, preview, safeStringWithVariables, size, spaceList, statusCode, uriPath, type Check,
+} from '../validate.js';
+import type { NginxSettings } from './settings.js';
+
+type Field = keyof NginxSettings;
+
+export interface ConfigMapValueKey {
+  kind: 'value';
+  key: string;
+  field: Field;
+  check: Check<unknown>;
+  /** Accepted values, for the docs. */
+  values: string;
+  description: string;
+  /** The default as written in the ConfigMap, when it is not the field's default as is. */
+  defaultText?: string;
+}
+
+export type HeaderMapKey = 'add-headers' | 'proxy-set-headers';
+
+export interface ConfigMapHeadersKey {
+  kind: 'headers';
+  key: HeaderMapKey;
+  field: 'addHeaders' | 'proxySetHeaders';
+  values: string;
+  description: string;
+}
+
+export type ConfigMapKey = ConfigMapValueKey | ConfigMapHeadersKey;
+
+function key<F extends Field>(k: string, field: F, check: Check<NginxSettings[F]>, values: string, description: string): ConfigMapValueKey {
+  return { kind: 'value', key: k, field, check: check as Check<unknown>, values, description };
+}
+
+const BOOL = '"true" or "false"';
+const seconds = int(0, 86_400);
+const positive = int(1, 2 ** 31 - 1);
+
+const riskLevel = oneOf(['Low', 'Medium', 'High', 'Critical'] as const);
+const sslProtocols = (raw: string) => {
+  const list = spaceList(oneOf(['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const))(raw);
+  if (list.length === 0) throw new InvalidValue('at least one protocol is needed');
+  return list;
+};
+const token = (what: string, re: RegExp): Check<string> => (raw) => {
+  const v = raw.trim();
+  if (v.length > MAX_VALUE_LENGTH || !re.test(v)) throw new InvalidValue(`"${preview(v)}" is not ${what}`);
+  return v;
+};
+const sslCiphers = token('an OpenSSL cipher list', /^[A-Za-z0-9!+:@._-]+$/);
+const ecdhCurve = token('a curve list', /^[A-Za-z0-9:_-]+$/);
+const workerProcesses = token('"auto" or a number', /^(auto|[1-9]\d{0,3})$/);
+const largeBuffers = token('`number size` (e.g. 4 8k)', /^[1-9]\d{0,3}\s+\d{1,6}[kKmM]?$/);
+const mimeTypes = spaceList(token('a MIME type', /^[A-Za-z0-9.+*/-]{1,128}$/));
+const httpRedirectCode = (raw: string) => Number(oneOf(['301', '302', '307', '308'] as const)(raw));
+const loadBalance = oneOf(['round_robin', 'ewma'] as const);
+const wordList = (raw: string) => raw.split(',').map((w) => w.trim()).filter((w) => w !== '').map((w) => {
+  if (w.length > 256) throw new InvalidValue('a blocklist word is longer than 256 characters');
+  return w;
+});
+
+/** A `map` pattern (exact string or `~regex`): no quotes, `;`, braces, control characters, and
+ *  no trailing backslash (which would escape the closing quote). */
+const mapPattern: Check<string> = (raw) => {
+  const v = raw.trim();
+  if (v.length > 1024) throw new InvalidValue('pattern is longer than 1024 characters');
+  if (/["';{}]|[\u0000-\u001f\u007f]/.test(v) || /(^|[^\\])(\\\\)*\\$/.test(v)) {
+    throw new InvalidValue(`"${preview(v)}" contains quotes, ';', braces, control characters or a trailing backslash`);
+  }
+  if (v.startsWith('~')) {
+    try {
+      new RegExp(v.replace(/^~\*?/, ''));
+    } catch (err) {
+      throw new InvalidValue(`"${preview(v)}" is not a valid regular expression: ${(err as Error).message}`);
+    }
+  }
+  return v;
+};
+
+/** log-format-upstream is rendered inside single quotes: no `'`, backslash or control characters. */
+const logFormat: Check<string> = (raw) => {
+  if (raw.length > MAX_VALUE_LENGTH) throw new InvalidValue(`value is ${raw.length} characters long (at most ${MAX_VALUE_LENGTH})`);
+  if (/['\\]|[\u0000-\u001f\u007f]/.test(raw)) throw new InvalidValue("log format must not contain ', backslash or control characters");
+  if (raw.trim() === '') throw new InvalidValue('log format is empty');
+  return raw;
+};
+
+export const CONFIGMAP_KEYS: ConfigMapKey[] = [
+  // SSL and redirects
+  key('ssl-redirect', 'sslRedirect', bool, BOOL, 'Redirect HTTP to HTTPS for hosts with TLS (annotation ssl-redirect overrides).'),
+  key('force-ssl-redirect', 'forceSSLRedirect', bool, BOOL, 'Redirect HTTP to HTTPS even for hosts without TLS.'),
+  key('http-redirect-code', 'httpRedirectCode', httpRedirectCode, '301, 302, 307 or 308', 'Status code of the HTTP → HTTPS redirect.'),
+  key('hsts', 'hsts', bool, BOOL, 'Send Strict-Transport-Security.'),
+  key('hsts-max-age', 'hstsMaxAge', int(0, 2 ** 31 - 1), 'seconds', 'max-age of the HSTS header.'),
+  key('hsts-include-subdomains', 'hstsIncludeSubdomains', bool, BOOL, 'includeSubDomains in the HSTS header.'),
+  key('hsts-preload', 'hstsPreload', bool, BOOL, 'preload in the HSTS header.'),
+  key('ssl-protocols', 'sslProtocols', sslProtocols, 'space-separated: TLSv1 TLSv1.1 TLSv1.2 TLSv1.3', 'ssl_protocols.'),
+  key('ssl-ciphers', 'sslCiphers', sslCiphers, 'OpenSSL cipher list', 'ssl_ciphers.'),
+  key('ssl-prefer-server-ciphers', 'sslPreferServerCiphers', bool, BOOL, 'ssl_prefer_server_ciphers.'),
+  key('ssl-ecdh-curve', 'sslEcdhCurve', ecdhCurve, 'curve list or "auto"', 'ssl_ecdh_curve.'),
+  key('ssl-session-cache', 'sslSessionCache', bool, BOOL, 'Use a shared SSL session cache.'),
+  key('ssl-session-cache-size', 'sslSessionCacheSize', size, 'size', 'Size of the shared SSL session cache.'),
+  key('ssl-session-timeout', 'sslSessionTimeout', nginxTime, 'NGINX time (e.g. 10m)', 'ssl_session_timeout.'),
+  key('ssl-session-tickets', 'sslSessionTickets', bool, BOOL, 'ssl_session_tickets.'),
+  key('ssl-buffer-size', 'sslBufferSize', size, 'size', 'ssl_buffer_size.'),
+  key('ssl-early-data', 'sslEarlyData', bool, BOOL, 'ssl_early_data (TLS 1.3 0-RTT).'),
+  key('no-tls-redirect-locations', 'noTLSRedirectLocations', commaList(uriPath), 'comma-separated paths', 'Paths never redirected to HTTPS (ACME challenges).'),
+  key('no-auth-locations', 'noAuthLocations', commaList(uriPath), 'comma-separated paths', 'Paths exempt from authentication.'),
+
+  // proxy
+  key('proxy-connect-timeout', 'proxyConnectTimeout', seconds, 'seconds', 'proxy_connect_timeout (annotation default).'),
+  key('proxy-read-timeout', 'proxyReadTimeout', seconds, 'seconds', 'proxy_read_timeout (annotation default).'),
+  key('proxy-send-timeout', 'proxySendTimeout', seconds, 'seconds', 'proxy_send_timeout (annotation default).'),
+  key('proxy-body-size', 'proxyBodySize', size, 'size (0 = unlimited)', 'client_max_body_size (annotation default).'),
+  key('proxy-buffer-size', 'proxyBufferSize', size, 'size', 'proxy_buffer_size (annotation default).'),
+  key('proxy-buffers-number', 'proxyBuffersNumber', int(1, 1024), 'integer 1..1024', 'Number of proxy_buffers (annotation default).'),
+  key('proxy-buffering', 'proxyBuffering', onOff, '"on" or "off"', 'proxy_buffering (annotation default).'),
+  key('proxy-request-buffering', 'proxyRequestBuffering', onOff, '"on" or "off"', 'proxy_request_buffering (annotation default).'),
+  key('proxy-next-upstream', 'proxyNextUpstream', nextUpstream, 'space-separated conditions', 'proxy_next_upstream (annotation default).'),
+  key('proxy-next-upstream-timeout', 'proxyNextUpstreamTimeout', seconds, 'seconds (0 = no limit)', 'proxy_next_upstream_timeout (annotation default).'),
+  key('proxy-next-upstream-tries', 'proxyNextUpstreamTries', int(0, 100), 'integer 0..100', 'proxy_next_upstream_tries (annotation default).'),
+  key('proxy-http-version', 'proxyHttpVersion', oneOf(['1.0', '1.1'] as const), '"1.0" or "1.1"', 'proxy_http_version (annotation default).'),
+  key('client-body-buffer-size', 'clientBodyBufferSize', size, 'size', 'client_body_buffer_size (annotation default).'),
+  key('proxy-headers-hash-max-size', 'proxyHeadersHashMaxSize', positive, 'integer', 'proxy_headers_hash_max_size.'),
+  key('proxy-headers-hash-bucket-size', 'proxyHeadersHashBucketSize', positive, 'integer', 'proxy_headers_hash_bucket_size.'),
+  key('proxy-add-original-uri-header', 'proxyAddOriginalUriHeader', bool, BOOL, 'Send X-Original-Uri upstream.'),
+  key('retry-non-idempotent', 'retryNonIdempotent', bool, BOOL, 'Retry POST, LOCK, PATCH on the next upstream.'),
+  key('allow-backend-server-header', 'allowBackendServerHeader', bool, BOOL, "Pass the backend's Server header to the client."),
+  key('hide-headers', 'hideHeaders', commaList(headerName), 'comma-separated header names', 'Response headers hidden from clients.'),
+  key('limit-rate', 'limitRate', int(0, 1_000_000_000), 'KB/s', 'Default response rate limit per connection (annotation default).'),
+  key('limit-rate-after', 'limitRateAfter', int(0, 1_000_000_000), 'KB', 'Amount sent before limit-rate applies (annotation default).'),
+  key('limit-req-status-code', 'limitReqStatusCode', statusCode, 'status code', 'Status of requests refused by limit-rps/limit-rpm.'),
+  key('limit-conn-status-code', 'limitConnStatusCode', statusCode, 'status code', 'Status of requests refused by limit-connections.'),
+  key('custom-http-errors', 'customHttpErrors', commaList(statusCode), 'comma-separated status codes', 'Codes answered by the default backend (annotation default).'),
+
+  // upstreams
+  key('load-balance', 'loadBalance', loadBalance, '"round_robin" or "ewma"', 'Load-balancing algorithm (annotation default).'),
+  key('upstream-keepalive-connections', 'upstreamKeepaliveConnections', int(0, 1_000_000), 'integer', 'Idle keepalive connections to upstreams per worker.'),
+  key('upstream-keepalive-timeout', 'upstreamKeepaliveTimeout', seconds, 'seconds', 'Idle keepalive timeout to upstreams.'),
+  key('upstream-keepalive-requests', 'upstreamKeepaliveRequests', int(0, 1_000_000_000), 'integer', 'Requests per upstream keepalive connection.'),
+  key('upstream-keepalive-time', 'upstreamKeepaliveTime', nginxTime, 'NGINX time', 'Maximum life of an upstream keepalive connection.'),
+
+  // headers and real IP
+  key('use-forwarded-headers', 'useForwardedHeaders', bool, BOOL, 'Trust X-Forwarded-* from the client (behind another proxy).'),
+  key('compute-full-forwarded-for', 'computeFullForwardedFor', bool, BOOL, 'Append the client address to X-Forwarded-For.'),
+  key('forwarded-for-header', 'forwardedForHeader', headerName, 'header name', 'Header carrying the client address.'),
+  key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header.'),
+  key('proxy-real-ip-cidr', 'proxyRealIpCidr', cidrList, 'comma-separated CIDRs', 'Trusted proxies for the real IP.'),
+  key('use-proxy-protocol', 'useProxyProtocol', bool, BOOL, 'Expect the PROXY protocol on the listeners.'),
+  key('proxy-protocol-header-timeout', 'proxyProtocolHeaderTimeout', (raw) => seconds(raw.trim().replace(/s$/, '')), 'seconds (e.g. 5 or 5s)', 'Time to receive the PROXY protocol header.'),
+  { kind: 'headers', key: 'add-headers', field: 'addHeaders', values: '`namespace/name` of a ConfigMap', description: 'Response headers (ConfigMap data: header → value) added to every response.' },
+  { kind: 'headers', key: 'proxy-set-headers', field: 'proxySetHeaders', values: '`namespace/name` of a ConfigMap', description: 'Request headers (ConfigMap data: header → value) sent to every upstream.' },
+
+  // blocking and global allow/deny
+  key('block-cidrs', 'blockCidrs', cidrList, 'comma-separated CIDRs', 'Client networks refused everywhere.'),
+  key('block-user-agents', 'blockUserAgents', commaList(mapPattern), 'comma-separated strings or ~regexes', 'User-Agents refused everywhere.'),
+  key('block-referers', 'blockReferers', commaList(mapPattern), 'comma-separated strings or ~regexes', 'Referers refused everywhere.'),
+  key('whitelist-source-range', 'whitelistSourceRange', cidrList, 'comma-separated CIDRs', 'Default allowlist of every location (annotation default).'),
+  key('denylist-source-range', 'denylistSourceRange', cidrList, 'comma-separated CIDRs', 'Default denylist of every location (annotation default).'),
+
+  // snippets and risk
+  key('allow-snippet-annotations', 'allowSnippetAnnotations', bool, BOOL, 'Allow configuration-snippet and server-snippet (also needs annotations-risk-level Critical).'),
+  key('annotations-risk-level', 'annotationsRiskLevel', riskLevel, 'Low, Medium, High or Critical', 'Annotations above this risk are ignored.'),
+  key('annotation-value-word-blocklist', 'annotationValueWordBlocklist', wordList, 'comma-separated words', 'Annotation values containing one of these are rejected.'),
+  key('allow-cross-namespace-resources', 'allowCrossNamespaceResources', bool, BOOL, 'Let annotations (auth-secret) name Secrets in other namespaces.'),
+  key('strict-validate-path-type', 'strictValidatePathType', bool, BOOL, 'Reject Exact/Prefix paths with characters outside the allowed set.'),
+
+  // workers and client connections
+  key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes.'),
+  key('max-worker-connections', 'workerConnections', int(0, 1_000_000), 'integer', 'worker_connections.'),
+  key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = computed)', 'worker_rlimit_nofile.'),
+  key('worker-shutdown-timeout', 'workerShutdownTimeout', nginxTime, 'NGINX time', 'worker_shutdown_timeout.'),
+  key('reuse-port', 'reusePort', bool, BOOL, 'reuseport on the listeners.'),
+  key('keep-alive', 'keepAlive', seconds, 'seconds', 'keepalive_timeout.'),
+  key('keep-alive-requests', 'keepAliveRequests', int(0, 1_000_000_000), 'integer', 'keepalive_requests.'),
+  key('use-http2', 'useHttp2', bool, BOOL, 'HTTP/2 on the HTTPS listener.'),
+  key('http2-max-concurrent-streams', 'http2MaxConcurrentStreams', positive, 'integer', 'http2_max_concurrent_streams.'),
+  key('client-header-buffer-size', 'clientHeaderBufferSize', size, 'size', 'client_header_buffer_size.'),
+  key('large-client-header-buffers', 'largeClientHeaderBuffers', largeBuffers, '`number size` (e.g. 4 8k)', 'large_client_header_buffers.'),
+  key('client-header-timeout', 'clientHeaderTimeout', seconds, 'seconds', 'client_header_timeout.'),
+  key('client-body-timeout', 'clientBodyTimeout', seconds, 'seconds', 'client_body_timeout.'),
+  key('enable-underscores-in-headers', 'enableUnderscoresInHeaders', bool, BOOL, 'underscores_in_headers.'),
+  key('ignore-invalid-headers', 'ignoreInvalidHeaders', bool, BOOL, 'ignore_invalid_headers.'),
+  key('server-name-hash-bucket-size', 'serverNamesHashBucketSize', positive, 'integer', 'server_names_hash_bucket_size.'),
+  key('server-name-hash-max-size', 'serverNamesHashMaxSize', positive, 'integer', 'server_names_hash_max_size.'),
+  key('variables-hash-bucket-size', 'variablesHashBucketSize', positive, 'integer', 'variables_hash_bucket_size.'),
+  key('variables-hash-max-size', 'variablesHashMaxSize', positive, 'integer', 'variables_hash_max_size.'),
+  key('map-hash-bucket-size', 'mapHashBucketSize', positive, 'integer', 'map_hash_bucket_size.'),
+  key('server-tokens', 'serverTokens', bool, BOOL, 'Send the NGINX version in Server and error pages.'),
+
+  // compression
+  key('use-gzip', 'useGzip', bool, BOOL, 'gzip responses.'),
+  key('gzip-level', 'gzipLevel', int(1, 9), 'integer 1..9', 'gzip_comp_level.'),
+  key('gzip-min-length', 'gzipMinLength', int(0, 2 ** 31 - 1), 'bytes', 'gzip_min_length.'),
+  key('gzip-types', 'gzipTypes', mimeTypes, 'space-separated MIME types', 'gzip_types.'),
+  key('enable-brotli', 'enableBrotli', bool, BOOL, 'brotli responses (needs the brotli module).'),
+  key('brotli-level', 'brotliLevel', int(1, 11), 'integer 1..11', 'brotli_comp_level.'),
+  key('brotli-min-length', 'brotliMinLength', int(0, 2 ** 31 - 1), 'bytes', 'brotli_min_length.'),
+  key('brotli-types', 'brotliTypes', mimeTypes, 'space-separated MIME types', 'brotli_types.'),
+
+  // logs
+  { ...key('disable-access-log', 'enableAccessLog', (raw) => !bool(raw), BOOL, 'Turn the access log off (annotation enable-access-log overrides per location).'), defaultText: 'false' },
+  key('enable-access-log-for-default-backend', 'enableAccessLogForDefaultBackend', bool, BOOL, 'Log requests answered by the default backend.'),
+  key('log-format-upstream', 'logFormatUpstream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format.'),
+  key('log-format-escape-json', 'logFormatEscapeJson', bool, BOOL, 'escape=json in the log format.'),
+  key('log-format-escape-none', 'logFormatEscapeNone', bool, BOOL, 'escape=none in the log format.'),
+  key('skip-access-log-urls', 'skipAccessLogUrls', commaList(uriPath), 'comma-separated paths', 'Paths not logged.'),
+  key('error-log-level', 'errorLogLevel', oneOf(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg'] as const), 'debug … emerg', 'error_log level.'),
+  key('use-geoip2', 'useGeoip2', bool, BOOL, 'Load the GeoIP2 module and databases.'),
+];
+
+/**
+ * Reads the header map of add-headers / proxy-set-headers from the ConfigMap `namespace/name`
+ * the value names. Invalid headers are reported and left out; the rest are kept.
+ */
+export function headersFromConfigMap(
+  raw: string,
+  store: StoreReader | undefined,
+  warn: (message: string) => void,
+): Record<string, string> {
+  const ref = raw.trim();
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(ref)) {
+    warn(`"${preview(ref)}" is not namespace/name of a ConfigMap; no headers`);
+    return {};
+  }
+  const cm = store?.getConfigMap(ref);
+  if (cm === undefined) {
+    warn(`ConfigMap ${ref} not found; no headers`);
+    return {};
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(cm.data ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+    try {
+      headers[headerName(name)] = safeStringWithVariables(value);
+    } catch (err) {
+      if (!(err instanceof InvalidValue)) throw err;
+      warn(`ConfigMap ${ref} header "${preview(name)}": ${err.message}; header left out`);
+    }
+  }
+  return headers;
+}

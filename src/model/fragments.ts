@@ -1,0 +1,167 @@
+// One Ingress + its parsed annotations → its contribution to the model: the hosts it names, one
+// Location per valid path (built once and reused while the Ingress is unchanged), the backends
+// it uses, and its root placeholder. Nothing here looks at other Ingresses.
+import type { Ingress, IngressBackend, IngressTLS, PathType } from '../store/kube-types.js';
+import { defaultAnnotations } from './annotations/index.js';
+import type { ParsedAnnotations } from './annotations/types.js';
+import type { NginxSettings } from './config/settings.js';
+import type { IngressRef, Location, ModelWarning } from './types.js';
+import { DEFAULT_SERVER, ROOT_PATH, hostProblem, pathProblem } from './paths.js';
+
+export const DEFAULT_UPSTREAM = 'upstream-default-backend';
+
+/** A Service backend an Ingress refers to. */
+export interface BackendUse {
+  /** Upstream name `<namespace>-<service>-<port>`. */
+  name: string;
+  namespace: string;
+  service: string;
+  /** `namespace/service`. */
+  serviceKey: string;
+  /** Port number or name, as a string. */
+  port: string;
+}
+
+export interface PathEntry {
+  /** Server name (`_` for a rule without host). */
+  host: string;
+  location: Location;
+  use: BackendUse;
+}
+
+export interface IngressFragment {
+  key: string;
+  ref: IngressRef;
+  parsed: ParsedAnnotations;
+  canary: boolean;
+  /** Distinct server names of its rules, in rule order. */
+  hosts: string[];
+  paths: PathEntry[];
+  defaultBackend: BackendUse | null;
+  /** spec.defaultBackend and no rules: takes over the default server's root. */
+  catchAll: boolean;
+  tls: IngressTLS[];
+  /** The `/` location this Ingress gives a host it creates (its defaultBackend or the default upstream). */
+  rootLocation: Location;
+  /** The default server's root when this Ingress is the catch-all. */
+  catchAllLocation: Location | null;
+  warnings: ModelWarning[];
+}
+
+export function upstreamName(namespace: string, service: string, port: string): string {
+  return `${namespace}-${service}-${port}`;
+}
+
+export function customDefaultBackendName(serviceKey: string): string {
+  return `custom-default-backend-${serviceKey.replace('/', '-')}`;
+}
+
+function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
+  if (!b.service) {
+    return b.resource ? `resource backend ${b.resource.kind}/${b.resource.name} is not supported` : 'backend names no service';
+  }
+  const port = b.service.port?.number !== undefined ? String(b.service.port.number) : b.service.port?.name ?? '';
+  if (!b.service.name || port === '') return 'service backend needs a name and a port number or name';
+  return {
+    name: upstreamName(namespace, b.service.name, port), namespace, service: b.service.name,
+    serviceKey: `${namespace}/${b.service.name}`, port,
+  };
+}
+
+/** A Location carrying the Ingress's parsed annotations (each location its own Ingress's values). */
+export function makeLocation(
+  path: string, pathType: PathType, ref: IngressRef | null, use: BackendUse | null, backend: string,
+  a: ParsedAnnotations, settings: NginxSettings, isDefBackend: boolean,
+): Location {
+  return {
+    path,
+    pathType,
+    isDefBackend,
+    ingress: ref,
+    service: use ? { name: use.service, port: use.port } : null,
+    backend,
+    denied: a.denied,
+    rewrite: a.rewrite,
+    redirect: a.redirect,
+    cors: a.cors,
+    basicAuth: a.basicAuth,
+    externalAuth: a.externalAuth,
+    allowlist: a.allowlist,
+    denylist: a.denylist,
+    rateLimit: a.rateLimit,
+    proxy: a.proxy,
+    upstreamVhost: a.upstreamVhost,
+    backendProtocol: a.backendProtocol,
+    connectionHeader: a.connectionHeader,
+    customHttpErrors: a.customHttpErrors,
+    defaultBackend: a.defaultBackendService ? customDefaultBackendName(a.defaultBackendService) : null,
+    accessLog: a.accessLog,
+    configurationSnippet: settings.allowSnippetAnnotations ? a.configurationSnippet : '',
+  };
+}
+
+export function buildFragment(
+  ing: Ingress, parsed: ParsedAnnotations, settings: NginxSettings, annotationWarnings: ModelWarning[],
+): IngressFragment {
+  const ns = ing.metadata.namespace ?? '';
+  const key = `${ns}/${ing.metadata.name}`;
+  const ref: IngressRef = { namespace: ns, name: ing.metadata.name };
+  const object = `Ingress ${key}`;
+  const warnings = [...annotationWarnings];
+  const warn = (field: string, message: string) => warnings.push({ object, field, message });
+
+  let defaultBackend: BackendUse | null = null;
+  if (ing.spec.defaultBackend) {
+    const u = backendUse(ns, ing.spec.defaultBackend);
+    if (typeof u === 'string') warn('spec.defaultBackend', `${u}; ignored`);
+    else defaultBackend = u;
+  }
+
+  const hosts: string[] = [];
+  const paths: PathEntry[] = [];
+  const rules = ing.spec.rules ?? [];
+  rules.forEach((rule, i) => {
+    const raw = rule.host ?? '';
+    const problem = hostProblem(raw);
+    if (problem) {
+      warn(`spec.rules[${i}].host`, `${problem}; rule ignored`);
+      return;
+    }
+    const host = raw === '' ? DEFAULT_SERVER : raw;
+    if (!hosts.includes(host)) hosts.push(host);
+    (rule.http?.paths ?? []).forEach((p, j) => {
+      const field = `spec.rules[${i}].http.paths[${j}]`;
+      const path = p.path === undefined || p.path === '' ? ROOT_PATH : p.path;
+      const pathType: PathType = p.pathType ?? 'ImplementationSpecific';
+      const pp = pathProblem(path, pathType, settings.strictValidatePathType);
+      if (pp) {
+        warn(`${field}.path`, `${pp}; path ignored`);
+        return;
+      }
+      const u = backendUse(ns, p.backend);
+      if (typeof u === 'string') {
+        warn(`${field}.backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);
+        return;
+      }
+      paths.push({ host, use: u, location: makeLocation(path, pathType, ref, u, u.name, parsed, settings, false) });
+    });
+  });
+
+  const rootBackend = defaultBackend?.name ?? DEFAULT_UPSTREAM;
+  const rootLocation = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, rootBackend, parsed, settings, true);
+  const catchAll = defaultBackend !== null && rules.length === 0;
+  let catchAllLocation: Location | null = null;
+  if (catchAll && defaultBackend) {
+    // As ingress-nginx: the catch-all takes the Ingress's annotations but not its redirect and rewrite.
+    catchAllLocation = {
+      ...makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, defaultBackend.name, parsed, settings, false),
+      redirect: null,
+      rewrite: defaultAnnotations(settings).rewrite,
+    };
+  }
+
+  return {
+    key, ref, parsed, canary: parsed.canary.enabled, hosts, paths, defaultBackend, catchAll,
+    tls: ing.spec.tls ?? [], rootLocation, catchAllLocation, warnings,
+  };
+}

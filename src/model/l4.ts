@@ -1,0 +1,62 @@
+// TCP/UDP services ConfigMaps (`"<port>": "<namespace>/<service>:<port>[:PROXY][:PROXY]"`) →
+// L4 services with their endpoints. Bad entries are reported and skipped; the rest still work.
+import type { ConfigMap, EndpointSlice, Service } from '../store/kube-types.js';
+import type { Endpoint, L4Service, ModelWarning } from './types.js';
+import { endpointsFromSlices, externalNameEndpoint, findServicePort } from './endpoints.js';
+
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export interface L4Lookup {
+  getService(key: string): Service | undefined;
+  getEndpointSlices(serviceKey: string): EndpointSlice[];
+}
+
+export function parseL4Services(
+  cmKey: string, cm: ConfigMap | undefined, protocol: 'TCP' | 'UDP', reserved: ReadonlySet<number>, store: L4Lookup,
+): { services: L4Service[]; warnings: ModelWarning[] } {
+  const object = `ConfigMap ${cmKey}`;
+  const warnings: ModelWarning[] = [];
+  const services: L4Service[] = [];
+  if (!cm) {
+    warnings.push({ object, field: '', message: `${protocol} services ConfigMap not found` });
+    return { services, warnings };
+  }
+  const data = cm.data ?? {};
+  const numeric = (k: string) => (/^\d+$/.test(k) ? Number(k) : Infinity);
+  const keys = Object.keys(data).sort((a, b) => numeric(a) - numeric(b) || (a < b ? -1 : a > b ? 1 : 0));
+  for (const key of keys) {
+    const field = `data[${JSON.stringify(key)}]`;
+    const warn = (message: string) => warnings.push({ object, field, message: `${message}; entry ignored` });
+    const port = Number(key);
+    if (!/^\d+$/.test(key) || port < 1 || port > 65535) { warn('key must be a port number 1-65535'); continue; }
+    if (reserved.has(port)) { warn(`port ${port} is reserved by the controller`); continue; }
+    const parts = (data[key] ?? '').trim().split(':');
+    const [nsName, svcPort, p3, p4] = parts;
+    if (parts.length < 2 || parts.length > 4 || !nsName || !svcPort) { warn('value must be "<namespace>/<service>:<port>[:PROXY][:PROXY]"'); continue; }
+    const [ns, name, extra] = nsName.split('/');
+    if (!ns || !name || extra !== undefined || !NAME.test(ns) || !NAME.test(name)) { warn(`"${nsName}" is not "<namespace>/<service>"`); continue; }
+    if (!/^\d+$/.test(svcPort) && !NAME.test(svcPort)) { warn(`"${svcPort}" is not a port number or name`); continue; }
+    if ((p3 !== undefined && p3 !== 'PROXY' && p3 !== '') || (p4 !== undefined && p4 !== 'PROXY' && p4 !== '')) {
+      warn('only "PROXY" may follow the port'); continue;
+    }
+    const svcKey = `${ns}/${name}`;
+    const svc = store.getService(svcKey);
+    let endpoints: Endpoint[] = [];
+    if (!svc) {
+      warnings.push({ object, field, message: `Service ${svcKey} not found; no endpoints` });
+    } else if (svc.spec.type === 'ExternalName') {
+      endpoints = externalNameEndpoint(svc, svcPort);
+    } else {
+      const sp = findServicePort(svc, svcPort);
+      if (!sp) warnings.push({ object, field, message: `Service ${svcKey} has no port ${svcPort}; no endpoints` });
+      else endpoints = endpointsFromSlices(sp, store.getEndpointSlices(svcKey), protocol);
+    }
+    services.push({
+      port,
+      backend: { namespace: ns, name, port: svcPort },
+      endpoints,
+      proxyProtocol: { decode: p3 === 'PROXY', encode: p4 === 'PROXY' },
+    });
+  }
+  return { services, warnings };
+}

@@ -1,0 +1,66 @@
+// Ingress paths and hosts: validation, ingress-nginx's location order, and the Prefix split
+// (`/p` of pathType Prefix becomes the prefix location `/p/` plus the exact location `= /p`,
+// so `/pq` does not match).
+import type { Location, PathType } from './types.js';
+
+export const ROOT_PATH = '/';
+export const DEFAULT_SERVER = '_';
+
+// ingress-nginx's strict-validate-path-type rule for Exact and Prefix paths.
+const STRICT_PATH = /^\/[a-z0-9_\-/]*$/i;
+// Any path must start with `/` and hold no whitespace or control characters (they would end
+// an NGINX token); everything else is escaped by the renderer.
+const SAFE_PATH = /^\/[^\s\u0000-\u001f\u007f]*$/;
+const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const HOST = new RegExp(`^(\\*\\.)?${DNS_LABEL}(\\.${DNS_LABEL})*$`);
+
+/** A problem with a path, or null when the path is acceptable. */
+export function pathProblem(path: string, pathType: PathType, strict: boolean): string | null {
+  if (!SAFE_PATH.test(path)) return `path ${JSON.stringify(path)} must start with "/" and contain no whitespace or control characters`;
+  if (strict && pathType !== 'ImplementationSpecific' && !STRICT_PATH.test(path)) {
+    return `path ${JSON.stringify(path)} of pathType ${pathType} may only contain letters, digits, "_", "-" and "/" (strict-validate-path-type)`;
+  }
+  return null;
+}
+
+/** A problem with a rule host, or null ('' is the default server and is fine). */
+export function hostProblem(host: string): string | null {
+  if (host === '') return null;
+  if (host.length > 253 || !HOST.test(host)) return `host ${JSON.stringify(host)} is not a valid DNS name (lower case, optional leading "*.")`;
+  return null;
+}
+
+/** ingress-nginx's order: paths descending, then (stably) longest first. */
+export function sortLocations(locations: Location[]): Location[] {
+  const byPath = [...locations].sort((a, b) => (a.path > b.path ? -1 : a.path < b.path ? 1 : 0));
+  return byPath.sort((a, b) => b.path.length - a.path.length);
+}
+
+/** A location that rewrites to another target or uses regular expressions (host-wide regex mode). */
+export function needsRegex(loc: Location): boolean {
+  return loc.rewrite.useRegex || (loc.rewrite.target !== '' && loc.rewrite.target !== loc.path);
+}
+
+/**
+ * The Prefix split, applied after sorting: each Prefix location not ending in `/` becomes `/p/`
+ * followed by an Exact copy `= /p`, unless it rewrites or uses regular expressions, or an
+ * Exact location for `/p` already exists.
+ */
+export function splitPrefixLocations(sorted: Location[]): Location[] {
+  const exact = new Set(sorted.filter((l) => l.pathType === 'Exact').map((l) => l.path));
+  const out: Location[] = [];
+  for (const loc of sorted) {
+    if (loc.path === ROOT_PATH || loc.pathType !== 'Prefix' || needsRegex(loc) || loc.path.endsWith('/')) {
+      out.push(loc);
+      continue;
+    }
+    out.push({ ...loc, path: `${loc.path}/` });
+    if (!exact.has(loc.path)) out.push({ ...loc, pathType: 'Exact' });
+  }
+  return out;
+}
+
+/** How NGINX will see the location; two locations with one identity cannot coexist. */
+export function locationIdentity(loc: Pick<Location, 'path' | 'pathType'>): string {
+  return loc.pathType === 'Exact' ? `= ${loc.path}` : loc.path;
+}

@@ -1,0 +1,59 @@
+// The Lua wire payloads, as ingress-nginx posts them: /configuration/backends (the backends)
+// and /configuration/servers ({ certificates: uid → PEM, servers: hostname → uid }). Hosts
+// without a certificate map to EMPTY_UID so Lua forgets any certificate it had for them.
+import type { Backend, Configuration } from './types.js';
+
+export const EMPTY_UID = '-1';
+
+export interface ServersPayload {
+  certificates: Record<string, string>;
+  servers: Record<string, string>;
+}
+
+export function backendsPayload(config: Configuration): Backend[] {
+  return [...config.backends].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Whether a certificate host name (possibly `*.example.com`) matches `host`. */
+export function hostMatches(pattern: string, host: string): boolean {
+  const p = pattern.toLowerCase();
+  const h = host.toLowerCase();
+  if (!p.startsWith('*.')) return p === h;
+  const dot = h.indexOf('.');
+  return dot > 0 && h.slice(dot) === p.slice(1);
+}
+
+function sortedRecord(r: Map<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of [...r.keys()].sort()) out[k] = r.get(k)!;
+  return out;
+}
+
+export function serversPayload(config: Configuration): ServersPayload {
+  const servers = new Map<string, string>();
+  const certificates = new Map<string, string>();
+  const names = new Set(config.servers.map((s) => s.hostname));
+  const uidFor = (uid: string | null): string => {
+    if (uid === null) return EMPTY_UID;
+    const cert = config.certificates[uid];
+    if (!cert) return EMPTY_UID;
+    certificates.set(uid, cert.pem);
+    return uid;
+  };
+  for (const s of config.servers) {
+    servers.set(s.hostname, uidFor(s.certificate));
+    const cert = s.certificate ? config.certificates[s.certificate] : undefined;
+    for (const alias of s.aliases) {
+      const covered = cert !== undefined && cert.hosts.some((h) => hostMatches(h, alias));
+      servers.set(alias, covered ? uidFor(s.certificate) : EMPTY_UID);
+    }
+  }
+  // from-to-www: the other name of the host redirects, and needs the host's certificate for HTTPS.
+  for (const s of config.servers) {
+    if (!s.redirectFromToWWW || s.hostname === '_') continue;
+    const from = s.hostname.startsWith('www.') ? s.hostname.slice(4) : `www.${s.hostname}`;
+    if (names.has(from) || servers.has(from)) continue;
+    servers.set(from, uidFor(s.certificate));
+  }
+  return { certificates: sortedRecord(certificates), servers: sortedRecord(servers) };
+}

@@ -1,0 +1,112 @@
+// One host's Ingress fragments (oldest first) → its Server: paths of all Ingresses merged, the
+// oldest winning a duplicate host+path+pathType and the server-level annotations, a root `/`
+// placeholder, host-wide regex mode, ingress-nginx's location order and the Prefix split.
+import type { Location, ModelWarning, Server } from './types.js';
+import type { IngressFragment } from './fragments.js';
+import {
+  DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
+} from './paths.js';
+
+export interface ServerInput {
+  host: string;
+  /** Non-canary fragments naming this host, oldest first. */
+  fragments: IngressFragment[];
+  /** The default server's root (catch-all or built-in); only for `_`. */
+  defaultRoot: Location | null;
+  /** Aliases after removing those that are server names themselves. */
+  aliases: string[];
+  allowSnippets: boolean;
+}
+
+export interface AssembledServer {
+  /** The server without its certificate (the builder adds TLS, which changes more often). */
+  server: Server;
+  /** Merged locations before the Prefix split, by `path|pathType` (for canary merging). */
+  primaries: Map<string, Location>;
+  warnings: ModelWarning[];
+}
+
+/** Key under which two Ingress paths collide; Prefix and ImplementationSpecific `/` are one `location /`. */
+export function pathKey(path: string, pathType: string): string {
+  if (path === ROOT_PATH && pathType !== 'Exact') return `${ROOT_PATH}|Prefix`;
+  return `${path}|${pathType}`;
+}
+
+function ingressName(loc: Location): string {
+  return loc.ingress ? `${loc.ingress.namespace}/${loc.ingress.name}` : '(default)';
+}
+
+export function assembleServer(input: ServerInput): AssembledServer {
+  const { host, fragments } = input;
+  const warnings: ModelWarning[] = [];
+  const merged = new Map<string, Location>();
+  const root = host === DEFAULT_SERVER ? input.defaultRoot : fragments[0]?.rootLocation ?? null;
+  if (root) merged.set(pathKey(ROOT_PATH, 'Prefix'), root);
+
+  for (const frag of fragments) {
+    for (const entry of frag.paths) {
+      if (entry.host !== host) continue;
+      const loc = entry.location;
+      const key = pathKey(loc.path, loc.pathType);
+      const existing = merged.get(key);
+      if (!existing || existing.isDefBackend) {
+        merged.set(key, loc);
+        continue;
+      }
+      if (existing.ingress && existing.ingress.namespace === frag.ref.namespace && existing.ingress.name === frag.ref.name) {
+        warnings.push({
+          object: `Ingress ${frag.key}`, field: 'spec.rules',
+          message: `host ${host} path ${loc.path} (${loc.pathType}) is listed twice; the first one is used`,
+        });
+        continue;
+      }
+      warnings.push({
+        object: `Ingress ${frag.key}`, field: 'spec.rules',
+        message: `host ${host} path ${loc.path} (${loc.pathType}) is already defined by the older Ingress ${ingressName(existing)}; ignored`,
+      });
+    }
+  }
+
+  // The default server exists before any Ingress: its server-level settings come from none.
+  const first = host === DEFAULT_SERVER ? undefined : fragments[0];
+  const withSnippet = fragments.find((f) => f.parsed.serverSnippet !== '');
+  const pre = sortLocations([...merged.values()]);
+  const split = splitPrefixLocations(pre);
+  const seen = new Map<string, Location>();
+  const locations: Location[] = [];
+  for (const loc of split) {
+    const id = locationIdentity(loc);
+    const other = seen.get(id);
+    if (other) {
+      if (loc.ingress) {
+        warnings.push({
+          object: `Ingress ${ingressName(loc)}`, field: 'spec.rules',
+          message: `host ${host} location "${id}" would duplicate the one from Ingress ${ingressName(other)}; ignored`,
+        });
+      }
+      continue;
+    }
+    seen.set(id, loc);
+    locations.push(loc);
+  }
+
+  const server: Server = {
+    hostname: host,
+    aliases: input.aliases,
+    sslPassthrough: first?.parsed.sslPassthrough ?? false,
+    certificate: null,
+    tlsSecret: null,
+    redirectFromToWWW: first?.parsed.fromToWWWRedirect ?? false,
+    useRegex: locations.some(needsRegex),
+    serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
+    locations,
+  };
+  const primaries = new Map<string, Location>();
+  for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
+  return { server, primaries, warnings };
+}
+
+/** The raw aliases of a host: the first (oldest) Ingress naming any wins. */
+export function rawAliases(fragments: IngressFragment[]): string[] {
+  return fragments.find((f) => f.parsed.serverAliases.length > 0)?.parsed.serverAliases ?? [];
+}

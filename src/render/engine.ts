@@ -1,0 +1,274 @@
+// The renderer: parses the templates in nginx/ once, renders nginx.conf from a Configuration
+// and an NginxRuntime. Each server is rendered from its own fragment and cached under a hash
+// of its model, so a one-server change re-renders one server.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import stringify from 'fast-json-stable-stringify';
+import { Liquid, type Template } from 'liquidjs';
+import type { Logger } from '../log.js';
+import type { Configuration, Server } from '../model/types.js';
+import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
+import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
+import { nextUpstream, prefixError, serverView, streamServers } from './view.js';
+import { geoip2Setup } from './geoip.js';
+
+export interface RenderResult {
+  text: string;
+  /** sha256 identifying the rendered text; also served on the status port at /configuration-checksum. */
+  checksum: string;
+  /** Things the operator should know (GeoIP unavailable, unsupported features). */
+  warnings: string[];
+}
+
+export interface Renderer {
+  /** nginx.conf for this configuration; throws RenderError naming the field it refused. */
+  render(config: Configuration, runtime: NginxRuntime): string;
+  renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult;
+  /** Re-reads nginx/; on a parse error keeps the previous templates. */
+  reloadTemplates(): { ok: true } | { ok: false; error: string };
+  /** Counters for tests and debug output: server fragments rendered (cache misses) so far. */
+  stats(): { serversRendered: number; cachedFragments: number };
+}
+
+export interface AuxiliaryFile {
+  path: string;
+  content: string;
+}
+
+interface Templates {
+  engine: Liquid;
+  main: Template[];
+  server: Template[];
+  /** Distinguishes fragments rendered by different template generations. */
+  digest: string;
+}
+
+const SERVERS_TOKEN = '\u0000@@ingress-rx-servers@@\u0000';
+
+function loadTemplates(dir: string): Templates {
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    if (name.endsWith('.liquid')) files[name.slice(0, -'.liquid'.length)] = readFileSync(join(dir, name), 'utf8');
+  }
+  for (const required of ['nginx.conf', 'server', 'location']) {
+    if (!(required in files)) throw new Error(`template ${required}.liquid missing in ${dir}`);
+  }
+  const engine = new Liquid({ templates: files, extname: '', strictFilters: true, strictVariables: true, lenientIf: true, cache: true, greedy: false });
+  registerFilters(engine);
+  const digest = createHash('sha256');
+  for (const [name, text] of Object.entries(files)) {
+    // Parse every file now so that a broken partial is reported at reload, not at render.
+    engine.parse(text, name);
+    digest.update(name).update('\u0000').update(text).update('\u0000');
+  }
+  return { engine, main: engine.parse(files['nginx.conf']!), server: engine.parse(files.server!), digest: digest.digest('hex') };
+}
+
+export function createRenderer(opts: { templateDir: string; logger: Logger }): Renderer {
+  const { templateDir, logger } = opts;
+  let tpl = loadTemplates(templateDir);
+  const hashes = new WeakMap<Server, { ctx: string; hash: string }>();
+  let fragments = new Map<string, { text: string; httpLevel: string; authCache: boolean }>();
+  let serversRendered = 0;
+
+  function serverHash(server: Server, ctxKey: string): string {
+    const memo = hashes.get(server);
+    if (memo && memo.ctx === ctxKey) return memo.hash;
+    const hash = createHash('sha1').update(ctxKey).update(stringify(server)).digest('hex');
+    hashes.set(server, { ctx: ctxKey, hash });
+    return hash;
+  }
+
+  function renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult {
+    const warnings: string[] = [];
+    const s = config.settings;
+    const ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}`;
+    const hostnames = new Set(config.servers.map((x) => x.hostname));
+    const next = new Map<string, { text: string; httpLevel: string; authCache: boolean }>();
+    const parts: string[] = [];
+    const keys: string[] = [];
+    let httpLevel = '';
+    let authCache = false;
+    for (const server of config.servers) {
+      let www: string | null = null;
+      if (server.redirectFromToWWW && server.hostname !== '_') {
+        const other = server.hostname.startsWith('www.') ? server.hostname.slice(4) : `www.${server.hostname}`;
+        if (!hostnames.has(other)) www = other;
+      }
+      if (server.sslPassthrough) warnings.push(`server ${server.hostname}: ssl-passthrough is not supported; TLS is terminated by NGINX`);
+      const key = `${serverHash(server, ctxKey)}:${www ?? ''}`;
+      let frag = next.get(key) ?? fragments.get(key);
+      if (!frag) {
+        try {
+          serversRendered++;
+          const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www });
+          frag = { text: flatten(tpl.engine.renderSync(tpl.server, { srv: view, s, rt: runtime }) as string), httpLevel: view.httpLevel, authCache: view.authCache };
+        } catch (err) {
+          throw prefixError(unwrap(err), `server ${JSON.stringify(server.hostname)}`);
+        }
+      }
+      next.set(key, frag);
+      keys.push(key);
+      parts.push(frag.text);
+      httpLevel += frag.httpLevel;
+      authCache ||= frag.authCache;
+    }
+    fragments = next;
+
+    const geoip = geoip2Setup(s, runtime);
+    if (s.enableBrotli) warnings.push('enable-brotli is on but the brotli module is not loaded: responses are not brotli-compressed');
+    warnings.push(...geoip.warnings);
+    const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0;
+    const stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
+    // The text is a function of the templates, settings, runtime, server fragments and the
+    // http-level extras, so hashing those (not the 10 MB result) identifies it.
+    const digest = createHash('sha256').update(ctxKey);
+    for (const k of keys) digest.update(k).update('\n');
+    const checksum = digest.update(httpLevel).update('\u0000').update(stream).update('\u0000').update(geoip.directives).digest('hex');
+    let head: string;
+    let tail: string;
+    try {
+      const text = tpl.engine.renderSync(tpl.main, {
+        checksum,
+        s,
+        rt: runtime,
+        modules: {
+          ndk: join(runtime.modulesDir, 'ndk_http_module.so'),
+          lua: join(runtime.modulesDir, 'ngx_http_lua_module.so'),
+          headers_more: join(runtime.modulesDir, 'ngx_http_headers_more_filter_module.so'),
+          stream: join(runtime.modulesDir, 'ngx_stream_module.so'),
+          geoip2: join(runtime.modulesDir, 'ngx_http_geoip2_module.so'),
+        },
+        worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
+        error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
+        lua_package_path: `${runtime.luaDir}/?.lua;;`,
+        temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
+        proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
+        log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',
+        gzip_types: mimeTypes(s.gzipTypes),
+        ssl_protocols: sslProtocols(s.sslProtocols),
+        resolvers: resolvers(runtime),
+        listen: runtime.listenAddresses.map(listenAddress),
+        block_cidrs: s.blockCidrs,
+        block_user_agents: s.blockUserAgents,
+        block_referers: s.blockReferers,
+        add_headers: Object.entries(s.addHeaders),
+        auth_cache: authCache,
+        http_level: httpLevel,
+        geoip,
+        has_stream: hasStream,
+        stream,
+        servers: SERVERS_TOKEN,
+      }) as string;
+      const at = text.indexOf(SERVERS_TOKEN);
+      if (at < 0 || text.indexOf(SERVERS_TOKEN, at + 1) >= 0) throw new Error('nginx.conf.liquid must print {{ servers }} exactly once');
+      head = text.slice(0, at);
+      tail = text.slice(at + SERVERS_TOKEN.length);
+    } catch (err) {
+      throw prefixError(unwrap(err), 'nginx.conf');
+    }
+    parts.unshift(head);
+    parts.push(tail);
+    return { text: parts.join(''), checksum, warnings };
+  }
+
+  return {
+    render: (config, runtime) => renderWithWarnings(config, runtime).text,
+    renderWithWarnings,
+    stats: () => ({ serversRendered, cachedFragments: fragments.size }),
+    reloadTemplates() {
+      try {
+        const loaded = loadTemplates(templateDir);
+        if (loaded.digest !== tpl.digest) fragments = new Map();
+        tpl = loaded;
+        return { ok: true };
+      } catch (err) {
+        const error = (err as Error).message;
+        logger.error({ err: error, templateDir }, 'invalid NGINX template; keeping the previous one');
+        return { ok: false, error };
+      }
+    },
+  };
+}
+
+/**
+ * liquidjs builds its output by concatenation, which V8 keeps as a rope; joining 10k ropes is
+ * several times slower than joining flat strings. Number() flattens a rope in place.
+ */
+function flatten(s: string): string {
+  Number(s);
+  return s;
+}
+
+/** liquidjs wraps filter errors in RenderError of its own; give back ours. */
+function unwrap(err: unknown): unknown {
+  let e = err as { originalError?: unknown; cause?: unknown };
+  for (let i = 0; i < 5 && e && !(e instanceof RenderError); i++) {
+    const inner = e.originalError ?? e.cause;
+    if (!inner) break;
+    e = inner as typeof e;
+  }
+  return e instanceof RenderError ? e : err;
+}
+
+function workerProcesses(v: string): string {
+  if (v === 'auto' || /^[1-9]\d{0,3}$/.test(v)) return v;
+  throw new RenderError('worker-processes', `not a number or auto: ${JSON.stringify(v)}`);
+}
+
+const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg']);
+function errorLogLevel(v: string): string {
+  if (LOG_LEVELS.has(v)) return v;
+  throw new RenderError('error-log-level', `unknown level ${JSON.stringify(v)}`);
+}
+
+function sslProtocols(list: string[]): string {
+  if (list.length === 0) throw new RenderError('ssl-protocols', 'empty');
+  for (const p of list) if (!/^(TLSv1(\.[0-3])?|SSLv[23])$/.test(p)) throw new RenderError('ssl-protocols', `unknown protocol ${JSON.stringify(p.slice(0, 30))}`);
+  return list.join(' ');
+}
+
+function mimeTypes(list: string[]): string {
+  for (const t of list) if (!/^[A-Za-z0-9.+*-]+\/[A-Za-z0-9.+*-]+$/.test(t)) throw new RenderError('gzip-types', `not a MIME type: ${JSON.stringify(t.slice(0, 50))}`);
+  return list.length ? list.join(' ') : 'text/html';
+}
+
+/** Resolver addresses: the runtime's, or the nameservers of /etc/resolv.conf (IPv6 bracketed). */
+export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'): string {
+  let list = runtime.resolvers;
+  if (!list || list.length === 0) {
+    list = [];
+    try {
+      for (const line of readFileSync(resolvConf, 'utf8').split('\n')) {
+        const m = /^\s*nameserver\s+(\S+)/.exec(line);
+        if (m) list.push(m[1]!.replace(/%.*$/, ''));
+      }
+    } catch {
+      // no resolv.conf: fall back to loopback below
+    }
+    if (list.length === 0) list = ['127.0.0.1'];
+  }
+  return list.map((a) => {
+    const bare = a.replace(/^\[|\]$/g, '');
+    cidr(bare, 'resolver');
+    return bare.includes(':') ? `[${bare}]` : bare;
+  }).join(' ');
+}
+
+/** Files the configuration refers to that the reload actor writes before testing it. */
+export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): AuxiliaryFile[] {
+  const out = new Map<string, string>();
+  for (const server of config.servers) {
+    for (const loc of server.locations) {
+      const ba = loc.basicAuth;
+      if (!ba || loc.denied) continue;
+      for (const line of ba.users) {
+        if (/[\r\n\u0000]/.test(line) || !/^[^:]+:/.test(line)) throw new RenderError(`auth-secret ${ba.secret}`, 'invalid htpasswd line');
+      }
+      out.set(authFilePath(runtime, ba.secret), ba.users.map((l) => `${l}\n`).join(''));
+    }
+  }
+  return [...out].map(([path, content]) => ({ path, content }));
+}
+

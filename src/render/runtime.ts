@@ -1,0 +1,99 @@
+// NginxRuntime: everything nginx.conf needs that is not in the model — where NGINX lives on
+// disk, which ports it listens on, and where the Lua modules and GeoIP files are.
+import { mkdirSync, chmodSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (works from src/ under tsx and from dist/ after a build). */
+const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+export interface FallbackCert {
+  certPath: string;
+  keyPath: string;
+}
+
+export interface NginxRuntime {
+  /** NGINX prefix (-p): pid, logs, temp paths and auxiliary files live under it. */
+  prefix: string;
+  /** The live configuration file. */
+  confPath: string;
+  pidPath: string;
+  errorLogPath: string;
+  /** error_log level; overrides the ConfigMap's error-log-level when set. */
+  errorLogLevel?: string;
+  /** Access log file, or 'stdout'-style paths such as /dev/stdout. */
+  accessLogPath: string;
+  /** Addresses the HTTP/HTTPS/default servers listen on: ['127.0.0.1'] locally, ['*', '[::]'] in a cluster. */
+  listenAddresses: string[];
+  httpPort: number;
+  httpsPort: number;
+  /** Status and Lua configuration server; always bound to 127.0.0.1. */
+  statusPort: number;
+  /** Stream (TCP/UDP) configuration server; always bound to 127.0.0.1. */
+  streamPort: number;
+  /** Default server (catch-all 404, the built-in default backend). */
+  defaultServerPort: number;
+  /** Absolute path of the Lua modules directory. */
+  luaDir: string;
+  /** Directory of dynamic NGINX modules. */
+  modulesDir: string;
+  /** `user` directive; omitted when undefined. */
+  user?: string;
+  /** Directory holding GeoLite2-*.mmdb files. */
+  geoipDir: string;
+  /** Overrides settings.workerProcesses when set (tests use 1). */
+  workerProcesses?: string;
+  /** Self-signed certificate used when no certificate matches (see ensureFallbackCertificate). */
+  fallbackCert: FallbackCert;
+  /** Resolver addresses (already bracketed for IPv6); empty → read /etc/resolv.conf. */
+  resolvers?: string[];
+}
+
+export const DEFAULT_TEMPLATE_DIR = join(repoRoot, 'nginx');
+export const DEFAULT_LUA_DIR = join(repoRoot, 'lua');
+
+/** A runtime with ingress-nginx's default ports; every path derives from `prefix`. */
+export function defaultRuntime(overrides: Partial<NginxRuntime> & { prefix?: string } = {}): NginxRuntime {
+  const prefix = resolve(overrides.prefix ?? join(repoRoot, '.work', 'nginx'));
+  return {
+    prefix,
+    confPath: join(prefix, 'nginx.conf'),
+    pidPath: join(prefix, 'nginx.pid'),
+    errorLogPath: join(prefix, 'logs', 'error.log'),
+    accessLogPath: join(prefix, 'logs', 'access.log'),
+    listenAddresses: ['*'],
+    httpPort: 80,
+    httpsPort: 443,
+    statusPort: 10246,
+    streamPort: 10247,
+    defaultServerPort: 8181,
+    luaDir: DEFAULT_LUA_DIR,
+    modulesDir: '/usr/lib/nginx/modules',
+    geoipDir: join(prefix, 'geoip'),
+    fallbackCert: { certPath: join(prefix, 'ssl', 'default-fake-certificate.pem'), keyPath: join(prefix, 'ssl', 'default-fake-certificate.key') },
+    ...overrides,
+  };
+}
+
+/** Sub-directories of the prefix the configuration refers to. */
+export function tempPaths(runtime: NginxRuntime): Record<'client_body' | 'proxy' | 'fastcgi' | 'uwsgi' | 'scgi', string> {
+  const t = join(runtime.prefix, 'tmp');
+  return { client_body: join(t, 'client-body'), proxy: join(t, 'proxy'), fastcgi: join(t, 'fastcgi'), uwsgi: join(t, 'uwsgi'), scgi: join(t, 'scgi') };
+}
+
+/** Where the htpasswd file of an auth Secret (`namespace/name`) is written. */
+export function authFilePath(runtime: NginxRuntime, secret: string): string {
+  return join(runtime.prefix, 'auth', `${secret.replace(/[^A-Za-z0-9.-]/g, '-')}.passwd`);
+}
+
+/**
+ * Creates the prefix layout. Directories are world-readable because a root master runs its
+ * workers as `nobody` when no `user` is set.
+ */
+export function preparePrefix(runtime: NginxRuntime): void {
+  const dirs = [runtime.prefix, join(runtime.prefix, 'logs'), join(runtime.prefix, 'auth'), join(runtime.prefix, 'ssl'), join(runtime.prefix, 'tmp'), ...Object.values(tempPaths(runtime))];
+  for (const d of dirs) {
+    mkdirSync(d, { recursive: true });
+    chmodSync(d, 0o755);
+  }
+}

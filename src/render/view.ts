@@ -1,0 +1,426 @@
+// Turns model objects into the small view objects the templates lay out: location matchers,
+// per-location directive strings that differ from the http-level defaults, auth and error
+// locations, rate-limit zones. Everything printed from here goes through a filter.
+import { createHash } from 'node:crypto';
+import type { Location, Server, L4Service } from '../model/types.js';
+import type { NginxSettings } from '../model/config/settings.js';
+import { authFilePath, type NginxRuntime } from './runtime.js';
+import * as f from './filters.js';
+import { RenderError, listenAddress } from './filters.js';
+
+/**
+ * One `location` block. liquidjs costs a few microseconds per output node, so the directive
+ * groups are built here as dense strings (every value through a filter) and location.liquid
+ * only lays them out.
+ */
+export interface LocationView {
+  matcher: string;
+  loc: Location;
+  denied: boolean;
+  deniedReason: string;
+  /** `set $namespace ...` … `set $proxy_alternative_upstream_name ""`. */
+  variables: string;
+  /** permanent/temporal redirect `return`, app-root. */
+  redirect: string;
+  /** rewrite/header_filter/log Lua phases (the Lua wiring contract). */
+  luaPhases: string;
+  /** access_log, allow/deny, rate limits, basic and external auth. */
+  access: string;
+  corsOriginRegex: string | null;
+  /** custom-http-errors and rewrite-target. */
+  errors: string;
+  /** The standard proxy headers, upstream-vhost, x-forwarded-prefix, proxy-set-headers. */
+  headers: string;
+  /** Proxy directives that differ from the http-level defaults. */
+  proxy: string;
+  snippet: string;
+  /** The pass directive without `;`. */
+  pass: string;
+  errorBackendId: string;
+}
+
+export interface ServerView {
+  server: Server;
+  names: string;
+  listen: string[];
+  blockUserAgents: boolean;
+  blockReferers: boolean;
+  locations: LocationView[];
+  /** Internal locations (external auth, custom errors). */
+  extra: string;
+  /** The from-to-www redirect server, printed after this one. */
+  redirectServer: string;
+  /** Directives this server needs at http level (rate-limit zones). */
+  httpLevel: string;
+  /** Whether a location uses the external-auth cache. */
+  authCache: boolean;
+}
+
+export interface ServerContext {
+  settings: NginxSettings;
+  runtime: NginxRuntime;
+  /** The host to redirect to when this server has from-to-www and the other name is not a server. */
+  wwwRedirectFrom: string | null;
+}
+
+const I = '            '; // location body indent
+
+export function shortId(...parts: string[]): string {
+  return createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 12);
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function matchers(server: Server, loc: Location): string[] {
+  const field = 'path';
+  if (loc.pathType === 'Exact') return [`= ${f.path(loc.path, field)}`];
+  if (server.useRegex) return [`~* ${f.regex(`^${loc.path}`, field)}`];
+  if (loc.pathType === 'Prefix') {
+    const p = loc.path.replace(/\/+$/, '');
+    return p === '' ? [f.path('/', field)] : [f.path(`${p}/`, field), `= ${f.path(p, field)}`];
+  }
+  return [f.path(loc.path, field)];
+}
+
+function passDirective(loc: Location): { pass: string; hdr: string } {
+  switch (loc.backendProtocol) {
+    case 'HTTPS': return { pass: 'proxy_pass https://upstream_balancer', hdr: 'proxy_set_header' };
+    case 'GRPC': return { pass: 'grpc_pass grpc://upstream_balancer', hdr: 'grpc_set_header' };
+    case 'GRPCS': return { pass: 'grpc_pass grpcs://upstream_balancer', hdr: 'grpc_set_header' };
+    case 'FCGI': return { pass: 'include /etc/nginx/fastcgi_params;\n' + `${I}fastcgi_pass upstream_balancer`, hdr: 'proxy_set_header' };
+    default: return { pass: 'proxy_pass http://upstream_balancer', hdr: 'proxy_set_header' };
+  }
+}
+
+const NEXT_UPSTREAM = new Set(['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off']);
+
+export function nextUpstream(values: string[], field: string): string {
+  if (values.length === 0) throw new RenderError(field, 'empty');
+  for (const v of values) if (!NEXT_UPSTREAM.has(v)) throw new RenderError(field, `unknown value ${JSON.stringify(v.slice(0, 50))}`);
+  return values.join(' ');
+}
+
+/** Proxy directives where the location differs from the ConfigMap defaults set at http level. */
+function proxyDirectives(loc: Location, s: NginxSettings): string {
+  const p = loc.proxy;
+  const grpc = loc.backendProtocol === 'GRPC' || loc.backendProtocol === 'GRPCS';
+  const out: string[] = [];
+  const px = grpc ? 'grpc' : 'proxy';
+  if (grpc || p.connectTimeout !== s.proxyConnectTimeout) out.push(`${px}_connect_timeout ${f.duration(p.connectTimeout, 'proxy-connect-timeout')}`);
+  if (grpc || p.sendTimeout !== s.proxySendTimeout) out.push(`${px}_send_timeout ${f.duration(p.sendTimeout, 'proxy-send-timeout')}`);
+  if (grpc || p.readTimeout !== s.proxyReadTimeout) out.push(`${px}_read_timeout ${f.duration(p.readTimeout, 'proxy-read-timeout')}`);
+  if (p.bodySize !== s.proxyBodySize) out.push(`client_max_body_size ${f.size(p.bodySize, 'proxy-body-size')}`);
+  if (p.clientBodyBufferSize !== s.clientBodyBufferSize) out.push(`client_body_buffer_size ${f.size(p.clientBodyBufferSize, 'client-body-buffer-size')}`);
+  if (p.bufferSize !== s.proxyBufferSize || p.buffersNumber !== s.proxyBuffersNumber) {
+    out.push(`${px}_buffer_size ${f.size(p.bufferSize, 'proxy-buffer-size')}`, `${px}_buffers ${f.num(p.buffersNumber, 'proxy-buffers-number')} ${f.size(p.bufferSize, 'proxy-buffer-size')}`);
+  }
+  if (p.buffering !== s.proxyBuffering) out.push(`proxy_buffering ${f.onoff(p.buffering, 'proxy-buffering')}`);
+  if (p.requestBuffering !== s.proxyRequestBuffering) out.push(`proxy_request_buffering ${f.onoff(p.requestBuffering, 'proxy-request-buffering')}`);
+  if (p.httpVersion !== s.proxyHttpVersion) out.push(`proxy_http_version ${f.httpVersion(p.httpVersion, 'proxy-http-version')}`);
+  if (p.nextUpstream.join(' ') !== s.proxyNextUpstream.join(' ')) out.push(`${px}_next_upstream ${nextUpstream(p.nextUpstream, 'proxy-next-upstream')}`);
+  if (p.nextUpstreamTimeout !== s.proxyNextUpstreamTimeout) out.push(`${px}_next_upstream_timeout ${f.duration(p.nextUpstreamTimeout, 'proxy-next-upstream-timeout')}`);
+  if (p.nextUpstreamTries !== s.proxyNextUpstreamTries) out.push(`${px}_next_upstream_tries ${f.num(p.nextUpstreamTries, 'proxy-next-upstream-tries')}`);
+  return out.map((d) => `${I}${d};\n`).join('');
+}
+
+function rateLimit(loc: Location, id: string): { limits: string; zones: string } {
+  const rl = loc.rateLimit;
+  if (!rl) return { limits: '', zones: '' };
+  const zone = `rl_${id}`;
+  let key = '$binary_remote_addr';
+  let zones = '';
+  if (rl.allowlist.length > 0) {
+    key = `$${zone}_key`;
+    zones += `    geo $${zone}_allowed {\n        default 0;\n${rl.allowlist.map((c) => `        ${f.cidr(c, 'limit-whitelist')} 1;\n`).join('')}    }\n`;
+    zones += `    map $${zone}_allowed ${key} {\n        0 $binary_remote_addr;\n        1 "";\n    }\n`;
+  }
+  const mult = Math.max(1, Math.floor(rl.burstMultiplier || 1));
+  const lines: string[] = [];
+  if (rl.connections > 0) {
+    zones += `    limit_conn_zone ${key} zone=${zone}_conn:5m;\n`;
+    lines.push(`limit_conn ${zone}_conn ${f.num(rl.connections, 'limit-connections')}`);
+  }
+  if (rl.rps > 0) {
+    zones += `    limit_req_zone ${key} zone=${zone}_rps:5m rate=${f.num(rl.rps, 'limit-rps')}r/s;\n`;
+    lines.push(`limit_req zone=${zone}_rps burst=${f.num(rl.rps * mult, 'limit-burst-multiplier')} nodelay`);
+  }
+  if (rl.rpm > 0) {
+    zones += `    limit_req_zone ${key} zone=${zone}_rpm:5m rate=${f.num(rl.rpm, 'limit-rpm')}r/m;\n`;
+    lines.push(`limit_req zone=${zone}_rpm burst=${f.num(rl.rpm * mult, 'limit-burst-multiplier')} nodelay`);
+  }
+  if (rl.limitRateAfter > 0) lines.push(`limit_rate_after ${f.num(rl.limitRateAfter, 'limit-rate-after')}k`);
+  if (rl.limitRate > 0) lines.push(`limit_rate ${f.num(rl.limitRate, 'limit-rate')}k`);
+  return { limits: lines.map((d) => `${I}${d};\n`).join(''), zones };
+}
+
+const CACHE_VALID = /^((\d{3}|any)\s+)*\d{1,9}(ms|s|m|h|d|w|M|y)?$/;
+
+interface ExternalAuthView {
+  location: string;
+  headers: { var: string; upstreamVar: string; name: string }[];
+  signin: string;
+}
+
+function externalAuth(loc: Location, id: string, hdr: string): { view: ExternalAuthView | null; block: string; cache: boolean } {
+  const ea = loc.externalAuth;
+  if (!ea) return { view: null, block: '', cache: false };
+  const name = `/_external-auth-${id}`;
+  const target = f.url(ea.url, 'auth-url');
+  let hostHeader = '$proxy_host';
+  if (ea.host) hostHeader = f.host(ea.host, 'auth-host');
+  if (ea.method && !/^[A-Z]{1,20}$/.test(ea.method)) throw new RenderError('auth-method', `not an HTTP method: ${JSON.stringify(ea.method.slice(0, 50))}`);
+  const cache = ea.cacheKey !== '';
+  const b: string[] = [
+    'internal',
+    'proxy_pass_request_body off',
+    'proxy_set_header Content-Length ""',
+    'proxy_set_header X-Forwarded-Proto ""',
+    'proxy_set_header X-Request-ID $req_id',
+    ...(ea.method ? [`proxy_method ${ea.method}`] : []),
+    'proxy_set_header X-Original-URI $request_uri',
+    'proxy_set_header X-Scheme $pass_access_scheme',
+    'proxy_set_header X-Original-URL $scheme://$http_host$request_uri',
+    'proxy_set_header X-Original-Method $request_method',
+    'proxy_set_header X-Sent-From "nginx-ingress-controller"',
+    'proxy_set_header X-Real-IP $remote_addr',
+    'proxy_set_header X-Forwarded-For $full_x_forwarded_for',
+    'proxy_set_header X-Auth-Request-Redirect $request_uri',
+    `proxy_set_header Host ${hostHeader}`,
+    'proxy_http_version 1.1',
+    'proxy_pass_request_headers on',
+  ];
+  if (cache) {
+    b.push('proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(ea.cacheKey, 'auth-cache-key')}`);
+    for (const d of ea.cacheDuration.length ? ea.cacheDuration : ['200 202 401 5m']) {
+      if (!CACHE_VALID.test(d)) throw new RenderError('auth-cache-duration', `invalid: ${JSON.stringify(d.slice(0, 50))}`);
+      b.push(`proxy_cache_valid ${d.split(/\s+/).join(' ')}`);
+    }
+  }
+  b.push(`set $target ${target}`, 'proxy_pass $target');
+  const block = `\n        location = ${f.path(name)} {\n${b.map((d) => `${I}${d};\n`).join('')}        }\n`;
+  const headers = ea.responseHeaders.map((h, i) => {
+    const n = f.headerName(h, 'auth-response-headers');
+    return { var: `authHeader${i}`, upstreamVar: n.toLowerCase().replace(/-/g, '_'), name: n };
+  });
+  void hdr;
+  let signin = '';
+  if (ea.signin) {
+    const param = ea.signinRedirectParam || 'rd';
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(param)) throw new RenderError('auth-signin-redirect-param', 'invalid parameter name');
+    const withRd = /[?&]rd=/.test(ea.signin) ? ea.signin : `${ea.signin}${ea.signin.includes('?') ? '&' : '?'}${param}=$pass_access_scheme://$http_host$escaped_request_uri`;
+    signin = f.url(withRd, 'auth-signin');
+  }
+  return { view: { location: name, headers, signin }, block, cache };
+}
+
+function customErrorLocations(loc: Location, backendId: string, seen: Set<string>): string {
+  let out = '';
+  const backend = loc.defaultBackend ?? 'upstream-default-backend';
+  for (const code of loc.customHttpErrors) {
+    const name = `@custom_${backendId}_${f.num(code, 'custom-http-errors')}`;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const b = [
+      'internal',
+      'proxy_intercept_errors off',
+      `proxy_set_header X-Code ${code}`,
+      'proxy_set_header X-Format $http_accept',
+      'proxy_set_header X-Original-URI $request_uri',
+      'proxy_set_header X-Namespace $namespace',
+      'proxy_set_header X-Ingress-Name $ingress_name',
+      'proxy_set_header X-Service-Name $service_name',
+      'proxy_set_header X-Service-Port $service_port',
+      'proxy_set_header X-Request-ID $req_id',
+      'proxy_set_header Host $best_http_host',
+      `set $proxy_upstream_name ${f.quote(backend, 'default-backend')}`,
+      'rewrite (.*) / break',
+      'proxy_pass http://upstream_balancer',
+    ];
+    out += `\n        location ${name} {\n${b.map((d) => `${I}${d};\n`).join('')}${I}rewrite_by_lua_block {\n${I}    balancer.rewrite()\n${I}}\n${I}log_by_lua_block {\n${I}    balancer.log()\n${I}}\n        }\n`;
+  }
+  return out;
+}
+
+function corsOriginRegex(origins: string[]): string | null {
+  if (origins.length === 0 || origins.includes('*')) return null;
+  const alts = origins.map((o) => {
+    const s = f.url(o, 'cors-allow-origin').slice(1, -1);
+    if (s.includes('$')) throw new RenderError('cors-allow-origin', 'must not contain $');
+    // `https://*.example.com` allows one sub-domain level, as ingress-nginx does.
+    return escapeRegex(o.replace(/\/$/, '')).replace('\\*\\.', '[A-Za-z0-9-]+\\.');
+  });
+  return f.regex(`^(${alts.join('|')})$`, 'cors-allow-origin');
+}
+
+const lines = (ds: string[]): string => ds.map((d) => `${I}${d};\n`).join('');
+
+function luaPhases(loc: Location): string {
+  const rw = loc.rewrite;
+  return `${I}rewrite_by_lua_block {\n${I}    lua_ingress.rewrite({ force_ssl_redirect = ${f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect')}, ssl_redirect = ${f.luaBool(rw.sslRedirect, 'ssl-redirect')}, preserve_trailing_slash = ${f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash')}, use_port_in_redirects = false })\n${I}    balancer.rewrite()\n${I}}\n`
+    + `${I}header_filter_by_lua_block {\n${I}    lua_ingress.header()\n${I}}\n${I}log_by_lua_block {\n${I}    balancer.log()\n${I}}\n`;
+}
+
+function locationView(server: Server, loc: Location, matcher: string, ctx: ServerContext, id: string): { view: LocationView; extra: string; zones: string; cache: boolean } {
+  const { pass, hdr } = passDirective(loc);
+  const denied = loc.denied !== null || loc.basicAuth?.type === 'digest';
+  const rl = rateLimit(loc, id);
+  const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id, hdr);
+  const backendId = (loc.defaultBackend ?? 'upstream-default-backend').replace(/[^A-Za-z0-9_-]/g, '_');
+
+  const variables = lines([
+    `set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')}`,
+    `set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')}`,
+    `set $service_name ${f.quote(loc.service?.name ?? '', 'service name')}`,
+    `set $service_port ${f.quote(loc.service?.port ?? '', 'service port')}`,
+    `set $location_path ${f.quote(loc.path, 'path')}`,
+    `set $proxy_upstream_name ${f.quote(loc.backend, 'backend')}`,
+    'set $proxy_alternative_upstream_name ""',
+  ]);
+
+  let redirect = '';
+  if (loc.redirect) redirect += lines([`return ${f.num(loc.redirect.code, 'redirect code')} ${f.redirectTarget(loc.redirect.url, 'permanent-redirect')}`]);
+  if (loc.rewrite.appRoot !== '') redirect += `${I}if ($uri = /) {\n${I}    return 302 ${f.appRoot(loc.rewrite.appRoot, 'app-root')};\n${I}}\n`;
+
+  const access: string[] = [];
+  if (!loc.accessLog) access.push('access_log off');
+  for (const c of loc.allowlist) access.push(`allow ${f.cidr(c, 'whitelist-source-range')}`);
+  if (loc.allowlist.length > 0) access.push('deny all');
+  for (const c of loc.denylist) access.push(`deny ${f.cidr(c, 'denylist-source-range')}`);
+  let accessText = lines(access) + rl.limits;
+  if (loc.basicAuth && !denied) {
+    accessText += lines([`auth_basic ${f.quote(loc.basicAuth.realm, 'auth-realm')}`, `auth_basic_user_file ${f.quoteLiteral(authFilePath(ctx.runtime, loc.basicAuth.secret), 'auth-secret')}`]);
+  }
+  if (ea.view) {
+    const d = [`auth_request ${f.quoteLiteral(ea.view.location)}`];
+    for (const h of ea.view.headers) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`, `${hdr} ${h.name} $${h.var}`);
+    accessText += lines(d);
+    if (ea.view.signin) {
+      accessText += `${I}set_by_lua_block $escaped_request_uri {\n${I}    return ngx.escape_uri(ngx.var.request_uri)\n${I}}\n${I}error_page 401 = ${ea.view.signin};\n`;
+    }
+  }
+
+  const errors: string[] = [];
+  if (loc.customHttpErrors.length > 0) {
+    errors.push('proxy_intercept_errors on');
+    for (const code of loc.customHttpErrors) errors.push(`error_page ${f.num(code, 'custom-http-errors')} = @custom_${backendId}_${code}`);
+  }
+  if (loc.rewrite.target !== '') {
+    const re = f.regex(server.useRegex ? `(?i)${loc.path}` : `(?i)^${escapeRegex(loc.path)}`, 'path');
+    errors.push(`rewrite ${re} ${f.rewriteTarget(loc.rewrite.target, 'rewrite-target')} break`);
+  }
+
+  const s = ctx.settings;
+  const headers = [
+    ...(loc.rewrite.xForwardedPrefix !== '' ? [`${hdr} X-Forwarded-Prefix ${f.quote(loc.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] : []),
+    `${hdr} Host ${loc.upstreamVhost !== '' ? f.quote(loc.upstreamVhost, 'upstream-vhost') : '$best_http_host'}`,
+    `${hdr} Upgrade $http_upgrade`,
+    `${hdr} Connection ${loc.connectionHeader !== '' ? f.quote(loc.connectionHeader, 'connection-proxy-header') : '$connection_upgrade'}`,
+    `${hdr} X-Request-ID $req_id`,
+    `${hdr} X-Real-IP $remote_addr`,
+    `${hdr} ${f.headerName(s.forwardedForHeader, 'forwarded-for-header')} $full_x_forwarded_for`,
+    `${hdr} X-Forwarded-Host $best_http_host`,
+    `${hdr} X-Forwarded-Port $pass_port`,
+    `${hdr} X-Forwarded-Proto $pass_access_scheme`,
+    `${hdr} X-Forwarded-Scheme $pass_access_scheme`,
+    `${hdr} X-Scheme $pass_access_scheme`,
+    `${hdr} X-Original-URI $request_uri`,
+    `${hdr} Proxy ""`,
+    ...Object.entries(s.proxySetHeaders).map(([k, v]) => `${hdr} ${f.headerName(k, 'proxy-set-headers')} ${f.quoteWithVariables(v, `proxy-set-headers[${k}]`)}`),
+  ];
+
+  const view: LocationView = {
+    matcher,
+    loc,
+    denied,
+    deniedReason: f.comment(loc.denied ?? 'auth-type digest is not supported'),
+    variables,
+    redirect,
+    luaPhases: luaPhases(loc),
+    access: accessText,
+    corsOriginRegex: loc.cors ? corsOriginRegex(loc.cors.allowOrigin) : null,
+    errors: lines(errors),
+    headers: `\n${lines(headers)}`,
+    proxy: proxyDirectives(loc, s),
+    snippet: loc.configurationSnippet !== '' ? `${I}# configuration-snippet\n${I}${f.snippet(loc.configurationSnippet, 'configuration-snippet').split('\n        ').join(`\n${I}`)}\n` : '',
+    pass,
+    errorBackendId: backendId,
+  };
+  return { view, extra: ea.block, zones: rl.zones, cache: ea.cache };
+}
+
+/** Builds the view of one server; errors name the server and the location. */
+export function serverView(server: Server, ctx: ServerContext): ServerView {
+  const { runtime: rt, settings: s } = ctx;
+  const isDefault = server.hostname === '_';
+  const names = [server.hostname, ...server.aliases].map((h, i) => f.host(h, i === 0 ? 'host' : 'server-alias')).join(' ');
+  const listen: string[] = [];
+  const flags = `${isDefault ? ' default_server' : ''}${isDefault && s.reusePort ? ' reuseport' : ''}${s.useProxyProtocol ? ' proxy_protocol' : ''}`;
+  for (const a of rt.listenAddresses.map(listenAddress)) {
+    listen.push(`${a}:${f.num(rt.httpPort)}${flags}`);
+    listen.push(`${a}:${f.num(rt.httpsPort)}${flags} ssl${s.useHttp2 ? ' http2' : ''}`);
+  }
+  const locations: LocationView[] = [];
+  const seenMatchers = new Set<string>();
+  const errorLocations = new Set<string>();
+  let extra = '';
+  let httpLevel = '';
+  let authCache = false;
+  const ordered = server.useRegex ? [...server.locations].sort((a, b) => b.path.length - a.path.length) : server.locations;
+  for (const loc of ordered) {
+    try {
+      const id = shortId(server.hostname, loc.path, loc.pathType);
+      let first = true;
+      for (const m of matchers(server, loc)) {
+        if (seenMatchers.has(m)) continue;
+        seenMatchers.add(m);
+        const r = locationView(server, loc, m, ctx, id);
+        locations.push(r.view);
+        if (first) {
+          extra += r.extra;
+          httpLevel += r.zones;
+          authCache ||= r.cache;
+          if (!r.view.denied) extra += customErrorLocations(loc, r.view.errorBackendId, errorLocations);
+        }
+        first = false;
+      }
+    } catch (err) {
+      throw prefixError(err, `location ${JSON.stringify(loc.path)}`);
+    }
+  }
+  let redirectServer = '';
+  if (ctx.wwwRedirectFrom) {
+    const from = f.host(ctx.wwwRedirectFrom, 'from-to-www-redirect');
+    const listenLines = listen.map((l) => `        listen ${l.replace(' default_server', '').replace(' reuseport', '')};\n`).join('');
+    redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}        ssl_certificate_by_lua_block {\n            certificate.call()\n        }\n        return 308 $scheme://${f.host(server.hostname)}$request_uri;\n    }\n    ## end server ${from}\n`;
+  }
+  return { server, names, listen, blockUserAgents: s.blockUserAgents.length > 0, blockReferers: s.blockReferers.length > 0, locations, extra, redirectServer, httpLevel, authCache };
+}
+
+export function prefixError(err: unknown, where: string): Error {
+  if (err instanceof RenderError) return new RenderError(`${where}: ${err.field}`, err.message.slice(err.field.length + 2));
+  return new Error(`${where}: ${(err as Error).message ?? String(err)}`);
+}
+
+/** The stream block body for TCP/UDP services: one static upstream and server per port. */
+export function streamServers(tcp: L4Service[], udp: L4Service[], rt: NginxRuntime): string {
+  let out = '';
+  for (const [proto, list] of [['tcp', tcp], ['udp', udp]] as const) {
+    for (const svc of list) {
+      const port = f.num(svc.port, `${proto}-services port`);
+      const name = `${proto}-${port}`;
+      const servers = svc.endpoints.length
+        ? svc.endpoints.map((e) => `        server ${bracket(f.cidr(e.address, 'endpoint address'))}:${f.num(e.port, 'endpoint port')};\n`).join('')
+        : '        server 127.0.0.1:1 down;\n';
+      out += `\n    # ${proto} ${f.comment(`${svc.backend.namespace}/${svc.backend.name}:${svc.backend.port}`)}\n    upstream ${name} {\n${servers}    }\n`;
+      out += `    server {\n${rt.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${port}${proto === 'udp' ? ' udp' : ''}${svc.proxyProtocol.decode ? ' proxy_protocol' : ''};\n`).join('')}`;
+      out += `${svc.proxyProtocol.encode ? '        proxy_protocol on;\n' : ''}        proxy_pass ${name};\n    }\n`;
+    }
+  }
+  return out;
+}
+
+function bracket(addr: string): string {
+  return addr.includes(':') ? `[${addr}]` : addr;
+}

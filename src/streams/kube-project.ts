@@ -1,0 +1,39 @@
+// Projects what client-node hands us — class instances with Date timestamps from a list, plain
+// JSON from a watch — into the plain shapes of store/kube-types, so both compare and hash equal.
+import type { KubeObject } from '../store/kube-types.js';
+import type { ResourceKind } from './events.js';
+import { KUBE_RESOURCES } from './kube-resources.js';
+
+/** A plain-JSON copy of `raw` with `apiVersion` and `kind` set (list items carry neither). */
+export function projectObject(kind: ResourceKind, raw: unknown): KubeObject {
+  const plain = toPlain(raw) as KubeObject;
+  const meta = plain.metadata ?? { name: '' };
+  delete (meta as { managedFields?: unknown }).managedFields;
+  return { ...plain, apiVersion: KUBE_RESOURCES[kind].apiVersion, kind, metadata: meta };
+}
+
+function toPlain(v: unknown): unknown {
+  if (v instanceof Date) return rfc3339(v);
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    // Deserialised class instances hold every known field, unset ones as undefined; JSON may hold nulls.
+    if (x === undefined || x === null) continue;
+    out[k] = toPlain(x);
+  }
+  return out;
+}
+
+/** Kubernetes writes metav1.Time with second precision: `2024-05-01T10:00:00Z`. */
+function rfc3339(d: Date): string {
+  const iso = d.toISOString();
+  return d.getUTCMilliseconds() === 0 ? iso.replace(/\.000Z$/, 'Z') : iso;
+}
+
+/** Objects ingress-nginx never looks at: Helm release Secrets and Helm 2 (Tiller) ConfigMaps. */
+export function isIgnoredObject(kind: ResourceKind, obj: KubeObject): boolean {
+  if (kind === 'Secret') return (obj as { type?: string }).type === 'helm.sh/release.v1';
+  if (kind === 'ConfigMap') return obj.metadata.labels?.OWNER === 'TILLER';
+  return false;
+}

@@ -1,0 +1,144 @@
+// Stand-ins for the reload and dynamic-config actors when no NGINX runs (replay, and tests of
+// recording): the reload actor renders nginx.conf with the real renderer — and, when asked,
+// runs `nginx -t` once per distinct configuration — and the dynamic actor keeps the payloads
+// it would have POSTed. Both answer at once, so they take no virtual time.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { of, type Observable } from 'rxjs';
+import type { Logger } from '../log.js';
+import type { Configuration } from '../model/types.js';
+import type { ActorOutcome, DynamicUpdate } from '../actors/sync.js';
+import { auxiliaryFiles, type Renderer } from '../render/engine.js';
+import { defaultRuntime, preparePrefix, type NginxRuntime } from '../render/runtime.js';
+
+/**
+ * The runtime replay renders with: fixed paths and resolver, so that output never depends on
+ * the machine, a temporary directory or /etc/resolv.conf.
+ */
+export function replayRuntime(defaultServerPort: number): NginxRuntime {
+  return defaultRuntime({
+    prefix: '/var/lib/ingress-rx',
+    luaDir: '/usr/share/ingress-rx/lua',
+    defaultServerPort,
+    resolvers: ['127.0.0.1'],
+  });
+}
+
+export const contentChecksum = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 16);
+
+export interface NginxTestOptions {
+  /** A scratch prefix (with ssl/default-fake-certificate.{pem,key} in place). */
+  runtime: NginxRuntime;
+  nginxBinary?: string;
+}
+
+export interface OfflineActorsOptions {
+  renderer: Renderer;
+  /** The runtime of the written configurations. */
+  runtime: NginxRuntime;
+  logger: Logger;
+  /** Writes configs/<checksum>.conf and payloads/<checksum>.json there as they first appear. */
+  outDir?: string;
+  /** Runs `nginx -t` on each distinct configuration, rendered for this scratch runtime. */
+  nginxTest?: NginxTestOptions;
+}
+
+export interface OfflineActors {
+  reload(config: Configuration): Observable<ActorOutcome>;
+  dynamic(update: DynamicUpdate): Observable<ActorOutcome>;
+  /** What NGINX would run now: the last configuration reloaded and the last payloads posted. */
+  readonly nginxConf: string | null;
+  readonly backends: string | null;
+  readonly servers: string | null;
+  /** Distinct configurations and payloads seen. */
+  readonly configs: ReadonlyMap<string, string>;
+  readonly payloads: ReadonlyMap<string, string>;
+}
+
+export const payloadText = (payload: unknown): string => `${JSON.stringify(payload, null, 2)}\n`;
+
+export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
+  const { renderer, runtime, logger, outDir } = opts;
+  const configs = new Map<string, string>();
+  const payloads = new Map<string, string>();
+  const tested = new Map<string, ActorOutcome>();
+  let nginxConf: string | null = null;
+  let backends: string | null = null;
+  let servers: string | null = null;
+
+  const write = (path: string, text: string) => {
+    if (!outDir) return;
+    const full = join(outDir, path);
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, text);
+  };
+
+  const keep = (into: Map<string, string>, dir: string, ext: string, text: string): string => {
+    const sum = contentChecksum(text);
+    if (!into.has(sum)) {
+      into.set(sum, text);
+      write(`${dir}/${sum}.${ext}`, text);
+    }
+    return sum;
+  };
+
+  function nginxTest(sum: string, config: Configuration): ActorOutcome {
+    const known = tested.get(sum);
+    if (known) return known;
+    const test = opts.nginxTest!;
+    const rt = test.runtime;
+    let outcome: ActorOutcome;
+    try {
+      preparePrefix(rt);
+      for (const f of auxiliaryFiles(config, rt)) {
+        mkdirSync(dirname(f.path), { recursive: true });
+        writeFileSync(f.path, f.content);
+      }
+      writeFileSync(rt.confPath, renderer.render(config, rt));
+      const res = spawnSync(test.nginxBinary ?? '/usr/sbin/nginx', ['-t', '-q', '-p', rt.prefix, '-e', rt.errorLogPath, '-c', rt.confPath], { encoding: 'utf8', timeout: 120_000 });
+      outcome = res.status === 0
+        ? { ok: true }
+        : { ok: false, error: `nginx -t failed: ${(res.stderr || res.error?.message || `exit ${res.status}`).trim().replaceAll(rt.prefix, '<prefix>')}` };
+    } catch (err) {
+      outcome = { ok: false, error: `nginx -t: ${(err as Error).message}` };
+    }
+    if (!outcome.ok) logger.warn({ config: sum, error: outcome.error }, `replay: configuration ${sum} fails nginx -t`);
+    tested.set(sum, outcome);
+    return outcome;
+  }
+
+  return {
+    reload(config) {
+      let text: string;
+      try {
+        text = renderer.render(config, runtime);
+      } catch (err) {
+        return of({ ok: false, error: `render: ${(err as Error).message}`, durationMs: 0 });
+      }
+      const sum = keep(configs, 'configs', 'conf', text);
+      const outcome = opts.nginxTest ? nginxTest(sum, config) : { ok: true };
+      if (outcome.ok) nginxConf = text;
+      return of({ ...outcome, durationMs: 0 });
+    },
+    dynamic(update) {
+      if (update.backends) {
+        const text = payloadText(update.backends);
+        keep(payloads, 'payloads', 'json', text);
+        backends = text;
+      }
+      if (update.servers) {
+        const text = payloadText(update.servers);
+        keep(payloads, 'payloads', 'json', text);
+        servers = text;
+      }
+      return of({ ok: true, attempts: 1, durationMs: 0 });
+    },
+    get nginxConf() { return nginxConf; },
+    get backends() { return backends; },
+    get servers() { return servers; },
+    configs,
+    payloads,
+  };
+}

@@ -1,0 +1,228 @@
+// Replay: a recorded log drives the same pipeline as a live run — store, ring, bucket,
+// exhaustMap sync, model decisions — with offline actors, in virtual time (--instant) or in
+// real time scaled by --speed. Out come the decisions, every distinct nginx.conf and payload,
+// and the final ones; replaying one log twice in virtual time gives byte-identical output.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Observable, VirtualAction, VirtualTimeScheduler, asyncScheduler, lastValueFrom, takeWhile, tap,
+  type SchedulerAction, type SchedulerLike, type Subscription,
+} from 'rxjs';
+import type { Logger } from '../log.js';
+import { createStore } from '../store/store.js';
+import { createModelBuilder } from '../model/build.js';
+import { createSyncer, type SyncResult } from '../actors/sync.js';
+import { modelSyncDeps } from '../actors/model-sync.js';
+import { ensureFallbackCertificate } from '../actors/fallback-cert.js';
+import { createRenderer } from '../render/engine.js';
+import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../render/runtime.js';
+import { isTask, type PipelineInput } from './events.js';
+import { createPipeline } from './pipeline.js';
+import { isRedacted } from './record.js';
+import type { ReplayLog, TimedInput } from './replay-log.js';
+import { createOfflineActors, replayRuntime, type NginxTestOptions, type OfflineActors } from './replay-actors.js';
+import { createTracer, type Tracer } from './trace.js';
+import type { Secret } from '../store/kube-types.js';
+
+export interface ReplayOptions {
+  log: ReplayLog;
+  /** Virtual time, or real time played `speed` times faster. */
+  mode: { instant: true } | { speed: number };
+  outDir: string;
+  nginxTest?: boolean;
+  /** The NGINX binary `nginx -t` runs (default /usr/sbin/nginx). */
+  nginxBinary?: string;
+  templateDir?: string;
+  /** Chrome trace file, or true for trace-level log lines only. */
+  trace?: string | boolean;
+  logger: Logger;
+}
+
+export interface ReplayReport {
+  events: number;
+  syncs: number;
+  reloads: number;
+  dynamicUpdates: number;
+  failedSyncs: number;
+  /** Distinct configurations and payloads written. */
+  configs: number;
+  payloads: number;
+  /** Problems worth telling the operator (truncated log, redacted keys, retries given up). */
+  warnings: string[];
+  /** ms of log time the replay covered. */
+  durationMs: number;
+}
+
+/** The decisions.ndjson line of a sync: exactly these keys, in this order. */
+export function decisionLine(r: SyncResult, start: number): string {
+  return JSON.stringify({ sync: r.sync, t: r.t - start, events: r.events, decision: r.decision, reason: r.reason, checksum: r.checksum });
+}
+
+/** A scheduler that runs `inner`'s clock `speed` times faster: now() counts log time from 0. */
+export function scaledScheduler(inner: SchedulerLike, speed: number): SchedulerLike {
+  const start = inner.now();
+  return {
+    now: () => (inner.now() - start) * speed,
+    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
+      return inner.schedule(function (this: SchedulerAction<T>, s?: T) {
+        const action = this;
+        // Work that reschedules itself through `this` must see scaled delays too.
+        const scaled: SchedulerAction<T> = Object.assign(Object.create(action) as SchedulerAction<T>, {
+          schedule: (st?: T, d = 0) => action.schedule(st, d / speed),
+          unsubscribe: () => action.unsubscribe(),
+        });
+        work.call(scaled, s);
+      }, delay / speed, state);
+    },
+  };
+}
+
+/** Emits each logged input when the scheduler's clock reaches its time (inputs due together in one burst). */
+export function replayInputs(entries: readonly TimedInput[], scheduler: SchedulerLike): Observable<PipelineInput> {
+  return new Observable<PipelineInput>((subscriber) => {
+    const start = scheduler.now();
+    let i = 0;
+    let pending: Subscription | null = null;
+    const step = () => {
+      const now = scheduler.now() - start;
+      while (i < entries.length && entries[i]!.t <= now) subscriber.next(entries[i++]!.input);
+      if (i >= entries.length) return subscriber.complete();
+      pending = scheduler.schedule(step, entries[i]!.t - now);
+    };
+    pending = scheduler.schedule(step, entries.length > 0 ? entries[0]!.t : 0);
+    return () => pending?.unsubscribe();
+  });
+}
+
+function redactedKeySecrets(entries: readonly TimedInput[]): number {
+  const keys = new Set<string>();
+  for (const { input } of entries) {
+    if (isTask(input) || input.kind !== 'Secret') continue;
+    if (isRedacted(input.object as Secret, 'tls.key')) keys.add(input.key);
+  }
+  return keys.size;
+}
+
+const OUTPUTS = ['decisions.ndjson', 'configs', 'payloads', 'final'];
+
+/** Writes what NGINX would run at the end; false when no configuration was ever applied. */
+function writeFinal(outDir: string, actors: OfflineActors): boolean {
+  const dir = join(outDir, 'final');
+  mkdirSync(dir, { recursive: true });
+  if (actors.backends !== null) writeFileSync(join(dir, 'backends.json'), actors.backends);
+  if (actors.servers !== null) writeFileSync(join(dir, 'servers.json'), actors.servers);
+  if (actors.nginxConf === null) return false;
+  writeFileSync(join(dir, 'nginx.conf'), actors.nginxConf);
+  return true;
+}
+
+export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
+  const { log, logger, outDir } = opts;
+  const { header } = log;
+  const warnings = [...log.warnings];
+  const redacted = redactedKeySecrets(log.entries);
+  if (redacted > 0) {
+    warnings.push(`${redacted} TLS Secret(s) were recorded with redacted keys: their certificates cannot be verified, ` +
+      'so their hosts replay with the default certificate (record with --record-secrets for a faithful TLS replay)');
+  }
+
+  mkdirSync(outDir, { recursive: true });
+  for (const name of OUTPUTS) rmSync(join(outDir, name), { recursive: true, force: true });
+
+  let scratch: string | null = null;
+  let nginxTest: NginxTestOptions | undefined;
+  if (opts.nginxTest) {
+    scratch = mkdtempSync(join(tmpdir(), 'ingress-rx-replay-'));
+    await ensureFallbackCertificate(join(scratch, 'ssl'));
+    nginxTest = {
+      runtime: defaultRuntime({ prefix: scratch, defaultServerPort: header.defaultServerPort, resolvers: ['127.0.0.1'], workerProcesses: '1' }),
+      nginxBinary: opts.nginxBinary,
+    };
+  }
+
+  let tracer: Tracer | null = null;
+  try {
+    const startedAt = Date.parse(header.startedAt);
+    const epoch = Number.isFinite(startedAt) ? startedAt : 0;
+    const store = createStore(header.store, logger);
+    const builder = createModelBuilder({
+      annotationsPrefix: header.annotationsPrefix,
+      defaultServerPort: header.defaultServerPort,
+      // Certificates expire against the recording's clock, not today's.
+      now: () => new Date(epoch + scheduler.now() - start),
+      logger,
+    });
+    const renderer = createRenderer({ templateDir: opts.templateDir ?? DEFAULT_TEMPLATE_DIR, logger });
+
+    // The clock starts last, so that loading the templates takes no log time.
+    const virtual = 'instant' in opts.mode ? new VirtualTimeScheduler(VirtualAction, Infinity) : null;
+    const scheduler: SchedulerLike = virtual ?? scaledScheduler(asyncScheduler, (opts.mode as { speed: number }).speed);
+    const start = scheduler.now();
+    const actors = createOfflineActors({ renderer, runtime: replayRuntime(header.defaultServerPort), logger, outDir, nginxTest });
+    const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload: (c) => actors.reload(c), dynamic: (u) => actors.dynamic(u) }));
+    tracer = opts.trace
+      ? createTracer({ file: typeof opts.trace === 'string' ? opts.trace : undefined, logger, scheduler, syncWrites: virtual !== null })
+      : null;
+
+    let inputsDoneAt: number | null = null;
+    const inputs = new Observable<PipelineInput>((subscriber) => replayInputs(log.entries, scheduler).subscribe({
+      next: (x) => subscriber.next(x),
+      error: (e) => subscriber.error(e),
+      complete: () => { inputsDoneAt = scheduler.now(); subscriber.complete(); },
+    }));
+
+    const lines: string[] = [];
+    const report = { syncs: 0, reloads: 0, dynamicUpdates: 0, failedSyncs: 0 };
+    let gaveUp: SyncResult | null = null;
+    const results$ = createPipeline({
+      inputs, store, scheduler, sync: syncer,
+      ringCapacity: header.ringCapacity, syncRateLimit: header.syncRateLimit, burst: header.burst,
+      hooks: tracer?.hooks,
+    }).pipe(
+      tap((r) => {
+        lines.push(decisionLine(r, start));
+        tracer?.syncDone(r);
+        report.syncs++;
+        if (r.reload) report.reloads++;
+        if (r.dynamic) report.dynamicUpdates++;
+        if (!r.applied) report.failedSyncs++;
+        for (const w of r.warnings) logger.debug({ object: w.object, field: w.field }, `${w.object}: ${w.field}: ${w.message}`);
+        logger.info({ sync: r.sync, t: r.t - start, decision: r.decision, applied: r.applied }, `replay: sync ${r.sync}: ${r.decision} (${r.reason})`);
+      }),
+      // After the log ends the store no longer changes, so a failed sync would only fail again
+      // on every retry: stop there instead of retrying forever.
+      takeWhile((r) => {
+        if (!r.applied && inputsDoneAt !== null && r.t >= inputsDoneAt) { gaveUp = r; return false; }
+        return true;
+      }, true),
+    );
+
+    if (virtual) {
+      let failure: unknown = null;
+      results$.subscribe({ error: (e) => { failure = e; } });
+      virtual.flush();
+      if (failure) throw failure;
+    } else {
+      await lastValueFrom(results$, { defaultValue: null });
+    }
+    const end = scheduler.now();
+    if (gaveUp) {
+      const r = gaveUp as SyncResult;
+      warnings.push(`the log's final configuration cannot be applied (sync ${r.sync}: ${r.error ?? r.reload?.error ?? r.dynamic?.error ?? 'failed'}); retries stopped`);
+    }
+
+    writeFileSync(join(outDir, 'decisions.ndjson'), lines.length > 0 ? `${lines.join('\n')}\n` : '');
+    if (!writeFinal(outDir, actors)) warnings.push('no configuration was applied: final/nginx.conf is not written');
+    await tracer?.close();
+    tracer = null;
+
+    return {
+      events: log.entries.length, ...report, configs: actors.configs.size, payloads: actors.payloads.size,
+      warnings, durationMs: end - start,
+    };
+  } finally {
+    await tracer?.close();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}

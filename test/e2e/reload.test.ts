@@ -1,0 +1,263 @@
+// The reload actor against a real NGINX and real HTTP: first reload starts NGINX, reloads
+// happen only when asked, a config that fails `nginx -t` leaves the old one serving, template
+// changes (valid or not), serialised reloads, and annotations observed on the wire.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { firstValueFrom, from, toArray } from 'rxjs';
+import { createReloadActor, reloadActor, type ReloadResult } from '../../src/actors/reload.js';
+import { lineDiff } from '../../src/actors/line-diff.js';
+import { DEFAULT_TEMPLATE_DIR } from '../../src/render/runtime.js';
+import type { NginxProcess } from '../../src/actors/nginx-process.js';
+import type { Configuration } from '../../src/model/types.js';
+import { createNginxHarness, type NginxHarness } from '../support/nginx-harness.js';
+import { backend, configuration, location, server } from '../support/config-builder.js';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { waitFor } from '../support/wait.js';
+
+async function setup(templateDir?: string): Promise<{ h: NginxHarness; echo: EchoServer; reload: (c: Configuration) => Promise<ReloadResult>; backends: (c: Configuration) => Promise<void> }> {
+  const h = await createNginxHarness({ templateDir });
+  const echo = await startEchoServer();
+  const actor = createReloadActor({ renderer: h.renderer, nginx: h.nginx, runtime: h.runtime, logger: h.logger, reloadTimeoutMs: 10_000 });
+  return {
+    h, echo,
+    reload: (c) => firstValueFrom(actor(c)),
+    backends: async (c) => {
+      const list = c.servers.flatMap((s) => s.locations.map((l) => l.backend)).filter((n, i, a) => a.indexOf(n) === i);
+      // The built-in default backend is the default server, as the model's endpoints say.
+      const defaultServer = { address: '127.0.0.1', port: String(h.runtime.defaultServerPort) };
+      const status = await h.postBackends(list.map((n) => backend(n, [n === 'upstream-default-backend' ? defaultServer : echo.endpoint])));
+      assert.is(status, 201);
+      // Workers pick up posted backends on their next sync tick: wait until the first host proxies.
+      const host = c.servers.find((s) => s.hostname !== '_')!.hostname;
+      await waitFor(async () => (await h.http(h.runtime.httpPort, '/', { host })).status !== 503, { what: 'backends synced' });
+    },
+  };
+}
+
+const reconfigurings = (h: NginxHarness): number => (readFileSync(h.runtime.errorLogPath, 'utf8').match(/signal 1 \(SIGHUP\) received/g) ?? []).length;
+
+test('the first reload starts NGINX; then real HTTP reaches the backend with the standard headers', async () => {
+  const { h, echo, reload, backends } = await setup();
+  try {
+    const cfg = configuration([server('a.example.com')]);
+    const r = await reload(cfg);
+    assert.ok(r.ok, JSON.stringify(r));
+    if (!r.ok) return;
+    assert.is((await h.http(h.runtime.statusPort, '/configuration-checksum')).body, r.checksum);
+    await backends(cfg);
+    const res = await h.http(h.runtime.httpPort, '/hello?x=1', { host: 'a.example.com' });
+    assert.is(res.status, 200, res.body);
+    const body = JSON.parse(res.body);
+    assert.is(body.path, '/hello?x=1');
+    assert.is(body.headers['x-forwarded-for'], '127.0.0.1');
+    assert.is(body.headers['x-forwarded-host'], 'a.example.com');
+    assert.is(body.headers['x-forwarded-proto'], 'http');
+    assert.is(body.headers['x-original-uri'], '/hello?x=1');
+    assert.match(body.headers['x-request-id'], /^[0-9a-f]{32}$/);
+    assert.is((await h.http(h.runtime.httpPort, '/', { host: 'unknown.example.com' })).status, 404, 'unknown host → default backend 404');
+  } finally {
+    await h.close();
+    await echo.close();
+  }
+});
+
+test('NGINX reloads only when asked, and each reload brings new workers with the new checksum', async () => {
+  const { h, echo, reload } = await setup();
+  try {
+    const r1 = await reload(configuration([server('a.example.com')]));
+    assert.ok(r1.ok);
+    assert.is(reconfigurings(h), 0);
+    const workers = h.nginx.workerPids();
+    const r2 = await reload(configuration([server('a.example.com'), server('b.example.com')]));
+    assert.ok(r2.ok);
+    assert.is(reconfigurings(h), 1);
+    assert.ok(h.nginx.workerPids().some((p) => !workers.includes(p)), 'new workers after the reload');
+    await h.http(h.runtime.statusPort, '/healthz');
+    assert.is(reconfigurings(h), 1, 'no reload without a request');
+    const r3 = await reload(configuration([server('a.example.com'), server('b.example.com')]));
+    assert.ok(r3.ok && r2.ok && r3.checksum === r2.checksum, 'same configuration, same checksum');
+    assert.is(reconfigurings(h), 2);
+  } finally {
+    await h.close();
+    await echo.close();
+  }
+});
+
+test('a configuration that fails nginx -t leaves the old one serving; failed files are kept (last 3)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
+  cpSync(DEFAULT_TEMPLATE_DIR, dir, { recursive: true });
+  const { h, echo, reload, backends } = await setup(dir);
+  try {
+    const cfg = configuration([server('a.example.com')]);
+    assert.ok((await reload(cfg)).ok);
+    await backends(cfg);
+    const live = readFileSync(h.runtime.confPath, 'utf8');
+    const tpl = readFileSync(join(dir, 'server.liquid'), 'utf8');
+    writeFileSync(join(dir, 'server.liquid'), tpl.replace('server_name {{ srv.names }};', 'server_name {{ srv.names }};\n        bogus_directive_x on;'));
+    assert.equal(h.renderer.reloadTemplates(), { ok: true });
+    for (let i = 0; i < 4; i++) {
+      const r = await reload(configuration([server('a.example.com'), server(`n${i}.example.com`)]));
+      assert.is(r.ok, false);
+      if (!r.ok) assert.match(r.error, /unknown directive "bogus_directive_x"/);
+    }
+    assert.is(readFileSync(h.runtime.confPath, 'utf8'), live, 'live file untouched');
+    assert.is(readdirSync(h.prefix).filter((n) => n.startsWith('nginx.conf.failed-')).length, 3);
+    assert.is(reconfigurings(h), 0);
+    const res = await h.http(h.runtime.httpPort, '/', { host: 'a.example.com' });
+    assert.is(res.status, 200, 'old configuration still serves');
+  } finally {
+    await h.close();
+    await echo.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('template change: reloadTemplates + reload serves it; an invalid template keeps the old one', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
+  cpSync(DEFAULT_TEMPLATE_DIR, dir, { recursive: true });
+  const { h, echo, reload, backends } = await setup(dir);
+  try {
+    const cfg = configuration([server('a.example.com')]);
+    assert.ok((await reload(cfg)).ok);
+    await backends(cfg);
+    const tpl = readFileSync(join(dir, 'server.liquid'), 'utf8');
+    writeFileSync(join(dir, 'server.liquid'), tpl.replace('server_name {{ srv.names }};', 'server_name {{ srv.names }};\n        add_header X-Template "v2" always;'));
+    assert.equal(h.renderer.reloadTemplates(), { ok: true });
+    assert.ok((await reload(cfg)).ok, 'same model, new template → reload');
+    assert.is((await h.http(h.runtime.httpPort, '/', { host: 'a.example.com' })).headers['x-template'], 'v2');
+
+    writeFileSync(join(dir, 'location.liquid'), '{% if %} broken');
+    const bad = h.renderer.reloadTemplates();
+    assert.is(bad.ok, false);
+    const r = await reload(configuration([server('a.example.com'), server('b.example.com')]));
+    assert.ok(r.ok, 'the previous templates still render');
+    assert.is((await h.http(h.runtime.httpPort, '/', { host: 'a.example.com' })).headers['x-template'], 'v2');
+  } finally {
+    await h.close();
+    await echo.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('reloads never overlap; the operator form answers in order', async () => {
+  const h = await createNginxHarness();
+  try {
+    let inflight = 0;
+    let maxInflight = 0;
+    const nginx: NginxProcess = {
+      ...h.nginx,
+      events$: h.nginx.events$,
+      masterPid: () => h.nginx.masterPid(),
+      workerPids: () => h.nginx.workerPids(),
+      start: (p) => h.nginx.start(p),
+      reload: () => h.nginx.reload(),
+      quit: (t) => h.nginx.quit(t),
+      async test(p) {
+        inflight++;
+        maxInflight = Math.max(maxInflight, inflight);
+        try { return await h.nginx.test(p); } finally { inflight--; }
+      },
+    };
+    const deps = { renderer: h.renderer, nginx, runtime: h.runtime, logger: h.logger };
+    const actor = createReloadActor(deps);
+    const results = await Promise.all([1, 2, 3].map((n) => firstValueFrom(actor(configuration(Array.from({ length: n }, (_, i) => server(`s${i}.example.com`)))))));
+    assert.ok(results.every((r) => r.ok), JSON.stringify(results));
+    assert.is(maxInflight, 1);
+    const viaOperator = await firstValueFrom(from([configuration([server('x.example.com')]), configuration([server('y.example.com')])]).pipe(reloadActor(deps), toArray()));
+    assert.is(viaOperator.length, 2);
+    assert.ok(viaOperator.every((r) => r.ok));
+    assert.ok(readFileSync(h.runtime.confPath, 'utf8').includes('## start server y.example.com'));
+  } finally {
+    await h.close();
+  }
+});
+
+test('annotations on the wire: basic auth, rewrite, redirects, CORS, allowlist, denied, vhost', async () => {
+  const { h, echo, reload, backends } = await setup();
+  try {
+    const hash = execFileSync('openssl', ['passwd', '-apr1', 'secret']).toString().trim();
+    const base = location().rewrite;
+    const cfg = configuration([
+      server('auth.example.com', { locations: [location({ basicAuth: { type: 'basic', realm: 'Who "are" you', secret: 'default/basic', secretType: 'auth-file', users: [`foo:${hash}`] } })] }),
+      server('re.example.com', { useRegex: true, locations: [location({ path: '/api(/|$)(.*)', pathType: 'ImplementationSpecific', rewrite: { ...base, target: '/$2', xForwardedPrefix: '/api' } })] }),
+      server('misc.example.com', {
+        locations: [
+          location({ path: '/moved', pathType: 'Prefix', redirect: { url: 'https://new.example.com/x', code: 301 } }),
+          location({ path: '/cors', pathType: 'Prefix', cors: { enabled: true, allowOrigin: ['https://a.example.com'], allowMethods: 'GET, PUT', allowHeaders: 'X-A', exposeHeaders: 'X-B', allowCredentials: true, maxAge: 60 } }),
+          location({ path: '/private', pathType: 'Prefix', allowlist: ['10.0.0.0/8'] }),
+          location({ path: '/denied', pathType: 'Prefix', denied: 'broken annotation' }),
+          location({ path: '/vhost', pathType: 'Prefix', upstreamVhost: 'internal.svc' }),
+          location({ path: '/', pathType: 'Prefix', rewrite: { ...base, appRoot: '/app' } }),
+        ],
+      }),
+    ]);
+    const r = await reload(cfg);
+    assert.ok(r.ok, JSON.stringify(r));
+    await backends(cfg);
+    const get = (host: string, path: string, headers: Record<string, string> = {}, method = 'GET') => h.http(h.runtime.httpPort, path, { host, headers, method });
+
+    const denied = await get('auth.example.com', '/');
+    assert.is(denied.status, 401);
+    assert.match(String(denied.headers['www-authenticate']), /Basic realm="Who "are" you"/);
+    assert.is((await get('auth.example.com', '/', { authorization: `Basic ${Buffer.from('foo:secret').toString('base64')}` })).status, 200);
+    assert.is((await get('auth.example.com', '/', { authorization: `Basic ${Buffer.from('foo:wrong').toString('base64')}` })).status, 401);
+
+    const rw = await get('re.example.com', '/api/v1/items');
+    assert.is(rw.status, 200);
+    assert.is(JSON.parse(rw.body).path, '/v1/items');
+    assert.is(JSON.parse(rw.body).headers['x-forwarded-prefix'], '/api');
+
+    const moved = await get('misc.example.com', '/moved/a');
+    assert.is(moved.status, 301);
+    assert.is(moved.headers.location, 'https://new.example.com/x');
+
+    const pre = await get('misc.example.com', '/cors/a', { origin: 'https://a.example.com' }, 'OPTIONS');
+    assert.is(pre.status, 204);
+    assert.is(pre.headers['access-control-allow-origin'], 'https://a.example.com');
+    assert.is(pre.headers['access-control-allow-methods'], 'GET, PUT');
+    assert.is(pre.headers['access-control-allow-credentials'], 'true');
+    const simple = await get('misc.example.com', '/cors/a', { origin: 'https://a.example.com' });
+    assert.is(simple.status, 200);
+    assert.is(simple.headers['access-control-expose-headers'], 'X-B');
+    const other = await get('misc.example.com', '/cors/a', { origin: 'https://evil.example.com' }, 'OPTIONS');
+    assert.is(other.headers['access-control-allow-origin'], undefined);
+
+    assert.is((await get('misc.example.com', '/private/x')).status, 403);
+    assert.is((await get('misc.example.com', '/denied/x')).status, 503);
+    assert.is(JSON.parse((await get('misc.example.com', '/vhost/x')).body).headers.host, 'internal.svc');
+    const root = await get('misc.example.com', '/');
+    assert.is(root.status, 302);
+    assert.is(root.headers.location, 'http://misc.example.com/app');
+  } finally {
+    await h.close();
+    await echo.close();
+  }
+});
+
+test('a configuration the renderer refuses is a result, not an exception; the live file is untouched', async () => {
+  const { h, echo, reload } = await setup();
+  try {
+    assert.ok((await reload(configuration([server('a.example.com')]))).ok);
+    const live = readFileSync(h.runtime.confPath, 'utf8');
+    const r = await reload(configuration([server('a.example.com', { locations: [location({ upstreamVhost: 'x\nreturn 200;' })] })]));
+    assert.is(r.ok, false);
+    if (!r.ok) assert.match(r.error, /server "a\.example\.com": location "\/": upstream-vhost: control characters/);
+    assert.is(readFileSync(h.runtime.confPath, 'utf8'), live);
+    assert.is(reconfigurings(h), 0);
+  } finally {
+    await h.close();
+    await echo.close();
+  }
+});
+
+test('lineDiff shows the changed middle as one unified hunk', () => {
+  const d = lineDiff('a\nb\nc\nd\ne\n', 'a\nb\nX\nd\ne\n', 'nginx.conf', 1);
+  assert.is(d, ['--- nginx.conf', '+++ nginx.conf', '@@ -2,3 +2,3 @@', ' b', '-c', '+X', ' d'].join('\n'));
+  assert.is(lineDiff('same', 'same'), '');
+});
+
+test.run();

@@ -1,0 +1,298 @@
+// The deployment artefacts: the YAML in deploy/ parses and hangs together, its RBAC is exactly
+// what src/kube-api-usage.ts declares, every request the code makes (run against the fake API
+// server) is allowed by that RBAC and every permission is used, and the Dockerfile builds the
+// image the Deployment expects (checked by reading it: there is no container engine here).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { CoordinationV1Api, CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { startFakeApiServer, type RecordedRequest } from '../support/fake-apiserver.js';
+import { waitFor } from '../support/wait.js';
+import { silentLogger } from '../../src/log.js';
+import { parseControllerFlags, type ControllerOptions } from '../../src/cli/controller-flags.js';
+import { kubeApiUsage, rbacRules, type PolicyRule } from '../../src/kube-api-usage.js';
+import { createLeaderElector } from '../../src/actors/leader-election.js';
+import { createStatusWriter } from '../../src/actors/status.js';
+import { discoverStatusAddresses, otherReplicasRunning, readControllerPod } from '../../src/actors/status-address.js';
+import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../../src/actors/kube-events.js';
+import { kubeSource } from '../../src/streams/kube.js';
+import type { Ingress } from '../../src/store/kube-types.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any }
+
+function loadManifests(): Manifest[] {
+  const out: Manifest[] = [];
+  for (const file of readdirSync(join(root, 'deploy')).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(root, 'deploy', file), 'utf8'))) {
+      assert.equal(doc.errors.map(String), [], `${file} parses`);
+      const m = doc.toJS() as Manifest | null;
+      if (m) out.push(m);
+    }
+  }
+  return out;
+}
+
+const manifests = loadManifests();
+function one(kind: string): Manifest {
+  const found = manifests.filter((m) => m.kind === kind);
+  assert.is(found.length, 1, `exactly one ${kind}`);
+  return found[0]!;
+}
+
+const deployment = one('Deployment');
+const container = deployment.spec.template.spec.containers[0];
+const podNamespace = deployment.metadata.namespace!;
+const options: ControllerOptions = (() => {
+  const args = (container.args as string[]).map((a) => a.replace(/\$\(POD_NAMESPACE\)/g, podNamespace));
+  const r = parseControllerFlags(args);
+  if (!r.ok) throw new Error(`the Deployment's args do not parse: ${r.error}`);
+  return r.options;
+})();
+
+test('every manifest has apiVersion, kind and name; namespaced ones live in the controller namespace', () => {
+  const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'IngressClass']);
+  const kinds = manifests.map((m) => m.kind).sort();
+  assert.equal(kinds, ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'IngressClass', 'Namespace', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+  for (const m of manifests) {
+    assert.ok(m.apiVersion && m.kind && m.metadata?.name, `${m.kind} ${m.metadata?.name}`);
+    if (clusterScoped.has(m.kind)) assert.is(m.metadata.namespace, undefined, `${m.kind} is cluster-scoped`);
+    else assert.is(m.metadata.namespace, one('Namespace').metadata.name, `${m.kind} ${m.metadata.name}`);
+  }
+});
+
+test('the Deployment: service account, env from the downward API, probes, resources, non-root with NET_BIND_SERVICE', () => {
+  const spec = deployment.spec.template.spec;
+  assert.is(spec.serviceAccountName, one('ServiceAccount').metadata.name);
+  assert.equal(deployment.spec.selector.matchLabels, pick(deployment.spec.template.metadata.labels, Object.keys(deployment.spec.selector.matchLabels)));
+  const env = Object.fromEntries((container.env as Array<{ name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }>).map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath]));
+  assert.is(env.POD_NAME, 'metadata.name');
+  assert.is(env.POD_NAMESPACE, 'metadata.namespace');
+  for (const probe of [container.livenessProbe, container.readinessProbe]) {
+    assert.is(probe.httpGet.path, '/healthz');
+    assert.is(probe.httpGet.port, options.healthzPort);
+  }
+  const ports = (container.ports as Array<{ name: string; containerPort: number }>);
+  assert.equal(ports.map((p) => p.containerPort).sort((a, b) => a - b), [options.httpPort, options.httpsPort, options.healthzPort].sort((a, b) => a - b));
+  assert.ok(container.resources.requests.cpu && container.resources.requests.memory, 'resource requests');
+  assert.ok(container.resources.limits.memory, 'memory limit');
+  const sc = container.securityContext;
+  assert.is(sc.runAsNonRoot, true);
+  assert.is(sc.runAsUser, dockerfileUser().uid);
+  assert.equal(sc.capabilities.drop, ['ALL']);
+  assert.equal(sc.capabilities.add, ['NET_BIND_SERVICE']);
+  assert.is(spec.securityContext.runAsNonRoot, true);
+});
+
+test('the args refer to the objects deployed next to them', () => {
+  const service = one('Service');
+  const ingressClass = one('IngressClass');
+  assert.is(options.publishService, `${service.metadata.namespace}/${service.metadata.name}`);
+  assert.is(options.configmap, `${one('ConfigMap').metadata.namespace}/${one('ConfigMap').metadata.name}`);
+  assert.is(ingressClass.metadata.name, 'nginx');
+  assert.is(ingressClass.spec.controller, 'k8s.io/ingress-nginx');
+  assert.is(options.controllerClass, ingressClass.spec.controller);
+  assert.is(options.ingressClass, ingressClass.metadata.name);
+  assert.is(service.spec.type, 'LoadBalancer');
+  assert.equal(service.spec.selector, pick(deployment.spec.template.metadata.labels, Object.keys(service.spec.selector)));
+  const ports = Object.fromEntries((service.spec.ports as Array<{ port: number; targetPort: string }>).map((p) => [p.port, p.targetPort]));
+  assert.equal(ports, { 80: 'http', 443: 'https' });
+  const named = Object.fromEntries((container.ports as Array<{ name: string; containerPort: number }>).map((p) => [p.name, p.containerPort]));
+  assert.is(named.http, options.httpPort);
+  assert.is(named.https, options.httpsPort);
+});
+
+test('RBAC is exactly the declared API usage (ClusterRole for the cluster, Role for the pod namespace)', () => {
+  const want = rbacRules(kubeApiUsage({ electionId: options.electionId }));
+  assert.equal(normalise(one('ClusterRole').rules), normalise(want.clusterRole));
+  assert.equal(normalise(one('Role').rules), normalise(want.role));
+  const sa = one('ServiceAccount');
+  for (const [binding, role] of [['ClusterRoleBinding', 'ClusterRole'], ['RoleBinding', 'Role']] as const) {
+    const b = one(binding);
+    assert.equal(b.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: role, name: one(role).metadata.name });
+    assert.equal(b.subjects, [{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace }]);
+  }
+});
+
+test('every request the code makes is allowed by the deployed RBAC, and every permission is used', async () => {
+  const fake = await startFakeApiServer();
+  const kc = fake.kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const ns = podNamespace;
+  const labels = deployment.spec.template.metadata.labels as Record<string, string>;
+  const readyPod = (name: string) => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { ...labels, 'pod-template-hash': 'x' } },
+    spec: { nodeName: 'node-1', containers: [] }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { team: 'edge' } } });
+  fake.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' }, status: { addresses: [{ type: 'ExternalIP', address: '203.0.113.1' }] } });
+  fake.create(readyPod('ctrl-a'));
+  fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ingress-rx-controller', namespace: ns }, spec: { type: 'NodePort', clusterIP: '10.96.0.1' } });
+  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'shop', namespace: 'apps' }, spec: { ingressClassName: 'nginx' } });
+
+  const stop: Array<() => unknown> = [];
+  try {
+    // The kube source, with a namespace selector so that it watches Namespaces too.
+    const sub = kubeSource({ kubeConfig: kc, watchNamespaces: [], namespaceSelector: 'team=edge', logger: silentLogger(), minWatchGapMs: 10 }).subscribe();
+    stop.push(() => sub.unsubscribe());
+    await waitFor(() => fake.openWatches >= 7, { timeoutMs: 10_000, what: 'a watch per kind' });
+
+    // Leader election: create, renew, release.
+    const elector = createLeaderElector({
+      coordination: kc.makeApiClient(CoordinationV1Api), namespace: ns, name: options.electionId, identity: 'ctrl-a',
+      logger: silentLogger(), leaseDurationMs: 1000, renewDeadlineMs: 500, retryPeriodMs: 100,
+    });
+    let leading = false;
+    elector.isLeader$.subscribe((l) => { leading = l; });
+    elector.start();
+    stop.push(() => elector.stop());
+    await waitFor(() => leading, { timeoutMs: 5000, what: 'leading' });
+    await waitFor(() => fake.count({ verb: 'update', path: '/leases/' }) >= 2, { timeoutMs: 5000, what: 'a renewal' });
+
+    // Status: discovery in every mode, the writer, and the shutdown clear of the last replica.
+    const self = await readControllerPod(core, 'ctrl-a', ns);
+    const addressOptions = { publishStatusAddress: '', publishService: options.publishService, reportNodeInternalIpAddress: false };
+    assert.equal(await discoverStatusAddresses(core, self, addressOptions), [{ ip: '203.0.113.1' }]);
+    assert.equal(await discoverStatusAddresses(core, self, { ...addressOptions, publishService: '' }), [{ ip: '203.0.113.1' }]);
+    const writer = createStatusWriter({
+      networking: kc.makeApiClient(NetworkingV1Api), addresses: () => discoverStatusAddresses(core, self, addressOptions),
+      otherReplicasRunning: () => otherReplicasRunning(core, self), isLeader$: elector.isLeader$,
+      intervalMs: 60_000, updateStatusOnShutdown: true, logger: silentLogger(),
+    });
+    writer.start();
+    const ingresses = () => fake.list('networking.k8s.io/v1', 'Ingress') as unknown as Ingress[];
+    assert.equal((await writer.sync(ingresses())).written, ['apps/shop']);
+    await writer.sync(ingresses());
+    await writer.shutdown();
+    assert.is(fake.count({ verb: 'patch', path: '/ingresses/shop/status' }), 2, 'written, then cleared on shutdown');
+
+    // Events: created, then aggregated with a patch.
+    const events = createEventRecorder({ core, logger: silentLogger(), host: 'ctrl-a' });
+    recordReload(events, podObject(self));
+    recordReload(events, podObject(self));
+    recordInvalidIngress(events, ingresses()[0]!, 'a problem');
+    await events.flush();
+
+    await elector.stop();
+    sub.unsubscribe();
+
+    const rules = { cluster: one('ClusterRole').rules as PolicyRule[], role: one('Role').rules as PolicyRule[] };
+    const denied = fake.requests.filter((r) => r.verb !== 'other' && !allowed(r, rules, ns)).map((r) => `${r.verb} ${r.path}`);
+    assert.equal(denied, [], 'requests the RBAC would refuse');
+    assert.equal(fake.requests.filter((r) => r.verb === 'other').map((r) => r.path), []);
+
+    // Least privilege: each (rule, verb) of the RBAC was needed by some request.
+    const unused: string[] = [];
+    for (const [scope, list] of [['cluster', rules.cluster], ['role', rules.role]] as const) {
+      for (const rule of list) {
+        for (const verb of rule.verbs) {
+          const single = { cluster: scope === 'cluster' ? [{ ...rule, verbs: [verb] }] : [], role: scope === 'role' ? [{ ...rule, verbs: [verb] }] : [] };
+          if (!fake.requests.some((r) => r.verb === verb && allowed(r, single, ns))) unused.push(`${scope}: ${verb} ${rule.apiGroups[0] || 'core'}/${rule.resources[0]}`);
+        }
+      }
+    }
+    assert.equal(unused, [], 'permissions no request used');
+  } finally {
+    for (const f of stop.reverse()) await f();
+    await fake.close();
+  }
+});
+
+// ---- the Dockerfile ----
+
+interface Instruction { op: string; args: string }
+
+function dockerfile(): Instruction[] {
+  const text = readFileSync(join(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+  return text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
+    .map((l) => { const [op, ...rest] = l.split(/\s+/); return { op: op!.toUpperCase(), args: rest.join(' ') }; });
+}
+
+function dockerfileUser(): { uid: number } {
+  const users = dockerfile().filter((i) => i.op === 'USER');
+  assert.is(users.length, 1);
+  const m = /^(\d+)(?::\d+)?$/.exec(users[0]!.args);
+  assert.ok(m, 'USER is numeric (runAsNonRoot can only verify a numeric user)');
+  return { uid: Number(m![1]) };
+}
+
+test('the Dockerfile: Node 20 on bookworm-slim, setup.sh, tini, non-root, NGINX may bind low ports', () => {
+  const ins = dockerfile();
+  const from = ins.filter((i) => i.op === 'FROM');
+  assert.is(from.length, 1);
+  assert.match(from[0]!.args, /^node:20(\.\d+)*-bookworm-slim$/);
+  const runs = ins.filter((i) => i.op === 'RUN').map((i) => i.args).join(' && ');
+  assert.match(runs, /\bbash scripts\/setup\.sh\b/, 'NGINX and Lua come from the same setup script as the tests');
+  assert.match(runs, /apt-get install[^&]*\btini\b/);
+  assert.match(runs, /setcap cap_net_bind_service=\+ep \/usr\/sbin\/nginx/);
+  assert.ok(dockerfileUser().uid > 0, 'not root');
+  const userIdx = ins.findIndex((i) => i.op === 'USER');
+  assert.ok(ins.slice(userIdx + 1).every((i) => i.op !== 'RUN'), 'nothing runs as root after USER');
+
+  const entry = ins.filter((i) => i.op === 'ENTRYPOINT');
+  assert.is(entry.length, 1);
+  const argv = JSON.parse(entry[0]!.args) as string[];
+  assert.is(argv[0], '/usr/bin/tini', 'tini is PID 1');
+  assert.is(argv[1], '--');
+  const workdir = ins.filter((i) => i.op === 'WORKDIR').at(-1)!.args;
+  assert.is(argv[2], `${workdir}/bin/ingress-rx`);
+  assert.is(argv[3], 'controller');
+});
+
+test('the Dockerfile copies only what exists, what .dockerignore lets through, and what setup.sh and the CLI need', () => {
+  const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const copied: string[] = [];
+  for (const i of dockerfile().filter((x) => x.op === 'COPY')) {
+    const parts = i.args.split(/\s+/).filter((p) => !p.startsWith('--'));
+    for (const src of parts.slice(0, -1)) {
+      const path = src.replace(/\/$/, '');
+      assert.ok(existsSync(join(root, path)), `COPY source ${path} exists`);
+      assert.not.ok(ignored.some((pat) => pat === path || path.startsWith(`${pat}/`)), `${path} is not excluded by .dockerignore`);
+      copied.push(path);
+    }
+  }
+  // What scripts/setup.sh reads (npm ci, tsc -p tsconfig.json over src and nginx) and bin/ingress-rx runs.
+  for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'src', 'nginx', 'lua', 'bin']) {
+    assert.ok(copied.includes(needed), `${needed} is copied`);
+  }
+  const setup = readFileSync(join(root, 'scripts/setup.sh'), 'utf8');
+  assert.match(setup, /npm ci/);
+  assert.match(setup, /tsc -p tsconfig\.json/);
+  assert.ok(statSync(join(root, 'bin/ingress-rx')).mode & 0o111, 'bin/ingress-rx is executable');
+  assert.match(readFileSync(join(root, 'bin/ingress-rx'), 'utf8'), /dist', 'cli', 'main\.js'/);
+  assert.ok(existsSync(join(root, 'src/cli/main.ts')), 'src/cli/main.ts exists, so the build yields dist/cli/main.js');
+});
+
+// ---- helpers ----
+
+function pick(o: Record<string, string>, keys: string[]): Record<string, string> {
+  return Object.fromEntries(keys.map((k) => [k, o[k]!]));
+}
+
+function normalise(rules: PolicyRule[]): string[] {
+  return rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) =>
+    `${g}|${res}|${v}|${[...(r.resourceNames ?? [])].sort().join(',')}`)))).sort();
+}
+
+/** RBAC's decision for one recorded request: a ClusterRole rule anywhere, a Role rule in its namespace. */
+function allowed(r: RecordedRequest, rules: { cluster: PolicyRule[]; role: PolicyRule[] }, roleNamespace: string): boolean {
+  const segs = r.path.split('/').filter(Boolean);
+  const [group, rest] = segs[0] === 'api' ? ['', segs.slice(2)] : [segs[1]!, segs.slice(3)];
+  let namespace: string | undefined;
+  let tail = rest;
+  if (tail[0] === 'namespaces' && tail.length >= 3) { namespace = tail[1]; tail = tail.slice(2); }
+  const [resource, name, sub] = tail;
+  const fullResource = sub ? `${resource}/${sub}` : resource!;
+  const match = (rule: PolicyRule) =>
+    (rule.apiGroups.includes(group) || rule.apiGroups.includes('*')) &&
+    (rule.resources.includes(fullResource) || rule.resources.includes('*')) &&
+    (rule.verbs.includes(r.verb) || rule.verbs.includes('*')) &&
+    (!rule.resourceNames?.length || (name !== undefined && rule.resourceNames.includes(name)));
+  if (rules.cluster.some(match)) return true;
+  return namespace === roleNamespace && rules.role.some(match);
+}
+
+test.run();

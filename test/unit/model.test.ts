@@ -1,0 +1,345 @@
+// The model builder: ingress-nginx's rules checked one by one on the golden fixtures, and the
+// memo caches (unchanged fragments come back as the same objects; rebuilds stay fast).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { renderModel, type RenderModelOptions } from '../../src/cli/render.js';
+import { createModelBuilder } from '../../src/model/build.js';
+import { snapshot } from '../../src/model/hash.js';
+import { stableJSON } from '../../src/model/json.js';
+import { serversPayload } from '../../src/model/payload.js';
+import type { Configuration, Location, Server } from '../../src/model/types.js';
+import { ingress, service, slice, testStore, tlsSecret, PREFIX } from './model-objects.js';
+
+const FIXTURES = new URL('../fixtures/model/', import.meta.url).pathname;
+const NOW = new Date('2026-11-22T00:00:00Z');
+
+function fixture(name: string, extra: RenderModelOptions = {}) {
+  let opts: RenderModelOptions = {};
+  try { opts = JSON.parse(readFileSync(join(FIXTURES, name, 'options.json'), 'utf8')); } catch { /* no options */ }
+  return renderModel(join(FIXTURES, name, 'manifests'), { ...opts, ...extra, now: () => NOW, defaultServerPort: 8181 });
+}
+const server = (c: Configuration, host: string): Server => {
+  const s = c.servers.find((x) => x.hostname === host);
+  if (!s) throw new Error(`no server ${host}`);
+  return s;
+};
+const locs = (s: Server) => s.locations.map((l) => `${l.pathType === 'Exact' ? '= ' : ''}${l.path} -> ${l.backend}`);
+const backend = (c: Configuration, name: string) => c.backends.find((b) => b.name === name);
+
+// ---- Rules
+
+const rules = suite('model rules');
+
+rules('the oldest Ingress wins a duplicate host+path+pathType and the server aliases; the newer one is named in a warning', () => {
+  const { config, warnings } = fixture('oldest-wins');
+  const s = server(config, 'app.example.com');
+  assert.ok(locs(s).includes('/ -> default-old-80'));
+  assert.ok(locs(s).includes('/only-new/ -> default-new-80'), 'non-conflicting paths of the newer Ingress stay');
+  assert.equal(s.aliases, ['old-alias.example.com']);
+  assert.ok(warnings.some((w) => w.object === 'Ingress default/newer' && w.message.includes('default/older')));
+});
+
+rules('paths of two Ingresses on one host are merged into one server, longest first', () => {
+  const { config } = fixture('merge-paths');
+  assert.equal(config.servers.map((s) => s.hostname), ['_', 'shop.example.com']);
+  assert.equal(locs(server(config, 'shop.example.com')), [
+    '/static/ -> default-ui-80', '= /static -> default-ui-80', '/api/ -> default-api-80', '= /api -> default-api-80', '/ -> default-ui-80',
+  ]);
+});
+
+rules('the default server _ always exists and goes to the built-in default backend', () => {
+  const { config } = fixture('default-server');
+  assert.equal(config.servers.length, 1);
+  assert.equal(locs(server(config, '_')), ['/ -> upstream-default-backend']);
+  assert.equal(backend(config, 'upstream-default-backend')?.endpoints, [{ address: '127.0.0.1', port: '8181' }]);
+});
+
+rules('a host without a / rule gets a placeholder root to the default backend; spec.defaultBackend replaces it', () => {
+  const p = server(fixture('placeholder-root').config, 'api.example.com');
+  const root = p.locations.find((l) => l.path === '/')!;
+  assert.ok(root.isDefBackend);
+  assert.is(root.backend, 'upstream-default-backend');
+  const d = server(fixture('default-backend').config, 'site.example.com');
+  assert.is(d.locations.find((l) => l.path === '/')!.backend, 'default-fallback-80');
+});
+
+rules('a catch-all Ingress takes the default server root', () => {
+  const { config } = fixture('catch-all');
+  const root = server(config, '_').locations[0]!;
+  assert.is(root.backend, 'default-everything-80');
+  assert.not.ok(root.isDefBackend);
+  assert.equal(root.ingress, { namespace: 'default', name: 'catch-all' });
+});
+
+rules('Exact, Prefix (split into /p/ and = /p) and ImplementationSpecific paths', () => {
+  const s = server(fixture('path-types').config, 'paths.example.com');
+  const l = locs(s);
+  assert.ok(l.includes('= /exact -> default-web-80'));
+  assert.ok(l.includes('/prefix/ -> default-web-80') && l.includes('= /prefix -> default-web-80'));
+  assert.ok(l.includes('/impl -> default-web-80') && !l.includes('/impl/ -> default-web-80'));
+  assert.is(l.filter((x) => x === '= /both -> default-web-80').length, 1, 'an explicit Exact is not duplicated');
+  assert.ok(l.includes('/slash/ -> default-web-80') && !l.some((x) => x.startsWith('= /slash')));
+});
+
+rules('regex mode is host-wide when one location uses use-regex or a rewrite-target ≠ its path (ingress-nginx quirk)', () => {
+  const { config } = fixture('regex-mode');
+  const s = server(config, 'regex.example.com');
+  assert.ok(s.useRegex);
+  assert.not.ok(server(config, 'other.example.com').useRegex);
+  assert.ok(locs(s).includes('/old -> default-web-80'), 'a rewriting Prefix location is not split');
+  assert.ok(locs(s).includes('/plain/ -> default-plain-80'), 'other Ingresses of the host are still split');
+});
+
+rules('canary by weight, header and cookie: alternative backends with a traffic shaping policy', () => {
+  for (const [name, expect] of [
+    ['canary-weight', { weight: 20, weightTotal: 200 }],
+    ['canary-header', { header: 'X-Canary', headerValue: 'yes' }],
+    ['canary-cookie', { cookie: 'canary' }],
+  ] as const) {
+    const { config } = fixture(name);
+    assert.equal(backend(config, 'default-web-80')?.alternativeBackends, ['default-web-canary-80'], name);
+    const alt = backend(config, 'default-web-canary-80')!;
+    assert.ok(alt.noServer, name);
+    for (const [k, v] of Object.entries(expect)) assert.is((alt.trafficShapingPolicy as unknown as Record<string, unknown>)[k], v, `${name} ${k}`);
+    assert.equal(locs(server(config, 'canary.example.com')), ['/ -> default-web-80'], `${name}: the canary adds no location`);
+  }
+});
+
+rules('a canary without a primary creates no server and its backend is dropped with a warning', () => {
+  const { config, warnings } = fixture('canary-no-primary');
+  assert.not.ok(config.servers.some((s) => s.hostname === 'nohost.example.com'));
+  assert.is(backend(config, 'default-web-canary-80'), undefined);
+  assert.ok(warnings.some((w) => w.object === 'Ingress default/lost-canary' && w.message.includes('dropped')));
+});
+
+rules('TLS: valid certificates per host (wildcards, aliases), the default certificate for the default server', () => {
+  const { config, warnings } = fixture('tls-valid');
+  const tls = server(config, 'tls.example.com');
+  assert.ok(tls.certificate);
+  assert.is(tls.tlsSecret, 'default/tls');
+  assert.equal(config.certificates[tls.certificate!]!.hosts, ['tls.example.com', 'alias.example.com']);
+  assert.is(server(config, 'a.wild.example.com').certificate, server(config, 'b.wild.example.com').certificate);
+  assert.ok(config.defaultCertificate);
+  assert.is(server(config, '_').certificate, config.defaultCertificate);
+  const payload = serversPayload(config);
+  assert.is(payload.servers['alias.example.com'], tls.certificate, 'alias covered by the certificate');
+  assert.is(payload.servers['nocert-alias.example.com'], '-1', 'alias not covered');
+  assert.ok(payload.certificates[tls.certificate!]!.includes('BEGIN CERTIFICATE'));
+  assert.not.ok(warnings.some((w) => w.object.startsWith('Secret')));
+});
+
+rules('TLS: missing Secret, key mismatch, wrong host, expired → no certificate and a warning naming Ingress, Secret and reason', () => {
+  for (const [name, host, reason] of [
+    ['tls-missing-secret', 'tls.example.com', 'not found'],
+    ['tls-key-mismatch', 'tls.example.com', 'does not match'],
+    ['tls-wrong-host', 'tls.example.com', 'not valid for tls.example.com'],
+    ['tls-expired', 'expired.example.com', 'expired'],
+  ] as const) {
+    const { config, warnings } = fixture(name);
+    assert.is(server(config, host).certificate, null, name);
+    assert.equal(config.certificates, {}, name);
+    const w = warnings.find((x) => x.object === 'Ingress default/secure');
+    assert.ok(w && w.message.includes('Secret default/') && w.message.includes(reason), `${name}: ${JSON.stringify(warnings)}`);
+  }
+  // The expiry check uses the injected clock: in 2019 the same certificate is not yet expired... nor valid for long.
+  const early = renderModel(join(FIXTURES, 'tls-expired', 'manifests'), { now: () => new Date('2020-01-01T12:00:00Z') });
+  assert.ok(server(early.config, 'expired.example.com').certificate);
+});
+
+rules('ExternalName, service-upstream and a missing Service', () => {
+  const ext = backend(fixture('externalname').config, 'default-external-443')!;
+  assert.equal(ext.endpoints, [{ address: 'api.upstream.example.net', port: '443' }]);
+  assert.is(ext.service?.spec.type, 'ExternalName');
+  assert.equal(backend(fixture('service-upstream').config, 'default-web-80')!.endpoints, [{ address: '10.96.0.128', port: '80' }]);
+  const missing = fixture('missing-service');
+  assert.equal(backend(missing.config, 'default-nowhere-80')!.endpoints, []);
+  assert.ok(missing.warnings.some((w) => w.message.includes('Service default/nowhere')));
+});
+
+rules('EndpointSlices: only ready endpoints, de-duplicated across slices, sorted, matched by port name', () => {
+  assert.equal(backend(fixture('endpoints').config, 'default-web-80')!.endpoints.map((e) => `${e.address}:${e.port}`),
+    ['10.0.0.1:8080', '10.0.0.2:8080', '10.0.0.3:8080']);
+  const named = fixture('named-ports').config;
+  assert.equal(backend(named, 'default-multi-http')!.endpoints.map((e) => e.port), ['8080', '8080']);
+  assert.equal(backend(named, 'default-multi-9000')!.endpoints.map((e) => e.port), ['9001', '9001']);
+});
+
+rules('cookie affinity, load-balance and upstream-hash-by come from the Ingress using the backend', () => {
+  const a = backend(fixture('affinity').config, 'default-web-80')!;
+  assert.is(a.sessionAffinityConfig.name, 'cookie');
+  assert.is(a.sessionAffinityConfig.mode, 'persistent');
+  assert.is(a.sessionAffinityConfig.cookieSessionAffinity.name, 'route');
+  assert.equal(a.sessionAffinityConfig.cookieSessionAffinity.locations, { 'sticky.example.com': ['/', '/cart'] });
+  const lb = fixture('load-balance').config;
+  assert.is(backend(lb, 'default-web-80')!['load-balance'], 'ewma');
+  assert.equal(backend(lb, 'default-hashed-80')!.upstreamHashByConfig, { 'upstream-hash-by': '$request_uri' });
+});
+
+rules('TCP/UDP services ConfigMaps: valid entries with endpoints, PROXY flags, bad and reserved entries warned', () => {
+  const { config, warnings } = fixture('tcp-services');
+  assert.equal(config.tcpEndpoints.map((s) => s.port), [5432, 6000]);
+  assert.equal(config.tcpEndpoints[1]!.proxyProtocol, { decode: true, encode: false });
+  assert.equal(config.tcpEndpoints[0]!.endpoints, [{ address: '10.0.9.1', port: '5432' }]);
+  assert.equal(config.udpEndpoints.map((s) => `${s.port} ${s.endpoints[0]?.address}`), ['53 10.0.9.53']);
+  for (const key of ['80', '7000', 'x']) assert.ok(warnings.some((w) => w.field === `data["${key}"]`), key);
+});
+
+rules('strict-validate-path-type rejects an Exact/Prefix path with other characters, keeps the rest', () => {
+  const { config, warnings } = fixture('strict-path');
+  const l = locs(server(config, 'strict.example.com'));
+  assert.ok(l.includes('/ok-path/ -> default-web-80'));
+  assert.not.ok(l.some((x) => x.includes('bad.path')));
+  assert.ok(l.includes('/regex.* -> default-web-80'), 'ImplementationSpecific is not checked');
+  assert.ok(warnings.some((w) => w.field === 'spec.rules[0].http.paths[1].path'));
+});
+
+rules('a resource backend is skipped with a warning (the host root serves the default backend)', () => {
+  const { config, warnings } = fixture('resource-backend');
+  assert.not.ok(locs(server(config, 'res.example.com')).some((x) => x.includes('bucket')));
+  assert.ok(warnings.some((w) => w.message.includes('StorageBucket/assets')));
+});
+
+rules('each location carries its own Ingress annotations', () => {
+  const store = testStore();
+  store.put('Service', service('web'));
+  store.put('Ingress', ingress('a', 'x.example.com', [['/a', 'Prefix', 'web', 80]], { annotations: { 'proxy-body-size': '9m' } }));
+  store.put('Ingress', ingress('b', 'x.example.com', [['/b', 'Prefix', 'web', 80]], { ts: '2026-01-02T00:00:00Z' }));
+  const { config } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+  const s = server(config, 'x.example.com');
+  const by = (p: string): Location => s.locations.find((l) => l.path === p)!;
+  assert.is(by('/a/').proxy.bodySize, '9m');
+  assert.is.not(by('/b/').proxy.bodySize, '9m');
+});
+
+rules.run();
+
+// ---- Memo caches
+
+const memo = suite('model memo');
+
+function bigStore(n: number) {
+  const store = testStore();
+  for (let i = 0; i < n; i++) {
+    store.put('Service', service(`svc-${i}`));
+    store.put('EndpointSlice', slice(`svc-${i}-x`, `svc-${i}`, [`10.${(i >> 8) & 255}.${i & 255}.1`, `10.${(i >> 8) & 255}.${i & 255}.2`]));
+    store.put('Ingress', ingress(`ing-${i}`, `host-${i}.example.com`, [['/', 'Prefix', `svc-${i}`, 80], ['/api', 'Prefix', `svc-${i}`, 80]]));
+  }
+  return store;
+}
+
+memo('after one EndpointSlice change (2,000 Ingresses) the servers are the same objects and only that backend is new', () => {
+  const store = bigStore(2000);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const before = builder.build(store).config;
+  store.put('EndpointSlice', slice('svc-7-x', 'svc-7', ['10.9.9.9']));
+  const after = builder.build(store).config;
+  assert.is(after.servers.length, before.servers.length);
+  after.servers.forEach((s, i) => assert.ok(s === before.servers[i], `server ${s.hostname} was rebuilt`));
+  const changed = after.backends.filter((b, i) => b !== before.backends[i]).map((b) => b.name);
+  assert.equal(changed, ['default-svc-7-80']);
+  assert.equal(backend(after, 'default-svc-7-80')!.endpoints, [{ address: '10.9.9.9', port: '8080' }]);
+});
+
+memo('after one Ingress change only its server is new; a rebuild with no change returns the same fragments', () => {
+  const store = bigStore(500);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const a = builder.build(store).config;
+  const b = builder.build(store).config;
+  b.servers.forEach((s, i) => assert.ok(s === a.servers[i]));
+  b.backends.forEach((x, i) => assert.ok(x === a.backends[i]));
+  store.put('Ingress', ingress('ing-3', 'host-3.example.com', [['/', 'Prefix', 'svc-3', 80], ['/v2', 'Prefix', 'svc-3', 80]]));
+  const c = builder.build(store).config;
+  assert.equal(c.servers.filter((s, i) => s !== b.servers[i]).map((s) => s.hostname), ['host-3.example.com']);
+});
+
+memo('a changed TLS Secret gives the host a new certificate; other servers are untouched', () => {
+  const certs = join(FIXTURES, '_certs');
+  const pem = (f: string) => readFileSync(join(certs, f), 'utf8');
+  const store = testStore();
+  store.put('Service', service('web'));
+  store.put('Secret', tlsSecret('tls', pem('tls.crt'), pem('tls.key')));
+  store.put('Ingress', ingress('secure', 'tls.example.com', [['/', 'Prefix', 'web', 80]], { tls: [{ hosts: ['tls.example.com'], secretName: 'tls' }] }));
+  store.put('Ingress', ingress('other', 'other.example.com', [['/', 'Prefix', 'web', 80]]));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const a = builder.build(store).config;
+  store.put('Secret', tlsSecret('tls', pem('wildcard.crt'), pem('wildcard.key')));
+  const r = builder.build(store);
+  assert.is(server(r.config, 'tls.example.com').certificate, null, 'the new certificate does not cover the host');
+  assert.ok(server(r.config, 'other.example.com') === server(a, 'other.example.com'));
+});
+
+memo('incremental rebuilds give exactly what a cold build gives (300 random changes)', () => {
+  let seed = 42;
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)]!;
+  const store = testStore();
+  const hostsPool = ['a.example.com', 'b.example.com', 'c.example.com', 'd.example.com', 'alias.example.com', ''];
+  for (let i = 0; i < 6; i++) {
+    store.put('Service', service(`s${i}`));
+    store.put('EndpointSlice', slice(`s${i}-x`, `s${i}`, [`10.0.${i}.1`]));
+  }
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const live = new Map<string, ReturnType<typeof ingress>>();
+  for (let step = 0; step < 300; step++) {
+    const op = rnd(10);
+    if (op < 6) {
+      const name = `ing-${rnd(15)}`;
+      const annotations: Record<string, string> = {};
+      const flavour = rnd(12);
+      if (flavour === 0) annotations['server-alias'] = 'alias.example.com';
+      if (flavour === 1) { annotations.canary = 'true'; annotations['canary-weight'] = String(rnd(100)); }
+      if (flavour === 2) annotations.affinity = 'cookie';
+      if (flavour === 3) annotations['ssl-passthrough'] = 'true';
+      if (flavour === 4) annotations['use-regex'] = 'true';
+      const paths: Array<[string, 'Prefix' | 'Exact' | 'ImplementationSpecific', string, number]> = [];
+      for (let k = 0, n = 1 + rnd(3); k < n; k++) {
+        paths.push([pick(['/', '/api', '/web', '/api/v1']), pick(['Prefix', 'Exact', 'ImplementationSpecific'] as const), `s${rnd(6)}`, 80]);
+      }
+      const ing = ingress(name, pick(hostsPool), paths, {
+        annotations, ts: `2026-01-0${1 + rnd(9)}T00:00:00Z`, defaultBackend: rnd(8) === 0 ? [`s${rnd(6)}`, 80] : undefined,
+      });
+      if (rnd(10) === 0) ing.spec.rules = [];
+      live.set(name, ing);
+      store.put('Ingress', ing);
+    } else if (op < 8 && live.size > 0) {
+      const name = pick([...live.keys()]);
+      store.remove('Ingress', live.get(name)!);
+      live.delete(name);
+    } else {
+      const i = rnd(6);
+      store.put('EndpointSlice', slice(`s${i}-x`, `s${i}`, [`10.0.${i}.${1 + rnd(3)}`]));
+    }
+    const inc = builder.build(store);
+    const cold = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+    assert.fixture(stableJSON(inc.config), stableJSON(cold.config), `step ${step}`);
+    assert.equal(inc.warnings, cold.warnings, `step ${step} warnings`);
+  }
+});
+
+memo('10,000 Ingresses: cold build, rebuild after one Ingress and after one EndpointSlice change (CPU time)', () => {
+  const store = bigStore(10_000);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const cpuMs = (f: () => void) => { const c = process.cpuUsage(); f(); const d = process.cpuUsage(c); return (d.user + d.system) / 1000; };
+  let config = builder.build(store).config;
+  const cold = cpuMs(() => { snapshot(config); });
+  const ingressMs: number[] = [];
+  const sliceMs: number[] = [];
+  const snapMs: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    store.put('Ingress', ingress('ing-42', 'host-42.example.com', [['/', 'Prefix', 'svc-42', 80], [`/new${k}`, 'Prefix', 'svc-42', 80]]));
+    store.listIngresses(); // the store re-sorts its Ingresses once after a change; that is the store's cost
+    ingressMs.push(cpuMs(() => { config = builder.build(store).config; }));
+    snapMs.push(cpuMs(() => { snapshot(config); }));
+    store.put('EndpointSlice', slice('svc-43-x', 'svc-43', [`10.200.0.${k}`]));
+    sliceMs.push(cpuMs(() => { config = builder.build(store).config; }));
+  }
+  const best = (xs: number[]) => Math.min(...xs);
+  console.log(`    10k Ingresses (CPU ms, best of 5): one Ingress ${best(ingressMs).toFixed(1)}, one slice ${best(sliceMs).toFixed(1)}, snapshot ${best(snapMs).toFixed(1)} (cold snapshot ${cold.toFixed(0)})`);
+  // Budget ~50 ms; the bound leaves room for a loaded 2-core machine.
+  assert.ok(best(ingressMs) < 150, `rebuild after one Ingress took ${best(ingressMs)} ms`);
+  assert.ok(best(sliceMs) < 150, `rebuild after one slice took ${best(sliceMs)} ms`);
+});
+
+memo.run();

@@ -1,0 +1,68 @@
+// Every rendered configuration passes the real `nginx -t` with our Lua modules: the golden
+// configurations, every accepted hostile value, and use-geoip2 without databases.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createNginxHarness, type NginxHarness } from '../support/nginx-harness.js';
+import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, server } from '../support/config-builder.js';
+import { HOSTILE_VALUES } from '../support/hostile.js';
+
+let h: NginxHarness;
+
+test.before(async () => {
+  h = await createNginxHarness();
+});
+test.after(async () => {
+  await h.close();
+});
+
+for (const [name, cfg] of Object.entries(goldenConfigurations())) {
+  test(`nginx -t accepts the ${name} configuration`, async () => {
+    const r = await h.test(h.renderer.render(cfg, h.runtime));
+    assert.ok(r.ok, r.output);
+  });
+}
+
+test('nginx -t accepts every hostile value the renderer lets through', async () => {
+  // One configuration per hostile value, holding every field that accepted it on its own server.
+  const checks: Array<{ name: string; accepted: number; text: string }> = [];
+  for (const hv of HOSTILE_VALUES) {
+    let combined = hostileBase('base.example.com');
+    let accepted = 0;
+    for (const [i, fld] of HOSTILE_FIELDS.entries()) {
+      const probe = hostileBase(`f${i}.example.com`);
+      fld.set(probe, `${fld.prefix ?? ''}${hv.value}`);
+      try {
+        h.renderer.render(probe, h.runtime);
+      } catch {
+        continue;
+      }
+      accepted++;
+      const mine = probe.servers.find((s) => s.hostname === `f${i}.example.com`);
+      const tcp = probe.tcpEndpoints.length ? probe.tcpEndpoints : combined.tcpEndpoints;
+      combined = { ...combined, servers: mine ? [...combined.servers, mine] : combined.servers, settings: { ...combined.settings, ...diff(probe.settings, hostileBase().settings) }, tcpEndpoints: tcp };
+    }
+    checks.push({ name: hv.name, accepted, text: h.renderer.render(combined, h.runtime) });
+  }
+  // Two nginx -t at a time: the machine has two cores.
+  for (let i = 0; i < checks.length; i += 2) {
+    const batch = checks.slice(i, i + 2);
+    const results = await Promise.all(batch.map((c) => h.test(c.text)));
+    results.forEach((r, j) => assert.ok(r.ok, `${batch[j]!.name} (${batch[j]!.accepted} fields accepted it): ${r.output}`));
+  }
+});
+
+test('use-geoip2 without databases: a warning, no geoip2 directives, and nginx -t passes', async () => {
+  const r = h.renderer.renderWithWarnings(configuration([server('geo.example.com')], {}, { useGeoip2: true }), h.runtime);
+  assert.ok(r.warnings.some((w) => w.includes('GeoLite2')), r.warnings.join('\n'));
+  assert.not.ok(r.text.includes('geoip2'));
+  const t = await h.test(r.text);
+  assert.ok(t.ok, t.output);
+});
+
+function diff<T extends object>(a: T, b: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const k of Object.keys(a) as (keyof T)[]) if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) out[k] = a[k];
+  return out;
+}
+
+test.run();

@@ -93,3 +93,24 @@ export function machine(): Record<string, string> {
     wrk: safe('sh', ['-c', 'wrk --version 2>&1 | head -1']),
   };
 }
+
+export interface ChildTiming { wallS: number; cpuS: number; stdout: string }
+
+/** Runs a command to completion under /usr/bin/time: wall and CPU (user + system) seconds. */
+export async function timedChild(cmd: string, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<ChildTiming> {
+  const { execFile } = await import('node:child_process');
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(os.tmpdir(), 'irx-bench-time-'));
+  const out = join(dir, 'time');
+  try {
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile('/usr/bin/time', ['-o', out, '-f', '%e %U %S', cmd, ...args], { cwd: opts.cwd, timeout: opts.timeoutMs ?? 900_000, maxBuffer: 16 << 20 },
+        (err, so, se) => (err ? reject(new Error(`${cmd} ${args.slice(0, 4).join(' ')}… failed: ${String(se).trim().split('\n').slice(-3).join(' ')}`)) : resolve(so)));
+    });
+    const [wall, user, sys] = readFileSync(out, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+    return { wallS: wall!, cpuS: user! + sys!, stdout };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

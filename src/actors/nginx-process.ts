@@ -63,7 +63,13 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
     c.stdout?.on('data', collect);
     c.stderr?.on('data', collect);
     c.on('error', (err) => logger.error({ err: err.message }, 'nginx: spawn failed'));
-    c.on('exit', (code, signal) => onExit(c, code, signal));
+    // NGINX must not outlive the controller, even when it exits without calling quit().
+    const onProcessExit = () => killGroup(c.pid);
+    process.once('exit', onProcessExit);
+    c.on('exit', (code, signal) => {
+      process.removeListener('exit', onProcessExit);
+      onExit(c, code, signal);
+    });
     return c;
   }
 

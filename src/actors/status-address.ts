@@ -11,6 +11,7 @@ export interface ControllerPod {
   namespace: string;
   /** The pod's labels without the per-revision ones, selecting every replica of the controller. */
   labels: Record<string, string>;
+  uid?: string;
 }
 
 export interface StatusAddressOptions {
@@ -108,7 +109,7 @@ export function sameAddresses(a: readonly LoadBalancerIngress[] | undefined, b: 
 /** Reads this pod's labels: they select the controller's replicas. */
 export async function readControllerPod(core: CoreV1Api, name: string, namespace: string): Promise<ControllerPod> {
   const pod = await core.readNamespacedPod({ name, namespace });
-  return { name, namespace, labels: replicaLabels(pod.metadata?.labels) };
+  return { name, namespace, labels: replicaLabels(pod.metadata?.labels), ...(pod.metadata?.uid ? { uid: pod.metadata.uid } : {}) };
 }
 
 export async function listControllerPods(core: CoreV1Api, pod: ControllerPod): Promise<V1Pod[]> {

@@ -87,6 +87,8 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
   async function writeAll(list: readonly Ingress[], addresses: LoadBalancerIngress[]): Promise<StatusRun> {
     const out: StatusRun = { leader: true, addresses, written: [], unchanged: 0, failed: [] };
     const jobs: Array<Promise<void>> = [];
+    const served = new Set(list.map((ing) => `${ing.metadata.namespace}/${ing.metadata.name}`));
+    for (const key of written.keys()) if (!served.has(key)) written.delete(key);
     for (const ing of list) {
       const key = `${ing.metadata.namespace}/${ing.metadata.name}`;
       if (isUpToDate(key, ing, addresses)) {

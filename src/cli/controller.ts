@@ -38,6 +38,7 @@ export async function runController(argv: string[]): Promise<number> {
   const o = parsed.options;
   if (o.help) { process.stdout.write(controllerHelp()); return 0; }
   const logger = createLogger({ level: o.logLevel });
+  for (const w of parsed.warnings) logger.warn(w);
   const podName = process.env.POD_NAME ?? hostname();
   const podNamespace = process.env.POD_NAMESPACE ?? 'default';
 

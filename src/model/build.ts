@@ -1,10 +1,8 @@
 // The model builder: store → Configuration, following ingress-nginx's rules. Memo caches in its
 // closure (per Ingress object, per host, per backend, per Service endpoints, per Secret) make a
 // rebuild redo only what a change touches, and hand back unchanged fragments as the same
-// objects, which the hashing in ./hash.ts relies on. What depends only on the Ingresses and the
-// settings (hosts, locations, backend plans, canary merges) is kept as one "topology" and
-// recomputed only when an Ingress or the settings changed; TLS and endpoints are rechecked
-// every build.
+// objects, which the hashing in ./hash.ts relies on. The Ingress-only part lives in
+// ./topology.ts; TLS, endpoints and L4 services are rechecked here at every build.
 import type { Logger } from '../log.js';
 import type { ConfigMap, EndpointSlice, Ingress, Service } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
@@ -12,20 +10,16 @@ import { defaultAnnotations, parseAnnotations } from './annotations/index.js';
 import type { ParsedAnnotations } from './annotations/types.js';
 import type { NginxSettings } from './config/settings.js';
 import { defaultSettings, parseConfigMap } from './config/parse.js';
-import type {
-  Backend, Certificate, Configuration, Endpoint, Location, ModelWarning, Server, SessionAffinityConfig,
-} from './types.js';
-import { NO_AFFINITY, makeBackend, sessionAffinity, trafficShaping, upstreamHashBy } from './backends.js';
+import type { Backend, Certificate, Configuration, Endpoint, Location, ModelWarning, Server } from './types.js';
+import { NO_AFFINITY, makeBackend, trafficShaping, upstreamHashBy } from './backends.js';
 import {
   certificateCoversHost, certificateExpired, createCertificateCache, type ParsedCertificate,
 } from './certificates.js';
 import { resolveServiceEndpoints, type ServiceEndpoints } from './endpoints.js';
-import {
-  DEFAULT_UPSTREAM, buildFragment, customDefaultBackendName, makeLocation, type BackendUse, type IngressFragment,
-} from './fragments.js';
+import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './fragments.js';
 import { parseL4Services } from './l4.js';
 import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
-import { assembleServer, pathKey, rawAliases, type AssembledServer } from './servers.js';
+import { createTopologyCache, endpointsKey, type BackendPlan, type Topology } from './topology.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
 
 export interface ModelBuildOptions {
@@ -56,11 +50,6 @@ interface IngressEntry {
   fragment: IngressFragment;
 }
 
-interface ServerEntry {
-  inputs: unknown[];
-  assembled: AssembledServer;
-}
-
 interface TLSEntry {
   base: Server;
   certificate: string | null;
@@ -74,28 +63,6 @@ interface EndpointsEntry {
   result: ServiceEndpoints;
 }
 
-/** How one backend is built, from the Ingresses that use it (first one wins its policies). */
-interface BackendPlan {
-  name: string;
-  use: BackendUse;
-  ownerKey: string;
-  owner: ParsedAnnotations;
-  /** Only canary Ingresses use it. */
-  canary: boolean;
-  serviceUpstream: boolean;
-  /** Cookie-affinity locations, host → paths (collected while planning). */
-  locations: Map<string, string[]> | null;
-  // Set when the topology is final:
-  affinity: SessionAffinityConfig;
-  /** Stands for `affinity` in memo comparisons. */
-  affinityKey: string;
-  alternatives: string[];
-  alternativesKey: string;
-  sslPassthrough: boolean;
-  /** Key of the endpoints memo. */
-  endpointsKey: string;
-}
-
 interface BackendEntry {
   ends: ServiceEndpoints;
   owner: ParsedAnnotations;
@@ -107,51 +74,6 @@ interface BackendEntry {
   backend: Backend;
 }
 
-interface HostEntry {
-  host: string;
-  frags: IngressFragment[];
-  /** The server without certificate. */
-  base: Server;
-}
-
-/** Everything that depends only on the served Ingresses and the settings. */
-interface Topology {
-  settings: NginxSettings;
-  fragments: IngressFragment[];
-  /** Sorted by hostname, `_` first. */
-  hosts: HostEntry[];
-  /** Sorted by name; canary backends without a primary are left out. */
-  plans: BackendPlan[];
-  /** Names of `plans`. */
-  planned: Set<string>;
-  customDefaults: Array<{ name: string; svcKey: string; ownerKey: string }>;
-  warnings: ModelWarning[];
-  // For the incremental update:
-  /** The default server's root (catch-all or built-in). */
-  root: Location;
-  fragmentSet: Set<IngressFragment>;
-  byHost: Map<string, IngressFragment[]>;
-  assembled: Map<string, AssembledServer>;
-  planIndex: Map<string, BackendPlan>;
-  aliasWarnings: ModelWarning[];
-  /** Every alias any Ingress asks for. */
-  aliasNames: Set<string>;
-  canaryWarnings: ModelWarning[];
-  hasCanary: boolean;
-}
-
-/** Most Ingresses an incremental topology update handles; more is a full recompute. */
-const INCREMENTAL_LIMIT = 32;
-
-function compareHosts(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a === DEFAULT_SERVER) return -1;
-  if (b === DEFAULT_SERVER) return 1;
-  return a < b ? -1 : 1;
-}
-
-const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
 export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const now = opts.now ?? (() => new Date());
   const logger = opts.logger;
@@ -162,8 +84,6 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
   let settingsMemo: { key: string; cm: ConfigMap | undefined; deps: Dependency[]; settings: NginxSettings; warnings: ModelWarning[] } | null = null;
   const ingressMemo = new WeakMap<Ingress, IngressEntry>();
-  let topology: Topology | null = null;
-  let serverMemo = new Map<string, ServerEntry>();
   let tlsMemo = new Map<string, TLSEntry>();
   let endpointsMemo = new Map<string, EndpointsEntry>();
   let backendMemo = new Map<string, BackendEntry>();
@@ -231,307 +151,27 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     return defaultRootMemo.location;
   }
 
-  // ---- Topology: hosts, servers without certificates, backend plans, canary merges
+  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot });
+  let lastTopology: Topology | null = null;
 
-  /** A host's server without certificate, memoised on the identity of its inputs. */
-  function serverFor(settings: NginxSettings, host: string, frags: IngressFragment[], root: Location, aliases: string[]): AssembledServer {
-    const defaultRootLocation = host === DEFAULT_SERVER ? root : null;
-    const inputs: unknown[] = [settings, defaultRootLocation, aliases.join(','), ...frags];
-    let entry = serverMemo.get(host);
-    if (!entry || !sameInputs(entry.inputs, inputs)) {
-      entry = {
-        inputs,
-        assembled: assembleServer({
-          host, fragments: frags, defaultRoot: defaultRootLocation, aliases, allowSnippets: settings.allowSnippetAnnotations,
-        }),
-      };
-      serverMemo.set(host, entry);
+  /** Drops memo entries for hosts, backends and Services the new topology no longer has. */
+  function forgetRemoved(topo: Topology, defaultBackendService: string): void {
+    if (topo.removed) {
+      for (const h of topo.removed.hosts) tlsMemo.delete(h);
+      for (const b of topo.removed.backends) backendMemo.delete(b);
+      return;
     }
-    return entry.assembled;
-  }
-
-  function newPlan(use: BackendUse, f: IngressFragment): BackendPlan {
-    return {
-      name: use.name, use, ownerKey: f.key, owner: f.parsed, canary: f.canary, serviceUpstream: f.parsed.serviceUpstream,
-      locations: null, affinity: NO_AFFINITY, affinityKey: '', alternatives: [], alternativesKey: '',
-      sslPassthrough: false, endpointsKey: endpointsKey(use.serviceKey, use.port, f.parsed.serviceUpstream),
-    };
-  }
-
-  /** Adds a non-canary fragment's uses to the plans (the first user owns a plan). */
-  function planUses(plans: Map<string, BackendPlan>, f: IngressFragment, only?: Set<string>): void {
-    const plan = (use: BackendUse): BackendPlan | null => {
-      if (only && !only.has(use.name)) return null;
-      let p = plans.get(use.name);
-      if (!p) plans.set(use.name, (p = newPlan(use, f)));
-      return p;
-    };
-    if (f.defaultBackend) plan(f.defaultBackend);
-    for (const e of f.paths) {
-      const p = plan(e.use);
-      if (p && f.parsed.affinity.type === 'cookie') {
-        p.locations ??= new Map();
-        const list = p.locations.get(e.host);
-        if (list) list.push(e.location.path);
-        else p.locations.set(e.host, [e.location.path]);
-      }
-    }
-  }
-
-  function finishPlan(p: BackendPlan, aliasesOf: (host: string) => readonly string[], passthrough: Set<string>): void {
-    p.sslPassthrough = passthrough.has(p.name);
-    p.alternativesKey = p.alternatives.join(',');
-    if (p.canary || p.owner.affinity.type !== 'cookie' || !p.locations) return;
-    const locations: Record<string, string[]> = {};
-    for (const [h, paths] of p.locations) {
-      locations[h] = paths;
-      for (const a of aliasesOf(h)) locations[a] = [...(locations[a] ?? []), ...paths];
-    }
-    p.affinity = sessionAffinity(p.owner, locations);
-    p.affinityKey = JSON.stringify(p.affinity);
-  }
-
-  function passthroughOf(hosts: HostEntry[]): Set<string> {
-    const out = new Set<string>();
-    for (const { base } of hosts) {
-      if (!base.sslPassthrough) continue;
-      const r = base.locations.find((l) => l.path === ROOT_PATH && l.pathType !== 'Exact');
-      if (r && r.backend !== DEFAULT_UPSTREAM) out.add(r.backend);
-    }
-    return out;
-  }
-
-  function collectWarnings(fragments: IngressFragment[], hosts: HostEntry[], t: Pick<Topology, 'aliasWarnings' | 'assembled' | 'canaryWarnings'>): ModelWarning[] {
-    const warnings: ModelWarning[] = [];
-    for (const f of fragments) for (const w of f.warnings) warnings.push(w);
-    for (const w of t.aliasWarnings) warnings.push(w);
-    for (const { host } of hosts) for (const w of t.assembled.get(host)!.warnings) warnings.push(w);
-    for (const w of t.canaryWarnings) warnings.push(w);
-    return warnings;
-  }
-
-  function computeTopology(settings: NginxSettings, fragments: IngressFragment[], defaultBackendService: string): Topology {
-    // Hosts: non-canary fragments per server name, oldest first.
-    const byHost = new Map<string, IngressFragment[]>([[DEFAULT_SERVER, []]]);
-    let catchAll: IngressFragment | null = null;
-    let hasCanary = false;
-    for (const f of fragments) {
-      if (f.canary) { hasCanary = true; continue; }
-      if (f.catchAll && !catchAll) catchAll = f;
-      for (const h of f.hosts) {
-        const list = byHost.get(h);
-        if (list) list.push(f);
-        else byHost.set(h, [f]);
-      }
-    }
-    const root = catchAll?.catchAllLocation ?? defaultRoot(settings);
-
-    // Servers. An alias belongs to the first host (oldest Ingress) claiming it, and never shadows a host.
-    const aliasOwner = new Map<string, string>();
-    const aliasNames = new Set<string>();
-    const aliasWarnings: ModelWarning[] = [];
-    const assembled = new Map<string, AssembledServer>();
-    for (const [host, frags] of byHost) {
-      const raw = rawAliases(frags);
-      const aliases: string[] = [];
-      for (const a of raw.length === 0 ? raw : [...new Set(raw)].sort()) {
-        aliasNames.add(a);
-        if (a === host || byHost.has(a)) continue;
-        const owner = aliasOwner.get(a);
-        if (owner !== undefined && owner !== host) {
-          aliasWarnings.push({
-            object: `Ingress ${frags.find((f) => f.parsed.serverAliases.includes(a))?.key ?? host}`,
-            field: `metadata.annotations["${opts.annotationsPrefix}/server-alias"]`,
-            message: `alias ${a} of host ${host} is already an alias of ${owner}; ignored`,
-          });
-          continue;
-        }
-        aliasOwner.set(a, host);
-        aliases.push(a);
-      }
-      assembled.set(host, serverFor(settings, host, frags, root, aliases));
-    }
-    const hosts: HostEntry[] = [...byHost.keys()].sort(compareHosts)
-      .map((host) => ({ host, frags: byHost.get(host)!, base: assembled.get(host)!.server }));
-
-    // Backend plans: the first Ingress using a backend gives its policies.
-    const plans = new Map<string, BackendPlan>();
-    const customDefaults = new Map<string, { name: string; svcKey: string; ownerKey: string }>();
-    for (const f of fragments) {
-      if (f.canary) continue;
-      planUses(plans, f);
-      if (f.parsed.defaultBackendService) {
-        const name = customDefaultBackendName(f.parsed.defaultBackendService);
-        if (!customDefaults.has(name)) customDefaults.set(name, { name, svcKey: f.parsed.defaultBackendService, ownerKey: f.key });
-      }
-    }
-    for (const f of fragments) {
-      if (!f.canary) continue;
-      const plan = (use: BackendUse) => { if (!plans.has(use.name)) plans.set(use.name, newPlan(use, f)); };
-      if (f.defaultBackend) plan(f.defaultBackend);
-      for (const e of f.paths) plan(e.use);
-    }
-
-    // Canary: alternative backends merged into the primary location's backend.
-    const canaryWarnings: ModelWarning[] = [];
-    const affinityFrom = new Map<string, string>();
-    const merged = new Set<string>();
-    const unmerged = new Map<string, { f: IngressFragment; where: string[] }>();
-    const canMerge = (primary: string, alt: string) =>
-      primary !== alt && primary !== DEFAULT_UPSTREAM && plans.get(primary)?.canary !== true;
-    for (const f of fragments) {
-      if (!f.canary) continue;
-      const tryLocations = (alt: string, locs: Iterable<Location>, where: string) => {
-        let found = false;
-        for (const loc of locs) {
-          if (loc.backend === alt) {
-            canaryWarnings.push({ object: `Ingress ${f.key}`, field: 'metadata.annotations', message: `canary backend ${alt} is the primary backend of ${where}; not merged` });
-            return;
-          }
-          if (!canMerge(loc.backend, alt)) continue;
-          const primary = plans.get(loc.backend)!;
-          if (!primary.alternatives.includes(alt)) primary.alternatives.push(alt);
-          if (f.parsed.affinity.canaryBehavior !== 'legacy' && !affinityFrom.has(alt)) affinityFrom.set(alt, loc.backend);
-          merged.add(alt);
-          found = true;
-        }
-        if (!found) {
-          const u = unmerged.get(alt);
-          if (u) u.where.push(where);
-          else unmerged.set(alt, { f, where: [where] });
-        }
-      };
-      if (f.defaultBackend) {
-        tryLocations(f.defaultBackend.name, assembled.get(DEFAULT_SERVER)!.server.locations, `the default server ${DEFAULT_SERVER}`);
-      }
-      for (const e of f.paths) {
-        const primary = assembled.get(e.host)?.primaries.get(pathKey(e.location.path, e.location.pathType));
-        tryLocations(e.use.name, primary ? [primary] : [], `host ${e.host} path ${e.location.path} (${e.location.pathType})`);
-      }
-    }
-    for (const [alt, { f, where }] of unmerged) {
-      if (merged.has(alt)) continue;
-      plans.delete(alt);
-      canaryWarnings.push({
-        object: `Ingress ${f.key}`, field: 'metadata.annotations',
-        message: `canary: no primary Ingress serves ${where.join(', ')}; backend ${alt} dropped`,
-      });
-    }
-
-    // Finish the plans: ssl-passthrough, affinity (a sticky canary shares its primary's).
-    const passthrough = passthroughOf(hosts);
-    const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
-    const sorted = [...plans.values()].sort(byName);
-    for (const p of sorted) finishPlan(p, aliasesOf, passthrough);
-    for (const [alt, primary] of affinityFrom) {
-      const a = plans.get(alt);
-      const from = plans.get(primary);
-      if (a && from) {
-        a.affinity = from.affinity;
-        a.affinityKey = from.affinityKey;
-      }
-    }
-
-    // Memo maps only keep what this topology can use.
     const keep = <T>(m: Map<string, T>, names: Iterable<string>) => {
       const next = new Map<string, T>();
       for (const n of names) { const e = m.get(n); if (e) next.set(n, e); }
       return next;
     };
-    serverMemo = keep(serverMemo, byHost.keys());
-    tlsMemo = keep(tlsMemo, byHost.keys());
-    backendMemo = keep(backendMemo, [...plans.keys(), ...customDefaults.keys(), DEFAULT_UPSTREAM]);
-    const services = new Set([...plans.values()].map((p) => p.use.serviceKey));
-    for (const c of customDefaults.values()) services.add(c.svcKey);
+    tlsMemo = keep(tlsMemo, topo.hosts.map((h) => h.host));
+    backendMemo = keep(backendMemo, [...topo.planned, ...topo.customDefaults.map((c) => c.name), DEFAULT_UPSTREAM]);
+    const services = new Set(topo.plans.map((p) => p.use.serviceKey));
+    for (const c of topo.customDefaults) services.add(c.svcKey);
     services.add(defaultBackendService);
     endpointsMemo = new Map([...endpointsMemo].filter(([k]) => services.has(k.slice(0, k.indexOf('|')))));
-
-    const t = { aliasWarnings, assembled, canaryWarnings };
-    return {
-      settings, fragments, hosts, plans: sorted, planned: new Set(plans.keys()), customDefaults: [...customDefaults.values()],
-      warnings: collectWarnings(fragments, hosts, t), root, fragmentSet: new Set(fragments), byHost, assembled, planIndex: plans,
-      aliasWarnings, aliasNames, canaryWarnings, hasCanary,
-    };
-  }
-
-  /**
-   * The topology after a few plain Ingresses changed (no canary anywhere; the changed ones have
-   * no aliases, catch-all, default backend or default-backend annotation, and no host of theirs
-   * is an alias): only their hosts and backends are recomputed. Null when a full recompute is needed.
-   */
-  function updateTopology(prev: Topology, settings: NginxSettings, fragments: IngressFragment[]): Topology | null {
-    if (prev.settings !== settings || prev.hasCanary) return null;
-    const nextSet = new Set(fragments);
-    if (nextSet.size !== fragments.length) return null;
-    const changed: IngressFragment[] = [];
-    for (const f of prev.fragments) if (!nextSet.has(f)) changed.push(f);
-    for (const f of fragments) if (!prev.fragmentSet.has(f)) changed.push(f);
-    if (changed.length === 0 || changed.length > INCREMENTAL_LIMIT) return null;
-    const hostsTouched = new Set<string>();
-    const backendsTouched = new Set<string>();
-    for (const f of changed) {
-      if (f.canary || f.catchAll || f.defaultBackend || f.parsed.serverAliases.length > 0 || f.parsed.defaultBackendService
-        || f.parsed.sslPassthrough) return null;
-      for (const h of f.hosts) {
-        if (prev.aliasNames.has(h) || prev.assembled.get(h)?.server.sslPassthrough) return null;
-        hostsTouched.add(h);
-      }
-      for (const e of f.paths) backendsTouched.add(e.use.name);
-    }
-    if (hostsTouched.size > INCREMENTAL_LIMIT || backendsTouched.size > INCREMENTAL_LIMIT) return null;
-
-    // From here on the previous topology is updated in place (it is not used again).
-    // Hosts of the changed Ingresses: their fragment lists and servers.
-    const { byHost, assembled, planIndex } = prev;
-    let hostSetChanged = false;
-    for (const h of hostsTouched) {
-      const frags = fragments.filter((f) => !f.canary && f.hosts.includes(h));
-      if (frags.length === 0 && h !== DEFAULT_SERVER) {
-        byHost.delete(h);
-        assembled.delete(h);
-        serverMemo.delete(h);
-        tlsMemo.delete(h);
-        hostSetChanged = true;
-        continue;
-      }
-      if (!byHost.has(h)) hostSetChanged = true;
-      byHost.set(h, frags);
-      assembled.set(h, serverFor(settings, h, frags, prev.root, prev.assembled.get(h)?.server.aliases ?? []));
-    }
-    const hosts: HostEntry[] = hostSetChanged
-      ? [...byHost.keys()].sort(compareHosts).map((host) => ({ host, frags: byHost.get(host)!, base: assembled.get(host)!.server }))
-      : prev.hosts.map((e) => (hostsTouched.has(e.host) ? { host: e.host, frags: byHost.get(e.host)!, base: assembled.get(e.host)!.server } : e));
-
-    // Backends of the changed Ingresses: owner and cookie locations from every user, oldest first.
-    const previousPlans = new Map([...backendsTouched].map((n) => [n, planIndex.get(n)]));
-    for (const name of backendsTouched) planIndex.delete(name);
-    const fresh = new Map<string, BackendPlan>();
-    for (const f of fragments) {
-      if (f.canary) continue;
-      if (f.paths.some((e) => backendsTouched.has(e.use.name)) || (f.defaultBackend && backendsTouched.has(f.defaultBackend.name))) {
-        planUses(fresh, f, backendsTouched);
-      }
-    }
-    // No changed host is ssl-passthrough (checked above), so passthrough backends stay as they were.
-    const passthrough = new Set(prev.plans.filter((p) => p.sslPassthrough).map((p) => p.name));
-    const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
-    for (const [name, p] of fresh) {
-      finishPlan(p, aliasesOf, passthrough);
-      planIndex.set(name, p);
-    }
-    const namesChanged = [...backendsTouched].some((n) => planIndex.has(n) !== (previousPlans.get(n) !== undefined));
-    const plans = namesChanged
-      ? [...planIndex.values()].sort(byName)
-      : prev.plans.map((p) => (backendsTouched.has(p.name) ? planIndex.get(p.name)! : p));
-    for (const name of backendsTouched) if (!planIndex.has(name)) backendMemo.delete(name);
-
-    const t = { aliasWarnings: prev.aliasWarnings, assembled, canaryWarnings: prev.canaryWarnings };
-    return {
-      settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
-      customDefaults: prev.customDefaults, warnings: collectWarnings(fragments, hosts, t), root: prev.root, fragmentSet: nextSet, byHost,
-      assembled, planIndex, aliasWarnings: prev.aliasWarnings, aliasNames: prev.aliasNames, canaryWarnings: prev.canaryWarnings,
-      hasCanary: false,
-    };
   }
 
   function build(store: StoreReader): BuildResult {
@@ -544,11 +184,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const list = store.listIngresses();
     const fragments = new Array<IngressFragment>(list.length);
     for (let i = 0; i < list.length; i++) fragments[i] = fragmentFor(store, list[i]!, settings);
-    let topo = topology;
-    if (!topo || topo.settings !== settings || !sameInputs(topo.fragments, fragments)) {
-      topo = topology = (topo && updateTopology(topo, settings, fragments))
-        ?? computeTopology(settings, fragments, store.options.defaultBackendService);
-    }
+    const topo = topologies.topologyFor(settings, fragments);
+    if (topo !== lastTopology) forgetRemoved(topo, store.options.defaultBackendService);
+    lastTopology = topo;
     for (const w of topo.warnings) warnings.push(w);
 
     // ---- Certificates
@@ -702,7 +340,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       endpoints: dbEnds === BUILT_IN ? fallbackEndpoints : dbEnds.endpoints,
       sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: settings.loadBalance,
     }));
-    backends.sort(byName);
+    backends.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
     // ---- TCP/UDP services
     const l4 = (key: string, protocol: 'TCP' | 'UDP') => {
@@ -735,10 +373,6 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   return { build };
-}
-
-function endpointsKey(svcKey: string, port: string, serviceUpstream: boolean): string {
-  return `${svcKey}|${port}|${serviceUpstream ? 1 : 0}`;
 }
 
 /** Stand-ins for "no Service" in memo comparisons (one object each, so they compare equal). */

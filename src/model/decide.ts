@@ -1,6 +1,6 @@
 // The decision after a sync: nothing changed, a dynamic update is enough (backends' endpoints
-// and policies, L4 endpoints, certificates and the host → certificate map, all pushed to Lua),
-// or NGINX must reload. Compares snapshots from ./hash.ts, fragment by fragment.
+// and policies, certificates and the host → certificate map, all pushed to Lua), or NGINX must
+// reload (anything else, TCP/UDP endpoints included: they are static stream upstreams). Compares snapshots from ./hash.ts, fragment by fragment.
 import type { ModelSnapshot } from './hash.js';
 
 export type DecisionKind = 'none' | 'dynamic' | 'reload';
@@ -13,7 +13,7 @@ export interface Decision {
   backendsChanged: boolean;
   /** /configuration/servers must be posted: certificates or the host → certificate map changed. */
   serversChanged: boolean;
-  /** TCP/UDP endpoints changed. */
+  /** TCP/UDP endpoints changed (always with kind 'reload'). */
   l4EndpointsChanged: boolean;
   /** Of the whole next configuration; stable across runs. */
   checksum: string;
@@ -31,6 +31,7 @@ function structureChanges(running: ModelSnapshot, next: ModelSnapshot): string[]
   if (running.settings !== next.settings) out.push('ConfigMap settings changed');
   if (running.defaultCertificate !== next.defaultCertificate) out.push('default certificate changed');
   if (running.l4Structure !== next.l4Structure) out.push('TCP/UDP services changed');
+  else if (running.l4EndpointsChecksum !== next.l4EndpointsChecksum) out.push('TCP/UDP endpoints changed');
   for (const [host, h] of next.servers) {
     const old = running.servers.get(host);
     if (!old) out.push(`server ${host} added`);
@@ -84,6 +85,5 @@ export function decide(running: ModelSnapshot | null, next: ModelSnapshot): Deci
   const changes: string[] = [];
   if (backendsChanged) changes.push(...backendChanges(running, next));
   if (serversChanged) changes.push(...certificateChanges(running, next));
-  if (l4EndpointsChanged) changes.push('TCP/UDP endpoints changed');
   return { kind: 'dynamic', reason: summarise(changes), ...flags };
 }

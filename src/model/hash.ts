@@ -25,7 +25,7 @@ export interface ModelSnapshot {
   defaultCertificate: string | null;
   /** TCP/UDP services without their endpoints. */
   l4Structure: string;
-  /** Changes here need a reload. */
+  /** Changes here need a reload (TCP/UDP endpoints included: the stream upstreams are static in nginx.conf). */
   structureChecksum: string;
   /** Backends as POSTed to /configuration/backends. */
   backendsChecksum: string;
@@ -85,7 +85,7 @@ export function snapshot(config: Configuration): ModelSnapshot {
   const settings = settingsHash(config.settings);
   const l4 = l4Parts(config.tcpEndpoints, config.udpEndpoints);
   const structure = createHash('sha1')
-    .update(`settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure}\n`);
+    .update(`settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure} ${l4.endpoints}\n`);
   const certs = createHash('sha1');
   for (const s of config.servers) {
     const h = { structure: serverStructure(s), certificate: s.certificate };

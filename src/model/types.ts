@@ -154,17 +154,8 @@ export interface ProxyConfig {
   clientBodyBufferSize: string;
 }
 
-export interface Location {
-  /** The Ingress path after normalisation ('' → '/'). */
-  path: string;
-  pathType: PathType;
-  isDefBackend: boolean;
-  ingress: IngressRef | null;
-  service: { name: string; port: string } | null;
-  /** Upstream (Backend) name. */
-  backend: string;
-  /** Set when the location must answer 503 (invalid annotation, missing backend...). */
-  denied: string | null;
+/** The typed, location-scoped annotation values: what an Ingress's annotations say about each of its locations. */
+export interface LocationAnnotations {
   rewrite: RewriteConfig;
   redirect: RedirectConfig | null;
   cors: CorsConfig | null;
@@ -178,11 +169,24 @@ export interface Location {
   backendProtocol: BackendProtocol;
   connectionHeader: string;
   customHttpErrors: number[];
-  /** Upstream name of the `default-backend` annotation's service, if any. */
-  defaultBackend: string | null;
   accessLog: boolean;
   /** Only set when snippets are allowed; otherwise ''. */
   configurationSnippet: string;
+}
+
+export interface Location extends LocationAnnotations {
+  /** The Ingress path after normalisation ('' → '/'). */
+  path: string;
+  pathType: PathType;
+  isDefBackend: boolean;
+  ingress: IngressRef | null;
+  service: { name: string; port: string } | null;
+  /** Upstream (Backend) name. */
+  backend: string;
+  /** Set when the location must answer 503 (invalid annotation, missing backend...). */
+  denied: string | null;
+  /** Upstream name of the `default-backend` annotation's service, if any. */
+  defaultBackend: string | null;
 }
 
 export interface Server {

@@ -2,7 +2,7 @@
 // and an NginxRuntime. Each server is rendered from its own fragment and cached under a hash
 // of its model, so a one-server change re-renders one server.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
@@ -68,6 +68,7 @@ function loadTemplates(dir: string): Templates {
 export function createRenderer(opts: { templateDir: string; logger: Logger }): Renderer {
   const { templateDir, logger } = opts;
   let tpl = loadTemplates(templateDir);
+  // Model objects are immutable: a changed server is a new object, so identity memoises its hash.
   const hashes = new WeakMap<Server, { ctx: string; hash: string }>();
   let fragments = new Map<string, { text: string; httpLevel: string; authCache: boolean }>();
   let serversRendered = 0;

@@ -42,12 +42,14 @@ export function quoteLiteral(v: unknown, field = 'value'): string {
 }
 
 /** NGINX variables a URL or redirect target may use on purpose (ingress-nginx documents these). */
-const ALLOWED_VARIABLE = /^(host|http_host|scheme|request_uri|escaped_request_uri|uri|args|is_args|server_name|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+|[1-9])$/;
+const ALLOWED_VARIABLE = /^(host|http_host|scheme|request_uri|escaped_request_uri|uri|args|is_args|server_name|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+|[0-9])$/;
 
 /** Quoted, with `$name` / `${name}` kept for allowed variables and every other `$` made literal. */
 export function quoteWithVariables(v: unknown, field = 'value'): string {
   const s = escapeQuoted(str(v, field));
-  const out = s.replace(/\$(\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))?/g, (m, _g, braced?: string, bare?: string) => {
+  // NGINX reads one digit after `$` as a regex capture (`$1abc` is capture 1, then `abc`).
+  const out = s.replace(/\$(\{([A-Za-z0-9_]+)\}|([0-9])|([A-Za-z_][A-Za-z0-9_]*))?/g, (m, _g, braced?: string, digit?: string, bare?: string) => {
+    if (digit !== undefined) return m;
     const name = braced ?? bare;
     if (name === undefined) return '${literal_dollar}';
     if (ALLOWED_VARIABLE.test(name)) return m;

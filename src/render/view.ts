@@ -163,7 +163,7 @@ interface ExternalAuthView {
   signin: string;
 }
 
-function externalAuth(loc: Location, id: string, hdr: string): { view: ExternalAuthView | null; block: string; cache: boolean } {
+function externalAuth(loc: Location, id: string): { view: ExternalAuthView | null; block: string; cache: boolean } {
   const ea = loc.externalAuth;
   if (!ea) return { view: null, block: '', cache: false };
   const name = `/_external-auth-${id}`;
@@ -204,7 +204,6 @@ function externalAuth(loc: Location, id: string, hdr: string): { view: ExternalA
     const n = f.headerName(h, 'auth-response-headers');
     return { var: `authHeader${i}`, upstreamVar: n.toLowerCase().replace(/-/g, '_'), name: n };
   });
-  void hdr;
   let signin = '';
   if (ea.signin) {
     const param = ea.signinRedirectParam || 'rd';
@@ -266,7 +265,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   const { pass, hdr } = passDirective(loc);
   const denied = loc.denied !== null || loc.basicAuth?.type === 'digest';
   const rl = rateLimit(loc, id);
-  const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id, hdr);
+  const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id);
   const backendId = (loc.defaultBackend ?? 'upstream-default-backend').replace(/[^A-Za-z0-9_-]/g, '_');
 
   const variables = lines([

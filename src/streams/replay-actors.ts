@@ -57,13 +57,29 @@ export interface OfflineActors {
   readonly payloads: ReadonlyMap<string, string>;
 }
 
-export const payloadText = (payload: unknown): string => `${JSON.stringify(payload, null, 2)}\n`;
+/** Compact: a storm writes one backends payload per sync, and they are large. */
+export const payloadText = (payload: unknown): string => `${JSON.stringify(payload)}\n`;
+
+/**
+ * payloadText of an array, memoised per element: the model hands back unchanged backends as
+ * the same objects, so a sync serialises only the backends that changed. Same bytes.
+ */
+function arrayPayloadText(items: unknown[], memo: WeakMap<object, string>): string {
+  const parts = items.map((item) => {
+    if (typeof item !== 'object' || item === null) return JSON.stringify(item) ?? 'null';
+    let text = memo.get(item);
+    if (text === undefined) memo.set(item, (text = JSON.stringify(item)));
+    return text;
+  });
+  return `[${parts.join(',')}]\n`;
+}
 
 export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
   const { renderer, runtime, logger, outDir } = opts;
   const configs = new Map<string, string>();
   const payloads = new Map<string, string>();
   const tested = new Map<string, ActorOutcome>();
+  const backendText = new WeakMap<object, string>();
   let nginxConf: string | null = null;
   let backends: string | null = null;
   let servers: string | null = null;
@@ -124,7 +140,7 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
     },
     dynamic(update) {
       if (update.backends) {
-        const text = payloadText(update.backends);
+        const text = arrayPayloadText(update.backends, backendText);
         keep(payloads, 'payloads', 'json', text);
         backends = text;
       }

@@ -2,6 +2,7 @@
 // restarted and serves again, quit leaves no process behind.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
@@ -101,6 +102,29 @@ test('reload() signals the master: new workers replace the old ones', async () =
     await h.nginx.reload();
     await waitFor(() => h.nginx.workerPids().some((p) => !before.includes(p)), { what: 'new workers' });
   } finally {
+    await h.close();
+  }
+});
+
+test('NGINX does not outlive the controller process that started it', async () => {
+  const h = await started();
+  let pid = 0;
+  try {
+    const script = `
+      import { createNginxProcess } from ${JSON.stringify(new URL('../../src/actors/nginx-process.ts', import.meta.url).pathname)};
+      import { silentLogger } from ${JSON.stringify(new URL('../../src/log.ts', import.meta.url).pathname)};
+      const runtime = JSON.parse(process.env.RUNTIME);
+      const nginx = createNginxProcess({ runtime, logger: silentLogger() });
+      await nginx.start(runtime.confPath);
+      console.log(nginx.masterPid());
+      process.exit(0);
+    `;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, RUNTIME: JSON.stringify(h.runtime) }, cwd: new URL('../..', import.meta.url).pathname, timeout: 30_000 }).toString();
+    pid = Number(out.trim().split('\n').pop());
+    assert.ok(pid > 0, out);
+    await waitFor(() => !alive(pid), { what: `nginx ${pid} to exit` });
+  } finally {
+    if (pid > 0) try { process.kill(-pid, 'SIGKILL'); } catch { /* gone, as expected */ }
     await h.close();
   }
 });

@@ -94,7 +94,8 @@ export async function createNginxHarness(opts: { templateDir?: string; logger?: 
 
 /**
  * The shape of an nginx.conf: each directive as `name/argc`, blocks as `{` … `}`, Lua block
- * bodies skipped. A value that broke out of its string would change this shape.
+ * bodies skipped, and a `CTRL` mark for a control character inside a quoted string. A value
+ * that broke out of its string, or smuggled a newline into one, changes this shape.
  */
 export function confStructure(text: string): string[] {
   const out: string[] = [];
@@ -102,8 +103,9 @@ export function confStructure(text: string): string[] {
   let i = 0;
   const n = text.length;
   const quoted = (q: string): void => {
-    i++;
+    const start = ++i;
     while (i < n && text[i] !== q) i += text[i] === '\\' ? 2 : 1;
+    if (/[\u0000-\u001f\u007f]/.test(text.slice(start, i))) out.push('CTRL');
     i++;
   };
   while (i < n) {

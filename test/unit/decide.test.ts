@@ -151,4 +151,18 @@ test('ConfigMap settings → reload', () => {
   assert.match(d.reason, 'ConfigMap settings changed');
 });
 
+test('TCP service endpoints → reload (static stream upstreams)', () => {
+  const store = testStore({ tcpServicesConfigmap: 'ingress-nginx/tcp' });
+  store.put('Service', service('db'));
+  store.put('EndpointSlice', slice('db-x', 'db', ['10.0.9.1']));
+  store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tcp', namespace: 'ingress-nginx' }, data: { '5432': 'default/db:80' } } as never);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const running = snapshot(builder.build(store).config);
+  store.put('EndpointSlice', slice('db-x', 'db', ['10.0.9.2']));
+  const d = decide(running, snapshot(builder.build(store).config));
+  assert.is(d.kind, 'reload');
+  assert.ok(d.l4EndpointsChanged);
+  assert.match(d.reason, 'TCP/UDP endpoints changed');
+});
+
 test.run();

@@ -35,6 +35,8 @@ filters('quoteWithVariables keeps allowed variables and captures only', () => {
   assert.is(f.quoteWithVariables('/$1/$host/${http_x_a}'), '"/$1/$host/${http_x_a}"');
   assert.is(f.quoteWithVariables('$request_body'), '"${literal_dollar}request_body"');
   assert.is(f.quoteWithVariables('a$'), '"a${literal_dollar}"');
+  assert.is(f.quoteWithVariables('/$1abc/$2'), '"/$1abc/$2"');
+  assert.is(f.quoteWithVariables('$_x'), '"${literal_dollar}_x"');
 });
 
 filters('url validates scheme and characters', () => {
@@ -175,7 +177,7 @@ hostile('a hostile value at any field is refused naming the field, or leaves the
     fld.set(benign, fld.benign ?? `${fld.prefix ?? ''}benign`);
     const shape = confStructure(renderer.render(benign, RUNTIME));
     for (const hv of HOSTILE_VALUES) {
-      for (const value of [hv.value, `${fld.prefix ?? ''}${hv.value}`]) {
+      for (const value of new Set([hv.value, `${fld.prefix ?? ''}${hv.value}`])) {
         const cfg = hostileBase();
         fld.set(cfg, value);
         let text: string;

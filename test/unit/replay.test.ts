@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseReplayLog, readReplayLog, ReplayLogError } from '../../src/streams/replay-log.js';
 import { replay, replayInputs, scaledScheduler } from '../../src/streams/replay.js';
+import { createOfflineActors, payloadText, replayRuntime } from '../../src/streams/replay-actors.js';
+import type { Renderer } from '../../src/render/engine.js';
 import { runReplay } from '../../src/cli/replay.js';
 import { silentLogger } from '../../src/log.js';
 import { asyncScheduler, toArray, lastValueFrom, map } from 'rxjs';
@@ -249,6 +251,20 @@ play('a checked-in format-1 log still replays, with the decisions its timeline i
   assert.is(decisions(tmp('v1'))[1].reason, 'template-change nginx.conf.liquid');
   assert.is(report.configs, 3, 'the template change re-renders the same configuration');
   assert.not.match(readFileSync(join(tmp('v1'), 'final', 'nginx.conf'), 'utf8'), /storm\.example\.com/);
+});
+
+play('the offline dynamic actor keeps each distinct payload once, serialised exactly as JSON.stringify does', () => {
+  const actors = createOfflineActors({ renderer: {} as Renderer, runtime: replayRuntime(8181), logger: silentLogger(), outDir: tmp('offline') });
+  const a = { name: 'a', endpoints: [{ address: '10.0.0.1', port: '80' }] };
+  const b = { name: 'b', endpoints: [] as unknown[], note: 'quote " and \u2028' };
+  actors.dynamic({ backends: [a, b] }).subscribe();
+  const b2 = { ...b, endpoints: [{ address: '10.0.0.2', port: '80' }] };
+  actors.dynamic({ backends: [a, b2] }).subscribe();
+  assert.is(actors.backends, payloadText([a, b2]));
+  actors.dynamic({ backends: [a, b2] }).subscribe();
+  assert.is(actors.payloads.size, 2, 'the same payload again is not a new one');
+  assert.equal(listFiles(tmp('offline')), [...actors.payloads.keys()].map((k) => `payloads/${k}.json`).sort());
+  for (const [sum, text] of actors.payloads) assert.is(readFileSync(join(tmp('offline'), 'payloads', `${sum}.json`), 'utf8'), text);
 });
 
 play('100,000 events replay in well under a minute', async () => {

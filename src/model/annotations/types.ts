@@ -4,10 +4,7 @@
 import type { Ingress } from '../../store/kube-types.js';
 import type { StoreReader } from '../../store/types.js';
 import type { NginxSettings } from '../config/settings.js';
-import type {
-  BackendProtocol, BasicAuthConfig, CookieSessionAffinity, CorsConfig, ExternalAuthConfig,
-  ModelWarning, ProxyConfig, RateLimitConfig, RedirectConfig, RewriteConfig,
-} from '../types.js';
+import type { CookieSessionAffinity, LocationAnnotations, ModelWarning } from '../types.js';
 
 export type RiskLevel = 'Low' | 'Medium' | 'High' | 'Critical';
 
@@ -42,25 +39,9 @@ export interface AffinityConfig {
 }
 
 /** Everything the annotations of one Ingress say, typed and validated. */
-export interface ParsedAnnotations {
-  // location scope
-  rewrite: RewriteConfig;
-  redirect: RedirectConfig | null;
-  cors: CorsConfig | null;
-  basicAuth: BasicAuthConfig | null;
-  externalAuth: ExternalAuthConfig | null;
-  allowlist: string[];
-  denylist: string[];
-  rateLimit: RateLimitConfig | null;
-  proxy: ProxyConfig;
-  upstreamVhost: string;
-  backendProtocol: BackendProtocol;
-  connectionHeader: string;
-  customHttpErrors: number[];
+export interface ParsedAnnotations extends LocationAnnotations {
   /** `namespace/name` of the default-backend annotation's Service, or null. */
   defaultBackendService: string | null;
-  accessLog: boolean;
-  configurationSnippet: string;
   // server scope (the oldest Ingress of a host wins)
   serverSnippet: string;
   serverAliases: string[];

@@ -50,7 +50,8 @@ export function splitPrefixLocations(sorted: Location[]): Location[] {
   const exact = new Set(sorted.filter((l) => l.pathType === 'Exact').map((l) => l.path));
   const out: Location[] = [];
   for (const loc of sorted) {
-    if (loc.path === ROOT_PATH || loc.pathType !== 'Prefix' || needsRegex(loc) || loc.path.endsWith('/')) {
+    // ImplementationSpecific is Prefix here (the rule); regex locations keep their own match.
+    if (loc.path === ROOT_PATH || loc.pathType === 'Exact' || needsRegex(loc) || loc.path.endsWith('/')) {
       out.push(loc);
       continue;
     }

@@ -3,7 +3,7 @@
 // configuration, backends included, on `restarted`).
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { get as httpGet } from 'node:http';
 import { Subject, timer, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { NginxRuntime } from '../render/runtime.js';
@@ -16,7 +16,7 @@ export interface NginxProcessEvent {
 }
 
 export interface NginxProcess {
-  /** Spawns the master with `-p prefix -c confPath`; resolves once the status port accepts connections. */
+  /** Spawns the master with `-p prefix -c confPath`; resolves once a worker answers on the status port. */
   start(confPath: string): Promise<void>;
   /** `nginx -t`; never rejects. */
   test(confPath: string): Promise<{ ok: boolean; output: string }>;
@@ -178,11 +178,17 @@ function killGroup(pid: number | undefined): void {
   try { process.kill(-pid, 'SIGKILL'); } catch { /* group already gone */ }
 }
 
+/**
+ * An HTTP answer on the status port, not just a TCP connect: the kernel accepts connections on
+ * the master's listening socket before any worker exists, and only a worker answers.
+ */
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-    s.setTimeout(1000, () => { s.destroy(); resolve(false); });
+    const req = httpGet({ host: '127.0.0.1', port, path: '/healthz', timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(true);
+    });
+    req.once('timeout', () => { req.destroy(); resolve(false); });
+    req.once('error', () => resolve(false));
   });
 }

@@ -267,14 +267,11 @@ play('the offline dynamic actor keeps each distinct payload once, serialised exa
   for (const [sum, text] of actors.payloads) assert.is(readFileSync(join(tmp('offline'), 'payloads', `${sum}.json`), 'utf8'), text);
 });
 
-play('100,000 events replay in well under a minute', async () => {
-  const started = Date.now();
+play('100,000 events replay in virtual time with the syncs the bucket allows (speed: bench/)', async () => {
   const log = parseReplayLog(logText(header(), stormEntries(100_000, 600_000)));
   const report = await replay({ log, mode: { instant: true }, outDir: tmp('big'), logger: silentLogger() });
-  const took = Date.now() - started;
   assert.is(report.events, 100_004);
   assert.ok(report.syncs <= Math.ceil(600 * 0.3) + 1);
-  assert.ok(took < 40_000, `${took} ms`); // ~3 s on an idle machine; the bound leaves room for a loaded CI box
 });
 
 play('--speed plays log time faster in real time, with the bucket on the same clock', async () => {

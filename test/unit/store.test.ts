@@ -439,11 +439,10 @@ order('the sorted list is cached until an Ingress changes', () => {
 // ---- scale
 
 const scale = suite('store: 10,000 Ingresses');
-scale('adds, lookups and one sort stay far from quadratic', () => {
+scale('holds 10,000 Ingresses with their Secret and EndpointSlice indexes (timed in bench/, not here)', () => {
   const s = store();
   s.apply(ev('IngressClass', 'add', OURS));
   const n = 10_000;
-  const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const created = new Date(Date.UTC(2024, 0, 1) + (i % 500) * 1000).toISOString();
     s.apply(ev('Ingress', 'add', ingress(`web-${i}`, { ns: `ns-${i % 100}`, className: 'nginx', tls: [`tls-${i}`], created })));
@@ -453,15 +452,11 @@ scale('adds, lookups and one sort stay far from quadratic', () => {
     s.apply(ev('EndpointSlice', 'add', slice(`svc-${i}-x`, `svc-${i}`, ['10.0.0.1'], { ns: `ns-${i % 100}` })));
   }
   const list = s.listIngresses();
-  const elapsed = performance.now() - t0;
   assert.is(list.length, n);
-  // Generous for a loaded 2-core machine; a quadratic store takes minutes here.
-  assert.ok(elapsed < 15_000, `took ${elapsed.toFixed(0)} ms`);
+  assert.is(s.getEndpointSlices('ns-7/svc-7').length, 1);
   // IngressClass deletion re-evaluates exactly the Ingresses naming it.
-  const t1 = performance.now();
   assert.is(s.apply(ev('IngressClass', 'delete', OURS)).relevant, true);
   assert.is(s.listIngresses().length, 0);
-  assert.ok(performance.now() - t1 < 5000);
 });
 
 classes.run();

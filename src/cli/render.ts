@@ -1,6 +1,7 @@
 // `ingress-rx render`: a manifests directory → the model and the Lua payloads, offline, as
-// deterministic JSON files (model.json, backends.json, servers.json). Warnings go to stderr.
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+// deterministic JSON files (model.json, backends.json, servers.json) and nginx.conf rendered for
+// fixed paths; `--test` runs `nginx -t` on it in a scratch prefix. Warnings go to stderr.
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../log.js';
 import { createModelBuilder, type BuildResult } from '../model/build.js';
@@ -10,6 +11,9 @@ import type { ModelWarning } from '../model/types.js';
 import { createStore, defaultStoreOptions } from '../store/store.js';
 import type { StoreOptions } from '../store/types.js';
 import { readManifests, type ManifestError } from '../streams/manifests.js';
+import { createRenderer } from '../render/engine.js';
+import { offlineRuntime, scratchRuntime, testOffline } from '../render/offline.js';
+import { DEFAULT_TEMPLATE_DIR } from '../render/runtime.js';
 
 export const DEFAULT_SERVER_PORT = 8181;
 
@@ -64,6 +68,8 @@ export async function runRender(opts: {
   storeOptions?: Partial<StoreOptions>;
   logger?: Logger;
   logLevel?: string;
+  /** Run `nginx -t` on the rendered configuration (exit 1 when it fails). */
+  test?: boolean;
 }): Promise<number> {
   const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? 'warn' });
   try {
@@ -80,8 +86,20 @@ export async function runRender(opts: {
     writeFileSync(join(opts.out, 'model.json'), stableJSON(r.config));
     writeFileSync(join(opts.out, 'backends.json'), stableJSON(backendsPayload(r.config)));
     writeFileSync(join(opts.out, 'servers.json'), stableJSON(serversPayload(r.config)));
+    const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
+    const rendered = renderer.renderWithWarnings(r.config, offlineRuntime(opts.defaultServerPort ?? DEFAULT_SERVER_PORT));
+    for (const w of rendered.warnings) process.stderr.write(`warning: ${w}\n`);
+    writeFileSync(join(opts.out, 'nginx.conf'), rendered.text);
     process.stderr.write(`render: ${r.config.servers.length} servers, ${r.config.backends.length} backends, ${r.warnings.length} warnings → ${opts.out}\n`);
-    return 0;
+    if (!opts.test) return 0;
+    const scratch = await scratchRuntime(opts.defaultServerPort ?? DEFAULT_SERVER_PORT);
+    try {
+      const tested = testOffline(renderer, r.config, scratch);
+      process.stderr.write(tested.ok ? 'render: nginx -t: the configuration is valid\n' : `render: ${tested.error}\n`);
+      return tested.ok ? 0 : 1;
+    } finally {
+      rmSync(scratch.prefix, { recursive: true, force: true });
+    }
   } catch (err) {
     process.stderr.write(`render: ${(err as Error).stack ?? String(err)}\n`);
     return 1;

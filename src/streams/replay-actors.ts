@@ -2,7 +2,6 @@
 // recording): the reload actor renders nginx.conf with the real renderer — and, when asked,
 // runs `nginx -t` once per distinct configuration — and the dynamic actor keeps the payloads
 // it would have POSTed. Both answer at once, so they take no virtual time.
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,21 +9,9 @@ import { of, type Observable } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Configuration } from '../model/types.js';
 import type { ActorOutcome, DynamicUpdate } from '../actors/sync.js';
-import { auxiliaryFiles, type Renderer } from '../render/engine.js';
-import { defaultRuntime, preparePrefix, type NginxRuntime } from '../render/runtime.js';
-
-/**
- * The runtime replay renders with: fixed paths and resolver, so that output never depends on
- * the machine, a temporary directory or /etc/resolv.conf.
- */
-export function replayRuntime(defaultServerPort: number): NginxRuntime {
-  return defaultRuntime({
-    prefix: '/var/lib/ingress-rx',
-    luaDir: '/usr/share/ingress-rx/lua',
-    defaultServerPort,
-    resolvers: ['127.0.0.1'],
-  });
-}
+import type { Renderer } from '../render/engine.js';
+import { testOffline } from '../render/offline.js';
+import type { NginxRuntime } from '../render/runtime.js';
 
 export const contentChecksum = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
@@ -104,22 +91,7 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
     const known = tested.get(sum);
     if (known) return known;
     const test = opts.nginxTest!;
-    const rt = test.runtime;
-    let outcome: ActorOutcome;
-    try {
-      preparePrefix(rt);
-      for (const f of auxiliaryFiles(config, rt)) {
-        mkdirSync(dirname(f.path), { recursive: true });
-        writeFileSync(f.path, f.content);
-      }
-      writeFileSync(rt.confPath, renderer.render(config, rt));
-      const res = spawnSync(test.nginxBinary ?? '/usr/sbin/nginx', ['-t', '-q', '-p', rt.prefix, '-e', rt.errorLogPath, '-c', rt.confPath], { encoding: 'utf8', timeout: 120_000 });
-      outcome = res.status === 0
-        ? { ok: true }
-        : { ok: false, error: `nginx -t failed: ${(res.stderr || res.error?.message || `exit ${res.status}`).trim().replaceAll(rt.prefix, '<prefix>')}` };
-    } catch (err) {
-      outcome = { ok: false, error: `nginx -t: ${(err as Error).message}` };
-    }
+    const outcome: ActorOutcome = testOffline(renderer, config, test.runtime, test.nginxBinary);
     if (!outcome.ok) logger.warn({ config: sum, error: outcome.error }, `replay: configuration ${sum} fails nginx -t`);
     tested.set(sum, outcome);
     return outcome;

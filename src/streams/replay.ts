@@ -2,26 +2,25 @@
 // exhaustMap sync, model decisions — with offline actors, in virtual time (--instant) or in
 // real time scaled by --speed. Out come the decisions, every distinct nginx.conf and payload,
 // and the final ones; replaying one log twice in virtual time gives byte-identical output.
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   Observable, VirtualAction, VirtualTimeScheduler, asyncScheduler, lastValueFrom, takeWhile, tap,
   type SchedulerAction, type SchedulerLike, type Subscription,
 } from 'rxjs';
 import type { Logger } from '../log.js';
+import { offlineRuntime, scratchRuntime } from '../render/offline.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
-import { ensureFallbackCertificate } from '../actors/fallback-cert.js';
 import { createRenderer } from '../render/engine.js';
-import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../render/runtime.js';
+import { DEFAULT_TEMPLATE_DIR } from '../render/runtime.js';
 import { isTask, type PipelineInput } from './events.js';
 import { createPipeline } from './pipeline.js';
 import { isRedacted } from './record.js';
 import type { ReplayLog, TimedInput } from './replay-log.js';
-import { createOfflineActors, replayRuntime, type NginxTestOptions, type OfflineActors } from './replay-actors.js';
+import { createOfflineActors, type NginxTestOptions, type OfflineActors } from './replay-actors.js';
 import { createTracer, type Tracer } from './trace.js';
 import type { Secret } from '../store/kube-types.js';
 
@@ -133,12 +132,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
   let scratch: string | null = null;
   let nginxTest: NginxTestOptions | undefined;
   if (opts.nginxTest) {
-    scratch = mkdtempSync(join(tmpdir(), 'ingress-rx-replay-'));
-    await ensureFallbackCertificate(join(scratch, 'ssl'));
-    nginxTest = {
-      runtime: defaultRuntime({ prefix: scratch, defaultServerPort: header.defaultServerPort, resolvers: ['127.0.0.1'], workerProcesses: '1' }),
-      nginxBinary: opts.nginxBinary,
-    };
+    const runtime = await scratchRuntime(header.defaultServerPort);
+    scratch = runtime.prefix;
+    nginxTest = { runtime, nginxBinary: opts.nginxBinary };
   }
 
   let tracer: Tracer | null = null;
@@ -159,7 +155,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
     const virtual = 'instant' in opts.mode ? new VirtualTimeScheduler(VirtualAction, Infinity) : null;
     const scheduler: SchedulerLike = virtual ?? scaledScheduler(asyncScheduler, (opts.mode as { speed: number }).speed);
     const start = scheduler.now();
-    const actors = createOfflineActors({ renderer, runtime: replayRuntime(header.defaultServerPort), logger, outDir, nginxTest });
+    const actors = createOfflineActors({ renderer, runtime: offlineRuntime(header.defaultServerPort), logger, outDir, nginxTest });
     const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload: (c) => actors.reload(c), dynamic: (u) => actors.dynamic(u) }));
     tracer = opts.trace
       ? createTracer({ file: typeof opts.trace === 'string' ? opts.trace : undefined, logger, scheduler, syncWrites: virtual !== null })

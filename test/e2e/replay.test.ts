@@ -18,7 +18,8 @@ import { modelSyncDeps } from '../../src/actors/model-sync.js';
 import { createPipeline } from '../../src/streams/pipeline.js';
 import { manifestsSource } from '../../src/streams/manifests.js';
 import { createRecorder, recordingHooks } from '../../src/streams/record.js';
-import { createOfflineActors, replayRuntime } from '../../src/streams/replay-actors.js';
+import { createOfflineActors } from '../../src/streams/replay-actors.js';
+import { offlineRuntime } from '../../src/render/offline.js';
 import { readReplayLog } from '../../src/streams/replay-log.js';
 import { replay } from '../../src/streams/replay.js';
 import { main } from '../../src/cli/main.js';
@@ -121,7 +122,7 @@ test('a recorded live session replays in virtual time to the same nginx.conf and
     const store = createStore(storeOptions, logger);
     const builder = createModelBuilder({ annotationsPrefix: ANNOTATIONS, defaultServerPort: 8181, logger });
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
-    const live = createOfflineActors({ renderer, runtime: replayRuntime(8181), logger });
+    const live = createOfflineActors({ renderer, runtime: offlineRuntime(8181), logger });
     const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload: (c) => live.reload(c), dynamic: (u) => live.dynamic(u) }));
 
     let lastQueued = 0;

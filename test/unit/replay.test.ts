@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseReplayLog, readReplayLog, ReplayLogError } from '../../src/streams/replay-log.js';
 import { replay, replayInputs, scaledScheduler } from '../../src/streams/replay.js';
-import { createOfflineActors, payloadText, replayRuntime } from '../../src/streams/replay-actors.js';
+import { createOfflineActors, payloadText } from '../../src/streams/replay-actors.js';
+import { offlineRuntime } from '../../src/render/offline.js';
 import type { Renderer } from '../../src/render/engine.js';
 import { runReplay } from '../../src/cli/replay.js';
 import { silentLogger } from '../../src/log.js';
@@ -254,7 +255,7 @@ play('a checked-in format-1 log still replays, with the decisions its timeline i
 });
 
 play('the offline dynamic actor keeps each distinct payload once, serialised exactly as JSON.stringify does', () => {
-  const actors = createOfflineActors({ renderer: {} as Renderer, runtime: replayRuntime(8181), logger: silentLogger(), outDir: tmp('offline') });
+  const actors = createOfflineActors({ renderer: {} as Renderer, runtime: offlineRuntime(8181), logger: silentLogger(), outDir: tmp('offline') });
   const a = { name: 'a', endpoints: [{ address: '10.0.0.1', port: '80' }] };
   const b = { name: 'b', endpoints: [] as unknown[], note: 'quote " and \u2028' };
   actors.dynamic({ backends: [a, b] }).subscribe();

@@ -1,0 +1,30 @@
+// `ingress-rx render` offline: model, payloads and nginx.conf from a manifests directory,
+// deterministic, and `--test` runs the real `nginx -t` on the result.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runRender } from '../../src/cli/render.js';
+import { silentLogger } from '../../src/log.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'irx-render-'));
+test.after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test('renders the quickstart to model, payloads and nginx.conf that nginx -t accepts, byte-identical twice', async () => {
+  const [a, b] = [join(tmp, 'a'), join(tmp, 'b')];
+  assert.is(await runRender({ manifests: 'examples/quickstart', out: a, test: true, logger: silentLogger() }), 0);
+  assert.is(await runRender({ manifests: 'examples/quickstart', out: b, logger: silentLogger() }), 0);
+  assert.equal(readdirSync(a).sort(), ['backends.json', 'model.json', 'nginx.conf', 'servers.json']);
+  for (const f of readdirSync(a)) assert.is(readFileSync(join(a, f), 'utf8'), readFileSync(join(b, f), 'utf8'), f);
+  const conf = readFileSync(join(a, 'nginx.conf'), 'utf8');
+  for (const host of ['web.example.test', 'api.example.test', 'secure.example.test']) assert.match(conf, `## start server ${host}`);
+  const backends = JSON.parse(readFileSync(join(a, 'backends.json'), 'utf8')) as Array<{ name: string; alternativeBackends: string[] }>;
+  assert.equal(backends.find((x) => x.name === 'demo-web-http')?.alternativeBackends, ['demo-web-canary-80']);
+});
+
+test('a missing manifests directory exits 2', async () => {
+  assert.is(await runRender({ manifests: join(tmp, 'nope'), out: join(tmp, 'c'), logger: silentLogger() }), 2);
+});
+
+test.run();

@@ -106,7 +106,7 @@ golden('the Lua wiring contract is rendered as agreed', () => {
   assert.ok(text.indexOf('load_module "/usr/lib/nginx/modules/ndk_http_module.so";') < text.indexOf('ngx_http_lua_module.so'));
   assert.ok(text.includes('lua_package_path "/opt/ingress-rx/lua/?.lua;;";'));
   assert.ok(text.includes('configuration.prohibited_localhost_port = "10246"'));
-  assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443 })'));
+  assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false })'));
   assert.ok(/init_worker_by_lua_block \{\s+lua_ingress.init_worker\(\)\s+balancer.init_worker\(\)\s+\}/.test(text));
   assert.ok(text.includes('lua_ingress.rewrite({ force_ssl_redirect = false, ssl_redirect = false, preserve_trailing_slash = false, use_port_in_redirects = false })'));
   assert.ok(/upstream upstream_balancer \{\s+server 0\.0\.0\.1;[^\n]*\s+balancer_by_lua_block \{\s+balancer\.balance\(\)\s+\}\s+keepalive 320;\s+keepalive_timeout 60s;\s+keepalive_requests 10000;/.test(text));

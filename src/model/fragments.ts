@@ -68,6 +68,11 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   };
 }
 
+/** no-tls-redirect-locations (default: ACME challenges) are never redirected to HTTPS. */
+function exemptFromTLSRedirect(path: string, settings: NginxSettings): boolean {
+  return settings.noTLSRedirectLocations.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+}
+
 /** A Location carrying the Ingress's parsed annotations (each location its own Ingress's values). */
 export function makeLocation(
   path: string, pathType: PathType, ref: IngressRef | null, use: BackendUse | null, backend: string,
@@ -81,7 +86,7 @@ export function makeLocation(
     service: use ? { name: use.service, port: use.port } : null,
     backend,
     denied: a.denied,
-    rewrite: a.rewrite,
+    rewrite: exemptFromTLSRedirect(path, settings) ? { ...a.rewrite, sslRedirect: false, forceSSLRedirect: false } : a.rewrite,
     redirect: a.redirect,
     cors: a.cors,
     basicAuth: a.basicAuth,

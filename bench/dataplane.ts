@@ -3,9 +3,9 @@
 // another host name, with the Lua phases removed and `proxy_pass` to a static upstream of the
 // same endpoints, is added next to it. The endpoints are a tiny `return 200` NGINX, and `wrk`
 // drives both hosts on loopback in turns (A B B A) so drift in the machine's load cancels out.
-//   node --import tsx bench/dataplane.ts [--full]
+//   node --import tsx bench/dataplane.ts [--full] [--ablate]   (--ablate, on in full mode: also the balancer alone)
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,8 @@ const STATIC_HOST = 'static.bench.example';
 const stderrOf = new WeakMap<ChildProcess, string[]>();
 
 function startNginx(prefix: string, conf: string): ChildProcess {
-  const child = spawn(NGINX, ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  // Same process group as this script: if `npm run bench` stops the script, NGINX goes too.
+  const child = spawn(NGINX, ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   const text: string[] = [];
   stderrOf.set(child, text);
   child.stderr!.on('data', (d: Buffer) => { text.push(String(d)); });
@@ -45,8 +46,9 @@ function failure(child: ChildProcess, what: string): (err: unknown) => never {
 async function stopNginx(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.pid === undefined) return;
   const exited = new Promise((r) => child.once('exit', r));
-  try { process.kill(-child.pid, 'SIGQUIT'); } catch { return; }
-  const timer = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+  // The master stops its workers; SIGTERM is a fast shutdown.
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);
 }
@@ -67,8 +69,15 @@ ${ports.map((p) => `  server { listen 127.0.0.1:${p}; location / { return 200 "o
 `;
 }
 
-/** The server block of `host` as a static twin: no Lua phases, proxy_pass to `bench_static`. */
-function staticTwin(conf: string, host: string, upstreamBody: string): string {
+type Variant = 'lua' | 'static' | 'balancer-only';
+const VARIANT_HOST: Record<Variant, string> = { lua: hostOf(0), static: STATIC_HOST, 'balancer-only': 'balancer-only.bench.example' };
+
+/**
+ * A copy of `host`'s server block under another name: `static` drops every Lua phase and
+ * proxies to `bench_static`; `balancer-only` keeps the Lua balancer but only the rewrite phase
+ * that picks the backend (`balancer.rewrite()`), without lua_ingress, header filter or log phase.
+ */
+function twin(conf: string, host: string, variant: Exclude<Variant, 'lua'>): string {
   const start = conf.indexOf(`    ## start server ${host}\n`);
   const endMarker = `    ## end server ${host}\n`;
   const end = conf.indexOf(endMarker, start);
@@ -82,13 +91,36 @@ function staticTwin(conf: string, host: string, upstreamBody: string): string {
       continue;
     }
     const m = /^(\s*)(rewrite|header_filter|log|access)_by_lua_block \{$/.exec(line);
-    if (m) { skipUntil = `${m[1]}}`; continue; }
-    out.push(line.replaceAll(host, STATIC_HOST).replace('proxy_pass http://upstream_balancer;', 'proxy_pass http://bench_static;'));
+    if (m) {
+      skipUntil = `${m[1]}}`;
+      if (variant === 'balancer-only' && m[2] === 'rewrite') out.push(`${m[1]}rewrite_by_lua_block { balancer.rewrite() }`);
+      continue;
+    }
+    const renamed = line.replaceAll(host, VARIANT_HOST[variant]);
+    out.push(variant === 'static' ? renamed.replace('proxy_pass http://upstream_balancer;', 'proxy_pass http://bench_static;') : renamed);
   }
-  return `    upstream bench_static {\n${upstreamBody}    }\n${out.join('\n')}`;
+  return out.join('\n');
 }
 
-interface WrkResult { rps: number; p99: number; p50: number; errors: number }
+interface WrkResult { rps: number; p99: number; p50: number; errors: number; requests: number; cpuUsPerRequest?: number }
+
+/** CPU time (user + system, µs) of an NGINX master and its workers, from /proc. */
+function nginxCpuUs(masterPid: number): number {
+  const ticks = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) };
+  };
+  let total = ticks(masterPid).cpu;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const t = ticks(Number(name));
+      if (t.ppid === masterPid) total += t.cpu;
+    } catch { /* exited */ }
+  }
+  return total * 10_000; // USER_HZ 100
+}
 
 function toMs(v: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(v.trim());
@@ -102,11 +134,19 @@ async function wrk(port: number, host: string, seconds: number): Promise<WrkResu
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
   const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
   const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
   if (!Number.isFinite(rps)) throw new Error(`wrk output not understood: ${stdout.slice(0, 200)}`);
-  return { rps, p99, p50, errors };
+  return { rps, p99, p50, errors, requests };
+}
+
+/** A wrk turn with the NGINX CPU it cost per request: unlike requests/s, not skewed by other load. */
+async function measuredTurn(masterPid: number, port: number, host: string, seconds: number): Promise<WrkResult> {
+  const before = nginxCpuUs(masterPid);
+  const r = await wrk(port, host, seconds);
+  return { ...r, cpuUsPerRequest: (nginxCpuUs(masterPid) - before) / r.requests };
 }
 
 function get(port: number, host: string, path: string, method = 'GET', body?: string): Promise<{ status: number; body: string }> {
@@ -123,9 +163,9 @@ function get(port: number, host: string, path: string, method = 'GET', body?: st
   });
 }
 
-interface Comparison { lua: WrkResult; static: WrkResult; ratio: number; rounds: number; seconds: number }
+interface Comparison { lua: WrkResult; static: WrkResult; balancerOnly: WrkResult | null; ratio: number; rounds: number; seconds: number }
 
-async function compare(seconds: number, rounds: number): Promise<Comparison> {
+async function compare(seconds: number, rounds: number, variants: Variant[]): Promise<Comparison> {
   const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-dp-'));
   const upstreamPrefix = join(prefix, 'upstream');
   const children: ChildProcess[] = [];
@@ -147,8 +187,9 @@ async function compare(seconds: number, rounds: number): Promise<Comparison> {
     let conf = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() }).render(config, runtime);
     const keepaliveLines = /upstream upstream_balancer \{\n(?:.*\n)*?((?:\s+keepalive.*\n)+)/.exec(conf)?.[1] ?? 'keepalive 320;';
     const keepalive = keepaliveLines.split('\n').map((l) => l.trim()).filter(Boolean).map((l) => `        ${l}\n`).join('');
-    const twin = `${staticTwin(conf, hostOf(0), `${up.map((p) => `        server 127.0.0.1:${p};\n`).join('')}${keepalive}`)}\n`;
-    conf = conf.replace(`    ## start server ${hostOf(0)}\n`, `${twin}    ## start server ${hostOf(0)}\n`);
+    const staticUpstream = `    upstream bench_static {\n${up.map((p) => `        server 127.0.0.1:${p};\n`).join('')}${keepalive}    }\n`;
+    const twins = `${staticUpstream}${twin(conf, hostOf(0), 'static')}\n${twin(conf, hostOf(0), 'balancer-only')}\n`;
+    conf = conf.replace(`    ## start server ${hostOf(0)}\n`, `${twins}    ## start server ${hostOf(0)}\n`);
     writeFileSync(runtime.confPath, conf);
     const main = startNginx(prefix, runtime.confPath);
     children.push(main);
@@ -159,29 +200,29 @@ async function compare(seconds: number, rounds: number): Promise<Comparison> {
       return r.status === 201;
     }, { timeoutMs: 15_000, what: 'the backends POST' }).catch(failure(main, 'NGINX'));
     await waitFor(async () => (await get(http!, hostOf(0), '/')).status === 200, { timeoutMs: 10_000, what: 'the Lua-balanced host' });
-    await waitFor(async () => (await get(http!, STATIC_HOST, '/')).status === 200, { timeoutMs: 10_000, what: 'the static host' });
+    for (const v of variants) {
+      await waitFor(async () => (await get(http!, VARIANT_HOST[v], '/')).status === 200, { timeoutMs: 10_000, what: `the ${v} host` });
+    }
 
-    // Warm both paths (worker Lua caches, keepalive pools), then A B B A … turns.
-    await wrk(http!, hostOf(0), 1);
-    await wrk(http!, STATIC_HOST, 1);
-    const lua: WrkResult[] = [];
-    const stat: WrkResult[] = [];
+    // Warm every path (worker Lua caches, keepalive pools), then A B B A … turns.
+    for (const v of variants) await wrk(http!, VARIANT_HOST[v], 1);
+    const results = new Map<Variant, WrkResult[]>(variants.map((v) => [v, []]));
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? ['lua', 'static'] : ['static', 'lua'];
-      for (const which of order) {
-        if (which === 'lua') lua.push(await wrk(http!, hostOf(0), seconds));
-        else stat.push(await wrk(http!, STATIC_HOST, seconds));
-      }
+      const order = r % 2 === 0 ? variants : [...variants].reverse();
+      for (const v of order) results.get(v)!.push(await measuredTurn(main.pid!, http!, VARIANT_HOST[v], seconds));
     }
     const avg = (xs: WrkResult[]): WrkResult => ({
       rps: xs.reduce((a, x) => a + x.rps, 0) / xs.length,
       p99: Math.max(...xs.map((x) => x.p99)),
       p50: xs.reduce((a, x) => a + x.p50, 0) / xs.length,
       errors: xs.reduce((a, x) => a + x.errors, 0),
+      requests: xs.reduce((a, x) => a + x.requests, 0),
+      cpuUsPerRequest: xs.reduce((a, x) => a + (x.cpuUsPerRequest ?? NaN), 0) / xs.length,
     });
-    const l = avg(lua);
-    const s = avg(stat);
-    return { lua: l, static: s, ratio: l.rps / s.rps, rounds, seconds };
+    const l = avg(results.get('lua')!);
+    const s = avg(results.get('static')!);
+    const b = variants.includes('balancer-only') ? avg(results.get('balancer-only')!) : null;
+    return { lua: l, static: s, balancerOnly: b, ratio: l.rps / s.rps, rounds, seconds };
   } finally {
     for (const c of children) await stopNginx(c);
     rmSync(prefix, { recursive: true, force: true });
@@ -191,18 +232,28 @@ async function compare(seconds: number, rounds: number): Promise<Comparison> {
 async function main(): Promise<void> {
   const full = isFull();
   const rows: Row[] = [];
-  const fig: Record<string, number | null> = { dataplane_rps_ratio: null, dataplane_p99_ms: null, dataplane_static_p99_ms: null, dataplane_rps: null, dataplane_static_rps: null };
+  const fig: Record<string, number | null> = { dataplane_rps_ratio: null, dataplane_p99_ms: null, dataplane_static_p99_ms: null, dataplane_rps: null, dataplane_static_rps: null, dataplane_balancer_only_ratio: null, dataplane_cpu_ratio: null };
   await attempt(rows, 'data plane', async () => {
-    const c = await compare(full ? 15 : 5, 2);
+    const ablate = full || process.argv.includes('--ablate');
+    const c = await compare(full ? 15 : 5, 2, ablate ? ['lua', 'static', 'balancer-only'] : ['lua', 'static']);
     fig.dataplane_rps_ratio = round(c.ratio, 3);
     fig.dataplane_p99_ms = round(c.lua.p99, 2);
     fig.dataplane_static_p99_ms = round(c.static.p99, 2);
     fig.dataplane_rps = round(c.lua.rps, 0);
     fig.dataplane_static_rps = round(c.static.rps, 0);
     const how = `wrk -t2 -c32 -d${c.seconds}s, ${c.rounds} turns each (A B B A), one NGINX, 3 endpoints (NGINX return 200)`;
-    rows.push({ figure: 'requests/s through the Lua balancer', value: c.lua.rps.toFixed(0), note: `p50 ${c.lua.p50.toFixed(2)} ms, p99 ${c.lua.p99.toFixed(2)} ms, errors ${c.lua.errors}` });
-    rows.push({ figure: 'requests/s through a static upstream', value: c.static.rps.toFixed(0), note: `p50 ${c.static.p50.toFixed(2)} ms, p99 ${c.static.p99.toFixed(2)} ms, errors ${c.static.errors}` });
+    const cpu = (w: WrkResult) => `NGINX CPU ${w.cpuUsPerRequest!.toFixed(1)} µs/request`;
+    rows.push({ figure: 'requests/s through the Lua balancer', value: c.lua.rps.toFixed(0), note: `p50 ${c.lua.p50.toFixed(2)} ms, p99 ${c.lua.p99.toFixed(2)} ms, errors ${c.lua.errors}; ${cpu(c.lua)}` });
+    rows.push({ figure: 'requests/s through a static upstream', value: c.static.rps.toFixed(0), note: `p50 ${c.static.p50.toFixed(2)} ms, p99 ${c.static.p99.toFixed(2)} ms, errors ${c.static.errors}; ${cpu(c.static)}` });
+    const cpuRatio = c.static.cpuUsPerRequest! / c.lua.cpuUsPerRequest!;
+    fig.dataplane_cpu_ratio = round(cpuRatio, 3);
+    rows.push({ figure: 'static / Lua NGINX CPU per request', value: cpuRatio.toFixed(3), note: 'the requests/s ratio NGINX-bound throughput would show; robust to other load' });
     rows.push({ figure: 'Lua / static requests/s', value: c.ratio.toFixed(3), target: '≥ 0.9', status: verdict(c.ratio, 0.9, true), note: how });
+    if (c.balancerOnly) {
+      fig.dataplane_balancer_only_ratio = round(c.balancerOnly.rps / c.static.rps, 3);
+      rows.push({ figure: 'requests/s, Lua balancer + balancer.rewrite() only', value: c.balancerOnly.rps.toFixed(0),
+        note: `ratio to static ${(c.balancerOnly.rps / c.static.rps).toFixed(3)}; ${cpu(c.balancerOnly)} (static / this ${(c.static.cpuUsPerRequest! / c.balancerOnly.cpuUsPerRequest!).toFixed(3)})` });
+    }
     rows.push({ figure: 'p99 latency through the Lua balancer', value: `${c.lua.p99.toFixed(2)} ms`, note: `static: ${c.static.p99.toFixed(2)} ms (worst turn)` });
   });
   rows.push({ figure: 'load average (1/5/15 min) at the end', value: loadAverage(), note: 'other load shares the 2 cores with wrk and NGINX' });

@@ -49,7 +49,9 @@ export function benchCertificate(): BenchCert {
 }
 
 export const hostOf = (i: number) => `app-${i}.${BENCH_DOMAIN}`;
-export const namespaceOf = (i: number, namespaces = 10) => `bench-${i % namespaces}`;
+/** A canary lives in its primary's namespace, with its own Service. */
+export const namespaceOf = (i: number, o: Pick<GenOptions, 'namespaces' | 'plain'> = {}) =>
+  `bench-${(isCanary(i, o.plain) ? i - 1 : i) % (o.namespaces ?? 10)}`;
 export const serviceOf = (i: number) => `svc-${i}`;
 const TLS_SECRET = 'bench-tls';
 
@@ -88,7 +90,7 @@ export const isCanary = (i: number, plain = false) => !plain && i % 20 === 19;
 export function serviceObject(i: number, o: GenOptions = { n: 0 }): Service {
   return {
     apiVersion: 'v1', kind: 'Service',
-    metadata: { name: serviceOf(i), namespace: namespaceOf(i, o.namespaces), uid: `svc-uid-${i}`, resourceVersion: '1', creationTimestamp: created(i) },
+    metadata: { name: serviceOf(i), namespace: namespaceOf(i, o), uid: `svc-uid-${i}`, resourceVersion: '1', creationTimestamp: created(i) },
     spec: { type: 'ClusterIP', clusterIP: `172.20.${(i >> 8) & 255}.${i & 255}`, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
   };
 }
@@ -97,7 +99,7 @@ export function sliceObject(i: number, endpoints: Endpoint[], o: GenOptions = { 
   return {
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
     metadata: {
-      name: `${serviceOf(i)}-abcde`, namespace: namespaceOf(i, o.namespaces), uid: `slice-uid-${i}`,
+      name: `${serviceOf(i)}-abcde`, namespace: namespaceOf(i, o), uid: `slice-uid-${i}`,
       resourceVersion: String(version), labels: { 'kubernetes.io/service-name': serviceOf(i) },
     },
     addressType: 'IPv4',
@@ -116,7 +118,7 @@ export function ingressObject(i: number, o: GenOptions = { n: 0 }, version = 1):
   return {
     apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
     metadata: {
-      name: `ing-${i}`, namespace: namespaceOf(i, o.namespaces), uid: `ing-uid-${i}`, resourceVersion: String(version),
+      name: `ing-${i}`, namespace: namespaceOf(i, o), uid: `ing-uid-${i}`, resourceVersion: String(version),
       generation: version, creationTimestamp: created(i), annotations,
     },
     spec: {
@@ -147,7 +149,7 @@ export function generateEvents(o: GenOptions): SourceEvent[] {
   }];
   const endpoints = o.endpoints ?? defaultEndpoints;
   const tlsNamespaces = new Set<string>();
-  for (let i = 0; i < o.n; i++) if (!isCanary(i, o.plain) && tlsOn(i, o)) tlsNamespaces.add(namespaceOf(i, o.namespaces));
+  for (let i = 0; i < o.n; i++) if (!isCanary(i, o.plain) && tlsOn(i, o)) tlsNamespaces.add(namespaceOf(i, o));
   if (tlsNamespaces.size > 0) {
     const { cert, key } = benchCertificate();
     for (const ns of tlsNamespaces) {

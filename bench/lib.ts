@@ -89,7 +89,7 @@ export function machine(): Record<string, string> {
     nproc: safe('nproc', []),
     memory: safe('sh', ['-c', "free -m | awk '/Mem:/{print $2\" MB\"}'"]),
     node: process.version,
-    nginx: safe('/usr/sbin/nginx', ['-v']).replace(/^nginx version: /, ''),
+    nginx: safe('sh', ['-c', '/usr/sbin/nginx -v 2>&1']).replace(/^nginx version: /, ''),
     wrk: safe('sh', ['-c', 'wrk --version 2>&1 | head -1']),
   };
 }

@@ -95,26 +95,34 @@ function incrementalSync(s: Synced, store: Store, runtime: NginxRuntime): { ms: 
 
 async function rssChild(n: number): Promise<void> {
   const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-rss-'));
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const mb = () => { gc?.(); gc?.(); return process.memoryUsage(); };
   try {
+    const base = mb();
     const store = loadStore(generateEvents({ n }));
+    const afterStore = mb();
     const s = fullSync(store, benchRuntime(prefix));
-    const gc = (globalThis as { gc?: () => void }).gc;
-    gc?.();
-    gc?.();
+    const m = mb();
     // Keep the synced state alive through the measurement, as the controller does.
-    const rss = process.memoryUsage().rss;
-    process.stdout.write(`${JSON.stringify({ rss_mb: rss / 2 ** 20, servers: s.config.servers.length, gc: gc !== undefined })}\n`);
+    const toMb = (x: number) => Math.round(x / 2 ** 20);
+    process.stdout.write(`${JSON.stringify({
+      rss_mb: m.rss / 2 ** 20, heap_mb: toMb(m.heapUsed), external_mb: toMb(m.external), base_rss_mb: toMb(base.rss),
+      store_rss_mb: toMb(afterStore.rss - base.rss), sync_rss_mb: toMb(m.rss - afterStore.rss), conf_mb: toMb(s.conf.length),
+      servers: s.config.servers.length, gc: gc !== undefined,
+    })}\n`);
   } finally {
     rmSync(prefix, { recursive: true, force: true });
   }
 }
 
-async function measureRss(n: number): Promise<number> {
+interface RssReport { rss_mb: number; heap_mb: number; external_mb: number; base_rss_mb: number; store_rss_mb: number; sync_rss_mb: number; conf_mb: number }
+
+async function measureRss(n: number): Promise<RssReport> {
   const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', SCRIPT, '--rss-child', String(n)], {
     cwd: join(dirname(SCRIPT), '..'), timeout: 180_000, maxBuffer: 1 << 20,
   });
   const last = stdout.trim().split('\n').pop()!;
-  return (JSON.parse(last) as { rss_mb: number }).rss_mb;
+  return JSON.parse(last) as RssReport;
 }
 
 async function nginxTest(conf: string, config: Configuration, runtime: NginxRuntime): Promise<number> {
@@ -251,11 +259,12 @@ async function main(): Promise<void> {
     synced1k = null;
     for (const n of [1000, 10_000]) {
       await attempt(rows, `rss ${n / 1000}k`, async () => {
-        const v = await measureRss(n);
+        const r = await measureRss(n);
+        const v = r.rss_mb;
         fig[`rss_mb_${n / 1000}k`] = round(v, 0);
         rows.push({ figure: `controller RSS after initial sync, ${n / 1000}k`, value: `${v.toFixed(0)} MB`,
           target: n === 10_000 ? '≤ 300 MB' : '', status: n === 10_000 ? verdict(v, 300) : '',
-          note: 'store + model + nginx.conf + payloads, after gc()' });
+          note: `after gc(): node alone ${r.base_rss_mb} MB, + store ${r.store_rss_mb} MB, + sync ${r.sync_rss_mb} MB (nginx.conf ${r.conf_mb} MB); heap used ${r.heap_mb} MB, external ${r.external_mb} MB` });
       });
     }
   } finally {

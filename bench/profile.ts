@@ -6,6 +6,7 @@ import { Session } from 'node:inspector/promises';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import { createModelBuilder } from '../src/model/build.js';
 import { snapshot } from '../src/model/hash.js';
@@ -29,8 +30,9 @@ export function hotSpots(profile: Profile, top = 12): Array<{ fn: string; where:
   let all = 0;
   for (const [id, us] of self) {
     const f = byId.get(id)!.callFrame;
+    // `dispatch` (native) is the in-process inspector session itself, not the code profiled.
+    if (f.functionName === '(idle)' || f.functionName === '(program)' || (f.functionName === 'dispatch' && !f.url)) continue;
     all += us;
-    if (f.functionName === '(idle)' || f.functionName === '(program)') continue;
     const url = f.url.replace(/^file:\/\//, '');
     const where = url ? `${relative(REPO_ROOT, url)}:${f.lineNumber + 1}` : '(native)';
     const key = `${f.functionName}@${where}`;
@@ -105,4 +107,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -66,7 +66,10 @@ function _M.rewrite(location_config)
   return ngx.redirect("https://" .. host .. uri, config.http_redirect_code)
 end
 
+-- Set once at http level, so it also runs for denied, redirect and status locations: it only
+-- acts on the main request (not on auth subrequests).
 function _M.header()
+  if ngx.is_subrequest then return end
   util.flush_response_cookie()
   if config.hsts and request_scheme() == "https" and certificate.configured_for_current_request() then
     local value = "max-age=" .. config.hsts_max_age

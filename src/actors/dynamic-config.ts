@@ -8,6 +8,7 @@ import {
 } from 'rxjs';
 import type { Logger } from '../log.js';
 import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
+import { createBackendsSerialiser } from '../model/payload.js';
 
 export type DynamicPart = 'backends' | 'servers' | 'general';
 
@@ -105,11 +106,15 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
   const timeoutMs = deps.timeoutMs ?? 5000;
   const request = deps.request ?? nodeHttpRequest;
   const backoff = { ...DESIGN_BACKOFF, ...deps.backoff };
+  // Unchanged backends come back as the same objects: their JSON text is reused.
+  const serialiseBackends = createBackendsSerialiser();
 
   return (update) => defer(() => {
     const startedAt = scheduler.now();
     const pending = PARTS.filter((p) => update[p] !== undefined);
-    const bodies = new Map(pending.map((p) => [p, JSON.stringify(update[p])] as const));
+    const bodies = new Map(pending.map((p) => [
+      p, p === 'backends' && update.backends ? serialiseBackends(update.backends) : JSON.stringify(update[p]),
+    ] as const));
     const posted: DynamicPart[] = [];
     const delays = backoffDelays(backoff);
     let attempts = 0;

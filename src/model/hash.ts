@@ -40,27 +40,96 @@ export interface ModelSnapshot {
 
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
 
-// Memo of a pure function keyed by object identity; holds nothing observable.
-const serverHashes = new WeakMap<Server, string>();
-const backendHashes = new WeakMap<Backend, BackendHashes>();
-const settingsHashes = new WeakMap<NginxSettings, string>();
-
-function serverStructure(s: Server): string {
-  let h = serverHashes.get(s);
-  if (h === undefined) {
-    h = sha1(stringify({ ...s, certificate: null, tlsSecret: null }));
-    serverHashes.set(s, h);
-  }
-  return h;
+interface ServerMemo {
+  hashes: ServerHashes;
+  /** `<host> <structure>\n` and `<host> <certificate uid>\n`, the lines of the server checksums. */
+  structureLine: string;
+  certificateLine: string;
 }
 
-function backendHash(b: Backend): BackendHashes {
-  let h = backendHashes.get(b);
-  if (h === undefined) {
-    h = { policy: sha1(stringify({ ...b, endpoints: [] })), endpoints: sha1(stringify(b.endpoints)) };
-    backendHashes.set(b, h);
+interface BackendMemo {
+  hashes: BackendHashes;
+  line: string;
+}
+
+/** The server part of a snapshot, shared by snapshots of the same servers array. */
+interface ServersPart {
+  servers: Map<string, ServerHashes>;
+  structure: string;
+  certificates: string;
+}
+
+interface BackendsPart {
+  backends: Map<string, BackendHashes>;
+  checksum: string;
+}
+
+// Memos of pure functions keyed by object identity; they hold nothing observable. The builder
+// hands back unchanged servers, backends and lists as the same objects.
+const serverMemos = new WeakMap<Server, ServerMemo>();
+const backendMemos = new WeakMap<Backend, BackendMemo>();
+const settingsHashes = new WeakMap<NginxSettings, string>();
+const serverParts = new WeakMap<readonly Server[], ServersPart>();
+const backendParts = new WeakMap<readonly Backend[], BackendsPart>();
+
+function serverMemo(s: Server): ServerMemo {
+  let m = serverMemos.get(s);
+  if (m === undefined) {
+    const structure = sha1(stringify({ ...s, certificate: null, tlsSecret: null }));
+    m = {
+      hashes: { structure, certificate: s.certificate },
+      structureLine: `${s.hostname} ${structure}\n`,
+      certificateLine: `${s.hostname} ${s.certificate ?? '-'}\n`,
+    };
+    serverMemos.set(s, m);
   }
-  return h;
+  return m;
+}
+
+function backendMemo(b: Backend): BackendMemo {
+  let m = backendMemos.get(b);
+  if (m === undefined) {
+    const hashes = { policy: sha1(stringify({ ...b, endpoints: [] })), endpoints: sha1(stringify(b.endpoints)) };
+    m = { hashes, line: `${b.name} ${hashes.policy} ${hashes.endpoints}\n` };
+    backendMemos.set(b, m);
+  }
+  return m;
+}
+
+function serversPart(list: readonly Server[]): ServersPart {
+  let part = serverParts.get(list);
+  if (part === undefined) {
+    const servers = new Map<string, ServerHashes>();
+    const structure = new Array<string>(list.length);
+    const certificates = new Array<string>(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const s = list[i]!;
+      const m = serverMemo(s);
+      servers.set(s.hostname, m.hashes);
+      structure[i] = m.structureLine;
+      certificates[i] = m.certificateLine;
+    }
+    part = { servers, structure: sha1(structure.join('')), certificates: sha1(certificates.join('')) };
+    serverParts.set(list, part);
+  }
+  return part;
+}
+
+function backendsPart(list: readonly Backend[]): BackendsPart {
+  let part = backendParts.get(list);
+  if (part === undefined) {
+    const backends = new Map<string, BackendHashes>();
+    const lines = new Array<string>(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const b = list[i]!;
+      const m = backendMemo(b);
+      backends.set(b.name, m.hashes);
+      lines[i] = m.line;
+    }
+    part = { backends, checksum: sha1(lines.join('')) };
+    backendParts.set(list, part);
+  }
+  return part;
 }
 
 function settingsHash(s: NginxSettings): string {
@@ -81,34 +150,22 @@ function l4Parts(tcp: L4Service[], udp: L4Service[]): { structure: string; endpo
 }
 
 export function snapshot(config: Configuration): ModelSnapshot {
-  const servers = new Map<string, ServerHashes>();
   const settings = settingsHash(config.settings);
   const l4 = l4Parts(config.tcpEndpoints, config.udpEndpoints);
-  const structure = createHash('sha1')
-    .update(`settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure} ${l4.endpoints}\n`);
-  const certs = createHash('sha1');
-  for (const s of config.servers) {
-    const h = { structure: serverStructure(s), certificate: s.certificate };
-    servers.set(s.hostname, h);
-    structure.update(`${s.hostname} ${h.structure}\n`);
-    certs.update(`${s.hostname} ${s.certificate ?? '-'}\n`);
-  }
-  const backends = new Map<string, BackendHashes>();
-  const backendLines = createHash('sha1');
-  for (const b of config.backends) {
-    const h = backendHash(b);
-    backends.set(b.name, h);
-    backendLines.update(`${b.name} ${h.policy} ${h.endpoints}\n`);
-  }
-  const structureChecksum = structure.digest('hex');
-  const backendsChecksum = backendLines.digest('hex');
+  const serverPart = serversPart(config.servers);
+  const backendPart = backendsPart(config.backends);
+  const structureChecksum = sha1(
+    `settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure} ${l4.endpoints}\nservers ${serverPart.structure}\n`,
+  );
+  const backendsChecksum = backendPart.checksum;
   const certificatesChecksum = sha1(Object.keys(config.certificates).sort().join('\n'));
-  const serversChecksum = certs.digest('hex');
+  const serversChecksum = serverPart.certificates;
   const checksum = createHash('sha256')
     .update([structureChecksum, backendsChecksum, certificatesChecksum, serversChecksum, l4.endpoints].join('\n'))
     .digest('hex');
   return {
-    servers, backends, settings, defaultCertificate: config.defaultCertificate, l4Structure: l4.structure,
-    structureChecksum, backendsChecksum, certificatesChecksum, serversChecksum, l4EndpointsChecksum: l4.endpoints, checksum,
+    servers: serverPart.servers, backends: backendPart.backends, settings, defaultCertificate: config.defaultCertificate,
+    l4Structure: l4.structure, structureChecksum, backendsChecksum, certificatesChecksum, serversChecksum,
+    l4EndpointsChecksum: l4.endpoints, checksum,
   };
 }

@@ -14,6 +14,33 @@ export function backendsPayload(config: Configuration): Backend[] {
   return [...config.backends].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/**
+ * JSON.stringify for a list of backends (or any list), byte for byte, that serialises each
+ * element object once and reuses the text while the same object comes back: the model hands
+ * back unchanged backends as the same objects, so after one endpoint change one backend of
+ * thousands is serialised again. The elements must not be mutated once serialised.
+ */
+export function createBackendsSerialiser(): (list: readonly unknown[]) => string {
+  const memo = new WeakMap<object, string>();
+  return (list) => {
+    const parts = new Array<string>(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const item = list[i];
+      if (item === null || typeof item !== 'object') {
+        parts[i] = JSON.stringify(item) ?? 'null';
+        continue;
+      }
+      let text = memo.get(item);
+      if (text === undefined) {
+        text = JSON.stringify(item) ?? 'null';
+        memo.set(item, text);
+      }
+      parts[i] = text;
+    }
+    return `[${parts.join(',')}]`;
+  };
+}
+
 /** Whether a certificate host name (possibly `*.example.com`) matches `host`. */
 export function hostMatches(pattern: string, host: string): boolean {
   const p = pattern.toLowerCase();

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { Configuration, Server } from '../model/types.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
-import { nextUpstream, prefixError, serverView, streamServers } from './view.js';
+import { httpProxyHeaders, nextUpstream, prefixError, serverView, streamServers } from './view.js';
 import { geoip2Setup } from './geoip.js';
 
 export interface RenderResult {
@@ -21,10 +21,19 @@ export interface RenderResult {
   warnings: string[];
 }
 
+/** The rendered nginx.conf as pieces whose concatenation is the text (no 40 MB join needed). */
+export interface RenderedChunks {
+  chunks: string[];
+  checksum: string;
+  warnings: string[];
+}
+
 export interface Renderer {
   /** nginx.conf for this configuration; throws RenderError naming the field it refused. */
   render(config: Configuration, runtime: NginxRuntime): string;
   renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult;
+  /** As renderWithWarnings, without joining the text: for writing it out (see writeChunks). */
+  renderChunks(config: Configuration, runtime: NginxRuntime): RenderedChunks;
   /** Re-reads nginx/; on a parse error keeps the previous templates. */
   reloadTemplates(): { ok: true } | { ok: false; error: string };
   /** Counters for tests and debug output: server fragments rendered (cache misses) so far. */
@@ -34,6 +43,17 @@ export interface Renderer {
 export interface AuxiliaryFile {
   path: string;
   content: string;
+}
+
+/** One rendered server, valid while its render context and www-redirect host are the same. */
+interface Fragment {
+  ctxKey: string;
+  www: string | null;
+  text: string;
+  /** sha1 of text: the checksum hashes these instead of the whole configuration. */
+  hash: string;
+  httpLevel: string;
+  authCache: boolean;
 }
 
 interface Templates {
@@ -51,7 +71,7 @@ function loadTemplates(dir: string): Templates {
   for (const name of readdirSync(dir)) {
     if (name.endsWith('.liquid')) files[name.slice(0, -'.liquid'.length)] = readFileSync(join(dir, name), 'utf8');
   }
-  for (const required of ['nginx.conf', 'server', 'location']) {
+  for (const required of ['nginx.conf', 'server']) {
     if (!(required in files)) throw new Error(`template ${required}.liquid missing in ${dir}`);
   }
   const engine = new Liquid({ templates: files, extname: '', strictFilters: true, strictVariables: true, lenientIf: true, cache: true, greedy: false });
@@ -68,27 +88,20 @@ function loadTemplates(dir: string): Templates {
 export function createRenderer(opts: { templateDir: string; logger: Logger }): Renderer {
   const { templateDir, logger } = opts;
   let tpl = loadTemplates(templateDir);
-  // Model objects are immutable: a changed server is a new object, so identity memoises its hash.
-  const hashes = new WeakMap<Server, { ctx: string; hash: string }>();
-  let fragments = new Map<string, { text: string; httpLevel: string; authCache: boolean }>();
+  // Model objects are immutable and the model hands back the same object for an unchanged
+  // server, so identity keys the fragment cache; an equal new object is simply rendered again.
+  let fragments = new WeakMap<Server, Fragment>();
+  let cachedFragments = 0;
   let serversRendered = 0;
-
-  function serverHash(server: Server, ctxKey: string): string {
-    const memo = hashes.get(server);
-    if (memo && memo.ctx === ctxKey) return memo.hash;
-    const hash = createHash('sha1').update(ctxKey).update(stringify(server)).digest('hex');
-    hashes.set(server, { ctx: ctxKey, hash });
-    return hash;
-  }
-
-  function renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult {
+  function renderChunks(config: Configuration, runtime: NginxRuntime): RenderedChunks {
     const warnings: string[] = [];
     const s = config.settings;
     const ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}`;
     const hostnames = new Set(config.servers.map((x) => x.hostname));
-    const next = new Map<string, { text: string; httpLevel: string; authCache: boolean }>();
-    const parts: string[] = [];
-    const keys: string[] = [];
+    const parts: string[] = [''];
+    // The text is a function of the templates, settings, runtime, server fragments and the
+    // http-level extras, so hashing those (not the 40 MB result) identifies it.
+    const digest = createHash('sha256').update(ctxKey);
     let httpLevel = '';
     let authCache = false;
     for (const server of config.servers) {
@@ -98,35 +111,31 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         if (!hostnames.has(other)) www = other;
       }
       if (server.sslPassthrough) warnings.push(`server ${server.hostname}: ssl-passthrough is not supported; TLS is terminated by NGINX`);
-      const key = `${serverHash(server, ctxKey)}:${www ?? ''}`;
-      let frag = next.get(key) ?? fragments.get(key);
-      if (!frag) {
+      let frag = fragments.get(server);
+      if (!frag || frag.ctxKey !== ctxKey || frag.www !== www) {
         try {
           serversRendered++;
           const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www });
-          frag = { text: flatten(tpl.engine.renderSync(tpl.server, { srv: view, s, rt: runtime }) as string), httpLevel: view.httpLevel, authCache: view.authCache };
+          const text = flatten(tpl.engine.renderSync(tpl.server, { srv: view, s, rt: runtime }) as string);
+          frag = { ctxKey, www, text, hash: createHash('sha1').update(text).digest('hex'), httpLevel: view.httpLevel, authCache: view.authCache };
         } catch (err) {
           throw prefixError(unwrap(err), `server ${JSON.stringify(server.hostname)}`);
         }
+        fragments.set(server, frag);
       }
-      next.set(key, frag);
-      keys.push(key);
+      digest.update(frag.hash);
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
       authCache ||= frag.authCache;
     }
-    fragments = next;
+    cachedFragments = config.servers.length;
 
     const geoip = geoip2Setup(s, runtime);
     if (s.enableBrotli) warnings.push('enable-brotli is on but the brotli module is not loaded: responses are not brotli-compressed');
     warnings.push(...geoip.warnings);
     const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0;
     const stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
-    // The text is a function of the templates, settings, runtime, server fragments and the
-    // http-level extras, so hashing those (not the 10 MB result) identifies it.
-    const digest = createHash('sha256').update(ctxKey);
-    for (const k of keys) digest.update(k).update('\n');
-    const checksum = digest.update(httpLevel).update('\u0000').update(stream).update('\u0000').update(geoip.directives).digest('hex');
+    const checksum = digest.update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(geoip.directives).digest('hex');
     let head: string;
     let tail: string;
     try {
@@ -145,6 +154,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
+        proxy_headers: httpProxyHeaders(s),
         proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
         log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',
         gzip_types: mimeTypes(s.gzipTypes),
@@ -169,19 +179,25 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     } catch (err) {
       throw prefixError(unwrap(err), 'nginx.conf');
     }
-    parts.unshift(head);
+    parts[0] = head;
     parts.push(tail);
-    return { text: parts.join(''), checksum, warnings };
+    return { chunks: parts, checksum, warnings };
+  }
+
+  function renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult {
+    const { chunks, checksum, warnings } = renderChunks(config, runtime);
+    return { text: chunks.join(''), checksum, warnings };
   }
 
   return {
     render: (config, runtime) => renderWithWarnings(config, runtime).text,
     renderWithWarnings,
-    stats: () => ({ serversRendered, cachedFragments: fragments.size }),
+    renderChunks,
+    stats: () => ({ serversRendered, cachedFragments }),
     reloadTemplates() {
       try {
         const loaded = loadTemplates(templateDir);
-        if (loaded.digest !== tpl.digest) fragments = new Map();
+        if (loaded.digest !== tpl.digest) fragments = new WeakMap();
         tpl = loaded;
         return { ok: true };
       } catch (err) {

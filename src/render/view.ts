@@ -2,7 +2,7 @@
 // per-location directive strings that differ from the http-level defaults, auth and error
 // locations, rate-limit zones. Everything printed from here goes through a filter.
 import { createHash } from 'node:crypto';
-import type { Location, Server, L4Service } from '../model/types.js';
+import type { CorsConfig, Location, Server, L4Service } from '../model/types.js';
 import type { NginxSettings } from '../model/config/settings.js';
 import { authFilePath, type NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
@@ -10,8 +10,8 @@ import { RenderError, listenAddress } from './filters.js';
 
 /**
  * One `location` block. liquidjs costs a few microseconds per output node, so the directive
- * groups are built here as dense strings (every value through a filter) and location.liquid
- * only lays them out.
+ * groups are built here as dense strings (every value through a filter) and locationText lays
+ * them out.
  */
 export interface LocationView {
   matcher: string;
@@ -46,6 +46,8 @@ export interface ServerView {
   blockUserAgents: boolean;
   blockReferers: boolean;
   locations: LocationView[];
+  /** The location blocks, laid out (see locationText): liquid does not iterate them. */
+  locationsText: string;
   /** Internal locations (external auth, custom errors). */
   extra: string;
   /** The from-to-www redirect server, printed after this one. */
@@ -257,9 +259,42 @@ const lines = (ds: string[]): string => ds.map((d) => `${I}${d};\n`).join('');
 
 function luaPhases(loc: Location): string {
   const rw = loc.rewrite;
-  return `${I}rewrite_by_lua_block {\n${I}    lua_ingress.rewrite({ force_ssl_redirect = ${f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect')}, ssl_redirect = ${f.luaBool(rw.sslRedirect, 'ssl-redirect')}, preserve_trailing_slash = ${f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash')}, use_port_in_redirects = false })\n${I}    balancer.rewrite()\n${I}}\n`
-    + `${I}header_filter_by_lua_block {\n${I}    lua_ingress.header()\n${I}}\n${I}log_by_lua_block {\n${I}    balancer.log()\n${I}}\n`;
+  // header_filter_by_lua and log_by_lua are set once at http level (nginx.conf.liquid) and
+  // inherited by every location that defines none.
+  return `${I}rewrite_by_lua_block {\n${I}    lua_ingress.rewrite({ force_ssl_redirect = ${f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect')}, ssl_redirect = ${f.luaBool(rw.sslRedirect, 'ssl-redirect')}, preserve_trailing_slash = ${f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash')}, use_port_in_redirects = false })\n${I}    balancer.rewrite()\n${I}}\n`;
 }
+
+/**
+ * The proxy headers every location sends, also set once at http level. NGINX inherits
+ * proxy_set_header only into a location that defines none, so a location that adds a header of
+ * its own prints this whole set again.
+ */
+export function standardHeaders(s: NginxSettings, hdr: string, host = '$best_http_host', connection = '$connection_upgrade'): string[] {
+  return [
+    `${hdr} Host ${host}`,
+    `${hdr} Upgrade $http_upgrade`,
+    `${hdr} Connection ${connection}`,
+    `${hdr} X-Request-ID $req_id`,
+    `${hdr} X-Real-IP $remote_addr`,
+    `${hdr} ${f.headerName(s.forwardedForHeader, 'forwarded-for-header')} $full_x_forwarded_for`,
+    `${hdr} X-Forwarded-Host $best_http_host`,
+    `${hdr} X-Forwarded-Port $pass_port`,
+    `${hdr} X-Forwarded-Proto $pass_access_scheme`,
+    `${hdr} X-Forwarded-Scheme $pass_access_scheme`,
+    `${hdr} X-Scheme $pass_access_scheme`,
+    `${hdr} X-Original-URI $request_uri`,
+    `${hdr} Proxy ""`,
+    ...Object.entries(s.proxySetHeaders).map(([k, v]) => `${hdr} ${f.headerName(k, 'proxy-set-headers')} ${f.quoteWithVariables(v, `proxy-set-headers[${k}]`)}`),
+  ];
+}
+
+/** The http-level block of standard proxy headers (see standardHeaders). */
+export function httpProxyHeaders(s: NginxSettings): string {
+  return standardHeaders(s, 'proxy_set_header').map((d) => `    ${d};\n`).join('');
+}
+
+/** A snippet that may set proxy headers itself (directly or through an include). */
+const SETS_HEADERS = /\b(proxy_set_header|grpc_set_header|include)\b/;
 
 function locationView(server: Server, loc: Location, matcher: string, ctx: ServerContext, id: string): { view: LocationView; extra: string; zones: string; cache: boolean } {
   const { pass, hdr } = passDirective(loc);
@@ -311,23 +346,16 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   }
 
   const s = ctx.settings;
-  const headers = [
+  // Own headers (or a snippet/server-snippet that may set some) stop NGINX from inheriting the
+  // http-level set, so such a location prints the full set.
+  const ownHeaders = hdr !== 'proxy_set_header' || loc.rewrite.xForwardedPrefix !== '' || loc.upstreamVhost !== '' || loc.connectionHeader !== ''
+    || (ea.view !== null && ea.view.headers.length > 0) || SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet);
+  const headers = ownHeaders ? [
     ...(loc.rewrite.xForwardedPrefix !== '' ? [`${hdr} X-Forwarded-Prefix ${f.quote(loc.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] : []),
-    `${hdr} Host ${loc.upstreamVhost !== '' ? f.quote(loc.upstreamVhost, 'upstream-vhost') : '$best_http_host'}`,
-    `${hdr} Upgrade $http_upgrade`,
-    `${hdr} Connection ${loc.connectionHeader !== '' ? f.quote(loc.connectionHeader, 'connection-proxy-header') : '$connection_upgrade'}`,
-    `${hdr} X-Request-ID $req_id`,
-    `${hdr} X-Real-IP $remote_addr`,
-    `${hdr} ${f.headerName(s.forwardedForHeader, 'forwarded-for-header')} $full_x_forwarded_for`,
-    `${hdr} X-Forwarded-Host $best_http_host`,
-    `${hdr} X-Forwarded-Port $pass_port`,
-    `${hdr} X-Forwarded-Proto $pass_access_scheme`,
-    `${hdr} X-Forwarded-Scheme $pass_access_scheme`,
-    `${hdr} X-Scheme $pass_access_scheme`,
-    `${hdr} X-Original-URI $request_uri`,
-    `${hdr} Proxy ""`,
-    ...Object.entries(s.proxySetHeaders).map(([k, v]) => `${hdr} ${f.headerName(k, 'proxy-set-headers')} ${f.quoteWithVariables(v, `proxy-set-headers[${k}]`)}`),
-  ];
+    ...standardHeaders(s, hdr,
+      loc.upstreamVhost !== '' ? f.quote(loc.upstreamVhost, 'upstream-vhost') : '$best_http_host',
+      loc.connectionHeader !== '' ? f.quote(loc.connectionHeader, 'connection-proxy-header') : '$connection_upgrade'),
+  ] : [];
 
   const view: LocationView = {
     matcher,
@@ -340,7 +368,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
     access: accessText,
     corsOriginRegex: loc.cors ? corsOriginRegex(loc.cors.allowOrigin) : null,
     errors: lines(errors),
-    headers: `\n${lines(headers)}`,
+    headers: headers.length ? `\n${lines(headers)}` : '',
     proxy: proxyDirectives(loc, s),
     snippet: loc.configurationSnippet !== '' ? `${I}# configuration-snippet\n${I}${f.snippet(loc.configurationSnippet, 'configuration-snippet').split('\n        ').join(`\n${I}`)}\n` : '',
     pass,
@@ -394,7 +422,35 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     const listenLines = listen.map((l) => `        listen ${l.replace(' default_server', '').replace(' reuseport', '')};\n`).join('');
     redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}        ssl_certificate_by_lua_block {\n            certificate.call()\n        }\n        return 308 $scheme://${f.host(server.hostname)}$request_uri;\n    }\n    ## end server ${from}\n`;
   }
-  return { server, names, listen, blockUserAgents: s.blockUserAgents.length > 0, blockReferers: s.blockReferers.length > 0, locations, extra, redirectServer, httpLevel, authCache };
+  return { server, names, listen, blockUserAgents: s.blockUserAgents.length > 0, blockReferers: s.blockReferers.length > 0, locations, locationsText: locations.map(locationText).join(''), extra, redirectServer, httpLevel, authCache };
+}
+
+/** One location block, laid out; every part was built through its filters above. */
+export function locationText(l: LocationView): string {
+  if (l.denied) return `        location ${l.matcher} {\n${I}# denied: ${l.deniedReason}\n${I}return 503;\n        }\n`;
+  return `        location ${l.matcher} {\n${l.variables}${l.redirect}${l.luaPhases}${l.access}${l.loc.cors ? corsText(l.loc.cors, l.corsOriginRegex) : ''}`
+    + `${l.errors}${l.headers}${l.proxy}${l.snippet}${I}${l.pass};\n        }\n`;
+}
+
+/** CORS preflight answer and response headers, as ingress-nginx sets them. */
+function corsText(cors: CorsConfig, originRegex: string | null): string {
+  const origin = originRegex
+    ? `${I}set $cors_allow_origin "";\n${I}if ($http_origin ~* ${originRegex}) {\n${I}    set $cors_allow_origin $http_origin;\n${I}}\n`
+    : `${I}set $cors_allow_origin "*";\n`;
+  const credentials = cors.allowCredentials ? 'more_set_headers "Access-Control-Allow-Credentials: true";\n' : '';
+  return `${origin}${I}set $cors_preflight "";\n${I}if ($request_method = OPTIONS) {\n${I}    set $cors_preflight "\${cors_allow_origin}";\n${I}}\n`
+    + `${I}if ($cors_preflight != "") {\n`
+    + `${I}    more_set_headers "Access-Control-Allow-Origin: $cors_allow_origin";\n`
+    + (credentials ? `${I}    ${credentials}` : '')
+    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Allow-Methods', cors.allowMethods)};\n`
+    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Allow-Headers', cors.allowHeaders)};\n`
+    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Max-Age', cors.maxAge)};\n`
+    + `${I}    more_set_headers "Content-Type: text/plain; charset=utf-8";\n`
+    + `${I}    more_set_headers "Content-Length: 0";\n`
+    + `${I}    return 204;\n${I}}\n`
+    + `${I}more_set_headers "Access-Control-Allow-Origin: $cors_allow_origin";\n`
+    + (credentials ? `${I}${credentials}` : '')
+    + (cors.exposeHeaders !== '' ? `${I}more_set_headers ${f.moreHeader('Access-Control-Expose-Headers', cors.exposeHeaders)};\n` : '');
 }
 
 export function prefixError(err: unknown, where: string): Error {

@@ -26,7 +26,8 @@ export interface LocalOptions extends ObservabilityOptions {
 }
 
 export async function runLocal(opts: LocalOptions): Promise<number> {
-  const logger = createLogger({ level: opts.logLevel });
+  // `--trace` without a file traces to the log, which says nothing below trace level.
+  const logger = createLogger({ level: opts.trace === true ? 'trace' : opts.logLevel });
   const ownWorkdir = opts.workdir === undefined;
   const prefix = resolve(opts.workdir ?? mkdtempSync(join(tmpdir(), 'ingress-rx-')));
   // Ingresses without a class, and with ingressClassName nginx but no IngressClass manifest, are

@@ -14,7 +14,7 @@ import type { Store } from '../src/store/types.js';
 import { createModelBuilder, type ModelBuilder } from '../src/model/build.js';
 import { snapshot, type ModelSnapshot } from '../src/model/hash.js';
 import { decide } from '../src/model/decide.js';
-import { backendsPayload, serversPayload } from '../src/model/payload.js';
+import { backendsPayload, createBackendsSerialiser, serversPayload } from '../src/model/payload.js';
 import type { Configuration } from '../src/model/types.js';
 import { auxiliaryFiles, createRenderer, type Renderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../src/render/runtime.js';
@@ -48,6 +48,8 @@ interface Synced {
   snap: ModelSnapshot;
   conf: string;
   backendsBytes: number;
+  /** The dynamic-config actor's serialisation of the backends payload (reuses unchanged backends' JSON). */
+  serialiseBackends: (backends: readonly unknown[]) => string;
   phases: { build: number; snapshot: number; render: number; payloads: number };
   cpu: number;
 }
@@ -65,13 +67,14 @@ function fullSync(store: Store, runtime: NginxRuntime): Synced {
   decide(null, snap);
   const snapMs = ms(t);
   t = now();
-  const backendsBytes = JSON.stringify(backendsPayload(config)).length;
+  const serialiseBackends = createBackendsSerialiser();
+  const backendsBytes = serialiseBackends(backendsPayload(config)).length;
   JSON.stringify(serversPayload(config));
   const payloads = ms(t);
   t = now();
   const conf = renderer.render(config, runtime);
   const render = ms(t);
-  return { builder, renderer, config, snap, conf, backendsBytes, phases: { build, snapshot: snapMs, render, payloads }, cpu: cpuMs() - cpu0 };
+  return { builder, renderer, config, snap, conf, backendsBytes, serialiseBackends, phases: { build, snapshot: snapMs, render, payloads }, cpu: cpuMs() - cpu0 };
 }
 
 const total = (p: Synced['phases']) => p.build + p.snapshot + p.render + p.payloads;
@@ -85,7 +88,7 @@ function incrementalSync(s: Synced, store: Store, runtime: NginxRuntime): { ms: 
   const d = decide(s.snap, snap);
   let payloadBytes = 0;
   if (d.kind === 'reload') s.conf = s.renderer.render(config, runtime);
-  if (d.backendsChanged) payloadBytes = JSON.stringify(backendsPayload(config)).length;
+  if (d.backendsChanged) payloadBytes = s.serialiseBackends(backendsPayload(config)).length;
   if (d.serversChanged) JSON.stringify(serversPayload(config));
   const elapsed = ms(t);
   s.config = config;

@@ -324,8 +324,8 @@ function _M.balance()
   end
 end
 
--- Set once at http level: does nothing where rewrite() picked no balancer (redirects, denied,
--- auth and status locations).
+-- Set once per server block: does nothing where rewrite() picked no balancer (redirects, denied
+-- and auth locations).
 function _M.log()
   local balancer = ngx.ctx.balancer
   if balancer and balancer.after_balance then

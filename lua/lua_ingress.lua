@@ -66,8 +66,8 @@ function _M.rewrite(location_config)
   return ngx.redirect("https://" .. host .. uri, config.http_redirect_code)
 end
 
--- Set once at http level, so it also runs for denied, redirect and status locations: it only
--- acts on the main request (not on auth subrequests).
+-- Set once per server block, so it also runs for denied, redirect and internal locations; it
+-- only acts on the main request (not on auth subrequests).
 function _M.header()
   if ngx.is_subrequest then return end
   util.flush_response_cookie()

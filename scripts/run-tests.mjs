@@ -3,7 +3,8 @@
 // hung file must not hang the suite), bounds each file and the whole run, and ends with the
 // plain line CI reads: `N passed, N failed, N skipped`. Zero tests is a failure.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -69,11 +70,29 @@ function runFile(file) {
   });
 }
 
+/**
+ * NGINX runs in its own process group, so a test process killed with SIGKILL (a timeout) leaves
+ * its NGINX behind with parent 1. Reap such orphans whose prefix is under the temp directory.
+ */
+function reapOrphanedNginx() {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      const ppid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      if (ppid === 1 && cmdline.startsWith('nginx: master process') && cmdline.includes(` -p ${tmpdir()}/`)) {
+        process.kill(-Number(pid), 'SIGKILL');
+        process.stdout.write(`reaped an orphaned NGINX (pid ${pid})\n`);
+      }
+    } catch { /* gone, or not ours to read */ }
+  }
+}
+
 const queue = [...files];
 async function worker() {
   while (queue.length) {
     const f = queue.shift();
     const r = await runFile(f);
+    reapOrphanedNginx();
     totals.passed += r.passed; totals.failed += r.failed; totals.skipped += r.skipped;
   }
 }

@@ -3,7 +3,7 @@
 // file; errors become result values; reloads never overlap.
 
 import { get } from 'node:http';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -37,12 +37,16 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
   let queue: Promise<unknown> = Promise.resolve();
   let seq = 0;
 
+  // What NGINX runs, as the renderer's chunks: restored if a reload fails, and the "before" of
+  // the debug diff, without reading the (tens of MB) file back.
+  let running: string[] | null = null;
+
   async function reloadOnce(config: Configuration): Promise<ReloadResult> {
     const t0 = now();
     const fail = (error: string): ReloadResult => ({ ok: false, durationMs: now() - t0, error });
     let rendered;
     try {
-      rendered = renderer.renderWithWarnings(config, runtime);
+      rendered = renderer.renderChunks(config, runtime);
       for (const w of rendered.warnings) logger.warn(w);
       for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file.path, file.content);
     } catch (err) {
@@ -51,7 +55,7 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     }
     mkdirSync(confDir, { recursive: true });
     const tmp = join(confDir, `.${basename(confPath)}.tmp-${process.pid}-${++seq}`);
-    writeFileSync(tmp, rendered.text, { mode: 0o644 });
+    writeChunks(tmp, rendered.chunks);
     const test = await nginx.test(tmp);
     if (!test.ok) {
       const kept = join(confDir, `${basename(confPath)}.failed-${now()}-${seq}`);
@@ -60,9 +64,9 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       logger.error({ output: test.output, kept }, 'reload: nginx -t failed; the running configuration is kept');
       return fail(test.output);
     }
-    const previous = existsSync(confPath) ? readFileSync(confPath, 'utf8') : null;
+    const previous = running ?? (existsSync(confPath) ? [readFileSync(confPath, 'utf8')] : null);
     renameSync(tmp, confPath);
-    if (logger.isLevelEnabled('debug')) logger.debug({ diff: lineDiff(previous ?? '', rendered.text, confPath) }, 'reload: configuration diff');
+    if (logger.isLevelEnabled('debug')) logger.debug({ diff: lineDiff(previous?.join('') ?? '', rendered.chunks.join(''), confPath) }, 'reload: configuration diff');
     try {
       if (nginx.masterPid() === null) {
         await nginx.start(confPath);
@@ -73,10 +77,11 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       }
     } catch (err) {
       // Keep the file on disk equal to what NGINX runs.
-      if (previous !== null) writeFileSync(confPath, previous, { mode: 0o644 });
+      if (previous !== null) writeChunks(confPath, previous);
       logger.error({ err: (err as Error).message }, 'reload: NGINX did not take the new configuration');
       return fail((err as Error).message);
     }
+    running = rendered.chunks;
     const durationMs = now() - t0;
     logger.info({ durationMs, checksum: rendered.checksum }, 'reload: done');
     return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings };
@@ -117,6 +122,28 @@ function isShuttingDown(pid: number): boolean {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down');
   } catch {
     return true; // gone
+  }
+}
+
+/** Writes the text as the renderer's chunks, batched into writes of about 1 MB, mode 0644. */
+function writeChunks(path: string, chunks: string[]): void {
+  const fd = openSync(path, 'w', 0o644);
+  const flush = (text: string) => {
+    const buf = Buffer.from(text, 'utf8');
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
+  };
+  try {
+    let batch = '';
+    for (const c of chunks) {
+      batch += c;
+      if (batch.length >= 1 << 20) {
+        flush(batch);
+        batch = '';
+      }
+    }
+    if (batch !== '') flush(batch);
+  } finally {
+    closeSync(fd);
   }
 }
 

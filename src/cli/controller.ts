@@ -91,7 +91,9 @@ export async function runController(argv: string[]): Promise<number> {
   try {
     controller = await serve({
       logger, store, runtime,
-      source: kubeSource({ kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger }),
+      source: (onInitialState) => kubeSource({
+        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger, onInitialState,
+      }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,

@@ -54,7 +54,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
     controller = await serve({
       logger,
       store,
-      source: manifestsSource({ dir: resolve(opts.manifests), logger }),
+      source: (onInitialState) => manifestsSource({ dir: resolve(opts.manifests), logger, onInitialState }),
       runtime,
       healthz: { host: '127.0.0.1', port: opts.healthzPort },
       annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,

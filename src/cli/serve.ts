@@ -9,7 +9,7 @@ import {
   type Observable, type Subscription,
 } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { PipelineInput, SourceEvent, Task } from '../streams/events.js';
+import { isTask, type PipelineInput, type SourceEvent, type Task } from '../streams/events.js';
 import type { PipelineHooks } from '../streams/hooks.js';
 import { createPipeline } from '../streams/pipeline.js';
 import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
@@ -30,7 +30,8 @@ import { startHealthServer } from '../actors/health-server.js';
 export interface ServeOptions {
   logger: Logger;
   store: Store;
-  source: Observable<SourceEvent>;
+  /** Builds the source; it calls `onInitialState` once its initial state was emitted. */
+  source: (onInitialState: () => void) => Observable<SourceEvent>;
   runtime: NginxRuntime;
   healthz: { host: string; port: number };
   annotationsPrefix: string;
@@ -111,16 +112,28 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       return res.ok;
     }),
   );
+  // tasks$ first: a source that emits its initial state on subscribe signals it at once.
+  const source$ = opts.source(() => tasks$.next({ kind: 'task', task: 'initial-sync' }));
   const inputs: Observable<PipelineInput> = merge(
-    opts.source,
     tasks$,
+    source$,
     templateChanges$,
     existsSync(runtime.geoipDir) ? geoipWatcher(runtime.geoipDir, { logger }) : EMPTY,
   ).pipe(takeUntil(stop$));
 
+  // Ready means the sync that merged the source's complete initial state was applied: a sync
+  // before it (a template change, say) would serve an empty cluster.
+  let initialStateId: number | null = null;
+  let initialStateMerged = false;
   const hooks = combineHooks([
     ...(opts.hooks ?? []),
-    { received: (it) => received.set(it.id, Date.now()), dropped: () => metrics.ringDropped() },
+    {
+      received: (it) => {
+        received.set(it.id, Date.now());
+        if (initialStateId === null && isTask(it.input) && it.input.task === 'initial-sync') initialStateId = it.id;
+      },
+      dropped: () => metrics.ringDropped(),
+    },
   ]);
   const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic }));
   const results$ = createPipeline({ inputs, store, scheduler, sync: syncer, syncRateLimit: opts.syncRateLimit, hooks });
@@ -134,7 +147,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     for (const id of r.itemIds) received.delete(id);
-    if (r.applied && !ready) { ready = true; resolveReady(); }
+    if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;
+    if (r.applied && initialStateMerged && !ready) { ready = true; resolveReady(); }
     opts.onSync?.(r);
     return r;
   })), { defaultValue: null });

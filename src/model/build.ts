@@ -88,6 +88,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   let endpointsMemo = new Map<string, EndpointsEntry>();
   let backendMemo = new Map<string, BackendEntry>();
   let defaultRootMemo: { settings: NginxSettings; location: Location } | null = null;
+  let lastServers: Server[] | undefined;
+  let lastBackends: Backend[] | undefined;
 
   function covers(parsed: ParsedCertificate, host: string): boolean {
     let m = coverage.get(parsed);
@@ -247,12 +249,18 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     }
 
     // ---- Servers: the topology's servers with this build's certificates
-    const servers = new Array<Server>(topo.hosts.length);
-    topo.hosts.forEach(({ host, frags, base }, i) => {
+    let servers = new Array<Server>(topo.hosts.length);
+    for (let i = 0; i < topo.hosts.length; i++) {
+      const { host, frags, base } = topo.hosts[i]!;
+      // Most hosts have no TLS section and keep their certificate-less server.
+      if (host !== DEFAULT_SERVER && !hasTLS(frags)) {
+        servers[i] = base;
+        continue;
+      }
       const tls = tlsFor(host, frags);
       if (tls.certificate === null && tls.tlsSecret === null) {
         servers[i] = base;
-        return;
+        continue;
       }
       let e = tlsMemo.get(host);
       if (!e || e.base !== base || e.certificate !== tls.certificate || e.tlsSecret !== tls.tlsSecret) {
@@ -260,10 +268,10 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
         tlsMemo.set(host, e);
       }
       servers[i] = e.server;
-    });
+    }
 
     // ---- Backends: memoised per name; endpoints rechecked every build
-    const backends: Backend[] = [];
+    let backends: Backend[] = [];
     const memoBackend = (
       name: string, ends: ServiceEndpoints, owner: ParsedAnnotations, p: BackendPlan | null, make: () => Backend,
     ) => {
@@ -340,7 +348,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       endpoints: dbEnds === BUILT_IN ? fallbackEndpoints : dbEnds.endpoints,
       sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: settings.loadBalance,
     }));
-    backends.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (!sortedByName(backends)) backends.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
     // ---- TCP/UDP services
     const l4 = (key: string, protocol: 'TCP' | 'UDP') => {
@@ -354,6 +362,12 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
     const sortedCertificates: Record<string, Certificate> = {};
     for (const uid of Object.keys(certificates).sort()) sortedCertificates[uid] = certificates[uid]!;
+
+    // Unchanged lists are handed back as the same arrays: the snapshot reuses their hashes.
+    if (sameInputs(lastServers, servers)) servers = lastServers!;
+    else lastServers = servers;
+    if (sameInputs(lastBackends, backends)) backends = lastBackends!;
+    else lastBackends = backends;
 
     const config: Configuration = {
       servers, backends, tcpEndpoints, udpEndpoints, certificates: sortedCertificates, defaultCertificate, settings,
@@ -373,6 +387,16 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   return { build };
+}
+
+function hasTLS(frags: readonly IngressFragment[]): boolean {
+  for (const f of frags) if (f.tls.length > 0) return true;
+  return false;
+}
+
+function sortedByName(list: readonly { name: string }[]): boolean {
+  for (let i = 1; i < list.length; i++) if (list[i - 1]!.name > list[i]!.name) return false;
+  return true;
 }
 
 /** Stand-ins for "no Service" in memo comparisons (one object each, so they compare equal). */

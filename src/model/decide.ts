@@ -1,7 +1,7 @@
 // The decision after a sync: nothing changed, a dynamic update is enough (backends' endpoints
 // and policies, certificates and the host → certificate map, all pushed to Lua), or NGINX must
 // reload (anything else, TCP/UDP endpoints included: they are static stream upstreams). Compares snapshots from ./hash.ts, fragment by fragment.
-import type { ModelSnapshot } from './hash.js';
+import type { ModelSnapshot, SnapshotDelta } from './hash.js';
 
 export type DecisionKind = 'none' | 'dynamic' | 'reload';
 
@@ -26,24 +26,41 @@ function summarise(changes: string[]): string {
   return `${changes.slice(0, MAX_LISTED).join('; ')}; and ${changes.length - MAX_LISTED} more`;
 }
 
+/**
+ * The entries of `next` to compare with `running`, in order: only the delta's keys when `next`
+ * was derived from `running`'s very map (every other entry is the same), else all of them.
+ */
+function* candidates<H>(running: Map<string, H>, next: Map<string, H>, delta: SnapshotDelta<H> | undefined): Generator<[string, H]> {
+  if (delta && delta.from === running) {
+    for (const k of delta.keys) yield [k, next.get(k)!];
+  } else {
+    yield* next;
+  }
+}
+
+/** Whether `running` may have keys `next` lacks. */
+const mayHaveRemoved = <H>(running: Map<string, H>, delta: SnapshotDelta<H> | undefined) => !delta || delta.from !== running;
+
 function structureChanges(running: ModelSnapshot, next: ModelSnapshot): string[] {
   const out: string[] = [];
   if (running.settings !== next.settings) out.push('ConfigMap settings changed');
   if (running.defaultCertificate !== next.defaultCertificate) out.push('default certificate changed');
   if (running.l4Structure !== next.l4Structure) out.push('TCP/UDP services changed');
   else if (running.l4EndpointsChecksum !== next.l4EndpointsChecksum) out.push('TCP/UDP endpoints changed');
-  for (const [host, h] of next.servers) {
+  for (const [host, h] of candidates(running.servers, next.servers, next.serversDelta)) {
     const old = running.servers.get(host);
     if (!old) out.push(`server ${host} added`);
     else if (old.structure !== h.structure) out.push(`server ${host} changed`);
   }
-  for (const host of running.servers.keys()) if (!next.servers.has(host)) out.push(`server ${host} removed`);
+  if (mayHaveRemoved(running.servers, next.serversDelta)) {
+    for (const host of running.servers.keys()) if (!next.servers.has(host)) out.push(`server ${host} removed`);
+  }
   return out;
 }
 
 function backendChanges(running: ModelSnapshot, next: ModelSnapshot): string[] {
   const out: string[] = [];
-  for (const [name, h] of next.backends) {
+  for (const [name, h] of candidates(running.backends, next.backends, next.backendsDelta)) {
     const old = running.backends.get(name);
     if (!old) out.push(`backend ${name} added`);
     else {
@@ -51,13 +68,15 @@ function backendChanges(running: ModelSnapshot, next: ModelSnapshot): string[] {
       if (old.endpoints !== h.endpoints) out.push(`endpoints of ${name} changed`);
     }
   }
-  for (const name of running.backends.keys()) if (!next.backends.has(name)) out.push(`backend ${name} removed`);
+  if (mayHaveRemoved(running.backends, next.backendsDelta)) {
+    for (const name of running.backends.keys()) if (!next.backends.has(name)) out.push(`backend ${name} removed`);
+  }
   return out;
 }
 
 function certificateChanges(running: ModelSnapshot, next: ModelSnapshot): string[] {
   const out: string[] = [];
-  for (const [host, h] of next.servers) {
+  for (const [host, h] of candidates(running.servers, next.servers, next.serversDelta)) {
     const old = running.servers.get(host);
     if (old && old.certificate !== h.certificate) out.push(`certificate of ${host} changed`);
   }

@@ -1,6 +1,8 @@
 // Model snapshots: hashes of each server and backend fragment, and checksums of the parts a
 // decision compares. Fragments are hashed once per object (the builder hands back unchanged
-// fragments as the same objects), so a snapshot after a small change costs little.
+// fragments, and unchanged lists, as the same objects); a list that differs from the previous
+// one in a few places is derived from it (its map copied, the changed runs of lines rehashed),
+// and the snapshot tells decide() which names may differ, so a small change costs little.
 import { createHash } from 'node:crypto';
 import stringify from 'fast-json-stable-stringify';
 import type { NginxSettings } from './config/settings.js';
@@ -36,101 +38,148 @@ export interface ModelSnapshot {
   l4EndpointsChecksum: string;
   /** The whole configuration. */
   checksum: string;
+  /** Set when `servers` was derived from an earlier snapshot's map: the only hosts whose hashes may differ from it. */
+  serversDelta?: SnapshotDelta<ServerHashes>;
+  /** Likewise for `backends`. */
+  backendsDelta?: SnapshotDelta<BackendHashes>;
+}
+
+export interface SnapshotDelta<H> {
+  from: Map<string, H>;
+  /** In list order. */
+  keys: string[];
 }
 
 const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
 
-interface ServerMemo {
-  hashes: ServerHashes;
-  /** `<host> <structure>\n` and `<host> <certificate uid>\n`, the lines of the server checksums. */
-  structureLine: string;
-  certificateLine: string;
-}
-
-interface BackendMemo {
-  hashes: BackendHashes;
-  line: string;
-}
-
-/** The server part of a snapshot, shared by snapshots of the same servers array. */
-interface ServersPart {
-  servers: Map<string, ServerHashes>;
-  structure: string;
-  certificates: string;
-}
-
-interface BackendsPart {
-  backends: Map<string, BackendHashes>;
-  checksum: string;
-}
-
 // Memos of pure functions keyed by object identity; they hold nothing observable. The builder
 // hands back unchanged servers, backends and lists as the same objects.
-const serverMemos = new WeakMap<Server, ServerMemo>();
-const backendMemos = new WeakMap<Backend, BackendMemo>();
+const serverMemos = new WeakMap<Server, ServerHashes>();
+const backendMemos = new WeakMap<Backend, BackendHashes>();
 const settingsHashes = new WeakMap<NginxSettings, string>();
-const serverParts = new WeakMap<readonly Server[], ServersPart>();
-const backendParts = new WeakMap<readonly Backend[], BackendsPart>();
 
-function serverMemo(s: Server): ServerMemo {
-  let m = serverMemos.get(s);
-  if (m === undefined) {
-    const structure = sha1(stringify({ ...s, certificate: null, tlsSecret: null }));
-    m = {
-      hashes: { structure, certificate: s.certificate },
-      structureLine: `${s.hostname} ${structure}\n`,
-      certificateLine: `${s.hostname} ${s.certificate ?? '-'}\n`,
+function serverHashes(s: Server): ServerHashes {
+  let h = serverMemos.get(s);
+  if (h === undefined) {
+    h = { structure: sha1(stringify({ ...s, certificate: null, tlsSecret: null })), certificate: s.certificate };
+    serverMemos.set(s, h);
+  }
+  return h;
+}
+
+function backendHashes(b: Backend): BackendHashes {
+  let h = backendMemos.get(b);
+  if (h === undefined) {
+    h = { policy: sha1(stringify({ ...b, endpoints: [] })), endpoints: sha1(stringify(b.endpoints)) };
+    backendMemos.set(b, h);
+  }
+  return h;
+}
+
+/** Lines per run: a list's checksum is the hash of the hashes of its runs, so a change rehashes one run. */
+const RUN = 128;
+/** Most changed items for which a list part is derived from the previous one. */
+const DELTA_LIMIT = 256;
+
+/** The hashes of one server or backend list: name → hashes, and checksums over its lines. */
+interface ListPart<T, H> {
+  list: readonly T[];
+  names: string[];
+  map: Map<string, H>;
+  /** Per kind of line, the hashes of its runs. */
+  runs: string[][];
+  checksums: string[];
+  delta: SnapshotDelta<H> | undefined;
+}
+
+interface ListKind<T, H> {
+  name(item: T): string;
+  hashes(item: T): H;
+  /** The lines each item gives to the checksums, one per kind (`<name> <hash>...\n`). */
+  line(item: T, hashes: H, kind: number): string;
+  lineKinds: number;
+  /**
+   * Memo of parts by list; `recent` is the part made last, from which the next list's part is
+   * derived. A cache only: a part is a pure function of its list's content either way.
+   */
+  parts: WeakMap<readonly T[], ListPart<T, H>>;
+  recent: ListPart<T, H> | undefined;
+}
+
+function runHash<T, H>(kind: ListKind<T, H>, list: readonly T[], k: number, r: number): string {
+  let text = '';
+  const end = Math.min(list.length, (r + 1) * RUN);
+  for (let i = r * RUN; i < end; i++) text += kind.line(list[i]!, kind.hashes(list[i]!), k);
+  return sha1(text);
+}
+
+/** Which positions of `list` hold other objects than `prev` does, when few; null when the lists differ in shape. */
+function changedPositions<T, H>(kind: ListKind<T, H>, prev: ListPart<T, H>, list: readonly T[]): number[] | null {
+  if (prev.list.length !== list.length) return null;
+  const changed: number[] = [];
+  for (let i = 0; i < list.length; i++) {
+    if (prev.list[i] === list[i]) continue;
+    if (changed.length === DELTA_LIMIT || kind.name(list[i]!) !== prev.names[i]) return null;
+    changed.push(i);
+  }
+  return changed;
+}
+
+function listPart<T, H>(kind: ListKind<T, H>, list: readonly T[]): ListPart<T, H> {
+  const known = kind.parts.get(list);
+  if (known) return known;
+  const prev = kind.recent;
+  const changed = prev ? changedPositions(kind, prev, list) : null;
+  let part: ListPart<T, H>;
+  if (prev && changed) {
+    // Same names at the same places: copy the previous part and redo the changed items' runs.
+    const map = new Map(prev.map);
+    const keys: string[] = [];
+    const dirty = new Set<number>();
+    for (const i of changed) {
+      const name = prev.names[i]!;
+      map.set(name, kind.hashes(list[i]!));
+      keys.push(name);
+      dirty.add(Math.floor(i / RUN));
+    }
+    const runs = prev.runs.map((hashes, k) => hashes.map((h, r) => (dirty.has(r) ? runHash(kind, list, k, r) : h)));
+    part = {
+      list, names: prev.names, map, runs, checksums: runs.map((hashes) => sha1(hashes.join('\n'))),
+      delta: { from: prev.map, keys },
     };
-    serverMemos.set(s, m);
-  }
-  return m;
-}
-
-function backendMemo(b: Backend): BackendMemo {
-  let m = backendMemos.get(b);
-  if (m === undefined) {
-    const hashes = { policy: sha1(stringify({ ...b, endpoints: [] })), endpoints: sha1(stringify(b.endpoints)) };
-    m = { hashes, line: `${b.name} ${hashes.policy} ${hashes.endpoints}\n` };
-    backendMemos.set(b, m);
-  }
-  return m;
-}
-
-function serversPart(list: readonly Server[]): ServersPart {
-  let part = serverParts.get(list);
-  if (part === undefined) {
-    const servers = new Map<string, ServerHashes>();
-    const structure = new Array<string>(list.length);
-    const certificates = new Array<string>(list.length);
+  } else {
+    const names = new Array<string>(list.length);
+    const map = new Map<string, H>();
     for (let i = 0; i < list.length; i++) {
-      const s = list[i]!;
-      const m = serverMemo(s);
-      servers.set(s.hostname, m.hashes);
-      structure[i] = m.structureLine;
-      certificates[i] = m.certificateLine;
+      names[i] = kind.name(list[i]!);
+      map.set(names[i]!, kind.hashes(list[i]!));
     }
-    part = { servers, structure: sha1(structure.join('')), certificates: sha1(certificates.join('')) };
-    serverParts.set(list, part);
+    const runs: string[][] = [];
+    for (let k = 0; k < kind.lineKinds; k++) {
+      const hashes = new Array<string>(Math.ceil(list.length / RUN));
+      for (let r = 0; r < hashes.length; r++) hashes[r] = runHash(kind, list, k, r);
+      runs.push(hashes);
+    }
+    part = { list, names, map, runs, checksums: runs.map((hashes) => sha1(hashes.join('\n'))), delta: undefined };
   }
+  kind.parts.set(list, part);
+  // A list naming an item twice is never derived from (its map holds fewer entries than items).
+  kind.recent = part.map.size === list.length ? part : undefined;
   return part;
 }
 
-function backendsPart(list: readonly Backend[]): BackendsPart {
-  let part = backendParts.get(list);
-  if (part === undefined) {
-    const backends = new Map<string, BackendHashes>();
-    const lines = new Array<string>(list.length);
-    for (let i = 0; i < list.length; i++) {
-      const b = list[i]!;
-      const m = backendMemo(b);
-      backends.set(b.name, m.hashes);
-      lines[i] = m.line;
-    }
-    part = { backends, checksum: sha1(lines.join('')) };
-    backendParts.set(list, part);
-  }
-  return part;
-}
+const serverKind: ListKind<Server, ServerHashes> = {
+  name: (s) => s.hostname,
+  hashes: serverHashes,
+  line: (s, h, k) => (k === 0 ? `${s.hostname} ${h.structure}\n` : `${s.hostname} ${h.certificate ?? '-'}\n`),
+  lineKinds: 2, parts: new WeakMap(), recent: undefined,
+};
+const backendKind: ListKind<Backend, BackendHashes> = {
+  name: (b) => b.name,
+  hashes: backendHashes,
+  line: (b, h) => `${b.name} ${h.policy} ${h.endpoints}\n`,
+  lineKinds: 1, parts: new WeakMap(), recent: undefined,
+};
 
 function settingsHash(s: NginxSettings): string {
   let h = settingsHashes.get(s);
@@ -152,20 +201,22 @@ function l4Parts(tcp: L4Service[], udp: L4Service[]): { structure: string; endpo
 export function snapshot(config: Configuration): ModelSnapshot {
   const settings = settingsHash(config.settings);
   const l4 = l4Parts(config.tcpEndpoints, config.udpEndpoints);
-  const serverPart = serversPart(config.servers);
-  const backendPart = backendsPart(config.backends);
+  const servers = listPart(serverKind, config.servers);
+  const backends = listPart(backendKind, config.backends);
   const structureChecksum = sha1(
-    `settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure} ${l4.endpoints}\nservers ${serverPart.structure}\n`,
+    `settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure} ${l4.endpoints}\nservers ${servers.checksums[0]}\n`,
   );
-  const backendsChecksum = backendPart.checksum;
+  const backendsChecksum = backends.checksums[0]!;
   const certificatesChecksum = sha1(Object.keys(config.certificates).sort().join('\n'));
-  const serversChecksum = serverPart.certificates;
+  const serversChecksum = servers.checksums[1]!;
   const checksum = createHash('sha256')
     .update([structureChecksum, backendsChecksum, certificatesChecksum, serversChecksum, l4.endpoints].join('\n'))
     .digest('hex');
   return {
-    servers: serverPart.servers, backends: backendPart.backends, settings, defaultCertificate: config.defaultCertificate,
+    servers: servers.map, backends: backends.map, settings, defaultCertificate: config.defaultCertificate,
     l4Structure: l4.structure, structureChecksum, backendsChecksum, certificatesChecksum, serversChecksum,
     l4EndpointsChecksum: l4.endpoints, checksum,
+    ...(servers.delta ? { serversDelta: servers.delta } : {}),
+    ...(backends.delta ? { backendsDelta: backends.delta } : {}),
   };
 }

@@ -11,7 +11,11 @@ export interface ServersPayload {
 }
 
 export function backendsPayload(config: Configuration): Backend[] {
-  return [...config.backends].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const list = config.backends;
+  for (let i = 1; i < list.length; i++) {
+    if (list[i - 1]!.name > list[i]!.name) return [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+  return [...list];
 }
 
 /**

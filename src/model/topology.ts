@@ -71,6 +71,10 @@ export interface Topology {
   aliasNames: Set<string>;
   canaryWarnings: ModelWarning[];
   hasCanary: boolean;
+  /** Hosts a canary Ingress serves (the default server for a canary default backend). */
+  canaryHosts: Set<string>;
+  /** Backends of canary Ingresses and the primary backends they merge into. */
+  canaryBackends: Set<string>;
 }
 
 /** Most Ingresses an incremental topology update handles; more is a full recompute. */
@@ -241,6 +245,8 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
 
     // Canary: alternative backends merged into the primary location's backend.
     const canaryWarnings: ModelWarning[] = [];
+    const canaryHosts = new Set<string>();
+    const canaryBackends = new Set<string>();
     const affinityFrom = new Map<string, string>();
     const merged = new Set<string>();
     const unmerged = new Map<string, { f: IngressFragment; where: string[] }>();
@@ -248,9 +254,12 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       primary !== alt && primary !== DEFAULT_UPSTREAM && plans.get(primary)?.canary !== true;
     for (const f of fragments) {
       if (!f.canary) continue;
+      for (const h of f.hosts) canaryHosts.add(h);
       const tryLocations = (alt: string, locs: Iterable<Location>, where: string) => {
         let found = false;
+        canaryBackends.add(alt);
         for (const loc of locs) {
+          canaryBackends.add(loc.backend);
           if (loc.backend === alt) {
             canaryWarnings.push({ object: `Ingress ${f.key}`, field: 'metadata.annotations', message: `canary backend ${alt} is the primary backend of ${where}; not merged` });
             return;
@@ -269,9 +278,11 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
         }
       };
       if (f.defaultBackend) {
+        canaryHosts.add(DEFAULT_SERVER);
         tryLocations(f.defaultBackend.name, assembled.get(DEFAULT_SERVER)!.server.locations, `the default server ${DEFAULT_SERVER}`);
       }
       for (const e of f.paths) {
+        canaryHosts.add(e.host);
         const primary = assembled.get(e.host)?.primaries.get(pathKey(e.location.path, e.location.pathType));
         tryLocations(e.use.name, primary ? [primary] : [], `host ${e.host} path ${e.location.path} (${e.location.pathType})`);
       }
@@ -308,17 +319,18 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     return {
       settings, fragments, hosts, plans: sorted, planned: new Set(plans.keys()), customDefaults: [...customDefaults.values()],
       warnings: collectWarnings(fragments, hosts, t), removed: null, root, fragmentSet: new Set(fragments), byHost, assembled,
-      planIndex: plans, aliasWarnings, aliasNames, canaryWarnings, hasCanary,
+      planIndex: plans, aliasWarnings, aliasNames, canaryWarnings, hasCanary, canaryHosts, canaryBackends,
     };
   }
 
   /**
-   * The topology after a few plain Ingresses changed (no canary anywhere; the changed ones have
-   * no aliases, catch-all, default backend or default-backend annotation, and no host of theirs
-   * is an alias): only their hosts and backends are recomputed. Null when a full recompute is needed.
+   * The topology after a few plain Ingresses changed (the changed ones are no canary and have no
+   * aliases, catch-all, default backend or default-backend annotation; no host of theirs is an
+   * alias or served by a canary, and no backend of theirs takes part in a canary merge): only
+   * their hosts and backends are recomputed. Null when a full recompute is needed.
    */
   function updateTopology(prev: Topology, settings: NginxSettings, fragments: IngressFragment[]): Topology | null {
-    if (prev.settings !== settings || prev.hasCanary) return null;
+    if (prev.settings !== settings) return null;
     const nextSet = new Set(fragments);
     if (nextSet.size !== fragments.length) return null;
     const changed: IngressFragment[] = [];
@@ -331,16 +343,21 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       if (f.canary || f.catchAll || f.defaultBackend || f.parsed.serverAliases.length > 0 || f.parsed.defaultBackendService
         || f.parsed.sslPassthrough) return null;
       for (const h of f.hosts) {
-        if (prev.aliasNames.has(h) || prev.assembled.get(h)?.server.sslPassthrough) return null;
+        if (prev.aliasNames.has(h) || prev.canaryHosts.has(h) || prev.assembled.get(h)?.server.sslPassthrough) return null;
         hostsTouched.add(h);
       }
-      for (const e of f.paths) backendsTouched.add(e.use.name);
+      for (const e of f.paths) {
+        if (prev.canaryBackends.has(e.use.name)) return null;
+        backendsTouched.add(e.use.name);
+      }
     }
     if (hostsTouched.size > INCREMENTAL_LIMIT || backendsTouched.size > INCREMENTAL_LIMIT) return null;
 
     // From here on the previous topology is updated in place (it is not used again).
     // Hosts of the changed Ingresses: their fragment lists and servers.
     const { byHost, assembled, planIndex } = prev;
+    const hostWarnings = () => [...hostsTouched].some((h) => (assembled.get(h)?.warnings.length ?? 0) > 0);
+    const hadHostWarnings = hostWarnings();
     const removedHosts: string[] = [];
     let hostSetChanged = false;
     for (const h of hostsTouched) {
@@ -384,13 +401,15 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       : prev.plans.map((p) => (backendsTouched.has(p.name) ? planIndex.get(p.name)! : p));
     const removedBackends = [...backendsTouched].filter((n) => !planIndex.has(n));
 
+    // Without a warning from the changed Ingresses or hosts before or after, the warnings stay as they were.
+    const sameWarnings = !hostSetChanged && !hadHostWarnings && !hostWarnings() && changed.every((f) => f.warnings.length === 0);
     const t = { aliasWarnings: prev.aliasWarnings, assembled, canaryWarnings: prev.canaryWarnings };
     return {
       settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
-      customDefaults: prev.customDefaults, warnings: collectWarnings(fragments, hosts, t),
+      customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : collectWarnings(fragments, hosts, t),
       removed: { hosts: removedHosts, backends: removedBackends }, root: prev.root, fragmentSet: nextSet, byHost,
       assembled, planIndex, aliasWarnings: prev.aliasWarnings, aliasNames: prev.aliasNames, canaryWarnings: prev.canaryWarnings,
-      hasCanary: false,
+      hasCanary: prev.hasCanary, canaryHosts: prev.canaryHosts, canaryBackends: prev.canaryBackends,
     };
   }
 

@@ -1,6 +1,6 @@
 // The renderer: parses the templates in nginx/ once, renders nginx.conf from a Configuration
-// and an NginxRuntime. Each server is rendered from its own fragment and cached under a hash
-// of its model, so a one-server change re-renders one server.
+// and an NginxRuntime. Each server is rendered from its own fragment, cached by the identity of
+// its model object, so a one-server change re-renders one server.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,6 +60,8 @@ interface Templates {
   engine: Liquid;
   main: Template[];
   server: Template[];
+  /** server.liquid as text and variable paths, when it holds nothing but `{{ a.b }}` outputs. */
+  serverPlain: PlainTemplate | null;
   /** Distinguishes fragments rendered by different template generations. */
   digest: string;
 }
@@ -82,7 +84,47 @@ function loadTemplates(dir: string): Templates {
     engine.parse(text, name);
     digest.update(name).update('\u0000').update(text).update('\u0000');
   }
-  return { engine, main: engine.parse(files['nginx.conf']!), server: engine.parse(files.server!), digest: digest.digest('hex') };
+  return { engine, main: engine.parse(files['nginx.conf']!), server: engine.parse(files.server!), serverPlain: plainTemplate(files.server!), digest: digest.digest('hex') };
+}
+
+/** Alternating literal text and variable paths: texts[0] path[0] texts[1] … texts[n]. */
+interface PlainTemplate {
+  texts: string[];
+  paths: string[][];
+}
+
+/**
+ * liquidjs costs microseconds per output node and per render call, which at 10k servers is a
+ * large part of a full render. A template made only of text and `{{ a.b.c }}` outputs (no tags,
+ * filters or whitespace control) is rendered here by concatenation instead; anything else, and
+ * any value that is not a string or number, goes through liquidjs.
+ */
+function plainTemplate(source: string): PlainTemplate | null {
+  const texts: string[] = [];
+  const paths: string[][] = [];
+  const output = /\{\{ *([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*) *\}\}/g;
+  let at = 0;
+  for (let m = output.exec(source); m; m = output.exec(source)) {
+    texts.push(source.slice(at, m.index));
+    paths.push(m[1]!.split('.'));
+    at = m.index + m[0].length;
+  }
+  texts.push(source.slice(at));
+  return texts.some((t) => t.includes('{{') || t.includes('{%')) ? null : { texts, paths };
+}
+
+function renderPlain(t: PlainTemplate, scope: Record<string, unknown>): string | null {
+  let out = t.texts[0]!;
+  for (let i = 0; i < t.paths.length; i++) {
+    let v: unknown = scope;
+    for (const key of t.paths[i]!) {
+      if (v === null || typeof v !== 'object' || !Object.hasOwn(v, key)) return null;
+      v = (v as Record<string, unknown>)[key];
+    }
+    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isFinite(v))) return null;
+    out += v + t.texts[i + 1]!;
+  }
+  return out;
 }
 
 export function createRenderer(opts: { templateDir: string; logger: Logger }): Renderer {
@@ -93,21 +135,27 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
   let fragments = new WeakMap<Server, Fragment>();
   let cachedFragments = 0;
   let serversRendered = 0;
+  let lastCtxKey = '';
+
   function renderChunks(config: Configuration, runtime: NginxRuntime): RenderedChunks {
     const warnings: string[] = [];
     const s = config.settings;
-    const ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}`;
-    const hostnames = new Set(config.servers.map((x) => x.hostname));
+    let ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}`;
+    // The same string object each time: fragments compare their key by reference, not 4 KB apart.
+    if (ctxKey === lastCtxKey) ctxKey = lastCtxKey;
+    lastCtxKey = ctxKey;
+    let hostnames: Set<string> | null = null;
     const parts: string[] = [''];
     // The text is a function of the templates, settings, runtime, server fragments and the
     // http-level extras, so hashing those (not the 40 MB result) identifies it.
-    const digest = createHash('sha256').update(ctxKey);
+    const hashes: string[] = [];
     let httpLevel = '';
     let authCache = false;
     for (const server of config.servers) {
       let www: string | null = null;
       if (server.redirectFromToWWW && server.hostname !== '_') {
         const other = server.hostname.startsWith('www.') ? server.hostname.slice(4) : `www.${server.hostname}`;
+        hostnames ??= new Set(config.servers.map((x) => x.hostname));
         if (!hostnames.has(other)) www = other;
       }
       if (server.sslPassthrough) warnings.push(`server ${server.hostname}: ssl-passthrough is not supported; TLS is terminated by NGINX`);
@@ -116,14 +164,15 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         try {
           serversRendered++;
           const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www });
-          const text = flatten(tpl.engine.renderSync(tpl.server, { srv: view, s, rt: runtime }) as string);
+          const scope = { srv: view, s, rt: runtime };
+          const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
           frag = { ctxKey, www, text, hash: createHash('sha1').update(text).digest('hex'), httpLevel: view.httpLevel, authCache: view.authCache };
         } catch (err) {
           throw prefixError(unwrap(err), `server ${JSON.stringify(server.hostname)}`);
         }
         fragments.set(server, frag);
       }
-      digest.update(frag.hash);
+      hashes.push(frag.hash);
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
       authCache ||= frag.authCache;
@@ -135,7 +184,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     warnings.push(...geoip.warnings);
     const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0;
     const stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
-    const checksum = digest.update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(geoip.directives).digest('hex');
+    const checksum = createHash('sha256').update(ctxKey).update(hashes.join('')).update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(geoip.directives).digest('hex');
     let head: string;
     let tail: string;
     try {
@@ -150,6 +199,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           stream: join(runtime.modulesDir, 'ngx_stream_module.so'),
           geoip2: join(runtime.modulesDir, 'ngx_http_geoip2_module.so'),
         },
+        server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
@@ -186,7 +236,12 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
 
   function renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult {
     const { chunks, checksum, warnings } = renderChunks(config, runtime);
-    return { text: chunks.join(''), checksum, warnings };
+    // Concatenation, not join: V8 keeps the result as a rope over the cached fragments, so no
+    // second copy of a 20+ MB text exists until a caller reads it as a whole (it is flattened
+    // then, once). The reload actor writes the chunks and never needs the text.
+    let text = '';
+    for (const c of chunks) text += c;
+    return { text, checksum, warnings };
   }
 
   return {
@@ -289,3 +344,21 @@ export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): Au
   return [...out].map(([path, content]) => ({ path, content }));
 }
 
+const nextPowerOf2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+
+/**
+ * server_names_hash sizes large enough for every host name, as ingress-nginx computes them:
+ * with 10,000 hosts the default 1024 makes NGINX warn and give up on an optimal hash.
+ */
+export function serverNamesHash(config: Configuration, maxSize: number, bucketSize: number): { max_size: number; bucket_size: number } {
+  let count = 0;
+  let longest = 0;
+  for (const server of config.servers) {
+    for (const name of [server.hostname, ...server.aliases]) {
+      count++;
+      longest = Math.max(longest, name.length);
+    }
+  }
+  // A bucket holds a name plus a pointer, rounded up to a power of two (NGINX's own rule).
+  return { max_size: Math.max(maxSize, nextPowerOf2(count)), bucket_size: Math.max(bucketSize, nextPowerOf2(longest + 1 + 8)) };
+}

@@ -46,7 +46,21 @@ export interface ServerView {
   blockUserAgents: boolean;
   blockReferers: boolean;
   locations: LocationView[];
-  /** The location blocks, laid out (see locationText): liquid does not iterate them. */
+  /**
+   * The parts of the server block as dense strings: liquidjs costs microseconds per output
+   * node, which at 10k servers is most of a full render, so server.liquid prints a few of them.
+   */
+  listenText: string;
+  /**
+   * header_filter_by_lua and log_by_lua, once per server: every location that defines none
+   * inherits them. Left out when the server-snippet sets its own (NGINX refuses duplicates).
+   */
+  luaPhases: string;
+  /** The block-user-agents / block-referers guards. */
+  guards: string;
+  /** The server-snippet, through its filter. */
+  snippet: string;
+  /** The location blocks, laid out (see locationText). */
   locationsText: string;
   /** Internal locations (external auth, custom errors). */
   extra: string;
@@ -259,7 +273,7 @@ const lines = (ds: string[]): string => ds.map((d) => `${I}${d};\n`).join('');
 
 function luaPhases(loc: Location): string {
   const rw = loc.rewrite;
-  // header_filter_by_lua and log_by_lua are set once at http level (nginx.conf.liquid) and
+  // header_filter_by_lua and log_by_lua are set once per server (ServerView.luaPhases) and
   // inherited by every location that defines none.
   return `${I}rewrite_by_lua_block {\n${I}    lua_ingress.rewrite({ force_ssl_redirect = ${f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect')}, ssl_redirect = ${f.luaBool(rw.sslRedirect, 'ssl-redirect')}, preserve_trailing_slash = ${f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash')}, use_port_in_redirects = false })\n${I}    balancer.rewrite()\n${I}}\n`;
 }
@@ -292,6 +306,9 @@ export function standardHeaders(s: NginxSettings, hdr: string, host = '$best_htt
 export function httpProxyHeaders(s: NginxSettings): string {
   return standardHeaders(s, 'proxy_set_header').map((d) => `    ${d};\n`).join('');
 }
+
+const SERVER_LUA = '        header_filter_by_lua_block {\n            lua_ingress.header()\n        }\n        log_by_lua_block {\n            balancer.log()\n        }\n';
+const SERVER_LUA_PHASES = /\b(header_filter|log)_by_lua/;
 
 /** A snippet that may set proxy headers itself (directly or through an include). */
 const SETS_HEADERS = /\b(proxy_set_header|grpc_set_header|include)\b/;
@@ -397,7 +414,8 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const ordered = server.useRegex ? [...server.locations].sort((a, b) => b.path.length - a.path.length) : server.locations;
   for (const loc of ordered) {
     try {
-      const id = shortId(server.hostname, loc.path, loc.pathType);
+      // Only rate-limit zones and external-auth locations are named by it: no sha1 otherwise.
+      const id = loc.rateLimit || loc.externalAuth ? shortId(server.hostname, loc.path, loc.pathType) : '';
       let first = true;
       for (const m of matchers(server, loc)) {
         if (seenMatchers.has(m)) continue;
@@ -422,7 +440,18 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     const listenLines = listen.map((l) => `        listen ${l.replace(' default_server', '').replace(' reuseport', '')};\n`).join('');
     redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}        ssl_certificate_by_lua_block {\n            certificate.call()\n        }\n        return 308 $scheme://${f.host(server.hostname)}$request_uri;\n    }\n    ## end server ${from}\n`;
   }
-  return { server, names, listen, blockUserAgents: s.blockUserAgents.length > 0, blockReferers: s.blockReferers.length > 0, locations, locationsText: locations.map(locationText).join(''), extra, redirectServer, httpLevel, authCache };
+  const blockUserAgents = s.blockUserAgents.length > 0;
+  const blockReferers = s.blockReferers.length > 0;
+  return {
+    server, names, listen, blockUserAgents, blockReferers, locations,
+    listenText: listen.map((l) => `        listen ${l};\n`).join(''),
+    luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : SERVER_LUA,
+    guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
+      + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
+    snippet: server.serverSnippet !== '' ? `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n` : '',
+    locationsText: locations.map(locationText).join(''),
+    extra, redirectServer, httpLevel, authCache,
+  };
 }
 
 /** One location block, laid out; every part was built through its filters above. */

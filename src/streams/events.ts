@@ -23,9 +23,10 @@ export interface SourceEvent {
 /**
  * `template-change` / `file-change` force a reload; `configmap-change` comes from the store;
  * `nginx-restart` means NGINX lost its state (new master): re-apply everything;
- * `retry` follows a sync whose actors failed, so the running state still converges.
+ * `retry` follows a sync whose actors failed, so the running state still converges;
+ * `initial-sync` says a source's initial state is complete, so an empty cluster syncs too.
  */
-export type TaskKind = 'template-change' | 'file-change' | 'configmap-change' | 'nginx-restart' | 'retry';
+export type TaskKind = 'template-change' | 'file-change' | 'configmap-change' | 'nginx-restart' | 'retry' | 'initial-sync';
 export interface Task {
   kind: 'task';
   task: TaskKind;

@@ -27,6 +27,8 @@ export interface KubeSourceOptions {
   listTimeoutMs?: number;
   /** Timers come from here (default: asyncScheduler). */
   scheduler?: SchedulerLike;
+  /** Called once, right after the initial state of every informer was emitted (also when empty). */
+  onInitialState?: () => void;
 }
 
 const DEFAULT_TIMING: InformerTiming = {
@@ -101,6 +103,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
         }
       }
       logger.info({ objects: count, informers: specs.length }, 'initial list complete');
+      opts.onInitialState?.();
     };
 
     const env = { kubeConfig: opts.kubeConfig, logger, scheduler: opts.scheduler ?? asyncScheduler, timing };

@@ -22,6 +22,8 @@ export interface ManifestsSourceOptions {
   scheduler?: SchedulerLike;
   /** Epoch ms, for creationTimestamps the manifests do not give. */
   now?: () => number;
+  /** Called once, right after the initial state was emitted (also when it was empty). */
+  onInitialState?: () => void;
 }
 
 /** One-shot synchronous read of a directory (the offline `render` command, model tests). */
@@ -77,6 +79,7 @@ export function manifestsSource(opts: ManifestsSourceOptions): Observable<Source
     watchDirs(first.dirs);
     logger.info({ dir: opts.dir, objects: first.events.length }, 'manifests: initial state read');
     emit(first.events);
+    opts.onInitialState?.();
 
     const rescans = notifications
       .pipe(debounceTime(opts.debounceMs ?? 50, opts.scheduler ?? asyncScheduler))

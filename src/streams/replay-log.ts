@@ -27,7 +27,7 @@ export interface ReplayLog {
 }
 
 const KINDS = new Set<string>(RESOURCE_KINDS);
-const TASKS = new Set(['template-change', 'file-change', 'configmap-change', 'nginx-restart', 'retry']);
+const TASKS = new Set(['template-change', 'file-change', 'configmap-change', 'nginx-restart', 'retry', 'initial-sync']);
 
 function checkHeader(value: unknown, file: string): RecordHeader {
   const h = value as Partial<RecordHeader> | null;

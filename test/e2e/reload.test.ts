@@ -72,9 +72,14 @@ test('NGINX reloads only when asked, and each reload brings new workers with the
     assert.ok(r1.ok);
     assert.is(reconfigurings(h), 0);
     const workers = h.nginx.workerPids();
-    const r2 = await reload(configuration([server('a.example.com'), server('b.example.com')]));
+    const two = configuration([server('a.example.com'), server('b.example.com')]);
+    const r2 = await reload(two);
     assert.ok(r2.ok);
     assert.is(reconfigurings(h), 1);
+    // The actor writes the renderer's chunks: the file is exactly the rendered text.
+    const written = readFileSync(h.runtime.confPath, 'utf8');
+    assert.is(written, h.renderer.render(two, h.runtime));
+    assert.ok(r2.ok && written.includes(`# Configuration checksum: ${r2.checksum}`));
     assert.ok(h.nginx.workerPids().some((p) => !workers.includes(p)), 'new workers after the reload');
     await h.http(h.runtime.statusPort, '/healthz');
     assert.is(reconfigurings(h), 1, 'no reload without a request');
@@ -191,6 +196,7 @@ test('annotations on the wire: basic auth, rewrite, redirects, CORS, allowlist, 
           location({ path: '/private', pathType: 'Prefix', allowlist: ['10.0.0.0/8'] }),
           location({ path: '/denied', pathType: 'Prefix', denied: 'broken annotation' }),
           location({ path: '/vhost', pathType: 'Prefix', upstreamVhost: 'internal.svc' }),
+          location({ path: '/snippet', pathType: 'Prefix', configurationSnippet: 'proxy_set_header X-Snippet "yes";' }),
           location({ path: '/', pathType: 'Prefix', rewrite: { ...base, appRoot: '/app' } }),
         ],
       }),
@@ -228,7 +234,17 @@ test('annotations on the wire: basic auth, rewrite, redirects, CORS, allowlist, 
 
     assert.is((await get('misc.example.com', '/private/x')).status, 403);
     assert.is((await get('misc.example.com', '/denied/x')).status, 503);
-    assert.is(JSON.parse((await get('misc.example.com', '/vhost/x')).body).headers.host, 'internal.svc');
+    // The standard proxy headers are set at http level; a location with a header of its own
+    // (upstream-vhost, or one from a configuration-snippet) must repeat all of them.
+    const vhost = JSON.parse((await get('misc.example.com', '/vhost/x')).body).headers;
+    assert.is(vhost.host, 'internal.svc');
+    assert.is(vhost['x-forwarded-host'], 'misc.example.com');
+    assert.is(vhost['x-real-ip'], '127.0.0.1');
+    const snippet = JSON.parse((await get('misc.example.com', '/snippet/x')).body).headers;
+    assert.is(snippet['x-snippet'], 'yes');
+    assert.is(snippet.host, 'misc.example.com');
+    assert.is(snippet['x-forwarded-for'], '127.0.0.1');
+    assert.match(snippet['x-request-id'], /^[0-9a-f]{32}$/);
     const root = await get('misc.example.com', '/');
     assert.is(root.status, 302);
     assert.is(root.headers.location, 'http://misc.example.com/app');

@@ -1,10 +1,10 @@
 // Runs `ingress-rx local` as a child process on free loopback ports, with helpers to write
 // manifests into its directory and to send real HTTP(S) requests through its NGINX.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, unlinkSync, mkdirSync, renameSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, unlinkSync, mkdirSync, renameSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from './ports.js';
@@ -139,8 +139,11 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
       let last: Reply | undefined;
       try {
         return await waitFor(async () => {
+          // During a reload old and new workers both accept for ~100 ms; a reply from the new
+          // generation says nothing about the next request until the old one stops accepting.
+          if (!oneGeneration(workdir)) return undefined;
           last = await ctl.request(host, path, o);
-          return check(last) ? last : undefined;
+          return check(last) && oneGeneration(workdir) ? last : undefined;
         }, { timeoutMs: o.timeoutMs ?? 15_000, what: o.what ?? `${host}${path}` });
       } catch (err) {
         throw new Error(`${(err as Error).message}; last reply: ${last ? `${last.status} ${last.body.slice(0, 300)}` : 'none'}`);
@@ -168,6 +171,20 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
     throw new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);
   }
   return ctl;
+}
+
+/** True when no more NGINX workers accept than one generation has (old ones are shutting down). */
+export function oneGeneration(prefix: string): boolean {
+  try {
+    const master = Number(readFileSync(join(prefix, 'nginx.pid'), 'utf8'));
+    const workers = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    const accepting = workers.filter((pid) => {
+      try { return !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down'); } catch { return false; }
+    });
+    return accepting.length <= cpus().length;
+  } catch {
+    return true; // no NGINX (yet): nothing to wait for
+  }
 }
 
 // ---- manifest builders (plain objects, written as JSON documents)

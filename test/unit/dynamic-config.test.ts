@@ -37,6 +37,26 @@ function runActor(h: ReturnType<typeof harness>, u: Parameters<typeof h.actor>[0
   return out!;
 }
 
+test('the backends body is JSON.stringify of the list, byte for byte; unchanged backends are serialised once', () => {
+  const h = harness(() => created);
+  let serialised = 0;
+  const counted = (name: string) => ({ name, endpoints: [{ address: '10.0.0.1', port: '80' }], toJSON() { serialised += 1; return { name: this.name, endpoints: this.endpoints }; } });
+  const a = counted('a');
+  const b = counted('b"\u2028é');
+  const first = [a, b, { name: 'plain', weight: 1.5, none: undefined }, null];
+  runActor(h, { backends: first });
+  assert.is(serialised, 2);
+  assert.is(h.calls[0].body, JSON.stringify(first));
+  const c = counted('c');
+  const second = [a, c, b];
+  serialised = 0;
+  runActor(h, { backends: second });
+  assert.is(serialised, 1, 'only the new backend was serialised');
+  assert.is(h.calls[1].body, JSON.stringify(second), 'same bytes as JSON.stringify');
+  runActor(h, { backends: [] });
+  assert.is(h.calls[2].body, '[]');
+});
+
 test('posts each present part once, in order, as JSON; 201 everywhere is success at once', () => {
   const h = harness(() => created);
   const { result, at } = runActor(h, { ...update, general: { x: 1 } });

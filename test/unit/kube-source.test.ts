@@ -155,6 +155,22 @@ test('initial list: every kind in one burst, in RESOURCE_KINDS order (Ingresses 
   });
 });
 
+test('onInitialState is called once after the initial burst, also for an empty cluster', async () => {
+  await withServer(async (server) => {
+    let calls = 0;
+    const r = run(server, { onInitialState: () => { calls++; } });
+    try {
+      await waitFor(() => calls === 1, { what: 'onInitialState on an empty cluster' });
+      assert.is(r.events.length, 0);
+      server.create(make('ConfigMap', 'late', 'default'));
+      await waitFor(() => r.events.length === 1, { what: 'a later add' });
+      assert.is(calls, 1, 'called once, not per event');
+    } finally {
+      r.stop();
+    }
+  });
+});
+
 test('live add, update (with old), delete for every kind; an update only when resourceVersion changes', async () => {
   await withServer(async (server) => {
     server.create(make('Namespace', 'a', undefined, {}, { team: 'x' }));

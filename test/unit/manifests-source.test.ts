@@ -1,5 +1,6 @@
 // The manifests source: a directory of YAML/JSON manifests read as a cluster — one-shot reads of
 // the fixtures, then live add/edit/delete of files while subscribed, with the events awaited.
+import { silentLogger } from '../../src/log.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -200,6 +201,22 @@ live('the initial state is one synchronous burst', () => {
     }
   } finally {
     d.cleanup();
+  }
+});
+
+live('onInitialState is called once, after the initial burst, also for an empty directory', () => {
+  for (const files of [{ 'a.yaml': svc('a') }, {}] as Array<Record<string, string>>) {
+    const d = liveDir();
+    try {
+      for (const [f, text] of Object.entries(files)) d.write(f, text);
+      const seen: string[] = [];
+      const sub = manifestsSource({ dir: d.dir, logger: silentLogger(), onInitialState: () => seen.push('initial') })
+        .subscribe((e) => seen.push(e.key));
+      sub.unsubscribe();
+      assert.equal(seen, [...Object.keys(files).map(() => 'default/a'), 'initial']);
+    } finally {
+      d.cleanup();
+    }
   }
 });
 

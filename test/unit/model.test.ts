@@ -6,7 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { renderModel, type RenderModelOptions } from '../../src/cli/render.js';
 import { createModelBuilder } from '../../src/model/build.js';
-import { snapshot } from '../../src/model/hash.js';
+import { decide } from '../../src/model/decide.js';
+import { snapshot, type ModelSnapshot } from '../../src/model/hash.js';
 import { stableJSON } from '../../src/model/json.js';
 import { serversPayload } from '../../src/model/payload.js';
 import type { Configuration, Location, Server } from '../../src/model/types.js';
@@ -295,6 +296,8 @@ memo('incremental rebuilds give exactly what a cold build gives (300 random chan
   }
   const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
   const live = new Map<string, ReturnType<typeof ingress>>();
+  let running: ModelSnapshot | null = null;
+  let derived = 0;
   for (let step = 0; step < 300; step++) {
     const op = rnd(10);
     if (op < 6) {
@@ -328,7 +331,16 @@ memo('incremental rebuilds give exactly what a cold build gives (300 random chan
     const cold = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
     assert.fixture(stableJSON(inc.config), stableJSON(cold.config), `step ${step}`);
     assert.equal(inc.warnings, cold.warnings, `step ${step} warnings`);
+    // Snapshots derived from the previous one decide as full ones do.
+    const coldSnap = snapshot(cold.config);
+    const snap = snapshot(inc.config);
+    assert.is(snap.checksum, coldSnap.checksum, `step ${step} checksum`);
+    const full = { ...snap, serversDelta: undefined, backendsDelta: undefined };
+    assert.equal(decide(running, snap), decide(running, full), `step ${step} decision`);
+    if (snap.serversDelta || snap.backendsDelta) derived += 1;
+    running = snap;
   }
+  assert.ok(derived > 100, `snapshots derived from the previous one: ${derived}`);
 });
 
 

@@ -51,6 +51,20 @@ test('nginx -t accepts every hostile value the renderer lets through', async () 
   }
 });
 
+test('Lua phases set once per server: a server-snippet with its own log_by_lua replaces them, nginx -t passes', async () => {
+  const cfg = configuration([
+    server('own.example.com', { serverSnippet: 'log_by_lua_block { ngx.log(ngx.INFO, "own") }' }),
+    server('plain.example.com'),
+  ]);
+  const text = h.renderer.render(cfg, h.runtime);
+  const own = text.slice(text.indexOf('## start server own.example.com'), text.indexOf('## end server own.example.com'));
+  const plain = text.slice(text.indexOf('## start server plain.example.com'), text.indexOf('## end server plain.example.com'));
+  assert.not.ok(own.includes('balancer.log()'));
+  assert.ok(plain.includes('balancer.log()') && plain.includes('lua_ingress.header()'));
+  const r = await h.test(text);
+  assert.ok(r.ok, r.output);
+});
+
 test('use-geoip2 without databases: a warning, no geoip2 directives, and nginx -t passes', async () => {
   const r = h.renderer.renderWithWarnings(configuration([server('geo.example.com')], {}, { useGeoip2: true }), h.runtime);
   assert.ok(r.warnings.some((w) => w.includes('GeoLite2')), r.warnings.join('\n'));

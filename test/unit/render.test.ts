@@ -16,6 +16,9 @@ import { defaultSettings } from '../../src/model/config/defaults.js';
 import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, location, server } from '../support/config-builder.js';
 import { confStructure } from '../support/nginx-harness.js';
 import { HOSTILE_VALUES } from '../support/hostile.js';
+import { createStore, defaultStoreOptions } from '../../src/store/store.js';
+import { createModelBuilder } from '../../src/model/build.js';
+import { generateEvents, ingressObject, sliceObject } from '../../bench/gen.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/render/', import.meta.url));
 /** A fixed runtime so golden files do not depend on temp paths or free ports. */
@@ -219,10 +222,78 @@ cache('a one-server change re-renders one server', () => {
   assert.is(renderer.stats().serversRendered - n0, 1);
   assert.ok(second.includes('"/changed/"'));
   assert.not.equal(first, second);
-  // An equal but new object hashes the same: no render either.
+  // The cache is keyed by identity: an equal but new object is rendered again, to the same
+  // text and checksum.
   const copy = { ...changed, servers: changed.servers.map((s) => structuredClone(s)) };
-  assert.is(renderer.render(copy, RUNTIME), second);
-  assert.is(renderer.stats().serversRendered - n0, 1);
+  const again = renderer.renderWithWarnings(copy, RUNTIME);
+  assert.is(again.text, second);
+  assert.is(again.checksum, renderer.renderWithWarnings(changed, RUNTIME).checksum);
+  assert.is(renderer.stats().serversRendered - n0, 1 + 201);
+  // The chunks are the text.
+  const chunks = renderer.renderChunks(changed, RUNTIME);
+  assert.is(chunks.chunks.join(''), second);
+  assert.is(renderer.stats().serversRendered - n0, 1 + 201);
+});
+
+cache('the checksum changes with any server text and with the www redirect', () => {
+  const renderer = newRenderer();
+  const cfg = configuration([server('a.example.com', { redirectFromToWWW: true }), server('b.example.com')]);
+  const a = renderer.renderWithWarnings(cfg, RUNTIME);
+  assert.ok(a.text.includes('server_name www.a.example.com;'));
+  const withWww = configuration([...cfg.servers, server('www.a.example.com')]);
+  const b = renderer.renderWithWarnings(withWww, RUNTIME);
+  assert.not.ok(b.text.includes('return 308 $scheme://a.example.com'), 'the www host is a server of its own now');
+  assert.is.not(a.checksum, b.checksum);
+  const c = renderer.renderWithWarnings({ ...cfg, servers: [cfg.servers[0]!, server('b.example.com', { locations: [location({ path: '/b' })] })] }, RUNTIME);
+  assert.is.not(a.checksum, c.checksum);
+  assert.is(renderer.renderWithWarnings(cfg, RUNTIME).checksum, a.checksum);
+});
+
+cache('a server.liquid of plain outputs renders without liquidjs, to the same text liquidjs gives', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
+  try {
+    for (const name of ['nginx.conf', 'server']) writeFileSync(join(dir, `${name}.liquid`), readFileSync(join(DEFAULT_TEMPLATE_DIR, `${name}.liquid`), 'utf8'));
+    // A tag makes the template non-plain: every server then goes through liquidjs.
+    writeFileSync(join(dir, 'server.liquid'), `${readFileSync(join(dir, 'server.liquid'), 'utf8')}{% if srv.names %}{% endif %}`);
+    const viaLiquid = createRenderer({ templateDir: dir, logger: silentLogger() });
+    for (const cfg of Object.values(goldenConfigurations())) {
+      const strip = (t: string) => t.replace(/[0-9a-f]{64}/g, '<checksum>');
+      assert.fixture(strip(newRenderer().render(cfg, RUNTIME)), strip(viaLiquid.render(cfg, RUNTIME)));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+cache('across model syncs the identity-keyed cache renders what a fresh renderer renders', () => {
+  // The cache trusts the model to hand back a new Server object for every changed server.
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, silentLogger());
+  const opts = { n: 80, tlsFraction: 0 };
+  for (const e of generateEvents(opts)) store.apply(e);
+  const builder = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181, logger: silentLogger() });
+  const renderer = newRenderer();
+  renderer.render(builder.build(store).config, RUNTIME);
+  let rerendered = 0;
+  for (let k = 0; k < 6; k++) {
+    const i = 3 + k * 13;
+    if (k % 3 === 2) {
+      const slice = sliceObject(i, [{ address: `10.9.${k}.1`, port: 8080 }], opts, 2 + k);
+      store.apply({ kind: 'EndpointSlice', type: 'update', key: `${slice.metadata.namespace}/${slice.metadata.name}`, object: slice });
+    } else {
+      const ing = ingressObject(i, opts, 2 + k);
+      const www: Record<string, string> = k % 3 === 1 ? { 'nginx.ingress.kubernetes.io/from-to-www-redirect': 'true' } : {};
+      ing.metadata.annotations = { ...ing.metadata.annotations, 'nginx.ingress.kubernetes.io/proxy-body-size': `${10 + k}m`, ...www };
+      store.apply({ kind: 'Ingress', type: 'update', key: `${ing.metadata.namespace}/${ing.metadata.name}`, object: ing });
+    }
+    const config = builder.build(store).config;
+    const n0 = renderer.stats().serversRendered;
+    const cached = renderer.renderWithWarnings(config, RUNTIME);
+    rerendered += renderer.stats().serversRendered - n0;
+    const fresh = newRenderer().renderWithWarnings(config, RUNTIME);
+    assert.fixture(cached.text, fresh.text);
+    assert.is(cached.checksum, fresh.checksum);
+  }
+  assert.ok(rerendered >= 1 && rerendered <= 6, `${rerendered} servers re-rendered for 4 Ingress changes`);
 });
 
 cache('settings change re-renders every server', () => {

@@ -72,7 +72,9 @@ function runGroups(ing: Ingress, ctx: AnnotationContext, warn: (key: string, mes
       else if (value.denied === null) value.denied = part.denied ?? null;
     }
   }
-  return value as unknown as ParsedAnnotations;
+  // A copy with the same keys in the same order: the keyed stores above leave `value` a slow
+  // dictionary-mode object (~1.5 KB per Ingress); the spread copy has fast properties.
+  return { ...value } as unknown as ParsedAnnotations;
 }
 
 export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseResult {

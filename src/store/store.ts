@@ -52,6 +52,8 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
   const ingresses = new Map<string, Ingress>();
   const served = new Set<string>();
   let sortedServed: readonly Ingress[] | null = null;
+  /** Position of each served Ingress in sortedServed, built with it. */
+  let sortedIndex = new Map<string, number>();
   const ingressesByClassName = new Map<string, Set<string>>();
   const ingressesByNamespace = new Map<string, Set<string>>();
   const secretsOfIngress = new Map<string, string[]>();
@@ -175,7 +177,14 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     const verdict = evaluate(ing);
     if (verdict.served) served.add(key);
     else served.delete(key);
-    if (verdict.served || wasServed) sortedServed = null;
+    if (verdict.served && wasServed && old && sortedServed && timestamp(old) === timestamp(ing)) {
+      // Same sort key: the new object takes the old one's place, no re-sort of every Ingress.
+      const next = sortedServed.slice();
+      next[sortedIndex.get(key)!] = ing;
+      sortedServed = Object.freeze(next);
+    } else if (verdict.served || wasServed) {
+      sortedServed = null;
+    }
     if (verdict.served) return relevant(wasServed || !old ? `Ingress served: ${verdict.reason}` : `Ingress now served: ${verdict.reason}`);
     if (wasServed) return relevant(`Ingress no longer served: ${verdict.reason}`);
     return irrelevant(`Ingress not served: ${verdict.reason}`);
@@ -381,6 +390,7 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
       for (const key of served) list.push({ t: timestamp(ingresses.get(key)!), key, ing: ingresses.get(key)! });
       list.sort((a, b) => (a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.key > b.key ? -1 : a.key < b.key ? 1 : 0));
       sortedServed = Object.freeze(list.map((e) => e.ing));
+      sortedIndex = new Map(list.map((e, i) => [e.key, i]));
     }
     return sortedServed as Ingress[];
   }

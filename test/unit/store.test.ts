@@ -436,6 +436,23 @@ order('the sorted list is cached until an Ingress changes', () => {
   assert.ok(Object.isFrozen(second));
 });
 
+order('an update that keeps the creation time replaces the Ingress in place; a new time re-sorts', () => {
+  const s = store({ watchIngressWithoutClass: true });
+  s.apply(ev('Ingress', 'add', ingress('a', { created: '2024-01-01T00:00:00Z' })));
+  s.apply(ev('Ingress', 'add', ingress('b', { created: '2024-02-01T00:00:00Z' })));
+  s.apply(ev('Ingress', 'add', ingress('c', { created: '2024-03-01T00:00:00Z' })));
+  const before = s.listIngresses();
+  s.apply(ev('Ingress', 'update', ingress('b', { created: '2024-02-01T00:00:00Z', path: '/changed' })));
+  const after = s.listIngresses();
+  assert.equal(after.map(objectKey), ['default/a', 'default/b', 'default/c']);
+  assert.is(after[1], s.getIngress('default/b'), 'the new object is listed');
+  assert.is(after[0], before[0]);
+  assert.ok(Object.isFrozen(after));
+  assert.is(before[1]!.spec.rules![0]!.http!.paths[0]!.path, '/', 'a list handed out earlier is not mutated');
+  s.apply(ev('Ingress', 'update', ingress('b', { created: '2025-01-01T00:00:00Z', path: '/changed' })));
+  assert.equal(s.listIngresses().map(objectKey), ['default/a', 'default/c', 'default/b']);
+});
+
 // ---- scale
 
 const scale = suite('store: 10,000 Ingresses');

@@ -28,7 +28,7 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
   });
   return {
     scheduler,
-    build: () => opts.builder.build(opts.store),
+    build: (changes) => opts.builder.build(opts.store, changes),
     snapshot,
     decide,
     backendsPayload,

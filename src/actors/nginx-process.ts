@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { Subject, timer, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { NginxRuntime } from '../render/runtime.js';
+import { removeStaleSockets, type NginxRuntime } from '../render/runtime.js';
 
 export interface NginxProcessEvent {
   type: 'started' | 'exited' | 'restarted';
@@ -58,6 +58,7 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
 
   function spawnMaster(): ChildProcess {
     output = '';
+    removeStaleSockets(runtime);
     const c = spawn(binary, ['-p', `${runtime.prefix}/`, '-c', confPath], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const collect = (d: Buffer) => { output = (output + d.toString()).slice(-TAIL); };
     c.stdout?.on('data', collect);

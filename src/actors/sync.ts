@@ -2,7 +2,7 @@
 // it with what NGINX runs, and applies the difference through the reload and dynamic-config
 // actors. What NGINX runs (its state) lives in this closure and advances only after success.
 import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import { isTask } from '../streams/events.js';
+import { isTask, type ResourceKind } from '../streams/events.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Configuration, ModelWarning } from '../model/types.js';
 
@@ -33,7 +33,8 @@ export interface DynamicUpdate {
 
 export interface SyncDeps<S> {
   scheduler: SchedulerLike;
-  build(): { config: Configuration; warnings: ModelWarning[] };
+  /** `changes`: the objects the batch changed; undefined when unknown (a task such as a template change). */
+  build(changes?: ReadonlyArray<{ kind: ResourceKind; key: string }>): { config: Configuration; warnings: ModelWarning[] };
   snapshot(config: Configuration): S;
   decide(running: S | null, next: S): DecisionLike;
   backendsPayload(config: Configuration): unknown[];
@@ -78,7 +79,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; }
     const forced = tasks.find((t) => FORCING_TASKS.has(t.task));
 
-    const { config, warnings } = deps.build();
+    const { config, warnings } = deps.build(tasks.length > 0 ? undefined : batchChanges(batch));
     const next = deps.snapshot(config);
     const structural = deps.decide(reloaded, next);
     const dynamicSide = deps.decide(posted, next);
@@ -121,6 +122,17 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
       durationMs: deps.scheduler.now() - batch.t, error: err instanceof Error ? err.message : String(err),
     })),
   );
+}
+
+/**
+ * The batch's source events as the model builder's change hints; none when the ring dropped
+ * events since the previous batch, since the batch then does not name every change.
+ */
+function batchChanges(batch: SyncBatch): Array<{ kind: ResourceKind; key: string }> | undefined {
+  if (batch.lossy) return undefined;
+  const changes: Array<{ kind: ResourceKind; key: string }> = [];
+  for (const { input } of batch.items) if (!isTask(input)) changes.push({ kind: input.kind, key: input.key });
+  return changes;
 }
 
 /**

@@ -42,6 +42,8 @@ export interface ControllerOptions {
   streamPort: number;
   healthzPort: number;
   defaultServerPort: number;
+  enableSslPassthrough: boolean;
+  sslPassthroughProxyPort: number;
   enableMetrics: boolean;
   shutdownGracePeriodMs: number;
   postShutdownGracePeriodMs: number;
@@ -98,6 +100,8 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'stream-port', key: 'streamPort', type: 'int', default: 10247, help: 'Loopback port of the Lua TCP/UDP configuration endpoint.' },
   { name: 'healthz-port', key: 'healthzPort', type: 'int', default: 10254, help: 'Port of /healthz and /metrics.' },
   { name: 'default-server-port', key: 'defaultServerPort', type: 'int', default: 8181, help: 'Port of the default server (catch-all).' },
+  { name: 'enable-ssl-passthrough', key: 'enableSslPassthrough', type: 'bool', default: false, help: 'Serve the ssl-passthrough annotation: a stream server on the HTTPS port reads the SNI and sends those hosts\' TLS to their backends untouched.' },
+  { name: 'ssl-passthrough-proxy-port', key: 'sslPassthroughProxyPort', type: 'int', default: 442, help: 'Loopback port of NGINX\'s HTTPS servers when --enable-ssl-passthrough is on.' },
   { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect and expose Prometheus metrics on the healthz port.' },
   { name: 'shutdown-grace-period', key: 'shutdownGracePeriodMs', type: 'seconds', default: 0, help: 'Seconds to wait after the shutdown signal before stopping NGINX.' },
   { name: 'post-shutdown-grace-period', key: 'postShutdownGracePeriodMs', type: 'seconds', default: 10_000, help: 'Seconds to wait after NGINX stopped before the controller exits.' },
@@ -121,8 +125,6 @@ export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
   'health-check-timeout': 'the health check has a fixed timeout',
   'healthz-host': '/healthz listens on all addresses',
   'version': 'the controller command prints no version',
-  'enable-ssl-passthrough': 'SSL passthrough is not implemented',
-  'ssl-passthrough-proxy-port': 'SSL passthrough is not implemented',
   'disable-svc-external-name': 'ExternalName Services are handled as ingress-nginx does by default',
   'enable-annotation-validation': 'annotations are always validated',
   'enable-ssl-chain-completion': 'certificate chains are not completed',

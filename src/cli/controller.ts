@@ -85,6 +85,7 @@ export async function runController(argv: string[]): Promise<number> {
     httpPort: o.httpPort, httpsPort: o.httpsPort, statusPort: o.statusPort, streamPort: o.streamPort,
     defaultServerPort: o.defaultServerPort,
     ...(o.geoipDir ? { geoipDir: o.geoipDir } : {}),
+    ...(o.enableSslPassthrough ? { sslPassthrough: { proxyPort: o.sslPassthroughProxyPort } } : {}),
   });
 
   let controller;

@@ -18,6 +18,8 @@ export interface LocalOptions extends ObservabilityOptions {
   streamPort: number;
   healthzPort: number;
   defaultServerPort: number;
+  enableSslPassthrough?: boolean;
+  sslPassthroughProxyPort: number;
   workdir?: string;
   configmap: string;
   syncRateLimit: number;
@@ -42,6 +44,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
     statusPort: opts.statusPort,
     streamPort: opts.streamPort,
     defaultServerPort: opts.defaultServerPort,
+    ...(opts.enableSslPassthrough ? { sslPassthrough: { proxyPort: opts.sslPassthroughProxyPort } } : {}),
     ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
   });
   const obs = await observability(opts, {

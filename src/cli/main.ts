@@ -41,6 +41,8 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--stream-port <port>', 'stream configuration port (loopback)', port, 10247)
     .option('--healthz-port <port>', 'health and metrics port', port, 10254)
     .option('--default-server-port <port>', 'default server (404) port', port, 8181)
+    .option('--enable-ssl-passthrough', 'serve the ssl-passthrough annotation (SNI stream server on the HTTPS port)', false)
+    .option('--ssl-passthrough-proxy-port <port>', 'loopback port of NGINX\'s HTTPS servers with --enable-ssl-passthrough', port, 8442)
     .option('--workdir <dir>', 'NGINX prefix: config, logs, temp files (default: a new temporary directory)')
     .option('--configmap <ns/name>', 'the main ConfigMap', '')
     .option('--sync-rate-limit <rate>', 'syncs per second', positive, 0.3)

@@ -6,6 +6,7 @@
 import type { Logger } from '../log.js';
 import type { ConfigMap, EndpointSlice, Ingress, Service } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
+import type { ResourceKind } from '../streams/events.js';
 import { defaultAnnotations, parseAnnotations } from './annotations/index.js';
 import type { ParsedAnnotations } from './annotations/types.js';
 import type { NginxSettings } from './config/settings.js';
@@ -39,8 +40,15 @@ export interface BuildResult {
   warnings: ModelWarning[];
 }
 
+/** What changed in the store since the previous build (the sync batch's source events). */
+export type StoreChanges = ReadonlyArray<{ kind: ResourceKind; key: string }>;
+
 export interface ModelBuilder {
-  build(store: StoreReader): BuildResult;
+  /**
+   * `changes`, when given, must name every object changed since the previous build; when they
+   * are all EndpointSlices, only the backends of their Services are rebuilt. Undefined: unknown.
+   */
+  build(store: StoreReader, changes?: StoreChanges): BuildResult;
 }
 
 
@@ -61,6 +69,25 @@ interface EndpointsEntry {
   svc: Service | undefined;
   slices: EndpointSlice[];
   result: ServiceEndpoints;
+}
+
+/** What the last build left for an endpoints-only rebuild to reuse. */
+interface LastBuild {
+  topo: Topology;
+  settings: NginxSettings;
+  servers: Server[];
+  certificates: Record<string, Certificate>;
+  defaultCertificate: string | null;
+  /** Certificates are rechecked (full build) once the first of them expires. */
+  validUntil: number;
+  /** Warnings before the backends (settings, topology, certificates), per plan, and after the plans. */
+  leading: ModelWarning[];
+  planWarnings: Array<ModelWarning | undefined>;
+  trailing: ModelWarning[];
+  /** Services of custom and upstream default backends: a change to them takes the full build. */
+  otherServices: Set<string>;
+  backends: Backend[];
+  backendIndex?: Map<string, number>;
 }
 
 interface BackendEntry {
@@ -90,6 +117,10 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   let defaultRootMemo: { settings: NginxSettings; location: Location } | null = null;
   let lastServers: Server[] | undefined;
   let lastBackends: Backend[] | undefined;
+  let last: LastBuild | null = null;
+  /** EndpointSlice key → its Service, for the slices the builder has read. */
+  const sliceServices = new Map<string, string>();
+  const plansByService = new WeakMap<Topology, Map<string, number[]>>();
 
   function covers(parsed: ParsedCertificate, host: string): boolean {
     let m = coverage.get(parsed);
@@ -139,6 +170,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     if (!entry || entry.svc !== svc || !sameInputs(entry.slices, slices)) {
       entry = { svc, slices, result: resolveServiceEndpoints(svc, slices, port, serviceUpstream) };
       endpointsMemo.set(key, entry);
+      for (const s of slices) sliceServices.set(`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, svcKey);
     }
     return entry.result;
   }
@@ -176,8 +208,136 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     endpointsMemo = new Map([...endpointsMemo].filter(([k]) => services.has(k.slice(0, k.indexOf('|')))));
   }
 
-  function build(store: StoreReader): BuildResult {
+  function build(store: StoreReader, changes?: StoreChanges): BuildResult {
+    return (changes && buildEndpointsOnly(store, changes)) || buildAll(store);
+  }
+
+  /** The Services whose EndpointSlices `changes` touched, or null when the full build must run. */
+  function changedServices(store: StoreReader, changes: StoreChanges, prev: LastBuild): Set<string> | null {
+    const services = new Set<string>();
+    for (const c of changes) {
+      if (c.kind !== 'EndpointSlice') return null;
+      // A slice the builder never read (new, or of an unused Service), or one that left its
+      // Service (deleted or relabelled): where it went is unknown here.
+      const svcKey = sliceServices.get(c.key);
+      if (svcKey === undefined || prev.otherServices.has(svcKey)) return null;
+      const slash = c.key.indexOf('/');
+      const ns = c.key.slice(0, slash);
+      const name = c.key.slice(slash + 1);
+      if (!store.getEndpointSlices(svcKey).some((s) => (s.metadata.namespace ?? '') === ns && s.metadata.name === name)) return null;
+      services.add(svcKey);
+    }
+    return services;
+  }
+
+  /** Rebuilds only the backends of Services whose EndpointSlices changed; null: not possible. */
+  function buildEndpointsOnly(store: StoreReader, changes: StoreChanges): BuildResult | null {
+    const prev = last;
+    if (!prev || now().getTime() >= prev.validUntil) return null;
+    const services = changedServices(store, changes, prev);
+    if (!services) return null;
     const started = performance.now();
+    const { topo, settings } = prev;
+    let byService = plansByService.get(topo);
+    if (!byService) {
+      byService = new Map();
+      for (let i = 0; i < topo.plans.length; i++) {
+        const k = topo.plans[i]!.use.serviceKey;
+        const list = byService.get(k);
+        if (list) list.push(i);
+        else byService.set(k, [i]);
+      }
+      plansByService.set(topo, byService);
+    }
+    if (!prev.backendIndex) prev.backendIndex = new Map(prev.backends.map((b, i) => [b.name, i]));
+    let backends = prev.backends;
+    const planWarnings = prev.planWarnings.slice();
+    for (const svcKey of services) {
+      for (const i of byService.get(svcKey) ?? []) {
+        const p = topo.plans[i]!;
+        const ends = endpointsFor(store, p.use.serviceKey, p.use.port, p.serviceUpstream, p.endpointsKey);
+        planWarnings[i] = planWarning(p, ends);
+        const b = planBackend(p, ends, settings);
+        const at = prev.backendIndex.get(p.name)!;
+        if (backends[at] !== b) {
+          if (backends === prev.backends) backends = backends.slice();
+          backends[at] = b;
+        }
+      }
+    }
+    const warnings = [...prev.leading];
+    for (const w of planWarnings) if (w) warnings.push(w);
+    for (const w of prev.trailing) warnings.push(w);
+    const { tcpEndpoints, udpEndpoints } = l4Services(store, warnings);
+    lastBackends = backends;
+    last = { ...prev, planWarnings, backends, backendIndex: prev.backendIndex };
+    const config: Configuration = {
+      servers: prev.servers, backends, tcpEndpoints, udpEndpoints,
+      certificates: prev.certificates, defaultCertificate: prev.defaultCertificate, settings,
+    };
+    logger?.debug({ services: services.size, warnings: warnings.length, ms: Math.round(performance.now() - started) }, 'model endpoints rebuilt');
+    return { config, warnings };
+  }
+
+  function planWarning(p: BackendPlan, ends: ServiceEndpoints): ModelWarning | undefined {
+    if (ends.problem) {
+      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}: ${ends.problem}` };
+    }
+    if (ends.endpoints.length === 0) {
+      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey} has no ready endpoints (503)` };
+    }
+    return undefined;
+  }
+
+  /** The memoised backend of a name: rebuilt when its endpoints, owner or plan changed. */
+  function memoBackend(
+    name: string, ends: ServiceEndpoints, owner: ParsedAnnotations, p: BackendPlan | null, settings: NginxSettings, make: () => Backend,
+  ): Backend {
+    let e = backendMemo.get(name);
+    const canary = p?.canary ?? false;
+    const affinityKey = p?.affinityKey ?? '';
+    const alternativesKey = p?.alternativesKey ?? '';
+    const sslPassthrough = p?.sslPassthrough ?? false;
+    if (!e || e.ends !== ends || e.owner !== owner || e.canary !== canary || e.affinityKey !== affinityKey
+      || e.alternativesKey !== alternativesKey || e.sslPassthrough !== sslPassthrough || e.loadBalance !== settings.loadBalance) {
+      e = { ends, owner, canary, affinityKey, alternativesKey, sslPassthrough, loadBalance: settings.loadBalance, backend: make() };
+      backendMemo.set(name, e);
+    }
+    return e.backend;
+  }
+
+  function planBackend(p: BackendPlan, ends: ServiceEndpoints, settings: NginxSettings): Backend {
+    return memoBackend(p.name, ends, p.owner, p, settings, () => makeBackend({
+      name: p.name,
+      service: ends.service,
+      port: p.use.port,
+      endpoints: ends.endpoints,
+      sessionAffinityConfig: p.affinity,
+      upstreamHashByConfig: upstreamHashBy(p.owner),
+      loadBalance: p.owner.loadBalance || settings.loadBalance,
+      noServer: p.canary,
+      trafficShapingPolicy: p.canary ? trafficShaping(p.owner) : undefined,
+      alternativeBackends: [...p.alternatives],
+      sslPassthrough: p.sslPassthrough,
+    }));
+  }
+
+  function l4Services(store: StoreReader, warnings: ModelWarning[]): Pick<Configuration, 'tcpEndpoints' | 'udpEndpoints'> {
+    const l4 = (key: string, protocol: 'TCP' | 'UDP') => {
+      if (!key) return [];
+      const r = parseL4Services(key, store.getConfigMap(key), protocol, reserved, store);
+      for (const w of r.warnings) warnings.push(w);
+      return r.services;
+    };
+    const tcpEndpoints = l4(store.options.tcpServicesConfigmap, 'TCP');
+    const udpEndpoints = l4(store.options.udpServicesConfigmap, 'UDP');
+    return { tcpEndpoints, udpEndpoints };
+  }
+
+  function buildAll(store: StoreReader): BuildResult {
+    const started = performance.now();
+    const previous = last;
+    last = null; // a build that throws leaves nothing to reuse
     const warnings: ModelWarning[] = [];
     const { settings, warnings: settingsWarnings } = settingsFor(store);
     for (const w of settingsWarnings) warnings.push(w);
@@ -272,46 +432,23 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
     // ---- Backends: memoised per name; endpoints rechecked every build
     let backends: Backend[] = [];
-    const memoBackend = (
-      name: string, ends: ServiceEndpoints, owner: ParsedAnnotations, p: BackendPlan | null, make: () => Backend,
-    ) => {
-      let e = backendMemo.get(name);
-      const canary = p?.canary ?? false;
-      const affinityKey = p?.affinityKey ?? '';
-      const alternativesKey = p?.alternativesKey ?? '';
-      const sslPassthrough = p?.sslPassthrough ?? false;
-      if (!e || e.ends !== ends || e.owner !== owner || e.canary !== canary || e.affinityKey !== affinityKey
-        || e.alternativesKey !== alternativesKey || e.sslPassthrough !== sslPassthrough || e.loadBalance !== settings.loadBalance) {
-        e = { ends, owner, canary, affinityKey, alternativesKey, sslPassthrough, loadBalance: settings.loadBalance, backend: make() };
-        backendMemo.set(name, e);
-      }
-      backends.push(e.backend);
-    };
-    for (const p of topo.plans) {
+    const leading = warnings.slice();
+    const planWarnings = new Array<ModelWarning | undefined>(topo.plans.length);
+    for (let i = 0; i < topo.plans.length; i++) {
+      const p = topo.plans[i]!;
       const ends = endpointsFor(store, p.use.serviceKey, p.use.port, p.serviceUpstream, p.endpointsKey);
-      if (ends.problem) {
-        warnings.push({ object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}: ${ends.problem}` });
-      } else if (ends.endpoints.length === 0) {
-        warnings.push({ object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey} has no ready endpoints (503)` });
-      }
-      memoBackend(p.name, ends, p.owner, p, () => makeBackend({
-        name: p.name,
-        service: ends.service,
-        port: p.use.port,
-        endpoints: ends.endpoints,
-        sessionAffinityConfig: p.affinity,
-        upstreamHashByConfig: upstreamHashBy(p.owner),
-        loadBalance: p.owner.loadBalance || settings.loadBalance,
-        noServer: p.canary,
-        trafficShapingPolicy: p.canary ? trafficShaping(p.owner) : undefined,
-        alternativeBackends: [...p.alternatives],
-        sslPassthrough: p.sslPassthrough,
-      }));
+      const w = planWarning(p, ends);
+      if (w) warnings.push(w);
+      planWarnings[i] = w;
+      backends.push(planBackend(p, ends, settings));
     }
+    const trailingFrom = warnings.length;
+    const otherServices = new Set<string>();
 
     const defaults = defaultAnnotationsOf(settings);
     for (const { name, svcKey, ownerKey } of topo.customDefaults) {
       if (topo.planned.has(name)) continue;
+      otherServices.add(svcKey);
       const svc = store.getService(svcKey);
       const port = svc?.spec.ports?.[0];
       const ends = port ? endpointsFor(store, svcKey, String(port.port), false) : NO_ENDPOINTS;
@@ -319,10 +456,10 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       if (problem) {
         warnings.push({ object: `Ingress ${ownerKey}`, field: 'metadata.annotations', message: `default-backend: Service ${svcKey}: ${problem}` });
       }
-      memoBackend(name, ends, defaults, null, () => makeBackend({
+      backends.push(memoBackend(name, ends, defaults, null, settings, () => makeBackend({
         name, service: ends.service, port: port ? String(port.port) : '', endpoints: ends.endpoints,
         sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: settings.loadBalance,
-      }));
+      })));
     }
 
     // upstream-default-backend: --default-backend-service, else (or without endpoints) the built-in server.
@@ -330,6 +467,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     let dbEnds = BUILT_IN;
     let dbPort = String(opts.defaultServerPort);
     if (dbKey) {
+      otherServices.add(dbKey);
       const svc = store.getService(dbKey);
       const port = svc?.spec.ports?.[0];
       const ends = port ? endpointsFor(store, dbKey, String(port.port), false) : NO_ENDPOINTS;
@@ -341,24 +479,18 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
         warnings.push({ object: `Service ${dbKey}`, field: '', message: `--default-backend-service: ${problem}; using the built-in default server` });
       }
     }
-    memoBackend(DEFAULT_UPSTREAM, dbEnds, defaults, null, () => makeBackend({
+    backends.push(memoBackend(DEFAULT_UPSTREAM, dbEnds, defaults, null, settings, () => makeBackend({
       name: DEFAULT_UPSTREAM,
       service: dbEnds.service,
       port: dbPort,
       endpoints: dbEnds === BUILT_IN ? fallbackEndpoints : dbEnds.endpoints,
       sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: settings.loadBalance,
-    }));
+    })));
+    const trailing = warnings.slice(trailingFrom);
     if (!sortedByName(backends)) backends.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
     // ---- TCP/UDP services
-    const l4 = (key: string, protocol: 'TCP' | 'UDP') => {
-      if (!key) return [];
-      const r = parseL4Services(key, store.getConfigMap(key), protocol, reserved, store);
-      for (const w of r.warnings) warnings.push(w);
-      return r.services;
-    };
-    const tcpEndpoints = l4(store.options.tcpServicesConfigmap, 'TCP');
-    const udpEndpoints = l4(store.options.udpServicesConfigmap, 'UDP');
+    const { tcpEndpoints, udpEndpoints } = l4Services(store, warnings);
 
     const sortedCertificates: Record<string, Certificate> = {};
     for (const uid of Object.keys(certificates).sort()) sortedCertificates[uid] = certificates[uid]!;
@@ -371,6 +503,16 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
     const config: Configuration = {
       servers, backends, tcpEndpoints, udpEndpoints, certificates: sortedCertificates, defaultCertificate, settings,
+    };
+    let validUntil = Infinity;
+    for (const c of Object.values(sortedCertificates)) {
+      const t = Date.parse(c.notAfter);
+      validUntil = Number.isNaN(t) ? -Infinity : Math.min(validUntil, t);
+    }
+    last = {
+      topo, settings, servers, certificates: sortedCertificates, defaultCertificate, validUntil,
+      leading, planWarnings, trailing, otherServices, backends,
+      backendIndex: previous?.backends === backends ? previous.backendIndex : undefined,
     };
     logger?.debug({
       ingresses: fragments.length, servers: servers.length, backends: backends.length,

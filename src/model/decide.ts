@@ -47,6 +47,7 @@ function structureChanges(running: ModelSnapshot, next: ModelSnapshot): string[]
   if (running.defaultCertificate !== next.defaultCertificate) out.push('default certificate changed');
   if (running.l4Structure !== next.l4Structure) out.push('TCP/UDP services changed');
   else if (running.l4EndpointsChecksum !== next.l4EndpointsChecksum) out.push('TCP/UDP endpoints changed');
+  if (running.passthroughEndpoints !== next.passthroughEndpoints) out.push('ssl-passthrough endpoints changed');
   for (const [host, h] of candidates(running.servers, next.servers, next.serversDelta)) {
     const old = running.servers.get(host);
     if (!old) out.push(`server ${host} added`);

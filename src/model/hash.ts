@@ -27,6 +27,11 @@ export interface ModelSnapshot {
   defaultCertificate: string | null;
   /** TCP/UDP services without their endpoints. */
   l4Structure: string;
+  /**
+   * Endpoints of the ssl-passthrough backends ('' when none): with --enable-ssl-passthrough they
+   * are static stream upstreams in nginx.conf, so a change of them needs a reload.
+   */
+  passthroughEndpoints: string;
   /** Changes here need a reload (TCP/UDP endpoints included: the stream upstreams are static in nginx.conf). */
   structureChecksum: string;
   /** Backends as POSTed to /configuration/backends. */
@@ -203,8 +208,11 @@ export function snapshot(config: Configuration): ModelSnapshot {
   const l4 = l4Parts(config.tcpEndpoints, config.udpEndpoints);
   const servers = listPart(serverKind, config.servers);
   const backends = listPart(backendKind, config.backends);
+  let passthrough = '';
+  for (const b of config.backends) if (b.sslPassthrough) passthrough += `${b.name} ${backends.map.get(b.name)?.endpoints ?? ''}\n`;
+  const passthroughEndpoints = passthrough === '' ? '' : sha1(passthrough);
   const structureChecksum = sha1(
-    `settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure} ${l4.endpoints}\nservers ${servers.checksums[0]}\n`,
+    `settings ${settings}\ndefault-certificate ${config.defaultCertificate ?? '-'}\nl4 ${l4.structure} ${l4.endpoints}\npassthrough ${passthroughEndpoints}\nservers ${servers.checksums[0]}\n`,
   );
   const backendsChecksum = backends.checksums[0]!;
   const certificatesChecksum = sha1(Object.keys(config.certificates).sort().join('\n'));
@@ -214,7 +222,7 @@ export function snapshot(config: Configuration): ModelSnapshot {
     .digest('hex');
   return {
     servers: servers.map, backends: backends.map, settings, defaultCertificate: config.defaultCertificate,
-    l4Structure: l4.structure, structureChecksum, backendsChecksum, certificatesChecksum, serversChecksum,
+    l4Structure: l4.structure, passthroughEndpoints, structureChecksum, backendsChecksum, certificatesChecksum, serversChecksum,
     l4EndpointsChecksum: l4.endpoints, checksum,
     ...(servers.delta ? { serversDelta: servers.delta } : {}),
     ...(backends.delta ? { backendsDelta: backends.delta } : {}),

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { Configuration, Server } from '../model/types.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
-import { httpProxyHeaders, nextUpstream, prefixError, serverView, streamServers } from './view.js';
+import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers } from './view.js';
 import { geoip2Setup } from './geoip.js';
 
 export interface RenderResult {
@@ -127,6 +127,13 @@ function renderPlain(t: PlainTemplate, scope: Record<string, unknown>): string |
   return out;
 }
 
+/** ingress-nginx ignores the annotation without --enable-ssl-passthrough; so do we, saying so. */
+function passthroughOff(server: Server): string {
+  const ing = server.locations.find((l) => l.ingress)?.ingress;
+  const who = ing ? `Ingress ${ing.namespace}/${ing.name}` : `server ${server.hostname}`;
+  return `${who}: ssl-passthrough is set on host ${server.hostname} but --enable-ssl-passthrough is off; TLS is terminated by NGINX`;
+}
+
 export function createRenderer(opts: { templateDir: string; logger: Logger }): Renderer {
   const { templateDir, logger } = opts;
   let tpl = loadTemplates(templateDir);
@@ -140,7 +147,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
   function renderChunks(config: Configuration, runtime: NginxRuntime): RenderedChunks {
     const warnings: string[] = [];
     const s = config.settings;
-    let ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}`;
+    const passthroughPort = runtime.sslPassthrough && config.servers.some((x) => x.sslPassthrough) ? runtime.sslPassthrough.proxyPort : undefined;
+    let ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}${passthroughPort === undefined ? '' : `\u0000passthrough`}`;
     // The same string object each time: fragments compare their key by reference, not 4 KB apart.
     if (ctxKey === lastCtxKey) ctxKey = lastCtxKey;
     lastCtxKey = ctxKey;
@@ -158,12 +166,12 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         hostnames ??= new Set(config.servers.map((x) => x.hostname));
         if (!hostnames.has(other)) www = other;
       }
-      if (server.sslPassthrough) warnings.push(`server ${server.hostname}: ssl-passthrough is not supported; TLS is terminated by NGINX`);
+      if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
       let frag = fragments.get(server);
       if (!frag || frag.ctxKey !== ctxKey || frag.www !== www) {
         try {
           serversRendered++;
-          const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www });
+          const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www, ...(passthroughPort === undefined ? {} : { passthroughPort }) });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
           frag = { ctxKey, www, text, hash: createHash('sha1').update(text).digest('hex'), httpLevel: view.httpLevel, authCache: view.authCache };
@@ -182,8 +190,9 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     const geoip = geoip2Setup(s, runtime);
     if (s.enableBrotli) warnings.push('enable-brotli is on but the brotli module is not loaded: responses are not brotli-compressed');
     warnings.push(...geoip.warnings);
-    const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0;
-    const stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
+    const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0 || passthroughPort !== undefined;
+    let stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
+    if (passthroughPort !== undefined) stream += passthroughStream(config.servers, config.backends, runtime, passthroughPort, s, (w) => warnings.push(w));
     const checksum = createHash('sha256').update(ctxKey).update(hashes.join('')).update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(geoip.directives).digest('hex');
     let head: string;
     let tail: string;
@@ -219,6 +228,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         http_level: httpLevel,
         geoip,
         has_stream: hasStream,
+        passthrough: passthroughPort !== undefined,
         stream,
         servers: SERVERS_TOKEN,
       }) as string;

@@ -1,6 +1,6 @@
 // NginxRuntime: everything nginx.conf needs that is not in the model — where NGINX lives on
 // disk, which ports it listens on, and where the Lua modules and GeoIP files are.
-import { mkdirSync, chmodSync } from 'node:fs';
+import { mkdirSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -47,6 +47,12 @@ export interface NginxRuntime {
   fallbackCert: FallbackCert;
   /** Resolver addresses (already bracketed for IPv6); empty → read /etc/resolv.conf. */
   resolvers?: string[];
+  /**
+   * --enable-ssl-passthrough: a stream server on the HTTPS port reads the SNI and hands
+   * ssl-passthrough hosts' TLS to their backends; NGINX's HTTPS servers move to
+   * 127.0.0.1:proxyPort (--ssl-passthrough-proxy-port). Off when undefined.
+   */
+  sslPassthrough?: { proxyPort: number };
 }
 
 export const DEFAULT_TEMPLATE_DIR = join(repoRoot, 'nginx');
@@ -96,4 +102,23 @@ export function preparePrefix(runtime: NginxRuntime): void {
     mkdirSync(d, { recursive: true });
     chmodSync(d, 0o755);
   }
+}
+
+/** The unix socket of the n-th ssl-passthrough route's inner stream server. */
+export function passthroughSocketPath(runtime: NginxRuntime, n: number): string {
+  return join(runtime.prefix, `passthrough-${n}.sock`);
+}
+
+/**
+ * Deletes ssl-passthrough sockets a killed master left behind: NGINX does not bind a unix socket
+ * whose file exists. Only call it before starting a new master.
+ */
+export function removeStaleSockets(runtime: NginxRuntime): void {
+  let names: string[];
+  try {
+    names = readdirSync(runtime.prefix);
+  } catch {
+    return;
+  }
+  for (const n of names) if (/^passthrough-\d+\.sock$/.test(n)) rmSync(join(runtime.prefix, n), { force: true });
 }

@@ -2,9 +2,9 @@
 // per-location directive strings that differ from the http-level defaults, auth and error
 // locations, rate-limit zones. Everything printed from here goes through a filter.
 import { createHash } from 'node:crypto';
-import type { CorsConfig, Location, Server, L4Service } from '../model/types.js';
+import type { Backend, CorsConfig, Location, Server, L4Service } from '../model/types.js';
 import type { NginxSettings } from '../model/config/settings.js';
-import { authFilePath, type NginxRuntime } from './runtime.js';
+import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
 
@@ -77,6 +77,8 @@ export interface ServerContext {
   runtime: NginxRuntime;
   /** The host to redirect to when this server has from-to-www and the other name is not a server. */
   wwwRedirectFrom: string | null;
+  /** ssl-passthrough is in effect: HTTPS arrives from the SNI stream server on 127.0.0.1:proxyPort. */
+  passthroughPort?: number;
 }
 
 const I = '            '; // location body indent
@@ -401,10 +403,13 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const names = [server.hostname, ...server.aliases].map((h, i) => f.host(h, i === 0 ? 'host' : 'server-alias')).join(' ');
   const listen: string[] = [];
   const flags = `${isDefault ? ' default_server' : ''}${isDefault && s.reusePort ? ' reuseport' : ''}${s.useProxyProtocol ? ' proxy_protocol' : ''}`;
+  const ssl = ` ssl${s.useHttp2 ? ' http2' : ''}`;
   for (const a of rt.listenAddresses.map(listenAddress)) {
     listen.push(`${a}:${f.num(rt.httpPort)}${flags}`);
-    listen.push(`${a}:${f.num(rt.httpsPort)}${flags} ssl${s.useHttp2 ? ' http2' : ''}`);
+    if (ctx.passthroughPort === undefined) listen.push(`${a}:${f.num(rt.httpsPort)}${flags}${ssl}`);
   }
+  // The SNI stream server always sends the PROXY protocol, so the client address is kept.
+  if (ctx.passthroughPort !== undefined) listen.push(`127.0.0.1:${f.num(ctx.passthroughPort, 'ssl-passthrough-proxy-port')}${flags.replace(' proxy_protocol', '')} proxy_protocol${ssl}`);
   const locations: LocationView[] = [];
   const seenMatchers = new Set<string>();
   const errorLocations = new Set<string>();
@@ -507,4 +512,50 @@ export function streamServers(tcp: L4Service[], udp: L4Service[], rt: NginxRunti
 
 function bracket(addr: string): string {
   return addr.includes(':') ? `[${addr}]` : addr;
+}
+
+/**
+ * The stream servers of ssl-passthrough: on the HTTPS port, the SNI picks a passthrough host's
+ * backend or NGINX's HTTPS servers (127.0.0.1:proxyPort). PROXY protocol is per stream server,
+ * not per destination, so the SNI server sends it to every route, and each passthrough route
+ * goes through its own unix-socket server that takes the header off before the backend.
+ */
+export function passthroughStream(servers: readonly Server[], backends: readonly Backend[], rt: NginxRuntime, proxyPort: number, s: NginxSettings, warn: (msg: string) => void): string {
+  const byName = new Map(backends.map((b) => [b.name, b]));
+  const routes: { host: string; id: number; backend: Backend }[] = [];
+  const ids = new Map<string, number>();
+  for (const server of servers) {
+    if (!server.sslPassthrough || server.hostname === '_') continue;
+    const root = server.locations.find((l) => l.path === '/' && !l.isDefBackend && l.denied === null);
+    const backend = root ? byName.get(root.backend) : undefined;
+    if (!backend) {
+      warn(`server ${server.hostname}: ssl-passthrough needs a backend for the path "/"; TLS is terminated by NGINX`);
+      continue;
+    }
+    if (!ids.has(backend.name)) ids.set(backend.name, ids.size);
+    for (const h of [server.hostname, ...server.aliases]) routes.push({ host: f.host(h, 'host'), id: ids.get(backend.name)!, backend });
+  }
+  let out = '\n    # ssl-passthrough\n    map $ssl_preread_server_name $ingress_rx_passthrough {\n        hostnames;\n';
+  for (const r of routes) out += `        ${r.host} ingress_rx_passthrough_${r.id};\n`;
+  out += '        default ingress_rx_https;\n    }\n';
+  out += `    upstream ingress_rx_https {\n        server 127.0.0.1:${f.num(proxyPort, 'ssl-passthrough-proxy-port')};\n    }\n`;
+  out += `    server {\n${rt.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${f.num(rt.httpsPort)}${s.useProxyProtocol ? ' proxy_protocol' : ''};\n`).join('')}`;
+  if (s.useProxyProtocol) out += s.proxyRealIpCidr.map((c) => `        set_real_ip_from ${f.cidr(c, 'proxy-real-ip-cidr')};\n`).join('');
+  out += '        ssl_preread on;\n        proxy_protocol on;\n        proxy_pass $ingress_rx_passthrough;\n    }\n';
+  for (const [name, id] of ids) {
+    const backend = byName.get(name)!;
+    const sock = passthroughSocket(rt, id);
+    const ends = backend.endpoints.length
+      ? backend.endpoints.map((e) => `        server ${bracket(f.cidr(e.address, 'endpoint address'))}:${f.num(e.port, 'endpoint port')};\n`).join('')
+      : '        server 127.0.0.1:1 down;\n';
+    out += `\n    # ssl-passthrough backend ${f.comment(name)}\n    upstream ingress_rx_passthrough_${id} {\n        server ${sock};\n    }\n`;
+    out += `    upstream ingress_rx_passthrough_${id}_endpoints {\n${ends}    }\n`;
+    out += `    server {\n        listen ${sock} proxy_protocol;\n        proxy_pass ingress_rx_passthrough_${id}_endpoints;\n    }\n`;
+  }
+  return out;
+}
+
+/** The unix socket of a passthrough route's inner stream server. */
+function passthroughSocket(rt: NginxRuntime, id: number): string {
+  return f.quoteLiteral(`unix:${passthroughSocketPath(rt, id)}`, 'runtime.prefix');
 }

@@ -8,6 +8,8 @@ export interface SyncBatch {
   /** Scheduler time the sync started. */
   t: number;
   items: PipelineItem[];
+  /** The ring dropped events since the previous batch: `items` does not name every change. */
+  lossy?: boolean;
 }
 
 export interface PipelineHooks {

@@ -26,10 +26,11 @@ export function pace(opts: PaceOptions): OperatorFunction<PipelineItem, SyncBatc
     const ring = createRingBuffer<PipelineItem>({
       capacity: opts.capacity,
       isSkippable: (item) => item.skippable,
-      onDrop: (item) => hooks?.dropped?.(item),
+      onDrop: (item) => { droppedSinceBatch = true; hooks?.dropped?.(item); },
     });
     const bucket = createTokenBucket({ ratePerSecond: opts.ratePerSecond, burst: opts.burst, scheduler });
     let busy = false;
+    let droppedSinceBatch = false;
     let timer: Subscription | null = null;
     let waitingSince: number | null = null;
     let n = 0;
@@ -52,7 +53,8 @@ export function pace(opts: PaceOptions): OperatorFunction<PipelineItem, SyncBatc
         }
         if (busy || ring.size === 0) return;
         bucket.take();
-        const batch: SyncBatch = { n: ++n, t: scheduler.now(), items: ring.drain() };
+        const batch: SyncBatch = { n: ++n, t: scheduler.now(), items: ring.drain(), ...(droppedSinceBatch ? { lossy: true } : {}) };
+        droppedSinceBatch = false;
         const waited = batch.t - (waitingSince ?? batch.t);
         waitingSince = null;
         busy = true;

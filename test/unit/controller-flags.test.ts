@@ -68,6 +68,7 @@ const accepted: Array<[string[], Partial<ControllerOptions>]> = [
   [['--shutdown-grace-period=15'], { shutdownGracePeriodMs: 15_000 }],
   [['--sync-rate-limit=2.5'], { syncRateLimit: 2.5 }],
   [['--http-port=8080', '--https-port', '8443'], { httpPort: 8080, httpsPort: 8443 }],
+  [['--enable-ssl-passthrough', '--ssl-passthrough-proxy-port=4442'], { enableSslPassthrough: true, sslPassthroughProxyPort: 4442 }],
   [['--publish-service=ingress-nginx/ingress-nginx-controller'], { publishService: 'ingress-nginx/ingress-nginx-controller' }],
   [['--publish-status-address=1.2.3.4, lb.example.com'], { publishStatusAddress: '1.2.3.4, lb.example.com' }],
   [['--configmap=ingress-nginx/ingress-nginx-controller'], { configmap: 'ingress-nginx/ingress-nginx-controller' }],
@@ -85,7 +86,7 @@ for (const [argv, want] of accepted) {
 }
 
 const refusals: Array<[string[], RegExp]> = [
-  [['--enable-ssl-passthrough'], /--enable-ssl-passthrough is an ingress-nginx flag that ingress-rx does not support/],
+  [['--enable-ssl-passthrough=maybe'], /invalid value "maybe" for --enable-ssl-passthrough/],
   [['--validating-webhook=:8443'], /--validating-webhook is an ingress-nginx flag that ingress-rx does not support/],
   [['--maxmind-license-key', 'x'], /--maxmind-license-key is an ingress-nginx flag/],
   [['--v=2'], /klog.*--log-level/],

@@ -151,6 +151,29 @@ test('ConfigMap settings → reload', () => {
   assert.match(d.reason, 'ConfigMap settings changed');
 });
 
+test('endpoints of an ssl-passthrough backend → reload (static stream upstreams); other backends stay dynamic', () => {
+  const store = testStore();
+  store.put('Service', service('tls-app'));
+  store.put('Service', service('web'));
+  store.put('EndpointSlice', slice('tls-app-x', 'tls-app', ['10.0.7.1']));
+  store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.1']));
+  store.put('Ingress', ingress('pass', 'pass.example.com', [['/', 'Prefix', 'tls-app', 80]], { annotations: { 'ssl-passthrough': 'true' } }));
+  store.put('Ingress', ingress('web', 'web.example.com', [['/', 'Prefix', 'web', 80]]));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const first = builder.build(store).config;
+  assert.ok(first.backends.find((b) => b.name === 'default-tls-app-80')?.sslPassthrough, 'the fixture has a passthrough backend');
+  let running = snapshot(first);
+  store.put('EndpointSlice', slice('tls-app-x', 'tls-app', ['10.0.7.2']));
+  let next = snapshot(builder.build(store).config);
+  const d = decide(running, next);
+  assert.is(d.kind, 'reload');
+  assert.match(d.reason, 'ssl-passthrough endpoints changed');
+  running = next;
+  store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.2']));
+  next = snapshot(builder.build(store).config);
+  assert.is(decide(running, next).kind, 'dynamic');
+});
+
 test('TCP service endpoints → reload (static stream upstreams)', () => {
   const store = testStore({ tcpServicesConfigmap: 'ingress-nginx/tcp' });
   store.put('Service', service('db'));

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { renderModel, type RenderModelOptions } from '../../src/cli/render.js';
+import type { Logger } from '../../src/log.js';
 import { createModelBuilder } from '../../src/model/build.js';
 import { decide } from '../../src/model/decide.js';
 import { snapshot, type ModelSnapshot } from '../../src/model/hash.js';
 import { stableJSON } from '../../src/model/json.js';
-import { serversPayload } from '../../src/model/payload.js';
+import { createBackendsSerialiser, serversPayload } from '../../src/model/payload.js';
 import type { Configuration, Location, Server } from '../../src/model/types.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from './model-objects.js';
 
@@ -256,6 +257,62 @@ memo('after one EndpointSlice change (2,000 Ingresses) the servers are the same 
   assert.equal(backend(after, 'default-svc-7-80')!.endpoints, [{ address: '10.9.9.9', port: '8080' }]);
 });
 
+memo('a build told of one EndpointSlice change equals a cold build and rebuilds only that backend', () => {
+  const store = bigStore(2000);
+  const logged: string[] = [];
+  const logger = { debug: (_: unknown, msg: string) => logged.push(msg) } as unknown as Logger;
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, logger });
+  const before = builder.build(store).config;
+  store.put('EndpointSlice', slice('svc-7-x', 'svc-7', ['10.9.9.9', '10.9.9.10']));
+  const hinted = builder.build(store, [{ kind: 'EndpointSlice', key: 'default/svc-7-x' }]);
+  const cold = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+  assert.fixture(stableJSON(hinted.config), stableJSON(cold.config));
+  assert.equal(hinted.warnings, cold.warnings);
+  assert.ok(hinted.config.servers === before.servers, 'the servers list is reused');
+  assert.equal(hinted.config.backends.filter((b, i) => b !== before.backends[i]).map((b) => b.name), ['default-svc-7-80']);
+  // Its endpoints gone: the 503 warning appears as in a cold build.
+  store.put('EndpointSlice', slice('svc-7-x', 'svc-7', []));
+  const empty = builder.build(store, [{ kind: 'EndpointSlice', key: 'default/svc-7-x' }]);
+  const cold2 = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+  assert.fixture(stableJSON(empty.config), stableJSON(cold2.config));
+  assert.equal(empty.warnings, cold2.warnings);
+  assert.ok(empty.warnings.some((w) => w.message.includes('default-svc-7-80')));
+  assert.equal(logged, ['model built', 'model endpoints rebuilt', 'model endpoints rebuilt'], 'the hinted builds took the endpoints-only path');
+});
+
+memo('a hinted build falls back to the full build for a slice it cannot place (new, deleted, other kinds)', () => {
+  const store = bigStore(50);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  builder.build(store);
+  const cold = () => createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store).config;
+  // A second slice for svc-3, never seen by the builder.
+  store.put('EndpointSlice', slice('svc-3-y', 'svc-3', ['10.8.8.8']));
+  assert.fixture(stableJSON(builder.build(store, [{ kind: 'EndpointSlice', key: 'default/svc-3-y' }]).config), stableJSON(cold()));
+  store.remove('EndpointSlice', slice('svc-3-x', 'svc-3', []));
+  assert.fixture(stableJSON(builder.build(store, [{ kind: 'EndpointSlice', key: 'default/svc-3-x' }]).config), stableJSON(cold()));
+  store.put('Ingress', ingress('ing-4', 'host-4.example.com', [['/', 'Prefix', 'svc-5', 80]]));
+  store.put('EndpointSlice', slice('svc-5-x', 'svc-5', ['10.7.7.7']));
+  const mixed = builder.build(store, [{ kind: 'Ingress', key: 'default/ing-4' }, { kind: 'EndpointSlice', key: 'default/svc-5-x' }]);
+  assert.fixture(stableJSON(mixed.config), stableJSON(cold()));
+});
+
+memo('the backends serialiser gives JSON.stringify byte for byte while the list changes, grows and shrinks', () => {
+  let seed = 7;
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const serialise = createBackendsSerialiser();
+  let list: Array<{ name: string; n: number }> = Array.from({ length: 300 }, (_, i) => ({ name: `b${i}`, n: i }));
+  for (let step = 0; step < 200; step++) {
+    const op = rnd(4);
+    list = list.slice();
+    if (op === 0) list[rnd(list.length)] = { name: 'new', n: step };
+    else if (op === 1) list.push({ name: 'grown', n: step });
+    else if (op === 2 && list.length > 1) list.splice(rnd(list.length), 1);
+    else if (op === 3) list.length = Math.max(0, list.length - rnd(3) * 128);
+    if (list.length === 0) list.push({ name: 'only', n: step });
+    assert.is(serialise(list), JSON.stringify(list), `step ${step}`);
+  }
+});
+
 memo('after one Ingress change only its server is new; a rebuild with no change returns the same fragments', () => {
   const store = bigStore(500);
   const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
@@ -295,6 +352,10 @@ memo('incremental rebuilds give exactly what a cold build gives (300 random chan
     store.put('EndpointSlice', slice(`s${i}-x`, `s${i}`, [`10.0.${i}.1`]));
   }
   const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  // A second builder told what changed (accurate hints, as the sync batch gives them).
+  const hintedBuilder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  let hints: Array<{ kind: 'Ingress' | 'EndpointSlice'; key: string }> = [];
+  let hintedFast = 0;
   const live = new Map<string, ReturnType<typeof ingress>>();
   let running: ModelSnapshot | null = null;
   let derived = 0;
@@ -319,18 +380,32 @@ memo('incremental rebuilds give exactly what a cold build gives (300 random chan
       if (rnd(10) === 0) ing.spec.rules = [];
       live.set(name, ing);
       store.put('Ingress', ing);
+      hints.push({ kind: 'Ingress', key: `default/${name}` });
     } else if (op < 8 && live.size > 0) {
       const name = pick([...live.keys()]);
       store.remove('Ingress', live.get(name)!);
       live.delete(name);
+      hints.push({ kind: 'Ingress', key: `default/${name}` });
     } else {
-      const i = rnd(6);
-      store.put('EndpointSlice', slice(`s${i}-x`, `s${i}`, [`10.0.${i}.${1 + rnd(3)}`]));
+      // Slice updates, mostly; sometimes an empty slice, a slice of another Service, or several.
+      for (let k = 0, n = rnd(4) === 0 ? 2 : 1; k < n; k++) {
+        const i = rnd(6);
+        const addresses = rnd(8) === 0 ? [] : [`10.0.${i}.${1 + rnd(3)}`];
+        const svc = rnd(15) === 0 ? `s${rnd(6)}` : `s${i}`;
+        store.put('EndpointSlice', slice(`s${i}-x`, svc, addresses));
+        hints.push({ kind: 'EndpointSlice', key: `default/s${i}-x` });
+      }
     }
+    const given = rnd(10) === 0 ? undefined : hints;
+    if (given && given.every((h) => h.kind === 'EndpointSlice')) hintedFast += 1;
+    const hinted = hintedBuilder.build(store, given);
+    hints = [];
     const inc = builder.build(store);
     const cold = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
     assert.fixture(stableJSON(inc.config), stableJSON(cold.config), `step ${step}`);
     assert.equal(inc.warnings, cold.warnings, `step ${step} warnings`);
+    assert.fixture(stableJSON(hinted.config), stableJSON(cold.config), `step ${step} (hinted)`);
+    assert.equal(hinted.warnings, cold.warnings, `step ${step} warnings (hinted)`);
     // Snapshots derived from the previous one decide as full ones do.
     const coldSnap = snapshot(cold.config);
     const snap = snapshot(inc.config);
@@ -341,6 +416,7 @@ memo('incremental rebuilds give exactly what a cold build gives (300 random chan
     running = snap;
   }
   assert.ok(derived > 100, `snapshots derived from the previous one: ${derived}`);
+  assert.ok(hintedFast > 40, `builds told only of EndpointSlice changes: ${hintedFast}`);
 });
 
 

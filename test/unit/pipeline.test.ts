@@ -216,6 +216,8 @@ pipe('overflow while a sync runs drops the oldest events; tasks survive and are 
     assert.equal(dropped, Array.from({ length: 13 }, (_, i) => i + 3));
     assert.is(batches.length, 2);
     assert.equal(batches[1].items.map((i) => i.id), [2, ...Array.from({ length: 7 }, (_, i) => i + 16)]);
+    assert.is(batches[0].lossy, undefined);
+    assert.is(batches[1].lossy, true, 'the batch after drops says so');
   });
 });
 
@@ -244,9 +246,10 @@ const fakeConfig = (v: string) => ({ servers: [], backends: [], tcpEndpoints: []
 function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamicOk?: () => boolean } = {}) {
   let model = { structure: 'a', endpoints: '1' };
   const calls: string[] = [];
+  const hints: unknown[] = [];
   const syncer = createSyncer<{ structure: string; endpoints: string }>({
     scheduler: s,
-    build: () => ({ config: fakeConfig(model.structure), warnings: [] }),
+    build: (changes) => { hints.push(changes); return { config: fakeConfig(model.structure), warnings: [] }; },
     snapshot: () => ({ ...model }),
     decide: (running, next) => {
       if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true, checksum: next.structure };
@@ -260,12 +263,12 @@ function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamic
     dynamic: (u: DynamicUpdate): Observable<ActorOutcome> => { calls.push(`post:${Object.keys(u).join('+')}`); return of({ ok: opts.dynamicOk?.() ?? true }); },
   });
   let n = 0;
-  const run = (items: SyncBatch['items'] = []) => {
+  const run = (items: SyncBatch['items'] = [], lossy = false) => {
     let out: SyncResult | undefined;
-    syncer({ n: ++n, t: s.now(), items }).subscribe((r) => { out = r; });
+    syncer({ n: ++n, t: s.now(), items, ...(lossy ? { lossy } : {}) }).subscribe((r) => { out = r; });
     return out!;
   };
-  return { calls, run, set: (m: Partial<typeof model>) => { model = { ...model, ...m }; } };
+  return { calls, hints, run, set: (m: Partial<typeof model>) => { model = { ...model, ...m }; } };
 }
 
 const actor = suite('sync actor');
@@ -283,6 +286,20 @@ actor('first sync reloads and posts everything; then endpoints-only is dynamic; 
   h.set({ structure: 'b' });
   assert.is(h.run().decision, 'reload');
   assert.equal(h.calls, ['reload', 'post:backends+servers', 'post:backends', 'reload']);
+});
+
+actor('the build is told which objects a batch changed; nothing when the batch holds a task or follows ring drops', () => {
+  const s = newScheduler();
+  const h = syncHarness(s);
+  const ev = (id: number, key: string) => ({ id, t: 0, skippable: true, input: { kind: 'EndpointSlice' as const, type: 'update' as const, key, object: { metadata: {} } } }) as SyncBatch['items'][number];
+  h.run([ev(1, 'ns/a'), ev(2, 'ns/b')]);
+  h.run([ev(3, 'ns/c'), { id: 4, t: 0, skippable: false, input: { kind: 'task', task: 'template-change' } } as SyncBatch['items'][number]]);
+  h.run([ev(5, 'ns/d'), ev(6, 'ns/e')], true); // the ring dropped events before this batch: unknown
+  h.run([ev(7, 'ns/f'), ev(8, 'ns/g'), ev(9, 'ns/h'), ev(10, 'ns/i')]);
+  assert.equal(h.hints, [
+    [{ kind: 'EndpointSlice', key: 'ns/a' }, { kind: 'EndpointSlice', key: 'ns/b' }], undefined, undefined,
+    ['ns/f', 'ns/g', 'ns/h', 'ns/i'].map((key) => ({ kind: 'EndpointSlice', key })),
+  ]);
 });
 
 actor('a failed reload does not advance the running state: the next sync reloads again', () => {

@@ -1,0 +1,117 @@
+// ssl-passthrough end to end: `ingress-rx local --enable-ssl-passthrough` with real NGINX and
+// real TLS. A passthrough host reaches its own TLS backend untouched; a normal TLS host on the
+// same port still gets NGINX's certificate, with the client address kept; plain HTTP as ever.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { connect, createServer, type Server as TlsServer } from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { generateCertificate } from '../support/lua-nginx.js';
+import { freePort } from '../support/ports.js';
+import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
+
+const P = 'nginx.ingress.kubernetes.io';
+const certDir = mkdtempSync(join(tmpdir(), 'irx-certs-'));
+let ctl: LocalController;
+let echo: EchoServer;
+let backend: TlsServer;
+let nginxCert: string;
+
+test.before(async () => {
+  echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
+  const own = await generateCertificate(certDir, 'backend.test');
+  backend = createServer({ cert: readFileSync(own.certPath), key: readFileSync(own.keyPath) }, (socket) => {
+    socket.end('HTTP/1.1 200 OK\r\ncontent-length: 16\r\nconnection: close\r\n\r\nfrom the backend');
+  });
+  await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+  const backendPort = (backend.address() as AddressInfo).port;
+  const web = await generateCertificate(certDir, 'web.test');
+  nginxCert = readFileSync(web.certPath, 'utf8');
+  ctl = await startLocal({
+    args: ['--enable-ssl-passthrough', '--ssl-passthrough-proxy-port', String(await freePort())],
+    files: {
+      'web.json': [
+        service('app', 'web'), ...slices('app', 'web', [echo]),
+        tlsSecret('app', 'web-cert', nginxCert, readFileSync(web.keyPath, 'utf8')),
+        ingress('app', 'web', { host: 'web.test', annotations: { [`${P}/ssl-redirect`]: 'false' }, tls: [{ hosts: ['web.test'], secretName: 'web-cert' }], paths: [{ path: '/', service: 'web' }] }),
+      ],
+      'passthrough.json': [
+        service('app', 'secure'),
+        ...slices('app', 'secure', [{ address: '127.0.0.1', port: backendPort } as EchoServer]),
+        ingress('app', 'secure', { host: 'backend.test', annotations: { [`${P}/ssl-passthrough`]: 'true' }, paths: [{ path: '/', service: 'secure' }] }),
+      ],
+    },
+  });
+});
+
+test.after(async () => {
+  await ctl?.stop();
+  await echo?.close();
+  backend?.close();
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+/** A raw TLS exchange on the HTTPS port: the peer certificate's CN and the answer. */
+function passthroughRequest(servername: string): Promise<{ cn: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: ctl.ports.https, servername, rejectUnauthorized: false }, () => {
+      const cn = String(socket.getPeerCertificate().subject?.CN ?? '');
+      let data = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => { data += d; });
+      socket.on('end', () => resolve({ cn, body: data.slice(data.indexOf('\r\n\r\n') + 4) }));
+      socket.write(`GET / HTTP/1.1\r\nHost: ${servername}\r\n\r\n`);
+    });
+    socket.on('error', reject);
+    socket.setTimeout(10_000, () => socket.destroy(new Error('timed out')));
+  });
+}
+
+/** An HTTPS request through NGINX from 127.0.0.9, trusting NGINX's certificate for web.test. */
+function nginxRequest(): Promise<{ status: number; cn: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({
+      host: '127.0.0.1', port: ctl.ports.https, path: '/', servername: 'web.test', ca: nginxCert, localAddress: '127.0.0.9',
+      headers: { Host: 'web.test', Connection: 'close' }, agent: false, timeout: 10_000,
+    }, (res) => {
+      const cn = String((res.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN ?? '');
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, cn, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the passthrough host gets the backend\'s own certificate and answer, TLS untouched by NGINX', async () => {
+  await ctl.until('web.test', '/', (r) => r.status === 200, { what: 'web.test served' });
+  const r = await passthroughRequest('backend.test');
+  assert.is(r.cn, 'backend.test');
+  assert.is(r.body, 'from the backend');
+});
+
+test('a normal TLS host on the same port gets NGINX\'s certificate and is proxied with the client address kept', async () => {
+  const r = await nginxRequest();
+  assert.is(r.status, 200);
+  assert.is(r.cn, 'web.test');
+  const headers = (JSON.parse(r.body) as { name: string; headers: Record<string, string> });
+  assert.is(headers.name, 'web');
+  assert.is(headers.headers['x-real-ip'], '127.0.0.9');
+  assert.is(headers.headers['x-forwarded-for'], '127.0.0.9');
+});
+
+test('plain HTTP is unaffected, and nginx.conf has the SNI stream server', async () => {
+  const r = await ctl.request('web.test', '/');
+  assert.is(r.status, 200);
+  assert.is(r.backend, 'web');
+  const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
+  assert.match(conf, `listen 127.0.0.1:${ctl.ports.https};\n        ssl_preread on;`);
+});
+
+test.run();

@@ -15,7 +15,7 @@ import { createModelBuilder } from '../src/model/build.js';
 import { backendsPayload } from '../src/model/payload.js';
 import { createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix } from '../src/render/runtime.js';
-import { ensureFallbackCertificate } from '../src/actors/fallback-cert.js';
+import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
 import { silentLogger } from '../src/log.js';
 import { freePorts } from '../test/support/ports.js';
 import { waitFor } from '../test/support/wait.js';

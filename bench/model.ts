@@ -18,7 +18,7 @@ import { backendsPayload, createBackendsSerialiser, serversPayload } from '../sr
 import type { Configuration } from '../src/model/types.js';
 import { auxiliaryFiles, createRenderer, type Renderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../src/render/runtime.js';
-import { ensureFallbackCertificate } from '../src/actors/fallback-cert.js';
+import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
 import { silentLogger } from '../src/log.js';
 import type { SourceEvent } from '../src/streams/events.js';
 import { generateEvents, ingressObject, sliceObject, type GenOptions } from './gen.js';

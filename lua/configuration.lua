@@ -98,19 +98,25 @@ local function store(dict, dict_name, key, value, what)
   return false
 end
 
-local function handle_backends(method)
-  if method == "GET" then
-    local data = _M.get_backends_data()
-    if not data then return respond(ngx.HTTP_NOT_FOUND, "no backends posted yet") end
-    ngx.header["Content-Type"] = "application/json"
-    return ngx.print(data)
+--- A JSON document endpoint: GET returns what was stored; POST validates the body's shape,
+--- stores it and, when the document has one, bumps its version so workers re-sync.
+local function json_document(what, shape, key, version_key, get)
+  return function(method)
+    if method == "GET" then
+      local data = get()
+      if not data then return respond(ngx.HTTP_NOT_FOUND, "no " .. what .. " posted yet") end
+      ngx.header["Content-Type"] = "application/json"
+      return ngx.print(data)
+    end
+    local raw = read_json_body(what, shape)
+    if not raw then return end
+    if not store(configuration_data, "configuration_data", key, raw, what) then return end
+    if version_key then configuration_data:incr(version_key, 1, 0) end
+    respond(ngx.HTTP_CREATED)
   end
-  local raw = read_json_body("backends", "array")
-  if not raw then return end
-  if not store(configuration_data, "configuration_data", BACKENDS_KEY, raw, "backends") then return end
-  configuration_data:incr(BACKENDS_VERSION_KEY, 1, 0)
-  respond(ngx.HTTP_CREATED)
 end
+
+local handle_backends = json_document("backends", "array", BACKENDS_KEY, BACKENDS_VERSION_KEY, _M.get_backends_data)
 
 local function handle_servers(method)
   if method ~= "POST" then
@@ -164,18 +170,7 @@ local function handle_certs(method)
   ngx.print(pem)
 end
 
-local function handle_general(method)
-  if method == "GET" then
-    local data = _M.get_general_data()
-    if not data then return respond(ngx.HTTP_NOT_FOUND, "no general configuration posted yet") end
-    ngx.header["Content-Type"] = "application/json"
-    return ngx.print(data)
-  end
-  local raw = read_json_body("general", "object")
-  if not raw then return end
-  if not store(configuration_data, "configuration_data", GENERAL_KEY, raw, "general") then return end
-  respond(ngx.HTTP_CREATED)
-end
+local handle_general = json_document("general", "object", GENERAL_KEY, nil, _M.get_general_data)
 
 local HANDLERS = {
   ["/configuration/backends"] = handle_backends,

@@ -75,6 +75,15 @@ function _M.deep_equal(a, b)
 end
 
 --- Same endpoints in the same order?
+--- Keeps a hashing balancer's `upstream-hash-by` expression and its compiled form current.
+function _M.sync_hash_by(balancer, backend)
+  local hash_by = backend.upstreamHashByConfig["upstream-hash-by"]
+  if hash_by ~= balancer.hash_by or balancer.key_parts == nil then
+    balancer.hash_by = hash_by
+    balancer.key_parts = _M.compile_var_template(hash_by)
+  end
+end
+
 function _M.same_endpoints(a, b)
   if #a ~= #b then return false end
   for i = 1, #a do

@@ -14,18 +14,14 @@ local function build(self, backend)
 end
 
 function _M.new(self, backend)
-  local hash_by = backend.upstreamHashByConfig["upstream-hash-by"]
-  local o = setmetatable({ hash_by = hash_by, key_parts = util.compile_var_template(hash_by) }, self)
+  local o = setmetatable({}, self)
+  util.sync_hash_by(o, backend)
   build(o, backend)
   return o
 end
 
 function _M.sync(self, backend)
-  local hash_by = backend.upstreamHashByConfig["upstream-hash-by"]
-  if hash_by ~= self.hash_by then
-    self.hash_by = hash_by
-    self.key_parts = util.compile_var_template(hash_by)
-  end
+  util.sync_hash_by(self, backend)
   if not util.same_endpoints(self.endpoints, backend.endpoints) then build(self, backend) end
 end
 

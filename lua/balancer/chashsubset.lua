@@ -38,22 +38,14 @@ local function subset_size(backend)
 end
 
 function _M.new(self, backend)
-  local hash_by = backend.upstreamHashByConfig["upstream-hash-by"]
-  local o = setmetatable({
-    hash_by = hash_by,
-    key_parts = util.compile_var_template(hash_by),
-    subset_size = subset_size(backend),
-  }, self)
+  local o = setmetatable({ subset_size = subset_size(backend) }, self)
+  util.sync_hash_by(o, backend)
   build(o, backend)
   return o
 end
 
 function _M.sync(self, backend)
-  local hash_by = backend.upstreamHashByConfig["upstream-hash-by"]
-  if hash_by ~= self.hash_by then
-    self.hash_by = hash_by
-    self.key_parts = util.compile_var_template(hash_by)
-  end
+  util.sync_hash_by(self, backend)
   local size = subset_size(backend)
   if size ~= self.subset_size or not util.same_endpoints(self.endpoints, backend.endpoints) then
     self.subset_size = size

@@ -2,7 +2,7 @@
 // replays a recorded log through the pipeline and writes decisions and configurations to --out.
 import { createLogger } from '../log.js';
 import { readReplayLog, ReplayLogError } from '../streams/replay-log.js';
-import { replay } from '../streams/replay.js';
+import { replay } from './replay-run.js';
 
 export interface ReplayCliOptions {
   speed?: number;

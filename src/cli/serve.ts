@@ -22,7 +22,7 @@ import { createRenderer } from '../render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, preparePrefix, type NginxRuntime } from '../render/runtime.js';
 import { createNginxProcess } from '../actors/nginx-process.js';
 import { createReloadActor } from '../actors/reload.js';
-import { ensureFallbackCertificate } from '../actors/fallback-cert.js';
+import { ensureFallbackCertificate } from '../render/fallback-cert.js';
 import { createDynamicConfigActor, waitForStatusPort } from '../actors/dynamic-config.js';
 import { createMetrics } from '../actors/metrics.js';
 import { startHealthServer } from '../actors/health-server.js';

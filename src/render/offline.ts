@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Configuration } from '../model/types.js';
-import { ensureFallbackCertificate } from '../actors/fallback-cert.js';
+import { ensureFallbackCertificate } from './fallback-cert.js';
 import { auxiliaryFiles, type Renderer } from './engine.js';
 import { defaultRuntime, preparePrefix, type NginxRuntime } from './runtime.js';
 

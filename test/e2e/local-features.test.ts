@@ -52,6 +52,8 @@ test.before(async () => {
       'tls.json': [
         tlsSecret('app', 'tls-cert', await readText(cert.certPath), await readText(cert.keyPath)),
         ingress('app', 'tls', { host: 'tls.test', tls: [{ hosts: ['tls.test'], secretName: 'tls-cert' }], paths: [{ path: '/', service: 'primary' }] }),
+        // cert-manager's HTTP-01 solver: an ImplementationSpecific path on the TLS host.
+        ingress('app', 'acme-solver', { host: 'tls.test', annotations: { [`${P}/force-ssl-redirect`]: 'true' }, paths: [{ path: '/.well-known/acme-challenge/tok3n', pathType: 'ImplementationSpecific', service: 'primary' }] }),
       ],
       'canary.json': [
         feature('main', 'canary.test', {}, 'main-h'),
@@ -97,6 +99,10 @@ test('HTTP to a host with a certificate redirects to HTTPS with 308', async () =
   const r = await ctl.request('tls.test', '/path?q=1');
   assert.is(r.status, 308);
   assert.is(r.headers.location, `https://tls.test:${ctl.ports.https}/path?q=1`);
+  // ACME HTTP-01 challenges (no-tls-redirect-locations) are answered over HTTP.
+  const acme = await ctl.request('tls.test', '/.well-known/acme-challenge/tok3n');
+  assert.is(acme.status, 200);
+  assert.is(acme.json?.path, '/.well-known/acme-challenge/tok3n');
   // A host without a certificate is not redirected.
   assert.is((await ctl.request('canary.test', '/')).status, 200);
 });

@@ -5,9 +5,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { asyncScheduler } from 'rxjs';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import { createModelBuilder } from '../../src/model/build.js';
@@ -18,30 +18,18 @@ import { modelSyncDeps } from '../../src/actors/model-sync.js';
 import { createPipeline } from '../../src/streams/pipeline.js';
 import { manifestsSource } from '../../src/streams/manifests.js';
 import { createRecorder, recordingHooks } from '../../src/streams/record.js';
-import { createOfflineActors } from '../../src/streams/replay-actors.js';
+import { createOfflineActors } from '../../src/actors/offline.js';
 import { offlineRuntime } from '../../src/render/offline.js';
 import { readReplayLog } from '../../src/streams/replay-log.js';
-import { replay } from '../../src/streams/replay.js';
+import { replay } from '../../src/cli/replay-run.js';
 import { main } from '../../src/cli/main.js';
 import { silentLogger } from '../../src/log.js';
 import { waitFor } from '../support/wait.js';
+import { listFiles } from '../support/files.js';
 
 const ANNOTATIONS = 'nginx.ingress.kubernetes.io';
 const CONFIGMAP = 'ingress-nginx/ingress-nginx-controller';
 const SYNC_RATE = 20;
-
-function listFiles(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else out.push(relative(root, p));
-    }
-  };
-  walk(root);
-  return out;
-}
 
 const cluster = (bodySize: string) => `
 apiVersion: networking.k8s.io/v1

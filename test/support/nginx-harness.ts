@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { createRenderer, type Renderer } from '../../src/render/engine.js';
 import { defaultRuntime, preparePrefix, DEFAULT_TEMPLATE_DIR, type NginxRuntime } from '../../src/render/runtime.js';
 import { createNginxProcess, type NginxProcess } from '../../src/actors/nginx-process.js';
-import { ensureFallbackCertificate } from '../../src/actors/fallback-cert.js';
+import { ensureFallbackCertificate } from '../../src/render/fallback-cert.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import type { Backend } from '../../src/model/types.js';
 import { freePorts } from './ports.js';

@@ -104,6 +104,13 @@ for (const [name, cfg] of Object.entries(goldenConfigurations())) {
   });
 }
 
+golden('use-forwarded-headers reaches the Lua SSL redirect', () => {
+  const on = newRenderer().render(configuration([server('a.example.com')], {}, { useForwardedHeaders: true }), RUNTIME);
+  assert.match(on, 'use_forwarded_headers = true })');
+  const off = newRenderer().render(configuration([server('a.example.com')]), RUNTIME);
+  assert.match(off, 'use_forwarded_headers = false })');
+});
+
 golden('the Lua wiring contract is rendered as agreed', () => {
   const text = newRenderer().render(goldenConfigurations().minimal!, RUNTIME);
   assert.ok(text.indexOf('load_module "/usr/lib/nginx/modules/ndk_http_module.so";') < text.indexOf('ngx_http_lua_module.so'));

@@ -4,12 +4,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { parseReplayLog, readReplayLog, ReplayLogError } from '../../src/streams/replay-log.js';
-import { replay, replayInputs, scaledScheduler } from '../../src/streams/replay.js';
-import { createOfflineActors, payloadText } from '../../src/streams/replay-actors.js';
+import { replay } from '../../src/cli/replay-run.js';
+import { replayInputs, scaledScheduler } from '../../src/streams/replay-source.js';
+import { createOfflineActors, payloadText } from '../../src/actors/offline.js';
 import { offlineRuntime } from '../../src/render/offline.js';
 import type { Renderer } from '../../src/render/engine.js';
 import { runReplay } from '../../src/cli/replay.js';
@@ -19,25 +20,13 @@ import type { Backend } from '../../src/model/types.js';
 import type { Ingress, Secret } from '../../src/store/kube-types.js';
 import { redactSecret, type RecordedEvent, type RecordEntry } from '../../src/streams/record.js';
 import { baseCluster, header, ingress, logText, slice, stormEntries } from '../fixtures/replay/logs.js';
+import { listFiles } from '../support/files.js';
 
 let dir = '';
 const tmp = (name: string) => {
   if (!dir) throw new Error('no temporary directory');
   return join(dir, name);
 };
-
-function listFiles(root: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else out.push(relative(root, p));
-    }
-  };
-  walk(root);
-  return out;
-}
 
 /** Runs `fn` with stdout and stderr captured. */
 async function captured<T>(fn: () => Promise<T>): Promise<{ value: T; stdout: string; stderr: string }> {

@@ -11,7 +11,7 @@ import { asyncScheduler } from 'rxjs';
 import { createTracer, TRACKS, type TraceEvent } from '../../src/streams/trace.js';
 import { formatTraceSummary, parseTrace, percentile, summariseTrace } from '../../src/streams/trace-summary.js';
 import { parseReplayLog } from '../../src/streams/replay-log.js';
-import { replay } from '../../src/streams/replay.js';
+import { replay } from '../../src/cli/replay-run.js';
 import { runTraceSummary } from '../../src/cli/trace.js';
 import type { PipelineItem } from '../../src/streams/events.js';
 import type { SyncResult } from '../../src/actors/sync.js';

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { FallbackCert } from '../render/runtime.js';
+import type { FallbackCert } from './runtime.js';
 
 const run = promisify(execFile);
 

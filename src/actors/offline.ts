@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { of, type Observable } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Configuration } from '../model/types.js';
-import type { ActorOutcome, DynamicUpdate } from '../actors/sync.js';
+import type { ActorOutcome, DynamicUpdate } from './sync.js';
 import type { Renderer } from '../render/engine.js';
 import { testOffline } from '../render/offline.js';
 import type { NginxRuntime } from '../render/runtime.js';

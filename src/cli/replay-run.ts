@@ -6,7 +6,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   Observable, VirtualAction, VirtualTimeScheduler, asyncScheduler, lastValueFrom, takeWhile, tap,
-  type SchedulerAction, type SchedulerLike, type Subscription,
+  type SchedulerLike,
 } from 'rxjs';
 import type { Logger } from '../log.js';
 import { offlineRuntime, scratchRuntime } from '../render/offline.js';
@@ -16,12 +16,13 @@ import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
 import { DEFAULT_TEMPLATE_DIR } from '../render/runtime.js';
-import { isTask, type PipelineInput } from './events.js';
-import { createPipeline } from './pipeline.js';
-import { isRedacted } from './record.js';
-import type { ReplayLog, TimedInput } from './replay-log.js';
-import { createOfflineActors, type NginxTestOptions, type OfflineActors } from './replay-actors.js';
-import { createTracer, type Tracer } from './trace.js';
+import { isTask, type PipelineInput } from '../streams/events.js';
+import { replayInputs, scaledScheduler } from '../streams/replay-source.js';
+import { createPipeline } from '../streams/pipeline.js';
+import { isRedacted } from '../streams/record.js';
+import type { ReplayLog, TimedInput } from '../streams/replay-log.js';
+import { createOfflineActors, type NginxTestOptions, type OfflineActors } from '../actors/offline.js';
+import { createTracer, type Tracer } from '../streams/trace.js';
 import type { Secret } from '../store/kube-types.js';
 
 export interface ReplayOptions {
@@ -56,42 +57,6 @@ export interface ReplayReport {
 /** The decisions.ndjson line of a sync: exactly these keys, in this order. */
 export function decisionLine(r: SyncResult, start: number): string {
   return JSON.stringify({ sync: r.sync, t: r.t - start, events: r.events, decision: r.decision, reason: r.reason, checksum: r.checksum });
-}
-
-/** A scheduler that runs `inner`'s clock `speed` times faster: now() counts log time from 0. */
-export function scaledScheduler(inner: SchedulerLike, speed: number): SchedulerLike {
-  const start = inner.now();
-  return {
-    now: () => (inner.now() - start) * speed,
-    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay = 0, state?: T): Subscription {
-      return inner.schedule(function (this: SchedulerAction<T>, s?: T) {
-        const action = this;
-        // Work that reschedules itself through `this` must see scaled delays too.
-        const scaled: SchedulerAction<T> = Object.assign(Object.create(action) as SchedulerAction<T>, {
-          schedule: (st?: T, d = 0) => action.schedule(st, d / speed),
-          unsubscribe: () => action.unsubscribe(),
-        });
-        work.call(scaled, s);
-      }, delay / speed, state);
-    },
-  };
-}
-
-/** Emits each logged input when the scheduler's clock reaches its time (inputs due together in one burst). */
-export function replayInputs(entries: readonly TimedInput[], scheduler: SchedulerLike): Observable<PipelineInput> {
-  return new Observable<PipelineInput>((subscriber) => {
-    const start = scheduler.now();
-    let i = 0;
-    let pending: Subscription | null = null;
-    const step = () => {
-      const now = scheduler.now() - start;
-      while (i < entries.length && entries[i]!.t <= now) subscriber.next(entries[i++]!.input);
-      if (i >= entries.length) return subscriber.complete();
-      pending = scheduler.schedule(step, entries[i]!.t - now);
-    };
-    pending = scheduler.schedule(step, entries.length > 0 ? entries[0]!.t : 0);
-    return () => pending?.unsubscribe();
-  });
 }
 
 function redactedKeySecrets(entries: readonly TimedInput[]): number {

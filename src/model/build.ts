@@ -83,6 +83,8 @@ interface LastBuild {
   /** Warnings before the backends (settings, topology, certificates), per plan, and after the plans. */
   leading: ModelWarning[];
   planWarnings: Array<ModelWarning | undefined>;
+  /** The backend of each of `topo.plans`. */
+  planBackends: Backend[];
   trailing: ModelWarning[];
   /** Services of custom and upstream default backends: a change to them takes the full build. */
   otherServices: Set<string>;
@@ -177,9 +179,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
   function defaultRoot(settings: NginxSettings): Location {
     if (defaultRootMemo?.settings !== settings) {
-      const a = defaultAnnotations(settings);
+      const d = defaultAnnotations(settings);
       // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect).
-      a.rewrite = { ...a.rewrite, sslRedirect: false, forceSSLRedirect: false };
+      const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false } };
       defaultRootMemo = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, a, settings, true) };
     }
     return defaultRootMemo.location;
@@ -209,7 +211,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function build(store: StoreReader, changes?: StoreChanges): BuildResult {
-    return (changes && buildEndpointsOnly(store, changes)) || buildAll(store);
+    return (changes && buildEndpointsOnly(store, changes)) || buildAll(store, changes !== undefined && changes.every((c) => c.kind === 'Ingress'));
   }
 
   /** The Services whose EndpointSlices `changes` touched, or null when the full build must run. */
@@ -252,12 +254,14 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     if (!prev.backendIndex) prev.backendIndex = new Map(prev.backends.map((b, i) => [b.name, i]));
     let backends = prev.backends;
     const planWarnings = prev.planWarnings.slice();
+    const planBackends = prev.planBackends.slice();
     for (const svcKey of services) {
       for (const i of byService.get(svcKey) ?? []) {
         const p = topo.plans[i]!;
         const ends = endpointsFor(store, p.use.serviceKey, p.use.port, p.serviceUpstream, p.endpointsKey);
         planWarnings[i] = planWarning(p, ends);
         const b = planBackend(p, ends, settings);
+        planBackends[i] = b;
         const at = prev.backendIndex.get(p.name)!;
         if (backends[at] !== b) {
           if (backends === prev.backends) backends = backends.slice();
@@ -270,7 +274,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     for (const w of prev.trailing) warnings.push(w);
     const { tcpEndpoints, udpEndpoints } = l4Services(store, warnings);
     lastBackends = backends;
-    last = { ...prev, planWarnings, backends, backendIndex: prev.backendIndex };
+    last = { ...prev, planWarnings, planBackends, backends, backendIndex: prev.backendIndex };
     const config: Configuration = {
       servers: prev.servers, backends, tcpEndpoints, udpEndpoints,
       certificates: prev.certificates, defaultCertificate: prev.defaultCertificate, settings,
@@ -334,7 +338,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     return { tcpEndpoints, udpEndpoints };
   }
 
-  function buildAll(store: StoreReader): BuildResult {
+  /** `ingressesOnly`: the caller says only Ingresses changed since the previous build (Services and EndpointSlices did not). */
+  function buildAll(store: StoreReader, ingressesOnly = false): BuildResult {
     const started = performance.now();
     const previous = last;
     last = null; // a build that throws leaves nothing to reuse
@@ -434,18 +439,29 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     let backends: Backend[] = [];
     const leading = warnings.slice();
     const planWarnings = new Array<ModelWarning | undefined>(topo.plans.length);
+    const planBackends = new Array<Backend>(topo.plans.length);
+    // With the same settings and no Service or EndpointSlice changed, a plan the topology kept
+    // (the same object at the same place) gives the same backend.
+    const reuse = ingressesOnly && previous !== null && previous.settings === settings ? previous : null;
     for (let i = 0; i < topo.plans.length; i++) {
       const p = topo.plans[i]!;
+      if (reuse && reuse.topo.plans[i] === p) {
+        const w = reuse.planWarnings[i];
+        if (w) warnings.push(w);
+        planWarnings[i] = w;
+        backends.push((planBackends[i] = reuse.planBackends[i]!));
+        continue;
+      }
       const ends = endpointsFor(store, p.use.serviceKey, p.use.port, p.serviceUpstream, p.endpointsKey);
       const w = planWarning(p, ends);
       if (w) warnings.push(w);
       planWarnings[i] = w;
-      backends.push(planBackend(p, ends, settings));
+      backends.push((planBackends[i] = planBackend(p, ends, settings)));
     }
     const trailingFrom = warnings.length;
     const otherServices = new Set<string>();
 
-    const defaults = defaultAnnotationsOf(settings);
+    const defaults = defaultAnnotations(settings);
     for (const { name, svcKey, ownerKey } of topo.customDefaults) {
       if (topo.planned.has(name)) continue;
       otherServices.add(svcKey);
@@ -511,7 +527,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     }
     last = {
       topo, settings, servers, certificates: sortedCertificates, defaultCertificate, validUntil,
-      leading, planWarnings, trailing, otherServices, backends,
+      leading, planWarnings, planBackends, trailing, otherServices, backends,
       backendIndex: previous?.backends === backends ? previous.backendIndex : undefined,
     };
     logger?.debug({
@@ -519,13 +535,6 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       warnings: warnings.length, ms: Math.round(performance.now() - started),
     }, 'model built');
     return { config, warnings };
-  }
-
-  const defaultsBySettings = new WeakMap<NginxSettings, ParsedAnnotations>();
-  function defaultAnnotationsOf(settings: NginxSettings): ParsedAnnotations {
-    let a = defaultsBySettings.get(settings);
-    if (!a) defaultsBySettings.set(settings, (a = defaultAnnotations(settings)));
-    return a;
   }
 
   return { build };

@@ -3,8 +3,9 @@
 // fragments, and unchanged lists, as the same objects); a list that differs from the previous
 // one in a few places is derived from it (its map copied, the changed runs of lines rehashed),
 // and the snapshot tells decide() which names may differ, so a small change costs little.
+// Fragments are serialised by ./canonical.ts (sorted keys, with shared sub-objects digested).
 import { createHash } from 'node:crypto';
-import stringify from 'fast-json-stable-stringify';
+import { canonicalText } from './canonical.js';
 import type { NginxSettings } from './config/settings.js';
 import type { Backend, Configuration, L4Service, Server } from './types.js';
 
@@ -66,7 +67,7 @@ const settingsHashes = new WeakMap<NginxSettings, string>();
 function serverHashes(s: Server): ServerHashes {
   let h = serverMemos.get(s);
   if (h === undefined) {
-    h = { structure: sha1(stringify({ ...s, certificate: null, tlsSecret: null })), certificate: s.certificate };
+    h = { structure: sha1(canonicalText({ ...s, certificate: null, tlsSecret: null })), certificate: s.certificate };
     serverMemos.set(s, h);
   }
   return h;
@@ -75,7 +76,7 @@ function serverHashes(s: Server): ServerHashes {
 function backendHashes(b: Backend): BackendHashes {
   let h = backendMemos.get(b);
   if (h === undefined) {
-    h = { policy: sha1(stringify({ ...b, endpoints: [] })), endpoints: sha1(stringify(b.endpoints)) };
+    h = { policy: sha1(canonicalText({ ...b, endpoints: [] })), endpoints: sha1(canonicalText(b.endpoints)) };
     backendMemos.set(b, h);
   }
   return h;
@@ -189,7 +190,7 @@ const backendKind: ListKind<Backend, BackendHashes> = {
 function settingsHash(s: NginxSettings): string {
   let h = settingsHashes.get(s);
   if (h === undefined) {
-    h = sha1(stringify(s));
+    h = sha1(canonicalText(s));
     settingsHashes.set(s, h);
   }
   return h;
@@ -198,8 +199,8 @@ function settingsHash(s: NginxSettings): string {
 function l4Parts(tcp: L4Service[], udp: L4Service[]): { structure: string; endpoints: string } {
   const strip = (l: L4Service[]) => l.map((s) => ({ ...s, endpoints: [] }));
   return {
-    structure: sha1(stringify({ tcp: strip(tcp), udp: strip(udp) })),
-    endpoints: sha1(stringify({ tcp: tcp.map((s) => s.endpoints), udp: udp.map((s) => s.endpoints) })),
+    structure: sha1(canonicalText({ tcp: strip(tcp), udp: strip(udp) })),
+    endpoints: sha1(canonicalText({ tcp: tcp.map((s) => s.endpoints), udp: udp.map((s) => s.endpoints) })),
   };
 }
 

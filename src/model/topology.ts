@@ -62,7 +62,6 @@ export interface Topology {
   // For the incremental update:
   /** The default server's root (catch-all or built-in). */
   root: Location;
-  fragmentSet: Set<IngressFragment>;
   byHost: Map<string, IngressFragment[]>;
   assembled: Map<string, AssembledServer>;
   planIndex: Map<string, BackendPlan>;
@@ -75,6 +74,8 @@ export interface Topology {
   canaryHosts: Set<string>;
   /** Backends of canary Ingresses and the primary backends they merge into. */
   canaryBackends: Set<string>;
+  /** Backends of ssl-passthrough hosts. */
+  passthrough: Set<string>;
 }
 
 /** Most Ingresses an incremental topology update handles; more is a full recompute. */
@@ -318,8 +319,8 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     const t = { aliasWarnings, assembled, canaryWarnings };
     return {
       settings, fragments, hosts, plans: sorted, planned: new Set(plans.keys()), customDefaults: [...customDefaults.values()],
-      warnings: collectWarnings(fragments, hosts, t), removed: null, root, fragmentSet: new Set(fragments), byHost, assembled,
-      planIndex: plans, aliasWarnings, aliasNames, canaryWarnings, hasCanary, canaryHosts, canaryBackends,
+      warnings: collectWarnings(fragments, hosts, t), removed: null, root, byHost, assembled,
+      planIndex: plans, aliasWarnings, aliasNames, canaryWarnings, hasCanary, canaryHosts, canaryBackends, passthrough,
     };
   }
 
@@ -331,12 +332,9 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
    */
   function updateTopology(prev: Topology, settings: NginxSettings, fragments: IngressFragment[]): Topology | null {
     if (prev.settings !== settings) return null;
-    const nextSet = new Set(fragments);
-    if (nextSet.size !== fragments.length) return null;
-    const changed: IngressFragment[] = [];
-    for (const f of prev.fragments) if (!nextSet.has(f)) changed.push(f);
-    for (const f of fragments) if (!prev.fragmentSet.has(f)) changed.push(f);
-    if (changed.length === 0 || changed.length > INCREMENTAL_LIMIT) return null;
+    const changes = changedFragments(prev.fragments, fragments);
+    if (changes === null || changes.changed.length === 0) return null;
+    const { changed } = changes;
     const hostsTouched = new Set<string>();
     const backendsTouched = new Set<string>();
     for (const f of changed) {
@@ -361,7 +359,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     const removedHosts: string[] = [];
     let hostSetChanged = false;
     for (const h of hostsTouched) {
-      const frags = fragments.filter((f) => !f.canary && f.hosts.includes(h));
+      const frags = hostFragments(h, byHost.get(h), changes, fragments);
       if (frags.length === 0 && h !== DEFAULT_SERVER) {
         byHost.delete(h);
         assembled.delete(h);
@@ -376,7 +374,8 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     }
     const hosts: HostEntry[] = hostSetChanged
       ? [...byHost.keys()].sort(compareHosts).map((host) => ({ host, frags: byHost.get(host)!, base: assembled.get(host)!.server }))
-      : prev.hosts.map((e) => (hostsTouched.has(e.host) ? { host: e.host, frags: byHost.get(e.host)!, base: assembled.get(e.host)!.server } : e));
+      : replaceAt(prev.hosts, [...hostsTouched].map((h) => sortedIndex(prev.hosts, (e) => compareHosts(e.host, h))),
+        (e) => ({ host: e.host, frags: byHost.get(e.host)!, base: assembled.get(e.host)!.server }));
 
     // Backends of the changed Ingresses: owner and cookie locations from every user, oldest first.
     const previousPlans = new Map([...backendsTouched].map((n) => [n, planIndex.get(n)]));
@@ -389,7 +388,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       }
     }
     // No changed host is ssl-passthrough (checked above), so passthrough backends stay as they were.
-    const passthrough = new Set(prev.plans.filter((p) => p.sslPassthrough).map((p) => p.name));
+    const { passthrough } = prev;
     const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
     for (const [name, p] of fresh) {
       finishPlan(p, aliasesOf, passthrough);
@@ -398,7 +397,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     const namesChanged = [...backendsTouched].some((n) => planIndex.has(n) !== (previousPlans.get(n) !== undefined));
     const plans = namesChanged
       ? [...planIndex.values()].sort(byName)
-      : prev.plans.map((p) => (backendsTouched.has(p.name) ? planIndex.get(p.name)! : p));
+      : replaceAt(prev.plans, [...backendsTouched].map((n) => sortedIndex(prev.plans, (p) => byName(p, { name: n }))), (p) => planIndex.get(p.name)!);
     const removedBackends = [...backendsTouched].filter((n) => !planIndex.has(n));
 
     // Without a warning from the changed Ingresses or hosts before or after, the warnings stay as they were.
@@ -407,9 +406,9 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     return {
       settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
       customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : collectWarnings(fragments, hosts, t),
-      removed: { hosts: removedHosts, backends: removedBackends }, root: prev.root, fragmentSet: nextSet, byHost,
+      removed: { hosts: removedHosts, backends: removedBackends }, root: prev.root, byHost,
       assembled, planIndex, aliasWarnings: prev.aliasWarnings, aliasNames: prev.aliasNames, canaryWarnings: prev.canaryWarnings,
-      hasCanary: prev.hasCanary, canaryHosts: prev.canaryHosts, canaryBackends: prev.canaryBackends,
+      hasCanary: prev.hasCanary, canaryHosts: prev.canaryHosts, canaryBackends: prev.canaryBackends, passthrough,
     };
   }
 
@@ -421,6 +420,81 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       return topology;
     },
   };
+}
+
+interface FragmentChanges {
+  /** The fragments removed and added. */
+  changed: IngressFragment[];
+  /** When every change kept its place in the list: [removed, added] by place. */
+  replaced: Array<[IngressFragment, IngressFragment]> | null;
+}
+
+/**
+ * What changed between two fragment lists (at most INCREMENTAL_LIMIT fragments); null when more.
+ * An update that keeps an Ingress's place in the list (the usual case) is found by position; a
+ * fragment that only moved counts as removed and added, which recomputes its hosts for nothing
+ * but is correct.
+ */
+function changedFragments(prev: readonly IngressFragment[], next: readonly IngressFragment[]): FragmentChanges | null {
+  const changed: IngressFragment[] = [];
+  if (prev.length === next.length) {
+    const replaced: Array<[IngressFragment, IngressFragment]> = [];
+    for (let i = 0; i < next.length; i++) {
+      if (prev[i] === next[i]) continue;
+      if (changed.length + 2 > INCREMENTAL_LIMIT) return null;
+      changed.push(prev[i]!, next[i]!);
+      replaced.push([prev[i]!, next[i]!]);
+    }
+    return { changed, replaced };
+  }
+  const prevSet = new Set(prev);
+  const nextSet = new Set(next);
+  if (prevSet.size !== prev.length || nextSet.size !== next.length) return null;
+  for (const f of prev) if (!nextSet.has(f)) changed.push(f);
+  for (const f of next) if (!prevSet.has(f)) changed.push(f);
+  return changed.length > INCREMENTAL_LIMIT ? null : { changed, replaced: null };
+}
+
+const servesHost = (f: IngressFragment, host: string) => !f.canary && f.hosts.includes(host);
+
+/**
+ * A host's fragments after the changes: its previous list with the replaced fragments swapped in
+ * place when that is all that happened to it, else a scan of every fragment.
+ */
+function hostFragments(host: string, before: IngressFragment[] | undefined, c: FragmentChanges, fragments: readonly IngressFragment[]): IngressFragment[] {
+  if (c.replaced && before) {
+    let list: IngressFragment[] | null = before.slice();
+    for (const [old, next] of c.replaced) {
+      const at = list.indexOf(old);
+      const serves = servesHost(next, host);
+      if (at >= 0 && serves) list[at] = next;
+      else if (at >= 0) list.splice(at, 1);
+      else if (serves) { list = null; break; }
+    }
+    if (list) return list;
+  }
+  return fragments.filter((f) => servesHost(f, host));
+}
+
+/** Index of the item for which `compare(item)` is 0 in a list sorted by it; -1 if none. */
+function sortedIndex<T>(list: readonly T[], compare: (item: T) => number): number {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compare(list[mid]!);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** A copy of `list` with the items at `indexes` (-1: none) replaced by `make(item)`. */
+function replaceAt<T>(list: readonly T[], indexes: number[], make: (item: T) => T): T[] {
+  const out = list.slice();
+  for (const i of indexes) if (i >= 0) out[i] = make(out[i]!);
+  return out;
 }
 
 export function endpointsKey(svcKey: string, port: string, serviceUpstream: boolean): string {

@@ -350,4 +350,45 @@ test('the first group to deny names the reason', () => {
   assert.match(value.denied ?? '', /^annotation allowlist-source-range/);
 });
 
+test('a group reads only its own keys: any other annotation leaves it at its default', () => {
+  const settings = defaultSettings();
+  const ctx = { prefix: P, settings, store: storeWith(['shop/other']) };
+  const empty = ingress({});
+  const values = ['true', 'false', '10', '10m', 'cookie', 'other', '/x', '10.0.0.0/8', 'GET', ''];
+  for (const owner of ANNOTATION_GROUPS) {
+    for (const key of Object.keys(owner.keys)) {
+      for (const value of values) {
+        const ing = ingress({ [key]: value });
+        for (const group of ANNOTATION_GROUPS) {
+          if (group === owner) continue;
+          const warnings: string[] = [];
+          const got = group.parse(ing, ctx, (k, m) => warnings.push(`${k}: ${m}`));
+          assert.equal(got, group.parse(empty, ctx, () => undefined), `${group.name} with ${key}=${JSON.stringify(value)}`);
+          assert.equal(warnings, [], `${group.name} warned about ${key}`);
+        }
+      }
+    }
+  }
+});
+
+test('groups an Ingress does not set are the shared default objects; no annotations → the defaults object itself', () => {
+  const settings = defaultSettings();
+  const ctx = { prefix: P, settings, store: storeWith() };
+  const defaults = defaultAnnotations(settings);
+  assert.ok(Object.isFrozen(defaults) && Object.isFrozen(defaults.proxy), 'defaults are frozen');
+  assert.is(parseAnnotations(ingress({}), ctx).value, defaults);
+  assert.is(parseAnnotations(ingress({ 'unknown-key': 'x' }), ctx).value, defaults);
+  const some = parseAnnotations(ingress({ 'proxy-body-size': '8m', 'enable-cors': 'true' }), ctx).value;
+  assert.is(some.proxy.bodySize, '8m');
+  assert.ok(some.cors?.enabled);
+  assert.is.not(some.proxy, defaults.proxy);
+  for (const field of ['rewrite', 'redirect', 'basicAuth', 'externalAuth', 'allowlist', 'canary', 'affinity', 'upstreamHashBy'] as const) {
+    assert.is(some[field], defaults[field], field);
+  }
+  // The first denying group still names the reason when others are defaults.
+  const denied = parseAnnotations(ingress({ 'auth-type': 'basic' }), ctx).value;
+  assert.match(denied.denied ?? '', /auth-secret/);
+  assert.is(defaults.denied, null);
+});
+
 test.run();

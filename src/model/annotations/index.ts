@@ -50,10 +50,37 @@ const NO_STORE = new Proxy({}, {
 
 /**
  * What an Ingress without annotations gets: the groups run over an empty Ingress, so defaults
- * and parsing cannot disagree.
+ * and parsing cannot disagree. One deep-frozen object per settings object.
  */
 export function defaultAnnotations(settings: NginxSettings): ParsedAnnotations {
-  return runGroups(EMPTY_INGRESS, { prefix: DEFAULT_ANNOTATIONS_PREFIX, settings, store: NO_STORE, prefixed: NONE }, mustNotWarn);
+  return defaultsOf(settings).value;
+}
+
+interface Defaults {
+  value: ParsedAnnotations;
+  /** Each group's part of `value`, in ANNOTATION_GROUPS order. */
+  parts: Record<string, unknown>[];
+}
+
+const defaultsBySettings = new WeakMap<NginxSettings, Defaults>();
+
+function defaultsOf(settings: NginxSettings): Defaults {
+  let d = defaultsBySettings.get(settings);
+  if (d === undefined) {
+    const ctx: AnnotationContext = { prefix: DEFAULT_ANNOTATIONS_PREFIX, settings, store: NO_STORE, prefixed: NONE };
+    const parts = ANNOTATION_GROUPS.map((g) => deepFreeze(g.parse(EMPTY_INGRESS, ctx, mustNotWarn) as Record<string, unknown>));
+    d = { value: deepFreeze(assemble(parts)), parts };
+    defaultsBySettings.set(settings, d);
+  }
+  return d;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 const NONE: Readonly<Record<string, string>> = Object.freeze({});
@@ -63,10 +90,17 @@ function mustNotWarn(): never {
   throw new Error('annotation defaults must not warn');
 }
 
-function runGroups(ing: Ingress, ctx: AnnotationContext, warn: (key: string, message: string) => void): ParsedAnnotations {
+const GROUP_KEYS = ANNOTATION_GROUPS.map((g) => Object.keys(g.keys));
+
+/** Whether the Ingress sets any of the i-th group's keys. */
+function setsAnyKey(i: number, prefixed: Readonly<Record<string, string>>): boolean {
+  for (const key of GROUP_KEYS[i]!) if (Object.hasOwn(prefixed, key)) return true;
+  return false;
+}
+
+function assemble(parts: Record<string, unknown>[]): ParsedAnnotations {
   const value: Record<string, unknown> = { denied: null };
-  for (const group of ANNOTATION_GROUPS) {
-    const part = group.parse(ing, ctx, warn) as Record<string, unknown>;
+  for (const part of parts) {
     for (const field in part) {
       if (field !== 'denied') value[field] = part[field];
       else if (value.denied === null) value.denied = part.denied ?? null;
@@ -75,6 +109,30 @@ function runGroups(ing: Ingress, ctx: AnnotationContext, warn: (key: string, mes
   // A copy with the same keys in the same order: the keyed stores above leave `value` a slow
   // dictionary-mode object (~1.5 KB per Ingress); the spread copy has fast properties.
   return { ...value } as unknown as ParsedAnnotations;
+}
+
+/**
+ * A group reads nothing but its own keys (the reader refuses others), so a group none of whose
+ * keys the Ingress sets gives the default part: the shared, frozen object, which keeps the
+ * model small and lets the hashing serialise it once. An Ingress without annotations gets the
+ * defaults object itself.
+ */
+function runGroups(ing: Ingress, ctx: AnnotationContext & { prefixed: Readonly<Record<string, string>> }, warn: (key: string, message: string) => void): ParsedAnnotations {
+  const defaults = defaultsOf(ctx.settings);
+  let value: Record<string, unknown> | null = null;
+  let denied: string | null = null;
+  for (let i = 0; i < ANNOTATION_GROUPS.length; i++) {
+    const group = ANNOTATION_GROUPS[i]!;
+    const part = setsAnyKey(i, ctx.prefixed) ? group.parse(ing, ctx, warn) as Record<string, unknown> : null;
+    denied ??= ((part ?? defaults.parts[i]!).denied as string | null | undefined) ?? null;
+    if (part === null) continue;
+    // A copy of the defaults keeps their fast-properties layout; these stores only replace values.
+    value ??= { ...defaults.value };
+    for (const field in part) if (field !== 'denied') value[field] = part[field];
+  }
+  if (value === null) return defaults.value;
+  value.denied = denied;
+  return value as unknown as ParsedAnnotations;
 }
 
 export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseResult {

@@ -352,7 +352,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const fragments = new Array<IngressFragment>(list.length);
     for (let i = 0; i < list.length; i++) fragments[i] = fragmentFor(store, list[i]!, settings);
     const topo = topologies.topologyFor(settings, fragments);
-    if (topo !== lastTopology) forgetRemoved(topo, store.options.defaultBackendService);
+    // A first build has nothing to forget.
+    if (topo !== lastTopology && lastTopology !== null) forgetRemoved(topo, store.options.defaultBackendService);
     lastTopology = topo;
     for (const w of topo.warnings) warnings.push(w);
 

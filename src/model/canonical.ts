@@ -46,24 +46,38 @@ export function canonicalText(value: unknown): string {
   return digest;
 }
 
-/** An object's keys sorted, each with its quoted prefix (`"key":`). */
+/** An object's keys sorted, each with its quoted prefix (`"key":`), and the insertion order it was made for. */
 interface Shape {
+  order: string[];
   keys: string[];
   quoted: string[];
 }
 
-/** Shapes by their keys in insertion order: model objects come in a few dozen shapes. */
-const shapes = new Map<string, Shape>();
-/** Open maps (keyed by host names, say) would add shapes without end; past this, shapes are not kept. */
-const SHAPE_LIMIT = 4096;
+/**
+ * The shapes seen last, most recent first. Model objects come in a few dozen shapes and mostly
+ * follow each other (location after location), and property names are interned strings, so
+ * comparing an object's keys with a recent shape's is cheaper than sorting them.
+ */
+const recent: Shape[] = [];
+const RECENT = 24;
 
 function shapeOf(keys: string[]): Shape {
-  const id = keys.join('\u0000');
-  let shape = shapes.get(id);
-  if (shape === undefined) {
-    const sorted = keys.sort();
-    shape = { keys: sorted, quoted: sorted.map((k) => `${JSON.stringify(k)}:`) };
-    if (shapes.size < SHAPE_LIMIT) shapes.set(id, shape);
+  for (let s = 0; s < recent.length; s++) {
+    const shape = recent[s]!;
+    if (sameKeys(shape.order, keys)) {
+      if (s > 0) { recent.splice(s, 1); recent.unshift(shape); }
+      return shape;
+    }
   }
+  const keysSorted = keys.slice().sort();
+  const shape = { order: keys, keys: keysSorted, quoted: keysSorted.map((k) => `${JSON.stringify(k)}:`) };
+  recent.unshift(shape);
+  if (recent.length > RECENT) recent.pop();
   return shape;
+}
+
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

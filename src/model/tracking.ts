@@ -35,22 +35,28 @@ function lookUp(store: StoreReader, dep: Dependency): unknown {
 
 /** A reader over `store` that appends each look-up to `deps`. */
 export function trackingReader(store: StoreReader, deps: Dependency[]): StoreReader {
-  const record = <T>(lookup: Lookup, key: string, value: T): T => {
-    deps.push({ lookup, key, value });
+  return new TrackingReader(store, deps);
+}
+
+/** A class, not an object of closures: one is made for every Ingress parsed. */
+class TrackingReader implements StoreReader {
+  constructor(private readonly store: StoreReader, private readonly deps: Dependency[]) {}
+
+  get options(): StoreReader['options'] { return this.store.options; }
+  listIngresses() { return this.record('listIngresses', '', this.store.listIngresses()); }
+  getIngress(k: string) { return this.record('getIngress', k, this.store.getIngress(k)); }
+  getService(k: string) { return this.record('getService', k, this.store.getService(k)); }
+  getEndpointSlices(k: string) { return this.record('getEndpointSlices', k, this.store.getEndpointSlices(k)); }
+  getSecret(k: string) { return this.record('getSecret', k, this.store.getSecret(k)); }
+  getConfigMap(k: string) { return this.record('getConfigMap', k, this.store.getConfigMap(k)); }
+  getIngressClass(k: string) { return this.record('getIngressClass', k, this.store.getIngressClass(k)); }
+  getNamespace(k: string) { return this.record('getNamespace', k, this.store.getNamespace(k)); }
+  ingressesReferencingSecret(k: string) { return this.record('ingressesReferencingSecret', k, this.store.ingressesReferencingSecret(k)); }
+
+  private record<T>(lookup: Lookup, key: string, value: T): T {
+    this.deps.push({ lookup, key, value });
     return value;
-  };
-  return {
-    get options() { return store.options; },
-    listIngresses: () => record('listIngresses', '', store.listIngresses()),
-    getIngress: (k) => record('getIngress', k, store.getIngress(k)),
-    getService: (k) => record('getService', k, store.getService(k)),
-    getEndpointSlices: (k) => record('getEndpointSlices', k, store.getEndpointSlices(k)),
-    getSecret: (k) => record('getSecret', k, store.getSecret(k)),
-    getConfigMap: (k) => record('getConfigMap', k, store.getConfigMap(k)),
-    getIngressClass: (k) => record('getIngressClass', k, store.getIngressClass(k)),
-    getNamespace: (k) => record('getNamespace', k, store.getNamespace(k)),
-    ingressesReferencingSecret: (k) => record('ingressesReferencingSecret', k, store.ingressesReferencingSecret(k)),
-  };
+  }
 }
 
 /** Whether every recorded look-up still returns the same object(s). */

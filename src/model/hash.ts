@@ -73,6 +73,11 @@ function serverHashes(s: Server): ServerHashes {
   return h;
 }
 
+/** The hash of everything of a server but its certificate (memoised by identity, shared with the snapshot). */
+export function serverStructureHash(s: Server): string {
+  return serverHashes(s).structure;
+}
+
 function backendHashes(b: Backend): BackendHashes {
   let h = backendMemos.get(b);
   if (h === undefined) {

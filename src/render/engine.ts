@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
+import { serverStructureHash } from '../model/hash.js';
 import type { Configuration, Server } from '../model/types.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
@@ -50,7 +51,11 @@ interface Fragment {
   ctxKey: string;
   www: string | null;
   text: string;
-  /** sha1 of text: the checksum hashes these instead of the whole configuration. */
+  /**
+   * Identifies text (with ctxKey): the checksum hashes these instead of the whole configuration.
+   * The text is a function of the server, which the model's structure hash covers (the
+   * certificate is not rendered), of the www-redirect host and of what ctxKey covers.
+   */
   hash: string;
   httpLevel: string;
   authCache: boolean;
@@ -174,7 +179,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www, ...(passthroughPort === undefined ? {} : { passthroughPort }) });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
-          frag = { ctxKey, www, text, hash: createHash('sha1').update(text).digest('hex'), httpLevel: view.httpLevel, authCache: view.authCache };
+          frag = { ctxKey, www, text, hash: fragmentHash(server, www), httpLevel: view.httpLevel, authCache: view.authCache };
         } catch (err) {
           throw prefixError(unwrap(err), `server ${JSON.stringify(server.hostname)}`);
         }
@@ -278,6 +283,11 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
  * liquidjs builds its output by concatenation, which V8 keeps as a rope; joining 10k ropes is
  * several times slower than joining flat strings. Number() flattens a rope in place.
  */
+function fragmentHash(server: Server, www: string | null): string {
+  const structure = serverStructureHash(server);
+  return www === null ? structure : `${structure} ${www}`;
+}
+
 function flatten(s: string): string {
   Number(s);
   return s;

@@ -27,13 +27,16 @@ function str(v: unknown, field: string): string {
   return s;
 }
 
+const QUOTE_OR_BACKSLASH = /[\\"]/;
+
 function escapeQuoted(s: string): string {
-  return s.replace(/[\\"]/g, (c) => `\\${c}`);
+  return QUOTE_OR_BACKSLASH.test(s) ? s.replace(/[\\"]/g, (c) => `\\${c}`) : s;
 }
 
 /** A quoted string in a context that interpolates variables: `$` is printed literally. */
 export function quote(v: unknown, field = 'value'): string {
-  return `"${escapeQuoted(str(v, field)).replace(/\$/g, '${literal_dollar}')}"`;
+  const s = escapeQuoted(str(v, field));
+  return `"${s.includes('$') ? s.replace(/\$/g, '${literal_dollar}') : s}"`;
 }
 
 /** A quoted string in a context that does not interpolate variables (paths, regexes, realms of no-variable directives). */
@@ -172,9 +175,13 @@ export function cidr(v: unknown, field = 'cidr'): string {
  * A Lua string literal for `*_by_lua_block` bodies. Every byte outside a small safe set is a
  * decimal escape, so neither NGINX's block lexer nor Lua ever sees a quote, brace or newline.
  */
+/** Characters luaString prints as they are. */
+const LUA_PLAIN = /^[0-9A-Za-z\-./_: ]*$/;
+
 export function luaString(v: unknown, field = 'value'): string {
   if (typeof v !== 'string') throw new RenderError(field, `expected a string, got ${typeof v}`);
   if (v.length > 65536) throw new RenderError(field, 'too long');
+  if (LUA_PLAIN.test(v)) return `"${v}"`;
   let out = '"';
   for (const b of Buffer.from(v, 'utf8')) {
     out += (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x2d || b === 0x2e || b === 0x2f || b === 0x5f || b === 0x3a || b === 0x20

@@ -1,7 +1,8 @@
 -- The dynamic upstream: each worker keeps one balancer per backend, rebuilt from the posted
 -- backends JSON when its version marker changes (checked by a timer, decoded once per change).
 -- rewrite() picks the backend (canary rules included) and answers 503 there; balance() sets
--- the peer inside balancer_by_lua; log() feeds the EWMA.
+-- the peer inside balancer_by_lua; header_filter() feeds the EWMA. A round-robin or hashing
+-- request keeps no per-request state (no ngx.ctx): the per-request path is the hot path.
 local ngx_balancer = require("ngx.balancer")
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
@@ -28,6 +29,9 @@ local _M = {}
 local balancers = {}
 local synced_version = 0
 local external_name_backends = {} -- name → backend as posted, its endpoints still host names
+-- Whether some balancer keeps per-request state (EWMA, cookie affinity): only then do
+-- balance() and header_filter() touch ngx.ctx.
+local stateful_balancers = false
 
 local function implementation_for(backend)
   local affinity = backend.sessionAffinityConfig
@@ -127,8 +131,10 @@ local function sync_backend(backend)
     balancer:sync(prepared)
   end
   balancer.backend_name = backend.name
-  balancer.alternative_backends = type(backend.alternativeBackends) == "table"
-    and backend.alternativeBackends or nil
+  -- nil rather than empty: the per-request code tests it before anything else.
+  local alternatives = backend.alternativeBackends
+  balancer.alternative_backends = type(alternatives) == "table" and alternatives[1] ~= nil
+    and alternatives or nil
   balancer.canary = canary_policy(backend)
 end
 
@@ -163,6 +169,16 @@ local function safe_sync(backend)
   end
 end
 
+local function note_stateful_balancers()
+  for _, balancer in pairs(balancers) do
+    if balancer.per_request_state then
+      stateful_balancers = true
+      return
+    end
+  end
+  stateful_balancers = false
+end
+
 local function can_resolve()
   return ngx.get_phase() == "timer"
 end
@@ -195,6 +211,7 @@ local function sync_backends()
   for name in pairs(balancers) do
     if not keep[name] then balancers[name] = nil end
   end
+  note_stateful_balancers()
   synced_version = version
   ngx.update_time()
   ngx.log(ngx.INFO, "backends version ", version, ": ", #backends, " backends synced in ",
@@ -211,7 +228,10 @@ local function refresh_external_names()
         stale = true
       end
     end
-    if stale then safe_sync(resolved(backend)) end
+    if stale then
+      safe_sync(resolved(backend))
+      note_stateful_balancers()
+    end
   end
 end
 
@@ -271,7 +291,8 @@ local function route_to_alternative(balancer)
 end
 
 function _M.init_worker()
-  -- At once for IP endpoints; ExternalName backends need a timer (DNS uses cosockets).
+  -- At once for IP endpoints; ExternalName backends need a timer (DNS uses cosockets). Later
+  -- changes of backends it knows arrive through the timer (rewrite() looks up unknown ones).
   sync_backends()
   local ok, err = ngx.timer.at(0, tick)
   if ok then ok, err = ngx.timer.every(SYNC_INTERVAL, tick) end
@@ -280,11 +301,17 @@ function _M.init_worker()
   end
 end
 
-function _M.rewrite()
-  -- One shared-dict read per request: a change POSTed a moment ago is live for this very request
-  -- instead of after the next timer tick. Decoding still happens once per change per worker.
-  sync_backends()
-  local balancer = balancers[ngx.var.proxy_upstream_name]
+--- `backend` is the location's $proxy_upstream_name when the template knows it (saves reading
+--- the variable); without it the variable is read.
+function _M.rewrite(backend)
+  local name = backend or ngx.var.proxy_upstream_name
+  local balancer = balancers[name]
+  if not balancer then
+    -- A backend posted since this worker's last timer tick: look before answering 503 (the
+    -- shared dict is read only on this miss path, never for a backend the worker knows).
+    sync_backends()
+    balancer = balancers[name]
+  end
   if balancer and route_to_alternative(balancer) then
     local name = balancer.alternative_backends[1]
     ngx.var.proxy_alternative_upstream_name = name
@@ -294,29 +321,56 @@ function _M.rewrite()
     ngx.status = ngx.HTTP_SERVICE_UNAVAILABLE
     return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE)
   end
-  ngx.ctx.balancer = balancer
 end
 
+--- The balancer rewrite() chose, found again from the variables it left (cheaper than
+--- ngx.ctx). Only a backend with a canary can have been replaced by its alternative.
+local function chosen_balancer()
+  local balancer = balancers[ngx.var.proxy_upstream_name]
+  if balancer and balancer.alternative_backends then
+    -- Compared, not trusted: after an error_page jump the variable may name another's canary.
+    local alternative = ngx.var.proxy_alternative_upstream_name
+    if alternative == balancer.alternative_backends[1] then balancer = balancers[alternative] end
+  end
+  return balancer
+end
+
+--- One call per try. The tries are allowed on the first one: min(endpoints, MAX_TRIES) in all,
+--- NGINX's proxy_next_upstream* deciding which failures are retried.
 function _M.balance()
-  local ctx = ngx.ctx
-  local balancer = ctx.balancer
+  local balancer = chosen_balancer()
   if not balancer then
-    ngx.log(ngx.ERR, "balance() without a balancer chosen in the rewrite phase")
+    ngx.log(ngx.ERR, "balance(): backend ", tostring(ngx.var.proxy_upstream_name), " is gone since the rewrite phase")
     return
   end
-  local endpoint = balancer:balance()
+  local first_try = ngx_balancer.get_last_failure() == nil
+  local endpoint
+  if balancer.per_request_state then
+    -- EWMA and cookie affinity avoid endpoints already tried and look at the response.
+    local ctx = ngx.ctx
+    if first_try then
+      ctx.balancer_tries = 0
+      ctx.balancer_tried = nil
+    end
+    ctx.balancer = balancer
+    endpoint = balancer:balance()
+    if endpoint then
+      ctx.balancer_tries = (ctx.balancer_tries or 0) + 1 -- nil if the backend became stateful between tries
+      local tried = ctx.balancer_tried or {}
+      tried[endpoint.key] = true
+      ctx.balancer_tried = tried
+    end
+  else
+    endpoint = balancer:balance()
+  end
   if not endpoint then
     ngx.log(ngx.ERR, "backend ", balancer.backend_name, ": no endpoint chosen")
     return
   end
-  local tries = (ctx.balancer_tries or 0) + 1
-  ctx.balancer_tries = tries
-  local tried = ctx.balancer_tried or {}
-  tried[endpoint.key] = true
-  ctx.balancer_tried = tried
 
-  if tries < math.min(#balancer.endpoints, MAX_TRIES) then
-    ngx_balancer.set_more_tries(1)
+  if first_try then
+    local tries = math.min(#balancer.endpoints, MAX_TRIES)
+    if tries > 1 then ngx_balancer.set_more_tries(tries - 1) end
   end
   local ok, err = ngx_balancer.set_current_peer(endpoint.peer, endpoint.port)
   if not ok then
@@ -324,13 +378,18 @@ function _M.balance()
   end
 end
 
--- Set once per server block: does nothing where rewrite() picked no balancer (redirects, denied
--- and auth locations).
-function _M.log()
-  local balancer = ngx.ctx.balancer
-  if balancer and balancer.after_balance then
-    balancer:after_balance()
-  end
+--- Set once per server block (header_filter_by_lua): the EWMA learns the response time and a
+--- cookie chosen in the balancer phase is set. ingress-nginx does the EWMA part in the log
+--- phase; connect and header times are final here already, and one Lua phase fewer per request
+--- is cheaper. Does nothing where balance() kept no state.
+function _M.header_filter()
+  if not stateful_balancers then return end
+  local ctx = ngx.ctx
+  local balancer = ctx.balancer
+  if not balancer then return end
+  ctx.balancer = nil -- once per request, even if an error page is filtered after it
+  if balancer.after_balance then balancer:after_balance() end
+  util.flush_response_cookie(ctx)
 end
 
 --- For tests and debugging: the backend names this worker currently balances.

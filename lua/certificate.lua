@@ -84,14 +84,48 @@ function _M.call()
   end
 end
 
---- Whether the request's host has its own (or a wildcard) certificate: drives ssl-redirect
---- and HSTS. Cached for the request.
-function _M.configured_for_current_request()
-  local ctx = ngx.ctx
-  if ctx.cert_configured_for_current_request == nil then
-    ctx.cert_configured_for_current_request = _M.get_pem_cert_uid(ngx.var.host) ~= nil
+-- Per-worker answers of configured_for_host, dropped when the certificates marker moves (seen
+-- by a timer, so requests never read it) and when they grow past a bound: any Host header
+-- reaching the default server becomes a key.
+local REFRESH_INTERVAL = 0.1 -- seconds; the SNI callback above reads the dicts directly
+local MAX_CONFIGURED_HOSTS = 10000
+local configured_hosts = {}
+local configured_hosts_count = 0
+local configured_hosts_version = nil
+
+local function refresh_configured_hosts(premature)
+  if premature then return end
+  local version = configuration.get_certificates_version()
+  if version ~= configured_hosts_version then
+    configured_hosts = {}
+    configured_hosts_count = 0
+    configured_hosts_version = version
   end
-  return ctx.cert_configured_for_current_request
+end
+
+function _M.init_worker()
+  refresh_configured_hosts()
+  local ok, err = ngx.timer.every(REFRESH_INTERVAL, refresh_configured_hosts)
+  if not ok then
+    ngx.log(ngx.ERR, "cannot start the certificates refresh timer: ", err)
+  end
+end
+
+--- Whether `host` (the request's $host) has its own or a wildcard certificate: drives
+--- ssl-redirect and HSTS. A change posted to /configuration/servers counts within 0.1 s.
+function _M.configured_for_host(host)
+  if not host then return false end
+  local configured = configured_hosts[host]
+  if configured == nil then
+    configured = _M.get_pem_cert_uid(host) ~= nil
+    if configured_hosts_count >= MAX_CONFIGURED_HOSTS then
+      configured_hosts = {}
+      configured_hosts_count = 0
+    end
+    configured_hosts[host] = configured
+    configured_hosts_count = configured_hosts_count + 1
+  end
+  return configured
 end
 
 return _M

@@ -1,7 +1,6 @@
--- Per-request ingress logic that is not balancing: the SSL redirect in the rewrite phase, and
--- in the header filter HSTS plus any cookie the balancer queued.
+-- Per-request ingress logic that is not balancing: the SSL redirect in the rewrite phase and
+-- HSTS in the header filter.
 local certificate = require("certificate")
-local util = require("util")
 local ngx = ngx
 local string_byte = string.byte
 
@@ -33,6 +32,7 @@ end
 
 function _M.init_worker()
   math.randomseed(ngx.now() * 1000 + ngx.worker.pid())
+  certificate.init_worker()
 end
 
 local function request_scheme()
@@ -43,40 +43,71 @@ local function request_scheme()
   return ngx.var.scheme
 end
 
-local function redirect_to_https(location_config)
-  if location_config.force_no_ssl_redirect then return false end
-  if request_scheme() ~= "http" then return false end
-  if location_config.force_ssl_redirect then return true end
-  return location_config.ssl_redirect == true and certificate.configured_for_current_request()
+-- A location's redirect settings, written in the template as a string of words so that a
+-- request allocates nothing: "ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash",
+-- "use-port-in-redirects". Each distinct string is parsed once per worker.
+local location_configs = {}
+
+local LOCATION_FLAGS = {
+  ["ssl-redirect"] = "ssl_redirect",
+  ["force-ssl-redirect"] = "force_ssl_redirect",
+  ["preserve-trailing-slash"] = "preserve_trailing_slash",
+  ["use-port-in-redirects"] = "use_port_in_redirects",
+}
+
+local function location_config(flags)
+  local parsed = location_configs[flags]
+  if parsed then return parsed end
+  parsed = {}
+  for word in flags:gmatch("%S+") do
+    local key = LOCATION_FLAGS[word]
+    if key then
+      parsed[key] = true
+    else
+      ngx.log(ngx.ERR, "lua_ingress.rewrite: unknown flag \"", word, "\" ignored")
+    end
+  end
+  location_configs[flags] = parsed
+  return parsed
 end
 
-function _M.rewrite(location_config)
-  location_config = location_config or {}
-  if not redirect_to_https(location_config) then return end
+--- The SSL redirect. The template calls it only for locations that have ssl-redirect or
+--- force-ssl-redirect; `flags` as described at location_configs. `host` is the request's $host
+--- when the template knows it (a server with one exact name), saving the variable read.
+function _M.rewrite(flags, host)
+  local location = location_config(flags or "")
+  if location.force_ssl_redirect then
+    if request_scheme() ~= "http" then return end
+  elseif location.ssl_redirect then
+    -- The certificate first: without one (a table lookup) the scheme is not needed.
+    host = host or ngx.var.host
+    if not certificate.configured_for_host(host) or request_scheme() ~= "http" then return end
+  else
+    return
+  end
 
+  host = host or ngx.var.host
   local uri = ngx.var.request_uri
-  if not location_config.preserve_trailing_slash and string_byte(uri, -1) == 47 then
+  if not location.preserve_trailing_slash and string_byte(uri, -1) == 47 then
     uri = uri:sub(1, -2)
   end
-  local host = ngx.var.host
   local port = tonumber(config.https_port) or 443
-  if port ~= 443 or location_config.use_port_in_redirects then
+  if port ~= 443 or location.use_port_in_redirects then
     host = host .. ":" .. port
   end
   return ngx.redirect("https://" .. host .. uri, config.http_redirect_code)
 end
 
 -- Set once per server block, so it also runs for denied, redirect and internal locations; it
--- only acts on the main request (not on auth subrequests).
-function _M.header()
-  if ngx.is_subrequest then return end
-  util.flush_response_cookie()
-  if config.hsts and request_scheme() == "https" and certificate.configured_for_current_request() then
-    local value = "max-age=" .. config.hsts_max_age
-    if config.hsts_include_subdomains then value = value .. "; includeSubDomains" end
-    if config.hsts_preload then value = value .. "; preload" end
-    ngx.header["Strict-Transport-Security"] = value
-  end
+-- only acts on the main request (not on auth subrequests). `host` as for rewrite().
+function _M.header(host)
+  if not config.hsts then return end
+  if not certificate.configured_for_host(host or ngx.var.host) then return end
+  if ngx.is_subrequest or request_scheme() ~= "https" then return end
+  local value = "max-age=" .. config.hsts_max_age
+  if config.hsts_include_subdomains then value = value .. "; includeSubDomains" end
+  if config.hsts_preload then value = value .. "; preload" end
+  ngx.header["Strict-Transport-Security"] = value
 end
 
 return _M

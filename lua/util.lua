@@ -92,16 +92,16 @@ function _M.same_endpoints(a, b)
   return true
 end
 
---- Queues a Set-Cookie value chosen in the balancer phase; lua_ingress.header() emits it, since
---- response headers are only reliably editable in the header filter.
+--- Queues a Set-Cookie value chosen in the balancer phase; balancer.header_filter() emits it,
+--- since response headers are only reliably editable in the header filter.
 function _M.queue_response_cookie(cookie)
   ngx.ctx.pending_set_cookie = cookie
 end
 
-function _M.flush_response_cookie()
-  local cookie = ngx.ctx.pending_set_cookie
+function _M.flush_response_cookie(ctx)
+  local cookie = ctx.pending_set_cookie
   if not cookie then return end
-  ngx.ctx.pending_set_cookie = nil
+  ctx.pending_set_cookie = nil
   local existing = ngx.header["Set-Cookie"]
   if existing == nil then
     ngx.header["Set-Cookie"] = cookie

@@ -10,7 +10,7 @@ local DECAY_TIME = 10 -- seconds for an average to fall to 1/e of itself without
 local ewma_dict = ngx.shared.balancer_ewma
 local touched_dict = ngx.shared.balancer_ewma_last_touched_at
 
-local _M = { name = "ewma" }
+local _M = { name = "ewma", per_request_state = true }
 _M.__index = _M
 
 local function decayed(key, now)

@@ -10,7 +10,7 @@ local _M = {}
 
 --- Makes a sticky implementation named `name` (its metatable identity marks the algorithm).
 function _M.implementation(name)
-  local impl = { name = name }
+  local impl = { name = name, per_request_state = true }
   impl.__index = impl
 
   local function index_endpoints(self, endpoints)

@@ -16,7 +16,10 @@ export interface NginxProcessEvent {
 }
 
 export interface NginxProcess {
-  /** Spawns the master with `-p prefix -c confPath`; resolves once a worker answers on the status port. */
+  /**
+   * Spawns the master with `-p prefix -c confPath`; resolves once a worker answers on the status
+   * port; rejects with NGINX's output when the master exits first.
+   */
   start(confPath: string): Promise<void>;
   /** `nginx -t`; never rejects. */
   test(confPath: string): Promise<{ ok: boolean; output: string }>;
@@ -37,7 +40,7 @@ export interface NginxProcessOptions {
   binary?: string;
   /** First restart delay; doubles per consecutive failure up to 30 s. */
   restartBackoffMs?: number;
-  /** How long start() waits for the status port. */
+  /** How long start() waits for the status port: the master parses the whole file first (~10 s at 10k Ingresses). */
   startTimeoutMs?: number;
 }
 
@@ -55,6 +58,8 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
   let failures = 0;
   let restartTimer: Subscription | null = null;
   let output = '';
+  // The master start() waits for: its exit is start()'s failure, not a crash to restart.
+  let starting: ChildProcess | null = null;
 
   function spawnMaster(): ChildProcess {
     output = '';
@@ -80,7 +85,7 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
     child = null;
     const pid = c.pid ?? -1;
     events.next({ type: 'exited', pid, code, signal });
-    if (quitting) return;
+    if (quitting || c === starting) return;
     logger.error({ pid, code, signal, output: output.slice(-2000) }, 'nginx: master exited unexpectedly; restarting');
     const delay = Math.min(baseBackoff * 2 ** failures, 30_000);
     failures++;
@@ -101,9 +106,18 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
   }
 
   async function waitListening(c: ChildProcess): Promise<void> {
-    const deadline = Date.now() + (opts.startTimeoutMs ?? 15_000);
+    const deadline = Date.now() + (opts.startTimeoutMs ?? 120_000);
     for (;;) {
-      if (c.exitCode !== null || c.signalCode !== null) throw new Error(`nginx exited during start: ${output.trim()}`);
+      if (c.exitCode !== null || c.signalCode !== null) {
+        // 'exit' can come before the last of stderr: wait for the pipes (bounded).
+        await new Promise<void>((r) => {
+          if (c.stderr?.readableEnded !== false) return r();
+          const t = setTimeout(r, 1000);
+          c.once('close', () => { clearTimeout(t); r(); });
+        });
+        // NGINX's own words, as `nginx -t` would print them for a configuration that cannot run.
+        throw new Error(output.trim() || `nginx exited during start (${c.exitCode ?? c.signalCode})`);
+      }
       if (await canConnect(runtime.statusPort)) return;
       if (Date.now() > deadline) throw new Error(`nginx did not listen on 127.0.0.1:${runtime.statusPort} in time: ${output.trim()}`);
       await new Promise((r) => setTimeout(r, 30));
@@ -118,6 +132,7 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
       quitting = false;
       const c = spawnMaster();
       child = c;
+      starting = c;
       try {
         await waitListening(c);
       } catch (err) {
@@ -127,6 +142,8 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
           killGroup(c.pid);
         }
         throw err;
+      } finally {
+        starting = null;
       }
       logger.info({ pid: c.pid }, 'nginx: started');
       events.next({ type: 'started', pid: c.pid ?? -1 });

@@ -1,6 +1,7 @@
 // The reload actor: render → write a temp file → `nginx -t` → atomic rename → reload →
 // wait until new workers serve the new configuration. A failed test never replaces the live
-// file; errors become result values; reloads never overlap.
+// file; errors become result values; reloads never overlap. With no NGINX running (cold start)
+// there is nothing to protect: the master starts on the file, and its start is the test.
 
 import { get } from 'node:http';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Configuration } from '../model/types.js';
-import { auxiliaryFiles, type Renderer } from '../render/engine.js';
+import { auxiliaryFiles, type RenderedChunks, type Renderer } from '../render/engine.js';
 import type { NginxRuntime } from '../render/runtime.js';
 import type { NginxProcess } from './nginx-process.js';
 import { lineDiff } from './line-diff.js';
@@ -23,10 +24,18 @@ export interface ReloadDeps {
   runtime: NginxRuntime;
   logger: Logger;
   now?: () => number;
-  /** How long to wait for new workers after the reload signal. */
+  /**
+   * How long to wait for new workers after the reload signal, on top of twice what `nginx -t`
+   * took: the master parses the same file before it starts them (~10 s at 10k Ingresses).
+   */
   reloadTimeoutMs?: number;
   /** Failed configurations kept as nginx.conf.failed-<ts>. */
   keepFailed?: number;
+  /**
+   * What NGINX starts on when it runs nothing yet and a configuration fails to start it (the
+   * controller's bootstrap: default and status servers only), so that it answers as before.
+   */
+  fallback?: Configuration;
 }
 
 export function createReloadActor(deps: ReloadDeps): (config: Configuration) => Observable<ReloadResult> {
@@ -51,16 +60,18 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file.path, file.content);
     } catch (err) {
       logger.error({ err: (err as Error).message }, 'reload: render failed; the running configuration is kept');
+      if (nginx.masterPid() === null) await startPrevious();
       return fail(`render: ${(err as Error).message}`);
     }
     mkdirSync(confDir, { recursive: true });
     const tmp = join(confDir, `.${basename(confPath)}.tmp-${process.pid}-${++seq}`);
     writeChunks(tmp, rendered.chunks);
+    if (nginx.masterPid() === null) return startOn(tmp, rendered, t0);
+    const testStarted = Date.now();
     const test = await nginx.test(tmp);
+    const testMs = Date.now() - testStarted;
     if (!test.ok) {
-      const kept = join(confDir, `${basename(confPath)}.failed-${now()}-${seq}`);
-      renameSync(tmp, kept);
-      pruneFailed(confDir, basename(confPath), deps.keepFailed ?? 3);
+      const kept = keepFailed(tmp);
       logger.error({ output: test.output, kept }, 'reload: nginx -t failed; the running configuration is kept');
       return fail(test.output);
     }
@@ -73,7 +84,7 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       } else {
         const before = new Set(nginx.workerPids());
         await nginx.reload();
-        await waitNewConfiguration(before, rendered.checksum);
+        await waitNewConfiguration(before, rendered.checksum, (deps.reloadTimeoutMs ?? 30_000) + 2 * testMs);
       }
     } catch (err) {
       // Keep the file on disk equal to what NGINX runs.
@@ -88,11 +99,61 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
   }
 
   /**
+   * Starts the master on the new file: one parse where `nginx -t` and a reload take two. When it
+   * does not start, its output is the error (as `nginx -t`'s would be), the file is kept as a
+   * failed one, and NGINX starts on what it ran last in this process, or else on the fallback
+   * (as it does when the configuration does not even render).
+   */
+  async function startOn(tmp: string, rendered: RenderedChunks, t0: number): Promise<ReloadResult> {
+    renameSync(tmp, confPath);
+    try {
+      await nginx.start(confPath);
+    } catch (err) {
+      const output = asTestOutput((err as Error).message);
+      const kept = keepFailed(confPath);
+      logger.error({ output, kept }, 'reload: NGINX did not start on the configuration');
+      await startPrevious();
+      return { ok: false, durationMs: now() - t0, error: output };
+    }
+    running = rendered.chunks;
+    const durationMs = now() - t0;
+    logger.info({ durationMs, checksum: rendered.checksum }, 'reload: NGINX started');
+    return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings };
+  }
+
+  async function startPrevious(): Promise<void> {
+    let chunks = running;
+    if (chunks === null && deps.fallback) {
+      try {
+        chunks = renderer.renderChunks(deps.fallback, runtime).chunks;
+      } catch (err) {
+        logger.error({ err: (err as Error).message }, 'reload: the fallback configuration does not render; NGINX stays down');
+        return;
+      }
+    }
+    if (chunks === null) return;
+    writeChunks(confPath, chunks);
+    try {
+      await nginx.start(confPath);
+      running = chunks;
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'reload: NGINX did not start on the previous configuration either');
+    }
+  }
+
+  function keepFailed(path: string): string {
+    const kept = join(confDir, `${basename(confPath)}.failed-${now()}-${seq}`);
+    renameSync(path, kept);
+    pruneFailed(confDir, basename(confPath), deps.keepFailed ?? 3);
+    return kept;
+  }
+
+  /**
    * New workers exist, one of them answers with the new checksum on the status port, and every
    * old worker has exited or is shutting down (it has closed its listening sockets then).
    */
-  async function waitNewConfiguration(before: Set<number>, checksum: string): Promise<void> {
-    const deadline = Date.now() + (deps.reloadTimeoutMs ?? 30_000);
+  async function waitNewConfiguration(before: Set<number>, checksum: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const current = nginx.workerPids();
       const fresh = current.some((p) => !before.has(p));
@@ -166,6 +227,11 @@ function pruneFailed(dir: string, base: string, keep: number): void {
 function stamp(name: string): number {
   const m = /failed-(\d+)-(\d+)$/.exec(name);
   return m ? Number(m[1]) * 1e6 + Number(m[2]) : 0;
+}
+
+/** The master's start errors in `nginx -t`'s format: "nginx: [emerg] …" without time and pid. */
+function asTestOutput(output: string): string {
+  return output.replace(/^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[(\w+)\] \d+#\d+: /gm, 'nginx: [$1] ');
 }
 
 function fetchChecksum(port: number): Promise<string | null> {

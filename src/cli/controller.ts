@@ -13,7 +13,7 @@ import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type 
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
-import { serve } from './serve.js';
+import { serve, untilStopped } from './serve.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -117,19 +117,22 @@ export async function runController(argv: string[]): Promise<number> {
   status?.start();
   logger.info({ pod: `${podNamespace}/${podName}`, class: o.ingressClass, controller: o.controllerClass }, 'ingress-rx controller started');
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  logger.info({ signal, gracePeriodMs: o.shutdownGracePeriodMs }, 'received signal; shutting down');
-  // ingress-nginx waits --shutdown-grace-period before stopping, so load balancers notice the
-  // failing readiness probe first.
-  await sleep(o.shutdownGracePeriodMs);
+  const stop = await untilStopped(controller);
+  if (stop instanceof Error) {
+    // NGINX runs no configuration at all (a port in use, say): exit, so the pod restarts.
+    logger.fatal({ err: stop.message }, 'ingress-rx controller cannot serve');
+  } else {
+    logger.info({ signal: stop, gracePeriodMs: o.shutdownGracePeriodMs }, 'received signal; shutting down');
+    // ingress-nginx waits --shutdown-grace-period before stopping, so load balancers notice the
+    // failing readiness probe first.
+    await sleep(o.shutdownGracePeriodMs);
+  }
   await controller.shutdown();
   await status?.shutdown();
   await leader.stop();
   await events.flush();
   await obs.close();
+  if (stop instanceof Error) return 1;
   await sleep(o.postShutdownGracePeriodMs);
   return 0;
 }

@@ -7,7 +7,7 @@ import { createLogger } from '../log.js';
 import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../store/store.js';
 import { manifestsSource } from '../streams/manifests.js';
 import { defaultRuntime } from '../render/runtime.js';
-import { serve } from './serve.js';
+import { serve, untilStopped } from './serve.js';
 import { observability, type ObservabilityOptions } from './observability.js';
 
 export interface LocalOptions extends ObservabilityOptions {
@@ -73,13 +73,11 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   }
   logger.info({ http: opts.httpPort, https: opts.httpsPort, healthz: opts.healthzPort, workdir: prefix }, `serving ${opts.manifests} on 127.0.0.1`);
 
-  const signal = await new Promise<NodeJS.Signals>((resolveSignal) => {
-    process.once('SIGTERM', () => resolveSignal('SIGTERM'));
-    process.once('SIGINT', () => resolveSignal('SIGINT'));
-  });
-  logger.info({ signal }, 'received signal');
+  const stop = await untilStopped(controller);
+  if (stop instanceof Error) logger.fatal({ err: stop.message }, 'ingress-rx local cannot serve');
+  else logger.info({ signal: stop }, 'received signal');
   await controller.shutdown();
   await obs.close();
   if (ownWorkdir) rmSync(prefix, { recursive: true, force: true });
-  return 0;
+  return stop instanceof Error ? 1 : 0;
 }

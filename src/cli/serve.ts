@@ -5,7 +5,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import {
-  EMPTY, Subject, asyncScheduler, filter, firstValueFrom, lastValueFrom, map, merge, takeUntil,
+  EMPTY, Subject, asyncScheduler, filter, map, merge, takeUntil,
   type Observable, type Subscription,
 } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -23,7 +23,7 @@ import { DEFAULT_TEMPLATE_DIR, preparePrefix, type NginxRuntime } from '../rende
 import { createNginxProcess } from '../actors/nginx-process.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
-import { createDynamicConfigActor, waitForStatusPort } from '../actors/dynamic-config.js';
+import { createDynamicConfigActor } from '../actors/dynamic-config.js';
 import { createMetrics } from '../actors/metrics.js';
 import { startHealthServer } from '../actors/health-server.js';
 
@@ -48,9 +48,30 @@ export interface ServeOptions {
 export interface RunningController {
   /** Resolves once the first configuration is applied and NGINX serves it. */
   ready: Promise<void>;
+  /**
+   * Resolves if NGINX never started: it ran neither the first configuration nor, after that,
+   * the empty one (a port in use, a broken template). The controller cannot serve then.
+   */
+  fatal: Promise<Error>;
   results$: Observable<SyncResult>;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
   shutdown(): Promise<void>;
+}
+
+/** Waits for SIGTERM/SIGINT, or for the controller to find it cannot serve (its error). */
+export async function untilStopped(controller: Pick<RunningController, 'fatal'>): Promise<NodeJS.Signals | Error> {
+  let onSignal: (s: NodeJS.Signals) => void = () => {};
+  const stop = await Promise.race([
+    new Promise<NodeJS.Signals>((resolve) => {
+      onSignal = resolve;
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+    }),
+    controller.fatal,
+  ]);
+  process.removeListener('SIGTERM', onSignal);
+  process.removeListener('SIGINT', onSignal);
+  return stop;
 }
 
 function combineHooks(list: PipelineHooks[]): PipelineHooks | undefined {
@@ -76,19 +97,16 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     logger,
     reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port],
   });
+  // NGINX starts with the first sync, directly on its configuration (its start is the test, one
+  // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts
+  // on the configuration of an empty store (default and status servers only) and answers.
+  const { config: bootstrap } = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort })
+    .build(createStore(store.options));
   const nginx = createNginxProcess({ runtime, logger });
-  const reload = createReloadActor({ renderer, nginx, runtime, logger });
+  const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap });
   const statusUrl = `http://127.0.0.1:${runtime.statusPort}`;
   const dynamic = createDynamicConfigActor({ statusUrl, scheduler, logger });
   const metrics = createMetrics(opts.metricsLabels);
-
-  // NGINX starts on the configuration of an empty store (default and status servers only), so
-  // the status port answers before the first sync POSTs to it.
-  const { config: bootstrap } = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort })
-    .build(createStore(store.options));
-  const boot = await firstValueFrom(reload(bootstrap));
-  if (!boot.ok) throw new Error(`NGINX did not start: ${boot.error}`);
-  await firstValueFrom(waitForStatusPort(statusUrl, { scheduler, timeoutMs: 30_000 }));
 
   let ready = false;
   let shuttingDown = false;
@@ -140,7 +158,14 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
 
   let resolveReady!: () => void;
   const readyPromise = new Promise<void>((r) => { resolveReady = r; });
-  const done = lastValueFrom(results$.pipe(map((r) => {
+  let resolveFatal!: (err: Error) => void;
+  const fatal = new Promise<Error>((r) => { resolveFatal = r; });
+  let nginxStarted = false;
+  const startedSub = nginx.events$.pipe(filter((e) => e.type === 'started')).subscribe(() => { nginxStarted = true; });
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => { resolveDone = r; });
+  let fatalError: Error | null = null;
+  const resultsSub = results$.pipe(map((r) => {
     for (const w of r.warnings) logger.warn({ object: w.object, field: w.field }, `${w.object}: ${w.field}: ${w.message}`);
     const log = r.applied ? logger.info.bind(logger) : logger.error.bind(logger);
     log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
@@ -149,13 +174,21 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     for (const id of r.itemIds) received.delete(id);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;
     if (r.applied && initialStateMerged && !ready) { ready = true; resolveReady(); }
+    if (!r.applied && r.reload && !nginxStarted && nginx.masterPid() === null && fatalError === null) {
+      fatalError = new Error(`NGINX could not start: ${r.reload.error ?? 'unknown error'}`);
+      resolveFatal(fatalError);
+    }
     opts.onSync?.(r);
     return r;
-  })), { defaultValue: null });
+  })).subscribe({
+    complete: () => resolveDone(),
+    error: (err: unknown) => { logger.error({ err: String((err as Error)?.message ?? err) }, 'the sync pipeline failed'); resolveDone(); },
+  });
 
   let shutdownPromise: Promise<void> | null = null;
   return {
     ready: readyPromise,
+    fatal,
     results$,
     shutdown() {
       shutdownPromise ??= (async () => {
@@ -163,12 +196,15 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         logger.info('shutting down: no new work; waiting for the running sync');
         stop$.next();
         const grace = opts.shutdownGracePeriodMs ?? 30_000;
-        const timedOut = await Promise.race([
+        // Without NGINX there is nothing to finish: failed syncs would only be retried.
+        const timedOut = fatalError === null && await Promise.race([
           done.then(() => false),
           new Promise<boolean>((r) => setTimeout(() => r(true), grace).unref()),
         ]);
         if (timedOut) logger.warn('the running sync did not finish in time');
+        resultsSub.unsubscribe();
         restartSub.unsubscribe();
+        startedSub.unsubscribe();
         await nginx.quit(opts.shutdownGracePeriodMs ?? 30_000);
         await new Promise<void>((r) => healthServer.close(() => r()));
         logger.info('stopped');

@@ -22,7 +22,7 @@ export interface LocationView {
   variables: string;
   /** permanent/temporal redirect `return`, app-root. */
   redirect: string;
-  /** rewrite/header_filter/log Lua phases (the Lua wiring contract). */
+  /** The rewrite_by_lua phase (the Lua wiring contract). */
   luaPhases: string;
   /** access_log, allow/deny, rate limits, basic and external auth. */
   access: string;
@@ -52,8 +52,8 @@ export interface ServerView {
    */
   listenText: string;
   /**
-   * header_filter_by_lua and log_by_lua, once per server: every location that defines none
-   * inherits them. Left out when the server-snippet sets its own (NGINX refuses duplicates).
+   * header_filter_by_lua, once per server: every location that defines none inherits it. Left
+   * out when the server-snippet sets its own (NGINX refuses duplicates).
    */
   luaPhases: string;
   /** The block-user-agents / block-referers guards. */
@@ -255,7 +255,7 @@ function customErrorLocations(loc: Location, backendId: string, seen: Set<string
       'rewrite (.*) / break',
       'proxy_pass http://upstream_balancer',
     ];
-    out += `\n        location ${name} {\n${b.map((d) => `${I}${d};\n`).join('')}${I}rewrite_by_lua_block {\n${I}    balancer.rewrite()\n${I}}\n${I}log_by_lua_block {\n${I}    balancer.log()\n${I}}\n        }\n`;
+    out += `\n        location ${name} {\n${b.map((d) => `${I}${d};\n`).join('')}${I}rewrite_by_lua_block {\n${I}    balancer.rewrite(${f.luaString(backend, 'default-backend')})\n${I}}\n        }\n`;
   }
   return out;
 }
@@ -273,11 +273,31 @@ function corsOriginRegex(origins: string[]): string | null {
 
 const lines = (ds: string[]): string => ds.map((d) => `${I}${d};\n`).join('');
 
-function luaPhases(loc: Location): string {
+/**
+ * The request's $host as a Lua literal when the server block has one exact name (so $host is
+ * that name), else '': the Lua then reads the variable.
+ */
+function knownHost(server: Server): string {
+  return server.hostname === '_' || server.hostname.startsWith('*') || server.aliases.length > 0 ? '' : f.luaString(f.host(server.hostname), 'host');
+}
+
+/**
+ * The rewrite phase, run for every proxied request, so it carries what the model knows as
+ * constants: the SSL redirect only where the location has one (its settings as words, see
+ * lua/lua_ingress.lua) and the server's host, and the backend name unless a
+ * configuration-snippet could `set` another $proxy_upstream_name. header_filter_by_lua is set
+ * once per server (ServerView.luaPhases) and inherited by every location that defines none.
+ */
+function luaPhases(server: Server, loc: Location): string {
   const rw = loc.rewrite;
-  // header_filter_by_lua and log_by_lua are set once per server (ServerView.luaPhases) and
-  // inherited by every location that defines none.
-  return `${I}rewrite_by_lua_block {\n${I}    lua_ingress.rewrite({ force_ssl_redirect = ${f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect')}, ssl_redirect = ${f.luaBool(rw.sslRedirect, 'ssl-redirect')}, preserve_trailing_slash = ${f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash')}, use_port_in_redirects = false })\n${I}    balancer.rewrite()\n${I}}\n`;
+  const flags: string[] = [];
+  if (f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect') === 'true') flags.push('force-ssl-redirect');
+  if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
+  if (flags.length > 0 && f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash') === 'true') flags.push('preserve-trailing-slash');
+  const host = knownHost(server);
+  const redirect = flags.length > 0 ? `${I}    lua_ingress.rewrite(${f.luaString(flags.join(' '))}${host ? `, ${host}` : ''})\n` : '';
+  const backend = loc.configurationSnippet === '' ? f.luaString(loc.backend, 'backend') : '';
+  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${backend})\n${I}}\n`;
 }
 
 /**
@@ -309,8 +329,9 @@ export function httpProxyHeaders(s: NginxSettings): string {
   return standardHeaders(s, 'proxy_set_header').map((d) => `    ${d};\n`).join('');
 }
 
-const SERVER_LUA = '        header_filter_by_lua_block {\n            lua_ingress.header()\n        }\n        log_by_lua_block {\n            balancer.log()\n        }\n';
-const SERVER_LUA_PHASES = /\b(header_filter|log)_by_lua/;
+// No log_by_lua: the EWMA learns in the header filter (see lua/balancer.lua).
+const serverLua = (host: string) => `        header_filter_by_lua_block {\n            balancer.header_filter()\n            lua_ingress.header(${host})\n        }\n`;
+const SERVER_LUA_PHASES = /\bheader_filter_by_lua/;
 
 /** A snippet that may set proxy headers itself (directly or through an include). */
 const SETS_HEADERS = /\b(proxy_set_header|grpc_set_header|include)\b/;
@@ -383,7 +404,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
     deniedReason: f.comment(loc.denied ?? 'auth-type digest is not supported'),
     variables,
     redirect,
-    luaPhases: luaPhases(loc),
+    luaPhases: luaPhases(server, loc),
     access: accessText,
     corsOriginRegex: loc.cors ? corsOriginRegex(loc.cors.allowOrigin) : null,
     errors: lines(errors),
@@ -443,14 +464,14 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   if (ctx.wwwRedirectFrom) {
     const from = f.host(ctx.wwwRedirectFrom, 'from-to-www-redirect');
     const listenLines = listen.map((l) => `        listen ${l.replace(' default_server', '').replace(' reuseport', '')};\n`).join('');
-    redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}        ssl_certificate_by_lua_block {\n            certificate.call()\n        }\n        return 308 $scheme://${f.host(server.hostname)}$request_uri;\n    }\n    ## end server ${from}\n`;
+    redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}        return 308 $scheme://${f.host(server.hostname)}$request_uri;\n    }\n    ## end server ${from}\n`;
   }
   const blockUserAgents = s.blockUserAgents.length > 0;
   const blockReferers = s.blockReferers.length > 0;
   return {
     server, names, listen, blockUserAgents, blockReferers, locations,
     listenText: listen.map((l) => `        listen ${l};\n`).join(''),
-    luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : SERVER_LUA,
+    luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(knownHost(server)),
     guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
       + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
     snippet: server.serverSnippet !== '' ? `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n` : '',

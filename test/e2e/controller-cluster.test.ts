@@ -10,12 +10,15 @@ import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserve
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
+import { createServer } from 'node:net';
 
 let fake: FakeApiServer;
 let ctl: CliProcess;
 let a: EchoServer;
 let b: EchoServer;
 const tmp = mkdtempSync(join(tmpdir(), 'irx-cluster-'));
+const kubeconfig = join(tmp, 'kubeconfig');
 
 const ingressClass = { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } };
 const web = () => ({ ...ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }) });
@@ -30,7 +33,6 @@ test.before(async () => {
   fake.create(web());
   // An Ingress of another class is not served.
   fake.create(ingress('shop', 'other', { host: 'other.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
-  const kubeconfig = join(tmp, 'kubeconfig');
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
   ctl = await startController({
     kubeconfig,
@@ -87,6 +89,25 @@ test('dropped watches and 410 Gone end in a relist: later changes still arrive',
   fake.expireWatches();
   fake.delete('networking.k8s.io/v1', 'Ingress', 'late', 'shop');
   await ctl.until('late.test', '/', (r) => r.status === 404, { what: 'late.test deleted after 410 Gone' });
+});
+
+test('NGINX unable to start on any configuration (status port taken): exits 1 with NGINX\'s error', async () => {
+  const port = await freePort();
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(port, '127.0.0.1', r));
+  try {
+    const started = await startController({ kubeconfig, args: [`--status-port=${port}`, '--election-id=ingress-rx-test-taken'], env: { POD_NAME: 'ingress-rx-1', POD_NAMESPACE: 'ingress' } })
+      .then((c) => c, (e: Error) => e);
+    if (!(started instanceof Error)) {
+      await started.stop('SIGKILL');
+      assert.unreachable('the controller became ready with its status port taken');
+    } else {
+      assert.match(started.message, /exited with 1/);
+      assert.match(started.message, /bind\(\) to 127\.0\.0\.1:\d+ failed \(98: Address already in use\)/);
+    }
+  } finally {
+    taken.close();
+  }
 });
 
 test('SIGTERM: exits 0', async () => {

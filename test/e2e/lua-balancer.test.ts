@@ -1,11 +1,13 @@
 // The Lua balancers against real NGINX and echo upstreams: exact round robin, EWMA preferring
-// the fast endpoint, consistent hashing (stability, subsets), 503 without endpoints, and
-// endpoint changes picked up by every worker within 250 ms without a reload.
+// the fast endpoint, consistent hashing (stability, subsets), 503 without endpoints, retries on
+// refused endpoints, and endpoint changes picked up by every worker's timer within 250 ms
+// without a reload.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startLuaNginx, backend, type LuaNginx, type RequestOptions } from '../support/lua-nginx.js';
 import { startEchoServers, closeAll, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 const test = suite('lua balancer');
 let single: LuaNginx; // one worker: per-worker behaviour is exact
@@ -16,7 +18,7 @@ test.before(async () => {
   echo = await startEchoServers(7, { firstOctet: 10 });
   single = await startLuaNginx({
     workers: 1,
-    locations: ['rr', 'ewma', 'hash', 'subset', 'zero', 'self', 'switch'].map((b) => ({ path: `/${b}/`, backend: b })),
+    locations: ['rr', 'ewma', 'hash', 'subset', 'zero', 'self', 'switch', 'retry', 'retry-ewma'].map((b) => ({ path: `/${b}/`, backend: b })),
   });
   multi = await startLuaNginx({ workers: 2, locations: [{ path: '/', backend: 'dyn' }] });
 });
@@ -70,6 +72,46 @@ test('EWMA prefers the faster endpoint', async () => {
   } finally {
     slow.setDelay(0);
   }
+});
+
+/** Endpoints that refuse connections: a released port on an address nothing else binds. */
+async function refusedEndpoints(n: number): Promise<{ address: string; port: string }[]> {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const address = `127.0.0.${201 + i}`;
+    out.push({ address, port: String(await freePort(address)) });
+  }
+  return out;
+}
+
+test('a refused endpoint is retried on the next one, up to min(endpoints, 3) tries per request', async () => {
+  const live = echo[5];
+  const refused = await refusedEndpoints(3);
+  // Round robin, one worker: a request that starts on a refused endpoint walks on to the next.
+  await single.configure('/configuration/backends', [
+    backend('retry', [refused[0]!, refused[1]!, live.endpoint]),
+    backend('retry-ewma', [refused[2]!, live.endpoint], { 'load-balance': 'ewma' }),
+  ]);
+  await waitFor(async () => (await servedBy(single, { path: '/retry/' })).status === 200, { what: 'retry backend' });
+  for (let i = 0; i < 12; i++) {
+    const r = await servedBy(single, { path: '/retry/' });
+    assert.equal([r.status, r.name], [200, live.name], `request ${i}`);
+  }
+  // EWMA scores the never-measured refused endpoint lowest, so it is always tried first: only
+  // remembering the tried endpoint sends the retry elsewhere.
+  await waitFor(async () => (await servedBy(single, { path: '/retry-ewma/' })).status === 200, { what: 'retry-ewma backend' });
+  for (let i = 0; i < 12; i++) {
+    const r = await servedBy(single, { path: '/retry-ewma/' });
+    assert.equal([r.status, r.name], [200, live.name], `ewma request ${i}`);
+  }
+  // Four endpoints, three refused: a request that starts on the first refused one has used its
+  // three tries before reaching the live one.
+  const fourth = (await refusedEndpoints(4))[3]!;
+  await single.configure('/configuration/backends', [backend('retry', [refused[0]!, refused[1]!, fourth, live.endpoint])]);
+  await waitFor(async () => (await single.request({ path: '/retry/' })).status === 502, { what: 'a request out of tries' });
+  const statuses = new Set<number>();
+  for (let i = 0; i < 8; i++) statuses.add((await single.request({ path: '/retry/' })).status);
+  assert.equal([...statuses].sort(), [200, 502]);
 });
 
 test('consistent hashing by $arg_user: stable per key, and adding an endpoint moves only ~1/N keys, all to it', async () => {
@@ -165,13 +207,17 @@ test('an added endpoint is served within 250 ms of the POST, by every worker, wi
 
   await multi.configure('/configuration/backends', [backend('dyn', [b.endpoint])]);
   const removedAt = Date.now();
+  // Each worker's timer brings the change in on its own. Before it, a worker alternates a and b
+  // (round robin), so two b in a row from each worker mean both have it.
+  const inARow = new Map<string, number>();
   await waitFor(async () => {
-    for (let i = 0; i < 4; i++) if ((await servedBy(multi, { path: '/' })).name !== b.name) return false;
-    return true;
-  }, { intervalMs: 1, what: 'the removed endpoint to go' });
+    const r = await servedBy(multi, { path: '/' });
+    inARow.set(r.pid, r.name === b.name ? (inARow.get(r.pid) ?? 0) + 1 : 0);
+    return inARow.size === 2 && [...inARow.values()].every((n) => n >= 2);
+  }, { intervalMs: 1, timeoutMs: 10_000, what: 'every worker to drop the removed endpoint' });
   assert.ok(Date.now() - removedAt < 250 + 50, `removal took ${Date.now() - removedAt} ms`);
 
-  // Both workers serve only the new set.
+  // From then on both workers serve only the new set.
   const seenPids = new Set<string>();
   const stale: string[] = []; // collected, since waitFor retries on a throw
   await waitFor(async () => {
@@ -183,6 +229,38 @@ test('an added endpoint is served within 250 ms of the POST, by every worker, wi
   assert.equal(stale, []);
   assert.equal([...seenPids].map(Number).sort((x, y) => x - y), pidsBefore, 'the same worker processes (no reload)');
   assert.equal(await multi.workerPids(), pidsBefore);
+});
+
+test('a posted change reaches every worker through its timer: after the POST and no request, every answer is the new endpoint', async () => {
+  const [a, b] = [echo[1], echo[2]];
+  await multi.configure('/configuration/backends', [backend('dyn', [a.endpoint])]);
+  await waitFor(async () => (await servedBy(multi, { path: '/' })).name === a.name, { what: 'first backend' });
+  await multi.configure('/configuration/backends', [backend('dyn', [b.endpoint])]);
+  // A known backend's change is never read by a request: only the 0.1 s timer can bring it in.
+  await new Promise((r) => setTimeout(r, 250));
+  const seenPids = new Set<string>();
+  const stale: string[] = []; // collected, since waitFor retries on a throw
+  await waitFor(async () => {
+    const r = await servedBy(multi, { path: '/' });
+    if (r.name !== b.name) stale.push(`worker ${r.pid}: ${r.status} ${r.name}`);
+    seenPids.add(r.pid);
+    return seenPids.size === 2;
+  }, { intervalMs: 1, timeoutMs: 10_000, what: 'responses from both workers' });
+  assert.equal(stale, []);
+});
+
+test('a backend a worker does not know yet is looked up at once: no 503 between the POST and the next timer tick', async () => {
+  const a = echo[3];
+  await multi.configure('/configuration/backends', []);
+  const without = new Set<string>();
+  await waitFor(async () => {
+    const r = await servedBy(multi, { path: '/' });
+    if (r.status === 503) without.add(r.pid);
+    return without.size === 2;
+  }, { intervalMs: 1, timeoutMs: 10_000, what: 'both workers without the backend' });
+  await multi.configure('/configuration/backends', [backend('dyn', [a.endpoint])]);
+  const answers = await Promise.all(Array.from({ length: 40 }, () => servedBy(multi, { path: '/' })));
+  assert.equal(answers.filter((r) => r.status !== 200 || r.name !== a.name).map((r) => `worker ${r.pid}: ${r.status}`), []);
 });
 
 test('scale to zero answers 503 within 250 ms; scaling back serves again; same workers', async () => {

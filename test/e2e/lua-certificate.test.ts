@@ -112,6 +112,33 @@ test('https requests are proxied, not redirected; HSTS only for hosts with a cer
   assert.is((await nginx.request({ path: '/noredirect/', host: 'a.test' })).headers['strict-transport-security'], undefined, 'never over http');
 });
 
+test('a certificate posted for a host turns on its redirect and HSTS in every worker within 250 ms, and off again when removed', async () => {
+  const host = 'late.test';
+  for (let i = 0; i < 4; i++) assert.is((await nginx.request({ path: '/x', host })).status, 200, 'no certificate yet');
+  await nginx.configure('/configuration/servers', { certificates: { 'uid-a': certs.a.pem }, servers: { [host]: 'uid-a' } });
+  const posted = Date.now();
+  await waitFor(async () => (await nginx.request({ path: '/x', host })).status === 308, { intervalMs: 1, what: 'the redirect' });
+  assert.ok(Date.now() - posted < 250, `redirect after ${Date.now() - posted} ms`);
+  await waitFor(async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => nginx.request({ path: '/x', host })));
+    return answers.every((r) => r.status === 308);
+  }, { what: 'every worker redirecting' });
+  const https = await nginx.request({ path: '/', host, https: true });
+  assert.is(https.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
+
+  await nginx.configure('/configuration/servers', { servers: { [host]: '-1' } });
+  const removed = Date.now();
+  await waitFor(async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => nginx.request({ path: '/x', host })));
+    return answers.every((r) => r.status === 200);
+  }, { intervalMs: 1, what: 'no redirect in any worker' });
+  await waitFor(async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => nginx.request({ path: '/', host, https: true })));
+    return answers.every((r) => r.headers['strict-transport-security'] === undefined);
+  }, { intervalMs: 1, what: 'no HSTS from any worker' });
+  assert.ok(Date.now() - removed < 250 + 50, `redirect and HSTS gone after ${Date.now() - removed} ms`);
+});
+
 test('use-forwarded-headers: X-Forwarded-Proto https is not redirected; redirect code and port 443 from the config', async () => {
   const r = await forwarded.request({ path: '/a/', host: 'a.test' });
   assert.is(r.status, 301);

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { firstValueFrom, from, toArray } from 'rxjs';
 import { createReloadActor, reloadActor, type ReloadResult } from '../../src/actors/reload.js';
 import { lineDiff } from '../../src/actors/line-diff.js';
@@ -118,6 +119,78 @@ test('a configuration that fails nginx -t leaves the old one serving; failed fil
     await h.close();
     await echo.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('with no NGINX running the first configuration starts the master without nginx -t; the next is tested and reloaded', async () => {
+  const h = await createNginxHarness();
+  try {
+    let tests = 0;
+    const nginx: NginxProcess = { ...h.nginx, events$: h.nginx.events$, test: (p) => { tests++; return h.nginx.test(p); } };
+    const actor = createReloadActor({ renderer: h.renderer, nginx, runtime: h.runtime, logger: h.logger, reloadTimeoutMs: 10_000 });
+    const r1 = await firstValueFrom(actor(configuration([server('a.example.com')])));
+    assert.ok(r1.ok, JSON.stringify(r1));
+    assert.is(tests, 0, 'the start was the test');
+    assert.ok(h.nginx.masterPid() !== null);
+    assert.is((await h.http(h.runtime.statusPort, '/configuration-checksum')).body, r1.ok ? r1.checksum : '');
+    const r2 = await firstValueFrom(actor(configuration([server('a.example.com'), server('b.example.com')])));
+    assert.ok(r2.ok, JSON.stringify(r2));
+    assert.is(tests, 1, 'a running NGINX is protected by nginx -t');
+    assert.is(reconfigurings(h), 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a first configuration that does not start NGINX is reported with its output; NGINX answers on the fallback', async () => {
+  const h = await createNginxHarness();
+  try {
+    const fallback = configuration([]);
+    const actor = createReloadActor({ renderer: h.renderer, nginx: h.nginx, runtime: h.runtime, logger: h.logger, reloadTimeoutMs: 10_000, fallback });
+    const r = await firstValueFrom(actor(configuration([server('a.example.com', { serverSnippet: 'bogus_directive_x on;' })])));
+    assert.is(r.ok, false);
+    if (!r.ok) assert.match(r.error, /^nginx: \[emerg\] unknown directive "bogus_directive_x" in .*nginx\.conf:\d+$/m);
+    assert.ok(h.nginx.masterPid() !== null, 'NGINX runs the fallback');
+    assert.is(readFileSync(h.runtime.confPath, 'utf8'), h.renderer.render(fallback, h.runtime), 'the live file is the fallback');
+    const failed = readdirSync(h.prefix).filter((n) => n.startsWith('nginx.conf.failed-'));
+    assert.is(failed.length, 1);
+    assert.ok(readFileSync(join(h.prefix, failed[0]!), 'utf8').includes('bogus_directive_x'));
+    assert.is((await h.http(h.runtime.statusPort, '/healthz')).status, 200);
+    assert.is(await h.postBackends([backend('upstream-default-backend', [{ address: '127.0.0.1', port: String(h.runtime.defaultServerPort) }])]), 201);
+    await waitFor(async () => (await h.http(h.runtime.httpPort, '/', { host: 'a.example.com' })).status === 404, { what: 'the default backend answers 404' });
+
+    // Once the configuration is fixed it is tested and reloaded as usual.
+    const good = await firstValueFrom(actor(configuration([server('a.example.com')])));
+    assert.ok(good.ok, JSON.stringify(good));
+    assert.is(reconfigurings(h), 1);
+    assert.is((await h.http(h.runtime.statusPort, '/configuration-checksum')).body, good.ok ? good.checksum : '');
+  } finally {
+    await h.close();
+  }
+});
+
+test('HTTPS without a Secret serves the fallback certificate set by Lua; a missing fallback file fails nginx -t', async () => {
+  const { h, echo, reload } = await setup();
+  try {
+    assert.ok((await reload(configuration([server('a.example.com')]))).ok);
+    const cn = (servername?: string) => new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port: h.runtime.httpsPort, rejectUnauthorized: false, ...(servername ? { servername } : {}) }, () => {
+        const subject = socket.getPeerCertificate().subject?.CN;
+        socket.end();
+        resolve(String(subject));
+      });
+      socket.on('error', reject);
+    });
+    for (const name of ['a.example.com', 'unknown.example.com', undefined]) {
+      assert.is(await cn(name), 'Kubernetes Ingress Controller Fake Certificate', String(name));
+    }
+    const missing = { ...h.runtime, fallbackCert: { certPath: join(h.prefix, 'none.pem'), keyPath: join(h.prefix, 'none.key') } };
+    const t = await h.test(h.renderer.render(configuration([server('a.example.com')]), missing));
+    assert.is(t.ok, false);
+    assert.match(t.output, /none\.pem/);
+  } finally {
+    await h.close();
+    await echo.close();
   }
 });
 

@@ -117,17 +117,15 @@ function renderConf(o: {
   extraInitLua: string;
 }): string {
   const locations = o.locations.map((l) => {
-    const rewrite = {
-      force_ssl_redirect: false, ssl_redirect: true, preserve_trailing_slash: false, use_port_in_redirects: false,
-      ...l.rewrite,
-    };
+    const rewrite = { ssl_redirect: true, ...l.rewrite };
+    // The production wiring (src/render/view.ts): the settings as words, the variables read.
+    const flags = Object.entries(rewrite).filter(([, on]) => on).map(([k]) => k.replace(/_/g, '-')).join(' ');
     return `
     location ${l.path} {
       set $proxy_upstream_name ${JSON.stringify(l.backend)};
       set $proxy_alternative_upstream_name "";
-      rewrite_by_lua_block { lua_ingress.rewrite(${luaTable(rewrite)}) balancer.rewrite() }
-      header_filter_by_lua_block { lua_ingress.header() }
-      log_by_lua_block { balancer.log() }
+      rewrite_by_lua_block { lua_ingress.rewrite(${JSON.stringify(flags)}) balancer.rewrite() }
+      header_filter_by_lua_block { balancer.header_filter() lua_ingress.header() }
       add_header X-Worker-Pid $pid always;
       add_header X-Upstream-Name $proxy_upstream_name always;
       add_header X-Alternative-Upstream-Name $proxy_alternative_upstream_name always;

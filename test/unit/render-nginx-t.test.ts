@@ -51,16 +51,19 @@ test('nginx -t accepts every hostile value the renderer lets through', async () 
   }
 });
 
-test('Lua phases set once per server: a server-snippet with its own log_by_lua replaces them, nginx -t passes', async () => {
+test('Lua header filter set once per server: a server-snippet with its own replaces it, one with log_by_lua keeps it; nginx -t passes', async () => {
   const cfg = configuration([
-    server('own.example.com', { serverSnippet: 'log_by_lua_block { ngx.log(ngx.INFO, "own") }' }),
+    server('own.example.com', { serverSnippet: 'header_filter_by_lua_block { ngx.header["X-Own"] = "1" }' }),
+    server('logs.example.com', { serverSnippet: 'log_by_lua_block { ngx.log(ngx.INFO, "own") }' }),
     server('plain.example.com'),
   ]);
   const text = h.renderer.render(cfg, h.runtime);
-  const own = text.slice(text.indexOf('## start server own.example.com'), text.indexOf('## end server own.example.com'));
-  const plain = text.slice(text.indexOf('## start server plain.example.com'), text.indexOf('## end server plain.example.com'));
-  assert.not.ok(own.includes('balancer.log()'));
-  assert.ok(plain.includes('balancer.log()') && plain.includes('lua_ingress.header()'));
+  const block = (host: string) => text.slice(text.indexOf(`## start server ${host}`), text.indexOf(`## end server ${host}`));
+  assert.not.ok(block('own.example.com').includes('balancer.header_filter()'));
+  assert.ok(block('logs.example.com').includes('lua_ingress.header("logs.example.com")'));
+  const plain = block('plain.example.com');
+  assert.ok(plain.includes('balancer.header_filter()') && plain.includes('lua_ingress.header("plain.example.com")'), plain);
+  assert.not.ok(plain.includes('log_by_lua'), 'the EWMA learns in the header filter: no log phase');
   const r = await h.test(text);
   assert.ok(r.ok, r.output);
 });

@@ -111,6 +111,23 @@ golden('use-forwarded-headers reaches the Lua SSL redirect', () => {
   assert.match(off, 'use_forwarded_headers = false })');
 });
 
+golden('the rewrite phase carries the redirect words, the host of a one-name server and the backend; snippets and other names fall back to variables', () => {
+  const rw = location().rewrite;
+  const text = newRenderer().render(configuration([
+    server('one.example.com', { locations: [location({ path: '/a', backend: 'ns-a-80', rewrite: { ...rw, sslRedirect: true, preserveTrailingSlash: true } })] }),
+    server('two.example.com', { aliases: ['alias.example.com'], locations: [location({ path: '/f', backend: 'ns-f-80', rewrite: { ...rw, forceSSLRedirect: true } })] }),
+    server('*.wild.example.com', { locations: [location({ path: '/w', backend: 'ns-w-80', rewrite: { ...rw, sslRedirect: true } })] }),
+    server('snip.example.com', { locations: [location({ path: '/s', backend: 'ns-s-80', configurationSnippet: 'set $proxy_upstream_name "other";' })] }),
+  ]), RUNTIME);
+  const block = (host: string) => text.slice(text.indexOf(`## start server ${host}`), text.indexOf(`## end server ${host}`));
+  assert.match(block('one.example.com'), /rewrite_by_lua_block \{\s+lua_ingress\.rewrite\("ssl-redirect preserve-trailing-slash", "one\.example\.com"\)\s+balancer\.rewrite\("ns-a-80"\)\s+\}/);
+  assert.match(block('one.example.com'), /lua_ingress\.header\("one\.example\.com"\)/);
+  assert.match(block('two.example.com alias.example.com'), /lua_ingress\.rewrite\("force-ssl-redirect"\)\s+balancer\.rewrite\("ns-f-80"\)/);
+  assert.match(block('two.example.com alias.example.com'), /lua_ingress\.header\(\)/);
+  assert.match(block('*.wild.example.com'), /lua_ingress\.rewrite\("ssl-redirect"\)\s+balancer\.rewrite\("ns-w-80"\)/);
+  assert.match(block('snip.example.com'), /rewrite_by_lua_block \{\s+balancer\.rewrite\(\)\s+\}/);
+});
+
 golden('the Lua wiring contract is rendered as agreed', () => {
   const text = newRenderer().render(goldenConfigurations().minimal!, RUNTIME);
   assert.ok(text.indexOf('load_module "/usr/lib/nginx/modules/ndk_http_module.so";') < text.indexOf('ngx_http_lua_module.so'));
@@ -118,7 +135,11 @@ golden('the Lua wiring contract is rendered as agreed', () => {
   assert.ok(text.includes('configuration.prohibited_localhost_port = "10246"'));
   assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false })'));
   assert.ok(/init_worker_by_lua_block \{\s+lua_ingress.init_worker\(\)\s+balancer.init_worker\(\)\s+\}/.test(text));
-  assert.ok(text.includes('lua_ingress.rewrite({ force_ssl_redirect = false, ssl_redirect = false, preserve_trailing_slash = false, use_port_in_redirects = false })'));
+  // Constants where the model knows them: the backend name, the host of a one-name server; no
+  // lua_ingress.rewrite where the location cannot redirect, no log phase.
+  assert.ok(/rewrite_by_lua_block \{\s+balancer\.rewrite\("default-web-80"\)\s+\}/.test(text));
+  assert.ok(/header_filter_by_lua_block \{\s+balancer\.header_filter\(\)\s+lua_ingress\.header\("app\.example\.com"\)\s+\}/.test(text));
+  assert.not.ok(text.includes('lua_ingress.rewrite(') || text.includes('log_by_lua'));
   assert.ok(/upstream upstream_balancer \{\s+server 0\.0\.0\.1;[^\n]*\s+balancer_by_lua_block \{\s+balancer\.balance\(\)\s+\}\s+keepalive 320;\s+keepalive_timeout 60s;\s+keepalive_requests 10000;/.test(text));
   assert.ok(text.includes('## start server app.example.com') && text.includes('## end server app.example.com'));
   assert.ok(text.includes('resolver 10.96.0.10 [fd00::a] valid=30s;'));

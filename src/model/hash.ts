@@ -5,7 +5,7 @@
 // and the snapshot tells decide() which names may differ, so a small change costs little.
 // Fragments are serialised by ./canonical.ts (sorted keys, with shared sub-objects digested).
 import { createHash } from 'node:crypto';
-import { canonicalText } from './canonical.js';
+import { canonicalDigest } from './canonical.js';
 import type { NginxSettings } from './config/settings.js';
 import type { Backend, Configuration, L4Service, Server } from './types.js';
 
@@ -64,10 +64,13 @@ const serverMemos = new WeakMap<Server, ServerHashes>();
 const backendMemos = new WeakMap<Backend, BackendHashes>();
 const settingsHashes = new WeakMap<NginxSettings, string>();
 
+const NO_CERTIFICATE = { certificate: null, tlsSecret: null };
+const NO_ENDPOINTS = { endpoints: [] };
+
 function serverHashes(s: Server): ServerHashes {
   let h = serverMemos.get(s);
   if (h === undefined) {
-    h = { structure: sha1(canonicalText({ ...s, certificate: null, tlsSecret: null })), certificate: s.certificate };
+    h = { structure: canonicalDigest(s, NO_CERTIFICATE), certificate: s.certificate };
     serverMemos.set(s, h);
   }
   return h;
@@ -81,7 +84,7 @@ export function serverStructureHash(s: Server): string {
 function backendHashes(b: Backend): BackendHashes {
   let h = backendMemos.get(b);
   if (h === undefined) {
-    h = { policy: sha1(canonicalText({ ...b, endpoints: [] })), endpoints: sha1(canonicalText(b.endpoints)) };
+    h = { policy: canonicalDigest(b, NO_ENDPOINTS), endpoints: canonicalDigest(b.endpoints) };
     backendMemos.set(b, h);
   }
   return h;
@@ -195,7 +198,7 @@ const backendKind: ListKind<Backend, BackendHashes> = {
 function settingsHash(s: NginxSettings): string {
   let h = settingsHashes.get(s);
   if (h === undefined) {
-    h = sha1(canonicalText(s));
+    h = canonicalDigest(s);
     settingsHashes.set(s, h);
   }
   return h;
@@ -204,8 +207,8 @@ function settingsHash(s: NginxSettings): string {
 function l4Parts(tcp: L4Service[], udp: L4Service[]): { structure: string; endpoints: string } {
   const strip = (l: L4Service[]) => l.map((s) => ({ ...s, endpoints: [] }));
   return {
-    structure: sha1(canonicalText({ tcp: strip(tcp), udp: strip(udp) })),
-    endpoints: sha1(canonicalText({ tcp: tcp.map((s) => s.endpoints), udp: udp.map((s) => s.endpoints) })),
+    structure: canonicalDigest({ tcp: strip(tcp), udp: strip(udp) }),
+    endpoints: canonicalDigest({ tcp: tcp.map((s) => s.endpoints), udp: udp.map((s) => s.endpoints) }),
   };
 }
 

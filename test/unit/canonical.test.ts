@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import stringify from 'fast-json-stable-stringify';
-import { canonicalText } from '../../src/model/canonical.js';
+import { canonicalDigest, canonicalText } from '../../src/model/canonical.js';
 
 /** A small deterministic PRNG, so failures reproduce. */
 function rng(seed: number): () => number {
@@ -76,6 +76,17 @@ test('a shared object is serialised once (memoised by identity)', () => {
   canonicalText({ path: '/b', proxy: group });
   canonicalText([group, group]);
   assert.is(reads, 1);
+});
+
+test('canonicalDigest: a digest of the canonical text; overrides act as a spread copy would', () => {
+  const server = { hostname: 'a.example.com', certificate: 'uid-1', tlsSecret: 'ns/tls', locations: [{ path: '/', backend: 'ns-svc-80' }] };
+  const stripped = canonicalDigest(server, { certificate: null, tlsSecret: null });
+  assert.is(stripped, canonicalDigest({ ...server, certificate: null, tlsSecret: null }));
+  assert.is(stripped, canonicalDigest({ ...server, certificate: 'uid-2', tlsSecret: 'ns/other' }, { certificate: null, tlsSecret: null }));
+  assert.is.not(stripped, canonicalDigest({ ...server, hostname: 'b.example.com' }, { certificate: null, tlsSecret: null }));
+  assert.is.not(stripped, canonicalDigest(server));
+  assert.match(canonicalDigest([1]), /^#[A-Za-z0-9+/]{27}=$/, 'short values are digested too');
+  assert.is(canonicalDigest({ a: 'x'.repeat(100) }), canonicalText({ a: 'x'.repeat(100) }), 'a long value is its memoised digest');
 });
 
 test.run();

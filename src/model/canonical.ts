@@ -8,7 +8,7 @@
 // once instead of 24 MB of repeated JSON.
 import { hash } from 'node:crypto';
 
-const INLINE_LIMIT = 64;
+const INLINE_LIMIT = 128;
 /**
  * Objects with a longer text (locations, servers) are inlined rather than digested: they are
  * rarely shared, their digests would be thousands of hash calls and memo entries, and the

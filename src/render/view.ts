@@ -288,13 +288,12 @@ function knownHost(server: Server): string {
  * configuration-snippet could `set` another $proxy_upstream_name. header_filter_by_lua is set
  * once per server (ServerView.luaPhases) and inherited by every location that defines none.
  */
-function luaPhases(server: Server, loc: Location): string {
+function luaPhases(loc: Location, host: string): string {
   const rw = loc.rewrite;
   const flags: string[] = [];
   if (f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect') === 'true') flags.push('force-ssl-redirect');
   if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
   if (flags.length > 0 && f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash') === 'true') flags.push('preserve-trailing-slash');
-  const host = knownHost(server);
   const redirect = flags.length > 0 ? `${I}    lua_ingress.rewrite(${f.luaString(flags.join(' '))}${host ? `, ${host}` : ''})\n` : '';
   const backend = loc.configurationSnippet === '' ? f.luaString(loc.backend, 'backend') : '';
   return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${backend})\n${I}}\n`;
@@ -336,22 +335,20 @@ const SERVER_LUA_PHASES = /\bheader_filter_by_lua/;
 /** A snippet that may set proxy headers itself (directly or through an include). */
 const SETS_HEADERS = /\b(proxy_set_header|grpc_set_header|include)\b/;
 
-function locationView(server: Server, loc: Location, matcher: string, ctx: ServerContext, id: string): { view: LocationView; extra: string; zones: string; cache: boolean } {
+function locationView(server: Server, loc: Location, matcher: string, ctx: ServerContext, id: string, host: string): { view: LocationView; extra: string; zones: string; cache: boolean } {
   const { pass, hdr } = passDirective(loc);
   const denied = loc.denied !== null || loc.basicAuth?.type === 'digest';
   const rl = rateLimit(loc, id);
   const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id);
   const backendId = (loc.defaultBackend ?? 'upstream-default-backend').replace(/[^A-Za-z0-9_-]/g, '_');
 
-  const variables = lines([
-    `set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')}`,
-    `set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')}`,
-    `set $service_name ${f.quote(loc.service?.name ?? '', 'service name')}`,
-    `set $service_port ${f.quote(loc.service?.port ?? '', 'service port')}`,
-    `set $location_path ${f.quote(loc.path, 'path')}`,
-    `set $proxy_upstream_name ${f.quote(loc.backend, 'backend')}`,
-    'set $proxy_alternative_upstream_name ""',
-  ]);
+  const variables = `${I}set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')};\n`
+    + `${I}set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')};\n`
+    + `${I}set $service_name ${f.quote(loc.service?.name ?? '', 'service name')};\n`
+    + `${I}set $service_port ${f.quote(loc.service?.port ?? '', 'service port')};\n`
+    + `${I}set $location_path ${f.quote(loc.path, 'path')};\n`
+    + `${I}set $proxy_upstream_name ${f.quote(loc.backend, 'backend')};\n`
+    + `${I}set $proxy_alternative_upstream_name "";\n`;
 
   let redirect = '';
   if (loc.redirect) redirect += lines([`return ${f.num(loc.redirect.code, 'redirect code')} ${f.redirectTarget(loc.redirect.url, 'permanent-redirect')}`]);
@@ -404,7 +401,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
     deniedReason: f.comment(loc.denied ?? 'auth-type digest is not supported'),
     variables,
     redirect,
-    luaPhases: luaPhases(server, loc),
+    luaPhases: luaPhases(loc, host),
     access: accessText,
     corsOriginRegex: loc.cors ? corsOriginRegex(loc.cors.allowOrigin) : null,
     errors: lines(errors),
@@ -437,24 +434,27 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   let extra = '';
   let httpLevel = '';
   let authCache = false;
+  const host = knownHost(server);
   const ordered = server.useRegex ? [...server.locations].sort((a, b) => b.path.length - a.path.length) : server.locations;
   for (const loc of ordered) {
     try {
       // Only rate-limit zones and external-auth locations are named by it: no sha1 otherwise.
       const id = loc.rateLimit || loc.externalAuth ? shortId(server.hostname, loc.path, loc.pathType) : '';
-      let first = true;
+      // The blocks of one location (`/p/` and `= /p`) differ only in their matcher.
+      let first: LocationView | null = null;
       for (const m of matchers(server, loc)) {
         if (seenMatchers.has(m)) continue;
         seenMatchers.add(m);
-        const r = locationView(server, loc, m, ctx, id);
-        locations.push(r.view);
         if (first) {
-          extra += r.extra;
-          httpLevel += r.zones;
-          authCache ||= r.cache;
-          if (!r.view.denied) extra += customErrorLocations(loc, r.view.errorBackendId, errorLocations);
+          locations.push({ ...first, matcher: m });
+          continue;
         }
-        first = false;
+        const r = locationView(server, loc, m, ctx, id, host);
+        locations.push((first = r.view));
+        extra += r.extra;
+        httpLevel += r.zones;
+        authCache ||= r.cache;
+        if (!r.view.denied) extra += customErrorLocations(loc, r.view.errorBackendId, errorLocations);
       }
     } catch (err) {
       throw prefixError(err, `location ${JSON.stringify(loc.path)}`);
@@ -471,7 +471,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   return {
     server, names, listen, blockUserAgents, blockReferers, locations,
     listenText: listen.map((l) => `        listen ${l};\n`).join(''),
-    luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(knownHost(server)),
+    luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(host),
     guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
       + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
     snippet: server.serverSnippet !== '' ? `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n` : '',

@@ -22,25 +22,14 @@ export function backendsPayload(config: Configuration): Backend[] {
 const RUN = 128;
 
 /**
- * JSON.stringify for a list of backends (or any list), byte for byte, that serialises each
- * element object once and reuses the text while the same object comes back: the model hands
- * back unchanged backends as the same objects, so after one endpoint change one backend of
- * thousands is serialised again. The joined text of each run of RUN elements is reused too
- * while the run holds the same elements. The elements must not be mutated once serialised.
+ * JSON.stringify for a list of backends (or any list), byte for byte, that reuses the text of
+ * each run of RUN elements while the run holds the same element objects: the model hands back
+ * unchanged backends as the same objects, so after one endpoint change one run of thousands is
+ * serialised again. The elements must not be mutated once serialised.
  */
 export function createBackendsSerialiser(): (list: readonly unknown[]) => string {
-  const memo = new WeakMap<object, string>();
   let prevList: readonly unknown[] = [];
   let prevRuns: string[] = [];
-  const text = (item: unknown): string => {
-    if (item === null || typeof item !== 'object') return JSON.stringify(item) ?? 'null';
-    let t = memo.get(item);
-    if (t === undefined) {
-      t = JSON.stringify(item) ?? 'null';
-      memo.set(item, t);
-    }
-    return t;
-  };
   return (list) => {
     const runs = new Array<string>(Math.ceil(list.length / RUN));
     for (let r = 0; r < runs.length; r++) {
@@ -48,13 +37,8 @@ export function createBackendsSerialiser(): (list: readonly unknown[]) => string
       const to = Math.min(from + RUN, list.length);
       let same = Math.min(from + RUN, prevList.length) === to;
       for (let i = from; same && i < to; i++) same = list[i] === prevList[i];
-      if (same) {
-        runs[r] = prevRuns[r]!;
-        continue;
-      }
-      const parts = new Array<string>(to - from);
-      for (let i = from; i < to; i++) parts[i - from] = text(list[i]);
-      runs[r] = parts.join(',');
+      // The elements without the brackets: `[a,b]` → `a,b`.
+      runs[r] = same ? prevRuns[r]! : JSON.stringify(list.slice(from, to)).slice(1, -1);
     }
     prevList = list.slice();
     prevRuns = runs;

@@ -37,24 +37,30 @@ function runActor(h: ReturnType<typeof harness>, u: Parameters<typeof h.actor>[0
   return out!;
 }
 
-test('the backends body is JSON.stringify of the list, byte for byte; unchanged backends are serialised once', () => {
+test('the backends body is JSON.stringify of the list, byte for byte; only runs with a changed backend are serialised again', () => {
   const h = harness(() => created);
   let serialised = 0;
   const counted = (name: string) => ({ name, endpoints: [{ address: '10.0.0.1', port: '80' }], toJSON() { serialised += 1; return { name: this.name, endpoints: this.endpoints }; } });
-  const a = counted('a');
-  const b = counted('b"\u2028é');
-  const first = [a, b, { name: 'plain', weight: 1.5, none: undefined }, null];
+  const first = [counted('a'), counted('b"\u2028é'), { name: 'plain', weight: 1.5, none: undefined }, null];
   runActor(h, { backends: first });
   assert.is(serialised, 2);
   assert.is(h.calls[0].body, JSON.stringify(first));
-  const c = counted('c');
-  const second = [a, c, b];
+  // 300 backends are 3 runs (128, 128, 44): one changed backend re-serialises its run only.
+  const many = Array.from({ length: 300 }, (_, i) => counted(`b${i}`));
+  runActor(h, { backends: many });
+  assert.is(h.calls[1].body, JSON.stringify(many));
+  const changed = many.slice();
+  changed[200] = counted('b200-new');
   serialised = 0;
-  runActor(h, { backends: second });
-  assert.is(serialised, 1, 'only the new backend was serialised');
-  assert.is(h.calls[1].body, JSON.stringify(second), 'same bytes as JSON.stringify');
+  runActor(h, { backends: changed });
+  assert.is(serialised, 128, 'the run holding the change, and nothing else');
+  assert.is(h.calls[2].body, JSON.stringify(changed), 'same bytes as JSON.stringify');
+  serialised = 0;
+  runActor(h, { backends: changed.slice(0, 256) });
+  assert.is(serialised, 0, 'a list cut at a run boundary reuses the runs');
+  assert.is(h.calls[3].body, JSON.stringify(changed.slice(0, 256)));
   runActor(h, { backends: [] });
-  assert.is(h.calls[2].body, '[]');
+  assert.is(h.calls[4].body, '[]');
 });
 
 test('posts each present part once, in order, as JSON; 201 everywhere is success at once', () => {

@@ -88,6 +88,27 @@ function compareHosts(a: string, b: string): number {
   return a < b ? -1 : 1;
 }
 
+/**
+ * Host names in compareHosts order. Sorting plain strings without a comparator is V8's native
+ * string sort, several times faster at 10k hosts than calling compareHosts for each comparison.
+ */
+function sortedHosts(names: Iterable<string>): string[] {
+  const out: string[] = [];
+  let hasDefault = false;
+  for (const n of names) {
+    if (n === DEFAULT_SERVER) hasDefault = true;
+    else out.push(n);
+  }
+  out.sort();
+  if (hasDefault) out.unshift(DEFAULT_SERVER);
+  return out;
+}
+
+/** The values of a map keyed by their names, sorted by name (a native string sort of the keys). */
+function sortedByName<T>(byName: Map<string, T>): T[] {
+  return [...byName.keys()].sort().map((n) => byName.get(n)!);
+}
+
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export interface TopologyOptions {
@@ -223,7 +244,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       }
       assembled.set(host, serverFor(settings, host, frags, root, aliases));
     }
-    const hosts: HostEntry[] = [...byHost.keys()].sort(compareHosts)
+    const hosts: HostEntry[] = sortedHosts(byHost.keys())
       .map((host) => ({ host, frags: byHost.get(host)!, base: assembled.get(host)!.server }));
 
     // Backend plans: the first Ingress using a backend gives its policies.
@@ -300,7 +321,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     // Finish the plans: ssl-passthrough, affinity (a sticky canary shares its primary's).
     const passthrough = passthroughOf(hosts);
     const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
-    const sorted = [...plans.values()].sort(byName);
+    const sorted = sortedByName(plans);
     for (const p of sorted) finishPlan(p, aliasesOf, passthrough);
     for (const [alt, primary] of affinityFrom) {
       const a = plans.get(alt);
@@ -373,7 +394,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       assembled.set(h, serverFor(settings, h, frags, prev.root, prev.assembled.get(h)?.server.aliases ?? []));
     }
     const hosts: HostEntry[] = hostSetChanged
-      ? [...byHost.keys()].sort(compareHosts).map((host) => ({ host, frags: byHost.get(host)!, base: assembled.get(host)!.server }))
+      ? sortedHosts(byHost.keys()).map((host) => ({ host, frags: byHost.get(host)!, base: assembled.get(host)!.server }))
       : replaceAt(prev.hosts, [...hostsTouched].map((h) => sortedIndex(prev.hosts, (e) => compareHosts(e.host, h))),
         (e) => ({ host: e.host, frags: byHost.get(e.host)!, base: assembled.get(e.host)!.server }));
 
@@ -396,7 +417,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     }
     const namesChanged = [...backendsTouched].some((n) => planIndex.has(n) !== (previousPlans.get(n) !== undefined));
     const plans = namesChanged
-      ? [...planIndex.values()].sort(byName)
+      ? sortedByName(planIndex)
       : replaceAt(prev.plans, [...backendsTouched].map((n) => sortedIndex(prev.plans, (p) => byName(p, { name: n }))), (p) => planIndex.get(p.name)!);
     const removedBackends = [...backendsTouched].filter((n) => !planIndex.has(n));
 

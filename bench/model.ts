@@ -49,7 +49,7 @@ interface Synced {
   conf: string;
   backendsBytes: number;
   /** The dynamic-config actor's serialisation of the backends payload (reuses unchanged backends' JSON). */
-  serialiseBackends: (backends: readonly unknown[]) => string;
+  serialiseBackends: (backends: readonly unknown[]) => string[];
   phases: { build: number; snapshot: number; render: number; payloads: number };
   cpu: number;
 }
@@ -68,7 +68,7 @@ function fullSync(store: Store, runtime: NginxRuntime): Synced {
   const snapMs = ms(t);
   t = now();
   const serialiseBackends = createBackendsSerialiser();
-  const backendsBytes = serialiseBackends(backendsPayload(config)).length;
+  const backendsBytes = chunksLength(serialiseBackends(backendsPayload(config)));
   JSON.stringify(serversPayload(config));
   const payloads = ms(t);
   t = now();
@@ -76,6 +76,9 @@ function fullSync(store: Store, runtime: NginxRuntime): Synced {
   const render = ms(t);
   return { builder, renderer, config, snap, conf, backendsBytes, serialiseBackends, phases: { build, snapshot: snapMs, render, payloads }, cpu: cpuMs() - cpu0 };
 }
+
+/** Characters of a chunked body (bytes: the payload is ASCII JSON here). */
+const chunksLength = (chunks: readonly string[]) => chunks.reduce((n, c) => n + c.length, 0);
 
 const total = (p: Synced['phases']) => p.build + p.snapshot + p.render + p.payloads;
 
@@ -91,7 +94,7 @@ function incrementalSync(
   const d = decide(s.snap, snap);
   let payloadBytes = 0;
   if (d.kind === 'reload') s.conf = s.renderer.render(config, runtime);
-  if (d.backendsChanged) payloadBytes = s.serialiseBackends(backendsPayload(config)).length;
+  if (d.backendsChanged) payloadBytes = chunksLength(s.serialiseBackends(backendsPayload(config)));
   if (d.serversChanged) JSON.stringify(serversPayload(config));
   const elapsed = ms(t);
   s.config = config;

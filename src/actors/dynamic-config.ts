@@ -40,11 +40,17 @@ export interface HttpResponseLike {
   body: string;
 }
 
+/** A request body: a string, or chunks sent one after another (the backends list, unjoined). */
+export type RequestBody = string | readonly string[];
+
+/** The body as one string (for tests and logs). */
+export const bodyText = (body: RequestBody): string => (typeof body === 'string' ? body : body.join(''));
+
 /**
  * One HTTP exchange; `signal` aborts it when the actor gives up on it (timeout). An Observable
  * may be returned instead of a promise (tests under TestScheduler, where promises cannot run).
  */
-export type RequestFn = (method: string, url: string, body?: string, signal?: AbortSignal) => Promise<HttpResponseLike> | Observable<HttpResponseLike>;
+export type RequestFn = (method: string, url: string, body?: RequestBody, signal?: AbortSignal) => Promise<HttpResponseLike> | Observable<HttpResponseLike>;
 
 export interface DynamicConfigDeps {
   /** `http://127.0.0.1:<status port>`. */
@@ -60,12 +66,15 @@ export interface DynamicConfigDeps {
 const PARTS: readonly DynamicPart[] = ['backends', 'servers', 'general'];
 
 /** The default RequestFn: node:http, JSON body, whole response text. */
-export const nodeHttpRequest = (method: string, url: string, body?: string, signal?: AbortSignal): Promise<HttpResponseLike> => new Promise((resolve, reject) => {
+export const nodeHttpRequest = (method: string, url: string, body?: RequestBody, signal?: AbortSignal): Promise<HttpResponseLike> => new Promise((resolve, reject) => {
+  const chunks = body === undefined ? [] : typeof body === 'string' ? [body] : body;
+  let length = 0;
+  for (const c of chunks) length += Buffer.byteLength(c);
   const req = httpRequest(url, {
     method,
     signal,
     agent: false,
-    headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': length },
   }, (res) => {
     let text = '';
     res.setEncoding('utf8');
@@ -74,11 +83,12 @@ export const nodeHttpRequest = (method: string, url: string, body?: string, sign
     res.on('error', reject);
   });
   req.on('error', reject);
-  req.end(body);
+  for (const c of chunks) req.write(c);
+  req.end();
 });
 
 /** A lazy, cancellable request bounded by `timeoutMs` on the scheduler. */
-function exchange(request: RequestFn, method: string, url: string, body: string | undefined, timeoutMs: number, scheduler: SchedulerLike): Observable<HttpResponseLike> {
+function exchange(request: RequestFn, method: string, url: string, body: RequestBody | undefined, timeoutMs: number, scheduler: SchedulerLike): Observable<HttpResponseLike> {
   return new Observable<HttpResponseLike>((subscriber) => {
     const abort = new AbortController();
     const inner = from(request(method, url, body, abort.signal)).subscribe(subscriber);

@@ -22,16 +22,19 @@ export function backendsPayload(config: Configuration): Backend[] {
 const RUN = 128;
 
 /**
- * JSON.stringify for a list of backends (or any list), byte for byte, that reuses the text of
- * each run of RUN elements while the run holds the same element objects: the model hands back
- * unchanged backends as the same objects, so after one endpoint change one run of thousands is
- * serialised again. The elements must not be mutated once serialised.
+ * JSON.stringify for a list of backends (or any list), byte for byte, as chunks whose
+ * concatenation is the text (the HTTP client writes them one after another, so the 7 MB text at
+ * 10k backends is never joined). The text of each run of RUN elements is reused while the run
+ * holds the same element objects: the model hands back unchanged backends as the same objects,
+ * so after one endpoint change one run of thousands is serialised again. The elements must not
+ * be mutated once serialised.
  */
-export function createBackendsSerialiser(): (list: readonly unknown[]) => string {
+export function createBackendsSerialiser(): (list: readonly unknown[]) => string[] {
   let prevList: readonly unknown[] = [];
   let prevRuns: string[] = [];
   return (list) => {
     const runs = new Array<string>(Math.ceil(list.length / RUN));
+    const chunks: string[] = ['['];
     for (let r = 0; r < runs.length; r++) {
       const from = r * RUN;
       const to = Math.min(from + RUN, list.length);
@@ -39,10 +42,13 @@ export function createBackendsSerialiser(): (list: readonly unknown[]) => string
       for (let i = from; same && i < to; i++) same = list[i] === prevList[i];
       // The elements without the brackets: `[a,b]` → `a,b`.
       runs[r] = same ? prevRuns[r]! : JSON.stringify(list.slice(from, to)).slice(1, -1);
+      if (r > 0) chunks.push(',');
+      chunks.push(runs[r]!);
     }
+    chunks.push(']');
     prevList = list.slice();
     prevRuns = runs;
-    return `[${runs.join(',')}]`;
+    return chunks;
   };
 }
 

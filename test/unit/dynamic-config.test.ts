@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestScheduler } from 'rxjs/testing';
 import { NEVER, Observable, of, throwError, timer, map } from 'rxjs';
-import { createDynamicConfigActor, waitForStatusPort, type DynamicResult, type HttpResponseLike, type RequestFn } from '../../src/actors/dynamic-config.js';
+import { bodyText, createDynamicConfigActor, waitForStatusPort, type DynamicResult, type HttpResponseLike, type RequestFn } from '../../src/actors/dynamic-config.js';
 import { backoffDelays, DESIGN_BACKOFF } from '../../src/actors/backoff.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -17,7 +17,7 @@ function harness(answer: (call: Call, n: number) => Observable<HttpResponseLike>
   const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
   const calls: Call[] = [];
   const request: RequestFn = (method, url, body, signal) => {
-    const call = { method, url, body, signal, at: scheduler.now() };
+    const call = { method, url, body: body === undefined ? undefined : bodyText(body), signal, at: scheduler.now() };
     calls.push(call);
     return answer(call, calls.length);
   };
@@ -117,7 +117,7 @@ test('a request that never answers times out after timeoutMs, is aborted, and is
   const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
   const calls: Call[] = [];
   const request: RequestFn = (method, url, body, signal) => {
-    calls.push({ method, url, body, signal, at: scheduler.now() });
+    calls.push({ method, url, body: body === undefined ? undefined : bodyText(body), signal, at: scheduler.now() });
     return calls.length === 1 ? NEVER : timer(30, scheduler).pipe(map(() => ({ status: 201, body: '' })));
   };
   const actor = createDynamicConfigActor({ statusUrl: STATUS, scheduler, logger: silentLogger(), request, backoff: noJitter, timeoutMs: 250 });

@@ -309,7 +309,7 @@ memo('the backends serialiser gives JSON.stringify byte for byte while the list 
     else if (op === 2 && list.length > 1) list.splice(rnd(list.length), 1);
     else if (op === 3) list.length = Math.max(0, list.length - rnd(3) * 128);
     if (list.length === 0) list.push({ name: 'only', n: step });
-    assert.is(serialise(list), JSON.stringify(list), `step ${step}`);
+    assert.is(serialise(list).join(''), JSON.stringify(list), `step ${step}`);
   }
 });
 

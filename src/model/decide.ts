@@ -30,7 +30,7 @@ function summarise(changes: string[]): string {
  * The entries of `next` to compare with `running`, in order: only the delta's keys when `next`
  * was derived from `running`'s very map (every other entry is the same), else all of them.
  */
-function* candidates<H>(running: Map<string, H>, next: Map<string, H>, delta: SnapshotDelta<H> | undefined): Generator<[string, H]> {
+function* candidates<H>(running: ReadonlyMap<string, H>, next: ReadonlyMap<string, H>, delta: SnapshotDelta<H> | undefined): Generator<[string, H]> {
   if (delta && delta.from === running) {
     for (const k of delta.keys) yield [k, next.get(k)!];
   } else {
@@ -39,7 +39,7 @@ function* candidates<H>(running: Map<string, H>, next: Map<string, H>, delta: Sn
 }
 
 /** Whether `running` may have keys `next` lacks. */
-const mayHaveRemoved = <H>(running: Map<string, H>, delta: SnapshotDelta<H> | undefined) => !delta || delta.from !== running;
+const mayHaveRemoved = <H>(running: ReadonlyMap<string, H>, delta: SnapshotDelta<H> | undefined) => !delta || delta.from !== running;
 
 function structureChanges(running: ModelSnapshot, next: ModelSnapshot): string[] {
   const out: string[] = [];

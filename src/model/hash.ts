@@ -22,8 +22,8 @@ export interface BackendHashes {
 }
 
 export interface ModelSnapshot {
-  servers: Map<string, ServerHashes>;
-  backends: Map<string, BackendHashes>;
+  servers: ReadonlyMap<string, ServerHashes>;
+  backends: ReadonlyMap<string, BackendHashes>;
   settings: string;
   defaultCertificate: string | null;
   /** TCP/UDP services without their endpoints. */
@@ -51,7 +51,7 @@ export interface ModelSnapshot {
 }
 
 export interface SnapshotDelta<H> {
-  from: Map<string, H>;
+  from: ReadonlyMap<string, H>;
   /** In list order. */
   keys: string[];
 }
@@ -90,6 +90,35 @@ function backendHashes(b: Backend): BackendHashes {
   return h;
 }
 
+/** Layers a derived map may stack before it is copied flat (each lookup walks the layers). */
+const MAX_LAYERS = 8;
+
+/**
+ * A few changed entries over an earlier map with the same keys: copying a 10k-entry map on
+ * every endpoint change costs milliseconds; after MAX_LAYERS layers the map is copied once.
+ */
+class LayeredMap<V> implements ReadonlyMap<string, V> {
+  constructor(private readonly base: ReadonlyMap<string, V>, private readonly top: ReadonlyMap<string, V>, readonly layers: number) {}
+  get size(): number { return this.base.size; }
+  get(key: string): V | undefined {
+    const v = this.top.get(key);
+    return v !== undefined ? v : this.base.get(key);
+  }
+  has(key: string): boolean { return this.base.has(key); }
+  keys(): MapIterator<string> { return this.base.keys(); }
+  *values(): MapIterator<V> { for (const k of this.base.keys()) yield this.get(k)!; }
+  *entries(): MapIterator<[string, V]> { for (const k of this.base.keys()) yield [k, this.get(k)!]; }
+  [Symbol.iterator](): MapIterator<[string, V]> { return this.entries(); }
+  forEach(fn: (value: V, key: string, map: ReadonlyMap<string, V>) => void): void {
+    for (const [k, v] of this.entries()) fn(v, k, this);
+  }
+}
+
+function layered<V>(base: ReadonlyMap<string, V>, top: Map<string, V>): ReadonlyMap<string, V> {
+  const layers = base instanceof LayeredMap ? base.layers + 1 : 1;
+  return layers > MAX_LAYERS ? new Map([...base, ...top]) : new LayeredMap(base, top, layers);
+}
+
 /** Lines per run: a list's checksum is the hash of the hashes of its runs, so a change rehashes one run. */
 const RUN = 128;
 /** Most changed items for which a list part is derived from the previous one. */
@@ -99,7 +128,7 @@ const DELTA_LIMIT = 256;
 interface ListPart<T, H> {
   list: readonly T[];
   names: string[];
-  map: Map<string, H>;
+  map: ReadonlyMap<string, H>;
   /** Per kind of line, the hashes of its runs. */
   runs: string[][];
   checksums: string[];
@@ -146,16 +175,18 @@ function listPart<T, H>(kind: ListKind<T, H>, list: readonly T[]): ListPart<T, H
   const changed = prev ? changedPositions(kind, prev, list) : null;
   let part: ListPart<T, H>;
   if (prev && changed) {
-    // Same names at the same places: copy the previous part and redo the changed items' runs.
-    const map = new Map(prev.map);
+    // Same names at the same places: the changed items' hashes over the previous map, and
+    // their runs redone.
+    const top = new Map<string, H>();
     const keys: string[] = [];
     const dirty = new Set<number>();
     for (const i of changed) {
       const name = prev.names[i]!;
-      map.set(name, kind.hashes(list[i]!));
+      top.set(name, kind.hashes(list[i]!));
       keys.push(name);
       dirty.add(Math.floor(i / RUN));
     }
+    const map = layered(prev.map, top);
     const runs = prev.runs.map((hashes, k) => hashes.map((h, r) => (dirty.has(r) ? runHash(kind, list, k, r) : h)));
     part = {
       list, names: prev.names, map, runs, checksums: runs.map((hashes) => sha1(hashes.join('\n'))),

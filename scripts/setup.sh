@@ -29,6 +29,6 @@ fi
 newest_src=$(find src nginx -type f -newer dist/.build-stamp 2>/dev/null | head -1 || true)
 if [ ! -f dist/.build-stamp ] || [ -n "$newest_src" ]; then
   echo "setup: building" >&2
-  npx tsc -p tsconfig.json
+  node node_modules/typescript/bin/tsc -p tsconfig.json
   touch dist/.build-stamp
 fi

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-npx tsc -p tsconfig.test.json
+node node_modules/typescript/bin/tsc -p tsconfig.test.json
 exec node scripts/run-tests.mjs "$@"

@@ -43,9 +43,6 @@ export interface HttpResponseLike {
 /** A request body: a string, or chunks sent one after another (the backends list, unjoined). */
 export type RequestBody = string | readonly string[];
 
-/** The body as one string (for tests and logs). */
-export const bodyText = (body: RequestBody): string => (typeof body === 'string' ? body : body.join(''));
-
 /**
  * One HTTP exchange; `signal` aborts it when the actor gives up on it (timeout). An Observable
  * may be returned instead of a promise (tests under TestScheduler, where promises cannot run).

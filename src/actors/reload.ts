@@ -92,9 +92,13 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       logger.error({ err: (err as Error).message }, 'reload: NGINX did not take the new configuration');
       return fail((err as Error).message);
     }
+    return succeeded(rendered, t0, 'reload: done');
+  }
+
+  function succeeded(rendered: RenderedChunks, t0: number, message: string): ReloadResult {
     running = rendered.chunks;
     const durationMs = now() - t0;
-    logger.info({ durationMs, checksum: rendered.checksum }, 'reload: done');
+    logger.info({ durationMs, checksum: rendered.checksum }, message);
     return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings };
   }
 
@@ -115,10 +119,7 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       await startPrevious();
       return { ok: false, durationMs: now() - t0, error: output };
     }
-    running = rendered.chunks;
-    const durationMs = now() - t0;
-    logger.info({ durationMs, checksum: rendered.checksum }, 'reload: NGINX started');
-    return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings };
+    return succeeded(rendered, t0, 'reload: NGINX started');
   }
 
   async function startPrevious(): Promise<void> {

@@ -2,11 +2,12 @@
 // ingress-rx's own. CONTROLLER_FLAGS is the single table behind parsing, --help and the docs;
 // every other ingress-nginx flag is refused by name, never silently ignored.
 import type { StoreOptions } from '../store/types.js';
+import type { ServePorts } from './serve.js';
 
 /** How a flag's value is read. `duration` and `seconds` both end up in milliseconds. */
 export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds';
 
-export interface ControllerOptions {
+export interface ControllerOptions extends ServePorts {
   // cluster access
   kubeconfig: string;
   apiserverHost: string;
@@ -34,16 +35,9 @@ export interface ControllerOptions {
   disableLeaderElection: boolean;
   statusUpdateIntervalMs: number;
   reportNodeInternalIpAddress: boolean;
-  // pacing and ports
+  // pacing (the ports: ServePorts)
   syncRateLimit: number;
-  httpPort: number;
-  httpsPort: number;
-  statusPort: number;
-  streamPort: number;
-  healthzPort: number;
-  defaultServerPort: number;
   enableSslPassthrough: boolean;
-  sslPassthroughProxyPort: number;
   enableMetrics: boolean;
   shutdownGracePeriodMs: number;
   postShutdownGracePeriodMs: number;

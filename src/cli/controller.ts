@@ -6,14 +6,13 @@ import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kube
 import { createLogger, type Logger } from '../log.js';
 import { createStore } from '../store/store.js';
 import { kubeSource } from '../streams/kube.js';
-import { defaultRuntime } from '../render/runtime.js';
 import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
-import { serve, untilStopped } from './serve.js';
+import { runtimeFor, serve, untilStopped } from './serve.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -79,14 +78,7 @@ export async function runController(argv: string[]): Promise<number> {
     logger,
     header: { storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort },
   });
-  const runtime = defaultRuntime({
-    ...(o.workdir ? { prefix: o.workdir } : {}),
-    listenAddresses: ['*', '[::]'],
-    httpPort: o.httpPort, httpsPort: o.httpsPort, statusPort: o.statusPort, streamPort: o.streamPort,
-    defaultServerPort: o.defaultServerPort,
-    ...(o.geoipDir ? { geoipDir: o.geoipDir } : {}),
-    ...(o.enableSslPassthrough ? { sslPassthrough: { proxyPort: o.sslPassthroughProxyPort } } : {}),
-  });
+  const runtime = runtimeFor(o, { prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir });
 
   let controller;
   try {

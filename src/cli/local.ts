@@ -6,20 +6,11 @@ import { join, resolve } from 'node:path';
 import { createLogger } from '../log.js';
 import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../store/store.js';
 import { manifestsSource } from '../streams/manifests.js';
-import { defaultRuntime } from '../render/runtime.js';
-import { serve, untilStopped } from './serve.js';
+import { runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
 import { observability, type ObservabilityOptions } from './observability.js';
 
-export interface LocalOptions extends ObservabilityOptions {
+export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
-  httpPort: number;
-  httpsPort: number;
-  statusPort: number;
-  streamPort: number;
-  healthzPort: number;
-  defaultServerPort: number;
-  enableSslPassthrough?: boolean;
-  sslPassthroughProxyPort: number;
   workdir?: string;
   configmap: string;
   syncRateLimit: number;
@@ -36,17 +27,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   // what a developer trying their Ingresses expects to see served.
   const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap };
   const store = createStore(storeOptions, logger);
-  const runtime = defaultRuntime({
-    prefix,
-    listenAddresses: ['127.0.0.1'],
-    httpPort: opts.httpPort,
-    httpsPort: opts.httpsPort,
-    statusPort: opts.statusPort,
-    streamPort: opts.streamPort,
-    defaultServerPort: opts.defaultServerPort,
-    ...(opts.enableSslPassthrough ? { sslPassthrough: { proxyPort: opts.sslPassthroughProxyPort } } : {}),
-    ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
-  });
+  const runtime = runtimeFor(opts, { prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}) });
   const obs = await observability(opts, {
     logger,
     header: { storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort },

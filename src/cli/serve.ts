@@ -19,7 +19,7 @@ import { createModelBuilder } from '../model/build.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
-import { DEFAULT_TEMPLATE_DIR, preparePrefix, type NginxRuntime } from '../render/runtime.js';
+import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../render/runtime.js';
 import { createNginxProcess } from '../actors/nginx-process.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
@@ -56,6 +56,33 @@ export interface RunningController {
   results$: Observable<SyncResult>;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
   shutdown(): Promise<void>;
+}
+
+/** The ports `local` and `controller` both take (ingress-nginx's flag names). */
+export interface ServePorts {
+  httpPort: number;
+  httpsPort: number;
+  statusPort: number;
+  streamPort: number;
+  healthzPort: number;
+  defaultServerPort: number;
+  enableSslPassthrough?: boolean;
+  sslPassthroughProxyPort: number;
+}
+
+/** NGINX's runtime for those ports. */
+export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string }): NginxRuntime {
+  return defaultRuntime({
+    ...(where.prefix ? { prefix: where.prefix } : {}),
+    listenAddresses: where.listenAddresses,
+    httpPort: ports.httpPort,
+    httpsPort: ports.httpsPort,
+    statusPort: ports.statusPort,
+    streamPort: ports.streamPort,
+    defaultServerPort: ports.defaultServerPort,
+    ...(where.geoipDir ? { geoipDir: where.geoipDir } : {}),
+    ...(ports.enableSslPassthrough ? { sslPassthrough: { proxyPort: ports.sslPassthroughProxyPort } } : {}),
+  });
 }
 
 /** Waits for SIGTERM/SIGINT, or for the controller to find it cannot serve (its error). */

@@ -3,6 +3,7 @@
 import { defaultSettings } from '../../src/model/config/defaults.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
 import type { Backend, Configuration, Location, ProxyConfig, Server } from '../../src/model/types.js';
+import { NO_AFFINITY, makeBackend } from '../../src/model/backends.js';
 
 export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig {
   return {
@@ -68,22 +69,10 @@ export function server(hostname: string, over: Partial<Server> = {}): Server {
   };
 }
 
+/** A round-robin backend as the model makes it, with overrides. */
 export function backend(name: string, endpoints: { address: string; port: string }[] = [], over: Partial<Backend> = {}): Backend {
   return {
-    name,
-    service: null,
-    port: '80',
-    sslPassthrough: false,
-    endpoints,
-    sessionAffinityConfig: {
-      name: '', mode: '',
-      cookieSessionAffinity: { name: '', expires: '', maxage: '', locations: {}, secure: false, path: '', domain: '', samesite: '', conditional_samesite_none: false, changeonfailure: false },
-    },
-    upstreamHashByConfig: {},
-    noServer: false,
-    trafficShapingPolicy: { weight: 0, weightTotal: 0, header: '', headerValue: '', headerPattern: '', cookie: '' },
-    alternativeBackends: [],
-    'load-balance': 'round_robin',
+    ...makeBackend({ name, service: null, port: '80', endpoints, sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: 'round_robin' }),
     ...over,
   };
 }

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freePorts } from './ports.js';
 import { waitFor } from './wait.js';
+import { backend as modelBackend } from './config-builder.js';
 
 const run = promisify(execFile);
 const repoRoot = resolve(new URL('../..', import.meta.url).pathname);
@@ -315,20 +316,7 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
   };
 }
 
-/** A backend in the shape the controller POSTs (ingress-nginx's JSON names), with defaults. */
+/** A backend in the shape the controller POSTs (ingress-nginx's JSON names), with wire-level extras. */
 export function backend(name: string, endpoints: { address: string; port: string }[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name,
-    service: null,
-    port: '80',
-    sslPassthrough: false,
-    endpoints,
-    sessionAffinityConfig: { name: '', mode: '', cookieSessionAffinity: { name: '', expires: '', maxage: '', locations: {}, secure: false, path: '', domain: '', samesite: '', conditional_samesite_none: false, changeonfailure: false } },
-    upstreamHashByConfig: {},
-    noServer: false,
-    trafficShapingPolicy: { weight: 0, weightTotal: 0, header: '', headerValue: '', headerPattern: '', cookie: '' },
-    alternativeBackends: [],
-    'load-balance': 'round_robin',
-    ...extra,
-  };
+  return { ...modelBackend(name, endpoints), ...extra };
 }

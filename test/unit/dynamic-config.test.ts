@@ -4,9 +4,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestScheduler } from 'rxjs/testing';
 import { NEVER, Observable, of, throwError, timer, map } from 'rxjs';
-import { bodyText, createDynamicConfigActor, waitForStatusPort, type DynamicResult, type HttpResponseLike, type RequestFn } from '../../src/actors/dynamic-config.js';
+import { createDynamicConfigActor, waitForStatusPort, type DynamicResult, type RequestBody, type HttpResponseLike, type RequestFn } from '../../src/actors/dynamic-config.js';
 import { backoffDelays, DESIGN_BACKOFF } from '../../src/actors/backoff.js';
 import { silentLogger } from '../../src/log.js';
+
+/** A request body as one string (backends come as chunks). */
+const bodyText = (body: RequestBody | undefined): string | undefined => (body === undefined || typeof body === 'string' ? body : body.join(''));
 
 const STATUS = 'http://127.0.0.1:10246';
 const noJitter = { random: () => 0 };
@@ -17,7 +20,7 @@ function harness(answer: (call: Call, n: number) => Observable<HttpResponseLike>
   const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
   const calls: Call[] = [];
   const request: RequestFn = (method, url, body, signal) => {
-    const call = { method, url, body: body === undefined ? undefined : bodyText(body), signal, at: scheduler.now() };
+    const call = { method, url, body: bodyText(body), signal, at: scheduler.now() };
     calls.push(call);
     return answer(call, calls.length);
   };
@@ -117,7 +120,7 @@ test('a request that never answers times out after timeoutMs, is aborted, and is
   const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
   const calls: Call[] = [];
   const request: RequestFn = (method, url, body, signal) => {
-    calls.push({ method, url, body: body === undefined ? undefined : bodyText(body), signal, at: scheduler.now() });
+    calls.push({ method, url, body: bodyText(body), signal, at: scheduler.now() });
     return calls.length === 1 ? NEVER : timer(30, scheduler).pipe(map(() => ({ status: 201, body: '' })));
   };
   const actor = createDynamicConfigActor({ statusUrl: STATUS, scheduler, logger: silentLogger(), request, backoff: noJitter, timeoutMs: 250 });

@@ -99,16 +99,18 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
 
   return {
     reload(config) {
-      let text: string;
+      let rendered: { text: string; checksum: string };
       try {
-        text = renderer.render(config, runtime);
+        rendered = renderer.renderWithWarnings(config, runtime);
       } catch (err) {
         return of({ ok: false, error: `render: ${(err as Error).message}`, durationMs: 0 });
       }
+      const { text, checksum } = rendered;
       const sum = keep(configs, 'configs', 'conf', text);
       const outcome = opts.nginxTest ? nginxTest(sum, config) : { ok: true };
-      if (outcome.ok) nginxConf = text;
-      return of({ ...outcome, durationMs: 0 });
+      if (!outcome.ok) return of({ ...outcome, durationMs: 0 });
+      nginxConf = text;
+      return of({ ...outcome, durationMs: 0, checksum });
     },
     dynamic(update) {
       if (update.backends) {

@@ -14,7 +14,6 @@ export interface DecisionLike {
   reason: string;
   backendsChanged: boolean;
   serversChanged: boolean;
-  checksum: string;
 }
 
 export interface ActorOutcome {
@@ -24,6 +23,8 @@ export interface ActorOutcome {
   attempts?: number;
   /** Scheduler time the actor started (tracing places its span by it). */
   startedAt?: number;
+  /** A reload's: the checksum of the nginx.conf NGINX now runs. */
+  checksum?: string;
 }
 
 export interface DynamicUpdate {
@@ -52,6 +53,7 @@ export interface SyncResult {
   itemIds: number[];
   decision: DecisionKind;
   reason: string;
+  /** Of the nginx.conf NGINX runs after this sync (its first line; '' until one ran). */
   checksum: string;
   /** True when NGINX now runs this model (or nothing had to change). */
   applied: boolean;
@@ -73,6 +75,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
   // reload that succeeded is not redone because a POST after it failed.
   let reloaded: S | null = null;
   let posted: S | null = null;
+  let confChecksum = '';
 
   return (batch) => defer(() => {
     const tasks = batch.items.map((i) => i.input).filter(isTask);
@@ -96,7 +99,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
 
     const result = (partial: Partial<SyncResult>): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
-      decision, reason, checksum: structural.checksum, applied: false, posted: [], warnings,
+      decision, reason, checksum: confChecksum, applied: false, posted: [], warnings,
       durationMs: deps.scheduler.now() - batch.t, config, ...partial,
     });
 
@@ -106,7 +109,10 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     return reload$.pipe(
       switchMap((reloadOutcome) => {
         if (reloadOutcome && !reloadOutcome.ok) return of(result({ reload: reloadOutcome }));
-        if (reloadOutcome) reloaded = next;
+        if (reloadOutcome) {
+          reloaded = next;
+          confChecksum = reloadOutcome.checksum ?? confChecksum;
+        }
         if (posts.length === 0) return of(result({ applied: true, reload: reloadOutcome ?? undefined }));
         return deps.dynamic(update).pipe(map((dyn) => {
           if (dyn.ok) posted = next;
@@ -118,7 +124,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     // An error would end the pipeline: it becomes a failed result, and the pacer retries.
     catchError((err: unknown) => of<SyncResult>({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
-      decision: 'none', reason: 'sync failed', checksum: '', applied: false, posted: [], warnings: [],
+      decision: 'none', reason: 'sync failed', checksum: confChecksum, applied: false, posted: [], warnings: [],
       durationMs: deps.scheduler.now() - batch.t, error: err instanceof Error ? err.message : String(err),
     })),
   );

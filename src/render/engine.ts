@@ -1,13 +1,12 @@
 // The renderer: parses the templates in nginx/ once, renders nginx.conf from a Configuration
 // and an NginxRuntime. Each server is rendered from its own fragment, cached by the identity of
 // its model object, so a one-server change re-renders one server.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
-import { serverStructureHash } from '../model/hash.js';
 import type { Configuration, Server } from '../model/types.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
@@ -52,9 +51,8 @@ interface Fragment {
   www: string | null;
   text: string;
   /**
-   * Identifies text (with ctxKey): the checksum hashes these instead of the whole configuration.
-   * The text is a function of the server, which the model's structure hash covers (the
-   * certificate is not rendered), of the www-redirect host and of what ctxKey covers.
+   * The SHA-1 of the text and of the htpasswd files it names: the checksum hashes these instead
+   * of the whole configuration.
    */
   hash: string;
   httpLevel: string;
@@ -179,7 +177,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www, ...(passthroughPort === undefined ? {} : { passthroughPort }) });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
-          frag = { ctxKey, www, text, hash: fragmentHash(server, www), httpLevel: view.httpLevel, authCache: view.authCache };
+          frag = { ctxKey, www, text, hash: fragmentHash(server, text), httpLevel: view.httpLevel, authCache: view.authCache };
         } catch (err) {
           throw prefixError(unwrap(err), `server ${JSON.stringify(server.hostname)}`);
         }
@@ -279,15 +277,17 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
   };
 }
 
+/** A rendered server's text and the htpasswd files it names (written beside nginx.conf) identify it. */
+function fragmentHash(server: Server, text: string): string {
+  let users = '';
+  for (const loc of server.locations) if (loc.basicAuth && !loc.denied) users += `\u0000${loc.basicAuth.users.join('\n')}`;
+  return hash('sha1', users === '' ? text : text + users, 'base64');
+}
+
 /**
  * liquidjs builds its output by concatenation, which V8 keeps as a rope; joining 10k ropes is
  * several times slower than joining flat strings. Number() flattens a rope in place.
  */
-function fragmentHash(server: Server, www: string | null): string {
-  const structure = serverStructureHash(server);
-  return www === null ? structure : `${structure} ${www}`;
-}
-
 function flatten(s: string): string {
   Number(s);
   return s;

@@ -252,14 +252,17 @@ function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamic
     build: (changes) => { hints.push(changes); return { config: fakeConfig(model.structure), warnings: [] }; },
     snapshot: () => ({ ...model }),
     decide: (running, next) => {
-      if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true, checksum: next.structure };
+      if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true };
       const structural = running.structure !== next.structure;
       const eps = running.endpoints !== next.endpoints;
-      return { kind: structural ? 'reload' : eps ? 'dynamic' : 'none', reason: structural ? 'structure' : eps ? 'endpoints' : 'same', backendsChanged: eps, serversChanged: false, checksum: next.structure };
+      return { kind: structural ? 'reload' : eps ? 'dynamic' : 'none', reason: structural ? 'structure' : eps ? 'endpoints' : 'same', backendsChanged: eps, serversChanged: false };
     },
     backendsPayload: () => [model.endpoints],
     serversPayload: () => ({ certificates: {}, servers: {} }),
-    reload: (): Observable<ActorOutcome> => { calls.push('reload'); return of({ ok: opts.reloadOk?.() ?? true }); },
+    reload: (): Observable<ActorOutcome> => {
+      calls.push('reload');
+      return of(opts.reloadOk?.() ?? true ? { ok: true, checksum: `conf-${model.structure}` } : { ok: false });
+    },
     dynamic: (u: DynamicUpdate): Observable<ActorOutcome> => { calls.push(`post:${Object.keys(u).join('+')}`); return of({ ok: opts.dynamicOk?.() ?? true }); },
   });
   let n = 0;
@@ -286,6 +289,22 @@ actor('first sync reloads and posts everything; then endpoints-only is dynamic; 
   h.set({ structure: 'b' });
   assert.is(h.run().decision, 'reload');
   assert.equal(h.calls, ['reload', 'post:backends+servers', 'post:backends', 'reload']);
+});
+
+actor("a result's checksum is the running nginx.conf's: set by each reload, kept by dynamic syncs and failed reloads", () => {
+  const s = newScheduler();
+  let ok = true;
+  const h = syncHarness(s, { reloadOk: () => ok });
+  assert.is(h.run().checksum, 'conf-a');
+  h.set({ endpoints: '2' });
+  assert.is(h.run().checksum, 'conf-a');
+  h.set({ structure: 'b' });
+  assert.is(h.run().checksum, 'conf-b');
+  ok = false;
+  h.set({ structure: 'c' });
+  const failed = h.run();
+  assert.is(failed.applied, false);
+  assert.is(failed.checksum, 'conf-b');
 });
 
 actor('the build is told which objects a batch changed; nothing when the batch holds a task or follows ring drops', () => {
@@ -349,7 +368,7 @@ actor('a throwing model build becomes a failed result, and the pipeline retries 
       scheduler: s,
       build: () => { if (fail) { fail = false; throw new Error('boom'); } return { config: fakeConfig('x'), warnings: [] }; },
       snapshot: () => 'x',
-      decide: (r) => ({ kind: r ? 'none' : 'reload', reason: '', backendsChanged: !r, serversChanged: !r, checksum: 'x' }),
+      decide: (r) => ({ kind: r ? 'none' : 'reload', reason: '', backendsChanged: !r, serversChanged: !r }),
       backendsPayload: () => [], serversPayload: () => ({ certificates: {}, servers: {} }),
       reload: () => of({ ok: true }), dynamic: () => of({ ok: true }),
     });

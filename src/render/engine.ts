@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { Configuration, Server } from '../model/types.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
-import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers } from './view.js';
+import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type ServerContext } from './view.js';
 import { geoip2Setup } from './geoip.js';
 
 export interface RenderResult {
@@ -155,6 +155,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     // The same string object each time: fragments compare their key by reference, not 4 KB apart.
     if (ctxKey === lastCtxKey) ctxKey = lastCtxKey;
     lastCtxKey = ctxKey;
+    const serverCtx: ServerContext = { settings: s, runtime, wwwRedirectFrom: null, ...(passthroughPort === undefined ? {} : { passthroughPort }) };
     let hostnames: Set<string> | null = null;
     const parts: string[] = [''];
     // The text is a function of the templates, settings, runtime, server fragments and the
@@ -174,7 +175,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       if (!frag || frag.ctxKey !== ctxKey || frag.www !== www) {
         try {
           serversRendered++;
-          const view = serverView(server, { settings: s, runtime, wwwRedirectFrom: www, ...(passthroughPort === undefined ? {} : { passthroughPort }) });
+          const view = serverView(server, www === null ? serverCtx : { ...serverCtx, wwwRedirectFrom: www });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
           frag = { ctxKey, www, text, hash: fragmentHash(server, text), httpLevel: view.httpLevel, authCache: view.authCache };

@@ -416,18 +416,11 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
 
 /** Builds the view of one server; errors name the server and the location. */
 export function serverView(server: Server, ctx: ServerContext): ServerView {
-  const { runtime: rt, settings: s } = ctx;
+  const s = ctx.settings;
   const isDefault = server.hostname === '_';
-  const names = [server.hostname, ...server.aliases].map((h, i) => f.host(h, i === 0 ? 'host' : 'server-alias')).join(' ');
-  const listen: string[] = [];
-  const flags = `${isDefault ? ' default_server' : ''}${isDefault && s.reusePort ? ' reuseport' : ''}${s.useProxyProtocol ? ' proxy_protocol' : ''}`;
-  const ssl = ` ssl${s.useHttp2 ? ' http2' : ''}`;
-  for (const a of rt.listenAddresses.map(listenAddress)) {
-    listen.push(`${a}:${f.num(rt.httpPort)}${flags}`);
-    if (ctx.passthroughPort === undefined) listen.push(`${a}:${f.num(rt.httpsPort)}${flags}${ssl}`);
-  }
-  // The SNI stream server always sends the PROXY protocol, so the client address is kept.
-  if (ctx.passthroughPort !== undefined) listen.push(`127.0.0.1:${f.num(ctx.passthroughPort, 'ssl-passthrough-proxy-port')}${flags.replace(' proxy_protocol', '')} proxy_protocol${ssl}`);
+  let names = f.host(server.hostname, 'host');
+  for (const alias of server.aliases) names += ` ${f.host(alias, 'server-alias')}`;
+  const { listen, listenText } = listenLines(ctx, isDefault);
   const locations: LocationView[] = [];
   const seenMatchers = new Set<string>();
   const errorLocations = new Set<string>();
@@ -470,14 +463,54 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const blockReferers = s.blockReferers.length > 0;
   return {
     server, names, listen, blockUserAgents, blockReferers, locations,
-    listenText: listen.map((l) => `        listen ${l};\n`).join(''),
+    listenText,
     luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(host),
     guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
       + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
     snippet: server.serverSnippet !== '' ? `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n` : '',
-    locationsText: locations.map(locationText).join(''),
+    locationsText: locationsText(locations),
     extra, redirectServer, httpLevel, authCache,
   };
+}
+
+/**
+ * The location blocks, concatenated rather than joined: the renderer flattens the whole server
+ * text once, and a join here would copy every location's text one time more.
+ */
+function locationsText(locations: readonly LocationView[]): string {
+  let text = '';
+  for (const l of locations) text += locationText(l);
+  return text;
+}
+
+interface Listen {
+  settings: NginxSettings;
+  runtime: NginxRuntime;
+  passthroughPort: number | undefined;
+  isDefault: boolean;
+  listen: string[];
+  listenText: string;
+}
+
+/** The last listen directives made, for the default server and for the others: the same for every server of a render. */
+const listenMemo: Array<Listen | undefined> = [undefined, undefined];
+
+function listenLines(ctx: ServerContext, isDefault: boolean): Listen {
+  const { settings: s, runtime: rt, passthroughPort } = ctx;
+  const known = listenMemo[isDefault ? 1 : 0];
+  if (known && known.settings === s && known.runtime === rt && known.passthroughPort === passthroughPort) return known;
+  const listen: string[] = [];
+  const flags = `${isDefault ? ' default_server' : ''}${isDefault && s.reusePort ? ' reuseport' : ''}${s.useProxyProtocol ? ' proxy_protocol' : ''}`;
+  const ssl = ` ssl${s.useHttp2 ? ' http2' : ''}`;
+  for (const a of rt.listenAddresses.map(listenAddress)) {
+    listen.push(`${a}:${f.num(rt.httpPort)}${flags}`);
+    if (passthroughPort === undefined) listen.push(`${a}:${f.num(rt.httpsPort)}${flags}${ssl}`);
+  }
+  // The SNI stream server always sends the PROXY protocol, so the client address is kept.
+  if (passthroughPort !== undefined) listen.push(`127.0.0.1:${f.num(passthroughPort, 'ssl-passthrough-proxy-port')}${flags.replace(' proxy_protocol', '')} proxy_protocol${ssl}`);
+  const made = { settings: s, runtime: rt, passthroughPort, isDefault, listen, listenText: listen.map((l) => `        listen ${l};\n`).join('') };
+  listenMemo[isDefault ? 1 : 0] = made;
+  return made;
 }
 
 /** One location block, laid out; every part was built through its filters above. */

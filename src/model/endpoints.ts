@@ -3,6 +3,7 @@
 // Service port has no name); only ready endpoints; de-duplicated and sorted.
 import type { EndpointSlice, Service, ServicePort } from '../store/kube-types.js';
 import type { BackendService, Endpoint } from './types.js';
+import { sortShort } from './sort.js';
 
 /** The Service port an Ingress backend port (number or name, as a string) refers to. */
 export function findServicePort(svc: Service, backendPort: string): ServicePort | undefined {
@@ -37,7 +38,7 @@ export function endpointsFromSlices(svcPort: ServicePort, slices: EndpointSlice[
       }
     }
   }
-  return out.sort(compareEndpoints);
+  return sortShort(out, compareEndpoints);
 }
 
 /** The endpoint of an ExternalName Service: the external name and the port's target. */

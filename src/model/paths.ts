@@ -2,6 +2,7 @@
 // (`/p` of pathType Prefix becomes the prefix location `/p/` plus the exact location `= /p`,
 // so `/pq` does not match).
 import type { Location, PathType } from './types.js';
+import { sortShort } from './sort.js';
 
 export const ROOT_PATH = '/';
 export const DEFAULT_SERVER = '_';
@@ -30,11 +31,13 @@ export function hostProblem(host: string): string | null {
   return null;
 }
 
-/** ingress-nginx's order: paths descending, then (stably) longest first. */
+/** ingress-nginx's order: longest first, paths of one length descending (a stable sort of paths descending, then by length). */
 export function sortLocations(locations: Location[]): Location[] {
-  const byPath = [...locations].sort((a, b) => (a.path > b.path ? -1 : a.path < b.path ? 1 : 0));
-  return byPath.sort((a, b) => b.path.length - a.path.length);
+  return sortShort([...locations], byLengthThenPath);
 }
+
+const byLengthThenPath = (a: Location, b: Location): number =>
+  b.path.length - a.path.length || (a.path > b.path ? -1 : a.path < b.path ? 1 : 0);
 
 /** A location that rewrites to another target or uses regular expressions (host-wide regex mode). */
 export function needsRegex(loc: Location): boolean {

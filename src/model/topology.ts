@@ -224,7 +224,8 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     const aliasNames = new Set<string>();
     const aliasWarnings: ModelWarning[] = [];
     const assembled = new Map<string, AssembledServer>();
-    for (const [host, frags] of byHost) {
+    // forEach: destructuring a map's entries allocates a pair per host.
+    byHost.forEach((frags, host) => {
       const raw = rawAliases(frags);
       const aliases: string[] = [];
       for (const a of raw.length === 0 ? raw : [...new Set(raw)].sort()) {
@@ -243,7 +244,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
         aliases.push(a);
       }
       assembled.set(host, serverFor(settings, host, frags, root, aliases));
-    }
+    });
     const hosts: HostEntry[] = sortedHosts(byHost.keys())
       .map((host) => ({ host, frags: byHost.get(host)!, base: assembled.get(host)!.server }));
 

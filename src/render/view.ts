@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Backend, CorsConfig, Location, Server, L4Service } from '../model/types.js';
 import type { NginxSettings } from '../model/config/settings.js';
+import { sortShort } from '../model/sort.js';
 import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
@@ -428,7 +429,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   let httpLevel = '';
   let authCache = false;
   const host = knownHost(server);
-  const ordered = server.useRegex ? [...server.locations].sort((a, b) => b.path.length - a.path.length) : server.locations;
+  const ordered = server.useRegex ? sortShort([...server.locations], (a, b) => b.path.length - a.path.length) : server.locations;
   for (const loc of ordered) {
     try {
       // Only rate-limit zones and external-auth locations are named by it: no sha1 otherwise.

@@ -90,12 +90,22 @@ function mustNotWarn(): never {
   throw new Error('annotation defaults must not warn');
 }
 
-const GROUP_KEYS = ANNOTATION_GROUPS.map((g) => Object.keys(g.keys));
+/** Annotation key → the indexes of the groups that read it. */
+const GROUPS_OF_KEY = new Map<string, number[]>();
+ANNOTATION_GROUPS.forEach((g, i) => {
+  for (const key of Object.keys(g.keys)) GROUPS_OF_KEY.set(key, [...(GROUPS_OF_KEY.get(key) ?? []), i]);
+});
 
-/** Whether the Ingress sets any of the i-th group's keys. */
-function setsAnyKey(i: number, prefixed: Readonly<Record<string, string>>): boolean {
-  for (const key of GROUP_KEYS[i]!) if (Object.hasOwn(prefixed, key)) return true;
-  return false;
+/** Which groups the Ingress sets a key of (by index); null when none: a few annotations are looked up, not a hundred keys. */
+function groupsSet(prefixed: Readonly<Record<string, string>>): boolean[] | null {
+  let set: boolean[] | null = null;
+  for (const key in prefixed) {
+    const groups = GROUPS_OF_KEY.get(key);
+    if (groups === undefined) continue;
+    set ??= new Array<boolean>(ANNOTATION_GROUPS.length).fill(false);
+    for (const i of groups) set[i] = true;
+  }
+  return set;
 }
 
 function assemble(parts: Record<string, unknown>[]): ParsedAnnotations {
@@ -119,11 +129,13 @@ function assemble(parts: Record<string, unknown>[]): ParsedAnnotations {
  */
 function runGroups(ing: Ingress, ctx: AnnotationContext & { prefixed: Readonly<Record<string, string>> }, warn: (key: string, message: string) => void): ParsedAnnotations {
   const defaults = defaultsOf(ctx.settings);
+  const set = groupsSet(ctx.prefixed);
+  if (set === null) return defaults.value;
   let value: Record<string, unknown> | null = null;
   let denied: string | null = null;
   for (let i = 0; i < ANNOTATION_GROUPS.length; i++) {
     const group = ANNOTATION_GROUPS[i]!;
-    const part = setsAnyKey(i, ctx.prefixed) ? group.parse(ing, ctx, warn) as Record<string, unknown> : null;
+    const part = set[i] ? group.parse(ing, ctx, warn) as Record<string, unknown> : null;
     denied ??= ((part ?? defaults.parts[i]!).denied as string | null | undefined) ?? null;
     if (part === null) continue;
     // A copy of the defaults keeps their fast-properties layout; these stores only replace values.

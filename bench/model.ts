@@ -1,6 +1,7 @@
 // Model and render figures, in process: full sync with cold caches (1k/5k/10k), sync after one
 // Ingress or one EndpointSlice changed at 10k, the backends payload size, nginx.conf bytes per
-// simple Ingress, `nginx -t` time, and the controller's RSS after the initial sync (in a child).
+// simple Ingress, `nginx -t` time; in child processes, the first sync of a fresh process and the
+// controller's RSS after it. A fixed CPU workload timed first shows how fast the machine was.
 //   node --import tsx bench/model.ts [--full]
 //   node --expose-gc --import tsx bench/model.ts --rss-child N   (internal)
 import { execFile, execFileSync } from 'node:child_process';
@@ -115,6 +116,7 @@ async function rssChild(n: number): Promise<void> {
     // Keep the synced state alive through the measurement, as the controller does.
     const toMb = (x: number) => Math.round(x / 2 ** 20);
     process.stdout.write(`${JSON.stringify({
+      first_sync_ms: total(s.phases), phases: s.phases,
       rss_mb: m.rss / 2 ** 20, heap_mb: toMb(m.heapUsed), external_mb: toMb(m.external), base_rss_mb: toMb(base.rss),
       store_rss_mb: toMb(afterStore.rss - base.rss), sync_rss_mb: toMb(m.rss - afterStore.rss), conf_mb: toMb(s.conf.length),
       servers: s.config.servers.length, gc: gc !== undefined,
@@ -124,7 +126,7 @@ async function rssChild(n: number): Promise<void> {
   }
 }
 
-interface RssReport { rss_mb: number; heap_mb: number; external_mb: number; base_rss_mb: number; store_rss_mb: number; sync_rss_mb: number; conf_mb: number }
+interface RssReport { first_sync_ms: number; phases: Synced['phases']; rss_mb: number; heap_mb: number; external_mb: number; base_rss_mb: number; store_rss_mb: number; sync_rss_mb: number; conf_mb: number }
 
 async function measureRss(n: number): Promise<RssReport> {
   const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', SCRIPT, '--rss-child', String(n)], {
@@ -150,14 +152,32 @@ async function nginxTest(conf: string, config: Configuration, runtime: NginxRunt
   return ms(t);
 }
 
+/** Milliseconds for a fixed piece of work like the model's (objects, strings, a sort, JSON). */
+function machineCheck(): number {
+  const t = now();
+  let chars = 0;
+  for (let r = 0; r < 5; r++) {
+    const xs: Array<{ k: string; v: number }> = [];
+    for (let i = 0; i < 200_000; i++) xs.push({ k: `key-${(i * 7919) % 200_000}`, v: i });
+    xs.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+    chars += JSON.stringify(xs.slice(0, 50_000)).length;
+  }
+  if (chars === 0) throw new Error('unreachable');
+  return ms(t);
+}
+
 async function main(): Promise<void> {
   const full = isFull();
   const rows: Row[] = [];
   const fig: Record<string, number | null> = {
     full_sync_ms_1k: null, full_sync_ms_5k: null, full_sync_ms_10k: null, ingress_change_sync_ms_10k: null,
     endpoint_change_sync_ms_10k: null, payload_bytes_10k: null, conf_bytes_per_ingress: null, nginx_t_ms_1k: null,
-    nginx_t_ms_10k: null, rss_mb_1k: null, rss_mb_10k: null,
+    nginx_t_ms_10k: null, rss_mb_1k: null, rss_mb_10k: null, first_sync_ms_10k: null, machine_check_ms: null,
   };
+  const check = machineCheck();
+  fig.machine_check_ms = round(check, 0);
+  rows.push({ figure: 'machine check (fixed CPU workload)', value: `${check.toFixed(0)} ms`,
+    note: 'the same work each run: build, sort and serialise 200k small objects, 5 times; larger means a slower machine at that moment' });
   const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-model-'));
   const runtime = benchRuntime(prefix);
   runtime.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
@@ -181,7 +201,8 @@ async function main(): Promise<void> {
           figure: `full sync ${n / 1000}k Ingresses`, value: `${value.toFixed(0)} ms`,
           target: n === 10_000 ? '≤ 1500 ms' : '', status: n === 10_000 ? verdict(value, 1500) : '',
           note: `build ${p.build.toFixed(0)}, snapshot+decide ${p.snapshot.toFixed(0)}, payloads ${p.payloads.toFixed(0)}, render ${p.render.toFixed(0)} ms; ` +
-            `${best.config.servers.length} servers, ${best.config.backends.length} backends; CPU ${best.cpu.toFixed(0)} ms; store load ${storeMs.toFixed(0)} ms (not counted)`,
+            `${best.config.servers.length} servers, ${best.config.backends.length} backends; CPU ${best.cpu.toFixed(0)} ms; store load ${storeMs.toFixed(0)} ms (not counted); ` +
+            `in this process after the smaller sizes${full ? ', best of 2' : ''}`,
         });
         fig[`full_sync_ms_${n / 1000}k`] = round(value, 0);
         if (n === 1000) synced1k = best;
@@ -265,14 +286,25 @@ async function main(): Promise<void> {
     }
     if (!full) rows.push({ figure: 'nginx -t at 10k Ingresses', value: 'skipped', status: 'n/a', note: 'full mode only' });
 
-    // 4. RSS after the initial sync, in a child process with a GC first.
+    // 4. In fresh child processes: the first sync (nothing compiled or warmed yet, as in a
+    // controller that just listed its cluster) and the RSS after it, with a GC first.
     synced10k = null;
     synced1k = null;
     for (const n of [1000, 10_000]) {
       await attempt(rows, `rss ${n / 1000}k`, async () => {
-        const r = await measureRss(n);
+        const reports: RssReport[] = [];
+        for (let k = 0; k < (n === 10_000 ? (full ? 5 : 3) : 1); k++) reports.push(await measureRss(n));
+        const r = reports[0]!;
         const v = r.rss_mb;
         fig[`rss_mb_${n / 1000}k`] = round(v, 0);
+        if (n === 10_000) {
+          const syncs = reports.map((x) => x.first_sync_ms);
+          const m = median(syncs);
+          const mid = reports.find((x) => x.first_sync_ms === m)!.phases;
+          fig.first_sync_ms_10k = round(m, 0);
+          rows.push({ figure: 'first sync of a fresh process, 10k', value: `${m.toFixed(0)} ms`, target: '≤ 1500 ms', status: verdict(m, 1500),
+            note: `median of ${syncs.length} processes (${syncs.map((x) => x.toFixed(0)).join(', ')} ms); that run: build ${mid.build.toFixed(0)}, snapshot+decide ${mid.snapshot.toFixed(0)}, payloads ${mid.payloads.toFixed(0)}, render ${mid.render.toFixed(0)} ms` });
+        }
         rows.push({ figure: `controller RSS after initial sync, ${n / 1000}k`, value: `${v.toFixed(0)} MB`,
           target: n === 10_000 ? '≤ 300 MB' : '', status: n === 10_000 ? verdict(v, 300) : '',
           note: `after gc(): node alone ${r.base_rss_mb} MB, + store ${r.store_rss_mb} MB, + sync ${r.sync_rss_mb} MB (nginx.conf ${r.conf_mb} MB); heap used ${r.heap_mb} MB, external ${r.external_mb} MB` });

@@ -8,14 +8,15 @@ import { REPO_ROOT } from './gen.js';
 import { arg, isFull, loadAverage, machine, printTable, type Figures, type Row } from './lib.js';
 
 export const FIGURE_KEYS = [
-  'full_sync_ms_1k', 'full_sync_ms_10k', 'ingress_change_sync_ms_10k', 'endpoint_change_sync_ms_10k', 'payload_bytes_10k',
+  'full_sync_ms_1k', 'full_sync_ms_10k', 'first_sync_ms_10k', 'ingress_change_sync_ms_10k', 'endpoint_change_sync_ms_10k', 'payload_bytes_10k',
   'conf_bytes_per_ingress', 'nginx_t_ms_10k', 'rss_mb_10k', 'endpoint_p50_ms', 'endpoint_p99_ms', 'endpoint_reloads',
-  'dataplane_rps_ratio', 'dataplane_p99_ms', 'replay_100k_s', 'trace_overhead_ratio', 'cold_start_10k_s',
+  'dataplane_rps_ratio', 'dataplane_p99_ms', 'replay_100k_s', 'trace_overhead_ratio', 'cold_start_10k_s', 'machine_check_ms',
 ] as const;
 
 /** Targets from the issue: upper bounds unless `atLeast`. */
 const TARGETS: Partial<Record<(typeof FIGURE_KEYS)[number], { bound: number; atLeast?: boolean; text: string }>> = {
   full_sync_ms_10k: { bound: 1500, text: '≤ 1500 ms' },
+  first_sync_ms_10k: { bound: 1500, text: '≤ 1500 ms' },
   ingress_change_sync_ms_10k: { bound: 100, text: '≤ 100 ms' },
   endpoint_change_sync_ms_10k: { bound: 20, text: '≤ 20 ms' },
   conf_bytes_per_ingress: { bound: 4096, text: '≤ 4 KB' },
@@ -30,7 +31,7 @@ const TARGETS: Partial<Record<(typeof FIGURE_KEYS)[number], { bound: number; atL
 interface Script { name: string; quickBudgetS: number; fullBudgetS: number }
 
 const SCRIPTS: Script[] = [
-  { name: 'model', quickBudgetS: 150, fullBudgetS: 900 },
+  { name: 'model', quickBudgetS: 240, fullBudgetS: 1000 },
   { name: 'endpoint', quickBudgetS: 70, fullBudgetS: 300 },
   { name: 'dataplane', quickBudgetS: 45, fullBudgetS: 150 },
   { name: 'replay', quickBudgetS: 90, fullBudgetS: 900 },

@@ -70,7 +70,11 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
 
 /** no-tls-redirect-locations (default: ACME challenges) are never redirected to HTTPS. */
 function exemptFromTLSRedirect(path: string, settings: NginxSettings): boolean {
-  return settings.noTLSRedirectLocations.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`));
+  for (const p of settings.noTLSRedirectLocations) {
+    // `p` itself or below it: `/p` covers `/p/x`, not `/px`.
+    if (path.startsWith(p) && (path.length === p.length || p.endsWith('/') || path.charCodeAt(p.length) === 0x2f)) return true;
+  }
+  return false;
 }
 
 /** A Location carrying the Ingress's parsed annotations (each location its own Ingress's values). */
@@ -111,9 +115,8 @@ export function buildFragment(
   const ns = ing.metadata.namespace ?? '';
   const key = `${ns}/${ing.metadata.name}`;
   const ref: IngressRef = { namespace: ns, name: ing.metadata.name };
-  const object = `Ingress ${key}`;
-  const warnings = [...annotationWarnings];
-  const warn = (field: string, message: string) => warnings.push({ object, field, message });
+  const warnings = annotationWarnings.slice();
+  const warn = (field: string, message: string) => warnings.push({ object: `Ingress ${key}`, field, message });
 
   let defaultBackend: BackendUse | null = null;
   if (ing.spec.defaultBackend) {
@@ -125,32 +128,34 @@ export function buildFragment(
   const hosts: string[] = [];
   const paths: PathEntry[] = [];
   const rules = ing.spec.rules ?? [];
-  rules.forEach((rule, i) => {
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i]!;
     const raw = rule.host ?? '';
     const problem = hostProblem(raw);
     if (problem) {
       warn(`spec.rules[${i}].host`, `${problem}; rule ignored`);
-      return;
+      continue;
     }
     const host = raw === '' ? DEFAULT_SERVER : raw;
     if (!hosts.includes(host)) hosts.push(host);
-    (rule.http?.paths ?? []).forEach((p, j) => {
-      const field = `spec.rules[${i}].http.paths[${j}]`;
+    const rulePaths = rule.http?.paths ?? [];
+    for (let j = 0; j < rulePaths.length; j++) {
+      const p = rulePaths[j]!;
       const path = p.path === undefined || p.path === '' ? ROOT_PATH : p.path;
       const pathType: PathType = p.pathType ?? 'ImplementationSpecific';
       const pp = pathProblem(path, pathType, settings.strictValidatePathType);
       if (pp) {
-        warn(`${field}.path`, `${pp}; path ignored`);
-        return;
+        warn(`spec.rules[${i}].http.paths[${j}].path`, `${pp}; path ignored`);
+        continue;
       }
       const u = backendUse(ns, p.backend);
       if (typeof u === 'string') {
-        warn(`${field}.backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);
-        return;
+        warn(`spec.rules[${i}].http.paths[${j}].backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);
+        continue;
       }
       paths.push({ host, use: u, location: makeLocation(path, pathType, ref, u, u.name, parsed, settings, false) });
-    });
-  });
+    }
+  }
 
   const rootBackend = defaultBackend?.name ?? DEFAULT_UPSTREAM;
   const rootLocation = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, rootBackend, parsed, settings, true);

@@ -151,17 +151,19 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     };
   }
 
+  /** The plan of a use (made by `f` if it is the first user); null when `only` leaves it out. */
+  function plan(plans: Map<string, BackendPlan>, f: IngressFragment, use: BackendUse, only?: Set<string>): BackendPlan | null {
+    if (only && !only.has(use.name)) return null;
+    let p = plans.get(use.name);
+    if (!p) plans.set(use.name, (p = newPlan(use, f)));
+    return p;
+  }
+
   /** Adds a non-canary fragment's uses to the plans (the first user owns a plan). */
   function planUses(plans: Map<string, BackendPlan>, f: IngressFragment, only?: Set<string>): void {
-    const plan = (use: BackendUse): BackendPlan | null => {
-      if (only && !only.has(use.name)) return null;
-      let p = plans.get(use.name);
-      if (!p) plans.set(use.name, (p = newPlan(use, f)));
-      return p;
-    };
-    if (f.defaultBackend) plan(f.defaultBackend);
+    if (f.defaultBackend) plan(plans, f, f.defaultBackend, only);
     for (const e of f.paths) {
-      const p = plan(e.use);
+      const p = plan(plans, f, e.use, only);
       if (p && f.parsed.affinity.type === 'cookie') {
         p.locations ??= new Map();
         const list = p.locations.get(e.host);

@@ -404,7 +404,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
     redirect,
     luaPhases: luaPhases(loc, host),
     access: accessText,
-    corsOriginRegex: loc.cors ? corsOriginRegex(loc.cors.allowOrigin) : null,
+    corsOriginRegex: loc.cors ? corsOf(loc.cors).regex : null,
     errors: lines(errors),
     headers: headers.length ? `\n${lines(headers)}` : '',
     proxy: proxyDirectives(loc, s),
@@ -517,8 +517,24 @@ function listenLines(ctx: ServerContext, isDefault: boolean): Listen {
 /** One location block, laid out; every part was built through its filters above. */
 export function locationText(l: LocationView): string {
   if (l.denied) return `        location ${l.matcher} {\n${I}# denied: ${l.deniedReason}\n${I}return 503;\n        }\n`;
-  return `        location ${l.matcher} {\n${l.variables}${l.redirect}${l.luaPhases}${l.access}${l.loc.cors ? corsText(l.loc.cors, l.corsOriginRegex) : ''}`
+  return `        location ${l.matcher} {\n${l.variables}${l.redirect}${l.luaPhases}${l.access}${l.loc.cors ? corsOf(l.loc.cors).text : ''}`
     + `${l.errors}${l.headers}${l.proxy}${l.snippet}${I}${l.pass};\n        }\n`;
+}
+
+/**
+ * An Ingress's CORS origin regex and directives, made once per CORS setting: the locations of
+ * an Ingress share its parsed annotations, so its CORS object too.
+ */
+const corsMemo = new WeakMap<CorsConfig, { regex: string | null; text: string }>();
+
+function corsOf(cors: CorsConfig): { regex: string | null; text: string } {
+  let made = corsMemo.get(cors);
+  if (made === undefined) {
+    const regex = corsOriginRegex(cors.allowOrigin);
+    made = { regex, text: corsText(cors, regex) };
+    corsMemo.set(cors, made);
+  }
+  return made;
 }
 
 /** CORS preflight answer and response headers, as ingress-nginx sets them. */

@@ -149,12 +149,11 @@ function runGroups(ing: Ingress, ctx: AnnotationContext & { prefixed: Readonly<R
 
 export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseResult {
   const warnings: ModelWarning[] = [];
-  const object = `Ingress ${ing.metadata.namespace ?? 'default'}/${ing.metadata.name}`;
   const warn = (key: string, message: string): void => {
-    warnings.push({ object, field: `metadata.annotations["${ctx.prefix}/${key}"]`, message });
+    warnings.push({ object: `Ingress ${ing.metadata.namespace ?? 'default'}/${ing.metadata.name}`, field: `metadata.annotations["${ctx.prefix}/${key}"]`, message });
   };
   const prefixed = prefixedAnnotations(ing, ctx.prefix);
-  const value = runGroups(ing, { ...ctx, prefixed }, warn);
+  const value = runGroups(ing, { prefix: ctx.prefix, settings: ctx.settings, store: ctx.store, prefixed }, warn);
   for (const key in prefixed) {
     if (!KNOWN_KEYS.has(key)) warn(key, 'annotation is not supported by ingress-rx; ignored');
   }

@@ -54,7 +54,8 @@ function byName<T extends object>(list: readonly T[], name: (item: T) => string)
 /**
  * The entries of two lists (unique names) that differ by identity: in `after`'s order, then the
  * removed ones. Lists with the same names at the same places, as after most changes, are
- * compared place by place without a lookup.
+ * compared place by place without a lookup. Should a list name an entry twice, two lists that
+ * differ still give at least one pair or `reordered`, so a change is never missed.
  */
 function diffLists<T extends object>(before: readonly T[], after: readonly T[], name: (item: T) => string): ListDiff<T> {
   const pairs: Array<Pair<T>> = [];

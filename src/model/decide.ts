@@ -54,8 +54,7 @@ function byName<T extends object>(list: readonly T[], name: (item: T) => string)
 /**
  * The entries of two lists (unique names) that differ by identity: in `after`'s order, then the
  * removed ones. Lists with the same names at the same places, as after most changes, are
- * compared place by place without a lookup. Should a list name an entry twice, two lists that
- * differ still give at least one pair or `reordered`, so a change is never missed.
+ * compared place by place without a lookup.
  */
 function diffLists<T extends object>(before: readonly T[], after: readonly T[], name: (item: T) => string): ListDiff<T> {
   const pairs: Array<Pair<T>> = [];
@@ -73,6 +72,12 @@ function diffLists<T extends object>(before: readonly T[], after: readonly T[], 
   pairs.length = 0;
   const old = byName(before, name);
   const now = byName(after, name);
+  if (old.size !== before.length || now.size !== after.length) {
+    // A name given twice (a custom default backend's name can be a Service backend's too):
+    // names cannot tell such entries apart, so every entry counts as new and nothing is missed.
+    for (const b of after) pairs.push({ name: name(b), before: undefined, after: b });
+    return { pairs, reordered: false };
+  }
   for (const b of after) {
     const n = name(b);
     const a = old.get(n);

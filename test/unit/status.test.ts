@@ -1,6 +1,7 @@
 // The status writer against the fake API server: only the leader writes, only Ingresses whose
 // status differs, at most ten at a time, on the timer and after syncs; on shutdown the last
 // replica clears the status and any other leaves it.
+import { setTimeout as delay } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BehaviorSubject } from 'rxjs';
@@ -139,6 +140,12 @@ test('at most ten writes at a time', async () => {
   const networking = fake.kubeConfig().makeApiClient(NetworkingV1Api);
   let inFlight = 0;
   let maxInFlight = 0;
+  // Each write is held until a second one is in flight: concurrent writes get there whatever the
+  // timing, sequential ones never would (they give up after 5 s, and the assertion below fails).
+  let secondStarted!: () => void;
+  const concurrent = new Promise<void>((resolve) => { secondStarted = resolve; });
+  const giveUp = new AbortController();
+  const gate = Promise.race([concurrent, delay(5000, undefined, { signal: giveUp.signal }).catch(() => undefined)]);
   // Observes the real client's calls (no stubbing): counts how many are in flight.
   const observed = new Proxy(networking, {
     get(target, prop, receiver) {
@@ -147,7 +154,11 @@ test('at most ten writes at a time', async () => {
       return async (...args: unknown[]) => {
         inFlight++;
         maxInFlight = Math.max(maxInFlight, inFlight);
-        try { return await v.apply(target, args); } finally { inFlight--; }
+        if (inFlight >= 2) secondStarted();
+        try {
+          await gate;
+          return await v.apply(target, args);
+        } finally { inFlight--; }
       };
     },
   });
@@ -160,6 +171,7 @@ test('at most ten writes at a time', async () => {
     assert.ok(maxInFlight <= 10, `max in flight ${maxInFlight}`);
     assert.ok(maxInFlight > 1, `writes run concurrently (${maxInFlight})`);
   } finally {
+    giveUp.abort();
     await writer.shutdown();
     await fake.close();
   }

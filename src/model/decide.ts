@@ -52,7 +52,8 @@ function byName<T extends object>(list: readonly T[], name: (item: T) => string)
 }
 
 /**
- * The entries of two lists (unique names) that differ by identity: in `after`'s order, then the
+ * The entries of two lists that differ by identity (names are unique: the builder makes one
+ * server per host and one backend per upstream name): in `after`'s order, then the
  * removed ones. Lists with the same names at the same places, as after most changes, are
  * compared place by place without a lookup.
  */
@@ -72,12 +73,6 @@ function diffLists<T extends object>(before: readonly T[], after: readonly T[], 
   pairs.length = 0;
   const old = byName(before, name);
   const now = byName(after, name);
-  if (old.size !== before.length || now.size !== after.length) {
-    // A name given twice (a custom default backend's name can be a Service backend's too):
-    // names cannot tell such entries apart, so every entry counts as new and nothing is missed.
-    for (const b of after) pairs.push({ name: name(b), before: undefined, after: b });
-    return { pairs, reordered: false };
-  }
   for (const b of after) {
     const n = name(b);
     const a = old.get(n);

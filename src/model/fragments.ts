@@ -62,10 +62,11 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   }
   const port = b.service.port?.number !== undefined ? String(b.service.port.number) : b.service.port?.name ?? '';
   if (!b.service.name || port === '') return 'service backend needs a name and a port number or name';
-  return {
-    name: upstreamName(namespace, b.service.name, port), namespace, service: b.service.name,
-    serviceKey: `${namespace}/${b.service.name}`, port,
-  };
+  const name = upstreamName(namespace, b.service.name, port);
+  // Namespace `upstream`, Service `default`, port `backend`: two backends of one name would
+  // reach Lua, which keeps one of them.
+  if (name === DEFAULT_UPSTREAM) return `upstream name ${name} is the default backend's`;
+  return { name, namespace, service: b.service.name, serviceKey: `${namespace}/${b.service.name}`, port };
 }
 
 /** no-tls-redirect-locations (default: ACME challenges) are never redirected to HTTPS. */

@@ -83,20 +83,6 @@ test('a fragment that is the same object in both snapshots is not serialised, th
   assert.equal([...new Set(reads)], [changed.name], 'only the replaced backend was serialised');
 });
 
-test('a backend name given twice: a change behind the duplicate is still seen when the list shifts', () => {
-  const { store, builder } = setup();
-  const config = builder.build(store).config;
-  const [q, x] = config.backends;
-  const x1 = { ...x!, endpoints: [{ address: '10.9.9.9', port: '80' }] };
-  const x2 = { ...x! };
-  // x1 becomes a copy of x2 and q moves to the end: by name alone, nothing would differ.
-  const running = snapshot({ ...config, backends: [x1, x2, q!] });
-  const next = snapshot({ ...config, backends: [q!, { ...x2 }, x2] });
-  const d = decide(running, next);
-  assert.is(d.kind, 'dynamic');
-  assert.ok(d.backendsChanged);
-});
-
 test('endpoints only → dynamic, backends changed, reason names the backend', () => {
   const { store, next } = setup();
   store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.1', '10.0.0.3']));

@@ -204,6 +204,21 @@ rules('a resource backend is skipped with a warning (the host root serves the de
   assert.ok(warnings.some((w) => w.message.includes('StorageBucket/assets')));
 });
 
+rules('a Service backend whose upstream name is the default backend\'s is refused: backend names stay unique', () => {
+  const store = testStore();
+  const svc = service('default', 'upstream');
+  svc.spec.ports = [{ name: 'backend', port: 80, targetPort: 8080 }];
+  store.put('Service', svc);
+  store.put('Ingress', ingress('x', 'x.example.com', [['/', 'Prefix', 'default', 'backend']], { ns: 'upstream' }));
+  const { config, warnings } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+  const names = config.backends.map((b) => b.name);
+  assert.equal(names.filter((n) => n === 'upstream-default-backend'), ['upstream-default-backend']);
+  assert.equal(config.backends.find((b) => b.name === 'upstream-default-backend')!.endpoints, [{ address: '127.0.0.1', port: '8181' }], 'the built-in default server');
+  const w = warnings.find((x) => x.object === 'Ingress upstream/x');
+  assert.is(w?.field, 'spec.rules[0].http.paths[0].backend');
+  assert.match(w!.message, "upstream name upstream-default-backend is the default backend's");
+});
+
 rules('each location carries its own Ingress annotations', () => {
   const store = testStore();
   store.put('Service', service('web'));

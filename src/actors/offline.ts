@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { of, type Observable } from 'rxjs';
 import type { Logger } from '../log.js';
+import { createBackendsSerialiser } from '../model/payload.js';
 import type { Configuration } from '../model/types.js';
 import type { ActorOutcome, DynamicUpdate } from './sync.js';
 import type { Renderer } from '../render/engine.js';
@@ -47,26 +48,14 @@ export interface OfflineActors {
 /** Compact: a storm writes one backends payload per sync, and they are large. */
 export const payloadText = (payload: unknown): string => `${JSON.stringify(payload)}\n`;
 
-/**
- * payloadText of an array, memoised per element: the model hands back unchanged backends as
- * the same objects, so a sync serialises only the backends that changed. Same bytes.
- */
-function arrayPayloadText(items: unknown[], memo: WeakMap<object, string>): string {
-  const parts = items.map((item) => {
-    if (typeof item !== 'object' || item === null) return JSON.stringify(item) ?? 'null';
-    let text = memo.get(item);
-    if (text === undefined) memo.set(item, (text = JSON.stringify(item)));
-    return text;
-  });
-  return `[${parts.join(',')}]\n`;
-}
 
 export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
   const { renderer, runtime, logger, outDir } = opts;
   const configs = new Map<string, string>();
   const payloads = new Map<string, string>();
   const tested = new Map<string, ActorOutcome>();
-  const backendText = new WeakMap<object, string>();
+  // As the dynamic-config actor does: unchanged runs of backends are not serialised again.
+  const serialiseBackends = createBackendsSerialiser();
   let nginxConf: string | null = null;
   let backends: string | null = null;
   let servers: string | null = null;
@@ -114,7 +103,7 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
     },
     dynamic(update) {
       if (update.backends) {
-        const text = arrayPayloadText(update.backends, backendText);
+        const text = `${serialiseBackends(update.backends).join('')}\n`;
         keep(payloads, 'payloads', 'json', text);
         backends = text;
       }

@@ -85,7 +85,8 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const { config, warnings } = deps.build(tasks.length > 0 ? undefined : batchChanges(batch));
     const next = deps.snapshot(config);
     const structural = deps.decide(reloaded, next);
-    const dynamicSide = deps.decide(posted, next);
+    // The two sides differ only after a failed reload or POST.
+    const dynamicSide = posted === reloaded ? structural : deps.decide(posted, next);
     const needsReload = structural.kind === 'reload' || forced !== undefined;
     const update: DynamicUpdate = {};
     if (posted === null || dynamicSide.backendsChanged) update.backends = deps.backendsPayload(config);

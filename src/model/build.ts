@@ -22,6 +22,7 @@ import { parseL4Services } from './l4.js';
 import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { createTopologyCache, endpointsKey, type BackendPlan, type Topology } from './topology.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
+import { byName, isSortedByName } from './sort.js';
 
 export interface ModelBuildOptions {
   /** --annotations-prefix, e.g. `nginx.ingress.kubernetes.io`. */
@@ -504,7 +505,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: settings.loadBalance,
     })));
     const trailing = warnings.slice(trailingFrom);
-    if (!sortedByName(backends)) backends.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (!isSortedByName(backends)) backends.sort(byName);
 
     // ---- TCP/UDP services
     const { tcpEndpoints, udpEndpoints } = l4Services(store, warnings);
@@ -512,7 +513,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const sortedCertificates: Record<string, Certificate> = {};
     for (const uid of Object.keys(certificates).sort()) sortedCertificates[uid] = certificates[uid]!;
 
-    // Unchanged lists are handed back as the same arrays: the snapshot reuses their hashes.
+    // Unchanged lists are handed back as the same arrays: decide() sees them equal at once.
     if (sameInputs(lastServers, servers)) servers = lastServers!;
     else lastServers = servers;
     if (sameInputs(lastBackends, backends)) backends = lastBackends!;
@@ -544,11 +545,6 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 function hasTLS(frags: readonly IngressFragment[]): boolean {
   for (const f of frags) if (f.tls.length > 0) return true;
   return false;
-}
-
-function sortedByName(list: readonly { name: string }[]): boolean {
-  for (let i = 1; i < list.length; i++) if (list[i - 1]!.name > list[i]!.name) return false;
-  return true;
 }
 
 /** Stand-ins for "no Service" in memo comparisons (one object each, so they compare equal). */

@@ -10,12 +10,9 @@ export interface ServersPayload {
   servers: Record<string, string>;
 }
 
+/** The backends in the model's order, which is by name. */
 export function backendsPayload(config: Configuration): Backend[] {
-  const list = config.backends;
-  for (let i = 1; i < list.length; i++) {
-    if (list[i - 1]!.name > list[i]!.name) return [...list].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  }
-  return [...list];
+  return [...config.backends];
 }
 
 /** Elements per cached run of the serialised list. */

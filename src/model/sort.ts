@@ -1,6 +1,7 @@
-// Stable in-place sort for the short lists the model sorts once per host or backend: V8's
-// Array.prototype.sort allocates its work arrays on every call (~0.8 KB even for three
-// elements), which over a 10k-host build is tens of MB of garbage. Longer lists use it.
+// Sorting for the model. sortShort: a stable in-place sort for the short lists sorted once per
+// host or backend: V8's Array.prototype.sort allocates its work arrays on every call (~0.8 KB
+// even for three elements), which over a 10k-host build is tens of MB of garbage; longer lists
+// use it. And the by-name order of backends and plans.
 const SHORT = 16;
 
 export function sortShort<T>(list: T[], compare: (a: T, b: T) => number): T[] {
@@ -15,4 +16,12 @@ export function sortShort<T>(list: T[], compare: (a: T, b: T) => number): T[] {
     list[j + 1] = item;
   }
   return list;
+}
+
+/** Orders named things (backends, plans) by name. */
+export const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+export function isSortedByName(list: readonly { name: string }[]): boolean {
+  for (let i = 1; i < list.length; i++) if (list[i - 1]!.name > list[i]!.name) return false;
+  return true;
 }

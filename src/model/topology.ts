@@ -10,6 +10,7 @@ import { DEFAULT_UPSTREAM, customDefaultBackendName, type BackendUse, type Ingre
 import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { assembleServer, pathKey, rawAliases, type AssembledServer } from './servers.js';
 import { sameInputs } from './tracking.js';
+import { byName } from './sort.js';
 
 /** How one backend is built, from the Ingresses that use it (first one wins its policies). */
 export interface BackendPlan {
@@ -109,7 +110,6 @@ function sortedByName<T>(byName: Map<string, T>): T[] {
   return [...byName.keys()].sort().map((n) => byName.get(n)!);
 }
 
-const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export interface TopologyOptions {
   annotationsPrefix: string;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
-import type { Configuration, Server } from '../model/types.js';
+import type { Configuration, Location, Server } from '../model/types.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
 import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type ServerContext } from './view.js';
@@ -281,9 +281,15 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
 /** A rendered server's text and the htpasswd files it names (written beside nginx.conf) identify it. */
 function fragmentHash(server: Server, text: string): string {
   let users = '';
-  for (const loc of server.locations) if (loc.basicAuth && !loc.denied) users += `\u0000${loc.basicAuth.users.join('\n')}`;
+  for (const loc of server.locations) {
+    const ba = authFileOf(loc);
+    if (ba) users += `\u0000${ba.users.join('\n')}`;
+  }
   return hash('sha1', users === '' ? text : text + users, 'base64');
 }
+
+/** The basic-auth settings whose htpasswd file a location reads, if it reads one. */
+const authFileOf = (loc: Location): Location['basicAuth'] => (loc.basicAuth && !loc.denied ? loc.basicAuth : null);
 
 /**
  * liquidjs builds its output by concatenation, which V8 keeps as a rope; joining 10k ropes is
@@ -354,8 +360,8 @@ export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): Au
   const out = new Map<string, string>();
   for (const server of config.servers) {
     for (const loc of server.locations) {
-      const ba = loc.basicAuth;
-      if (!ba || loc.denied) continue;
+      const ba = authFileOf(loc);
+      if (!ba) continue;
       for (const line of ba.users) {
         if (/[\r\n\u0000]/.test(line) || !/^[^:]+:/.test(line)) throw new RenderError(`auth-secret ${ba.secret}`, 'invalid htpasswd line');
       }

@@ -2,7 +2,7 @@
 // per-location directive strings that differ from the http-level defaults, auth and error
 // locations, rate-limit zones. Everything printed from here goes through a filter.
 import { createHash } from 'node:crypto';
-import type { Backend, CorsConfig, Location, Server, L4Service } from '../model/types.js';
+import type { Backend, CorsConfig, Endpoint, Location, Server, L4Service } from '../model/types.js';
 import type { NginxSettings } from '../model/config/settings.js';
 import { sortShort } from '../model/sort.js';
 import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
@@ -488,7 +488,6 @@ interface Listen {
   settings: NginxSettings;
   runtime: NginxRuntime;
   passthroughPort: number | undefined;
-  isDefault: boolean;
   listen: string[];
   listenText: string;
 }
@@ -509,7 +508,7 @@ function listenLines(ctx: ServerContext, isDefault: boolean): Listen {
   }
   // The SNI stream server always sends the PROXY protocol, so the client address is kept.
   if (passthroughPort !== undefined) listen.push(`127.0.0.1:${f.num(passthroughPort, 'ssl-passthrough-proxy-port')}${flags.replace(' proxy_protocol', '')} proxy_protocol${ssl}`);
-  const made = { settings: s, runtime: rt, passthroughPort, isDefault, listen, listenText: listen.map((l) => `        listen ${l};\n`).join('') };
+  const made = { settings: s, runtime: rt, passthroughPort, listen, listenText: listen.map((l) => `        listen ${l};\n`).join('') };
   listenMemo[isDefault ? 1 : 0] = made;
   return made;
 }
@@ -570,9 +569,7 @@ export function streamServers(tcp: L4Service[], udp: L4Service[], rt: NginxRunti
     for (const svc of list) {
       const port = f.num(svc.port, `${proto}-services port`);
       const name = `${proto}-${port}`;
-      const servers = svc.endpoints.length
-        ? svc.endpoints.map((e) => `        server ${bracket(f.cidr(e.address, 'endpoint address'))}:${f.num(e.port, 'endpoint port')};\n`).join('')
-        : '        server 127.0.0.1:1 down;\n';
+      const servers = upstreamServers(svc.endpoints);
       out += `\n    # ${proto} ${f.comment(`${svc.backend.namespace}/${svc.backend.name}:${svc.backend.port}`)}\n    upstream ${name} {\n${servers}    }\n`;
       out += `    server {\n${rt.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${port}${proto === 'udp' ? ' udp' : ''}${svc.proxyProtocol.decode ? ' proxy_protocol' : ''};\n`).join('')}`;
       out += `${svc.proxyProtocol.encode ? '        proxy_protocol on;\n' : ''}        proxy_pass ${name};\n    }\n`;
@@ -583,6 +580,12 @@ export function streamServers(tcp: L4Service[], udp: L4Service[], rt: NginxRunti
 
 function bracket(addr: string): string {
   return addr.includes(':') ? `[${addr}]` : addr;
+}
+
+/** The `server` lines of a static stream upstream; a down placeholder when it has no endpoint. */
+function upstreamServers(endpoints: readonly Endpoint[]): string {
+  if (endpoints.length === 0) return '        server 127.0.0.1:1 down;\n';
+  return endpoints.map((e) => `        server ${bracket(f.cidr(e.address, 'endpoint address'))}:${f.num(e.port, 'endpoint port')};\n`).join('');
 }
 
 /**
@@ -616,9 +619,7 @@ export function passthroughStream(servers: readonly Server[], backends: readonly
   for (const [name, id] of ids) {
     const backend = byName.get(name)!;
     const sock = passthroughSocket(rt, id);
-    const ends = backend.endpoints.length
-      ? backend.endpoints.map((e) => `        server ${bracket(f.cidr(e.address, 'endpoint address'))}:${f.num(e.port, 'endpoint port')};\n`).join('')
-      : '        server 127.0.0.1:1 down;\n';
+    const ends = upstreamServers(backend.endpoints);
     out += `\n    # ssl-passthrough backend ${f.comment(name)}\n    upstream ingress_rx_passthrough_${id} {\n        server ${sock};\n    }\n`;
     out += `    upstream ingress_rx_passthrough_${id}_endpoints {\n${ends}    }\n`;
     out += `    server {\n        listen ${sock} proxy_protocol;\n        proxy_pass ingress_rx_passthrough_${id}_endpoints;\n    }\n`;

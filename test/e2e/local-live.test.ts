@@ -5,11 +5,28 @@ import * as assert from 'uvu/assert';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { runDbg } from '../../src/cli/dbg.js';
+import { waitFor } from '../support/wait.js';
 
 let ctl: LocalController;
 let a: EchoServer;
 let b: EchoServer;
 const P = 'nginx.ingress.kubernetes.io';
+
+/** The config hash metric as NGINX's running nginx.conf gives it: the first 48 bits of its checksum. */
+async function runningConfHash(): Promise<number> {
+  const sum = (await ctl.request('127.0.0.1', '/configuration-checksum', { port: ctl.ports.status })).body.trim();
+  return Number.parseInt(sum.slice(0, 12), 16);
+}
+
+/** Waits until the config hash metric is the running nginx.conf's, and returns it. */
+async function configHashOfRunningConf(): Promise<number> {
+  return waitFor(async () => {
+    const running = await runningConfHash();
+    return (await ctl.metric('nginx_ingress_controller_config_hash')) === running ? running : null;
+  }, { what: 'nginx_ingress_controller_config_hash to be the running nginx.conf\'s checksum' });
+}
+
+let firstConfHash = 0;
 
 test.before(async () => {
   a = await startEchoServer({ address: '127.0.0.2', name: 'a' });
@@ -31,7 +48,8 @@ test('healthz is 200 and metrics use ingress-nginx names', async () => {
   assert.is((await ctl.request('127.0.0.1', '/healthz', { port: ctl.ports.healthz })).status, 200);
   assert.ok((await ctl.metric('nginx_ingress_controller_success')) >= 1);
   assert.is(await ctl.metric('nginx_ingress_controller_config_last_reload_successful'), 1);
-  assert.ok((await ctl.metric('nginx_ingress_controller_config_hash')) > 0);
+  firstConfHash = await configHashOfRunningConf();
+  assert.ok(firstConfHash > 0);
 });
 
 test('an endpoint change is applied without a reload', async () => {
@@ -40,11 +58,13 @@ test('an endpoint change is applied without a reload', async () => {
   ctl.write('svc.json', [service('app', 'web'), ...slices('app', 'web', [b])]);
   await ctl.until('web.test', '/', (r) => r.backend === 'b', { what: 'endpoint b to serve' });
   assert.is(await ctl.metric('nginx_ingress_controller_success'), reloads);
+  assert.is(await configHashOfRunningConf(), firstConfHash, 'a dynamic update keeps the config hash');
 });
 
 test('a file added, edited and deleted while running', async () => {
   ctl.write('new.json', [ingress('app', 'new', { host: 'new.test', paths: [{ path: '/', service: 'web' }] })]);
   await ctl.until('new.test', '/', (r) => r.status === 200, { what: 'new.test to be served' });
+  assert.is.not(await configHashOfRunningConf(), firstConfHash, 'a reload brings the new nginx.conf\'s hash');
   ctl.write('new.json', [ingress('app', 'new', { host: 'new.test', paths: [{ path: '/only', pathType: 'Exact', service: 'web' }] })]);
   await ctl.until('new.test', '/', (r) => r.status === 404, { what: 'edited new.test to drop /' });
   assert.is((await ctl.request('new.test', '/only')).status, 200);

@@ -277,6 +277,17 @@ cache('the checksum changes with any server text and with the www redirect', () 
   assert.is(renderer.renderWithWarnings(cfg, RUNTIME).checksum, a.checksum);
 });
 
+cache('the checksum changes with the htpasswd users too, whose file the text only names', () => {
+  const renderer = newRenderer();
+  const withUsers = (users: string[]) => configuration([server('a.example.com', {
+    locations: [location({ basicAuth: { type: 'basic', realm: 'r', secret: 'default/basic', secretType: 'auth-file', users } })],
+  })]);
+  const a = renderer.renderWithWarnings(withUsers(['u:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/']), RUNTIME);
+  const b = renderer.renderWithWarnings(withUsers(['v:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/']), RUNTIME);
+  assert.is(b.text.replaceAll(b.checksum, ''), a.text.replaceAll(a.checksum, ''), 'the same nginx.conf text');
+  assert.is.not(a.checksum, b.checksum);
+});
+
 cache('a server.liquid of plain outputs renders without liquidjs, to the same text liquidjs gives', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
   try {

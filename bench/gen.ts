@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, createWriteStream } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SourceEvent, ResourceKind } from '../src/streams/events.js';
+import type { SourceEvent, ResourceKind } from '../src/store/events.js';
 import type { EndpointSlice, Ingress, KubeObject, Secret, Service } from '../src/store/kube-types.js';
 import { defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../src/store/store.js';
 import { RECORD_FORMAT, RECORD_FORMAT_VERSION, type RecordHeader } from '../src/streams/record.js';

@@ -21,7 +21,7 @@ import { auxiliaryFiles, createRenderer, type Renderer } from '../src/render/eng
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../src/render/runtime.js';
 import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
 import { silentLogger } from '../src/log.js';
-import type { SourceEvent } from '../src/streams/events.js';
+import type { SourceEvent } from '../src/store/events.js';
 import { generateEvents, ingressObject, sliceObject, type GenOptions } from './gen.js';
 import { arg, attempt, cpuMs, emitFigures, isFull, loadAverage, median, ms, now, printTable, round, verdict, type Row } from './lib.js';
 

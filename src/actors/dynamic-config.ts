@@ -1,4 +1,4 @@
-// The dynamic-config actor: POSTs backends, servers (certificates) and general settings to the
+// The dynamic-config actor: POSTs backends and servers (certificates) to the
 // Lua configuration endpoint on NGINX's status port, retrying on the design's backoff until
 // each part is answered 201. It never errors: every outcome is a DynamicResult.
 import { request as httpRequest } from 'node:http';
@@ -8,20 +8,7 @@ import {
 } from 'rxjs';
 import type { Logger } from '../log.js';
 import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
-import { createBackendsSerialiser } from '../model/payload.js';
-
-export type DynamicPart = 'backends' | 'servers' | 'general';
-
-export interface ServersPayload {
-  certificates: Record<string, string>;
-  servers: Record<string, string>;
-}
-
-export interface DynamicConfigUpdate {
-  backends?: readonly unknown[];
-  servers?: ServersPayload;
-  general?: object;
-}
+import { createBackendsSerialiser, type DynamicPart, type DynamicUpdate } from '../model/payload.js';
 
 export interface DynamicResult {
   ok: boolean;
@@ -60,7 +47,7 @@ export interface DynamicConfigDeps {
   request?: RequestFn;
 }
 
-const PARTS: readonly DynamicPart[] = ['backends', 'servers', 'general'];
+const PARTS: readonly DynamicPart[] = ['backends', 'servers'];
 
 /** The default RequestFn: node:http, JSON body, whole response text. */
 export const nodeHttpRequest = (method: string, url: string, body?: RequestBody, signal?: AbortSignal): Promise<HttpResponseLike> => new Promise((resolve, reject) => {
@@ -108,7 +95,7 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: DynamicConfigUpdate) => Observable<DynamicResult> {
+export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: DynamicUpdate) => Observable<DynamicResult> {
   const { statusUrl, scheduler, logger } = deps;
   const timeoutMs = deps.timeoutMs ?? 5000;
   const request = deps.request ?? nodeHttpRequest;

@@ -7,7 +7,8 @@ import { snapshot, type ModelSnapshot } from '../model/hash.js';
 import { decide } from '../model/decide.js';
 import { backendsPayload, serversPayload } from '../model/payload.js';
 import type { Configuration } from '../model/types.js';
-import type { ActorOutcome, DynamicUpdate, SyncDeps } from './sync.js';
+import type { ActorOutcome, SyncDeps } from './sync.js';
+import type { DynamicUpdate } from '../model/payload.js';
 
 export interface ModelSyncOptions {
   store: StoreReader;

@@ -2,19 +2,13 @@
 // it with what NGINX runs, and applies the difference through the reload and dynamic-config
 // actors. What NGINX runs (its state) lives in this closure and advances only after success.
 import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import { isTask, type ResourceKind } from '../streams/events.js';
+import { isTask, type ResourceKind } from '../store/events.js';
 import type { SyncBatch } from '../streams/hooks.js';
-import type { Configuration, ModelWarning } from '../model/types.js';
+import type { Decision, DecisionKind } from '../model/decide.js';
+import type { DynamicUpdate, ServersPayload } from '../model/payload.js';
+import type { Backend, Configuration, ModelWarning } from '../model/types.js';
 
-export type DecisionKind = 'none' | 'dynamic' | 'reload';
-
-/** What the model's decide() says about two snapshots. */
-export interface DecisionLike {
-  kind: DecisionKind;
-  reason: string;
-  backendsChanged: boolean;
-  serversChanged: boolean;
-}
+export type { DecisionKind };
 
 export interface ActorOutcome {
   ok: boolean;
@@ -27,19 +21,14 @@ export interface ActorOutcome {
   checksum?: string;
 }
 
-export interface DynamicUpdate {
-  backends?: unknown[];
-  servers?: { certificates: Record<string, string>; servers: Record<string, string> };
-}
-
 export interface SyncDeps<S> {
   scheduler: SchedulerLike;
   /** `changes`: the objects the batch changed; undefined when unknown (a task such as a template change). */
   build(changes?: ReadonlyArray<{ kind: ResourceKind; key: string }>): { config: Configuration; warnings: ModelWarning[] };
   snapshot(config: Configuration): S;
-  decide(running: S | null, next: S): DecisionLike;
-  backendsPayload(config: Configuration): unknown[];
-  serversPayload(config: Configuration): { certificates: Record<string, string>; servers: Record<string, string> };
+  decide(running: S | null, next: S): Decision;
+  backendsPayload(config: Configuration): readonly Backend[];
+  serversPayload(config: Configuration): ServersPayload;
   reload(config: Configuration): Observable<ActorOutcome>;
   dynamic(update: DynamicUpdate): Observable<ActorOutcome>;
 }

@@ -1,16 +1,7 @@
 // The ingress-rx command line: parses arguments with commander and hands each subcommand to
 // its module. Subcommand modules are imported lazily so `--help` stays fast.
 import { Command, CommanderError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-
-export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
+import { version } from '../version.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const logLevel = () => new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info');

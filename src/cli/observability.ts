@@ -6,9 +6,9 @@ import type { PipelineHooks } from '../streams/hooks.js';
 import type { StoreOptions } from '../store/types.js';
 import type { SyncResult } from '../actors/sync.js';
 import { createRecorder, recordingHooks } from '../streams/record.js';
-import { createTracer } from '../streams/trace.js';
-import { DEFAULT_RING_CAPACITY } from '../streams/pipeline.js';
-import { version } from './main.js';
+import { createTracer } from '../observability/trace.js';
+import { DEFAULT_RING_CAPACITY } from '../pipeline/pipeline.js';
+import { version } from '../version.js';
 
 export interface ObservabilityOptions {
   record?: string;

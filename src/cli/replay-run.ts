@@ -16,13 +16,13 @@ import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
 import { DEFAULT_TEMPLATE_DIR } from '../render/runtime.js';
-import { isTask, type PipelineInput } from '../streams/events.js';
+import { isTask, type PipelineInput } from '../store/events.js';
 import { replayInputs, scaledScheduler } from '../streams/replay-source.js';
-import { createPipeline } from '../streams/pipeline.js';
+import { createPipeline } from '../pipeline/pipeline.js';
 import { isRedacted } from '../streams/record.js';
 import type { ReplayLog, TimedInput } from '../streams/replay-log.js';
 import { createOfflineActors, type NginxTestOptions, type OfflineActors } from '../actors/offline.js';
-import { createTracer, type Tracer } from '../streams/trace.js';
+import { createTracer, type Tracer } from '../observability/trace.js';
 import type { Secret } from '../store/kube-types.js';
 
 export interface ReplayOptions {

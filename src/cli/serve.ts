@@ -9,9 +9,9 @@ import {
   type Observable, type Subscription,
 } from 'rxjs';
 import type { Logger } from '../log.js';
-import { isTask, type PipelineInput, type SourceEvent, type Task } from '../streams/events.js';
-import type { PipelineHooks } from '../streams/hooks.js';
-import { createPipeline } from '../streams/pipeline.js';
+import { isTask, type PipelineInput, type SourceEvent, type Task } from '../store/events.js';
+import { combineHooks, type PipelineHooks } from '../streams/hooks.js';
+import { createPipeline } from '../pipeline/pipeline.js';
 import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
@@ -24,8 +24,8 @@ import { createNginxProcess } from '../actors/nginx-process.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
-import { createMetrics } from '../actors/metrics.js';
-import { startHealthServer } from '../actors/health-server.js';
+import { createMetrics } from '../observability/metrics.js';
+import { startHealthServer } from '../observability/health-server.js';
 
 export interface ServeOptions {
   logger: Logger;
@@ -101,15 +101,6 @@ export async function untilStopped(controller: Pick<RunningController, 'fatal'>)
   return stop;
 }
 
-function combineHooks(list: PipelineHooks[]): PipelineHooks | undefined {
-  if (list.length === 0) return undefined;
-  if (list.length === 1) return list[0];
-  const all = <K extends keyof PipelineHooks>(k: K) => (...args: unknown[]) => {
-    for (const h of list) (h[k] as ((...a: unknown[]) => void) | undefined)?.(...args);
-  };
-  return { received: all('received'), filtered: all('filtered'), queued: all('queued'), dropped: all('dropped'), released: all('released') };
-}
-
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store, runtime } = opts;
   const scheduler = asyncScheduler;
@@ -170,7 +161,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   // before it (a template change, say) would serve an empty cluster.
   let initialStateId: number | null = null;
   let initialStateMerged = false;
-  const hooks = combineHooks([
+  const hooks = combineHooks(
     ...(opts.hooks ?? []),
     {
       received: (it) => {
@@ -179,7 +170,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       },
       dropped: () => metrics.ringDropped(),
     },
-  ]);
+  );
   const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic }));
   const results$ = createPipeline({ inputs, store, scheduler, sync: syncer, syncRateLimit: opts.syncRateLimit, hooks });
 

@@ -1,6 +1,6 @@
 // `ingress-rx trace summary FILE`: prints the summary table of a trace written by --trace.
 import { readFileSync } from 'node:fs';
-import { formatTraceSummary, parseTrace, summariseTrace } from '../streams/trace-summary.js';
+import { formatTraceSummary, parseTrace, summariseTrace } from '../observability/trace-summary.js';
 
 export async function runTraceSummary(file: string): Promise<number> {
   let text: string;

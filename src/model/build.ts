@@ -6,7 +6,7 @@
 import type { Logger } from '../log.js';
 import type { ConfigMap, EndpointSlice, Ingress, Service } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
-import type { ResourceKind } from '../streams/events.js';
+import type { ResourceKind } from '../store/events.js';
 import { defaultAnnotations, parseAnnotations } from './annotations/index.js';
 import type { ParsedAnnotations } from './annotations/types.js';
 import type { NginxSettings } from './config/settings.js';

@@ -1,6 +1,7 @@
 // The Lua wire payloads, as ingress-nginx posts them: /configuration/backends (the backends)
 // and /configuration/servers ({ certificates: uid → PEM, servers: hostname → uid }). Hosts
 // without a certificate map to EMPTY_UID so Lua forgets any certificate it had for them.
+import { wwwRedirectNames } from './servers.js';
 import type { Backend, Configuration } from './types.js';
 
 export const EMPTY_UID = '-1';
@@ -9,6 +10,14 @@ export interface ServersPayload {
   certificates: Record<string, string>;
   servers: Record<string, string>;
 }
+
+/** What one dynamic update posts: each part present is POSTed to /configuration/<part>. */
+export interface DynamicUpdate {
+  backends?: readonly Backend[];
+  servers?: ServersPayload;
+}
+
+export type DynamicPart = keyof DynamicUpdate;
 
 /** The backends in the model's order, which is by name. */
 export function backendsPayload(config: Configuration): Backend[] {
@@ -67,7 +76,6 @@ function sortedRecord(r: Map<string, string>): Record<string, string> {
 export function serversPayload(config: Configuration): ServersPayload {
   const servers = new Map<string, string>();
   const certificates = new Map<string, string>();
-  const names = new Set(config.servers.map((s) => s.hostname));
   const uidFor = (uid: string | null): string => {
     if (uid === null) return EMPTY_UID;
     const cert = config.certificates[uid];
@@ -84,11 +92,6 @@ export function serversPayload(config: Configuration): ServersPayload {
     }
   }
   // from-to-www: the other name of the host redirects, and needs the host's certificate for HTTPS.
-  for (const s of config.servers) {
-    if (!s.redirectFromToWWW || s.hostname === '_') continue;
-    const from = s.hostname.startsWith('www.') ? s.hostname.slice(4) : `www.${s.hostname}`;
-    if (names.has(from) || servers.has(from)) continue;
-    servers.set(from, uidFor(s.certificate));
-  }
+  for (const [s, from] of wwwRedirectNames(config.servers)) servers.set(from, uidFor(s.certificate));
   return { certificates: sortedRecord(certificates), servers: sortedRecord(servers) };
 }

@@ -110,3 +110,20 @@ export function assembleServer(input: ServerInput): AssembledServer {
 export function rawAliases(fragments: IngressFragment[]): string[] {
   return fragments.find((f) => f.parsed.serverAliases.length > 0)?.parsed.serverAliases ?? [];
 }
+
+/**
+ * from-to-www-redirect: the other name of each server that asks for it (`www.` added or taken
+ * off), unless that name is already a server or an alias. The redirect server (nginx.conf) and
+ * the certificate map (Lua) both use this one rule.
+ */
+export function wwwRedirectNames(servers: readonly Server[]): Map<Server, string> {
+  const out = new Map<Server, string>();
+  let taken: Set<string> | null = null;
+  for (const s of servers) {
+    if (!s.redirectFromToWWW || s.hostname === '_') continue;
+    taken ??= new Set(servers.flatMap((x) => [x.hostname, ...x.aliases]));
+    const other = s.hostname.startsWith('www.') ? s.hostname.slice(4) : `www.${s.hostname}`;
+    if (!taken.has(other)) out.set(s, other);
+  }
+  return out;
+}

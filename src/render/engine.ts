@@ -8,6 +8,7 @@ import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
 import type { Configuration, Location, Server } from '../model/types.js';
+import { wwwRedirectNames } from '../model/servers.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
 import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type ServerContext } from './view.js';
@@ -156,7 +157,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     if (ctxKey === lastCtxKey) ctxKey = lastCtxKey;
     lastCtxKey = ctxKey;
     const serverCtx: ServerContext = { settings: s, runtime, wwwRedirectFrom: null, ...(passthroughPort === undefined ? {} : { passthroughPort }) };
-    let hostnames: Set<string> | null = null;
+    const wwwNames = wwwRedirectNames(config.servers);
     const parts: string[] = [''];
     // The text is a function of the templates, settings, runtime, server fragments and the
     // http-level extras, so hashing those (not the 40 MB result) identifies it.
@@ -164,12 +165,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let httpLevel = '';
     let authCache = false;
     for (const server of config.servers) {
-      let www: string | null = null;
-      if (server.redirectFromToWWW && server.hostname !== '_') {
-        const other = server.hostname.startsWith('www.') ? server.hostname.slice(4) : `www.${server.hostname}`;
-        hostnames ??= new Set(config.servers.map((x) => x.hostname));
-        if (!hostnames.has(other)) www = other;
-      }
+      const www = wwwNames.get(server) ?? null;
       if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
       let frag = fragments.get(server);
       if (!frag || frag.ctxKey !== ctxKey || frag.www !== www) {

@@ -2,10 +2,7 @@
 // disk, which ports it listens on, and where the Lua modules and GeoIP files are.
 import { mkdirSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** The repository root (works from src/ under tsx and from dist/ after a build). */
-const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+import { REPO_ROOT as repoRoot } from '../version.js';
 
 export interface FallbackCert {
   certPath: string;

@@ -1,6 +1,6 @@
 // The local cache of cluster objects, with ingress-nginx's filters: it applies source events,
 // says whether each one can change the model, and answers the model's look-ups from indexes.
-import type { SourceEvent } from '../streams/events.js';
+import type { SourceEvent } from './events.js';
 import { silentLogger, type Logger } from '../log.js';
 import type {
   ConfigMap, EndpointSlice, Ingress, IngressClass, KubeObject, Namespace, Secret, Service,
@@ -9,6 +9,7 @@ import type { ApplyResult, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
 import { deepEqual, normaliseIngress, sameObject } from './normalise.js';
+import { secretRef } from './secret-ref.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
@@ -408,14 +409,6 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     getNamespace: (name) => namespaces.get(name),
     ingressesReferencingSecret: servedReferencing,
   };
-}
-
-/** `name` or `namespace/name` → `namespace/name`; anything else names no Secret. */
-function secretRef(value: string | undefined, ns: string): string | undefined {
-  const parts = (value ?? '').trim().split('/');
-  if (parts.length === 1 && parts[0]) return `${ns}/${parts[0]}`;
-  if (parts.length === 2 && parts[1]) return parts[0] ? `${parts[0]}/${parts[1]}` : `${ns}/${parts[1]}`;
-  return undefined;
 }
 
 // Missing or unparsable timestamps sort first, like Go's zero time.

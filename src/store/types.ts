@@ -1,7 +1,7 @@
 // The store's contract: what sources put in (SourceEvent) and what the model reads out.
 // Objects are kept by identity: an object the store did not replace is the same JS object at
 // the next sync, so the model can memoise per object.
-import type { SourceEvent } from '../streams/events.js';
+import type { SourceEvent } from './events.js';
 import type {
   ConfigMap, EndpointSlice, Ingress, IngressClass, Namespace, Secret, Service,
 } from './kube-types.js';

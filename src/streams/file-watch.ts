@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Observable, Subject, asyncScheduler, debounceTime, type SchedulerLike } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { Task } from './events.js';
+import type { Task } from '../store/events.js';
 
 export interface FileWatchOptions {
   logger: Logger;

@@ -1,6 +1,6 @@
 // Observation points of the pipeline. Tracing, metrics and recording implement what they need;
 // every hook is optional and the pipeline never waits on one.
-import type { PipelineInput, PipelineItem } from './events.js';
+import type { PipelineItem } from '../store/events.js';
 
 export interface SyncBatch {
   /** Sync number, from 1. */
@@ -21,10 +21,6 @@ export interface PipelineHooks {
   dropped?(item: PipelineItem): void;
   /** A batch left the bucket; `waitedMs` is how long the bucket held it back. */
   released?(batch: SyncBatch, waitedMs: number): void;
-}
-
-export interface RecordHook {
-  (input: PipelineInput, t: number): void;
 }
 
 /** One set of hooks that calls each of `all` in turn (recording and tracing at once). */

@@ -6,7 +6,7 @@ import {
 } from '@kubernetes/client-node';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { ResourceKind } from './events.js';
+import type { ResourceKind } from '../store/events.js';
 import { collectionPath, makeLister, type KubeList } from './kube-resources.js';
 import { KubeWatch } from './kube-watch.js';
 

@@ -1,7 +1,7 @@
 // Projects what client-node hands us — class instances with Date timestamps from a list, plain
 // JSON from a watch — into the plain shapes of store/kube-types, so both compare and hash equal.
 import type { KubeObject } from '../store/kube-types.js';
-import type { ResourceKind } from './events.js';
+import type { ResourceKind } from '../store/events.js';
 import { KUBE_RESOURCES } from './kube-resources.js';
 
 /** A plain-JSON copy of `raw` with `apiVersion` and `kind` set (list items carry neither). */

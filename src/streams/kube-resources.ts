@@ -4,7 +4,7 @@ import {
   CoreV1Api, DiscoveryV1Api, NetworkingV1Api,
   type ConfigurationOptions, type KubeConfig, type KubernetesListObject, type KubernetesObject,
 } from '@kubernetes/client-node';
-import type { ResourceKind } from './events.js';
+import type { ResourceKind } from '../store/events.js';
 
 export interface KubeResource {
   apiVersion: string;

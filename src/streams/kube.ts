@@ -5,7 +5,7 @@ import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
 import type { KubeObject } from '../store/kube-types.js';
-import { RESOURCE_KINDS, objectKey, type ResourceKind, type SourceEvent } from './events.js';
+import { RESOURCE_KINDS, objectKey, type ResourceKind, type SourceEvent } from '../store/events.js';
 import { runInformer, type InformerSpec, type InformerTiming } from './kube-informer.js';
 import { isIgnoredObject, projectObject } from './kube-project.js';
 import { KUBE_RESOURCES } from './kube-resources.js';

@@ -3,7 +3,7 @@
 // the files now say — with the uid, resourceVersion and creationTimestamp a cluster would give.
 import stableStringify from 'fast-json-stable-stringify';
 import type { Logger } from '../log.js';
-import { RESOURCE_KINDS, type ResourceKind, type SourceEvent } from './events.js';
+import { RESOURCE_KINDS, type ResourceKind, type SourceEvent } from '../store/events.js';
 import type { KubeObject } from '../store/kube-types.js';
 import { stableUid, type ManifestObject, type ParsedFile } from './manifests-parse.js';
 

@@ -3,7 +3,7 @@
 // naming the file and line, and the good documents of the same file still count.
 import { createHash } from 'node:crypto';
 import { LineCounter, parseAllDocuments } from 'yaml';
-import type { ResourceKind } from './events.js';
+import type { ResourceKind } from '../store/events.js';
 import { SERVICE_NAME_LABEL } from '../store/store.js';
 import type {
   ConfigMap, EndpointSlice, Endpoints, Ingress, IngressBackend, KubeObject, ObjectMeta, Secret,

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node
 import { join, relative } from 'node:path';
 import { Observable, Subject, asyncScheduler, debounceTime, type SchedulerLike } from 'rxjs';
 import { silentLogger, type Logger } from '../log.js';
-import type { SourceEvent } from './events.js';
+import type { SourceEvent } from '../store/events.js';
 import { createManifestCluster, type ManifestCluster } from './manifests-cluster.js';
 import { isManifestFile, parseManifestFile, type ManifestError, type ParseCache } from './manifests-parse.js';
 

@@ -3,7 +3,7 @@
 // Items that arrive during a sync wait in the ring and form the trailing sync, which is what
 // guarantees convergence: one more sync always follows any event that arrived during a sync.
 import { Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
-import type { PipelineItem } from './events.js';
+import type { PipelineItem } from '../store/events.js';
 import type { PipelineHooks, SyncBatch } from './hooks.js';
 import { createRingBuffer } from './ring-buffer.js';
 import { createTokenBucket } from './token-bucket.js';

@@ -6,7 +6,7 @@ import type { SchedulerLike } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Secret } from '../store/kube-types.js';
 import type { StoreOptions } from '../store/types.js';
-import { isTask, type EventType, type PipelineInput, type ResourceKind, type TaskKind } from './events.js';
+import { isTask, type EventType, type PipelineInput, type ResourceKind, type TaskKind } from '../store/events.js';
 import type { PipelineHooks } from './hooks.js';
 import { createLineWriter } from './record-writer.js';
 

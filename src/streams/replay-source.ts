@@ -1,7 +1,7 @@
 // The replay source: a recorded log's inputs, each emitted when the scheduler's clock reaches
 // its time — in virtual time, or in real time scaled by a speed factor.
 import { Observable, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
-import type { PipelineInput } from './events.js';
+import type { PipelineInput } from '../store/events.js';
 import type { TimedInput } from './replay-log.js';
 
 /** A scheduler that runs `inner`'s clock `speed` times faster: now() counts log time from 0. */

@@ -15,7 +15,7 @@ import { createRenderer } from '../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR } from '../../src/render/runtime.js';
 import { createSyncer, type SyncResult } from '../../src/actors/sync.js';
 import { modelSyncDeps } from '../../src/actors/model-sync.js';
-import { createPipeline } from '../../src/streams/pipeline.js';
+import { createPipeline } from '../../src/pipeline/pipeline.js';
 import { manifestsSource } from '../../src/streams/manifests.js';
 import { createRecorder, recordingHooks } from '../../src/streams/record.js';
 import { createOfflineActors } from '../../src/actors/offline.js';

@@ -10,7 +10,7 @@ import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import { createModelBuilder } from '../../src/model/build.js';
 import { readManifests } from '../../src/streams/manifests.js';
 import { readReplayLog } from '../../src/streams/replay-log.js';
-import { isTask, type SourceEvent } from '../../src/streams/events.js';
+import { isTask, type SourceEvent } from '../../src/store/events.js';
 import { generateEvents, hostOf, isCanary, writeEventLog, writeManifests } from '../../bench/gen.js';
 
 const N = 40;

@@ -1,5 +1,5 @@
 // The deployment artefacts: the YAML in deploy/ parses and hangs together, its RBAC is exactly
-// what src/kube-api-usage.ts declares, every request the code makes (run against the fake API
+// what src/streams/kube-api-usage.ts declares, every request the code makes (run against the fake API
 // server) is allowed by that RBAC and every permission is used, and the Dockerfile builds the
 // image the Deployment expects (checked by reading it: there is no container engine here).
 import { test } from 'uvu';
@@ -12,7 +12,7 @@ import { startFakeApiServer, type RecordedRequest } from '../support/fake-apiser
 import { waitFor } from '../support/wait.js';
 import { silentLogger } from '../../src/log.js';
 import { parseControllerFlags, type ControllerOptions } from '../../src/cli/controller-flags.js';
-import { kubeApiUsage, rbacRules, type PolicyRule } from '../../src/kube-api-usage.js';
+import { kubeApiUsage, rbacRules, type PolicyRule } from '../../src/streams/kube-api-usage.js';
 import { createLeaderElector } from '../../src/actors/leader-election.js';
 import { createStatusWriter } from '../../src/actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod } from '../../src/actors/status-address.js';

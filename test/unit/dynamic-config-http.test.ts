@@ -7,6 +7,7 @@ import { asyncScheduler, firstValueFrom } from 'rxjs';
 import { createDynamicConfigActor, nodeHttpRequest, waitForStatusPort, type RequestFn } from '../../src/actors/dynamic-config.js';
 import { silentLogger } from '../../src/log.js';
 import { freePort } from '../support/ports.js';
+import type { Backend } from '../../src/model/types.js';
 
 test('refused, then hung, then 201: the actor retries through both and succeeds', async () => {
   const port = await freePort();
@@ -39,7 +40,7 @@ test('refused, then hung, then 201: the actor retries through both and succeeds'
       backoff: { steps: 6, initialMs: 40, factor: 1, jitter: 0 },
     });
     const payload = [{ name: 'ns-svc-80', endpoints: [{ address: '10.0.0.1', port: '80' }] }];
-    const result = await firstValueFrom(actor({ backends: payload }));
+    const result = await firstValueFrom(actor({ backends: payload as unknown as Backend[] }));
     assert.is(result.ok, true, result.error);
     assert.is(result.attempts, 3);
     assert.equal(result.posted, ['backends']);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { VirtualTimeScheduler } from 'rxjs';
 import { geoipWatcher, templateWatcher } from '../../src/streams/file-watch.js';
-import type { Task } from '../../src/streams/events.js';
+import type { Task } from '../../src/store/events.js';
 import { waitFor } from '../support/wait.js';
 
 function harness() {

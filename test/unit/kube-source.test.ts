@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pino, type Logger } from 'pino';
 import type { Subscription } from 'rxjs';
-import { RESOURCE_KINDS, type ResourceKind, type SourceEvent } from '../../src/streams/events.js';
+import { RESOURCE_KINDS, type ResourceKind, type SourceEvent } from '../../src/store/events.js';
 import { kubeSource, type KubeSourceOptions } from '../../src/streams/kube.js';
 import { isIgnoredObject, projectObject } from '../../src/streams/kube-project.js';
 import { KUBE_RESOURCES } from '../../src/streams/kube-resources.js';

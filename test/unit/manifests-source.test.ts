@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { VirtualTimeScheduler } from 'rxjs';
 import { manifestsSource, readManifests, type ManifestError } from '../../src/streams/manifests.js';
 import { endpointsToSlices, parseManifestFile } from '../../src/streams/manifests-parse.js';
-import { RESOURCE_KINDS, type SourceEvent } from '../../src/streams/events.js';
+import { RESOURCE_KINDS, type SourceEvent } from '../../src/store/events.js';
 import type { ConfigMap, EndpointSlice, Ingress, Secret } from '../../src/store/kube-types.js';
 import { waitFor } from '../support/wait.js';
 

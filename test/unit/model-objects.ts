@@ -1,5 +1,5 @@
 // Small builders of Kubernetes objects and a store for model tests (kube-types shapes).
-import type { ResourceKind } from '../../src/streams/events.js';
+import type { ResourceKind } from '../../src/store/events.js';
 import type { EndpointSlice, Ingress, KubeObject, PathType, Secret, Service } from '../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';

@@ -5,9 +5,11 @@ import { Subject, of, timer, map, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { createRingBuffer } from '../../src/streams/ring-buffer.js';
 import { createTokenBucket } from '../../src/streams/token-bucket.js';
-import { createPipeline } from '../../src/streams/pipeline.js';
-import { createSyncer, type SyncResult, type ActorOutcome, type DynamicUpdate } from '../../src/actors/sync.js';
-import type { PipelineInput, SourceEvent } from '../../src/streams/events.js';
+import { createPipeline } from '../../src/pipeline/pipeline.js';
+import { createSyncer, type SyncResult, type ActorOutcome } from '../../src/actors/sync.js';
+import type { DynamicUpdate } from '../../src/model/payload.js';
+import type { Backend } from '../../src/model/types.js';
+import type { PipelineInput, SourceEvent } from '../../src/store/events.js';
 import type { Store, ApplyResult } from '../../src/store/types.js';
 import type { SyncBatch } from '../../src/streams/hooks.js';
 import type { Configuration } from '../../src/model/types.js';
@@ -252,12 +254,12 @@ function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamic
     build: (changes) => { hints.push(changes); return { config: fakeConfig(model.structure), warnings: [] }; },
     snapshot: () => ({ ...model }),
     decide: (running, next) => {
-      if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true };
+      if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true, l4EndpointsChanged: false };
       const structural = running.structure !== next.structure;
       const eps = running.endpoints !== next.endpoints;
-      return { kind: structural ? 'reload' : eps ? 'dynamic' : 'none', reason: structural ? 'structure' : eps ? 'endpoints' : 'same', backendsChanged: eps, serversChanged: false };
+      return { kind: structural ? 'reload' : eps ? 'dynamic' : 'none', reason: structural ? 'structure' : eps ? 'endpoints' : 'same', backendsChanged: eps, serversChanged: false, l4EndpointsChanged: false };
     },
-    backendsPayload: () => [model.endpoints],
+    backendsPayload: () => [{ name: model.endpoints } as Backend],
     serversPayload: () => ({ certificates: {}, servers: {} }),
     reload: (): Observable<ActorOutcome> => {
       calls.push('reload');
@@ -368,7 +370,7 @@ actor('a throwing model build becomes a failed result, and the pipeline retries 
       scheduler: s,
       build: () => { if (fail) { fail = false; throw new Error('boom'); } return { config: fakeConfig('x'), warnings: [] }; },
       snapshot: () => 'x',
-      decide: (r) => ({ kind: r ? 'none' : 'reload', reason: '', backendsChanged: !r, serversChanged: !r }),
+      decide: (r) => ({ kind: r ? 'none' : 'reload', reason: '', backendsChanged: !r, serversChanged: !r, l4EndpointsChanged: false }),
       backendsPayload: () => [], serversPayload: () => ({ certificates: {}, servers: {} }),
       reload: () => of({ ok: true }), dynamic: () => of({ ok: true }),
     });

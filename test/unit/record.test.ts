@@ -12,7 +12,7 @@ import {
 } from '../../src/streams/record.js';
 import { parseReplayLog } from '../../src/streams/replay-log.js';
 import { defaultStoreOptions } from '../../src/store/store.js';
-import type { PipelineInput, PipelineItem, SourceEvent } from '../../src/streams/events.js';
+import type { PipelineInput, PipelineItem, SourceEvent } from '../../src/store/events.js';
 import type { Secret } from '../../src/store/kube-types.js';
 import { silentLogger } from '../../src/log.js';
 import { htpasswdLines } from '../../src/model/annotations/authbasic.js';

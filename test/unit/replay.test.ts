@@ -245,10 +245,10 @@ play('a checked-in format-1 log still replays, with the decisions its timeline i
 
 play('the offline dynamic actor keeps each distinct payload once, serialised exactly as JSON.stringify does', () => {
   const actors = createOfflineActors({ renderer: {} as Renderer, runtime: offlineRuntime(8181), logger: silentLogger(), outDir: tmp('offline') });
-  const a = { name: 'a', endpoints: [{ address: '10.0.0.1', port: '80' }] };
-  const b = { name: 'b', endpoints: [] as unknown[], note: 'quote " and \u2028' };
+  const a = { name: 'a', endpoints: [{ address: '10.0.0.1', port: '80' }] } as unknown as Backend;
+  const b = { name: 'b', endpoints: [] as unknown[], note: 'quote " and \u2028' } as unknown as Backend;
   actors.dynamic({ backends: [a, b] }).subscribe();
-  const b2 = { ...b, endpoints: [{ address: '10.0.0.2', port: '80' }] };
+  const b2 = { ...b, endpoints: [{ address: '10.0.0.2', port: '80' }] } as Backend;
   actors.dynamic({ backends: [a, b2] }).subscribe();
   assert.is(actors.backends, payloadText([a, b2]));
   actors.dynamic({ backends: [a, b2] }).subscribe();

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import { parseLabelSelector } from '../../src/store/label-selector.js';
 import { normaliseIngress } from '../../src/store/normalise.js';
-import { objectKey, type EventType, type ResourceKind, type SourceEvent } from '../../src/streams/events.js';
+import { objectKey, type EventType, type ResourceKind, type SourceEvent } from '../../src/store/events.js';
 import type {
   ConfigMap, EndpointSlice, Ingress, IngressClass, KubeObject, Namespace, Secret, Service,
 } from '../../src/store/kube-types.js';

@@ -6,6 +6,7 @@ import type { BasicAuthConfig } from '../types.js';
 import { InvalidValue, oneOf, preview, safeString, type Check } from '../validate.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
+import { secretRef } from '../../store/secret-ref.js';
 
 const keys = {
   'auth-type': 'Low',
@@ -14,12 +15,11 @@ const keys = {
   'auth-realm': 'Medium',
 } as const;
 
-/** `name` or `namespace/name` of a Secret. */
-const secretRef: Check<string> = (raw) => {
-  const v = raw.trim();
-  const part = '[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?';
-  if (!new RegExp(`^(${part}/)?${part}$`).test(v)) throw new InvalidValue('auth-secret must be `name` or `namespace/name` of a Secret');
-  return v;
+/** `name` or `namespace/name` of a Secret, as `namespace/name` (the namespace is filled in later). */
+const secretReference: Check<string> = (raw) => {
+  const ref = secretRef(raw, '');
+  if (ref === undefined) throw new InvalidValue('auth-secret must be `name` or `namespace/name` of a Secret');
+  return ref;
 };
 
 const authType = oneOf(['basic', 'digest'] as const);
@@ -86,15 +86,15 @@ export const authBasicGroup: AnnotationGroup<'basicAuth' | 'denied'> = {
 
     const secretType = r.read('auth-secret-type', authSecretType);
     if (secretType.state === 'invalid') return deny(`annotation auth-secret-type: ${secretType.message}`);
-    const ref = r.read('auth-secret', secretRef);
+    const ref = r.read('auth-secret', secretReference);
     if (ref.state === 'invalid') return deny(`annotation auth-secret: ${ref.message}`);
     if (ref.state === 'absent') {
       warn('auth-secret', 'auth-type is set but auth-secret is missing; the location is denied');
       return deny('annotation auth-secret: missing');
     }
     const ns = ing.metadata.namespace ?? 'default';
-    const [secretNs, secretName] = ref.value.includes('/') ? ref.value.split('/') as [string, string] : [ns, ref.value];
-    const secretKey = `${secretNs}/${secretName}`;
+    const secretKey = ref.value.startsWith('/') ? `${ns}${ref.value}` : ref.value;
+    const secretNs = secretKey.slice(0, secretKey.indexOf('/'));
     const fail = (message: string) => {
       warn('auth-secret', message);
       return deny(`annotation auth-secret: ${message}`);

@@ -1,6 +1,7 @@
 // Runs every annotation group over an Ingress and assembles ParsedAnnotations; the defaults
 // (an Ingress without annotations) come from the ConfigMap settings.
 import type { Ingress } from '../../store/kube-types.js';
+import { DEFAULT_ANNOTATIONS_PREFIX } from '../../store/store.js';
 import type { StoreReader } from '../../store/types.js';
 import type { NginxSettings } from '../config/settings.js';
 import type { ModelWarning } from '../types.js';
@@ -30,7 +31,7 @@ import type { AnnotationContext, AnnotationGroup, ParsedAnnotations, ParseResult
 import { upstreamHashGroup } from './upstreamhash.js';
 import { upstreamVhostGroup } from './upstreamvhost.js';
 
-export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
+export { DEFAULT_ANNOTATIONS_PREFIX };
 
 /** Every group, in the order they run (the first group to deny names the reason). */
 export const ANNOTATION_GROUPS: AnnotationGroup[] = [

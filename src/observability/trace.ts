@@ -5,9 +5,9 @@
 import type { SchedulerLike } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { SyncResult } from '../actors/sync.js';
-import { isTask, type PipelineItem } from './events.js';
-import type { PipelineHooks, SyncBatch } from './hooks.js';
-import { createLineWriter, type LineWriter } from './record-writer.js';
+import { isTask, type PipelineItem } from '../store/events.js';
+import type { PipelineHooks, SyncBatch } from '../streams/hooks.js';
+import { createLineWriter, type LineWriter } from '../streams/record-writer.js';
 
 /** One track (Chrome `tid`) per stage or actor, in pipeline order. */
 export const TRACKS = { source: 1, store: 2, ring: 3, bucket: 4, sync: 5, reload: 6, dynamic: 7 } as const;

@@ -1,7 +1,7 @@
 // What flows through the pipeline: source events (a cluster object added, updated, deleted)
 // and tasks (a file or setting changed that the store does not hold). Every source emits
 // SourceEvent; the pipeline wraps each in a PipelineItem with an id for tracing.
-import type { KubeObject } from '../store/kube-types.js';
+import type { KubeObject } from './kube-types.js';
 
 export const RESOURCE_KINDS = [
   'Namespace', 'IngressClass', 'ConfigMap', 'Secret', 'Service', 'EndpointSlice', 'Ingress',

@@ -2,7 +2,7 @@
 // config hash), and ours for the pipeline (dynamic updates, sync duration, ring drops,
 // event-to-applied latency). One registry per controller, passed in: no global default.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { SyncResult } from './sync.js';
+import type { SyncResult } from '../actors/sync.js';
 
 export interface ControllerMetrics {
   registry: Registry;

@@ -3,9 +3,9 @@
 // Sources and tasks are merged by the caller; this file does not know which source it has.
 import { Observable, Subject, map, mergeMap, share, type SchedulerLike } from 'rxjs';
 import type { Store } from '../store/types.js';
-import { isTask, type PipelineInput, type PipelineItem } from './events.js';
-import type { PipelineHooks, SyncBatch } from './hooks.js';
-import { pace } from './pace.js';
+import { isTask, type PipelineInput, type PipelineItem } from '../store/events.js';
+import type { PipelineHooks, SyncBatch } from '../streams/hooks.js';
+import { pace } from '../streams/pace.js';
 import { syncActor, type SyncResult } from '../actors/sync.js';
 
 export interface PipelineOptions {

@@ -1,7 +1,7 @@
 // What ingress-rx asks of the Kubernetes API, declared next to nothing else: each module that
 // talks to the API has its entry here, the RBAC rules in deploy/ are derived from the union, and
 // the tests check every request the code makes against them.
-import { KUBE_RESOURCES } from './streams/kube-resources.js';
+import { KUBE_RESOURCES } from './kube-resources.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 

@@ -19,13 +19,14 @@ import { createModelBuilder } from '../model/build.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
-import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../render/runtime.js';
+import { DEFAULT_TEMPLATE_DIR, defaultRuntime, leftOutPath, preparePrefix, type NginxRuntime } from '../render/runtime.js';
 import { createNginxProcess } from '../actors/nginx-process.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { startHealthServer } from '../observability/health-server.js';
+import { createLeftOutReporter } from '../observability/left-out.js';
 
 export interface ServeOptions {
   logger: Logger;
@@ -43,6 +44,8 @@ export interface ServeOptions {
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
   shutdownGracePeriodMs?: number;
+  /** Level of the line naming an Ingress that is not served (default `info`). */
+  leftOutLogLevel?: 'warn' | 'info';
 }
 
 export interface RunningController {
@@ -157,6 +160,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     existsSync(runtime.geoipDir) ? geoipWatcher(runtime.geoipDir, { logger }) : EMPTY,
   ).pipe(takeUntil(stop$));
 
+  const reportLeftOut = createLeftOutReporter({ logger, path: leftOutPath(runtime), level: opts.leftOutLogLevel ?? 'info' });
   // Ready means the sync that merged the source's complete initial state was applied: a sync
   // before it (a template change, say) would serve an empty cluster.
   let initialStateId: number | null = null;
@@ -169,6 +173,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         if (initialStateId === null && isTask(it.input) && it.input.task === 'initial-sync') initialStateId = it.id;
       },
       dropped: () => metrics.ringDropped(),
+      // An Ingress left out is an irrelevant event: it never reaches a sync.
+      filtered: () => reportLeftOut(store.leftOutIngresses()),
     },
   );
   const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic }));
@@ -196,6 +202,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       fatalError = new Error(`NGINX could not start: ${r.reload.error ?? 'unknown error'}`);
       resolveFatal(fatalError);
     }
+    reportLeftOut(store.leftOutIngresses());
     opts.onSync?.(r);
     return r;
   })).subscribe({

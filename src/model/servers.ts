@@ -120,7 +120,7 @@ export function wwwRedirectNames(servers: readonly Server[]): Map<Server, string
   const out = new Map<Server, string>();
   let taken: Set<string> | null = null;
   for (const s of servers) {
-    if (!s.redirectFromToWWW || s.hostname === '_') continue;
+    if (!s.redirectFromToWWW || s.hostname === '_' || s.hostname.startsWith('*')) continue;
     taken ??= new Set(servers.flatMap((x) => [x.hostname, ...x.aliases]));
     const other = s.hostname.startsWith('www.') ? s.hostname.slice(4) : `www.${s.hostname}`;
     if (!taken.has(other)) out.set(s, other);

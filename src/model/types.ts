@@ -175,8 +175,10 @@ export interface LocationAnnotations {
 }
 
 export interface Location extends LocationAnnotations {
-  /** The Ingress path after normalisation ('' → '/'). */
+  /** The path NGINX matches: the Ingress path after normalisation ('' → '/') and the Prefix split. */
   path: string;
+  /** The Ingress path, when the Prefix split changed `path` (NGINX's $location_path). */
+  ingressPath?: string;
   pathType: PathType;
   isDefBackend: boolean;
   ingress: IngressRef | null;

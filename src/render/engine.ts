@@ -9,7 +9,7 @@ import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
 import type { Configuration, Location, Server } from '../model/types.js';
 import { wwwRedirectNames } from '../model/servers.js';
-import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
+import { authFilePath, leftOutPath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
 import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type ServerContext } from './view.js';
 import { geoip2Setup } from './geoip.js';
@@ -213,6 +213,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
+        left_out_path: leftOutPath(runtime),
         proxy_headers: httpProxyHeaders(s),
         proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
         log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',

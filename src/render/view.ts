@@ -42,7 +42,10 @@ export interface LocationView {
 
 export interface ServerView {
   server: Server;
+  /** The host and its aliases (the `## start server` marker). */
   names: string;
+  /** What server_name lists: `names`, with a wildcard host as a one-label regex. */
+  serverName: string;
   listen: string[];
   blockUserAgents: boolean;
   blockReferers: boolean;
@@ -92,15 +95,18 @@ function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function matchers(server: Server, loc: Location): string[] {
+/** The location's match: one per model location (the model made the Prefix split's twins). */
+function matcher(server: Server, loc: Location): string {
   const field = 'path';
-  if (loc.pathType === 'Exact') return [`= ${f.path(loc.path, field)}`];
-  if (server.useRegex) return [`~* ${f.regex(`^${loc.path}`, field)}`];
-  if (loc.pathType === 'Prefix') {
-    const p = loc.path.replace(/\/+$/, '');
-    return p === '' ? [f.path('/', field)] : [f.path(`${p}/`, field), `= ${f.path(p, field)}`];
+  if (loc.pathType === 'Exact') {
+    // NGINX answers `/p` with a 301 to `/p/` when a proxied location is named `/p/`, exact or
+    // not; the spec says Exact `/p/` does not match `/p`, which a regex location does not do.
+    const exact = f.path(loc.path, field);
+    if (loc.path.length > 1 && loc.path.endsWith('/')) return `~ ${f.regex(`^${escapeRegex(loc.path)}$`, field)}`;
+    return `= ${exact}`;
   }
-  return [f.path(loc.path, field)];
+  if (server.useRegex) return `~* ${f.regex(`^${loc.path}`, field)}`;
+  return f.path(loc.path, field);
 }
 
 function passDirective(loc: Location): { pass: string; hdr: string } {
@@ -347,7 +353,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
     + `${I}set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')};\n`
     + `${I}set $service_name ${f.quote(loc.service?.name ?? '', 'service name')};\n`
     + `${I}set $service_port ${f.quote(loc.service?.port ?? '', 'service port')};\n`
-    + `${I}set $location_path ${f.quote(loc.path, 'path')};\n`
+    + `${I}set $location_path ${f.quote(loc.ingressPath ?? loc.path, 'path')};\n`
     + `${I}set $proxy_upstream_name ${f.quote(loc.backend, 'backend')};\n`
     + `${I}set $proxy_alternative_upstream_name "";\n`;
 
@@ -415,15 +421,30 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   return { view, extra: ea.block, zones: rl.zones, cache: ea.cache };
 }
 
+/**
+ * A wildcard host (`*.foo.com`, already through the host filter) as a server_name regex that
+ * covers exactly one DNS label, as the Ingress spec says and ingress-nginx renders it (NGINX's
+ * own `*.foo.com` would also match `a.b.foo.com`). `$subdomain` holds the label.
+ */
+function wildcardServerName(host: string): string {
+  return `"~^(?<subdomain>[\\w-]+)${host.slice(1).replace(/\./g, '\\.')}$"`;
+}
+
 /** Builds the view of one server; errors name the server and the location. */
 export function serverView(server: Server, ctx: ServerContext): ServerView {
   const s = ctx.settings;
   const isDefault = server.hostname === '_';
   let names = f.host(server.hostname, 'host');
-  for (const alias of server.aliases) names += ` ${f.host(alias, 'server-alias')}`;
+  let serverName = names.startsWith('*.') ? wildcardServerName(names) : names;
+  for (const alias of server.aliases) {
+    const a = f.host(alias, 'server-alias');
+    names += ` ${a}`;
+    serverName += ` ${a}`;
+  }
   const { listen, listenText } = listenLines(ctx, isDefault);
   const locations: LocationView[] = [];
   const seenMatchers = new Set<string>();
+  const seenIds = new Set<string>();
   const errorLocations = new Set<string>();
   let extra = '';
   let httpLevel = '';
@@ -433,23 +454,21 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   for (const loc of ordered) {
     try {
       // Only rate-limit zones and external-auth locations are named by it: no sha1 otherwise.
-      const id = loc.rateLimit || loc.externalAuth ? shortId(server.hostname, loc.path, loc.pathType) : '';
-      // The blocks of one location (`/p/` and `= /p`) differ only in their matcher.
-      let first: LocationView | null = null;
-      for (const m of matchers(server, loc)) {
-        if (seenMatchers.has(m)) continue;
-        seenMatchers.add(m);
-        if (first) {
-          locations.push({ ...first, matcher: m });
-          continue;
-        }
-        const r = locationView(server, loc, m, ctx, id, host);
-        locations.push((first = r.view));
+      // The two pieces of a Prefix split share one (one rate-limit counter, one auth location).
+      const id = loc.rateLimit || loc.externalAuth
+        ? shortId(server.hostname, loc.ingressPath ?? loc.path, loc.ingressPath !== undefined ? 'Prefix' : loc.pathType) : '';
+      const m = matcher(server, loc);
+      if (seenMatchers.has(m)) continue;
+      seenMatchers.add(m);
+      const r = locationView(server, loc, m, ctx, id, host);
+      locations.push(r.view);
+      if (id === '' || !seenIds.has(id)) {
+        seenIds.add(id);
         extra += r.extra;
         httpLevel += r.zones;
-        authCache ||= r.cache;
-        if (!r.view.denied) extra += customErrorLocations(loc, r.view.errorBackendId, errorLocations);
       }
+      authCache ||= r.cache;
+      if (!r.view.denied) extra += customErrorLocations(loc, r.view.errorBackendId, errorLocations);
     } catch (err) {
       throw prefixError(err, `location ${JSON.stringify(loc.path)}`);
     }
@@ -463,7 +482,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const blockUserAgents = s.blockUserAgents.length > 0;
   const blockReferers = s.blockReferers.length > 0;
   return {
-    server, names, listen, blockUserAgents, blockReferers, locations,
+    server, names, serverName, listen, blockUserAgents, blockReferers, locations,
     listenText,
     luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(host),
     guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')

@@ -9,6 +9,8 @@ export interface EchoReply {
   port: number;
   method: string;
   path: string;
+  /** The HTTP version the request arrived with (e.g. `1.1`). */
+  proto: string;
   headers: IncomingHttpHeaders;
 }
 
@@ -45,9 +47,10 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
     hits += 1;
     const reply = (): void => {
       const { port } = server.address() as AddressInfo;
-      const body: EchoReply = { name, address, port, method: req.method ?? '', path: req.url ?? '', headers: req.headers };
-      res.writeHead(200, { 'content-type': 'application/json', 'x-echo-name': name });
-      res.end(JSON.stringify(body));
+      const body: EchoReply = { name, address, port, method: req.method ?? '', path: req.url ?? '', proto: req.httpVersion, headers: req.headers };
+      const text = JSON.stringify(body);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-echo-name': name });
+      res.end(text);
     };
     req.resume();
     req.on('end', () => (delayMs > 0 ? setTimeout(reply, delayMs) : reply()));

@@ -83,7 +83,25 @@ rules('Exact, Prefix (split into /p/ and = /p) and ImplementationSpecific paths'
   // ImplementationSpecific is Prefix (as ingress-nginx's store makes it): same boundary split.
   assert.ok(l.includes('/impl/ -> default-web-80') && l.includes('= /impl -> default-web-80'));
   assert.is(l.filter((x) => x === '= /both -> default-web-80').length, 1, 'an explicit Exact is not duplicated');
-  assert.ok(l.includes('/slash/ -> default-web-80') && !l.some((x) => x.startsWith('= /slash')));
+  // A Prefix path ending in / also matches the path without it (the Ingress spec; conformance).
+  assert.ok(l.includes('/slash/ -> default-web-80') && l.includes('= /slash -> default-web-80'));
+  const twin = s.locations.find((x) => x.path === '/prefix' && x.pathType === 'Exact')!;
+  assert.is(twin.ingressPath, '/prefix', 'both pieces of the split keep the Ingress path');
+  assert.is(s.locations.find((x) => x.path === '/slash' && x.pathType === 'Exact')!.ingressPath, '/slash/');
+});
+
+rules('an Exact path wins over a Prefix path of the same value, even of an older Ingress', () => {
+  for (const [exactTs, prefixTs] of [['2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z'], ['2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z']]) {
+    const store = testStore();
+    store.put('Ingress', ingress('exact', 'e.example.com', [['/foo', 'Exact', 'a', 80]], { ts: exactTs }));
+    store.put('Ingress', ingress('prefix', 'e.example.com', [['/foo', 'Prefix', 'b', 80], ['/bar/', 'Prefix', 'b', 80]], { ts: prefixTs }));
+    store.put('Ingress', ingress('exact-bar', 'e.example.com', [['/bar', 'Exact', 'a', 80]], { ts: prefixTs }));
+    const { config } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+    const l = locs(server(config, 'e.example.com'));
+    assert.equal(l.filter((x) => x.startsWith('= /foo')), ['= /foo -> default-a-80'], `exact ${exactTs}, prefix ${prefixTs}`);
+    assert.ok(l.includes('/foo/ -> default-b-80'));
+    assert.equal(l.filter((x) => x.startsWith('= /bar')), ['= /bar -> default-a-80']);
+  }
 });
 
 rules('regex mode is host-wide when one location uses use-regex or a rewrite-target ≠ its path (ingress-nginx quirk)', () => {

@@ -19,6 +19,7 @@ import {
 import { resolveServiceEndpoints, type ServiceEndpoints } from './endpoints.js';
 import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './fragments.js';
 import { parseL4Services } from './l4.js';
+import { FALLBACK_UID } from './payload.js';
 import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { createTopologyCache, endpointsKey, type BackendPlan, type Topology } from './topology.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
@@ -379,8 +380,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
     /** The certificate of a host: the oldest Ingress of the host with a TLS section decides, as in ingress-nginx. */
     function tlsFor(host: string, frags: IngressFragment[]): { certificate: string | null; tlsSecret: string | null } {
-      const fallback = { certificate: defaultCertificate, tlsSecret: null };
-      if (host === DEFAULT_SERVER) return fallback;
+      if (host === DEFAULT_SERVER) return { certificate: defaultCertificate, tlsSecret: null };
+      // A host with TLS but no usable Secret keeps HTTPS (and ssl-redirect) with the default certificate.
+      const fallback = { certificate: defaultCertificate ?? FALLBACK_UID, tlsSecret: null };
       const f = frags.find((x) => x.tls.length > 0);
       if (!f) return { certificate: null, tlsSecret: null };
       const ns = f.ref.namespace;

@@ -46,6 +46,8 @@ export interface TrafficShapingPolicy {
   header: string;
   headerValue: string;
   headerPattern: string;
+  /** Set (true) only when canary-by-header-pattern was refused: a request with the header stays on the primary. */
+  headerPatternInvalid?: true;
   cookie: string;
 }
 
@@ -196,7 +198,7 @@ export interface Server {
   hostname: string;
   aliases: string[];
   sslPassthrough: boolean;
-  /** Certificate uid (key of Configuration.certificates), or null (default certificate). */
+  /** Certificate uid (key of Configuration.certificates), `fallback` (FALLBACK_UID: NGINX's self-signed one), or null (no TLS). */
   certificate: string | null;
   /** `namespace/name` of the TLS Secret the certificate came from, if any. */
   tlsSecret: string | null;

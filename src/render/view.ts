@@ -8,6 +8,7 @@ import { sortShort } from '../model/sort.js';
 import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
+import { AUTH_HOST_VARIABLE } from '../model/annotations/authexternal.js';
 
 /**
  * One `location` block. liquidjs costs a few microseconds per output node, so the directive
@@ -194,7 +195,9 @@ function externalAuth(loc: Location, id: string): { view: ExternalAuthView | nul
   const name = `/_external-auth-${id}`;
   const target = f.url(ea.url, 'auth-url');
   let hostHeader = '$proxy_host';
-  if (ea.host) hostHeader = f.host(ea.host, 'auth-host');
+  const hostVariable = ea.host === AUTH_HOST_VARIABLE;
+  if (hostVariable) hostHeader = AUTH_HOST_VARIABLE;
+  else if (ea.host) hostHeader = f.host(ea.host, 'auth-host');
   if (ea.method && !/^[A-Z]{1,20}$/.test(ea.method)) throw new RenderError('auth-method', `not an HTTP method: ${JSON.stringify(ea.method.slice(0, 50))}`);
   const cache = ea.cacheKey !== '';
   const b: string[] = [
@@ -223,8 +226,11 @@ function externalAuth(loc: Location, id: string): { view: ExternalAuthView | nul
       b.push(`proxy_cache_valid ${d.split(/\s+/).join(' ')}`);
     }
   }
-  b.push(`set $target ${target}`, 'proxy_pass $target');
-  const block = `\n        location = ${f.path(name)} {\n${b.map((d) => `${I}${d};\n`).join('')}        }\n`;
+  b.push(`set $target ${target}`);
+  // proxy_pass with variables parses its URL per request, and `http://unix:/path:` names a
+  // socket: whatever a variable holds, the subrequest never goes there.
+  const guard = hostVariable ? `${I}if ($target ~* "^https?://unix:") {\n${I}    return 500;\n${I}}\n` : '';
+  const block = `\n        location = ${f.path(name)} {\n${b.map((d) => `${I}${d};\n`).join('')}${guard}${I}proxy_pass $target;\n        }\n`;
   const headers = ea.responseHeaders.map((h, i) => {
     const n = f.headerName(h, 'auth-response-headers');
     return { var: `authHeader${i}`, upstreamVar: n.toLowerCase().replace(/-/g, '_'), name: n };
@@ -270,8 +276,8 @@ function customErrorLocations(loc: Location, backendId: string, seen: Set<string
 function corsOriginRegex(origins: string[]): string | null {
   if (origins.length === 0 || origins.includes('*')) return null;
   const alts = origins.map((o) => {
-    const s = f.url(o, 'cors-allow-origin').slice(1, -1);
-    if (s.includes('$')) throw new RenderError('cors-allow-origin', 'must not contain $');
+    // Any scheme (ingress-nginx allows e.g. tauri://localhost:3000); the host may start with `*.`.
+    if (!/^[a-z][a-z0-9+.-]{0,15}:\/\/[A-Za-z0-9*.-]+(:\d{1,5})?\/?$/.test(o)) throw new RenderError('cors-allow-origin', `not scheme://host[:port]: ${JSON.stringify(o.slice(0, 100))}`);
     // `https://*.example.com` allows one sub-domain level, as ingress-nginx does.
     return escapeRegex(o.replace(/\/$/, '')).replace('\\*\\.', '[A-Za-z0-9-]+\\.');
   });
@@ -302,8 +308,11 @@ function luaPhases(loc: Location, host: string): string {
   if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
   if (flags.length > 0 && f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash') === 'true') flags.push('preserve-trailing-slash');
   const redirect = flags.length > 0 ? `${I}    lua_ingress.rewrite(${f.luaString(flags.join(' '))}${host ? `, ${host}` : ''})\n` : '';
-  const backend = loc.configurationSnippet === '' ? f.luaString(loc.backend, 'backend') : '';
-  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${backend})\n${I}}\n`;
+  let args = loc.configurationSnippet === '' ? f.luaString(loc.backend, 'backend') : 'nil';
+  // default-backend: where the request goes while the backend has no endpoint (decided per request).
+  if (loc.defaultBackend) args += `, ${f.luaString(loc.defaultBackend, 'default-backend')}`;
+  else if (args === 'nil') args = '';
+  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
 }
 
 /**
@@ -324,7 +333,10 @@ export function standardHeaders(s: NginxSettings, hdr: string, host = '$best_htt
     `${hdr} X-Forwarded-Proto $pass_access_scheme`,
     `${hdr} X-Forwarded-Scheme $pass_access_scheme`,
     `${hdr} X-Scheme $pass_access_scheme`,
-    `${hdr} X-Original-URI $request_uri`,
+    ...(s.proxyAddOriginalUriHeader ? [`${hdr} X-Original-URI $request_uri`] : []),
+    // What the client sent, passed on as ingress-nginx does (empty: not sent).
+    `${hdr} X-Original-Forwarded-For $http_${f.headerName(s.forwardedForHeader, 'forwarded-for-header').toLowerCase().replace(/-/g, '_')}`,
+    `${hdr} X-Original-Forwarded-Host $http_x_forwarded_host`,
     `${hdr} Proxy ""`,
     ...Object.entries(s.proxySetHeaders).map(([k, v]) => `${hdr} ${f.headerName(k, 'proxy-set-headers')} ${f.quoteWithVariables(v, `proxy-set-headers[${k}]`)}`),
   ];
@@ -477,7 +489,10 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   if (ctx.wwwRedirectFrom) {
     const from = f.host(ctx.wwwRedirectFrom, 'from-to-www-redirect');
     const listenLines = listen.map((l) => `        listen ${l.replace(' default_server', '').replace(' reuseport', '')};\n`).join('');
-    redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}        return 308 $scheme://${f.host(server.hostname)}$request_uri;\n    }\n    ## end server ${from}\n`;
+    // As ingress-nginx: the port is always named and one trailing slash dropped (lua_ingress.lua).
+    redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}`
+      + `        set_by_lua_block $redirect_to {\n            return lua_ingress.www_redirect_target(${f.luaString(f.host(server.hostname), 'host')})\n        }\n`
+      + `        return ${f.num(s.httpRedirectCode, 'http-redirect-code')} $redirect_to;\n    }\n    ## end server ${from}\n`;
   }
   const blockUserAgents = s.blockUserAgents.length > 0;
   const blockReferers = s.blockReferers.length > 0;
@@ -555,25 +570,29 @@ function corsOf(cors: CorsConfig): { regex: string | null; text: string } {
   return made;
 }
 
-/** CORS preflight answer and response headers, as ingress-nginx sets them. */
+/**
+ * CORS as ingress-nginx sets it: a request whose Origin is allowed (any request with `*`) gets
+ * the whole Access-Control-* set; a preflight (OPTIONS) of it is answered 204 here. Other
+ * origins get no CORS header and their OPTIONS goes to the backend.
+ */
 function corsText(cors: CorsConfig, originRegex: string | null): string {
   const origin = originRegex
-    ? `${I}set $cors_allow_origin "";\n${I}if ($http_origin ~* ${originRegex}) {\n${I}    set $cors_allow_origin $http_origin;\n${I}}\n`
-    : `${I}set $cors_allow_origin "*";\n`;
-  const credentials = cors.allowCredentials ? 'more_set_headers "Access-Control-Allow-Credentials: true";\n' : '';
-  return `${origin}${I}set $cors_preflight "";\n${I}if ($request_method = OPTIONS) {\n${I}    set $cors_preflight "\${cors_allow_origin}";\n${I}}\n`
-    + `${I}if ($cors_preflight != "") {\n`
-    + `${I}    more_set_headers "Access-Control-Allow-Origin: $cors_allow_origin";\n`
-    + (credentials ? `${I}    ${credentials}` : '')
-    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Allow-Methods', cors.allowMethods)};\n`
-    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Allow-Headers', cors.allowHeaders)};\n`
-    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Max-Age', cors.maxAge)};\n`
+    ? `${I}set $cors "";\n${I}set $cors_allow_origin "";\n${I}if ($http_origin ~* ${originRegex}) {\n${I}    set $cors "true";\n${I}    set $cors_allow_origin $http_origin;\n${I}}\n`
+    : `${I}set $cors "true";\n${I}set $cors_allow_origin "*";\n`;
+  const headers = [
+    '"Access-Control-Allow-Origin: $cors_allow_origin"',
+    ...(cors.allowCredentials ? ['"Access-Control-Allow-Credentials: true"'] : []),
+    f.moreHeader('Access-Control-Allow-Methods', cors.allowMethods),
+    f.moreHeader('Access-Control-Allow-Headers', cors.allowHeaders),
+    ...(cors.exposeHeaders !== '' ? [f.moreHeader('Access-Control-Expose-Headers', cors.exposeHeaders)] : []),
+    f.moreHeader('Access-Control-Max-Age', cors.maxAge),
+  ].map((h) => `${I}    more_set_headers ${h};\n`).join('');
+  return `${origin}${I}if ($request_method = OPTIONS) {\n${I}    set $cors "\${cors}options";\n${I}}\n`
+    + `${I}if ($cors = "true") {\n${headers}${I}}\n`
+    + `${I}if ($cors = "trueoptions") {\n${headers}`
     + `${I}    more_set_headers "Content-Type: text/plain; charset=utf-8";\n`
     + `${I}    more_set_headers "Content-Length: 0";\n`
-    + `${I}    return 204;\n${I}}\n`
-    + `${I}more_set_headers "Access-Control-Allow-Origin: $cors_allow_origin";\n`
-    + (credentials ? `${I}${credentials}` : '')
-    + (cors.exposeHeaders !== '' ? `${I}more_set_headers ${f.moreHeader('Access-Control-Expose-Headers', cors.exposeHeaders)};\n` : '');
+    + `${I}    return 204;\n${I}}\n`;
 }
 
 export function prefixError(err: unknown, where: string): Error {

@@ -10,7 +10,7 @@ import { createModelBuilder } from '../../src/model/build.js';
 import { decide } from '../../src/model/decide.js';
 import { snapshot, type ModelSnapshot } from '../../src/model/hash.js';
 import { stableJSON } from '../../src/model/json.js';
-import { createBackendsSerialiser, serversPayload } from '../../src/model/payload.js';
+import { FALLBACK_UID, createBackendsSerialiser, serversPayload } from '../../src/model/payload.js';
 import type { Configuration, Location, Server } from '../../src/model/types.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from './model-objects.js';
 
@@ -151,7 +151,7 @@ rules('TLS: valid certificates per host (wildcards, aliases), the default certif
   assert.not.ok(warnings.some((w) => w.object.startsWith('Secret')));
 });
 
-rules('TLS: missing Secret, key mismatch, wrong host, expired → no certificate and a warning naming Ingress, Secret and reason', () => {
+rules('TLS: missing Secret, key mismatch, wrong host, expired → the fallback certificate and a warning naming Ingress, Secret and reason', () => {
   for (const [name, host, reason] of [
     ['tls-missing-secret', 'tls.example.com', 'not found'],
     ['tls-key-mismatch', 'tls.example.com', 'does not match'],
@@ -159,8 +159,10 @@ rules('TLS: missing Secret, key mismatch, wrong host, expired → no certificate
     ['tls-expired', 'expired.example.com', 'expired'],
   ] as const) {
     const { config, warnings } = fixture(name);
-    assert.is(server(config, host).certificate, null, name);
+    // As ingress-nginx: the default certificate, so HTTPS and ssl-redirect stay on.
+    assert.is(server(config, host).certificate, FALLBACK_UID, name);
     assert.equal(config.certificates, {}, name);
+    assert.is(serversPayload(config).servers[host], FALLBACK_UID, name);
     const w = warnings.find((x) => x.object === 'Ingress default/secure');
     assert.ok(w && w.message.includes('Secret default/') && w.message.includes(reason), `${name}: ${JSON.stringify(warnings)}`);
   }
@@ -370,7 +372,7 @@ memo('a changed TLS Secret gives the host a new certificate; other servers are u
   const a = builder.build(store).config;
   store.put('Secret', tlsSecret('tls', pem('wildcard.crt'), pem('wildcard.key')));
   const r = builder.build(store);
-  assert.is(server(r.config, 'tls.example.com').certificate, null, 'the new certificate does not cover the host');
+  assert.is(server(r.config, 'tls.example.com').certificate, FALLBACK_UID, 'the new certificate does not cover the host');
   assert.ok(server(r.config, 'other.example.com') === server(a, 'other.example.com'));
 });
 

@@ -115,6 +115,8 @@ function passDirective(loc: Location): { pass: string; hdr: string } {
     case 'HTTPS': return { pass: 'proxy_pass https://upstream_balancer', hdr: 'proxy_set_header' };
     case 'GRPC': return { pass: 'grpc_pass grpc://upstream_balancer', hdr: 'grpc_set_header' };
     case 'GRPCS': return { pass: 'grpc_pass grpcs://upstream_balancer', hdr: 'grpc_set_header' };
+    // As ingress-nginx: the scheme of the request (an upstream name works in a variable proxy_pass).
+    case 'AUTO_HTTP': return { pass: 'proxy_pass $scheme://upstream_balancer', hdr: 'proxy_set_header' };
     case 'FCGI': return { pass: 'include /etc/nginx/fastcgi_params;\n' + `${I}fastcgi_pass upstream_balancer`, hdr: 'proxy_set_header' };
     default: return { pass: 'proxy_pass http://upstream_balancer', hdr: 'proxy_set_header' };
   }
@@ -220,7 +222,10 @@ function externalAuth(loc: Location, id: string): { view: ExternalAuthView | nul
     'proxy_pass_request_headers on',
   ];
   if (cache) {
-    b.push('proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(ea.cacheKey, 'auth-cache-key')}`);
+    // The key names the auth location (host and path), as ingress-nginx's does: one zone is shared
+    // by every Ingress, and another host's cached 200 must not open this one. NGINX caches only
+    // buffered responses.
+    b.push('proxy_buffering on', 'proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(`${name}:${ea.cacheKey}`, 'auth-cache-key')}`);
     for (const d of ea.cacheDuration.length ? ea.cacheDuration : ['200 202 401 5m']) {
       if (!CACHE_VALID.test(d)) throw new RenderError('auth-cache-duration', `invalid: ${JSON.stringify(d.slice(0, 50))}`);
       b.push(`proxy_cache_valid ${d.split(/\s+/).join(' ')}`);

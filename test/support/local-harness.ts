@@ -179,7 +179,11 @@ export function oneGeneration(prefix: string): boolean {
     const master = Number(readFileSync(join(prefix, 'nginx.pid'), 'utf8'));
     const workers = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     const accepting = workers.filter((pid) => {
-      try { return !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down'); } catch { return false; }
+      // Only workers accept (a proxy_cache_path adds a cache manager and loader to the children).
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        return cmd.includes('worker process') && !cmd.includes('shutting down');
+      } catch { return false; }
     });
     return accepting.length <= cpus().length;
   } catch {
@@ -199,7 +203,7 @@ export function service(ns: string, name: string, opts: { port?: number; type?: 
 }
 
 /** One EndpointSlice per echo server (each listens on its own port), all for one Service. */
-export function slices(ns: string, svc: string, servers: EchoServer[], opts: { ready?: boolean } = {}) {
+export function slices(ns: string, svc: string, servers: Array<Pick<EchoServer, 'address' | 'port'>>, opts: { ready?: boolean } = {}) {
   return servers.map((s, i) => ({
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
     metadata: { name: `${svc}-${i}`, namespace: ns, labels: { 'kubernetes.io/service-name': svc } },

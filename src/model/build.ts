@@ -183,7 +183,11 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     if (defaultRootMemo?.settings !== settings) {
       const d = defaultAnnotations(settings);
       // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect).
-      const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false } };
+      // Nor is it logged unless enable-access-log-for-default-backend.
+      const a = {
+        ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false },
+        accessLog: settings.enableAccessLog && settings.enableAccessLogForDefaultBackend,
+      };
       defaultRootMemo = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, a, settings, true) };
     }
     return defaultRootMemo.location;
@@ -397,7 +401,10 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
           return r?.ok === true && covers(r.value, host);
         });
       }
-      const secretName = index >= 0 ? f.tls[index]!.secretName ?? '' : '';
+      // A host its Ingress's TLS section does not name, and no certificate of it covers, has no TLS
+      // (ingress-nginx gives it the default certificate and so redirects it: its issue #3258).
+      if (index < 0) return NO_TLS;
+      const secretName = f.tls[index]!.secretName ?? '';
       if (secretName === '') return fallback;
       const secretKey = `${ns}/${secretName}`;
       const bad = (reason: string) => {
@@ -548,6 +555,8 @@ function hasTLS(frags: readonly IngressFragment[]): boolean {
   for (const f of frags) if (f.tls.length > 0) return true;
   return false;
 }
+
+const NO_TLS = { certificate: null, tlsSecret: null };
 
 /** Stand-ins for "no Service" in memo comparisons (one object each, so they compare equal). */
 const NO_ENDPOINTS: ServiceEndpoints = { service: null, endpoints: [], problem: null };

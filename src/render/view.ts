@@ -61,7 +61,7 @@ export interface ServerView {
    * out when the server-snippet sets its own (NGINX refuses duplicates).
    */
   luaPhases: string;
-  /** The block-user-agents / block-referers guards. */
+  /** The block-cidrs, block-user-agents and block-referers guards. */
   guards: string;
   /** The server-snippet, through its filter. */
   snippet: string;
@@ -380,15 +380,17 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
 
   const access: string[] = [];
   if (!loc.accessLog) access.push('access_log off');
+  // The denylist first, as ingress-nginx: NGINX takes the first rule that matches.
+  for (const c of loc.denylist) access.push(`deny ${f.cidr(c, 'denylist-source-range')}`);
   for (const c of loc.allowlist) access.push(`allow ${f.cidr(c, 'whitelist-source-range')}`);
   if (loc.allowlist.length > 0) access.push('deny all');
-  for (const c of loc.denylist) access.push(`deny ${f.cidr(c, 'denylist-source-range')}`);
   let accessText = lines(access) + rl.limits;
   if (loc.basicAuth && !denied) {
     accessText += lines([`auth_basic ${f.quote(loc.basicAuth.realm, 'auth-realm')}`, `auth_basic_user_file ${f.quoteLiteral(authFilePath(ctx.runtime, loc.basicAuth.secret), 'auth-secret')}`]);
   }
   if (ea.view) {
-    const d = [`auth_request ${f.quoteLiteral(ea.view.location)}`];
+    // The auth service's Set-Cookie reaches the client (oauth2-proxy refreshes its session so).
+    const d = [`auth_request ${f.quoteLiteral(ea.view.location)}`, 'auth_request_set $auth_cookie $upstream_http_set_cookie', 'add_header Set-Cookie $auth_cookie'];
     for (const h of ea.view.headers) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`, `${hdr} ${h.name} $${h.var}`);
     accessText += lines(d);
     if (ea.view.signin) {
@@ -409,10 +411,13 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   const s = ctx.settings;
   // Own headers (or a snippet/server-snippet that may set some) stop NGINX from inheriting the
   // http-level set, so such a location prints the full set.
+  // Basic auth keeps the client's credentials from the backend, as ingress-nginx does.
+  const basicAuth = loc.basicAuth !== null && !denied;
   const ownHeaders = hdr !== 'proxy_set_header' || loc.rewrite.xForwardedPrefix !== '' || loc.upstreamVhost !== '' || loc.connectionHeader !== ''
-    || (ea.view !== null && ea.view.headers.length > 0) || SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet);
+    || basicAuth || (ea.view !== null && ea.view.headers.length > 0) || SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet);
   const headers = ownHeaders ? [
     ...(loc.rewrite.xForwardedPrefix !== '' ? [`${hdr} X-Forwarded-Prefix ${f.quote(loc.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] : []),
+    ...(basicAuth ? [`${hdr} Authorization ""`] : []),
     ...standardHeaders(s, hdr,
       loc.upstreamVhost !== '' ? f.quote(loc.upstreamVhost, 'upstream-vhost') : '$best_http_host',
       loc.connectionHeader !== '' ? f.quote(loc.connectionHeader, 'connection-proxy-header') : '$connection_upgrade'),
@@ -505,7 +510,8 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     server, names, serverName, listen, blockUserAgents, blockReferers, locations,
     listenText,
     luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(host),
-    guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
+    guards: (s.blockCidrs.length > 0 ? '        if ($block_cidr) {\n            return 403;\n        }\n' : '')
+      + (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
       + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
     snippet: server.serverSnippet !== '' ? `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n` : '',
     locationsText: locationsText(locations),
@@ -657,7 +663,11 @@ export function passthroughStream(servers: readonly Server[], backends: readonly
   out += '        default ingress_rx_https;\n    }\n';
   out += `    upstream ingress_rx_https {\n        server 127.0.0.1:${f.num(proxyPort, 'ssl-passthrough-proxy-port')};\n    }\n`;
   out += `    server {\n${rt.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${f.num(rt.httpsPort)}${s.useProxyProtocol ? ' proxy_protocol' : ''};\n`).join('')}`;
-  if (s.useProxyProtocol) out += s.proxyRealIpCidr.map((c) => `        set_real_ip_from ${f.cidr(c, 'proxy-real-ip-cidr')};\n`).join('');
+  if (s.useProxyProtocol) {
+    out += s.proxyRealIpCidr.map((c) => `        set_real_ip_from ${f.cidr(c, 'proxy-real-ip-cidr')};\n`).join('');
+    // As ingress-nginx (its Go TCP proxy): how long the SNI server waits for the PROXY header.
+    out += `        proxy_protocol_timeout ${f.duration(s.proxyProtocolHeaderTimeout, 'proxy-protocol-header-timeout')};\n`;
+  }
   out += '        ssl_preread on;\n        proxy_protocol on;\n        proxy_pass $ingress_rx_passthrough;\n    }\n';
   for (const [name, id] of ids) {
     const backend = byName.get(name)!;

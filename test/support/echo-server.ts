@@ -62,7 +62,7 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
       const body: EchoReply = { name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers };
       const text = JSON.stringify(body);
       const status = Number(/\/__status\/(\d{3})/.exec(url)?.[1] ?? 200);
-      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-echo-name': name });
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-echo-name': name, server: 'echo' });
       res.end(text);
     };
     const delay = Number(/\/__delay\/(\d+)/.exec(url)?.[1] ?? delayMs);

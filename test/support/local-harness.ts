@@ -30,6 +30,8 @@ export interface RequestOptions {
   port?: number;
   ca?: string | Buffer;
   body?: string;
+  /** Source address of the connection (any 127.x address works on loopback). */
+  localAddress?: string;
 }
 
 export interface LocalController {
@@ -55,6 +57,7 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
       host: '127.0.0.1', port, path, method: opts.method ?? 'GET',
       headers: { Host: host, Connection: 'close', ...(opts.headers ?? {}) },
       timeout: 10_000,
+      ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
     };
     const handle = (res: import('node:http').IncomingMessage) => {
       let body = '';

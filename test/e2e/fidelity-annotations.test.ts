@@ -75,6 +75,7 @@ test.before(async () => {
         ...own('ewma', [echo.slow!, echo['pool-c']!]), ...own('hash', pool4), ...own('hash-subset', pool4),
         ...own('persistent', pool), ...own('cookie-opts', pool), ...own('change-on-failure', [echo['pool-d']!, dead]),
         ...own('canary-main-w', [echo.main!]), ...own('canary-w', [echo.canary!]),
+        ...own('canary-main-v', [echo.main!]), ...own('canary-v', [echo.canary!]), ...own('canary-main-p', [echo.main!]), ...own('canary-p', [echo.canary!]),
         ...own('canary-main-s', pool), ...own('canary-s', [echo.canary!]), ...own('canary-main-l', pool), ...own('canary-l', [echo.canary!]),
         // service-upstream: the cluster IP (here an echo server's address) instead of the endpoints.
         { ...service(NS, 'svc-upstream', { port: echo['cluster-ip']!.port }), spec: { clusterIP: echo['cluster-ip']!.address, ports: [{ name: 'http', port: echo['cluster-ip']!.port, targetPort: 'http' }] } },
@@ -102,6 +103,7 @@ test.before(async () => {
         { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'users-file', namespace: NS }, data: { auth: Buffer.from(`bob:${htpasswd}\n`).toString('base64') } },
         on('basic-map', 'basic-map.test', { 'auth-type': 'basic', 'auth-secret': 'users-map', 'auth-secret-type': 'auth-map', 'auth-realm': 'Map realm' }),
         on('basic-missing', 'basic-missing.test', { 'auth-type': 'basic', 'auth-secret': 'no-such-secret' }),
+        on('digest', 'digest.test', { 'auth-type': 'digest', 'auth-secret': 'users-file' }),
         on('basic-cors', 'basic-cors.test', { 'auth-type': 'basic', 'auth-secret': 'users-file', 'enable-cors': 'true' }),
         on('extauth', 'extauth.test', {
           'auth-url': `http://127.0.0.1:${authPort}/check`, 'auth-method': 'POST', 'auth-response-headers': 'X-Auth-User, Foo',
@@ -156,6 +158,10 @@ test.before(async () => {
         on('change-on-failure', 'change-on-failure.test', { affinity: 'cookie', 'session-cookie-change-on-failure': 'true' }, 'change-on-failure'),
         on('canary-main-w', 'canary-weight.test', {}, 'canary-main-w'),
         on('canary-w', 'canary-weight.test', { canary: 'true', 'canary-weight': '200', 'canary-weight-total': '200' }, 'canary-w'),
+        on('canary-main-v', 'canary-value.test', {}, 'canary-main-v'),
+        on('canary-v', 'canary-value.test', { canary: 'true', 'canary-by-header': 'X-Version', 'canary-by-header-value': 'v2' }, 'canary-v'),
+        on('canary-main-p', 'canary-pattern.test', {}, 'canary-main-p'),
+        on('canary-p', 'canary-pattern.test', { canary: 'true', 'canary-by-header': 'X-Version', 'canary-by-header-pattern': '^v[23]$' }, 'canary-p'),
         on('canary-main-s', 'canary-sticky.test', { affinity: 'cookie' }, 'canary-main-s'),
         on('canary-s', 'canary-sticky.test', { canary: 'true', 'canary-by-header': 'X-Canary' }, 'canary-s'),
         on('canary-main-l', 'canary-legacy.test', { affinity: 'cookie' }, 'canary-main-l'),
@@ -190,6 +196,7 @@ test.before(async () => {
         on('cors-list', 'cors-list.test', {
           'enable-cors': 'true', 'cors-allow-origin': 'https://app.example.com, tauri://localhost:3000',
           'cors-allow-credentials': 'false', 'cors-expose-headers': 'X-Total', 'cors-max-age': '60', 'cors-allow-methods': 'GET, POST',
+          'cors-allow-headers': 'X-Custom,Authorization',
         }),
       ],
       'affinity.json': [
@@ -317,6 +324,7 @@ test('cors-allow-origin list: matching origins (any scheme) are echoed with the 
     const r = await ctl.request('cors-list.test', '/', { headers: { Origin: origin } });
     assert.is(r.headers['access-control-allow-origin'], origin);
     assert.is(r.headers['access-control-allow-methods'], 'GET, POST');
+    assert.is(r.headers['access-control-allow-headers'], 'X-Custom,Authorization');
     assert.is(r.headers['access-control-expose-headers'], 'X-Total');
     assert.is(r.headers['access-control-max-age'], '60');
     assert.is(r.headers['access-control-allow-credentials'], undefined);
@@ -421,13 +429,15 @@ test('server-alias: the aliases (a wildcard too) are served by the host, other n
 
 const basic = (user: string, pass: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
 
-test('basic auth with auth-secret-type auth-map and auth-realm; a missing Secret denies (503)', async () => {
+test('basic auth with auth-secret-type auth-map and auth-realm; a missing Secret denies (503), and so does auth-type digest', async () => {
   const denied = await ctl.request('basic-map.test', '/');
   assert.is(denied.status, 401);
   assert.is(denied.headers['www-authenticate'], 'Basic realm="Map realm"');
   assert.is((await ctl.request('basic-map.test', '/', { headers: basic('bob', 'wrong') })).status, 401);
   assert.is((await ctl.request('basic-map.test', '/', { headers: basic('bob', 's3cret') })).backend, 'main');
   assert.is((await ctl.request('basic-missing.test', '/', { headers: basic('bob', 's3cret') })).status, 503);
+  // Debian's NGINX has no digest module: the location is denied rather than left open.
+  assert.is((await ctl.request('digest.test', '/', { headers: basic('bob', 's3cret') })).status, 503);
 });
 
 test('basic auth with CORS: the 401 carries the CORS headers', async () => {
@@ -623,6 +633,15 @@ test('session-cookie-change-on-failure: a session pinned to a dead endpoint move
   assert.is(r.backend, 'pool-d');
   assert.match(String(r.headers['set-cookie']), /^INGRESSCOOKIE=[0-9a-f]{32}/);
   assert.not.match(String(r.headers['set-cookie']), new RegExp(deadHash));
+});
+
+test('canary-by-header-value and canary-by-header-pattern: a matching header value goes to the canary, others stay', async () => {
+  const to = async (host: string, value: string) => (await ctl.request(host, '/', { headers: { 'X-Version': value } })).backend;
+  assert.is(await to('canary-value.test', 'v2'), 'canary');
+  assert.is(await to('canary-value.test', 'v3'), 'main');
+  assert.is(await to('canary-value.test', 'always'), 'main', 'with a value, always is just another value');
+  assert.is(await to('canary-pattern.test', 'v3'), 'canary');
+  assert.is(await to('canary-pattern.test', 'v4'), 'main');
 });
 
 test('canary-weight equal to canary-weight-total sends everything to the canary', async () => {

@@ -210,6 +210,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         },
         server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
+        worker_connections: workerConnections(s),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
@@ -312,6 +313,26 @@ function workerProcesses(v: string): string {
   throw new RenderError('worker-processes', `not a number or auto: ${JSON.stringify(v)}`);
 }
 
+/**
+ * max-worker-connections, or for 0 what ingress-nginx computes: 3/4 of max-worker-open-files,
+ * itself the open-files limit less 1024 (at least 1024) when 0.
+ */
+function workerConnections(s: Configuration['settings']): number {
+  if (s.workerConnections > 0) return s.workerConnections;
+  const openFiles = s.maxWorkerOpenFiles > 0 ? s.maxWorkerOpenFiles : Math.max(1024, openFilesLimit() - 1024);
+  return Math.floor((openFiles * 3) / 4);
+}
+
+/** This process's soft RLIMIT_NOFILE (NGINX, its child, inherits it); 1024 when unknown. */
+function openFilesLimit(): number {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : 1024;
+  } catch {
+    return 1024;
+  }
+}
+
 const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg']);
 function errorLogLevel(v: string): string {
   if (LOG_LEVELS.has(v)) return v;
@@ -368,20 +389,34 @@ export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): Au
 }
 
 const nextPowerOf2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+const align8 = (n: number): number => Math.ceil(n / 8) * 8;
 
 /**
- * server_names_hash sizes large enough for every host name, as ingress-nginx computes them:
- * with 10,000 hosts the default 1024 makes NGINX warn and give up on an optimal hash.
+ * The server_names_hash_bucket_size NGINX needs for a name of `length` bytes (ngx_hash_init on
+ * 64-bit): a bucket holds the element (a pointer, then the name and 2 bytes rounded up to a
+ * pointer) and the pointer that ends the bucket.
+ */
+export function serverNameBucketBytes(length: number): number {
+  return 8 + align8(length + 2) + 8;
+}
+
+/**
+ * server_names_hash sizes large enough for every server name (aliases and www-redirect twins
+ * included), at least the ConfigMap's: a power of two (as ingress-nginx rounds it) that fits the
+ * longest name as NGINX lays out its hash, and a max size of at least the number of names, which
+ * with 10,000 hosts keeps NGINX from warning that it gave up on an optimal hash.
  */
 export function serverNamesHash(config: Configuration, maxSize: number, bucketSize: number): { max_size: number; bucket_size: number } {
   let count = 0;
   let longest = 0;
+  const count1 = (name: string) => {
+    count++;
+    longest = Math.max(longest, Buffer.byteLength(name));
+  };
   for (const server of config.servers) {
-    for (const name of [server.hostname, ...server.aliases]) {
-      count++;
-      longest = Math.max(longest, name.length);
-    }
+    count1(server.hostname);
+    for (const alias of server.aliases) count1(alias);
   }
-  // A bucket holds a name plus a pointer, rounded up to a power of two (NGINX's own rule).
-  return { max_size: Math.max(maxSize, nextPowerOf2(count)), bucket_size: Math.max(bucketSize, nextPowerOf2(longest + 1 + 8)) };
+  for (const twin of wwwRedirectNames(config.servers).values()) count1(twin);
+  return { max_size: Math.max(maxSize, nextPowerOf2(count)), bucket_size: Math.max(bucketSize, nextPowerOf2(serverNameBucketBytes(longest))) };
 }

@@ -174,7 +174,7 @@ function rateLimit(loc: Location, id: string): { limits: string; zones: string }
   return { limits: lines.map((d) => `${I}${d};\n`).join(''), zones };
 }
 
-const CACHE_VALID = /^((\d{3}|any)\s+)*\d{1,9}(ms|s|m|h|d|w|M|y)?$/;
+const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
 interface ExternalAuthView {
   location: string;
@@ -264,8 +264,8 @@ function customErrorLocations(loc: Location, backendId: string, seen: Set<string
 function corsOriginRegex(origins: string[]): string | null {
   if (origins.length === 0 || origins.includes('*')) return null;
   const alts = origins.map((o) => {
-    const s = f.url(o, 'cors-allow-origin').slice(1, -1);
-    if (s.includes('$')) throw new RenderError('cors-allow-origin', 'must not contain $');
+    // Any scheme, as ingress-nginx allows (`file://x`); the parser gave scheme://host[:port].
+    if (!/^[a-z][a-z0-9+.-]{0,15}:\/\/[A-Za-z0-9.*:-]+\/?$/.test(o)) throw new RenderError('cors-allow-origin', `not scheme://host[:port]: ${JSON.stringify(o.slice(0, 100))}`);
     // `https://*.example.com` allows one sub-domain level, as ingress-nginx does.
     return escapeRegex(o.replace(/\/$/, '')).replace('\\*\\.', '[A-Za-z0-9-]+\\.');
   });

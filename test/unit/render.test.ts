@@ -51,7 +51,7 @@ filters('url validates scheme and characters', () => {
 
 filters('regex quotes braces and keeps escapes after NGINX unescaping', () => {
   assert.is(f.regex('^/a/[0-9]{3}\\.x$'), '"^/a/[0-9]{3}\\\\.x$"');
-  assert.throws(() => f.regex('(', 'path'), /path: invalid regular expression/);
+  assert.throws(() => f.regex('(', 'path'), /path: not a regular expression NGINX accepts/);
   assert.throws(() => f.regex('a b', 'path'), /white space/);
 });
 

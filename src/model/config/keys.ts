@@ -63,7 +63,14 @@ const accepted = (check: Check<string>, accepts: (v: string) => boolean, what: s
 const sslCiphers = accepted(token('an OpenSSL cipher list', /^[A-Za-z0-9!+:@._=-]+$/), opensslAcceptsCiphers, 'no cipher matches');
 const ecdhCurve = accepted(token('a curve list', /^[A-Za-z0-9:_-]+$/), opensslAcceptsCurves, 'an unknown curve');
 const workerProcesses = token('"auto" or a number', /^(auto|[1-9]\d{0,3})$/);
-const largeBuffers = token('`number size` (e.g. 4 8k)', /^[1-9]\d{0,3}\s+\d{1,6}[kKmM]?$/);
+/** `number size`; the size at least connection_pool_size (512 bytes on 64-bit), as NGINX checks. */
+const largeBuffers: Check<string> = (raw) => {
+  const v = token('`number size` (e.g. 4 8k)', /^[1-9]\d{0,3}\s+\d{1,6}[kKmM]?$/)(raw);
+  boundedSize(512n)(v.split(/\s+/)[1]!);
+  return v;
+};
+/** ngx_hash_init refuses buckets over 65536 less a cache line. */
+const bucketSize = int(1, 65_536 - 64);
 const mimeTypes = spaceList(token('a MIME type', /^[A-Za-z0-9.+*/-]{1,128}$/));
 const httpRedirectCode = (raw: string) => Number(oneOf(['301', '302', '307', '308'] as const)(raw));
 const loadBalance = oneOf(['round_robin', 'ewma'] as const);
@@ -129,7 +136,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('proxy-http-version', 'proxyHttpVersion', oneOf(['1.0', '1.1'] as const), '"1.0" or "1.1"', 'proxy_http_version (annotation default).'),
   key('client-body-buffer-size', 'clientBodyBufferSize', size, 'size', 'client_body_buffer_size (annotation default).'),
   key('proxy-headers-hash-max-size', 'proxyHeadersHashMaxSize', positive, 'integer', 'proxy_headers_hash_max_size.'),
-  key('proxy-headers-hash-bucket-size', 'proxyHeadersHashBucketSize', positive, 'integer', 'proxy_headers_hash_bucket_size.'),
+  key('proxy-headers-hash-bucket-size', 'proxyHeadersHashBucketSize', bucketSize, 'integer up to 65472', 'proxy_headers_hash_bucket_size.'),
   key('proxy-add-original-uri-header', 'proxyAddOriginalUriHeader', bool, BOOL, 'Send X-Original-Uri upstream.'),
   key('retry-non-idempotent', 'retryNonIdempotent', bool, BOOL, 'Retry POST, LOCK, PATCH on the next upstream.'),
   key('allow-backend-server-header', 'allowBackendServerHeader', bool, BOOL, "Pass the backend's Server header to the client."),
@@ -188,11 +195,11 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('client-body-timeout', 'clientBodyTimeout', seconds, 'seconds', 'client_body_timeout.'),
   key('enable-underscores-in-headers', 'enableUnderscoresInHeaders', bool, BOOL, 'underscores_in_headers.'),
   key('ignore-invalid-headers', 'ignoreInvalidHeaders', bool, BOOL, 'ignore_invalid_headers.'),
-  key('server-name-hash-bucket-size', 'serverNamesHashBucketSize', positive, 'integer', 'server_names_hash_bucket_size.'),
+  key('server-name-hash-bucket-size', 'serverNamesHashBucketSize', bucketSize, 'integer up to 65472', 'server_names_hash_bucket_size.'),
   key('server-name-hash-max-size', 'serverNamesHashMaxSize', positive, 'integer', 'server_names_hash_max_size.'),
-  key('variables-hash-bucket-size', 'variablesHashBucketSize', positive, 'integer', 'variables_hash_bucket_size.'),
+  key('variables-hash-bucket-size', 'variablesHashBucketSize', bucketSize, 'integer up to 65472', 'variables_hash_bucket_size.'),
   key('variables-hash-max-size', 'variablesHashMaxSize', positive, 'integer', 'variables_hash_max_size.'),
-  key('map-hash-bucket-size', 'mapHashBucketSize', positive, 'integer', 'map_hash_bucket_size.'),
+  key('map-hash-bucket-size', 'mapHashBucketSize', bucketSize, 'integer up to 65472', 'map_hash_bucket_size.'),
   key('server-tokens', 'serverTokens', bool, BOOL, 'Send the NGINX version in Server and error pages.'),
 
   // compression

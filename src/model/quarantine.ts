@@ -80,7 +80,7 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
     release(store, changes) {
       const released: string[] = [];
       for (const [key, held] of ingresses) {
-        if (changes.everything || store.getIngress(key) !== held.object || changedNearby(store, held, key, changes)) {
+        if (changes.everything || !sameIngress(store.getIngress(key), held.object) || changedNearby(store, held, key, changes)) {
           ingresses.delete(key);
           released.push(`Ingress ${key}`);
         }
@@ -131,6 +131,13 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
       return view;
     },
   };
+}
+
+/** The same Ingress as far as NGINX is concerned: a status update (the Ingress's address) is no change. */
+function sameIngress(a: Ingress | undefined, b: Ingress | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  return JSON.stringify(a.spec) === JSON.stringify(b.spec) && JSON.stringify(a.metadata.annotations ?? {}) === JSON.stringify(b.metadata.annotations ?? {});
 }
 
 /**

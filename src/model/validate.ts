@@ -319,8 +319,12 @@ export const httpMethod: Check<HttpMethod> = oneOf(HTTP_METHODS, { caseInsensiti
 
 /** An HTTP status code. */
 export const statusCode: Check<number> = int(100, 599);
-/** A status code `error_page` takes (custom-http-errors). */
-export const errorPageCode: Check<number> = int(300, 599);
+/** A status code `error_page` takes (custom-http-errors): 300..599 but 499, NGINX's own "client closed". */
+export const errorPageCode: Check<number> = (raw) => {
+  const code = int(300, 599)(raw);
+  if (code === 499) invalid('499 is NGINX\'s "client closed request"; error_page does not take it');
+  return code;
+};
 /** A status code `limit_req_status` / `limit_conn_status` take. */
 export const limitStatusCode: Check<number> = int(400, 599);
 

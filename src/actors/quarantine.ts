@@ -9,6 +9,7 @@ import type { ModelBuilder } from '../model/build.js';
 import { onlyIngressesView, type Quarantine } from '../model/quarantine.js';
 import type { Configuration, IngressRef, Server } from '../model/types.js';
 import type { StoreReader } from '../store/types.js';
+import type { Ingress } from '../store/kube-types.js';
 import { ingressesOf, type RenderedChunks } from '../render/engine.js';
 
 /** What the reload actor knows of a configuration NGINX refused. */
@@ -53,6 +54,7 @@ export type Culprit =
   | { kind: 'unknown' };
 
 const keyOf = (r: IngressRef) => `${r.namespace}/${r.name}`;
+const ingressKey = (i: Ingress) => `${i.metadata.namespace ?? 'default'}/${i.metadata.name}`;
 
 export function createNarrower(deps: NarrowerDeps): Narrower {
   const { store, quarantine, logger } = deps;
@@ -107,13 +109,16 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
       logger.error({ reason, probes }, 'NGINX refuses the configuration even without any Ingress; nothing to set aside');
       return null;
     } else {
-      // The suspects: the Ingresses of the server named, else of every server NGINX has not run.
+      // The suspects: the Ingresses naming the server's host (its locations, or server-level
+      // annotations), else those of every server NGINX has not run yet; else every Ingress.
       const servers = culprit.kind === 'server' ? [refusal.config.servers[culprit.index]!] : refusal.config.servers.filter((s) => !appliedServers.has(s));
-      let suspects = unique(servers.flatMap(ingressesOf).map(keyOf));
+      const hosts = new Set(servers.map((s) => s.hostname));
+      const naming = view.listIngresses().filter((i) => (i.spec.rules ?? []).some((rule) => hosts.has(rule.host || '_'))).map(ingressKey);
+      let suspects = unique([...servers.flatMap(ingressesOf).map(keyOf), ...naming]);
       let bad = await refused(suspects, null);
-      if (bad.length === 0 && culprit.kind !== 'server') {
+      if (bad.length === 0) {
         // Not one on its own: with everything else, then (an unchanged Ingress may be involved).
-        suspects = unique(refusal.config.servers.flatMap(ingressesOf).map(keyOf));
+        suspects = view.listIngresses().map(ingressKey);
         bad = await refused(suspects, null);
       }
       found = bad.map((b) => ({ key: b.key, why: 'refused by nginx -t when tested on its own', output: b.output }));

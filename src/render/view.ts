@@ -86,7 +86,7 @@ export interface RenderProblem {
   /** The field (annotation, `path`, …) the renderer refused. */
   field: string;
   message: string;
-  outcome: 'location denied (503)' | 'location left out' | 'server left out';
+  outcome: 'location denied (503)' | 'location left out' | 'server-snippet left out' | 'server left out';
 }
 
 export interface ServerContext {
@@ -497,10 +497,22 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(host),
     guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
       + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
-    snippet: server.serverSnippet !== '' ? `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n` : '',
+    snippet: serverSnippet(server, problems),
     locationsText: locationsText(locations),
     extra, redirectServer, httpLevel, authCache, problems,
   };
+}
+
+/** The server-snippet, or '' (reported) when the renderer refuses it: the server keeps its locations. */
+function serverSnippet(server: Server, problems: RenderProblem[]): string {
+  if (server.serverSnippet === '') return '';
+  try {
+    return `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n`;
+  } catch (err) {
+    const message = err instanceof RenderError ? err.message.slice(err.field.length + 2) : String((err as Error)?.message ?? err);
+    problems.push({ ingresses: [], host: server.hostname, field: 'server-snippet', message, outcome: 'server-snippet left out' });
+    return '';
+  }
 }
 
 /** A location the renderer could not express: it answers 503, saying why in a comment. */

@@ -21,6 +21,7 @@ import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../render/runtime.js';
 import { createNginxProcess } from '../actors/nginx-process.js';
+import { workerAccessProblem } from '../render/worker-access.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
@@ -137,6 +138,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const scheduler = asyncScheduler;
   const templateDir = opts.templateDir ?? DEFAULT_TEMPLATE_DIR;
   preparePrefix(runtime);
+  const unreachable = workerAccessProblem(runtime);
+  if (unreachable) throw new Error(unreachable);
   await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
 
   const renderer = createRenderer({ templateDir, logger });

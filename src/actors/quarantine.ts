@@ -216,5 +216,6 @@ function inServer(text: string, at: number, index: number, server: Server): Culp
   if (!ingress) return { kind: 'server', index };
   const directive = (rows[at] ?? '').trim().split(/\s+/)[0] ?? '';
   const snippet = rows.slice(open, at + 1).some((r) => r.trim() === '# configuration-snippet');
-  return { kind: 'ingress', key: keyOf(ingress), field: snippet ? 'configuration-snippet' : `location ${server.hostname}${rows[open]!.trim().slice('location '.length, -2)} (${directive})` };
+  const matcher = rows[open]!.trim().slice('location '.length, -2);
+  return { kind: 'ingress', key: keyOf(ingress), field: snippet ? 'configuration-snippet' : `location ${matcher} of ${server.hostname} (${directive})` };
 }

@@ -13,6 +13,11 @@ import { createEventRecorder, podObject, recordInvalidIngress, recordReload } fr
 import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { runtimeFor, serve, untilStopped } from './serve.js';
+import type { Registry } from 'prom-client';
+import type { NginxRuntime } from '../render/runtime.js';
+import { createReviewer } from '../admission/review.js';
+import { createAdmissionMetrics } from '../admission/metrics.js';
+import { startWebhookServer, type WebhookServer } from '../admission/server.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -105,6 +110,17 @@ export async function runController(argv: string[]): Promise<number> {
     await obs.close();
     return 1;
   }
+  let webhook: WebhookServer | null = null;
+  if (o.validatingWebhook) {
+    try {
+      webhook = await startAdmissionWebhook(o, { store, logger, registry: controller.registry, ready: controller.ready, runtime });
+    } catch (err) {
+      logger.fatal({ err: (err as Error).message }, 'the validating webhook could not start');
+      await controller.shutdown();
+      await obs.close();
+      return 1;
+    }
+  }
   leader.start();
   status?.start();
   logger.info({ pod: `${podNamespace}/${podName}`, class: o.ingressClass, controller: o.controllerClass }, 'ingress-rx controller started');
@@ -119,6 +135,7 @@ export async function runController(argv: string[]): Promise<number> {
     // failing readiness probe first.
     await sleep(o.shutdownGracePeriodMs);
   }
+  await webhook?.close();
   await controller.shutdown();
   await status?.shutdown();
   await leader.stop();
@@ -127,6 +144,24 @@ export async function runController(argv: string[]): Promise<number> {
   if (stop instanceof Error) return 1;
   await sleep(o.postShutdownGracePeriodMs);
   return 0;
+}
+
+/** --validating-webhook: reviews against the controller's store, refused until its first configuration is applied. */
+async function startAdmissionWebhook(o: ControllerOptions, ctx: {
+  store: ReturnType<typeof createStore>; logger: Logger; registry: Registry; ready: Promise<void>; runtime: NginxRuntime;
+}): Promise<WebhookServer> {
+  let ready = false;
+  void ctx.ready.then(() => { ready = true; });
+  const { runtime } = ctx;
+  return startWebhookServer({
+    address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey, logger: ctx.logger,
+    reviewer: createReviewer({
+      store: ctx.store, annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
+      reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+    }),
+    metrics: createAdmissionMetrics(ctx.registry),
+    ready: () => ready,
+  });
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */

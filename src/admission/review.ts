@@ -6,7 +6,7 @@ import type { Ingress } from '../store/kube-types.js';
 import type { Store } from '../store/types.js';
 import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
-import { createModelBuilder } from '../model/build.js';
+import { createModelBuilder, createSharedCaches } from '../model/build.js';
 import type { ModelWarning } from '../model/types.js';
 import { createNameIndex, keyOf, neighbourhood, serverNames, storeView } from './candidate.js';
 import { warnRuleOf, type Severity } from './verdict.js';
@@ -49,6 +49,8 @@ export interface Reviewer {
 export function createReviewer(opts: ReviewerOptions): Reviewer {
   const now = opts.now ?? (() => new Date());
   const indexOf = createNameIndex(opts.annotationsPrefix);
+  // Parsed certificates and ConfigMap settings outlive a review: both are memoised on the store's objects.
+  const shared = createSharedCaches();
 
   function notServed(reason: string): ReviewResult {
     return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
@@ -76,10 +78,10 @@ export function createReviewer(opts: ReviewerOptions): Reviewer {
       const view = storeView(store, ingresses, candidate);
       const built = performance.now();
       // A builder of its own: the controller's keeps memos of the whole cluster, which a
-      // neighbourhood of a few Ingresses would throw away.
+      // neighbourhood of a few Ingresses would throw away; only the shared caches carry over.
       const { config, warnings } = createModelBuilder({
         annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort,
-        reservedPorts: opts.reservedPorts, now,
+        reservedPorts: opts.reservedPorts, now, shared,
       }).build(view);
       const done = performance.now();
 

@@ -35,9 +35,14 @@ export const WARN_RULES: readonly WarnRule[] = [
     matches: (w) => isAnnotation(w) && w.message === 'annotation is not supported by ingress-rx; ignored',
   },
   {
+    name: 'unsupported-configmap-key',
+    why: 'ingress-rx ignores the key; the controller runs with its default',
+    matches: (w) => /^data\[/.test(w.field) && w.message === 'unknown key (not supported by ingress-rx); ignored',
+  },
+  {
     name: 'missing-object',
-    why: 'a referenced Secret or Service may be created after the Ingress (kubectl apply of a directory, Helm, cert-manager); the controller picks it up when it appears',
-    matches: (w) => /\b(Secret|Service) \S+ not found\b|: not found;|: Service not found$/.test(w.message),
+    why: 'a referenced Secret, Service or ConfigMap may be created after the object naming it (kubectl apply of a directory, Helm, cert-manager); the controller picks it up when it appears',
+    matches: (w) => /\bnot found\b/.test(w.message),
   },
   {
     name: 'backend-endpoints',

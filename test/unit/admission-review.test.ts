@@ -161,8 +161,9 @@ test('--disable-catch-all: a catch-all Ingress of ours is refused as ingress-ngi
   assert.ok(reviewer.review(theirs).allowed, 'not ours: no opinion');
 });
 
-test('every warn rule is reached through the model (a changed model message fails here)', () => {
-  assert.equal([...rulesHit].sort(), WARN_RULES.map((r) => r.name).sort());
+test('every warn rule about Ingresses is reached through the model (a changed model message fails here)', () => {
+  // The ConfigMap rule never concerns a reviewed Ingress; test/unit/lint.test.ts reaches it.
+  assert.equal([...rulesHit].sort(), WARN_RULES.map((r) => r.name).filter((n) => n !== 'unsupported-configmap-key').sort());
 });
 
 test('a review builds only the neighbourhood: 300 other Ingresses are not in the build', () => {

@@ -84,3 +84,8 @@ export function warnRuleOf(w: ModelWarning, ctx: VerdictContext): WarnRule | nul
 export function severityOf(w: ModelWarning, ctx: VerdictContext): Severity {
   return warnRuleOf(w, ctx) ? 'warn' : 'deny';
 }
+
+/** The warn rules as a Markdown table (docs/admission.md is checked against it). */
+export function warnRulesMarkdown(): string {
+  return ['| Rule | Why it only warns |', '|---|---|', ...WARN_RULES.map((r) => `| \`${r.name}\` | ${r.why} |`)].join('\n') + '\n';
+}

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigMap, Ingress } from '../../src/store/kube-types.js';
 import { createReviewer, type ReviewResult } from '../../src/admission/review.js';
-import { WARN_RULES, severityOf } from '../../src/admission/verdict.js';
+import { WARN_RULES, severityOf, warnRulesMarkdown } from '../../src/admission/verdict.js';
 import { createModelBuilder } from '../../src/model/build.js';
 import { PREFIX, ingress, service, slice, testStore, tlsSecret } from './model-objects.js';
 
@@ -202,6 +202,11 @@ test('the review and the controller\'s full build agree on what is refused, Ingr
   }
   assert.equal([...refusedByReview].sort(), [...refusedByFull].sort());
   assert.is(refusedByFull.size, 4, [...refusedByFull].join('\n'));
+});
+
+test('docs/admission.md shows the warn rules generated from the code', () => {
+  const doc = readFileSync(new URL('../../docs/admission.md', import.meta.url), 'utf8');
+  assert.is(doc.split('<!-- warn-rules:begin -->\n')[1]?.split('<!-- warn-rules:end -->')[0], warnRulesMarkdown());
 });
 
 test.run();

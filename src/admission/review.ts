@@ -30,7 +30,7 @@ export interface ReviewResult {
   /** Time to pick those Ingresses and time of the model build, in ms. */
   viewMs: number;
   buildMs: number;
-  /** Bytes of the candidate's servers in the model (JSON): what ingress-nginx would have tested. */
+  /** Bytes of the candidate's servers in the model (JSON), for an accepted review; 0 when denied. */
   configBytes: number;
 }
 
@@ -95,9 +95,12 @@ export function createReviewer(opts: ReviewerOptions): Reviewer {
         if (rule) notes.push({ ...w, severity: 'warn', rule: rule.name });
         else denials.push({ ...w, severity: 'deny' });
       }
-      const names = new Set(serverNames(candidate, opts.annotationsPrefix));
+      // Only the metrics of accepted reviews show it (as in ingress-nginx).
       let configBytes = 0;
-      for (const s of config.servers) if (names.has(s.hostname)) configBytes += JSON.stringify(s).length;
+      if (denials.length === 0) {
+        const names = new Set(serverNames(candidate, opts.annotationsPrefix));
+        for (const s of config.servers) if (names.has(s.hostname)) configBytes += JSON.stringify(s).length;
+      }
       return {
         served: true, reason: verdict.reason, allowed: denials.length === 0, findings: [...dedupe(denials), ...dedupe(notes)],
         tested: ingresses.length, viewMs: built - started, buildMs: done - built, configBytes,

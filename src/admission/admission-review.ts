@@ -93,7 +93,7 @@ export function ingressOf(req: AdmissionRequest): { ok: true; ingress: Ingress }
 }
 
 /** A tiny schema of the fields the model reads; other fields pass unchecked. */
-type Shape = 'string' | 'int' | 'bool' | { map: 'string' } | { list: Shape } | { fields: Record<string, Shape>; required?: string[] };
+type Shape = 'string' | 'int' | { map: 'string' } | { list: Shape } | { fields: Record<string, Shape>; required?: string[] };
 
 const BACKEND: Shape = {
   fields: {
@@ -136,7 +136,6 @@ function shapeProblem(v: unknown, shape: Shape, at: string): string | null {
   if (v === undefined || v === null) return null;
   if (shape === 'string') return typeof v === 'string' ? null : `${at} must be a string`;
   if (shape === 'int') return Number.isInteger(v) ? null : `${at} must be an integer`;
-  if (shape === 'bool') return typeof v === 'boolean' ? null : `${at} must be a boolean`;
   if ('map' in shape) {
     if (!isRecord(v)) return `${at} must be an object`;
     for (const [k, x] of Object.entries(v)) if (typeof x !== 'string') return `${at}[${JSON.stringify(k)}] must be a string`;

@@ -85,12 +85,17 @@ export async function runController(argv: string[]): Promise<number> {
   });
   const runtime = runtimeFor(o, { prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir });
 
+  // The webhook reviews against the store once it holds the informers' initial lists (applied
+  // synchronously as they are emitted), whether or not NGINX runs a configuration yet: a bad
+  // Ingress that keeps NGINX from starting must stay fixable.
+  let storeLoaded = false;
   let controller;
   try {
     controller = await serve({
       logger, store, runtime,
       source: (onInitialState) => kubeSource({
-        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger, onInitialState,
+        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+        onInitialState: () => { storeLoaded = true; onInitialState(); },
       }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
       annotationsPrefix: o.annotationsPrefix,
@@ -113,7 +118,7 @@ export async function runController(argv: string[]): Promise<number> {
   let webhook: WebhookServer | null = null;
   if (o.validatingWebhook) {
     try {
-      webhook = await startAdmissionWebhook(o, { store, logger, registry: controller.registry, ready: controller.ready, runtime });
+      webhook = await startAdmissionWebhook(o, { store, logger, registry: controller.registry, ready: () => storeLoaded, runtime });
     } catch (err) {
       logger.fatal({ err: (err as Error).message }, 'the validating webhook could not start');
       await controller.shutdown();
@@ -146,12 +151,10 @@ export async function runController(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** --validating-webhook: reviews against the controller's store, refused until its first configuration is applied. */
+/** --validating-webhook: reviews against the controller's store, refused until the store holds the cluster. */
 async function startAdmissionWebhook(o: ControllerOptions, ctx: {
-  store: ReturnType<typeof createStore>; logger: Logger; registry: Registry; ready: Promise<void>; runtime: NginxRuntime;
+  store: ReturnType<typeof createStore>; logger: Logger; registry: Registry; ready: () => boolean; runtime: NginxRuntime;
 }): Promise<WebhookServer> {
-  let ready = false;
-  void ctx.ready.then(() => { ready = true; });
   const { runtime } = ctx;
   return startWebhookServer({
     address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey, logger: ctx.logger,
@@ -160,7 +163,7 @@ async function startAdmissionWebhook(o: ControllerOptions, ctx: {
       reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
     }),
     metrics: createAdmissionMetrics(ctx.registry),
-    ready: () => ready,
+    ready: ctx.ready,
   });
 }
 

@@ -32,6 +32,8 @@ export interface Narrower {
   narrow(refusal: Refusal, test: ConfigTest): Promise<Configuration | null>;
   /** Called when NGINX took `config`: the servers it had are no longer suspects. */
   applied(config: Configuration): void;
+  /** What NGINX's error points at, in the model's words (for an error nothing could be set aside for). */
+  explain(refusal: Refusal): string;
 }
 
 export interface NarrowerDeps {
@@ -139,6 +141,14 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
 
   return {
     narrow,
+    explain(refusal) {
+      if (!refusal.rendered) return firstError(refusal.output);
+      const c = locate(refusal.output, refusal.rendered, refusal.config, store);
+      const where = c.kind === 'ingress' ? `Ingress ${c.key}, ${c.field}`
+        : c.kind === 'server' ? `server ${refusal.config.servers[c.index]?.hostname ?? '?'}`
+          : c.kind === 'configmap' ? `the settings (${c.line || `ConfigMap ${store.options.configmap}`})` : 'no object (found while merging, or in the template)';
+      return `${firstError(refusal.output)} [${where}]`;
+    },
     applied(config) {
       appliedServers = new WeakSet(config.servers);
       quarantine.accepted(quarantine.view(store));

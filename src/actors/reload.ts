@@ -75,7 +75,9 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       const next = deps.narrower && round < MAX_NARROWING_ROUNDS ? await deps.narrower.narrow(outcome.refusal, testConfig) : null;
       if (next === null) {
         if (nginx.masterPid() === null) await startPrevious();
-        return { ok: false, durationMs: now() - t0, error: outcome.error };
+        // NGINX's words name a temporary file's line: say what it points at in the model too.
+        const error = deps.narrower ? `${outcome.error}\n${deps.narrower.explain(outcome.refusal)}` : outcome.error;
+        return { ok: false, durationMs: now() - t0, error };
       }
       current = next;
     }

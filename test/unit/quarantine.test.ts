@@ -11,7 +11,7 @@ import { createModelBuilder } from '../../src/model/build.js';
 import { createRenderer } from '../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR } from '../../src/render/runtime.js';
 import { offlineRuntime } from '../../src/render/offline.js';
-import { firstError, locate } from '../../src/actors/quarantine.js';
+import { createNarrower, firstError, locate } from '../../src/actors/quarantine.js';
 import { silentLogger } from '../../src/log.js';
 import { ingress, service } from '../support/local-harness.js';
 
@@ -99,6 +99,8 @@ test('NGINX\'s file:line maps to the location\'s Ingress, the server, or the set
   assert.is(locate(emerg(head), rendered, config, store).kind, 'configmap');
   assert.equal(locate(emerg(lines.length - 1), rendered, config, store), { kind: 'unknown' }, 'the closing brace: an error found while merging');
   assert.equal(locate('nginx: [emerg] no line here', rendered, config, store), { kind: 'unknown' });
+  const narrower = createNarrower({ store, quarantine: createQuarantine(), builder: createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 }), probeBuilder: () => createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 }), logger: silentLogger() });
+  assert.is(narrower.explain({ config, rendered, output: emerg(bTimeout) }), 'something wrong [Ingress app/b, location "/" of b.test (proxy_read_timeout)]');
   assert.is(firstError('2026/11/25 01:42:37 [emerg] 12821#12821: there must be at least 2 "proxy_buffers" in /x:3'), 'there must be at least 2 "proxy_buffers"');
 });
 

@@ -80,6 +80,16 @@ test('status codes per directive: error_page 300..599, limit_req_status/limit_co
   await agree('limit_conn_status', limitStatusCode, codes, (v) => ({ http: `limit_conn_status ${v};` }));
 });
 
+test('ssl_session_cache shared zone: 32k (8 pages) to 1g; nginx -t maps the zone, so a larger one fails on memory', async () => {
+  const { CONFIGMAP_KEYS } = await import('../../src/model/config/keys.js');
+  const key = CONFIGMAP_KEYS.find((k) => k.key === 'ssl-session-cache-size');
+  assert.ok(key && key.kind === 'value');
+  const check = key.check as Check<string>;
+  const sizes = ['0', '1k', '31k', '32k', '1m', '10m', '1024m', '1025m', '99999m'];
+  // Between 1g and what this machine can map, NGINX takes it and we do not: on purpose.
+  await agree('ssl_session_cache', check, sizes, (v) => ({ http: `ssl_session_cache shared:SSL:${v.replace(/"/g, '')};` }), { stricter: (raw) => raw === '1025m' });
+});
+
 test('limit_conn: 1..65535 (0 is "off" and not printed)', async () => {
   const connections = int(1, 65_535);
   const values = ['1', '65535', '65536', '70000', '100000', ...Array.from({ length: 20 }, () => String(r.int(1, 200_000)))];

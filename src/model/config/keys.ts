@@ -113,7 +113,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('ssl-prefer-server-ciphers', 'sslPreferServerCiphers', bool, BOOL, 'ssl_prefer_server_ciphers.'),
   key('ssl-ecdh-curve', 'sslEcdhCurve', ecdhCurve, 'curve list or "auto"', 'ssl_ecdh_curve.'),
   key('ssl-session-cache', 'sslSessionCache', bool, BOOL, 'Use a shared SSL session cache.'),
-  key('ssl-session-cache-size', 'sslSessionCacheSize', boundedSize(8n * 4096n), 'size, at least 32k (8 pages)', 'Size of the shared SSL session cache.'),
+  key('ssl-session-cache-size', 'sslSessionCacheSize', boundedSize(8n * 4096n, 1024n ** 3n), 'size, 32k (8 pages) to 1g (nginx -t maps the zone)', 'Size of the shared SSL session cache.'),
   key('ssl-session-timeout', 'sslSessionTimeout', timeSec, 'NGINX time (e.g. 10m)', 'ssl_session_timeout.'),
   key('ssl-session-tickets', 'sslSessionTickets', bool, BOOL, 'ssl_session_tickets.'),
   key('ssl-buffer-size', 'sslBufferSize', size, 'size', 'ssl_buffer_size.'),

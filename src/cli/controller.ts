@@ -9,10 +9,16 @@ import { kubeSource } from '../streams/kube.js';
 import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
+import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { runtimeFor, serve, untilStopped } from './serve.js';
+import type { Registry } from 'prom-client';
+import type { NginxRuntime } from '../render/runtime.js';
+import { createReviewer } from '../admission/review.js';
+import { createAdmissionMetrics } from '../admission/metrics.js';
+import { startWebhookServer, type WebhookServer } from '../admission/server.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -80,12 +86,17 @@ export async function runController(argv: string[]): Promise<number> {
   });
   const runtime = runtimeFor(o, { prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir });
 
+  // The webhook reviews against the store once it holds the informers' initial lists (applied
+  // synchronously as they are emitted), whether or not NGINX runs a configuration yet: a bad
+  // Ingress that keeps NGINX from starting must stay fixable.
+  let storeLoaded = false;
   let controller;
   try {
     controller = await serve({
       logger, store, runtime,
       source: (onInitialState) => kubeSource({
-        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger, onInitialState,
+        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+        onInitialState: () => { storeLoaded = true; onInitialState(); },
       }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
       annotationsPrefix: o.annotationsPrefix,
@@ -97,6 +108,7 @@ export async function runController(argv: string[]): Promise<number> {
         obs.onSync?.(r);
         if (r.reload) recordReload(events, podRef, r.reload.ok ? undefined : r.reload.error);
         reportInvalidIngresses(r.warnings, store, events, logger);
+        reportQuarantined(r.quarantined, store, events);
         if (r.applied) void status?.sync(store.listIngresses());
       },
     });
@@ -104,6 +116,17 @@ export async function runController(argv: string[]): Promise<number> {
     logger.fatal({ err }, 'ingress-rx controller could not start');
     await obs.close();
     return 1;
+  }
+  let webhook: WebhookServer | null = null;
+  if (o.validatingWebhook) {
+    try {
+      webhook = await startAdmissionWebhook(o, { store, logger, registry: controller.registry, ready: () => storeLoaded, runtime });
+    } catch (err) {
+      logger.fatal({ err: (err as Error).message }, 'the validating webhook could not start');
+      await controller.shutdown();
+      await obs.close();
+      return 1;
+    }
   }
   leader.start();
   status?.start();
@@ -119,6 +142,7 @@ export async function runController(argv: string[]): Promise<number> {
     // failing readiness probe first.
     await sleep(o.shutdownGracePeriodMs);
   }
+  await webhook?.close();
   await controller.shutdown();
   await status?.shutdown();
   await leader.stop();
@@ -127,6 +151,30 @@ export async function runController(argv: string[]): Promise<number> {
   if (stop instanceof Error) return 1;
   await sleep(o.postShutdownGracePeriodMs);
   return 0;
+}
+
+/** A Warning Event (reason Quarantined) on each Ingress NGINX refuses, repeated while it stays so (the recorder aggregates). */
+function reportQuarantined(entries: SyncResult['quarantined'], store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>): void {
+  for (const e of entries) {
+    const ing = e.kind === 'Ingress' ? store.getIngress(e.key) : undefined;
+    if (ing) recordInvalidIngress(events, ing, `quarantined: NGINX refuses it (${e.reason}); the other Ingresses are applied without it`, 'Quarantined');
+  }
+}
+
+/** --validating-webhook: reviews against the controller's store, refused until the store holds the cluster. */
+async function startAdmissionWebhook(o: ControllerOptions, ctx: {
+  store: ReturnType<typeof createStore>; logger: Logger; registry: Registry; ready: () => boolean; runtime: NginxRuntime;
+}): Promise<WebhookServer> {
+  const { runtime } = ctx;
+  return startWebhookServer({
+    address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey, logger: ctx.logger,
+    reviewer: createReviewer({
+      store: ctx.store, annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
+      reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+    }),
+    metrics: createAdmissionMetrics(ctx.registry),
+    ready: ctx.ready,
+  });
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */

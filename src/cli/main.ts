@@ -2,6 +2,7 @@
 // its module. Subcommand modules are imported lazily so `--help` stays fast.
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../version.js';
+import { addClusterFlags } from './cluster-flags.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const logLevel = () => new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info');
@@ -70,6 +71,25 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runRender(opts));
     });
 
+  addClusterFlags(program.command('lint')
+    .description('Check manifests (files, directories, or - for a `kubectl get -o yaml` dump on stdin) as the admission webhook would; file:line per finding; exit 1 on errors')
+    .argument('<paths...>', 'manifest files or directories, or - for stdin')
+    .option('--strict', 'warnings fail too (exit 1)', false)
+    .addOption(new Option('--output <format>', 'text or json').choices(['text', 'json']).default('text')))
+    .action(async (paths: string[], opts) => {
+      const { runLint } = await import('./lint.js');
+      setExit(runLint(paths, opts));
+    });
+
+  addClusterFlags(program.command('migrate-report')
+    .description('What moving from ingress-nginx changes: every annotation and ConfigMap key in a cluster dump, supported, different or refused')
+    .argument('<paths...>', 'a `kubectl get ingress,svc,secret,cm,ingressclass -A -o yaml` dump, manifest files or directories, or - for stdin')
+    .addOption(new Option('--output <format>', 'text, markdown or json').choices(['text', 'markdown', 'json']).default('text')))
+    .action(async (paths: string[], opts) => {
+      const { runMigrateReport } = await import('./migrate-report.js');
+      setExit(runMigrateReport(paths, opts));
+    });
+
   program.command('replay')
     .description('Replay a recorded event log through the same pipeline')
     .argument('<file>', 'NDJSON log written by --record')
@@ -109,6 +129,9 @@ function buildProgram(setExit: (code: number) => void): Command {
     .action((_o, c: Command) => dbgRun(['conf'], c));
   dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
   dbg.command('ingresses').description('the Ingresses the controller does not serve, and why').action((_o, c: Command) => dbgRun(['ingresses'], c));
+  dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
+    .option('--workdir <dir>', "the controller's --workdir", '/tmp/ingress-rx')
+    .action((_o, c: Command) => dbgRun(['quarantine'], c));
 
   return program;
 }

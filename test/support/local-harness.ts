@@ -182,11 +182,8 @@ export function oneGeneration(prefix: string): boolean {
     const master = Number(readFileSync(join(prefix, 'nginx.pid'), 'utf8'));
     const workers = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     const accepting = workers.filter((pid) => {
-      // Only workers accept (a proxy_cache_path adds a cache manager and loader to the children).
-      try {
-        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        return cmd.includes('worker process') && !cmd.includes('shutting down');
-      } catch { return false; }
+      // The cache manager and loader (auth-cache) are children too, but accept nothing.
+      try { return /worker process$/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '')); } catch { return false; }
     });
     return accepting.length <= cpus().length;
   } catch {

@@ -33,6 +33,7 @@ function memoryStore(): Store & { state: Map<string, string> } {
     listIngresses: () => [], getIngress: () => undefined, getService: () => undefined,
     getEndpointSlices: () => [], getSecret: () => undefined, getConfigMap: () => undefined,
     getIngressClass: () => undefined, getNamespace: () => undefined, ingressesReferencingSecret: () => [], leftOutIngresses: () => [],
+    serves: () => ({ served: true, reason: 'every Ingress' }),
   };
 }
 
@@ -47,7 +48,7 @@ function recordingSync(store: ReturnType<typeof memoryStore>, sched: TestSchedul
     seen.push({ n: batch.n, t: sched.now(), state, items: batch.items.length });
     const done = (): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
-      decision: 'dynamic', reason: '', checksum: state, applied: true, posted: [], warnings: [], durationMs,
+      decision: 'dynamic', reason: '', checksum: state, applied: true, posted: [], warnings: [], quarantined: [], durationMs,
     });
     return durationMs > 0 ? timer(durationMs, sched).pipe(map(done)) : of(done());
   };

@@ -112,6 +112,10 @@ test.before(async () => {
         on('extauth-cache', 'extauth-cache.test', {
           'auth-url': `http://127.0.0.1:${authPort}/check?cached`, 'auth-cache-key': '$http_x_allow', 'auth-cache-duration': '200 30m',
         }),
+        // Another tenant's host with the same key: its own service must still be asked.
+        on('extauth-cache-other', 'extauth-cache-other.test', {
+          'auth-url': `http://127.0.0.1:${authPort}/check?other`, 'auth-cache-key': '$http_x_allow', 'auth-cache-duration': '200 30m',
+        }),
         ingress(NS, 'old-allowlist', { host: 'whitelist.test', annotations: a({ 'whitelist-source-range': '10.0.0.0/8' }), paths: [{ path: '/', service: 'main' }] }),
       ],
       'limits.json': [
@@ -459,10 +463,12 @@ test('external auth: auth-method, auth-response-headers overwrite the request he
   assert.is(headers(ok).foo, 'from-auth');
 });
 
-test('auth-cache-key and auth-cache-duration: a cached answer is not asked again', async () => {
+test('auth-cache-key and auth-cache-duration: a cached answer is not asked again, and never opens another host', async () => {
   authCalls.length = 0;
   for (let i = 0; i < 3; i++) assert.is((await ctl.request('extauth-cache.test', `/${i}`, { headers: { 'X-Allow': 'yes' } })).status, 200);
   assert.is(authCalls.filter((c) => c.url.includes('cached')).length, 1);
+  assert.is((await ctl.request('extauth-cache-other.test', '/', { headers: { 'X-Allow': 'yes' } })).status, 200);
+  assert.is(authCalls.filter((c) => c.url.includes('other')).length, 1, 'the same key on another host is asked of its own service');
 });
 
 test('whitelist-source-range (the older name of allowlist-source-range) refuses other clients with 403', async () => {

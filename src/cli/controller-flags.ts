@@ -1,11 +1,19 @@
 // The `controller` command's flags: ingress-nginx's names and defaults where they apply, plus
 // ingress-rx's own. CONTROLLER_FLAGS is the single table behind parsing, --help and the docs;
 // every other ingress-nginx flag is refused by name, never silently ignored.
+import { join } from 'node:path';
 import type { StoreOptions } from '../store/types.js';
+import {
+  DEFAULT_LENGTH_BUCKETS, DEFAULT_SIZE_BUCKETS, DEFAULT_TIME_BUCKETS, REQUEST_FAMILIES, monitorSocketPath,
+  type MonitorOptions, type RequestFamily,
+} from '../render/monitor.js';
 import type { ServePorts } from './serve.js';
 
-/** How a flag's value is read. `duration` and `seconds` both end up in milliseconds. */
-export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds';
+/**
+ * How a flag's value is read. `duration` and `seconds` both end up in milliseconds; `floats` and
+ * `strings` are pflag slices (comma-separated; a repeated flag appends).
+ */
+export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds' | 'floats' | 'strings';
 
 export interface ControllerOptions extends ServePorts {
   // cluster access
@@ -39,6 +47,17 @@ export interface ControllerOptions extends ServePorts {
   syncRateLimit: number;
   enableSslPassthrough: boolean;
   enableMetrics: boolean;
+  metricsPerHost: boolean;
+  metricsPerUndefinedHost: boolean;
+  reportStatusClasses: boolean;
+  timeBuckets: number[];
+  lengthBuckets: number[];
+  sizeBuckets: number[];
+  bucketFactor: number;
+  maxBuckets: number;
+  excludeSocketMetrics: string[];
+  monitorMaxBatchSize: number;
+  metricsMaxSeries: number;
   shutdownGracePeriodMs: number;
   postShutdownGracePeriodMs: number;
   // ingress-rx's own
@@ -56,7 +75,7 @@ export interface ControllerFlag {
   key: keyof ControllerOptions;
   type: FlagType;
   /** In the option's unit: milliseconds for `duration` and `seconds` flags. */
-  default: string | number | boolean;
+  default: string | number | boolean | number[] | string[];
   help: string;
   /** True for flags ingress-nginx does not have. */
   ours?: boolean;
@@ -96,7 +115,18 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'default-server-port', key: 'defaultServerPort', type: 'int', default: 8181, help: 'Port of the default server (catch-all).' },
   { name: 'enable-ssl-passthrough', key: 'enableSslPassthrough', type: 'bool', default: false, help: 'Serve the ssl-passthrough annotation: a stream server on the HTTPS port reads the SNI and sends those hosts\' TLS to their backends untouched.' },
   { name: 'ssl-passthrough-proxy-port', key: 'sslPassthroughProxyPort', type: 'int', default: 442, help: 'Loopback port of NGINX\'s HTTPS servers when --enable-ssl-passthrough is on.' },
-  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect and expose Prometheus metrics on the healthz port.' },
+  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect request, NGINX process and stub_status metrics (a Lua log-phase monitor in NGINX); the controller\'s own metrics are exposed on the healthz port either way.' },
+  { name: 'metrics-per-host', key: 'metricsPerHost', type: 'bool', default: true, help: 'Label request metrics with the host; requests to hosts no Ingress defines are then not counted.' },
+  { name: 'metrics-per-undefined-host', key: 'metricsPerUndefinedHost', type: 'bool', default: false, help: 'Also count requests to hosts no Ingress defines, labelled with their host. Requires --metrics-per-host.' },
+  { name: 'report-status-classes', key: 'reportStatusClasses', type: 'bool', default: false, help: 'Label request metrics with status classes (2xx, 3xx, 4xx, 5xx) instead of status codes.' },
+  { name: 'time-buckets', key: 'timeBuckets', type: 'floats', default: DEFAULT_TIME_BUCKETS, help: 'Buckets of the request, response, header and connect duration histograms (seconds).' },
+  { name: 'length-buckets', key: 'lengthBuckets', type: 'floats', default: DEFAULT_LENGTH_BUCKETS, help: 'Buckets of the request_size and response_size histograms (bytes).' },
+  { name: 'size-buckets', key: 'sizeBuckets', type: 'floats', default: DEFAULT_SIZE_BUCKETS, help: 'Buckets of the bytes_sent histogram (bytes).' },
+  { name: 'bucket-factor', key: 'bucketFactor', type: 'float', default: 0, help: 'Native histograms\' bucket factor; only values up to 1 (native histograms off) are accepted: the text exposition has no native histograms.' },
+  { name: 'max-buckets', key: 'maxBuckets', type: 'int', default: 100, help: 'Native histograms\' maximum bucket count; without native histograms it has no effect.' },
+  { name: 'exclude-socket-metrics', key: 'excludeSocketMetrics', type: 'strings', default: [], help: 'Request metric families neither collected nor exported, e.g. nginx_ingress_controller_request_size,nginx_ingress_controller_header_duration_seconds.' },
+  { name: 'monitor-max-batch-size', key: 'monitorMaxBatchSize', type: 'int', default: 10_000, help: 'Distinct label sets an NGINX worker aggregates per second; requests of further ones are counted in ingress_rx_monitor_dropped_requests_total.' },
+  { name: 'metrics-max-series', key: 'metricsMaxSeries', type: 'int', default: 10_000, help: 'Label sets the controller keeps across the request metric families; requests of further ones are counted in ingress_rx_monitor_dropped_requests_total.', ours: true },
   { name: 'shutdown-grace-period', key: 'shutdownGracePeriodMs', type: 'seconds', default: 0, help: 'Seconds to wait after the shutdown signal before stopping NGINX.' },
   { name: 'post-shutdown-grace-period', key: 'postShutdownGracePeriodMs', type: 'seconds', default: 10_000, help: 'Seconds to wait after NGINX stopped before the controller exits.' },
   { name: 'log-level', key: 'logLevel', type: 'string', default: 'info', help: 'Log level: trace, debug, info, warn, error, fatal or silent.', ours: true },
@@ -122,16 +152,6 @@ export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
   'disable-svc-external-name': 'ExternalName Services are handled as ingress-nginx does by default',
   'enable-annotation-validation': 'annotations are always validated',
   'enable-ssl-chain-completion': 'certificate chains are not completed',
-  'metrics-per-host': 'metrics follow ingress-nginx\'s defaults',
-  'metrics-per-undefined-host': 'metrics follow ingress-nginx\'s defaults',
-  'report-status-classes': 'metrics follow ingress-nginx\'s defaults',
-  'time-buckets': 'histogram buckets are fixed',
-  'length-buckets': 'histogram buckets are fixed',
-  'size-buckets': 'histogram buckets are fixed',
-  'bucket-factor': 'native histograms are not supported',
-  'max-buckets': 'native histograms are not supported',
-  'exclude-socket-metrics': 'metrics follow ingress-nginx\'s defaults',
-  'monitor-max-batch-size': 'metrics follow ingress-nginx\'s defaults',
   'validating-webhook': 'there is no admission webhook; invalid Ingresses are reported as Events',
   'validating-webhook-certificate': 'there is no admission webhook',
   'validating-webhook-key': 'there is no admission webhook',
@@ -170,6 +190,7 @@ export function defaultControllerOptions(): ControllerOptions {
 export function parseControllerFlags(argv: string[]): ParseResult {
   const byName = new Map(CONTROLLER_FLAGS.map((f) => [f.name, f]));
   const values: Record<string, unknown> = { ...defaultControllerOptions() };
+  const sliceSet = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h') { values.help = true; continue; }
@@ -186,8 +207,14 @@ export function parseControllerFlags(argv: string[]): ParseResult {
     else if (i + 1 < argv.length) raw = argv[++i]!;
     else return { ok: false, error: `flag --${name} needs a value` };
     const parsed = parseValue(flag, raw);
-    if (typeof parsed === 'object') return { ok: false, error: parsed.error };
-    values[flag.key] = parsed;
+    if (isError(parsed)) return { ok: false, error: parsed.error };
+    if (Array.isArray(parsed)) {
+      // pflag: the first occurrence replaces the default, later ones append.
+      values[flag.key] = sliceSet.has(flag.name) ? [...(values[flag.key] as unknown[]), ...parsed] : parsed;
+      sliceSet.add(flag.name);
+    } else {
+      values[flag.key] = parsed;
+    }
   }
   return validate(values as unknown as ControllerOptions);
 }
@@ -203,7 +230,9 @@ function refusal(name: string): string {
   return `unknown flag --${name} (see \`ingress-rx controller --help\`)`;
 }
 
-function parseValue(flag: ControllerFlag, raw: string): string | number | boolean | { error: string } {
+const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function parseValue(flag: ControllerFlag, raw: string): string | number | boolean | number[] | string[] | { error: string } {
   const bad = (what: string) => ({ error: `invalid value "${raw}" for --${flag.name}: ${what}` });
   switch (flag.type) {
     case 'string':
@@ -227,6 +256,13 @@ function parseValue(flag: ControllerFlag, raw: string): string | number | boolea
       const ms = parseGoDuration(raw);
       return ms === undefined ? bad('expected a number of seconds (or a duration such as 30s)') : ms;
     }
+    case 'floats': {
+      const parts = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+      const nums = parts.map((p) => Number(p));
+      return nums.every((n) => Number.isFinite(n)) ? nums : bad('expected comma-separated numbers');
+    }
+    case 'strings':
+      return raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
   }
 }
 
@@ -256,6 +292,29 @@ function validate(o: ControllerOptions): ParseResult {
   if (!(o.syncRateLimit > 0)) return { ok: false, error: `invalid value ${o.syncRateLimit} for --sync-rate-limit: expected a positive number` };
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(o.logLevel)) {
     return { ok: false, error: `invalid value "${o.logLevel}" for --log-level: expected trace, debug, info, warn, error, fatal or silent` };
+  }
+  if (o.metricsPerUndefinedHost && !o.metricsPerHost) {
+    return { ok: false, error: '--metrics-per-undefined-host=true must be passed with --metrics-per-host=true' };
+  }
+  for (const [flag, buckets] of [['time-buckets', o.timeBuckets], ['length-buckets', o.lengthBuckets], ['size-buckets', o.sizeBuckets]] as const) {
+    if (buckets.some((b, i) => b < 0 || (i > 0 && !(b > buckets[i - 1]!)))) {
+      return { ok: false, error: `invalid value "${buckets.join(',')}" for --${flag}: expected increasing non-negative numbers` };
+    }
+    if (buckets.length > 64) return { ok: false, error: `--${flag}: at most 64 buckets` };
+  }
+  if (o.timeBuckets.length === 0) o.timeBuckets = DEFAULT_TIME_BUCKETS;
+  if (o.lengthBuckets.length === 0) o.lengthBuckets = DEFAULT_LENGTH_BUCKETS;
+  if (o.sizeBuckets.length === 0) o.sizeBuckets = DEFAULT_SIZE_BUCKETS;
+  if (o.bucketFactor > 1) {
+    return { ok: false, error: `--bucket-factor=${o.bucketFactor} asks for native histograms, which ingress-rx does not export (the text exposition format has none); leave it at 0` };
+  }
+  for (const [flag, n] of [['monitor-max-batch-size', o.monitorMaxBatchSize], ['metrics-max-series', o.metricsMaxSeries]] as const) {
+    if (n < 1) return { ok: false, error: `invalid value ${n} for --${flag}: expected a positive integer` };
+  }
+  for (const m of o.excludeSocketMetrics) {
+    if (!(REQUEST_FAMILIES as readonly string[]).includes(m.replace(/^nginx_ingress_controller_/, ''))) {
+      warnings.push(`--exclude-socket-metrics: ${m} is not a request metric family; ignored`);
+    }
   }
   if (o.electionTTLMs <= 0) {
     warnings.push('--election-ttl must be positive; using 30s');
@@ -316,9 +375,26 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
   };
 }
 
+/** What the Lua monitor collects for these flags (--enable-metrics on). */
+export function toMonitorOptions(o: ControllerOptions): MonitorOptions {
+  const excluded = new Set(o.excludeSocketMetrics.map((m) => m.replace(/^nginx_ingress_controller_/, '')));
+  return {
+    socketPath: monitorSocketPath(o.workdir === '' ? join('/tmp', 'ingress-rx') : o.workdir),
+    perHost: o.metricsPerHost,
+    perUndefinedHost: o.metricsPerUndefinedHost,
+    statusClasses: o.reportStatusClasses,
+    timeBuckets: o.timeBuckets,
+    lengthBuckets: o.lengthBuckets,
+    sizeBuckets: o.sizeBuckets,
+    families: REQUEST_FAMILIES.filter((f: RequestFamily) => !excluded.has(f)),
+    maxBatchSeries: o.monitorMaxBatchSize,
+  };
+}
+
 function formatDefault(f: ControllerFlag): string {
   if (f.type === 'duration') return formatDuration(f.default as number);
   if (f.type === 'seconds') return String((f.default as number) / 1000);
+  if (Array.isArray(f.default)) return `[${(f.default as Array<number | string>).join(', ')}]`;
   return typeof f.default === 'string' ? JSON.stringify(f.default) : String(f.default);
 }
 
@@ -329,7 +405,7 @@ function formatDuration(ms: number): string {
 }
 
 const TYPE_HINT: Record<FlagType, string> = {
-  string: 'string', bool: '', int: 'int', float: 'float', duration: 'duration', seconds: 'seconds',
+  string: 'string', bool: '', int: 'int', float: 'float', duration: 'duration', seconds: 'seconds', floats: 'floats', strings: 'strings',
 };
 
 /** --help text: one entry per flag of CONTROLLER_FLAGS. */

@@ -10,7 +10,7 @@ import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from 
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
-import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
+import { controllerHelp, parseControllerFlags, toMonitorOptions, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { runtimeFor, serve, untilStopped } from './serve.js';
 
@@ -78,7 +78,10 @@ export async function runController(argv: string[]): Promise<number> {
     logger,
     header: { storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort },
   });
-  const runtime = runtimeFor(o, { prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir });
+  const runtime = runtimeFor(o, {
+    prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir,
+    ...(o.enableMetrics ? { monitor: toMonitorOptions(o) } : {}),
+  });
 
   let controller;
   try {
@@ -92,6 +95,7 @@ export async function runController(argv: string[]): Promise<number> {
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,
       metricsLabels: { controller_namespace: podNamespace, controller_class: o.controllerClass, controller_pod: podName },
+      maxRequestSeries: o.metricsMaxSeries,
       shutdownGracePeriodMs: Math.max(o.shutdownGracePeriodMs, 30_000),
       onSync: (r) => {
         obs.onSync?.(r);
@@ -105,6 +109,9 @@ export async function runController(argv: string[]): Promise<number> {
     await obs.close();
     return 1;
   }
+  // ingress-nginx reports leader_election_status only when it elects, and exports certificate
+  // expiry only while leading.
+  const leaderSub = leader.isLeader$.subscribe((v) => controller.metrics.leading(o.disableLeaderElection ? null : o.electionId, v));
   leader.start();
   status?.start();
   logger.info({ pod: `${podNamespace}/${podName}`, class: o.ingressClass, controller: o.controllerClass }, 'ingress-rx controller started');
@@ -120,6 +127,7 @@ export async function runController(argv: string[]): Promise<number> {
     await sleep(o.shutdownGracePeriodMs);
   }
   await controller.shutdown();
+  leaderSub.unsubscribe();
   await status?.shutdown();
   await leader.stop();
   await events.flush();

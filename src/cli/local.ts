@@ -8,6 +8,7 @@ import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '..
 import { manifestsSource } from '../streams/manifests.js';
 import { runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
 import { observability, type ObservabilityOptions } from './observability.js';
+import { defaultMonitorOptions } from '../render/monitor.js';
 
 export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
@@ -27,7 +28,10 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   // what a developer trying their Ingresses expects to see served.
   const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap };
   const store = createStore(storeOptions, logger);
-  const runtime = runtimeFor(opts, { prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}) });
+  const runtime = runtimeFor(opts, {
+    prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
+    monitor: defaultMonitorOptions(prefix),
+  });
   const obs = await observability(opts, {
     logger,
     header: { storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort },
@@ -46,6 +50,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       hooks: obs.hooks,
       onSync: obs.onSync,
       metricsLabels: { controller_namespace: 'local', controller_class: 'k8s.io/ingress-nginx', controller_pod: 'local' },
+      metricsLeader: true,
     });
   } catch (err) {
     logger.fatal({ err }, 'ingress-rx local could not start');

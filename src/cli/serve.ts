@@ -1,7 +1,7 @@
 // Runs the controller's main loop for `local` and `controller`: NGINX as a child, the pipeline
 // from the given sources into the sync actor, health and metrics, and a graceful shutdown.
 // What differs between the two commands (sources, listen addresses, status) is passed in.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import {
@@ -24,7 +24,10 @@ import { createNginxProcess } from '../actors/nginx-process.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
-import { createMetrics } from '../observability/metrics.js';
+import { createMetrics, type ControllerMetrics } from '../observability/metrics.js';
+import { startNginxMetrics } from '../observability/nginx-metrics.js';
+import { fetchStubStatus } from '../observability/nginx-process-metrics.js';
+import type { MonitorOptions } from '../render/monitor.js';
 import { startHealthServer } from '../observability/health-server.js';
 
 export interface ServeOptions {
@@ -40,6 +43,10 @@ export interface ServeOptions {
   /** Extra observation points (recording, tracing). */
   hooks?: PipelineHooks[];
   metricsLabels: { controller_namespace: string; controller_class: string; controller_pod: string };
+  /** Without leader election this controller exports the certificate expiry itself. */
+  metricsLeader?: boolean;
+  /** Bound on the label sets of the request metrics (--metrics-max-series). */
+  maxRequestSeries?: number;
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
   shutdownGracePeriodMs?: number;
@@ -54,6 +61,7 @@ export interface RunningController {
    */
   fatal: Promise<Error>;
   results$: Observable<SyncResult>;
+  metrics: ControllerMetrics;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
   shutdown(): Promise<void>;
 }
@@ -71,7 +79,7 @@ export interface ServePorts {
 }
 
 /** NGINX's runtime for those ports. */
-export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string }): NginxRuntime {
+export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; monitor?: MonitorOptions }): NginxRuntime {
   return defaultRuntime({
     ...(where.prefix ? { prefix: where.prefix } : {}),
     listenAddresses: where.listenAddresses,
@@ -82,6 +90,7 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
     defaultServerPort: ports.defaultServerPort,
     ...(where.geoipDir ? { geoipDir: where.geoipDir } : {}),
     ...(ports.enableSslPassthrough ? { sslPassthrough: { proxyPort: ports.sslPassthroughProxyPort } } : {}),
+    ...(where.monitor ? { monitor: where.monitor } : {}),
   });
 }
 
@@ -124,13 +133,20 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap });
   const statusUrl = `http://127.0.0.1:${runtime.statusPort}`;
   const dynamic = createDynamicConfigActor({ statusUrl, scheduler, logger });
-  const metrics = createMetrics(opts.metricsLabels);
+  const metrics = createMetrics(opts.metricsLabels, {
+    leader: opts.metricsLeader,
+    fallbackCertPem: () => { try { return readFileSync(runtime.fallbackCert.certPath, 'utf8'); } catch { return null; } },
+  });
+  const nginxMetrics = runtime.monitor ? await startNginxMetrics({
+    registry: metrics.registry, constLabels: opts.metricsLabels, monitor: runtime.monitor, workerUser: runtime.user,
+    maxSeries: opts.maxRequestSeries, masterPid: () => nginx.masterPid(), stubStatus: () => fetchStubStatus(statusUrl), logger,
+  }) : null;
 
   let ready = false;
   let shuttingDown = false;
   const received = new Map<number, number>();
   const healthServer: HttpServer = await startHealthServer({
-    host: opts.healthz.host, port: opts.healthz.port, registry: metrics.registry,
+    host: opts.healthz.host, port: opts.healthz.port, registry: metrics.exposition,
     state: { ready: () => ready && nginx.masterPid() !== null, shuttingDown: () => shuttingDown },
   });
 
@@ -189,6 +205,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
+    metrics.observeIngresses(store.listIngresses(), r);
+    if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
     for (const id of r.itemIds) received.delete(id);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;
     if (r.applied && initialStateMerged && !ready) { ready = true; resolveReady(); }
@@ -208,6 +226,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     ready: readyPromise,
     fatal,
     results$,
+    metrics,
     shutdown() {
       shutdownPromise ??= (async () => {
         shuttingDown = true;
@@ -224,6 +243,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         restartSub.unsubscribe();
         startedSub.unsubscribe();
         await nginx.quit(opts.shutdownGracePeriodMs ?? 30_000);
+        // After NGINX: exiting workers send their last batch.
+        await nginxMetrics?.close();
         await new Promise<void>((r) => healthServer.close(() => r()));
         logger.info('stopped');
       })();

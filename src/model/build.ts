@@ -182,7 +182,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     if (defaultRootMemo?.settings !== settings) {
       const d = defaultAnnotations(settings);
       // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect).
-      const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false } };
+      // Its access log follows enable-access-log-for-default-backend.
+      const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false }, accessLog: settings.enableAccessLogForDefaultBackend };
       defaultRootMemo = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, a, settings, true) };
     }
     return defaultRootMemo.location;

@@ -13,6 +13,7 @@ import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
 import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type ServerContext } from './view.js';
 import { geoip2Setup } from './geoip.js';
+import { monitorLuaConfig } from './monitor.js';
 
 export interface RenderResult {
   text: string;
@@ -211,6 +212,11 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
+        log_paths: {
+          error: s.errorLogPath || runtime.errorLogPath,
+          http: s.httpAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+          stream: s.streamAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+        },
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
         proxy_headers: httpProxyHeaders(s),
@@ -230,6 +236,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         has_stream: hasStream,
         passthrough: passthroughPort !== undefined,
         stream,
+        monitor: runtime.monitor ? monitorLuaConfig(runtime.monitor) : '',
         servers: SERVERS_TOKEN,
       }) as string;
       const at = text.indexOf(SERVERS_TOKEN);

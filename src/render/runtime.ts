@@ -3,6 +3,7 @@
 import { mkdirSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT as repoRoot } from '../version.js';
+import type { MonitorOptions } from './monitor.js';
 
 export interface FallbackCert {
   certPath: string;
@@ -50,6 +51,8 @@ export interface NginxRuntime {
    * 127.0.0.1:proxyPort (--ssl-passthrough-proxy-port). Off when undefined.
    */
   sslPassthrough?: { proxyPort: number };
+  /** Request metrics (--enable-metrics): the Lua monitor and where it sends its batches. Off when undefined. */
+  monitor?: MonitorOptions;
 }
 
 export const DEFAULT_TEMPLATE_DIR = join(repoRoot, 'nginx');

@@ -133,6 +133,12 @@ export function defaultSettings(): NginxSettings {
     logFormatEscapeNone: false,
     skipAccessLogUrls: [],
     enableAccessLogForDefaultBackend: false,
+    accessLogPath: '',
+    httpAccessLogPath: '',
+    streamAccessLogPath: '',
+    errorLogPath: '',
+    disableHttpAccessLog: false,
+    disableStreamAccessLog: false,
     errorLogLevel: 'notice',
     serverTokens: false,
 

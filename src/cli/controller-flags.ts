@@ -1,12 +1,11 @@
 // The `controller` command's flags: ingress-nginx's names and defaults where they apply, plus
 // ingress-rx's own. CONTROLLER_FLAGS is the single table behind parsing, --help and the docs;
 // every other ingress-nginx flag is refused by name, never silently ignored.
-import { join } from 'node:path';
 import type { StoreOptions } from '../store/types.js';
 import {
-  DEFAULT_LENGTH_BUCKETS, DEFAULT_SIZE_BUCKETS, DEFAULT_TIME_BUCKETS, REQUEST_FAMILIES, monitorSocketPath,
-  type MonitorOptions, type RequestFamily,
-} from '../render/monitor.js';
+  DEFAULT_LENGTH_BUCKETS, DEFAULT_MAX_REQUEST_SERIES, DEFAULT_SIZE_BUCKETS, DEFAULT_TIME_BUCKETS, REQUEST_FAMILIES,
+  type RequestFamily, type RequestMetricsConfig,
+} from '../observability/request-metrics.js';
 import type { ServePorts } from './serve.js';
 
 /**
@@ -56,7 +55,6 @@ export interface ControllerOptions extends ServePorts {
   bucketFactor: number;
   maxBuckets: number;
   excludeSocketMetrics: string[];
-  monitorMaxBatchSize: number;
   metricsMaxSeries: number;
   shutdownGracePeriodMs: number;
   postShutdownGracePeriodMs: number;
@@ -115,7 +113,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'default-server-port', key: 'defaultServerPort', type: 'int', default: 8181, help: 'Port of the default server (catch-all).' },
   { name: 'enable-ssl-passthrough', key: 'enableSslPassthrough', type: 'bool', default: false, help: 'Serve the ssl-passthrough annotation: a stream server on the HTTPS port reads the SNI and sends those hosts\' TLS to their backends untouched.' },
   { name: 'ssl-passthrough-proxy-port', key: 'sslPassthroughProxyPort', type: 'int', default: 442, help: 'Loopback port of NGINX\'s HTTPS servers when --enable-ssl-passthrough is on.' },
-  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect request, NGINX process and stub_status metrics (a Lua log-phase monitor in NGINX); the controller\'s own metrics are exposed on the healthz port either way.' },
+  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect request, NGINX process and stub_status metrics (NGINX writes a metrics log the controller reads); the controller\'s own metrics are exposed on the healthz port either way.' },
   { name: 'metrics-per-host', key: 'metricsPerHost', type: 'bool', default: true, help: 'Label request metrics with the host; requests to hosts no Ingress defines are then not counted.' },
   { name: 'metrics-per-undefined-host', key: 'metricsPerUndefinedHost', type: 'bool', default: false, help: 'Also count requests to hosts no Ingress defines, labelled with their host. Requires --metrics-per-host.' },
   { name: 'report-status-classes', key: 'reportStatusClasses', type: 'bool', default: false, help: 'Label request metrics with status classes (2xx, 3xx, 4xx, 5xx) instead of status codes.' },
@@ -125,8 +123,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'bucket-factor', key: 'bucketFactor', type: 'float', default: 0, help: 'Native histograms\' bucket factor; only values up to 1 (native histograms off) are accepted: the text exposition has no native histograms.' },
   { name: 'max-buckets', key: 'maxBuckets', type: 'int', default: 100, help: 'Native histograms\' maximum bucket count; without native histograms it has no effect.' },
   { name: 'exclude-socket-metrics', key: 'excludeSocketMetrics', type: 'strings', default: [], help: 'Request metric families neither collected nor exported, e.g. nginx_ingress_controller_request_size,nginx_ingress_controller_header_duration_seconds.' },
-  { name: 'monitor-max-batch-size', key: 'monitorMaxBatchSize', type: 'int', default: 10_000, help: 'Distinct label sets an NGINX worker aggregates per second; requests of further ones are counted in ingress_rx_monitor_dropped_requests_total.' },
-  { name: 'metrics-max-series', key: 'metricsMaxSeries', type: 'int', default: 10_000, help: 'Label sets the controller keeps across the request metric families; requests of further ones are counted in ingress_rx_monitor_dropped_requests_total.', ours: true },
+  { name: 'metrics-max-series', key: 'metricsMaxSeries', type: 'int', default: DEFAULT_MAX_REQUEST_SERIES, help: 'Label sets the controller keeps across the request metric families; requests of further ones are counted in ingress_rx_metrics_log_lines_total{outcome="dropped"}.', ours: true },
   { name: 'shutdown-grace-period', key: 'shutdownGracePeriodMs', type: 'seconds', default: 0, help: 'Seconds to wait after the shutdown signal before stopping NGINX.' },
   { name: 'post-shutdown-grace-period', key: 'postShutdownGracePeriodMs', type: 'seconds', default: 10_000, help: 'Seconds to wait after NGINX stopped before the controller exits.' },
   { name: 'log-level', key: 'logLevel', type: 'string', default: 'info', help: 'Log level: trace, debug, info, warn, error, fatal or silent.', ours: true },
@@ -160,6 +157,7 @@ export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
   'deep-inspect': 'annotations and paths are always validated',
   'dynamic-configuration-retries': 'the retry schedule of dynamic configuration is fixed',
   'disable-sync-events': 'ingress-rx records no Sync events',
+  'monitor-max-batch-size': 'NGINX writes request metrics to a buffered log the controller reads; there are no batches to bound (--metrics-max-series bounds the series)',
   'enable-topology-aware-routing': 'topology aware routing is not implemented',
   'maxmind-mirror': 'GeoIP databases are not downloaded; put them in --geoip-dir',
   'maxmind-license-key': 'GeoIP databases are not downloaded; put them in --geoip-dir',
@@ -308,9 +306,7 @@ function validate(o: ControllerOptions): ParseResult {
   if (o.bucketFactor > 1) {
     return { ok: false, error: `--bucket-factor=${o.bucketFactor} asks for native histograms, which ingress-rx does not export (the text exposition format has none); leave it at 0` };
   }
-  for (const [flag, n] of [['monitor-max-batch-size', o.monitorMaxBatchSize], ['metrics-max-series', o.metricsMaxSeries]] as const) {
-    if (n < 1) return { ok: false, error: `invalid value ${n} for --${flag}: expected a positive integer` };
-  }
+  if (o.metricsMaxSeries < 1) return { ok: false, error: `invalid value ${o.metricsMaxSeries} for --metrics-max-series: expected a positive integer` };
   for (const m of o.excludeSocketMetrics) {
     if (!(REQUEST_FAMILIES as readonly string[]).includes(m.replace(/^nginx_ingress_controller_/, ''))) {
       warnings.push(`--exclude-socket-metrics: ${m} is not a request metric family; ignored`);
@@ -375,19 +371,16 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
   };
 }
 
-/** What the Lua monitor collects for these flags (--enable-metrics on). */
-export function toMonitorOptions(o: ControllerOptions): MonitorOptions {
+/** The request metrics these flags ask for (--enable-metrics on). */
+export function toRequestMetricsConfig(o: ControllerOptions): RequestMetricsConfig {
   const excluded = new Set(o.excludeSocketMetrics.map((m) => m.replace(/^nginx_ingress_controller_/, '')));
   return {
-    socketPath: monitorSocketPath(o.workdir === '' ? join('/tmp', 'ingress-rx') : o.workdir),
     perHost: o.metricsPerHost,
     perUndefinedHost: o.metricsPerUndefinedHost,
     statusClasses: o.reportStatusClasses,
-    timeBuckets: o.timeBuckets,
-    lengthBuckets: o.lengthBuckets,
-    sizeBuckets: o.sizeBuckets,
+    buckets: { time: o.timeBuckets, length: o.lengthBuckets, size: o.sizeBuckets },
     families: REQUEST_FAMILIES.filter((f: RequestFamily) => !excluded.has(f)),
-    maxBatchSeries: o.monitorMaxBatchSize,
+    maxSeries: o.metricsMaxSeries,
   };
 }
 

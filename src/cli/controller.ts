@@ -10,7 +10,7 @@ import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from 
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
-import { controllerHelp, parseControllerFlags, toMonitorOptions, toStoreOptions, type ControllerOptions } from './controller-flags.js';
+import { controllerHelp, parseControllerFlags, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { runtimeFor, serve, untilStopped } from './serve.js';
 
@@ -80,7 +80,7 @@ export async function runController(argv: string[]): Promise<number> {
   });
   const runtime = runtimeFor(o, {
     prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir,
-    ...(o.enableMetrics ? { monitor: toMonitorOptions(o) } : {}),
+    metrics: o.enableMetrics,
   });
 
   let controller;
@@ -95,7 +95,7 @@ export async function runController(argv: string[]): Promise<number> {
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,
       metricsLabels: { controller_namespace: podNamespace, controller_class: o.controllerClass, controller_pod: podName },
-      maxRequestSeries: o.metricsMaxSeries,
+      ...(o.enableMetrics ? { requestMetrics: toRequestMetricsConfig(o) } : {}),
       shutdownGracePeriodMs: Math.max(o.shutdownGracePeriodMs, 30_000),
       onSync: (r) => {
         obs.onSync?.(r);

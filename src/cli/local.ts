@@ -8,7 +8,7 @@ import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '..
 import { manifestsSource } from '../streams/manifests.js';
 import { runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
 import { observability, type ObservabilityOptions } from './observability.js';
-import { defaultMonitorOptions } from '../render/monitor.js';
+import { defaultRequestMetricsConfig } from '../observability/request-metrics.js';
 
 export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
@@ -30,7 +30,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   const store = createStore(storeOptions, logger);
   const runtime = runtimeFor(opts, {
     prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
-    monitor: defaultMonitorOptions(prefix),
+    metrics: true,
   });
   const obs = await observability(opts, {
     logger,
@@ -51,6 +51,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       onSync: obs.onSync,
       metricsLabels: { controller_namespace: 'local', controller_class: 'k8s.io/ingress-nginx', controller_pod: 'local' },
       metricsLeader: true,
+      requestMetrics: defaultRequestMetricsConfig(),
     });
   } catch (err) {
     logger.fatal({ err }, 'ingress-rx local could not start');

@@ -27,7 +27,8 @@ import { createDynamicConfigActor } from '../actors/dynamic-config.js';
 import { createMetrics, type ControllerMetrics } from '../observability/metrics.js';
 import { startNginxMetrics } from '../observability/nginx-metrics.js';
 import { fetchStubStatus } from '../observability/nginx-process-metrics.js';
-import type { MonitorOptions } from '../render/monitor.js';
+import { metricsLogPath } from '../render/metrics-log.js';
+import type { RequestMetricsConfig } from '../observability/request-metrics.js';
 import { startHealthServer } from '../observability/health-server.js';
 
 export interface ServeOptions {
@@ -45,8 +46,8 @@ export interface ServeOptions {
   metricsLabels: { controller_namespace: string; controller_class: string; controller_pod: string };
   /** Without leader election this controller exports the certificate expiry itself. */
   metricsLeader?: boolean;
-  /** Bound on the label sets of the request metrics (--metrics-max-series). */
-  maxRequestSeries?: number;
+  /** Request, NGINX process and stub_status metrics (--enable-metrics); off when undefined. */
+  requestMetrics?: RequestMetricsConfig;
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
   shutdownGracePeriodMs?: number;
@@ -79,8 +80,8 @@ export interface ServePorts {
 }
 
 /** NGINX's runtime for those ports. */
-export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; monitor?: MonitorOptions }): NginxRuntime {
-  return defaultRuntime({
+export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; metrics?: boolean }): NginxRuntime {
+  const runtime = defaultRuntime({
     ...(where.prefix ? { prefix: where.prefix } : {}),
     listenAddresses: where.listenAddresses,
     httpPort: ports.httpPort,
@@ -90,8 +91,9 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
     defaultServerPort: ports.defaultServerPort,
     ...(where.geoipDir ? { geoipDir: where.geoipDir } : {}),
     ...(ports.enableSslPassthrough ? { sslPassthrough: { proxyPort: ports.sslPassthroughProxyPort } } : {}),
-    ...(where.monitor ? { monitor: where.monitor } : {}),
   });
+  if (where.metrics) runtime.metricsLog = metricsLogPath(runtime.prefix);
+  return runtime;
 }
 
 /** Waits for SIGTERM/SIGINT, or for the controller to find it cannot serve (its error). */
@@ -137,9 +139,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     leader: opts.metricsLeader,
     fallbackCertPem: () => { try { return readFileSync(runtime.fallbackCert.certPath, 'utf8'); } catch { return null; } },
   });
-  const nginxMetrics = runtime.monitor ? await startNginxMetrics({
-    registry: metrics.registry, constLabels: opts.metricsLabels, monitor: runtime.monitor, workerUser: runtime.user,
-    maxSeries: opts.maxRequestSeries, masterPid: () => nginx.masterPid(), stubStatus: () => fetchStubStatus(statusUrl), logger,
+  const nginxMetrics = runtime.metricsLog && opts.requestMetrics ? startNginxMetrics({
+    registry: metrics.registry, constLabels: opts.metricsLabels, logPath: runtime.metricsLog, requests: opts.requestMetrics,
+    masterPid: () => nginx.masterPid(), stubStatus: () => fetchStubStatus(statusUrl),
   }) : null;
 
   let ready = false;
@@ -243,7 +245,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         restartSub.unsubscribe();
         startedSub.unsubscribe();
         await nginx.quit(opts.shutdownGracePeriodMs ?? 30_000);
-        // After NGINX: exiting workers send their last batch.
+        // After NGINX: exiting workers flush their last lines.
         await nginxMetrics?.close();
         await new Promise<void>((r) => healthServer.close(() => r()));
         logger.info('stopped');

@@ -1,34 +1,40 @@
-// --enable-metrics: the monitor socket NGINX's workers send their request batches to, the
-// request families those batches feed, the NGINX process and stub_status families, and
-// ingress-rx's own counters of what the monitor delivered and dropped.
+// --enable-metrics: the request families fed by NGINX's metrics log, the NGINX process and
+// stub_status families, and ingress-rx's own counters of what the metrics log delivered.
+import { rmSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Logger } from '../log.js';
 import type { Configuration } from '../model/types.js';
-import type { MonitorOptions } from '../render/monitor.js';
-import { listenMonitorSocket, workerOwner } from './monitor-socket.js';
-import { createRequestMetrics } from './request-metrics.js';
+import { createMetricsLogReader } from './metrics-log-reader.js';
+import { createRequestMetrics, type LineOutcome, type RequestMetricsConfig } from './request-metrics.js';
 import { registerNginxProcessMetrics } from './nginx-process-metrics.js';
 import type { Labels } from './exposition.js';
-
-export const DEFAULT_MAX_REQUEST_SERIES = 10_000;
 
 export interface NginxMetricsOptions {
   registry: Registry;
   constLabels: Labels;
-  monitor: MonitorOptions;
-  /** NGINX's `user` directive, if any (whose workers must write to the socket). */
-  workerUser?: string;
-  /** Label sets kept across the request families (ingress-rx's bound; ingress-nginx has none). */
-  maxSeries?: number;
+  /** The metrics log NGINX writes (runtime.metricsLog). */
+  logPath: string;
+  requests: RequestMetricsConfig;
   masterPid: () => number | null;
   stubStatus: () => Promise<string>;
-  logger: Logger;
+  pollIntervalMs?: number;
 }
 
 export interface NginxMetrics {
-  /** After an applied sync: the request series of Ingresses the configuration no longer has go. */
+  /** After an applied sync: the defined hosts, and the request series of Ingresses that are gone. */
   configApplied(config: Configuration): void;
+  /** Reads the metrics log now (tests; the reader also polls on its own). */
+  poll(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** ingress-nginx's hosts set: every server's name and aliases, `_` included. */
+export function definedHosts(config: Configuration): Set<string> {
+  const hosts = new Set<string>();
+  for (const s of config.servers) {
+    hosts.add(s.hostname);
+    for (const a of s.aliases) hosts.add(a);
+  }
+  return hosts;
 }
 
 function ingressKeys(config: Configuration): Set<string> {
@@ -37,60 +43,55 @@ function ingressKeys(config: Configuration): Set<string> {
   return keys;
 }
 
-export async function startNginxMetrics(opts: NginxMetricsOptions): Promise<NginxMetrics> {
-  const { registry, logger } = opts;
-  const requests = createRequestMetrics({
-    registry, constLabels: opts.constLabels, perHost: opts.monitor.perHost, families: opts.monitor.families,
-    buckets: { time: opts.monitor.timeBuckets, length: opts.monitor.lengthBuckets, size: opts.monitor.sizeBuckets },
-    maxSeries: opts.maxSeries ?? DEFAULT_MAX_REQUEST_SERIES,
-  });
+/** Starts reading; call before NGINX starts, so that a previous run's lines are not counted. */
+export function startNginxMetrics(opts: NginxMetricsOptions): NginxMetrics {
+  const { registry } = opts;
+  const requests = createRequestMetrics({ ...opts.requests, registry, constLabels: opts.constLabels });
   registerNginxProcessMetrics({ registry, masterPid: opts.masterPid, stubStatus: opts.stubStatus });
-  const batches = new Counter({
-    name: 'ingress_rx_monitor_batches_total', help: 'Request-metric batches received from NGINX workers, by result',
-    labelNames: ['result'], registers: [registry],
+  const lines = new Counter({
+    name: 'ingress_rx_metrics_log_lines_total',
+    help: 'Lines of NGINX\'s metrics log by outcome: counted; skipped (no Ingress location, or a host no Ingress defines); dropped (over --metrics-max-series); malformed',
+    labelNames: ['outcome'], registers: [registry],
   });
-  const dropped = new Counter({
-    name: 'ingress_rx_monitor_dropped_requests_total',
-    help: 'Requests not counted in the request metrics: worker-series-limit (--monitor-max-batch-size), series-limit (--metrics-max-series)',
-    labelNames: ['reason'], registers: [registry],
+  const skippedBytes = new Counter({
+    name: 'ingress_rx_metrics_log_skipped_bytes_total', help: 'Bytes of the metrics log skipped because the controller fell too far behind',
+    registers: [registry],
   });
   new Gauge({
     name: 'ingress_rx_request_series', help: 'Label sets held across the request metric families',
     registers: [registry], collect() { this.set(requests.seriesCount()); },
   });
-  for (const result of ['ok', 'invalid']) batches.inc({ result }, 0);
-  for (const reason of ['worker-series-limit', 'series-limit']) dropped.inc({ reason }, 0);
+  const outcomes: Record<LineOutcome, number> = { counted: 0, skipped: 0, dropped: 0, malformed: 0 };
+  for (const outcome of Object.keys(outcomes)) lines.inc({ outcome }, 0);
 
-  let lastRejection = 0;
-  const rejected = (reason: string) => {
-    batches.inc({ result: 'invalid' });
-    // One line a minute at most: a broken sender retries every second.
-    const now = Date.now();
-    if (now - lastRejection > 60_000) { lastRejection = now; logger.warn({ reason }, 'request-metrics batch rejected'); }
-  };
-  const socket = await listenMonitorSocket({
-    path: opts.monitor.socketPath,
-    owner: workerOwner(opts.workerUser),
-    onRejected: rejected,
-    onBatch(batch) {
-      const b = batch as { dropped?: unknown };
-      const out = requests.add(batch);
-      if (!out.ok) rejected(out.reason ?? 'malformed');
-      else batches.inc({ result: 'ok' });
-      const workerDropped = typeof b?.dropped === 'number' ? b.dropped : 0;
-      if (workerDropped > 0) dropped.inc({ reason: 'worker-series-limit' }, workerDropped);
-      if (out.dropped - workerDropped > 0) dropped.inc({ reason: 'series-limit' }, out.dropped - workerDropped);
+  rmSync(opts.logPath, { force: true });
+  rmSync(`${opts.logPath}.1`, { force: true });
+  const reader = createMetricsLogReader({
+    path: opts.logPath,
+    masterPid: opts.masterPid,
+    onSkipped: (bytes) => skippedBytes.inc(bytes),
+    onLines(batch) {
+      for (const line of batch) if (line !== '') outcomes[requests.addLine(line)]++;
+      for (const [outcome, n] of Object.entries(outcomes) as Array<[LineOutcome, number]>) {
+        if (n > 0) { lines.inc({ outcome }, n); outcomes[outcome] = 0; }
+      }
     },
   });
+  const timer = setInterval(() => { void reader.poll().catch(() => {}); }, opts.pollIntervalMs ?? 1000);
+  timer.unref();
 
   let known = new Set<string>();
   return {
     configApplied(config) {
+      requests.setHosts(definedHosts(config));
       const next = ingressKeys(config);
-      const gone = new Set([...known].filter((k) => !next.has(k)));
-      requests.removeIngresses(gone);
+      requests.removeIngresses(new Set([...known].filter((k) => !next.has(k))));
       known = next;
     },
-    close: () => socket.close(),
+    poll: () => reader.poll(),
+    async close() {
+      clearInterval(timer);
+      await reader.close();
+    },
   };
 }

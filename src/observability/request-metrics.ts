@@ -1,11 +1,34 @@
-// ingress-nginx's request metric families, fed by the workers' batches (lua/monitor.lua): each
-// batch carries per-series deltas (request count, bucket counts and sums), added here to
-// cumulative series. The number of series is bounded; requests beyond it are counted as dropped.
+// ingress-nginx's request metric families, fed by the lines of NGINX's metrics log
+// (src/render/metrics-log.ts): the names, help texts, label sets and default buckets of its
+// socket collector, its host filter (--metrics-per-host, --metrics-per-undefined-host) and status
+// classes. The label sets are bounded (--metrics-max-series); so are the methods (a client can
+// send any token as a method, and every new one would otherwise be a new series).
 import type { Registry } from 'prom-client';
-import type { RequestFamily } from '../render/monitor.js';
 import { goFloat, registerFamily, type Labels, type Sample } from './exposition.js';
 
 const PREFIX = 'nginx_ingress_controller_';
+
+/** ingress-nginx's request metric families (without the prefix). */
+export const REQUEST_FAMILIES = [
+  'requests',
+  'request_duration_seconds',
+  'response_duration_seconds',
+  'header_duration_seconds',
+  'connect_duration_seconds',
+  'request_size',
+  'response_size',
+  'bytes_sent',
+  'ingress_upstream_latency_seconds',
+] as const;
+export type RequestFamily = (typeof REQUEST_FAMILIES)[number];
+
+/** prometheus.DefBuckets, ingress-nginx's --time-buckets default. */
+export const DEFAULT_TIME_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** prometheus.LinearBuckets(10, 10, 10), the --length-buckets default. */
+export const DEFAULT_LENGTH_BUCKETS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
+/** prometheus.ExponentialBuckets(10, 10, 7), the --size-buckets default. */
+export const DEFAULT_SIZE_BUCKETS = [10, 100, 1000, 10000, 100000, 1e6, 1e7];
+export const DEFAULT_MAX_REQUEST_SERIES = 10_000;
 
 /** ingress-nginx's help texts, word for word. */
 const HELP: Record<RequestFamily, string> = {
@@ -20,15 +43,24 @@ const HELP: Record<RequestFamily, string> = {
   ingress_upstream_latency_seconds: 'DEPRECATED Upstream service latency per Ingress',
 };
 
-/** The histogram families in the order of their slots in a batch series (after the count). */
-const HISTOGRAM_SLOTS = [
-  'request_duration_seconds', 'response_duration_seconds', 'header_duration_seconds', 'connect_duration_seconds',
-  'request_size', 'response_size', 'bytes_sent',
+/** Methods counted by name; any other token is counted as OTHER. */
+const KNOWN_METHODS = new Set([
+  'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH',
+  'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK',
+]);
+
+/** The histogram families and the metrics-log field each observes. */
+const HISTOGRAMS = [
+  { family: 'request_duration_seconds', field: 10, buckets: 'time' },
+  { family: 'response_duration_seconds', field: 13, buckets: 'time' },
+  { family: 'header_duration_seconds', field: 12, buckets: 'time' },
+  { family: 'connect_duration_seconds', field: 11, buckets: 'time' },
+  { family: 'request_size', field: 8, buckets: 'length' },
+  { family: 'response_size', field: 9, buckets: 'length' },
+  { family: 'bytes_sent', field: 9, buckets: 'size' },
 ] as const;
-type HistogramFamily = (typeof HISTOGRAM_SLOTS)[number];
-const LABEL_SLOTS = 8;
-const COUNT_SLOT = 8;
-const LATENCY_SLOT = LABEL_SLOTS + 1 + HISTOGRAM_SLOTS.length;
+const FIELDS = 14;
+const CONNECT_TIME = 11;
 const MAX_LABEL_LENGTH = 4096;
 
 /** Go's summary defaults in ingress-nginx: objectives 0.5, 0.9, 0.99 over the last 10 minutes in 5 age buckets. */
@@ -44,10 +76,13 @@ interface Series {
   ingress: string;
   requests: number;
   histograms: Array<Histogram | null>;
+  /** Its ingress_upstream_latency_seconds series (shared by the series of one Ingress, Service and canary). */
+  latency: LatencySummary | null;
 }
 
 /** Connect times in whole milliseconds, in age buckets, for ingress_upstream_latency_seconds. */
 interface LatencySummary {
+  key: string;
   labels: Labels;
   ingress: string;
   sum: number;
@@ -57,72 +92,51 @@ interface LatencySummary {
   headStart: number;
 }
 
-export interface RequestMetricsOptions {
-  registry: Registry;
-  constLabels: Labels;
+export interface RequestMetricsConfig {
   perHost: boolean;
-  families: readonly RequestFamily[];
+  perUndefinedHost: boolean;
+  statusClasses: boolean;
   buckets: { time: number[]; length: number[]; size: number[] };
+  /** The families collected and exported (all but --exclude-socket-metrics). */
+  families: readonly RequestFamily[];
   /** Upper bound of label sets kept across all families. */
   maxSeries: number;
-  now?: () => number;
 }
 
-export interface BatchOutcome { ok: boolean; accepted: number; dropped: number; reason?: string }
+export function defaultRequestMetricsConfig(): RequestMetricsConfig {
+  return {
+    perHost: true, perUndefinedHost: false, statusClasses: false,
+    buckets: { time: DEFAULT_TIME_BUCKETS, length: DEFAULT_LENGTH_BUCKETS, size: DEFAULT_SIZE_BUCKETS },
+    families: REQUEST_FAMILIES, maxSeries: DEFAULT_MAX_REQUEST_SERIES,
+  };
+}
+
+/** What became of a line: counted; not an Ingress location's or an undefined host's; over the series bound; not a metrics line. */
+export type LineOutcome = 'counted' | 'skipped' | 'dropped' | 'malformed';
 
 export interface RequestMetrics {
-  /** Adds one worker batch (the parsed JSON). */
-  add(batch: unknown): BatchOutcome;
+  addLine(line: string): LineOutcome;
+  /** The hosts the configuration defines (servers and aliases, `_` included), as ingress-nginx's SetHosts. */
+  setHosts(hosts: ReadonlySet<string>): void;
   /** Forgets the series of Ingresses (`namespace/name`) that are gone, as ingress-nginx does. */
   removeIngresses(keys: ReadonlySet<string>): void;
   seriesCount(): number;
 }
 
-function bucketsOf(f: HistogramFamily, b: RequestMetricsOptions['buckets']): number[] {
-  if (f === 'request_size' || f === 'response_size') return b.length;
-  if (f === 'bytes_sent') return b.size;
-  return b.time;
-}
+const number = (s: string): number => (s === '' ? NaN : Number(s));
 
-const isLabel = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_LABEL_LENGTH;
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-
-export function createRequestMetrics(opts: RequestMetricsOptions): RequestMetrics {
+export function createRequestMetrics(opts: RequestMetricsConfig & { registry: Registry; constLabels: Labels; now?: () => number }): RequestMetrics {
   const now = opts.now ?? Date.now;
-  const enabled = new Set(opts.families);
-  const bucketBounds = HISTOGRAM_SLOTS.map((f) => bucketsOf(f, opts.buckets));
+  const enabled = new Set<string>(opts.families);
+  const histograms = HISTOGRAMS.filter((h) => enabled.has(h.family)).map((h) => ({ ...h, bounds: opts.buckets[h.buckets] }));
+  const latencyOn = enabled.has('ingress_upstream_latency_seconds');
   const series = new Map<string, Series>();
   const latency = new Map<string, LatencySummary>();
+  let hosts: ReadonlySet<string> = new Set();
+  const full = () => series.size + latency.size >= opts.maxSeries;
 
-  function seriesFor(row: unknown[], key: string): Series | null {
-    let s = series.get(key);
-    if (s) return s;
-    if (series.size + latency.size >= opts.maxSeries) return null;
-    const [namespace, ingress, service, path, canary, method, status, host] = row as string[];
-    const labels: Labels = { ...opts.constLabels, status: status!, method: method!, path: path!, namespace: namespace!, ingress: ingress!, service: service!, canary: canary! };
-    if (opts.perHost) labels.host = host!;
-    s = { labels, ingress: `${namespace}/${ingress}`, requests: 0, histograms: HISTOGRAM_SLOTS.map(() => null) };
-    series.set(key, s);
-    return s;
-  }
-
-  function latencyFor(row: unknown[]): LatencySummary | null {
-    const [namespace, ingress, service, , canary] = row as string[];
-    const key = `${namespace}\u0000${ingress}\u0000${service}\u0000${canary}`;
-    let l = latency.get(key);
-    if (l) return l;
-    if (series.size + latency.size >= opts.maxSeries) return null;
-    l = {
-      labels: { ...opts.constLabels, ingress: ingress!, namespace: namespace!, service: service!, canary: canary! },
-      ingress: `${namespace}/${ingress}`, sum: 0, count: 0,
-      ages: Array.from({ length: SUMMARY_AGE_BUCKETS }, () => new Map()), headStart: now(),
-    };
-    latency.set(key, l);
-    return l;
-  }
-
+  const width = SUMMARY_MAX_AGE_MS / SUMMARY_AGE_BUCKETS;
   function rotate(l: LatencySummary, t: number): void {
-    const width = SUMMARY_MAX_AGE_MS / SUMMARY_AGE_BUCKETS;
     while (t - l.headStart >= width) {
       l.ages.pop();
       l.ages.unshift(new Map());
@@ -131,85 +145,108 @@ export function createRequestMetrics(opts: RequestMetricsOptions): RequestMetric
     }
   }
 
-  /** A row as lua/monitor.lua sends it: 8 labels, the request count, 7 histograms (or false), the latency counts (or false). */
-  function validRow(row: unknown): row is unknown[] {
-    if (!Array.isArray(row) || row.length !== LATENCY_SLOT + 1) return false;
-    for (let i = 0; i < LABEL_SLOTS; i++) if (!isLabel(row[i])) return false;
-    if (!isCount(row[COUNT_SLOT])) return false;
-    for (let h = 0; h < HISTOGRAM_SLOTS.length; h++) {
-      const v = row[COUNT_SLOT + 1 + h];
-      if (v === false) continue;
-      if (!Array.isArray(v) || v.length !== bucketBounds[h]!.length + 2) return false;
-      if (typeof v[0] !== 'number' || !Number.isFinite(v[0])) return false;
-      for (let i = 1; i < v.length; i++) if (!isCount(v[i])) return false;
+  function latencyOf(s: Series): LatencySummary | null {
+    if (s.latency && latency.get(s.latency.key) === s.latency) return s.latency;
+    const { namespace, ingress, service, canary } = s.labels as { namespace: string; ingress: string; service: string; canary: string };
+    const key = `${namespace}\t${ingress}\t${service}\t${canary}`;
+    let l = latency.get(key);
+    if (!l) {
+      if (full()) return null;
+      l = {
+        key, labels: { ...opts.constLabels, ingress, namespace, service, canary }, ingress: `${namespace}/${ingress}`, sum: 0, count: 0,
+        ages: Array.from({ length: SUMMARY_AGE_BUCKETS }, () => new Map()), headStart: now(),
+      };
+      latency.set(key, l);
     }
-    const lat = row[LATENCY_SLOT];
-    if (lat !== false) {
-      if (typeof lat !== 'object' || lat === null || Array.isArray(lat)) return false;
-      for (const [k, c] of Object.entries(lat)) if (!/^\d{1,9}$/.test(k) || !isCount(c)) return false;
-    }
-    return true;
+    return (s.latency = l);
   }
 
-  function add(batch: unknown): BatchOutcome {
-    if (typeof batch !== 'object' || batch === null || (batch as { v?: unknown }).v !== 1) {
-      return { ok: false, accepted: 0, dropped: 0, reason: 'not a version 1 batch' };
+  function observeLatency(s: Series, seconds: number): void {
+    const l = latencyOf(s);
+    if (!l) return;
+    rotate(l, now());
+    const ms = Math.round(seconds * 1000);
+    const head = l.ages[0]!;
+    head.set(ms, (head.get(ms) ?? 0) + 1);
+    l.sum += seconds;
+    l.count++;
+  }
+
+  function seriesFor(f: string[]): Series | null {
+    const host = f[7]!;
+    const method = KNOWN_METHODS.has(f[5]!) ? f[5]! : 'OTHER';
+    const status = opts.statusClasses && f[6] !== '' ? `${f[6]![0]}xx` : f[6]!;
+    const key = `${f[0]}\t${f[1]}\t${f[2]}\t${f[3]}\t${f[4]}\t${method}\t${status}\t${opts.perHost ? host : ''}`;
+    let s = series.get(key);
+    if (!s) {
+      if (full()) return null;
+      const labels: Labels = { ...opts.constLabels, status, method, path: f[3]!, namespace: f[0]!, ingress: f[1]!, service: f[2]!, canary: f[4]! };
+      if (opts.perHost) labels.host = host;
+      s = { labels, ingress: `${f[0]}/${f[1]}`, requests: 0, histograms: histograms.map(() => null), latency: null };
+      series.set(key, s);
     }
-    const b = batch as { dropped?: unknown; series?: unknown };
-    const rows = Array.isArray(b.series) ? b.series : typeof b.series === 'object' && b.series !== null && Object.keys(b.series).length === 0 ? [] : null;
-    if (rows === null || !(b.dropped === undefined || isCount(b.dropped))) return { ok: false, accepted: 0, dropped: 0, reason: 'malformed batch' };
-    let accepted = 0;
-    let dropped = (b.dropped as number | undefined) ?? 0;
-    let invalid = 0;
-    const t = now();
-    for (const row of rows) {
-      if (!validRow(row)) { invalid++; continue; }
-      const key = (row.slice(0, LABEL_SLOTS) as string[]).join('\u0000');
-      const s = seriesFor(row, key);
-      const requests = row[COUNT_SLOT] as number;
-      if (!s) { dropped += requests; continue; }
-      accepted += requests;
-      s.requests += requests;
-      for (let h = 0; h < HISTOGRAM_SLOTS.length; h++) {
-        const v = row[COUNT_SLOT + 1 + h] as number[] | false;
-        if (v === false || !enabled.has(HISTOGRAM_SLOTS[h]!)) continue;
-        let hist = s.histograms[h];
-        if (!hist) hist = s.histograms[h] = { sum: 0, counts: new Float64Array(v.length - 1) };
-        hist.sum += v[0]!;
-        for (let i = 1; i < v.length; i++) hist.counts[i - 1]! += v[i]!;
-      }
-      const lat = row[LATENCY_SLOT] as Record<string, number> | false;
-      if (lat !== false && enabled.has('ingress_upstream_latency_seconds')) {
-        const l = latencyFor(row);
-        if (!l) continue;
-        rotate(l, t);
-        for (const [k, c] of Object.entries(lat)) {
-          const ms = Number(k);
-          l.ages[0]!.set(ms, (l.ages[0]!.get(ms) ?? 0) + c);
-          l.sum += (ms / 1000) * c;
-          l.count += c;
-        }
-      }
+    return s;
+  }
+
+  // With the host label and status codes, a known method's line starts with its series key: the
+  // common case looks the series up without splitting the line.
+  const rawKeys = opts.perHost && !opts.statusClasses;
+  const tabs = new Int32Array(FIELDS - 1);
+
+  function addLine(line: string): LineOutcome {
+    let at = -1;
+    for (let i = 0; i < FIELDS - 1; i++) {
+      at = line.indexOf('\t', at + 1);
+      if (at < 0) return 'malformed';
+      tabs[i] = at;
     }
-    return invalid > 0
-      ? { ok: false, accepted, dropped, reason: `${invalid} malformed series` }
-      : { ok: true, accepted, dropped };
+    if (line.indexOf('\t', at + 1) >= 0) return 'malformed';
+    // An unset $namespace: a server or location of no Ingress (www redirects, rejected requests).
+    if (tabs[0] === 1 && line.charCodeAt(0) === 45) return 'skipped';
+    if (tabs[7]! > 8 * MAX_LABEL_LENGTH) return 'malformed';
+    let s = rawKeys ? series.get(line.slice(0, tabs[7])) : undefined;
+    if (!s) {
+      const f = line.split('\t');
+      for (let i = 0; i < 8; i++) if (f[i]!.length > MAX_LABEL_LENGTH) return 'malformed';
+      if (opts.perHost && !opts.perUndefinedHost && !hosts.has(f[7]!)) return 'skipped';
+      const found = seriesFor(f);
+      if (!found) return 'dropped';
+      s = found;
+    } else if (!opts.perUndefinedHost && !hosts.has(line.slice(tabs[6]! + 1, tabs[7]))) {
+      return 'skipped';
+    }
+    s.requests++;
+    for (let h = 0; h < histograms.length; h++) {
+      const spec = histograms[h]!;
+      const v = number(line.slice(tabs[spec.field - 1]! + 1, spec.field < FIELDS - 1 ? tabs[spec.field] : undefined));
+      if (Number.isNaN(v)) continue;
+      let hist = s.histograms[h];
+      if (!hist) hist = s.histograms[h] = { sum: 0, counts: new Float64Array(spec.bounds.length + 1) };
+      hist.sum += v;
+      let i = 0;
+      while (i < spec.bounds.length && v > spec.bounds[i]!) i++;
+      hist.counts[i]!++;
+    }
+    if (latencyOn) {
+      const v = number(line.slice(tabs[CONNECT_TIME - 1]! + 1, tabs[CONNECT_TIME]));
+      if (!Number.isNaN(v)) observeLatency(s, v);
+    }
+    return 'counted';
   }
 
   // ---- exposition
-  const base = (f: RequestFamily) => ({ name: `${PREFIX}${f}`, help: HELP[f] });
+  const base = (family: RequestFamily) => ({ name: `${PREFIX}${family}`, help: HELP[family] });
   if (enabled.has('requests')) {
     registerFamily(opts.registry, {
       ...base('requests'), type: 'counter',
       samples: () => [...series.values()].map((s) => ({ sharedLabels: s.labels, value: s.requests })),
     });
   }
-  HISTOGRAM_SLOTS.forEach((f, h) => {
-    if (!enabled.has(f)) return;
-    const name = `${PREFIX}${f}`;
-    const les = bucketBounds[h]!.map(goFloat).concat('+Inf').map((le) => ({ le }));
+  histograms.forEach((spec, h) => {
+    const name = `${PREFIX}${spec.family}`;
+    const les = spec.bounds.map(goFloat).concat('+Inf').map((le) => ({ le }));
     registerFamily(opts.registry, {
-      ...base(f), type: 'histogram',
+      ...base(spec.family), type: 'histogram',
       samples: () => {
         const out: Sample[] = [];
         for (const s of series.values()) {
@@ -227,7 +264,7 @@ export function createRequestMetrics(opts: RequestMetricsOptions): RequestMetric
       },
     });
   });
-  if (enabled.has('ingress_upstream_latency_seconds')) {
+  if (latencyOn) {
     const name = `${PREFIX}ingress_upstream_latency_seconds`;
     const qLabels = QUANTILES.map((q) => ({ quantile: String(q) }));
     registerFamily(opts.registry, {
@@ -248,7 +285,8 @@ export function createRequestMetrics(opts: RequestMetricsOptions): RequestMetric
   }
 
   return {
-    add,
+    addLine,
+    setHosts(h) { hosts = h; },
     removeIngresses(keys) {
       if (keys.size === 0) return;
       for (const [k, s] of series) if (keys.has(s.ingress)) series.delete(k);
@@ -275,4 +313,3 @@ function quantiles(ages: Array<Map<number, number>>): number[] {
     return sorted[sorted.length - 1]![0] / 1000;
   });
 }
-

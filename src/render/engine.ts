@@ -13,7 +13,7 @@ import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
 import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type ServerContext } from './view.js';
 import { geoip2Setup } from './geoip.js';
-import { monitorLuaConfig } from './monitor.js';
+import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
 
 export interface RenderResult {
   text: string;
@@ -236,7 +236,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         has_stream: hasStream,
         passthrough: passthroughPort !== undefined,
         stream,
-        monitor: runtime.monitor ? monitorLuaConfig(runtime.monitor) : '',
+        metrics_log: runtime.metricsLog ? `log_format ${METRICS_LOG_FORMAT_NAME} '${METRICS_LOG_FORMAT}';\n    ${metricsAccessLog(runtime.metricsLog)};` : '',
         servers: SERVERS_TOKEN,
       }) as string;
       const at = text.indexOf(SERVERS_TOKEN);

@@ -159,12 +159,6 @@ export function luaBool(v: unknown, field = 'flag'): string {
   return v ? 'true' : 'false';
 }
 
-/** A finite, non-negative number as a Lua literal (histogram buckets). */
-export function luaNumber(v: unknown, field = 'number'): string {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new RenderError(field, `not a non-negative number: ${JSON.stringify(v)}`);
-  return String(v);
-}
-
 /** An IPv4/IPv6 address or CIDR. */
 export function cidr(v: unknown, field = 'cidr'): string {
   const s = str(v, field).trim();
@@ -276,7 +270,7 @@ export function opensslList(v: unknown, field = 'openssl list'): string {
 /** All filters, named as the templates use them. */
 export const FILTERS: Record<string, (v: unknown, field?: string) => string> = {
   q: quote, ql: quoteLiteral, qv: quoteWithVariables, url, redirect_target: redirectTarget, path, regex,
-  rewrite_target: rewriteTarget, host, header_name: headerName, size, duration, num, onoff, lua_bool: luaBool, lua_num: luaNumber,
+  rewrite_target: rewriteTarget, host, header_name: headerName, size, duration, num, onoff, lua_bool: luaBool,
   cidr, lua_str: luaString, map_pattern: mapPattern, comment, more_header: moreHeader as (v: unknown, f?: string) => string,
   app_root: appRoot, snippet, num_version: httpVersion, buffers, log_format: logFormat, openssl: opensslList,
 };

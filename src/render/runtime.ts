@@ -3,7 +3,6 @@
 import { mkdirSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT as repoRoot } from '../version.js';
-import type { MonitorOptions } from './monitor.js';
 
 export interface FallbackCert {
   certPath: string;
@@ -51,8 +50,8 @@ export interface NginxRuntime {
    * 127.0.0.1:proxyPort (--ssl-passthrough-proxy-port). Off when undefined.
    */
   sslPassthrough?: { proxyPort: number };
-  /** Request metrics (--enable-metrics): the Lua monitor and where it sends its batches. Off when undefined. */
-  monitor?: MonitorOptions;
+  /** Request metrics (--enable-metrics): the metrics log NGINX writes (see metrics-log.ts). Off when undefined. */
+  metricsLog?: string;
 }
 
 export const DEFAULT_TEMPLATE_DIR = join(repoRoot, 'nginx');

@@ -147,6 +147,7 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'stream-access-log-path': ['/var/log/nginx/stream.log', 'streamAccessLogPath', '/var/log/nginx/stream.log'],
   'error-log-path': ['/dev/stderr', 'errorLogPath', '/dev/stderr'],
   'disable-http-access-log': ['true', 'disableHttpAccessLog', true],
+  'enable-auth-access-log': ['true', 'enableAuthAccessLog', true],
   'disable-stream-access-log': ['true', 'disableStreamAccessLog', true],
   'use-geoip2': ['true', 'useGeoip2', true],
 };

@@ -44,8 +44,8 @@ test('every flag of the table has a default of its type and a distinct option ke
   for (const f of CONTROLLER_FLAGS) {
     assert.not.ok(keys.has(f.key), `duplicate key ${f.key}`);
     keys.add(f.key);
-    const want = f.type === 'bool' ? 'boolean' : f.type === 'string' ? 'string' : 'number';
-    assert.is(typeof defaults[f.key], want, `--${f.name}`);
+    const want = f.type === 'bool' ? 'boolean' : f.type === 'string' ? 'string' : f.type === 'floats' || f.type === 'strings' ? 'array' : 'number';
+    assert.is(Array.isArray(defaults[f.key]) ? 'array' : typeof defaults[f.key], want, `--${f.name}`);
     assert.ok(f.help.length > 10, `--${f.name} has help`);
   }
 });

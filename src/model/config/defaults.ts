@@ -133,6 +133,7 @@ export function defaultSettings(): NginxSettings {
     logFormatEscapeNone: false,
     skipAccessLogUrls: [],
     enableAccessLogForDefaultBackend: false,
+    enableAuthAccessLog: false,
     accessLogPath: '',
     httpAccessLogPath: '',
     streamAccessLogPath: '',

@@ -215,6 +215,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   // logs
   { ...key('disable-access-log', 'enableAccessLog', (raw) => !bool(raw), BOOL, 'Turn the access log off (annotation enable-access-log overrides per location).'), defaultText: 'false' },
   key('enable-access-log-for-default-backend', 'enableAccessLogForDefaultBackend', bool, BOOL, 'Log requests answered by the default backend.'),
+  key('enable-auth-access-log', 'enableAuthAccessLog', bool, BOOL, 'Log the subrequests of external authentication (auth-url).'),
   key('log-format-upstream', 'logFormatUpstream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format.'),
   key('log-format-escape-json', 'logFormatEscapeJson', bool, BOOL, 'escape=json in the log format.'),
   key('log-format-escape-none', 'logFormatEscapeNone', bool, BOOL, 'escape=none in the log format.'),

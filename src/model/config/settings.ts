@@ -138,6 +138,7 @@ export interface NginxSettings {
   logFormatEscapeNone: boolean;
   skipAccessLogUrls: string[];
   enableAccessLogForDefaultBackend: boolean;
+  enableAuthAccessLog: boolean;
   /** Log files; '' means the runtime's (under the NGINX prefix). http/stream paths override accessLogPath. */
   accessLogPath: string;
   httpAccessLogPath: string;

@@ -58,7 +58,7 @@ export function splitPrefixLocations(sorted: Location[]): Location[] {
       out.push(loc);
       continue;
     }
-    out.push({ ...loc, path: `${loc.path}/` });
+    out.push({ ...loc, path: `${loc.path}/`, ingressPath: loc.path });
     if (!exact.has(loc.path)) out.push({ ...loc, pathType: 'Exact' });
   }
   return out;

@@ -177,6 +177,8 @@ export interface LocationAnnotations {
 export interface Location extends LocationAnnotations {
   /** The Ingress path after normalisation ('' → '/'). */
   path: string;
+  /** The Ingress rule's path where the Prefix split added a '/' to `path` (ingress-nginx's IngressPath, the metrics' path label). */
+  ingressPath?: string;
   pathType: PathType;
   isDefBackend: boolean;
   ingress: IngressRef | null;

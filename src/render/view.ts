@@ -350,8 +350,8 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
     + `${I}set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')};\n`
     + `${I}set $service_name ${f.quote(loc.service?.name ?? '', 'service name')};\n`
     + `${I}set $service_port ${f.quote(loc.service?.port ?? '', 'service port')};\n`
-    // ingress-nginx leaves it empty for the built-in default backend (the request metrics' path label).
-    + `${I}set $location_path ${f.quote(loc.ingress ? loc.path : '', 'path')};\n`
+    // The request metrics' path label: the Ingress rule's path, empty for the built-in default backend (as ingress-nginx).
+    + `${I}set $location_path ${f.quote(loc.ingress ? loc.ingressPath ?? loc.path : '', 'path')};\n`
     + `${I}set $proxy_upstream_name ${f.quote(loc.backend, 'backend')};\n`
     + `${I}set $proxy_alternative_upstream_name "";\n`;
 

@@ -82,12 +82,16 @@ export function createMetricsLogReader(opts: MetricsLogReaderOptions): MetricsLo
 
   async function pollOnce(): Promise<void> {
     if (old) {
+      const before = old.offset;
       await drain(old);
-      if (now() >= old.until) {
-        await drain(old);
+      // Deleted only once no worker writes to it any more: a worker that could not reopen the
+      // log (a prefix it cannot reach) goes on writing there.
+      if (now() >= old.until && old.offset === before) {
         await old.fh.close();
         await rm(oldPath, { force: true });
         old = null;
+      } else if (now() >= old.until) {
+        old.until = now() + drainMs;
       }
     }
     const onDisk = await stat(opts.path).catch(() => null);

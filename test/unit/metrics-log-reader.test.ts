@@ -78,6 +78,39 @@ test('a file replaced behind the reader (NGINX restarted after it was removed) i
   }
 });
 
+test('rotation: lines a worker flushes into the old file after the reopen signal are still read', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'irx-mlog-'));
+  const path = join(dir, 'metrics.log');
+  const lines: string[] = [];
+  let t = 0;
+  // This process stands in for NGINX's master: SIGUSR1 makes it "reopen" (a new file appears).
+  let signalled = false;
+  const onSignal = () => { signalled = true; writeFileSync(path, 'new\n'); };
+  process.on('SIGUSR1', onSignal);
+  const r = createMetricsLogReader({ path, masterPid: () => process.pid, rotateBytes: 100, drainMs: 5000, now: () => t, onLines: (ls) => lines.push(...ls), onSkipped: () => {} });
+  try {
+    writeFileSync(path, 'old\n'.repeat(30));
+    await r.poll();
+    await waitFor(() => signalled, { what: 'the reopen signal' });
+    assert.ok(existsSync(`${path}.1`), 'renamed');
+    await r.poll();
+    // A slow worker's last buffer lands in the old file after the reader saw the new one.
+    appendFileSync(`${path}.1`, 'late\n');
+    t = 6000;
+    await r.poll();
+    assert.equal(lines.filter((l) => l !== 'old'), ['new', 'late']);
+    assert.ok(existsSync(`${path}.1`), 'kept while it still grows (a worker that could not reopen writes there)');
+    t = 12_000;
+    await r.poll();
+    assert.not.ok(existsSync(`${path}.1`), 'the old file is gone once it stopped growing');
+    assert.is(lines.filter((l) => l === 'old').length, 30);
+  } finally {
+    process.off('SIGUSR1', onSignal);
+    await r.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('real NGINX: one line per request in the template\'s format; rotations under load lose no line', async () => {
   const echo = await startEchoServer();
   const h = await createNginxHarness({ runtime: { workerProcesses: '2' } });

@@ -165,7 +165,13 @@ export function createRequestMetrics(opts: RequestMetricsConfig & { registry: Re
     const l = latencyOf(s);
     if (!l) return;
     rotate(l, now());
-    const ms = Math.round(seconds * 1000);
+    // Milliseconds, to two significant digits from 100 ms on: at most 90 values a decade, so a
+    // backend that spreads its connect times cannot grow the window without bound.
+    let ms = Math.round(seconds * 1000);
+    if (ms >= 100) {
+      const step = 10 ** (Math.floor(Math.log10(ms)) - 1);
+      ms = Math.round(ms / step) * step;
+    }
     const head = l.ages[0]!;
     head.set(ms, (head.get(ms) ?? 0) + 1);
     l.sum += seconds;

@@ -36,7 +36,7 @@ test.before(async () => {
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
   ctl = await startController({
     kubeconfig,
-    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test'],
+    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--report-status-classes'],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
   });
 });
@@ -51,6 +51,19 @@ test.after(async () => {
 test('serves the Ingresses of its class from the cluster', async () => {
   await ctl.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
   assert.is((await ctl.request('other.test', '/')).status, 404);
+});
+
+test('request metrics follow the metrics flags; the leader reports its election', async () => {
+  await ctl.until('shop.test', '/', (r) => r.status === 200);
+  for (let i = 0; i < 3; i++) await ctl.request('shop.test', '/metered');
+  const text = await waitFor(async () => {
+    const body = (await ctl.request('127.0.0.1', '/metrics', { port: ctl.ports.healthz })).body;
+    return body.includes('nginx_ingress_controller_leader_election_status{name="ingress-rx-test"') && /nginx_ingress_controller_requests\{[^}]*status="2xx"/.test(body) ? body : null;
+  }, { timeoutMs: 15_000, what: 'request metrics and the election status' });
+  const requests = text.split('\n').filter((l) => l.startsWith('nginx_ingress_controller_requests{'));
+  assert.ok(requests.every((l) => /status="\dxx"/.test(l)), '--report-status-classes');
+  assert.ok(requests.some((l) => l.includes('controller_namespace="ingress"') && l.includes('controller_pod="ingress-rx-0"') && l.includes('host="shop.test"') && l.includes('ingress="web"')));
+  assert.match(text, /nginx_ingress_controller_leader_election_status\{name="ingress-rx-test",controller_namespace="ingress",controller_class="k8s.io\/ingress-nginx",controller_pod="ingress-rx-0"\} 1/);
 });
 
 test('the leader takes the Lease and writes the Ingress status, sorted', async () => {

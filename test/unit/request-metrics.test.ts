@@ -205,4 +205,14 @@ test('ingress_upstream_latency_seconds: quantiles of the last 10 minutes, sum an
   assert.equal(q(), { '0.5': 0.007, '0.9': 0.007, '0.99': 0.007 });
 });
 
+test('ingress_upstream_latency_seconds keeps a bounded window whatever the connect times', async () => {
+  const { m, scrape } = setup({}, ['a.test']);
+  for (let ms = 1; ms <= 60_000; ms++) m.addLine(line({ connect: (ms / 1000).toFixed(3), header: '-', response: '-' }));
+  const f = await scrape();
+  const q = Object.fromEntries(samples(f, 'nginx_ingress_controller_ingress_upstream_latency_seconds').map((s) => [s.labels.quantile, s.value]));
+  // Two significant digits from 100 ms on (at most 90 values a decade): the exact 59.4 s is kept as 59 s.
+  assert.equal(q, { '0.5': 30, '0.9': 54, '0.99': 59 });
+  assert.ok(Math.abs(samples(f, 'nginx_ingress_controller_ingress_upstream_latency_seconds_sum')[0]!.value - 1_800_030) < 1, 'the sum is exact');
+});
+
 test.run();

@@ -56,6 +56,10 @@ export interface ControllerOptions extends ServePorts {
   maxBuckets: number;
   excludeSocketMetrics: string[];
   metricsMaxSeries: number;
+  // admission webhook
+  validatingWebhook: string;
+  validatingWebhookCertificate: string;
+  validatingWebhookKey: string;
   shutdownGracePeriodMs: number;
   postShutdownGracePeriodMs: number;
   // ingress-rx's own
@@ -124,6 +128,9 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'max-buckets', key: 'maxBuckets', type: 'int', default: 100, help: 'Native histograms\' maximum bucket count; without native histograms it has no effect.' },
   { name: 'exclude-socket-metrics', key: 'excludeSocketMetrics', type: 'strings', default: [], help: 'Request metric families neither collected nor exported, e.g. nginx_ingress_controller_request_size,nginx_ingress_controller_header_duration_seconds.' },
   { name: 'metrics-max-series', key: 'metricsMaxSeries', type: 'int', default: DEFAULT_MAX_REQUEST_SERIES, help: 'Label sets the controller keeps across the request metric families; requests of further ones are counted in ingress_rx_metrics_log_lines_total{outcome="dropped"}.', ours: true },
+  { name: 'validating-webhook', key: 'validatingWebhook', type: 'string', default: '', help: 'Address of the validating admission webhook, "<host>:port" (":8443": every address). Empty: no webhook. Reviews run the controller\'s own parsers and rules on the Ingress and those sharing its hosts; no program is run on them.' },
+  { name: 'validating-webhook-certificate', key: 'validatingWebhookCertificate', type: 'string', default: '', help: 'PEM certificate of the webhook\'s HTTPS server (re-read when the file changes).' },
+  { name: 'validating-webhook-key', key: 'validatingWebhookKey', type: 'string', default: '', help: 'PEM key of the webhook\'s HTTPS server (re-read when the file changes).' },
   { name: 'shutdown-grace-period', key: 'shutdownGracePeriodMs', type: 'seconds', default: 0, help: 'Seconds to wait after the shutdown signal before stopping NGINX.' },
   { name: 'post-shutdown-grace-period', key: 'postShutdownGracePeriodMs', type: 'seconds', default: 10_000, help: 'Seconds to wait after NGINX stopped before the controller exits.' },
   { name: 'log-level', key: 'logLevel', type: 'string', default: 'info', help: 'Log level: trace, debug, info, warn, error, fatal or silent.', ours: true },
@@ -149,10 +156,7 @@ export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
   'disable-svc-external-name': 'ExternalName Services are handled as ingress-nginx does by default',
   'enable-annotation-validation': 'annotations are always validated',
   'enable-ssl-chain-completion': 'certificate chains are not completed',
-  'validating-webhook': 'there is no admission webhook; invalid Ingresses are reported as Events',
-  'validating-webhook-certificate': 'there is no admission webhook',
-  'validating-webhook-key': 'there is no admission webhook',
-  'disable-full-test': 'there is no admission webhook',
+  'disable-full-test': 'the admission webhook never builds the full configuration: it always builds only the reviewed Ingress\'s hosts',
   'internal-logger-address': 'there is no internal syslog listener',
   'deep-inspect': 'annotations and paths are always validated',
   'dynamic-configuration-retries': 'the retry schedule of dynamic configuration is fixed',
@@ -286,6 +290,14 @@ function validate(o: ControllerOptions): ParseResult {
     ['stream-port', o.streamPort], ['healthz-port', o.healthzPort], ['default-server-port', o.defaultServerPort],
   ] as const) {
     if (port < 1 || port > 65535) return { ok: false, error: `invalid value ${port} for --${flag}: expected a port between 1 and 65535` };
+  }
+  if (o.validatingWebhook !== '') {
+    if (!/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(o.validatingWebhook)) {
+      return { ok: false, error: `invalid value "${o.validatingWebhook}" for --validating-webhook: expected "<host>:port", e.g. ":8443"` };
+    }
+    if (o.validatingWebhookCertificate === '' || o.validatingWebhookKey === '') {
+      return { ok: false, error: '--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key' };
+    }
   }
   if (!(o.syncRateLimit > 0)) return { ok: false, error: `invalid value ${o.syncRateLimit} for --sync-rate-limit: expected a positive number` };
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(o.logLevel)) {

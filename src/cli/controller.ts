@@ -13,6 +13,11 @@ import { createEventRecorder, podObject, recordInvalidIngress, recordReload } fr
 import { controllerHelp, parseControllerFlags, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { runtimeFor, serve, untilStopped } from './serve.js';
+import type { Registry } from 'prom-client';
+import type { NginxRuntime } from '../render/runtime.js';
+import { createReviewer } from '../admission/review.js';
+import { createAdmissionMetrics } from '../admission/metrics.js';
+import { startWebhookServer, type WebhookServer } from '../admission/server.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -83,12 +88,17 @@ export async function runController(argv: string[]): Promise<number> {
     metrics: o.enableMetrics,
   });
 
+  // The webhook reviews against the store once it holds the informers' initial lists (applied
+  // synchronously as they are emitted), whether or not NGINX runs a configuration yet: a bad
+  // Ingress that keeps NGINX from starting must stay fixable.
+  let storeLoaded = false;
   let controller;
   try {
     controller = await serve({
       logger, store, runtime,
       source: (onInitialState) => kubeSource({
-        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger, onInitialState,
+        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+        onInitialState: () => { storeLoaded = true; onInitialState(); },
       }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
       annotationsPrefix: o.annotationsPrefix,
@@ -109,6 +119,17 @@ export async function runController(argv: string[]): Promise<number> {
     await obs.close();
     return 1;
   }
+  let webhook: WebhookServer | null = null;
+  if (o.validatingWebhook) {
+    try {
+      webhook = await startAdmissionWebhook(o, { store, logger, registry: controller.registry, ready: () => storeLoaded, runtime });
+    } catch (err) {
+      logger.fatal({ err: (err as Error).message }, 'the validating webhook could not start');
+      await controller.shutdown();
+      await obs.close();
+      return 1;
+    }
+  }
   // ingress-nginx reports leader_election_status only when it elects, and exports certificate
   // expiry only while leading.
   const leaderSub = leader.isLeader$.subscribe((v) => controller.metrics.leading(o.disableLeaderElection ? null : o.electionId, v));
@@ -126,6 +147,7 @@ export async function runController(argv: string[]): Promise<number> {
     // failing readiness probe first.
     await sleep(o.shutdownGracePeriodMs);
   }
+  await webhook?.close();
   await controller.shutdown();
   leaderSub.unsubscribe();
   await status?.shutdown();
@@ -135,6 +157,22 @@ export async function runController(argv: string[]): Promise<number> {
   if (stop instanceof Error) return 1;
   await sleep(o.postShutdownGracePeriodMs);
   return 0;
+}
+
+/** --validating-webhook: reviews against the controller's store, refused until the store holds the cluster. */
+async function startAdmissionWebhook(o: ControllerOptions, ctx: {
+  store: ReturnType<typeof createStore>; logger: Logger; registry: Registry; ready: () => boolean; runtime: NginxRuntime;
+}): Promise<WebhookServer> {
+  const { runtime } = ctx;
+  return startWebhookServer({
+    address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey, logger: ctx.logger,
+    reviewer: createReviewer({
+      store: ctx.store, annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
+      reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+    }),
+    metrics: createAdmissionMetrics(ctx.registry),
+    ready: ctx.ready,
+  });
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */

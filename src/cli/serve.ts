@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
+import type { Registry } from 'prom-client';
 import {
   EMPTY, Subject, asyncScheduler, filter, map, merge, takeUntil,
   type Observable, type Subscription,
@@ -63,6 +64,8 @@ export interface RunningController {
   fatal: Promise<Error>;
   results$: Observable<SyncResult>;
   metrics: ControllerMetrics;
+  /** The metrics registry served on the healthz port (the admission webhook adds its families). */
+  registry: Registry;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
   shutdown(): Promise<void>;
 }
@@ -207,7 +210,6 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
-    metrics.observeIngresses(store.listIngresses(), r);
     if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
     for (const id of r.itemIds) received.delete(id);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;
@@ -229,6 +231,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     fatal,
     results$,
     metrics,
+    registry: metrics.registry,
     shutdown() {
       shutdownPromise ??= (async () => {
         shuttingDown = true;

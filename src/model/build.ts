@@ -34,6 +34,20 @@ export interface ModelBuildOptions {
   logger?: Logger;
   /** Ports a TCP/UDP services entry may not take; default ingress-nginx's 80, 443, 442, the default server, 10246, 10247, 10254. */
   reservedPorts?: number[];
+  /** Caches several builders may share (the admission webhook makes a builder per review). */
+  shared?: SharedCaches;
+}
+
+/** What builders can share: parsed certificates (by Secret object) and the settings of the last ConfigMap. */
+export interface SharedCaches {
+  readCertificate: ReturnType<typeof createCertificateCache>;
+  settings: { memo: SettingsMemo | null };
+}
+
+interface SettingsMemo { key: string; cm: ConfigMap | undefined; deps: Dependency[]; settings: NginxSettings; warnings: ModelWarning[] }
+
+export function createSharedCaches(): SharedCaches {
+  return { readCertificate: createCertificateCache(), settings: { memo: null } };
 }
 
 export interface BuildResult {
@@ -107,12 +121,12 @@ interface BackendEntry {
 export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const now = opts.now ?? (() => new Date());
   const logger = opts.logger;
-  const readCertificate = createCertificateCache();
+  const shared = opts.shared ?? createSharedCaches();
+  const readCertificate = shared.readCertificate;
   const coverage = new WeakMap<ParsedCertificate, Map<string, boolean>>();
   const fallbackEndpoints: Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
 
-  let settingsMemo: { key: string; cm: ConfigMap | undefined; deps: Dependency[]; settings: NginxSettings; warnings: ModelWarning[] } | null = null;
   const ingressMemo = new WeakMap<Ingress, IngressEntry>();
   let tlsMemo = new Map<string, TLSEntry>();
   let endpointsMemo = new Map<string, EndpointsEntry>();
@@ -136,9 +150,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   function settingsFor(store: StoreReader): { settings: NginxSettings; warnings: ModelWarning[] } {
     const key = store.options.configmap;
     const cm = key ? store.getConfigMap(key) : undefined;
-    if (settingsMemo && settingsMemo.key === key && settingsMemo.cm === cm && dependenciesCurrent(store, settingsMemo.deps)) {
-      return settingsMemo;
-    }
+    const memo = shared.settings.memo;
+    if (memo && memo.key === key && memo.cm === cm && dependenciesCurrent(store, memo.deps)) return memo;
     const deps: Dependency[] = [];
     let settings: NginxSettings;
     let warnings: ModelWarning[] = [];
@@ -149,8 +162,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     } else {
       ({ settings, warnings } = parseConfigMap(cm.data, { object: `ConfigMap ${key}`, store: trackingReader(store, deps) }));
     }
-    settingsMemo = { key, cm, deps, settings, warnings };
-    return settingsMemo;
+    shared.settings.memo = { key, cm, deps, settings, warnings };
+    return shared.settings.memo;
   }
 
   function fragmentFor(store: StoreReader, ing: Ingress, settings: NginxSettings): IngressFragment {

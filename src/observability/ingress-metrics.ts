@@ -1,16 +1,12 @@
-// Per-Ingress controller metrics: nginx_ingress_controller_orphan_ingress (an Ingress whose
-// Service is missing or has no endpoints) and _check_success / _check_errors. ingress-nginx
-// counts checks in its admission webhook; ingress-rx has none, so a check is the validation of
-// a new or changed Ingress by the sync that first sees it.
-import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Configuration, ModelWarning } from '../model/types.js';
-import type { Ingress } from '../store/kube-types.js';
+// nginx_ingress_controller_orphan_ingress: an Ingress whose Service is missing (no-service) or
+// has no endpoints (no-endpoint), from the configuration NGINX runs. (The check counters belong
+// to the admission webhook: src/admission/metrics.ts.)
+import { Gauge, type Registry } from 'prom-client';
+import type { Configuration } from '../model/types.js';
 
 export interface IngressMetrics {
   /** After an applied sync: orphan state of every Ingress in the configuration. */
   orphans(config: Configuration): void;
-  /** After every sync: one check per Ingress that is new or changed since the last call. */
-  checks(ingresses: readonly Ingress[], warnings: readonly ModelWarning[]): void;
 }
 
 export function createIngressMetrics(opts: { registry: Registry; constLabels: Record<string, string> }): IngressMetrics {
@@ -20,21 +16,6 @@ export function createIngressMetrics(opts: { registry: Registry; constLabels: Re
     labelNames: ['controller_namespace', 'controller_class', 'controller_pod', 'namespace', 'ingress', 'type'],
     registers: [opts.registry],
   });
-  const checkOk = new Counter({
-    name: 'nginx_ingress_controller_check_success',
-    help: 'Cumulative number of Ingress controller syntax check operations',
-    labelNames: ['controller_namespace', 'controller_class', 'controller_pod', 'namespace', 'ingress'],
-    registers: [opts.registry],
-  });
-  const checkFailed = new Counter({
-    name: 'nginx_ingress_controller_check_errors',
-    help: 'Cumulative number of Ingress controller errors during syntax check operations',
-    labelNames: ['controller_namespace', 'controller_class', 'controller_pod', 'namespace', 'ingress'],
-    registers: [opts.registry],
-  });
-  // The store hands out a new object for every change of an Ingress.
-  let checked = new Map<string, Ingress>();
-
   return {
     orphans(config) {
       const backends = new Map(config.backends.map((b) => [b.name, b]));
@@ -57,22 +38,6 @@ export function createIngressMetrics(opts: { registry: Registry; constLabels: Re
         orphan.set({ ...labels, type: 'no-service' }, s.noService ? 1 : 0);
         if (s.noEndpoint !== null) orphan.set({ ...labels, type: 'no-endpoint' }, s.noEndpoint ? 1 : 0);
       }
-    },
-    checks(ingresses, warnings) {
-      const invalid = new Set<string>();
-      for (const w of warnings) {
-        const m = /^Ingress (\S+)$/.exec(w.object);
-        if (m) invalid.add(m[1]!);
-      }
-      const next = new Map<string, Ingress>();
-      for (const ing of ingresses) {
-        const key = `${ing.metadata.namespace ?? ''}/${ing.metadata.name ?? ''}`;
-        next.set(key, ing);
-        if (checked.get(key) === ing) continue;
-        const labels = { ...opts.constLabels, namespace: ing.metadata.namespace ?? '', ingress: ing.metadata.name ?? '' };
-        (invalid.has(key) ? checkFailed : checkOk).inc(labels);
-      }
-      checked = next;
     },
   };
 }

@@ -5,7 +5,6 @@
 // labels in ingress-nginx, so they live in a second registry printed after the first.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SyncResult } from '../actors/sync.js';
-import type { Ingress } from '../store/kube-types.js';
 import { version } from '../version.js';
 import { createCertificateMetrics } from './certificate-metrics.js';
 import { createIngressMetrics } from './ingress-metrics.js';
@@ -16,8 +15,6 @@ export interface ControllerMetrics {
   /** What /metrics serves: both registries. */
   exposition: { contentType: string; metrics(): Promise<string> };
   observeSync(result: SyncResult, receivedAt: (id: number) => number | undefined, now: number): void;
-  /** After every sync, with the served Ingresses: check_success / check_errors. */
-  observeIngresses(ingresses: readonly Ingress[], result: SyncResult): void;
   ringDropped(): void;
   /** leader_election_status (unless electionId is null: no election); while leading, certificate expiry is exported. */
   leading(electionId: string | null, isLeader: boolean): void;
@@ -83,7 +80,6 @@ export function createMetrics(labels: { controller_namespace: string; controller
         }
       }
     },
-    observeIngresses(list, r) { ingresses.checks(list, r.warnings); },
     ringDropped() { ringDrops.inc(); },
     leading(electionId, isLeader) {
       leader = isLeader;

@@ -1,6 +1,5 @@
 // The controller's own families from its configuration: certificates (expiry only while leading,
-// without controller_* labels, gone with their host), leader election, orphaned Ingresses and
-// checks; and how --enable-metrics shapes nginx.conf (the metrics log, kept where a location
+// without controller_* labels, gone with their host), leader election, orphaned Ingresses; and how --enable-metrics shapes nginx.conf (the metrics log, kept where a location
 // turns its access log off).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,7 +10,6 @@ import { join } from 'node:path';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { SyncResult } from '../../src/actors/sync.js';
 import type { Configuration } from '../../src/model/types.js';
-import type { Ingress } from '../../src/store/kube-types.js';
 import { createRenderer } from '../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../../src/render/runtime.js';
 import { metricsLogPath } from '../../src/render/metrics-log.js';
@@ -76,7 +74,7 @@ test('without leader election there is no leader_election_status; local mode exp
   assert.is(samples(f, 'nginx_ingress_controller_ssl_expire_time_seconds').length, 1);
 });
 
-test('orphaned Ingresses and checks; a failed reload', async () => {
+test('orphaned Ingresses; a failed reload', async () => {
   const m = createMetrics(LABELS);
   const loc = (ing: string, b: string) => location({ ingress: { namespace: 'shop', name: ing }, service: { name: b, port: '80' }, backend: `shop-${b}-80` });
   const cfg = configuration([server('a.test', { locations: [loc('ok', 'web'), loc('gone', 'missing')] }), server('b.test', { locations: [loc('idle', 'empty')] })], {
@@ -84,19 +82,11 @@ test('orphaned Ingresses and checks; a failed reload', async () => {
       backend('shop-missing-80'), backend('shop-empty-80', [], { service: { metadata: { namespace: 'shop', name: 'empty' }, spec: { type: 'ClusterIP' } } })],
   });
   m.observeSync(applied(cfg), () => undefined, 0);
-  const ing = (name: string) => ({ metadata: { namespace: 'shop', name } }) as Ingress;
-  const list = [ing('ok'), ing('gone'), ing('idle'), ing('bad')];
-  const warning = { object: 'Ingress shop/bad', field: 'metadata.annotations', message: 'invalid' };
-  m.observeIngresses(list, applied(cfg, { warnings: [warning] }));
-  m.observeIngresses(list, applied(cfg, { warnings: [warning] }));
-  m.observeIngresses([...list.slice(0, 3), ing('bad')], applied(cfg, { warnings: [] }));
   m.observeSync(applied(cfg, { reload: { ok: false, error: 'nginx -t failed' }, applied: false }), () => undefined, 0);
   const f = await scrape(m);
   const orphan = (name: string, type: string) => samples(f, 'nginx_ingress_controller_orphan_ingress', { ingress: name, type })[0]?.value;
   assert.equal([orphan('ok', 'no-service'), orphan('ok', 'no-endpoint'), orphan('gone', 'no-service'), orphan('idle', 'no-service'), orphan('idle', 'no-endpoint')], [0, 0, 1, 0, 1]);
   assert.is(orphan('gone', 'no-endpoint'), undefined, 'without a Service, endpoints are not looked at (as ingress-nginx)');
-  const check = (name: string, kind: string) => samples(f, `nginx_ingress_controller_check_${kind}`, { ingress: name })[0]?.value ?? 0;
-  assert.equal([check('ok', 'success'), check('bad', 'errors'), check('bad', 'success')], [1, 1, 1], 'each new or changed Ingress is checked once');
   assert.is(samples(f, 'nginx_ingress_controller_config_last_reload_successful')[0]!.value, 0);
   assert.is(samples(f, 'nginx_ingress_controller_errors')[0]!.value, 1);
   assert.equal(samples(f, 'nginx_ingress_controller_errors')[0]!.labels, LABELS);

@@ -56,7 +56,7 @@ function bootTime(proc: string): number {
   return Number(/^btime (\d+)/m.exec(readFileSync(`${proc}/stat`, 'utf8'))?.[1] ?? 0);
 }
 
-/** stub_status's text as NGINX serves it on the status server. Issue 14 may move the status server; this is the one place that reads it. */
+/** stub_status's text as NGINX serves it on the status server: the one place that reads it. */
 export function fetchStubStatus(statusUrl: string, timeoutMs = 2000): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(`${statusUrl}/nginx_status`, { agent: false, timeout: timeoutMs }, (res) => {

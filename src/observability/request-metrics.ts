@@ -4,6 +4,7 @@
 // classes. The label sets are bounded (--metrics-max-series); so are the methods (a client can
 // send any token as a method, and every new one would otherwise be a new series).
 import type { Registry } from 'prom-client';
+import { METRICS_LOG_FIELDS } from '../render/metrics-log.js';
 import { goFloat, registerFamily, type Labels, type Sample } from './exposition.js';
 
 const PREFIX = 'nginx_ingress_controller_';
@@ -49,18 +50,22 @@ const KNOWN_METHODS = new Set([
   'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK',
 ]);
 
+const field = (name: (typeof METRICS_LOG_FIELDS)[number]) => METRICS_LOG_FIELDS.indexOf(name);
 /** The histogram families and the metrics-log field each observes. */
 const HISTOGRAMS = [
-  { family: 'request_duration_seconds', field: 10, buckets: 'time' },
-  { family: 'response_duration_seconds', field: 13, buckets: 'time' },
-  { family: 'header_duration_seconds', field: 12, buckets: 'time' },
-  { family: 'connect_duration_seconds', field: 11, buckets: 'time' },
-  { family: 'request_size', field: 8, buckets: 'length' },
-  { family: 'response_size', field: 9, buckets: 'length' },
-  { family: 'bytes_sent', field: 9, buckets: 'size' },
+  { family: 'request_duration_seconds', field: field('request_time'), buckets: 'time' },
+  { family: 'response_duration_seconds', field: field('upstream_response_time'), buckets: 'time' },
+  { family: 'header_duration_seconds', field: field('upstream_header_time'), buckets: 'time' },
+  { family: 'connect_duration_seconds', field: field('upstream_connect_time'), buckets: 'time' },
+  { family: 'request_size', field: field('request_length'), buckets: 'length' },
+  { family: 'response_size', field: field('bytes_sent'), buckets: 'length' },
+  { family: 'bytes_sent', field: field('bytes_sent'), buckets: 'size' },
 ] as const;
-const FIELDS = 14;
-const CONNECT_TIME = 11;
+const FIELDS = METRICS_LOG_FIELDS.length;
+const CONNECT_TIME = field('upstream_connect_time');
+/** The label fields come first, in this order (the series key is the line's start up to the host). */
+const LABEL_FIELDS = ['namespace', 'ingress_name', 'service_name', 'location_path', 'proxy_alternative_upstream_name', 'request_method', 'status', 'host'] as const;
+if (LABEL_FIELDS.some((f, i) => METRICS_LOG_FIELDS[i] !== f)) throw new Error('metrics log fields out of order');
 const MAX_LABEL_LENGTH = 4096;
 
 /** Go's summary defaults in ingress-nginx: objectives 0.5, 0.9, 0.99 over the last 10 minutes in 5 age buckets. */

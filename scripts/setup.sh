@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Makes a fresh Debian machine ready: NGINX with its Lua module from Debian, npm deps, build.
+# Makes a fresh Debian machine ready: NGINX with its Lua module from Debian, npm deps, the native
+# checks, build.
 # Idempotent: each step is skipped when its result is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # prometheus: the dashboards test (test/e2e/prometheus-dashboards.test.ts) runs its own on a free port.
 DEB_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-cjson libnginx-mod-stream
-  libnginx-mod-http-headers-more-filter libnginx-mod-http-geoip2 openssl ca-certificates prometheus)
+  libnginx-mod-http-headers-more-filter libnginx-mod-http-geoip2 openssl ca-certificates
+  gcc libc6-dev libpcre2-dev prometheus)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,6 +38,9 @@ if [ ! -f node_modules/.setup-hash ] || [ "$(cat node_modules/.setup-hash)" != "
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
   echo "$lock_hash" > node_modules/.setup-hash
 fi
+
+# The in-process PCRE2/OpenSSL checks (native/nginx-compat.c), against the libraries NGINX links.
+bash scripts/build-native.sh
 
 newest_src=$(find src nginx -type f -newer dist/.build-stamp 2>/dev/null | head -1 || true)
 if [ ! -f dist/.build-stamp ] || [ -n "$newest_src" ]; then

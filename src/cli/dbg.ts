@@ -1,8 +1,16 @@
 // `ingress-rx dbg`: inspects a running NGINX through the status port, as ingress-nginx's /dbg
 // does, with the same messages. `conf` reads the running nginx.conf from the status server.
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 
-interface DbgOptions { statusPort: number; host?: string }
+interface DbgOptions { statusPort: number; host?: string; workdir?: string }
+
+/** Written by the controller into its workdir whenever the quarantine changes. */
+export const QUARANTINE_FILE = 'quarantine.json';
+
+/** The controller's default --workdir, where `dbg quarantine` looks unless told. */
+export const DEFAULT_DBG_WORKDIR = '/tmp/ingress-rx';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -56,6 +64,20 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       const res = await get(port, '/configuration/general');
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       out(`${JSON.stringify(JSON.parse(res.body || '{}'), null, 2)}\n`);
+      return 0;
+    }
+    if (what === 'quarantine') {
+      const file = join(opts.workdir ?? DEFAULT_DBG_WORKDIR, QUARANTINE_FILE);
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        out(`No quarantine report at ${file} (is --workdir the controller's?)\n`);
+        return 1;
+      }
+      const { quarantined } = JSON.parse(text) as { quarantined: Array<{ kind: string; key: string; reason: string; since: number }> };
+      if (quarantined.length === 0) { out('Nothing is quarantined.\n'); return 0; }
+      for (const e of quarantined) out(`${e.kind} ${e.key} (since ${new Date(e.since).toISOString()}): ${e.reason}\n`);
       return 0;
     }
     if (what === 'conf') {

@@ -128,6 +128,9 @@ function buildProgram(setExit: (code: number) => void): Command {
   dbg.command('conf').description('the running nginx.conf').option('--host <host>', "only that server's block")
     .action((_o, c: Command) => dbgRun(['conf'], c));
   dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
+  dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
+    .option('--workdir <dir>', "the controller's --workdir", '/tmp/ingress-rx')
+    .action((_o, c: Command) => dbgRun(['quarantine'], c));
 
   return program;
 }

@@ -1,13 +1,13 @@
 // ingress-nginx's Grafana dashboards and alert rules, unchanged, against a real Prometheus that
 // scrapes a local-mode controller under a little traffic (2xx, 4xx, 5xx, a canary, two
-// Ingresses, a certificate that expires within a week, then a failed reload): every panel query,
+// Ingresses, a certificate that expires within a week, then a reload that fails): every panel query,
 // template variable and alert expression of test/fixtures/prometheus returns data with the
 // expected label values. Scrapes carry the Kubernetes target labels (namespace, pod) that make
 // Prometheus rename the metrics' own `namespace` to `exported_namespace`, as in a cluster.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -90,9 +90,12 @@ test.before(async () => {
     const r = await prom.query('min(count_over_time(nginx_ingress_controller_requests{ingress="web-b",status="503"}[1m]))');
     return Number(r[0]?.value[1] ?? 0) >= 4;
   }, { timeoutMs: 30_000, what: 'Prometheus to have scraped the request metrics a few times' });
-  // Then a reload fails (an OpenSSL cipher list OpenSSL does not know): NGINX keeps serving the
-  // last good configuration, the dashboards' "Last Config Failed" and the NGINXConfigFailed alert see it.
-  ctl.write('config.json', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config', namespace: 'ingress' }, data: { 'ssl-ciphers': 'NOT-A-CIPHER' } }]);
+  // Then a reload fails and stays failed: the default certificate's file is damaged under the
+  // running NGINX (no Ingress or ConfigMap is to blame, so nothing can be set aside), and a
+  // harmless ConfigMap change asks for a reload. NGINX keeps serving the last good configuration;
+  // the dashboards' "Last Config Failed" and the NGINXConfigFailed alert see it.
+  writeFileSync(join(ctl.workdir, 'ssl', 'default-fake-certificate.pem'), 'damaged\n');
+  ctl.write('config.json', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config', namespace: 'ingress' }, data: { 'proxy-body-size': '2m' } }]);
   await waitFor(async () => (await prom.query('nginx_ingress_controller_config_last_reload_successful == 0')).length > 0,
     { timeoutMs: 30_000, what: 'the failed reload seen by Prometheus' });
 });

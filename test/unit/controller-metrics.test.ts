@@ -30,7 +30,7 @@ function withCertificate(hosts: string[]): Configuration {
   });
 }
 const applied = (config: Configuration, over: Partial<SyncResult> = {}): SyncResult => ({
-  sync: 1, t: 0, events: 1, itemIds: [], decision: 'reload', reason: '', checksum: 'abc', applied: true, posted: [], warnings: [], durationMs: 1, config, ...over,
+  sync: 1, t: 0, events: 1, itemIds: [], decision: 'reload', reason: '', checksum: 'abc', applied: true, posted: [], warnings: [], quarantined: [], durationMs: 1, config, ...over,
 });
 const scrape = async (m: ReturnType<typeof createMetrics>) => parsePromText(await m.exposition.metrics());
 

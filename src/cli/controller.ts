@@ -12,7 +12,8 @@ import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type 
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
-import { runtimeFor, serve, untilStopped } from './serve.js';
+import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
+import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -74,11 +75,15 @@ export async function runController(argv: string[]): Promise<number> {
   const events = createEventRecorder({ core, logger, host: podName });
   const podRef = podObject({ name: podName, namespace: podNamespace });
 
+  const runtime = runtimeFor(o, { prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir });
+  const allowUpstreamAddresses = parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>;
   const obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
     logger,
-    header: { storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort },
+    header: {
+      storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
+      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership,
+    },
   });
-  const runtime = runtimeFor(o, { prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir });
 
   let controller;
   try {
@@ -88,6 +93,8 @@ export async function runController(argv: string[]): Promise<number> {
         kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger, onInitialState,
       }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
+      allowUpstreamAddresses,
+      hostOwnership: o.hostOwnership,
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,

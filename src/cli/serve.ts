@@ -16,6 +16,7 @@ import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
+import type { AddressClass, AddressPolicy } from '../model/address-policy.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
@@ -23,6 +24,7 @@ import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime 
 import { createNginxProcess } from '../actors/nginx-process.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
+import { writeControlToken } from '../render/control.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
 import { createMetrics } from '../observability/metrics.js';
 import { startHealthServer } from '../observability/health-server.js';
@@ -43,6 +45,10 @@ export interface ServeOptions {
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
   shutdownGracePeriodMs?: number;
+  /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
+  allowUpstreamAddresses?: ReadonlySet<AddressClass>;
+  /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
+  hostOwnership?: boolean;
 }
 
 export interface RunningController {
@@ -85,6 +91,16 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
   });
 }
 
+/**
+ * The address policy of a running controller: the allowed classes, and never the controller's
+ * own listening ports on this node (NGINX's, the health server's, ingress-nginx's reserved ones).
+ */
+export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set()): AddressPolicy {
+  const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort];
+  if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
+  return { allow, ownPorts: new Set(own) };
+}
+
 /** Waits for SIGTERM/SIGINT, or for the controller to find it cannot serve (its error). */
 export async function untilStopped(controller: Pick<RunningController, 'fatal'>): Promise<NodeJS.Signals | Error> {
   let onSignal: (s: NodeJS.Signals) => void = () => {};
@@ -101,11 +117,19 @@ export async function untilStopped(controller: Pick<RunningController, 'fatal'>)
   return stop;
 }
 
+/** The policy as plain lists: for the Lua side (NginxRuntime) and the recording header. */
+export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ownPorts: number[] } {
+  return { allow: [...policy.allow].sort(), ownPorts: [...policy.ownPorts].sort((a, b) => a - b) };
+}
+
 export async function serve(opts: ServeOptions): Promise<RunningController> {
-  const { logger, store, runtime } = opts;
+  const { logger, store } = opts;
+  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses);
+  const runtime: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
   const scheduler = asyncScheduler;
   const templateDir = opts.templateDir ?? DEFAULT_TEMPLATE_DIR;
   preparePrefix(runtime);
+  const controlToken = writeControlToken(runtime);
   await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
 
   const renderer = createRenderer({ templateDir, logger });
@@ -114,6 +138,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     defaultServerPort: runtime.defaultServerPort,
     logger,
     reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port],
+    addressPolicy,
   });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one
   // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts
@@ -122,8 +147,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     .build(createStore(store.options));
   const nginx = createNginxProcess({ runtime, logger });
   const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap });
-  const statusUrl = `http://127.0.0.1:${runtime.statusPort}`;
-  const dynamic = createDynamicConfigActor({ statusUrl, scheduler, logger });
+  const control = { socketPath: runtime.controlSocketPath, token: () => controlToken };
+  const dynamic = createDynamicConfigActor({ control, scheduler, logger });
   const metrics = createMetrics(opts.metricsLabels);
 
   let ready = false;

@@ -23,6 +23,7 @@ import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { createTopologyCache, endpointsKey, type BackendPlan, type Topology } from './topology.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
 import { byName, isSortedByName } from './sort.js';
+import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './address-policy.js';
 
 export interface ModelBuildOptions {
   /** --annotations-prefix, e.g. `nginx.ingress.kubernetes.io`. */
@@ -34,6 +35,8 @@ export interface ModelBuildOptions {
   logger?: Logger;
   /** Ports a TCP/UDP services entry may not take; default ingress-nginx's 80, 443, 442, the default server, 10246, 10247, 10254. */
   reservedPorts?: number[];
+  /** Which node-local upstream addresses are refused; all of them by default. */
+  addressPolicy?: AddressPolicy;
 }
 
 export interface BuildResult {
@@ -111,6 +114,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const coverage = new WeakMap<ParsedCertificate, Map<string, boolean>>();
   const fallbackEndpoints: Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
+  const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
 
   let settingsMemo: { key: string; cm: ConfigMap | undefined; deps: Dependency[]; settings: NginxSettings; warnings: ModelWarning[] } | null = null;
   const ingressMemo = new WeakMap<Ingress, IngressEntry>();
@@ -171,7 +175,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const slices = store.getEndpointSlices(svcKey);
     let entry = endpointsMemo.get(key);
     if (!entry || entry.svc !== svc || !sameInputs(entry.slices, slices)) {
-      entry = { svc, slices, result: resolveServiceEndpoints(svc, slices, port, serviceUpstream) };
+      entry = { svc, slices, result: resolveServiceEndpoints(svc, slices, port, serviceUpstream, addressPolicy) };
       endpointsMemo.set(key, entry);
       for (const s of slices) sliceServices.set(`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, svcKey);
     }
@@ -285,11 +289,15 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function planWarning(p: BackendPlan, ends: ServiceEndpoints): ModelWarning | undefined {
+    const refused = ends.refused.length > 0 ? `${ends.refused.join('; ')}; ` : '';
     if (ends.problem) {
-      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}: ${ends.problem}` };
+      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}: ${refused}${ends.problem}` };
     }
     if (ends.endpoints.length === 0) {
-      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey} has no ready endpoints (503)` };
+      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: ${refused}Service ${p.use.serviceKey} has no ready endpoints (503)` };
+    }
+    if (refused !== '') {
+      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: ${refused.slice(0, -2)}` };
     }
     return undefined;
   }
@@ -330,7 +338,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   function l4Services(store: StoreReader, warnings: ModelWarning[]): Pick<Configuration, 'tcpEndpoints' | 'udpEndpoints'> {
     const l4 = (key: string, protocol: 'TCP' | 'UDP') => {
       if (!key) return [];
-      const r = parseL4Services(key, store.getConfigMap(key), protocol, reserved, store);
+      const r = parseL4Services(key, store.getConfigMap(key), protocol, reserved, store, addressPolicy);
       for (const w of r.warnings) warnings.push(w);
       return r.services;
     };
@@ -470,7 +478,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       const svc = store.getService(svcKey);
       const port = svc?.spec.ports?.[0];
       const ends = port ? endpointsFor(store, svcKey, String(port.port), false) : NO_ENDPOINTS;
-      const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : ends.problem;
+      const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : [...ends.refused, ...(ends.problem ? [ends.problem] : [])].join('; ') || null;
       if (problem) {
         warnings.push({ object: `Ingress ${ownerKey}`, field: 'metadata.annotations', message: `default-backend: Service ${svcKey}: ${problem}` });
       }
@@ -492,8 +500,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       if (port && ends.endpoints.length > 0) {
         dbEnds = ends;
         dbPort = String(port.port);
+        if (ends.refused.length > 0) warnings.push({ object: `Service ${dbKey}`, field: '', message: `--default-backend-service: ${ends.refused.join('; ')}` });
       } else {
-        const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : ends.problem ?? 'no ready endpoints';
+        const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : [...ends.refused, ends.problem ?? 'no ready endpoints'].join('; ');
         warnings.push({ object: `Service ${dbKey}`, field: '', message: `--default-backend-service: ${problem}; using the built-in default server` });
       }
     }
@@ -548,5 +557,5 @@ function hasTLS(frags: readonly IngressFragment[]): boolean {
 }
 
 /** Stand-ins for "no Service" in memo comparisons (one object each, so they compare equal). */
-const NO_ENDPOINTS: ServiceEndpoints = { service: null, endpoints: [], problem: null };
-const BUILT_IN: ServiceEndpoints = { service: null, endpoints: [], problem: null };
+const NO_ENDPOINTS: ServiceEndpoints = { service: null, endpoints: [], problem: null, refused: [] };
+const BUILT_IN: ServiceEndpoints = { service: null, endpoints: [], problem: null, refused: [] };

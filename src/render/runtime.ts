@@ -3,6 +3,7 @@
 import { mkdirSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT as repoRoot } from '../version.js';
+import { prepareControlDirs } from './control.js';
 
 export interface FallbackCert {
   certPath: string;
@@ -24,8 +25,15 @@ export interface NginxRuntime {
   listenAddresses: string[];
   httpPort: number;
   httpsPort: number;
-  /** Status and Lua configuration server; always bound to 127.0.0.1. */
+  /**
+   * --status-port: NGINX no longer listens on it (the control server is on `controlSocketPath`);
+   * kept as a port tcp-services may not take, as in ingress-nginx.
+   */
   statusPort: number;
+  /** The control server's unix socket (configuration endpoint, nginx.conf, status); see docs/security.md. */
+  controlSocketPath: string;
+  /** The controller's per-start token for the control server (mode 0600), read by init_by_lua. */
+  controlTokenPath: string;
   /** Stream (TCP/UDP) configuration server; always bound to 127.0.0.1. */
   streamPort: number;
   /** Default server (catch-all 404, the built-in default backend). */
@@ -50,6 +58,11 @@ export interface NginxRuntime {
    * 127.0.0.1:proxyPort (--ssl-passthrough-proxy-port). Off when undefined.
    */
   sslPassthrough?: { proxyPort: number };
+  /**
+   * The upstream address policy for Lua (lua/address_policy.lua), as the model applies it:
+   * allowed node-local classes and the controller's own ports. Strict when undefined.
+   */
+  upstreamAddresses?: { allow: string[]; ownPorts: number[] };
 }
 
 export const DEFAULT_TEMPLATE_DIR = join(repoRoot, 'nginx');
@@ -68,6 +81,8 @@ export function defaultRuntime(overrides: Partial<NginxRuntime> & { prefix?: str
     httpPort: 80,
     httpsPort: 443,
     statusPort: 10246,
+    controlSocketPath: join(prefix, 'run', 'control.sock'),
+    controlTokenPath: join(prefix, 'run', 'control.token'),
     streamPort: 10247,
     defaultServerPort: 8181,
     luaDir: DEFAULT_LUA_DIR,
@@ -99,6 +114,7 @@ export function preparePrefix(runtime: NginxRuntime): void {
     mkdirSync(d, { recursive: true });
     chmodSync(d, 0o755);
   }
+  prepareControlDirs(runtime);
 }
 
 /** The unix socket of the n-th ssl-passthrough route's inner stream server. */
@@ -118,4 +134,5 @@ export function removeStaleSockets(runtime: NginxRuntime): void {
     return;
   }
   for (const n of names) if (/^passthrough-\d+\.sock$/.test(n)) rmSync(join(runtime.prefix, n), { force: true });
+  rmSync(runtime.controlSocketPath, { force: true });
 }

@@ -132,7 +132,12 @@ golden('the Lua wiring contract is rendered as agreed', () => {
   const text = newRenderer().render(goldenConfigurations().minimal!, RUNTIME);
   assert.ok(text.indexOf('load_module "/usr/lib/nginx/modules/ndk_http_module.so";') < text.indexOf('ngx_http_lua_module.so'));
   assert.ok(text.includes('lua_package_path "/opt/ingress-rx/lua/?.lua;;";'));
-  assert.ok(text.includes('configuration.prohibited_localhost_port = "10246"'));
+  // The control server: a unix socket in the prefix, the token read from its file (never in nginx.conf).
+  assert.ok(text.includes('control.load_token("/var/lib/ingress-rx/run/control.token")'));
+  assert.ok(text.includes('listen "unix:/var/lib/ingress-rx/run/control.sock";'));
+  assert.not.match(text, /listen [^;]*10246/);
+  assert.ok(/access_by_lua_block \{\s+control\.authorize\(\)\s+\}/.test(text));
+  assert.ok(text.includes('address_policy.configure({ allow = { }, own_ports = { }, default_server_port = 8181 })'));
   assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false })'));
   assert.ok(/init_worker_by_lua_block \{\s+lua_ingress.init_worker\(\)\s+balancer.init_worker\(\)\s+\}/.test(text));
   // Constants where the model knows them: the backend name, the host of a one-name server; no

@@ -8,6 +8,7 @@
 // characters (newlines included) are refused.
 import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
+import { namesUnixSocket } from '../model/validate.js';
 
 export class RenderError extends Error {
   constructor(readonly field: string, message: string) {
@@ -67,6 +68,7 @@ export function url(v: unknown, field = 'url'): string {
   if (!/^https?:\/\/[^\s"'\\<>^`{|}]+$/.test(s.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x'))) {
     throw new RenderError(field, `not an absolute http(s) URL: ${JSON.stringify(s.slice(0, 100))}`);
   }
+  if (namesUnixSocket(s)) throw new RenderError(field, 'a URL naming a unix socket (http://unix:…) is not allowed');
   return quoteWithVariables(s, field);
 }
 

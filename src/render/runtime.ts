@@ -99,9 +99,23 @@ export function tempPaths(runtime: NginxRuntime): Record<'client_body' | 'proxy'
   return { client_body: join(t, 'client-body'), proxy: join(t, 'proxy'), fastcgi: join(t, 'fastcgi'), uwsgi: join(t, 'uwsgi'), scgi: join(t, 'scgi') };
 }
 
-/** Where the htpasswd file of an auth Secret (`namespace/name`) is written. */
+/**
+ * One path component from a name: injective (every byte outside [A-Za-z0-9_.-] is %XX, `%`
+ * itself included) and never `.`, `..` or hidden (a leading dot is escaped too).
+ */
+export function pathComponent(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]|^\./gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}
+
+/**
+ * Where the htpasswd file of an auth Secret (`namespace/name`) is written: a directory per
+ * namespace, so `team-x/auth` and `team/x-auth` are two files.
+ */
 export function authFilePath(runtime: NginxRuntime, secret: string): string {
-  return join(runtime.prefix, 'auth', `${secret.replace(/[^A-Za-z0-9.-]/g, '-')}.passwd`);
+  const slash = secret.indexOf('/');
+  // `%` and `%%` are no escaped name: the directories of "no namespace" and "empty namespace".
+  const namespace = slash < 0 ? '%%' : slash === 0 ? '%' : pathComponent(secret.slice(0, slash));
+  return join(runtime.prefix, 'auth', namespace, `${pathComponent(secret.slice(slash + 1))}.passwd`);
 }
 
 /**

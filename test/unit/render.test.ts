@@ -46,6 +46,9 @@ filters('url validates scheme and characters', () => {
   assert.is(f.url('https://a.example.com/x?y=$host'), '"https://a.example.com/x?y=$host"');
   assert.throws(() => f.url('javascript:alert(1)', 'auth-url'), /auth-url: not an absolute/);
   assert.throws(() => f.url('http://a/"; return 200', 'auth-url'), /auth-url/);
+  assert.throws(() => f.url('http://unix:/run/control.sock:/configuration/certs', 'auth-url'), /auth-url: a URL naming a unix socket/);
+  assert.throws(() => f.url('https://Unix:/x.sock:/', 'auth-url'), /unix socket/);
+  assert.is(f.url('http://unix.example.com/'), '"http://unix.example.com/"', 'a host that only starts with unix is a host');
   assert.throws(() => f.url('http://a/ b', 'auth-url'), /auth-url/);
 });
 

@@ -9,6 +9,7 @@
 import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
 import { namesUnixSocket } from '../model/validate.js';
+import { snippetProblem } from '../model/snippet-check.js';
 
 export class RenderError extends Error {
   constructor(readonly field: string, message: string) {
@@ -220,17 +221,13 @@ export function appRoot(v: unknown, field = 'app-root'): string {
 
 /**
  * A snippet is NGINX configuration by definition (allowed by the operator, refused earlier
- * otherwise). We only make sure it cannot close the block it sits in.
+ * otherwise). It is read again as NGINX will read it, so it cannot leave the block it sits in.
  */
 export function snippet(v: unknown, field = 'snippet'): string {
   if (typeof v !== 'string') throw new RenderError(field, 'expected a string');
   if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(v)) throw new RenderError(field, 'control characters are not allowed');
-  let depth = 0;
-  for (const c of v.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|#[^\n]*/g, '')) {
-    if (c === '{') depth++;
-    else if (c === '}' && --depth < 0) throw new RenderError(field, 'unbalanced }');
-  }
-  if (depth !== 0) throw new RenderError(field, 'unbalanced {');
+  const problem = snippetProblem(v);
+  if (problem) throw new RenderError(field, problem);
   return v.split('\n').join('\n        ');
 }
 

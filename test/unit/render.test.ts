@@ -85,10 +85,12 @@ filters('Lua string literal escapes everything outside a safe set', () => {
   assert.is(f.luaString('é'), '"\\195\\169"');
 });
 
-filters('snippet refuses unbalanced braces', () => {
+filters('snippet is read as NGINX reads it: no leaving its block, no reaching outside', () => {
   assert.is(f.snippet('more_set_headers "a: {";'), 'more_set_headers "a: {";');
-  assert.throws(() => f.snippet('} server {', 'server-snippet'), /server-snippet: unbalanced/);
-  assert.throws(() => f.snippet('location / {', 'server-snippet'), /server-snippet: unbalanced/);
+  assert.throws(() => f.snippet('} server {', 'server-snippet'), /server-snippet: line 1: closes a block it did not open/);
+  assert.throws(() => f.snippet('location / {', 'server-snippet'), /server-snippet: line 1: leaves a block open/);
+  assert.throws(() => f.snippet('set $a ${${;\n} }\nserver { location /y {\nset $b z}z};', 'configuration-snippet'), /configuration-snippet: line 2: closes a block/);
+  assert.throws(() => f.snippet('include /etc/passwd;', 'server-snippet'), /"include" reads another file/);
 });
 
 filters.run();

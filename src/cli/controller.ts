@@ -137,14 +137,14 @@ export async function runController(argv: string[]): Promise<number> {
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */
-function reportInvalidIngresses(warnings: ReadonlyArray<{ object: string; field: string; message: string }>, store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>, logger: Logger): void {
+function reportInvalidIngresses(warnings: ReadonlyArray<{ object: string; field: string; message: string; reason?: string }>, store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>, logger: Logger): void {
   for (const w of warnings) {
     const m = /^Ingress (\S+)$/.exec(w.object);
     if (!m) continue;
     const ing = store.getIngress(m[1]);
     if (!ing) continue;
     try {
-      recordInvalidIngress(events, ing, `${w.field}: ${w.message}`);
+      recordInvalidIngress(events, ing, `${w.field}: ${w.message}`, w.reason);
     } catch (err) {
       logger.debug({ err: String(err) }, 'event recording failed');
     }

@@ -115,6 +115,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
         allow: new Set((header.upstreamAddresses?.allow ?? []) as AddressClass[]),
         ownPorts: new Set(header.upstreamAddresses?.ownPorts ?? []),
       },
+      hostOwnership: header.hostOwnership ?? false,
       // Certificates expire against the recording's clock, not today's.
       now: () => new Date(epoch + scheduler.now() - start),
       logger,

@@ -139,6 +139,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     logger,
     reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port],
     addressPolicy,
+    hostOwnership: opts.hostOwnership,
   });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one
   // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts

@@ -37,6 +37,8 @@ export interface ModelBuildOptions {
   reservedPorts?: number[];
   /** Which node-local upstream addresses are refused; all of them by default. */
   addressPolicy?: AddressPolicy;
+  /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
+  hostOwnership?: boolean;
 }
 
 export interface BuildResult {
@@ -192,7 +194,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     return defaultRootMemo.location;
   }
 
-  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot });
+  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot, hostOwnership: opts.hostOwnership });
   let lastTopology: Topology | null = null;
 
   /** Drops memo entries for hosts, backends and Services the new topology no longer has. */

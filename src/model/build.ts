@@ -24,6 +24,7 @@ import { createTopologyCache, endpointsKey, type BackendPlan, type Topology } fr
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
 import { byName, isSortedByName } from './sort.js';
 import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './address-policy.js';
+import { createBackendNameClaims } from './backend-names.js';
 
 export interface ModelBuildOptions {
   /** --annotations-prefix, e.g. `nginx.ingress.kubernetes.io`. */
@@ -194,6 +195,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     return defaultRootMemo.location;
   }
 
+  const claimBackendNames = createBackendNameClaims();
   const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot, hostOwnership: opts.hostOwnership });
   let lastTopology: Topology | null = null;
 
@@ -362,7 +364,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const list = store.listIngresses();
     const fragments = new Array<IngressFragment>(list.length);
     for (let i = 0; i < list.length; i++) fragments[i] = fragmentFor(store, list[i]!, settings);
-    const topo = topologies.topologyFor(settings, fragments);
+    const topo = topologies.topologyFor(settings, claimBackendNames(fragments));
     // A first build has nothing to forget.
     if (topo !== lastTopology && lastTopology !== null) forgetRemoved(topo, store.options.defaultBackendService);
     lastTopology = topo;

@@ -288,7 +288,8 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       if (f.canary) continue;
       planUses(plans, f, undefined, owners);
       if (f.parsed.defaultBackendService) {
-        const name = customDefaultBackendName(f.parsed.defaultBackendService);
+        // The fragment's own name for it (backend-names.ts may have given it an injective one).
+        const name = f.rootLocation.defaultBackend ?? customDefaultBackendName(f.parsed.defaultBackendService);
         if (!customDefaults.has(name)) customDefaults.set(name, { name, svcKey: f.parsed.defaultBackendService, ownerKey: f.key });
       }
     }

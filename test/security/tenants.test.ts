@@ -22,7 +22,7 @@ const htpasswd = (ns: string, name: string, line: string) => ({
   apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, data: { auth: Buffer.from(`${line}\n`).toString('base64') },
 });
 const withAuth = (ns: string, name: string, host: string, secret: string) => ingress(ns, name, {
-  host, paths: [{ path: '/', service: 'web' }],
+  host, paths: [{ path: '/', service: 'web' }], created: '2026-01-01T00:00:00Z',
   annotations: { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: secret, [`${P}/auth-realm`]: host },
 });
 const listening = (port: number) => new Promise<boolean>((resolve) => {
@@ -72,6 +72,9 @@ test.before(async () => {
         snippet('include', 'include.test', 'include /etc/passwd;'),
         snippet('server', 'server.test', `location /z { return 200; }\n}\nserver { listen 127.0.0.1:${pwnPort}; `, 'server-snippet'),
         snippet('lua-file', 'lua.test', 'content_by_lua_file /tmp/evil.lua;'),
+        // Service team/x-web has the ingress-nginx backend name of team-x/web: team-x-web-80.
+        service('team', 'x-web'), ...slices('team', 'x-web', [attacker]),
+        ingress('team', 'bypass', { host: 'bypass.test', paths: [{ path: '/', service: 'x-web' }], created: '2026-02-01T00:00:00Z' }),
         ingress('team-b', 'canary', {
           host: 'shop.test', paths: [{ path: '/', service: 'evil' }], created: '2026-02-01T00:00:00Z',
           annotations: { [`${P}/canary`]: 'true', [`${P}/canary-weight`]: '100' },
@@ -102,6 +105,13 @@ test('two namespaces whose names spell the same keep their own basic-auth files'
   assert.is(await get('team.test', 'bob', 'bravo'), 200, "team's password opens team's site");
   assert.is(await get('x.test', 'bob', 'bravo'), 401, "team's password does not open team-x's site");
   assert.is(await get('team.test', 'alice', 'alpha'), 401, "team-x's password does not open team's site");
+});
+
+test("a Service whose backend name is another namespace's does not reach that namespace's endpoints", async () => {
+  const bypass = await ctl.request('bypass.test', '/');
+  assert.is(bypass.backend, 'attacker', "bypass.test is served by its own Service, not team-x's behind no password");
+  assert.is((await ctl.request('x.test', '/')).status, 401, "team-x's site still asks for its password");
+  assert.match(ctl.output(), /Ingress team\/bypass.*backend name team-x-web-80 of Service team\/x-web port 80 is already that of Service team-x\/web port 80 \(Ingress team-x\/site\)/);
 });
 
 test('snippets that leave their block or reach outside the Ingress are refused; everything else is served', async () => {

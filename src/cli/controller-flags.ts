@@ -40,6 +40,10 @@ export interface ControllerOptions extends ServePorts {
   syncRateLimit: number;
   enableSslPassthrough: boolean;
   enableMetrics: boolean;
+  // admission webhook
+  validatingWebhook: string;
+  validatingWebhookCertificate: string;
+  validatingWebhookKey: string;
   shutdownGracePeriodMs: number;
   postShutdownGracePeriodMs: number;
   // ingress-rx's own
@@ -100,6 +104,9 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'enable-ssl-passthrough', key: 'enableSslPassthrough', type: 'bool', default: false, help: 'Serve the ssl-passthrough annotation: a stream server on the HTTPS port reads the SNI and sends those hosts\' TLS to their backends untouched.' },
   { name: 'ssl-passthrough-proxy-port', key: 'sslPassthroughProxyPort', type: 'int', default: 442, help: 'Loopback port of NGINX\'s HTTPS servers when --enable-ssl-passthrough is on.' },
   { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect and expose Prometheus metrics on the healthz port.' },
+  { name: 'validating-webhook', key: 'validatingWebhook', type: 'string', default: '', help: 'Address of the validating admission webhook, "<host>:port" (":8443": every address). Empty: no webhook. Reviews run the controller\'s own parsers and rules on the Ingress and those sharing its hosts; no program is run on them.' },
+  { name: 'validating-webhook-certificate', key: 'validatingWebhookCertificate', type: 'string', default: '', help: 'PEM certificate of the webhook\'s HTTPS server (re-read when the file changes).' },
+  { name: 'validating-webhook-key', key: 'validatingWebhookKey', type: 'string', default: '', help: 'PEM key of the webhook\'s HTTPS server (re-read when the file changes).' },
   { name: 'shutdown-grace-period', key: 'shutdownGracePeriodMs', type: 'seconds', default: 0, help: 'Seconds to wait after the shutdown signal before stopping NGINX.' },
   { name: 'post-shutdown-grace-period', key: 'postShutdownGracePeriodMs', type: 'seconds', default: 10_000, help: 'Seconds to wait after NGINX stopped before the controller exits.' },
   { name: 'log-level', key: 'logLevel', type: 'string', default: 'info', help: 'Log level: trace, debug, info, warn, error, fatal or silent.', ours: true },
@@ -137,10 +144,7 @@ export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
   'max-buckets': 'native histograms are not supported',
   'exclude-socket-metrics': 'metrics follow ingress-nginx\'s defaults',
   'monitor-max-batch-size': 'metrics follow ingress-nginx\'s defaults',
-  'validating-webhook': 'there is no admission webhook; invalid Ingresses are reported as Events',
-  'validating-webhook-certificate': 'there is no admission webhook',
-  'validating-webhook-key': 'there is no admission webhook',
-  'disable-full-test': 'there is no admission webhook',
+  'disable-full-test': 'the admission webhook never builds the full configuration: it always builds only the reviewed Ingress\'s hosts',
   'internal-logger-address': 'there is no internal syslog listener',
   'deep-inspect': 'annotations and paths are always validated',
   'dynamic-configuration-retries': 'the retry schedule of dynamic configuration is fixed',
@@ -260,6 +264,14 @@ function validate(o: ControllerOptions): ParseResult {
   }
   const allowed = parseAllowedClasses(o.allowUpstreamAddresses);
   if ('error' in allowed) return { ok: false, error: `invalid value "${o.allowUpstreamAddresses}" for --allow-upstream-addresses: ${allowed.error}` };
+  if (o.validatingWebhook !== '') {
+    if (!/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(o.validatingWebhook)) {
+      return { ok: false, error: `invalid value "${o.validatingWebhook}" for --validating-webhook: expected "<host>:port", e.g. ":8443"` };
+    }
+    if (o.validatingWebhookCertificate === '' || o.validatingWebhookKey === '') {
+      return { ok: false, error: '--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key' };
+    }
+  }
   if (!(o.syncRateLimit > 0)) return { ok: false, error: `invalid value ${o.syncRateLimit} for --sync-rate-limit: expected a positive number` };
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(o.logLevel)) {
     return { ok: false, error: `invalid value "${o.logLevel}" for --log-level: expected trace, debug, info, warn, error, fatal or silent` };

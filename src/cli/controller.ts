@@ -14,6 +14,11 @@ import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOp
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
 import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
+import type { Registry } from 'prom-client';
+import type { NginxRuntime } from '../render/runtime.js';
+import { createReviewer } from '../admission/review.js';
+import { createAdmissionMetrics } from '../admission/metrics.js';
+import { startWebhookServer, type WebhookServer } from '../admission/server.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -85,12 +90,17 @@ export async function runController(argv: string[]): Promise<number> {
     },
   });
 
+  // The webhook reviews against the store once it holds the informers' initial lists (applied
+  // synchronously as they are emitted), whether or not NGINX runs a configuration yet: a bad
+  // Ingress that keeps NGINX from starting must stay fixable.
+  let storeLoaded = false;
   let controller;
   try {
     controller = await serve({
       logger, store, runtime,
       source: (onInitialState) => kubeSource({
-        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger, onInitialState,
+        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+        onInitialState: () => { storeLoaded = true; onInitialState(); },
       }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
@@ -112,6 +122,17 @@ export async function runController(argv: string[]): Promise<number> {
     await obs.close();
     return 1;
   }
+  let webhook: WebhookServer | null = null;
+  if (o.validatingWebhook) {
+    try {
+      webhook = await startAdmissionWebhook(o, { store, logger, registry: controller.registry, ready: () => storeLoaded, runtime });
+    } catch (err) {
+      logger.fatal({ err: (err as Error).message }, 'the validating webhook could not start');
+      await controller.shutdown();
+      await obs.close();
+      return 1;
+    }
+  }
   leader.start();
   status?.start();
   logger.info({ pod: `${podNamespace}/${podName}`, class: o.ingressClass, controller: o.controllerClass }, 'ingress-rx controller started');
@@ -126,6 +147,7 @@ export async function runController(argv: string[]): Promise<number> {
     // failing readiness probe first.
     await sleep(o.shutdownGracePeriodMs);
   }
+  await webhook?.close();
   await controller.shutdown();
   await status?.shutdown();
   await leader.stop();
@@ -134,6 +156,24 @@ export async function runController(argv: string[]): Promise<number> {
   if (stop instanceof Error) return 1;
   await sleep(o.postShutdownGracePeriodMs);
   return 0;
+}
+
+/** --validating-webhook: reviews against the controller's store, refused until the store holds the cluster. */
+async function startAdmissionWebhook(o: ControllerOptions, ctx: {
+  store: ReturnType<typeof createStore>; logger: Logger; registry: Registry; ready: () => boolean; runtime: NginxRuntime;
+}): Promise<WebhookServer> {
+  const { runtime } = ctx;
+  return startWebhookServer({
+    address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey, logger: ctx.logger,
+    reviewer: createReviewer({
+      store: ctx.store, annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
+      reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>),
+      hostOwnership: o.hostOwnership,
+    }),
+    metrics: createAdmissionMetrics(ctx.registry),
+    ready: ctx.ready,
+  });
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */

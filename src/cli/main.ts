@@ -3,6 +3,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../version.js';
 import { parseAllowedClasses } from '../model/address-policy.js';
+import { addClusterFlags } from './cluster-flags.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const logLevel = () => new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info');
@@ -77,6 +78,25 @@ function buildProgram(setExit: (code: number) => void): Command {
     .action(async (opts) => {
       const { runRender } = await import('./render.js');
       setExit(await runRender(opts));
+    });
+
+  addClusterFlags(program.command('lint')
+    .description('Check manifests (files, directories, or - for a `kubectl get -o yaml` dump on stdin) as the admission webhook would; file:line per finding; exit 1 on errors')
+    .argument('<paths...>', 'manifest files or directories, or - for stdin')
+    .option('--strict', 'warnings fail too (exit 1)', false)
+    .addOption(new Option('--output <format>', 'text or json').choices(['text', 'json']).default('text')))
+    .action(async (paths: string[], opts) => {
+      const { runLint } = await import('./lint.js');
+      setExit(runLint(paths, opts));
+    });
+
+  addClusterFlags(program.command('migrate-report')
+    .description('What moving from ingress-nginx changes: every annotation and ConfigMap key in a cluster dump, supported, different or refused')
+    .argument('<paths...>', 'a `kubectl get ingress,svc,secret,cm,ingressclass -A -o yaml` dump, manifest files or directories, or - for stdin')
+    .addOption(new Option('--output <format>', 'text, markdown or json').choices(['text', 'markdown', 'json']).default('text')))
+    .action(async (paths: string[], opts) => {
+      const { runMigrateReport } = await import('./migrate-report.js');
+      setExit(runMigrateReport(paths, opts));
     });
 
   program.command('replay')

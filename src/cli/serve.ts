@@ -4,6 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
+import type { Registry } from 'prom-client';
 import {
   EMPTY, Subject, asyncScheduler, filter, map, merge, takeUntil,
   type Observable, type Subscription,
@@ -60,6 +61,8 @@ export interface RunningController {
    */
   fatal: Promise<Error>;
   results$: Observable<SyncResult>;
+  /** The metrics registry served on the healthz port (the admission webhook adds its families). */
+  registry: Registry;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
   shutdown(): Promise<void>;
 }
@@ -234,6 +237,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     ready: readyPromise,
     fatal,
     results$,
+    registry: metrics.registry,
     shutdown() {
       shutdownPromise ??= (async () => {
         shuttingDown = true;

@@ -40,6 +40,20 @@ export interface ModelBuildOptions {
   addressPolicy?: AddressPolicy;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
   hostOwnership?: boolean;
+  /** Caches several builders may share (the admission webhook makes a builder per review). */
+  shared?: SharedCaches;
+}
+
+/** What builders can share: parsed certificates (by Secret object) and the settings of the last ConfigMap. */
+export interface SharedCaches {
+  readCertificate: ReturnType<typeof createCertificateCache>;
+  settings: { memo: SettingsMemo | null };
+}
+
+interface SettingsMemo { key: string; cm: ConfigMap | undefined; deps: Dependency[]; settings: NginxSettings; warnings: ModelWarning[] }
+
+export function createSharedCaches(): SharedCaches {
+  return { readCertificate: createCertificateCache(), settings: { memo: null } };
 }
 
 export interface BuildResult {
@@ -113,13 +127,13 @@ interface BackendEntry {
 export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const now = opts.now ?? (() => new Date());
   const logger = opts.logger;
-  const readCertificate = createCertificateCache();
+  const shared = opts.shared ?? createSharedCaches();
+  const readCertificate = shared.readCertificate;
   const coverage = new WeakMap<ParsedCertificate, Map<string, boolean>>();
   const fallbackEndpoints: Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
 
-  let settingsMemo: { key: string; cm: ConfigMap | undefined; deps: Dependency[]; settings: NginxSettings; warnings: ModelWarning[] } | null = null;
   const ingressMemo = new WeakMap<Ingress, IngressEntry>();
   let tlsMemo = new Map<string, TLSEntry>();
   let endpointsMemo = new Map<string, EndpointsEntry>();
@@ -143,9 +157,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   function settingsFor(store: StoreReader): { settings: NginxSettings; warnings: ModelWarning[] } {
     const key = store.options.configmap;
     const cm = key ? store.getConfigMap(key) : undefined;
-    if (settingsMemo && settingsMemo.key === key && settingsMemo.cm === cm && dependenciesCurrent(store, settingsMemo.deps)) {
-      return settingsMemo;
-    }
+    const memo = shared.settings.memo;
+    if (memo && memo.key === key && memo.cm === cm && dependenciesCurrent(store, memo.deps)) return memo;
     const deps: Dependency[] = [];
     let settings: NginxSettings;
     let warnings: ModelWarning[] = [];
@@ -156,8 +169,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     } else {
       ({ settings, warnings } = parseConfigMap(cm.data, { object: `ConfigMap ${key}`, store: trackingReader(store, deps) }));
     }
-    settingsMemo = { key, cm, deps, settings, warnings };
-    return settingsMemo;
+    shared.settings.memo = { key, cm, deps, settings, warnings };
+    return shared.settings.memo;
   }
 
   function fragmentFor(store: StoreReader, ing: Ingress, settings: NginxSettings): IngressFragment {
@@ -293,17 +306,12 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function planWarning(p: BackendPlan, ends: ServiceEndpoints): ModelWarning | undefined {
-    const refused = ends.refused.length > 0 ? `${ends.refused.join('; ')}; ` : '';
-    if (ends.problem) {
-      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}: ${refused}${ends.problem}` };
-    }
-    if (ends.endpoints.length === 0) {
-      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: ${refused}Service ${p.use.serviceKey} has no ready endpoints (503)` };
-    }
-    if (refused !== '') {
-      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: ${refused.slice(0, -2)}` };
-    }
-    return undefined;
+    const warning = (message: string): ModelWarning => ({ object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}${message}` });
+    // Refused addresses first, each naming its EndpointSlice or Service.
+    const refused = ends.refused.length > 0 ? `: ${ends.refused.join('; ')}` : '';
+    if (ends.problem) return warning(`${refused || ':'}${refused ? '; ' : ' '}${ends.problem}`);
+    if (ends.endpoints.length === 0) return warning(`${refused}${refused ? '; no ready endpoints (503)' : ' has no ready endpoints (503)'}`);
+    return refused ? warning(refused) : undefined;
   }
 
   /** The memoised backend of a name: rebuilt when its endpoints, owner or plan changed. */

@@ -389,7 +389,7 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     if (!sortedServed) {
       const list: Array<{ t: number; key: string; ing: Ingress }> = [];
       for (const key of served) list.push({ t: timestamp(ingresses.get(key)!), key, ing: ingresses.get(key)! });
-      list.sort((a, b) => (a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.key > b.key ? -1 : a.key < b.key ? 1 : 0));
+      list.sort(byIngressOrder);
       sortedServed = Object.freeze(list.map((e) => e.ing));
       sortedIndex = new Map(list.map((e, i) => [e.key, i]));
     }
@@ -399,6 +399,7 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
   return {
     options: opts,
     apply,
+    serves: evaluate,
     listIngresses,
     getIngress: (key) => (served.has(key) ? ingresses.get(key) : undefined),
     getService: (key) => services.get(key),
@@ -411,8 +412,13 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
   };
 }
 
+/** The served order of Ingresses: oldest first (by `t`, the creation time in ms), ties by `ns/name` descending. */
+export function byIngressOrder(a: { t: number; key: string }, b: { t: number; key: string }): number {
+  return a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.key > b.key ? -1 : a.key < b.key ? 1 : 0;
+}
+
 // Missing or unparsable timestamps sort first, like Go's zero time.
-function timestamp(obj: KubeObject): number {
+export function timestamp(obj: KubeObject): number {
   const t = obj.metadata.creationTimestamp ? Date.parse(obj.metadata.creationTimestamp) : NaN;
   return Number.isNaN(t) ? -Infinity : t;
 }

@@ -62,4 +62,6 @@ export interface StoreReader {
 export interface Store extends StoreReader {
   /** Applies an event and says whether it matters. Never throws on bad input. */
   apply(event: SourceEvent): ApplyResult;
+  /** Whether this controller would serve the Ingress (class, watched namespace, --disable-catch-all), and why. */
+  serves(ing: Ingress): { served: boolean; reason: string };
 }

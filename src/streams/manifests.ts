@@ -162,6 +162,12 @@ function sortKey(root: string, file: string): string {
   return relative(root, file);
 }
 
+/** The manifest files under a directory, as the manifests source reads them (sorted; dot-entries skipped). */
+export function listManifestFiles(root: string): { files: string[]; errors: ManifestError[] } {
+  const errors: ManifestError[] = [];
+  return { files: walk(root, (e) => errors.push(e)).files, errors };
+}
+
 /** Manifest files (sorted) and directories under `root`; dot-entries (editor swap files, `..data`) skipped. */
 function walk(root: string, report: (e: ManifestError) => void): { files: string[]; dirs: string[] } {
   const files: string[] = [];

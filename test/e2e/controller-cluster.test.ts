@@ -1,9 +1,11 @@
 // `ingress-rx controller` end to end against the in-process fake API server (real list/watch
 // wire protocol) with real NGINX: serves what the cluster holds, follows watch events, survives
-// dropped watches and 410 Gone, writes Ingress status as leader, records reload Events.
+// dropped watches and 410 Gone, writes Ingress status as leader, records reload Events, and
+// reviews Ingresses on its validating webhook against what it watches.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
@@ -19,6 +21,8 @@ let a: EchoServer;
 let b: EchoServer;
 const tmp = mkdtempSync(join(tmpdir(), 'irx-cluster-'));
 const kubeconfig = join(tmp, 'kubeconfig');
+const certs = new URL('../fixtures/model/_certs/', import.meta.url).pathname;
+let webhookPort: number;
 
 const ingressClass = { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } };
 const web = () => ({ ...ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }) });
@@ -34,10 +38,13 @@ test.before(async () => {
   // An Ingress of another class is not served.
   fake.create(ingress('shop', 'other', { host: 'other.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  webhookPort = await freePort();
   ctl = await startController({
     kubeconfig,
     // The echo backends run on loopback, which a controller refuses unless allowed.
-    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--allow-upstream-addresses=loopback'],
+    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--allow-upstream-addresses=loopback',
+      `--validating-webhook=127.0.0.1:${webhookPort}`,
+      `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
   });
 });
@@ -72,6 +79,45 @@ test('a reload is recorded as a Kubernetes Event', async () => {
     return list.length ? list : undefined;
   }, { what: 'an Event' });
   assert.ok(events.some((e) => JSON.stringify(e).includes('RELOAD')));
+});
+
+/** An AdmissionReview for an Ingress as the API server sends it; resolves with its response. */
+function admissionReview(object: unknown): Promise<{ allowed: boolean; status?: { message: string }; warnings?: string[] }> {
+  const body = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    request: {
+      uid: 'e2e-1', kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
+      resource: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
+      name: (object as { metadata: { name: string } }).metadata.name, namespace: 'shop', operation: 'CREATE',
+      userInfo: { username: 'e2e' }, object, oldObject: null, dryRun: false,
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({
+      host: '127.0.0.1', port: webhookPort, method: 'POST', path: '/networking/v1/ingresses', agent: false,
+      ca: readFileSync(join(certs, 'default.crt')), servername: 'ingress.local', headers: { 'content-type': 'application/json' },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => { text += d; });
+      res.on('end', () => { try { resolve((JSON.parse(text) as { response: never }).response); } catch (err) { reject(new Error(`${res.statusCode} ${text}: ${String(err)}`)); } });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('the validating webhook reviews against the watched cluster: a taken host and path is refused, a good Ingress passes', async () => {
+  // Without a creationTimestamp, as in a hand-made review: it is the newest Ingress.
+  const thief = ingress('shop', 'thief', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] });
+  const refused = await admissionReview(thief);
+  assert.is(refused.allowed, false);
+  assert.match(refused.status!.message, /host shop\.test path \/ \(Prefix\) is already defined by the older Ingress shop\/web/);
+  const fine = await admissionReview(ingress('shop', 'fresh', { host: 'fresh.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
+  assert.is(fine.allowed, true);
+  const theirs = await admissionReview(ingress('shop', 'theirs', { host: 'shop.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
+  assert.is(theirs.allowed, true, 'another class is not ours to judge');
+  assert.is(await ctl.metric('nginx_ingress_controller_check_errors'), 1);
+  assert.is(await ctl.metric('nginx_ingress_controller_admission_tested_ingresses'), 1);
 });
 
 test('an EndpointSlice change through the watch is applied without a reload', async () => {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
 /** Bottom to top; `.` is the shared base (log, version). */
-export const LAYERS = ['.', 'store', 'streams', 'model', 'render', 'actors', 'observability', 'pipeline', 'cli'];
+export const LAYERS = ['.', 'store', 'streams', 'model', 'render', 'actors', 'observability', 'admission', 'pipeline', 'cli'];
 
 function sources(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {

@@ -75,6 +75,8 @@ const accepted: Array<[string[], Partial<ControllerOptions>]> = [
   [['--watch-namespace-selector=team in (a,b)'], { watchNamespaceSelector: 'team in (a,b)' }],
   [['--log-level=debug', '--record', '/tmp/r.ndjson', '--record-secrets'], { logLevel: 'debug', record: '/tmp/r.ndjson', recordSecrets: true }],
   [['--ingress-class=a', '--ingress-class=b'], { ingressClass: 'b' }],
+  [['--validating-webhook=:8443', '--validating-webhook-certificate=/usr/local/certificates/cert', '--validating-webhook-key=/usr/local/certificates/key'],
+    { validatingWebhook: ':8443', validatingWebhookCertificate: '/usr/local/certificates/cert', validatingWebhookKey: '/usr/local/certificates/key' }],
   [['--help'], { help: true }],
   [['-h'], { help: true }],
 ];
@@ -87,7 +89,9 @@ for (const [argv, want] of accepted) {
 
 const refusals: Array<[string[], RegExp]> = [
   [['--enable-ssl-passthrough=maybe'], /invalid value "maybe" for --enable-ssl-passthrough/],
-  [['--validating-webhook=:8443'], /--validating-webhook is an ingress-nginx flag that ingress-rx does not support/],
+  [['--validating-webhook=:8443'], /--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key/],
+  [['--validating-webhook=8443', '--validating-webhook-certificate=/c', '--validating-webhook-key=/k'], /--validating-webhook: expected "<host>:port"/],
+  [['--disable-full-test'], /--disable-full-test is an ingress-nginx flag .*only the reviewed Ingress's hosts/],
   [['--maxmind-license-key', 'x'], /--maxmind-license-key is an ingress-nginx flag/],
   [['--v=2'], /klog.*--log-level/],
   [['--no-such-flag'], /unknown flag --no-such-flag/],

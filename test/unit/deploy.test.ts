@@ -1,33 +1,40 @@
 // The deployment artefacts: the YAML in deploy/ parses and hangs together, its RBAC is exactly
 // what src/streams/kube-api-usage.ts declares, every request the code makes (run against the fake API
 // server) is allowed by that RBAC and every permission is used, and the Dockerfile builds the
-// image the Deployment expects (checked by reading it: there is no container engine here).
+// image the Deployment expects (checked by reading it: there is no container engine here); the
+// admission webhook's Service, configuration and both certificate variants fit the Deployment.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CoordinationV1Api, CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { startFakeApiServer, type RecordedRequest } from '../support/fake-apiserver.js';
 import { waitFor } from '../support/wait.js';
 import { silentLogger } from '../../src/log.js';
-import { parseControllerFlags, type ControllerOptions } from '../../src/cli/controller-flags.js';
+import { parseControllerFlags, toStoreOptions, type ControllerOptions } from '../../src/cli/controller-flags.js';
 import { kubeApiUsage, rbacRules, type PolicyRule } from '../../src/streams/kube-api-usage.js';
 import { createLeaderElector } from '../../src/actors/leader-election.js';
 import { createStatusWriter } from '../../src/actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod } from '../../src/actors/status-address.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../../src/actors/kube-events.js';
 import { kubeSource } from '../../src/streams/kube.js';
+import { createStore } from '../../src/store/store.js';
+import { createReviewer } from '../../src/admission/review.js';
+import { parseListenAddress, startWebhookServer } from '../../src/admission/server.js';
 import type { Ingress } from '../../src/store/kube-types.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
-interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any }
+interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: any }
 
-function loadManifests(): Manifest[] {
+function loadManifests(dir = 'deploy'): Manifest[] {
   const out: Manifest[] = [];
-  for (const file of readdirSync(join(root, 'deploy')).filter((f) => /\.ya?ml$/.test(f)).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(root, 'deploy', file), 'utf8'))) {
+  for (const file of readdirSync(join(root, dir)).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(root, dir, file), 'utf8'))) {
       assert.equal(doc.errors.map(String), [], `${file} parses`);
       const m = doc.toJS() as Manifest | null;
       if (m) out.push(m);
@@ -37,11 +44,13 @@ function loadManifests(): Manifest[] {
 }
 
 const manifests = loadManifests();
-function one(kind: string): Manifest {
-  const found = manifests.filter((m) => m.kind === kind);
-  assert.is(found.length, 1, `exactly one ${kind}`);
+function one(kind: string, name?: string, from = manifests): Manifest {
+  const found = from.filter((m) => m.kind === kind && (name === undefined || m.metadata.name === name));
+  assert.is(found.length, 1, `exactly one ${kind}${name ? ` ${name}` : ''}`);
   return found[0]!;
 }
+const CONTROLLER_SERVICE = 'ingress-rx-controller';
+const ADMISSION_SERVICE = 'ingress-rx-controller-admission';
 
 const deployment = one('Deployment');
 const container = deployment.spec.template.spec.containers[0];
@@ -56,7 +65,7 @@ const options: ControllerOptions = (() => {
 test('every manifest has apiVersion, kind and name; namespaced ones live in the controller namespace', () => {
   const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'IngressClass']);
   const kinds = manifests.map((m) => m.kind).sort();
-  assert.equal(kinds, ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'IngressClass', 'Namespace', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+  assert.equal(kinds, ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'IngressClass', 'Namespace', 'Role', 'RoleBinding', 'Service', 'Service', 'ServiceAccount']);
   for (const m of manifests) {
     assert.ok(m.apiVersion && m.kind && m.metadata?.name, `${m.kind} ${m.metadata?.name}`);
     if (clusterScoped.has(m.kind)) assert.is(m.metadata.namespace, undefined, `${m.kind} is cluster-scoped`);
@@ -76,7 +85,8 @@ test('the Deployment: service account, env from the downward API, probes, resour
     assert.is(probe.httpGet.port, options.healthzPort);
   }
   const ports = (container.ports as Array<{ name: string; containerPort: number }>);
-  assert.equal(ports.map((p) => p.containerPort).sort((a, b) => a - b), [options.httpPort, options.httpsPort, options.healthzPort].sort((a, b) => a - b));
+  const webhookPort = parseListenAddress(options.validatingWebhook).port;
+  assert.equal(ports.map((p) => p.containerPort).sort((a, b) => a - b), [options.httpPort, options.httpsPort, options.healthzPort, webhookPort].sort((a, b) => a - b));
   assert.ok(container.resources.requests.cpu && container.resources.requests.memory, 'resource requests');
   assert.ok(container.resources.limits.memory, 'memory limit');
   const sc = container.securityContext;
@@ -88,7 +98,7 @@ test('the Deployment: service account, env from the downward API, probes, resour
 });
 
 test('the args refer to the objects deployed next to them', () => {
-  const service = one('Service');
+  const service = one('Service', CONTROLLER_SERVICE);
   const ingressClass = one('IngressClass');
   assert.is(options.publishService, `${service.metadata.namespace}/${service.metadata.name}`);
   assert.is(options.configmap, `${one('ConfigMap').metadata.namespace}/${one('ConfigMap').metadata.name}`);
@@ -198,6 +208,132 @@ test('every request the code makes is allowed by the deployed RBAC, and every pe
   } finally {
     for (const f of stop.reverse()) await f();
     await fake.close();
+  }
+});
+
+// ---- the admission webhook ----
+
+const webhookMount = () => {
+  const mount = (container.volumeMounts as Array<{ name: string; mountPath: string; readOnly?: boolean }>).find((m) => m.name === 'webhook-cert')!;
+  const volume = (deployment.spec.template.spec.volumes as Array<{ name: string; secret?: { secretName: string } }>).find((v) => v.name === 'webhook-cert')!;
+  return { dir: mount.mountPath.replace(/\/$/, ''), readOnly: mount.readOnly, secretName: volume.secret!.secretName };
+};
+
+test('the webhook: served on the container port named webhook, its certificate files in the mounted Secret, the admission Service in front', () => {
+  const port = parseListenAddress(options.validatingWebhook).port;
+  const named = Object.fromEntries((container.ports as Array<{ name: string; containerPort: number }>).map((p) => [p.name, p.containerPort]));
+  assert.is(named.webhook, port);
+  const { dir, readOnly, secretName } = webhookMount();
+  assert.is(readOnly, true);
+  assert.is(secretName, 'ingress-rx-admission');
+  assert.is(dirname(options.validatingWebhookCertificate), dir);
+  assert.is(dirname(options.validatingWebhookKey), dir);
+  const svc = one('Service', ADMISSION_SERVICE);
+  assert.is(svc.spec.type, 'ClusterIP');
+  assert.equal(svc.spec.selector, pick(deployment.spec.template.metadata.labels, Object.keys(svc.spec.selector)));
+  assert.equal(svc.spec.ports.map((p: { port: number; targetPort: string }) => [p.port, p.targetPort]), [[443, 'webhook']]);
+});
+
+const variants = { job: loadManifests('deploy/admission/self-signed-job'), certManager: loadManifests('deploy/admission/cert-manager') };
+
+test('both certificate variants register the same webhook: Ingress CREATE/UPDATE to the admission Service, v1 reviews, failing closed', () => {
+  const job = one('ValidatingWebhookConfiguration', undefined, variants.job);
+  const cm = one('ValidatingWebhookConfiguration', undefined, variants.certManager);
+  const { annotations, ...cmMeta } = cm.metadata as Manifest['metadata'] & { annotations: Record<string, string> };
+  assert.equal({ ...cm, metadata: cmMeta }, job, 'identical but for the CA-injection annotation');
+  assert.equal(Object.keys(annotations), ['cert-manager.io/inject-ca-from']);
+  const [hook, ...more] = job.webhooks as Array<Record<string, any>>;
+  assert.is(more.length, 0);
+  const svc = one('Service', ADMISSION_SERVICE);
+  assert.equal(hook!.clientConfig.service, { namespace: svc.metadata.namespace, name: svc.metadata.name, path: '/networking/v1/ingresses', port: svc.spec.ports[0].port });
+  assert.equal(hook!.rules, [{ apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['ingresses'] }]);
+  assert.equal(hook!.admissionReviewVersions, ['v1']);
+  assert.is(hook!.failurePolicy, 'Fail');
+  assert.is(hook!.sideEffects, 'None');
+  assert.ok(hook!.timeoutSeconds <= 30);
+});
+
+const serviceNames = (svc: Manifest) => [svc.metadata.name, `${svc.metadata.name}.${svc.metadata.namespace}`, `${svc.metadata.name}.${svc.metadata.namespace}.svc`];
+
+test('the self-signed Job variant: create writes the mounted Secret with the key names the flags read, for the Service\'s names; patch fills the webhook; RBAC allows just that', () => {
+  const flagsOf = (job: Manifest) => {
+    const c = job.spec.template.spec.containers[0];
+    return { cmd: c.args[0] as string, flags: Object.fromEntries((c.args as string[]).slice(1).map((a) => a.replace(/^--/, '').split('=') as [string, string])), sa: job.spec.template.spec.serviceAccountName as string };
+  };
+  const create = flagsOf(one('Job', 'ingress-rx-admission-create', variants.job));
+  const patch = flagsOf(one('Job', 'ingress-rx-admission-patch', variants.job));
+  assert.is(create.cmd, 'create');
+  assert.is(patch.cmd, 'patch');
+  const { secretName } = webhookMount();
+  assert.is(create.flags['secret-name'], secretName);
+  assert.is(patch.flags['secret-name'], secretName);
+  assert.is(create.flags['cert-name'], basename(options.validatingWebhookCertificate));
+  assert.is(create.flags['key-name'], basename(options.validatingWebhookKey));
+  const svc = one('Service', ADMISSION_SERVICE);
+  const hosts = create.flags.host!.replace(/\$\(POD_NAMESPACE\)/g, podNamespace).split(',');
+  for (const h of hosts) assert.ok(serviceNames(svc).includes(h), h);
+  assert.ok(hosts.includes(`${svc.metadata.name}.${svc.metadata.namespace}.svc`), 'the name the API server dials');
+  assert.is(patch.flags['webhook-name'], one('ValidatingWebhookConfiguration', undefined, variants.job).metadata.name);
+  assert.is(patch.flags['patch-mutating'], 'false');
+  const sa = one('ServiceAccount', undefined, variants.job);
+  assert.is(create.sa, sa.metadata.name);
+  assert.is(patch.sa, sa.metadata.name);
+  assert.equal(normalise(one('Role', undefined, variants.job).rules), ['|secrets|create|', '|secrets|get|']);
+  assert.equal(normalise(one('ClusterRole', undefined, variants.job).rules),
+    ['admissionregistration.k8s.io|validatingwebhookconfigurations|get|ingress-rx-admission', 'admissionregistration.k8s.io|validatingwebhookconfigurations|update|ingress-rx-admission']);
+  for (const kind of ['RoleBinding', 'ClusterRoleBinding']) {
+    const b = one(kind, undefined, variants.job);
+    assert.equal(b.subjects, [{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace }]);
+    assert.is(b.roleRef.name, one(kind.replace('Binding', ''), undefined, variants.job).metadata.name);
+  }
+});
+
+test('the cert-manager variant: the Certificate writes the mounted Secret for the Service\'s names, and the webhook takes its CA from it', () => {
+  const cert = one('Certificate', 'ingress-rx-admission', variants.certManager);
+  assert.is(cert.spec.secretName, webhookMount().secretName);
+  assert.equal([...cert.spec.dnsNames].sort(), serviceNames(one('Service', ADMISSION_SERVICE)).sort());
+  const issuer = one('Issuer', cert.spec.issuerRef.name, variants.certManager);
+  const ca = one('Certificate', issuer.spec.ca.secretName, variants.certManager);
+  assert.is(ca.spec.isCA, true);
+  assert.ok(one('Issuer', ca.spec.issuerRef.name, variants.certManager).spec.selfSigned);
+  const hook = one('ValidatingWebhookConfiguration', undefined, variants.certManager);
+  assert.is(hook.metadata.annotations!['cert-manager.io/inject-ca-from'], `${cert.metadata.namespace}/${cert.metadata.name}`);
+  // cert-manager's Secret keys are the ones the flags read.
+  assert.equal([basename(options.validatingWebhookCertificate), basename(options.validatingWebhookKey)], ['tls.crt', 'tls.key']);
+});
+
+test('the deployed pieces fit: the API server, trusting the CA, reaches the webhook under the Service\'s DNS name', async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'irx-deploy-webhook-'));
+  try {
+    const svc = one('Service', ADMISSION_SERVICE);
+    const dns = serviceNames(svc);
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: tmp, stdio: 'ignore' });
+    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=ca.webhook.ingress-rx');
+    openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', `/CN=${dns[0]}`);
+    writeFileSync(join(tmp, 'san.ext'), `subjectAltName=${dns.map((d) => `DNS:${d}`).join(',')}\n`);
+    openssl('x509', '-req', '-in', 'tls.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'tls.crt', '-days', '2', '-extfile', 'san.ext');
+    const store = createStore(toStoreOptions(options));
+    const server = await startWebhookServer({
+      address: '127.0.0.1:0', certFile: join(tmp, basename(options.validatingWebhookCertificate)), keyFile: join(tmp, basename(options.validatingWebhookKey)),
+      logger: silentLogger(), reviewer: createReviewer({ store, annotationsPrefix: options.annotationsPrefix, defaultServerPort: options.defaultServerPort }),
+    });
+    try {
+      const hook = one('ValidatingWebhookConfiguration', undefined, variants.job).webhooks[0];
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpsRequest({
+          host: '127.0.0.1', port: server.port, method: 'POST', path: hook.clientConfig.service.path, agent: false,
+          ca: readFileSync(join(tmp, 'ca.crt')), servername: `${svc.metadata.name}.${svc.metadata.namespace}.svc`,
+          headers: { 'content-type': 'application/json' },
+        }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+        req.on('error', reject);
+        req.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' }, operation: 'DELETE', object: null } }));
+      });
+      assert.is(status, 200);
+    } finally {
+      await server.close();
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
   }
 });
 

@@ -33,6 +33,7 @@ function memoryStore(): Store & { state: Map<string, string> } {
     listIngresses: () => [], getIngress: () => undefined, getService: () => undefined,
     getEndpointSlices: () => [], getSecret: () => undefined, getConfigMap: () => undefined,
     getIngressClass: () => undefined, getNamespace: () => undefined, ingressesReferencingSecret: () => [],
+    serves: () => ({ served: true, reason: 'every Ingress' }),
   };
 }
 

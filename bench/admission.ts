@@ -1,0 +1,151 @@
+// Admission webhook figures at 1k and 10k Ingresses: the round trip of reviews over real HTTPS
+// with 50 in flight at once (the client in a worker thread, its own event loop), a mix of updates
+// of existing Ingresses, new hosts and refused host/path thefts; the in-process review time; and
+// the first review after a store change (the server-name index is rebuilt once per change).
+//   node --import tsx bench/admission.ts [--full]
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { createStore, defaultStoreOptions } from '../src/store/store.js';
+import type { Ingress } from '../src/store/kube-types.js';
+import { silentLogger } from '../src/log.js';
+import { createReviewer } from '../src/admission/review.js';
+import { startWebhookServer } from '../src/admission/server.js';
+import { BENCH_DOMAIN, benchCertificate, generateEvents, hostOf, ingressObject } from './gen.js';
+import { attempt, emitFigures, isFull, loadAverage, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
+
+const CONCURRENCY = 50;
+const PREFIX = 'nginx.ingress.kubernetes.io';
+
+/** The candidates: an update of Ingress i, a new Ingress on a new host, or a new one on Ingress i's host and path (refused). */
+function candidate(k: number, n: number): Ingress {
+  const i = (k * 7919) % n;
+  const base = ingressObject(i);
+  switch (k % 3) {
+    case 0: return { ...base, metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, [`${PREFIX}/proxy-read-timeout`]: String(30 + (k % 60)) } } };
+    case 1: {
+      const ing = ingressObject(n + k);
+      return { ...ing, metadata: { ...ing.metadata, name: `new-${k}`, creationTimestamp: undefined } };
+    }
+    default: return { ...base, metadata: { ...base.metadata, name: `thief-${k}`, uid: `thief-${k}`, creationTimestamp: undefined } };
+  }
+}
+
+function reviewBody(ing: Ingress, k: number): string {
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    request: {
+      uid: `bench-${k}`, kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
+      resource: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
+      name: ing.metadata.name, namespace: ing.metadata.namespace, operation: k % 3 === 0 ? 'UPDATE' : 'CREATE',
+      userInfo: { username: 'bench' }, object: ing, oldObject: null, dryRun: false,
+    },
+  });
+}
+
+// The load client, plain JS for the worker: keeps CONCURRENCY requests in flight until all are done.
+const CLIENT = `
+const { workerData, parentPort } = require('node:worker_threads');
+const https = require('node:https');
+const { port, bodies, concurrency, ca, servername } = workerData;
+const agent = new https.Agent({ keepAlive: true, maxSockets: concurrency });
+const latencies = new Array(bodies.length);
+let allowed = 0, next = 0, done = 0;
+function one(k) {
+  const t0 = performance.now();
+  const req = https.request({ host: '127.0.0.1', port, method: 'POST', path: '/networking/v1/ingresses', agent, ca, servername,
+    headers: { 'content-type': 'application/json' } }, (res) => {
+    let text = '';
+    res.on('data', (d) => { text += d; });
+    res.on('end', () => {
+      latencies[k] = performance.now() - t0;
+      if (JSON.parse(text).response.allowed) allowed++;
+      finish();
+    });
+  });
+  req.on('error', (err) => { latencies[k] = NaN; parentPort.postMessage({ error: String(err) }); finish(); });
+  req.end(bodies[k]);
+}
+function finish() {
+  done++;
+  if (next < bodies.length) one(next++);
+  else if (done === bodies.length) { agent.destroy(); parentPort.postMessage({ latencies, allowed }); }
+}
+for (; next < Math.min(concurrency, bodies.length); next++) one(next);
+`;
+
+function load(port: number, bodies: string[], ca: string): Promise<{ latencies: number[]; allowed: number }> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(CLIENT, { eval: true, workerData: { port, bodies, concurrency: CONCURRENCY, ca, servername: `webhook.${BENCH_DOMAIN}` } });
+    w.on('message', (m: { error?: string; latencies?: number[]; allowed?: number }) => {
+      if (m.error) reject(new Error(m.error));
+      else resolve({ latencies: m.latencies!, allowed: m.allowed! });
+    });
+    w.on('error', reject);
+  });
+}
+
+async function measure(n: number, requests: number, fig: Figures, rows: Row[]): Promise<void> {
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true });
+  for (const e of generateEvents({ n })) store.apply(e);
+  const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181 });
+  const size = `${n / 1000}k`;
+
+  // The first review after a change pays for the server-name index over every Ingress.
+  const changed = ingressObject(1, { n }, 2);
+  store.apply({ kind: 'Ingress', type: 'update', key: `${changed.metadata.namespace}/${changed.metadata.name}`, object: changed });
+  let t0 = performance.now();
+  reviewer.review(candidate(1, n));
+  const first = performance.now() - t0;
+  const inProcess: number[] = [];
+  for (let k = 0; k < 300; k++) {
+    t0 = performance.now();
+    reviewer.review(candidate(k, n));
+    inProcess.push(performance.now() - t0);
+  }
+  fig[`admission_review_ms_${size}`] = round(median(inProcess), 2);
+  fig[`admission_first_review_ms_${size}`] = round(first, 1);
+  rows.push({ figure: `review in process, ${size}`, value: `${median(inProcess).toFixed(2)} ms`, note: `median of 300; p99 ${percentile(inProcess, 99).toFixed(2)} ms; first after a store change ${first.toFixed(1)} ms` });
+
+  const dir = mkdtempSync(join(tmpdir(), 'irx-bench-webhook-'));
+  const { cert, key } = benchCertificate();
+  writeFileSync(join(dir, 'tls.crt'), cert);
+  writeFileSync(join(dir, 'tls.key'), key);
+  const server = await startWebhookServer({
+    address: '127.0.0.1:0', certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), logger: silentLogger(), reviewer,
+  });
+  try {
+    await load(server.port, Array.from({ length: 2 * CONCURRENCY }, (_, k) => reviewBody(candidate(k, n), k)), cert); // warm-up
+    const bodies = Array.from({ length: requests }, (_, k) => reviewBody(candidate(k + 1000, n), k));
+    const started = performance.now();
+    const elu0 = performance.eventLoopUtilization();
+    const { latencies, allowed } = await load(server.port, bodies, cert);
+    const seconds = (performance.now() - started) / 1000;
+    // The server's event loop busy time per review: what a review costs it, whatever else runs on the machine.
+    const busyMs = performance.eventLoopUtilization(elu0).active / requests;
+    fig[`admission_server_ms_per_review_${size}`] = round(busyMs, 2);
+    const p99 = percentile(latencies, 99);
+    fig[`admission_review_p99_ms_${size}`] = round(p99, 1);
+    rows.push({
+      figure: `review round trip p99, ${size}, ${CONCURRENCY} in flight`, value: `${p99.toFixed(1)} ms`,
+      target: n === 10_000 ? '≤ 50 ms' : '', status: n === 10_000 ? verdict(p99, 50) : '',
+      note: `p50 ${median(latencies).toFixed(1)} ms; ${requests} reviews (${allowed} allowed) in ${seconds.toFixed(1)} s = ${(requests / seconds).toFixed(0)}/s; server busy ${busyMs.toFixed(2)} ms per review`,
+    });
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const full = isFull();
+  const fig: Figures = {};
+  const rows: Row[] = [];
+  for (const n of [1000, 10_000]) await attempt(rows, `admission ${n / 1000}k`, () => measure(n, full ? 5000 : 1000, fig, rows));
+  rows.push({ figure: 'load average (1/5/15 min) at the end', value: loadAverage(), note: `hosts like ${hostOf(0)}; client and server share the machine's 2 cores` });
+  printTable('admission webhook', rows);
+  emitFigures(fig);
+}
+
+await main();

@@ -1,0 +1,197 @@
+// admission.k8s.io/v1 AdmissionReview on the wire: reading a request (every field checked, since
+// the webhook port takes requests from anyone who reaches it) and writing the response.
+import type { Ingress } from '../store/kube-types.js';
+import type { Finding } from './review.js';
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: { group: string; version: string; kind: string };
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  name: string;
+  namespace: string;
+  object: unknown;
+  dryRun: boolean;
+}
+
+export type ReadReview = { ok: true; request: AdmissionRequest } | { ok: false; message: string };
+
+export interface AdmissionResponse {
+  allowed: boolean;
+  /** HTTP-like code and message of a denial. */
+  code?: number;
+  message?: string;
+  warnings?: string[];
+}
+
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+/** A review body → its request, or why it is not an admission.k8s.io/v1 AdmissionReview. */
+export function readAdmissionReview(body: string): ReadReview {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body);
+  } catch (err) {
+    return { ok: false, message: `body is not JSON: ${(err as Error).message}` };
+  }
+  if (!isRecord(doc)) return { ok: false, message: 'body is not a JSON object' };
+  if (doc.apiVersion !== 'admission.k8s.io/v1' || doc.kind !== 'AdmissionReview') {
+    return { ok: false, message: 'expected apiVersion admission.k8s.io/v1, kind AdmissionReview (admissionReviewVersions: [v1])' };
+  }
+  const r = doc.request;
+  if (!isRecord(r)) return { ok: false, message: 'request is missing' };
+  if (typeof r.uid !== 'string' || r.uid === '' || r.uid.length > 128) return { ok: false, message: 'request.uid must be a non-empty string' };
+  const kind = r.kind;
+  if (!isRecord(kind) || typeof kind.group !== 'string' || typeof kind.version !== 'string' || typeof kind.kind !== 'string') {
+    return { ok: false, message: 'request.kind must be {group, version, kind}' };
+  }
+  if (typeof r.operation !== 'string' || !OPERATIONS.has(r.operation)) return { ok: false, message: 'request.operation must be CREATE, UPDATE, DELETE or CONNECT' };
+  for (const f of ['name', 'namespace'] as const) {
+    if (r[f] !== undefined && typeof r[f] !== 'string') return { ok: false, message: `request.${f} must be a string` };
+  }
+  if (r.dryRun !== undefined && typeof r.dryRun !== 'boolean') return { ok: false, message: 'request.dryRun must be a boolean' };
+  return {
+    ok: true,
+    request: {
+      uid: r.uid, kind: { group: kind.group, version: kind.version, kind: kind.kind },
+      operation: r.operation as AdmissionRequest['operation'],
+      name: (r.name as string | undefined) ?? '', namespace: (r.namespace as string | undefined) ?? '',
+      object: r.object ?? null, dryRun: (r.dryRun as boolean | undefined) ?? false,
+    },
+  };
+}
+
+export function admissionReviewResponse(uid: string, r: AdmissionResponse): string {
+  const response: Record<string, unknown> = { uid, allowed: r.allowed };
+  if (!r.allowed) {
+    response.status = { status: 'Failure', code: r.code ?? 400, reason: r.code === 403 ? 'Forbidden' : 'BadRequest', message: r.message ?? '' };
+  }
+  if (r.warnings && r.warnings.length > 0) response.warnings = r.warnings;
+  return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
+}
+
+// ---- The Ingress in request.object
+
+/** The API's limit on all annotations of one object together (keys and values). */
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+
+/**
+ * The request's object as an Ingress of the shape the model reads, or what is wrong with it. The
+ * API server only ever sends valid Ingresses; anything else is a caller that is not the API server.
+ */
+export function ingressOf(req: AdmissionRequest): { ok: true; ingress: Ingress } | { ok: false; message: string } {
+  const o = req.object;
+  const problem = shapeProblem(o, INGRESS, 'object');
+  if (problem) return { ok: false, message: `request.${problem}` };
+  const ing = o as Ingress;
+  const size = Object.entries(ing.metadata.annotations ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  if (size > MAX_ANNOTATIONS_BYTES) return { ok: false, message: `request.object.metadata.annotations: ${size} bytes, more than the API allows (${MAX_ANNOTATIONS_BYTES})` };
+  // The API server fills namespace and name before validating admission; a hand-made review may not.
+  const metadata = { ...ing.metadata, name: ing.metadata.name || req.name, namespace: ing.metadata.namespace || req.namespace };
+  if (!metadata.name) return { ok: false, message: 'request.object.metadata.name is missing' };
+  if (!metadata.namespace) return { ok: false, message: 'request.object.metadata.namespace is missing' };
+  return { ok: true, ingress: { ...ing, metadata } };
+}
+
+/** A tiny schema of the fields the model reads; other fields pass unchecked. */
+type Shape = 'string' | 'int' | { map: 'string' } | { list: Shape } | { fields: Record<string, Shape>; required?: string[] };
+
+const BACKEND: Shape = {
+  fields: {
+    service: { fields: { name: 'string', port: { fields: { name: 'string', number: 'int' } } } },
+    resource: { fields: { apiGroup: 'string', kind: 'string', name: 'string' } },
+  },
+};
+
+const INGRESS: Shape = {
+  required: ['metadata'],
+  fields: {
+    metadata: {
+      fields: {
+        name: 'string', namespace: 'string', uid: 'string', creationTimestamp: 'string', deletionTimestamp: 'string',
+        annotations: { map: 'string' }, labels: { map: 'string' },
+      },
+    },
+    spec: {
+      fields: {
+        ingressClassName: 'string',
+        defaultBackend: BACKEND,
+        tls: { list: { fields: { hosts: { list: 'string' }, secretName: 'string' } } },
+        rules: {
+          list: {
+            fields: {
+              host: 'string',
+              http: {
+                required: ['paths'],
+                fields: { paths: { list: { required: ['backend'], fields: { path: 'string', pathType: 'string', backend: BACKEND } } } },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+function shapeProblem(v: unknown, shape: Shape, at: string): string | null {
+  if (v === undefined || v === null) return null;
+  if (shape === 'string') return typeof v === 'string' ? null : `${at} must be a string`;
+  if (shape === 'int') return Number.isInteger(v) ? null : `${at} must be an integer`;
+  if ('map' in shape) {
+    if (!isRecord(v)) return `${at} must be an object`;
+    for (const [k, x] of Object.entries(v)) if (typeof x !== 'string') return `${at}[${JSON.stringify(k)}] must be a string`;
+    return null;
+  }
+  if ('list' in shape) {
+    if (!Array.isArray(v)) return `${at} must be a list`;
+    for (let i = 0; i < v.length; i++) {
+      const p = shapeProblem(v[i], shape.list, `${at}[${i}]`);
+      if (p) return p;
+    }
+    return null;
+  }
+  if (!isRecord(v)) return `${at} must be an object`;
+  for (const r of shape.required ?? []) if (v[r] === undefined || v[r] === null) return `${at}.${r} is missing`;
+  for (const [k, s] of Object.entries(shape.fields)) {
+    const p = shapeProblem(v[k], s, `${at}.${k}`);
+    if (p) return p;
+  }
+  return null;
+}
+
+// ---- Messages
+
+/** kubectl prints this after `admission webhook "…" denied the request: `. */
+export function denialMessage(ingressKey: string, denials: readonly Finding[]): string {
+  const lines = denials.slice(0, MAX_DENIALS_LISTED).map((f) => `- ${f.field || '(object)'}: ${f.message}`);
+  if (denials.length > MAX_DENIALS_LISTED) lines.push(`- and ${denials.length - MAX_DENIALS_LISTED} more (run \`ingress-rx lint\` on the manifest for all of them)`);
+  return `ingress-rx refuses Ingress ${ingressKey}:\n${lines.join('\n')}`;
+}
+
+const MAX_DENIALS_LISTED = 20;
+/** Kubernetes truncates a warning over 256 characters and drops warnings past 4096 characters in all. */
+export const MAX_WARNING_CHARS = 256;
+export const MAX_WARNINGS_TOTAL = 4096;
+
+/** Findings as AdmissionReview warnings, within what the API server passes on. */
+export function warningLines(findings: readonly Finding[]): string[] {
+  const out: string[] = [];
+  let total = 0;
+  for (let i = 0; i < findings.length; i++) {
+    const f = findings[i]!;
+    let line = `${f.field ? `${f.field}: ` : ''}${f.message}`;
+    if (line.length > MAX_WARNING_CHARS) line = `${line.slice(0, MAX_WARNING_CHARS - 1)}…`;
+    const rest = findings.length - i - 1;
+    // Keep room for the line saying how many more there are.
+    if (total + line.length + (rest > 0 ? 40 : 0) > MAX_WARNINGS_TOTAL) {
+      out.push(`and ${findings.length - i} more warnings`);
+      break;
+    }
+    out.push(line);
+    total += line.length;
+  }
+  return out;
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}

@@ -1,0 +1,147 @@
+// What moving from ingress-nginx changes, key by key: whether ingress-rx reads an annotation or
+// ConfigMap key (from the parsers themselves, so this cannot drift from the code), where it
+// behaves differently (a section of docs/differences.md), and what to use instead of a key it
+// refuses.
+import { ANNOTATION_GROUPS } from '../model/annotations/index.js';
+import { CONFIGMAP_KEYS } from '../model/config/parse.js';
+import { INGRESS_NGINX_ANNOTATIONS, INGRESS_NGINX_CONFIGMAP_KEYS } from './ingress-nginx-keys.js';
+
+/** identical: same meaning; different: supported with a documented difference; refused: ignored with a warning; unknown: neither project knows the key (a typo?). */
+export type KeyStatus = 'identical' | 'different' | 'refused' | 'unknown';
+
+export interface KeyVerdict {
+  status: KeyStatus;
+  /** The docs/differences.md section (its heading) for `different`. */
+  section?: string;
+  /** What differs (`different`), or what to use instead (`refused`, `unknown`). */
+  note?: string;
+}
+
+export const DIFFERENCES_DOC = 'docs/differences.md';
+
+/** GitHub's anchor of a Markdown heading. */
+export function anchorOf(heading: string): string {
+  return heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+}
+
+const PARSING = 'Annotations and ConfigMap parsing';
+const MODEL = 'Model';
+const NGINX = 'NGINX configuration';
+
+type Notes = Readonly<Record<string, { section: string; note: string }>>;
+
+const ANNOTATION_DIFFERENCES: Notes = {
+  'allowlist-source-range': { section: PARSING, note: 'one invalid entry denies the location (ingress-nginx: only when no entry is valid)' },
+  'whitelist-source-range': { section: PARSING, note: 'one invalid entry denies the location (ingress-nginx: only when no entry is valid)' },
+  'denylist-source-range': { section: PARSING, note: 'one invalid entry denies the location (ingress-nginx: only when no entry is valid)' },
+  'auth-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without valid users denies the location' },
+  'auth-secret-type': { section: PARSING, note: 'an invalid value denies the location' },
+  'auth-type': { section: NGINX, note: '`digest` needs a module Debian does not ship: such locations answer 503' },
+  'auth-url': { section: PARSING, note: 'must be an http or https URL' },
+  'auth-signin': { section: PARSING, note: 'must be an http or https URL' },
+  'permanent-redirect': { section: PARSING, note: 'must be an http or https URL' },
+  'temporal-redirect': { section: PARSING, note: 'must be an http or https URL' },
+  'configuration-snippet': { section: PARSING, note: 'needs allow-snippet-annotations "true" and annotations-risk-level Critical; unbalanced braces are refused' },
+  'server-snippet': { section: PARSING, note: 'needs allow-snippet-annotations "true" and annotations-risk-level Critical; unbalanced braces are refused' },
+  'canary-by-header-pattern': { section: PARSING, note: '`{n,m}` quantifiers are refused (braces never reach nginx.conf)' },
+  canary: { section: MODEL, note: 'a canary merging into at least one primary location is kept (ingress-nginx drops it when one of its paths finds no primary)' },
+  'server-alias': { section: MODEL, note: 'an alias belongs to the oldest host claiming it; later claims are dropped with a warning' },
+  'from-to-www-redirect': { section: MODEL, note: 'the oldest Ingress of the host decides (ingress-nginx ORs every Ingress of the host)' },
+  affinity: { section: MODEL, note: 'the oldest Ingress using a backend gives its cookie settings (ingress-nginx: the last one)' },
+  'load-balance': { section: MODEL, note: 'the oldest Ingress using a backend decides; consistent hashing is upstream-hash-by' },
+  'upstream-hash-by': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
+  'service-upstream': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
+  'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
+  'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
+};
+
+const CONFIGMAP_DIFFERENCES: Notes = {
+  'annotation-value-word-blocklist': { section: PARSING, note: 'a blocked word rejects that annotation with a warning, not the whole Ingress' },
+  'annotations-risk-level': { section: PARSING, note: 'an annotation above the level is ignored with a warning (and refused by the webhook)' },
+  'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted' },
+  'log-format-upstream': { section: PARSING, note: "may not contain ', backslash or control characters" },
+  'load-balance': { section: PARSING, note: 'round_robin or ewma; consistent hashing is the upstream-hash-by annotation' },
+  'enable-brotli': { section: NGINX, note: "Debian's NGINX has no brotli module: only a warning" },
+  'use-geoip2': { section: NGINX, note: 'databases are read from --geoip-dir (not downloaded); the legacy GeoIP variables are not provided' },
+  'no-tls-redirect-locations': { section: NGINX, note: 'applied in the model (the locations lose ssl-redirect) rather than in Lua' },
+};
+
+const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs allow-snippet-annotations and annotations-risk-level Critical)';
+
+/** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
+const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
+  [/^limit-whitelist$/, 'limit-allowlist (the same value; ingress-nginx reads both names)'],
+  [/^auth-tls-/, `client-certificate authentication is not implemented: terminate mTLS in front of ingress-rx, or use ssl_verify_client in ${SNIPPETS}`],
+  [/^auth-keepalive/, 'none needed: the auth subrequest uses a new connection each time'],
+  [/^auth-snippet$/, SNIPPETS],
+  [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
+  [/^enable-global-auth$/, 'no global auth: set auth-url on each Ingress'],
+  [/^(enable-modsecurity|enable-owasp-core-rules|modsecurity-)/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
+  [/opentelemetry/, 'no OpenTelemetry module: trace in the services or a mesh'],
+  [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
+  [/^(proxy-cookie-|proxy-redirect-|proxy-busy-buffers-size|proxy-max-temp-file-size|enable-rewrite-log)/, `the matching NGINX directive in ${SNIPPETS}`],
+  [/^proxy-ssl-/, 'backend-protocol HTTPS/GRPCS work without verifying the backend; upstream certificate checks are not implemented'],
+  [/^custom-headers$/, 'the add-headers ConfigMap key (for every server); per-Ingress response headers are not supported'],
+  [/^(ssl-ciphers|ssl-prefer-server-ciphers)$/, 'the ConfigMap keys of the same names (for every server)'],
+  [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
+  [/^http2-push-preload$/, 'none: HTTP/2 server push is gone from browsers and NGINX 1.25; drop the annotation'],
+  [/^stream-snippet$/, 'tcp-services-configmap / udp-services-configmap for TCP and UDP services'],
+];
+
+/** What to use instead of a ConfigMap key ingress-rx refuses. */
+const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
+  [/^(jaeger-|otel-|otlp-|opentelemetry-|enable-opentelemetry$)/, 'no tracing module: trace in the services or a mesh'],
+  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
+  [/^global-auth-/, 'no global auth: set the auth-url annotation on each Ingress'],
+  [/^global-allowed-response-headers$/, 'no global auth: auth-response-headers on each Ingress'],
+  [/-snippet$/, 'no global snippets: per-Ingress configuration-snippet / server-snippet annotations where snippets are allowed'],
+  [/^(enable-syslog|syslog-)/, "NGINX logs to the container's stdout and stderr: ship them with the cluster's log collector"],
+  [/^(access-log-path|error-log-path|http-access-log-path|stream-access-log-path|access-log-params)$/, 'logs go to stdout and stderr; disable-access-log and log-format-upstream shape the access log'],
+  [/^(proxy-stream-|log-format-stream$)/, "TCP/UDP services use NGINX's stream defaults"],
+  [/^use-geoip$/, 'use-geoip2 (the legacy GeoIP databases are not provided)'],
+  [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],
+  [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server listens on 127.0.0.1 only'],
+  [/^lua-shared-dicts$/, 'none: the shared dictionaries have fixed sizes'],
+  [/^bind-address$/, 'none: NGINX listens on every address of the pod'],
+  [/^(disable-ipv6|disable-ipv6-dns)$/, 'none: NGINX listens on IPv4 and IPv6'],
+  [/^enable-serial-reloads$/, 'none needed: reloads never overlap'],
+  [/^(ssl-dh-param|ssl-session-ticket-key|ssl-reject-handshake|enable-ocsp)$/, "none: NGINX's defaults (ECDHE key exchange, per-worker ticket keys, no OCSP stapling)"],
+  [/^service-upstream$/, 'the service-upstream annotation on each Ingress'],
+  [/^(proxy-cookie-|proxy-redirect-from|proxy-busy-buffers-size)/, `the matching NGINX directive in ${SNIPPETS}`],
+  [/^generate-request-id$/, 'none needed: a request without X-Request-ID gets one ($req_id) as with ingress-nginx\'s default'],
+  [/^limit-conn-zone-variable$/, 'none: limit-connections counts per client address ($binary_remote_addr)'],
+  [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
+  [/^proxy-ssl-location-only$/, 'none: the proxy-ssl-* annotations are not supported'],
+  [/^forwarded-for-proxy-protocol-header$/, 'none: with use-proxy-protocol the client address comes from the PROXY header'],
+  [/^debug-connections$/, 'error-log-level debug (for every connection)'],
+  [/^(default-type|enable-aio-write|enable-multi-accept|worker-cpu-affinity|grpc-buffer-size-kb|gzip-disable|relative-redirects)$/, "none: NGINX's defaults apply"],
+];
+
+const ANNOTATION_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
+const CONFIGMAP_KEY_NAMES = new Set(CONFIGMAP_KEYS.map((k) => k.key));
+const NGINX_ANNOTATIONS = new Set(INGRESS_NGINX_ANNOTATIONS);
+const NGINX_CONFIGMAP_KEYS = new Set(INGRESS_NGINX_CONFIGMAP_KEYS);
+
+function verdict(key: string, supported: Set<string>, known: Set<string>, differences: Notes, alternatives: ReadonlyArray<[RegExp, string]>, what: string): KeyVerdict {
+  if (supported.has(key)) {
+    const d = differences[key];
+    return d ? { status: 'different', section: d.section, note: d.note } : { status: 'identical' };
+  }
+  if (!known.has(key)) return { status: 'unknown', note: `neither ingress-nginx nor ingress-rx has this ${what}: a typo?` };
+  const alt = alternatives.find(([re]) => re.test(key));
+  return { status: 'refused', note: alt ? alt[1] : `no equivalent in ingress-rx: the ${what} is ignored with a warning` };
+}
+
+/** An annotation key (without prefix). */
+export function annotationVerdict(key: string): KeyVerdict {
+  return verdict(key, ANNOTATION_KEYS, NGINX_ANNOTATIONS, ANNOTATION_DIFFERENCES, ANNOTATION_ALTERNATIVES, 'annotation');
+}
+
+export function configMapVerdict(key: string): KeyVerdict {
+  return verdict(key, CONFIGMAP_KEY_NAMES, NGINX_CONFIGMAP_KEYS, CONFIGMAP_DIFFERENCES, CONFIGMAP_ALTERNATIVES, 'key');
+}
+
+/** Every section heading the catalogue links to (a test checks docs/differences.md has them). */
+export function linkedSections(): string[] {
+  return [...new Set([...Object.values(ANNOTATION_DIFFERENCES), ...Object.values(CONFIGMAP_DIFFERENCES)].map((d) => d.section))];
+}

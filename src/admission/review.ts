@@ -1,0 +1,132 @@
+// Reviews a candidate Ingress against the current store: one model build over the candidate and
+// the Ingresses sharing its server names, with the controller's own parsers and rules; the
+// warnings about the candidate become findings that deny or warn (./verdict.ts). Nothing here
+// runs NGINX or any other program.
+import type { Ingress } from '../store/kube-types.js';
+import type { Store } from '../store/types.js';
+import { isCatchAll } from '../store/ingress-class.js';
+import { normaliseIngress } from '../store/normalise.js';
+import { createModelBuilder, createSharedCaches } from '../model/build.js';
+import type { AddressPolicy } from '../model/address-policy.js';
+import type { ModelWarning } from '../model/types.js';
+import { createNameIndex, keyOf, neighbourhood, serverNames, storeView } from './candidate.js';
+import { warnRuleOf, type Severity } from './verdict.js';
+
+export interface Finding extends ModelWarning {
+  severity: Severity;
+  /** The warn rule that made it a warning; absent when it denies. */
+  rule?: string;
+}
+
+export interface ReviewResult {
+  /** False: another controller's Ingress (or an unwatched namespace); allowed without a look. */
+  served: boolean;
+  /** Why it is or is not served. */
+  reason: string;
+  allowed: boolean;
+  /** Denials first, then warnings, each in the model's order. */
+  findings: Finding[];
+  /** Ingresses in the one model build (the candidate and those sharing a server name with it). */
+  tested: number;
+  /** Time to pick those Ingresses and time of the model build, in ms. */
+  viewMs: number;
+  buildMs: number;
+  /** Bytes of the candidate's servers in the model (JSON), for an accepted review; 0 when denied. */
+  configBytes: number;
+}
+
+export interface ReviewerOptions {
+  store: Store;
+  annotationsPrefix: string;
+  defaultServerPort: number;
+  reservedPorts?: number[];
+  now?: () => Date;
+  /** The controller's upstream address policy and --host-ownership, so a review sees what the controller will. */
+  addressPolicy?: AddressPolicy;
+  hostOwnership?: boolean;
+}
+
+export interface Reviewer {
+  review(candidate: Ingress): ReviewResult;
+}
+
+export function createReviewer(opts: ReviewerOptions): Reviewer {
+  const now = opts.now ?? (() => new Date());
+  const indexOf = createNameIndex(opts.annotationsPrefix);
+  // Parsed certificates and ConfigMap settings outlive a review: both are memoised on the store's objects.
+  const shared = createSharedCaches();
+
+  function notServed(reason: string): ReviewResult {
+    return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
+  }
+
+  return {
+    review(raw) {
+      const { store } = opts;
+      const started = performance.now();
+      const candidate = prepare(raw, now());
+      const verdict = store.serves(candidate);
+      if (!verdict.served) {
+        // As ingress-nginx: an Ingress of ours that --disable-catch-all would drop is refused, not ignored.
+        if (store.options.disableCatchAll && isCatchAll(candidate)
+          && store.serves({ ...candidate, spec: { ...candidate.spec, defaultBackend: undefined } }).served) {
+          const finding: Finding = {
+            severity: 'deny', object: `Ingress ${keyOf(candidate)}`, field: 'spec.defaultBackend',
+            message: 'this controller runs with --disable-catch-all: remove spec.defaultBackend',
+          };
+          return { ...notServed(verdict.reason), served: true, allowed: false, findings: [finding] };
+        }
+        return notServed(verdict.reason);
+      }
+      const ingresses = neighbourhood(candidate, indexOf(store.listIngresses()), opts.annotationsPrefix);
+      const view = storeView(store, ingresses, candidate);
+      const built = performance.now();
+      // A builder of its own: the controller's keeps memos of the whole cluster, which a
+      // neighbourhood of a few Ingresses would throw away; only the shared caches carry over.
+      const { config, warnings } = createModelBuilder({
+        annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort,
+        reservedPorts: opts.reservedPorts, now, shared, addressPolicy: opts.addressPolicy, hostOwnership: opts.hostOwnership,
+      }).build(view);
+      const done = performance.now();
+
+      const object = `Ingress ${keyOf(candidate)}`;
+      const ctx = { annotations: candidate.metadata.annotations ?? {} };
+      const denials: Finding[] = [];
+      const notes: Finding[] = [];
+      for (const w of warnings) {
+        if (w.object !== object) continue;
+        const rule = warnRuleOf(w, ctx);
+        if (rule) notes.push({ ...w, severity: 'warn', rule: rule.name });
+        else denials.push({ ...w, severity: 'deny' });
+      }
+      // Only the metrics of accepted reviews show it (as in ingress-nginx).
+      let configBytes = 0;
+      if (denials.length === 0) {
+        const names = new Set(serverNames(candidate, opts.annotationsPrefix));
+        for (const s of config.servers) if (names.has(s.hostname)) configBytes += JSON.stringify(s).length;
+      }
+      return {
+        served: true, reason: verdict.reason, allowed: denials.length === 0, findings: [...dedupe(denials), ...dedupe(notes)],
+        tested: ingresses.length, viewMs: built - started, buildMs: done - built, configBytes,
+      };
+    },
+  };
+}
+
+/** The candidate as the store would hold it: paths defaulted, and a creation time (a new object is the newest). */
+function prepare(ing: Ingress, now: Date): Ingress {
+  const normal = normaliseIngress(ing);
+  if (normal.metadata.creationTimestamp) return normal;
+  return { ...normal, metadata: { ...normal.metadata, creationTimestamp: now.toISOString() } };
+}
+
+/** A warning can come out twice (e.g. a TLS Secret shared by two hosts); say it once. */
+function dedupe(findings: Finding[]): Finding[] {
+  const seen = new Set<string>();
+  return findings.filter((f) => {
+    const k = `${f.field}\0${f.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

@@ -1,0 +1,101 @@
+// Which of the model's warnings refuse an Ingress (the webhook denies it, `lint` fails) and which
+// only warn. The model decides what is wrong; this table only decides how hard to say it.
+import type { ModelWarning } from '../model/types.js';
+
+export type Severity = 'deny' | 'warn';
+
+/** Why a class of warnings only warns; shown in docs/admission.md and tested one by one. */
+export interface WarnRule {
+  name: string;
+  why: string;
+  matches(w: ModelWarning, ctx: VerdictContext): boolean;
+}
+
+export interface VerdictContext {
+  /** The annotations of the Ingress the warning is about (none for other objects). */
+  annotations: Readonly<Record<string, string>>;
+}
+
+/** cert-manager's ingress-shim issues a certificate for Ingresses with one of these annotations. */
+const CERT_MANAGER_ANNOTATIONS = ['cert-manager.io/issuer', 'cert-manager.io/cluster-issuer'];
+
+const isAnnotation = (w: ModelWarning) => w.field.startsWith('metadata.annotations[');
+const isTLSSecret = (w: ModelWarning) => /^spec\.tls\[\d+\]\.secretName$/.test(w.field);
+
+/**
+ * Everything not matched here denies: invalid annotation values (including a risk above
+ * annotations-risk-level, a blocklisted word and snippets while they are disabled), hosts and
+ * paths the model drops, backends it cannot use, a host and path another Ingress already owns,
+ * and a TLS Secret that exists but does not fit the host.
+ */
+export const WARN_RULES: readonly WarnRule[] = [
+  {
+    name: 'unsupported-annotation',
+    why: 'ingress-rx ignores it; the Ingress works without it (what to use instead: `ingress-rx migrate-report`)',
+    matches: (w) => isAnnotation(w) && w.message === 'annotation is not supported by ingress-rx; ignored',
+  },
+  {
+    name: 'unsupported-configmap-key',
+    why: 'ingress-rx ignores the key; the controller runs with its default',
+    matches: (w) => /^data\[/.test(w.field) && w.message === 'unknown key (not supported by ingress-rx); ignored',
+  },
+  {
+    name: 'missing-object',
+    why: 'a referenced Secret, Service or ConfigMap may be created after the object naming it (kubectl apply of a directory, Helm, cert-manager); the controller picks it up when it appears',
+    matches: (w) => /\bnot found\b/.test(w.message),
+  },
+  {
+    name: 'backend-endpoints',
+    why: 'Services and their endpoints change on their own; a backend without ready endpoints answers 503 until it has some',
+    matches: (w) => w.field === 'spec' && /^backend \S+: Service \S+/.test(w.message),
+  },
+  {
+    name: 'canary-pairing',
+    why: 'a canary waits for its primary Ingress, which may come later; ingress-nginx accepts it too',
+    matches: (w) => w.field === 'metadata.annotations' && /^canary(:| backend )/.test(w.message),
+  },
+  {
+    name: 'alias-taken',
+    why: 'the alias stays with the host that claimed it first, and a host is never an alias; the Ingress itself works (ingress-nginx accepts it too)',
+    matches: (w) => isAnnotation(w) && / is (already an alias of \S+ \(Ingress \S+\)|a host of Ingress \S+ \(namespace \S+\)); ignored$/.test(w.message),
+  },
+  {
+    name: 'cross-namespace-takeover',
+    why: 'served as ingress-nginx serves it; both Ingresses are warned (Event reason Takeover), and --host-ownership refuses it instead',
+    matches: (w) => w.reason === 'Takeover' && /takes traffic of /.test(w.message),
+  },
+  {
+    name: 'backend-renamed',
+    why: "another Service already has this Service's ingress-nginx backend name; this one is served under its own, injective name",
+    matches: (w) => w.field === 'spec' && /^backend name \S+ of Service \S+ .* is already that of Service /.test(w.message),
+  },
+  {
+    name: 'no-effect',
+    why: 'annotations that do nothing without another one change nothing when ignored',
+    matches: (w) => isAnnotation(w) && /( is ignored without |; they are ignored$)/.test(w.message),
+  },
+  {
+    name: 'path-listed-twice',
+    why: 'the Ingress repeats one of its own paths; the first is used (ingress-nginx accepts it too)',
+    matches: (w) => w.field === 'spec.rules' && / is listed twice; the first one is used$/.test(w.message),
+  },
+  {
+    name: 'cert-manager-certificate',
+    why: 'cert-manager issues or renews the Secret after it sees the Ingress, so a Secret that does not fit the host yet is expected',
+    matches: (w, ctx) => isTLSSecret(w) && CERT_MANAGER_ANNOTATIONS.some((a) => ctx.annotations[a] !== undefined),
+  },
+];
+
+/** The rule that makes a warning only a warning, or null: it denies. */
+export function warnRuleOf(w: ModelWarning, ctx: VerdictContext): WarnRule | null {
+  return WARN_RULES.find((r) => r.matches(w, ctx)) ?? null;
+}
+
+export function severityOf(w: ModelWarning, ctx: VerdictContext): Severity {
+  return warnRuleOf(w, ctx) ? 'warn' : 'deny';
+}
+
+/** The warn rules as a Markdown table (docs/admission.md is checked against it). */
+export function warnRulesMarkdown(): string {
+  return ['| Rule | Why it only warns |', '|---|---|', ...WARN_RULES.map((r) => `| \`${r.name}\` | ${r.why} |`)].join('\n') + '\n';
+}

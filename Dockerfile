@@ -13,6 +13,7 @@ COPY bin/ ./bin/
 COPY src/ ./src/
 COPY nginx/ ./nginx/
 COPY lua/ ./lua/
+COPY native/ ./native/
 
 # tini reaps NGINX's processes and forwards signals; setcap lets the non-root NGINX bind 80/443.
 RUN apt-get update -qq \
@@ -20,7 +21,8 @@ RUN apt-get update -qq \
  && NODE_ENV=development bash scripts/setup.sh \
  && setcap cap_net_bind_service=+ep /usr/sbin/nginx \
  && npm prune --omit=dev --no-audit --no-fund \
- && apt-get purge -y -qq libcap2-bin \
+ && apt-get purge -y -qq libcap2-bin gcc libc6-dev libpcre2-dev \
+ && apt-get autoremove -y -qq \
  && rm -rf /var/lib/apt/lists/* /root/.npm /tmp/*
 
 RUN groupadd --system --gid 101 ingress-rx \

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../test/support/ports.js';
@@ -53,6 +53,7 @@ async function coldStart(n: number, timeoutMs: number): Promise<{ s: number; hea
   const dir = mkdtempSync(join(tmpdir(), 'irx-bench-cold-'));
   const manifests = join(dir, 'manifests');
   const workdir = join(dir, 'work');
+  chmodSync(dir, 0o711); // as root, NGINX's workers (nobody) must enter the workdir's parent
   writeManifests(manifests, { n, endpoints: () => [{ address: '127.0.0.1', port }] }, 10);
   const [http, https, status, stream, healthz, def] = await freePorts(6);
   let child: ChildProcess | null = null;

@@ -11,6 +11,7 @@ export const FIGURE_KEYS = [
   'full_sync_ms_1k', 'full_sync_ms_10k', 'first_sync_ms_10k', 'ingress_change_sync_ms_10k', 'endpoint_change_sync_ms_10k', 'payload_bytes_10k',
   'conf_bytes_per_ingress', 'nginx_t_ms_10k', 'rss_mb_10k', 'endpoint_p50_ms', 'endpoint_p99_ms', 'endpoint_reloads',
   'dataplane_rps_ratio', 'dataplane_p99_ms', 'replay_100k_s', 'trace_overhead_ratio', 'cold_start_10k_s', 'machine_check_ms',
+  'blast_radius_alone_ms_1k', 'blast_radius_located_ms_1k', 'blast_radius_merge_ms_1k',
   'admission_review_p99_ms_1k', 'admission_review_p99_ms_10k', 'admission_server_ms_per_review_10k', 'admission_review_ms_10k',
 ] as const;
 
@@ -38,6 +39,7 @@ const SCRIPTS: Script[] = [
   { name: 'dataplane', quickBudgetS: 45, fullBudgetS: 150 },
   { name: 'replay', quickBudgetS: 90, fullBudgetS: 900 },
   { name: 'coldstart', quickBudgetS: 60, fullBudgetS: 400 },
+  { name: 'blastradius', quickBudgetS: 120, fullBudgetS: 240 },
   { name: 'admission', quickBudgetS: 40, fullBudgetS: 120 },
 ];
 

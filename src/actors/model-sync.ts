@@ -7,6 +7,7 @@ import { snapshot, type ModelSnapshot } from '../model/hash.js';
 import { decide } from '../model/decide.js';
 import { backendsPayload, serversPayload } from '../model/payload.js';
 import type { Configuration } from '../model/types.js';
+import type { Quarantine } from '../model/quarantine.js';
 import type { ActorOutcome, SyncDeps } from './sync.js';
 import type { DynamicUpdate } from '../model/payload.js';
 
@@ -16,6 +17,8 @@ export interface ModelSyncOptions {
   scheduler: SchedulerLike;
   reload: (config: Configuration) => Observable<ActorOutcome>;
   dynamic: (update: DynamicUpdate) => Observable<ActorOutcome>;
+  /** What NGINX refused: the model is built without it, until a change may have fixed it. */
+  quarantine?: Quarantine;
 }
 
 export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
@@ -29,12 +32,19 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
   });
   return {
     scheduler,
-    build: (changes) => opts.builder.build(opts.store, changes),
+    build: (changes, context) => {
+      const q = opts.quarantine;
+      if (!q || q.size === 0) return opts.builder.build(opts.store, changes);
+      // What is let go is in the model again: the builder's change hints do not say so.
+      const released = q.release(opts.store, context ?? { objects: changes ?? [], everything: changes === undefined });
+      return opts.builder.build(q.view(opts.store), released.length > 0 ? undefined : changes);
+    },
     snapshot,
     decide,
     backendsPayload,
     serversPayload,
     reload: timed(opts.reload),
     dynamic: timed(opts.dynamic),
+    ...(opts.quarantine ? { quarantined: () => opts.quarantine!.entries() } : {}),
   };
 }

@@ -3,12 +3,13 @@
 // file; errors become result values; reloads never overlap. With no NGINX running (cold start)
 // there is nothing to protect: the master starts on the file, and its start is the test.
 
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { Configuration } from '../model/types.js';
-import { auxiliaryFiles, type RenderedChunks, type Renderer } from '../render/engine.js';
+import type { Configuration, ModelWarning } from '../model/types.js';
+import { auxiliaryFiles, type RenderedChunks, type RenderProblem, type Renderer } from '../render/engine.js';
+import type { Narrower, Refusal } from './quarantine.js';
 import type { NginxRuntime } from '../render/runtime.js';
 import { controlChannel, type ControlChannel } from '../render/control.js';
 import { controlRequest } from './control-client.js';
@@ -16,8 +17,17 @@ import type { NginxProcess } from './nginx-process.js';
 import { lineDiff } from './line-diff.js';
 
 export type ReloadResult =
-  | { ok: true; durationMs: number; checksum: string; warnings: string[] }
+  | {
+    ok: true; durationMs: number; checksum: string; warnings: string[];
+    /** Values the renderer refused (their locations answer 503, or they were left out), naming the Ingresses. */
+    problems: ModelWarning[];
+    /** What NGINX now runs: the configuration asked for, or that less what it refused (narrowed). */
+    config?: Configuration;
+  }
   | { ok: false; durationMs: number; error: string };
+
+/** Narrowing rounds per reload: each sets aside at least one object. */
+const MAX_NARROWING_ROUNDS = 8;
 
 export interface ReloadDeps {
   renderer: Renderer;
@@ -37,6 +47,8 @@ export interface ReloadDeps {
    * controller's bootstrap: default and status servers only), so that it answers as before.
    */
   fallback?: Configuration;
+  /** Finds and sets aside what NGINX refuses, so that the rest applies (see ./quarantine.ts). */
+  narrower?: Narrower;
 }
 
 export function createReloadActor(deps: ReloadDeps): (config: Configuration) => Observable<ReloadResult> {
@@ -53,28 +65,54 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
 
   async function reloadOnce(config: Configuration): Promise<ReloadResult> {
     const t0 = now();
-    const fail = (error: string): ReloadResult => ({ ok: false, durationMs: now() - t0, error });
-    let rendered;
+    let current = config;
+    for (let round = 0; ; round++) {
+      const outcome = await applyOnce(current, t0);
+      if (outcome.ok) {
+        deps.narrower?.applied(current);
+        return { ...outcome.result, config: current };
+      }
+      // NGINX refused it: set aside what it refuses and apply the rest, in this same reload.
+      const next = deps.narrower && round < MAX_NARROWING_ROUNDS ? await deps.narrower.narrow(outcome.refusal, testConfig) : null;
+      if (next === null) {
+        if (nginx.masterPid() === null) await startPrevious();
+        // NGINX's words name a temporary file's line: say what it points at in the model too.
+        const error = deps.narrower ? `${outcome.error}\n${deps.narrower.explain(outcome.refusal)}` : outcome.error;
+        return { ok: false, durationMs: now() - t0, error };
+      }
+      current = next;
+    }
+  }
+
+  type Attempt = { ok: true; result: Extract<ReloadResult, { ok: true }> } | { ok: false; error: string; refusal: Refusal };
+
+  /** Renders, tests and installs one configuration (or starts NGINX on it). */
+  async function applyOnce(config: Configuration, t0: number): Promise<Attempt> {
+    let rendered: RenderedChunks;
     try {
       rendered = renderer.renderChunks(config, runtime);
-      for (const w of rendered.warnings) logger.warn(w);
       for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file.path, file.content);
     } catch (err) {
+      const error = `render: ${(err as Error).message}`;
       logger.error({ err: (err as Error).message }, 'reload: render failed; the running configuration is kept');
-      if (nginx.masterPid() === null) await startPrevious();
-      return fail(`render: ${(err as Error).message}`);
+      return { ok: false, error, refusal: { config, rendered: null, output: error } };
     }
+    for (const w of rendered.warnings) logger.warn(w);
     mkdirSync(confDir, { recursive: true });
     const tmp = join(confDir, `.${basename(confPath)}.tmp-${process.pid}-${++seq}`);
     writeChunks(tmp, rendered.chunks);
-    if (nginx.masterPid() === null) return startOn(tmp, rendered, t0);
+    const refused = (output: string): Attempt => ({ ok: false, error: output, refusal: { config, rendered, output } });
+    if (nginx.masterPid() === null) {
+      const started = await startOn(tmp, rendered, t0);
+      return started.ok ? { ok: true, result: started } : refused(started.error);
+    }
     const testStarted = Date.now();
     const test = await nginx.test(tmp);
     const testMs = Date.now() - testStarted;
     if (!test.ok) {
       const kept = keepFailed(tmp);
       logger.error({ output: test.output, kept }, 'reload: nginx -t failed; the running configuration is kept');
-      return fail(test.output);
+      return refused(test.output);
     }
     const previous = running ?? (existsSync(confPath) ? [readFileSync(confPath, 'utf8')] : null);
     renameSync(tmp, confPath);
@@ -91,23 +129,41 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       // Keep the file on disk equal to what NGINX runs.
       if (previous !== null) writeChunks(confPath, previous);
       logger.error({ err: (err as Error).message }, 'reload: NGINX did not take the new configuration');
-      return fail((err as Error).message);
+      return { ok: false, error: (err as Error).message, refusal: { config, rendered, output: (err as Error).message } };
     }
-    return succeeded(rendered, t0, 'reload: done');
+    return { ok: true, result: succeeded(rendered, t0, 'reload: done') };
   }
 
-  function succeeded(rendered: RenderedChunks, t0: number, message: string): ReloadResult {
+  /** `nginx -t` on a configuration in a file of its own (a narrowing probe); never touches what runs. */
+  async function testConfig(config: Configuration): Promise<{ ok: boolean; output: string }> {
+    let chunks: string[];
+    try {
+      chunks = renderer.renderChunks(config, runtime).chunks;
+    } catch (err) {
+      return { ok: false, output: `render: ${(err as Error).message}` };
+    }
+    mkdirSync(confDir, { recursive: true });
+    const probe = join(confDir, `.${basename(confPath)}.probe-${process.pid}-${++seq}`);
+    writeChunks(probe, chunks);
+    try {
+      return await nginx.test(probe);
+    } finally {
+      rmSync(probe, { force: true });
+    }
+  }
+
+  function succeeded(rendered: RenderedChunks, t0: number, message: string): Extract<ReloadResult, { ok: true }> {
     running = rendered.chunks;
     const durationMs = now() - t0;
     logger.info({ durationMs, checksum: rendered.checksum }, message);
-    return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings };
+    return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings, problems: rendered.problems.flatMap(problemWarnings) };
   }
 
   /**
    * Starts the master on the new file: one parse where `nginx -t` and a reload take two. When it
-   * does not start, its output is the error (as `nginx -t`'s would be), the file is kept as a
-   * failed one, and NGINX starts on what it ran last in this process, or else on the fallback
-   * (as it does when the configuration does not even render).
+   * does not start, its output is the error (as `nginx -t`'s would be) and the file is kept as a
+   * failed one; once narrowing gives up, NGINX starts on what it ran last in this process, or
+   * else on the fallback (as it does when the configuration does not even render).
    */
   async function startOn(tmp: string, rendered: RenderedChunks, t0: number): Promise<ReloadResult> {
     renameSync(tmp, confPath);
@@ -117,7 +173,6 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       const output = asTestOutput((err as Error).message);
       const kept = keepFailed(confPath);
       logger.error({ output, kept }, 'reload: NGINX did not start on the configuration');
-      await startPrevious();
       return { ok: false, durationMs: now() - t0, error: output };
     }
     return succeeded(rendered, t0, 'reload: NGINX started');
@@ -172,6 +227,14 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     queue = run.catch(() => undefined);
     return from(run.catch((err: unknown): ReloadResult => ({ ok: false, durationMs: 0, error: String((err as Error)?.message ?? err) })));
   });
+}
+
+/** A render problem as the model's warnings: one per Ingress it concerns (or the host). */
+export function problemWarnings(p: RenderProblem): ModelWarning[] {
+  const where = p.path === undefined ? `host ${p.host}` : `host ${p.host} path ${p.path}`;
+  const message = `${where}: NGINX cannot be given ${p.field}: ${p.message}; ${p.outcome}`;
+  if (p.ingresses.length === 0) return [{ object: `server ${p.host}`, field: p.field, message }];
+  return p.ingresses.map((i) => ({ object: `Ingress ${i.namespace}/${i.name}`, field: p.field, message }));
 }
 
 /** The actor as an operator: one ReloadResult per Configuration, in order. */

@@ -7,6 +7,7 @@ import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/decide.js';
 import type { DynamicUpdate, ServersPayload } from '../model/payload.js';
 import type { Backend, Configuration, ModelWarning } from '../model/types.js';
+import type { QuarantineEntry } from '../model/quarantine.js';
 
 export type { DecisionKind };
 
@@ -19,18 +20,30 @@ export interface ActorOutcome {
   startedAt?: number;
   /** A reload's: the checksum of the nginx.conf NGINX now runs. */
   checksum?: string;
+  /** A reload's: the configuration NGINX now runs when it is not the one asked for (narrowed). */
+  config?: Configuration;
+  /** A reload's: what the renderer refused, as warnings naming the objects. */
+  problems?: ModelWarning[];
+}
+
+/** What a batch changed, for the quarantine: which objects, or everything (templates, ConfigMap, a lossy batch). */
+export interface BatchContext {
+  objects: ReadonlyArray<{ kind: ResourceKind; key: string }>;
+  everything: boolean;
 }
 
 export interface SyncDeps<S> {
   scheduler: SchedulerLike;
   /** `changes`: the objects the batch changed; undefined when unknown (a task such as a template change). */
-  build(changes?: ReadonlyArray<{ kind: ResourceKind; key: string }>): { config: Configuration; warnings: ModelWarning[] };
+  build(changes?: ReadonlyArray<{ kind: ResourceKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[] };
   snapshot(config: Configuration): S;
   decide(running: S | null, next: S): Decision;
   backendsPayload(config: Configuration): readonly Backend[];
   serversPayload(config: Configuration): ServersPayload;
   reload(config: Configuration): Observable<ActorOutcome>;
   dynamic(update: DynamicUpdate): Observable<ActorOutcome>;
+  /** What is set aside because NGINX refused it (see model/quarantine.ts), after the sync. */
+  quarantined?(): QuarantineEntry[];
 }
 
 export interface SyncResult {
@@ -53,10 +66,14 @@ export interface SyncResult {
   durationMs: number;
   /** Absent only when the sync itself failed (error set). */
   config?: Configuration;
+  /** Objects set aside because NGINX refuses them; the rest is applied. */
+  quarantined: QuarantineEntry[];
   error?: string;
 }
 
 const FORCING_TASKS = new Set(['template-change', 'file-change']);
+/** Tasks after which anything set aside may pass again. */
+const CONTEXT_TASKS = new Set(['template-change', 'file-change', 'configmap-change']);
 
 /** Builds the function that runs one sync; the returned function keeps NGINX's state. */
 export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observable<SyncResult> {
@@ -71,16 +88,22 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; }
     const forced = tasks.find((t) => FORCING_TASKS.has(t.task));
 
-    const { config, warnings } = deps.build(tasks.length > 0 ? undefined : batchChanges(batch));
-    const next = deps.snapshot(config);
+    const context: BatchContext = {
+      objects: batch.items.flatMap(({ input }) => (isTask(input) ? [] : [{ kind: input.kind, key: input.key }])),
+      everything: batch.lossy === true || tasks.some((t) => CONTEXT_TASKS.has(t.task)),
+    };
+    const built = deps.build(tasks.length > 0 ? undefined : batchChanges(batch), context);
+    const warnings = [...built.warnings];
+    let config = built.config;
+    let next = deps.snapshot(config);
     const structural = deps.decide(reloaded, next);
     // The two sides differ only after a failed reload or POST.
     const dynamicSide = posted === reloaded ? structural : deps.decide(posted, next);
     const needsReload = structural.kind === 'reload' || forced !== undefined;
-    const update: DynamicUpdate = {};
+    let update: DynamicUpdate = {};
     if (posted === null || dynamicSide.backendsChanged) update.backends = deps.backendsPayload(config);
     if (posted === null || dynamicSide.serversChanged) update.servers = deps.serversPayload(config);
-    const posts = Object.keys(update) as Array<'backends' | 'servers'>;
+    let posts = Object.keys(update) as Array<'backends' | 'servers'>;
 
     const decision: DecisionKind = needsReload ? 'reload' : posts.length > 0 ? 'dynamic' : 'none';
     const reason = forced && structural.kind !== 'reload'
@@ -90,7 +113,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const result = (partial: Partial<SyncResult>): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
       decision, reason, checksum: confChecksum, applied: false, posted: [], warnings,
-      durationMs: deps.scheduler.now() - batch.t, config, ...partial,
+      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [], ...partial,
     });
 
     if (decision === 'none') return of(result({ applied: true }));
@@ -100,6 +123,17 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
       switchMap((reloadOutcome) => {
         if (reloadOutcome && !reloadOutcome.ok) return of(result({ reload: reloadOutcome }));
         if (reloadOutcome) {
+          if (reloadOutcome.config && reloadOutcome.config !== config) {
+            // NGINX runs the configuration less what it refused: that is what Lua must hold too.
+            config = reloadOutcome.config;
+            next = deps.snapshot(config);
+            const side = deps.decide(posted, next);
+            update = {};
+            if (posted === null || side.backendsChanged) update.backends = deps.backendsPayload(config);
+            if (posted === null || side.serversChanged) update.servers = deps.serversPayload(config);
+            posts = Object.keys(update) as Array<'backends' | 'servers'>;
+          }
+          if (reloadOutcome.problems) for (const p of reloadOutcome.problems) warnings.push(p);
           reloaded = next;
           confChecksum = reloadOutcome.checksum ?? confChecksum;
         }
@@ -114,7 +148,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     // An error would end the pipeline: it becomes a failed result, and the pacer retries.
     catchError((err: unknown) => of<SyncResult>({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
-      decision: 'none', reason: 'sync failed', checksum: confChecksum, applied: false, posted: [], warnings: [],
+      decision: 'none', reason: 'sync failed', checksum: confChecksum, applied: false, posted: [], warnings: [], quarantined: deps.quarantined?.() ?? [],
       durationMs: deps.scheduler.now() - batch.t, error: err instanceof Error ? err.message : String(err),
     })),
   );

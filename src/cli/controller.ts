@@ -9,6 +9,7 @@ import { kubeSource } from '../streams/kube.js';
 import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
+import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
@@ -114,6 +115,7 @@ export async function runController(argv: string[]): Promise<number> {
         obs.onSync?.(r);
         if (r.reload) recordReload(events, podRef, r.reload.ok ? undefined : r.reload.error);
         reportInvalidIngresses(r.warnings, store, events, logger);
+        reportQuarantined(r.quarantined, store, events);
         if (r.applied) void status?.sync(store.listIngresses());
       },
     });
@@ -156,6 +158,14 @@ export async function runController(argv: string[]): Promise<number> {
   if (stop instanceof Error) return 1;
   await sleep(o.postShutdownGracePeriodMs);
   return 0;
+}
+
+/** A Warning Event (reason Quarantined) on each Ingress NGINX refuses, repeated while it stays so (the recorder aggregates). */
+function reportQuarantined(entries: SyncResult['quarantined'], store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>): void {
+  for (const e of entries) {
+    const ing = e.kind === 'Ingress' ? store.getIngress(e.key) : undefined;
+    if (ing) recordInvalidIngress(events, ing, `quarantined: NGINX refuses it (${e.reason}); the other Ingresses are applied without it`, 'Quarantined');
+  }
 }
 
 /** --validating-webhook: reviews against the controller's store, refused until the store holds the cluster. */

@@ -1,9 +1,15 @@
 // `ingress-rx dbg`: inspects a running NGINX through its control server (the unix socket and
 // token in the controller's workdir), as ingress-nginx's /dbg does, with the same messages.
-// `conf` reads the running nginx.conf from the control server.
+// `conf` reads the running nginx.conf from the control server; `quarantine` reads the
+// controller's report in the workdir.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { controlChannel } from '../render/control.js';
 import { defaultRuntime } from '../render/runtime.js';
 import { controlRequest } from '../actors/control-client.js';
+
+/** Written by the controller into its workdir whenever the quarantine changes. */
+export const QUARANTINE_FILE = 'quarantine.json';
 
 /** The controller's --workdir when none is given (the controller's own default). */
 export const DEFAULT_DBG_WORKDIR = '/tmp/ingress-rx';
@@ -49,6 +55,20 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       const res = await get('/configuration/general');
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       out(`${JSON.stringify(JSON.parse(res.body || '{}'), null, 2)}\n`);
+      return 0;
+    }
+    if (what === 'quarantine') {
+      const file = join(opts.workdir ?? DEFAULT_DBG_WORKDIR, QUARANTINE_FILE);
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        out(`No quarantine report at ${file} (is --workdir the controller's?)\n`);
+        return 1;
+      }
+      const { quarantined } = JSON.parse(text) as { quarantined: Array<{ kind: string; key: string; reason: string; since: number }> };
+      if (quarantined.length === 0) { out('Nothing is quarantined.\n'); return 0; }
+      for (const e of quarantined) out(`${e.kind} ${e.key} (since ${new Date(e.since).toISOString()}): ${e.reason}\n`);
       return 0;
     }
     if (what === 'conf') {

@@ -126,7 +126,9 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--workdir <dir>', "the controller's --workdir (its control socket and token are there)", '/tmp/ingress-rx');
   const dbgRun = async (args: string[], cmd: Command) => {
     const { runDbg } = await import('./dbg.js');
-    setExit(await runDbg(args, { ...dbg.opts(), ...cmd.opts() }));
+    // `--workdir` may come before the subcommand or (as `dbg quarantine --workdir`) after it.
+    const own = Object.fromEntries(Object.entries(cmd.opts()).filter(([, v]) => v !== undefined));
+    setExit(await runDbg(args, { ...dbg.opts(), ...own }));
   };
   const backends = dbg.command('backends').description('Backends as NGINX holds them');
   backends.command('list').description('names of all backends').action((_o, c: Command) => dbgRun(['backends', 'list'], c));
@@ -137,6 +139,9 @@ function buildProgram(setExit: (code: number) => void): Command {
   dbg.command('conf').description('the running nginx.conf').option('--host <host>', "only that server's block")
     .action((_o, c: Command) => dbgRun(['conf'], c));
   dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
+  dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
+    .option('--workdir <dir>', "the controller's --workdir")
+    .action((_o, c: Command) => dbgRun(['quarantine'], c));
 
   return program;
 }

@@ -89,6 +89,10 @@ export async function runRender(opts: {
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
     const rendered = renderer.renderWithWarnings(r.config, offlineRuntime(opts.defaultServerPort ?? DEFAULT_SERVER_PORT));
     for (const w of rendered.warnings) process.stderr.write(`warning: ${w}\n`);
+    for (const p of rendered.problems) {
+      const who = p.ingresses.map((i) => `Ingress ${i.namespace}/${i.name}`).join(', ') || `server ${p.host}`;
+      process.stderr.write(`warning: ${who}: host ${p.host}${p.path === undefined ? '' : ` path ${p.path}`}: ${p.field}: ${p.message}; ${p.outcome}\n`);
+    }
     writeFileSync(join(opts.out, 'nginx.conf'), rendered.text);
     process.stderr.write(`render: ${r.config.servers.length} servers, ${r.config.backends.length} backends, ${r.warnings.length} warnings → ${opts.out}\n`);
     if (!opts.test) return 0;

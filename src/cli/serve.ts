@@ -1,7 +1,7 @@
 // Runs the controller's main loop for `local` and `controller`: NGINX as a child, the pipeline
 // from the given sources into the sync actor, health and metrics, and a graceful shutdown.
 // What differs between the two commands (sources, listen addresses, status) is passed in.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -23,11 +23,15 @@ import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../render/runtime.js';
 import { createNginxProcess } from '../actors/nginx-process.js';
+import { workerAccessProblem } from '../render/worker-access.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
 import { writeControlToken } from '../render/control.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
 import { createMetrics } from '../observability/metrics.js';
+import { createQuarantine, type QuarantineEntry } from '../model/quarantine.js';
+import { createNarrower } from '../actors/quarantine.js';
+import { QUARANTINE_FILE } from './dbg.js';
 import { startHealthServer } from '../observability/health-server.js';
 
 export interface ServeOptions {
@@ -104,6 +108,34 @@ export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, all
   return { allow, ownPorts: new Set(own) };
 }
 
+/**
+ * Reports what is quarantined when it changes: a log line per object set aside or let go, and
+ * `quarantine.json` in the workdir for `ingress-rx dbg quarantine` (a file, so that dbg does not
+ * depend on where NGINX's control endpoints live).
+ */
+function quarantineReport(runtime: NginxRuntime, logger: Logger): (entries: QuarantineEntry[]) => void {
+  let last = new Map<string, QuarantineEntry>();
+  const file = join(runtime.prefix, QUARANTINE_FILE);
+  return (entries) => {
+    const now = new Map(entries.map((e) => [`${e.kind} ${e.key}`, e]));
+    let changed = now.size !== last.size;
+    for (const [k, e] of now) {
+      if (last.get(k) === e) continue;
+      changed = true;
+      logger.error({ object: k, reason: e.reason }, `${k} is quarantined: NGINX refuses it (${e.reason}); everything else is applied`);
+    }
+    for (const k of last.keys()) if (!now.has(k)) logger.info({ object: k }, `${k} left quarantine`);
+    last = now;
+    if (!changed && existsSync(file)) return;
+    try {
+      writeFileSync(`${file}.tmp`, `${JSON.stringify({ quarantined: entries }, null, 2)}\n`, { mode: 0o600 });
+      renameSync(`${file}.tmp`, file);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, file }, 'could not write the quarantine report');
+    }
+  };
+}
+
 /** Waits for SIGTERM/SIGINT, or for the controller to find it cannot serve (its error). */
 export async function untilStopped(controller: Pick<RunningController, 'fatal'>): Promise<NodeJS.Signals | Error> {
   let onSignal: (s: NodeJS.Signals) => void = () => {};
@@ -133,24 +165,27 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const templateDir = opts.templateDir ?? DEFAULT_TEMPLATE_DIR;
   preparePrefix(runtime);
   const controlToken = writeControlToken(runtime);
+  const unreachable = workerAccessProblem(runtime);
+  if (unreachable) throw new Error(unreachable);
   await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
 
   const renderer = createRenderer({ templateDir, logger });
-  const builder = createModelBuilder({
-    annotationsPrefix: opts.annotationsPrefix,
-    defaultServerPort: runtime.defaultServerPort,
-    logger,
-    reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port],
-    addressPolicy,
-    hostOwnership: opts.hostOwnership,
-  });
+  const reservedPorts = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port];
+  const modelOptions = { annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts, addressPolicy, hostOwnership: opts.hostOwnership };
+  const builder = createModelBuilder({ ...modelOptions, logger });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one
   // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts
   // on the configuration of an empty store (default and status servers only) and answers.
   const { config: bootstrap } = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort })
     .build(createStore(store.options));
   const nginx = createNginxProcess({ runtime, logger });
-  const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap });
+  // What NGINX refuses is set aside, named, and everything else applied in the same sync.
+  const quarantine = createQuarantine();
+  const narrower = createNarrower({
+    store, quarantine, builder, logger,
+    probeBuilder: () => createModelBuilder(modelOptions),
+  });
+  const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap, narrower });
   const control = { socketPath: runtime.controlSocketPath, token: () => controlToken };
   const dynamic = createDynamicConfigActor({ control, scheduler, logger });
   const metrics = createMetrics(opts.metricsLabels);
@@ -200,7 +235,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       dropped: () => metrics.ringDropped(),
     },
   );
-  const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic }));
+  const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine }));
+  const report = quarantineReport(runtime, logger);
   const results$ = createPipeline({ inputs, store, scheduler, sync: syncer, syncRateLimit: opts.syncRateLimit, hooks });
 
   let resolveReady!: () => void;
@@ -219,8 +255,13 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     for (const id of r.itemIds) received.delete(id);
+    report(r.quarantined);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;
-    if (r.applied && initialStateMerged && !ready) { ready = true; resolveReady(); }
+    if (r.applied && initialStateMerged && !ready) {
+      ready = true;
+      logger.info({ quarantined: r.quarantined.length }, `ready: NGINX serves the initial state${r.quarantined.length > 0 ? `, less ${r.quarantined.length} quarantined object(s): ${r.quarantined.map((e) => `${e.kind} ${e.key}`).join(', ')}` : ''}`);
+      resolveReady();
+    }
     if (!r.applied && r.reload && !nginxStarted && nginx.masterPid() === null && fatalError === null) {
       fatalError = new Error(`NGINX could not start: ${r.reload.error ?? 'unknown error'}`);
       resolveFatal(fatalError);

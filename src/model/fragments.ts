@@ -62,6 +62,11 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   }
   const port = b.service.port?.number !== undefined ? String(b.service.port.number) : b.service.port?.name ?? '';
   if (!b.service.name || port === '') return 'service backend needs a name and a port number or name';
+  // What the API server allows (a DNS-1035 label; an IANA service name of at most 15 characters):
+  // anything else would reach nginx.conf and Lua as part of names.
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(b.service.name)) return `service name ${JSON.stringify(b.service.name.slice(0, 80))} is not a DNS label`;
+  if (b.service.port?.number === undefined && !/^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/.test(port)) return `port name ${JSON.stringify(port.slice(0, 80))} is not an IANA service name (at most 15 lower-case letters, digits and "-")`;
+  if (b.service.port?.number !== undefined && !(Number.isInteger(b.service.port.number) && b.service.port.number >= 1 && b.service.port.number <= 65535)) return `port ${JSON.stringify(b.service.port.number)} is not a port number`;
   const name = upstreamName(namespace, b.service.name, port);
   // Namespace `upstream`, Service `default`, port `backend`: two backends of one name would
   // reach Lua, which keeps one of them.

@@ -15,11 +15,30 @@ const SAFE_PATH = /^\/[^\s\u0000-\u001f\u007f]*$/;
 const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const HOST = new RegExp(`^(\\*\\.)?${DNS_LABEL}(\\.${DNS_LABEL})*$`);
 
+/**
+ * NGINX reads a configuration token into a 4 KB buffer ("too long parameter" past ~4093 bytes);
+ * a path is printed as a quoted token with `"` and `\` escaped and each `$` spelled
+ * `${literal_dollar}`, plus `^` or a trailing `/`: this bound leaves room for all of them.
+ */
+export const MAX_PATH_TOKEN_BYTES = 4000;
+
+/** The longest token a path becomes in nginx.conf (see MAX_PATH_TOKEN_BYTES). */
+export function pathTokenBytes(path: string): number {
+  let extra = 2;
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c) extra += 1;
+    else if (c === 0x24) extra += 16;
+  }
+  return Buffer.byteLength(path, 'utf8') + extra;
+}
+
 /** A problem with a path, or null when the path is acceptable. */
 export function pathProblem(path: string, pathType: PathType, strict: boolean): string | null {
-  if (!SAFE_PATH.test(path)) return `path ${JSON.stringify(path)} must start with "/" and contain no whitespace or control characters`;
+  if (!SAFE_PATH.test(path)) return `path ${JSON.stringify(path.slice(0, 200))} must start with "/" and contain no whitespace or control characters`;
+  if (pathTokenBytes(path) > MAX_PATH_TOKEN_BYTES) return `path is ${path.length} characters long; NGINX takes at most about ${MAX_PATH_TOKEN_BYTES} bytes once quoted`;
   if (strict && pathType !== 'ImplementationSpecific' && !STRICT_PATH.test(path)) {
-    return `path ${JSON.stringify(path)} of pathType ${pathType} may only contain letters, digits, "_", "-" and "/" (strict-validate-path-type)`;
+    return `path ${JSON.stringify(path.slice(0, 200))} of pathType ${pathType} may only contain letters, digits, "_", "-" and "/" (strict-validate-path-type)`;
   }
   return null;
 }

@@ -2,6 +2,7 @@
 // oldest winning a duplicate host+path+pathType and the server-level annotations, a root `/`
 // placeholder, host-wide regex mode, ingress-nginx's location order and the Prefix split.
 import type { Location, ModelWarning, Server } from './types.js';
+import { checkRegex } from './pcre.js';
 import type { IngressFragment } from './fragments.js';
 import { regexTakeovers } from './takeovers.js';
 import {
@@ -91,14 +92,38 @@ export function assembleServer(input: ServerInput): AssembledServer {
     locations.push(loc);
   }
 
+  // Host-wide regex mode matches every other location by `~* ^path`: each must compile as NGINX's
+  // PCRE2 compiles it, whichever Ingress asked for regex mode.
+  let useRegex = locations.some(needsRegex);
+  if (useRegex) {
+    const kept = locations.filter((loc) => {
+      const problem = loc.pathType === 'Exact' ? null : regexPathProblem(loc.path);
+      if (problem && loc.ingress) {
+        warnings.push({ object: `Ingress ${ingressName(loc)}`, field: 'spec.rules', message: `host ${host} is in regex mode (use-regex or rewrite-target) and path ${JSON.stringify(loc.path.slice(0, 200))} ${problem}; path ignored` });
+      }
+      return problem === null;
+    });
+    if (kept.length !== locations.length) {
+      locations.splice(0, locations.length, ...kept);
+      useRegex = locations.some(needsRegex);
+    }
+  }
+
+  let redirectFromToWWW = first?.parsed.fromToWWWRedirect ?? false;
+  const wwwProblem = redirectFromToWWW ? fromToWWWProblem(host) : null;
+  if (wwwProblem && first) {
+    warnings.push({ object: `Ingress ${first.key}`, field: 'metadata.annotations', message: `from-to-www-redirect: ${wwwProblem}; ignored` });
+    redirectFromToWWW = false;
+  }
+
   const server: Server = {
     hostname: host,
     aliases: input.aliases,
     sslPassthrough: first?.parsed.sslPassthrough ?? false,
     certificate: null,
     tlsSecret: null,
-    redirectFromToWWW: first?.parsed.fromToWWWRedirect ?? false,
-    useRegex: locations.some(needsRegex),
+    redirectFromToWWW,
+    useRegex,
     serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
     locations,
   };
@@ -106,6 +131,21 @@ export function assembleServer(input: ServerInput): AssembledServer {
   const primaries = new Map<string, Location>();
   for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
   return { server, primaries, warnings };
+}
+
+/** Why NGINX would refuse `~* ^path` as a regular expression, or null. */
+function regexPathProblem(path: string): string | null {
+  const r = checkRegex(`^${path}`, { caseless: true });
+  if (!r.ok) return `is not a regular expression NGINX accepts (${r.error} at offset ${Math.max(0, r.offset - 1)})`;
+  if (r.names.length > 0) return 'has named groups, which NGINX would make variables of the whole configuration (use numbered groups)';
+  return null;
+}
+
+/** Why a host cannot have a www twin: a wildcard, or a twin longer than a DNS name may be. */
+export function fromToWWWProblem(host: string): string | null {
+  if (host.startsWith('*.')) return `host ${host} is a wildcard`;
+  if (!host.startsWith('www.') && host.length + 4 > 253) return `www.${host.slice(0, 40)}… would be longer than 253 characters`;
+  return null;
 }
 
 /** The raw aliases of a host: the first (oldest) Ingress naming any wins. */
@@ -122,7 +162,7 @@ export function wwwRedirectNames(servers: readonly Server[]): Map<Server, string
   const out = new Map<Server, string>();
   let taken: Set<string> | null = null;
   for (const s of servers) {
-    if (!s.redirectFromToWWW || s.hostname === '_') continue;
+    if (!s.redirectFromToWWW || s.hostname === '_' || fromToWWWProblem(s.hostname) !== null) continue;
     taken ??= new Set(servers.flatMap((x) => [x.hostname, ...x.aliases]));
     const other = s.hostname.startsWith('www.') ? s.hostname.slice(4) : `www.${s.hostname}`;
     if (!taken.has(other)) out.set(s, other);

@@ -1,6 +1,7 @@
 // Shared validators for user input (annotations, ConfigMap data). Each check turns a raw string
 // into a typed value that is safe to put into nginx.conf, or throws InvalidValue saying why.
 import { isIPv4, isIPv6 } from 'node:net';
+import { checkRegex } from './pcre.js';
 
 export class InvalidValue extends Error {}
 
@@ -86,19 +87,108 @@ export function oneOf<T extends string>(values: readonly T[], opts: { caseInsens
   };
 }
 
-/** An NGINX size: digits with an optional k/m/g suffix (`1m`, `8k`, `0`). */
-export const size: Check<string> = (raw) => {
-  const v = raw.trim();
-  if (!/^\d{1,12}[kKmMgG]?$/.test(v)) invalid(`"${preview(raw)}" is not a size (e.g. 8k, 1m)`);
-  return v;
-};
+const MAX_INT_T = 2n ** 63n - 1n;
+const SIZE_SCALE: Record<string, bigint> = { k: 1024n, m: 1024n ** 2n, g: 1024n ** 3n };
 
-/** An NGINX time: digits with an optional unit (`10s`, `5m`, `1h`, `500ms`). */
-export const nginxTime: Check<string> = (raw) => {
-  const v = raw.trim();
-  if (!/^(\d{1,9}(ms|s|m|h|d|w|M|y)?)+$/.test(v)) invalid(`"${preview(raw)}" is not a time (e.g. 10s, 5m, 1h)`);
-  return v;
-};
+/**
+ * Bytes of an NGINX size as ngx_parse_size (`size_t` directives: buffers, zones; units k and m)
+ * or ngx_parse_offset (`off_t`: client_max_body_size; units k, m and g) reads it; null when NGINX
+ * refuses it (no digits, another unit, or more than 2^63-1 bytes).
+ */
+export function sizeBytes(raw: string, units: 'km' | 'kmg'): bigint | null {
+  const m = /^(\d{1,30})([kKmMgG]?)$/.exec(raw);
+  if (!m) return null;
+  const unit = m[2]!.toLowerCase();
+  if (unit !== '' && !units.includes(unit)) return null;
+  const scale = SIZE_SCALE[unit] ?? 1n;
+  const n = BigInt(m[1]!);
+  return n > MAX_INT_T / scale ? null : n * scale;
+}
+
+function nginxSize(units: 'km' | 'kmg', what: string, limits: { min?: bigint; max?: bigint }): Check<string> {
+  const unitText = units === 'km' ? 'k or m' : 'k, m or g';
+  return (raw) => {
+    const v = raw.trim();
+    const bytes = sizeBytes(v, units);
+    if (bytes === null) invalid(`"${preview(raw)}" is not ${what} (digits with an optional ${unitText}, at most 2^63-1 bytes)`);
+    if (limits.min !== undefined && bytes < limits.min) invalid(`${v} is less than ${showBytes(limits.min)}, the least NGINX accepts here`);
+    if (limits.max !== undefined && bytes > limits.max) invalid(`${v} is more than ${showBytes(limits.max)}, the most NGINX accepts here`);
+    return v;
+  };
+}
+
+function showBytes(n: bigint): string {
+  for (const [u, s] of [['g', 1024n ** 3n], ['m', 1024n ** 2n], ['k', 1024n]] as const) if (n >= s && n % s === 0n) return `${n / s}${u}`;
+  return String(n);
+}
+
+/** A `size_t` NGINX size (ngx_parse_size: `8k`, `1m`, `4096`; no g): buffer sizes. */
+export const size: Check<string> = nginxSize('km', 'a size', {});
+
+/** A size with bounds in bytes (e.g. a buffer that may not be 0, a shared zone of at least 8 pages). */
+export const boundedSize = (min: bigint, max?: bigint): Check<string> => nginxSize('km', 'a size', { min, ...(max === undefined ? {} : { max }) });
+
+/** proxy_buffers N S with proxy_buffer_size S: NGINX wants busy buffers (2S) ≤ (N-1)·S, so N ≥ 3. */
+export const proxyBuffersNumber: Check<number> = int(3, 1024);
+/** Not 0 (proxy_buffers refuses it), at most proxy_max_temp_file_size's default 1g. */
+export const proxyBufferSize: Check<string> = boundedSize(1n, 1024n ** 3n);
+
+/** An `off_t` NGINX size (ngx_parse_offset: `8k`, `1m`, `2g`): client_max_body_size. */
+export const offset: Check<string> = nginxSize('kmg', 'a size', {});
+
+const TIME_UNITS = ['y', 'M', 'w', 'd', 'h', 'm', 's', 'ms'] as const;
+const TIME_SECONDS: Record<string, bigint> = { y: 31_536_000n, M: 2_592_000n, w: 604_800n, d: 86_400n, h: 3_600n, m: 60n, s: 1n };
+
+/**
+ * An NGINX time as ngx_parse_time reads it: parts with units in decreasing order, each at most
+ * once, optionally separated by spaces; in milliseconds for `msec` directives (timeouts: no `y`
+ * or `M`, `ms` allowed) or seconds (`proxy_cache_valid`, `ssl_session_timeout`: no `ms`). Null
+ * when NGINX refuses it, the total otherwise (in the directive's unit).
+ */
+export function parseNginxTime(raw: string, unit: 'sec' | 'msec'): bigint | null {
+  const re = /(\d+)(ms|[yMwdhms])? */y;
+  let at = 0;
+  let step = unit === 'sec' ? -1 : TIME_UNITS.indexOf('M');
+  let total = 0n;
+  let parts = 0;
+  while (at < raw.length) {
+    re.lastIndex = at;
+    const m = re.exec(raw);
+    if (!m) return null;
+    at = re.lastIndex;
+    parts++;
+    const u = m[2] ?? '';
+    const n = BigInt(m[1]!);
+    if (u === '') {
+      // A bare number ends the value: seconds (NGINX multiplies it by 1000 for msec).
+      if (at < raw.length) return null;
+      total += unit === 'msec' ? n * 1000n : n;
+      break;
+    }
+    const idx = TIME_UNITS.indexOf(u as (typeof TIME_UNITS)[number]);
+    if (idx <= step || (u === 'ms' && unit === 'sec')) return null;
+    step = idx;
+    total += u === 'ms' ? n : n * TIME_SECONDS[u]! * (unit === 'msec' ? 1000n : 1n);
+    if (total > MAX_INT_T) return null;
+  }
+  return parts === 0 || total > MAX_INT_T ? null : total;
+}
+
+function nginxTimeCheck(unit: 'sec' | 'msec'): Check<string> {
+  return (raw) => {
+    const v = raw.trim();
+    if (v.length > 64 || parseNginxTime(v, unit) === null) {
+      invalid(`"${preview(raw)}" is not an NGINX time (e.g. 10s, 5m, 1h30m; units in decreasing order${unit === 'sec' ? '' : ', no y or M'})`);
+    }
+    // NGINX reads "1h 30m" as "1h30m"; without spaces the value needs no quoting.
+    return v.replace(/ +/g, '');
+  };
+}
+
+/** A time for a directive in seconds (`proxy_cache_valid`, `ssl_session_timeout`). */
+export const timeSec: Check<string> = nginxTimeCheck('sec');
+/** A time for a directive in milliseconds (timeouts, `keepalive_time`, `worker_shutdown_timeout`). */
+export const timeMsec: Check<string> = nginxTimeCheck('msec');
 
 /** An HTTP header name. */
 export const headerName: Check<string> = (raw) => {
@@ -151,7 +241,8 @@ export function url(schemes: readonly string[] = ['http', 'https']): Check<strin
   return (raw) => {
     const v = raw.trim();
     checkLength(v);
-    rejectChars(v, /["'{};\\\s<>`]|[\u0000-\u001f\u007f]/);
+    // What the renderer's url filter refuses as well: characters a URL may not hold unencoded.
+    rejectChars(v, /["'{};\\\s<>`^|]|[\u0000-\u001f\u007f]/);
     let parsed: URL;
     try {
       parsed = new URL(v);
@@ -203,23 +294,30 @@ export const cookieDomain: Check<string> = (raw) => {
 export const uriPath: Check<string> = (raw) => {
   const v = raw.trim();
   if (!v.startsWith('/')) invalid(`"${preview(raw)}" must start with /`);
-  rejectChars(v, /["'{};\\$\s]|[\u0000-\u001f\u007f]/);
+  rejectChars(v, /["'{};\\$\s<>^`|]|[\u0000-\u001f\u007f]/);
   checkLength(v);
   return v;
 };
 
-/** A regular expression that compiles and holds no NGINX-breaking characters. */
-export const safeRegex: Check<string> = (raw) => {
-  checkLength(raw);
-  rejectChars(raw, /["';{}]|[\u0000-\u001f\u007f]/);
-  if (/(^|[^\\])(\\\\)*\\$/.test(raw)) invalid('value ends with a lone backslash');
-  try {
-    new RegExp(raw);
-  } catch (err) {
-    invalid(`"${preview(raw)}" is not a valid regular expression: ${(err as Error).message}`);
-  }
-  return raw;
-};
+/**
+ * A regular expression that NGINX's PCRE2 compiles (see ./pcre.ts) and that holds no
+ * NGINX-breaking characters; named groups are refused, since NGINX turns them into variables
+ * shared by the whole configuration.
+ */
+export function pcreRegex(opts: { caseless: boolean }): Check<string> {
+  return (raw) => {
+    checkLength(raw);
+    rejectChars(raw, /["';{}]|[\u0000-\u001f\u007f]/);
+    if (/(^|[^\\])(\\\\)*\\$/.test(raw)) invalid('value ends with a lone backslash');
+    const r = checkRegex(raw, opts);
+    if (!r.ok) invalid(`"${preview(raw)}" is not a regular expression NGINX accepts: ${r.error} at offset ${r.offset}`);
+    if (r.names.length > 0) invalid(`named groups (${r.names.slice(0, 3).map((n) => `"${preview(n, 32)}"`).join(', ')}) are not allowed: NGINX makes each a variable of the whole configuration; use numbered groups`);
+    return raw;
+  };
+}
+
+/** A regular expression for Lua's ngx.re (case-sensitive), as NGINX's PCRE2 compiles it. */
+export const safeRegex: Check<string> = pcreRegex({ caseless: false });
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -227,6 +325,14 @@ export const httpMethod: Check<HttpMethod> = oneOf(HTTP_METHODS, { caseInsensiti
 
 /** An HTTP status code. */
 export const statusCode: Check<number> = int(100, 599);
+/** A status code `error_page` takes (custom-http-errors): 300..599 but 499, NGINX's own "client closed". */
+export const errorPageCode: Check<number> = (raw) => {
+  const code = int(300, 599)(raw);
+  if (code === 499) invalid('499 is NGINX\'s "client closed request"; error_page does not take it');
+  return code;
+};
+/** A status code `limit_req_status` / `limit_conn_status` take. */
+export const limitStatusCode: Check<number> = int(400, 599);
 
 /** The first blocked word the value contains (case-insensitive), or undefined. */
 export function blockedWord(value: string, blocklist: readonly string[]): string | undefined {

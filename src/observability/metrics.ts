@@ -10,6 +10,27 @@ export interface ControllerMetrics {
   ringDropped(): void;
 }
 
+/** The quarantine metrics: one series per object set aside, and how many there are. */
+function quarantineGauges(registry: Registry): (entries: SyncResult['quarantined']) => void {
+  const ingresses = new Gauge({ name: 'ingress_rx_quarantined_ingresses', help: 'Ingresses set aside because NGINX refuses them (1 per Ingress); everything else is applied', labelNames: ['namespace', 'name'], registers: [registry] });
+  const configmaps = new Gauge({ name: 'ingress_rx_quarantined_configmaps', help: 'Main ConfigMaps whose settings NGINX refuses (1 each); the previous settings stay in use', labelNames: ['namespace', 'name'], registers: [registry] });
+  const total = new Gauge({ name: 'ingress_rx_quarantined_objects', help: 'Objects set aside because NGINX refuses them', registers: [registry] });
+  total.set(0);
+  let last = '';
+  return (entries) => {
+    const key = entries.map((e) => `${e.kind}/${e.key}`).join('\u0000');
+    if (key === last) return;
+    last = key;
+    ingresses.reset();
+    configmaps.reset();
+    for (const e of entries) {
+      const slash = e.key.indexOf('/');
+      (e.kind === 'Ingress' ? ingresses : configmaps).set({ namespace: e.key.slice(0, slash), name: e.key.slice(slash + 1) }, 1);
+    }
+    total.set(entries.length);
+  };
+}
+
 export function createMetrics(labels: { controller_namespace: string; controller_class: string; controller_pod: string }): ControllerMetrics {
   const registry = new Registry();
   registry.setDefaultLabels(labels);
@@ -24,10 +45,12 @@ export function createMetrics(labels: { controller_namespace: string; controller
   const ringDrops = new Counter({ name: 'ingress_rx_ring_dropped_total', help: 'Events dropped by the full ring buffer (a later sync still covers them)', registers: [registry] });
   const eventToApplied = new Histogram({ name: 'ingress_rx_event_to_applied_seconds', help: 'Time from an event entering the pipeline to NGINX running its effect', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
   lastReloadOk.set(1);
+  const observeQuarantine = quarantineGauges(registry);
 
   return {
     registry,
     observeSync(r, receivedAt, now) {
+      observeQuarantine(r.quarantined);
       syncs.inc({ decision: r.decision, applied: String(r.applied) });
       syncDuration.observe(r.durationMs / 1000);
       if (r.reload) {

@@ -7,11 +7,15 @@ import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
-import type { Configuration, Location, Server } from '../model/types.js';
+import type { Configuration, IngressRef, Location, Server } from '../model/types.js';
 import { wwwRedirectNames } from '../model/servers.js';
 import { authFilePath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
-import { httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type ServerContext } from './view.js';
+import {
+  httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type RenderProblem, type ServerContext,
+} from './view.js';
+
+export type { RenderProblem };
 import { geoip2Setup } from './geoip.js';
 
 export interface RenderResult {
@@ -20,13 +24,22 @@ export interface RenderResult {
   checksum: string;
   /** Things the operator should know (GeoIP unavailable, unsupported features). */
   warnings: string[];
+  /** Values the renderer refused, per location or server (the rest rendered). */
+  problems: RenderProblem[];
 }
 
-/** The rendered nginx.conf as pieces whose concatenation is the text (no 40 MB join needed). */
+/**
+ * The rendered nginx.conf as pieces whose concatenation is the text (no 40 MB join needed):
+ * the head, one piece per server of the configuration (in its order; '' for a server left out),
+ * and the tail.
+ */
 export interface RenderedChunks {
   chunks: string[];
   checksum: string;
   warnings: string[];
+  problems: RenderProblem[];
+  /** The http-level directives the servers asked for (rate-limit zones), as printed in the head. */
+  httpLevel: string;
 }
 
 export interface Renderer {
@@ -58,6 +71,7 @@ interface Fragment {
   hash: string;
   httpLevel: string;
   authCache: boolean;
+  problems: RenderProblem[];
 }
 
 interface Templates {
@@ -159,6 +173,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     const serverCtx: ServerContext = { settings: s, runtime, wwwRedirectFrom: null, ...(passthroughPort === undefined ? {} : { passthroughPort }) };
     const wwwNames = wwwRedirectNames(config.servers);
     const parts: string[] = [''];
+    const problems: RenderProblem[] = [];
     // The text is a function of the templates, settings, runtime, server fragments and the
     // http-level extras, so hashing those (not the 40 MB result) identifies it.
     const hashes: string[] = [];
@@ -169,17 +184,24 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
       let frag = fragments.get(server);
       if (!frag || frag.ctxKey !== ctxKey || frag.www !== www) {
+        serversRendered++;
         try {
-          serversRendered++;
           const view = serverView(server, www === null ? serverCtx : { ...serverCtx, wwwRedirectFrom: www });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
-          frag = { ctxKey, www, text, hash: fragmentHash(server, text), httpLevel: view.httpLevel, authCache: view.authCache };
+          frag = { ctxKey, www, text, hash: fragmentHash(server, text), httpLevel: view.httpLevel, authCache: view.authCache, problems: view.problems };
         } catch (err) {
-          throw prefixError(unwrap(err), `server ${JSON.stringify(server.hostname)}`);
+          // A server the renderer cannot express is left out; the others render.
+          const e = unwrap(err);
+          const problem: RenderProblem = {
+            ingresses: ingressesOf(server), host: server.hostname, field: e instanceof RenderError ? e.field : 'server',
+            message: e instanceof RenderError ? e.message.slice(e.field.length + 2) : String((e as Error)?.message ?? e), outcome: 'server left out',
+          };
+          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', authCache: false, problems: [problem] };
         }
         fragments.set(server, frag);
       }
+      for (const p of frag.problems) problems.push(p);
       hashes.push(frag.hash);
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
@@ -210,6 +232,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         },
         server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
+        worker_connections: workerConnections(s),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
@@ -242,17 +265,17 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     }
     parts[0] = head;
     parts.push(tail);
-    return { chunks: parts, checksum, warnings };
+    return { chunks: parts, checksum, warnings, problems, httpLevel };
   }
 
   function renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult {
-    const { chunks, checksum, warnings } = renderChunks(config, runtime);
+    const { chunks, checksum, warnings, problems } = renderChunks(config, runtime);
     // Concatenation, not join: V8 keeps the result as a rope over the cached fragments, so no
     // second copy of a 20+ MB text exists until a caller reads it as a whole (it is flattened
     // then, once). The reload actor writes the chunks and never needs the text.
     let text = '';
     for (const c of chunks) text += c;
-    return { text, checksum, warnings };
+    return { text, checksum, warnings, problems };
   }
 
   return {
@@ -273,6 +296,13 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       }
     },
   };
+}
+
+/** The Ingresses whose paths a server serves. */
+export function ingressesOf(server: Server): IngressRef[] {
+  const seen = new Map<string, IngressRef>();
+  for (const loc of server.locations) if (loc.ingress) seen.set(`${loc.ingress.namespace}/${loc.ingress.name}`, loc.ingress);
+  return [...seen.values()];
 }
 
 /** A rendered server's text and the htpasswd files it names (written beside nginx.conf) identify it. */
@@ -311,6 +341,26 @@ function unwrap(err: unknown): unknown {
 function workerProcesses(v: string): string {
   if (v === 'auto' || /^[1-9]\d{0,3}$/.test(v)) return v;
   throw new RenderError('worker-processes', `not a number or auto: ${JSON.stringify(v)}`);
+}
+
+/**
+ * max-worker-connections, or for 0 what ingress-nginx computes: 3/4 of max-worker-open-files,
+ * itself the open-files limit less 1024 (at least 1024) when 0.
+ */
+function workerConnections(s: Configuration['settings']): number {
+  if (s.workerConnections > 0) return s.workerConnections;
+  const openFiles = s.maxWorkerOpenFiles > 0 ? s.maxWorkerOpenFiles : Math.max(1024, openFilesLimit() - 1024);
+  return Math.floor((openFiles * 3) / 4);
+}
+
+/** This process's soft RLIMIT_NOFILE (NGINX, its child, inherits it); 1024 when unknown. */
+function openFilesLimit(): number {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : 1024;
+  } catch {
+    return 1024;
+  }
 }
 
 const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg']);
@@ -369,20 +419,34 @@ export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): Au
 }
 
 const nextPowerOf2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+const align8 = (n: number): number => Math.ceil(n / 8) * 8;
 
 /**
- * server_names_hash sizes large enough for every host name, as ingress-nginx computes them:
- * with 10,000 hosts the default 1024 makes NGINX warn and give up on an optimal hash.
+ * The server_names_hash_bucket_size NGINX needs for a name of `length` bytes (ngx_hash_init on
+ * 64-bit): a bucket holds the element (a pointer, then the name and 2 bytes rounded up to a
+ * pointer) and the pointer that ends the bucket.
+ */
+export function serverNameBucketBytes(length: number): number {
+  return 8 + align8(length + 2) + 8;
+}
+
+/**
+ * server_names_hash sizes large enough for every server name (aliases and www-redirect twins
+ * included), at least the ConfigMap's: a power of two (as ingress-nginx rounds it) that fits the
+ * longest name as NGINX lays out its hash, and a max size of at least the number of names, which
+ * with 10,000 hosts keeps NGINX from warning that it gave up on an optimal hash.
  */
 export function serverNamesHash(config: Configuration, maxSize: number, bucketSize: number): { max_size: number; bucket_size: number } {
   let count = 0;
   let longest = 0;
+  const count1 = (name: string) => {
+    count++;
+    longest = Math.max(longest, Buffer.byteLength(name));
+  };
   for (const server of config.servers) {
-    for (const name of [server.hostname, ...server.aliases]) {
-      count++;
-      longest = Math.max(longest, name.length);
-    }
+    count1(server.hostname);
+    for (const alias of server.aliases) count1(alias);
   }
-  // A bucket holds a name plus a pointer, rounded up to a power of two (NGINX's own rule).
-  return { max_size: Math.max(maxSize, nextPowerOf2(count)), bucket_size: Math.max(bucketSize, nextPowerOf2(longest + 1 + 8)) };
+  for (const twin of wwwRedirectNames(config.servers).values()) count1(twin);
+  return { max_size: Math.max(maxSize, nextPowerOf2(count)), bucket_size: Math.max(bucketSize, nextPowerOf2(serverNameBucketBytes(longest))) };
 }

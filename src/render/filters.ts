@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
 import { namesUnixSocket } from '../model/validate.js';
 import { snippetProblem } from '../model/snippet-check.js';
+import { checkRegex } from '../model/pcre.js';
 
 export class RenderError extends Error {
   constructor(readonly field: string, message: string) {
@@ -95,11 +96,8 @@ export function path(v: unknown, field = 'path'): string {
 export function regex(v: unknown, field = 'regex'): string {
   const s = str(v, field);
   if (/\s/.test(s)) throw new RenderError(field, 'a regular expression must not contain white space (use \\s)');
-  try {
-    new RegExp(s.replace(/^\(\?i\)/, ''));
-  } catch (err) {
-    throw new RenderError(field, `invalid regular expression: ${(err as Error).message}`);
-  }
+  const r = checkRegex(s, { caseless: true });
+  if (!r.ok) throw new RenderError(field, `not a regular expression NGINX accepts: ${r.error}`);
   return quoteLiteral(s, field);
 }
 
@@ -130,7 +128,7 @@ export function headerName(v: unknown, field = 'header name'): string {
 /** An NGINX size: `0`, `512`, `8k`, `1m`, `2g`. */
 export function size(v: unknown, field = 'size'): string {
   const s = str(v, field).trim();
-  if (!/^\d{1,12}[kKmMgG]?$/.test(s)) throw new RenderError(field, `not an NGINX size: ${JSON.stringify(s.slice(0, 100))}`);
+  if (!/^\d{1,19}[kKmMgG]?$/.test(s)) throw new RenderError(field, `not an NGINX size: ${JSON.stringify(s.slice(0, 100))}`);
   return s;
 }
 
@@ -138,7 +136,7 @@ export function size(v: unknown, field = 'size'): string {
 export function duration(v: unknown, field = 'duration'): string {
   if (typeof v === 'number') return `${num(v, field)}s`;
   const s = str(v, field).trim();
-  if (!/^(\d{1,9}(ms|s|m|h|d|w|M|y)?)+$/.test(s)) throw new RenderError(field, `not an NGINX duration: ${JSON.stringify(s.slice(0, 100))}`);
+  if (s.length > 64 || !/^(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/.test(s)) throw new RenderError(field, `not an NGINX duration: ${JSON.stringify(s.slice(0, 100))}`);
   return /^\d+$/.test(s) ? `${s}s` : s;
 }
 

@@ -2,7 +2,7 @@
 // per-location directive strings that differ from the http-level defaults, auth and error
 // locations, rate-limit zones. Everything printed from here goes through a filter.
 import { createHash } from 'node:crypto';
-import type { Backend, CorsConfig, Endpoint, Location, Server, L4Service } from '../model/types.js';
+import type { Backend, CorsConfig, Endpoint, IngressRef, Location, Server, L4Service } from '../model/types.js';
 import type { NginxSettings } from '../model/config/settings.js';
 import { sortShort } from '../model/sort.js';
 import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
@@ -71,6 +71,22 @@ export interface ServerView {
   httpLevel: string;
   /** Whether a location uses the external-auth cache. */
   authCache: boolean;
+  /** Values the renderer refused: each denied or left out its location. */
+  problems: RenderProblem[];
+}
+
+/**
+ * A value the renderer could not express, and what became of it: the location answers 503 or is
+ * left out, or the whole server is left out. It names the Ingresses concerned.
+ */
+export interface RenderProblem {
+  ingresses: IngressRef[];
+  host: string;
+  path?: string;
+  /** The field (annotation, `path`, …) the renderer refused. */
+  field: string;
+  message: string;
+  outcome: 'location denied (503)' | 'location left out' | 'server-snippet left out' | 'server left out';
 }
 
 export interface ServerContext {
@@ -174,7 +190,7 @@ function rateLimit(loc: Location, id: string): { limits: string; zones: string }
   return { limits: lines.map((d) => `${I}${d};\n`).join(''), zones };
 }
 
-const CACHE_VALID = /^((\d{3}|any)\s+)*\d{1,9}(ms|s|m|h|d|w|M|y)?$/;
+const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
 interface ExternalAuthView {
   location: string;
@@ -264,8 +280,8 @@ function customErrorLocations(loc: Location, backendId: string, seen: Set<string
 function corsOriginRegex(origins: string[]): string | null {
   if (origins.length === 0 || origins.includes('*')) return null;
   const alts = origins.map((o) => {
-    const s = f.url(o, 'cors-allow-origin').slice(1, -1);
-    if (s.includes('$')) throw new RenderError('cors-allow-origin', 'must not contain $');
+    // Any scheme, as ingress-nginx allows (`file://x`); the parser gave scheme://host[:port].
+    if (!/^[a-z][a-z0-9+.-]{0,15}:\/\/[A-Za-z0-9.*:-]+\/?$/.test(o)) throw new RenderError('cors-allow-origin', `not scheme://host[:port]: ${JSON.stringify(o.slice(0, 100))}`);
     // `https://*.example.com` allows one sub-domain level, as ingress-nginx does.
     return escapeRegex(o.replace(/\/$/, '')).replace('\\*\\.', '[A-Za-z0-9-]+\\.');
   });
@@ -424,34 +440,47 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const { listen, listenText } = listenLines(ctx, isDefault);
   const locations: LocationView[] = [];
   const seenMatchers = new Set<string>();
-  const errorLocations = new Set<string>();
+  const errorLocationNames = new Set<string>();
+  const problems: RenderProblem[] = [];
   let extra = '';
   let httpLevel = '';
   let authCache = false;
   const host = knownHost(server);
   const ordered = server.useRegex ? sortShort([...server.locations], (a, b) => b.path.length - a.path.length) : server.locations;
   for (const loc of ordered) {
+    let ms: string[];
     try {
-      // Only rate-limit zones and external-auth locations are named by it: no sha1 otherwise.
-      const id = loc.rateLimit || loc.externalAuth ? shortId(server.hostname, loc.path, loc.pathType) : '';
-      // The blocks of one location (`/p/` and `= /p`) differ only in their matcher.
-      let first: LocationView | null = null;
-      for (const m of matchers(server, loc)) {
-        if (seenMatchers.has(m)) continue;
-        seenMatchers.add(m);
-        if (first) {
-          locations.push({ ...first, matcher: m });
-          continue;
-        }
-        const r = locationView(server, loc, m, ctx, id, host);
-        locations.push((first = r.view));
-        extra += r.extra;
-        httpLevel += r.zones;
-        authCache ||= r.cache;
-        if (!r.view.denied) extra += customErrorLocations(loc, r.view.errorBackendId, errorLocations);
-      }
+      ms = matchers(server, loc);
     } catch (err) {
-      throw prefixError(err, `location ${JSON.stringify(loc.path)}`);
+      problems.push(problemOf(server, loc, err, 'location left out'));
+      continue;
+    }
+    // Only rate-limit zones and external-auth locations are named by it: no sha1 otherwise.
+    const id = loc.rateLimit || loc.externalAuth ? shortId(server.hostname, loc.path, loc.pathType) : '';
+    // The blocks of one location (`/p/` and `= /p`) differ only in their matcher.
+    let first: LocationView | null = null;
+    for (const m of ms) {
+      if (seenMatchers.has(m)) continue;
+      seenMatchers.add(m);
+      if (first) {
+        locations.push({ ...first, matcher: m });
+        continue;
+      }
+      let r: ReturnType<typeof locationView>;
+      let errorLocations = '';
+      try {
+        r = locationView(server, loc, m, ctx, id, host);
+        if (!r.view.denied) errorLocations = customErrorLocations(loc, r.view.errorBackendId, errorLocationNames);
+      } catch (err) {
+        // One value the renderer cannot express denies its location (503), not the server.
+        const problem = problemOf(server, loc, err, 'location denied (503)');
+        problems.push(problem);
+        r = { view: deniedView(loc, m, `${problem.field}: ${problem.message}`), extra: '', zones: '', cache: false };
+      }
+      locations.push((first = r.view));
+      extra += r.extra + errorLocations;
+      httpLevel += r.zones;
+      authCache ||= r.cache;
     }
   }
   let redirectServer = '';
@@ -468,10 +497,36 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(host),
     guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
       + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
-    snippet: server.serverSnippet !== '' ? `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n` : '',
+    snippet: serverSnippet(server, problems),
     locationsText: locationsText(locations),
-    extra, redirectServer, httpLevel, authCache,
+    extra, redirectServer, httpLevel, authCache, problems,
   };
+}
+
+/** The server-snippet, or '' (reported) when the renderer refuses it: the server keeps its locations. */
+function serverSnippet(server: Server, problems: RenderProblem[]): string {
+  if (server.serverSnippet === '') return '';
+  try {
+    return `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n`;
+  } catch (err) {
+    const message = err instanceof RenderError ? err.message.slice(err.field.length + 2) : String((err as Error)?.message ?? err);
+    problems.push({ ingresses: [], host: server.hostname, field: 'server-snippet', message, outcome: 'server-snippet left out' });
+    return '';
+  }
+}
+
+/** A location the renderer could not express: it answers 503, saying why in a comment. */
+function deniedView(loc: Location, matcher: string, reason: string): LocationView {
+  return {
+    matcher, loc, denied: true, deniedReason: f.comment(reason), variables: '', redirect: '', luaPhases: '', access: '',
+    corsOriginRegex: null, errors: '', headers: '', proxy: '', snippet: '', pass: '', errorBackendId: '',
+  };
+}
+
+function problemOf(server: Server, loc: Location, err: unknown, outcome: RenderProblem['outcome']): RenderProblem {
+  const field = err instanceof RenderError ? err.field : 'location';
+  const message = err instanceof RenderError ? err.message.slice(err.field.length + 2) : String((err as Error)?.message ?? err);
+  return { ingresses: loc.ingress ? [loc.ingress] : [], host: server.hostname, path: loc.path, field, message, outcome };
 }
 
 /**

@@ -38,6 +38,27 @@ export type ParseCache = Map<string, ParsedFile>;
 const CLUSTER_SCOPED = new Set<string>(['Namespace', 'IngressClass']);
 const SUPPORTED = new Set<string>(['Ingress', 'IngressClass', 'Service', 'EndpointSlice', 'Endpoints', 'Secret', 'ConfigMap', 'Namespace']);
 
+/** The API server's limits, which a cluster enforces and a directory of manifests must too. */
+export const API_LIMITS = {
+  /** All annotations of an object, keys and values (apimachinery's TotalAnnotationSizeLimitB). */
+  annotationBytes: 256 * 1024,
+  /** One object as stored (etcd's default request limit, 1.5 MiB). */
+  objectBytes: 1.5 * 1024 * 1024,
+} as const;
+
+/** Why an object is larger than the API allows, or null. */
+export function overApiLimits(raw: Record<string, unknown>): string | null {
+  const meta = isRecord(raw.metadata) ? raw.metadata : {};
+  if (isRecord(meta.annotations)) {
+    let bytes = 0;
+    for (const [k, v] of Object.entries(meta.annotations)) bytes += Buffer.byteLength(k) + (typeof v === 'string' ? Buffer.byteLength(v) : 0);
+    if (bytes > API_LIMITS.annotationBytes) return `metadata.annotations hold ${bytes} bytes; the API server allows ${API_LIMITS.annotationBytes}`;
+  }
+  const size = Buffer.byteLength(JSON.stringify(raw));
+  if (size > API_LIMITS.objectBytes) return `the object is ${size} bytes; the API server allows ${API_LIMITS.objectBytes}`;
+  return null;
+}
+
 export function isManifestFile(name: string): boolean {
   return /\.(ya?ml|json)$/i.test(name) && !name.startsWith('.');
 }
@@ -135,6 +156,8 @@ function collect(value: unknown, line: number, out: ParsedFile, fail: (line: num
     out.ignored.push({ what: `${kind} ${name}`, line });
     return;
   }
+  const tooLarge = overApiLimits(value);
+  if (tooLarge) return fail(line, `${kind} ${name}: ${tooLarge}; refused`);
   try {
     for (const object of project(kind, value)) {
       const objKind = (object.kind ?? kind) as ResourceKind;

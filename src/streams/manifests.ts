@@ -8,9 +8,12 @@ import { Observable, Subject, asyncScheduler, debounceTime, type SchedulerLike }
 import { silentLogger, type Logger } from '../log.js';
 import type { SourceEvent } from '../store/events.js';
 import { createManifestCluster, type ManifestCluster } from './manifests-cluster.js';
-import { isManifestFile, parseManifestFile, type ManifestError, type ParseCache } from './manifests-parse.js';
+import { API_LIMITS, isManifestFile, parseManifestFile, type ManifestError, type ParseCache } from './manifests-parse.js';
 
 export type { ManifestError };
+
+/** A manifests file larger than this is refused unread (20 objects at the API's 1.5 MiB). */
+export const MAX_MANIFEST_FILE_BYTES = 32 * 1024 * 1024;
 export { endpointsToSlices, parseManifestFile } from './manifests-parse.js';
 
 export interface ManifestsSourceOptions {
@@ -124,6 +127,13 @@ function createScanner(dir: string, cluster: ManifestCluster, logger: Logger, re
         const st = statSync(file);
         stamp = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
         if (known.get(file)?.stamp === stamp) continue;
+        if (st.size > MAX_MANIFEST_FILE_BYTES) {
+          // Not even read: its objects (if it had any) stay as they were, like a malformed file's.
+          report({ file, line: 0, reason: `file is ${st.size} bytes; manifests files may hold at most ${MAX_MANIFEST_FILE_BYTES} (objects at most ${API_LIMITS.objectBytes} each, as the API server allows)` });
+          const before = known.get(file);
+          known.set(file, { stamp, hash: before?.hash ?? '', cache: before?.cache ?? new Map() });
+          continue;
+        }
         text = readFileSync(file, 'utf8');
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') {

@@ -35,6 +35,8 @@ test.before(async () => {
   fake.create(service('shop', 'web'));
   for (const s of slices('shop', 'web', [a])) fake.create(s);
   fake.create(web());
+  // Snippets allowed, so that an Ingress can carry what NGINX refuses.
+  fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } });
   // An Ingress of another class is not served.
   fake.create(ingress('shop', 'other', { host: 'other.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
@@ -42,7 +44,7 @@ test.before(async () => {
   ctl = await startController({
     kubeconfig,
     // The echo backends run on loopback, which a controller refuses unless allowed.
-    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--allow-upstream-addresses=loopback',
+    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--allow-upstream-addresses=loopback',
       `--validating-webhook=127.0.0.1:${webhookPort}`,
       `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
@@ -79,6 +81,19 @@ test('a reload is recorded as a Kubernetes Event', async () => {
     return list.length ? list : undefined;
   }, { what: 'an Event' });
   assert.ok(events.some((e) => JSON.stringify(e).includes('RELOAD')));
+});
+
+test('an Ingress NGINX refuses is quarantined with a Warning Event on it; the others still apply', async () => {
+  fake.create(ingress('shop', 'broken', {
+    host: 'broken.test', className: 'nginx', paths: [{ path: '/', service: 'web' }],
+    annotations: { 'nginx.ingress.kubernetes.io/configuration-snippet': 'not_a_directive on;' },
+  }));
+  fake.create(ingress('shop', 'fine', { host: 'fine.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
+  await ctl.until('fine.test', '/', (r) => r.status === 200, { what: 'fine.test next to the broken Ingress' });
+  const event = await waitFor(() => fake.list('v1', 'Event', 'shop').find((e) => JSON.stringify(e).includes('Quarantined')) as { involvedObject: { name: string }; message: string } | undefined, { what: 'a Quarantined Event' });
+  assert.is(event.involvedObject.name, 'broken');
+  assert.match(event.message, /not_a_directive/);
+  assert.is(await ctl.metric('nginx_ingress_controller_errors'), 0);
 });
 
 /** An AdmissionReview for an Ingress as the API server sends it; resolves with its response. */

@@ -327,16 +327,20 @@ test('annotations on the wire: basic auth, rewrite, redirects, CORS, allowlist, 
   }
 });
 
-test('a configuration the renderer refuses is a result, not an exception; the live file is untouched', async () => {
+test('a value the renderer refuses denies its location, named; the rest of the configuration applies', async () => {
   const { h, echo, reload } = await setup();
   try {
     assert.ok((await reload(configuration([server('a.example.com')]))).ok);
+    const r = await reload(configuration([
+      server('a.example.com', { locations: [location({ upstreamVhost: 'x\nreturn 200;' })] }),
+      server('b.example.com'),
+    ]));
+    assert.ok(r.ok);
+    if (r.ok) assert.match(r.problems.map((p) => p.message).join('\n'), /host a\.example\.com path \/: NGINX cannot be given upstream-vhost: control characters.*location denied \(503\)/);
     const live = readFileSync(h.runtime.confPath, 'utf8');
-    const r = await reload(configuration([server('a.example.com', { locations: [location({ upstreamVhost: 'x\nreturn 200;' })] })]));
-    assert.is(r.ok, false);
-    if (!r.ok) assert.match(r.error, /server "a\.example\.com": location "\/": upstream-vhost: control characters/);
-    assert.is(readFileSync(h.runtime.confPath, 'utf8'), live);
-    assert.is(reconfigurings(h), 0);
+    assert.match(live, /# denied: upstream-vhost: control characters/);
+    assert.ok(live.includes('## start server b.example.com'));
+    assert.not.ok(live.includes('Host "x'));
   } finally {
     await h.close();
     await echo.close();

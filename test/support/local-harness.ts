@@ -187,7 +187,8 @@ export function oneGeneration(prefix: string): boolean {
     const master = Number(readFileSync(join(prefix, 'nginx.pid'), 'utf8'));
     const workers = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     const accepting = workers.filter((pid) => {
-      try { return !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down'); } catch { return false; }
+      // The cache manager and loader (auth-cache) are children too, but accept nothing.
+      try { return /worker process$/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '')); } catch { return false; }
     });
     return accepting.length <= cpus().length;
   } catch {

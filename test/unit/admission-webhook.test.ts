@@ -137,7 +137,7 @@ test('an invalid Ingress is denied with a 400 status naming Ingress, field and r
   assert.is(res.allowed, false);
   assert.is(res.status.code, 400);
   assert.is(res.status.status, 'Failure');
-  assert.is(res.status.message, 'ingress-rx refuses Ingress apps/shop:\n- metadata.annotations["nginx.ingress.kubernetes.io/proxy-body-size"]: "huge" is not a size (e.g. 8k, 1m)');
+  assert.is(res.status.message, 'ingress-rx refuses Ingress apps/shop:\n- metadata.annotations["nginx.ingress.kubernetes.io/proxy-body-size"]: "huge" is not a size (digits with an optional k, m or g, at most 2^63-1 bytes)');
   assert.equal(res.warnings, ['metadata.annotations["nginx.ingress.kubernetes.io/mirror-target"]: annotation is not supported by ingress-rx; ignored']);
 });
 

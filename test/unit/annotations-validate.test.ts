@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   blockedWord, bool, cidr, cookieDomain, cookieName, cookiePath, headerName, hostname, httpMethod, int, InvalidValue,
-  nextUpstream, nginxTime, safeRegex, safeString, safeStringWithVariables, size, sortedUnique, uriPath, url, type Check,
+  nextUpstream, offset, safeRegex, timeMsec, timeSec, safeString, safeStringWithVariables, size, sortedUnique, uriPath, url, type Check,
 } from '../../src/model/validate.js';
 
 function accepts<T>(check: Check<T>, cases: Array<[string, T]>) {
@@ -24,14 +24,18 @@ test('int: digits within range', () => {
   rejects(int(0, 10), ['11', '-1', '1.5', '1e3', '0x10', '', '5s', '9'.repeat(30)]);
 });
 
-test('size: NGINX sizes', () => {
-  accepts(size, [['0', '0'], ['1m', '1m'], ['8K', '8K'], ['2g', '2g'], ['512', '512']]);
-  rejects(size, ['1t', '1 m', '1mb', '-1', 'm', '1m;', '']);
+test('size and offset: NGINX sizes (size_t without g, off_t with g, at most 2^63-1 bytes)', () => {
+  accepts(size, [['0', '0'], ['1m', '1m'], ['8K', '8K'], ['512', '512']]);
+  rejects(size, ['2g', '1t', '1 m', '1mb', '-1', 'm', '1m;', '', '9999999999999999m']);
+  accepts(offset, [['0', '0'], ['2g', '2g'], ['8589934591g', '8589934591g']]);
+  rejects(offset, ['8589934592g', '999999999999g', '1t']);
 });
 
-test('nginxTime: NGINX times', () => {
-  accepts(nginxTime, [['10s', '10s'], ['5m', '5m'], ['1h30m', '1h30m'], ['500ms', '500ms'], ['60', '60']]);
-  rejects(nginxTime, ['ten', '1 h', '5x', '', '5m;']);
+test('timeMsec and timeSec: NGINX times, units in decreasing order', () => {
+  accepts(timeMsec, [['10s', '10s'], ['5m', '5m'], ['1h30m', '1h30m'], ['1h 30m', '1h30m'], ['500ms', '500ms'], ['60', '60']]);
+  rejects(timeMsec, ['ten', '1 h', '5x', '', '5m;', '1s1h', '1y', '2M', '1m1m']);
+  accepts(timeSec, [['1y', '1y'], ['2M1d', '2M1d'], ['5m', '5m']]);
+  rejects(timeSec, ['500ms', '1s1h']);
 });
 
 test('headerName: letters, digits and dashes', () => {

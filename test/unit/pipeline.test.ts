@@ -48,7 +48,7 @@ function recordingSync(store: ReturnType<typeof memoryStore>, sched: TestSchedul
     seen.push({ n: batch.n, t: sched.now(), state, items: batch.items.length });
     const done = (): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
-      decision: 'dynamic', reason: '', checksum: state, applied: true, posted: [], warnings: [], durationMs,
+      decision: 'dynamic', reason: '', checksum: state, applied: true, posted: [], warnings: [], quarantined: [], durationMs,
     });
     return durationMs > 0 ? timer(durationMs, sched).pipe(map(done)) : of(done());
   };

@@ -121,7 +121,7 @@ file('the tracer streams a live trace asynchronously and the file is complete af
   tracer.hooks.released!({ n: 1, t: t0, items: [item] }, 0);
   const result: SyncResult = {
     sync: 1, t: t0, events: 1, itemIds: [1], decision: 'dynamic', reason: 'endpoints changed', checksum: 'abc', applied: true,
-    posted: ['backends'], warnings: [], durationMs: 12, dynamic: { ok: true, attempts: 3, durationMs: 10, startedAt: t0 + 2 },
+    posted: ['backends'], warnings: [], quarantined: [], durationMs: 12, dynamic: { ok: true, attempts: 3, durationMs: 10, startedAt: t0 + 2 },
   };
   tracer.syncDone(result);
   await tracer.close();

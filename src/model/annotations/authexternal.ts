@@ -2,7 +2,7 @@
 // An invalid auth-url, auth-method or auth-response-headers denies the location, as in
 // ingress-nginx: a broken auth configuration must not leave the location open.
 import {
-  commaList, headerName, httpMethod, InvalidValue, nginxTime, safeStringWithVariables, statusCode, url, type Check,
+  commaList, headerName, httpMethod, InvalidValue, safeStringWithVariables, statusCode, timeSec, url, type Check,
 } from '../validate.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
@@ -28,12 +28,22 @@ const paramName: Check<string> = (raw) => {
   return v;
 };
 
-/** `[code ...] time` entries separated by commas, e.g. `200 202 401 5m, 500 1m`. */
+/** `[code ...] time` entries separated by commas, e.g. `200 202 401 5m, 500 1m` (proxy_cache_valid: codes 100..599 or `any`). */
 const cacheDurations: Check<string[]> = commaList((item) => {
   const words = item.split(/\s+/);
-  const time = nginxTime(words.pop() ?? '');
-  return [...words.map((w) => String(statusCode(w))), time].join(' ');
+  const time = timeSec(words.pop() ?? '');
+  return [...words.map((w) => (w === 'any' ? w : String(statusCode(w)))), time].join(' ');
 });
+
+/**
+ * The Host the auth subrequest sends: the URL's host name, as ingress-nginx sends it; '' (NGINX's
+ * $proxy_host, host and port as written) for an IPv6 literal or a host made of variables, which
+ * are not host names.
+ */
+function hostHeader(authUrl: string): string {
+  const host = new URL(authUrl).hostname;
+  return /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(host) ? host : '';
+}
 
 export const authExternalGroup: AnnotationGroup<'externalAuth' | 'denied'> = {
   name: 'authexternal',
@@ -60,7 +70,7 @@ export const authExternalGroup: AnnotationGroup<'externalAuth' | 'denied'> = {
     return {
       externalAuth: {
         url: authUrl.value,
-        host: new URL(authUrl.value).hostname,
+        host: hostHeader(authUrl.value),
         method: method.state === 'ok' ? method.value : '',
         signin: r.get('auth-signin', httpUrl, ''),
         signinRedirectParam: r.get('auth-signin-redirect-param', paramName, ''),

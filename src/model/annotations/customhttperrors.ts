@@ -1,9 +1,9 @@
 // custom-http-errors group: status codes the default backend answers instead of the upstream.
-import { commaList, statusCode } from '../validate.js';
+import { commaList, errorPageCode } from '../validate.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
 
-const statusCodes = commaList(statusCode);
+const statusCodes = commaList(errorPageCode);
 
 const keys = { 'custom-http-errors': 'Low' } as const;
 
@@ -11,7 +11,7 @@ export const customHttpErrorsGroup: AnnotationGroup<'customHttpErrors'> = {
   name: 'customhttperrors',
   keys,
   docs: {
-    'custom-http-errors': { values: 'comma-separated status codes', default: 'ConfigMap custom-http-errors', description: 'Responses with these codes are answered by the default backend.' },
+    'custom-http-errors': { values: 'comma-separated status codes 300..599 (error_page)', default: 'ConfigMap custom-http-errors', description: 'Responses with these codes are answered by the default backend.' },
   },
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);

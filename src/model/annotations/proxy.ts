@@ -1,6 +1,6 @@
 // proxy group: timeouts, body and buffer sizes, buffering, next-upstream and HTTP version of
 // the proxied request; every default comes from the ConfigMap.
-import { int, nextUpstream, onOff, oneOf, size } from '../validate.js';
+import { int, nextUpstream, offset, onOff, oneOf, proxyBufferSize, proxyBuffersNumber, size } from '../validate.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
 
@@ -21,7 +21,6 @@ const keys = {
 } as const;
 
 const seconds = int(0, 86_400);
-const buffersNumber = int(1, 1024);
 const tries = int(0, 100);
 const httpVersion = oneOf(['1.0', '1.1'] as const);
 
@@ -29,31 +28,31 @@ export const proxyGroup: AnnotationGroup<'proxy'> = {
   name: 'proxy',
   keys,
   docs: {
-    'proxy-body-size': { values: 'size (e.g. 8m, 0 = unlimited)', default: 'ConfigMap proxy-body-size', description: 'client_max_body_size of the location.' },
+    'proxy-body-size': { values: 'size, k/m/g (e.g. 8m, 0 = unlimited)', default: 'ConfigMap proxy-body-size', description: 'client_max_body_size of the location.' },
     'proxy-connect-timeout': { values: 'seconds', default: 'ConfigMap proxy-connect-timeout', description: 'proxy_connect_timeout.' },
     'proxy-read-timeout': { values: 'seconds', default: 'ConfigMap proxy-read-timeout', description: 'proxy_read_timeout.' },
     'proxy-send-timeout': { values: 'seconds', default: 'ConfigMap proxy-send-timeout', description: 'proxy_send_timeout.' },
-    'proxy-buffer-size': { values: 'size', default: 'ConfigMap proxy-buffer-size', description: 'proxy_buffer_size.' },
-    'proxy-buffers-number': { values: 'integer 1..1024', default: 'ConfigMap proxy-buffers-number', description: 'Number of proxy_buffers.' },
+    'proxy-buffer-size': { values: 'size, 1 byte to 1g', default: 'ConfigMap proxy-buffer-size', description: 'proxy_buffer_size.' },
+    'proxy-buffers-number': { values: 'integer 3..1024', default: 'ConfigMap proxy-buffers-number', description: 'Number of proxy_buffers.' },
     'proxy-buffering': { values: '"on" or "off"', default: 'ConfigMap proxy-buffering', description: 'proxy_buffering.' },
     'proxy-request-buffering': { values: '"on" or "off"', default: 'ConfigMap proxy-request-buffering', description: 'proxy_request_buffering.' },
     'proxy-next-upstream': { values: 'space-separated conditions (error timeout http_502 …)', default: 'ConfigMap proxy-next-upstream', description: 'When to try the next upstream.' },
     'proxy-next-upstream-timeout': { values: 'seconds (0 = no limit)', default: 'ConfigMap proxy-next-upstream-timeout', description: 'Time limit for passing a request to the next upstream.' },
     'proxy-next-upstream-tries': { values: 'integer 0..100', default: 'ConfigMap proxy-next-upstream-tries', description: 'Attempts to pass a request to the next upstream.' },
     'proxy-http-version': { values: '"1.0" or "1.1"', default: 'ConfigMap proxy-http-version', description: 'proxy_http_version.' },
-    'client-body-buffer-size': { values: 'size', default: 'ConfigMap client-body-buffer-size', description: 'client_body_buffer_size of the location.' },
+    'client-body-buffer-size': { values: 'size (k or m)', default: 'ConfigMap client-body-buffer-size', description: 'client_body_buffer_size of the location.' },
   },
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const s = ctx.settings;
     return {
       proxy: {
-        bodySize: r.get('proxy-body-size', size, s.proxyBodySize),
+        bodySize: r.get('proxy-body-size', offset, s.proxyBodySize),
         connectTimeout: r.get('proxy-connect-timeout', seconds, s.proxyConnectTimeout),
         readTimeout: r.get('proxy-read-timeout', seconds, s.proxyReadTimeout),
         sendTimeout: r.get('proxy-send-timeout', seconds, s.proxySendTimeout),
-        bufferSize: r.get('proxy-buffer-size', size, s.proxyBufferSize),
-        buffersNumber: r.get('proxy-buffers-number', buffersNumber, s.proxyBuffersNumber),
+        bufferSize: r.get('proxy-buffer-size', proxyBufferSize, s.proxyBufferSize),
+        buffersNumber: r.get('proxy-buffers-number', proxyBuffersNumber, s.proxyBuffersNumber),
         buffering: r.get('proxy-buffering', onOff, s.proxyBuffering),
         requestBuffering: r.get('proxy-request-buffering', onOff, s.proxyRequestBuffering),
         nextUpstream: r.get('proxy-next-upstream', nextUpstream, [...s.proxyNextUpstream]),

@@ -16,6 +16,8 @@ const keys = {
 
 const count = int(0, 1_000_000_000);
 const burstMultiplier = int(1, 1000);
+/** limit_conn takes at most 65535 connections. */
+const connections = int(0, 65_535);
 
 export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
   name: 'ratelimit',
@@ -23,7 +25,7 @@ export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
   docs: {
     'limit-rps': { values: 'integer ≥ 0', default: '0 (off)', description: 'Requests per second per client address; excess gets limit-req-status-code.' },
     'limit-rpm': { values: 'integer ≥ 0', default: '0 (off)', description: 'Requests per minute per client address.' },
-    'limit-connections': { values: 'integer ≥ 0', default: '0 (off)', description: 'Concurrent connections per client address.' },
+    'limit-connections': { values: 'integer 0..65535', default: '0 (off)', description: 'Concurrent connections per client address.' },
     'limit-burst-multiplier': { values: 'integer ≥ 1', default: '5', description: 'Burst size as a multiple of the rate.' },
     'limit-rate': { values: 'KB/s, integer ≥ 0', default: 'ConfigMap limit-rate', description: 'Rate of the response to a client.' },
     'limit-rate-after': { values: 'KB, integer ≥ 0', default: 'ConfigMap limit-rate-after', description: 'Amount sent before limit-rate applies.' },
@@ -34,7 +36,7 @@ export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
     const rateLimit = {
       rps: r.get('limit-rps', count, 0),
       rpm: r.get('limit-rpm', count, 0),
-      connections: r.get('limit-connections', count, 0),
+      connections: r.get('limit-connections', connections, 0),
       burstMultiplier: r.get('limit-burst-multiplier', burstMultiplier, 5),
       limitRate: r.get('limit-rate', count, ctx.settings.limitRate),
       limitRateAfter: r.get('limit-rate-after', count, ctx.settings.limitRateAfter),

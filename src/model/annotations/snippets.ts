@@ -17,7 +17,9 @@ export const MAX_SNIPPET_LENGTH = 64 * 1024;
 /** Raw NGINX directives: no NUL, bounded length, and a structure that stays in its block. */
 export const snippet: Check<string> = (raw) => {
   if (raw.length > MAX_SNIPPET_LENGTH) throw new InvalidValue(`snippet is ${raw.length} characters long (at most ${MAX_SNIPPET_LENGTH})`);
-  if (raw.includes('\u0000')) throw new InvalidValue('snippet contains NUL');
+  // Tabs and newlines are layout; any other control character is refused (the renderer would).
+  const ctrl = /[\u0000-\u0008\u000b-\u001f\u007f]/.exec(raw);
+  if (ctrl) throw new InvalidValue(`snippet contains the control character \\x${ctrl[0].charCodeAt(0).toString(16).padStart(2, '0')}`);
   const problem = snippetProblem(raw);
   if (problem) throw new InvalidValue(`snippet ${problem}`);
   return raw;

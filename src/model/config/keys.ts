@@ -2,10 +2,12 @@
 // must pass, and what it does (docs/configmap.md is generated from this table).
 import type { StoreReader } from '../../store/types.js';
 import {
-  bool, cidrList, commaList, headerName, int, InvalidValue, MAX_VALUE_LENGTH, nextUpstream, nginxTime, onOff,
-  oneOf, preview, safeStringWithVariables, size, spaceList, statusCode, uriPath, type Check,
+  bool, boundedSize, cidrList, commaList, errorPageCode, headerName, int, InvalidValue, limitStatusCode, MAX_VALUE_LENGTH,
+  nextUpstream, offset, onOff, oneOf, pcreRegex, preview, proxyBufferSize, proxyBuffersNumber, safeStringWithVariables, size, spaceList, timeMsec, timeSec, uriPath,
+  type Check,
 } from '../validate.js';
 import type { NginxSettings } from './settings.js';
+import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../openssl.js';
 
 type Field = keyof NginxSettings;
 
@@ -52,10 +54,23 @@ const token = (what: string, re: RegExp): Check<string> => (raw) => {
   if (v.length > MAX_VALUE_LENGTH || !re.test(v)) throw new InvalidValue(`"${preview(v)}" is not ${what}`);
   return v;
 };
-const sslCiphers = token('an OpenSSL cipher list', /^[A-Za-z0-9!+:@._-]+$/);
-const ecdhCurve = token('a curve list', /^[A-Za-z0-9:_-]+$/);
+/** Checked by the system OpenSSL that NGINX links, as ssl_ciphers / ssl_ecdh_curve apply it. */
+const accepted = (check: Check<string>, accepts: (v: string) => boolean, what: string): Check<string> => (raw) => {
+  const v = check(raw);
+  if (!accepts(v)) throw new InvalidValue(`"${preview(v)}" is refused by the local OpenSSL (${what})`);
+  return v;
+};
+const sslCiphers = accepted(token('an OpenSSL cipher list', /^[A-Za-z0-9!+:@._=-]+$/), opensslAcceptsCiphers, 'no cipher matches');
+const ecdhCurve = accepted(token('a curve list', /^[A-Za-z0-9:_-]+$/), opensslAcceptsCurves, 'an unknown curve');
 const workerProcesses = token('"auto" or a number', /^(auto|[1-9]\d{0,3})$/);
-const largeBuffers = token('`number size` (e.g. 4 8k)', /^[1-9]\d{0,3}\s+\d{1,6}[kKmM]?$/);
+/** `number size`; the size at least connection_pool_size (512 bytes on 64-bit), as NGINX checks. */
+const largeBuffers: Check<string> = (raw) => {
+  const v = token('`number size` (e.g. 4 8k)', /^[1-9]\d{0,3}\s+\d{1,6}[kKmM]?$/)(raw);
+  boundedSize(512n)(v.split(/\s+/)[1]!);
+  return v;
+};
+/** ngx_hash_init refuses buckets over 65536 less a cache line. */
+const bucketSize = int(1, 65_536 - 64);
 const mimeTypes = spaceList(token('a MIME type', /^[A-Za-z0-9.+*/-]{1,128}$/));
 const httpRedirectCode = (raw: string) => Number(oneOf(['301', '302', '307', '308'] as const)(raw));
 const loadBalance = oneOf(['round_robin', 'ewma'] as const);
@@ -72,13 +87,7 @@ const mapPattern: Check<string> = (raw) => {
   if (/["';{}]|[\u0000-\u001f\u007f]/.test(v) || /(^|[^\\])(\\\\)*\\$/.test(v)) {
     throw new InvalidValue(`"${preview(v)}" contains quotes, ';', braces, control characters or a trailing backslash`);
   }
-  if (v.startsWith('~')) {
-    try {
-      new RegExp(v.replace(/^~\*?/, ''));
-    } catch (err) {
-      throw new InvalidValue(`"${preview(v)}" is not a valid regular expression: ${(err as Error).message}`);
-    }
-  }
+  if (v.startsWith('~')) pcreRegex({ caseless: v.startsWith('~*') })(v.replace(/^~\*?/, ''));
   return v;
 };
 
@@ -104,8 +113,8 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('ssl-prefer-server-ciphers', 'sslPreferServerCiphers', bool, BOOL, 'ssl_prefer_server_ciphers.'),
   key('ssl-ecdh-curve', 'sslEcdhCurve', ecdhCurve, 'curve list or "auto"', 'ssl_ecdh_curve.'),
   key('ssl-session-cache', 'sslSessionCache', bool, BOOL, 'Use a shared SSL session cache.'),
-  key('ssl-session-cache-size', 'sslSessionCacheSize', size, 'size', 'Size of the shared SSL session cache.'),
-  key('ssl-session-timeout', 'sslSessionTimeout', nginxTime, 'NGINX time (e.g. 10m)', 'ssl_session_timeout.'),
+  key('ssl-session-cache-size', 'sslSessionCacheSize', boundedSize(8n * 4096n, 1024n ** 3n), 'size, 32k (8 pages) to 1g (nginx -t maps the zone)', 'Size of the shared SSL session cache.'),
+  key('ssl-session-timeout', 'sslSessionTimeout', timeSec, 'NGINX time (e.g. 10m)', 'ssl_session_timeout.'),
   key('ssl-session-tickets', 'sslSessionTickets', bool, BOOL, 'ssl_session_tickets.'),
   key('ssl-buffer-size', 'sslBufferSize', size, 'size', 'ssl_buffer_size.'),
   key('ssl-early-data', 'sslEarlyData', bool, BOOL, 'ssl_early_data (TLS 1.3 0-RTT).'),
@@ -116,9 +125,9 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('proxy-connect-timeout', 'proxyConnectTimeout', seconds, 'seconds', 'proxy_connect_timeout (annotation default).'),
   key('proxy-read-timeout', 'proxyReadTimeout', seconds, 'seconds', 'proxy_read_timeout (annotation default).'),
   key('proxy-send-timeout', 'proxySendTimeout', seconds, 'seconds', 'proxy_send_timeout (annotation default).'),
-  key('proxy-body-size', 'proxyBodySize', size, 'size (0 = unlimited)', 'client_max_body_size (annotation default).'),
-  key('proxy-buffer-size', 'proxyBufferSize', size, 'size', 'proxy_buffer_size (annotation default).'),
-  key('proxy-buffers-number', 'proxyBuffersNumber', int(1, 1024), 'integer 1..1024', 'Number of proxy_buffers (annotation default).'),
+  key('proxy-body-size', 'proxyBodySize', offset, 'size, k/m/g (0 = unlimited)', 'client_max_body_size (annotation default).'),
+  key('proxy-buffer-size', 'proxyBufferSize', proxyBufferSize, 'size, 1 byte to 1g', 'proxy_buffer_size (annotation default).'),
+  key('proxy-buffers-number', 'proxyBuffersNumber', proxyBuffersNumber, 'integer 3..1024', 'Number of proxy_buffers (annotation default).'),
   key('proxy-buffering', 'proxyBuffering', onOff, '"on" or "off"', 'proxy_buffering (annotation default).'),
   key('proxy-request-buffering', 'proxyRequestBuffering', onOff, '"on" or "off"', 'proxy_request_buffering (annotation default).'),
   key('proxy-next-upstream', 'proxyNextUpstream', nextUpstream, 'space-separated conditions', 'proxy_next_upstream (annotation default).'),
@@ -127,23 +136,23 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('proxy-http-version', 'proxyHttpVersion', oneOf(['1.0', '1.1'] as const), '"1.0" or "1.1"', 'proxy_http_version (annotation default).'),
   key('client-body-buffer-size', 'clientBodyBufferSize', size, 'size', 'client_body_buffer_size (annotation default).'),
   key('proxy-headers-hash-max-size', 'proxyHeadersHashMaxSize', positive, 'integer', 'proxy_headers_hash_max_size.'),
-  key('proxy-headers-hash-bucket-size', 'proxyHeadersHashBucketSize', positive, 'integer', 'proxy_headers_hash_bucket_size.'),
+  key('proxy-headers-hash-bucket-size', 'proxyHeadersHashBucketSize', bucketSize, 'integer up to 65472', 'proxy_headers_hash_bucket_size.'),
   key('proxy-add-original-uri-header', 'proxyAddOriginalUriHeader', bool, BOOL, 'Send X-Original-Uri upstream.'),
   key('retry-non-idempotent', 'retryNonIdempotent', bool, BOOL, 'Retry POST, LOCK, PATCH on the next upstream.'),
   key('allow-backend-server-header', 'allowBackendServerHeader', bool, BOOL, "Pass the backend's Server header to the client."),
   key('hide-headers', 'hideHeaders', commaList(headerName), 'comma-separated header names', 'Response headers hidden from clients.'),
   key('limit-rate', 'limitRate', int(0, 1_000_000_000), 'KB/s', 'Default response rate limit per connection (annotation default).'),
   key('limit-rate-after', 'limitRateAfter', int(0, 1_000_000_000), 'KB', 'Amount sent before limit-rate applies (annotation default).'),
-  key('limit-req-status-code', 'limitReqStatusCode', statusCode, 'status code', 'Status of requests refused by limit-rps/limit-rpm.'),
-  key('limit-conn-status-code', 'limitConnStatusCode', statusCode, 'status code', 'Status of requests refused by limit-connections.'),
-  key('custom-http-errors', 'customHttpErrors', commaList(statusCode), 'comma-separated status codes', 'Codes answered by the default backend (annotation default).'),
+  key('limit-req-status-code', 'limitReqStatusCode', limitStatusCode, 'status code 400..599', 'Status of requests refused by limit-rps/limit-rpm.'),
+  key('limit-conn-status-code', 'limitConnStatusCode', limitStatusCode, 'status code 400..599', 'Status of requests refused by limit-connections.'),
+  key('custom-http-errors', 'customHttpErrors', commaList(errorPageCode), 'comma-separated status codes 300..599', 'Codes answered by the default backend (annotation default).'),
 
   // upstreams
   key('load-balance', 'loadBalance', loadBalance, '"round_robin" or "ewma"', 'Load-balancing algorithm (annotation default).'),
-  key('upstream-keepalive-connections', 'upstreamKeepaliveConnections', int(0, 1_000_000), 'integer', 'Idle keepalive connections to upstreams per worker.'),
+  key('upstream-keepalive-connections', 'upstreamKeepaliveConnections', int(0, 1_000_000), 'integer (0 = no keepalive)', 'Idle keepalive connections to upstreams per worker.'),
   key('upstream-keepalive-timeout', 'upstreamKeepaliveTimeout', seconds, 'seconds', 'Idle keepalive timeout to upstreams.'),
   key('upstream-keepalive-requests', 'upstreamKeepaliveRequests', int(0, 1_000_000_000), 'integer', 'Requests per upstream keepalive connection.'),
-  key('upstream-keepalive-time', 'upstreamKeepaliveTime', nginxTime, 'NGINX time', 'Maximum life of an upstream keepalive connection.'),
+  key('upstream-keepalive-time', 'upstreamKeepaliveTime', timeMsec, 'NGINX time', 'Maximum life of an upstream keepalive connection.'),
 
   // headers and real IP
   key('use-forwarded-headers', 'useForwardedHeaders', bool, BOOL, 'Trust X-Forwarded-* from the client (behind another proxy).'),
@@ -172,9 +181,9 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
 
   // workers and client connections
   key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes.'),
-  key('max-worker-connections', 'workerConnections', int(0, 1_000_000), 'integer', 'worker_connections.'),
+  key('max-worker-connections', 'workerConnections', int(0, 1_000_000), 'integer (0 = 3/4 of max-worker-open-files)', 'worker_connections.'),
   key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = computed)', 'worker_rlimit_nofile.'),
-  key('worker-shutdown-timeout', 'workerShutdownTimeout', nginxTime, 'NGINX time', 'worker_shutdown_timeout.'),
+  key('worker-shutdown-timeout', 'workerShutdownTimeout', timeMsec, 'NGINX time', 'worker_shutdown_timeout.'),
   key('reuse-port', 'reusePort', bool, BOOL, 'reuseport on the listeners.'),
   key('keep-alive', 'keepAlive', seconds, 'seconds', 'keepalive_timeout.'),
   key('keep-alive-requests', 'keepAliveRequests', int(0, 1_000_000_000), 'integer', 'keepalive_requests.'),
@@ -186,11 +195,11 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('client-body-timeout', 'clientBodyTimeout', seconds, 'seconds', 'client_body_timeout.'),
   key('enable-underscores-in-headers', 'enableUnderscoresInHeaders', bool, BOOL, 'underscores_in_headers.'),
   key('ignore-invalid-headers', 'ignoreInvalidHeaders', bool, BOOL, 'ignore_invalid_headers.'),
-  key('server-name-hash-bucket-size', 'serverNamesHashBucketSize', positive, 'integer', 'server_names_hash_bucket_size.'),
+  key('server-name-hash-bucket-size', 'serverNamesHashBucketSize', bucketSize, 'integer up to 65472', 'server_names_hash_bucket_size.'),
   key('server-name-hash-max-size', 'serverNamesHashMaxSize', positive, 'integer', 'server_names_hash_max_size.'),
-  key('variables-hash-bucket-size', 'variablesHashBucketSize', positive, 'integer', 'variables_hash_bucket_size.'),
+  key('variables-hash-bucket-size', 'variablesHashBucketSize', bucketSize, 'integer up to 65472', 'variables_hash_bucket_size.'),
   key('variables-hash-max-size', 'variablesHashMaxSize', positive, 'integer', 'variables_hash_max_size.'),
-  key('map-hash-bucket-size', 'mapHashBucketSize', positive, 'integer', 'map_hash_bucket_size.'),
+  key('map-hash-bucket-size', 'mapHashBucketSize', bucketSize, 'integer up to 65472', 'map_hash_bucket_size.'),
   key('server-tokens', 'serverTokens', bool, BOOL, 'Send the NGINX version in Server and error pages.'),
 
   // compression

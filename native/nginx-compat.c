@@ -1,0 +1,155 @@
+/*
+ * ingress-rx's in-process answers to "would NGINX accept this?", from the very libraries Debian's
+ * NGINX links: PCRE2 (libpcre2-8, linked) for regular expressions, and OpenSSL (libssl.so.3,
+ * opened with RTLD_DEEPBIND, because Node carries its own OpenSSL and exports its symbols) for
+ * cipher and curve lists. Built by scripts/setup.sh; loaded by src/model/native.ts.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <node_api.h>
+
+#define CHECK(call) do { if ((call) != napi_ok) return NULL; } while (0)
+
+/* A UTF-8 string argument in a malloc'd buffer (NUL-terminated), or NULL. */
+static char *string_arg(napi_env env, napi_value v, size_t *len_out) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected a string");
+    return NULL;
+  }
+  char *buf = malloc(len + 1);
+  if (buf == NULL) return NULL;
+  napi_get_value_string_utf8(env, v, buf, len + 1, &len);
+  if (len_out) *len_out = len;
+  return buf;
+}
+
+/*
+ * pcreCompile(pattern, caseless) → null when PCRE2 compiles it as ngx_regex_compile does
+ * (options: PCRE2_CASELESS or none, default compile context), else [message, offset];
+ * on success with named groups, an array of their names.
+ */
+static napi_value pcre_compile_js(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  size_t len;
+  char *pattern = string_arg(env, argv[0], &len);
+  if (pattern == NULL) return NULL;
+  bool caseless = false;
+  napi_get_value_bool(env, argv[1], &caseless);
+
+  int errcode;
+  PCRE2_SIZE erroff;
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR) pattern, len, caseless ? PCRE2_CASELESS : 0, &errcode, &erroff, NULL);
+  free(pattern);
+  if (re == NULL) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(errcode, msg, sizeof msg);
+    napi_value m, off;
+    CHECK(napi_create_array_with_length(env, 2, &result));
+    CHECK(napi_create_string_utf8(env, (const char *) msg, NAPI_AUTO_LENGTH, &m));
+    CHECK(napi_create_double(env, (double) erroff, &off));
+    CHECK(napi_set_element(env, result, 0, m));
+    CHECK(napi_set_element(env, result, 1, off));
+    return result;
+  }
+  uint32_t count = 0, entry = 0;
+  PCRE2_SPTR table = NULL;
+  pcre2_pattern_info(re, PCRE2_INFO_NAMECOUNT, &count);
+  if (count == 0) {
+    pcre2_code_free(re);
+    CHECK(napi_get_null(env, &result));
+    return result;
+  }
+  pcre2_pattern_info(re, PCRE2_INFO_NAMEENTRYSIZE, &entry);
+  pcre2_pattern_info(re, PCRE2_INFO_NAMETABLE, &table);
+  CHECK(napi_create_object(env, &result));
+  napi_value names;
+  CHECK(napi_create_array_with_length(env, count, &names));
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value name;
+    CHECK(napi_create_string_utf8(env, (const char *) table + i * entry + 2, NAPI_AUTO_LENGTH, &name));
+    CHECK(napi_set_element(env, names, i, name));
+  }
+  pcre2_code_free(re);
+  CHECK(napi_set_named_property(env, result, "names", names));
+  return result;
+}
+
+/* The few libssl/libcrypto functions used, resolved once from the system library. */
+static struct {
+  int loaded; /* 0 not tried, 1 ok, -1 failed */
+  void *(*TLS_method)(void);
+  void *(*SSL_CTX_new)(const void *);
+  void (*SSL_CTX_free)(void *);
+  int (*SSL_CTX_set_cipher_list)(void *, const char *);
+  long (*SSL_CTX_ctrl)(void *, int, long, void *);
+  void (*ERR_clear_error)(void);
+  int (*OPENSSL_init_ssl)(unsigned long long, const void *);
+} ssl;
+
+#define SSL_CTRL_SET_GROUPS_LIST 92
+#define OPENSSL_INIT_LOAD_CONFIG 0x00000040L
+
+static int load_ssl(void) {
+  if (ssl.loaded != 0) return ssl.loaded;
+  ssl.loaded = -1;
+  void *h = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (h == NULL) return -1;
+#define SYM(name) if ((*(void **) &ssl.name = dlsym(h, #name)) == NULL) return -1
+  SYM(TLS_method); SYM(SSL_CTX_new); SYM(SSL_CTX_free); SYM(SSL_CTX_set_cipher_list);
+  SYM(SSL_CTX_ctrl); SYM(ERR_clear_error); SYM(OPENSSL_init_ssl);
+  /* As NGINX does at start: the system openssl.cnf applies. */
+  ssl.OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL);
+  ssl.loaded = 1;
+  return 1;
+}
+
+/* opensslAccepts(kind, list) → true/false as SSL_CTX_set_cipher_list / SSL_CTX_set1_curves_list
+ * answer on a fresh context; throws when libssl.so.3 cannot be loaded. */
+static napi_value openssl_accepts_js(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (load_ssl() != 1) {
+    napi_throw_error(env, NULL, "libssl.so.3 could not be loaded");
+    return NULL;
+  }
+  char *kind = string_arg(env, argv[0], NULL);
+  if (kind == NULL) return NULL;
+  char *list = string_arg(env, argv[1], NULL);
+  if (list == NULL) { free(kind); return NULL; }
+  void *ctx = ssl.SSL_CTX_new(ssl.TLS_method());
+  int ok = 0;
+  if (ctx != NULL) {
+    if (strcmp(kind, "ciphers") == 0) ok = ssl.SSL_CTX_set_cipher_list(ctx, list) == 1;
+    else if (strcmp(kind, "curves") == 0) ok = ssl.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_GROUPS_LIST, 0, list) == 1;
+    ssl.SSL_CTX_free(ctx);
+  }
+  ssl.ERR_clear_error();
+  free(kind);
+  free(list);
+  CHECK(napi_get_boolean(env, ok, &result));
+  return result;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_value fn;
+  CHECK(napi_create_function(env, "pcreCompile", NAPI_AUTO_LENGTH, pcre_compile_js, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "pcreCompile", fn));
+  CHECK(napi_create_function(env, "opensslAccepts", NAPI_AUTO_LENGTH, openssl_accepts_js, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "opensslAccepts", fn));
+  char version[64] = "";
+  pcre2_config(PCRE2_CONFIG_VERSION, version);
+  napi_value v;
+  CHECK(napi_create_string_utf8(env, version, NAPI_AUTO_LENGTH, &v));
+  CHECK(napi_set_named_property(env, exports, "pcreVersion", v));
+  return exports;
+}
+
+NAPI_MODULE(nginx_compat, init)

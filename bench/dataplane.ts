@@ -14,6 +14,8 @@ import { backendsPayload } from '../src/model/payload.js';
 import { createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix } from '../src/render/runtime.js';
 import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
+import { controlChannel, writeControlToken } from '../src/render/control.js';
+import { controlRequest } from '../src/actors/control-client.js';
 import { silentLogger } from '../src/log.js';
 import { freePorts } from '../test/support/ports.js';
 import { waitFor } from '../test/support/wait.js';
@@ -71,12 +73,18 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     const runtime = defaultRuntime({
       prefix, listenAddresses: ['127.0.0.1'], httpPort: http!, httpsPort: https!, statusPort: status!, streamPort: stream!,
       defaultServerPort: def!, resolvers: ['127.0.0.1'],
+      // The upstream NGINX runs on loopback, as local mode allows.
+      upstreamAddresses: { allow: ['loopback'], ownPorts: [http!, https!, def!] },
     });
     preparePrefix(runtime);
+    writeControlToken(runtime);
     runtime.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
     const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, silentLogger());
     for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) store.apply(e);
-    const { config } = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger() }).build(store);
+    const { config } = createModelBuilder({
+      annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger(),
+      addressPolicy: { allow: new Set(['loopback']), ownPorts: new Set([http!, https!, def!]) },
+    }).build(store);
     let conf = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() }).render(config, runtime);
     const keepaliveLines = /upstream upstream_balancer \{\n(?:.*\n)*?((?:\s+keepalive.*\n)+)/.exec(conf)?.[1] ?? 'keepalive 320;';
     const keepalive = keepaliveLines.split('\n').map((l) => l.trim()).filter(Boolean).map((l) => `        ${l}\n`).join('');
@@ -89,8 +97,8 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
 
     await waitFor(async () => (await get(up[0]!, 'x', '/')).status === 200, { timeoutMs: 10_000, what: 'upstream NGINX' }).catch(failure(children[0]!, 'upstream NGINX'));
     await waitFor(async () => {
-      const r = await get(status!, '127.0.0.1', '/configuration/backends', 'POST', JSON.stringify(backendsPayload(config)));
-      return r.status === 201;
+      const r = await controlRequest(controlChannel(runtime), 'POST', '/configuration/backends', { body: JSON.stringify(backendsPayload(config)), timeoutMs: 10_000 }).catch(() => null);
+      return r?.status === 201;
     }, { timeoutMs: 15_000, what: 'the backends POST' }).catch(failure(main, 'NGINX'));
     await waitFor(async () => (await get(http!, hostOf(0), '/')).status === 200, { timeoutMs: 10_000, what: 'the Lua-balanced host' });
     for (const v of variants) {

@@ -26,6 +26,8 @@ import { waitFor } from '../test/support/wait.js';
 import { generateEvents, hostOf } from './gen.js';
 import { attempt, cpuMs, emitFigures, isFull, loadAverage, median, printTable, round, verdict, type Row } from './lib.js';
 import { averageTurns, ensureWrk, failure, get, measuredTurn, startNginx, stopNginx, upstreamConf, wrk, type WrkResult } from './nginx-tools.js';
+import { controlChannel, writeControlToken } from '../src/render/control.js';
+import { controlRequest } from '../src/actors/control-client.js';
 
 type Variant = 'on' | 'off';
 
@@ -60,21 +62,24 @@ async function dataPlane(seconds: number, rounds: number): Promise<DataPlane> {
         ...(v === 'on' ? { metricsLog: metricsLogPath(prefix) } : {}),
       });
       preparePrefix(rt);
+      writeControlToken(rt);
       rt.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
       runtimes[v] = rt;
       const { config } = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger() }).build(store);
       if (rt.metricsLog) {
         metrics = startNginxMetrics({
           registry, constLabels: {}, logPath: rt.metricsLog, requests: defaultRequestMetricsConfig(),
-          masterPid: () => masters.on?.pid ?? null, stubStatus: () => fetchStubStatus(`http://127.0.0.1:${status}`),
+          masterPid: () => masters.on?.pid ?? null, stubStatus: () => fetchStubStatus(controlChannel(rt)),
         });
         metrics.configApplied(config);
       }
       writeFileSync(rt.confPath, renderer.render(config, rt));
       masters[v] = startNginx(prefix, rt.confPath);
       children.push(masters[v]);
-      await waitFor(async () => (await get(status!, '127.0.0.1', '/configuration/backends', 'POST', JSON.stringify(backendsPayload(config)))).status === 201,
-        { timeoutMs: 15_000, what: `the ${v} backends POST` }).catch(failure(masters[v], `NGINX (${v})`));
+      await waitFor(async () => {
+        const r = await controlRequest(controlChannel(rt), 'POST', '/configuration/backends', { body: JSON.stringify(backendsPayload(config)), timeoutMs: 10_000 }).catch(() => null);
+        return r?.status === 201;
+      }, { timeoutMs: 15_000, what: `the ${v} backends POST` }).catch(failure(masters[v], `NGINX (${v})`));
       await waitFor(async () => (await get(http!, hostOf(0), '/')).status === 200, { timeoutMs: 10_000, what: `the ${v} host` });
     }
 

@@ -7,6 +7,7 @@ import {
   type RequestFamily, type RequestMetricsConfig,
 } from '../observability/request-metrics.js';
 import type { ServePorts } from './serve.js';
+import { parseAllowedClasses } from '../model/address-policy.js';
 
 /**
  * How a flag's value is read. `duration` and `seconds` both end up in milliseconds; `floats` and
@@ -69,6 +70,8 @@ export interface ControllerOptions extends ServePorts {
   trace: string;
   workdir: string;
   geoipDir: string;
+  allowUpstreamAddresses: string;
+  hostOwnership: boolean;
   help: boolean;
 }
 
@@ -111,7 +114,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'sync-rate-limit', key: 'syncRateLimit', type: 'float', default: 0.3, help: 'Upper limit of syncs per second (token bucket with a burst of 1).' },
   { name: 'http-port', key: 'httpPort', type: 'int', default: 80, help: 'Port serving HTTP traffic.' },
   { name: 'https-port', key: 'httpsPort', type: 'int', default: 443, help: 'Port serving HTTPS traffic.' },
-  { name: 'status-port', key: 'statusPort', type: 'int', default: 10246, help: 'Loopback port of the Lua HTTP configuration endpoint.' },
+  { name: 'status-port', key: 'statusPort', type: 'int', default: 10246, help: 'Reserved (tcp-services may not take it); NGINX does not listen on it: the Lua configuration endpoint is on a unix socket in --workdir (docs/security.md).' },
   { name: 'stream-port', key: 'streamPort', type: 'int', default: 10247, help: 'Loopback port of the Lua TCP/UDP configuration endpoint.' },
   { name: 'healthz-port', key: 'healthzPort', type: 'int', default: 10254, help: 'Port of /healthz and /metrics.' },
   { name: 'default-server-port', key: 'defaultServerPort', type: 'int', default: 8181, help: 'Port of the default server (catch-all).' },
@@ -139,6 +142,8 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'trace', key: 'trace', type: 'string', default: '', help: 'Trace every event through the pipeline and write a Chrome trace-event file (Perfetto) here.', ours: true },
   { name: 'workdir', key: 'workdir', type: 'string', default: '/tmp/ingress-rx', help: 'Directory for nginx.conf, NGINX\'s prefix and temporary files.', ours: true },
   { name: 'geoip-dir', key: 'geoipDir', type: 'string', default: '/etc/ingress-controller/geoip', help: 'Directory of the GeoIP2 databases; changes to it reload NGINX.', ours: true },
+  { name: 'allow-upstream-addresses', key: 'allowUpstreamAddresses', type: 'string', default: '', help: 'Node-local upstream addresses to allow, comma-separated: loopback, unspecified, link-local. Empty: endpoints and ExternalName targets of these classes are refused with a warning (docs/security.md).', ours: true },
+  { name: 'host-ownership', key: 'hostOwnership', type: 'bool', default: false, help: 'The namespace of the oldest Ingress of a host owns it: rules, canaries and aliases for that host from other namespaces are refused with a warning (docs/security.md).', ours: true },
   { name: 'help', key: 'help', type: 'bool', default: false, help: 'Print this help and exit.', ours: true },
 ];
 
@@ -291,6 +296,8 @@ function validate(o: ControllerOptions): ParseResult {
   ] as const) {
     if (port < 1 || port > 65535) return { ok: false, error: `invalid value ${port} for --${flag}: expected a port between 1 and 65535` };
   }
+  const allowed = parseAllowedClasses(o.allowUpstreamAddresses);
+  if ('error' in allowed) return { ok: false, error: `invalid value "${o.allowUpstreamAddresses}" for --allow-upstream-addresses: ${allowed.error}` };
   if (o.validatingWebhook !== '') {
     if (!/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(o.validatingWebhook)) {
       return { ok: false, error: `invalid value "${o.validatingWebhook}" for --validating-webhook: expected "<host>:port", e.g. ":8443"` };

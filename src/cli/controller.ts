@@ -13,7 +13,8 @@ import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
-import { runtimeFor, serve, untilStopped } from './serve.js';
+import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
+import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
 import type { Registry } from 'prom-client';
 import type { NginxRuntime } from '../render/runtime.js';
 import { createReviewer } from '../admission/review.js';
@@ -80,13 +81,17 @@ export async function runController(argv: string[]): Promise<number> {
   const events = createEventRecorder({ core, logger, host: podName });
   const podRef = podObject({ name: podName, namespace: podNamespace });
 
-  const obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
-    logger,
-    header: { storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort },
-  });
   const runtime = runtimeFor(o, {
     prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir,
     metrics: o.enableMetrics,
+  });
+  const allowUpstreamAddresses = parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>;
+  const obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
+    logger,
+    header: {
+      storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
+      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership,
+    },
   });
 
   // The webhook reviews against the store once it holds the informers' initial lists (applied
@@ -102,6 +107,8 @@ export async function runController(argv: string[]): Promise<number> {
         onInitialState: () => { storeLoaded = true; onInitialState(); },
       }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
+      allowUpstreamAddresses,
+      hostOwnership: o.hostOwnership,
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,
@@ -179,6 +186,8 @@ async function startAdmissionWebhook(o: ControllerOptions, ctx: {
     reviewer: createReviewer({
       store: ctx.store, annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
       reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>),
+      hostOwnership: o.hostOwnership,
     }),
     metrics: createAdmissionMetrics(ctx.registry),
     ready: ctx.ready,
@@ -186,14 +195,14 @@ async function startAdmissionWebhook(o: ControllerOptions, ctx: {
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */
-function reportInvalidIngresses(warnings: ReadonlyArray<{ object: string; field: string; message: string }>, store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>, logger: Logger): void {
+function reportInvalidIngresses(warnings: ReadonlyArray<{ object: string; field: string; message: string; reason?: string }>, store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>, logger: Logger): void {
   for (const w of warnings) {
     const m = /^Ingress (\S+)$/.exec(w.object);
     if (!m) continue;
     const ing = store.getIngress(m[1]);
     if (!ing) continue;
     try {
-      recordInvalidIngress(events, ing, `${w.field}: ${w.message}`);
+      recordInvalidIngress(events, ing, `${w.field}: ${w.message}`, w.reason);
     } catch (err) {
       logger.debug({ err: String(err) }, 'event recording failed');
     }

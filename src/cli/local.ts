@@ -6,7 +6,8 @@ import { join, resolve } from 'node:path';
 import { createLogger } from '../log.js';
 import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../store/store.js';
 import { manifestsSource } from '../streams/manifests.js';
-import { runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
+import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
+import type { AddressClass } from '../model/address-policy.js';
 import { observability, type ObservabilityOptions } from './observability.js';
 import { defaultRequestMetricsConfig } from '../observability/request-metrics.js';
 
@@ -17,6 +18,9 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   syncRateLimit: number;
   geoipDir?: string;
   logLevel: string;
+  /** --allow-upstream-addresses, already parsed (local mode allows loopback by default). */
+  allowUpstreamAddresses: Set<AddressClass>;
+  hostOwnership: boolean;
 }
 
 export async function runLocal(opts: LocalOptions): Promise<number> {
@@ -34,7 +38,10 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   });
   const obs = await observability(opts, {
     logger,
-    header: { storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort },
+    header: {
+      storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort,
+      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, opts.healthzPort, opts.allowUpstreamAddresses)), hostOwnership: opts.hostOwnership,
+    },
   });
 
   let controller;
@@ -45,6 +52,8 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       source: (onInitialState) => manifestsSource({ dir: resolve(opts.manifests), logger, onInitialState }),
       runtime,
       healthz: { host: '127.0.0.1', port: opts.healthzPort },
+      allowUpstreamAddresses: opts.allowUpstreamAddresses,
+      hostOwnership: opts.hostOwnership,
       annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
       syncRateLimit: opts.syncRateLimit,
       hooks: obs.hooks,

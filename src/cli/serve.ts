@@ -17,6 +17,7 @@ import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
+import type { AddressClass, AddressPolicy } from '../model/address-policy.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
@@ -25,6 +26,7 @@ import { createNginxProcess } from '../actors/nginx-process.js';
 import { workerAccessProblem } from '../render/worker-access.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
+import { writeControlToken } from '../render/control.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
 import { createMetrics, type ControllerMetrics } from '../observability/metrics.js';
 import { startNginxMetrics } from '../observability/nginx-metrics.js';
@@ -56,6 +58,10 @@ export interface ServeOptions {
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
   shutdownGracePeriodMs?: number;
+  /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
+  allowUpstreamAddresses?: ReadonlySet<AddressClass>;
+  /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
+  hostOwnership?: boolean;
 }
 
 export interface RunningController {
@@ -104,6 +110,16 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
 }
 
 /**
+ * The address policy of a running controller: the allowed classes, and never the controller's
+ * own listening ports on this node (NGINX's, the health server's, ingress-nginx's reserved ones).
+ */
+export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set()): AddressPolicy {
+  const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort];
+  if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
+  return { allow, ownPorts: new Set(own) };
+}
+
+/**
  * Reports what is quarantined when it changes: a log line per object set aside or let go, and
  * `quarantine.json` in the workdir for `ingress-rx dbg quarantine` (a file, so that dbg does not
  * depend on where NGINX's control endpoints live).
@@ -147,18 +163,27 @@ export async function untilStopped(controller: Pick<RunningController, 'fatal'>)
   return stop;
 }
 
+/** The policy as plain lists: for the Lua side (NginxRuntime) and the recording header. */
+export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ownPorts: number[] } {
+  return { allow: [...policy.allow].sort(), ownPorts: [...policy.ownPorts].sort((a, b) => a - b) };
+}
+
 export async function serve(opts: ServeOptions): Promise<RunningController> {
-  const { logger, store, runtime } = opts;
+  const { logger, store } = opts;
+  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses);
+  const runtime: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
   const scheduler = asyncScheduler;
   const templateDir = opts.templateDir ?? DEFAULT_TEMPLATE_DIR;
   preparePrefix(runtime);
+  const controlToken = writeControlToken(runtime);
   const unreachable = workerAccessProblem(runtime);
   if (unreachable) throw new Error(unreachable);
   await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
 
   const renderer = createRenderer({ templateDir, logger });
   const reservedPorts = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port];
-  const builder = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, logger, reservedPorts });
+  const modelOptions = { annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts, addressPolicy, hostOwnership: opts.hostOwnership };
+  const builder = createModelBuilder({ ...modelOptions, logger });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one
   // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts
   // on the configuration of an empty store (default and status servers only) and answers.
@@ -169,18 +194,18 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const quarantine = createQuarantine();
   const narrower = createNarrower({
     store, quarantine, builder, logger,
-    probeBuilder: () => createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts }),
+    probeBuilder: () => createModelBuilder(modelOptions),
   });
   const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap, narrower });
-  const statusUrl = `http://127.0.0.1:${runtime.statusPort}`;
-  const dynamic = createDynamicConfigActor({ statusUrl, scheduler, logger });
+  const control = { socketPath: runtime.controlSocketPath, token: () => controlToken };
+  const dynamic = createDynamicConfigActor({ control, scheduler, logger });
   const metrics = createMetrics(opts.metricsLabels, {
     leader: opts.metricsLeader,
     fallbackCertPem: () => { try { return readFileSync(runtime.fallbackCert.certPath, 'utf8'); } catch { return null; } },
   });
   const nginxMetrics = runtime.metricsLog && opts.requestMetrics ? startNginxMetrics({
     registry: metrics.registry, constLabels: opts.metricsLabels, logPath: runtime.metricsLog, requests: opts.requestMetrics,
-    masterPid: () => nginx.masterPid(), stubStatus: () => fetchStubStatus(statusUrl),
+    masterPid: () => nginx.masterPid(), stubStatus: () => fetchStubStatus(control),
   }) : null;
 
   let ready = false;

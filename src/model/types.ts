@@ -247,4 +247,6 @@ export interface ModelWarning {
   /** e.g. `metadata.annotations["nginx.ingress.kubernetes.io/rewrite-target"]`, `spec.tls[0]`. */
   field: string;
   message: string;
+  /** The Kubernetes Event reason in controller mode; `Invalid` when absent. */
+  reason?: string;
 }

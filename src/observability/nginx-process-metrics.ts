@@ -2,7 +2,8 @@
 // memory, I/O, process count, oldest start) and stub_status's connection and request counters,
 // read at scrape time, with ingress-nginx's names and help texts.
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { controlRequest } from '../actors/control-client.js';
+import type { ControlChannel } from '../render/control.js';
 import type { Registry } from 'prom-client';
 import { registerFamily, type Sample } from './exposition.js';
 
@@ -57,18 +58,10 @@ function bootTime(proc: string): number {
 }
 
 /** stub_status's text as NGINX serves it on the status server: the one place that reads it. */
-export function fetchStubStatus(statusUrl: string, timeoutMs = 2000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${statusUrl}/nginx_status`, { agent: false, timeout: timeoutMs }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => { body += d; });
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`stub_status answered ${res.statusCode}`))));
-    });
-    req.on('timeout', () => req.destroy(new Error('stub_status timed out')));
-    req.on('error', reject);
-    req.end();
-  });
+export async function fetchStubStatus(channel: ControlChannel, timeoutMs = 2000): Promise<string> {
+  const res = await controlRequest(channel, 'GET', '/nginx_status', { timeoutMs });
+  if (res.status !== 200) throw new Error(`stub_status answered ${res.status}`);
+  return res.body;
 }
 
 export interface StubStatus { active: number; accepted: number; handled: number; requests: number; reading: number; writing: number; waiting: number }

@@ -248,6 +248,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         gzip_types: mimeTypes(s.gzipTypes),
         ssl_protocols: sslProtocols(s.sslProtocols),
         resolvers: resolvers(runtime),
+        upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
         listen: runtime.listenAddresses.map(listenAddress),
         block_cidrs: s.blockCidrs,
         block_user_agents: s.blockUserAgents,

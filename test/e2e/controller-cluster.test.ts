@@ -43,7 +43,8 @@ test.before(async () => {
   webhookPort = await freePort();
   ctl = await startController({
     kubeconfig,
-    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--report-status-classes',
+    // The echo backends run on loopback, which a controller refuses unless allowed.
+    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--report-status-classes', '--allow-upstream-addresses=loopback',
       `--validating-webhook=127.0.0.1:${webhookPort}`,
       `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
@@ -165,19 +166,19 @@ test('dropped watches and 410 Gone end in a relist: later changes still arrive',
   await ctl.until('late.test', '/', (r) => r.status === 404, { what: 'late.test deleted after 410 Gone' });
 });
 
-test('NGINX unable to start on any configuration (status port taken): exits 1 with NGINX\'s error', async () => {
+test('NGINX unable to start on any configuration (HTTP port taken): exits 1 with NGINX\'s error', async () => {
   const port = await freePort();
   const taken = createServer();
-  await new Promise<void>((r) => taken.listen(port, '127.0.0.1', r));
+  await new Promise<void>((r) => taken.listen(port, '0.0.0.0', r));
   try {
-    const started = await startController({ kubeconfig, args: [`--status-port=${port}`, '--election-id=ingress-rx-test-taken'], env: { POD_NAME: 'ingress-rx-1', POD_NAMESPACE: 'ingress' } })
+    const started = await startController({ kubeconfig, args: [`--http-port=${port}`, '--election-id=ingress-rx-test-taken'], env: { POD_NAME: 'ingress-rx-1', POD_NAMESPACE: 'ingress' } })
       .then((c) => c, (e: Error) => e);
     if (!(started instanceof Error)) {
       await started.stop('SIGKILL');
-      assert.unreachable('the controller became ready with its status port taken');
+      assert.unreachable('the controller became ready with its HTTP port taken');
     } else {
       assert.match(started.message, /exited with 1/);
-      assert.match(started.message, /bind\(\) to 127\.0\.0\.1:\d+ failed \(98: Address already in use\)/);
+      assert.match(started.message, /bind\(\) to 0\.0\.0\.0:\d+ failed \(98: Address already in use\)/);
     }
   } finally {
     taken.close();

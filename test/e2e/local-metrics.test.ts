@@ -233,9 +233,9 @@ test('access log: a known request\'s line parses with the format ingress-nginx d
 
 /** Writes the ConfigMap and waits until NGINX runs it (its checksum changed). */
 async function configure(data: Record<string, string>): Promise<void> {
-  const before = (await ctl.request('127.0.0.1', '/configuration-checksum', { port: ctl.ports.status })).body;
+  const before = (await ctl.control('/configuration-checksum')).body;
   ctl.write('config.json', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config', namespace: 'ingress' }, data }]);
-  await waitFor(async () => (await ctl.request('127.0.0.1', '/configuration-checksum', { port: ctl.ports.status })).body !== before, { timeoutMs: 15_000, what: 'the ConfigMap applied' });
+  await waitFor(async () => (await ctl.control('/configuration-checksum')).body !== before, { timeoutMs: 15_000, what: 'the ConfigMap applied' });
   await ctl.until('b.test', '/', (r) => r.status === 200);
 }
 const accessLog = () => readFileSync(join(ctl.workdir, 'logs', 'access.log'), 'utf8');

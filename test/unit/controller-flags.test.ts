@@ -220,6 +220,16 @@ test('docs/controller.md shows the flag tables generated from the code', () => {
   assert.is(between('refused'), refusedFlagsMarkdown());
 });
 
+test('tenant isolation flags: node-local upstreams refused and host ownership off unless asked for', () => {
+  const o = parsed([]);
+  assert.is(o.allowUpstreamAddresses, '');
+  assert.is(o.hostOwnership, false);
+  const on = parsed(['--allow-upstream-addresses=loopback,link-local', '--host-ownership']);
+  assert.is(on.allowUpstreamAddresses, 'loopback,link-local');
+  assert.is(on.hostOwnership, true);
+  assert.match(refused(['--allow-upstream-addresses=loopback,everything']), /--allow-upstream-addresses: "everything" is not an address class/);
+});
+
 test('store options come from the flags', () => {
   const s = toStoreOptions(parsed(['--watch-namespace=team-a', '--ingress-class-by-name', '--disable-catch-all']));
   assert.equal(s.watchNamespaces, ['team-a']);

@@ -4,70 +4,26 @@
 // same endpoints, is added next to it. The endpoints are a tiny `return 200` NGINX, and `wrk`
 // drives both hosts on loopback in turns (A B B A) so drift in the machine's load cancels out.
 //   node --import tsx bench/dataplane.ts [--full] [--ablate]   (--ablate, on in full mode: also the balancer alone)
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import { createModelBuilder } from '../src/model/build.js';
 import { backendsPayload } from '../src/model/payload.js';
 import { createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix } from '../src/render/runtime.js';
 import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
+import { controlChannel, writeControlToken } from '../src/render/control.js';
+import { controlRequest } from '../src/actors/control-client.js';
 import { silentLogger } from '../src/log.js';
 import { freePorts } from '../test/support/ports.js';
 import { waitFor } from '../test/support/wait.js';
 import { generateEvents, hostOf } from './gen.js';
 import { attempt, emitFigures, isFull, loadAverage, printTable, round, verdict, type Row } from './lib.js';
+import { averageTurns, ensureWrk, failure, get, measuredTurn, startNginx, stopNginx, upstreamConf, wrk, type WrkResult } from './nginx-tools.js';
 
-const run = promisify(execFile);
-const NGINX = '/usr/sbin/nginx';
 const STATIC_HOST = 'static.bench.example';
-
-const stderrOf = new WeakMap<ChildProcess, string[]>();
-
-function startNginx(prefix: string, conf: string): ChildProcess {
-  // Same process group as this script: if `npm run bench` stops the script, NGINX goes too.
-  const child = spawn(NGINX, ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const text: string[] = [];
-  stderrOf.set(child, text);
-  child.stderr!.on('data', (d: Buffer) => { text.push(String(d)); });
-  return child;
-}
-
-function failure(child: ChildProcess, what: string): (err: unknown) => never {
-  return (err) => {
-    throw new Error(`${(err as Error).message}; ${what} stderr: ${(stderrOf.get(child) ?? []).join('').slice(-300)}`);
-  };
-}
-
-async function stopNginx(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  // The master stops its workers; SIGTERM is a fast shutdown.
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-function upstreamConf(prefix: string, ports: number[]): string {
-  return `daemon off;
-master_process on;
-worker_processes 1;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${prefix}/cb; proxy_temp_path ${prefix}/px; fastcgi_temp_path ${prefix}/fc; uwsgi_temp_path ${prefix}/uw; scgi_temp_path ${prefix}/sc;
-  keepalive_requests 1000000;
-${ports.map((p) => `  server { listen 127.0.0.1:${p}; location / { return 200 "ok\\n"; } }`).join('\n')}
-}
-`;
-}
 
 type Variant = 'lua' | 'static' | 'balancer-only';
 const VARIANT_HOST: Record<Variant, string> = { lua: hostOf(0), static: STATIC_HOST, 'balancer-only': 'balancer-only.bench.example' };
@@ -102,67 +58,6 @@ function twin(conf: string, host: string, variant: Exclude<Variant, 'lua'>): str
   return out.join('\n');
 }
 
-interface WrkResult { rps: number; p99: number; p50: number; errors: number; requests: number; cpuUsPerRequest?: number }
-
-/** CPU time (user + system, µs) of an NGINX master and its workers, from /proc. */
-function nginxCpuUs(masterPid: number): number {
-  const ticks = (pid: number) => {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) };
-  };
-  let total = ticks(masterPid).cpu;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const t = ticks(Number(name));
-      if (t.ppid === masterPid) total += t.cpu;
-    } catch { /* exited */ }
-  }
-  return total * 10_000; // USER_HZ 100
-}
-
-function toMs(v: string): number {
-  const m = /^([\d.]+)(us|ms|s|m)$/.exec(v.trim());
-  if (!m) return NaN;
-  const x = Number(m[1]);
-  return m[2] === 'us' ? x / 1000 : m[2] === 'ms' ? x : m[2] === 's' ? x * 1000 : x * 60_000;
-}
-
-async function wrk(port: number, host: string, seconds: number): Promise<WrkResult> {
-  const { stdout } = await run('wrk', ['-t2', '-c32', `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}/`], { timeout: (seconds + 30) * 1000 });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
-  const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
-  const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
-  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
-  const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
-  const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  if (!Number.isFinite(rps)) throw new Error(`wrk output not understood: ${stdout.slice(0, 200)}`);
-  return { rps, p99, p50, errors, requests };
-}
-
-/** A wrk turn with the NGINX CPU it cost per request: unlike requests/s, not skewed by other load. */
-async function measuredTurn(masterPid: number, port: number, host: string, seconds: number): Promise<WrkResult> {
-  const before = nginxCpuUs(masterPid);
-  const r = await wrk(port, host, seconds);
-  return { ...r, cpuUsPerRequest: (nginxCpuUs(masterPid) - before) / r.requests };
-}
-
-function get(port: number, host: string, path: string, method = 'GET', body?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, headers: { Host: host, Connection: 'close', ...(body ? { 'content-type': 'application/json' } : {}) }, timeout: 10_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => { text += d; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 interface Comparison { lua: WrkResult; static: WrkResult; balancerOnly: WrkResult | null; ratio: number; rounds: number; seconds: number }
 
 async function compare(seconds: number, rounds: number, variants: Variant[]): Promise<Comparison> {
@@ -178,12 +73,18 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     const runtime = defaultRuntime({
       prefix, listenAddresses: ['127.0.0.1'], httpPort: http!, httpsPort: https!, statusPort: status!, streamPort: stream!,
       defaultServerPort: def!, resolvers: ['127.0.0.1'],
+      // The upstream NGINX runs on loopback, as local mode allows.
+      upstreamAddresses: { allow: ['loopback'], ownPorts: [http!, https!, def!] },
     });
     preparePrefix(runtime);
+    writeControlToken(runtime);
     runtime.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
     const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, silentLogger());
     for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) store.apply(e);
-    const { config } = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger() }).build(store);
+    const { config } = createModelBuilder({
+      annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger(),
+      addressPolicy: { allow: new Set(['loopback']), ownPorts: new Set([http!, https!, def!]) },
+    }).build(store);
     let conf = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() }).render(config, runtime);
     const keepaliveLines = /upstream upstream_balancer \{\n(?:.*\n)*?((?:\s+keepalive.*\n)+)/.exec(conf)?.[1] ?? 'keepalive 320;';
     const keepalive = keepaliveLines.split('\n').map((l) => l.trim()).filter(Boolean).map((l) => `        ${l}\n`).join('');
@@ -196,8 +97,8 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
 
     await waitFor(async () => (await get(up[0]!, 'x', '/')).status === 200, { timeoutMs: 10_000, what: 'upstream NGINX' }).catch(failure(children[0]!, 'upstream NGINX'));
     await waitFor(async () => {
-      const r = await get(status!, '127.0.0.1', '/configuration/backends', 'POST', JSON.stringify(backendsPayload(config)));
-      return r.status === 201;
+      const r = await controlRequest(controlChannel(runtime), 'POST', '/configuration/backends', { body: JSON.stringify(backendsPayload(config)), timeoutMs: 10_000 }).catch(() => null);
+      return r?.status === 201;
     }, { timeoutMs: 15_000, what: 'the backends POST' }).catch(failure(main, 'NGINX'));
     await waitFor(async () => (await get(http!, hostOf(0), '/')).status === 200, { timeoutMs: 10_000, what: 'the Lua-balanced host' });
     for (const v of variants) {
@@ -211,14 +112,7 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
       const order = r % 2 === 0 ? variants : [...variants].reverse();
       for (const v of order) results.get(v)!.push(await measuredTurn(main.pid!, http!, VARIANT_HOST[v], seconds));
     }
-    const avg = (xs: WrkResult[]): WrkResult => ({
-      rps: xs.reduce((a, x) => a + x.rps, 0) / xs.length,
-      p99: Math.max(...xs.map((x) => x.p99)),
-      p50: xs.reduce((a, x) => a + x.p50, 0) / xs.length,
-      errors: xs.reduce((a, x) => a + x.errors, 0),
-      requests: xs.reduce((a, x) => a + x.requests, 0),
-      cpuUsPerRequest: xs.reduce((a, x) => a + (x.cpuUsPerRequest ?? NaN), 0) / xs.length,
-    });
+    const avg = averageTurns;
     const l = avg(results.get('lua')!);
     const s = avg(results.get('static')!);
     const b = variants.includes('balancer-only') ? avg(results.get('balancer-only')!) : null;
@@ -230,6 +124,7 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
 }
 
 async function main(): Promise<void> {
+  ensureWrk();
   const full = isFull();
   const rows: Row[] = [];
   const fig: Record<string, number | null> = { dataplane_rps_ratio: null, dataplane_p99_ms: null, dataplane_static_p99_ms: null, dataplane_rps: null, dataplane_static_rps: null, dataplane_balancer_only_ratio: null, dataplane_cpu_ratio: null };

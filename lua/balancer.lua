@@ -7,6 +7,7 @@ local ngx_balancer = require("ngx.balancer")
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
 local dns = require("dns")
+local address_policy = require("address_policy")
 local util = require("util")
 local ngx = ngx
 
@@ -55,28 +56,28 @@ local function implementation_for(backend)
   return implementation
 end
 
-local function is_prohibited(address, port)
-  return tostring(port) == tostring(configuration.prohibited_localhost_port)
-    and (address:sub(1, 4) == "127." or address == "::1" or address == "[::1]" or address == "localhost")
-end
-
---- Endpoints NGINX can dial: literal IPs only (no resolver in balancer_by_lua), never our own
---- status port. Each gets its "address:port" key once here.
+--- Endpoints NGINX can dial: IP addresses only (no resolver in balancer_by_lua), judged by the
+--- address policy and given to NGINX in the spelling that was judged. Each gets its
+--- "address:port" key once here.
 local function usable_endpoints(backend)
   local out = {}
   if type(backend.endpoints) ~= "table" then return out end
   for _, endpoint in ipairs(backend.endpoints) do
-    local address, port = endpoint.address, tonumber(endpoint.port)
-    if not util.is_ip_address(address) or not port then
-      ngx.log(ngx.WARN, "backend ", backend.name, ": skipping endpoint ", tostring(address), ":",
+    local port = tonumber(endpoint.port)
+    local parsed = address_policy.parse(endpoint.address)
+    local refused = parsed and port and address_policy.refusal(parsed, port, backend.name)
+    if not parsed or not port then
+      ngx.log(ngx.WARN, "backend ", backend.name, ": skipping endpoint ", tostring(endpoint.address), ":",
               tostring(endpoint.port), " (only IP addresses can be balanced)")
-    elseif is_prohibited(address, port) then
-      ngx.log(ngx.ERR, "backend ", backend.name, ": refusing endpoint ", address, ":", port,
-              " (the status port)")
+    elseif refused then
+      ngx.log(ngx.ERR, "backend ", backend.name, ": refusing endpoint ", tostring(endpoint.address), ":", port,
+              endpoint.resolved_from and (" (resolved from " .. endpoint.resolved_from .. ")") or "",
+              ": ", refused, " (see --allow-upstream-addresses)")
     else
-      local peer = address
-      if address:find(":", 1, true) and address:sub(1, 1) ~= "[" then peer = "[" .. address .. "]" end
-      out[#out + 1] = { address = address, port = port, peer = peer, key = util.endpoint_key(endpoint) }
+      local address = parsed.address
+      local peer = parsed.family == 6 and "[" .. address .. "]" or address
+      out[#out + 1] = { address = address, port = port, peer = peer,
+                        key = util.endpoint_key({ address = address, port = port }) }
     end
   end
   return out
@@ -146,16 +147,25 @@ local function is_external_name(backend)
   return type(service) == "table" and type(service.spec) == "table" and service.spec.type == "ExternalName"
 end
 
---- The backend with its host names replaced by their A records (cosockets: timers only).
+--- A host name, to be resolved: not an IP address in any spelling, not a localhost name.
+local function is_host_name(address)
+  return type(address) == "string" and not address_policy.parse(address)
+    and not address_policy.is_localhost_name(address)
+end
+
+--- The backend with its host names replaced by their A records (cosockets: timers only); the
+--- answers are judged by usable_endpoints() like any address, a localhost name as 127.0.0.1.
 local function resolved(backend)
   local endpoints = {}
   for _, endpoint in ipairs(type(backend.endpoints) == "table" and backend.endpoints or {}) do
-    if util.is_ip_address(endpoint.address) then
-      endpoints[#endpoints + 1] = endpoint
-    elseif type(endpoint.address) == "string" then
+    if is_host_name(endpoint.address) then
       for _, address in ipairs(dns.lookup(endpoint.address)) do
-        endpoints[#endpoints + 1] = { address = address, port = endpoint.port }
+        endpoints[#endpoints + 1] = { address = address, port = endpoint.port, resolved_from = endpoint.address }
       end
+    elseif address_policy.is_localhost_name(endpoint.address) then
+      endpoints[#endpoints + 1] = { address = "127.0.0.1", port = endpoint.port, resolved_from = endpoint.address }
+    else
+      endpoints[#endpoints + 1] = endpoint
     end
   end
   local copy = {}
@@ -226,8 +236,7 @@ local function refresh_external_names()
   for _, backend in pairs(external_name_backends) do
     local stale = balancers[backend.name] == nil
     for _, endpoint in ipairs(type(backend.endpoints) == "table" and backend.endpoints or {}) do
-      if not util.is_ip_address(endpoint.address) and type(endpoint.address) == "string"
-         and dns.expired(endpoint.address) then
+      if is_host_name(endpoint.address) and dns.expired(endpoint.address) then
         stale = true
       end
     end

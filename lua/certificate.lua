@@ -9,7 +9,7 @@ local certificate_data = ngx.shared.certificate_data
 local certificate_servers = ngx.shared.certificate_servers
 
 local DEFAULT_HOSTNAME = "_"
-local FALLBACK_UID = "fallback"
+local FALLBACK_UID = configuration.FALLBACK_UID
 
 local _M = {}
 

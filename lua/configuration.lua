@@ -1,7 +1,9 @@
--- The configuration endpoint on the status port: the controller POSTs backends, servers
--- (certificates) and general settings here; they land in shared dicts with a change marker
--- that every worker's balancer and certificate code watch. Nothing here runs per proxied request.
+-- The configuration endpoint on the control server: the controller POSTs backends, servers
+-- (certificates) and general settings here; a body of the right shape (configuration_shapes)
+-- lands in shared dicts with a change marker that every worker's balancer and certificate code
+-- watch. Nothing here runs per proxied request.
 local cjson = require("cjson.safe")
+local shapes = require("configuration_shapes")
 local ngx = ngx
 
 local configuration_data = ngx.shared.configuration_data
@@ -15,6 +17,9 @@ local CERTIFICATES_VERSION_KEY = "certificates_version"
 local GENERAL_KEY = "general"
 
 local _M = {}
+
+--- The uid of NGINX's own fallback certificate in the servers payload (see src/model/payload.ts).
+_M.FALLBACK_UID = "fallback"
 
 function _M.get_backends_data()
   return configuration_data:get(BACKENDS_KEY)
@@ -100,7 +105,7 @@ end
 
 --- A JSON document endpoint: GET returns what was stored; POST validates the body's shape,
 --- stores it and, when the document has one, bumps its version so workers re-sync.
-local function json_document(what, shape, key, version_key, get)
+local function json_document(what, shape, key, version_key, get, problem_of)
   return function(method)
     if method == "GET" then
       local data = get()
@@ -108,15 +113,18 @@ local function json_document(what, shape, key, version_key, get)
       ngx.header["Content-Type"] = "application/json"
       return ngx.print(data)
     end
-    local raw = read_json_body(what, shape)
+    local raw, decoded = read_json_body(what, shape)
     if not raw then return end
+    local problem = problem_of(decoded)
+    if problem then return respond(ngx.HTTP_BAD_REQUEST, what .. ": " .. problem) end
     if not store(configuration_data, "configuration_data", key, raw, what) then return end
     if version_key then configuration_data:incr(version_key, 1, 0) end
     respond(ngx.HTTP_CREATED)
   end
 end
 
-local handle_backends = json_document("backends", "array", BACKENDS_KEY, BACKENDS_VERSION_KEY, _M.get_backends_data)
+local handle_backends = json_document("backends", "array", BACKENDS_KEY, BACKENDS_VERSION_KEY, _M.get_backends_data,
+                                      shapes.backends_problem)
 
 local function handle_servers(method)
   if method ~= "POST" then
@@ -124,21 +132,13 @@ local function handle_servers(method)
   end
   local raw, payload = read_json_body("servers", "object")
   if not raw then return end
-  local certificates = payload.certificates or {}
-  local servers = payload.servers or {}
-  if type(certificates) ~= "table" or type(servers) ~= "table" then
-    return respond(ngx.HTTP_BAD_REQUEST, "servers: certificates and servers must be JSON objects")
-  end
-  for uid, pem in pairs(certificates) do
-    if type(uid) ~= "string" or type(pem) ~= "string" then
-      return respond(ngx.HTTP_BAD_REQUEST, "servers: certificates must map uid to PEM strings")
-    end
-  end
-  for hostname, uid in pairs(servers) do
-    if type(hostname) ~= "string" or type(uid) ~= "string" then
-      return respond(ngx.HTTP_BAD_REQUEST, "servers: servers must map hostname to uid strings")
-    end
-  end
+  -- FALLBACK_UID (a TLS host whose Secret is unusable) is NGINX's fallback certificate: never posted.
+  local problem = shapes.servers_problem(payload, EMPTY_UID, function(uid)
+    return uid == _M.FALLBACK_UID or certificate_data:get(uid) ~= nil
+  end)
+  if problem then return respond(ngx.HTTP_BAD_REQUEST, "servers: " .. problem) end
+  local certificates = payload.certificates ~= cjson.null and payload.certificates or {}
+  local servers = payload.servers ~= cjson.null and payload.servers or {}
   -- Certificates first, so a hostname never points at a uid whose PEM is not stored yet.
   for uid, pem in pairs(certificates) do
     if not store(certificate_data, "certificate_data", uid, pem, "certificate " .. uid) then return end
@@ -170,7 +170,7 @@ local function handle_certs(method)
   ngx.print(pem)
 end
 
-local handle_general = json_document("general", "object", GENERAL_KEY, nil, _M.get_general_data)
+local handle_general = json_document("general", "object", GENERAL_KEY, nil, _M.get_general_data, shapes.general_problem)
 
 local HANDLERS = {
   ["/configuration/backends"] = handle_backends,

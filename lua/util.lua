@@ -14,13 +14,6 @@ function _M.endpoint_key(endpoint)
   return address .. ":" .. tostring(endpoint.port)
 end
 
---- True when `address` is a literal IPv4 or IPv6 address (set_current_peer does not resolve names).
-function _M.is_ip_address(address)
-  if type(address) ~= "string" then return false end
-  if address:match("^%d+%.%d+%.%d+%.%d+$") then return true end
-  return address:find(":", 1, true) ~= nil and address:match("^%[?[%x:%.]+%]?$") ~= nil
-end
-
 --- Compiles an expression such as "$host$request_uri" or "user-${arg_user}" once (at sync
 --- time) into literal and variable parts; `evaluate` joins them per request without regexes.
 function _M.compile_var_template(expression)

@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# prometheus: the dashboards test (test/e2e/prometheus-dashboards.test.ts) runs its own on a free port.
 DEB_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-cjson libnginx-mod-stream
   libnginx-mod-http-headers-more-filter libnginx-mod-http-geoip2 openssl ca-certificates
-  gcc libc6-dev libpcre2-dev)
+  gcc libc6-dev libpcre2-dev prometheus)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,9 +17,19 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
+  # Debian's packages start system services (nginx on :80, prometheus on :9090); ingress-rx and
+  # its tests run their own. A policy-rc.d (when the machine has none) keeps them from starting.
+  own_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null && $SUDO chmod 755 /usr/sbin/policy-rc.d
+    own_policy=1
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian's package starts a system nginx on :80; ingress-rx runs its own.
+  [ -n "$own_policy" ] && $SUDO rm -f /usr/sbin/policy-rc.d
   { $SUDO nginx -s quit 2>/dev/null || true; } >/dev/null
+  if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+    $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 fi
 
 lock_hash=$(sha256sum package-lock.json | cut -c1-16)

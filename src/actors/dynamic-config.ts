@@ -1,7 +1,6 @@
 // The dynamic-config actor: POSTs backends and servers (certificates) to the
-// Lua configuration endpoint on NGINX's status port, retrying on the design's backoff until
+// Lua configuration endpoint on NGINX's control server, retrying on the design's backoff until
 // each part is answered 201. It never errors: every outcome is a DynamicResult.
-import { request as httpRequest } from 'node:http';
 import {
   Observable, catchError, concatMap, defer, from, last, map, of, retry, throwError, timeout, timer,
   type SchedulerLike,
@@ -9,6 +8,8 @@ import {
 import type { Logger } from '../log.js';
 import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
 import { createBackendsSerialiser, type DynamicPart, type DynamicUpdate } from '../model/payload.js';
+import type { ControlChannel } from '../render/control.js';
+import { controlRequest, describeChannel, type ControlBody } from './control-client.js';
 
 export interface DynamicResult {
   ok: boolean;
@@ -27,18 +28,18 @@ export interface HttpResponseLike {
   body: string;
 }
 
-/** A request body: a string, or chunks sent one after another (the backends list, unjoined). */
-export type RequestBody = string | readonly string[];
+export type RequestBody = ControlBody;
 
 /**
- * One HTTP exchange; `signal` aborts it when the actor gives up on it (timeout). An Observable
- * may be returned instead of a promise (tests under TestScheduler, where promises cannot run).
+ * One HTTP exchange with the control server (`path` on it); `signal` aborts it when the actor
+ * gives up on it (timeout). An Observable may be returned instead of a promise (tests under
+ * TestScheduler, where promises cannot run).
  */
-export type RequestFn = (method: string, url: string, body?: RequestBody, signal?: AbortSignal) => Promise<HttpResponseLike> | Observable<HttpResponseLike>;
+export type RequestFn = (method: string, path: string, body?: RequestBody, signal?: AbortSignal) => Promise<HttpResponseLike> | Observable<HttpResponseLike>;
 
 export interface DynamicConfigDeps {
-  /** `http://127.0.0.1:<status port>`. */
-  statusUrl: string;
+  /** NGINX's control server. */
+  control: ControlChannel;
   scheduler: SchedulerLike;
   logger: Logger;
   /** Per request; 5000 by default. */
@@ -49,33 +50,15 @@ export interface DynamicConfigDeps {
 
 const PARTS: readonly DynamicPart[] = ['backends', 'servers'];
 
-/** The default RequestFn: node:http, JSON body, whole response text. */
-export const nodeHttpRequest = (method: string, url: string, body?: RequestBody, signal?: AbortSignal): Promise<HttpResponseLike> => new Promise((resolve, reject) => {
-  const chunks = body === undefined ? [] : typeof body === 'string' ? [body] : body;
-  let length = 0;
-  for (const c of chunks) length += Buffer.byteLength(c);
-  const req = httpRequest(url, {
-    method,
-    signal,
-    agent: false,
-    headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': length },
-  }, (res) => {
-    let text = '';
-    res.setEncoding('utf8');
-    res.on('data', (d: string) => { text += d; });
-    res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    res.on('error', reject);
-  });
-  req.on('error', reject);
-  for (const c of chunks) req.write(c);
-  req.end();
-});
+/** The default RequestFn: the control server over its socket, with the token. */
+export const controlRequestFn = (control: ControlChannel) => (method: string, path: string, body?: RequestBody, signal?: AbortSignal): Promise<HttpResponseLike> =>
+  controlRequest(control, method, path, { body, signal });
 
 /** A lazy, cancellable request bounded by `timeoutMs` on the scheduler. */
-function exchange(request: RequestFn, method: string, url: string, body: RequestBody | undefined, timeoutMs: number, scheduler: SchedulerLike): Observable<HttpResponseLike> {
+function exchange(request: RequestFn, method: string, path: string, body: RequestBody | undefined, timeoutMs: number, scheduler: SchedulerLike): Observable<HttpResponseLike> {
   return new Observable<HttpResponseLike>((subscriber) => {
     const abort = new AbortController();
-    const inner = from(request(method, url, body, abort.signal)).subscribe(subscriber);
+    const inner = from(request(method, path, body, abort.signal)).subscribe(subscriber);
     return () => {
       inner.unsubscribe();
       abort.abort();
@@ -96,9 +79,9 @@ function describe(err: unknown): string {
 }
 
 export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: DynamicUpdate) => Observable<DynamicResult> {
-  const { statusUrl, scheduler, logger } = deps;
+  const { scheduler, logger } = deps;
   const timeoutMs = deps.timeoutMs ?? 5000;
-  const request = deps.request ?? nodeHttpRequest;
+  const request = deps.request ?? controlRequestFn(deps.control);
   const backoff = { ...DESIGN_BACKOFF, ...deps.backoff };
   // Unchanged backends come back as the same objects: their JSON text is reused.
   const serialiseBackends = createBackendsSerialiser();
@@ -117,7 +100,7 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
     });
     if (pending.length === 0) return of(result(true));
 
-    const post = (part: DynamicPart) => exchange(request, 'POST', `${statusUrl}/configuration/${part}`, bodies.get(part), timeoutMs, scheduler).pipe(
+    const post = (part: DynamicPart) => exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler).pipe(
       map((res) => {
         if (res.status !== 201) throw new Error(`POST /configuration/${part}: HTTP ${res.status}${res.body ? `: ${res.body.trim().slice(0, 200)}` : ''}`);
         posted.push(part);
@@ -151,7 +134,7 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
   });
 }
 
-export interface WaitForStatusPortOptions {
+export interface WaitForControlOptions {
   scheduler: SchedulerLike;
   timeoutMs: number;
   /** Between probes; 100 ms by default. */
@@ -160,21 +143,21 @@ export interface WaitForStatusPortOptions {
 }
 
 /**
- * Emits once (then completes) as soon as NGINX answers HTTP on the status port — any status,
+ * Emits once (then completes) as soon as NGINX answers HTTP on the control server — any status,
  * /is-dynamic-lb-initialized is 404 until backends are posted — and errors after `timeoutMs`.
  */
-export function waitForStatusPort(statusUrl: string, opts: WaitForStatusPortOptions): Observable<void> {
+export function waitForControl(control: ControlChannel, opts: WaitForControlOptions): Observable<void> {
   const { scheduler, timeoutMs } = opts;
-  const request = opts.request ?? nodeHttpRequest;
+  const request = opts.request ?? controlRequestFn(control);
   const intervalMs = opts.intervalMs ?? 100;
-  const probe = defer(() => exchange(request, 'GET', `${statusUrl}/is-dynamic-lb-initialized`, undefined, Math.min(1000, timeoutMs), scheduler));
+  const probe = defer(() => exchange(request, 'GET', '/is-dynamic-lb-initialized', undefined, Math.min(1000, timeoutMs), scheduler));
   return probe.pipe(
     retry({ delay: () => timer(intervalMs, scheduler) }),
     map((): void => undefined),
     timeout({
       first: timeoutMs,
       scheduler,
-      with: () => throwError(() => new Error(`NGINX did not answer on ${statusUrl} within ${timeoutMs} ms`)),
+      with: () => throwError(() => new Error(`NGINX did not answer on ${describeChannel(control)} within ${timeoutMs} ms`)),
     }),
   );
 }

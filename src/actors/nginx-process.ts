@@ -3,10 +3,11 @@
 // configuration, backends included, on `restarted`).
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import { Subject, timer, asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
 import { removeStaleSockets, type NginxRuntime } from '../render/runtime.js';
+import { controlChannel } from '../render/control.js';
+import { controlRequest, describeChannel } from './control-client.js';
 
 export interface NginxProcessEvent {
   type: 'started' | 'exited' | 'restarted';
@@ -40,7 +41,7 @@ export interface NginxProcessOptions {
   binary?: string;
   /** First restart delay; doubles per consecutive failure up to 30 s. */
   restartBackoffMs?: number;
-  /** How long start() waits for the status port: the master parses the whole file first (~10 s at 10k Ingresses). */
+  /** How long start() waits for the control server: the master parses the whole file first (~10 s at 10k Ingresses). */
   startTimeoutMs?: number;
 }
 
@@ -118,8 +119,8 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
         // NGINX's own words, as `nginx -t` would print them for a configuration that cannot run.
         throw new Error(output.trim() || `nginx exited during start (${c.exitCode ?? c.signalCode})`);
       }
-      if (await canConnect(runtime.statusPort)) return;
-      if (Date.now() > deadline) throw new Error(`nginx did not listen on 127.0.0.1:${runtime.statusPort} in time: ${output.trim()}`);
+      if (await workerAnswers(runtime)) return;
+      if (Date.now() > deadline) throw new Error(`nginx did not listen on ${describeChannel(controlChannel(runtime))} in time: ${output.trim()}`);
       await new Promise((r) => setTimeout(r, 30));
     }
   }
@@ -197,16 +198,11 @@ function killGroup(pid: number | undefined): void {
 }
 
 /**
- * An HTTP answer on the status port, not just a TCP connect: the kernel accepts connections on
- * the master's listening socket before any worker exists, and only a worker answers.
+ * An HTTP answer on the control socket, not just a connect: the kernel accepts connections on
+ * the master's listening socket before any worker exists, and only a worker answers. Any status
+ * will do (no token is sent: this asks nothing of the control server).
  */
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = httpGet({ host: '127.0.0.1', port, path: '/healthz', timeout: 1000 }, (res) => {
-      res.resume();
-      resolve(true);
-    });
-    req.once('timeout', () => { req.destroy(); resolve(false); });
-    req.once('error', () => resolve(false));
-  });
+function workerAnswers(runtime: NginxRuntime): Promise<boolean> {
+  return controlRequest(controlChannel(runtime), 'GET', '/healthz', { anonymous: true, timeoutMs: 1000 })
+    .then(() => true, () => false);
 }

@@ -3,7 +3,6 @@
 // file; errors become result values; reloads never overlap. With no NGINX running (cold start)
 // there is nothing to protect: the master starts on the file, and its start is the test.
 
-import { get } from 'node:http';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
@@ -12,6 +11,8 @@ import type { Configuration, ModelWarning } from '../model/types.js';
 import { auxiliaryFiles, type RenderedChunks, type RenderProblem, type Renderer } from '../render/engine.js';
 import type { Narrower, Refusal } from './quarantine.js';
 import type { NginxRuntime } from '../render/runtime.js';
+import { controlChannel, type ControlChannel } from '../render/control.js';
+import { controlRequest } from './control-client.js';
 import type { NginxProcess } from './nginx-process.js';
 import { lineDiff } from './line-diff.js';
 
@@ -205,7 +206,7 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
   }
 
   /**
-   * New workers exist, one of them answers with the new checksum on the status port, and every
+   * New workers exist, one of them answers with the new checksum on the control server, and every
    * old worker has exited or is shutting down (it has closed its listening sockets then).
    */
   async function waitNewConfiguration(before: Set<number>, checksum: string, timeoutMs: number): Promise<void> {
@@ -214,7 +215,7 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       const current = nginx.workerPids();
       const fresh = current.some((p) => !before.has(p));
       const oldDraining = current.filter((p) => before.has(p)).every(isShuttingDown);
-      if (fresh && oldDraining && (await fetchChecksum(runtime.statusPort)) === checksum) return;
+      if (fresh && oldDraining && (await fetchChecksum(controlChannel(runtime))) === checksum) return;
       if (nginx.masterPid() === null) throw new Error('nginx exited during reload');
       if (Date.now() > deadline) throw new Error('timed out waiting for NGINX workers with the new configuration (see the error log)');
       await new Promise((r) => setTimeout(r, 20));
@@ -298,15 +299,7 @@ function asTestOutput(output: string): string {
   return output.replace(/^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[(\w+)\] \d+#\d+: /gm, 'nginx: [$1] ');
 }
 
-function fetchChecksum(port: number): Promise<string | null> {
-  return new Promise((resolve) => {
-    const req = get({ host: '127.0.0.1', port, path: '/configuration-checksum', timeout: 2000 }, (res) => {
-      let body = '';
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => resolve(res.statusCode === 200 ? body.trim() : null));
-    });
-    req.on('error', () => resolve(null));
-    req.on('timeout', () => { req.destroy(); resolve(null); });
-  });
+function fetchChecksum(control: ControlChannel): Promise<string | null> {
+  return controlRequest(control, 'GET', '/configuration-checksum', { timeoutMs: 2000 })
+    .then((res) => (res.status === 200 ? res.body.trim() : null), () => null);
 }
-

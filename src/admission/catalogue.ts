@@ -27,6 +27,7 @@ export function anchorOf(heading: string): string {
 const PARSING = 'Annotations and ConfigMap parsing';
 const MODEL = 'Model';
 const NGINX = 'NGINX configuration';
+const ACCESS_LOG = 'Access log';
 
 type Notes = Readonly<Record<string, { section: string; note: string }>>;
 
@@ -67,6 +68,11 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'enable-brotli': { section: NGINX, note: "Debian's NGINX has no brotli module: only a warning" },
   'use-geoip2': { section: NGINX, note: 'databases are read from --geoip-dir (not downloaded); the legacy GeoIP variables are not provided' },
   'no-tls-redirect-locations': { section: NGINX, note: 'applied in the model (the locations lose ssl-redirect) rather than in Lua' },
+  'access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; default logs/access.log under the NGINX prefix' },
+  'http-access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters' },
+  'stream-access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; ssl-passthrough connections are logged there too' },
+  'error-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; default logs/error.log under the NGINX prefix' },
+  'skip-access-log-urls': { section: ACCESS_LOG, note: 'exact paths (no ~regex)' },
 };
 
 const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs allow-snippet-annotations and annotations-risk-level Critical)';
@@ -98,7 +104,7 @@ const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^global-allowed-response-headers$/, 'no global auth: auth-response-headers on each Ingress'],
   [/-snippet$/, 'no global snippets: per-Ingress configuration-snippet / server-snippet annotations where snippets are allowed'],
   [/^(enable-syslog|syslog-)/, "NGINX logs to the container's stdout and stderr: ship them with the cluster's log collector"],
-  [/^(access-log-path|error-log-path|http-access-log-path|stream-access-log-path|access-log-params)$/, 'logs go to stdout and stderr; disable-access-log and log-format-upstream shape the access log'],
+  [/^access-log-params$/, 'none: the access log is written unbuffered; disable-access-log and log-format-upstream shape it'],
   [/^(proxy-stream-|log-format-stream$)/, "TCP/UDP services use NGINX's stream defaults"],
   [/^use-geoip$/, 'use-geoip2 (the legacy GeoIP databases are not provided)'],
   [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],

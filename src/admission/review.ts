@@ -7,6 +7,7 @@ import type { Store } from '../store/types.js';
 import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
 import { createModelBuilder, createSharedCaches } from '../model/build.js';
+import type { AddressPolicy } from '../model/address-policy.js';
 import type { ModelWarning } from '../model/types.js';
 import { createNameIndex, keyOf, neighbourhood, serverNames, storeView } from './candidate.js';
 import { warnRuleOf, type Severity } from './verdict.js';
@@ -40,6 +41,9 @@ export interface ReviewerOptions {
   defaultServerPort: number;
   reservedPorts?: number[];
   now?: () => Date;
+  /** The controller's upstream address policy and --host-ownership, so a review sees what the controller will. */
+  addressPolicy?: AddressPolicy;
+  hostOwnership?: boolean;
 }
 
 export interface Reviewer {
@@ -81,7 +85,7 @@ export function createReviewer(opts: ReviewerOptions): Reviewer {
       // neighbourhood of a few Ingresses would throw away; only the shared caches carry over.
       const { config, warnings } = createModelBuilder({
         annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort,
-        reservedPorts: opts.reservedPorts, now, shared,
+        reservedPorts: opts.reservedPorts, now, shared, addressPolicy: opts.addressPolicy, hostOwnership: opts.hostOwnership,
       }).build(view);
       const done = performance.now();
 

@@ -56,8 +56,18 @@ export const WARN_RULES: readonly WarnRule[] = [
   },
   {
     name: 'alias-taken',
-    why: 'the alias stays with the host that claimed it first; the Ingress itself works (ingress-nginx accepts it too)',
-    matches: (w) => isAnnotation(w) && / is already an alias of \S+; ignored$/.test(w.message),
+    why: 'the alias stays with the host that claimed it first, and a host is never an alias; the Ingress itself works (ingress-nginx accepts it too)',
+    matches: (w) => isAnnotation(w) && / is (already an alias of \S+ \(Ingress \S+\)|a host of Ingress \S+ \(namespace \S+\)); ignored$/.test(w.message),
+  },
+  {
+    name: 'cross-namespace-takeover',
+    why: 'served as ingress-nginx serves it; both Ingresses are warned (Event reason Takeover), and --host-ownership refuses it instead',
+    matches: (w) => w.reason === 'Takeover' && /takes traffic of /.test(w.message),
+  },
+  {
+    name: 'backend-renamed',
+    why: "another Service already has this Service's ingress-nginx backend name; this one is served under its own, injective name",
+    matches: (w) => w.field === 'spec' && /^backend name \S+ of Service \S+ .* is already that of Service /.test(w.message),
   },
   {
     name: 'no-effect',

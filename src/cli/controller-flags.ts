@@ -2,10 +2,18 @@
 // ingress-rx's own. CONTROLLER_FLAGS is the single table behind parsing, --help and the docs;
 // every other ingress-nginx flag is refused by name, never silently ignored.
 import type { StoreOptions } from '../store/types.js';
+import {
+  DEFAULT_LENGTH_BUCKETS, DEFAULT_MAX_REQUEST_SERIES, DEFAULT_SIZE_BUCKETS, DEFAULT_TIME_BUCKETS, REQUEST_FAMILIES,
+  type RequestFamily, type RequestMetricsConfig,
+} from '../observability/request-metrics.js';
 import type { ServePorts } from './serve.js';
+import { parseAllowedClasses } from '../model/address-policy.js';
 
-/** How a flag's value is read. `duration` and `seconds` both end up in milliseconds. */
-export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds';
+/**
+ * How a flag's value is read. `duration` and `seconds` both end up in milliseconds; `floats` and
+ * `strings` are pflag slices (comma-separated; a repeated flag appends).
+ */
+export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds' | 'floats' | 'strings';
 
 export interface ControllerOptions extends ServePorts {
   // cluster access
@@ -39,6 +47,16 @@ export interface ControllerOptions extends ServePorts {
   syncRateLimit: number;
   enableSslPassthrough: boolean;
   enableMetrics: boolean;
+  metricsPerHost: boolean;
+  metricsPerUndefinedHost: boolean;
+  reportStatusClasses: boolean;
+  timeBuckets: number[];
+  lengthBuckets: number[];
+  sizeBuckets: number[];
+  bucketFactor: number;
+  maxBuckets: number;
+  excludeSocketMetrics: string[];
+  metricsMaxSeries: number;
   // admission webhook
   validatingWebhook: string;
   validatingWebhookCertificate: string;
@@ -52,6 +70,8 @@ export interface ControllerOptions extends ServePorts {
   trace: string;
   workdir: string;
   geoipDir: string;
+  allowUpstreamAddresses: string;
+  hostOwnership: boolean;
   help: boolean;
 }
 
@@ -60,7 +80,7 @@ export interface ControllerFlag {
   key: keyof ControllerOptions;
   type: FlagType;
   /** In the option's unit: milliseconds for `duration` and `seconds` flags. */
-  default: string | number | boolean;
+  default: string | number | boolean | number[] | string[];
   help: string;
   /** True for flags ingress-nginx does not have. */
   ours?: boolean;
@@ -94,13 +114,23 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'sync-rate-limit', key: 'syncRateLimit', type: 'float', default: 0.3, help: 'Upper limit of syncs per second (token bucket with a burst of 1).' },
   { name: 'http-port', key: 'httpPort', type: 'int', default: 80, help: 'Port serving HTTP traffic.' },
   { name: 'https-port', key: 'httpsPort', type: 'int', default: 443, help: 'Port serving HTTPS traffic.' },
-  { name: 'status-port', key: 'statusPort', type: 'int', default: 10246, help: 'Loopback port of the Lua HTTP configuration endpoint.' },
+  { name: 'status-port', key: 'statusPort', type: 'int', default: 10246, help: 'Reserved (tcp-services may not take it); NGINX does not listen on it: the Lua configuration endpoint is on a unix socket in --workdir (docs/security.md).' },
   { name: 'stream-port', key: 'streamPort', type: 'int', default: 10247, help: 'Loopback port of the Lua TCP/UDP configuration endpoint.' },
   { name: 'healthz-port', key: 'healthzPort', type: 'int', default: 10254, help: 'Port of /healthz and /metrics.' },
   { name: 'default-server-port', key: 'defaultServerPort', type: 'int', default: 8181, help: 'Port of the default server (catch-all).' },
   { name: 'enable-ssl-passthrough', key: 'enableSslPassthrough', type: 'bool', default: false, help: 'Serve the ssl-passthrough annotation: a stream server on the HTTPS port reads the SNI and sends those hosts\' TLS to their backends untouched.' },
   { name: 'ssl-passthrough-proxy-port', key: 'sslPassthroughProxyPort', type: 'int', default: 442, help: 'Loopback port of NGINX\'s HTTPS servers when --enable-ssl-passthrough is on.' },
-  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect and expose Prometheus metrics on the healthz port.' },
+  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect request, NGINX process and stub_status metrics (NGINX writes a metrics log the controller reads); the controller\'s own metrics are exposed on the healthz port either way.' },
+  { name: 'metrics-per-host', key: 'metricsPerHost', type: 'bool', default: true, help: 'Label request metrics with the host; requests to hosts no Ingress defines are then not counted.' },
+  { name: 'metrics-per-undefined-host', key: 'metricsPerUndefinedHost', type: 'bool', default: false, help: 'Also count requests to hosts no Ingress defines, labelled with their host. Requires --metrics-per-host.' },
+  { name: 'report-status-classes', key: 'reportStatusClasses', type: 'bool', default: false, help: 'Label request metrics with status classes (2xx, 3xx, 4xx, 5xx) instead of status codes.' },
+  { name: 'time-buckets', key: 'timeBuckets', type: 'floats', default: DEFAULT_TIME_BUCKETS, help: 'Buckets of the request, response, header and connect duration histograms (seconds).' },
+  { name: 'length-buckets', key: 'lengthBuckets', type: 'floats', default: DEFAULT_LENGTH_BUCKETS, help: 'Buckets of the request_size and response_size histograms (bytes).' },
+  { name: 'size-buckets', key: 'sizeBuckets', type: 'floats', default: DEFAULT_SIZE_BUCKETS, help: 'Buckets of the bytes_sent histogram (bytes).' },
+  { name: 'bucket-factor', key: 'bucketFactor', type: 'float', default: 0, help: 'Native histograms\' bucket factor; only values up to 1 (native histograms off) are accepted: the text exposition has no native histograms.' },
+  { name: 'max-buckets', key: 'maxBuckets', type: 'int', default: 100, help: 'Native histograms\' maximum bucket count; without native histograms it has no effect.' },
+  { name: 'exclude-socket-metrics', key: 'excludeSocketMetrics', type: 'strings', default: [], help: 'Request metric families neither collected nor exported, e.g. nginx_ingress_controller_request_size,nginx_ingress_controller_header_duration_seconds.' },
+  { name: 'metrics-max-series', key: 'metricsMaxSeries', type: 'int', default: DEFAULT_MAX_REQUEST_SERIES, help: 'Label sets the controller keeps across the request metric families; requests of further ones are counted in ingress_rx_metrics_log_lines_total{outcome="dropped"}.', ours: true },
   { name: 'validating-webhook', key: 'validatingWebhook', type: 'string', default: '', help: 'Address of the validating admission webhook, "<host>:port" (":8443": every address). Empty: no webhook. Reviews run the controller\'s own parsers and rules on the Ingress and those sharing its hosts; no program is run on them.' },
   { name: 'validating-webhook-certificate', key: 'validatingWebhookCertificate', type: 'string', default: '', help: 'PEM certificate of the webhook\'s HTTPS server (re-read when the file changes).' },
   { name: 'validating-webhook-key', key: 'validatingWebhookKey', type: 'string', default: '', help: 'PEM key of the webhook\'s HTTPS server (re-read when the file changes).' },
@@ -112,6 +142,8 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'trace', key: 'trace', type: 'string', default: '', help: 'Trace every event through the pipeline and write a Chrome trace-event file (Perfetto) here.', ours: true },
   { name: 'workdir', key: 'workdir', type: 'string', default: '/tmp/ingress-rx', help: 'Directory for nginx.conf, NGINX\'s prefix and temporary files.', ours: true },
   { name: 'geoip-dir', key: 'geoipDir', type: 'string', default: '/etc/ingress-controller/geoip', help: 'Directory of the GeoIP2 databases; changes to it reload NGINX.', ours: true },
+  { name: 'allow-upstream-addresses', key: 'allowUpstreamAddresses', type: 'string', default: '', help: 'Node-local upstream addresses to allow, comma-separated: loopback, unspecified, link-local. Empty: endpoints and ExternalName targets of these classes are refused with a warning (docs/security.md).', ours: true },
+  { name: 'host-ownership', key: 'hostOwnership', type: 'bool', default: false, help: 'The namespace of the oldest Ingress of a host owns it: rules, canaries and aliases for that host from other namespaces are refused with a warning (docs/security.md).', ours: true },
   { name: 'help', key: 'help', type: 'bool', default: false, help: 'Print this help and exit.', ours: true },
 ];
 
@@ -129,21 +161,12 @@ export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
   'disable-svc-external-name': 'ExternalName Services are handled as ingress-nginx does by default',
   'enable-annotation-validation': 'annotations are always validated',
   'enable-ssl-chain-completion': 'certificate chains are not completed',
-  'metrics-per-host': 'metrics follow ingress-nginx\'s defaults',
-  'metrics-per-undefined-host': 'metrics follow ingress-nginx\'s defaults',
-  'report-status-classes': 'metrics follow ingress-nginx\'s defaults',
-  'time-buckets': 'histogram buckets are fixed',
-  'length-buckets': 'histogram buckets are fixed',
-  'size-buckets': 'histogram buckets are fixed',
-  'bucket-factor': 'native histograms are not supported',
-  'max-buckets': 'native histograms are not supported',
-  'exclude-socket-metrics': 'metrics follow ingress-nginx\'s defaults',
-  'monitor-max-batch-size': 'metrics follow ingress-nginx\'s defaults',
   'disable-full-test': 'the admission webhook never builds the full configuration: it always builds only the reviewed Ingress\'s hosts',
   'internal-logger-address': 'there is no internal syslog listener',
   'deep-inspect': 'annotations and paths are always validated',
   'dynamic-configuration-retries': 'the retry schedule of dynamic configuration is fixed',
   'disable-sync-events': 'ingress-rx records no Sync events',
+  'monitor-max-batch-size': 'NGINX writes request metrics to a buffered log the controller reads; there are no batches to bound (--metrics-max-series bounds the series)',
   'enable-topology-aware-routing': 'topology aware routing is not implemented',
   'maxmind-mirror': 'GeoIP databases are not downloaded; put them in --geoip-dir',
   'maxmind-license-key': 'GeoIP databases are not downloaded; put them in --geoip-dir',
@@ -174,6 +197,7 @@ export function defaultControllerOptions(): ControllerOptions {
 export function parseControllerFlags(argv: string[]): ParseResult {
   const byName = new Map(CONTROLLER_FLAGS.map((f) => [f.name, f]));
   const values: Record<string, unknown> = { ...defaultControllerOptions() };
+  const sliceSet = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h') { values.help = true; continue; }
@@ -190,8 +214,14 @@ export function parseControllerFlags(argv: string[]): ParseResult {
     else if (i + 1 < argv.length) raw = argv[++i]!;
     else return { ok: false, error: `flag --${name} needs a value` };
     const parsed = parseValue(flag, raw);
-    if (typeof parsed === 'object') return { ok: false, error: parsed.error };
-    values[flag.key] = parsed;
+    if (isError(parsed)) return { ok: false, error: parsed.error };
+    if (Array.isArray(parsed)) {
+      // pflag: the first occurrence replaces the default, later ones append.
+      values[flag.key] = sliceSet.has(flag.name) ? [...(values[flag.key] as unknown[]), ...parsed] : parsed;
+      sliceSet.add(flag.name);
+    } else {
+      values[flag.key] = parsed;
+    }
   }
   return validate(values as unknown as ControllerOptions);
 }
@@ -207,7 +237,9 @@ function refusal(name: string): string {
   return `unknown flag --${name} (see \`ingress-rx controller --help\`)`;
 }
 
-function parseValue(flag: ControllerFlag, raw: string): string | number | boolean | { error: string } {
+const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function parseValue(flag: ControllerFlag, raw: string): string | number | boolean | number[] | string[] | { error: string } {
   const bad = (what: string) => ({ error: `invalid value "${raw}" for --${flag.name}: ${what}` });
   switch (flag.type) {
     case 'string':
@@ -231,6 +263,13 @@ function parseValue(flag: ControllerFlag, raw: string): string | number | boolea
       const ms = parseGoDuration(raw);
       return ms === undefined ? bad('expected a number of seconds (or a duration such as 30s)') : ms;
     }
+    case 'floats': {
+      const parts = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+      const nums = parts.map((p) => Number(p));
+      return nums.every((n) => Number.isFinite(n)) ? nums : bad('expected comma-separated numbers');
+    }
+    case 'strings':
+      return raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
   }
 }
 
@@ -257,6 +296,8 @@ function validate(o: ControllerOptions): ParseResult {
   ] as const) {
     if (port < 1 || port > 65535) return { ok: false, error: `invalid value ${port} for --${flag}: expected a port between 1 and 65535` };
   }
+  const allowed = parseAllowedClasses(o.allowUpstreamAddresses);
+  if ('error' in allowed) return { ok: false, error: `invalid value "${o.allowUpstreamAddresses}" for --allow-upstream-addresses: ${allowed.error}` };
   if (o.validatingWebhook !== '') {
     if (!/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(o.validatingWebhook)) {
       return { ok: false, error: `invalid value "${o.validatingWebhook}" for --validating-webhook: expected "<host>:port", e.g. ":8443"` };
@@ -268,6 +309,27 @@ function validate(o: ControllerOptions): ParseResult {
   if (!(o.syncRateLimit > 0)) return { ok: false, error: `invalid value ${o.syncRateLimit} for --sync-rate-limit: expected a positive number` };
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(o.logLevel)) {
     return { ok: false, error: `invalid value "${o.logLevel}" for --log-level: expected trace, debug, info, warn, error, fatal or silent` };
+  }
+  if (o.metricsPerUndefinedHost && !o.metricsPerHost) {
+    return { ok: false, error: '--metrics-per-undefined-host=true must be passed with --metrics-per-host=true' };
+  }
+  for (const [flag, buckets] of [['time-buckets', o.timeBuckets], ['length-buckets', o.lengthBuckets], ['size-buckets', o.sizeBuckets]] as const) {
+    if (buckets.some((b, i) => b < 0 || (i > 0 && !(b > buckets[i - 1]!)))) {
+      return { ok: false, error: `invalid value "${buckets.join(',')}" for --${flag}: expected increasing non-negative numbers` };
+    }
+    if (buckets.length > 64) return { ok: false, error: `--${flag}: at most 64 buckets` };
+  }
+  if (o.timeBuckets.length === 0) o.timeBuckets = DEFAULT_TIME_BUCKETS;
+  if (o.lengthBuckets.length === 0) o.lengthBuckets = DEFAULT_LENGTH_BUCKETS;
+  if (o.sizeBuckets.length === 0) o.sizeBuckets = DEFAULT_SIZE_BUCKETS;
+  if (o.bucketFactor > 1) {
+    return { ok: false, error: `--bucket-factor=${o.bucketFactor} asks for native histograms, which ingress-rx does not export (the text exposition format has none); leave it at 0` };
+  }
+  if (o.metricsMaxSeries < 1) return { ok: false, error: `invalid value ${o.metricsMaxSeries} for --metrics-max-series: expected a positive integer` };
+  for (const m of o.excludeSocketMetrics) {
+    if (!(REQUEST_FAMILIES as readonly string[]).includes(m.replace(/^nginx_ingress_controller_/, ''))) {
+      warnings.push(`--exclude-socket-metrics: ${m} is not a request metric family; ignored`);
+    }
   }
   if (o.electionTTLMs <= 0) {
     warnings.push('--election-ttl must be positive; using 30s');
@@ -328,9 +390,23 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
   };
 }
 
+/** The request metrics these flags ask for (--enable-metrics on). */
+export function toRequestMetricsConfig(o: ControllerOptions): RequestMetricsConfig {
+  const excluded = new Set(o.excludeSocketMetrics.map((m) => m.replace(/^nginx_ingress_controller_/, '')));
+  return {
+    perHost: o.metricsPerHost,
+    perUndefinedHost: o.metricsPerUndefinedHost,
+    statusClasses: o.reportStatusClasses,
+    buckets: { time: o.timeBuckets, length: o.lengthBuckets, size: o.sizeBuckets },
+    families: REQUEST_FAMILIES.filter((f: RequestFamily) => !excluded.has(f)),
+    maxSeries: o.metricsMaxSeries,
+  };
+}
+
 function formatDefault(f: ControllerFlag): string {
   if (f.type === 'duration') return formatDuration(f.default as number);
   if (f.type === 'seconds') return String((f.default as number) / 1000);
+  if (Array.isArray(f.default)) return `[${(f.default as Array<number | string>).join(', ')}]`;
   return typeof f.default === 'string' ? JSON.stringify(f.default) : String(f.default);
 }
 
@@ -341,7 +417,7 @@ function formatDuration(ms: number): string {
 }
 
 const TYPE_HINT: Record<FlagType, string> = {
-  string: 'string', bool: '', int: 'int', float: 'float', duration: 'duration', seconds: 'seconds',
+  string: 'string', bool: '', int: 'int', float: 'float', duration: 'duration', seconds: 'seconds', floats: 'floats', strings: 'strings',
 };
 
 /** --help text: one entry per flag of CONTROLLER_FLAGS. */

@@ -11,9 +11,10 @@ import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
-import { controllerHelp, parseControllerFlags, toStoreOptions, type ControllerOptions } from './controller-flags.js';
+import { controllerHelp, parseControllerFlags, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
-import { runtimeFor, serve, untilStopped } from './serve.js';
+import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
+import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
 import type { Registry } from 'prom-client';
 import type { NginxRuntime } from '../render/runtime.js';
 import { createReviewer } from '../admission/review.js';
@@ -80,11 +81,18 @@ export async function runController(argv: string[]): Promise<number> {
   const events = createEventRecorder({ core, logger, host: podName });
   const podRef = podObject({ name: podName, namespace: podNamespace });
 
+  const runtime = runtimeFor(o, {
+    prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir,
+    metrics: o.enableMetrics,
+  });
+  const allowUpstreamAddresses = parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>;
   const obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
     logger,
-    header: { storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort },
+    header: {
+      storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
+      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership,
+    },
   });
-  const runtime = runtimeFor(o, { prefix: o.workdir, listenAddresses: ['*', '[::]'], geoipDir: o.geoipDir });
 
   // The webhook reviews against the store once it holds the informers' initial lists (applied
   // synchronously as they are emitted), whether or not NGINX runs a configuration yet: a bad
@@ -99,10 +107,13 @@ export async function runController(argv: string[]): Promise<number> {
         onInitialState: () => { storeLoaded = true; onInitialState(); },
       }),
       healthz: { host: '0.0.0.0', port: o.healthzPort },
+      allowUpstreamAddresses,
+      hostOwnership: o.hostOwnership,
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,
       metricsLabels: { controller_namespace: podNamespace, controller_class: o.controllerClass, controller_pod: podName },
+      ...(o.enableMetrics ? { requestMetrics: toRequestMetricsConfig(o) } : {}),
       shutdownGracePeriodMs: Math.max(o.shutdownGracePeriodMs, 30_000),
       onSync: (r) => {
         obs.onSync?.(r);
@@ -128,6 +139,9 @@ export async function runController(argv: string[]): Promise<number> {
       return 1;
     }
   }
+  // ingress-nginx reports leader_election_status only when it elects, and exports certificate
+  // expiry only while leading.
+  const leaderSub = leader.isLeader$.subscribe((v) => controller.metrics.leading(o.disableLeaderElection ? null : o.electionId, v));
   leader.start();
   status?.start();
   logger.info({ pod: `${podNamespace}/${podName}`, class: o.ingressClass, controller: o.controllerClass }, 'ingress-rx controller started');
@@ -144,6 +158,7 @@ export async function runController(argv: string[]): Promise<number> {
   }
   await webhook?.close();
   await controller.shutdown();
+  leaderSub.unsubscribe();
   await status?.shutdown();
   await leader.stop();
   await events.flush();
@@ -171,6 +186,8 @@ async function startAdmissionWebhook(o: ControllerOptions, ctx: {
     reviewer: createReviewer({
       store: ctx.store, annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
       reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>),
+      hostOwnership: o.hostOwnership,
     }),
     metrics: createAdmissionMetrics(ctx.registry),
     ready: ctx.ready,
@@ -178,14 +195,14 @@ async function startAdmissionWebhook(o: ControllerOptions, ctx: {
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */
-function reportInvalidIngresses(warnings: ReadonlyArray<{ object: string; field: string; message: string }>, store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>, logger: Logger): void {
+function reportInvalidIngresses(warnings: ReadonlyArray<{ object: string; field: string; message: string; reason?: string }>, store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>, logger: Logger): void {
   for (const w of warnings) {
     const m = /^Ingress (\S+)$/.exec(w.object);
     if (!m) continue;
     const ing = store.getIngress(m[1]);
     if (!ing) continue;
     try {
-      recordInvalidIngress(events, ing, `${w.field}: ${w.message}`);
+      recordInvalidIngress(events, ing, `${w.field}: ${w.message}`, w.reason);
     } catch (err) {
       logger.debug({ err: String(err) }, 'event recording failed');
     }

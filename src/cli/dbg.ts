@@ -1,30 +1,20 @@
-// `ingress-rx dbg`: inspects a running NGINX through the status port, as ingress-nginx's /dbg
-// does, with the same messages. `conf` reads the running nginx.conf from the status server.
+// `ingress-rx dbg`: inspects a running NGINX through its control server (the unix socket and
+// token in the controller's workdir), as ingress-nginx's /dbg does, with the same messages.
+// `conf` reads the running nginx.conf from the control server; `quarantine` reads the
+// controller's report in the workdir.
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
-
-interface DbgOptions { statusPort: number; host?: string; workdir?: string }
+import { controlChannel } from '../render/control.js';
+import { defaultRuntime } from '../render/runtime.js';
+import { controlRequest } from '../actors/control-client.js';
 
 /** Written by the controller into its workdir whenever the quarantine changes. */
 export const QUARANTINE_FILE = 'quarantine.json';
 
-/** The controller's default --workdir, where `dbg quarantine` looks unless told. */
+/** The controller's --workdir when none is given (the controller's own default). */
 export const DEFAULT_DBG_WORKDIR = '/tmp/ingress-rx';
 
-function get(port: number, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'GET', timeout: 5000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => { body += d; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`status port ${port}: no answer within 5 s`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
+interface DbgOptions { workdir?: string; host?: string }
 
 /** The block of one server between its `## start server` / `## end server` markers. */
 export function serverBlock(conf: string, host: string): string | null {
@@ -38,11 +28,12 @@ export function serverBlock(conf: string, host: string): string | null {
 }
 
 export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
-  const port = opts.statusPort;
+  const control = controlChannel(defaultRuntime({ prefix: opts.workdir ?? DEFAULT_DBG_WORKDIR }));
+  const get = (path: string) => controlRequest(control, 'GET', path, { timeoutMs: 5000 });
   try {
     const [what, sub, name] = args;
     if (what === 'backends') {
-      const res = await get(port, '/configuration/backends');
+      const res = await get('/configuration/backends');
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       const backends = JSON.parse(res.body) as Array<{ name: string }>;
       if (sub === 'list') { out(backends.map((b) => `${b.name}\n`).join('')); return 0; }
@@ -54,20 +45,20 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
     }
     if (what === 'certs') {
       const host = name;
-      const res = await get(port, `/configuration/certs?hostname=${encodeURIComponent(host)}`);
+      const res = await get(`/configuration/certs?hostname=${encodeURIComponent(host)}`);
       if (res.status === 200) { out(res.body); return 0; }
       if (res.status !== 404) { out(`Nginx returned code ${res.status}\n${res.body}\n`); return 1; }
       out(`No cert found for host ${host}\n`);
       return 1;
     }
     if (what === 'general') {
-      const res = await get(port, '/configuration/general');
+      const res = await get('/configuration/general');
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       out(`${JSON.stringify(JSON.parse(res.body || '{}'), null, 2)}\n`);
       return 0;
     }
     if (what === 'ingresses') {
-      const res = await get(port, '/ingresses-left-out');
+      const res = await get('/ingresses-left-out');
       if (res.status === 404) { out('The controller has not reported yet.\n'); return 1; }
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       const list = JSON.parse(res.body) as Array<{ ingress: string; reason: string }>;
@@ -90,7 +81,7 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       return 0;
     }
     if (what === 'conf') {
-      const res = await get(port, '/nginx.conf');
+      const res = await get('/nginx.conf');
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       if (!opts.host) { out(res.body); return 0; }
       const block = serverBlock(res.body, opts.host);

@@ -6,8 +6,10 @@ import { join, resolve } from 'node:path';
 import { createLogger } from '../log.js';
 import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../store/store.js';
 import { manifestsSource } from '../streams/manifests.js';
-import { runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
+import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
+import type { AddressClass } from '../model/address-policy.js';
 import { observability, type ObservabilityOptions } from './observability.js';
+import { defaultRequestMetricsConfig } from '../observability/request-metrics.js';
 
 export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
@@ -16,6 +18,9 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   syncRateLimit: number;
   geoipDir?: string;
   logLevel: string;
+  /** --allow-upstream-addresses, already parsed (local mode allows loopback by default). */
+  allowUpstreamAddresses: Set<AddressClass>;
+  hostOwnership: boolean;
 }
 
 export async function runLocal(opts: LocalOptions): Promise<number> {
@@ -27,10 +32,16 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   // what a developer trying their Ingresses expects to see served.
   const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap };
   const store = createStore(storeOptions, logger);
-  const runtime = runtimeFor(opts, { prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}) });
+  const runtime = runtimeFor(opts, {
+    prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
+    metrics: true,
+  });
   const obs = await observability(opts, {
     logger,
-    header: { storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort },
+    header: {
+      storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort,
+      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, opts.healthzPort, opts.allowUpstreamAddresses)), hostOwnership: opts.hostOwnership,
+    },
   });
 
   let controller;
@@ -41,6 +52,8 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       source: (onInitialState) => manifestsSource({ dir: resolve(opts.manifests), logger, onInitialState }),
       runtime,
       healthz: { host: '127.0.0.1', port: opts.healthzPort },
+      allowUpstreamAddresses: opts.allowUpstreamAddresses,
+      hostOwnership: opts.hostOwnership,
       annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
       syncRateLimit: opts.syncRateLimit,
       hooks: obs.hooks,
@@ -48,6 +61,8 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       // Every manifest of the directory is meant for this controller.
       leftOutLogLevel: 'warn',
       metricsLabels: { controller_namespace: 'local', controller_class: 'k8s.io/ingress-nginx', controller_pod: 'local' },
+      metricsLeader: true,
+      requestMetrics: defaultRequestMetricsConfig(),
     });
   } catch (err) {
     logger.fatal({ err }, 'ingress-rx local could not start');

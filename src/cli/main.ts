@@ -2,6 +2,7 @@
 // its module. Subcommand modules are imported lazily so `--help` stays fast.
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../version.js';
+import { parseAllowedClasses } from '../model/address-policy.js';
 import { addClusterFlags } from './cluster-flags.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -17,6 +18,12 @@ const positive = (v: string) => {
   return n;
 };
 
+const allowedClasses = (v: string) => {
+  const r = parseAllowedClasses(v);
+  if ('error' in r) throw new CommanderError(2, 'ingress-rx.classes', r.error);
+  return r;
+};
+
 function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('ingress-rx')
     .description('A Kubernetes Ingress controller for NGINX: a drop-in for ingress-nginx, built on an RxJS actor pipeline.')
@@ -29,7 +36,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption('--manifests <dir>', 'directory of YAML/JSON manifests (watched)')
     .option('--http-port <port>', 'HTTP port', port, 8080)
     .option('--https-port <port>', 'HTTPS port', port, 8443)
-    .option('--status-port <port>', 'status and Lua configuration port (loopback)', port, 10246)
+    .option('--status-port <port>', 'ingress-nginx\'s status port: accepted and reserved; the control server is a unix socket in the workdir', port, 10246)
     .option('--stream-port <port>', 'stream configuration port (loopback)', port, 10247)
     .option('--healthz-port <port>', 'health and metrics port', port, 10254)
     .option('--default-server-port <port>', 'default server (404) port', port, 8181)
@@ -42,6 +49,8 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--record <file>', 'record every event and task to an NDJSON log')
     .option('--record-secrets', 'keep Secret data in the recording', false)
     .option('--trace [file]', 'trace every event through the pipeline (Chrome trace-event JSON)')
+    .option('--allow-upstream-addresses <classes>', 'node-local upstream addresses allowed (loopback, unspecified, link-local; empty: none); the controller\'s own ports never', allowedClasses, allowedClasses('loopback'))
+    .option('--host-ownership', 'a host belongs to the namespace of its oldest Ingress; other namespaces\' rules for it are refused', false)
     .addOption(logLevel())
     .action(async (opts) => {
       const { runLocal } = await import('./local.js');
@@ -114,10 +123,12 @@ function buildProgram(setExit: (code: number) => void): Command {
     });
 
   const dbg = program.command('dbg').description("Inspect a running controller's NGINX (like ingress-nginx's /dbg)")
-    .option('--status-port <port>', 'status port', port, 10246);
+    .option('--workdir <dir>', "the controller's --workdir (its control socket and token are there)", '/tmp/ingress-rx');
   const dbgRun = async (args: string[], cmd: Command) => {
     const { runDbg } = await import('./dbg.js');
-    setExit(await runDbg(args, { ...dbg.opts(), ...cmd.opts() }));
+    // `--workdir` may come before the subcommand or (as `dbg quarantine --workdir`) after it.
+    const own = Object.fromEntries(Object.entries(cmd.opts()).filter(([, v]) => v !== undefined));
+    setExit(await runDbg(args, { ...dbg.opts(), ...own }));
   };
   const backends = dbg.command('backends').description('Backends as NGINX holds them');
   backends.command('list').description('names of all backends').action((_o, c: Command) => dbgRun(['backends', 'list'], c));
@@ -130,7 +141,7 @@ function buildProgram(setExit: (code: number) => void): Command {
   dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
   dbg.command('ingresses').description('the Ingresses the controller does not serve, and why').action((_o, c: Command) => dbgRun(['ingresses'], c));
   dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
-    .option('--workdir <dir>', "the controller's --workdir", '/tmp/ingress-rx')
+    .option('--workdir <dir>', "the controller's --workdir")
     .action((_o, c: Command) => dbgRun(['quarantine'], c));
 
   return program;

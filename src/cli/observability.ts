@@ -25,7 +25,10 @@ export interface Observability {
 
 export async function observability(opts: ObservabilityOptions, ctx: {
   logger: Logger;
-  header: { storeOptions: StoreOptions; syncRateLimit: number; annotationsPrefix: string; defaultServerPort: number };
+  header: {
+    storeOptions: StoreOptions; syncRateLimit: number; annotationsPrefix: string; defaultServerPort: number;
+    upstreamAddresses?: { allow: string[]; ownPorts: number[] }; hostOwnership?: boolean;
+  };
 }): Promise<Observability> {
   const hooks: PipelineHooks[] = [];
   const closers: Array<() => Promise<void>> = [];
@@ -44,6 +47,8 @@ export async function observability(opts: ObservabilityOptions, ctx: {
         burst: 1,
         annotationsPrefix: ctx.header.annotationsPrefix,
         defaultServerPort: ctx.header.defaultServerPort,
+        ...(ctx.header.upstreamAddresses ? { upstreamAddresses: ctx.header.upstreamAddresses } : {}),
+        ...(ctx.header.hostOwnership ? { hostOwnership: true } : {}),
       },
     });
     hooks.push(recordingHooks(recorder));

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { offlineRuntime, scratchRuntime } from '../render/offline.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
+import type { AddressClass } from '../model/address-policy.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
@@ -110,6 +111,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
     const builder = createModelBuilder({
       annotationsPrefix: header.annotationsPrefix,
       defaultServerPort: header.defaultServerPort,
+      addressPolicy: {
+        allow: new Set((header.upstreamAddresses?.allow ?? []) as AddressClass[]),
+        ownPorts: new Set(header.upstreamAddresses?.ownPorts ?? []),
+      },
+      hostOwnership: header.hostOwnership ?? false,
       // Certificates expire against the recording's clock, not today's.
       now: () => new Date(epoch + scheduler.now() - start),
       logger,

@@ -1,7 +1,7 @@
 // Runs the controller's main loop for `local` and `controller`: NGINX as a child, the pipeline
 // from the given sources into the sync actor, health and metrics, and a graceful shutdown.
 // What differs between the two commands (sources, listen addresses, status) is passed in.
-import { existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -17,6 +17,7 @@ import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
+import type { AddressClass, AddressPolicy } from '../model/address-policy.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
@@ -25,8 +26,13 @@ import { createNginxProcess } from '../actors/nginx-process.js';
 import { workerAccessProblem } from '../render/worker-access.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
+import { writeControlToken } from '../render/control.js';
 import { createDynamicConfigActor } from '../actors/dynamic-config.js';
-import { createMetrics } from '../observability/metrics.js';
+import { createMetrics, type ControllerMetrics } from '../observability/metrics.js';
+import { startNginxMetrics } from '../observability/nginx-metrics.js';
+import { fetchStubStatus } from '../observability/nginx-process-metrics.js';
+import { metricsLogPath } from '../render/metrics-log.js';
+import type { RequestMetricsConfig } from '../observability/request-metrics.js';
 import { createQuarantine, type QuarantineEntry } from '../model/quarantine.js';
 import { createNarrower } from '../actors/quarantine.js';
 import { QUARANTINE_FILE } from './dbg.js';
@@ -46,11 +52,19 @@ export interface ServeOptions {
   /** Extra observation points (recording, tracing). */
   hooks?: PipelineHooks[];
   metricsLabels: { controller_namespace: string; controller_class: string; controller_pod: string };
+  /** Without leader election this controller exports the certificate expiry itself. */
+  metricsLeader?: boolean;
+  /** Request, NGINX process and stub_status metrics (--enable-metrics); off when undefined. */
+  requestMetrics?: RequestMetricsConfig;
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
   shutdownGracePeriodMs?: number;
   /** Level of the line naming an Ingress that is not served (default `info`). */
   leftOutLogLevel?: 'warn' | 'info';
+  /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
+  allowUpstreamAddresses?: ReadonlySet<AddressClass>;
+  /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
+  hostOwnership?: boolean;
 }
 
 export interface RunningController {
@@ -62,6 +76,7 @@ export interface RunningController {
    */
   fatal: Promise<Error>;
   results$: Observable<SyncResult>;
+  metrics: ControllerMetrics;
   /** The metrics registry served on the healthz port (the admission webhook adds its families). */
   registry: Registry;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
@@ -81,8 +96,8 @@ export interface ServePorts {
 }
 
 /** NGINX's runtime for those ports. */
-export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string }): NginxRuntime {
-  return defaultRuntime({
+export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; metrics?: boolean }): NginxRuntime {
+  const runtime = defaultRuntime({
     ...(where.prefix ? { prefix: where.prefix } : {}),
     listenAddresses: where.listenAddresses,
     httpPort: ports.httpPort,
@@ -93,6 +108,18 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
     ...(where.geoipDir ? { geoipDir: where.geoipDir } : {}),
     ...(ports.enableSslPassthrough ? { sslPassthrough: { proxyPort: ports.sslPassthroughProxyPort } } : {}),
   });
+  if (where.metrics) runtime.metricsLog = metricsLogPath(runtime.prefix);
+  return runtime;
+}
+
+/**
+ * The address policy of a running controller: the allowed classes, and never the controller's
+ * own listening ports on this node (NGINX's, the health server's, ingress-nginx's reserved ones).
+ */
+export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set()): AddressPolicy {
+  const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort];
+  if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
+  return { allow, ownPorts: new Set(own) };
 }
 
 /**
@@ -139,18 +166,27 @@ export async function untilStopped(controller: Pick<RunningController, 'fatal'>)
   return stop;
 }
 
+/** The policy as plain lists: for the Lua side (NginxRuntime) and the recording header. */
+export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ownPorts: number[] } {
+  return { allow: [...policy.allow].sort(), ownPorts: [...policy.ownPorts].sort((a, b) => a - b) };
+}
+
 export async function serve(opts: ServeOptions): Promise<RunningController> {
-  const { logger, store, runtime } = opts;
+  const { logger, store } = opts;
+  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses);
+  const runtime: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
   const scheduler = asyncScheduler;
   const templateDir = opts.templateDir ?? DEFAULT_TEMPLATE_DIR;
   preparePrefix(runtime);
+  const controlToken = writeControlToken(runtime);
   const unreachable = workerAccessProblem(runtime);
   if (unreachable) throw new Error(unreachable);
   await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
 
   const renderer = createRenderer({ templateDir, logger });
   const reservedPorts = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port];
-  const builder = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, logger, reservedPorts });
+  const modelOptions = { annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts, addressPolicy, hostOwnership: opts.hostOwnership };
+  const builder = createModelBuilder({ ...modelOptions, logger });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one
   // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts
   // on the configuration of an empty store (default and status servers only) and answers.
@@ -161,18 +197,25 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const quarantine = createQuarantine();
   const narrower = createNarrower({
     store, quarantine, builder, logger,
-    probeBuilder: () => createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts }),
+    probeBuilder: () => createModelBuilder(modelOptions),
   });
   const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap, narrower });
-  const statusUrl = `http://127.0.0.1:${runtime.statusPort}`;
-  const dynamic = createDynamicConfigActor({ statusUrl, scheduler, logger });
-  const metrics = createMetrics(opts.metricsLabels);
+  const control = { socketPath: runtime.controlSocketPath, token: () => controlToken };
+  const dynamic = createDynamicConfigActor({ control, scheduler, logger });
+  const metrics = createMetrics(opts.metricsLabels, {
+    leader: opts.metricsLeader,
+    fallbackCertPem: () => { try { return readFileSync(runtime.fallbackCert.certPath, 'utf8'); } catch { return null; } },
+  });
+  const nginxMetrics = runtime.metricsLog && opts.requestMetrics ? startNginxMetrics({
+    registry: metrics.registry, constLabels: opts.metricsLabels, logPath: runtime.metricsLog, requests: opts.requestMetrics,
+    masterPid: () => nginx.masterPid(), stubStatus: () => fetchStubStatus(control),
+  }) : null;
 
   let ready = false;
   let shuttingDown = false;
   const received = new Map<number, number>();
   const healthServer: HttpServer = await startHealthServer({
-    host: opts.healthz.host, port: opts.healthz.port, registry: metrics.registry,
+    host: opts.healthz.host, port: opts.healthz.port, registry: metrics.exposition,
     state: { ready: () => ready && nginx.masterPid() !== null, shuttingDown: () => shuttingDown },
   });
 
@@ -235,6 +278,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
+    if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
     for (const id of r.itemIds) received.delete(id);
     report(r.quarantined);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;
@@ -260,6 +304,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     ready: readyPromise,
     fatal,
     results$,
+    metrics,
     registry: metrics.registry,
     shutdown() {
       shutdownPromise ??= (async () => {
@@ -277,6 +322,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         restartSub.unsubscribe();
         startedSub.unsubscribe();
         await nginx.quit(opts.shutdownGracePeriodMs ?? 30_000);
+        // After NGINX: exiting workers flush their last lines.
+        await nginxMetrics?.close();
         await new Promise<void>((r) => healthServer.close(() => r()));
         logger.info('stopped');
       })();

@@ -24,6 +24,8 @@ import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { createTopologyCache, endpointsKey, type BackendPlan, type Topology } from './topology.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
 import { byName, isSortedByName } from './sort.js';
+import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './address-policy.js';
+import { createBackendNameClaims } from './backend-names.js';
 
 export interface ModelBuildOptions {
   /** --annotations-prefix, e.g. `nginx.ingress.kubernetes.io`. */
@@ -35,6 +37,10 @@ export interface ModelBuildOptions {
   logger?: Logger;
   /** Ports a TCP/UDP services entry may not take; default ingress-nginx's 80, 443, 442, the default server, 10246, 10247, 10254. */
   reservedPorts?: number[];
+  /** Which node-local upstream addresses are refused; all of them by default. */
+  addressPolicy?: AddressPolicy;
+  /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
+  hostOwnership?: boolean;
   /** Caches several builders may share (the admission webhook makes a builder per review). */
   shared?: SharedCaches;
 }
@@ -127,6 +133,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const coverage = new WeakMap<ParsedCertificate, Map<string, boolean>>();
   const fallbackEndpoints: Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
+  const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
 
   const ingressMemo = new WeakMap<Ingress, IngressEntry>();
   let tlsMemo = new Map<string, TLSEntry>();
@@ -185,7 +192,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const slices = store.getEndpointSlices(svcKey);
     let entry = endpointsMemo.get(key);
     if (!entry || entry.svc !== svc || !sameInputs(entry.slices, slices)) {
-      entry = { svc, slices, result: resolveServiceEndpoints(svc, slices, port, serviceUpstream) };
+      entry = { svc, slices, result: resolveServiceEndpoints(svc, slices, port, serviceUpstream, addressPolicy) };
       endpointsMemo.set(key, entry);
       for (const s of slices) sliceServices.set(`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, svcKey);
     }
@@ -196,17 +203,15 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     if (defaultRootMemo?.settings !== settings) {
       const d = defaultAnnotations(settings);
       // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect).
-      // Nor is it logged unless enable-access-log-for-default-backend.
-      const a = {
-        ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false },
-        accessLog: settings.enableAccessLog && settings.enableAccessLogForDefaultBackend,
-      };
+      // Its access log follows enable-access-log-for-default-backend.
+      const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false }, accessLog: settings.enableAccessLogForDefaultBackend };
       defaultRootMemo = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, a, settings, true) };
     }
     return defaultRootMemo.location;
   }
 
-  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot });
+  const claimBackendNames = createBackendNameClaims();
+  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot, hostOwnership: opts.hostOwnership });
   let lastTopology: Topology | null = null;
 
   /** Drops memo entries for hosts, backends and Services the new topology no longer has. */
@@ -303,13 +308,12 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function planWarning(p: BackendPlan, ends: ServiceEndpoints): ModelWarning | undefined {
-    if (ends.problem) {
-      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}: ${ends.problem}` };
-    }
-    if (ends.endpoints.length === 0) {
-      return { object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey} has no ready endpoints (503)` };
-    }
-    return undefined;
+    const warning = (message: string): ModelWarning => ({ object: `Ingress ${p.ownerKey}`, field: 'spec', message: `backend ${p.name}: Service ${p.use.serviceKey}${message}` });
+    // Refused addresses first, each naming its EndpointSlice or Service.
+    const refused = ends.refused.length > 0 ? `: ${ends.refused.join('; ')}` : '';
+    if (ends.problem) return warning(`${refused || ':'}${refused ? '; ' : ' '}${ends.problem}`);
+    if (ends.endpoints.length === 0) return warning(`${refused}${refused ? '; no ready endpoints (503)' : ' has no ready endpoints (503)'}`);
+    return refused ? warning(refused) : undefined;
   }
 
   /** The memoised backend of a name: rebuilt when its endpoints, owner or plan changed. */
@@ -348,7 +352,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   function l4Services(store: StoreReader, warnings: ModelWarning[]): Pick<Configuration, 'tcpEndpoints' | 'udpEndpoints'> {
     const l4 = (key: string, protocol: 'TCP' | 'UDP') => {
       if (!key) return [];
-      const r = parseL4Services(key, store.getConfigMap(key), protocol, reserved, store);
+      const r = parseL4Services(key, store.getConfigMap(key), protocol, reserved, store, addressPolicy);
       for (const w of r.warnings) warnings.push(w);
       return r.services;
     };
@@ -370,7 +374,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const list = store.listIngresses();
     const fragments = new Array<IngressFragment>(list.length);
     for (let i = 0; i < list.length; i++) fragments[i] = fragmentFor(store, list[i]!, settings);
-    const topo = topologies.topologyFor(settings, fragments);
+    const topo = topologies.topologyFor(settings, claimBackendNames(fragments));
     // A first build has nothing to forget.
     if (topo !== lastTopology && lastTopology !== null) forgetRemoved(topo, store.options.defaultBackendService);
     lastTopology = topo;
@@ -492,7 +496,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       const svc = store.getService(svcKey);
       const port = svc?.spec.ports?.[0];
       const ends = port ? endpointsFor(store, svcKey, String(port.port), false) : NO_ENDPOINTS;
-      const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : ends.problem;
+      const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : [...ends.refused, ...(ends.problem ? [ends.problem] : [])].join('; ') || null;
       if (problem) {
         warnings.push({ object: `Ingress ${ownerKey}`, field: 'metadata.annotations', message: `default-backend: Service ${svcKey}: ${problem}` });
       }
@@ -514,8 +518,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       if (port && ends.endpoints.length > 0) {
         dbEnds = ends;
         dbPort = String(port.port);
+        if (ends.refused.length > 0) warnings.push({ object: `Service ${dbKey}`, field: '', message: `--default-backend-service: ${ends.refused.join('; ')}` });
       } else {
-        const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : ends.problem ?? 'no ready endpoints';
+        const problem = !svc ? 'Service not found' : !port ? 'Service has no ports' : [...ends.refused, ends.problem ?? 'no ready endpoints'].join('; ');
         warnings.push({ object: `Service ${dbKey}`, field: '', message: `--default-backend-service: ${problem}; using the built-in default server` });
       }
     }
@@ -572,5 +577,5 @@ function hasTLS(frags: readonly IngressFragment[]): boolean {
 const NO_TLS = { certificate: null, tlsSecret: null };
 
 /** Stand-ins for "no Service" in memo comparisons (one object each, so they compare equal). */
-const NO_ENDPOINTS: ServiceEndpoints = { service: null, endpoints: [], problem: null };
-const BUILT_IN: ServiceEndpoints = { service: null, endpoints: [], problem: null };
+const NO_ENDPOINTS: ServiceEndpoints = { service: null, endpoints: [], problem: null, refused: [] };
+const BUILT_IN: ServiceEndpoints = { service: null, endpoints: [], problem: null, refused: [] };

@@ -4,6 +4,10 @@
 import type { EndpointSlice, Service, ServicePort } from '../store/kube-types.js';
 import type { BackendService, Endpoint } from './types.js';
 import { sortShort } from './sort.js';
+import { STRICT_ADDRESS_POLICY, judgeEndpointAddress, judgeExternalName, type AddressPolicy } from './address-policy.js';
+
+/** Collects what the address policy refused, each naming its object and address. */
+export type RefusedAddresses = string[];
 
 /** The Service port an Ingress backend port (number or name, as a string) refers to. */
 export function findServicePort(svc: Service, backendPort: string): ServicePort | undefined {
@@ -16,8 +20,13 @@ function compareEndpoints(a: Endpoint, b: Endpoint): number {
   return Number(a.port) - Number(b.port);
 }
 
-/** Ready endpoints of `slices` for one Service port. */
-export function endpointsFromSlices(svcPort: ServicePort, slices: EndpointSlice[], protocol = 'TCP'): Endpoint[] {
+/**
+ * Ready endpoints of `slices` for one Service port, their addresses canonical; addresses the
+ * policy refuses are left out and named in `refused`.
+ */
+export function endpointsFromSlices(
+  svcPort: ServicePort, slices: EndpointSlice[], protocol = 'TCP', policy: AddressPolicy = STRICT_ADDRESS_POLICY, refused: RefusedAddresses = [],
+): Endpoint[] {
   const seen = new Set<string>();
   const out: Endpoint[] = [];
   for (const slice of slices) {
@@ -29,7 +38,13 @@ export function endpointsFromSlices(svcPort: ServicePort, slices: EndpointSlice[
       if (target === 0) continue;
       for (const ep of slice.endpoints ?? []) {
         if (ep.conditions?.ready === false) continue;
-        for (const address of ep.addresses ?? []) {
+        for (const raw of ep.addresses ?? []) {
+          const verdict = judgeEndpointAddress(policy, String(raw), String(target));
+          if (!verdict.ok) {
+            refused.push(`EndpointSlice ${slice.metadata.namespace ?? ''}/${slice.metadata.name ?? ''}: address ${JSON.stringify(String(raw).slice(0, 100))} port ${target} refused: ${verdict.reason}`);
+            continue;
+          }
+          const address = verdict.address;
           const id = `${address}|${target}`;
           if (seen.has(id)) continue;
           seen.add(id);
@@ -41,8 +56,11 @@ export function endpointsFromSlices(svcPort: ServicePort, slices: EndpointSlice[
   return sortShort(out, compareEndpoints);
 }
 
-/** The endpoint of an ExternalName Service: the external name and the port's target. */
-export function externalNameEndpoint(svc: Service, backendPort: string): Endpoint[] {
+/**
+ * The endpoint of an ExternalName Service: the external name (an address in any spelling made
+ * canonical) and the port's target; a name the policy refuses gives none, named in `refused`.
+ */
+export function externalNameEndpoint(svc: Service, backendPort: string, policy: AddressPolicy = STRICT_ADDRESS_POLICY, refused: RefusedAddresses = []): Endpoint[] {
   const name = svc.spec.externalName ?? '';
   if (name === '') return [];
   const sp = findServicePort(svc, backendPort);
@@ -50,17 +68,27 @@ export function externalNameEndpoint(svc: Service, backendPort: string): Endpoin
   if (sp) port = typeof sp.targetPort === 'number' && sp.targetPort > 0 ? String(sp.targetPort) : String(sp.port);
   else if (/^\d+$/.test(backendPort)) port = backendPort;
   else return [];
-  return [{ address: name, port }];
+  const verdict = judgeExternalName(policy, name, port);
+  if (!verdict.ok) {
+    refused.push(`Service ${svc.metadata.namespace ?? ''}/${svc.metadata.name}: externalName ${JSON.stringify(name.slice(0, 100))} port ${port} refused: ${verdict.reason}`);
+    return [];
+  }
+  return [{ address: verdict.address, port }];
 }
 
 /** The ClusterIP endpoint (`service-upstream`), or a reason it cannot be used. */
-export function clusterIPEndpoint(svc: Service, backendPort: string): Endpoint | string {
+export function clusterIPEndpoint(svc: Service, backendPort: string, policy: AddressPolicy = STRICT_ADDRESS_POLICY): Endpoint | string {
   const ip = svc.spec.clusterIP ?? '';
   if (ip === '' || ip === 'None') return 'has no ClusterIP';
-  if (/^\d+$/.test(backendPort)) return { address: ip, port: backendPort };
-  const sp = (svc.spec.ports ?? []).find((p) => p.name === backendPort);
-  if (!sp) return `has no port named ${JSON.stringify(backendPort)}`;
-  return { address: ip, port: String(sp.port) };
+  let port = backendPort;
+  if (!/^\d+$/.test(backendPort)) {
+    const sp = (svc.spec.ports ?? []).find((p) => p.name === backendPort);
+    if (!sp) return `has no port named ${JSON.stringify(backendPort)}`;
+    port = String(sp.port);
+  }
+  const verdict = judgeEndpointAddress(policy, ip, port);
+  if (!verdict.ok) return `ClusterIP ${JSON.stringify(ip.slice(0, 100))} refused: ${verdict.reason}`;
+  return { address: verdict.address, port };
 }
 
 /** The part of a Service the Lua balancer reads. */
@@ -76,25 +104,28 @@ export interface ServiceEndpoints {
   endpoints: Endpoint[];
   /** Why the list is empty or degraded, for a warning; null when all is well. */
   problem: string | null;
+  /** Addresses the address policy refused, each naming its EndpointSlice or Service. */
+  refused: RefusedAddresses;
 }
 
 /** Endpoints of `namespace/service` at `backendPort`, following ExternalName and service-upstream. */
 export function resolveServiceEndpoints(
-  svc: Service | undefined, slices: EndpointSlice[], backendPort: string, serviceUpstream: boolean,
+  svc: Service | undefined, slices: EndpointSlice[], backendPort: string, serviceUpstream: boolean, policy: AddressPolicy = STRICT_ADDRESS_POLICY,
 ): ServiceEndpoints {
-  if (!svc) return { service: null, endpoints: [], problem: 'Service not found' };
+  const refused: RefusedAddresses = [];
+  if (!svc) return { service: null, endpoints: [], problem: 'Service not found', refused };
   const service = backendService(svc);
   if (svc.spec.type === 'ExternalName') {
-    const endpoints = externalNameEndpoint(svc, backendPort);
-    return { service, endpoints, problem: endpoints.length === 0 ? 'ExternalName Service has no usable name or port' : null };
+    const endpoints = externalNameEndpoint(svc, backendPort, policy, refused);
+    return { service, endpoints, problem: endpoints.length === 0 && refused.length === 0 ? 'ExternalName Service has no usable name or port' : null, refused };
   }
   let problem: string | null = null;
   if (serviceUpstream) {
-    const ep = clusterIPEndpoint(svc, backendPort);
-    if (typeof ep !== 'string') return { service, endpoints: [ep], problem: null };
+    const ep = clusterIPEndpoint(svc, backendPort, policy);
+    if (typeof ep !== 'string') return { service, endpoints: [ep], problem: null, refused };
     problem = `service-upstream: Service ${ep}, using its endpoints`;
   }
   const sp = findServicePort(svc, backendPort);
-  if (!sp) return { service, endpoints: [], problem: `Service has no port ${JSON.stringify(backendPort)}` };
-  return { service, endpoints: endpointsFromSlices(sp, slices), problem };
+  if (!sp) return { service, endpoints: [], problem: `Service has no port ${JSON.stringify(backendPort)}`, refused };
+  return { service, endpoints: endpointsFromSlices(sp, slices, 'TCP', policy, refused), problem, refused };
 }

@@ -3,6 +3,7 @@
 import type { ConfigMap, EndpointSlice, Service } from '../store/kube-types.js';
 import type { Endpoint, L4Service, ModelWarning } from './types.js';
 import { endpointsFromSlices, externalNameEndpoint, findServicePort } from './endpoints.js';
+import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './address-policy.js';
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -13,6 +14,7 @@ export interface L4Lookup {
 
 export function parseL4Services(
   cmKey: string, cm: ConfigMap | undefined, protocol: 'TCP' | 'UDP', reserved: ReadonlySet<number>, store: L4Lookup,
+  policy: AddressPolicy = STRICT_ADDRESS_POLICY,
 ): { services: L4Service[]; warnings: ModelWarning[] } {
   const object = `ConfigMap ${cmKey}`;
   const warnings: ModelWarning[] = [];
@@ -42,15 +44,17 @@ export function parseL4Services(
     const svcKey = `${ns}/${name}`;
     const svc = store.getService(svcKey);
     let endpoints: Endpoint[] = [];
+    const refused: string[] = [];
     if (!svc) {
       warnings.push({ object, field, message: `Service ${svcKey} not found; no endpoints` });
     } else if (svc.spec.type === 'ExternalName') {
-      endpoints = externalNameEndpoint(svc, svcPort);
+      endpoints = externalNameEndpoint(svc, svcPort, policy, refused);
     } else {
       const sp = findServicePort(svc, svcPort);
       if (!sp) warnings.push({ object, field, message: `Service ${svcKey} has no port ${svcPort}; no endpoints` });
-      else endpoints = endpointsFromSlices(sp, store.getEndpointSlices(svcKey), protocol);
+      else endpoints = endpointsFromSlices(sp, store.getEndpointSlices(svcKey), protocol, policy, refused);
     }
+    for (const r of refused) warnings.push({ object, field, message: r });
     services.push({
       port,
       backend: { namespace: ns, name, port: svcPort },

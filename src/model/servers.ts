@@ -4,6 +4,7 @@
 import type { Location, ModelWarning, Server } from './types.js';
 import { checkRegex } from './pcre.js';
 import type { IngressFragment } from './fragments.js';
+import { regexTakeovers } from './takeovers.js';
 import {
   DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
 } from './paths.js';
@@ -126,6 +127,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
     locations,
   };
+  if (server.useRegex) for (const w of regexTakeovers(host, locations, 'spec.rules')) warnings.push(w);
   const primaries = new Map<string, Location>();
   for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
   return { server, primaries, warnings };

@@ -11,6 +11,7 @@ import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { assembleServer, pathKey, rawAliases, type AssembledServer } from './servers.js';
 import { sameInputs } from './tracking.js';
 import { byName } from './sort.js';
+import { claimHosts, refusedForOwner, takeoverWarnings, underWildcard } from './takeovers.js';
 
 /** How one backend is built, from the Ingresses that use it (first one wins its policies). */
 export interface BackendPlan {
@@ -67,6 +68,9 @@ export interface Topology {
   assembled: Map<string, AssembledServer>;
   planIndex: Map<string, BackendPlan>;
   aliasWarnings: ModelWarning[];
+  /** Rules refused under --host-ownership, and the hosts they were refused for. */
+  ownershipWarnings: ModelWarning[];
+  contested: Set<string>;
   /** Every alias any Ingress asks for. */
   aliasNames: Set<string>;
   canaryWarnings: ModelWarning[];
@@ -115,6 +119,8 @@ export interface TopologyOptions {
   annotationsPrefix: string;
   /** The default server's root when no catch-all Ingress exists. */
   defaultRoot(settings: NginxSettings): Location;
+  /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
+  hostOwnership?: boolean;
 }
 
 export interface TopologyCache {
@@ -160,9 +166,10 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
   }
 
   /** Adds a non-canary fragment's uses to the plans (the first user owns a plan). */
-  function planUses(plans: Map<string, BackendPlan>, f: IngressFragment, only?: Set<string>): void {
+  function planUses(plans: Map<string, BackendPlan>, f: IngressFragment, only?: Set<string>, owners?: Map<string, string> | null): void {
     if (f.defaultBackend) plan(plans, f, f.defaultBackend, only);
     for (const e of f.paths) {
+      if (owners && !ownedBy(owners, e.host, f)) continue;
       const p = plan(plans, f, e.use, only);
       if (p && f.parsed.affinity.type === 'cookie') {
         p.locations ??= new Map();
@@ -196,9 +203,10 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     return out;
   }
 
-  function collectWarnings(fragments: IngressFragment[], hosts: HostEntry[], t: Pick<Topology, 'aliasWarnings' | 'assembled' | 'canaryWarnings'>): ModelWarning[] {
+  function collectWarnings(fragments: IngressFragment[], hosts: HostEntry[], t: Pick<Topology, 'aliasWarnings' | 'ownershipWarnings' | 'assembled' | 'canaryWarnings'>): ModelWarning[] {
     const warnings: ModelWarning[] = [];
     for (const f of fragments) for (const w of f.warnings) warnings.push(w);
+    for (const w of t.ownershipWarnings) warnings.push(w);
     for (const w of t.aliasWarnings) warnings.push(w);
     for (const { host } of hosts) for (const w of t.assembled.get(host)!.warnings) warnings.push(w);
     for (const w of t.canaryWarnings) warnings.push(w);
@@ -220,29 +228,52 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       }
     }
     const root = catchAll?.catchAllLocation ?? opts.defaultRoot(settings);
+    const ownershipWarnings: ModelWarning[] = [];
+    const claims = opts.hostOwnership ? claimHosts(byHost, ownershipWarnings) : null;
+    const owners = claims?.owners ?? null;
 
     // Servers. An alias belongs to the first host (oldest Ingress) claiming it, and never shadows a host.
-    const aliasOwner = new Map<string, string>();
+    const aliasOwner = new Map<string, { host: string; by: IngressFragment }>();
     const aliasNames = new Set<string>();
     const aliasWarnings: ModelWarning[] = [];
     const assembled = new Map<string, AssembledServer>();
+    const aliasField = `metadata.annotations["${opts.annotationsPrefix}/server-alias"]`;
+    const wildcards = [...byHost.keys()].filter((h) => h.startsWith('*.'));
     // forEach: destructuring a map's entries allocates a pair per host.
     byHost.forEach((frags, host) => {
       const raw = rawAliases(frags);
       const aliases: string[] = [];
+      const by = frags.find((f) => f.parsed.serverAliases.length > 0);
       for (const a of raw.length === 0 ? raw : [...new Set(raw)].sort()) {
         aliasNames.add(a);
-        if (a === host || byHost.has(a)) continue;
-        const owner = aliasOwner.get(a);
-        if (owner !== undefined && owner !== host) {
+        if (a === host) continue;
+        const named = byHost.get(a)?.[0];
+        if (named) {
           aliasWarnings.push({
-            object: `Ingress ${frags.find((f) => f.parsed.serverAliases.includes(a))?.key ?? host}`,
-            field: `metadata.annotations["${opts.annotationsPrefix}/server-alias"]`,
-            message: `alias ${a} of host ${host} is already an alias of ${owner}; ignored`,
+            object: `Ingress ${by!.key}`, field: aliasField,
+            message: `alias ${a} of host ${host} is a host of Ingress ${named.key} (namespace ${named.ref.namespace}); ignored`,
           });
           continue;
         }
-        aliasOwner.set(a, host);
+        const owner = aliasOwner.get(a);
+        if (owner !== undefined && owner.host !== host) {
+          aliasWarnings.push({
+            object: `Ingress ${by!.key}`, field: aliasField,
+            message: `alias ${a} of host ${host} is already an alias of ${owner.host} (Ingress ${owner.by.key}); ignored`,
+          });
+          continue;
+        }
+        // An alias under another namespace's wildcard host takes that name's traffic from it.
+        const wildcard = wildcards.find((w) => underWildcard(w, a) && byHost.get(w)![0]!.ref.namespace !== by!.ref.namespace);
+        if (wildcard) {
+          const victim = byHost.get(wildcard)![0]!;
+          if (owners) {
+            aliasWarnings.push(refusedForOwner(by!, wildcard, victim.ref, `its alias ${a}, a name under that wildcard host, is`));
+            continue;
+          }
+          aliasWarnings.push(...takeoverWarnings(by!.ref, victim.ref, aliasField, `alias ${a} of host ${host} is served instead of the wildcard host ${wildcard}`));
+        }
+        aliasOwner.set(a, { host, by: by! });
         aliases.push(a);
       }
       assembled.set(host, serverFor(settings, host, frags, root, aliases));
@@ -255,9 +286,10 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     const customDefaults = new Map<string, { name: string; svcKey: string; ownerKey: string }>();
     for (const f of fragments) {
       if (f.canary) continue;
-      planUses(plans, f);
+      planUses(plans, f, undefined, owners);
       if (f.parsed.defaultBackendService) {
-        const name = customDefaultBackendName(f.parsed.defaultBackendService);
+        // The fragment's own name for it (backend-names.ts may have given it an injective one).
+        const name = f.rootLocation.defaultBackend ?? customDefaultBackendName(f.parsed.defaultBackendService);
         if (!customDefaults.has(name)) customDefaults.set(name, { name, svcKey: f.parsed.defaultBackendService, ownerKey: f.key });
       }
     }
@@ -265,7 +297,7 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       if (!f.canary) continue;
       const plan = (use: BackendUse) => { if (!plans.has(use.name)) plans.set(use.name, newPlan(use, f)); };
       if (f.defaultBackend) plan(f.defaultBackend);
-      for (const e of f.paths) plan(e.use);
+      for (const e of f.paths) if (!owners || ownedBy(owners, e.host, f)) plan(e.use);
     }
 
     // Canary: alternative backends merged into the primary location's backend.
@@ -290,6 +322,10 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
             return;
           }
           if (!canMerge(loc.backend, alt)) continue;
+          if (loc.ingress && loc.ingress.namespace !== f.ref.namespace) {
+            canaryWarnings.push(...takeoverWarnings(f.ref, loc.ingress, 'metadata.annotations',
+              `canary backend ${alt} takes part of the traffic of ${where} from backend ${loc.backend}`));
+          }
           const primary = plans.get(loc.backend)!;
           if (!primary.alternatives.includes(alt)) primary.alternatives.push(alt);
           if (f.parsed.affinity.canaryBehavior !== 'legacy' && !affinityFrom.has(alt)) affinityFrom.set(alt, loc.backend);
@@ -308,6 +344,11 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
       }
       for (const e of f.paths) {
         canaryHosts.add(e.host);
+        if (owners && !ownedBy(owners, e.host, f)) {
+          const owner = byHost.get(e.host)![0]!;
+          canaryWarnings.push(refusedForOwner(f, e.host, owner.ref, `its canary for path ${e.location.path} is`));
+          continue;
+        }
         const primary = assembled.get(e.host)?.primaries.get(pathKey(e.location.path, e.location.pathType));
         tryLocations(e.use.name, primary ? [primary] : [], `host ${e.host} path ${e.location.path} (${e.location.pathType})`);
       }
@@ -340,11 +381,11 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
     for (const h of byHost.keys()) { const e = serverMemo.get(h); if (e) nextMemo.set(h, e); }
     serverMemo = nextMemo;
 
-    const t = { aliasWarnings, assembled, canaryWarnings };
+    const t = { aliasWarnings, ownershipWarnings, assembled, canaryWarnings };
     return {
       settings, fragments, hosts, plans: sorted, planned: new Set(plans.keys()), customDefaults: [...customDefaults.values()],
       warnings: collectWarnings(fragments, hosts, t), removed: null, root, byHost, assembled,
-      planIndex: plans, aliasWarnings, aliasNames, canaryWarnings, hasCanary, canaryHosts, canaryBackends, passthrough,
+      planIndex: plans, aliasWarnings, ownershipWarnings, contested: claims?.contested ?? new Set(), aliasNames, canaryWarnings, hasCanary, canaryHosts, canaryBackends, passthrough,
     };
   }
 
@@ -366,6 +407,10 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
         || f.parsed.sslPassthrough) return null;
       for (const h of f.hosts) {
         if (prev.aliasNames.has(h) || prev.canaryHosts.has(h) || prev.assembled.get(h)?.server.sslPassthrough) return null;
+        // Who owns a host shared by namespaces is decided over all of its Ingresses.
+        if (opts.hostOwnership && (h.startsWith('*.') || prev.contested.has(h) || prev.byHost.get(h)?.some((x) => x.ref.namespace !== f.ref.namespace))) return null;
+        // A wildcard host may cover aliases (takeover warnings are found over all of them).
+        if (h.startsWith('*.') && prev.aliasNames.size > 0) return null;
         hostsTouched.add(h);
       }
       for (const e of f.paths) {
@@ -426,12 +471,12 @@ export function createTopologyCache(opts: TopologyOptions): TopologyCache {
 
     // Without a warning from the changed Ingresses or hosts before or after, the warnings stay as they were.
     const sameWarnings = !hostSetChanged && !hadHostWarnings && !hostWarnings() && changed.every((f) => f.warnings.length === 0);
-    const t = { aliasWarnings: prev.aliasWarnings, assembled, canaryWarnings: prev.canaryWarnings };
+    const t = { aliasWarnings: prev.aliasWarnings, ownershipWarnings: prev.ownershipWarnings, assembled, canaryWarnings: prev.canaryWarnings };
     return {
       settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
       customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : collectWarnings(fragments, hosts, t),
       removed: { hosts: removedHosts, backends: removedBackends }, root: prev.root, byHost,
-      assembled, planIndex, aliasWarnings: prev.aliasWarnings, aliasNames: prev.aliasNames, canaryWarnings: prev.canaryWarnings,
+      assembled, planIndex, aliasWarnings: prev.aliasWarnings, ownershipWarnings: prev.ownershipWarnings, contested: prev.contested, aliasNames: prev.aliasNames, canaryWarnings: prev.canaryWarnings,
       hasCanary: prev.hasCanary, canaryHosts: prev.canaryHosts, canaryBackends: prev.canaryBackends, passthrough,
     };
   }
@@ -480,6 +525,12 @@ function changedFragments(prev: readonly IngressFragment[], next: readonly Ingre
 }
 
 const servesHost = (f: IngressFragment, host: string) => !f.canary && f.hosts.includes(host);
+
+/** Under --host-ownership: whether `f` may serve `host` (the default server belongs to no one). */
+function ownedBy(owners: Map<string, string>, host: string, f: IngressFragment): boolean {
+  const owner = owners.get(host);
+  return owner === undefined || owner === f.ref.namespace;
+}
 
 /**
  * A host's fragments after the changes: its previous list with the replaced fragments swapped in

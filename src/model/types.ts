@@ -179,7 +179,7 @@ export interface LocationAnnotations {
 export interface Location extends LocationAnnotations {
   /** The path NGINX matches: the Ingress path after normalisation ('' → '/') and the Prefix split. */
   path: string;
-  /** The Ingress path, when the Prefix split changed `path` (NGINX's $location_path). */
+  /** The Ingress path, on both pieces of a Prefix split (ingress-nginx's IngressPath: $location_path, the metrics' path label). */
   ingressPath?: string;
   pathType: PathType;
   isDefBackend: boolean;
@@ -249,4 +249,6 @@ export interface ModelWarning {
   /** e.g. `metadata.annotations["nginx.ingress.kubernetes.io/rewrite-target"]`, `spec.tls[0]`. */
   field: string;
   message: string;
+  /** The Kubernetes Event reason in controller mode; `Invalid` when absent. */
+  reason?: string;
 }

@@ -231,6 +231,11 @@ export const cidr: Check<string> = (raw) => {
 
 export const cidrList: Check<string[]> = commaList(cidr);
 
+/** `scheme://unix:…`: NGINX's proxy_pass takes that host as a unix socket path, in any case. */
+export function namesUnixSocket(url: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/unix:/i.test(url.trim());
+}
+
 /** A URL with one of the given schemes; NGINX variables (`$host`) are allowed in it. */
 export function url(schemes: readonly string[] = ['http', 'https']): Check<string> {
   return (raw) => {
@@ -247,6 +252,7 @@ export function url(schemes: readonly string[] = ['http', 'https']): Check<strin
     const scheme = parsed.protocol.replace(/:$/, '');
     if (!schemes.includes(scheme)) invalid(`URL scheme must be ${schemes.join(' or ')}, not "${preview(scheme)}"`);
     if (parsed.hostname === '') invalid('URL has no host');
+    if (namesUnixSocket(v)) invalid('URL names a unix socket (NGINX reads http://unix:/path: as one); unix sockets are not allowed');
     safeStringWithVariables(v);
     return v;
   };

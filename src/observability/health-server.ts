@@ -1,14 +1,16 @@
 // The health and metrics server on --healthz-port: /healthz answers 200 only once the first
 // configuration is applied and NGINX is up, 500 before that and while shutting down.
 import { createServer, type Server } from 'node:http';
-import type { Registry } from 'prom-client';
 
 export interface HealthState {
   ready(): boolean;
   shuttingDown(): boolean;
 }
 
-export function startHealthServer(opts: { host: string; port: number; state: HealthState; registry?: Registry }): Promise<Server> {
+/** What /metrics serves: a prom-client Registry, or several printed as one. */
+export interface Exposition { contentType: string; metrics(): Promise<string> }
+
+export function startHealthServer(opts: { host: string; port: number; state: HealthState; registry?: Exposition }): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {

@@ -1,13 +1,23 @@
 // Prometheus metrics with ingress-nginx's names for what operators already alert on (reloads,
-// config hash), and ours for the pipeline (dynamic updates, sync duration, ring drops,
-// event-to-applied latency). One registry per controller, passed in: no global default.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+// config hash, certificates, orphaned Ingresses, build, leader), and ours for the pipeline
+// (dynamic updates, sync duration, ring drops, event-to-applied latency). One registry per
+// controller, passed in: no global default. The certificate families carry no controller_*
+// labels in ingress-nginx, so they live in a second registry printed after the first.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SyncResult } from '../actors/sync.js';
+import { version } from '../version.js';
+import { createCertificateMetrics } from './certificate-metrics.js';
+import { createIngressMetrics } from './ingress-metrics.js';
 
 export interface ControllerMetrics {
+  /** The registry of the families with the controller_* labels; request and NGINX families join it. */
   registry: Registry;
+  /** What /metrics serves: both registries. */
+  exposition: { contentType: string; metrics(): Promise<string> };
   observeSync(result: SyncResult, receivedAt: (id: number) => number | undefined, now: number): void;
   ringDropped(): void;
+  /** leader_election_status (unless electionId is null: no election); while leading, certificate expiry is exported. */
+  leading(electionId: string | null, isLeader: boolean): void;
 }
 
 /** The quarantine metrics: one series per object set aside, and how many there are. */
@@ -31,13 +41,35 @@ function quarantineGauges(registry: Registry): (entries: SyncResult['quarantined
   };
 }
 
-export function createMetrics(labels: { controller_namespace: string; controller_class: string; controller_pod: string }): ControllerMetrics {
+export interface MetricsOptions {
+  /** The self-signed fallback certificate, exported for `_` without a --default-ssl-certificate. */
+  fallbackCertPem?: () => string | null;
+  /** Without leader election (local mode) this controller exports the certificate expiry itself. */
+  leader?: boolean;
+}
+
+export function createMetrics(labels: { controller_namespace: string; controller_class: string; controller_pod: string }, opts: MetricsOptions = {}): ControllerMetrics {
   const registry = new Registry();
   registry.setDefaultLabels(labels);
+  const certRegistry = new Registry();
+  const certificates = createCertificateMetrics({ registry: certRegistry, controllerClass: labels.controller_class, fallbackPem: opts.fallbackCertPem ?? (() => null) });
+  const ingresses = createIngressMetrics({ registry, constLabels: labels });
+  let leader = opts.leader ?? false;
+  let lastConfig: SyncResult['config'];
+  new Gauge({
+    name: 'nginx_ingress_controller_build_info', help: "A metric with a constant '1' labeled with information about the build.",
+    labelNames: ['release', 'build', 'repository'], registers: [registry],
+  }).set({ release: version(), build: process.env.INGRESS_RX_BUILD ?? 'UNKNOWN', repository: process.env.INGRESS_RX_REPOSITORY ?? 'UNKNOWN' }, 1);
+  const leaderElection = new Gauge({
+    name: 'nginx_ingress_controller_leader_election_status',
+    help: "Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader. 'name' is the string used to identify the lease",
+    labelNames: ['name'], registers: [registry],
+  });
+  collectDefaultMetrics({ register: registry });
   const reloadsOk = new Counter({ name: 'nginx_ingress_controller_success', help: 'Cumulative number of Ingress controller reload operations', registers: [registry] });
   const reloadsFailed = new Counter({ name: 'nginx_ingress_controller_errors', help: 'Cumulative number of Ingress controller errors during reload operations', registers: [registry] });
   const lastReloadOk = new Gauge({ name: 'nginx_ingress_controller_config_last_reload_successful', help: 'Whether the last configuration reload attempt was successful', registers: [registry] });
-  const lastReloadTs = new Gauge({ name: 'nginx_ingress_controller_config_last_reload_successful_timestamp_seconds', help: 'Timestamp of the last successful configuration reload', registers: [registry] });
+  const lastReloadTs = new Gauge({ name: 'nginx_ingress_controller_config_last_reload_successful_timestamp_seconds', help: 'Timestamp of the last successful configuration reload.', registers: [registry] });
   const configHash = new Gauge({ name: 'nginx_ingress_controller_config_hash', help: 'Running configuration hash actually running', registers: [registry] });
   const dynamicUpdates = new Counter({ name: 'ingress_rx_dynamic_updates_total', help: 'Configuration changes applied through the Lua endpoint without a reload', labelNames: ['result'], registers: [registry] });
   const syncs = new Counter({ name: 'ingress_rx_syncs_total', help: 'Syncs by decision', labelNames: ['decision', 'applied'], registers: [registry] });
@@ -58,6 +90,11 @@ export function createMetrics(labels: { controller_namespace: string; controller
         else { reloadsFailed.inc(); lastReloadOk.set(0); }
       }
       if (r.dynamic) dynamicUpdates.inc({ result: r.dynamic.ok ? 'success' : 'failure' });
+      if (r.applied && r.config) {
+        lastConfig = r.config;
+        certificates.update(r.config, leader);
+        ingresses.orphans(r.config);
+      }
       if (r.applied && r.checksum) {
         configHash.set(Number.parseInt(r.checksum.slice(0, 12), 16) || 0);
         for (const id of r.itemIds) {
@@ -67,5 +104,17 @@ export function createMetrics(labels: { controller_namespace: string; controller
       }
     },
     ringDropped() { ringDrops.inc(); },
+    leading(electionId, isLeader) {
+      leader = isLeader;
+      if (electionId !== null) leaderElection.set({ name: electionId }, isLeader ? 1 : 0);
+      if (lastConfig) certificates.update(lastConfig, leader);
+    },
+    exposition: {
+      contentType: registry.contentType,
+      async metrics() {
+        const [a, b] = await Promise.all([registry.metrics(), certRegistry.metrics()]);
+        return b.trim() === '' ? a : `${a}\n${b}`;
+      },
+    },
   };
 }

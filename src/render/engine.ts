@@ -17,6 +17,7 @@ import {
 
 export type { RenderProblem };
 import { geoip2Setup } from './geoip.js';
+import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
 
 export interface RenderResult {
   text: string;
@@ -234,6 +235,11 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
         worker_connections: workerConnections(s),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
+        log_paths: {
+          error: s.errorLogPath || runtime.errorLogPath,
+          http: s.httpAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+          stream: s.streamAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+        },
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
         left_out_path: leftOutPath(runtime),
@@ -243,6 +249,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         gzip_types: mimeTypes(s.gzipTypes),
         ssl_protocols: sslProtocols(s.sslProtocols),
         resolvers: resolvers(runtime),
+        upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
         listen: runtime.listenAddresses.map(listenAddress),
         block_cidrs: s.blockCidrs,
         block_user_agents: s.blockUserAgents,
@@ -254,6 +261,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         has_stream: hasStream,
         passthrough: passthroughPort !== undefined,
         stream,
+        metrics_log: runtime.metricsLog ? `log_format ${METRICS_LOG_FORMAT_NAME} '${METRICS_LOG_FORMAT}';\n    ${metricsAccessLog(runtime.metricsLog)};` : '',
         servers: SERVERS_TOKEN,
       }) as string;
       const at = text.indexOf(SERVERS_TOKEN);

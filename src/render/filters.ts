@@ -8,6 +8,8 @@
 // characters (newlines included) are refused.
 import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
+import { namesUnixSocket } from '../model/validate.js';
+import { snippetProblem } from '../model/snippet-check.js';
 import { checkRegex } from '../model/pcre.js';
 
 export class RenderError extends Error {
@@ -68,6 +70,7 @@ export function url(v: unknown, field = 'url'): string {
   if (!/^https?:\/\/[^\s"'\\<>^`{|}]+$/.test(s.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x'))) {
     throw new RenderError(field, `not an absolute http(s) URL: ${JSON.stringify(s.slice(0, 100))}`);
   }
+  if (namesUnixSocket(s)) throw new RenderError(field, 'a URL naming a unix socket (http://unix:…) is not allowed');
   return quoteWithVariables(s, field);
 }
 
@@ -216,17 +219,13 @@ export function appRoot(v: unknown, field = 'app-root'): string {
 
 /**
  * A snippet is NGINX configuration by definition (allowed by the operator, refused earlier
- * otherwise). We only make sure it cannot close the block it sits in.
+ * otherwise). It is read again as NGINX will read it, so it cannot leave the block it sits in.
  */
 export function snippet(v: unknown, field = 'snippet'): string {
   if (typeof v !== 'string') throw new RenderError(field, 'expected a string');
   if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(v)) throw new RenderError(field, 'control characters are not allowed');
-  let depth = 0;
-  for (const c of v.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|#[^\n]*/g, '')) {
-    if (c === '{') depth++;
-    else if (c === '}' && --depth < 0) throw new RenderError(field, 'unbalanced }');
-  }
-  if (depth !== 0) throw new RenderError(field, 'unbalanced {');
+  const problem = snippetProblem(v);
+  if (problem) throw new RenderError(field, problem);
   return v.split('\n').join('\n        ');
 }
 

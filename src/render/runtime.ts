@@ -3,6 +3,7 @@
 import { mkdirSync, chmodSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT as repoRoot } from '../version.js';
+import { prepareControlDirs } from './control.js';
 
 export interface FallbackCert {
   certPath: string;
@@ -24,8 +25,15 @@ export interface NginxRuntime {
   listenAddresses: string[];
   httpPort: number;
   httpsPort: number;
-  /** Status and Lua configuration server; always bound to 127.0.0.1. */
+  /**
+   * --status-port: NGINX no longer listens on it (the control server is on `controlSocketPath`);
+   * kept as a port tcp-services may not take, as in ingress-nginx.
+   */
   statusPort: number;
+  /** The control server's unix socket (configuration endpoint, nginx.conf, status); see docs/security.md. */
+  controlSocketPath: string;
+  /** The controller's per-start token for the control server (mode 0600), read by init_by_lua. */
+  controlTokenPath: string;
   /** Stream (TCP/UDP) configuration server; always bound to 127.0.0.1. */
   streamPort: number;
   /** Default server (catch-all 404, the built-in default backend). */
@@ -50,6 +58,13 @@ export interface NginxRuntime {
    * 127.0.0.1:proxyPort (--ssl-passthrough-proxy-port). Off when undefined.
    */
   sslPassthrough?: { proxyPort: number };
+  /** Request metrics (--enable-metrics): the metrics log NGINX writes (see metrics-log.ts). Off when undefined. */
+  metricsLog?: string;
+  /**
+   * The upstream address policy for Lua (lua/address_policy.lua), as the model applies it:
+   * allowed node-local classes and the controller's own ports. Strict when undefined.
+   */
+  upstreamAddresses?: { allow: string[]; ownPorts: number[] };
 }
 
 export const DEFAULT_TEMPLATE_DIR = join(repoRoot, 'nginx');
@@ -68,6 +83,8 @@ export function defaultRuntime(overrides: Partial<NginxRuntime> & { prefix?: str
     httpPort: 80,
     httpsPort: 443,
     statusPort: 10246,
+    controlSocketPath: join(prefix, 'run', 'control.sock'),
+    controlTokenPath: join(prefix, 'run', 'control.token'),
     streamPort: 10247,
     defaultServerPort: 8181,
     luaDir: DEFAULT_LUA_DIR,
@@ -84,9 +101,23 @@ export function tempPaths(runtime: NginxRuntime): Record<'client_body' | 'proxy'
   return { client_body: join(t, 'client-body'), proxy: join(t, 'proxy'), fastcgi: join(t, 'fastcgi'), uwsgi: join(t, 'uwsgi'), scgi: join(t, 'scgi') };
 }
 
-/** Where the htpasswd file of an auth Secret (`namespace/name`) is written. */
+/**
+ * One path component from a name: injective (every byte outside [A-Za-z0-9_.-] is %XX, `%`
+ * itself included) and never `.`, `..` or hidden (a leading dot is escaped too).
+ */
+export function pathComponent(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]|^\./gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}
+
+/**
+ * Where the htpasswd file of an auth Secret (`namespace/name`) is written: a directory per
+ * namespace, so `team-x/auth` and `team/x-auth` are two files.
+ */
 export function authFilePath(runtime: NginxRuntime, secret: string): string {
-  return join(runtime.prefix, 'auth', `${secret.replace(/[^A-Za-z0-9.-]/g, '-')}.passwd`);
+  const slash = secret.indexOf('/');
+  // `%` and `%%` are no escaped name: the directories of "no namespace" and "empty namespace".
+  const namespace = slash < 0 ? '%%' : slash === 0 ? '%' : pathComponent(secret.slice(0, slash));
+  return join(runtime.prefix, 'auth', namespace, `${pathComponent(secret.slice(slash + 1))}.passwd`);
 }
 
 /**
@@ -99,6 +130,7 @@ export function preparePrefix(runtime: NginxRuntime): void {
     mkdirSync(d, { recursive: true });
     chmodSync(d, 0o755);
   }
+  prepareControlDirs(runtime);
 }
 
 /** The Ingresses the controller leaves out (JSON), served by the status server for `dbg ingresses`. */
@@ -123,4 +155,5 @@ export function removeStaleSockets(runtime: NginxRuntime): void {
     return;
   }
   for (const n of names) if (/^passthrough-\d+\.sock$/.test(n)) rmSync(join(runtime.prefix, n), { force: true });
+  rmSync(runtime.controlSocketPath, { force: true });
 }

@@ -9,6 +9,7 @@ import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtim
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
 import { AUTH_HOST_VARIABLE } from '../model/annotations/authexternal.js';
+import { metricsAccessLog } from './metrics-log.js';
 
 /**
  * One `location` block. liquidjs costs a few microseconds per output node, so the directive
@@ -207,7 +208,7 @@ interface ExternalAuthView {
   signin: string;
 }
 
-function externalAuth(loc: Location, id: string): { view: ExternalAuthView | null; block: string; cache: boolean } {
+function externalAuth(loc: Location, id: string, accessLog: boolean): { view: ExternalAuthView | null; block: string; cache: boolean } {
   const ea = loc.externalAuth;
   if (!ea) return { view: null, block: '', cache: false };
   const name = `/_external-auth-${id}`;
@@ -220,6 +221,8 @@ function externalAuth(loc: Location, id: string): { view: ExternalAuthView | nul
   const cache = ea.cacheKey !== '';
   const b: string[] = [
     'internal',
+    // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
+    ...(accessLog ? [] : ['access_log off']),
     'proxy_pass_request_body off',
     'proxy_set_header Content-Length ""',
     'proxy_set_header X-Forwarded-Proto ""',
@@ -379,14 +382,15 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   const { pass, hdr } = passDirective(loc);
   const denied = loc.denied !== null || loc.basicAuth?.type === 'digest';
   const rl = rateLimit(loc, id);
-  const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id);
+  const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id, ctx.settings.enableAuthAccessLog);
   const backendId = (loc.defaultBackend ?? 'upstream-default-backend').replace(/[^A-Za-z0-9_-]/g, '_');
 
   const variables = `${I}set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')};\n`
     + `${I}set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')};\n`
     + `${I}set $service_name ${f.quote(loc.service?.name ?? '', 'service name')};\n`
     + `${I}set $service_port ${f.quote(loc.service?.port ?? '', 'service port')};\n`
-    + `${I}set $location_path ${f.quote(loc.ingressPath ?? loc.path, 'path')};\n`
+    // The request metrics' path label: the Ingress rule's path, empty for the built-in default backend (as ingress-nginx).
+    + `${I}set $location_path ${f.quote(loc.ingress ? loc.ingressPath ?? loc.path : '', 'path')};\n`
     + `${I}set $proxy_upstream_name ${f.quote(loc.backend, 'backend')};\n`
     + `${I}set $proxy_alternative_upstream_name "";\n`;
 
@@ -395,7 +399,8 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   if (loc.rewrite.appRoot !== '') redirect += `${I}if ($uri = /) {\n${I}    return 302 ${f.appRoot(loc.rewrite.appRoot, 'app-root')};\n${I}}\n`;
 
   const access: string[] = [];
-  if (!loc.accessLog) access.push('access_log off');
+  // `access_log off` would stop the metrics log too: such a location keeps only that one.
+  if (!loc.accessLog) access.push(ctx.runtime.metricsLog ? metricsAccessLog(ctx.runtime.metricsLog) : 'access_log off');
   // The denylist first, as ingress-nginx: NGINX takes the first rule that matches.
   for (const c of loc.denylist) access.push(`deny ${f.cidr(c, 'denylist-source-range')}`);
   for (const c of loc.allowlist) access.push(`allow ${f.cidr(c, 'whitelist-source-range')}`);

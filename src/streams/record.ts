@@ -32,6 +32,10 @@ export interface RecordHeader {
   burst: number;
   annotationsPrefix: string;
   defaultServerPort: number;
+  /** The upstream address policy (--allow-upstream-addresses and the own ports); absent: strict. */
+  upstreamAddresses?: { allow: string[]; ownPorts: number[] };
+  /** --host-ownership; absent: off. */
+  hostOwnership?: boolean;
   /** True when Secret values were replaced by REDACTED_PREFIX fingerprints. */
   secretsRedacted: boolean;
 }

@@ -12,6 +12,7 @@ import { createModelBuilder } from '../../src/model/build.js';
 import { createQuarantine } from '../../src/model/quarantine.js';
 import { createNarrower } from '../../src/actors/quarantine.js';
 import { createReloadActor } from '../../src/actors/reload.js';
+import { controlChannel } from '../../src/render/control.js';
 import { createDynamicConfigActor } from '../../src/actors/dynamic-config.js';
 import { createSyncer, type SyncResult } from '../../src/actors/sync.js';
 import { modelSyncDeps } from '../../src/actors/model-sync.js';
@@ -100,12 +101,14 @@ test.after(async () => {
 
 test('random and hostile values on one Ingress: the good ones always serve, what runs passes nginx -t', async () => {
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'ingress/nginx' });
-  const opts = { annotationsPrefix: P, defaultServerPort: h.runtime.defaultServerPort };
+  // The echo backend runs on loopback, as the harness's NGINX allows (local mode's policy).
+  const addressPolicy = { allow: new Set(['loopback'] as const), ownPorts: new Set(h.runtime.upstreamAddresses?.ownPorts ?? []) };
+  const opts = { annotationsPrefix: P, defaultServerPort: h.runtime.defaultServerPort, addressPolicy };
   const builder = createModelBuilder(opts);
   const quarantine = createQuarantine();
   const narrower = createNarrower({ store, quarantine, builder, logger: h.logger, probeBuilder: () => createModelBuilder(opts) });
   const reload = createReloadActor({ renderer: h.renderer, nginx: h.nginx, runtime: h.runtime, logger: h.logger, narrower, reloadTimeoutMs: 10_000 });
-  const dynamic = createDynamicConfigActor({ statusUrl: `http://127.0.0.1:${h.runtime.statusPort}`, scheduler: asyncScheduler, logger: h.logger });
+  const dynamic = createDynamicConfigActor({ control: controlChannel(h.runtime), scheduler: asyncScheduler, logger: h.logger });
   const sync = createSyncer(modelSyncDeps({ store, builder, scheduler: asyncScheduler, reload, dynamic, quarantine }));
   let n = 0;
   let id = 0;

@@ -21,7 +21,7 @@ const web = (name: string, host: string, annotations: Record<string, string> = {
 
 async function dbgQuarantine(): Promise<string> {
   let text = '';
-  await runDbg(['quarantine'], { statusPort: ctl.ports.status, workdir: ctl.workdir }, (s) => { text += s; });
+  await runDbg(['quarantine'], { workdir: ctl.workdir }, (s) => { text += s; });
   return text;
 }
 

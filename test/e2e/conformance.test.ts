@@ -189,7 +189,7 @@ ingressClass('an Ingress with an IngressClass that does not exist is not served,
   await ctl.until('ingress-class', '/', () => ctl.output().includes(line), { what: 'the log line naming the Ingress' });
   assert.is((await get('ingress-class', '/')).status, 404);
   const { stdout } = await promisify(execFile)(process.execPath, [
-    '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), 'dbg', 'ingresses', '--status-port', String(ctl.ports.status),
+    '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), 'dbg', 'ingresses', '--workdir', ctl.workdir,
   ], { cwd: ROOT });
   assert.is(stdout, `${NS}/test-ingress-class: not served: IngressClass "some-invalid-class-name" not found\n`);
 });

@@ -43,7 +43,8 @@ test.before(async () => {
   webhookPort = await freePort();
   ctl = await startController({
     kubeconfig,
-    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx',
+    // The echo backends run on loopback, which a controller refuses unless allowed.
+    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--report-status-classes', '--allow-upstream-addresses=loopback',
       `--validating-webhook=127.0.0.1:${webhookPort}`,
       `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
@@ -60,6 +61,19 @@ test.after(async () => {
 test('serves the Ingresses of its class from the cluster', async () => {
   await ctl.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
   assert.is((await ctl.request('other.test', '/')).status, 404);
+});
+
+test('request metrics follow the metrics flags; the leader reports its election', async () => {
+  await ctl.until('shop.test', '/', (r) => r.status === 200);
+  for (let i = 0; i < 3; i++) await ctl.request('shop.test', '/metered');
+  const text = await waitFor(async () => {
+    const body = (await ctl.request('127.0.0.1', '/metrics', { port: ctl.ports.healthz })).body;
+    return body.includes('nginx_ingress_controller_leader_election_status{name="ingress-rx-test"') && /nginx_ingress_controller_requests\{[^}]*status="2xx"/.test(body) ? body : null;
+  }, { timeoutMs: 15_000, what: 'request metrics and the election status' });
+  const requests = text.split('\n').filter((l) => l.startsWith('nginx_ingress_controller_requests{'));
+  assert.ok(requests.every((l) => /status="\dxx"/.test(l)), '--report-status-classes');
+  assert.ok(requests.some((l) => l.includes('controller_namespace="ingress"') && l.includes('controller_pod="ingress-rx-0"') && l.includes('host="shop.test"') && l.includes('ingress="web"')));
+  assert.match(text, /nginx_ingress_controller_leader_election_status\{name="ingress-rx-test",controller_namespace="ingress",controller_class="k8s.io\/ingress-nginx",controller_pod="ingress-rx-0"\} 1/);
 });
 
 test('the leader takes the Lease and writes the Ingress status, sorted', async () => {
@@ -152,19 +166,19 @@ test('dropped watches and 410 Gone end in a relist: later changes still arrive',
   await ctl.until('late.test', '/', (r) => r.status === 404, { what: 'late.test deleted after 410 Gone' });
 });
 
-test('NGINX unable to start on any configuration (status port taken): exits 1 with NGINX\'s error', async () => {
+test('NGINX unable to start on any configuration (HTTP port taken): exits 1 with NGINX\'s error', async () => {
   const port = await freePort();
   const taken = createServer();
-  await new Promise<void>((r) => taken.listen(port, '127.0.0.1', r));
+  await new Promise<void>((r) => taken.listen(port, '0.0.0.0', r));
   try {
-    const started = await startController({ kubeconfig, args: [`--status-port=${port}`, '--election-id=ingress-rx-test-taken'], env: { POD_NAME: 'ingress-rx-1', POD_NAMESPACE: 'ingress' } })
+    const started = await startController({ kubeconfig, args: [`--http-port=${port}`, '--election-id=ingress-rx-test-taken'], env: { POD_NAME: 'ingress-rx-1', POD_NAMESPACE: 'ingress' } })
       .then((c) => c, (e: Error) => e);
     if (!(started instanceof Error)) {
       await started.stop('SIGKILL');
-      assert.unreachable('the controller became ready with its status port taken');
+      assert.unreachable('the controller became ready with its HTTP port taken');
     } else {
       assert.match(started.message, /exited with 1/);
-      assert.match(started.message, /bind\(\) to 127\.0\.0\.1:\d+ failed \(98: Address already in use\)/);
+      assert.match(started.message, /bind\(\) to 0\.0\.0\.0:\d+ failed \(98: Address already in use\)/);
     }
   } finally {
     taken.close();

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
-import { ingress, sendRequest, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
+import { ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
 import { grpcCall, startFastCgiServer, startGrpcServer, type ProtocolServer } from '../support/protocol-servers.js';
 import { freePort } from '../support/ports.js';
 
@@ -540,7 +540,7 @@ test('proxy-next-upstream: by default a dead endpoint is retried on the next; of
 });
 
 test('proxy directives without a visible effect are in the location NGINX runs', async () => {
-  const conf = (await sendRequest(ctl.ports.status, '127.0.0.1', '/nginx.conf')).body;
+  const conf = (await ctl.control('/nginx.conf')).body;
   const block = conf.slice(conf.indexOf('## start server directives.test'), conf.indexOf('## end server directives.test'));
   for (const d of [
     'proxy_connect_timeout 7s;', 'proxy_send_timeout 8s;', 'proxy_buffer_size 16k;', 'proxy_buffers 8 16k;', 'proxy_buffering on;',
@@ -633,7 +633,7 @@ test('affinity-mode persistent keeps the session; session-cookie-path, -domain, 
 });
 
 test('session-cookie-change-on-failure: a session pinned to a dead endpoint moves, with a new cookie', async () => {
-  const deadHash = (await import('node:crypto')).createHash('md5').update(`127.0.2.44:${(await sendRequest(ctl.ports.status, '127.0.0.1', '/configuration/backends')).body.match(/"address":"127.0.2.44","port":"(\d+)"/)![1]}`).digest('hex');
+  const deadHash = (await import('node:crypto')).createHash('md5').update(`127.0.2.44:${(await ctl.control('/configuration/backends')).body.match(/"address":"127.0.2.44","port":"(\d+)"/)![1]}`).digest('hex');
   const r = await ctl.request('change-on-failure.test', '/', { headers: { Cookie: `INGRESSCOOKIE=${deadHash}` } });
   assert.is(r.status, 200);
   assert.is(r.backend, 'pool-d');

@@ -5,13 +5,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, sendRequest, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
+import { ingress, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 
@@ -26,19 +27,22 @@ const on = (name: string, host: string, annotations: Record<string, string> = {}
 const configMap = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data });
 
 /** The nginx.conf NGINX runs, as its status server serves it. */
-const runningConf = async () => (await sendRequest(ctl.ports.status, '127.0.0.1', '/nginx.conf')).body;
-const accessLog = () => readFileSync(join(ctl.workdir, 'logs', 'access.log'), 'utf8');
+const runningConf = async () => (await ctl.control('/nginx.conf')).body;
+/** Log files the log-path keys name (created by NGINX's master). */
+const logDir = mkdtempSync(join(tmpdir(), 'irx-fidelity-logs-'));
+let accessLogFile = '';
+const accessLog = () => readFileSync(accessLogFile || join(ctl.workdir, 'logs', 'access.log'), 'utf8');
 
 /** Rewrites the main ConfigMap and waits until NGINX runs a configuration that has `marker`. */
-async function phase(data: Record<string, string>, marker: string): Promise<void> {
+async function phase(data: Record<string, string>, marker: string, opts: { probe?: boolean } = {}): Promise<void> {
   ctl.write('configmap.json', [configMap('nginx-config', data)]);
   // The file is written before the reload: wait until the workers answer its checksum.
   await waitFor(async () => {
     const conf = await runningConf();
     const checksum = /^# Configuration checksum: (\w+)/.exec(conf)?.[1];
-    return conf.includes(marker) && (await sendRequest(ctl.ports.status, '127.0.0.1', '/configuration-checksum')).body === checksum;
+    return conf.includes(marker) && (await ctl.control('/configuration-checksum')).body === checksum;
   }, { timeoutMs: 15_000, what: `NGINX running a configuration with ${marker}` });
-  await ctl.until('plain.test', '/', () => true);
+  if (opts.probe !== false) await ctl.until('plain.test', '/', () => true);
 }
 
 /** One raw HTTP/1.1 exchange (a PROXY protocol header first, or a keep-alive request). */
@@ -81,7 +85,8 @@ const PHASE_A: Record<string, string> = {
   'denylist-source-range': '127.0.8.0/24',
   'whitelist-source-range': '127.0.0.0/24, 127.0.8.0/24, 127.0.9.0/24',
   'enable-access-log-for-default-backend': 'true',
-  'log-format-upstream': '$remote_addr FID $request_uri $status',
+  'log-format-upstream': '$remote_addr FID $request_uri $status $uri',
+  'enable-auth-access-log': 'true',
   'log-format-escape-json': 'true',
   'skip-access-log-urls': '/skipme',
   'ssl-redirect': 'false',
@@ -160,6 +165,8 @@ phaseA.before(async () => {
         on('strict', 'strict.test', {}, 'main', [['/file.txt', 'Exact']]),
         on('noauth', 'noauth.test', { 'auth-type': 'basic', 'auth-secret': 'users' }, 'main', [['/', 'Prefix'], ['/public', 'Prefix']]),
         on('plain-http', 'plain-http.test', {}, 'main', [['/', 'Prefix'], ['/plain-http', 'Prefix']]),
+        // The echo answers 200 to any path: an auth service that lets everything through.
+        on('extauth', 'extauth.test', { 'auth-url': `http://${echo.main!.address}:${echo.main!.port}/auth-check` }),
       ],
     },
   });
@@ -200,8 +207,13 @@ phaseA('the access log: log-format-upstream with escape=json, skip-access-log-ur
   await ctl.request('plain.test', '/skipme');
   await ctl.request('unknown.test', '/default-backend-logged');
   await waitFor(() => accessLog().includes('/default-backend-logged'), { what: 'the default backend request in the access log' });
-  assert.match(accessLog(), /^127\.0\.0\.1 FID \/logged\?a=\\"b\\" 200$/m);
+  assert.match(accessLog(), /^127\.0\.0\.1 FID \/logged\?a=\\"b\\" 200 \/logged$/m);
   assert.not.match(accessLog(), /skipme/);
+});
+
+phaseA('enable-auth-access-log: the external auth subrequest has its own access log line', async () => {
+  assert.is((await ctl.request('extauth.test', '/authed')).status, 200);
+  await waitFor(() => /^127\.0\.0\.1 FID \/authed 200 \/_external-auth-\w+$/m.test(accessLog()), { what: 'the auth subrequest in the access log' });
 });
 
 phaseA('ssl-redirect false; hsts-max-age, hsts-include-subdomains, hsts-preload', async () => {
@@ -245,7 +257,7 @@ phaseA('limit-rate and limit-rate-after as the default of every location (with p
 });
 
 phaseA('load-balance ewma as the default of every backend', async () => {
-  const backends = JSON.parse((await sendRequest(ctl.ports.status, '127.0.0.1', '/configuration/backends')).body) as Array<Record<string, unknown>>;
+  const backends = JSON.parse((await ctl.control('/configuration/backends')).body) as Array<Record<string, unknown>>;
   assert.is(backends.find((b) => b.name === `${NS}-ewma-80`)?.['load-balance'], 'ewma');
   let fast = 0;
   for (let i = 0; i < 20; i++) if ((await ctl.request('ewma.test', '/')).json?.name === 'fast') fast++;
@@ -380,13 +392,20 @@ phaseC.before(async () => {
   await phase({
     'enable-real-ip': 'true', 'forwarded-for-header': 'X-Client-IP', 'force-ssl-redirect': 'true', 'http-redirect-code': '301',
     'no-tls-redirect-locations': '/plain-http', 'log-format-upstream': '$remote_addr FIDC $request_uri', 'log-format-escape-none': 'true',
+    'access-log-path': join(logDir, 'access-c.log'), 'error-log-path': join(logDir, 'error-c.log'),
   }, 'real_ip_header X-Client-IP;');
+  accessLogFile = join(logDir, 'access-c.log');
 });
 
 phaseC('enable-real-ip and forwarded-for-header: the client address comes from that header', async () => {
   const r = await ctl.request('plain-http.test', '/plain-http/x', { headers: { 'X-Client-IP': '192.0.2.44' } });
   assert.is(headers(r)['x-real-ip'], '192.0.2.44');
   await waitFor(() => accessLog().includes('FIDC'), { what: 'the phase C access log line' });
+});
+
+phaseC('access-log-path and error-log-path: NGINX writes its logs there', async () => {
+  await waitFor(() => existsSync(accessLogFile) && accessLog().includes('FIDC'), { what: 'the access log at access-log-path' });
+  await waitFor(() => existsSync(join(logDir, 'error-c.log')) && /start worker process/.test(readFileSync(join(logDir, 'error-c.log'), 'utf8')), { what: 'the error log at error-log-path' });
 });
 
 phaseC('force-ssl-redirect with http-redirect-code 301; no-tls-redirect-locations stays on HTTP; log-format-escape-none', async () => {
@@ -407,9 +426,13 @@ phaseD.before(async () => {
     files: {
       'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo.main!])],
       'ingresses.json': [on('plain', 'plain.test'), on('passthrough', 'passthrough.test', { 'ssl-passthrough': 'true' })],
-      'configmap.json': [configMap('nginx-config', { 'use-proxy-protocol': 'true', 'proxy-protocol-header-timeout': '3' })],
+      'configmap.json': [configMap('nginx-config', {
+        'use-proxy-protocol': 'true', 'proxy-protocol-header-timeout': '3',
+        'http-access-log-path': join(logDir, 'http-d.log'), 'stream-access-log-path': join(logDir, 'stream-d.log'),
+      })],
     },
   });
+  accessLogFile = join(logDir, 'http-d.log');
 });
 
 phaseD('use-proxy-protocol: the address of the PROXY header is the client; proxy-protocol-header-timeout on the ssl-passthrough listener', async () => {
@@ -420,8 +443,29 @@ phaseD('use-proxy-protocol: the address of the PROXY header is the client; proxy
   assert.ok((await runningConf()).includes('proxy_protocol_timeout 3s;'));
 });
 
+const viaProxyProtocol = (port: number, payload: string) => raw(port, `PROXY TCP4 203.0.113.9 127.0.0.1 5555 ${port}\r\n${payload}`);
+
+phaseD('http-access-log-path and stream-access-log-path split the two logs; disable-http-access-log and disable-stream-access-log stop them', async () => {
+  await viaProxyProtocol(ctl.ports.http, 'GET /to-http-log HTTP/1.1\r\nHost: plain.test\r\nConnection: close\r\n\r\n');
+  await waitFor(() => existsSync(accessLogFile) && accessLog().includes('/to-http-log'), { what: 'the request in http-access-log-path' });
+  // A TCP session through the ssl-passthrough stream server (not TLS: it goes to NGINX's HTTPS servers, which close it).
+  await viaProxyProtocol(ctl.ports.https, 'not tls\r\n\r\n').catch(() => '');
+  const streamLog = join(logDir, 'stream-d.log');
+  await waitFor(() => existsSync(streamLog) && readFileSync(streamLog, 'utf8').length > 0, { what: 'the session in stream-access-log-path' });
+  await phase({
+    'use-proxy-protocol': 'true', 'disable-http-access-log': 'true', 'disable-stream-access-log': 'true',
+    'http-access-log-path': join(logDir, 'http-d.log'), 'stream-access-log-path': streamLog,
+  }, "$session_time';\n    access_log off;", { probe: false });
+  const [httpBefore, streamBefore] = [accessLog().length, readFileSync(streamLog, 'utf8').length];
+  await viaProxyProtocol(ctl.ports.http, 'GET /not-logged HTTP/1.1\r\nHost: plain.test\r\nConnection: close\r\n\r\n');
+  await viaProxyProtocol(ctl.ports.https, 'not tls\r\n\r\n').catch(() => '');
+  assert.is(accessLog().length, httpBefore);
+  assert.is(readFileSync(streamLog, 'utf8').length, streamBefore);
+});
+
 phaseD.after(async () => {
   await ctl?.stop();
+  rmSync(logDir, { recursive: true, force: true });
   await Promise.all(Object.values(echo).map((e) => e.close()));
 });
 

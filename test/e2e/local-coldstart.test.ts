@@ -80,10 +80,10 @@ test('a later structural change is tested and reloaded as before', async () => {
   assert.is(reloads(), 1);
 });
 
-test('NGINX unable to start on any configuration (status port taken): NGINX\'s error, exit code 1', async () => {
+test('NGINX unable to start on any configuration (HTTP port taken): NGINX\'s error, exit code 1', async () => {
   const [http, https, status, stream, healthz, def] = await freePorts(6);
   const taken = createServer();
-  await new Promise<void>((r) => taken.listen(status, '127.0.0.1', r));
+  await new Promise<void>((r) => taken.listen(http, '127.0.0.1', r));
   const dir = mkdtempSync(join(tmpdir(), 'irx-cold-taken-'));
   chmodSync(dir, 0o711); // as root, NGINX's workers (nobody) must enter the workdir's parent
   try {

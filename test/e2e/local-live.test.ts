@@ -14,7 +14,7 @@ const P = 'nginx.ingress.kubernetes.io';
 
 /** The config hash metric as NGINX's running nginx.conf gives it: the first 48 bits of its checksum. */
 async function runningConfHash(): Promise<number> {
-  const sum = (await ctl.request('127.0.0.1', '/configuration-checksum', { port: ctl.ports.status })).body.trim();
+  const sum = (await ctl.control('/configuration-checksum')).body.trim();
   return Number.parseInt(sum.slice(0, 12), 16);
 }
 
@@ -93,7 +93,7 @@ test('a malformed file and an Ingress with hostile annotations: the good ones ke
   const h = await ctl.request('hostile.test', '/');
   assert.not.match(h.body, /pwned|snippet/);
   assert.is(await ctl.metric('nginx_ingress_controller_config_last_reload_successful'), 1);
-  const conf = await ctl.request('127.0.0.1', '/nginx.conf', { port: ctl.ports.status });
+  const conf = await ctl.control('/nginx.conf');
   assert.not.match(conf.body, /include \/etc\/passwd|pwned|listen 1;/);
   assert.match(ctl.output(), /broken\.yaml/);
 });
@@ -101,16 +101,16 @@ test('a malformed file and an Ingress with hostile annotations: the good ones ke
 test('dbg reads backends, certificates and the running configuration', async () => {
   let out = '';
   const write = (s: string) => { out += s; };
-  assert.is(await runDbg(['backends', 'list'], { statusPort: ctl.ports.status }, write), 0);
+  assert.is(await runDbg(['backends', 'list'], { workdir: ctl.workdir }, write), 0);
   assert.match(out, /app-web-80/);
   out = '';
-  assert.is(await runDbg(['backends', 'get', 'nope'], { statusPort: ctl.ports.status }, write), 1);
+  assert.is(await runDbg(['backends', 'get', 'nope'], { workdir: ctl.workdir }, write), 1);
   assert.is(out, 'A backend of this name was not found.\n');
   out = '';
-  assert.is(await runDbg(['certs', 'get', 'web.test'], { statusPort: ctl.ports.status }, write), 1);
+  assert.is(await runDbg(['certs', 'get', 'web.test'], { workdir: ctl.workdir }, write), 1);
   assert.is(out, 'No cert found for host web.test\n');
   out = '';
-  assert.is(await runDbg(['conf'], { statusPort: ctl.ports.status, host: 'web.test' }, write), 0);
+  assert.is(await runDbg(['conf'], { workdir: ctl.workdir, host: 'web.test' }, write), 0);
   assert.match(out, /^\s*## start server web\.test\n/);
   assert.match(out, /## end server web\.test\n$/);
   assert.not.match(out, /server_name good2\.test/);

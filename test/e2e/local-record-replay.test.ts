@@ -50,8 +50,8 @@ test('a recorded local session replays to the same backends and routing as the l
   ctl.remove('gone.json');
   await ctl.until('gone.rec.test', '/', (r) => r.status === 404, { what: 'deleted Ingress' });
 
-  const liveBackends = JSON.parse((await ctl.request('127.0.0.1', '/configuration/backends', { port: ctl.ports.status })).body) as Array<{ name: string }>;
-  const liveConf = (await ctl.request('127.0.0.1', '/nginx.conf', { port: ctl.ports.status })).body;
+  const liveBackends = JSON.parse((await ctl.control('/configuration/backends')).body) as Array<{ name: string }>;
+  const liveConf = (await ctl.control('/nginx.conf')).body;
   assert.is(await ctl.stop('SIGTERM'), 0);
 
   const out = join(tmp, 'replay');

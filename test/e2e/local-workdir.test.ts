@@ -94,7 +94,7 @@ test('under a directory the workers can enter: basic auth answers 401/200, a 900
     const post = await ctl.request('upload.test', '/', { method: 'POST', body, headers: { 'Content-Length': String(body.length) } });
     assert.is(post.status, 200, post.body.slice(0, 300));
     let conf = '';
-    assert.is(await runDbg(['conf'], { statusPort: ctl.ports.status }, (s) => { conf += s; }), 0, conf.slice(0, 300));
+    assert.is(await runDbg(['conf'], { workdir: join(open, 'work') }, (s) => { conf += s; }), 0, conf.slice(0, 300));
     assert.match(conf, /## start server basic\.test/);
   } finally {
     await ctl.stop();

@@ -168,10 +168,10 @@ test('hash subsets: one key is served by at most subset-size endpoints', async (
   assert.ok(all.size > 3, `different keys use different subsets: ${perKey.join(' | ')}`);
 });
 
-test('no endpoints, an unknown backend, or only the status port → 503 from the rewrite phase', async () => {
+test('no endpoints, an unknown backend, or only NGINX\'s own port → 503 from the rewrite phase', async () => {
   await single.configure('/configuration/backends', [
     backend('zero', []),
-    backend('self', [{ address: '127.0.0.1', port: String(single.statusPort) }]),
+    backend('self', [{ address: '127.0.0.1', port: String(single.httpPort) }]),
   ]);
   await waitFor(async () => (await single.request({ path: '/zero/' })).status === 503, { what: 'zero backend' });
   assert.is((await single.request({ path: '/self/' })).status, 503);

@@ -1,4 +1,4 @@
-// The HTTP contract of the Lua configuration endpoint on the status port, against real NGINX.
+// The HTTP contract of the Lua configuration endpoint on the control server, against real NGINX.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startLuaNginx, backend, generateCertificate, type LuaNginx } from '../support/lua-nginx.js';
@@ -38,6 +38,46 @@ test('backends must be a JSON array; invalid JSON and empty bodies are 400 with 
   assert.is((await nginx.status('POST', '/configuration/backends', '[]')).status, 201, 'an empty array is valid');
 });
 
+test('backends of a shape the controller never sends are 400 with the problem; the stored list stays', async () => {
+  const good = JSON.stringify([backend('ok-svc-80', [{ address: '10.0.0.1', port: '80' }]), backend('upstream-default-backend', [], { service: null })]);
+  assert.is((await nginx.status('POST', '/configuration/backends', good)).status, 201, 'service null is what the controller sends');
+  const ep = (e: unknown) => JSON.stringify([{ name: 'a', endpoints: [e] }]);
+  const bad: Array<[string, RegExp]> = [
+    ['[1,"x",null,{"name":5}]', /\[0\] must be a JSON object/],
+    ['[{"name":5}]', /\[0\]\.name must be a non-empty string/],
+    ['[{"name":""}]', /name must be a non-empty string/],
+    ['[{"name":"a","endpoints":"x"}]', /\(a\)\.endpoints must be a JSON array/],
+    ['[{"name":"a","endpoints":{"x":1}}]', /endpoints must be a JSON array/],
+    [ep(5), /endpoints\[0\] must be a JSON object/],
+    [ep({ address: 5, port: '80' }), /endpoints\[0\]\.address/],
+    [ep({ address: '', port: '80' }), /endpoints\[0\]\.address/],
+    [ep({ address: '10.0.0.1', port: '0' }), /port must be a port number/],
+    [ep({ address: '10.0.0.1', port: '99999' }), /port must be a port number/],
+    [ep({ address: '10.0.0.1', port: '0x50' }), /port must be a port number/],
+    [ep({ address: '10.0.0.1', port: 80.5 }), /port must be a port number/],
+    [ep({ address: '10.0.0.1' }), /port must be a port number/],
+    ['[{"name":"a"},{"name":"a"}]', /backend a appears twice/],
+    ['[{"name":"a","alternativeBackends":[1]}]', /alternativeBackends\[0\] must be a string/],
+    ['[{"name":"a","alternativeBackends":"b"}]', /alternativeBackends must be a JSON array/],
+    ['[{"name":"a","trafficShapingPolicy":{"weight":"100"}}]', /trafficShapingPolicy\.weight/],
+    ['[{"name":"a","trafficShapingPolicy":{"weight":-1}}]', /trafficShapingPolicy\.weight/],
+    ['[{"name":"a","trafficShapingPolicy":{"header":5}}]', /trafficShapingPolicy\.header must be a string/],
+    ['[{"name":"a","service":"x"}]', /service must be a JSON object or null/],
+    ['[{"name":"a","service":{"spec":{"type":5}}}]', /service\.spec\.type must be a string/],
+    ['[{"name":"a","sessionAffinityConfig":[1]}]', /sessionAffinityConfig must be a JSON object/],
+    ['[{"name":"a","upstreamHashByConfig":"x"}]', /upstreamHashByConfig must be a JSON object/],
+    ['[{"name":"a","sslPassthrough":"yes"}]', /sslPassthrough must be true or false/],
+    ['[{"name":"a","load-balance":1}]', /load-balance must be a string/],
+  ];
+  for (const [body, message] of bad) {
+    const r = await nginx.status('POST', '/configuration/backends', body);
+    assert.is(r.status, 400, body);
+    assert.match(r.body, /^backends: /, body);
+    assert.match(r.body, message, `${body}: ${r.body}`);
+  }
+  assert.is((await nginx.status('GET', '/configuration/backends')).body, good, 'every refused POST kept the stored backends');
+});
+
 test('general: POST a JSON object then GET it back; non-objects are 400', async () => {
   assert.is((await nginx.status('GET', '/configuration/general')).status, 404);
   const body = '{"controllerPodsCount":1}';
@@ -47,6 +87,12 @@ test('general: POST a JSON object then GET it back; non-objects are 400', async 
   assert.is(got.body, body);
   assert.is((await nginx.status('POST', '/configuration/general', '[1,2]')).status, 400);
   assert.is((await nginx.status('POST', '/configuration/general', 'nope')).status, 400);
+  for (const bad of ['{"controllerPodsCount":-1}', '{"controllerPodsCount":"2"}', '{"x":{"nested":1}}', '{"x":[1]}']) {
+    const r = await nginx.status('POST', '/configuration/general', bad);
+    assert.is(r.status, 400, bad);
+    assert.match(r.body, /^general: /);
+  }
+  assert.is((await nginx.status('GET', '/configuration/general')).body, body);
 });
 
 test('servers: certificates by uid and hostnames; certs?hostname= serves the PEM; uid -1 removes', async () => {
@@ -68,10 +114,19 @@ test('servers: certificates by uid and hostnames; certs?hostname= serves the PEM
   assert.is((await nginx.status('GET', '/configuration/certs?hostname=conf.test')).status, 404);
 });
 
-test('servers: malformed payloads are 400', async () => {
-  for (const bad of ['[]', '{"servers": {"a.test": 5}}', '{"certificates": {"u": 1}}', '{"servers": "x"}', '{']) {
-    assert.is((await nginx.status('POST', '/configuration/servers', bad)).status, 400, bad);
+test('servers: malformed payloads are 400; nothing of a refused payload is stored', async () => {
+  const cert = await generateCertificate(join(nginx.prefix, 'certs'), 'shape.test');
+  for (const bad of ['[]', '{"servers": {"a.test": 5}}', '{"certificates": {"u": 1}}', '{"servers": "x"}', '{',
+    JSON.stringify({ certificates: { u: 'not a pem' }, servers: { 'shape.test': 'u' } }),
+    JSON.stringify({ certificates: { u: cert.pem.split('-----BEGIN PRIVATE')[0] }, servers: { 'shape.test': 'u' } }),
+    JSON.stringify({ certificates: {}, servers: { 'shape.test': 'nowhere' } }),
+    JSON.stringify({ certificates: { u: cert.pem }, servers: { 'shape test': 'u' } }),
+    JSON.stringify({ certificates: { '-1': cert.pem }, servers: {} })]) {
+    const r = await nginx.status('POST', '/configuration/servers', bad);
+    assert.is(r.status, 400, bad);
+    assert.match(r.body, /^servers: /);
   }
+  assert.is((await nginx.status('GET', '/configuration/certs?hostname=shape.test')).status, 404, 'a refused payload stored nothing');
   assert.is((await nginx.status('GET', '/configuration/servers')).status, 400, 'servers is POST only');
 });
 

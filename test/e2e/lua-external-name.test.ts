@@ -1,11 +1,14 @@
 // ExternalName backends: the Lua side resolves the external name (A records, its own small
-// resolver) in a timer, follows TTL-expired changes, and keeps serving while DNS fails.
+// resolver) in a timer, follows TTL-expired changes, and keeps serving while DNS fails. The
+// address policy judges what DNS answers, and reads every spelling as the model does.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createSocket, type Socket } from 'node:dgram';
 import { startLuaNginx, backend, type LuaNginx } from '../support/lua-nginx.js';
 import { startEchoServer, startEchoServers, closeAll, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
+import { NODE_LOCAL_SPELLINGS } from '../support/hostile.js';
+import { STRICT_ADDRESS_POLICY, judgeEndpointAddress, parseAddress } from '../../src/model/address-policy.js';
 
 const test = suite('lua ExternalName');
 
@@ -46,7 +49,22 @@ const records = new Map<string, string[]>();
 test.before(async () => {
   echo = await startEchoServers(2, { firstOctet: 60 });
   dns = await startFakeDns(records);
-  nginx = await startLuaNginx({ workers: 2, locations: [{ path: '/', backend: 'ext' }], extraInitLua: `configuration.resolvers = { "127.0.0.1:${dns.port}" }` });
+  nginx = await startLuaNginx({
+    workers: 2, locations: [{ path: '/', backend: 'ext' }], extraInitLua: `configuration.resolvers = { "127.0.0.1:${dns.port}" }`,
+    // A probe: address_policy.parse() and refusal() of each posted address (port 80) under this policy.
+    extraLocations: `
+    location = /address-policy {
+      content_by_lua_block {
+        ngx.req.read_body()
+        local out = {}
+        for i, a in ipairs(require("cjson").decode(ngx.req.get_body_data())) do
+          local p = address_policy.parse(a)
+          out[i] = p and { family = p.family, address = p.address, class = p.class or "", refusal = address_policy.refusal(p, 80) or "" } or false
+        end
+        ngx.say(require("cjson").encode(out))
+      }
+    }`,
+  });
 });
 test.after(async () => {
   await nginx?.stop();
@@ -92,6 +110,53 @@ test('a name that does not resolve gives 503; an IP written as the external name
   await nginx.configure('/configuration/backends', [externalName(echo[1].address, echo[1].port)]);
   await waitFor(async () => (await nginx.request()).status === 200, { what: 'the literal address' });
   assert.match(await nginx.errorLog(), /cannot resolve missing\.external\.test/);
+});
+
+test('the Lua guard reads every spelling of an address as the model does', async () => {
+  const corpus = [
+    ...NODE_LOCAL_SPELLINGS.map(([s]) => s),
+    '10.0.0.1', '010.0.0.1', '1.2.3.4.', '2001:db8::1', '[2001:DB8:0:0:0:0:0:1]', '64:ff9b::127.0.0.1', '::2:3:4:5:6:7:8',
+    '256.0.0.1', '1.2.3.4.5', '08.0.0.1', '0x', '1..2', '4294967296', '1::2::3', ':::1', '12345::', '1:2:3:4:5:6:7::8',
+    '::ffff:127.0.0.01', '::1%', 'example.com', '',
+  ];
+  const r = await nginx.request({ path: '/address-policy', method: 'POST', body: JSON.stringify(corpus) });
+  assert.is(r.status, 200, r.body);
+  const lua = JSON.parse(r.body) as Array<false | { family: number; address: string; class: string; refusal: string }>;
+  corpus.forEach((spelling, i) => {
+    const model = parseAddress(spelling);
+    const got = lua[i]!;
+    if (!model) {
+      assert.is(got, false, `${JSON.stringify(spelling)} is no address for Lua either`);
+      return;
+    }
+    assert.ok(got, `${spelling} is an address for Lua too`);
+    if (!got) return;
+    assert.is(got.family, model.family, spelling);
+    assert.is(got.class, model.class ?? '', `${spelling}: class`);
+    if (model.family === 4) assert.is(got.address, model.canonical, `${spelling}: NGINX dials what was judged`);
+    // Loopback is allowed in this harness (the echo backends), the rest is refused as in the model.
+    const modelVerdict = judgeEndpointAddress({ ...STRICT_ADDRESS_POLICY, allow: new Set(['loopback']) }, spelling, '80');
+    assert.is(got.refusal === '', modelVerdict.ok, `${spelling}: same verdict`);
+  });
+});
+
+test('DNS answers that point at link-local services or NGINX itself are refused; the others are served', async () => {
+  records.set('metadata.external.test', ['169.254.169.254']);
+  records.set('self.external.test', ['127.0.0.1']);
+  records.set('mixed.external.test', ['169.254.169.254', echo[0].address]);
+  await nginx.configure('/configuration/backends', [externalName('metadata.external.test', echo[0].port)]);
+  await waitFor(async () => (await nginx.request()).status === 503, { what: 'no endpoint for a metadata answer' });
+  await nginx.configure('/configuration/backends', [externalName('self.external.test', nginx.httpPort)]);
+  await waitFor(async () => /refusing endpoint 127\.0\.0\.1:\d+ \(resolved from self\.external\.test\): one of the controller's own ports/.test(await nginx.errorLog()), { what: 'the own-port refusal' });
+  assert.is((await nginx.request()).status, 503);
+  await nginx.configure('/configuration/backends', [externalName('mixed.external.test', echo[0].port)]);
+  await waitFor(async () => (await nginx.request()).status === 200, { what: 'the ordinary answer' });
+  for (let i = 0; i < 6; i++) {
+    const res = await nginx.request();
+    assert.is(res.status, 200, 'the refused answer is never tried');
+    assert.is((JSON.parse(res.body) as { name: string }).name, echo[0].name);
+  }
+  assert.match(await nginx.errorLog(), /refusing endpoint 169\.254\.169\.254:\d+ \(resolved from metadata\.external\.test\): a link-local address/);
 });
 
 test.run();

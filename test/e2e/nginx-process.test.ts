@@ -32,9 +32,9 @@ test('start resolves once the status port answers; quit leaves no process behind
     assert.ok(master);
     pids = [master!, ...h.nginx.workerPids()];
     assert.ok(pids.length >= 2, 'master and a worker');
-    assert.is((await h.http(h.runtime.statusPort, '/healthz')).status, 200);
+    assert.is((await h.control('/healthz')).status, 200);
     assert.is((await h.http(h.runtime.defaultServerPort, '/anything')).status, 404);
-    const conf = await h.http(h.runtime.statusPort, '/nginx.conf');
+    const conf = await h.control('/nginx.conf');
     assert.ok(conf.body.includes('## start server a.example.com'), 'the running config is served for dbg conf');
     await h.nginx.quit(5000);
     assert.is(h.nginx.masterPid(), null);
@@ -71,7 +71,7 @@ test('a killed master is restarted with backoff and serves again', async () => {
     assert.equal(restarted!.type, 'restarted');
     assert.is.not(restarted!.pid, first);
     assert.is(h.nginx.masterPid(), restarted!.pid);
-    assert.is((await h.http(h.runtime.statusPort, '/healthz')).status, 200);
+    assert.is((await h.control('/healthz')).status, 200);
   } finally {
     await h.close();
   }

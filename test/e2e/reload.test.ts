@@ -48,7 +48,7 @@ test('the first reload starts NGINX; then real HTTP reaches the backend with the
     const r = await reload(cfg);
     assert.ok(r.ok, JSON.stringify(r));
     if (!r.ok) return;
-    assert.is((await h.http(h.runtime.statusPort, '/configuration-checksum')).body, r.checksum);
+    assert.is((await h.control('/configuration-checksum')).body, r.checksum);
     await backends(cfg);
     const res = await h.http(h.runtime.httpPort, '/hello?x=1', { host: 'a.example.com' });
     assert.is(res.status, 200, res.body);
@@ -83,7 +83,7 @@ test('NGINX reloads only when asked, and each reload brings new workers with the
     assert.is(written, h.renderer.render(two, h.runtime));
     assert.ok(r2.ok && written.includes(`# Configuration checksum: ${r2.checksum}`));
     assert.ok(h.nginx.workerPids().some((p) => !workers.includes(p)), 'new workers after the reload');
-    await h.http(h.runtime.statusPort, '/healthz');
+    await h.control('/healthz');
     assert.is(reconfigurings(h), 1, 'no reload without a request');
     const r3 = await reload(configuration([server('a.example.com'), server('b.example.com')]));
     assert.ok(r3.ok && r2.ok && r3.checksum === r2.checksum, 'same configuration, same checksum');
@@ -133,7 +133,7 @@ test('with no NGINX running the first configuration starts the master without ng
     assert.ok(r1.ok, JSON.stringify(r1));
     assert.is(tests, 0, 'the start was the test');
     assert.ok(h.nginx.masterPid() !== null);
-    assert.is((await h.http(h.runtime.statusPort, '/configuration-checksum')).body, r1.ok ? r1.checksum : '');
+    assert.is((await h.control('/configuration-checksum')).body, r1.ok ? r1.checksum : '');
     const r2 = await firstValueFrom(actor(configuration([server('a.example.com'), server('b.example.com')])));
     assert.ok(r2.ok, JSON.stringify(r2));
     assert.is(tests, 1, 'a running NGINX is protected by nginx -t');
@@ -156,7 +156,7 @@ test('a first configuration that does not start NGINX is reported with its outpu
     const failed = readdirSync(h.prefix).filter((n) => n.startsWith('nginx.conf.failed-'));
     assert.is(failed.length, 1);
     assert.ok(readFileSync(join(h.prefix, failed[0]!), 'utf8').includes('bogus_directive_x'));
-    assert.is((await h.http(h.runtime.statusPort, '/healthz')).status, 200);
+    assert.is((await h.control('/healthz')).status, 200);
     assert.is(await h.postBackends([backend('upstream-default-backend', [{ address: '127.0.0.1', port: String(h.runtime.defaultServerPort) }])]), 201);
     await waitFor(async () => (await h.http(h.runtime.httpPort, '/', { host: 'a.example.com' })).status === 404, { what: 'the default backend answers 404' });
 
@@ -164,7 +164,7 @@ test('a first configuration that does not start NGINX is reported with its outpu
     const good = await firstValueFrom(actor(configuration([server('a.example.com')])));
     assert.ok(good.ok, JSON.stringify(good));
     assert.is(reconfigurings(h), 1);
-    assert.is((await h.http(h.runtime.statusPort, '/configuration-checksum')).body, good.ok ? good.checksum : '');
+    assert.is((await h.control('/configuration-checksum')).body, good.ok ? good.checksum : '');
   } finally {
     await h.close();
   }

@@ -55,3 +55,42 @@ export function stringsIn(value: unknown, path = '$'): Array<{ path: string; val
   }
   return [];
 }
+
+/**
+ * Spellings of node-local addresses a tenant can write into an EndpointSlice or an ExternalName:
+ * [spelling, canonical spelling, class]. The model and lua/address_policy.lua must both read them so.
+ */
+export const NODE_LOCAL_SPELLINGS: ReadonlyArray<[string, string, string]> = [
+  ['127.0.0.1', '127.0.0.1', 'loopback'],
+  ['127.000.000.001', '127.0.0.1', 'loopback'],
+  ['0177.0.0.1', '127.0.0.1', 'loopback'],
+  ['2130706433', '127.0.0.1', 'loopback'],
+  ['0x7f000001', '127.0.0.1', 'loopback'],
+  ['0X7F.1', '127.0.0.1', 'loopback'],
+  ['127.1', '127.0.0.1', 'loopback'],
+  ['127.0.1', '127.0.0.1', 'loopback'],
+  ['127.0.0.1.', '127.0.0.1', 'loopback'],
+  ['127.255.255.254', '127.255.255.254', 'loopback'],
+  ['0.0.0.0', '0.0.0.0', 'unspecified'],
+  ['0', '0.0.0.0', 'unspecified'],
+  ['00.0.0.0', '0.0.0.0', 'unspecified'],
+  ['::', '::', 'unspecified'],
+  ['0:0:0:0:0:0:0:0', '::', 'unspecified'],
+  ['::1', '::1', 'loopback'],
+  ['[::1]', '::1', 'loopback'],
+  ['0:0:0:0:0:0:0:1', '::1', 'loopback'],
+  ['0000:0000::0001', '::1', 'loopback'],
+  ['::ffff:127.0.0.1', '::ffff:127.0.0.1', 'loopback'],
+  ['::ffff:7f00:1', '::ffff:127.0.0.1', 'loopback'],
+  ['::FFFF:7F00:0001', '::ffff:127.0.0.1', 'loopback'],
+  ['[::ffff:0.0.0.0]', '::ffff:0.0.0.0', 'unspecified'],
+  ['::127.0.0.1', '::7f00:1', 'loopback'],
+  ['::ffff:0:127.0.0.1', '::ffff:0:7f00:1', 'loopback'],
+  ['169.254.169.254', '169.254.169.254', 'link-local'],
+  ['0xa9fea9fe', '169.254.169.254', 'link-local'],
+  ['0251.0376.0251.0376', '169.254.169.254', 'link-local'],
+  ['::ffff:169.254.169.254', '::ffff:169.254.169.254', 'link-local'],
+  ['fe80::1', 'fe80::1', 'link-local'],
+  ['FE80::1%eth0', 'fe80::1%eth0', 'link-local'],
+  ['febf:ffff::1', 'febf:ffff::1', 'link-local'],
+];

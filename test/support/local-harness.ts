@@ -10,6 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { freePorts } from './ports.js';
 import { waitFor } from './wait.js';
 import type { EchoServer } from './echo-server.js';
+import { controlChannel } from '../../src/render/control.js';
+import { defaultRuntime } from '../../src/render/runtime.js';
+import { controlRequest, type ControlResponse } from '../../src/actors/control-client.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -44,6 +47,8 @@ export interface LocalController {
   remove(file: string): void;
   request(host: string, path: string, opts?: RequestOptions): Promise<Reply>;
   metric(name: string): Promise<number>;
+  /** A request to NGINX's control server (its unix socket in the workdir, with the controller's token unless `anonymous`). */
+  control(path: string, opts?: { method?: string; body?: string; anonymous?: boolean }): Promise<ControlResponse>;
   /** Waits until `check` holds for a request's reply (polls; no fixed sleep). */
   until(host: string, path: string, check: (r: Reply) => boolean, opts?: RequestOptions & { what?: string; timeoutMs?: number }): Promise<Reply>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -137,6 +142,9 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
       const line = r.body.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
       if (!line) throw new Error(`metric ${name} not found`);
       return Number(line.slice(line.lastIndexOf(' ') + 1));
+    },
+    control(path, o = {}) {
+      return controlRequest(controlChannel(defaultRuntime({ prefix: workdir })), o.method ?? 'GET', path, { body: o.body, anonymous: o.anonymous, timeoutMs: 10_000 });
     },
     async until(host, path, check, o = {}) {
       let last: Reply | undefined;

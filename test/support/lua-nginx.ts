@@ -12,6 +12,8 @@ import { promisify } from 'node:util';
 import { freePorts } from './ports.js';
 import { waitFor } from './wait.js';
 import { backend as modelBackend } from './config-builder.js';
+import { controlChannel, writeControlToken, type ControlChannel } from '../../src/render/control.js';
+import { controlRequest } from '../../src/actors/control-client.js';
 
 const run = promisify(execFile);
 const repoRoot = resolve(new URL('../..', import.meta.url).pathname);
@@ -41,6 +43,13 @@ export interface LuaNginxOptions {
   luaIngressConfig?: Record<string, string | number | boolean>;
   /** Lua appended to init_by_lua_block, e.g. `configuration.resolvers = { "127.0.0.1:5353" }`. */
   extraInitLua?: string;
+  /**
+   * address_policy.configure(): the echo backends run on loopback, so loopback is allowed by
+   * default, except NGINX's own HTTP(S) ports (as local mode does).
+   */
+  allowUpstreamAddresses?: string[];
+  /** Raw location blocks added to the server (test probes such as a content_by_lua location). */
+  extraLocations?: string;
 }
 
 export interface HttpReply {
@@ -64,14 +73,14 @@ export interface LuaNginx {
   prefix: string;
   httpPort: number;
   httpsPort: number;
-  statusPort: number;
-  statusUrl: string;
+  /** The control server (unix socket and token), as the controller reaches it. */
+  control: ControlChannel;
   masterPid: number;
   /** PIDs of the current worker processes (children of the master). */
   workerPids(): Promise<number[]>;
-  /** A request to the configuration endpoint on the status port. */
+  /** A request to the control server (the configuration endpoint), with the token. */
   status(method: string, path: string, body?: string): Promise<HttpReply>;
-  /** POST to the status port, failing the test unless it answers 201. */
+  /** POST to the control server, failing the test unless it answers 201. */
   configure(path: string, payload: unknown): Promise<void>;
   request(opts?: RequestOptions): Promise<HttpReply>;
   /** The subject CN of the certificate served for an SNI name (`null`: no SNI sent). */
@@ -113,9 +122,9 @@ function luaTable(obj: Record<string, string | number | boolean>): string {
 }
 
 function renderConf(o: {
-  prefix: string; workers: number; httpPort: number; httpsPort: number; statusPort: number;
+  prefix: string; workers: number; httpPort: number; httpsPort: number; control: ControlChannel; tokenPath: string;
   fallback: GeneratedCertificate; locations: LuaNginxLocation[]; luaIngressConfig: Record<string, string | number | boolean>;
-  extraInitLua: string;
+  extraInitLua: string; allow: string[]; extraLocations: string;
 }): string {
   const locations = o.locations.map((l) => {
     const rewrite = { ssl_redirect: true, ...l.rewrite };
@@ -160,7 +169,10 @@ http {
   init_by_lua_block {
     collectgarbage("collect")
     configuration = require("configuration")
-    configuration.prohibited_localhost_port = "${o.statusPort}"
+    control = require("control")
+    control.load_token("${o.tokenPath}")
+    address_policy = require("address_policy")
+    address_policy.configure({ allow = { ${o.allow.map((c) => JSON.stringify(c)).join(', ')} }, own_ports = { ${o.httpPort}, ${o.httpsPort} } })
     balancer = require("balancer")
     certificate = require("certificate")
     lua_ingress = require("lua_ingress")
@@ -181,9 +193,11 @@ http {
     ssl_certificate_key ${o.fallback.keyPath};
     ssl_certificate_by_lua_block { certificate.call() }
 ${locations}
+${o.extraLocations}
   }
   server {
-    listen 127.0.0.1:${o.statusPort};
+    listen unix:${o.control.socketPath};
+    access_by_lua_block { control.authorize() }
     location /configuration {
       client_max_body_size 21m;
       client_body_buffer_size 21m;
@@ -229,14 +243,17 @@ async function childPids(parent: number): Promise<number[]> {
 
 export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNginx> {
   const prefix = await mkdtemp(join(tmpdir(), 'ingress-rx-lua-'));
-  const [httpPort, httpsPort, statusPort] = await freePorts(3);
+  const [httpPort, httpsPort] = await freePorts(2);
+  const paths = { controlSocketPath: join(prefix, 'run', 'control.sock'), controlTokenPath: join(prefix, 'run', 'control.token') };
+  writeControlToken(paths);
+  const control = controlChannel(paths);
   const fallback = await generateCertificate(join(prefix, 'fallback'), 'fallback.invalid');
   const locations = opts.locations ?? [{ path: '/', backend: 'default-echo-80' }];
   const luaIngressConfig = {
     http_redirect_code: 308, hsts: true, hsts_max_age: 31536000, hsts_include_subdomains: true,
     hsts_preload: false, https_port: httpsPort, ...opts.luaIngressConfig,
   };
-  const conf = renderConf({ prefix, workers: opts.workers ?? 2, httpPort, httpsPort, statusPort, fallback, locations, luaIngressConfig, extraInitLua: opts.extraInitLua ?? '' });
+  const conf = renderConf({ prefix, workers: opts.workers ?? 2, httpPort, httpsPort, control, tokenPath: paths.controlTokenPath, fallback, locations, luaIngressConfig, extraInitLua: opts.extraInitLua ?? '', allow: opts.allowUpstreamAddresses ?? ['loopback'], extraLocations: opts.extraLocations ?? '' });
   const confPath = join(prefix, 'nginx.conf');
   await writeFile(confPath, conf);
 
@@ -246,7 +263,6 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
   child.stdout?.on('data', (d) => { output += d; });
   child.stderr?.on('data', (d) => { output += d; });
   const exitedPromise = new Promise<void>((r) => child.once('exit', () => { exited = true; r(); }));
-  const statusUrl = `http://127.0.0.1:${statusPort}`;
 
   const errorLog = () => readFile(join(prefix, 'error.log'), 'utf8').catch(() => '');
   const stop = async (): Promise<void> => {
@@ -262,9 +278,9 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
   try {
     await waitFor(async () => {
       if (exited) throw new Error(`nginx exited: ${output} ${await errorLog()}`);
-      const r = await httpCall(`${statusUrl}/is-dynamic-lb-initialized`, { timeoutMs: 1000 }).catch(() => null);
+      const r = await controlRequest(control, 'GET', '/is-dynamic-lb-initialized', { timeoutMs: 1000 }).catch(() => null);
       return r !== null;
-    }, { timeoutMs: 10_000, what: 'nginx status port' });
+    }, { timeoutMs: 10_000, what: 'nginx control server' });
     const workers = opts.workers ?? 2;
     await waitFor(async () => (await childPids(child.pid!)).length >= workers, { what: 'nginx workers' });
   } catch (err) {
@@ -272,11 +288,11 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
     throw err;
   }
 
-  const status = (method: string, path: string, body?: string) =>
-    httpCall(`${statusUrl}${path}`, { method, body, headers: body === undefined ? undefined : { 'content-type': 'application/json' } });
+  const status = async (method: string, path: string, body?: string): Promise<HttpReply> =>
+    ({ headers: {}, ...(await controlRequest(control, method, path, { body, timeoutMs: 10_000 })) });
 
   return {
-    prefix, httpPort, httpsPort, statusPort, statusUrl,
+    prefix, httpPort, httpsPort, control,
     masterPid: child.pid!,
     workerPids: () => childPids(child.pid!),
     status,

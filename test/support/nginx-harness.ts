@@ -8,6 +8,8 @@ import { createRenderer, type Renderer } from '../../src/render/engine.js';
 import { defaultRuntime, preparePrefix, DEFAULT_TEMPLATE_DIR, type NginxRuntime } from '../../src/render/runtime.js';
 import { createNginxProcess, type NginxProcess } from '../../src/actors/nginx-process.js';
 import { ensureFallbackCertificate } from '../../src/render/fallback-cert.js';
+import { controlChannel, writeControlToken } from '../../src/render/control.js';
+import { controlRequest, type ControlResponse } from '../../src/actors/control-client.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import type { Backend } from '../../src/model/types.js';
 import { freePorts } from './ports.js';
@@ -28,6 +30,8 @@ export interface NginxHarness {
   test(text: string): Promise<{ ok: boolean; output: string }>;
   /** POSTs backends to the Lua configuration endpoint; returns the status code. */
   postBackends(backends: Backend[]): Promise<number>;
+  /** A request to the control server (unix socket, with the token unless `anonymous`). */
+  control(path: string, opts?: { method?: string; body?: string; anonymous?: boolean }): Promise<ControlResponse>;
   /** GET (or another method) on 127.0.0.1:port with a Host header. */
   http(port: number, path: string, opts?: { host?: string; method?: string; headers?: Record<string, string> }): Promise<HttpResult>;
   close(): Promise<void>;
@@ -46,9 +50,12 @@ export async function createNginxHarness(opts: { templateDir?: string; logger?: 
     resolvers: ['127.0.0.1'],
     accessLogPath: join(prefix, 'logs', 'access.log'),
     fallbackCert: base.fallbackCert,
+    // The echo backends run on loopback, as in local mode.
+    upstreamAddresses: { allow: ['loopback'], ownPorts: [httpPort!, httpsPort!, defaultServerPort!] },
     ...opts.runtime,
   });
   preparePrefix(runtime);
+  writeControlToken(runtime);
   await ensureFallbackCertificate(join(prefix, 'ssl'));
   const renderer = createRenderer({ templateDir: opts.templateDir ?? DEFAULT_TEMPLATE_DIR, logger });
   const nginx = createNginxProcess({ runtime, logger, restartBackoffMs: 50 });
@@ -71,16 +78,11 @@ export async function createNginxHarness(opts: { templateDir?: string; logger?: 
       writeFileSync(file, text);
       return nginx.test(file);
     },
-    postBackends(backends) {
-      return new Promise((resolve, reject) => {
-        const body = JSON.stringify(backends);
-        const req = request({ host: '127.0.0.1', port: runtime.statusPort, path: '/configuration/backends', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, agent: false }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        });
-        req.on('error', reject);
-        req.end(body);
-      });
+    async postBackends(backends) {
+      return (await controlRequest(controlChannel(runtime), 'POST', '/configuration/backends', { body: JSON.stringify(backends) })).status;
+    },
+    control(path, o = {}) {
+      return controlRequest(controlChannel(runtime), o.method ?? 'GET', path, { body: o.body, anonymous: o.anonymous, timeoutMs: 10_000 });
     },
     async close() {
       try {

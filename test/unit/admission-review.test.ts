@@ -129,7 +129,7 @@ test('TLS: a Secret that does not fit the host denies; a missing one warns; cert
   assert.equal(rulesOf(managed), ['cert-manager-certificate']);
 });
 
-test('warn-only classes: unsupported annotation, missing Service and auth Secret, canary without primary, taken alias, no-effect annotations, a repeated path', () => {
+test('warn-only classes: unsupported annotation, missing Service and auth Secret, canary without primary, taken alias, no-effect annotations, a repeated path, a cross-namespace takeover, a renamed backend', () => {
   const { reviewer, store } = cluster();
   const check = (r: ReviewResult, rule: string) => {
     record(r);
@@ -146,6 +146,17 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   check(reviewer.review(twice), 'path-listed-twice');
   store.put('Ingress', ingress('first', 'first.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'server-alias': 'shared.example.com' } }));
   check(reviewer.review(ingress('second', 'second.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shared.example.com' } })), 'alias-taken');
+  check(reviewer.review(ingress('third', 'third.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shop.example.com' } })), 'alias-taken');
+  // Another namespace: its canary on the owner's path, and a Service whose backend name is default's.
+  store.put('Service', service('cart', 'team-b'));
+  store.put('EndpointSlice', slice('cart-1', 'cart', ['10.0.1.1'], 'team-b'));
+  check(reviewer.review(ingress('cx', 'shop.example.com', [['/cart', 'Prefix', 'cart', 80]], { ns: 'team-b', ts: NEW, annotations: { canary: 'true', 'canary-weight': '10' } })), 'cross-namespace-takeover');
+  store.put('Service', service('b-web', 'default'));
+  store.put('EndpointSlice', slice('b-web-1', 'b-web', ['10.0.2.1']));
+  store.put('Service', service('web', 'default-b'));
+  store.put('EndpointSlice', slice('web-1', 'web', ['10.0.3.1'], 'default-b'));
+  store.put('Ingress', ingress('older', 'older.example.com', [['/', 'Prefix', 'b-web', 80]], { ts: '2026-01-01T00:00:00Z' }));
+  check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
 });
 
 test('--disable-catch-all: a catch-all Ingress of ours is refused as ingress-nginx does', () => {

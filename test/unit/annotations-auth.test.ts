@@ -137,6 +137,8 @@ const extDenials: Array<{ name: string; ann: Record<string, string>; reason: Reg
   { name: 'auth-url not http', ann: { 'auth-url': 'file:///etc/passwd' }, reason: /auth-url/ },
   { name: 'auth-url not a URL', ann: { 'auth-url': 'auth-service' }, reason: /auth-url/ },
   { name: 'auth-url with semicolon', ann: { 'auth-url': 'http://a.com/x;y' }, reason: /auth-url/ },
+  { name: 'auth-url naming a unix socket', ann: { 'auth-url': 'http://unix:/run/ingress-rx/control.sock:/configuration/certs' }, reason: /unix socket/ },
+  { name: 'auth-url naming a unix socket (any case)', ann: { 'auth-url': 'HTTPS://UNIX:/var/run/docker.sock:/containers/json' }, reason: /unix socket/ },
   { name: 'auth-method unknown', ann: { 'auth-url': 'http://a.com/', 'auth-method': 'FETCH' }, reason: /auth-method/ },
   { name: 'auth-response-headers invalid', ann: { 'auth-url': 'http://a.com/', 'auth-response-headers': 'X-Ok, X Bad' }, reason: /auth-response-headers/ },
 ];

@@ -142,6 +142,13 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'log-format-escape-none': ['true', 'logFormatEscapeNone', true],
   'skip-access-log-urls': ['/health,/metrics', 'skipAccessLogUrls', ['/health', '/metrics']],
   'error-log-level': ['warn', 'errorLogLevel', 'warn'],
+  'access-log-path': ['/var/log/nginx/access.log', 'accessLogPath', '/var/log/nginx/access.log'],
+  'http-access-log-path': ['/dev/stdout', 'httpAccessLogPath', '/dev/stdout'],
+  'stream-access-log-path': ['/var/log/nginx/stream.log', 'streamAccessLogPath', '/var/log/nginx/stream.log'],
+  'error-log-path': ['/dev/stderr', 'errorLogPath', '/dev/stderr'],
+  'disable-http-access-log': ['true', 'disableHttpAccessLog', true],
+  'enable-auth-access-log': ['true', 'enableAuthAccessLog', true],
+  'disable-stream-access-log': ['true', 'disableStreamAccessLog', true],
   'use-geoip2': ['true', 'useGeoip2', true],
 };
 
@@ -155,7 +162,7 @@ const INVALID: Record<string, string> = {
   'upstream-keepalive-time': '1 h', 'forwarded-for-header': 'X Forwarded', 'proxy-real-ip-cidr': '10.0.0.0/40',
   'block-cidrs': 'evil.com', 'block-user-agents': '~*(unclosed', 'block-referers': 'a"b', 'annotations-risk-level': 'Extreme',
   'worker-processes': 'many', 'max-worker-connections': '-5', 'large-client-header-buffers': '8k', 'gzip-level': '10',
-  'gzip-types': 'text/html;', 'disable-access-log': 'maybe', 'log-format-upstream': "$remote_addr 'x'", 'error-log-level': 'loud',
+  'gzip-types': 'text/html;', 'disable-access-log': 'maybe', 'log-format-upstream': "$remote_addr 'x'", 'error-log-level': 'loud', 'access-log-path': 'relative/access.log', 'error-log-path': '/var/log/../../etc/passwd', 'http-access-log-path': 'syslog:server=10.0.0.1',
   'proxy-protocol-header-timeout': 'soon',
 };
 

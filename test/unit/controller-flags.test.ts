@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import {
   CONTROLLER_FLAGS, REFUSED_INGRESS_NGINX_FLAGS, controllerFlagsMarkdown, controllerHelp, defaultControllerOptions,
-  parseControllerFlags, parseGoDuration, refusedFlagsMarkdown, toStoreOptions, type ControllerOptions,
+  parseControllerFlags, parseGoDuration, refusedFlagsMarkdown, toRequestMetricsConfig, toStoreOptions, type ControllerOptions,
 } from '../../src/cli/controller-flags.js';
 
 function parsed(argv: string[]): ControllerOptions {
@@ -44,8 +44,8 @@ test('every flag of the table has a default of its type and a distinct option ke
   for (const f of CONTROLLER_FLAGS) {
     assert.not.ok(keys.has(f.key), `duplicate key ${f.key}`);
     keys.add(f.key);
-    const want = f.type === 'bool' ? 'boolean' : f.type === 'string' ? 'string' : 'number';
-    assert.is(typeof defaults[f.key], want, `--${f.name}`);
+    const want = f.type === 'bool' ? 'boolean' : f.type === 'string' ? 'string' : f.type === 'floats' || f.type === 'strings' ? 'array' : 'number';
+    assert.is(Array.isArray(defaults[f.key]) ? 'array' : typeof defaults[f.key], want, `--${f.name}`);
     assert.ok(f.help.length > 10, `--${f.name} has help`);
   }
 });
@@ -79,6 +79,17 @@ const accepted: Array<[string[], Partial<ControllerOptions>]> = [
     { validatingWebhook: ':8443', validatingWebhookCertificate: '/usr/local/certificates/cert', validatingWebhookKey: '/usr/local/certificates/key' }],
   [['--help'], { help: true }],
   [['-h'], { help: true }],
+  [['--metrics-per-host=false'], { metricsPerHost: false }],
+  [['--metrics-per-undefined-host'], { metricsPerUndefinedHost: true, metricsPerHost: true }],
+  [['--report-status-classes'], { reportStatusClasses: true }],
+  [['--time-buckets=0.1,0.5,1'], { timeBuckets: [0.1, 0.5, 1] }],
+  [['--time-buckets=0.1', '--time-buckets=2'], { timeBuckets: [0.1, 2] }],
+  [['--length-buckets', '100, 1000'], { lengthBuckets: [100, 1000] }],
+  [['--size-buckets=1e3,1e6'], { sizeBuckets: [1000, 1e6] }],
+  [['--time-buckets='], { timeBuckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] }],
+  [['--bucket-factor=0', '--max-buckets=160'], { bucketFactor: 0, maxBuckets: 160 }],
+  [['--exclude-socket-metrics=nginx_ingress_controller_request_size,header_duration_seconds'], { excludeSocketMetrics: ['nginx_ingress_controller_request_size', 'header_duration_seconds'] }],
+  [['--metrics-max-series=500'], { metricsMaxSeries: 500 }],
 ];
 for (const [argv, want] of accepted) {
   test(`accepts ${argv.join(' ')}`, () => {
@@ -108,7 +119,29 @@ const refusals: Array<[string[], RegExp]> = [
   [['--watch-namespace=a', '--watch-namespace-selector=x=y'], /mutually exclusive/],
   [['--configmap=justaname'], /--configmap: expected "namespace\/name"/],
   [['--log-level=loud'], /--log-level/],
+  [['--metrics-per-host=false', '--metrics-per-undefined-host'], /--metrics-per-undefined-host=true must be passed with --metrics-per-host=true/],
+  [['--time-buckets=1,0.5'], /--time-buckets: expected increasing/],
+  [['--size-buckets=-1,10'], /--size-buckets: expected increasing non-negative/],
+  [['--length-buckets=ten'], /invalid value "ten" for --length-buckets/],
+  [['--bucket-factor=1.1'], /native histograms/],
+  [['--monitor-max-batch-size=20000'], /--monitor-max-batch-size is an ingress-nginx flag that ingress-rx does not support/],
+  [['--metrics-max-series=0'], /--metrics-max-series/],
 ];
+test('the metrics flags become the request metrics\' configuration, with ingress-nginx\'s defaults', () => {
+  const d = toRequestMetricsConfig(parsed([]));
+  assert.equal(d, { perHost: true, perUndefinedHost: false, statusClasses: false,
+    buckets: { time: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], length: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100], size: [10, 100, 1000, 10000, 100000, 1e6, 1e7] },
+    families: ['requests', 'request_duration_seconds', 'response_duration_seconds', 'header_duration_seconds', 'connect_duration_seconds', 'request_size', 'response_size', 'bytes_sent', 'ingress_upstream_latency_seconds'],
+    maxSeries: 10_000 });
+  const r = parseControllerFlags(['--exclude-socket-metrics=nginx_ingress_controller_request_size,bytes_sent,nginx_ingress_controller_success,no_such_metric']);
+  assert.ok(r.ok);
+  if (!r.ok) return;
+  assert.equal(toRequestMetricsConfig(r.options).families.filter((f) => f === 'request_size' || f === 'bytes_sent'), []);
+  assert.is(toRequestMetricsConfig(r.options).families.length, 7);
+  // As ingress-nginx, names that are no request family do nothing; ingress-rx says so.
+  assert.equal(r.warnings.filter((w) => w.includes('exclude-socket-metrics')).length, 2);
+});
+
 for (const [argv, want] of refusals) {
   test(`refuses ${argv.join(' ')}`, () => {
     assert.match(refused(argv), want);
@@ -185,6 +218,16 @@ test('docs/controller.md shows the flag tables generated from the code', () => {
   const between = (name: string) => doc.split(`<!-- ${name}:begin -->\n`)[1]?.split(`<!-- ${name}:end -->`)[0];
   assert.is(between('flags'), controllerFlagsMarkdown());
   assert.is(between('refused'), refusedFlagsMarkdown());
+});
+
+test('tenant isolation flags: node-local upstreams refused and host ownership off unless asked for', () => {
+  const o = parsed([]);
+  assert.is(o.allowUpstreamAddresses, '');
+  assert.is(o.hostOwnership, false);
+  const on = parsed(['--allow-upstream-addresses=loopback,link-local', '--host-ownership']);
+  assert.is(on.allowUpstreamAddresses, 'loopback,link-local');
+  assert.is(on.hostOwnership, true);
+  assert.match(refused(['--allow-upstream-addresses=loopback,everything']), /--allow-upstream-addresses: "everything" is not an address class/);
 });
 
 test('store options come from the flags', () => {

@@ -1,24 +1,31 @@
-// The dynamic-config actor over real HTTP (node:http): a closed port (refused), then a server
-// that never answers (timeout, the request is aborted), then one that answers 201.
+// The dynamic-config actor over real HTTP on a unix socket (node:http): no socket yet (refused),
+// then a server that never answers (timeout, the request is aborted), then one that answers 201;
+// every request carries the control token.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { asyncScheduler, firstValueFrom } from 'rxjs';
-import { createDynamicConfigActor, nodeHttpRequest, waitForStatusPort, type RequestFn } from '../../src/actors/dynamic-config.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDynamicConfigActor, controlRequestFn, waitForControl, type RequestFn } from '../../src/actors/dynamic-config.js';
 import { silentLogger } from '../../src/log.js';
-import { freePort } from '../support/ports.js';
 import type { Backend } from '../../src/model/types.js';
 
+const dir = mkdtempSync(join(tmpdir(), 'irx-dyn-'));
+let n = 0;
+/** A fresh socket path and a channel to it. */
+const channel = () => ({ socketPath: join(dir, `control-${++n}.sock`), token: () => 'the-token' });
+
 test('refused, then hung, then 201: the actor retries through both and succeeds', async () => {
-  const port = await freePort();
-  const statusUrl = `http://127.0.0.1:${port}`;
-  const seen: { method: string; url: string; body: string; closedEarly: boolean }[] = [];
+  const control = channel();
+  const seen: { method: string; url: string; body: string; authorization?: string; closedEarly: boolean }[] = [];
   let mode: 'hang' | 'answer' = 'hang';
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
     req.on('data', (d) => { body += d; });
     req.on('end', () => {
-      const entry = { method: req.method ?? '', url: req.url ?? '', body, closedEarly: false };
+      const entry = { method: req.method ?? '', url: req.url ?? '', body, authorization: req.headers.authorization, closedEarly: false };
       seen.push(entry);
       if (mode === 'hang') {
         res.on('close', () => { entry.closedEarly = !res.writableEnded; });
@@ -29,14 +36,15 @@ test('refused, then hung, then 201: the actor retries through both and succeeds'
     });
   });
   let calls = 0;
-  const request: RequestFn = async (method, url, body, signal) => {
+  const viaSocket = controlRequestFn(control);
+  const request: RequestFn = async (method, path, body, signal) => {
     calls += 1;
-    if (calls === 2) await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-    return nodeHttpRequest(method, url, body, signal);
+    if (calls === 2) await new Promise<void>((r) => server.listen(control.socketPath, () => r()));
+    return viaSocket(method, path, body, signal);
   };
   try {
     const actor = createDynamicConfigActor({
-      statusUrl, scheduler: asyncScheduler, logger: silentLogger(), request, timeoutMs: 300,
+      control, scheduler: asyncScheduler, logger: silentLogger(), request, timeoutMs: 300,
       backoff: { steps: 6, initialMs: 40, factor: 1, jitter: 0 },
     });
     const payload = [{ name: 'ns-svc-80', endpoints: [{ address: '10.0.0.1', port: '80' }] }];
@@ -46,7 +54,7 @@ test('refused, then hung, then 201: the actor retries through both and succeeds'
     assert.equal(result.posted, ['backends']);
     assert.ok(result.durationMs >= 300 + 80, `took ${result.durationMs} ms`);
     assert.is(seen.length, 2, 'the refused attempt never reached the server');
-    assert.equal(seen.map((s) => [s.method, s.url]), [['POST', '/configuration/backends'], ['POST', '/configuration/backends']]);
+    assert.equal(seen.map((s) => [s.method, s.url, s.authorization]), [['POST', '/configuration/backends', 'Bearer the-token'], ['POST', '/configuration/backends', 'Bearer the-token']]);
     assert.equal(JSON.parse(seen[1].body), payload);
     assert.ok(seen[0].closedEarly, 'the hung request was aborted by the client');
   } finally {
@@ -55,30 +63,31 @@ test('refused, then hung, then 201: the actor retries through both and succeeds'
   }
 });
 
-test('a closed port with no recovery gives a failed result naming the cause', async () => {
-  const port = await freePort();
+test('a missing socket with no recovery gives a failed result naming the cause', async () => {
   const actor = createDynamicConfigActor({
-    statusUrl: `http://127.0.0.1:${port}`, scheduler: asyncScheduler, logger: silentLogger(), timeoutMs: 200,
+    control: channel(), scheduler: asyncScheduler, logger: silentLogger(), timeoutMs: 200,
     backoff: { steps: 3, initialMs: 10, factor: 1, jitter: 0 },
   });
   const result = await firstValueFrom(actor({ servers: { certificates: {}, servers: {} } }));
   assert.is(result.ok, false);
   assert.is(result.attempts, 3);
-  assert.match(result.error!, /ECONNREFUSED/);
+  assert.match(result.error!, /ENOENT/);
 });
 
-test('waitForStatusPort resolves once a server listens, with no fixed sleep', async () => {
-  const port = await freePort();
+test('waitForControl resolves once a server listens, with no fixed sleep', async () => {
+  const control = channel();
   const server = createServer((_req, res) => res.writeHead(404).end());
-  setTimeout(() => server.listen(port, '127.0.0.1'), 150);
+  setTimeout(() => server.listen(control.socketPath), 150);
   try {
     const t0 = Date.now();
-    await firstValueFrom(waitForStatusPort(`http://127.0.0.1:${port}`, { scheduler: asyncScheduler, timeoutMs: 3000, intervalMs: 20 }));
+    await firstValueFrom(waitForControl(control, { scheduler: asyncScheduler, timeoutMs: 3000, intervalMs: 20 }));
     const elapsed = Date.now() - t0;
     assert.ok(elapsed >= 140 && elapsed < 1000, `elapsed ${elapsed}`);
   } finally {
     await new Promise((r) => server.close(r));
   }
 });
+
+test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test.run();

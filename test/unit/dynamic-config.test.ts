@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestScheduler } from 'rxjs/testing';
 import { NEVER, Observable, of, throwError, timer, map } from 'rxjs';
-import { createDynamicConfigActor, waitForStatusPort, type DynamicResult, type RequestBody, type HttpResponseLike, type RequestFn } from '../../src/actors/dynamic-config.js';
+import { createDynamicConfigActor, waitForControl, type DynamicResult, type RequestBody, type HttpResponseLike, type RequestFn } from '../../src/actors/dynamic-config.js';
 import { backoffDelays, DESIGN_BACKOFF } from '../../src/actors/backoff.js';
 import { silentLogger } from '../../src/log.js';
 import type { Backend } from '../../src/model/types.js';
@@ -15,7 +15,7 @@ const backends = (list: unknown[]): Backend[] => list as Backend[];
 /** A request body as one string (backends come as chunks). */
 const bodyText = (body: RequestBody | undefined): string | undefined => (body === undefined || typeof body === 'string' ? body : body.join(''));
 
-const STATUS = 'http://127.0.0.1:10246';
+const CONTROL = { socketPath: '/run/irx/control.sock', token: () => 'token' };
 const noJitter = { random: () => 0 };
 
 interface Call { method: string; url: string; body?: string; signal?: AbortSignal; at: number }
@@ -28,7 +28,7 @@ function harness(answer: (call: Call, n: number) => Observable<HttpResponseLike>
     calls.push(call);
     return answer(call, calls.length);
   };
-  const actor = createDynamicConfigActor({ statusUrl: STATUS, scheduler, logger: silentLogger(), request, backoff: noJitter });
+  const actor = createDynamicConfigActor({ control: CONTROL, scheduler, logger: silentLogger(), request, backoff: noJitter });
   return { scheduler, calls, actor };
 }
 
@@ -76,7 +76,7 @@ test('posts each present part once, in order, as JSON; 201 everywhere is success
   assert.is(at, 0);
   assert.equal({ ...result, startedAt: 0 }, { ok: true, attempts: 1, durationMs: 0, posted: ['backends', 'servers'], startedAt: 0 });
   assert.equal(h.calls.map((c) => [c.method, c.url]), [
-    ['POST', `${STATUS}/configuration/backends`], ['POST', `${STATUS}/configuration/servers`],
+    ['POST', `/configuration/backends`], ['POST', `/configuration/servers`],
   ]);
   assert.equal(JSON.parse(h.calls[0].body!), update.backends);
   assert.equal(JSON.parse(h.calls[1].body!), update.servers);
@@ -85,7 +85,7 @@ test('posts each present part once, in order, as JSON; 201 everywhere is success
 test('only the parts present are posted; nothing to post is an immediate success', () => {
   const h = harness(() => created);
   assert.equal(runActor(h, { servers: update.servers }).result.posted, ['servers']);
-  assert.equal(h.calls.map((c) => c.url), [`${STATUS}/configuration/servers`]);
+  assert.equal(h.calls.map((c) => c.url), [`/configuration/servers`]);
   const empty = runActor(harness(() => created), {});
   assert.equal({ ok: empty.result.ok, attempts: empty.result.attempts, posted: empty.result.posted }, { ok: true, attempts: 0, posted: [] });
 });
@@ -127,7 +127,7 @@ test('a request that never answers times out after timeoutMs, is aborted, and is
     calls.push({ method, url, body: bodyText(body), signal, at: scheduler.now() });
     return calls.length === 1 ? NEVER : timer(30, scheduler).pipe(map(() => ({ status: 201, body: '' })));
   };
-  const actor = createDynamicConfigActor({ statusUrl: STATUS, scheduler, logger: silentLogger(), request, backoff: noJitter, timeoutMs: 250 });
+  const actor = createDynamicConfigActor({ control: CONTROL, scheduler, logger: silentLogger(), request, backoff: noJitter, timeoutMs: 250 });
   scheduler.run(({ expectObservable }) => {
     expectObservable(actor({ backends: [] }).pipe(map((r) => `${r.ok}/${r.attempts}`))).toBe('1280ms (a|)', { a: 'true/2' });
   });
@@ -160,26 +160,26 @@ test('each update is independent (the actor keeps no state between updates)', ()
   assert.equal(runActor(h, { backends: [] }).result.attempts, 1);
 });
 
-test('waitForStatusPort polls until NGINX answers at all (404 included)', () => {
+test('waitForControl polls until NGINX answers at all (404 included)', () => {
   const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
   let n = 0;
   const request: RequestFn = () => (++n <= 3 ? throwError(() => new Error('ECONNREFUSED')) : of({ status: 404, body: '' }));
   scheduler.run(({ expectObservable }) => {
-    expectObservable(waitForStatusPort(STATUS, { scheduler, timeoutMs: 5000, request })).toBe('300ms (a|)', { a: undefined });
+    expectObservable(waitForControl(CONTROL, { scheduler, timeoutMs: 5000, request })).toBe('300ms (a|)', { a: undefined });
   });
 });
 
-test('waitForStatusPort errors with a clear message after timeoutMs', () => {
+test('waitForControl errors with a clear message after timeoutMs', () => {
   const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
   const request: RequestFn = () => throwError(() => new Error('ECONNREFUSED'));
   let failure: { message: string; at: number } | undefined;
   scheduler.run(() => {
-    waitForStatusPort(STATUS, { scheduler, timeoutMs: 2000, intervalMs: 50, request }).subscribe({
+    waitForControl(CONTROL, { scheduler, timeoutMs: 2000, intervalMs: 50, request }).subscribe({
       next: () => assert.unreachable('no answer was given'),
       error: (err: Error) => { failure = { message: err.message, at: scheduler.now() }; },
     });
   });
-  assert.equal(failure, { message: `NGINX did not answer on ${STATUS} within 2000 ms`, at: 2000 });
+  assert.equal(failure, { message: 'NGINX did not answer on unix:/run/irx/control.sock within 2000 ms', at: 2000 });
 });
 
 test.run();

@@ -46,6 +46,9 @@ filters('url validates scheme and characters', () => {
   assert.is(f.url('https://a.example.com/x?y=$host'), '"https://a.example.com/x?y=$host"');
   assert.throws(() => f.url('javascript:alert(1)', 'auth-url'), /auth-url: not an absolute/);
   assert.throws(() => f.url('http://a/"; return 200', 'auth-url'), /auth-url/);
+  assert.throws(() => f.url('http://unix:/run/control.sock:/configuration/certs', 'auth-url'), /auth-url: a URL naming a unix socket/);
+  assert.throws(() => f.url('https://Unix:/x.sock:/', 'auth-url'), /unix socket/);
+  assert.is(f.url('http://unix.example.com/'), '"http://unix.example.com/"', 'a host that only starts with unix is a host');
   assert.throws(() => f.url('http://a/ b', 'auth-url'), /auth-url/);
 });
 
@@ -82,10 +85,12 @@ filters('Lua string literal escapes everything outside a safe set', () => {
   assert.is(f.luaString('é'), '"\\195\\169"');
 });
 
-filters('snippet refuses unbalanced braces', () => {
+filters('snippet is read as NGINX reads it: no leaving its block, no reaching outside', () => {
   assert.is(f.snippet('more_set_headers "a: {";'), 'more_set_headers "a: {";');
-  assert.throws(() => f.snippet('} server {', 'server-snippet'), /server-snippet: unbalanced/);
-  assert.throws(() => f.snippet('location / {', 'server-snippet'), /server-snippet: unbalanced/);
+  assert.throws(() => f.snippet('} server {', 'server-snippet'), /server-snippet: line 1: closes a block it did not open/);
+  assert.throws(() => f.snippet('location / {', 'server-snippet'), /server-snippet: line 1: leaves a block open/);
+  assert.throws(() => f.snippet('set $a ${${;\n} }\nserver { location /y {\nset $b z}z};', 'configuration-snippet'), /configuration-snippet: line 2: closes a block/);
+  assert.throws(() => f.snippet('include /etc/passwd;', 'server-snippet'), /"include" reads another file/);
 });
 
 filters.run();
@@ -132,7 +137,12 @@ golden('the Lua wiring contract is rendered as agreed', () => {
   const text = newRenderer().render(goldenConfigurations().minimal!, RUNTIME);
   assert.ok(text.indexOf('load_module "/usr/lib/nginx/modules/ndk_http_module.so";') < text.indexOf('ngx_http_lua_module.so'));
   assert.ok(text.includes('lua_package_path "/opt/ingress-rx/lua/?.lua;;";'));
-  assert.ok(text.includes('configuration.prohibited_localhost_port = "10246"'));
+  // The control server: a unix socket in the prefix, the token read from its file (never in nginx.conf).
+  assert.ok(text.includes('control.load_token("/var/lib/ingress-rx/run/control.token")'));
+  assert.ok(text.includes('listen "unix:/var/lib/ingress-rx/run/control.sock";'));
+  assert.not.match(text, /listen [^;]*10246/);
+  assert.ok(/access_by_lua_block \{\s+control\.authorize\(\)\s+\}/.test(text));
+  assert.ok(text.includes('address_policy.configure({ allow = { }, own_ports = { }, default_server_port = 8181 })'));
   assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false })'));
   assert.ok(/init_worker_by_lua_block \{\s+lua_ingress.init_worker\(\)\s+balancer.init_worker\(\)\s+\}/.test(text));
   // Constants where the model knows them: the backend name, the host of a one-name server; no

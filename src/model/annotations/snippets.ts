@@ -1,8 +1,9 @@
 // snippets group: raw NGINX configuration from the Ingress (configuration-snippet for its
 // locations, server-snippet for its server). Refused unless allow-snippet-annotations is true
-// and annotations-risk-level is Critical; even then a snippet must keep its braces balanced so
-// it cannot close the block it is put in.
+// and annotations-risk-level is Critical; even then a snippet is read as NGINX reads it
+// (../snippet-check.ts) and refused if it leaves its block or reaches outside the Ingress.
 import { InvalidValue, type Check } from '../validate.js';
+import { snippetProblem } from '../snippet-check.js';
 import { annotationReader, type AnnotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
 
@@ -13,25 +14,14 @@ const keys = {
 
 export const MAX_SNIPPET_LENGTH = 64 * 1024;
 
-/** Raw NGINX directives: no NUL, bounded length, braces balanced outside quotes. */
+/** Raw NGINX directives: no NUL, bounded length, and a structure that stays in its block. */
 export const snippet: Check<string> = (raw) => {
   if (raw.length > MAX_SNIPPET_LENGTH) throw new InvalidValue(`snippet is ${raw.length} characters long (at most ${MAX_SNIPPET_LENGTH})`);
   // Tabs and newlines are layout; any other control character is refused (the renderer would).
   const ctrl = /[\u0000-\u0008\u000b-\u001f\u007f]/.exec(raw);
   if (ctrl) throw new InvalidValue(`snippet contains the control character \\x${ctrl[0].charCodeAt(0).toString(16).padStart(2, '0')}`);
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i];
-    if (c === '\\') { i++; continue; }
-    if (quote !== null) { if (c === quote) quote = null; continue; }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === '#') { const nl = raw.indexOf('\n', i); i = nl < 0 ? raw.length : nl; }
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth < 0) throw new InvalidValue('snippet closes a block it did not open');
-  }
-  if (quote !== null) throw new InvalidValue('snippet has an unterminated quote');
-  if (depth !== 0) throw new InvalidValue('snippet leaves a block open');
+  const problem = snippetProblem(raw);
+  if (problem) throw new InvalidValue(`snippet ${problem}`);
   return raw;
 };
 

@@ -133,6 +133,13 @@ export function defaultSettings(): NginxSettings {
     logFormatEscapeNone: false,
     skipAccessLogUrls: [],
     enableAccessLogForDefaultBackend: false,
+    enableAuthAccessLog: false,
+    accessLogPath: '',
+    httpAccessLogPath: '',
+    streamAccessLogPath: '',
+    errorLogPath: '',
+    disableHttpAccessLog: false,
+    disableStreamAccessLog: false,
     errorLogLevel: 'notice',
     serverTokens: false,
 

@@ -91,6 +91,15 @@ const mapPattern: Check<string> = (raw) => {
   return v;
 };
 
+/** A log file: an absolute path of plain characters (NGINX's master opens it, as root in a cluster). */
+const logPath: Check<string> = (raw) => {
+  const v = raw.trim();
+  if (v.length > 1024 || !/^\/[A-Za-z0-9._/-]*$/.test(v) || /(^|\/)\.\.(\/|$)/.test(v)) {
+    throw new InvalidValue(`"${preview(v)}" is not an absolute path of letters, digits, '.', '_', '-' and '/' (without '..')`);
+  }
+  return v;
+};
+
 /** log-format-upstream is rendered inside single quotes: no `'`, backslash or control characters. */
 const logFormat: Check<string> = (raw) => {
   if (raw.length > MAX_VALUE_LENGTH) throw new InvalidValue(`value is ${raw.length} characters long (at most ${MAX_VALUE_LENGTH})`);
@@ -215,10 +224,17 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   // logs
   { ...key('disable-access-log', 'enableAccessLog', (raw) => !bool(raw), BOOL, 'Turn the access log off (annotation enable-access-log overrides per location).'), defaultText: 'false' },
   key('enable-access-log-for-default-backend', 'enableAccessLogForDefaultBackend', bool, BOOL, 'Log requests answered by the default backend.'),
+  key('enable-auth-access-log', 'enableAuthAccessLog', bool, BOOL, 'Log the subrequests of external authentication (auth-url).'),
   key('log-format-upstream', 'logFormatUpstream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format.'),
   key('log-format-escape-json', 'logFormatEscapeJson', bool, BOOL, 'escape=json in the log format.'),
   key('log-format-escape-none', 'logFormatEscapeNone', bool, BOOL, 'escape=none in the log format.'),
   key('skip-access-log-urls', 'skipAccessLogUrls', commaList(uriPath), 'comma-separated paths', 'Paths not logged.'),
+  key('access-log-path', 'accessLogPath', logPath, 'absolute path', 'Access log of the http and stream contexts (default: logs/access.log under the NGINX prefix).'),
+  key('http-access-log-path', 'httpAccessLogPath', logPath, 'absolute path', 'Access log of the http context; overrides access-log-path.'),
+  key('stream-access-log-path', 'streamAccessLogPath', logPath, 'absolute path', 'Access log of the stream context (TCP/UDP services); overrides access-log-path.'),
+  key('error-log-path', 'errorLogPath', logPath, 'absolute path', 'Error log (default: logs/error.log under the NGINX prefix).'),
+  key('disable-http-access-log', 'disableHttpAccessLog', bool, BOOL, 'Turn the access log of the http context off.'),
+  key('disable-stream-access-log', 'disableStreamAccessLog', bool, BOOL, 'Turn the access log of the stream context off.'),
   key('error-log-level', 'errorLogLevel', oneOf(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg'] as const), 'debug … emerg', 'error_log level.'),
   key('use-geoip2', 'useGeoip2', bool, BOOL, 'Load the GeoIP2 module and databases.'),
 ];

@@ -138,6 +138,14 @@ export interface NginxSettings {
   logFormatEscapeNone: boolean;
   skipAccessLogUrls: string[];
   enableAccessLogForDefaultBackend: boolean;
+  enableAuthAccessLog: boolean;
+  /** Log files; '' means the runtime's (under the NGINX prefix). http/stream paths override accessLogPath. */
+  accessLogPath: string;
+  httpAccessLogPath: string;
+  streamAccessLogPath: string;
+  errorLogPath: string;
+  disableHttpAccessLog: boolean;
+  disableStreamAccessLog: boolean;
   errorLogLevel: 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
   serverTokens: boolean;
 

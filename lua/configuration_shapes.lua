@@ -1,0 +1,184 @@
+-- The shapes the controller POSTs to the configuration endpoint (src/model/payload.ts): a body of
+-- any other shape is refused with the first problem found, before anything is stored, so the
+-- running balancers and certificates keep what they had. Unknown fields are allowed (newer
+-- controllers may send more); JSON null stands for an absent optional field.
+local cjson = require("cjson.safe")
+local null = cjson.null
+local type, pairs, ipairs, tostring, floor = type, pairs, ipairs, tostring, math.floor
+
+local _M = {}
+
+local MAX_NAME = 1024
+
+local function absent(v)
+  return v == nil or v == null
+end
+
+--- A JSON array as cjson decodes it: keys 1..n and nothing else.
+local function is_array(t)
+  if type(t) ~= "table" then return false end
+  local n, count = #t, 0
+  for k in pairs(t) do
+    if type(k) ~= "number" or k < 1 or k > n or floor(k) ~= k then return false end
+    count = count + 1
+  end
+  return count == n
+end
+
+local function is_object(t)
+  if type(t) ~= "table" then return false end
+  for k in pairs(t) do
+    if type(k) ~= "string" then return false end
+  end
+  return true
+end
+
+local function valid_port(p)
+  if type(p) == "string" then
+    if not p:match("^%d%d?%d?%d?%d?$") then return false end
+    p = tonumber(p)
+  end
+  return type(p) == "number" and floor(p) == p and p >= 1 and p <= 65535
+end
+
+local function optional(value, check, what)
+  if absent(value) then return nil end
+  return check(value, what)
+end
+
+local function object_check(v, what)
+  if not is_object(v) then return what .. " must be a JSON object" end
+end
+
+local function string_check(v, what)
+  if type(v) ~= "string" then return what .. " must be a string" end
+end
+
+local function boolean_check(v, what)
+  if type(v) ~= "boolean" then return what .. " must be true or false" end
+end
+
+local function endpoint_problem(e, where)
+  if not is_object(e) then return where .. " must be a JSON object" end
+  if type(e.address) ~= "string" or e.address == "" or #e.address > 255 then
+    return where .. ".address must be a non-empty string"
+  end
+  if not valid_port(e.port) then return where .. ".port must be a port number (1-65535)" end
+end
+
+local function service_problem(s, where)
+  if not is_object(s) then return where .. " must be a JSON object or null" end
+  if not absent(s.spec) then
+    if not is_object(s.spec) then return where .. ".spec must be a JSON object" end
+    local p = optional(s.spec.type, string_check, where .. ".spec.type")
+      or optional(s.spec.externalName, string_check, where .. ".spec.externalName")
+    if p then return p end
+  end
+  if not absent(s.metadata) and not is_object(s.metadata) then return where .. ".metadata must be a JSON object" end
+end
+
+local function traffic_shaping_problem(t, where)
+  if not is_object(t) then return where .. " must be a JSON object" end
+  for _, key in ipairs({ "weight", "weightTotal" }) do
+    local v = t[key]
+    if not absent(v) and (type(v) ~= "number" or v < 0) then return where .. "." .. key .. " must be a number >= 0" end
+  end
+  for _, key in ipairs({ "header", "headerValue", "headerPattern", "cookie" }) do
+    local p = optional(t[key], string_check, where .. "." .. key)
+    if p then return p end
+  end
+end
+
+local function backend_problem(b, where)
+  if not is_object(b) then return where .. " must be a JSON object" end
+  if type(b.name) ~= "string" or b.name == "" or #b.name > MAX_NAME then
+    return where .. ".name must be a non-empty string"
+  end
+  where = where .. " (" .. b.name .. ")"
+  if not absent(b.endpoints) then
+    if not is_array(b.endpoints) then return where .. ".endpoints must be a JSON array" end
+    for i, e in ipairs(b.endpoints) do
+      local p = endpoint_problem(e, where .. ".endpoints[" .. (i - 1) .. "]")
+      if p then return p end
+    end
+  end
+  if not absent(b.port) and type(b.port) ~= "string" and type(b.port) ~= "number" then
+    return where .. ".port must be a string or a number"
+  end
+  if not absent(b.alternativeBackends) then
+    if not is_array(b.alternativeBackends) then return where .. ".alternativeBackends must be a JSON array" end
+    for i, name in ipairs(b.alternativeBackends) do
+      if type(name) ~= "string" then return where .. ".alternativeBackends[" .. (i - 1) .. "] must be a string" end
+    end
+  end
+  return optional(b.service, service_problem, where .. ".service")
+    or optional(b.sessionAffinityConfig, object_check, where .. ".sessionAffinityConfig")
+    or optional(b.upstreamHashByConfig, object_check, where .. ".upstreamHashByConfig")
+    or optional(b.trafficShapingPolicy, traffic_shaping_problem, where .. ".trafficShapingPolicy")
+    or optional(b.sslPassthrough, boolean_check, where .. ".sslPassthrough")
+    or optional(b.noServer, boolean_check, where .. ".noServer")
+    or optional(b["load-balance"], string_check, where .. ".load-balance")
+end
+
+--- The problem with a decoded backends list, or nil.
+function _M.backends_problem(list)
+  if not is_array(list) then return "expected a JSON array of backends" end
+  local seen = {}
+  for i, b in ipairs(list) do
+    local p = backend_problem(b, "[" .. (i - 1) .. "]")
+    if p then return p end
+    if seen[b.name] then return "[" .. (i - 1) .. "]: backend " .. b.name .. " appears twice" end
+    seen[b.name] = true
+  end
+  return nil
+end
+
+local function valid_hostname(h)
+  return type(h) == "string" and #h > 0 and #h <= 253 and h:match("^[%w%.%-%*_]+$") ~= nil
+end
+
+--- The problem with a decoded servers payload, or nil. `known(uid)` says whether a certificate
+--- uid is stored already (a payload may name one it does not carry again).
+function _M.servers_problem(payload, empty_uid, known)
+  if not is_object(payload) then return "expected a JSON object" end
+  local certificates = absent(payload.certificates) and {} or payload.certificates
+  local servers = absent(payload.servers) and {} or payload.servers
+  if not is_object(certificates) or not is_object(servers) then
+    return "certificates and servers must be JSON objects"
+  end
+  for uid, pem in pairs(certificates) do
+    if type(uid) ~= "string" or uid == "" or uid == empty_uid or type(pem) ~= "string" then
+      return "certificates must map uid to PEM strings"
+    end
+    if not pem:find("-----BEGIN CERTIFICATE-----", 1, true) or not pem:find("PRIVATE KEY-----", 1, true) then
+      return "certificate " .. uid .. " is not a PEM certificate followed by its private key"
+    end
+  end
+  for hostname, uid in pairs(servers) do
+    if not valid_hostname(hostname) or type(uid) ~= "string" then
+      return "servers must map host names to uid strings"
+    end
+    if uid ~= empty_uid and certificates[uid] == nil and not known(uid) then
+      return "server " .. hostname .. " names certificate " .. uid .. ", which is neither posted nor stored"
+    end
+  end
+  return nil
+end
+
+--- The problem with a decoded general document, or nil: an object of scalar settings.
+function _M.general_problem(doc)
+  if not is_object(doc) then return "expected a JSON object" end
+  for k, v in pairs(doc) do
+    local t = type(v)
+    if t ~= "string" and t ~= "number" and t ~= "boolean" then
+      return "setting " .. tostring(k) .. " must be a string, number or boolean"
+    end
+  end
+  local pods = doc.controllerPodsCount
+  if pods ~= nil and (type(pods) ~= "number" or pods < 0 or floor(pods) ~= pods) then
+    return "controllerPodsCount must be a whole number >= 0"
+  end
+  return nil
+end
+
+return _M

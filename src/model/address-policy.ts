@@ -1,0 +1,209 @@
+// The upstream address policy: endpoint addresses and ExternalName targets are normalised from
+// every spelling a resolver or NGINX accepts, then refused when they point back at the node
+// (loopback, unspecified) or at link-local services (cloud metadata), unless the operator allows
+// that class. lua/address_policy.lua applies the same rules to what DNS answers at request time.
+
+export type AddressClass = 'loopback' | 'unspecified' | 'link-local';
+
+export const ADDRESS_CLASSES: readonly AddressClass[] = ['loopback', 'unspecified', 'link-local'];
+
+export interface AddressPolicy {
+  /** Node-local classes allowed as upstreams (none by default). */
+  allow: ReadonlySet<AddressClass>;
+  /**
+   * The controller's own listening ports: refused on loopback and unspecified addresses even
+   * where those are allowed (local mode), so no Ingress routes into the controller or NGINX itself.
+   */
+  ownPorts: ReadonlySet<number>;
+}
+
+export const STRICT_ADDRESS_POLICY: AddressPolicy = { allow: new Set(), ownPorts: new Set() };
+
+export interface ParsedAddress {
+  family: 4 | 6;
+  /** The one spelling NGINX is given: dotted decimal, or RFC 5952 IPv6 (with its zone, if any). */
+  canonical: string;
+  /** The class that decides, null for an ordinary address. */
+  class: AddressClass | null;
+}
+
+/** One IPv4 part as inet_aton reads it: 0x… hexadecimal, 0… octal, else decimal. */
+function ipv4Part(p: string): number | null {
+  if (/^0[xX][0-9a-fA-F]+$/.test(p)) return p.length > 10 ? null : parseInt(p.slice(2), 16);
+  if (/^0[0-7]*$/.test(p)) return p.length > 12 ? null : parseInt(p, 8);
+  if (/^[1-9][0-9]*$/.test(p)) return p.length > 10 ? null : Number(p);
+  return null;
+}
+
+/** inet_aton's IPv4 forms: a.b.c.d, a.b.c (c: 16 bits), a.b (b: 24 bits), a (32 bits). */
+function parseIPv4(s: string): number[] | null {
+  const parts = s.split('.');
+  if (parts.length > 4) return null;
+  const values: number[] = [];
+  for (const p of parts) {
+    const v = ipv4Part(p);
+    if (v === null) return null;
+    values.push(v);
+  }
+  const lastBits = 8 * (5 - values.length);
+  const last = values.pop()!;
+  if (values.some((v) => v > 255) || last >= 2 ** lastBits) return null;
+  const bytes = [...values];
+  for (let shift = lastBits - 8; shift >= 0; shift -= 8) bytes.push(Math.floor(last / 2 ** shift) % 256);
+  return bytes;
+}
+
+/** Eight 16-bit groups, an embedded dotted IPv4 allowed at the end; null if not IPv6. */
+function parseIPv6(s: string): number[] | null {
+  if (!/^[0-9a-fA-F:.]+$/.test(s)) return null;
+  let text = s;
+  const tail: number[] = [];
+  const lastColon = text.lastIndexOf(':');
+  if (lastColon < 0) return null;
+  if (text.slice(lastColon + 1).includes('.')) {
+    // Only strict dotted decimal here, as inet_pton reads it.
+    const v4 = text.slice(lastColon + 1).split('.');
+    if (v4.length !== 4 || v4.some((p) => !/^(0|[1-9][0-9]{0,2})$/.test(p) || Number(p) > 255)) return null;
+    tail.push(Number(v4[0]) * 256 + Number(v4[1]), Number(v4[2]) * 256 + Number(v4[3]));
+    text = `${text.slice(0, lastColon + 1)}x`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const groups = (h: string): string[] => (h === '' ? [] : h.split(':'));
+  const head = groups(halves[0]!);
+  const rest = halves.length === 2 ? groups(halves[1]!) : [];
+  const words: number[] = [];
+  const read = (list: string[]): boolean => {
+    for (const g of list) {
+      if (g === 'x') { words.push(...tail); continue; }
+      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return false;
+      words.push(parseInt(g, 16));
+    }
+    return true;
+  };
+  if (!read(head)) return null;
+  const before = words.length;
+  if (!read(rest)) return null;
+  if (halves.length === 2) {
+    const missing = 8 - words.length;
+    if (missing < 1) return null;
+    words.splice(before, 0, ...new Array<number>(missing).fill(0));
+  }
+  return words.length === 8 ? words : null;
+}
+
+function ipv4Class(b: readonly number[]): AddressClass | null {
+  if (b[0] === 127) return 'loopback';
+  if (b[0] === 0) return 'unspecified';
+  if (b[0] === 169 && b[1] === 254) return 'link-local';
+  return null;
+}
+
+function ipv6Class(w: readonly number[]): AddressClass | null {
+  const zeroUpTo = (n: number) => w.slice(0, n).every((x) => x === 0);
+  if (zeroUpTo(7) && w[7] === 1) return 'loopback';
+  if ((w[0]! & 0xffc0) === 0xfe80) return 'link-local';
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d,
+  // :: itself): judged by the IPv4 address inside.
+  const mapped = zeroUpTo(5) && w[5] === 0xffff;
+  const translated = zeroUpTo(4) && w[4] === 0xffff && w[5] === 0;
+  if (mapped || translated || zeroUpTo(6)) return ipv4Class([w[6]! >> 8, w[6]! & 0xff, w[7]! >> 8, w[7]! & 0xff]);
+  return null;
+}
+
+/** RFC 5952: lower case, no leading zeros, the longest run (2+) of zero groups as `::`. */
+function formatIPv6(w: readonly number[]): string {
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8;) {
+    if (w[i] !== 0) { i++; continue; }
+    let j = i;
+    while (j < 8 && w[j] === 0) j++;
+    if (j - i > bestLen) { best = i; bestLen = j - i; }
+    i = j;
+  }
+  const hex = (list: readonly number[]) => list.map((x) => x.toString(16)).join(':');
+  const mappedV4 = w.slice(0, 5).every((x) => x === 0) && w[5] === 0xffff;
+  if (mappedV4) return `::ffff:${w[6]! >> 8}.${w[6]! & 0xff}.${w[7]! >> 8}.${w[7]! & 0xff}`;
+  if (best < 0) return hex(w);
+  return `${hex(w.slice(0, best))}::${hex(w.slice(best + bestLen))}`;
+}
+
+/**
+ * An IP address in any spelling (inet_aton's IPv4 forms, IPv6 with brackets, an embedded IPv4,
+ * a zone id), or null. A single trailing dot is read as a resolver would read the name.
+ */
+export function parseAddress(raw: string): ParsedAddress | null {
+  let s = raw.trim();
+  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
+  if (s.endsWith('.') && !s.includes(':')) s = s.slice(0, -1);
+  if (s === '') return null;
+  if (!s.includes(':')) {
+    const b = parseIPv4(s);
+    return b ? { family: 4, canonical: b.join('.'), class: ipv4Class(b) } : null;
+  }
+  const zoneAt = s.indexOf('%');
+  const zone = zoneAt >= 0 ? s.slice(zoneAt) : '';
+  if (zone !== '' && !/^%[A-Za-z0-9_.-]{1,64}$/.test(zone)) return null;
+  const w = parseIPv6(zoneAt >= 0 ? s.slice(0, zoneAt) : s);
+  return w ? { family: 6, canonical: formatIPv6(w) + zone, class: ipv6Class(w) } : null;
+}
+
+/** `localhost`, `localhost.` and names under it: resolvers answer them with loopback (RFC 6761). */
+export function isLocalhostName(name: string): boolean {
+  const n = name.trim().toLowerCase().replace(/\.$/, '');
+  return n === 'localhost' || n.endsWith('.localhost');
+}
+
+export type AddressVerdict =
+  | { ok: true; address: string }
+  | { ok: false; reason: string };
+
+function judgeClass(policy: AddressPolicy, cls: AddressClass | null, port: string): string | null {
+  if (cls === null) return null;
+  if (!policy.allow.has(cls)) return `a ${cls} address (allowed only with --allow-upstream-addresses=${cls})`;
+  if ((cls === 'loopback' || cls === 'unspecified') && policy.ownPorts.has(Number(port))) {
+    return `port ${port} of this node is one of the controller's own listeners`;
+  }
+  return null;
+}
+
+/** An EndpointSlice (or ClusterIP) address: an IP address the policy allows, in its canonical spelling. */
+export function judgeEndpointAddress(policy: AddressPolicy, address: string, port: string): AddressVerdict {
+  const parsed = parseAddress(address);
+  if (!parsed) return { ok: false, reason: 'not an IP address' };
+  const refused = judgeClass(policy, parsed.class, port);
+  return refused ? { ok: false, reason: refused } : { ok: true, address: parsed.canonical };
+}
+
+/**
+ * An ExternalName target: an address in any spelling is judged as one (and given to NGINX
+ * canonical), a localhost name as loopback; any other name is left to DNS, whose answers Lua
+ * judges.
+ */
+export function judgeExternalName(policy: AddressPolicy, name: string, port: string): AddressVerdict {
+  const parsed = parseAddress(name);
+  if (parsed) {
+    const refused = judgeClass(policy, parsed.class, port);
+    return refused ? { ok: false, reason: refused } : { ok: true, address: parsed.canonical };
+  }
+  if (isLocalhostName(name)) {
+    const refused = judgeClass(policy, 'loopback', port);
+    return refused ? { ok: false, reason: refused } : { ok: true, address: '127.0.0.1' };
+  }
+  return { ok: true, address: name };
+}
+
+/** `--allow-upstream-addresses`: a comma-separated list of classes (`loopback,link-local`), or empty. */
+export function parseAllowedClasses(text: string): Set<AddressClass> | { error: string } {
+  const out = new Set<AddressClass>();
+  for (const raw of text.split(',')) {
+    const name = raw.trim();
+    if (name === '') continue;
+    if (!(ADDRESS_CLASSES as readonly string[]).includes(name)) {
+      return { error: `"${name}" is not an address class (${ADDRESS_CLASSES.join(', ')})` };
+    }
+    out.add(name as AddressClass);
+  }
+  return out;
+}

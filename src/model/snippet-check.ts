@@ -1,0 +1,208 @@
+// Snippet structure as NGINX will read it: a tokenizer that follows NGINX's configuration lexer
+// (ngx_conf_read_token: words, quotes, backslash escapes, `${…}` variables, `#` comments) and the
+// Lua module's for `*_by_lua_block` bodies (strings, long brackets, `--` comments), so a snippet
+// is judged by the blocks NGINX sees, not by counting characters. A snippet must stay inside the
+// block it is put in, end its last directive, and not use directives that reach outside the
+// Ingress (new top-level blocks, other files, the node).
+
+/** Directives a snippet may not use, with why. */
+const REFUSED: ReadonlyArray<[RegExp, string]> = [
+  [/^(server|http|stream|events|mail|upstream|types)$/, 'opens a block that belongs outside an Ingress'],
+  [/^include$/, 'reads another file'],
+  [/^load_module$/, 'loads an NGINX module'],
+  [/^ssl_engine$/, 'loads an OpenSSL engine'],
+  [/_by_lua(_block)?_file$|^lua_package_c?path$|_by_lua_file$/, 'loads Lua from a file'],
+];
+
+export interface SnippetDirective {
+  name: string;
+  args: string[];
+  /** 1-based line of the directive's name. */
+  line: number;
+}
+
+export class SnippetProblem extends Error {
+  constructor(readonly line: number, message: string) {
+    super(`line ${line}: ${message}`);
+    this.name = 'SnippetProblem';
+  }
+}
+
+const SPACE = new Set([' ', '\t', '\r', '\n']);
+
+/** A word's value as NGINX stores it: `\"`, `\'`, `\\` unescaped, `\t`, `\r`, `\n` made characters. */
+function unescape(raw: string): string {
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === '\\' && i + 1 < raw.length) {
+      const n = raw[i + 1]!;
+      if (n === '"' || n === "'" || n === '\\') { out += n; i++; continue; }
+      if (n === 't') { out += '\t'; i++; continue; }
+      if (n === 'r') { out += '\r'; i++; continue; }
+      if (n === 'n') { out += '\n'; i++; continue; }
+    }
+    out += c;
+  }
+  return out;
+}
+
+/** `[`, `=`*, `[` at `at`: the level of a Lua long bracket, or -1. */
+function longBracket(text: string, at: number): number {
+  if (text[at] !== '[') return -1;
+  let i = at + 1;
+  while (text[i] === '=') i++;
+  return text[i] === '[' ? i - at - 1 : -1;
+}
+
+/**
+ * The Lua module's reading of a `*_by_lua_block` body starting after its `{`: returns the index
+ * just after the `}` that closes it.
+ */
+function skipLuaBlock(text: string, from: number, lineAt: (i: number) => number): number {
+  let depth = 0;
+  let i = from;
+  const closeLong = (start: number, level: number): number => {
+    const end = text.indexOf(`]${'='.repeat(level)}]`, start);
+    if (end < 0) throw new SnippetProblem(lineAt(start), 'a Lua long string or comment is never closed');
+    return end + level + 2;
+  };
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '-' && text[i + 1] === '-') {
+      const level = longBracket(text, i + 2);
+      if (level >= 0) { i = closeLong(i + level + 4, level); continue; }
+      const nl = text.indexOf('\n', i);
+      i = nl < 0 ? text.length : nl + 1;
+      continue;
+    }
+    if (c === '[') {
+      const level = longBracket(text, i);
+      if (level >= 0) { i = closeLong(i + level + 2, level); continue; }
+    }
+    if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) {
+        if (text[j] === '\n') throw new SnippetProblem(lineAt(j), 'a Lua string runs past the end of its line');
+        j += text[j] === '\\' ? 2 : 1;
+      }
+      if (j >= text.length) throw new SnippetProblem(lineAt(i), 'a Lua string is never closed');
+      i = j + 1;
+      continue;
+    }
+    if (c === '{') depth++;
+    else if (c === '}') {
+      if (depth === 0) return i + 1;
+      depth--;
+    }
+    i++;
+  }
+  throw new SnippetProblem(lineAt(from), 'a Lua block is never closed');
+}
+
+/**
+ * The directives of a snippet, in order, as NGINX reads them; throws a SnippetProblem when the
+ * snippet would leave its block, ends inside a directive, or would not parse.
+ */
+export function readSnippet(text: string): SnippetDirective[] {
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  const lineAt = (pos: number): number => {
+    let lo = 0;
+    let hi = lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (lineStarts[mid]! <= pos) lo = mid; else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+  const out: SnippetDirective[] = [];
+  let args: string[] = [];
+  let argsLine = 1;
+  let depth = 0;
+  const finish = (at: number, block: boolean): void => {
+    if (args.length === 0) throw new SnippetProblem(lineAt(at), `unexpected "${block ? '{' : ';'}"`);
+    out.push({ name: args[0]!, args: args.slice(1), line: argsLine });
+    args = [];
+  };
+
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i]!;
+    if (SPACE.has(c)) { i++; continue; }
+    if (c === '#') {
+      const nl = text.indexOf('\n', i);
+      i = nl < 0 ? n : nl + 1;
+      continue;
+    }
+    if (c === ';' || c === '{') {
+      finish(i, c === '{');
+      i++;
+      if (c === '{') {
+        const last = out[out.length - 1]!;
+        if (last.name.endsWith('_by_lua_block')) i = skipLuaBlock(text, i, lineAt);
+        else depth++;
+      }
+      continue;
+    }
+    if (c === '}') {
+      if (args.length > 0) throw new SnippetProblem(lineAt(i), 'unexpected "}" inside a directive');
+      if (depth === 0) throw new SnippetProblem(lineAt(i), 'closes a block it did not open');
+      depth--;
+      i++;
+      continue;
+    }
+    if (args.length === 0) argsLine = lineAt(i);
+    const start = i;
+    if (c === '"' || c === "'") {
+      // A quoted word: backslash escapes the next character; whitespace, `;`, `{` or `)` must follow.
+      let j = i + 1;
+      while (j < n && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
+      if (j >= n) throw new SnippetProblem(lineAt(i), 'a quoted string is never closed');
+      args.push(unescape(text.slice(i + 1, j)));
+      i = j + 1;
+      if (i < n && !SPACE.has(text[i]!) && text[i] !== ';' && text[i] !== '{' && text[i] !== ')') {
+        throw new SnippetProblem(lineAt(i), `unexpected "${text[i]}" after a quoted string`);
+      }
+      continue;
+    }
+    // A word: ends at whitespace, `;` or `{` (not at `}`, and not at the `{` of `${`);
+    // a backslash escapes the next character.
+    let variable = false;
+    let j = i;
+    for (; j < n; j++) {
+      const d = text[j]!;
+      if (d === '{' && variable) { variable = false; continue; }
+      variable = false;
+      if (d === '\\') { j++; continue; }
+      if (d === '$') { variable = true; continue; }
+      if (SPACE.has(d) || d === ';' || d === '{') break;
+    }
+    args.push(unescape(text.slice(start, Math.min(j, n))));
+    i = j;
+  }
+  if (args.length > 0) throw new SnippetProblem(lineAt(n), `the last directive "${args[0]}" is not ended with ";"`);
+  if (depth > 0) throw new SnippetProblem(lineAt(n), 'leaves a block open');
+  return out;
+}
+
+/** Why a snippet may not be used, or null; the reason names the line. */
+export function snippetProblem(text: string): string | null {
+  let directives: SnippetDirective[];
+  try {
+    directives = readSnippet(text);
+  } catch (err) {
+    if (err instanceof SnippetProblem) return err.message;
+    throw err;
+  }
+  for (const d of directives) {
+    for (const [re, why] of REFUSED) {
+      if (re.test(d.name)) return `line ${d.line}: "${d.name.slice(0, 60)}" ${why}`;
+    }
+    if (d.args.some((a) => /^unix:/i.test(a.trim()) || /:\/\/unix:/i.test(a))) {
+      return `line ${d.line}: "${d.name.slice(0, 60)}" names a unix socket`;
+    }
+  }
+  return null;
+}

@@ -133,6 +133,28 @@ hostRules('a wildcard host matches one DNS label, not two and not none', async (
 
 const pathRules = suite('path rules');
 
+const PATH_CASES: Array<[string, string, number, string?]> = [
+  ['exact-path-rules', '/foo', 200, 'foo-exact'],
+  ['exact-path-rules', '/foo/', 404],
+  ['exact-path-rules', '/FOO', 404],
+  ['exact-path-rules', '/bar', 404],
+  ['prefix-path-rules', '/foo', 200, 'foo-prefix'],
+  ['prefix-path-rules', '/foo/', 200, 'foo-prefix'],
+  ['prefix-path-rules', '/FOO', 404],
+  ['prefix-path-rules', '/aaa/bbb', 200, 'aaa-slash-bbb-prefix'],
+  ['prefix-path-rules', '/aaa/bbb/ccc', 200, 'aaa-slash-bbb-prefix'],
+  ['prefix-path-rules', '/aaa/ccc', 200, 'aaa-prefix'],
+  ['prefix-path-rules', '/aaaccc', 404],
+  ['mixed-path-rules', '/foo', 200, 'foo-exact'],
+  ['mixed-path-rules', '/foo/x', 200, 'foo-prefix'],
+  ['trailing-slash-path-rules', '/aaa/bbb', 200, 'aaa-slash-bbb-slash-prefix'],
+  ['trailing-slash-path-rules', '/aaa/bbb/', 200, 'aaa-slash-bbb-slash-prefix'],
+  ['trailing-slash-path-rules', '/foo', 404],
+  // Not in the feature: the same precedence across two Ingresses (the Prefix one older).
+  ['mixed-path-rules', '/bar', 200, 'foo-exact'],
+  ['mixed-path-rules', '/bar/x', 200, 'older-prefix'],
+];
+
 pathRules.before(async () => {
   ctl.write('path-rules.json', [
     ing('path-rules', {
@@ -147,32 +169,12 @@ pathRules.before(async () => {
     ing('older-prefix', { rules: [rule('mixed-path-rules', [['/bar', 'Prefix', 'older-prefix']])] }, '2024-01-01T00:00:00Z'),
     ing('newer-exact', { rules: [rule('mixed-path-rules', [['/bar', 'Exact', 'foo-exact']])] }, '2024-01-03T00:00:00Z'),
   ]);
-  await ctl.until('trailing-slash-path-rules', '/foo/', (r) => r.status === 200);
+  // Every route that answers 200 in the feature, so no scenario runs before its backend is there.
+  for (const [host, path, status] of PATH_CASES) if (status === 200) await ctl.until(host, path, (r) => r.status === 200);
 });
 
 pathRules('each scenario of path_rules.feature', async () => {
-  const cases: Array<[string, string, number, string?]> = [
-    ['exact-path-rules', '/foo', 200, 'foo-exact'],
-    ['exact-path-rules', '/foo/', 404],
-    ['exact-path-rules', '/FOO', 404],
-    ['exact-path-rules', '/bar', 404],
-    ['prefix-path-rules', '/foo', 200, 'foo-prefix'],
-    ['prefix-path-rules', '/foo/', 200, 'foo-prefix'],
-    ['prefix-path-rules', '/FOO', 404],
-    ['prefix-path-rules', '/aaa/bbb', 200, 'aaa-slash-bbb-prefix'],
-    ['prefix-path-rules', '/aaa/bbb/ccc', 200, 'aaa-slash-bbb-prefix'],
-    ['prefix-path-rules', '/aaa/ccc', 200, 'aaa-prefix'],
-    ['prefix-path-rules', '/aaaccc', 404],
-    ['mixed-path-rules', '/foo', 200, 'foo-exact'],
-    ['mixed-path-rules', '/foo/x', 200, 'foo-prefix'],
-    ['trailing-slash-path-rules', '/aaa/bbb', 200, 'aaa-slash-bbb-slash-prefix'],
-    ['trailing-slash-path-rules', '/aaa/bbb/', 200, 'aaa-slash-bbb-slash-prefix'],
-    ['trailing-slash-path-rules', '/foo', 404],
-    // Not in the feature: the same precedence across two Ingresses (the Prefix one older).
-    ['mixed-path-rules', '/bar', 200, 'foo-exact'],
-    ['mixed-path-rules', '/bar/x', 200, 'older-prefix'],
-  ];
-  for (const [host, path, status, by] of cases) {
+  for (const [host, path, status, by] of PATH_CASES) {
     const r = await get(host, path);
     assert.is(r.status, status, `${host}${path}`);
     if (by) assert.is(servedBy(r), by, `${host}${path}`);

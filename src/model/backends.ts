@@ -1,7 +1,7 @@
 // Backend (upstream) objects: policies from the Ingress that uses a backend first, endpoints
 // from the Service, canary traffic shaping and alternative backends. Pure constructors; the
 // builder memoises them.
-import type { ParsedAnnotations } from './annotations/types.js';
+import type { ParsedAnnotations } from './annotations/index.js';
 import type { Backend, BackendService, CookieSessionAffinity, Endpoint, SessionAffinityConfig, TrafficShapingPolicy, UpstreamHashByConfig } from './types.js';
 
 export const NO_TRAFFIC_SHAPING: TrafficShapingPolicy = {

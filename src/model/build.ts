@@ -8,7 +8,7 @@ import type { ConfigMap, EndpointSlice, Ingress, Service } from '../store/kube-t
 import type { StoreReader } from '../store/types.js';
 import type { ResourceKind } from '../store/events.js';
 import { defaultAnnotations, parseAnnotations } from './annotations/index.js';
-import type { ParsedAnnotations } from './annotations/types.js';
+import type { ParsedAnnotations } from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
 import { defaultSettings, parseConfigMap } from './config/parse.js';
 import type { Backend, Certificate, Configuration, Endpoint, Location, ModelWarning, Server } from './types.js';

@@ -2,8 +2,7 @@
 // Location per valid path (built once and reused while the Ingress is unchanged), the backends
 // it uses, and its root placeholder. Nothing here looks at other Ingresses.
 import type { Ingress, IngressBackend, IngressTLS, PathType } from '../store/kube-types.js';
-import { defaultAnnotations } from './annotations/index.js';
-import type { ParsedAnnotations } from './annotations/types.js';
+import { copyLocationAnnotations, defaultAnnotations, type ParsedAnnotations } from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
 import type { IngressRef, Location, ModelWarning } from './types.js';
 import { DEFAULT_SERVER, ROOT_PATH, hostProblem, pathProblem } from './paths.js';
@@ -52,10 +51,6 @@ export function upstreamName(namespace: string, service: string, port: string): 
   return `${namespace}-${service}-${port}`;
 }
 
-export function customDefaultBackendName(serviceKey: string): string {
-  return `custom-default-backend-${serviceKey.replace('/', '-')}`;
-}
-
 function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   if (!b.service) {
     return b.resource ? `resource backend ${b.resource.kind}/${b.resource.name} is not supported` : 'backend names no service';
@@ -74,20 +69,15 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   return { name, namespace, service: b.service.name, serviceKey: `${namespace}/${b.service.name}`, port };
 }
 
-/** Whether `path` is one of `list` or below one: `/p` covers `/p/x`, not `/px`. */
-function underAny(path: string, list: readonly string[]): boolean {
-  for (const p of list) {
-    if (path.startsWith(p) && (path.length === p.length || p.endsWith('/') || path.charCodeAt(p.length) === 0x2f)) return true;
-  }
-  return false;
-}
-
-/** A Location carrying the Ingress's parsed annotations (each location its own Ingress's values). */
+/**
+ * A Location carrying the Ingress's parsed annotations (each location its own Ingress's values):
+ * every group's location-scoped fields, as the group declares them.
+ */
 export function makeLocation(
   path: string, pathType: PathType, ref: IngressRef | null, use: BackendUse | null, backend: string,
   a: ParsedAnnotations, settings: NginxSettings, isDefBackend: boolean,
 ): Location {
-  return {
+  const location: Record<string, unknown> = {
     path,
     pathType,
     isDefBackend,
@@ -95,24 +85,9 @@ export function makeLocation(
     service: use ? { name: use.service, port: use.port } : null,
     backend,
     denied: a.denied,
-    // no-tls-redirect-locations and no-auth-locations (both default to ACME challenges).
-    rewrite: underAny(path, settings.noTLSRedirectLocations) ? { ...a.rewrite, sslRedirect: false, forceSSLRedirect: false } : a.rewrite,
-    redirect: a.redirect,
-    cors: a.cors,
-    basicAuth: a.basicAuth && !underAny(path, settings.noAuthLocations) ? a.basicAuth : null,
-    externalAuth: a.externalAuth && !underAny(path, settings.noAuthLocations) ? a.externalAuth : null,
-    allowlist: a.allowlist,
-    denylist: a.denylist,
-    rateLimit: a.rateLimit,
-    proxy: a.proxy,
-    upstreamVhost: a.upstreamVhost,
-    backendProtocol: a.backendProtocol,
-    connectionHeader: a.connectionHeader,
-    customHttpErrors: a.customHttpErrors,
-    defaultBackend: a.defaultBackendService ? customDefaultBackendName(a.defaultBackendService) : null,
-    accessLog: a.accessLog,
-    configurationSnippet: settings.allowSnippetAnnotations ? a.configurationSnippet : '',
   };
+  copyLocationAnnotations(location, a, { path, settings });
+  return location as unknown as Location;
 }
 
 export function buildFragment(

@@ -149,7 +149,7 @@ export function fromToWWWProblem(host: string): string | null {
 }
 
 /** The raw aliases of a host: the first (oldest) Ingress naming any wins. */
-export function rawAliases(fragments: IngressFragment[]): string[] {
+export function rawAliases(fragments: IngressFragment[]): readonly string[] {
   return fragments.find((f) => f.parsed.serverAliases.length > 0)?.parsed.serverAliases ?? [];
 }
 

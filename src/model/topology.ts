@@ -2,11 +2,12 @@
 // settings (hosts and their servers without certificates, backend plans saying which Ingress
 // gives each backend its policies, canary merges, ssl-passthrough). Recomputed only when an
 // Ingress or the settings changed, and incrementally when a few plain Ingresses changed.
-import type { ParsedAnnotations } from './annotations/types.js';
+import type { ParsedAnnotations } from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
 import type { Location, ModelWarning, Server, SessionAffinityConfig } from './types.js';
 import { NO_AFFINITY, sessionAffinity } from './backends.js';
-import { DEFAULT_UPSTREAM, customDefaultBackendName, type BackendUse, type IngressFragment } from './fragments.js';
+import { customDefaultBackendName } from './annotations/defaultbackend.js';
+import { DEFAULT_UPSTREAM, type BackendUse, type IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { assembleServer, pathKey, rawAliases, type AssembledServer } from './servers.js';
 import { sameInputs } from './tracking.js';

@@ -3,9 +3,12 @@
 // Kubernetes objects. Field names of Backend and its parts are ingress-nginx's JSON names,
 // because backends are POSTed as they are to the Lua endpoint.
 import type { PathType } from '../store/kube-types.js';
+import type { AffinityCookie } from './annotations/affinity.js';
+import type { LocationAnnotations } from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
 
 export type { PathType };
+export type { ModelWarning } from './warning.js';
 
 /** An upstream endpoint; `port` is a string as in ingress-nginx's payload. */
 export interface Endpoint {
@@ -13,18 +16,9 @@ export interface Endpoint {
   port: string;
 }
 
-export interface CookieSessionAffinity {
-  name: string;
-  expires: string;
-  maxage: string;
+export interface CookieSessionAffinity extends AffinityCookie {
   /** host → paths using this backend with affinity. */
   locations: Record<string, string[]>;
-  secure: boolean;
-  path: string;
-  domain: string;
-  samesite: string;
-  conditional_samesite_none: boolean;
-  changeonfailure: boolean;
 }
 
 export interface SessionAffinityConfig {
@@ -77,105 +71,6 @@ export interface IngressRef {
   name: string;
 }
 
-// ---- Typed annotation values. Parsers in ./annotations produce these; the renderer only
-// ---- ever sees these types, never a raw annotation string.
-
-export type BackendProtocol = 'HTTP' | 'HTTPS' | 'GRPC' | 'GRPCS' | 'AUTO_HTTP' | 'FCGI';
-
-export interface RewriteConfig {
-  /** '' when no rewrite-target. */
-  target: string;
-  useRegex: boolean;
-  appRoot: string;
-  sslRedirect: boolean;
-  forceSSLRedirect: boolean;
-  preserveTrailingSlash: boolean;
-  xForwardedPrefix: string;
-}
-
-export interface RedirectConfig {
-  url: string;
-  code: number;
-}
-
-export interface CorsConfig {
-  enabled: boolean;
-  allowOrigin: string[];
-  allowMethods: string;
-  allowHeaders: string;
-  exposeHeaders: string;
-  allowCredentials: boolean;
-  maxAge: number;
-}
-
-export interface BasicAuthConfig {
-  type: 'basic' | 'digest';
-  realm: string;
-  /** `namespace/name` of the auth Secret. */
-  secret: string;
-  secretType: 'auth-file' | 'auth-map';
-  /** htpasswd lines (user:hash) taken from the Secret, validated. */
-  users: string[];
-}
-
-export interface ExternalAuthConfig {
-  url: string;
-  host: string;
-  method: string;
-  signin: string;
-  signinRedirectParam: string;
-  responseHeaders: string[];
-  cacheKey: string;
-  cacheDuration: string[];
-}
-
-export interface RateLimitConfig {
-  rps: number;
-  rpm: number;
-  connections: number;
-  burstMultiplier: number;
-  limitRate: number;
-  limitRateAfter: number;
-  allowlist: string[];
-}
-
-export interface ProxyConfig {
-  connectTimeout: number;
-  sendTimeout: number;
-  readTimeout: number;
-  /** NGINX size strings, validated (e.g. `1m`, `8k`). */
-  bodySize: string;
-  bufferSize: string;
-  buffersNumber: number;
-  buffering: 'on' | 'off';
-  requestBuffering: 'on' | 'off';
-  nextUpstream: string[];
-  nextUpstreamTimeout: number;
-  nextUpstreamTries: number;
-  httpVersion: '1.0' | '1.1';
-  clientBodyBufferSize: string;
-}
-
-/** The typed, location-scoped annotation values: what an Ingress's annotations say about each of its locations. */
-export interface LocationAnnotations {
-  rewrite: RewriteConfig;
-  redirect: RedirectConfig | null;
-  cors: CorsConfig | null;
-  basicAuth: BasicAuthConfig | null;
-  externalAuth: ExternalAuthConfig | null;
-  allowlist: string[];
-  denylist: string[];
-  rateLimit: RateLimitConfig | null;
-  proxy: ProxyConfig;
-  upstreamVhost: string;
-  backendProtocol: BackendProtocol;
-  connectionHeader: string;
-  customHttpErrors: number[];
-  accessLog: boolean;
-  /** Only set when snippets are allowed; otherwise ''. */
-  configurationSnippet: string;
-}
-
 export interface Location extends LocationAnnotations {
   /** The path NGINX matches: the Ingress path after normalisation ('' → '/') and the Prefix split. */
   path: string;
@@ -189,8 +84,6 @@ export interface Location extends LocationAnnotations {
   backend: string;
   /** Set when the location must answer 503 (invalid annotation, missing backend...). */
   denied: string | null;
-  /** Upstream name of the `default-backend` annotation's service, if any. */
-  defaultBackend: string | null;
 }
 
 export interface Server {
@@ -240,15 +133,4 @@ export interface Configuration {
   /** uid of the --default-ssl-certificate, or null (self-signed fallback). */
   defaultCertificate: string | null;
   settings: NginxSettings;
-}
-
-/** A problem with user input: it names the object and the field. */
-export interface ModelWarning {
-  /** e.g. `Ingress default/web`, `Secret default/tls`, `ConfigMap ingress/nginx`. */
-  object: string;
-  /** e.g. `metadata.annotations["nginx.ingress.kubernetes.io/rewrite-target"]`, `spec.tls[0]`. */
-  field: string;
-  message: string;
-  /** The Kubernetes Event reason in controller mode; `Invalid` when absent. */
-  reason?: string;
 }

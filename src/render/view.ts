@@ -2,7 +2,8 @@
 // per-location directive strings that differ from the http-level defaults, auth and error
 // locations, rate-limit zones. Everything printed from here goes through a filter.
 import { createHash } from 'node:crypto';
-import type { Backend, CorsConfig, Endpoint, IngressRef, Location, Server, L4Service } from '../model/types.js';
+import type { CorsConfig } from '../model/annotations/cors.js';
+import type { Backend, Endpoint, IngressRef, Location, Server, L4Service } from '../model/types.js';
 import type { NginxSettings } from '../model/config/settings.js';
 import { sortShort } from '../model/sort.js';
 import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
@@ -141,7 +142,7 @@ function passDirective(loc: Location): { pass: string; hdr: string } {
 
 const NEXT_UPSTREAM = new Set(['error', 'timeout', 'invalid_header', 'http_500', 'http_502', 'http_503', 'http_504', 'http_403', 'http_404', 'http_429', 'non_idempotent', 'off']);
 
-export function nextUpstream(values: string[], field: string): string {
+export function nextUpstream(values: readonly string[], field: string): string {
   if (values.length === 0) throw new RenderError(field, 'empty');
   for (const v of values) if (!NEXT_UPSTREAM.has(v)) throw new RenderError(field, `unknown value ${JSON.stringify(v.slice(0, 50))}`);
   return values.join(' ');
@@ -297,7 +298,7 @@ function customErrorLocations(loc: Location, backendId: string, seen: Set<string
   return out;
 }
 
-function corsOriginRegex(origins: string[]): string | null {
+function corsOriginRegex(origins: readonly string[]): string | null {
   if (origins.length === 0 || origins.includes('*')) return null;
   const alts = origins.map((o) => {
     // Any scheme, as ingress-nginx allows (`file://x`); the parser gave scheme://host[:port].

@@ -5,7 +5,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type {
   ConfigMap, EndpointSlice, Ingress, IngressClass, KubeObject, Namespace, Secret, Service,
 } from './kube-types.js';
-import type { ApplyResult, LeftOutIngress, Store, StoreOptions } from './types.js';
+import type { AnnotationReferences, ApplyResult, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
 import { deepEqual, normaliseIngress, sameObject } from './normalise.js';
@@ -14,8 +14,6 @@ import { secretRef } from './secret-ref.js';
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
 const HELM_RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
-/** Annotations (without prefix) whose value names a Secret, `name` or `namespace/name`. */
-const SECRET_ANNOTATIONS = ['auth-secret', 'auth-tls-secret', 'proxy-ssl-secret', 'secure-verify-ca-secret'];
 /** Keys of the main ConfigMap whose value names another ConfigMap (`namespace/name`). */
 const CONFIGMAP_REFERENCE_KEYS = ['add-headers', 'proxy-set-headers'];
 
@@ -41,10 +39,14 @@ export function defaultStoreOptions(): StoreOptions {
 const relevant = (reason: string): ApplyResult => ({ relevant: true, reason });
 const irrelevant = (reason: string): ApplyResult => ({ relevant: false, reason });
 
-/** Throws only on options that cannot work (a bad --watch-namespace-selector). */
-export function createStore(options: StoreOptions, logger: Logger = silentLogger()): Store {
+/**
+ * `references`: the annotations that name other objects (the model's ANNOTATION_REFERENCES).
+ * Throws only on options that cannot work (a bad --watch-namespace-selector).
+ */
+export function createStore(options: StoreOptions, references: AnnotationReferences, logger: Logger = silentLogger()): Store {
   const opts: StoreOptions = { ...options, watchNamespaces: [...options.watchNamespaces] };
   const prefix = opts.annotationsPrefix || DEFAULT_ANNOTATIONS_PREFIX;
+  const secretAnnotations = references.secretAnnotations.map((name) => `${prefix}/${name}`);
   const watchedNamespaces = new Set(opts.watchNamespaces.filter((n) => n !== ''));
   const nsSelector: LabelSelector | null = opts.watchNamespaceSelector.trim()
     ? parseLabelSelector(opts.watchNamespaceSelector) : null;
@@ -139,8 +141,8 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
       if (tls.secretName) refs.add(`${ns}/${tls.secretName}`);
     }
     const annotations = ing.metadata.annotations ?? {};
-    for (const name of SECRET_ANNOTATIONS) {
-      const ref = secretRef(annotations[`${prefix}/${name}`], ns);
+    for (const key of secretAnnotations) {
+      const ref = secretRef(annotations[key], ns);
       if (ref) refs.add(ref);
     }
     return [...refs];

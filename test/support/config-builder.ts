@@ -2,7 +2,8 @@
 // with ingress-nginx's defaults, that a test then overrides field by field.
 import { defaultSettings } from '../../src/model/config/defaults.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
-import type { Backend, Configuration, Location, ProxyConfig, Server } from '../../src/model/types.js';
+import type { ProxyConfig } from '../../src/model/annotations/proxy.js';
+import type { Backend, Configuration, Location, Server } from '../../src/model/types.js';
 import { NO_AFFINITY, makeBackend } from '../../src/model/backends.js';
 
 export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig {
@@ -189,10 +190,22 @@ export interface HostileField {
   set(config: Configuration, value: string): void;
 }
 
-function target(c: Configuration): Server {
-  return c.servers.find((s) => s.hostname !== '_')!;
+/**
+ * A model object a test may change in place. The model's types are readonly (the incremental
+ * build and the renderer's caches rely on model objects never changing); a test that builds a
+ * hostile or broken configuration by hand writes through this type.
+ */
+export type Mutable<T> = T extends ReadonlyArray<infer E> ? Mutable<E>[] : T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;
+
+/** `value`, writable: for tests that change hand-built model objects. */
+export function mutable<T>(value: T): Mutable<T> {
+  return value as Mutable<T>;
 }
-function loc0(c: Configuration): Location {
+
+function target(c: Configuration): Mutable<Server> {
+  return mutable(c.servers.find((s) => s.hostname !== '_')!);
+}
+function loc0(c: Configuration): Mutable<Location> {
   return target(c).locations[0]!;
 }
 

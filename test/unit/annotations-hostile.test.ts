@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ANNOTATION_GROUPS, parseAnnotations } from '../../src/model/annotations/index.js';
 import { snippet } from '../../src/model/annotations/snippets.js';
-import type { ParsedAnnotations } from '../../src/model/annotations/types.js';
+import type { ParsedAnnotations } from '../../src/model/annotations/index.js';
 import { defaultSettings } from '../../src/model/config/parse.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
 import type { Ingress, Service } from '../../src/store/kube-types.js';

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ANNOTATION_GROUPS, defaultAnnotations, parseAnnotations } from '../../src/model/annotations/index.js';
-import type { ParsedAnnotations } from '../../src/model/annotations/types.js';
+import type { ParsedAnnotations } from '../../src/model/annotations/index.js';
 import { defaultSettings } from '../../src/model/config/parse.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
 import type { Ingress, Service } from '../../src/store/kube-types.js';
@@ -127,7 +127,7 @@ const cases: Case[] = [
   { name: 'upstream-vhost invalid', ann: { 'upstream-vhost': 'a b' }, pick: (v) => v.upstreamVhost, want: '', warn: ['upstream-vhost'] },
   { name: 'connection-proxy-header', ann: { 'connection-proxy-header': 'keep-alive' }, pick: (v) => v.connectionHeader, want: 'keep-alive' },
   { name: 'connection-proxy-header invalid', ann: { 'connection-proxy-header': 'close"' }, pick: (v) => v.connectionHeader, want: '', warn: ['connection-proxy-header'] },
-  { name: 'default-backend found', ann: { 'default-backend': 'errors' }, pick: (v) => v.defaultBackendService, want: 'shop/errors' },
+  { name: 'default-backend found', ann: { 'default-backend': 'errors' }, pick: (v) => [v.defaultBackendService, v.defaultBackend], want: ['shop/errors', 'custom-default-backend-shop-errors'] },
   { name: 'default-backend missing service', ann: { 'default-backend': 'nothere' }, pick: (v) => v.defaultBackendService, want: null, warn: ['default-backend'] },
   { name: 'default-backend invalid name', ann: { 'default-backend': 'other/errors' }, pick: (v) => v.defaultBackendService, want: null, warn: ['default-backend'] },
   { name: 'custom-http-errors', ann: { 'custom-http-errors': '404, 503' }, pick: (v) => v.customHttpErrors, want: [404, 503] },
@@ -260,7 +260,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   const d = defaultAnnotations(defaultSettings());
   assert.equal(Object.keys(d).sort(), [
     'accessLog', 'affinity', 'allowlist', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
-    'cors', 'customHttpErrors', 'defaultBackendService', 'denied', 'denylist', 'externalAuth', 'fromToWWWRedirect',
+    'cors', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'externalAuth', 'fromToWWWRedirect',
     'loadBalance', 'proxy', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
     'sslPassthrough', 'upstreamHashBy', 'upstreamVhost',
   ]);
@@ -268,7 +268,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
-  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied], ['HTTP', 'round_robin', true, null, null, null, null]);
+  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend], ['HTTP', 'round_robin', true, null, null, null, null, null]);
 });
 
 test('defaults follow the settings the same way parsing does', () => {

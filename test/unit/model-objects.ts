@@ -3,6 +3,7 @@ import type { ResourceKind } from '../../src/store/events.js';
 import type { EndpointSlice, Ingress, KubeObject, PathType, Secret, Service } from '../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 
 export const PREFIX = 'nginx.ingress.kubernetes.io';
 
@@ -67,7 +68,7 @@ export function testStore(options: Partial<StoreOptions> = {}): Store & {
   put(kind: ResourceKind, obj: KubeObject): void;
   remove(kind: ResourceKind, obj: KubeObject): void;
 } {
-  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, ...options });
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, ...options }, ANNOTATION_REFERENCES);
   const known = new Set<string>();
   const keyOf = (kind: string, o: KubeObject) => `${kind}:${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
   const objKey = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);

@@ -14,9 +14,10 @@ import { offlineRuntime } from '../../src/render/offline.js';
 import { createNarrower, firstError, locate } from '../../src/actors/quarantine.js';
 import { silentLogger } from '../../src/log.js';
 import { ingress, service } from '../support/local-harness.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 
 function storeWith(objects: object[]): Store {
-  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'ingress/nginx' });
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'ingress/nginx' }, ANNOTATION_REFERENCES);
   for (const o of objects) put(store, o);
   return store;
 }

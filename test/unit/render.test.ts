@@ -13,12 +13,13 @@ import { geoip2Setup } from '../../src/render/geoip.js';
 import { resolvers } from '../../src/render/engine.js';
 import { silentLogger } from '../../src/log.js';
 import { defaultSettings } from '../../src/model/config/defaults.js';
-import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, location, server } from '../support/config-builder.js';
+import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, location, mutable, server } from '../support/config-builder.js';
 import { confStructure } from '../support/nginx-harness.js';
 import { HOSTILE_VALUES } from '../support/hostile.js';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import { createModelBuilder } from '../../src/model/build.js';
 import { generateEvents, ingressObject, sliceObject } from '../../bench/gen.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/render/', import.meta.url));
 /** A fixed runtime so golden files do not depend on temp paths or free ports. */
@@ -248,7 +249,7 @@ hostile('a hostile value at any field is refused naming the field, or leaves the
 hostile('htpasswd lines with newlines are refused', async () => {
   const { auxiliaryFiles } = await import('../../src/render/engine.js');
   const cfg = hostileBase();
-  cfg.servers[1]!.locations[0]!.basicAuth!.users = ['u:x\nroot:y'];
+  mutable(cfg.servers[1]!.locations[0]!.basicAuth!).users = ['u:x\nroot:y'];
   assert.throws(() => auxiliaryFiles(cfg, RUNTIME), /invalid htpasswd line/);
 });
 
@@ -324,7 +325,7 @@ cache('a server.liquid of plain outputs renders without liquidjs, to the same te
 
 cache('across model syncs the identity-keyed cache renders what a fresh renderer renders', () => {
   // The cache trusts the model to hand back a new Server object for every changed server.
-  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, silentLogger());
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
   const opts = { n: 80, tlsFraction: 0 };
   for (const e of generateEvents(opts)) store.apply(e);
   const builder = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181, logger: silentLogger() });

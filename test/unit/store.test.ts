@@ -73,8 +73,11 @@ function configMap(name: string, ns: string, data: Record<string, string> = {}, 
   return { kind: 'ConfigMap', metadata: { name, namespace: ns, resourceVersion: '1', ...(labels ? { labels } : {}) }, data };
 }
 
+/** The store indexes whichever annotations it is told name Secrets (the model's groups say which; see annotations tests). */
+const TEST_REFERENCES = { secretAnnotations: ['auth-secret', 'auth-tls-secret', 'proxy-ssl-secret'] };
+
 function store(over: Partial<StoreOptions> = {}) {
-  return createStore({ ...defaultStoreOptions(), ...over });
+  return createStore({ ...defaultStoreOptions(), ...over }, TEST_REFERENCES);
 }
 
 const served = (s: ReturnType<typeof store>) => s.listIngresses().map(objectKey);

@@ -1,10 +1,12 @@
-// Runs every annotation group over an Ingress and assembles ParsedAnnotations; the defaults
-// (an Ingress without annotations) come from the ConfigMap settings.
+// The registry of annotation groups: runs every group over an Ingress and assembles
+// ParsedAnnotations (the defaults, an Ingress without annotations, come from the ConfigMap
+// settings), and derives from the groups' declarations the model's annotation types, the copy
+// of location-scoped fields onto each Location, and the annotations that name Secrets.
 import type { Ingress } from '../../store/kube-types.js';
 import { DEFAULT_ANNOTATIONS_PREFIX } from '../../store/store.js';
-import type { StoreReader } from '../../store/types.js';
+import type { AnnotationReferences, StoreReader } from '../../store/types.js';
 import type { NginxSettings } from '../config/settings.js';
-import type { ModelWarning } from '../types.js';
+import type { ModelWarning } from '../warning.js';
 import { accessLogGroup } from './accesslog.js';
 import { affinityGroup } from './affinity.js';
 import { authBasicGroup } from './authbasic.js';
@@ -27,20 +29,66 @@ import { serviceUpstreamGroup } from './serviceupstream.js';
 import { snippetsGroup } from './snippets.js';
 import { sslPassthroughGroup } from './sslpassthrough.js';
 import { prefixedAnnotations } from './reader.js';
-import type { AnnotationContext, AnnotationGroup, ParsedAnnotations, ParseResult } from './types.js';
+import type { AnnotationContext, AnnotationGroup, FieldScope, LocationSite } from './types.js';
 import { upstreamHashGroup } from './upstreamhash.js';
 import { upstreamVhostGroup } from './upstreamvhost.js';
 
 export { DEFAULT_ANNOTATIONS_PREFIX };
 
 /** Every group, in the order they run (the first group to deny names the reason). */
-export const ANNOTATION_GROUPS: AnnotationGroup[] = [
+const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
   customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
-] as AnnotationGroup[];
+] as const;
+
+/** The groups, typed as the contract (each group's own value type is known through GROUPS). */
+export const ANNOTATION_GROUPS: readonly AnnotationGroup[] = GROUPS as unknown as readonly AnnotationGroup[];
+
+type Group = (typeof GROUPS)[number];
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+type ValueOf<G> = G extends AnnotationGroup<infer V, infer _S> ? V : never;
+type FieldsIn<G, Scope extends FieldScope> = G extends AnnotationGroup<infer V, infer S>
+  ? { readonly [F in keyof V as S[F] extends Scope ? F : never]: V[F] } : never;
+
+/** Everything the annotations of one Ingress say, typed and validated: the union of the groups' values. */
+export type ParsedAnnotations = UnionToIntersection<ValueOf<Group>> & {
+  /**
+   * Set when an annotation is invalid in a way ingress-nginx answers with 503 for the
+   * Ingress's locations (e.g. auth-secret missing); the reason names the annotation.
+   */
+  readonly denied: string | null;
+};
+
+/** The location-scoped fields of every group: what an Ingress's annotations say about each of its locations. */
+export type LocationAnnotations = UnionToIntersection<FieldsIn<Group, 'location'>>;
+
+export interface ParseResult {
+  value: ParsedAnnotations;
+  warnings: ModelWarning[];
+}
+
+/** Each location-scoped field, with its group's per-location adjustment if it has one. */
+const LOCATION_FIELDS: ReadonlyArray<{ field: string; atLocation: ((value: unknown, site: LocationSite) => unknown) | undefined }> = ANNOTATION_GROUPS.flatMap((g) =>
+  Object.entries(g.fields).filter(([, scope]) => scope === 'location').map(([field]) => ({
+    field, atLocation: (g.atLocation as Record<string, (value: unknown, site: LocationSite) => unknown> | undefined)?.[field],
+  })));
+
+/**
+ * Copies the location-scoped fields of `parsed` onto `location`, as each group declares them. Only
+ * for a Location being built (model objects are immutable once made).
+ */
+export function copyLocationAnnotations(location: Record<string, unknown>, parsed: ParsedAnnotations, site: LocationSite): void {
+  const a = parsed as unknown as Record<string, unknown>;
+  for (const { field, atLocation } of LOCATION_FIELDS) location[field] = atLocation ? atLocation(a[field], site) : a[field];
+}
+
+/** The annotations that name other objects, from every group's declaration: what the store indexes (see createStore). */
+export const ANNOTATION_REFERENCES: AnnotationReferences = {
+  secretAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.secrets ?? []),
+};
 
 const KNOWN_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
 

@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { ConfigMap, EndpointSlice, Ingress, Service } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
 import type { ResourceKind } from '../store/events.js';
-import { defaultAnnotations, parseAnnotations } from './annotations/index.js';
+import { defaultAnnotations, locationTemplate, parseAnnotations } from './annotations/index.js';
 import type { ParsedAnnotations } from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
 import { defaultSettings, parseConfigMap } from './config/parse.js';
@@ -205,7 +205,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect).
       // Its access log follows enable-access-log-for-default-backend.
       const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false }, accessLog: settings.enableAccessLogForDefaultBackend };
-      defaultRootMemo = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, a, settings, true) };
+      defaultRootMemo = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, locationTemplate(a), settings, true) };
     }
     return defaultRootMemo.location;
   }

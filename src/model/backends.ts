@@ -22,12 +22,8 @@ export function sessionAffinity(a: ParsedAnnotations | null, locations: Record<s
 
 export function upstreamHashBy(a: ParsedAnnotations | null): UpstreamHashByConfig {
   if (!a || a.upstreamHashBy.hashBy === '') return {};
-  const out: UpstreamHashByConfig = { 'upstream-hash-by': a.upstreamHashBy.hashBy };
-  if (a.upstreamHashBy.subset) {
-    out['upstream-hash-by-subset'] = true;
-    out['upstream-hash-by-subset-size'] = a.upstreamHashBy.subsetSize;
-  }
-  return out;
+  if (!a.upstreamHashBy.subset) return { 'upstream-hash-by': a.upstreamHashBy.hashBy };
+  return { 'upstream-hash-by': a.upstreamHashBy.hashBy, 'upstream-hash-by-subset': true, 'upstream-hash-by-subset-size': a.upstreamHashBy.subsetSize };
 }
 
 export function trafficShaping(a: ParsedAnnotations): TrafficShapingPolicy {

@@ -158,7 +158,7 @@ export function goldenConfigurations(): Record<string, Configuration> {
 }
 
 /** A configuration in which every string field of the target server is printed somewhere. */
-export function hostileBase(hostname = 'target.example.com'): Configuration {
+export function hostileBase(hostname = 'target.example.com'): Mutable<Configuration> {
   const full = location({
     path: '/t', pathType: 'Prefix',
     rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p' },
@@ -172,10 +172,10 @@ export function hostileBase(hostname = 'target.example.com'): Configuration {
     upstreamVhost: 'vhost', connectionHeader: 'close', customHttpErrors: [404], defaultBackend: 'default-errors-80',
   });
   const redirect = location({ path: '/r', pathType: 'Exact', redirect: { url: 'https://r.example.com/', code: 301 } });
-  return configuration([server(hostname, { aliases: ['alias.example.com'], locations: [full, redirect] })], {}, {
+  return mutable(configuration([server(hostname, { aliases: ['alias.example.com'], locations: [full, redirect] })], {}, {
     addHeaders: { 'X-Add': 'v' }, proxySetHeaders: { 'X-Set': 'v' }, blockCidrs: ['203.0.113.0/24'], blockUserAgents: ['bot'], blockReferers: ['ref'],
     hideHeaders: ['X-Hide'], skipAccessLogUrls: ['/skip'],
-  });
+  }));
 }
 
 export interface HostileField {
@@ -187,7 +187,7 @@ export interface HostileField {
   prefix?: string;
   /** A valid value for the field (default: prefix + 'benign'). */
   benign?: string;
-  set(config: Configuration, value: string): void;
+  set(config: Mutable<Configuration>, value: string): void;
 }
 
 /**
@@ -202,10 +202,10 @@ export function mutable<T>(value: T): Mutable<T> {
   return value as Mutable<T>;
 }
 
-function target(c: Configuration): Mutable<Server> {
-  return mutable(c.servers.find((s) => s.hostname !== '_')!);
+function target(c: Mutable<Configuration>): Mutable<Server> {
+  return c.servers.find((s) => s.hostname !== '_')!;
 }
-function loc0(c: Configuration): Mutable<Location> {
+function loc0(c: Mutable<Configuration>): Mutable<Location> {
   return target(c).locations[0]!;
 }
 

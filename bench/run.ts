@@ -14,6 +14,7 @@ export const FIGURE_KEYS = [
   'blast_radius_alone_ms_1k', 'blast_radius_located_ms_1k', 'blast_radius_merge_ms_1k',
   'metrics_rps_ratio', 'metrics_cpu_ratio', 'metrics_controller_cpu_ms_per_s_20k',
   'admission_review_p99_ms_1k', 'admission_review_p99_ms_10k', 'admission_server_ms_per_review_10k', 'admission_review_ms_10k',
+  'reload_ms_10k',
 ] as const;
 
 /** Targets from the issue: upper bounds unless `atLeast`. */
@@ -45,6 +46,7 @@ const SCRIPTS: Script[] = [
   { name: 'blastradius', quickBudgetS: 120, fullBudgetS: 240 },
   { name: 'metrics', quickBudgetS: 60, fullBudgetS: 240 },
   { name: 'admission', quickBudgetS: 40, fullBudgetS: 120 },
+  { name: 'reload', quickBudgetS: 60, fullBudgetS: 240 },
 ];
 
 /** Runs one script, echoing its output; resolves with its last JSON line or an error. */
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
       : (t.atLeast ? Number(value) >= t.bound : Number(value) <= t.bound) ? 'met' : 'MISSED';
     rows.push({ figure: k, value: value === null ? 'null' : String(value), target: t?.text ?? '', status });
   }
+  if (merged.reload_ms_2k !== undefined) rows.push({ figure: 'reload_ms_2k (not in JSON)', value: String(merged.reload_ms_2k) });
   if (merged.cold_start_1k_s !== undefined) rows.push({ figure: 'cold_start_1k_s (not in JSON)', value: String(merged.cold_start_1k_s) });
   if (merged.replay_events !== undefined) rows.push({ figure: 'replay events measured (not in JSON)', value: String(merged.replay_events), note: Number(merged.replay_events) < 100_000 ? 'replay_100k_s is extrapolated' : '' });
   if (merged.dataplane_cpu_ratio !== undefined) rows.push({ figure: 'static / Lua NGINX CPU per request (not in JSON)', value: String(merged.dataplane_cpu_ratio), note: 'robust to other load; compare with dataplane_rps_ratio' });

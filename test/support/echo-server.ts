@@ -24,6 +24,11 @@ export interface EchoServer {
   hits(): number;
   /** Delay every later answer by `ms` (a slow endpoint). */
   setDelay(ms: number): void;
+  /**
+   * A pod's graceful shutdown: new connections are refused at once, idle ones closed, answers in
+   * progress still given (with `Connection: close`); resolves once no connection is left.
+   */
+  stopAccepting(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -41,11 +46,13 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
   let delayMs = opts.delayMs ?? 0;
   let hits = 0;
   let name = opts.name ?? address;
+  let stopping: Promise<void> | null = null;
+  let port = 0;
   const server: Server = createServer((req, res) => {
     hits += 1;
     const reply = (): void => {
-      const { port } = server.address() as AddressInfo;
       const body: EchoReply = { name, address, port, method: req.method ?? '', path: req.url ?? '', headers: req.headers };
+      if (stopping) res.setHeader('connection', 'close');
       res.writeHead(200, { 'content-type': 'application/json', 'x-echo-name': name });
       res.end(JSON.stringify(body));
     };
@@ -58,7 +65,7 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
     server.once('error', reject);
     server.listen(opts.port ?? 0, address, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   if (!opts.name) name = `${address}:${port}`;
   return {
     name,
@@ -68,6 +75,11 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
     endpoint: { address, port: String(port) },
     hits: () => hits,
     setDelay: (ms) => { delayMs = ms; },
+    stopAccepting: () => {
+      stopping ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      return stopping;
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

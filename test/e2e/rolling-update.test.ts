@@ -4,7 +4,8 @@
 // the old one is marked terminating (ready false; serving true or false) and at the same moment
 // stops accepting (SIGTERM), finishes what it has, exits and leaves the slice. NGINX learns of
 // each change up to ~3.3 s late (the bucket), so requests meet pods that refuse: they are
-// retried on another pod, and a pod that refused is not tried again by that worker.
+// retried on another pod, and a pod that refused is not tried again by that worker. Then the
+// Deployment is scaled to zero: terminating pods that still serve answer until none does.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'node:http';
@@ -90,7 +91,7 @@ async function nginxEndpoints(ctl: LocalController): Promise<string[]> {
   return (backends.find((b) => b.name === 'default-web-80')?.endpoints ?? []).map((e) => e.address).sort();
 }
 
-test('10 pods replaced one by one under constant load, at the default sync rate limit: no request fails', async () => {
+test('10 pods replaced one by one under constant load, at the default sync rate limit: no request fails; scaled to zero, the terminating pods that serve answer until none does', async () => {
   const { port, old } = await podsOnOnePort();
   const fresh = await startPods(30, PODS, 'new', port);
   const pods: Pod[] = old.map((server) => ({ server, ready: true, terminating: false, serving: true }));
@@ -136,6 +137,16 @@ test('10 pods replaced one by one under constant load, at the default sync rate 
     assert.ok(refused > 0, 'no request met a pod that had stopped accepting: the scenario did not test the lag');
     assert.ok(refused <= PODS * 2 * 2, `${refused} connections refused: the balancer kept choosing pods that refuse`);
     assert.is(await ctl.metric('nginx_ingress_controller_success'), reloads, 'endpoint changes never reload');
+
+    // Scaled to zero: every pod terminating. Those still serving keep answering (kube-proxy's
+    // rule; ingress-nginx would answer 503 at once); once none serves, 503.
+    const scaledDown = fresh.map((server, i): Pod => ({ server, ready: false, terminating: true, serving: i < 2 }));
+    ctl.write('app.json', [service('default', 'web'), slice(scaledDown, port), ingress('default', 'app', { host: HOST, paths: [{ path: '/', service: 'web' }] })]);
+    await waitFor(async () => JSON.stringify(await nginxEndpoints(ctl)) === JSON.stringify(want.slice(0, 2)), { what: 'the terminating pods that serve' });
+    assert.is((await ctl.request(HOST, '/')).status, 200);
+    for (const p of scaledDown) p.serving = false;
+    ctl.write('app.json', [service('default', 'web'), slice(scaledDown, port), ingress('default', 'app', { host: HOST, paths: [{ path: '/', service: 'web' }] })]);
+    await ctl.until(HOST, '/', (r) => r.status === 503, { what: 'no pod serves: 503' });
   } finally {
     await load?.stop();
     await ctl.stop();

@@ -1,7 +1,7 @@
 // `ingress-rx local` as a bench's child process: free ports, its JSON log lines kept for the
 // figures the controller itself logs (reload durations), and a stop that takes NGINX down too.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../test/support/ports.js';
@@ -31,6 +31,7 @@ export async function startLocalMode(opts: { prefix: string; fill: (manifests: s
   chmodSync(dir, 0o711); // as root, NGINX's workers (nobody) must enter the workdir's parent
   const manifests = join(dir, 'manifests');
   const workdir = join(dir, 'work');
+  mkdirSync(manifests, { recursive: true });
   opts.fill(manifests);
   const [http, https, status, stream, healthz, def] = await freePorts(6);
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test', 'support', 'cli-entry.ts'), 'local',

@@ -99,7 +99,10 @@ local function canary_policy(backend)
     compiled.header_var = util.header_var_name(policy.header)
   end
   local pattern = policy.headerPattern
-  if type(pattern) == "string" and pattern ~= "" then
+  if policy.headerPatternInvalid == true then
+    -- Refused by the controller: as a pattern that fails to compile (ingress-nginx's behaviour).
+    compiled.header_pattern_invalid = true
+  elseif type(pattern) == "string" and pattern ~= "" then
     local _, err = ngx.re.match("", pattern, "jo")
     if err then
       ngx.log(ngx.ERR, "backend ", backend.name, ": invalid canary-by-header-pattern \"", pattern,
@@ -312,16 +315,43 @@ function _M.init_worker()
   end
 end
 
---- `backend` is the location's $proxy_upstream_name when the template knows it (saves reading
---- the variable); without it the variable is read.
-function _M.rewrite(backend)
-  local name = backend or ngx.var.proxy_upstream_name
+--- The request goes to the location's default-backend annotation's Service, with the headers
+--- ingress-nginx sends to a custom default backend (they describe the request that failed).
+local function use_default_backend(name)
+  ngx.var.proxy_upstream_name = name
+  ngx.req.set_header("X-Code", "503")
+  ngx.req.set_header("X-Format", ngx.var.http_accept)
+  ngx.req.set_header("X-Original-URI", ngx.var.request_uri)
+  ngx.req.set_header("X-Namespace", ngx.var.namespace)
+  ngx.req.set_header("X-Ingress-Name", ngx.var.ingress_name)
+  ngx.req.set_header("X-Service-Name", ngx.var.service_name)
+  ngx.req.set_header("X-Service-Port", ngx.var.service_port)
+  ngx.req.set_header("X-Request-ID", ngx.var.req_id)
+end
+
+local function known_balancer(name)
   local balancer = balancers[name]
   if not balancer then
     -- A backend posted since this worker's last timer tick: look before answering 503 (the
     -- shared dict is read only on this miss path, never for a backend the worker knows).
     sync_backends()
     balancer = balancers[name]
+  end
+  return balancer
+end
+
+--- `backend` is the location's $proxy_upstream_name when the template knows it (saves reading
+--- the variable); without it the variable is read. `default_backend`: the upstream of the
+--- location's default-backend annotation, used while `backend` has no endpoint.
+function _M.rewrite(backend, default_backend)
+  local name = backend or ngx.var.proxy_upstream_name
+  local balancer = known_balancer(name)
+  if not balancer and default_backend then
+    balancer = known_balancer(default_backend)
+    if balancer then
+      use_default_backend(default_backend)
+      return
+    end
   end
   if balancer and route_to_alternative(balancer) then
     local name = balancer.alternative_backends[1]

@@ -9,6 +9,7 @@ local certificate_data = ngx.shared.certificate_data
 local certificate_servers = ngx.shared.certificate_servers
 
 local DEFAULT_HOSTNAME = "_"
+local FALLBACK_UID = configuration.FALLBACK_UID
 
 local _M = {}
 
@@ -67,7 +68,8 @@ function _M.call()
   local hostname = normalize(ssl.server_name())
   local uid = hostname and hostname ~= "" and host_uid(hostname) or nil
   if not uid then uid = certificate_servers:get(DEFAULT_HOSTNAME) end
-  if not uid then return end -- keep the fallback certificate
+  -- "fallback": a host with TLS whose Secret is unusable (see FALLBACK_UID in src/model/payload.ts).
+  if not uid or uid == FALLBACK_UID then return end -- keep the fallback certificate
 
   local entry, err = parsed_certificate(uid)
   if not entry then

@@ -18,6 +18,9 @@ local GENERAL_KEY = "general"
 
 local _M = {}
 
+--- The uid of NGINX's own fallback certificate in the servers payload (see src/model/payload.ts).
+_M.FALLBACK_UID = "fallback"
+
 function _M.get_backends_data()
   return configuration_data:get(BACKENDS_KEY)
 end
@@ -129,7 +132,10 @@ local function handle_servers(method)
   end
   local raw, payload = read_json_body("servers", "object")
   if not raw then return end
-  local problem = shapes.servers_problem(payload, EMPTY_UID, function(uid) return certificate_data:get(uid) ~= nil end)
+  -- FALLBACK_UID (a TLS host whose Secret is unusable) is NGINX's fallback certificate: never posted.
+  local problem = shapes.servers_problem(payload, EMPTY_UID, function(uid)
+    return uid == _M.FALLBACK_UID or certificate_data:get(uid) ~= nil
+  end)
   if problem then return respond(ngx.HTTP_BAD_REQUEST, "servers: " .. problem) end
   local certificates = payload.certificates ~= cjson.null and payload.certificates or {}
   local servers = payload.servers ~= cjson.null and payload.servers or {}

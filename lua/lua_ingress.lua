@@ -98,6 +98,23 @@ function _M.rewrite(flags, host)
   return ngx.redirect("https://" .. host .. uri, config.http_redirect_code)
 end
 
+--- The Location of a from-to-www-redirect server, as ingress-nginx builds it: the request's
+--- scheme and server port (X-Forwarded-Proto/-Port when trusted), the other host name, and the
+--- request URI without one trailing slash.
+function _M.www_redirect_target(host)
+  local uri = ngx.var.request_uri
+  if string_byte(uri, -1) == 47 then uri = uri:sub(1, -2) end
+  local scheme = ngx.var.scheme
+  local port = ngx.var.server_port
+  if config.use_forwarded_headers then
+    local forwarded = ngx.var.http_x_forwarded_proto
+    if forwarded and forwarded ~= "" then scheme = forwarded end
+    forwarded = ngx.var.http_x_forwarded_port
+    if forwarded and forwarded ~= "" then port = forwarded end
+  end
+  return scheme .. "://" .. host .. ":" .. port .. uri
+end
+
 -- Set once per server block, so it also runs for denied, redirect and internal locations; it
 -- only acts on the main request (not on auth subrequests). `host` as for rewrite().
 function _M.header(host)

@@ -112,7 +112,13 @@ end
 local function should_set_cookie(self)
   local locations = self.cookie.locations
   if type(locations) ~= "table" or next(locations) == nil then return true end
-  local paths = locations[ngx.var.host]
+  local host = ngx.var.host
+  local paths = locations[host]
+  if paths == nil then
+    -- A wildcard server's locations are listed under its "*." name.
+    local parent = host:match("^[^.]+(%..+)$")
+    if parent then paths = locations["*" .. parent] end
+  end
   if type(paths) ~= "table" then return false end
   local current = ngx.var.location_path
   if not current then return true end

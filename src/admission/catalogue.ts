@@ -38,7 +38,7 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'auth-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without valid users denies the location' },
   'auth-secret-type': { section: PARSING, note: 'an invalid value denies the location' },
   'auth-type': { section: NGINX, note: '`digest` needs a module Debian does not ship: such locations answer 503' },
-  'auth-url': { section: PARSING, note: 'must be an http or https URL' },
+  'auth-url': { section: PARSING, note: 'must be an http or https URL whose host is a name or $host (other variables there are refused)' },
   'auth-signin': { section: PARSING, note: 'must be an http or https URL' },
   'permanent-redirect': { section: PARSING, note: 'must be an http or https URL' },
   'temporal-redirect': { section: PARSING, note: 'must be an http or https URL' },
@@ -59,7 +59,10 @@ const ANNOTATION_DIFFERENCES: Notes = {
 const CONFIGMAP_DIFFERENCES: Notes = {
   'annotation-value-word-blocklist': { section: PARSING, note: 'a blocked word rejects that annotation with a warning, not the whole Ingress' },
   'annotations-risk-level': { section: PARSING, note: 'an annotation above the level is ignored with a warning (and refused by the webhook)' },
-  'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted' },
+  'block-cidrs': { section: NGINX, note: 'a guard in every server: a location with its own allow/deny list does not undo it' },
+  'allow-backend-server-header': { section: NGINX, note: "the backend's Server header reaches the client (ingress-nginx cleared it unless server-tokens)" },
+  'no-auth-locations': { section: NGINX, note: 'a path and the paths below it (ingress-nginx: a string prefix)' },
+  'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted; applies to the ssl-passthrough listener, as in ingress-nginx' },
   'log-format-upstream': { section: PARSING, note: "may not contain ', backslash or control characters" },
   'load-balance': { section: PARSING, note: 'round_robin or ewma; consistent hashing is the upstream-hash-by annotation' },
   'enable-brotli': { section: NGINX, note: "Debian's NGINX has no brotli module: only a warning" },
@@ -76,7 +79,6 @@ const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs al
 
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^limit-whitelist$/, 'limit-allowlist (the same value; ingress-nginx reads both names)'],
   [/^auth-tls-/, `client-certificate authentication is not implemented: terminate mTLS in front of ingress-rx, or use ssl_verify_client in ${SNIPPETS}`],
   [/^auth-keepalive/, 'none needed: the auth subrequest uses a new connection each time'],
   [/^auth-snippet$/, SNIPPETS],

@@ -57,6 +57,15 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       out(`${JSON.stringify(JSON.parse(res.body || '{}'), null, 2)}\n`);
       return 0;
     }
+    if (what === 'ingresses') {
+      const res = await get('/ingresses-left-out');
+      if (res.status === 404) { out('The controller has not reported yet.\n'); return 1; }
+      if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
+      const list = JSON.parse(res.body) as Array<{ ingress: string; reason: string }>;
+      if (list.length === 0) { out('Every Ingress is served.\n'); return 0; }
+      out(list.map((l) => `${l.ingress}: not served: ${l.reason}\n`).join(''));
+      return 0;
+    }
     if (what === 'quarantine') {
       const file = join(opts.workdir ?? DEFAULT_DBG_WORKDIR, QUARANTINE_FILE);
       let text: string;

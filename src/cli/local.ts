@@ -58,6 +58,8 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       syncRateLimit: opts.syncRateLimit,
       hooks: obs.hooks,
       onSync: obs.onSync,
+      // Every manifest of the directory is meant for this controller.
+      leftOutLogLevel: 'warn',
       metricsLabels: { controller_namespace: 'local', controller_class: 'k8s.io/ingress-nginx', controller_pod: 'local' },
       metricsLeader: true,
       requestMetrics: defaultRequestMetricsConfig(),

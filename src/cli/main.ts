@@ -139,6 +139,7 @@ function buildProgram(setExit: (code: number) => void): Command {
   dbg.command('conf').description('the running nginx.conf').option('--host <host>', "only that server's block")
     .action((_o, c: Command) => dbgRun(['conf'], c));
   dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
+  dbg.command('ingresses').description('the Ingresses the controller does not serve, and why').action((_o, c: Command) => dbgRun(['ingresses'], c));
   dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
     .option('--workdir <dir>', "the controller's --workdir")
     .action((_o, c: Command) => dbgRun(['quarantine'], c));

@@ -9,7 +9,7 @@ import { stableJSON } from '../model/json.js';
 import { backendsPayload, serversPayload } from '../model/payload.js';
 import type { ModelWarning } from '../model/types.js';
 import { createStore, defaultStoreOptions } from '../store/store.js';
-import type { StoreOptions } from '../store/types.js';
+import type { LeftOutIngress, StoreOptions } from '../store/types.js';
 import { readManifests, type ManifestError } from '../streams/manifests.js';
 import { createRenderer } from '../render/engine.js';
 import { offlineRuntime, scratchRuntime, testOffline } from '../render/offline.js';
@@ -32,6 +32,8 @@ export interface RenderModelOptions {
 
 export interface RenderedModel extends BuildResult {
   manifestErrors: ManifestError[];
+  /** Ingresses of the manifests this controller does not serve, and why. */
+  leftOut: readonly LeftOutIngress[];
 }
 
 /** Reads a manifests directory into a store (Ingresses without class are served) and builds the model. */
@@ -53,7 +55,11 @@ export function renderModel(dir: string, opts: RenderModelOptions = {}): Rendere
     logger: opts.logger,
     reservedPorts: opts.reservedPorts,
   });
-  return { ...builder.build(store), manifestErrors: errors };
+  return { ...builder.build(store), manifestErrors: errors, leftOut: store.leftOutIngresses() };
+}
+
+export function formatLeftOut(l: LeftOutIngress): string {
+  return `Ingress ${l.key} is not served: ${l.reason}`;
 }
 
 export function formatWarning(w: ModelWarning): string {
@@ -82,6 +88,7 @@ export async function runRender(opts: {
     });
     for (const e of r.manifestErrors) process.stderr.write(`warning: ${e.file}:${e.line}: ${e.reason}\n`);
     for (const w of r.warnings) process.stderr.write(`warning: ${formatWarning(w)}\n`);
+    for (const l of r.leftOut) process.stderr.write(`left out: ${formatLeftOut(l)}\n`);
     mkdirSync(opts.out, { recursive: true });
     writeFileSync(join(opts.out, 'model.json'), stableJSON(r.config));
     writeFileSync(join(opts.out, 'backends.json'), stableJSON(backendsPayload(r.config)));
@@ -94,7 +101,7 @@ export async function runRender(opts: {
       process.stderr.write(`warning: ${who}: host ${p.host}${p.path === undefined ? '' : ` path ${p.path}`}: ${p.field}: ${p.message}; ${p.outcome}\n`);
     }
     writeFileSync(join(opts.out, 'nginx.conf'), rendered.text);
-    process.stderr.write(`render: ${r.config.servers.length} servers, ${r.config.backends.length} backends, ${r.warnings.length} warnings → ${opts.out}\n`);
+    process.stderr.write(`render: ${r.config.servers.length} servers, ${r.config.backends.length} backends, ${r.warnings.length} warnings, ${r.leftOut.length} Ingresses left out → ${opts.out}\n`);
     if (!opts.test) return 0;
     const scratch = await scratchRuntime(opts.defaultServerPort ?? DEFAULT_SERVER_PORT);
     try {

@@ -21,7 +21,7 @@ import type { AddressClass, AddressPolicy } from '../model/address-policy.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
-import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../render/runtime.js';
+import { DEFAULT_TEMPLATE_DIR, defaultRuntime, leftOutPath, preparePrefix, type NginxRuntime } from '../render/runtime.js';
 import { createNginxProcess } from '../actors/nginx-process.js';
 import { workerAccessProblem } from '../render/worker-access.js';
 import { createReloadActor } from '../actors/reload.js';
@@ -37,6 +37,7 @@ import { createQuarantine, type QuarantineEntry } from '../model/quarantine.js';
 import { createNarrower } from '../actors/quarantine.js';
 import { QUARANTINE_FILE } from './dbg.js';
 import { startHealthServer } from '../observability/health-server.js';
+import { createLeftOutReporter } from '../observability/left-out.js';
 
 export interface ServeOptions {
   logger: Logger;
@@ -58,6 +59,8 @@ export interface ServeOptions {
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
   shutdownGracePeriodMs?: number;
+  /** Level of the line naming an Ingress that is not served (default `info`). */
+  leftOutLogLevel?: 'warn' | 'info';
   /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
   allowUpstreamAddresses?: ReadonlySet<AddressClass>;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
@@ -239,6 +242,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     existsSync(runtime.geoipDir) ? geoipWatcher(runtime.geoipDir, { logger }) : EMPTY,
   ).pipe(takeUntil(stop$));
 
+  const reportLeftOut = createLeftOutReporter({ logger, path: leftOutPath(runtime), level: opts.leftOutLogLevel ?? 'info' });
   // Ready means the sync that merged the source's complete initial state was applied: a sync
   // before it (a template change, say) would serve an empty cluster.
   let initialStateId: number | null = null;
@@ -251,6 +255,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         if (initialStateId === null && isTask(it.input) && it.input.task === 'initial-sync') initialStateId = it.id;
       },
       dropped: () => metrics.ringDropped(),
+      // An Ingress left out is an irrelevant event: it never reaches a sync.
+      filtered: () => reportLeftOut(store.leftOutIngresses()),
     },
   );
   const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine }));
@@ -285,6 +291,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       fatalError = new Error(`NGINX could not start: ${r.reload.error ?? 'unknown error'}`);
       resolveFatal(fatalError);
     }
+    reportLeftOut(store.leftOutIngresses());
     opts.onSync?.(r);
     return r;
   })).subscribe({

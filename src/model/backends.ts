@@ -34,7 +34,7 @@ export function trafficShaping(a: ParsedAnnotations): TrafficShapingPolicy {
   const c = a.canary;
   return {
     weight: c.weight, weightTotal: c.weightTotal, header: c.header, headerValue: c.headerValue,
-    headerPattern: c.headerPattern, cookie: c.cookie,
+    headerPattern: c.headerPattern, cookie: c.cookie, ...(c.headerPatternInvalid ? { headerPatternInvalid: true as const } : {}),
   };
 }
 

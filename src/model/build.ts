@@ -19,6 +19,7 @@ import {
 import { resolveServiceEndpoints, type ServiceEndpoints } from './endpoints.js';
 import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './fragments.js';
 import { parseL4Services } from './l4.js';
+import { FALLBACK_UID } from './payload.js';
 import { DEFAULT_SERVER, ROOT_PATH } from './paths.js';
 import { createTopologyCache, endpointsKey, type BackendPlan, type Topology } from './topology.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
@@ -400,8 +401,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
     /** The certificate of a host: the oldest Ingress of the host with a TLS section decides, as in ingress-nginx. */
     function tlsFor(host: string, frags: IngressFragment[]): { certificate: string | null; tlsSecret: string | null } {
-      const fallback = { certificate: defaultCertificate, tlsSecret: null };
-      if (host === DEFAULT_SERVER) return fallback;
+      if (host === DEFAULT_SERVER) return { certificate: defaultCertificate, tlsSecret: null };
+      // A host with TLS but no usable Secret keeps HTTPS (and ssl-redirect) with the default certificate.
+      const fallback = { certificate: defaultCertificate ?? FALLBACK_UID, tlsSecret: null };
       const f = frags.find((x) => x.tls.length > 0);
       if (!f) return { certificate: null, tlsSecret: null };
       const ns = f.ref.namespace;
@@ -416,7 +418,10 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
           return r?.ok === true && covers(r.value, host);
         });
       }
-      const secretName = index >= 0 ? f.tls[index]!.secretName ?? '' : '';
+      // A host its Ingress's TLS section does not name, and no certificate of it covers, has no TLS
+      // (ingress-nginx gives it the default certificate and so redirects it: its issue #3258).
+      if (index < 0) return NO_TLS;
+      const secretName = f.tls[index]!.secretName ?? '';
       if (secretName === '') return fallback;
       const secretKey = `${ns}/${secretName}`;
       const bad = (reason: string) => {
@@ -568,6 +573,8 @@ function hasTLS(frags: readonly IngressFragment[]): boolean {
   for (const f of frags) if (f.tls.length > 0) return true;
   return false;
 }
+
+const NO_TLS = { certificate: null, tlsSecret: null };
 
 /** Stand-ins for "no Service" in memo comparisons (one object each, so they compare equal). */
 const NO_ENDPOINTS: ServiceEndpoints = { service: null, endpoints: [], problem: null, refused: [] };

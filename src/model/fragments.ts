@@ -74,10 +74,9 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   return { name, namespace, service: b.service.name, serviceKey: `${namespace}/${b.service.name}`, port };
 }
 
-/** no-tls-redirect-locations (default: ACME challenges) are never redirected to HTTPS. */
-function exemptFromTLSRedirect(path: string, settings: NginxSettings): boolean {
-  for (const p of settings.noTLSRedirectLocations) {
-    // `p` itself or below it: `/p` covers `/p/x`, not `/px`.
+/** Whether `path` is one of `list` or below one: `/p` covers `/p/x`, not `/px`. */
+function underAny(path: string, list: readonly string[]): boolean {
+  for (const p of list) {
     if (path.startsWith(p) && (path.length === p.length || p.endsWith('/') || path.charCodeAt(p.length) === 0x2f)) return true;
   }
   return false;
@@ -96,11 +95,12 @@ export function makeLocation(
     service: use ? { name: use.service, port: use.port } : null,
     backend,
     denied: a.denied,
-    rewrite: exemptFromTLSRedirect(path, settings) ? { ...a.rewrite, sslRedirect: false, forceSSLRedirect: false } : a.rewrite,
+    // no-tls-redirect-locations and no-auth-locations (both default to ACME challenges).
+    rewrite: underAny(path, settings.noTLSRedirectLocations) ? { ...a.rewrite, sslRedirect: false, forceSSLRedirect: false } : a.rewrite,
     redirect: a.redirect,
     cors: a.cors,
-    basicAuth: a.basicAuth,
-    externalAuth: a.externalAuth,
+    basicAuth: a.basicAuth && !underAny(path, settings.noAuthLocations) ? a.basicAuth : null,
+    externalAuth: a.externalAuth && !underAny(path, settings.noAuthLocations) ? a.externalAuth : null,
     allowlist: a.allowlist,
     denylist: a.denylist,
     rateLimit: a.rateLimit,

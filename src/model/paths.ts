@@ -64,21 +64,30 @@ export function needsRegex(loc: Location): boolean {
 }
 
 /**
- * The Prefix split, applied after sorting: each Prefix location not ending in `/` becomes `/p/`
- * followed by an Exact copy `= /p`, unless it rewrites or uses regular expressions, or an
- * Exact location for `/p` already exists.
+ * The Prefix split, applied after sorting: each Prefix location `/p` or `/p/` becomes the prefix
+ * location `/p/` followed by an Exact twin `= /p`, unless it rewrites or uses regular
+ * expressions, or an Exact location for `/p` already exists (the Ingress spec gives an Exact
+ * path precedence over a Prefix path of the same value, whatever the Ingresses' ages). Both
+ * pieces keep the Ingress path as `ingressPath` ($location_path, cookie affinity). The twin of
+ * `/p/` is `= /p` (the spec: Prefix `/p/` matches `/p`), where ingress-nginx makes `= /p/`.
  */
 export function splitPrefixLocations(sorted: Location[]): Location[] {
   const exact = new Set(sorted.filter((l) => l.pathType === 'Exact').map((l) => l.path));
   const out: Location[] = [];
   for (const loc of sorted) {
     // ImplementationSpecific is Prefix here (the issue's rule); regex locations keep their own match.
-    if (loc.path === ROOT_PATH || loc.pathType === 'Exact' || needsRegex(loc) || loc.path.endsWith('/')) {
+    const trailing = loc.path.endsWith('/');
+    if (loc.path === ROOT_PATH || loc.pathType === 'Exact' || needsRegex(loc) || (trailing && loc.pathType !== 'Prefix')) {
       out.push(loc);
       continue;
     }
-    out.push({ ...loc, path: `${loc.path}/`, ingressPath: loc.path });
-    if (!exact.has(loc.path)) out.push({ ...loc, pathType: 'Exact' });
+    const bare = trailing ? loc.path.replace(/\/+$/, '') : loc.path;
+    if (bare === '') {
+      out.push(loc);
+      continue;
+    }
+    out.push(trailing ? loc : { ...loc, path: `${bare}/`, ingressPath: loc.path });
+    if (!exact.has(bare)) out.push({ ...loc, path: bare, pathType: 'Exact', ingressPath: loc.path });
   }
   return out;
 }

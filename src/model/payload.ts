@@ -5,6 +5,12 @@ import { wwwRedirectNames } from './servers.js';
 import type { Backend, Configuration } from './types.js';
 
 export const EMPTY_UID = '-1';
+/**
+ * The certificate of a host whose TLS Secret is missing or unusable without
+ * --default-ssl-certificate: NGINX's own fallback certificate (no PEM is posted; Lua keeps the
+ * fallback), and the host is still redirected to HTTPS, as in ingress-nginx.
+ */
+export const FALLBACK_UID = 'fallback';
 
 export interface ServersPayload {
   certificates: Record<string, string>;
@@ -78,6 +84,7 @@ export function serversPayload(config: Configuration): ServersPayload {
   const certificates = new Map<string, string>();
   const uidFor = (uid: string | null): string => {
     if (uid === null) return EMPTY_UID;
+    if (uid === FALLBACK_UID) return uid;
     const cert = config.certificates[uid];
     if (!cert) return EMPTY_UID;
     certificates.set(uid, cert.pem);

@@ -46,6 +46,8 @@ export interface TrafficShapingPolicy {
   header: string;
   headerValue: string;
   headerPattern: string;
+  /** Set (true) only when canary-by-header-pattern was refused: a request with the header stays on the primary. */
+  headerPatternInvalid?: true;
   cookie: string;
 }
 
@@ -175,9 +177,9 @@ export interface LocationAnnotations {
 }
 
 export interface Location extends LocationAnnotations {
-  /** The Ingress path after normalisation ('' → '/'). */
+  /** The path NGINX matches: the Ingress path after normalisation ('' → '/') and the Prefix split. */
   path: string;
-  /** The Ingress rule's path where the Prefix split added a '/' to `path` (ingress-nginx's IngressPath, the metrics' path label). */
+  /** The Ingress path, on both pieces of a Prefix split (ingress-nginx's IngressPath: $location_path, the metrics' path label). */
   ingressPath?: string;
   pathType: PathType;
   isDefBackend: boolean;
@@ -196,7 +198,7 @@ export interface Server {
   hostname: string;
   aliases: string[];
   sslPassthrough: boolean;
-  /** Certificate uid (key of Configuration.certificates), or null (default certificate). */
+  /** Certificate uid (key of Configuration.certificates), `fallback` (FALLBACK_UID: NGINX's self-signed one), or null (no TLS). */
   certificate: string | null;
   /** `namespace/name` of the TLS Secret the certificate came from, if any. */
   tlsSecret: string | null;

@@ -9,7 +9,7 @@ import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
 import type { Configuration, IngressRef, Location, Server } from '../model/types.js';
 import { wwwRedirectNames } from '../model/servers.js';
-import { authFilePath, reloadLogPath, tempPaths, type NginxRuntime } from './runtime.js';
+import { authFilePath, leftOutPath, reloadLogPath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress, quoteLiteral } from './filters.js';
 import {
   httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type RenderProblem, type ServerContext,
@@ -245,6 +245,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
         reload_log: reloadLogPath(runtime),
+        left_out_path: leftOutPath(runtime),
         proxy_headers: httpProxyHeaders(s),
         proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
         log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',

@@ -141,6 +141,11 @@ export function preparePrefix(runtime: NginxRuntime): void {
   prepareControlDirs(runtime);
 }
 
+/** The Ingresses the controller leaves out (JSON), served by the status server for `dbg ingresses`. */
+export function leftOutPath(runtime: NginxRuntime): string {
+  return join(runtime.prefix, 'left-out.json');
+}
+
 /** The unix socket of the n-th ssl-passthrough route's inner stream server. */
 export function passthroughSocketPath(runtime: NginxRuntime, n: number): string {
   return join(runtime.prefix, `passthrough-${n}.sock`);

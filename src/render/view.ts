@@ -8,6 +8,7 @@ import { sortShort } from '../model/sort.js';
 import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
+import { AUTH_HOST_VARIABLE } from '../model/annotations/authexternal.js';
 import { metricsAccessLog } from './metrics-log.js';
 
 /**
@@ -43,7 +44,10 @@ export interface LocationView {
 
 export interface ServerView {
   server: Server;
+  /** The host and its aliases (the `## start server` marker). */
   names: string;
+  /** What server_name lists: `names`, with a wildcard host as a one-label regex. */
+  serverName: string;
   listen: string[];
   blockUserAgents: boolean;
   blockReferers: boolean;
@@ -58,7 +62,7 @@ export interface ServerView {
    * out when the server-snippet sets its own (NGINX refuses duplicates).
    */
   luaPhases: string;
-  /** The block-user-agents / block-referers guards. */
+  /** The block-cidrs, block-user-agents and block-referers guards. */
   guards: string;
   /** The server-snippet, through its filter. */
   snippet: string;
@@ -109,15 +113,18 @@ function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function matchers(server: Server, loc: Location): string[] {
+/** The location's match: one per model location (the model made the Prefix split's twins). */
+function matcher(server: Server, loc: Location): string {
   const field = 'path';
-  if (loc.pathType === 'Exact') return [`= ${f.path(loc.path, field)}`];
-  if (server.useRegex) return [`~* ${f.regex(`^${loc.path}`, field)}`];
-  if (loc.pathType === 'Prefix') {
-    const p = loc.path.replace(/\/+$/, '');
-    return p === '' ? [f.path('/', field)] : [f.path(`${p}/`, field), `= ${f.path(p, field)}`];
+  if (loc.pathType === 'Exact') {
+    // NGINX answers `/p` with a 301 to `/p/` when a proxied location is named `/p/`, exact or
+    // not; the spec says Exact `/p/` does not match `/p`, which a regex location does not do.
+    const exact = f.path(loc.path, field);
+    if (loc.path.length > 1 && loc.path.endsWith('/')) return `~ ${f.regex(`^${escapeRegex(loc.path)}$`, field)}`;
+    return `= ${exact}`;
   }
-  return [f.path(loc.path, field)];
+  if (server.useRegex) return `~* ${f.regex(`^${loc.path}`, field)}`;
+  return f.path(loc.path, field);
 }
 
 function passDirective(loc: Location): { pass: string; hdr: string } {
@@ -125,6 +132,8 @@ function passDirective(loc: Location): { pass: string; hdr: string } {
     case 'HTTPS': return { pass: 'proxy_pass https://upstream_balancer', hdr: 'proxy_set_header' };
     case 'GRPC': return { pass: 'grpc_pass grpc://upstream_balancer', hdr: 'grpc_set_header' };
     case 'GRPCS': return { pass: 'grpc_pass grpcs://upstream_balancer', hdr: 'grpc_set_header' };
+    // As ingress-nginx: the scheme of the request (an upstream name works in a variable proxy_pass).
+    case 'AUTO_HTTP': return { pass: 'proxy_pass $scheme://upstream_balancer', hdr: 'proxy_set_header' };
     case 'FCGI': return { pass: 'include /etc/nginx/fastcgi_params;\n' + `${I}fastcgi_pass upstream_balancer`, hdr: 'proxy_set_header' };
     default: return { pass: 'proxy_pass http://upstream_balancer', hdr: 'proxy_set_header' };
   }
@@ -205,7 +214,9 @@ function externalAuth(loc: Location, id: string, accessLog: boolean): { view: Ex
   const name = `/_external-auth-${id}`;
   const target = f.url(ea.url, 'auth-url');
   let hostHeader = '$proxy_host';
-  if (ea.host) hostHeader = f.host(ea.host, 'auth-host');
+  const hostVariable = ea.host === AUTH_HOST_VARIABLE;
+  if (hostVariable) hostHeader = AUTH_HOST_VARIABLE;
+  else if (ea.host) hostHeader = f.host(ea.host, 'auth-host');
   if (ea.method && !/^[A-Z]{1,20}$/.test(ea.method)) throw new RenderError('auth-method', `not an HTTP method: ${JSON.stringify(ea.method.slice(0, 50))}`);
   const cache = ea.cacheKey !== '';
   const b: string[] = [
@@ -230,14 +241,20 @@ function externalAuth(loc: Location, id: string, accessLog: boolean): { view: Ex
     'proxy_pass_request_headers on',
   ];
   if (cache) {
-    b.push('proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(ea.cacheKey, 'auth-cache-key')}`);
+    // The key names the auth location (host and path), as ingress-nginx's does: one zone is shared
+    // by every Ingress, and another host's cached 200 must not open this one. NGINX caches only
+    // buffered responses.
+    b.push('proxy_buffering on', 'proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(`${name}:${ea.cacheKey}`, 'auth-cache-key')}`);
     for (const d of ea.cacheDuration.length ? ea.cacheDuration : ['200 202 401 5m']) {
       if (!CACHE_VALID.test(d)) throw new RenderError('auth-cache-duration', `invalid: ${JSON.stringify(d.slice(0, 50))}`);
       b.push(`proxy_cache_valid ${d.split(/\s+/).join(' ')}`);
     }
   }
-  b.push(`set $target ${target}`, 'proxy_pass $target');
-  const block = `\n        location = ${f.path(name)} {\n${b.map((d) => `${I}${d};\n`).join('')}        }\n`;
+  b.push(`set $target ${target}`);
+  // proxy_pass with variables parses its URL per request, and `http://unix:/path:` names a
+  // socket: whatever a variable holds, the subrequest never goes there.
+  const guard = hostVariable ? `${I}if ($target ~* "^https?://unix:") {\n${I}    return 500;\n${I}}\n` : '';
+  const block = `\n        location = ${f.path(name)} {\n${b.map((d) => `${I}${d};\n`).join('')}${guard}${I}proxy_pass $target;\n        }\n`;
   const headers = ea.responseHeaders.map((h, i) => {
     const n = f.headerName(h, 'auth-response-headers');
     return { var: `authHeader${i}`, upstreamVar: n.toLowerCase().replace(/-/g, '_'), name: n };
@@ -315,8 +332,11 @@ function luaPhases(loc: Location, host: string): string {
   if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
   if (flags.length > 0 && f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash') === 'true') flags.push('preserve-trailing-slash');
   const redirect = flags.length > 0 ? `${I}    lua_ingress.rewrite(${f.luaString(flags.join(' '))}${host ? `, ${host}` : ''})\n` : '';
-  const backend = loc.configurationSnippet === '' ? f.luaString(loc.backend, 'backend') : '';
-  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${backend})\n${I}}\n`;
+  let args = loc.configurationSnippet === '' ? f.luaString(loc.backend, 'backend') : 'nil';
+  // default-backend: where the request goes while the backend has no endpoint (decided per request).
+  if (loc.defaultBackend) args += `, ${f.luaString(loc.defaultBackend, 'default-backend')}`;
+  else if (args === 'nil') args = '';
+  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
 }
 
 /**
@@ -337,7 +357,10 @@ export function standardHeaders(s: NginxSettings, hdr: string, host = '$best_htt
     `${hdr} X-Forwarded-Proto $pass_access_scheme`,
     `${hdr} X-Forwarded-Scheme $pass_access_scheme`,
     `${hdr} X-Scheme $pass_access_scheme`,
-    `${hdr} X-Original-URI $request_uri`,
+    ...(s.proxyAddOriginalUriHeader ? [`${hdr} X-Original-URI $request_uri`] : []),
+    // What the client sent, passed on as ingress-nginx does (empty: not sent).
+    `${hdr} X-Original-Forwarded-For $http_${f.headerName(s.forwardedForHeader, 'forwarded-for-header').toLowerCase().replace(/-/g, '_')}`,
+    `${hdr} X-Original-Forwarded-Host $http_x_forwarded_host`,
     `${hdr} Proxy ""`,
     ...Object.entries(s.proxySetHeaders).map(([k, v]) => `${hdr} ${f.headerName(k, 'proxy-set-headers')} ${f.quoteWithVariables(v, `proxy-set-headers[${k}]`)}`),
   ];
@@ -378,15 +401,17 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   const access: string[] = [];
   // `access_log off` would stop the metrics log too: such a location keeps only that one.
   if (!loc.accessLog) access.push(ctx.runtime.metricsLog ? metricsAccessLog(ctx.runtime.metricsLog) : 'access_log off');
+  // The denylist first, as ingress-nginx: NGINX takes the first rule that matches.
+  for (const c of loc.denylist) access.push(`deny ${f.cidr(c, 'denylist-source-range')}`);
   for (const c of loc.allowlist) access.push(`allow ${f.cidr(c, 'whitelist-source-range')}`);
   if (loc.allowlist.length > 0) access.push('deny all');
-  for (const c of loc.denylist) access.push(`deny ${f.cidr(c, 'denylist-source-range')}`);
   let accessText = lines(access) + rl.limits;
   if (loc.basicAuth && !denied) {
     accessText += lines([`auth_basic ${f.quote(loc.basicAuth.realm, 'auth-realm')}`, `auth_basic_user_file ${f.quoteLiteral(authFilePath(ctx.runtime, loc.basicAuth.secret), 'auth-secret')}`]);
   }
   if (ea.view) {
-    const d = [`auth_request ${f.quoteLiteral(ea.view.location)}`];
+    // The auth service's Set-Cookie reaches the client (oauth2-proxy refreshes its session so).
+    const d = [`auth_request ${f.quoteLiteral(ea.view.location)}`, 'auth_request_set $auth_cookie $upstream_http_set_cookie', 'add_header Set-Cookie $auth_cookie'];
     for (const h of ea.view.headers) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`, `${hdr} ${h.name} $${h.var}`);
     accessText += lines(d);
     if (ea.view.signin) {
@@ -407,10 +432,13 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   const s = ctx.settings;
   // Own headers (or a snippet/server-snippet that may set some) stop NGINX from inheriting the
   // http-level set, so such a location prints the full set.
+  // Basic auth keeps the client's credentials from the backend, as ingress-nginx does.
+  const basicAuth = loc.basicAuth !== null && !denied;
   const ownHeaders = hdr !== 'proxy_set_header' || loc.rewrite.xForwardedPrefix !== '' || loc.upstreamVhost !== '' || loc.connectionHeader !== ''
-    || (ea.view !== null && ea.view.headers.length > 0) || SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet);
+    || basicAuth || (ea.view !== null && ea.view.headers.length > 0) || SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet);
   const headers = ownHeaders ? [
     ...(loc.rewrite.xForwardedPrefix !== '' ? [`${hdr} X-Forwarded-Prefix ${f.quote(loc.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] : []),
+    ...(basicAuth ? [`${hdr} Authorization ""`] : []),
     ...standardHeaders(s, hdr,
       loc.upstreamVhost !== '' ? f.quote(loc.upstreamVhost, 'upstream-vhost') : '$best_http_host',
       loc.connectionHeader !== '' ? f.quote(loc.connectionHeader, 'connection-proxy-header') : '$connection_upgrade'),
@@ -436,15 +464,30 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   return { view, extra: ea.block, zones: rl.zones, cache: ea.cache };
 }
 
+/**
+ * A wildcard host (`*.foo.com`, already through the host filter) as a server_name regex that
+ * covers exactly one DNS label, as the Ingress spec says and ingress-nginx renders it (NGINX's
+ * own `*.foo.com` would also match `a.b.foo.com`). `$subdomain` holds the label.
+ */
+function wildcardServerName(host: string): string {
+  return `"~^(?<subdomain>[\\w-]+)${host.slice(1).replace(/\./g, '\\.')}$"`;
+}
+
 /** Builds the view of one server; errors name the server and the location. */
 export function serverView(server: Server, ctx: ServerContext): ServerView {
   const s = ctx.settings;
   const isDefault = server.hostname === '_';
   let names = f.host(server.hostname, 'host');
-  for (const alias of server.aliases) names += ` ${f.host(alias, 'server-alias')}`;
+  let serverName = names.startsWith('*.') ? wildcardServerName(names) : names;
+  for (const alias of server.aliases) {
+    const a = f.host(alias, 'server-alias');
+    names += ` ${a}`;
+    serverName += ` ${a}`;
+  }
   const { listen, listenText } = listenLines(ctx, isDefault);
   const locations: LocationView[] = [];
   const seenMatchers = new Set<string>();
+  const seenIds = new Set<string>();
   const errorLocationNames = new Set<string>();
   const problems: RenderProblem[] = [];
   let extra = '';
@@ -453,54 +496,56 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const host = knownHost(server);
   const ordered = server.useRegex ? sortShort([...server.locations], (a, b) => b.path.length - a.path.length) : server.locations;
   for (const loc of ordered) {
-    let ms: string[];
+    let m: string;
     try {
-      ms = matchers(server, loc);
+      m = matcher(server, loc);
     } catch (err) {
       problems.push(problemOf(server, loc, err, 'location left out'));
       continue;
     }
+    if (seenMatchers.has(m)) continue;
+    seenMatchers.add(m);
     // Only rate-limit zones and external-auth locations are named by it: no sha1 otherwise.
-    const id = loc.rateLimit || loc.externalAuth ? shortId(server.hostname, loc.path, loc.pathType) : '';
-    // The blocks of one location (`/p/` and `= /p`) differ only in their matcher.
-    let first: LocationView | null = null;
-    for (const m of ms) {
-      if (seenMatchers.has(m)) continue;
-      seenMatchers.add(m);
-      if (first) {
-        locations.push({ ...first, matcher: m });
-        continue;
-      }
-      let r: ReturnType<typeof locationView>;
-      let errorLocations = '';
-      try {
-        r = locationView(server, loc, m, ctx, id, host);
-        if (!r.view.denied) errorLocations = customErrorLocations(loc, r.view.errorBackendId, errorLocationNames);
-      } catch (err) {
-        // One value the renderer cannot express denies its location (503), not the server.
-        const problem = problemOf(server, loc, err, 'location denied (503)');
-        problems.push(problem);
-        r = { view: deniedView(loc, m, `${problem.field}: ${problem.message}`), extra: '', zones: '', cache: false };
-      }
-      locations.push((first = r.view));
-      extra += r.extra + errorLocations;
-      httpLevel += r.zones;
-      authCache ||= r.cache;
+    // The two pieces of a Prefix split share one (one rate-limit counter, one auth location).
+    const id = loc.rateLimit || loc.externalAuth
+      ? shortId(server.hostname, loc.ingressPath ?? loc.path, loc.ingressPath !== undefined ? 'Prefix' : loc.pathType) : '';
+    let r: ReturnType<typeof locationView>;
+    let errorLocations = '';
+    try {
+      r = locationView(server, loc, m, ctx, id, host);
+      if (!r.view.denied) errorLocations = customErrorLocations(loc, r.view.errorBackendId, errorLocationNames);
+    } catch (err) {
+      // One value the renderer cannot express denies its location (503), not the server.
+      const problem = problemOf(server, loc, err, 'location denied (503)');
+      problems.push(problem);
+      r = { view: deniedView(loc, m, `${problem.field}: ${problem.message}`), extra: '', zones: '', cache: false };
     }
+    locations.push(r.view);
+    if (id === '' || !seenIds.has(id)) {
+      seenIds.add(id);
+      extra += r.extra;
+      httpLevel += r.zones;
+    }
+    extra += errorLocations;
+    authCache ||= r.cache;
   }
   let redirectServer = '';
   if (ctx.wwwRedirectFrom) {
     const from = f.host(ctx.wwwRedirectFrom, 'from-to-www-redirect');
     const listenLines = listen.map((l) => `        listen ${l.replace(' default_server', '').replace(' reuseport', '')};\n`).join('');
-    redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}        return 308 $scheme://${f.host(server.hostname)}$request_uri;\n    }\n    ## end server ${from}\n`;
+    // As ingress-nginx: the port is always named and one trailing slash dropped (lua_ingress.lua).
+    redirectServer = `\n    ## start server ${from}\n    server {\n        server_name ${from};\n${listenLines}`
+      + `        set_by_lua_block $redirect_to {\n            return lua_ingress.www_redirect_target(${f.luaString(f.host(server.hostname), 'host')})\n        }\n`
+      + `        return ${f.num(s.httpRedirectCode, 'http-redirect-code')} $redirect_to;\n    }\n    ## end server ${from}\n`;
   }
   const blockUserAgents = s.blockUserAgents.length > 0;
   const blockReferers = s.blockReferers.length > 0;
   return {
-    server, names, listen, blockUserAgents, blockReferers, locations,
+    server, names, serverName, listen, blockUserAgents, blockReferers, locations,
     listenText,
     luaPhases: SERVER_LUA_PHASES.test(server.serverSnippet) ? '' : serverLua(host),
-    guards: (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
+    guards: (s.blockCidrs.length > 0 ? '        if ($block_cidr) {\n            return 403;\n        }\n' : '')
+      + (blockUserAgents ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
       + (blockReferers ? '        if ($block_ref) {\n            return 403;\n        }\n' : ''),
     snippet: serverSnippet(server, problems),
     locationsText: locationsText(locations),
@@ -596,25 +641,29 @@ function corsOf(cors: CorsConfig): { regex: string | null; text: string } {
   return made;
 }
 
-/** CORS preflight answer and response headers, as ingress-nginx sets them. */
+/**
+ * CORS as ingress-nginx sets it: a request whose Origin is allowed (any request with `*`) gets
+ * the whole Access-Control-* set; a preflight (OPTIONS) of it is answered 204 here. Other
+ * origins get no CORS header and their OPTIONS goes to the backend.
+ */
 function corsText(cors: CorsConfig, originRegex: string | null): string {
   const origin = originRegex
-    ? `${I}set $cors_allow_origin "";\n${I}if ($http_origin ~* ${originRegex}) {\n${I}    set $cors_allow_origin $http_origin;\n${I}}\n`
-    : `${I}set $cors_allow_origin "*";\n`;
-  const credentials = cors.allowCredentials ? 'more_set_headers "Access-Control-Allow-Credentials: true";\n' : '';
-  return `${origin}${I}set $cors_preflight "";\n${I}if ($request_method = OPTIONS) {\n${I}    set $cors_preflight "\${cors_allow_origin}";\n${I}}\n`
-    + `${I}if ($cors_preflight != "") {\n`
-    + `${I}    more_set_headers "Access-Control-Allow-Origin: $cors_allow_origin";\n`
-    + (credentials ? `${I}    ${credentials}` : '')
-    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Allow-Methods', cors.allowMethods)};\n`
-    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Allow-Headers', cors.allowHeaders)};\n`
-    + `${I}    more_set_headers ${f.moreHeader('Access-Control-Max-Age', cors.maxAge)};\n`
+    ? `${I}set $cors "";\n${I}set $cors_allow_origin "";\n${I}if ($http_origin ~* ${originRegex}) {\n${I}    set $cors "true";\n${I}    set $cors_allow_origin $http_origin;\n${I}}\n`
+    : `${I}set $cors "true";\n${I}set $cors_allow_origin "*";\n`;
+  const headers = [
+    '"Access-Control-Allow-Origin: $cors_allow_origin"',
+    ...(cors.allowCredentials ? ['"Access-Control-Allow-Credentials: true"'] : []),
+    f.moreHeader('Access-Control-Allow-Methods', cors.allowMethods),
+    f.moreHeader('Access-Control-Allow-Headers', cors.allowHeaders),
+    ...(cors.exposeHeaders !== '' ? [f.moreHeader('Access-Control-Expose-Headers', cors.exposeHeaders)] : []),
+    f.moreHeader('Access-Control-Max-Age', cors.maxAge),
+  ].map((h) => `${I}    more_set_headers ${h};\n`).join('');
+  return `${origin}${I}if ($request_method = OPTIONS) {\n${I}    set $cors "\${cors}options";\n${I}}\n`
+    + `${I}if ($cors = "true") {\n${headers}${I}}\n`
+    + `${I}if ($cors = "trueoptions") {\n${headers}`
     + `${I}    more_set_headers "Content-Type: text/plain; charset=utf-8";\n`
     + `${I}    more_set_headers "Content-Length: 0";\n`
-    + `${I}    return 204;\n${I}}\n`
-    + `${I}more_set_headers "Access-Control-Allow-Origin: $cors_allow_origin";\n`
-    + (credentials ? `${I}${credentials}` : '')
-    + (cors.exposeHeaders !== '' ? `${I}more_set_headers ${f.moreHeader('Access-Control-Expose-Headers', cors.exposeHeaders)};\n` : '');
+    + `${I}    return 204;\n${I}}\n`;
 }
 
 export function prefixError(err: unknown, where: string): Error {
@@ -674,7 +723,11 @@ export function passthroughStream(servers: readonly Server[], backends: readonly
   out += '        default ingress_rx_https;\n    }\n';
   out += `    upstream ingress_rx_https {\n        server 127.0.0.1:${f.num(proxyPort, 'ssl-passthrough-proxy-port')};\n    }\n`;
   out += `    server {\n${rt.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${f.num(rt.httpsPort)}${s.useProxyProtocol ? ' proxy_protocol' : ''};\n`).join('')}`;
-  if (s.useProxyProtocol) out += s.proxyRealIpCidr.map((c) => `        set_real_ip_from ${f.cidr(c, 'proxy-real-ip-cidr')};\n`).join('');
+  if (s.useProxyProtocol) {
+    out += s.proxyRealIpCidr.map((c) => `        set_real_ip_from ${f.cidr(c, 'proxy-real-ip-cidr')};\n`).join('');
+    // As ingress-nginx (its Go TCP proxy): how long the SNI server waits for the PROXY header.
+    out += `        proxy_protocol_timeout ${f.duration(s.proxyProtocolHeaderTimeout, 'proxy-protocol-header-timeout')};\n`;
+  }
   out += '        ssl_preread on;\n        proxy_protocol on;\n        proxy_pass $ingress_rx_passthrough;\n    }\n';
   for (const [name, id] of ids) {
     const backend = byName.get(name)!;

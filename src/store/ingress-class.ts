@@ -34,24 +34,29 @@ export function resolveIngressClass(
   const className = ing.spec?.ingressClassName;
   if (className !== undefined && className !== null) {
     if (opts.ingressClassByName && className === opts.ingressClass) {
-      return { served: true, reason: `ingressClassName "${className}" (--ingress-class-by-name)` };
+      return { served: true, reason: `ingressClassName ${quoted(className)} (--ingress-class-by-name)` };
     }
     const ic = getIngressClass(className);
-    if (!ic) return { served: false, reason: `IngressClass "${className}" not found` };
+    if (!ic) return { served: false, reason: `IngressClass ${quoted(className)} not found` };
     if (!isOwnIngressClass(ic, opts)) {
-      return { served: false, reason: `IngressClass "${className}" belongs to controller "${ic.spec?.controller ?? ''}"` };
+      return { served: false, reason: `IngressClass ${quoted(className)} belongs to controller ${quoted(ic.spec?.controller ?? '')}` };
     }
-    return { served: true, reason: `ingressClassName "${className}"` };
+    return { served: true, reason: `ingressClassName ${quoted(className)}` };
   }
   const annotation = ing.metadata.annotations?.[INGRESS_CLASS_ANNOTATION];
   if (annotation !== undefined) {
     if (annotation !== opts.ingressClass) {
-      return { served: false, reason: `annotation ${INGRESS_CLASS_ANNOTATION}="${annotation}" is not "${opts.ingressClass}"` };
+      return { served: false, reason: `annotation ${INGRESS_CLASS_ANNOTATION}=${quoted(annotation)} is not ${quoted(opts.ingressClass)}` };
     }
-    return { served: true, reason: `annotation ${INGRESS_CLASS_ANNOTATION}="${annotation}"` };
+    return { served: true, reason: `annotation ${INGRESS_CLASS_ANNOTATION}=${quoted(annotation)}` };
   }
   if (opts.watchIngressWithoutClass) return { served: true, reason: 'no class, --watch-ingress-without-class' };
   return { served: false, reason: 'no ingress class' };
+}
+
+/** A user's string in a reason that render prints and the log and dbg show: quoted, escaped, short. */
+function quoted(value: string): string {
+  return JSON.stringify(String(value).slice(0, 100));
 }
 
 /** --disable-catch-all drops every Ingress with a spec.defaultBackend, rules or not (as ingress-nginx does). */

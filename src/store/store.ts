@@ -5,7 +5,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type {
   ConfigMap, EndpointSlice, Ingress, IngressClass, KubeObject, Namespace, Secret, Service,
 } from './kube-types.js';
-import type { ApplyResult, Store, StoreOptions } from './types.js';
+import type { ApplyResult, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
 import { deepEqual, normaliseIngress, sameObject } from './normalise.js';
@@ -52,6 +52,9 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
   // All Ingresses seen (normalised), and which of them this controller serves.
   const ingresses = new Map<string, Ingress>();
   const served = new Set<string>();
+  /** Ingresses seen but not served, with the reason (render, logs and dbg name them). */
+  const leftOut = new Map<string, string>();
+  let leftOutList: readonly LeftOutIngress[] | null = null;
   let sortedServed: readonly Ingress[] | null = null;
   /** Position of each served Ingress in sortedServed, built with it. */
   let sortedIndex = new Map<string, number>();
@@ -86,13 +89,24 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     return cls;
   }
 
+  function noteVerdict(key: string, verdict: { served: boolean; reason: string } | null): void {
+    const before = leftOut.get(key);
+    const after = verdict && !verdict.served ? verdict.reason : undefined;
+    if (before === after) return;
+    if (after === undefined) leftOut.delete(key);
+    else leftOut.set(key, after);
+    leftOutList = null;
+  }
+
   /** Re-evaluates the given Ingresses; returns how many started or stopped being served. */
   function reevaluate(keys: Iterable<string> | undefined): number {
     let changed = 0;
     for (const key of keys ?? []) {
       const ing = ingresses.get(key);
       if (!ing) continue;
-      const now = evaluate(ing).served;
+      const verdict = evaluate(ing);
+      noteVerdict(key, verdict);
+      const now = verdict.served;
       if (now !== served.has(key)) {
         if (now) served.add(key);
         else served.delete(key);
@@ -165,6 +179,7 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
       if (!old) return irrelevant('unknown Ingress deleted');
       unindexIngress(key, old);
       ingresses.delete(key);
+      noteVerdict(key, null);
       if (!wasServed) return irrelevant('deleted Ingress was not served');
       served.delete(key);
       sortedServed = null;
@@ -176,6 +191,7 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     ingresses.set(key, ing);
     indexIngress(key, ing);
     const verdict = evaluate(ing);
+    noteVerdict(key, verdict);
     if (verdict.served) served.add(key);
     else served.delete(key);
     if (verdict.served && wasServed && old && sortedServed && timestamp(old) === timestamp(ing)) {
@@ -409,6 +425,10 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     getIngressClass: (name) => ingressClasses.get(name),
     getNamespace: (name) => namespaces.get(name),
     ingressesReferencingSecret: servedReferencing,
+    leftOutIngresses() {
+      leftOutList ??= Object.freeze([...leftOut].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, reason]) => ({ key, reason })));
+      return leftOutList;
+    },
   };
 }
 

@@ -43,6 +43,13 @@ export interface ApplyResult {
   configmapChanged?: boolean;
 }
 
+/** An Ingress the store holds but does not serve, and why (class not found, another controller's, …). */
+export interface LeftOutIngress {
+  /** `namespace/name`. */
+  key: string;
+  reason: string;
+}
+
 export interface StoreReader {
   readonly options: StoreOptions;
   /** Ingresses this controller serves, oldest first (ties: `ns/name`, greater first). */
@@ -60,6 +67,8 @@ export interface StoreReader {
 }
 
 export interface Store extends StoreReader {
+  /** Ingresses left out, sorted by key; the same array until the set or a reason changes. */
+  leftOutIngresses(): readonly LeftOutIngress[];
   /** Applies an event and says whether it matters. Never throws on bad input. */
   apply(event: SourceEvent): ApplyResult;
   /** Whether this controller would serve the Ingress (class, watched namespace, --disable-catch-all), and why. */

@@ -2,7 +2,7 @@
 // deterministic, and `--test` runs the real `nginx -t` on the result.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runRender } from '../../src/cli/render.js';
@@ -21,6 +21,25 @@ test('renders the quickstart to model, payloads and nginx.conf that nginx -t acc
   for (const host of ['web.example.test', 'api.example.test', 'secure.example.test']) assert.match(conf, `## start server ${host}`);
   const backends = JSON.parse(readFileSync(join(a, 'backends.json'), 'utf8')) as Array<{ name: string; alternativeBackends: string[] }>;
   assert.equal(backends.find((x) => x.name === 'demo-web-http')?.alternativeBackends, ['demo-web-canary-80']);
+});
+
+test('render names the Ingresses it leaves out, with the reason', async () => {
+  const dir = join(tmp, 'left-out');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'ing.yaml'), [
+    'apiVersion: networking.k8s.io/v1', 'kind: Ingress', 'metadata: {name: typo, namespace: apps}',
+    'spec: {ingressClassName: ngnix, rules: [{host: a.test, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: s, port: {number: 80}}}}]}}]}',
+  ].join('\n'));
+  const err: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((s: string) => { err.push(String(s)); return true; }) as typeof process.stderr.write;
+  try {
+    assert.is(await runRender({ manifests: dir, out: join(tmp, 'left-out-out'), logger: silentLogger() }), 0);
+  } finally {
+    process.stderr.write = write;
+  }
+  assert.ok(err.includes('left out: Ingress apps/typo is not served: IngressClass "ngnix" not found\n'), err.join(''));
+  assert.match(err.join(''), /, 1 Ingresses left out →/);
 });
 
 test('a missing manifests directory exits 2', async () => {

@@ -1,6 +1,9 @@
 // Small HTTP echo upstreams for NGINX tests: each listens on its own 127.0.0.x address and
-// answers with its address, port, name, method, path and request headers as JSON.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+// answers with its address, port, name, method, path and request headers as JSON. A few paths
+// act like httpbin's: `/__status/<code>` answers that status, `/__bytes/<n>` n bytes, and
+// `/__delay/<ms>` answers after ms (each may sit anywhere in the path, after a prefix).
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface EchoReply {
@@ -9,6 +12,8 @@ export interface EchoReply {
   port: number;
   method: string;
   path: string;
+  /** The HTTP version the request arrived with (e.g. `1.1`). */
+  proto: string;
   headers: IncomingHttpHeaders;
 }
 
@@ -39,6 +44,8 @@ export interface EchoOptions {
   port?: number;
   name?: string;
   delayMs?: number;
+  /** Serve HTTPS with this certificate and key (PEM). */
+  tls?: { cert: string; key: string };
 }
 
 export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServer> {
@@ -47,18 +54,31 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
   let hits = 0;
   let name = opts.name ?? address;
   let stopping: Promise<void> | null = null;
-  let port = 0;
-  const server: Server = createServer((req, res) => {
+  let closed = false;
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     hits += 1;
+    const url = req.url ?? '';
     const reply = (): void => {
-      const body: EchoReply = { name, address, port, method: req.method ?? '', path: req.url ?? '', headers: req.headers };
+      if (closed) return; // closed while this answer was delayed
       if (stopping) res.setHeader('connection', 'close');
-      res.writeHead(200, { 'content-type': 'application/json', 'x-echo-name': name });
-      res.end(JSON.stringify(body));
+      const bytes = /\/__bytes\/(\d+)/.exec(url);
+      if (bytes) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes[1], 'x-echo-name': name });
+        res.end(Buffer.alloc(Number(bytes[1]), 'x'));
+        return;
+      }
+      const body: EchoReply = { name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers };
+      const text = JSON.stringify(body);
+      const status = Number(/\/__status\/(\d{3})/.exec(url)?.[1] ?? 200);
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-echo-name': name, server: 'echo' });
+      res.end(text);
     };
+    const delay = Number(/\/__delay\/(\d+)/.exec(url)?.[1] ?? delayMs);
     req.resume();
-    req.on('end', () => (delayMs > 0 ? setTimeout(reply, delayMs) : reply()));
-  });
+    req.on('end', () => (delay > 0 ? setTimeout(reply, delay) : reply()));
+  };
+  let port = 0;
+  const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(handler);
   server.keepAliveTimeout = 1000;
   // Port 0: the kernel picks a free port on this address atomically, with no reuse race.
   await new Promise<void>((resolve, reject) => {
@@ -81,6 +101,7 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
       return stopping;
     },
     close: () => new Promise<void>((resolve) => {
+      closed = true;
       server.closeAllConnections();
       server.close(() => resolve());
     }),

@@ -33,6 +33,8 @@ export interface RequestOptions {
   port?: number;
   ca?: string | Buffer;
   body?: string;
+  /** Source address of the connection (any 127.x address works on loopback). */
+  localAddress?: string;
 }
 
 export interface LocalController {
@@ -60,6 +62,7 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
       host: '127.0.0.1', port, path, method: opts.method ?? 'GET',
       headers: { Host: host, Connection: 'close', ...(opts.headers ?? {}) },
       timeout: 10_000,
+      ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
     };
     const handle = (res: import('node:http').IncomingMessage) => {
       let body = '';
@@ -176,7 +179,10 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
     }, { timeoutMs: 30_000, what: `ingress-rx ${command} to become healthy` });
   } catch (err) {
     await ctl.stop('SIGKILL');
-    throw new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);
+    const failure = new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);
+    // uvu prints nothing for an error thrown in a before hook, where most controllers start.
+    process.stderr.write(`startLocal: ${failure.message}\n`);
+    throw failure;
   }
   return ctl;
 }
@@ -208,7 +214,7 @@ export function service(ns: string, name: string, opts: { port?: number; type?: 
 }
 
 /** One EndpointSlice per echo server (each listens on its own port), all for one Service. */
-export function slices(ns: string, svc: string, servers: EchoServer[], opts: { ready?: boolean } = {}) {
+export function slices(ns: string, svc: string, servers: Array<Pick<EchoServer, 'address' | 'port'>>, opts: { ready?: boolean } = {}) {
   return servers.map((s, i) => ({
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
     metadata: { name: `${svc}-${i}`, namespace: ns, labels: { 'kubernetes.io/service-name': svc } },

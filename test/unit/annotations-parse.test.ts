@@ -81,7 +81,7 @@ const cases: Case[] = [
   { name: 'canary weight-total', ann: { canary: 'true', 'canary-weight': '120', 'canary-weight-total': '1000' }, pick: (v) => [v.canary.weight, v.canary.weightTotal], want: [120, 1000] },
   { name: 'canary header', ann: { canary: 'true', 'canary-by-header': 'X-Canary', 'canary-by-header-value': 'v2' }, pick: (v) => [v.canary.header, v.canary.headerValue], want: ['X-Canary', 'v2'] },
   { name: 'canary header pattern', ann: { canary: 'true', 'canary-by-header': 'X-C', 'canary-by-header-pattern': '^(v2|v3)$' }, pick: (v) => v.canary.headerPattern, want: '^(v2|v3)$' },
-  { name: 'canary header pattern does not compile', ann: { canary: 'true', 'canary-by-header-pattern': '(v2' }, pick: (v) => v.canary.headerPattern, want: '', warn: ['canary-by-header-pattern'] },
+  { name: 'canary header pattern does not compile', ann: { canary: 'true', 'canary-by-header-pattern': '(v2' }, pick: (v) => [v.canary.headerPattern, v.canary.headerPatternInvalid], want: ['', true], warn: ['canary-by-header-pattern'] },
   { name: 'canary header pattern with brace', ann: { canary: 'true', 'canary-by-header-pattern': 'a{2}' }, pick: (v) => v.canary.headerPattern, want: '', warn: ['canary-by-header-pattern'] },
   { name: 'canary header name invalid', ann: { canary: 'true', 'canary-by-header': 'X Canary' }, pick: (v) => v.canary.header, want: '', warn: ['canary-by-header'] },
   { name: 'canary cookie', ann: { canary: 'true', 'canary-by-cookie': 'use_canary' }, pick: (v) => v.canary.cookie, want: 'use_canary' },
@@ -265,7 +265,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
     'sslPassthrough', 'upstreamHashBy', 'upstreamVhost',
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' });
-  assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', cookie: '' });
+  assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
   assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied], ['HTTP', 'round_robin', true, null, null, null, null]);

@@ -10,7 +10,7 @@ import { createModelBuilder } from '../../src/model/build.js';
 import { decide } from '../../src/model/decide.js';
 import { snapshot, type ModelSnapshot } from '../../src/model/hash.js';
 import { stableJSON } from '../../src/model/json.js';
-import { createBackendsSerialiser, serversPayload } from '../../src/model/payload.js';
+import { FALLBACK_UID, createBackendsSerialiser, serversPayload } from '../../src/model/payload.js';
 import type { Configuration, Location, Server } from '../../src/model/types.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from './model-objects.js';
 
@@ -83,7 +83,25 @@ rules('Exact, Prefix (split into /p/ and = /p) and ImplementationSpecific paths'
   // ImplementationSpecific is Prefix (as ingress-nginx's store makes it): same boundary split.
   assert.ok(l.includes('/impl/ -> default-web-80') && l.includes('= /impl -> default-web-80'));
   assert.is(l.filter((x) => x === '= /both -> default-web-80').length, 1, 'an explicit Exact is not duplicated');
-  assert.ok(l.includes('/slash/ -> default-web-80') && !l.some((x) => x.startsWith('= /slash')));
+  // A Prefix path ending in / also matches the path without it (the Ingress spec; conformance).
+  assert.ok(l.includes('/slash/ -> default-web-80') && l.includes('= /slash -> default-web-80'));
+  const twin = s.locations.find((x) => x.path === '/prefix' && x.pathType === 'Exact')!;
+  assert.is(twin.ingressPath, '/prefix', 'both pieces of the split keep the Ingress path');
+  assert.is(s.locations.find((x) => x.path === '/slash' && x.pathType === 'Exact')!.ingressPath, '/slash/');
+});
+
+rules('an Exact path wins over a Prefix path of the same value, even of an older Ingress', () => {
+  for (const [exactTs, prefixTs] of [['2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z'], ['2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z']]) {
+    const store = testStore();
+    store.put('Ingress', ingress('exact', 'e.example.com', [['/foo', 'Exact', 'a', 80]], { ts: exactTs }));
+    store.put('Ingress', ingress('prefix', 'e.example.com', [['/foo', 'Prefix', 'b', 80], ['/bar/', 'Prefix', 'b', 80]], { ts: prefixTs }));
+    store.put('Ingress', ingress('exact-bar', 'e.example.com', [['/bar', 'Exact', 'a', 80]], { ts: prefixTs }));
+    const { config } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+    const l = locs(server(config, 'e.example.com'));
+    assert.equal(l.filter((x) => x.startsWith('= /foo')), ['= /foo -> default-a-80'], `exact ${exactTs}, prefix ${prefixTs}`);
+    assert.ok(l.includes('/foo/ -> default-b-80'));
+    assert.equal(l.filter((x) => x.startsWith('= /bar')), ['= /bar -> default-a-80']);
+  }
 });
 
 rules('regex mode is host-wide when one location uses use-regex or a rewrite-target ≠ its path (ingress-nginx quirk)', () => {
@@ -133,7 +151,7 @@ rules('TLS: valid certificates per host (wildcards, aliases), the default certif
   assert.not.ok(warnings.some((w) => w.object.startsWith('Secret')));
 });
 
-rules('TLS: missing Secret, key mismatch, wrong host, expired → no certificate and a warning naming Ingress, Secret and reason', () => {
+rules('TLS: missing Secret, key mismatch, wrong host, expired → the fallback certificate and a warning naming Ingress, Secret and reason', () => {
   for (const [name, host, reason] of [
     ['tls-missing-secret', 'tls.example.com', 'not found'],
     ['tls-key-mismatch', 'tls.example.com', 'does not match'],
@@ -141,8 +159,10 @@ rules('TLS: missing Secret, key mismatch, wrong host, expired → no certificate
     ['tls-expired', 'expired.example.com', 'expired'],
   ] as const) {
     const { config, warnings } = fixture(name);
-    assert.is(server(config, host).certificate, null, name);
+    // As ingress-nginx: the default certificate, so HTTPS and ssl-redirect stay on.
+    assert.is(server(config, host).certificate, FALLBACK_UID, name);
     assert.equal(config.certificates, {}, name);
+    assert.is(serversPayload(config).servers[host], FALLBACK_UID, name);
     const w = warnings.find((x) => x.object === 'Ingress default/secure');
     assert.ok(w && w.message.includes('Secret default/') && w.message.includes(reason), `${name}: ${JSON.stringify(warnings)}`);
   }
@@ -352,7 +372,7 @@ memo('a changed TLS Secret gives the host a new certificate; other servers are u
   const a = builder.build(store).config;
   store.put('Secret', tlsSecret('tls', pem('wildcard.crt'), pem('wildcard.key')));
   const r = builder.build(store);
-  assert.is(server(r.config, 'tls.example.com').certificate, null, 'the new certificate does not cover the host');
+  assert.is(server(r.config, 'tls.example.com').certificate, FALLBACK_UID, 'the new certificate does not cover the host');
   assert.ok(server(r.config, 'other.example.com') === server(a, 'other.example.com'));
 });
 

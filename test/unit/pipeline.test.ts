@@ -32,7 +32,7 @@ function memoryStore(): Store & { state: Map<string, string> } {
     },
     listIngresses: () => [], getIngress: () => undefined, getService: () => undefined,
     getEndpointSlices: () => [], getSecret: () => undefined, getConfigMap: () => undefined,
-    getIngressClass: () => undefined, getNamespace: () => undefined, ingressesReferencingSecret: () => [],
+    getIngressClass: () => undefined, getNamespace: () => undefined, ingressesReferencingSecret: () => [], leftOutIngresses: () => [],
     serves: () => ({ served: true, reason: 'every Ingress' }),
   };
 }

@@ -266,7 +266,7 @@ cache('a one-server change re-renders one server', () => {
   const changed = { ...cfg, servers: cfg.servers.map((s) => (s.hostname === 's7.example.com' ? { ...s, locations: [location({ path: '/changed' })] } : s)) };
   const second = renderer.render(changed, RUNTIME);
   assert.is(renderer.stats().serversRendered - n0, 1);
-  assert.ok(second.includes('"/changed/"'));
+  assert.ok(second.includes('"/changed"'));
   assert.not.equal(first, second);
   // The cache is keyed by identity: an equal but new object is rendered again, to the same
   // text and checksum.

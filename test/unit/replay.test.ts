@@ -201,7 +201,7 @@ play('a TLS Secret recorded with its key redacted replays with the default certi
 
   const redacted = await replay({ log: parseReplayLog(logText(header(), withTLS(redactSecret(secret)))), mode: { instant: true }, outDir: tmp('tls-redacted'), logger: silentLogger() });
   assert.ok(redacted.warnings.some((w) => /1 TLS Secret\(s\) were recorded with redacted keys/.test(w)), redacted.warnings.join('\n'));
-  assert.is(servers(tmp('tls-redacted')).servers['storm.example.com'], '-1', 'no certificate: the default one is served');
+  assert.is(servers(tmp('tls-redacted')).servers['storm.example.com'], 'fallback', 'the default (fallback) certificate is served');
   assert.is(redacted.failedSyncs, 0);
 });
 

@@ -147,6 +147,32 @@ classes('IngressClass add/update/delete re-evaluates the Ingresses naming it', (
   assert.is(s.apply(ev('IngressClass', 'add', THEIRS)).relevant, false, 'nobody names it');
 });
 
+classes('Ingresses left out are listed with their reason, follow IngressClass changes, and leave the list when deleted', () => {
+  const s = store();
+  const empty = s.leftOutIngresses();
+  assert.equal(empty, []);
+  s.apply(ev('Ingress', 'add', ingress('web', { className: 'nginx' })));
+  s.apply(ev('Ingress', 'add', ingress('typo', { annotations: { 'kubernetes.io/ingress.class': 'ngnix' } })));
+  s.apply(ev('Ingress', 'add', ingress('api', { annotations: { 'kubernetes.io/ingress.class': 'nginx' } })));
+  const list = s.leftOutIngresses();
+  assert.equal(list, [
+    { key: 'default/typo', reason: 'annotation kubernetes.io/ingress.class="ngnix" is not "nginx"' },
+    { key: 'default/web', reason: 'IngressClass "nginx" not found' },
+  ]);
+  assert.ok(s.leftOutIngresses() === list, 'the same array while nothing changed');
+  s.apply(ev('IngressClass', 'add', OURS));
+  assert.equal(s.leftOutIngresses().map((l) => l.key), ['default/typo']);
+  s.apply(ev('IngressClass', 'update', NAMED_NGINX_OTHER_CONTROLLER, OURS));
+  assert.match(s.leftOutIngresses().find((l) => l.key === 'default/web')!.reason, 'belongs to controller');
+  s.apply(ev('Ingress', 'delete', ingress('typo', { annotations: { 'kubernetes.io/ingress.class': 'ngnix' } })));
+  assert.equal(s.leftOutIngresses().map((l) => l.key), ['default/web']);
+  // A hostile class value cannot write lines or terminal escapes into render's output or the log.
+  s.apply(ev('Ingress', 'add', ingress('evil', { annotations: { 'kubernetes.io/ingress.class': `x\n\u001b[2Jleft out: Ingress a/b ${'y'.repeat(500)}` } })));
+  const evil = s.leftOutIngresses().find((l) => l.key === 'default/evil')!.reason;
+  assert.not.match(evil, /[\u0000-\u001f]/);
+  assert.ok(evil.length < 200, evil);
+});
+
 // ---- namespaces
 
 const namespaces = suite('store: watched namespaces');

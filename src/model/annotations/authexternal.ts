@@ -18,6 +18,23 @@ const keys = {
 } as const;
 
 const httpUrl = url(['http', 'https']);
+
+/**
+ * The host of the auth subrequest: a literal name, or `$host` (the oauth2-proxy pattern
+ * `https://$host/oauth2/auth`). NGINX has checked `$host` as a host name without a port, so the
+ * URL NGINX builds per request cannot turn into `unix:` or another authority; variables the
+ * client writes freely (`$http_*`, `$arg_*`, X-Forwarded-Host in `$best_http_host`) are refused here.
+ */
+export const AUTH_HOST_VARIABLE = '$host';
+
+const authUrl: Check<string> = (raw) => {
+  const v = httpUrl(raw);
+  const host = new URL(v).hostname;
+  if (host.includes('$') && host !== AUTH_HOST_VARIABLE && host !== '${host}') {
+    throw new InvalidValue(`the host of the URL may be a name or $host, not ${JSON.stringify(host.slice(0, 64))}`);
+  }
+  return v.replace('://${host}', `://${AUTH_HOST_VARIABLE}`);
+};
 const headerNames = commaList(headerName);
 
 export const DEFAULT_AUTH_CACHE_DURATION = ['200 202 401 5m'];
@@ -49,7 +66,7 @@ export const authExternalGroup: AnnotationGroup<'externalAuth' | 'denied'> = {
   name: 'authexternal',
   keys,
   docs: {
-    'auth-url': { values: 'http(s) URL (NGINX variables allowed)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through.', onInvalid: 'warning; the location is denied (503)' },
+    'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through.', onInvalid: 'warning; the location is denied (503)' },
     'auth-signin': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Where to send the client when the service answers 401.' },
     'auth-signin-redirect-param': { values: 'URL parameter name', default: "'' (rd)", description: 'Parameter of auth-signin carrying the original URL.' },
     'auth-response-headers': { values: 'comma-separated header names', default: "''", description: 'Headers of the auth response copied to the upstream request.', onInvalid: 'warning; the location is denied (503)' },
@@ -59,18 +76,18 @@ export const authExternalGroup: AnnotationGroup<'externalAuth' | 'denied'> = {
   },
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
-    const authUrl = r.read('auth-url', httpUrl);
-    if (authUrl.state === 'absent') return { externalAuth: null, denied: null };
+    const target = r.read('auth-url', authUrl);
+    if (target.state === 'absent') return { externalAuth: null, denied: null };
     const deny = (reason: string) => ({ externalAuth: null, denied: reason });
-    if (authUrl.state === 'invalid') return deny(`annotation auth-url: ${authUrl.message}`);
+    if (target.state === 'invalid') return deny(`annotation auth-url: ${target.message}`);
     const method = r.read('auth-method', httpMethod);
     if (method.state === 'invalid') return deny(`annotation auth-method: ${method.message}`);
     const headers = r.read('auth-response-headers', headerNames);
     if (headers.state === 'invalid') return deny(`annotation auth-response-headers: ${headers.message}`);
     return {
       externalAuth: {
-        url: authUrl.value,
-        host: hostHeader(authUrl.value),
+        url: target.value,
+        host: new URL(target.value).hostname === AUTH_HOST_VARIABLE ? AUTH_HOST_VARIABLE : hostHeader(target.value),
         method: method.state === 'ok' ? method.value : '',
         signin: r.get('auth-signin', httpUrl, ''),
         signinRedirectParam: r.get('auth-signin-redirect-param', paramName, ''),

@@ -25,7 +25,7 @@ export const canaryGroup: AnnotationGroup<'canary'> = {
     canary: { values: '"true" or "false"', default: 'false', description: 'This Ingress is a canary of the Ingress with the same host and path.' },
     'canary-by-header': { values: 'header name', default: "''", description: 'Route to the canary when this request header is `always` (never when `never`).' },
     'canary-by-header-value': { values: 'string without quotes, `;`, braces, `$`, backslash', default: "''", description: 'Route to the canary when canary-by-header has this value.' },
-    'canary-by-header-pattern': { values: 'regular expression without quotes, `;`, braces', default: "''", description: 'Route to the canary when canary-by-header matches this pattern.' },
+    'canary-by-header-pattern': { values: 'regular expression without quotes, `;`, braces', default: "''", description: 'Route to the canary when canary-by-header matches this pattern.', onInvalid: 'warning; a request with the header stays on the primary backend (as ingress-nginx on a pattern error)' },
     'canary-by-cookie': { values: 'cookie name', default: "''", description: 'Route to the canary when this cookie is `always`.' },
     'canary-weight': { values: 'integer 0..canary-weight-total', default: '0', description: 'Share of requests sent to the canary.' },
     'canary-weight-total': { values: 'integer ≥ 1', default: '100', description: 'Total the weight is a share of.' },
@@ -34,13 +34,15 @@ export const canaryGroup: AnnotationGroup<'canary'> = {
     const r = annotationReader(ing, ctx, keys, warn);
     const enabled = r.get('canary', bool, false);
     const weightTotal = r.get('canary-weight-total', weightTotalCheck, 100);
+    const pattern = r.read('canary-by-header-pattern', safeRegex);
     const canary = {
       enabled,
       weight: r.get('canary-weight', weightCheck, 0),
       weightTotal,
       header: r.get('canary-by-header', headerName, ''),
       headerValue: r.get('canary-by-header-value', safeString, ''),
-      headerPattern: r.get('canary-by-header-pattern', safeRegex, ''),
+      headerPattern: pattern.state === 'ok' ? pattern.value : '',
+      headerPatternInvalid: pattern.state === 'invalid',
       cookie: r.get('canary-by-cookie', cookieName, ''),
     };
     if (canary.weight > weightTotal) {

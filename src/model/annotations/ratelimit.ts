@@ -12,6 +12,7 @@ const keys = {
   'limit-rate': 'Low',
   'limit-rate-after': 'Low',
   'limit-allowlist': 'Low',
+  'limit-whitelist': 'Low',
 } as const;
 
 const count = int(0, 1_000_000_000);
@@ -30,6 +31,7 @@ export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
     'limit-rate': { values: 'KB/s, integer ≥ 0', default: 'ConfigMap limit-rate', description: 'Rate of the response to a client.' },
     'limit-rate-after': { values: 'KB, integer ≥ 0', default: 'ConfigMap limit-rate-after', description: 'Amount sent before limit-rate applies.' },
     'limit-allowlist': { values: 'comma-separated IPs / CIDRs', default: "''", description: 'Client networks exempt from the limits.' },
+    'limit-whitelist': { values: 'comma-separated IPs / CIDRs', default: "''", description: 'Older name of limit-allowlist (which wins when both are set).' },
   },
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
@@ -40,7 +42,7 @@ export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
       burstMultiplier: r.get('limit-burst-multiplier', burstMultiplier, 5),
       limitRate: r.get('limit-rate', count, ctx.settings.limitRate),
       limitRateAfter: r.get('limit-rate-after', count, ctx.settings.limitRateAfter),
-      allowlist: r.get('limit-allowlist', cidrList, []),
+      allowlist: r.get(r.has('limit-allowlist') ? 'limit-allowlist' : 'limit-whitelist', cidrList, []),
     };
     const active = rateLimit.rps + rateLimit.rpm + rateLimit.connections + rateLimit.limitRate + rateLimit.limitRateAfter > 0;
     return { rateLimit: active ? rateLimit : null };

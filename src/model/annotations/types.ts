@@ -28,6 +28,8 @@ export interface CanaryConfig {
   header: string;
   headerValue: string;
   headerPattern: string;
+  /** canary-by-header-pattern is set but not a valid pattern: requests with the header stay on the primary. */
+  headerPatternInvalid: boolean;
   cookie: string;
 }
 

@@ -170,7 +170,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header.'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', cidrList, 'comma-separated CIDRs', 'Trusted proxies for the real IP.'),
   key('use-proxy-protocol', 'useProxyProtocol', bool, BOOL, 'Expect the PROXY protocol on the listeners.'),
-  key('proxy-protocol-header-timeout', 'proxyProtocolHeaderTimeout', (raw) => seconds(raw.trim().replace(/s$/, '')), 'seconds (e.g. 5 or 5s)', 'Time to receive the PROXY protocol header.'),
+  key('proxy-protocol-header-timeout', 'proxyProtocolHeaderTimeout', (raw) => seconds(raw.trim().replace(/s$/, '')), 'seconds (e.g. 5 or 5s)', 'Time to receive the PROXY protocol header on the ssl-passthrough listener (as ingress-nginx; HTTP listeners use client-header-timeout).'),
   { kind: 'headers', key: 'add-headers', field: 'addHeaders', values: '`namespace/name` of a ConfigMap', description: 'Response headers (ConfigMap data: header → value) added to every response.' },
   { kind: 'headers', key: 'proxy-set-headers', field: 'proxySetHeaders', values: '`namespace/name` of a ConfigMap', description: 'Request headers (ConfigMap data: header → value) sent to every upstream.' },
 

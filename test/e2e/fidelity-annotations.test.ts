@@ -1,0 +1,667 @@
+// Annotations as ingress-nginx answers them (its docs and test/e2e/annotations/*.go), one
+// `ingress-rx local` with a host per scenario, real NGINX and real requests. docs/fidelity.md
+// names the test of each annotation.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { generateCertificate } from '../support/lua-nginx.js';
+import { ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
+import { grpcCall, startFastCgiServer, startGrpcServer, type ProtocolServer } from '../support/protocol-servers.js';
+import { freePort } from '../support/ports.js';
+
+const NS = 'fid';
+const P = 'nginx.ingress.kubernetes.io';
+let ctl: LocalController;
+let authServer: Server;
+let authPort = 0;
+const authCalls: Array<{ url: string; host: string; method: string }> = [];
+const echo: Record<string, EchoServer> = {};
+const protocol: Record<string, ProtocolServer> = {};
+const certDir = mkdtempSync(join(tmpdir(), 'irx-fidelity-'));
+
+const headers = (r: Reply) => (r.json?.headers ?? {}) as Record<string, string>;
+const a = (annotations: Record<string, string>) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`${P}/${k}`, v]));
+const on = (name: string, host: string, annotations: Record<string, string>, svc = 'main', path = '/', pathType = 'Prefix') =>
+  ingress(NS, name, { host, annotations: a(annotations), paths: [{ path, pathType, service: svc }] });
+
+test.before(async () => {
+  for (const [i, name] of ['main', 'canary', 'fallback', 'pool-a', 'pool-b', 'pool-c', 'pool-d', 'slow', 'cluster-ip'].entries()) {
+    echo[name] = await startEchoServer({ address: `127.0.2.${10 + i}`, name, delayMs: name === 'slow' ? 150 : 0 });
+  }
+  const tls = await generateCertificate(certDir, 'backend.internal');
+  const tlsPem = { cert: readFileSync(tls.certPath, 'utf8'), key: readFileSync(tls.keyPath, 'utf8') };
+  echo.https = await startEchoServer({ address: '127.0.2.40', name: 'https', tls: tlsPem });
+  protocol.grpc = await startGrpcServer({ address: '127.0.2.41', name: 'grpc' });
+  protocol.grpcs = await startGrpcServer({ address: '127.0.2.42', name: 'grpcs', tls: tlsPem });
+  protocol.fcgi = await startFastCgiServer({ address: '127.0.2.43', name: 'fcgi' });
+  // An endpoint nothing listens on (a port just freed), for proxy-next-upstream.
+  const dead = { address: '127.0.2.44', port: await freePort('127.0.2.44') };
+  authServer = createServer((req, res) => {
+    authCalls.push({ url: req.url ?? '', host: req.headers.host ?? '', method: req.method ?? '' });
+    if (req.url?.startsWith('/check')) {
+      const ok = req.headers['x-allow'] === 'yes';
+      res.writeHead(ok ? 200 : 401, ok ? { 'x-auth-user': 'alice', foo: 'from-auth' } : {});
+      res.end();
+      return;
+    }
+    const ok = /(^|;\s*)_oauth2_proxy=ok/.test(req.headers.cookie ?? '');
+    res.writeHead(ok ? 202 : 401);
+    res.end();
+  });
+  await new Promise<void>((r) => authServer.listen(0, '127.0.0.1', r));
+  authPort = (authServer.address() as AddressInfo).port;
+  const broken = await generateCertificate(certDir, 'tls-broken.test');
+  const htpasswd = execFileSync('openssl', ['passwd', '-apr1', 's3cret']).toString().trim();
+  const own = (name: string, servers: Array<{ address: string; port: number }>) => [service(NS, name), ...slices(NS, name, servers)];
+  const pool = [echo['pool-a']!, echo['pool-b']!];
+  const pool4 = [...pool, echo['pool-c']!, echo['pool-d']!];
+
+  ctl = await startLocal({
+    files: {
+      'services.json': [
+        ...['main', 'canary', 'fallback'].flatMap((n) => [service(NS, n), ...slices(NS, n, [echo[n]!])]),
+        // A backend's policies (affinity) come from its oldest Ingress: one Service per policy.
+        ...['pool', 'pool-wild'].flatMap((n) => [service(NS, n), ...slices(NS, n, [echo['pool-a']!, echo['pool-b']!])]),
+        service(NS, 'no-endpoints'),
+        // A backend's policies come from its oldest Ingress: one Service per policy under test.
+        ...own('https', [echo.https!]), ...own('grpc', [protocol.grpc!]), ...own('grpcs', [protocol.grpcs!]), ...own('fcgi', [protocol.fcgi!]),
+        ...own('with-dead', [echo.main!, dead]), ...own('with-dead-off', [echo.main!, dead]), ...own('with-dead-tries', [echo.main!, dead]),
+        ...own('ewma', [echo.slow!, echo['pool-c']!]), ...own('hash', pool4), ...own('hash-subset', pool4),
+        ...own('persistent', pool), ...own('cookie-opts', pool), ...own('change-on-failure', [echo['pool-d']!, dead]),
+        ...own('canary-main-w', [echo.main!]), ...own('canary-w', [echo.canary!]),
+        ...own('canary-main-v', [echo.main!]), ...own('canary-v', [echo.canary!]), ...own('canary-main-p', [echo.main!]), ...own('canary-p', [echo.canary!]),
+        ...own('canary-main-s', pool), ...own('canary-s', [echo.canary!]), ...own('canary-main-l', pool), ...own('canary-l', [echo.canary!]),
+        // service-upstream: the cluster IP (here an echo server's address) instead of the endpoints.
+        { ...service(NS, 'svc-upstream', { port: echo['cluster-ip']!.port }), spec: { clusterIP: echo['cluster-ip']!.address, ports: [{ name: 'http', port: echo['cluster-ip']!.port, targetPort: 'http' }] } },
+        ...slices(NS, 'svc-upstream', [echo.main!]),
+      ],
+      'rewrite.json': [
+        on('rewrite', 'rewrite.test', { 'rewrite-target': '/$2', 'use-regex': 'true' }, 'main', '/something(/|$)(.*)', 'ImplementationSpecific'),
+        on('regex', 'regex.test', { 'use-regex': 'true' }, 'main', '/foo/bar/[A-Z0-9]{3}', 'ImplementationSpecific'),
+        on('approot', 'approot.test', { 'app-root': '/foo' }),
+        ingress(NS, 'no-ssl-redirect', { host: 'no-ssl-redirect.test', annotations: a({ 'ssl-redirect': 'false' }), tls: [{ hosts: ['no-ssl-redirect.test'], secretName: 'nope' }], paths: [{ path: '/', service: 'main' }] }),
+        on('force', 'force.test', { 'force-ssl-redirect': 'true' }),
+        on('preserve', 'preserve.test', { 'force-ssl-redirect': 'true', 'preserve-trailing-slash': 'true' }),
+        on('prefix-header', 'xfp.test', { 'x-forwarded-prefix': '/test/value', 'rewrite-target': '/foo' }),
+        on('prefix-header-empty', 'xfp-empty.test', { 'x-forwarded-prefix': '', 'rewrite-target': '/foo' }),
+      ],
+      'more-redirects.json': [
+        on('permanent', 'permanent.test', { 'permanent-redirect': 'https://example.org/moved' }),
+        on('permanent-code', 'permanent-code.test', { 'permanent-redirect': 'https://example.org/moved', 'permanent-redirect-code': '308' }),
+        on('temporal', 'temporal.test', { 'temporal-redirect': 'https://example.org/tmp', 'permanent-redirect': 'https://example.org/moved' }),
+        on('temporal-code', 'temporal-code.test', { 'temporal-redirect': 'https://example.org/tmp', 'temporal-redirect-code': '307' }),
+        on('alias', 'alias-main.test', { 'server-alias': 'alias-a.test, *.alias-wild.test' }),
+      ],
+      'auth-more.json': [
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'users-map', namespace: NS }, data: { bob: Buffer.from(htpasswd).toString('base64') } },
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'users-file', namespace: NS }, data: { auth: Buffer.from(`bob:${htpasswd}\n`).toString('base64') } },
+        on('basic-map', 'basic-map.test', { 'auth-type': 'basic', 'auth-secret': 'users-map', 'auth-secret-type': 'auth-map', 'auth-realm': 'Map realm' }),
+        on('basic-missing', 'basic-missing.test', { 'auth-type': 'basic', 'auth-secret': 'no-such-secret' }),
+        on('digest', 'digest.test', { 'auth-type': 'digest', 'auth-secret': 'users-file' }),
+        on('basic-cors', 'basic-cors.test', { 'auth-type': 'basic', 'auth-secret': 'users-file', 'enable-cors': 'true' }),
+        on('extauth', 'extauth.test', {
+          'auth-url': `http://127.0.0.1:${authPort}/check`, 'auth-method': 'POST', 'auth-response-headers': 'X-Auth-User, Foo',
+          'auth-signin': 'http://$host/auth/start', 'auth-signin-redirect-param': 'orig',
+        }),
+        on('extauth-cache', 'extauth-cache.test', {
+          'auth-url': `http://127.0.0.1:${authPort}/check?cached`, 'auth-cache-key': '$http_x_allow', 'auth-cache-duration': '200 30m',
+        }),
+        // Another tenant's host with the same key: its own service must still be asked.
+        on('extauth-cache-other', 'extauth-cache-other.test', {
+          'auth-url': `http://127.0.0.1:${authPort}/check?other`, 'auth-cache-key': '$http_x_allow', 'auth-cache-duration': '200 30m',
+        }),
+        ingress(NS, 'old-allowlist', { host: 'whitelist.test', annotations: a({ 'whitelist-source-range': '10.0.0.0/8' }), paths: [{ path: '/', service: 'main' }] }),
+      ],
+      'limits.json': [
+        on('rps', 'rps.test', { 'limit-rps': '1', 'limit-burst-multiplier': '1' }),
+        on('rpm', 'rpm.test', { 'limit-rpm': '1', 'limit-burst-multiplier': '1' }),
+        on('conn', 'conn.test', { 'limit-connections': '1' }),
+        on('rl-allow', 'rl-allow.test', { 'limit-rps': '1', 'limit-burst-multiplier': '1', 'limit-allowlist': '127.0.0.0/8' }),
+        on('rl-white', 'rl-white.test', { 'limit-rps': '1', 'limit-burst-multiplier': '1', 'limit-whitelist': '127.0.0.0/8' }),
+        // As ingress-nginx documents: limit-rate needs proxy-buffering on.
+        on('rate', 'rate.test', { 'limit-rate': '1', 'limit-rate-after': '2', 'proxy-buffering': 'on' }),
+      ],
+      'proxy.json': [
+        on('body', 'body.test', { 'proxy-body-size': '1k' }),
+        on('timeout', 'timeout.test', { 'proxy-read-timeout': '1' }),
+        on('httpver', 'httpver.test', { 'proxy-http-version': '1.0' }),
+        on('nextup', 'nextup.test', {}, 'with-dead'),
+        on('nextup-off', 'nextup-off.test', { 'proxy-next-upstream': 'off' }, 'with-dead-off'),
+        on('nextup-tries', 'nextup-tries.test', { 'proxy-next-upstream-tries': '1' }, 'with-dead-tries'),
+        on('directives', 'directives.test', {
+          'proxy-connect-timeout': '7', 'proxy-send-timeout': '8', 'proxy-buffer-size': '16k', 'proxy-buffers-number': '8',
+          'proxy-buffering': 'on', 'proxy-request-buffering': 'off', 'client-body-buffer-size': '64k', 'proxy-next-upstream-timeout': '9',
+        }),
+        on('vhost', 'vhost.test', { 'upstream-vhost': 'internal.example' }),
+        on('connection', 'connection.test', { 'connection-proxy-header': 'keep-alive' }),
+        on('https-backend', 'https-backend.test', { 'backend-protocol': 'HTTPS' }, 'https'),
+        on('auto-backend', 'auto-backend.test', { 'backend-protocol': 'AUTO_HTTP' }),
+        on('grpc', 'grpc.test', { 'backend-protocol': 'GRPC' }, 'grpc'),
+        on('grpcs', 'grpcs.test', { 'backend-protocol': 'GRPCS' }, 'grpcs'),
+        on('fcgi', 'fcgi.test', { 'backend-protocol': 'FCGI' }, 'fcgi'),
+        on('errors', 'errors.test', { 'custom-http-errors': '404,503', 'default-backend': 'fallback' }),
+        on('errors-builtin', 'errors-builtin.test', { 'custom-http-errors': '418' }),
+        on('nolog', 'nolog.test', { 'enable-access-log': 'false' }),
+        ingress(NS, 'svc-upstream', { host: 'svc-upstream.test', annotations: a({ 'service-upstream': 'true' }), paths: [{ path: '/', service: 'svc-upstream', port: echo['cluster-ip']!.port }] }),
+      ],
+      'balancing.json': [
+        on('ewma', 'ewma.test', { 'load-balance': 'ewma' }, 'ewma'),
+        on('hash', 'hash.test', { 'upstream-hash-by': '$request_uri' }, 'hash'),
+        on('hash-subset', 'hash-subset.test', { 'upstream-hash-by': '$request_uri', 'upstream-hash-by-subset': 'true', 'upstream-hash-by-subset-size': '2' }, 'hash-subset'),
+        on('persistent', 'persistent.test', { affinity: 'cookie', 'affinity-mode': 'persistent' }, 'persistent'),
+        on('cookie-opts', 'cookie-opts.test', {
+          affinity: 'cookie', 'session-cookie-name': 'sticky', 'session-cookie-path': '/custom', 'session-cookie-domain': 'cookie-opts.test',
+          'session-cookie-samesite': 'None', 'session-cookie-conditional-samesite-none': 'true',
+        }, 'cookie-opts'),
+        on('change-on-failure', 'change-on-failure.test', { affinity: 'cookie', 'session-cookie-change-on-failure': 'true' }, 'change-on-failure'),
+        on('canary-main-w', 'canary-weight.test', {}, 'canary-main-w'),
+        on('canary-w', 'canary-weight.test', { canary: 'true', 'canary-weight': '200', 'canary-weight-total': '200' }, 'canary-w'),
+        on('canary-main-v', 'canary-value.test', {}, 'canary-main-v'),
+        on('canary-v', 'canary-value.test', { canary: 'true', 'canary-by-header': 'X-Version', 'canary-by-header-value': 'v2' }, 'canary-v'),
+        on('canary-main-p', 'canary-pattern.test', {}, 'canary-main-p'),
+        on('canary-p', 'canary-pattern.test', { canary: 'true', 'canary-by-header': 'X-Version', 'canary-by-header-pattern': '^v[23]$' }, 'canary-p'),
+        on('canary-main-s', 'canary-sticky.test', { affinity: 'cookie' }, 'canary-main-s'),
+        on('canary-s', 'canary-sticky.test', { canary: 'true', 'canary-by-header': 'X-Canary' }, 'canary-s'),
+        on('canary-main-l', 'canary-legacy.test', { affinity: 'cookie' }, 'canary-main-l'),
+        on('canary-l', 'canary-legacy.test', { canary: 'true', 'canary-by-header': 'X-Canary', 'affinity-canary-behavior': 'legacy' }, 'canary-l'),
+      ],
+      'headers.json': [on('plain', 'plain.test', {})],
+      'redirects.json': [on('www', 'www-redirect.test', { 'from-to-www-redirect': 'true' })],
+      'tls.json': [
+        // A Secret that does not exist, and one whose key does not match its certificate.
+        ingress(NS, 'tls-missing', { host: 'tls-missing.test', tls: [{ hosts: ['tls-missing.test'], secretName: 'nope' }], paths: [{ path: '/', service: 'main' }] }),
+        tlsSecret(NS, 'broken', readFileSync(broken.certPath, 'utf8'), '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n'),
+        ingress(NS, 'tls-broken', { host: 'tls-broken.test', tls: [{ hosts: ['tls-broken.test'], secretName: 'broken' }], paths: [{ path: '/', service: 'main' }] }),
+      ],
+      'auth.json': [
+        // The oauth2-proxy pattern, on the default server (no host), so that $host is the
+        // address the test sends and needs no DNS.
+        ingress(NS, 'oauth', {
+          annotations: a({
+            'auth-url': `http://$host:${authPort}/oauth2/auth`,
+            'auth-signin': 'https://$host/oauth2/start?rd=$escaped_request_uri',
+          }),
+          paths: [{ path: '/protected', service: 'main' }],
+        }),
+      ],
+      'default-backend.json': [
+        on('db-empty', 'db-empty.test', { 'default-backend': 'fallback' }, 'no-endpoints'),
+        on('db-missing', 'db-missing.test', { 'default-backend': 'fallback' }, 'not-a-service'),
+        on('db-healthy', 'db-healthy.test', { 'default-backend': 'fallback' }, 'main'),
+      ],
+      'cors.json': [
+        on('cors', 'cors.test', { 'enable-cors': 'true' }),
+        on('cors-list', 'cors-list.test', {
+          'enable-cors': 'true', 'cors-allow-origin': 'https://app.example.com, tauri://localhost:3000',
+          'cors-allow-credentials': 'false', 'cors-expose-headers': 'X-Total', 'cors-max-age': '60', 'cors-allow-methods': 'GET, POST',
+          'cors-allow-headers': 'X-Custom,Authorization',
+        }),
+      ],
+      'affinity.json': [
+        on('sticky', 'sticky.test', {
+          affinity: 'cookie', 'session-cookie-name': 'route', 'session-cookie-secure': 'true',
+          'session-cookie-max-age': '3600', 'session-cookie-expires': '7200',
+        }, 'pool', '/something'),
+        on('sticky-wild', '*.sticky-wild.test', { affinity: 'cookie' }, 'pool-wild'),
+      ],
+      'canary.json': [
+        on('canary-main', 'canary-bad.test', {}, 'main', '/info'),
+        on('canary-bad', 'canary-bad.test', {
+          canary: 'true', 'canary-by-header': 'CanaryByHeader', 'canary-by-header-pattern': '[][**da?$&*', 'canary-by-cookie': 'CanaryByCookie',
+        }, 'canary', '/info'),
+      ],
+    },
+  });
+});
+
+test.after(async () => {
+  await ctl?.stop();
+  await Promise.all([...Object.values(echo), ...Object.values(protocol)].map((e) => e.close()));
+  authServer?.close();
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+test('client forwarded headers are not trusted by default, and passed on as X-Original-Forwarded-*', async () => {
+  const r = await ctl.request('plain.test', '/p', { headers: { 'X-Forwarded-For': '203.0.113.7', 'X-Forwarded-Host': 'evil.example' } });
+  assert.is(r.status, 200);
+  const h = headers(r);
+  assert.is(h['x-forwarded-for'], '127.0.0.1');
+  assert.is(h['x-real-ip'], '127.0.0.1');
+  assert.is(h['x-forwarded-host'], 'plain.test');
+  assert.is(h['x-original-forwarded-for'], '203.0.113.7');
+  assert.is(h['x-original-forwarded-host'], 'evil.example');
+  // proxy-add-original-uri-header is false by default.
+  assert.is(h['x-original-uri'], undefined);
+  const none = headers(await ctl.request('plain.test', '/p'));
+  assert.is(none['x-original-forwarded-for'], undefined, 'an empty value is not sent');
+});
+
+test('from-to-www-redirect: the Location keeps the port and drops one trailing slash', async () => {
+  const r = await ctl.request('www.www-redirect.test', '/foo/?q=1');
+  assert.is(r.status, 308);
+  assert.is(r.headers.location, `http://www-redirect.test:${ctl.ports.http}/foo/?q=1`);
+  const slash = await ctl.request('www.www-redirect.test', '/foo/');
+  assert.is(slash.headers.location, `http://www-redirect.test:${ctl.ports.http}/foo`);
+  // The host itself is served.
+  assert.is((await ctl.request('www-redirect.test', '/foo')).backend, 'main');
+});
+
+test('a TLS host whose Secret is missing or broken is served over HTTPS with the default certificate and redirected', async () => {
+  for (const host of ['tls-missing.test', 'tls-broken.test']) {
+    const http = await ctl.request(host, '/x');
+    assert.is(http.status, 308, host);
+    assert.is(http.headers.location, `https://${host}:${ctl.ports.https}/x`, host);
+    const https = await ctl.request(host, '/x', { https: true });
+    assert.is(https.status, 200, host);
+    assert.is(https.backend, 'main', host);
+    assert.match(String(https.headers['strict-transport-security']), /max-age=31536000/, host);
+  }
+  assert.match(ctl.output(), /Secret fid\/nope: not found; host tls-missing.test uses the default certificate/);
+});
+
+test('auth-url and auth-signin with $host: the auth service is asked per request at the request host', async () => {
+  const host = `127.0.0.1:${ctl.ports.http}`;
+  authCalls.length = 0;
+  const out = await ctl.request(host, '/protected?x=1');
+  assert.is(out.status, 302);
+  assert.is(out.headers.location, 'https://127.0.0.1/oauth2/start?rd=%2Fprotected%3Fx%3D1');
+  assert.equal(authCalls.map((c) => c.url), ['/oauth2/auth']);
+  assert.is(authCalls[0]!.host, '127.0.0.1', 'Host of the subrequest is $host');
+  const ok = await ctl.request(host, '/protected', { headers: { Cookie: '_oauth2_proxy=ok' } });
+  assert.is(ok.status, 200);
+  assert.is(ok.backend, 'main');
+});
+
+test('auth-url with $host: a Host that would make the URL http://unix:<port>/… never reaches a socket', async () => {
+  authCalls.length = 0;
+  const r = await ctl.request('unix', '/protected');
+  assert.is(r.status, 500);
+  assert.equal(authCalls, []);
+  const log = readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8');
+  assert.not.match(log, /unix:/, 'NGINX never tried a unix socket');
+});
+
+test('default-backend: while the Service has no endpoint (or does not exist), its requests go to the default backend with the custom-error headers', async () => {
+  for (const host of ['db-empty.test', 'db-missing.test']) {
+    const r = await ctl.request(host, '/alma/armud?x=1', { headers: { 'X-Request-ID': 'something-unique', Accept: 'text/html' } });
+    assert.is(r.status, 200, host);
+    assert.is(r.backend, 'fallback', host);
+    assert.is(r.json?.path, '/alma/armud?x=1', 'the request URI is kept');
+    const h = headers(r);
+    assert.is(h['x-code'], '503');
+    assert.is(h['x-format'], 'text/html');
+    assert.is(h['x-original-uri'], '/alma/armud?x=1');
+    assert.is(h['x-namespace'], NS);
+    assert.is(h['x-ingress-name'], host === 'db-empty.test' ? 'db-empty' : 'db-missing');
+    assert.is(h['x-service-name'], host === 'db-empty.test' ? 'no-endpoints' : 'not-a-service');
+    assert.is(h['x-service-port'], '80');
+    assert.is(h['x-request-id'], 'something-unique');
+  }
+  const healthy = await ctl.request('db-healthy.test', '/');
+  assert.is(healthy.backend, 'main');
+  assert.is(headers(healthy)['x-code'], undefined);
+});
+
+test('enable-cors: every request with an allowed origin gets the whole Access-Control set; preflights are answered 204', async () => {
+  const simple = await ctl.request('cors.test', '/', { headers: { Origin: 'https://any.example' } });
+  assert.is(simple.status, 200);
+  assert.is(simple.backend, 'main');
+  assert.is(simple.headers['access-control-allow-origin'], '*');
+  assert.is(simple.headers['access-control-allow-methods'], 'GET, PUT, POST, DELETE, PATCH, OPTIONS');
+  assert.is(simple.headers['access-control-allow-headers'], 'DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization');
+  assert.is(simple.headers['access-control-allow-credentials'], 'true');
+  assert.is(simple.headers['access-control-max-age'], '1728000');
+  const pre = await ctl.request('cors.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://any.example', 'Access-Control-Request-Method': 'PUT' } });
+  assert.is(pre.status, 204);
+  assert.is(pre.headers['access-control-allow-methods'], 'GET, PUT, POST, DELETE, PATCH, OPTIONS');
+  assert.is(pre.headers['content-length'], '0');
+});
+
+test('cors-allow-origin list: matching origins (any scheme) are echoed with the configured set; others get no CORS header', async () => {
+  for (const origin of ['https://app.example.com', 'tauri://localhost:3000']) {
+    const r = await ctl.request('cors-list.test', '/', { headers: { Origin: origin } });
+    assert.is(r.headers['access-control-allow-origin'], origin);
+    assert.is(r.headers['access-control-allow-methods'], 'GET, POST');
+    assert.is(r.headers['access-control-allow-headers'], 'X-Custom,Authorization');
+    assert.is(r.headers['access-control-expose-headers'], 'X-Total');
+    assert.is(r.headers['access-control-max-age'], '60');
+    assert.is(r.headers['access-control-allow-credentials'], undefined);
+  }
+  const other = await ctl.request('cors-list.test', '/', { headers: { Origin: 'https://evil.example' } });
+  assert.is(other.status, 200);
+  for (const h of Object.keys(other.headers)) assert.not.ok(h.startsWith('access-control-'), h);
+  // A preflight of another origin is the backend's business.
+  const otherPre = await ctl.request('cors-list.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://evil.example' } });
+  assert.is(otherPre.status, 200);
+  assert.is(otherPre.backend, 'main');
+});
+
+test('affinity cookie on a non-root path: Path is the Ingress path, Max-Age, Expires, Secure over HTTP, HttpOnly', async () => {
+  for (const path of ['/something', '/something/deeper']) {
+    const r = await ctl.request('sticky.test', path);
+    assert.is(r.status, 200, path);
+    const cookie = String(r.headers['set-cookie'] ?? '');
+    assert.match(cookie, /^route=[0-9a-f]{32}; /, path);
+    assert.match(cookie, /; Path=\/something(;|$)/, path);
+    assert.match(cookie, /; Max-Age=3600(;|$)/, path);
+    const expires = /; Expires=([^;]+)/.exec(cookie)?.[1]
+    assert.ok(expires && Math.abs(Date.parse(expires) - Date.now() - 7200_000) < 60_000, `${path}: Expires ${expires}`);
+    assert.match(cookie, /; Secure(;|$)/, path);
+    assert.match(cookie, /; HttpOnly(;|$)/, path);
+  }
+});
+
+test('affinity on a wildcard host sets the cookie for the names it serves', async () => {
+  const r = await ctl.request('a.sticky-wild.test', '/');
+  assert.is(r.status, 200);
+  assert.match(String(r.headers['set-cookie'] ?? ''), /^INGRESSCOOKIE=[0-9a-f]{32}; Path=\//);
+});
+
+test('canary-by-header-pattern that is not a valid pattern: a request with the header stays on the mainline, the cookie is not consulted', async () => {
+  for (let i = 0; i < 5; i++) {
+    const r = await ctl.request('canary-bad.test', '/info', { headers: { CanaryByHeader: 'DoCanary', Cookie: 'CanaryByCookie=always' } });
+    assert.is(r.backend, 'main');
+  }
+  // Without the header the cookie still decides.
+  assert.is((await ctl.request('canary-bad.test', '/info', { headers: { Cookie: 'CanaryByCookie=always' } })).backend, 'canary');
+});
+
+// ---- rewrite
+
+test('rewrite-target with use-regex: captures rewrite the path, matching is case-insensitive', async () => {
+  for (const [path, want] of [['/something', '/'], ['/something/new', '/new'], ['/SOMETHING/x?y=1', '/x?y=1']] as const) {
+    const r = await ctl.request('rewrite.test', path);
+    assert.is(r.status, 200, path);
+    assert.is(r.json?.path, want, path);
+  }
+  assert.is((await ctl.request('regex.test', '/foo/bar/AB9')).backend, 'main');
+  assert.is((await ctl.request('regex.test', '/foo/bar/AB')).status, 404);
+});
+
+test('app-root redirects / (and only /) with 302 to the path on the same host', async () => {
+  const r = await ctl.request('approot.test', '/');
+  assert.is(r.status, 302);
+  assert.is(r.headers.location, 'http://approot.test/foo');
+  assert.is((await ctl.request('approot.test', '/bar')).backend, 'main');
+});
+
+test('ssl-redirect false keeps HTTP on a TLS host; force-ssl-redirect redirects a host without TLS; preserve-trailing-slash', async () => {
+  const plain = await ctl.request('no-ssl-redirect.test', '/');
+  assert.is(plain.status, 200);
+  const forced = await ctl.request('force.test', '/');
+  assert.is(forced.status, 308);
+  assert.is(forced.headers.location, `https://force.test:${ctl.ports.https}`);
+  assert.is((await ctl.request('force.test', '/a/')).headers.location, `https://force.test:${ctl.ports.https}/a`);
+  assert.is((await ctl.request('preserve.test', '/a/')).headers.location, `https://preserve.test:${ctl.ports.https}/a/`);
+  // HTTPS itself is served.
+  assert.is((await ctl.request('force.test', '/', { https: true })).backend, 'main');
+});
+
+test('x-forwarded-prefix: sent upstream when set, not when empty', async () => {
+  const r = await ctl.request('xfp.test', '/');
+  assert.is(r.json?.path, '/foo');
+  assert.is(headers(r)['x-forwarded-prefix'], '/test/value');
+  assert.is(headers(await ctl.request('xfp-empty.test', '/'))['x-forwarded-prefix'], undefined);
+});
+
+// ---- redirect, aliases
+
+test('permanent-redirect (301, or its code) and temporal-redirect (302, or its code; it wins) answer with the URL as given', async () => {
+  const cases: Array<[string, number, string]> = [
+    ['permanent.test', 301, 'https://example.org/moved'], ['permanent-code.test', 308, 'https://example.org/moved'],
+    ['temporal.test', 302, 'https://example.org/tmp'], ['temporal-code.test', 307, 'https://example.org/tmp'],
+  ];
+  for (const [host, status, location] of cases) {
+    const r = await ctl.request(host, '/any/path?q=1');
+    assert.is(r.status, status, host);
+    assert.is(r.headers.location, location, host);
+  }
+});
+
+test('server-alias: the aliases (a wildcard too) are served by the host, other names are not', async () => {
+  for (const host of ['alias-main.test', 'alias-a.test', 'x.alias-wild.test']) assert.is((await ctl.request(host, '/')).backend, 'main', host);
+  assert.is((await ctl.request('alias-b.test', '/')).status, 404);
+});
+
+// ---- authentication
+
+const basic = (user: string, pass: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
+
+test('basic auth with auth-secret-type auth-map and auth-realm; a missing Secret denies (503), and so does auth-type digest', async () => {
+  const denied = await ctl.request('basic-map.test', '/');
+  assert.is(denied.status, 401);
+  assert.is(denied.headers['www-authenticate'], 'Basic realm="Map realm"');
+  assert.is((await ctl.request('basic-map.test', '/', { headers: basic('bob', 'wrong') })).status, 401);
+  assert.is((await ctl.request('basic-map.test', '/', { headers: basic('bob', 's3cret') })).backend, 'main');
+  assert.is((await ctl.request('basic-missing.test', '/', { headers: basic('bob', 's3cret') })).status, 503);
+  // Debian's NGINX has no digest module: the location is denied rather than left open.
+  assert.is((await ctl.request('digest.test', '/', { headers: basic('bob', 's3cret') })).status, 503);
+});
+
+test('basic auth with CORS: the 401 carries the CORS headers', async () => {
+  const r = await ctl.request('basic-cors.test', '/', { headers: { Origin: 'https://app.example' } });
+  assert.is(r.status, 401);
+  assert.is(r.headers['access-control-allow-origin'], '*');
+  assert.ok(r.headers['access-control-allow-methods']);
+});
+
+test('external auth: auth-method, auth-response-headers overwrite the request headers, auth-signin with auth-signin-redirect-param', async () => {
+  authCalls.length = 0;
+  const out = await ctl.request('extauth.test', '/?a=b&c=d');
+  assert.is(out.status, 302);
+  assert.is(out.headers.location, 'http://extauth.test/auth/start?orig=http://extauth.test%2F%3Fa%3Db%26c%3Dd');
+  assert.is(authCalls[0]?.method, 'POST');
+  const ok = await ctl.request('extauth.test', '/', { headers: { 'X-Allow': 'yes', Foo: 'from-client' } });
+  assert.is(ok.status, 200);
+  assert.is(headers(ok)['x-auth-user'], 'alice');
+  assert.is(headers(ok).foo, 'from-auth');
+});
+
+test('auth-cache-key and auth-cache-duration: a cached answer is not asked again, and never opens another host', async () => {
+  authCalls.length = 0;
+  for (let i = 0; i < 3; i++) assert.is((await ctl.request('extauth-cache.test', `/${i}`, { headers: { 'X-Allow': 'yes' } })).status, 200);
+  assert.is(authCalls.filter((c) => c.url.includes('cached')).length, 1);
+  assert.is((await ctl.request('extauth-cache-other.test', '/', { headers: { 'X-Allow': 'yes' } })).status, 200);
+  assert.is(authCalls.filter((c) => c.url.includes('other')).length, 1, 'the same key on another host is asked of its own service');
+});
+
+test('whitelist-source-range (the older name of allowlist-source-range) refuses other clients with 403', async () => {
+  assert.is((await ctl.request('whitelist.test', '/')).status, 403);
+});
+
+// ---- rate limits
+
+const burst = (host: string, n: number, path = '/') => Promise.all(Array.from({ length: n }, () => ctl.request(host, path)));
+
+test('limit-rps, limit-rpm and limit-burst-multiplier: requests above rate + burst get 503; limit-allowlist (limit-whitelist) is exempt', async () => {
+  for (const host of ['rps.test', 'rpm.test']) {
+    const codes = (await burst(host, 6)).map((r) => r.status);
+    assert.ok(codes.filter((c) => c === 503).length >= 3, `${host}: ${codes}`);
+    assert.ok(codes.every((c) => c === 200 || c === 503), `${host}: ${codes}`);
+  }
+  for (const host of ['rl-allow.test', 'rl-white.test']) assert.equal((await burst(host, 6)).map((r) => r.status), [200, 200, 200, 200, 200, 200], host);
+});
+
+test('limit-connections: concurrent requests above the limit get 503', async () => {
+  const codes = (await burst('conn.test', 4, '/__delay/300')).map((r) => r.status).sort();
+  assert.is(codes.filter((c) => c === 200).length, 1, String(codes));
+  assert.is(codes.filter((c) => c === 503).length, 3, String(codes));
+});
+
+test('limit-rate and limit-rate-after: the response is slowed after the first KBs', async () => {
+  const timed = async (bytes: number) => {
+    const t0 = Date.now();
+    const r = await ctl.request('rate.test', `/__bytes/${bytes}`);
+    assert.is(r.body.length, bytes);
+    return Date.now() - t0;
+  };
+  // NGINX sends limit-rate-after and one second's worth at once (2 + 1 KB), then 1 KB/s.
+  assert.ok(await timed(4_000) >= 700);
+  assert.ok(await timed(2_500) < 500);
+});
+
+// ---- proxy
+
+test('proxy-body-size: a larger request body is refused with 413', async () => {
+  assert.is((await ctl.request('body.test', '/', { method: 'POST', body: 'x'.repeat(2000) })).status, 413);
+  assert.is((await ctl.request('body.test', '/', { method: 'POST', body: 'x'.repeat(500) })).status, 200);
+});
+
+test('proxy-read-timeout: a slower backend gets 504', async () => {
+  assert.is((await ctl.request('timeout.test', '/__delay/1500')).status, 504);
+  assert.is((await ctl.request('timeout.test', '/__delay/50')).status, 200);
+});
+
+test('proxy-http-version 1.0 reaches the backend', async () => {
+  assert.is((await ctl.request('httpver.test', '/')).json?.proto, '1.0');
+  assert.is((await ctl.request('plain.test', '/')).json?.proto, '1.1');
+});
+
+test('proxy-next-upstream: by default a dead endpoint is retried on the next; off or one try answers 502', async () => {
+  // One after another: a retry under round robin takes the next endpoint, which concurrent
+  // requests may have moved back to the dead one (as with ingress-nginx's round robin).
+  const codes = async (host: string) => {
+    const out: number[] = [];
+    for (let i = 0; i < 8; i++) out.push((await ctl.request(host, '/')).status);
+    return out;
+  };
+  const c0 = await codes('nextup.test');
+  assert.ok(c0.every((c) => c === 200), String(c0));
+  for (const host of ['nextup-off.test', 'nextup-tries.test']) {
+    const c = await codes(host);
+    assert.ok(c.includes(502) && c.includes(200), `${host}: ${c}`);
+  }
+});
+
+test('proxy directives without a visible effect are in the location NGINX runs', async () => {
+  const conf = (await ctl.control('/nginx.conf')).body;
+  const block = conf.slice(conf.indexOf('## start server directives.test'), conf.indexOf('## end server directives.test'));
+  for (const d of [
+    'proxy_connect_timeout 7s;', 'proxy_send_timeout 8s;', 'proxy_buffer_size 16k;', 'proxy_buffers 8 16k;', 'proxy_buffering on;',
+    'proxy_request_buffering off;', 'client_body_buffer_size 64k;', 'proxy_next_upstream_timeout 9s;',
+  ]) assert.ok(block.includes(d), d);
+  assert.is((await ctl.request('directives.test', '/')).backend, 'main');
+});
+
+test('upstream-vhost and connection-proxy-header set the Host and Connection headers sent upstream', async () => {
+  assert.is(headers(await ctl.request('vhost.test', '/')).host, 'internal.example');
+  assert.is(headers(await ctl.request('connection.test', '/')).connection, 'keep-alive');
+});
+
+test('backend-protocol: HTTPS, AUTO_HTTP, GRPC, GRPCS and FCGI reach backends speaking them', async () => {
+  const https = await ctl.request('https-backend.test', '/x');
+  assert.is(https.backend, 'https');
+  assert.is(https.json?.path, '/x');
+  assert.is((await ctl.request('auto-backend.test', '/')).backend, 'main');
+  for (const host of ['grpc.test', 'grpcs.test']) {
+    const r = await grpcCall(ctl.ports.https, host, '/echo.Echo/Say', { 'x-meta': 'v' });
+    assert.is(r.status, 200, host);
+    assert.is(r.grpcStatus, '0', host);
+    assert.is(r.message?.name, host.replace('.test', ''), host);
+    assert.is(r.message?.path, '/echo.Echo/Say', host);
+    assert.is((r.message?.headers as Record<string, string>)['x-meta'], 'v', host);
+  }
+  const fcgi = await ctl.request('fcgi.test', '/script.php?q=1');
+  assert.is(fcgi.status, 200);
+  assert.is(fcgi.json?.name, 'fcgi');
+  assert.is((fcgi.json?.params as Record<string, string>).REQUEST_URI, '/script.php?q=1');
+});
+
+test('custom-http-errors: those codes are answered by the default-backend (or the default server) with the error headers; others pass', async () => {
+  const r = await ctl.request('errors.test', '/__status/404', { headers: { Accept: 'application/json' } });
+  // `error_page 404 = @…`: the answer's status is the default backend's (ingress-nginx's image answers X-Code).
+  assert.is(r.status, 200);
+  assert.is(r.backend, 'fallback');
+  const h = headers(r);
+  assert.is(h['x-code'], '404');
+  assert.is(h['x-format'], 'application/json');
+  assert.is(h['x-original-uri'], '/__status/404');
+  assert.is(h['x-service-name'], 'main');
+  assert.is(r.json?.path, '/', 'the default backend is asked for /');
+  const passed = await ctl.request('errors.test', '/__status/500');
+  assert.is(passed.status, 500);
+  assert.is(passed.backend, 'main');
+  const builtin = await ctl.request('errors-builtin.test', '/__status/418');
+  assert.is(builtin.status, 404, 'the built-in default backend answers 404');
+  assert.is(builtin.backend, undefined);
+});
+
+test('enable-access-log false keeps the location out of the access log', async () => {
+  const mark = `mark-${Date.now()}`;
+  await ctl.request('nolog.test', `/${mark}-off`);
+  await ctl.request('plain.test', `/${mark}-on`);
+  const log = () => readFileSync(join(ctl.workdir, 'logs', 'access.log'), 'utf8');
+  await ctl.until('plain.test', '/', () => log().includes(`${mark}-on`), { what: 'the logged request' });
+  assert.not.ok(log().includes(`${mark}-off`));
+});
+
+test('service-upstream: the Service cluster IP and port are the only endpoint', async () => {
+  for (let i = 0; i < 3; i++) assert.is((await ctl.request('svc-upstream.test', '/')).backend, 'cluster-ip');
+});
+
+// ---- load balancing, affinity, canary
+
+test('load-balance ewma prefers the faster endpoint', async () => {
+  const seen: string[] = [];
+  for (let i = 0; i < 20; i++) seen.push((await ctl.request('ewma.test', '/')).backend!);
+  const fast = seen.filter((b) => b === 'pool-c').length;
+  assert.ok(fast >= 14, `fast endpoint served ${fast} of 20: ${seen.join(',')}`);
+});
+
+test('upstream-hash-by: one key, one endpoint; with subsets one key stays within a subset of the given size', async () => {
+  const spread = async (host: string, path: string) => new Set(await Promise.all(Array.from({ length: 8 }, async () => (await ctl.request(host, path)).backend)));
+  for (const path of ['/a', '/b', '/c']) assert.is((await spread('hash.test', path)).size, 1, path);
+  const keys = await Promise.all(Array.from({ length: 12 }, (_, i) => ctl.request('hash.test', `/k${i}`)));
+  assert.ok(new Set(keys.map((r) => r.backend)).size >= 2, 'keys are spread over endpoints');
+  for (const path of ['/a', '/b']) assert.ok((await spread('hash-subset.test', path)).size <= 2, path);
+});
+
+test('affinity-mode persistent keeps the session; session-cookie-path, -domain, -samesite with conditional-samesite-none', async () => {
+  const first = await ctl.request('persistent.test', '/');
+  const cookie = String(first.headers['set-cookie']).split(';')[0]!;
+  for (let i = 0; i < 5; i++) assert.is((await ctl.request('persistent.test', '/', { headers: { Cookie: cookie } })).backend, first.backend);
+  const opts = String((await ctl.request('cookie-opts.test', '/')).headers['set-cookie']);
+  assert.match(opts, /^sticky=[0-9a-f]{32}; Path=\/custom; Domain=cookie-opts.test; HttpOnly; SameSite=None$/);
+  const oldChrome = String((await ctl.request('cookie-opts.test', '/', { headers: { 'User-Agent': 'Mozilla/5.0 Chrome/60.0.3112.113 Safari/537.36' } })).headers['set-cookie']);
+  assert.not.match(oldChrome, /SameSite/);
+});
+
+test('session-cookie-change-on-failure: a session pinned to a dead endpoint moves, with a new cookie', async () => {
+  const deadHash = (await import('node:crypto')).createHash('md5').update(`127.0.2.44:${(await ctl.control('/configuration/backends')).body.match(/"address":"127.0.2.44","port":"(\d+)"/)![1]}`).digest('hex');
+  const r = await ctl.request('change-on-failure.test', '/', { headers: { Cookie: `INGRESSCOOKIE=${deadHash}` } });
+  assert.is(r.status, 200);
+  assert.is(r.backend, 'pool-d');
+  assert.match(String(r.headers['set-cookie']), /^INGRESSCOOKIE=[0-9a-f]{32}/);
+  assert.not.match(String(r.headers['set-cookie']), new RegExp(deadHash));
+});
+
+test('canary-by-header-value and canary-by-header-pattern: a matching header value goes to the canary, others stay', async () => {
+  const to = async (host: string, value: string) => (await ctl.request(host, '/', { headers: { 'X-Version': value } })).backend;
+  assert.is(await to('canary-value.test', 'v2'), 'canary');
+  assert.is(await to('canary-value.test', 'v3'), 'main');
+  assert.is(await to('canary-value.test', 'always'), 'main', 'with a value, always is just another value');
+  assert.is(await to('canary-pattern.test', 'v3'), 'canary');
+  assert.is(await to('canary-pattern.test', 'v4'), 'main');
+});
+
+test('canary-weight equal to canary-weight-total sends everything to the canary', async () => {
+  for (let i = 0; i < 5; i++) assert.is((await ctl.request('canary-weight.test', '/')).backend, 'canary');
+});
+
+test('affinity-canary-behavior: sticky keeps a canary session on the canary, legacy lets it go back', async () => {
+  for (const [host, stays] of [['canary-sticky.test', true], ['canary-legacy.test', false]] as const) {
+    const first = await ctl.request(host, '/', { headers: { 'X-Canary': 'always' } });
+    assert.is(first.backend, 'canary', host);
+    const cookie = String(first.headers['set-cookie'] ?? '').split(';')[0];
+    const next = await Promise.all(Array.from({ length: 4 }, () => ctl.request(host, '/', { headers: cookie ? { Cookie: cookie } : {} })));
+    assert.is(next.every((r) => r.backend === 'canary'), stays, `${host}: ${next.map((r) => r.backend)}`);
+  }
+});
+
+test.run();

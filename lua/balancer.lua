@@ -8,6 +8,7 @@ local cjson = require("cjson.safe")
 local configuration = require("configuration")
 local dns = require("dns")
 local address_policy = require("address_policy")
+local passive_health = require("balancer.passive_health")
 local util = require("util")
 local ngx = ngx
 
@@ -133,6 +134,7 @@ local function sync_backend(backend)
     balancers[backend.name] = balancer
   else
     balancer:sync(prepared)
+    passive_health.sync(balancer)
   end
   balancer.backend_name = backend.name
   -- nil rather than empty: the per-request code tests it before anything else.
@@ -382,7 +384,8 @@ function _M.balance()
     ngx.log(ngx.ERR, "balance(): backend ", tostring(ngx.var.proxy_upstream_name), " is gone since the rewrite phase")
     return
   end
-  local first_try = ngx_balancer.get_last_failure() == nil
+  local failure = ngx_balancer.get_last_failure()
+  local first_try = failure == nil
   local endpoint
   if balancer.per_request_state then
     -- EWMA and cookie affinity avoid endpoints already tried and look at the response.
@@ -400,7 +403,10 @@ function _M.balance()
       ctx.balancer_tried = tried
     end
   else
+    if failure == "failed" then passive_health.failed(balancer) end
     endpoint = balancer:balance()
+    -- Only after a peer failed: the hot path reads one field.
+    if balancer.failed_peers then endpoint = passive_health.live(balancer, endpoint) end
   end
   if not endpoint then
     ngx.log(ngx.ERR, "backend ", balancer.backend_name, ": no endpoint chosen")

@@ -26,6 +26,11 @@ export interface NginxProcess {
   test(confPath: string): Promise<{ ok: boolean; output: string }>;
   /** Signals the master to reload (SIGHUP). */
   reload(): Promise<void>;
+  /**
+   * Sends the master SIGIO, which it only logs, and only once it waits for signals again: after
+   * "reconfiguring", that line marks the end of its attempt (see ./reload-log.ts).
+   */
+  wake(): void;
   /** Graceful stop (SIGQUIT), then SIGKILL to the whole group after timeoutMs. */
   quit(timeoutMs?: number): Promise<void>;
   masterPid(): number | null;
@@ -160,6 +165,10 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
       const pid = child?.pid;
       if (!pid) throw new Error('nginx is not running');
       process.kill(pid, 'SIGHUP');
+    },
+    wake() {
+      const pid = child?.pid;
+      if (pid) try { process.kill(pid, 'SIGIO'); } catch { /* exited: the reload actor sees it */ }
     },
     async quit(timeoutMs = 10_000) {
       quitting = true;

@@ -1,20 +1,24 @@
-// The reload actor: render → write a temp file → `nginx -t` → atomic rename → reload →
-// wait until new workers serve the new configuration. A failed test never replaces the live
-// file; errors become result values; reloads never overlap. With no NGINX running (cold start)
-// there is nothing to protect: the master starts on the file, and its start is the test.
+// The reload actor: render → write the file → SIGHUP → wait until new workers serve the new
+// configuration. NGINX checks the new file itself on SIGHUP and keeps running the old one when
+// it refuses it (its verdict is read from the reload log, ./reload-log.ts); the refused file is
+// then kept aside and the old one put back. One parse instead of `nginx -t`'s and the reload's.
+// A template that does not write the reload log is tested with `nginx -t` first, as before.
+// Errors become result values; reloads never overlap. With no NGINX running (cold start) there
+// is nothing to protect: the master starts on the file, and its start is the test.
 
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Configuration, ModelWarning } from '../model/types.js';
 import { auxiliaryFiles, type RenderedChunks, type RenderProblem, type Renderer } from '../render/engine.js';
 import type { Narrower, Refusal } from './quarantine.js';
-import type { NginxRuntime } from '../render/runtime.js';
+import { reloadLogPath, type NginxRuntime } from '../render/runtime.js';
 import { controlChannel, type ControlChannel } from '../render/control.js';
 import { controlRequest } from './control-client.js';
 import type { NginxProcess } from './nginx-process.js';
 import { lineDiff } from './line-diff.js';
+import { openReloadLog, reloadVerdict, type ReloadLog } from './reload-log.js';
 
 export type ReloadResult =
   | {
@@ -36,8 +40,9 @@ export interface ReloadDeps {
   logger: Logger;
   now?: () => number;
   /**
-   * How long to wait for new workers after the reload signal, on top of twice what `nginx -t`
-   * took: the master parses the same file before it starts them (~10 s at 10k Ingresses).
+   * How long to wait for NGINX's verdict and new workers after the reload signal, on top of
+   * twice what its last parse took (a start, a reload or `nginx -t`): the master parses the new
+   * file before it starts them (~10 s at 10k Ingresses).
    */
   reloadTimeoutMs?: number;
   /** Failed configurations kept as nginx.conf.failed-<ts>. */
@@ -60,8 +65,11 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
   let seq = 0;
 
   // What NGINX runs, as the renderer's chunks: restored if a reload fails, and the "before" of
-  // the debug diff, without reading the (tens of MB) file back.
+  // the debug diff, without reading the (tens of MB) file back; and whether it writes the reload log.
   let running: string[] | null = null;
+  let runningWritesReloadLog = false;
+  /** How long NGINX last took to parse a configuration (start, reload or `nginx -t`). */
+  let parseMs = 0;
 
   async function reloadOnce(config: Configuration): Promise<ReloadResult> {
     const t0 = now();
@@ -106,9 +114,10 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       const started = await startOn(tmp, rendered, t0);
       return started.ok ? { ok: true, result: started } : refused(started.error);
     }
+    if (runningWritesReloadLog) return reloadChecked(tmp, rendered, t0, refused);
     const testStarted = Date.now();
     const test = await nginx.test(tmp);
-    const testMs = Date.now() - testStarted;
+    parseMs = Date.now() - testStarted;
     if (!test.ok) {
       const kept = keepFailed(tmp);
       logger.error({ output: test.output, kept }, 'reload: nginx -t failed; the running configuration is kept');
@@ -123,7 +132,7 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       } else {
         const before = new Set(nginx.workerPids());
         await nginx.reload();
-        await waitNewConfiguration(before, rendered.checksum, (deps.reloadTimeoutMs ?? 30_000) + 2 * testMs);
+        await waitNewConfiguration(before, rendered.checksum, verdictTimeoutMs());
       }
     } catch (err) {
       // Keep the file on disk equal to what NGINX runs.
@@ -132,6 +141,88 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       return { ok: false, error: (err as Error).message, refusal: { config, rendered, output: (err as Error).message } };
     }
     return { ok: true, result: succeeded(rendered, t0, 'reload: done') };
+  }
+
+  /**
+   * Installs the file and sends SIGHUP; NGINX's check of it is the test. When NGINX refuses it,
+   * it runs on unchanged: the file is kept as a failed one and the previous one put back.
+   */
+  async function reloadChecked(tmp: string, rendered: RenderedChunks, t0: number, refused: (output: string) => Attempt): Promise<Attempt> {
+    const previous = running ?? (existsSync(confPath) ? [readFileSync(confPath, 'utf8')] : null);
+    const log = openReloadLog(reloadLogPath(runtime));
+    const offset = log.mark();
+    const before = new Set(nginx.workerPids());
+    renameSync(tmp, confPath);
+    if (logger.isLevelEnabled('debug')) logger.debug({ diff: lineDiff(previous?.join('') ?? '', rendered.chunks.join(''), confPath) }, 'reload: configuration diff');
+    const sent = Date.now();
+    let verdict: { taken: true; checkMs: number } | { taken: false; errors: string[] };
+    try {
+      await nginx.reload();
+      verdict = await waitVerdict(before, rendered.checksum, log, offset, verdictTimeoutMs());
+    } catch (err) {
+      if (previous !== null) writeChunks(confPath, previous);
+      logger.error({ err: (err as Error).message }, 'reload: NGINX did not take the new configuration');
+      return refused((err as Error).message);
+    }
+    if (!verdict.taken) {
+      const kept = putBack(previous);
+      const output = verdict.errors.join('\n') || 'nginx: NGINX kept its running configuration without saying why (see its error log)';
+      logger.error({ output, kept }, 'reload: NGINX refused the configuration and runs on the previous one');
+      return refused(output);
+    }
+    parseMs = verdict.checkMs;
+    return { ok: true, result: succeeded(rendered, t0, 'reload: done', { checkMs: verdict.checkMs, sinceSignalMs: Date.now() - sent }) };
+  }
+
+  /** The refused file becomes a failed one; the one NGINX runs is put back in its place. */
+  function putBack(previous: string[] | null): string {
+    const kept = failedName();
+    if (previous === null) {
+      renameSync(confPath, kept);
+    } else {
+      const tmp = join(confDir, `.${basename(confPath)}.restore-${process.pid}-${++seq}`);
+      writeChunks(tmp, previous);
+      linkSync(confPath, kept);
+      renameSync(tmp, confPath);
+    }
+    pruneFailed(confDir, basename(confPath), deps.keepFailed ?? 3);
+    return kept;
+  }
+
+  /**
+   * New workers answering with the new checksum (as waitNewConfiguration), or NGINX's word that
+   * it refused the file: the master settled after "reconfiguring" and started no worker.
+   */
+  async function waitVerdict(before: Set<number>, checksum: string, log: ReloadLog, offset: number, timeoutMs: number):
+    Promise<{ taken: true; checkMs: number } | { taken: false; errors: string[] }> {
+    const started = Date.now();
+    const deadline = started + timeoutMs;
+    let woken = false;
+    let checkMs = -1;
+    const freshWorkers = () => nginx.workerPids().some((p) => !before.has(p));
+    for (;;) {
+      const master = nginx.masterPid();
+      if (master === null) throw new Error('nginx exited during reload');
+      if (freshWorkers()) {
+        if (checkMs < 0) checkMs = Date.now() - started;
+        const oldDraining = nginx.workerPids().filter((p) => before.has(p)).every(isShuttingDown);
+        if (oldDraining && (await fetchChecksum(controlChannel(runtime))) === checksum) return { taken: true, checkMs };
+      } else {
+        const v = reloadVerdict(log.since(offset), master);
+        if (v.reconfiguring && !woken) {
+          nginx.wake();
+          woken = true;
+        }
+        // Workers are started before the master settles: none now means none from this reload.
+        if (v.settled && !freshWorkers()) return { taken: false, errors: v.errors };
+      }
+      if (Date.now() > deadline) throw new Error('timed out waiting for NGINX workers with the new configuration (see the error log)');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  function verdictTimeoutMs(): number {
+    return (deps.reloadTimeoutMs ?? 30_000) + 2 * parseMs;
   }
 
   /** `nginx -t` on a configuration in a file of its own (a narrowing probe); never touches what runs. */
@@ -152,10 +243,11 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     }
   }
 
-  function succeeded(rendered: RenderedChunks, t0: number, message: string): Extract<ReloadResult, { ok: true }> {
+  function succeeded(rendered: RenderedChunks, t0: number, message: string, timings: Record<string, number> = {}): Extract<ReloadResult, { ok: true }> {
     running = rendered.chunks;
+    runningWritesReloadLog = rendered.writesReloadLog;
     const durationMs = now() - t0;
-    logger.info({ durationMs, checksum: rendered.checksum }, message);
+    logger.info({ durationMs, ...timings, checksum: rendered.checksum }, message);
     return { ok: true, durationMs, checksum: rendered.checksum, warnings: rendered.warnings, problems: rendered.problems.flatMap(problemWarnings) };
   }
 
@@ -167,8 +259,10 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
    */
   async function startOn(tmp: string, rendered: RenderedChunks, t0: number): Promise<ReloadResult> {
     renameSync(tmp, confPath);
+    const started = Date.now();
     try {
       await nginx.start(confPath);
+      parseMs = Date.now() - started;
     } catch (err) {
       const output = asTestOutput((err as Error).message);
       const kept = keepFailed(confPath);
@@ -180,9 +274,10 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
 
   async function startPrevious(): Promise<void> {
     let chunks = running;
+    let writesReloadLog = runningWritesReloadLog;
     if (chunks === null && deps.fallback) {
       try {
-        chunks = renderer.renderChunks(deps.fallback, runtime).chunks;
+        ({ chunks, writesReloadLog } = renderer.renderChunks(deps.fallback, runtime));
       } catch (err) {
         logger.error({ err: (err as Error).message }, 'reload: the fallback configuration does not render; NGINX stays down');
         return;
@@ -193,13 +288,18 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     try {
       await nginx.start(confPath);
       running = chunks;
+      runningWritesReloadLog = writesReloadLog;
     } catch (err) {
       logger.error({ err: (err as Error).message }, 'reload: NGINX did not start on the previous configuration either');
     }
   }
 
+  function failedName(): string {
+    return join(confDir, `${basename(confPath)}.failed-${now()}-${seq}`);
+  }
+
   function keepFailed(path: string): string {
-    const kept = join(confDir, `${basename(confPath)}.failed-${now()}-${seq}`);
+    const kept = failedName();
     renameSync(path, kept);
     pruneFailed(confDir, basename(confPath), deps.keepFailed ?? 3);
     return kept;

@@ -1,6 +1,7 @@
 // Service + EndpointSlices → upstream endpoints, as ingress-nginx resolves them: the Service
 // port is found by number, target port or name; slice ports by name (or the only port when the
-// Service port has no name); only ready endpoints; de-duplicated and sorted.
+// Service port has no name); ready endpoints, or, when none is ready, the terminating ones that
+// still serve (as kube-proxy does, KEP-1669); de-duplicated and sorted.
 import type { EndpointSlice, Service, ServicePort } from '../store/kube-types.js';
 import type { BackendService, Endpoint } from './types.js';
 import { sortShort } from './sort.js';
@@ -20,12 +21,33 @@ function compareEndpoints(a: Endpoint, b: Endpoint): number {
   return Number(a.port) - Number(b.port);
 }
 
+type SliceEndpoint = NonNullable<EndpointSlice['endpoints']>[number];
+
+/** ready unset means ready; serving unset defers to ready; terminating unset means not terminating. */
+function isReady(ep: SliceEndpoint): boolean {
+  return ep.conditions?.ready !== false;
+}
+
+function isServingTerminating(ep: SliceEndpoint): boolean {
+  return ep.conditions?.terminating === true && (ep.conditions.serving ?? isReady(ep));
+}
+
 /**
- * Ready endpoints of `slices` for one Service port, their addresses canonical; addresses the
- * policy refuses are left out and named in `refused`.
+ * Endpoints of `slices` for one Service port, their addresses canonical: the ready ones, or when
+ * there is none, the terminating ones that still serve (a Deployment scaled to zero, a Recreate
+ * update: they answer until they exit, where ingress-nginx answers 503). Addresses the policy
+ * refuses are left out and named in `refused`.
  */
 export function endpointsFromSlices(
   svcPort: ServicePort, slices: EndpointSlice[], protocol = 'TCP', policy: AddressPolicy = STRICT_ADDRESS_POLICY, refused: RefusedAddresses = [],
+): Endpoint[] {
+  const ready = endpointsWhere(svcPort, slices, protocol, policy, refused, isReady);
+  if (ready.length > 0) return ready;
+  return endpointsWhere(svcPort, slices, protocol, policy, refused, (ep) => !isReady(ep) && isServingTerminating(ep));
+}
+
+function endpointsWhere(
+  svcPort: ServicePort, slices: EndpointSlice[], protocol: string, policy: AddressPolicy, refused: RefusedAddresses, usable: (ep: SliceEndpoint) => boolean,
 ): Endpoint[] {
   const seen = new Set<string>();
   const out: Endpoint[] = [];
@@ -37,7 +59,7 @@ export function endpointsFromSlices(
       const target = !svcPort.name || svcPort.name === (port.name ?? '') ? port.port ?? 0 : 0;
       if (target === 0) continue;
       for (const ep of slice.endpoints ?? []) {
-        if (ep.conditions?.ready === false) continue;
+        if (!usable(ep)) continue;
         for (const raw of ep.addresses ?? []) {
           const verdict = judgeEndpointAddress(policy, String(raw), String(target));
           if (!verdict.ok) {

@@ -9,8 +9,8 @@ import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
 import type { Configuration, IngressRef, Location, Server } from '../model/types.js';
 import { wwwRedirectNames } from '../model/servers.js';
-import { leftOutPath, tempPaths, type NginxRuntime } from './runtime.js';
-import { registerFilters, RenderError, cidr, listenAddress } from './filters.js';
+import { leftOutPath, reloadLogPath, tempPaths, type NginxRuntime } from './runtime.js';
+import { registerFilters, RenderError, cidr, listenAddress, quoteLiteral } from './filters.js';
 import { prefixError, serverView, type RenderProblem, type ServerContext } from './view.js';
 import { RENDER_BLOCKS } from './blocks/index.js';
 import { nextUpstream } from './blocks/proxy.js';
@@ -45,6 +45,8 @@ export interface RenderedChunks {
   problems: RenderProblem[];
   /** The http-level directives the servers asked for (rate-limit zones), as printed in the head. */
   httpLevel: string;
+  /** Whether NGINX running this text writes the reload log (a custom template may not). */
+  writesReloadLog: boolean;
 }
 
 export interface Renderer {
@@ -234,6 +236,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         },
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
+        reload_log: reloadLogPath(runtime),
         left_out_path: leftOutPath(runtime),
         proxy_headers: httpProxyHeaders(s),
         proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
@@ -265,7 +268,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     }
     parts[0] = head;
     parts.push(tail);
-    return { chunks: parts, checksum, warnings, problems, httpLevel };
+    return { chunks: parts, checksum, warnings, problems, httpLevel, writesReloadLog: head.includes(`error_log ${quoteLiteral(reloadLogPath(runtime))} notice;`) };
   }
 
   function renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult {

@@ -95,6 +95,14 @@ export function defaultRuntime(overrides: Partial<NginxRuntime> & { prefix?: str
   };
 }
 
+/**
+ * The master's own log (notice level, requests log elsewhere): where NGINX says whether it took
+ * a configuration sent with SIGHUP, read by the reload actor (src/actors/reload-log.ts).
+ */
+export function reloadLogPath(runtime: NginxRuntime): string {
+  return join(runtime.prefix, 'logs', 'reload.log');
+}
+
 /** Sub-directories of the prefix the configuration refers to. */
 export function tempPaths(runtime: NginxRuntime): Record<'client_body' | 'proxy' | 'fastcgi' | 'uwsgi' | 'scgi', string> {
   const t = join(runtime.prefix, 'tmp');

@@ -87,7 +87,8 @@ test('a fixed Ingress leaves quarantine and is served', async () => {
   // The report follows the sync's result, a moment after NGINX serves it.
   const report = await waitFor(async () => { const r = await dbgQuarantine(); return /bad-directive/.test(r) ? null : r; }, { what: 'bad-directive to leave dbg quarantine' });
   assert.match(report, /bad-merge/);
-  assert.match(ctl.output(), /Ingress app\/bad-directive left quarantine/);
+  // The log line comes through the child's stdout, which may trail the report file.
+  await waitFor(() => /Ingress app\/bad-directive left quarantine/.test(ctl.output()), { what: 'the log line saying bad-directive left quarantine' });
 });
 
 test('a ConfigMap NGINX refuses: its previous settings stay, Ingress changes still apply', async () => {

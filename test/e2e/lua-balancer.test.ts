@@ -18,7 +18,7 @@ test.before(async () => {
   echo = await startEchoServers(7, { firstOctet: 10 });
   single = await startLuaNginx({
     workers: 1,
-    locations: ['rr', 'ewma', 'hash', 'subset', 'zero', 'self', 'switch', 'retry', 'retry-ewma'].map((b) => ({ path: `/${b}/`, backend: b })),
+    locations: ['rr', 'ewma', 'hash', 'subset', 'zero', 'self', 'switch', 'retry', 'retry-ewma', 'health', 'health-hash', 'health-dead'].map((b) => ({ path: `/${b}/`, backend: b })),
   });
   multi = await startLuaNginx({ workers: 2, locations: [{ path: '/', backend: 'dyn' }] });
 });
@@ -104,14 +104,51 @@ test('a refused endpoint is retried on the next one, up to min(endpoints, 3) tri
     const r = await servedBy(single, { path: '/retry-ewma/' });
     assert.equal([r.status, r.name], [200, live.name], `ewma request ${i}`);
   }
-  // Four endpoints, three refused: a request that starts on the first refused one has used its
-  // three tries before reaching the live one.
-  const fourth = (await refusedEndpoints(4))[3]!;
-  await single.configure('/configuration/backends', [backend('retry', [refused[0]!, refused[1]!, fourth, live.endpoint])]);
-  await waitFor(async () => (await single.request({ path: '/retry/' })).status === 502, { what: 'a request out of tries' });
-  const statuses = new Set<number>();
-  for (let i = 0; i < 8; i++) statuses.add((await single.request({ path: '/retry/' })).status);
-  assert.equal([...statuses].sort(), [200, 502]);
+});
+
+/** Connections NGINX's error log says were refused, by peer. */
+async function refusedConnects(nginx: LuaNginx): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const m of (await nginx.errorLog()).matchAll(/connect\(\) failed \(111: Connection refused\) while connecting to upstream.*upstream: "http:\/\/([\d.]+:\d+)/g)) {
+    counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + 1);
+  }
+  return counts;
+}
+
+test('passive health: a peer whose try failed is skipped for a while, by round robin and hashing; when all failed, they are still tried', async () => {
+  const live = echo.slice(0, 2);
+  const [a, b, c, d, e, f] = (await refusedEndpoints(7)).slice(1);
+  await single.configure('/configuration/backends', [
+    backend('health', [a!, b!, c!, live[0]!.endpoint]),
+    backend('health-hash', [d!, live[1]!.endpoint], { upstreamHashByConfig: { 'upstream-hash-by': '$arg_user' } }),
+    backend('health-dead', [e!, f!]),
+  ]);
+  // Three refused peers before the live one use up a request's three tries at most once: a peer
+  // is marked when the next try is chosen, so each is tried once, or twice if its first failure
+  // was a request's last try (without the marks, round robin tries each in every fourth request).
+  const statuses: number[] = [];
+  for (let i = 0; i < 30; i++) statuses.push((await single.request({ path: '/health/' })).status);
+  assert.ok(statuses.filter((st) => st !== 200).length <= 1, statuses.join(' '));
+  assert.ok(statuses.slice(3).every((st) => st === 200), statuses.join(' '));
+  let refused = await refusedConnects(single);
+  const tries = [a!, b!, c!].map((peer) => refused.get(`${peer.address}:${peer.port}`) ?? 0);
+  assert.ok(tries.every((t) => t <= 2) && tries.reduce((x, y) => x + y) <= 4, `tries of the refused peers: ${tries.join(', ')}`);
+
+  // Hashing: the users whose peer refuses go to the next live one, after one failed try in all.
+  const users = Array.from({ length: 12 }, (_, i) => `u${i}`);
+  for (let round = 0; round < 3; round++) {
+    for (const u of users) {
+      const r = await servedBy(single, { path: `/health-hash/?user=${u}` });
+      assert.equal([r.status, r.name], [200, live[1]!.name], u);
+    }
+  }
+  refused = await refusedConnects(single);
+  assert.is(refused.get(`${d!.address}:${d!.port}`), 1, 'the refusing peer was tried once');
+
+  // Nothing live: every request still tries (502, the refusal), rather than having no peer.
+  for (let i = 0; i < 3; i++) assert.is((await single.request({ path: '/health-dead/' })).status, 502);
+  refused = await refusedConnects(single);
+  assert.ok((refused.get(`${e!.address}:${e!.port}`) ?? 0) + (refused.get(`${f!.address}:${f!.port}`) ?? 0) >= 6, 'two tries per request');
 });
 
 test('consistent hashing by $arg_user: stable per key, and adding an endpoint moves only ~1/N keys, all to it', async () => {

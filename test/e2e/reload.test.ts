@@ -1,14 +1,17 @@
 // The reload actor against a real NGINX and real HTTP: first reload starts NGINX, reloads
-// happen only when asked, a config that fails `nginx -t` leaves the old one serving, template
-// changes (valid or not), serialised reloads, and annotations observed on the wire.
+// happen only when asked, a configuration NGINX refuses on SIGHUP (or, with a template that
+// writes no reload log, nginx -t) leaves the old one serving, template changes (valid or not),
+// serialised reloads, and annotations observed on the wire.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { firstValueFrom, from, toArray } from 'rxjs';
+import { pino } from 'pino';
 import { createReloadActor, reloadActor, type ReloadResult } from '../../src/actors/reload.js';
 import { lineDiff } from '../../src/actors/line-diff.js';
 import { DEFAULT_TEMPLATE_DIR } from '../../src/render/runtime.js';
@@ -19,12 +22,19 @@ import { backend, configuration, location, server } from '../support/config-buil
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
 
-async function setup(templateDir?: string): Promise<{ h: NginxHarness; echo: EchoServer; reload: (c: Configuration) => Promise<ReloadResult>; backends: (c: Configuration) => Promise<void> }> {
+async function setup(templateDir?: string): Promise<{
+  h: NginxHarness; echo: EchoServer; reload: (c: Configuration) => Promise<ReloadResult>; backends: (c: Configuration) => Promise<void>;
+  /** `nginx -t` runs so far. */
+  tests: () => number;
+}> {
   const h = await createNginxHarness({ templateDir });
   const echo = await startEchoServer();
-  const actor = createReloadActor({ renderer: h.renderer, nginx: h.nginx, runtime: h.runtime, logger: h.logger, reloadTimeoutMs: 10_000 });
+  let tests = 0;
+  const nginx: NginxProcess = { ...h.nginx, events$: h.nginx.events$, test: (p) => { tests++; return h.nginx.test(p); } };
+  const actor = createReloadActor({ renderer: h.renderer, nginx, runtime: h.runtime, logger: h.logger, reloadTimeoutMs: 10_000 });
   return {
     h, echo,
+    tests: () => tests,
     reload: (c) => firstValueFrom(actor(c)),
     backends: async (c) => {
       const list = c.servers.flatMap((s) => s.locations.map((l) => l.backend)).filter((n, i, a) => a.indexOf(n) === i);
@@ -94,28 +104,35 @@ test('NGINX reloads only when asked, and each reload brings new workers with the
   }
 });
 
-test('a configuration that fails nginx -t leaves the old one serving; failed files are kept (last 3)', async () => {
+test('a configuration NGINX refuses on SIGHUP leaves the old one serving, without nginx -t; the file is put back, failed files kept (last 3)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
   cpSync(DEFAULT_TEMPLATE_DIR, dir, { recursive: true });
-  const { h, echo, reload, backends } = await setup(dir);
+  const { h, echo, reload, backends, tests } = await setup(dir);
   try {
     const cfg = configuration([server('a.example.com')]);
     assert.ok((await reload(cfg)).ok);
     await backends(cfg);
     const live = readFileSync(h.runtime.confPath, 'utf8');
+    const workers = h.nginx.workerPids();
     const tpl = readFileSync(join(dir, 'server.liquid'), 'utf8');
     writeFileSync(join(dir, 'server.liquid'), tpl.replace('server_name {{ srv.serverName }};', 'server_name {{ srv.serverName }};\n        bogus_directive_x on;'));
     assert.equal(h.renderer.reloadTemplates(), { ok: true });
     for (let i = 0; i < 4; i++) {
       const r = await reload(configuration([server('a.example.com'), server(`n${i}.example.com`)]));
       assert.is(r.ok, false);
-      if (!r.ok) assert.match(r.error, /unknown directive "bogus_directive_x"/);
+      // NGINX's own words, in nginx -t's form, naming the line of the file it read.
+      if (!r.ok) assert.match(r.error, /^nginx: \[emerg\] unknown directive "bogus_directive_x" in .*nginx\.conf:\d+/);
     }
-    assert.is(readFileSync(h.runtime.confPath, 'utf8'), live, 'live file untouched');
-    assert.is(readdirSync(h.prefix).filter((n) => n.startsWith('nginx.conf.failed-')).length, 3);
-    assert.is(reconfigurings(h), 0);
+    assert.is(tests(), 0, 'NGINX checked each file itself');
+    assert.is(reconfigurings(h), 4, 'each was sent to NGINX');
+    assert.equal(h.nginx.workerPids(), workers, 'the same workers serve on');
+    assert.is(readFileSync(h.runtime.confPath, 'utf8'), live, 'the live file is put back');
+    const failed = readdirSync(h.prefix).filter((n) => n.startsWith('nginx.conf.failed-'));
+    assert.is(failed.length, 3);
+    assert.ok(failed.every((f) => readFileSync(join(h.prefix, f), 'utf8').includes('bogus_directive_x')));
     const res = await h.http(h.runtime.httpPort, '/', { host: 'a.example.com' });
     assert.is(res.status, 200, 'old configuration still serves');
+    assert.is((await h.control('/configuration-checksum')).body, live.match(/^# Configuration checksum: (\w+)/)![1]);
   } finally {
     await h.close();
     await echo.close();
@@ -123,23 +140,72 @@ test('a configuration that fails nginx -t leaves the old one serving; failed fil
   }
 });
 
-test('with no NGINX running the first configuration starts the master without nginx -t; the next is tested and reloaded', async () => {
-  const h = await createNginxHarness();
+test('a refusal only the reload finds (a port taken by another process; nginx -t passes it) is reported with NGINX\'s words, and the rest applies once it is gone', async () => {
+  const { h, echo, reload, backends } = await setup();
+  const taken = createServer();
   try {
-    let tests = 0;
-    const nginx: NginxProcess = { ...h.nginx, events$: h.nginx.events$, test: (p) => { tests++; return h.nginx.test(p); } };
-    const actor = createReloadActor({ renderer: h.renderer, nginx, runtime: h.runtime, logger: h.logger, reloadTimeoutMs: 10_000 });
-    const r1 = await firstValueFrom(actor(configuration([server('a.example.com')])));
-    assert.ok(r1.ok, JSON.stringify(r1));
-    assert.is(tests, 0, 'the start was the test');
-    assert.ok(h.nginx.masterPid() !== null);
-    assert.is((await h.control('/configuration-checksum')).body, r1.ok ? r1.checksum : '');
-    const r2 = await firstValueFrom(actor(configuration([server('a.example.com'), server('b.example.com')])));
-    assert.ok(r2.ok, JSON.stringify(r2));
-    assert.is(tests, 1, 'a running NGINX is protected by nginx -t');
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const busy = (taken.address() as AddressInfo).port;
+    const cfg = configuration([server('a.example.com')]);
+    assert.ok((await reload(cfg)).ok);
+    await backends(cfg);
+    const withBusyPort = configuration([server('a.example.com'), server('b.example.com', { serverSnippet: `listen 127.0.0.1:${busy};` })]);
+    assert.ok((await h.test(h.renderer.render(withBusyPort, h.runtime))).ok, 'nginx -t does not bind, so it takes the file');
+    const r = await reload(withBusyPort);
+    assert.is(r.ok, false);
+    if (!r.ok) assert.match(r.error, /nginx: \[emerg\] bind\(\) to 127\.0\.0\.1:\d+ failed \(98: Address already in use\)/);
+    assert.is((await h.http(h.runtime.httpPort, '/', { host: 'a.example.com' })).status, 200, 'the old configuration serves');
+    await new Promise<void>((resolve) => taken.close(() => resolve()));
+    const again = await reload(withBusyPort);
+    assert.ok(again.ok, JSON.stringify(again));
+    assert.is((await h.http(busy, '/', { host: 'b.example.com' })).status, 200, 'the new listener serves');
+  } finally {
+    taken.close();
+    await h.close();
+    await echo.close();
+  }
+});
+
+test('a template that does not write the reload log is tested with nginx -t before the reload, as before', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
+  cpSync(DEFAULT_TEMPLATE_DIR, dir, { recursive: true });
+  const main = readFileSync(join(dir, 'nginx.conf.liquid'), 'utf8');
+  writeFileSync(join(dir, 'nginx.conf.liquid'), main.replace(/^error_log \{\{ reload_log \| ql \}\} notice;\n/m, ''));
+  const { h, echo, reload, tests } = await setup(dir);
+  try {
+    assert.ok((await reload(configuration([server('a.example.com')]))).ok);
+    assert.is(tests(), 0, 'the start is the test');
+    assert.ok((await reload(configuration([server('a.example.com'), server('b.example.com')]))).ok);
+    assert.is(tests(), 1);
     assert.is(reconfigurings(h), 1);
+    const r = await reload(configuration([server('a.example.com'), server('c.example.com', { serverSnippet: 'bogus_directive_x on;' })]));
+    assert.is(r.ok, false);
+    if (!r.ok) assert.match(r.error, /unknown directive "bogus_directive_x"/);
+    assert.is(tests(), 2);
+    assert.is(reconfigurings(h), 1, 'refused by nginx -t: never sent to NGINX');
   } finally {
     await h.close();
+    await echo.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('with no NGINX running the first configuration starts the master without nginx -t; the next is checked by NGINX on SIGHUP', async () => {
+  const { h, reload, tests, echo } = await setup();
+  try {
+    const r1 = await reload(configuration([server('a.example.com')]));
+    assert.ok(r1.ok, JSON.stringify(r1));
+    assert.is(tests(), 0, 'the start was the test');
+    assert.ok(h.nginx.masterPid() !== null);
+    assert.is((await h.control('/configuration-checksum')).body, r1.ok ? r1.checksum : '');
+    const r2 = await reload(configuration([server('a.example.com'), server('b.example.com')]));
+    assert.ok(r2.ok, JSON.stringify(r2));
+    assert.is(tests(), 0, 'the reload was the test');
+    assert.is(reconfigurings(h), 1);
+    assert.is((await h.control('/configuration-checksum')).body, r2.ok ? r2.checksum : '');
+  } finally {
+    await h.close();
+    await echo.close();
   }
 });
 
@@ -225,27 +291,15 @@ test('template change: reloadTemplates + reload serves it; an invalid template k
 test('reloads never overlap; the operator form answers in order', async () => {
   const h = await createNginxHarness();
   try {
-    let inflight = 0;
-    let maxInflight = 0;
-    const nginx: NginxProcess = {
-      ...h.nginx,
-      events$: h.nginx.events$,
-      masterPid: () => h.nginx.masterPid(),
-      workerPids: () => h.nginx.workerPids(),
-      start: (p) => h.nginx.start(p),
-      reload: () => h.nginx.reload(),
-      quit: (t) => h.nginx.quit(t),
-      async test(p) {
-        inflight++;
-        maxInflight = Math.max(maxInflight, inflight);
-        try { return await h.nginx.test(p); } finally { inflight--; }
-      },
-    };
-    const deps = { renderer: h.renderer, nginx, runtime: h.runtime, logger: h.logger };
+    // Each reload signal comes after the previous reload is done (the actor logs it as it returns).
+    const events: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => { events.push(JSON.parse(line).msg as string); } });
+    const nginx: NginxProcess = { ...h.nginx, events$: h.nginx.events$, reload: () => { events.push('signal'); return h.nginx.reload(); } };
+    const deps = { renderer: h.renderer, nginx, runtime: h.runtime, logger };
     const actor = createReloadActor(deps);
     const results = await Promise.all([1, 2, 3].map((n) => firstValueFrom(actor(configuration(Array.from({ length: n }, (_, i) => server(`s${i}.example.com`)))))));
     assert.ok(results.every((r) => r.ok), JSON.stringify(results));
-    assert.is(maxInflight, 1);
+    assert.equal(events, ['reload: NGINX started', 'signal', 'reload: done', 'signal', 'reload: done']);
     const viaOperator = await firstValueFrom(from([configuration([server('x.example.com')]), configuration([server('y.example.com')])]).pipe(reloadActor(deps), toArray()));
     assert.is(viaOperator.length, 2);
     assert.ok(viaOperator.every((r) => r.ok));

@@ -29,6 +29,11 @@ export interface EchoServer {
   hits(): number;
   /** Delay every later answer by `ms` (a slow endpoint). */
   setDelay(ms: number): void;
+  /**
+   * A pod's graceful shutdown: new connections are refused at once, idle ones closed, answers in
+   * progress still given (with `Connection: close`); resolves once no connection is left.
+   */
+  stopAccepting(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,11 +53,14 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
   let delayMs = opts.delayMs ?? 0;
   let hits = 0;
   let name = opts.name ?? address;
+  let stopping: Promise<void> | null = null;
+  let closed = false;
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     hits += 1;
     const url = req.url ?? '';
     const reply = (): void => {
-      if (!server.listening) return; // closed while this answer was delayed
+      if (closed) return; // closed while this answer was delayed
+      if (stopping) res.setHeader('connection', 'close');
       const bytes = /\/__bytes\/(\d+)/.exec(url);
       if (bytes) {
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes[1], 'x-echo-name': name });
@@ -87,7 +95,13 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
     endpoint: { address, port: String(port) },
     hits: () => hits,
     setDelay: (ms) => { delayMs = ms; },
+    stopAccepting: () => {
+      stopping ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      return stopping;
+    },
     close: () => new Promise<void>((resolve) => {
+      closed = true;
       server.closeAllConnections();
       server.close(() => resolve());
     }),

@@ -179,7 +179,10 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
     }, { timeoutMs: 30_000, what: `ingress-rx ${command} to become healthy` });
   } catch (err) {
     await ctl.stop('SIGKILL');
-    throw new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);
+    const failure = new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);
+    // uvu prints nothing for an error thrown in a before hook, where most controllers start.
+    process.stderr.write(`startLocal: ${failure.message}\n`);
+    throw failure;
   }
   return ctl;
 }

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openReloadLog, parseReloadLog, reloadVerdict } from '../../src/actors/reload-log.js';
+import { openReloadLog, parseReloadLog, reloadVerdict } from '../../../src/actors/reload-log.js';
 
 const at = (level: string, pid: number, message: string) => `2026/11/25 02:59:09 [${level}] ${pid}#${pid}: ${message}`;
 

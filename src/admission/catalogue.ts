@@ -54,6 +54,9 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'service-upstream': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
   'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
   'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
+  'mirror-target': { section: NGINX, note: 'the copy is sent from Lua after the request (never delaying it), to an address the upstream address policy allows; a target without a path gets the request URI' },
+  'auth-keepalive': { section: NGINX, note: 'the kept-alive auth subrequest is made from Lua; the service is dialled under the upstream address policy' },
+  'auth-proxy-set-headers': { section: PARSING, note: 'a missing or foreign ConfigMap, or an invalid header in it, denies the location' },
 };
 
 const CONFIGMAP_DIFFERENCES: Notes = {
@@ -80,13 +83,8 @@ const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs al
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^auth-tls-/, `client-certificate authentication is not implemented: terminate mTLS in front of ingress-rx, or use ssl_verify_client in ${SNIPPETS}`],
-  [/^auth-keepalive/, 'none needed: the auth subrequest uses a new connection each time'],
-  [/^auth-snippet$/, SNIPPETS],
-  [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
-  [/^enable-global-auth$/, 'no global auth: set auth-url on each Ingress'],
   [/^(enable-modsecurity|enable-owasp-core-rules|modsecurity-)/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
   [/opentelemetry/, 'no OpenTelemetry module: trace in the services or a mesh'],
-  [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
   [/^(proxy-cookie-|proxy-redirect-|proxy-busy-buffers-size|proxy-max-temp-file-size|enable-rewrite-log)/, `the matching NGINX directive in ${SNIPPETS}`],
   [/^proxy-ssl-/, 'backend-protocol HTTPS/GRPCS work without verifying the backend; upstream certificate checks are not implemented'],
   [/^custom-headers$/, 'the add-headers ConfigMap key (for every server); per-Ingress response headers are not supported'],
@@ -100,8 +98,7 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
 const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^(jaeger-|otel-|otlp-|opentelemetry-|enable-opentelemetry$)/, 'no tracing module: trace in the services or a mesh'],
   [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
-  [/^global-auth-/, 'no global auth: set the auth-url annotation on each Ingress'],
-  [/^global-allowed-response-headers$/, 'no global auth: auth-response-headers on each Ingress'],
+  [/^global-allowed-response-headers$/, 'none: it lists the headers custom-headers may set, and the custom-headers annotation is not supported'],
   [/-snippet$/, 'no global snippets: per-Ingress configuration-snippet / server-snippet annotations where snippets are allowed'],
   [/^(enable-syslog|syslog-)/, "NGINX logs to the container's stdout and stderr: ship them with the cluster's log collector"],
   [/^access-log-params$/, 'none: the access log is written unbuffered; disable-access-log and log-format-upstream shape it'],

@@ -41,6 +41,8 @@ export interface StoreOptions {
 export interface AnnotationReferences {
   /** Annotation keys (without prefix) whose value names a Secret, `name` or `namespace/name`. */
   secretAnnotations: readonly string[];
+  /** Annotation keys (without prefix) whose value names a ConfigMap, `name` or `namespace/name`. */
+  configMapAnnotations?: readonly string[];
 }
 
 export interface ApplyResult {

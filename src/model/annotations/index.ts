@@ -20,6 +20,7 @@ import { defaultBackendGroup } from './defaultbackend.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
+import { mirrorGroup } from './mirror.js';
 import { proxyGroup } from './proxy.js';
 import { rateLimitGroup } from './ratelimit.js';
 import { redirectGroup } from './redirect.js';
@@ -40,7 +41,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 
@@ -121,6 +122,7 @@ export function adjustLocationAnnotations(loc: Record<string, unknown>, site: Lo
 /** The annotations that name other objects, from every group's declaration: what the store indexes (see createStore). */
 export const ANNOTATION_REFERENCES: AnnotationReferences = {
   secretAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.secrets ?? []),
+  configMapAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.configMaps ?? []),
 };
 
 const KNOWN_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
@@ -235,7 +237,7 @@ export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseRes
     warnings.push({ object: `Ingress ${ing.metadata.namespace ?? 'default'}/${ing.metadata.name}`, field: `metadata.annotations["${ctx.prefix}/${key}"]`, message });
   };
   const prefixed = prefixedAnnotations(ing, ctx.prefix);
-  const value = runGroups(ing, { prefix: ctx.prefix, settings: ctx.settings, store: ctx.store, prefixed }, warn);
+  const value = runGroups(ing, { prefix: ctx.prefix, settings: ctx.settings, store: ctx.store, prefixed, ...(ctx.addressPolicy ? { addressPolicy: ctx.addressPolicy } : {}) }, warn);
   for (const key in prefixed) {
     if (!KNOWN_KEYS.has(key)) warn(key, 'annotation is not supported by ingress-rx; ignored');
   }

@@ -11,6 +11,7 @@ import { customHttpErrorsBlock } from './customhttperrors.js';
 import { defaultBackendBlock } from './defaultbackend.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
+import { mirrorBlock } from './mirror.js';
 import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
 import { proxyBlock } from './proxy.js';
 import { rateLimitBlock } from './ratelimit.js';
@@ -26,7 +27,7 @@ export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
   corsBlock, proxyBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -45,10 +46,10 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
-  proxy: [proxyBlock],
+  proxy: [proxyBlock, mirrorBlock],
   snippet: [snippetsBlock],
-  internal: [authExternalBlock, customHttpErrorsBlock],
-  http: [rateLimitBlock],
+  internal: [authExternalBlock, customHttpErrorsBlock, mirrorBlock],
+  http: [rateLimitBlock, authExternalBlock],
   uses: [authExternalBlock],
 };
 

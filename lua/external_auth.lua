@@ -9,7 +9,7 @@ local external_peer = require("external_peer")
 
 local _M = {}
 
-local warn = external_peer.throttled_log(ngx.ERR, 1)
+local warn = external_peer.throttled_log(ngx.ERR, 1, "external auth")
 
 local function first(value)
   if type(value) == "table" then return value[1] end
@@ -22,7 +22,7 @@ end
 function _M.call(location, opts)
   local address, why = external_peer.resolve(opts.host, opts.port)
   if not address then
-    warn("external auth ", location, ": ", why)
+    warn(location, why)
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
   local res = ngx.location.capture(location, {
@@ -45,7 +45,7 @@ function _M.call(location, opts)
     end
     return ngx.exit(status)
   end
-  warn("external auth ", location, ": the auth service answered ", status)
+  warn(location, "the auth service answered ", status)
   return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
 end
 

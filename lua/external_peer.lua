@@ -66,22 +66,25 @@ function _M.balance()
   end
 end
 
---- A logger that writes at most one line per `interval` seconds and counts the ones it held
---- back: a refusal a client can provoke on every request must not flood the error log.
-function _M.throttled_log(level, interval)
-  local last, held = 0, 0
-  return function(...)
+--- A logger that writes at most one line per `interval` seconds for each key (an internal
+--- location: one tenant's noise never hides another's line) and counts the ones it held back:
+--- a refusal a client can provoke on every request must not flood the error log. The line is
+--- `<what> <key>: <message>`; keys are location names, so the table stays as small as the
+--- configuration.
+function _M.throttled_log(level, interval, what)
+  local last, held = {}, {}
+  return function(key, ...)
     local now = ngx.now()
-    if now - last < interval then
-      held = held + 1
+    if now - (last[key] or 0) < interval then
+      held[key] = (held[key] or 0) + 1
       return
     end
-    last = now
-    local parts = { ... }
-    for i = 1, select("#", ...) do parts[i] = tostring(parts[i]) end
-    if held > 0 then parts[#parts + 1] = " (" .. held .. " more held back)" end
+    last[key] = now
+    local parts = { what, " ", tostring(key), ": " }
+    for i = 1, select("#", ...) do parts[#parts + 1] = tostring((select(i, ...))) end
+    if (held[key] or 0) > 0 then parts[#parts + 1] = " (" .. held[key] .. " more held back)" end
     ngx.log(level, table.concat(parts))
-    held = 0
+    held[key] = 0
   end
 end
 

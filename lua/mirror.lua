@@ -15,7 +15,7 @@ local MAX_IN_FLIGHT = 128
 local CHUNK = 65536
 
 local in_flight = 0
-local warn = external_peer.throttled_log(ngx.WARN, 1)
+local warn = external_peer.throttled_log(ngx.WARN, 1, "mirror")
 
 -- Headers of the client's connection, not of its request; the copy sets its own.
 local NOT_COPIED = {
@@ -67,7 +67,7 @@ end
 local function deliver(job)
   local address, why = external_peer.resolve(job.host, job.port)
   if not address then
-    warn("mirror ", job.name, ": copy not sent: ", why)
+    warn(job.name, "copy not sent: ", why)
     return
   end
   local sock = ngx.socket.tcp()
@@ -95,7 +95,7 @@ local function deliver(job)
     if err == "closed" then err = nil end
   end
   sock:close()
-  if err then warn("mirror ", job.name, ": copy to ", address, ":", job.port, " failed: ", err) end
+  if err then warn(job.name, "copy to ", address, ":", job.port, " failed: ", err) end
 end
 
 local function run(premature, job)
@@ -113,7 +113,7 @@ end
 function _M.send(spec)
   local name = ngx.var.uri
   if in_flight >= MAX_IN_FLIGHT then
-    warn("mirror ", name, ": ", in_flight, " copies in flight in this worker; copy dropped")
+    warn(name, in_flight, " copies in flight in this worker; copy dropped")
     return ngx.exit(ngx.HTTP_NO_CONTENT)
   end
   local host = spec.host or ngx.var.host
@@ -121,7 +121,7 @@ function _M.send(spec)
   if spec.body then
     local err
     data, file, length, err = request_body()
-    if err then warn("mirror ", name, ": cannot read the request body: ", err) end
+    if err then warn(name, "cannot read the request body: ", err) end
   end
   local head = ngx.req.get_method() .. " " .. request_target() .. " HTTP/1.1\r\n"
     .. header_lines(spec.host_header or ngx.var.host, length)
@@ -135,7 +135,7 @@ function _M.send(spec)
     in_flight = in_flight + 1
   else
     if file then file:close() end
-    warn("mirror ", name, ": copy dropped: ", err)
+    warn(name, "copy dropped: ", err)
   end
   return ngx.exit(ngx.HTTP_NO_CONTENT)
 end

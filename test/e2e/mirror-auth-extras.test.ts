@@ -1,0 +1,271 @@
+// Request mirroring and the external-auth extras (keepalive, headers from a ConfigMap, the
+// request redirect, always-set-cookie, auth-snippet, the ConfigMap's global auth) through one
+// `ingress-rx local`, real NGINX, a real auth service and real mirrors, a host per scenario.
+// docs/fidelity.md names these tests.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo, Socket } from 'node:net';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { freePort } from '../support/ports.js';
+import { waitFor } from '../support/wait.js';
+
+const NS = 'mx';
+const P = 'nginx.ingress.kubernetes.io';
+const a = (annotations: Record<string, string>) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`${P}/${k}`, v]));
+const on = (name: string, host: string, annotations: Record<string, string>) =>
+  ingress(NS, name, { host, annotations: a(annotations), paths: [{ path: '/', pathType: 'Prefix', service: 'main' }] });
+const configMap = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data });
+
+interface Seen { url: string; method: string; headers: IncomingMessage['headers']; body: string; socket: number }
+
+/** A small HTTP server that records what it receives; `answer` decides (or holds) the answer. */
+async function recorder(answer: (req: Seen, res: ServerResponse) => void): Promise<{ server: Server; port: number; seen: Seen[]; connections: () => number }> {
+  const seen: Seen[] = [];
+  const ids = new WeakMap<Socket, number>();
+  let connections = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d: string) => { body += d; });
+    req.on('end', () => {
+      const s: Seen = { url: req.url ?? '', method: req.method ?? '', headers: req.headers, body, socket: ids.get(req.socket) ?? -1 };
+      seen.push(s);
+      answer(s, res);
+    });
+  });
+  server.on('connection', (sock: Socket) => { connections += 1; ids.set(sock, connections); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port, seen, connections: () => connections };
+}
+
+let ctl: LocalController;
+let echo: EchoServer;
+let auth: Awaited<ReturnType<typeof recorder>>;
+let mirror: Awaited<ReturnType<typeof recorder>>;
+let slow: Awaited<ReturnType<typeof recorder>>;
+const held: ServerResponse[] = [];
+let cookieSerial = 0;
+
+const SNIPPETS = { 'configuration-snippet': 'set $tenant_tag red;', 'auth-snippet': 'proxy_set_header X-Tag $tenant_tag;' };
+
+test.before(async () => {
+  echo = await startEchoServer({ name: 'main' });
+  // The auth service: 200 (with a body, which is what keeps auth_request from reusing a
+  // connection) when X-Allow is yes, else 401; a new cookie on every answer but those meant to
+  // be cached (NGINX, like ingress-nginx, never caches an answer that sets a cookie).
+  auth = await recorder((req, res) => {
+    cookieSerial += 1;
+    const ok = req.headers['x-allow'] === 'yes';
+    res.writeHead(ok ? 200 : 401, {
+      ...(req.headers['x-cache'] === 'c1' ? {} : { 'Set-Cookie': `session=s${cookieSerial}; Path=/` }), 'Content-Type': 'text/plain',
+      ...(ok ? { 'X-Auth-User': 'alice', 'X-Global-User': 'gail' } : { 'WWW-Authenticate': 'Bearer realm="x"' }),
+    });
+    res.end(ok ? 'allowed' : 'denied');
+  });
+  mirror = await recorder((_req, res) => { res.writeHead(200); res.end('mirror answer'); });
+  // A mirror that takes the copy and never answers while the test runs.
+  slow = await recorder((_req, res) => { held.push(res); });
+  const dead = await freePort();
+  const authAt = (path: string) => `http://127.0.0.1:${auth.port}${path}`;
+
+  ctl = await startLocal({
+    args: ['--configmap', `${NS}/nginx-config`],
+    files: {
+      'configmap.json': [
+        configMap('nginx-config', {
+          'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical',
+          // One worker: one pool of kept-alive auth connections to count.
+          'worker-processes': '1',
+          'global-auth-url': authAt('/global'), 'global-auth-method': 'POST',
+          'global-auth-signin': 'http://login.example/start', 'global-auth-signin-redirect-param': 'orig',
+          'global-auth-response-headers': 'X-Global-User', 'global-auth-request-redirect': 'https://global.example$request_uri',
+          'global-auth-snippet': 'proxy_set_header X-Global-Snippet yes;',
+          'global-auth-cache-key': '$http_x_allow$http_x_cache', 'global-auth-cache-duration': '200 30m',
+          'global-auth-always-set-cookie': 'true',
+        }),
+        configMap('auth-headers', { 'X-Team': 'blue', 'X-Client-Addr': '$remote_addr' }),
+      ],
+      'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo])],
+      'auth.json': [
+        on('keepalive', 'keepalive.test', {
+          'auth-url': authAt('/check?ka'), 'auth-keepalive': '4', 'auth-keepalive-requests': '100', 'auth-keepalive-timeout': '60',
+          'auth-response-headers': 'X-Auth-User', 'auth-proxy-set-headers': 'auth-headers', 'auth-request-redirect': '/landing', ...SNIPPETS,
+        }),
+        on('share', 'share.test', { 'auth-url': authAt('/check?share'), 'auth-keepalive': '4', 'auth-keepalive-share-vars': 'true', ...SNIPPETS }),
+        on('no-keepalive', 'no-keepalive.test', { 'auth-url': authAt('/check?nka'), 'auth-proxy-set-headers': 'auth-headers', 'auth-request-redirect': '/landing', ...SNIPPETS }),
+        on('cookie-always', 'cookie-always.test', { 'auth-url': authAt('/check?always'), 'auth-always-set-cookie': 'true' }),
+        on('cookie-default', 'cookie-default.test', { 'auth-url': authAt('/check?default') }),
+        // Hostile: another namespace's ConfigMap, and one whose value would end the directive.
+        configMap('evil-headers', { 'X-A': 'b; proxy_pass http://169.254.169.254' }),
+        on('foreign-headers', 'foreign-headers.test', { 'auth-url': authAt('/check?foreign'), 'auth-proxy-set-headers': 'kube-system/auth-headers' }),
+        on('evil-headers', 'evil-headers.test', { 'auth-url': authAt('/check?evil'), 'auth-proxy-set-headers': 'evil-headers' }),
+      ],
+      'global.json': [
+        // no-auth-locations (default: the ACME challenge path) is a location of its own.
+        ingress(NS, 'global', { host: 'global.test', paths: [{ path: '/', service: 'main' }, { path: '/.well-known/acme-challenge', pathType: 'ImplementationSpecific', service: 'main' }] }),
+        on('global-off', 'global-off.test', { 'enable-global-auth': 'false' }),
+        on('own-auth', 'own-auth.test', { 'auth-url': authAt('/check?own') }),
+      ],
+      'mirror.json': [
+        on('mirror', 'mirror.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}/copy$request_uri`, 'mirror-host': 'shadow.test', 'enable-global-auth': 'false' }),
+        on('mirror-nobody', 'mirror-nobody.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}`, 'mirror-request-body': 'off', 'enable-global-auth': 'false' }),
+        on('mirror-slow', 'mirror-slow.test', { 'mirror-target': `http://127.0.0.1:${slow.port}/slow`, 'enable-global-auth': 'false' }),
+        on('mirror-dead', 'mirror-dead.test', { 'mirror-target': `http://127.0.0.1:${dead}/dead`, 'enable-global-auth': 'false' }),
+        // The copy goes to whatever the client's Host names: the address policy judges it per request.
+        ingress(NS, 'mirror-any-host', { annotations: a({ 'mirror-target': `http://$host:${mirror.port}/any$request_uri`, 'enable-global-auth': 'false' }), paths: [{ path: '/', service: 'main' }] }),
+      ],
+    },
+  });
+  await ctl.until('mirror.test', '/', (r) => r.status === 200, { what: 'the mirror host served' });
+  await ctl.until('keepalive.test', '/', (r) => r.status === 401, { what: 'the keepalive auth host served' });
+});
+
+test.after(async () => {
+  for (const res of held) res.destroy();
+  await ctl?.stop();
+  await echo?.close();
+  for (const s of [auth, mirror, slow]) s?.server.closeAllConnections();
+  await Promise.all([auth, mirror, slow].map((s) => s && new Promise((r) => s.server.close(r))));
+});
+
+const authCalls = (query: string) => auth.seen.filter((s) => s.url.endsWith(`?${query}`));
+
+test('mirror-target, mirror-host and mirror-request-body: the mirror gets a copy (with or without the body); the client gets the primary\'s answer', async () => {
+  const r = await ctl.request('mirror.test', '/orders?id=7', { method: 'POST', body: 'order-body', headers: { 'Content-Type': 'text/plain', 'X-Trace': 't1' } });
+  assert.is(r.status, 200);
+  assert.is(r.backend, 'main');
+  assert.is(r.json?.path, '/orders?id=7');
+  const copy = await waitFor(() => mirror.seen.find((s) => s.url === '/copy/orders?id=7'), { what: 'the copy at the mirror' });
+  assert.equal([copy.method, copy.headers.host, copy.body, copy.headers['x-trace']], ['POST', 'shadow.test', 'order-body', 't1']);
+
+  await ctl.request('mirror-nobody.test', '/nobody', { method: 'POST', body: 'secret-body', headers: { 'Content-Type': 'text/plain' } });
+  const bare = await waitFor(() => mirror.seen.find((s) => s.url === '/nobody'), { what: 'the body-less copy' });
+  assert.equal([bare.method, bare.body, bare.headers.host], ['POST', '', `127.0.0.1`]);
+});
+
+test('a slow or dead mirror neither slows nor fails the client', async () => {
+  const r = await ctl.request('mirror-slow.test', '/x', { method: 'POST', body: 'b' });
+  assert.is(r.status, 200);
+  assert.is(r.backend, 'main');
+  // The mirror has the copy and has not answered: the client's answer did not wait for it.
+  await waitFor(() => slow.seen.length === 1, { what: 'the copy at the slow mirror' });
+  assert.is(held.length, 1);
+  assert.ok(held.every((res) => !res.headersSent));
+  for (let i = 0; i < 3; i += 1) {
+    const d = await ctl.request('mirror-dead.test', `/d${i}`);
+    assert.is(d.status, 200);
+    assert.is(d.backend, 'main');
+  }
+});
+
+test('mirror-target with $host: the address policy judges the client\'s Host per request (no copy to link-local addresses)', async () => {
+  const ok = await ctl.request('127.0.0.1', '/fine', { headers: { 'X-Case': 'loopback' } });
+  assert.is(ok.status, 200);
+  await waitFor(() => mirror.seen.find((s) => s.url === '/any/fine'), { what: 'the copy at the Host the client named' });
+  const metadata = await ctl.request('169.254.169.254', '/latest/meta-data/');
+  assert.is(metadata.status, 200);
+  assert.is(metadata.backend, 'main');
+  await waitFor(() => /copy not sent: 169\.254\.169\.254 is a link-local address/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the refusal in the error log' });
+  assert.not.ok(mirror.seen.some((s) => s.url.includes('meta-data')));
+});
+
+test('mirror-target naming the controller\'s own port is refused with a warning; the Ingress is still served', async () => {
+  ctl.write('mirror-own.json', [on('mirror-own', 'mirror-own.test', { 'mirror-target': `http://127.0.0.1:${ctl.ports.http}/loop`, 'enable-global-auth': 'false' })]);
+  const r = await ctl.until('mirror-own.test', '/', (x) => x.status === 200, { what: 'the Ingress served' });
+  assert.is(r.backend, 'main');
+  await waitFor(() => /mirror-own[^\n]*mirror-target[^\n]*own listeners/.test(ctl.output()), { what: 'the warning' });
+  const conf = (await ctl.control('/nginx.conf')).body;
+  assert.ok(conf.includes('mirror-own.test'));
+  assert.not.ok(conf.includes(`${ctl.ports.http}/loop`));
+});
+
+test('auth-keepalive: the auth service sees one connection for many requests (and one per request without it)', async () => {
+  const earlier = authCalls('ka').length;
+  for (let i = 0; i < 5; i += 1) {
+    const r = await ctl.request('keepalive.test', `/k${i}`, { headers: { 'X-Allow': 'yes' } });
+    assert.is(r.status, 200);
+    assert.is((r.json?.headers as Record<string, string>)['x-auth-user'], 'alice');
+  }
+  const denied = await ctl.request('keepalive.test', '/k-denied');
+  assert.is(denied.status, 401);
+  assert.is(denied.headers['www-authenticate'], 'Bearer realm="x"');
+  const ka = authCalls('ka').slice(earlier);
+  assert.is(ka.length, 6);
+  assert.is(new Set(ka.map((s) => s.socket)).size, 1, `sockets ${ka.map((s) => s.socket)}`);
+  for (let i = 0; i < 3; i += 1) await ctl.request('no-keepalive.test', `/n${i}`, { headers: { 'X-Allow': 'yes' } });
+  assert.is(new Set(authCalls('nka').map((s) => s.socket)).size, 3);
+});
+
+test('auth-proxy-set-headers, auth-request-redirect, auth-snippet and auth-keepalive-share-vars reach the auth service', async () => {
+  for (const q of ['ka', 'nka']) {
+    const h = authCalls(q)[0]!.headers;
+    assert.equal([h['x-team'], h['x-client-addr'], h['x-auth-request-redirect']], ['blue', '127.0.0.1', '/landing'], q);
+  }
+  // The request's variables reach the subrequest only when shared.
+  assert.is(authCalls('ka')[0]!.headers['x-tag'], undefined);
+  await ctl.request('share.test', '/s', { headers: { 'X-Allow': 'yes' } });
+  assert.is(authCalls('share')[0]!.headers['x-tag'], 'red');
+});
+
+test('auth-proxy-set-headers naming another namespace or holding an injection denies the location (503); the auth service is never asked', async () => {
+  for (const host of ['foreign-headers.test', 'evil-headers.test']) {
+    const r = await ctl.request(host, '/', { headers: { 'X-Allow': 'yes' } });
+    assert.is(r.status, 503, host);
+  }
+  assert.equal([authCalls('foreign').length, authCalls('evil').length], [0, 0]);
+  assert.match(ctl.output(), /another namespace and allow-cross-namespace-resources is false/);
+});
+
+test('auth-always-set-cookie: the auth cookie reaches the client on an upstream error too', async () => {
+  const always = await ctl.request('cookie-always.test', '/__status/500', { headers: { 'X-Allow': 'yes' } });
+  assert.is(always.status, 500);
+  assert.match(String(always.headers['set-cookie']), /session=s\d+/);
+  const plain = await ctl.request('cookie-default.test', '/__status/500', { headers: { 'X-Allow': 'yes' } });
+  assert.is(plain.status, 500);
+  assert.is(plain.headers['set-cookie'], undefined);
+  const ok = await ctl.request('cookie-default.test', '/', { headers: { 'X-Allow': 'yes' } });
+  assert.match(String(ok.headers['set-cookie']), /session=s\d+/);
+});
+
+test('global-auth-*: every location without auth-url is protected, except enable-global-auth "false" and no-auth-locations', async () => {
+  const before = authCalls('global').length;
+  const refused = await ctl.request('global.test', '/page?x=1');
+  assert.is(refused.status, 302);
+  assert.is(refused.headers.location, `http://login.example/start?orig=http://global.test${encodeURIComponent('/page?x=1')}`);
+  const call = auth.seen.filter((s) => s.url === '/global').at(-1)!;
+  assert.equal([call.method, call.headers['x-auth-request-redirect'], call.headers['x-global-snippet']], ['POST', 'https://global.example/page?x=1', 'yes']);
+  const allowed = await ctl.request('global.test', '/page', { headers: { 'X-Allow': 'yes' } });
+  assert.is(allowed.status, 200);
+  assert.is((allowed.json?.headers as Record<string, string>)['x-global-user'], 'gail');
+  // global-auth-always-set-cookie: the cookie on an upstream error too.
+  const error = await ctl.request('global.test', '/__status/502', { headers: { 'X-Allow': 'yes', 'X-Cache': 'err' } });
+  assert.is(error.status, 502);
+  assert.match(String(error.headers['set-cookie']), /session=s\d+/);
+  const calls = auth.seen.filter((s) => s.url === '/global').length;
+  assert.ok(calls > before);
+
+  const off = await ctl.request('global-off.test', '/');
+  assert.is(off.status, 200, 'enable-global-auth false');
+  const acme = await ctl.request('global.test', '/.well-known/acme-challenge/token');
+  assert.is(acme.status, 200, 'no-auth-locations');
+  assert.is(acme.backend, 'main');
+  const own = await ctl.request('own-auth.test', '/', { headers: { 'X-Allow': 'yes' } });
+  assert.is(own.status, 200);
+  assert.is(authCalls('own').length, 1);
+  assert.is(auth.seen.filter((s) => s.url === '/global').length, calls, 'the global auth was asked for a location it does not protect');
+});
+
+test('global-auth-cache-key and global-auth-cache-duration: a cached answer is not asked again', async () => {
+  const count = () => auth.seen.filter((s) => s.url === '/global' && s.headers['x-cache'] === 'c1').length;
+  for (let i = 0; i < 3; i += 1) {
+    const r = await ctl.request('global.test', `/cached${i}`, { headers: { 'X-Allow': 'yes', 'X-Cache': 'c1' } });
+    assert.is(r.status, 200);
+  }
+  assert.is(count(), 1);
+});
+
+test.run();

@@ -52,6 +52,19 @@ let cookieSerial = 0;
 
 const SNIPPETS = { 'configuration-snippet': 'set $tenant_tag red;', 'auth-snippet': 'proxy_set_header X-Tag $tenant_tag;' };
 
+const authAt = (path: string) => `http://127.0.0.1:${auth.port}${path}`;
+const mainConfig = () => configMap('nginx-config', {
+  'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical',
+  // One worker: one pool of kept-alive auth connections to count.
+  'worker-processes': '1',
+  'global-auth-url': authAt('/global'), 'global-auth-method': 'POST',
+  'global-auth-signin': 'http://login.example/start', 'global-auth-signin-redirect-param': 'orig',
+  'global-auth-response-headers': 'X-Global-User', 'global-auth-request-redirect': 'https://global.example$request_uri',
+  'global-auth-snippet': 'proxy_set_header X-Global-Snippet yes;',
+  'global-auth-cache-key': '$http_x_allow$http_x_cache', 'global-auth-cache-duration': '200 30m',
+  'global-auth-always-set-cookie': 'true',
+});
+
 test.before(async () => {
   echo = await startEchoServer({ name: 'main' });
   // The auth service: 200 (with a body, which is what keeps auth_request from reusing a
@@ -70,23 +83,12 @@ test.before(async () => {
   // A mirror that takes the copy and never answers while the test runs.
   slow = await recorder((_req, res) => { held.push(res); });
   const dead = await freePort();
-  const authAt = (path: string) => `http://127.0.0.1:${auth.port}${path}`;
-
+  
   ctl = await startLocal({
     args: ['--configmap', `${NS}/nginx-config`],
     files: {
       'configmap.json': [
-        configMap('nginx-config', {
-          'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical',
-          // One worker: one pool of kept-alive auth connections to count.
-          'worker-processes': '1',
-          'global-auth-url': authAt('/global'), 'global-auth-method': 'POST',
-          'global-auth-signin': 'http://login.example/start', 'global-auth-signin-redirect-param': 'orig',
-          'global-auth-response-headers': 'X-Global-User', 'global-auth-request-redirect': 'https://global.example$request_uri',
-          'global-auth-snippet': 'proxy_set_header X-Global-Snippet yes;',
-          'global-auth-cache-key': '$http_x_allow$http_x_cache', 'global-auth-cache-duration': '200 30m',
-          'global-auth-always-set-cookie': 'true',
-        }),
+        mainConfig(),
         configMap('auth-headers', { 'X-Team': 'blue', 'X-Client-Addr': '$remote_addr' }),
       ],
       'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo])],
@@ -218,6 +220,11 @@ test('auth-proxy-set-headers naming another namespace or holding an injection de
   }
   assert.equal([authCalls('foreign').length, authCalls('evil').length], [0, 0]);
   assert.match(ctl.output(), /another namespace and allow-cross-namespace-resources is false/);
+});
+
+test('a changed auth-proxy-set-headers ConfigMap reaches the auth service (the ConfigMap is watched for the Ingresses naming it)', async () => {
+  ctl.write('configmap.json', [mainConfig(), configMap('auth-headers', { 'X-Team': 'green', 'X-Client-Addr': '$remote_addr' })]);
+  await ctl.until('no-keepalive.test', '/changed', () => authCalls('nka').at(-1)?.headers['x-team'] === 'green', { headers: { 'X-Allow': 'yes' }, what: 'the new header value' });
 });
 
 test('auth-always-set-cookie: the auth cookie reaches the client on an upstream error too', async () => {

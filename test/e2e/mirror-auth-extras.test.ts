@@ -5,10 +5,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { generateCertificate } from '../support/lua-nginx.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
@@ -23,11 +26,11 @@ const configMap = (name: string, data: Record<string, string>) => ({ apiVersion:
 interface Seen { url: string; method: string; headers: IncomingMessage['headers']; body: string; socket: number }
 
 /** A small HTTP server that records what it receives; `answer` decides (or holds) the answer. */
-async function recorder(answer: (req: Seen, res: ServerResponse) => void): Promise<{ server: Server; port: number; seen: Seen[]; connections: () => number }> {
+async function recorder(answer: (req: Seen, res: ServerResponse) => void, tls?: { cert: string; key: string }): Promise<{ server: Server; port: number; seen: Seen[]; connections: () => number }> {
   const seen: Seen[] = [];
   const ids = new WeakMap<Socket, number>();
   let connections = 0;
-  const server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (d: string) => { body += d; });
@@ -36,8 +39,9 @@ async function recorder(answer: (req: Seen, res: ServerResponse) => void): Promi
       seen.push(s);
       answer(s, res);
     });
-  });
-  server.on('connection', (sock: Socket) => { connections += 1; ids.set(sock, connections); });
+  };
+  const server: Server = tls ? createHttpsServer(tls, handler) : createServer(handler);
+  server.on(tls ? 'secureConnection' : 'connection', (sock: Socket) => { connections += 1; ids.set(sock, connections); });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, port: (server.address() as AddressInfo).port, seen, connections: () => connections };
 }
@@ -47,6 +51,8 @@ let echo: EchoServer;
 let auth: Awaited<ReturnType<typeof recorder>>;
 let mirror: Awaited<ReturnType<typeof recorder>>;
 let slow: Awaited<ReturnType<typeof recorder>>;
+let tlsMirror: Awaited<ReturnType<typeof recorder>>;
+const certDir = mkdtempSync(join(tmpdir(), 'irx-mirror-'));
 const held: ServerResponse[] = [];
 let cookieSerial = 0;
 
@@ -83,6 +89,8 @@ test.before(async () => {
   // A mirror that takes the copy and never answers while the test runs.
   slow = await recorder((_req, res) => { held.push(res); });
   const dead = await freePort();
+  const cert = await generateCertificate(certDir, 'mirror.internal');
+  tlsMirror = await recorder((_req, res) => { res.writeHead(204); res.end(); }, { cert: readFileSync(cert.certPath, 'utf8'), key: readFileSync(cert.keyPath, 'utf8') });
   
   ctl = await startLocal({
     args: ['--configmap', `${NS}/nginx-config`],
@@ -116,6 +124,7 @@ test.before(async () => {
         on('mirror', 'mirror.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}/copy$request_uri`, 'mirror-host': 'shadow.test', 'enable-global-auth': 'false' }),
         on('mirror-nobody', 'mirror-nobody.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}`, 'mirror-request-body': 'off', 'enable-global-auth': 'false' }),
         on('mirror-slow', 'mirror-slow.test', { 'mirror-target': `http://127.0.0.1:${slow.port}/slow`, 'enable-global-auth': 'false' }),
+        on('mirror-tls', 'mirror-tls.test', { 'mirror-target': `https://127.0.0.1:${tlsMirror.port}/tls$request_uri`, 'enable-global-auth': 'false' }),
         on('mirror-dead', 'mirror-dead.test', { 'mirror-target': `http://127.0.0.1:${dead}/dead`, 'enable-global-auth': 'false' }),
         // The copy goes to whatever the client's Host names: the address policy judges it per request.
         ingress(NS, 'mirror-any-host', { annotations: a({ 'mirror-target': `http://$host:${mirror.port}/any$request_uri`, 'enable-global-auth': 'false' }), paths: [{ path: '/', service: 'main' }] }),
@@ -130,8 +139,9 @@ test.after(async () => {
   for (const res of held) res.destroy();
   await ctl?.stop();
   await echo?.close();
-  for (const s of [auth, mirror, slow]) s?.server.closeAllConnections();
-  await Promise.all([auth, mirror, slow].map((s) => s && new Promise((r) => s.server.close(r))));
+  for (const s of [auth, mirror, slow, tlsMirror]) s?.server.closeAllConnections();
+  await Promise.all([auth, mirror, slow, tlsMirror].map((s) => s && new Promise((r) => s.server.close(r))));
+  rmSync(certDir, { recursive: true, force: true });
 });
 
 const authCalls = (query: string) => auth.seen.filter((s) => s.url.endsWith(`?${query}`));
@@ -147,6 +157,11 @@ test('mirror-target, mirror-host and mirror-request-body: the mirror gets a copy
   await ctl.request('mirror-nobody.test', '/nobody', { method: 'POST', body: 'secret-body', headers: { 'Content-Type': 'text/plain' } });
   const bare = await waitFor(() => mirror.seen.find((s) => s.url === '/nobody'), { what: 'the body-less copy' });
   assert.equal([bare.method, bare.body, bare.headers.host], ['POST', '', `127.0.0.1`]);
+
+  // An https target: the copy goes over TLS (the mirror's certificate is not verified, as proxy_ssl_verify off).
+  await ctl.request('mirror-tls.test', '/secure', { method: 'PUT', body: 'tls-body' });
+  const overTls = await waitFor(() => tlsMirror.seen.find((s) => s.url === '/tls/secure'), { what: 'the copy over TLS' });
+  assert.equal([overTls.method, overTls.body], ['PUT', 'tls-body']);
 });
 
 test('a slow or dead mirror neither slows nor fails the client', async () => {

@@ -4,6 +4,7 @@
 // auth-url, auth-method, auth-response-headers or auth-proxy-set-headers denies the location, as
 // in ingress-nginx: a broken auth configuration must not leave the location open.
 import type { ConfigMap } from '../../store/kube-types.js';
+import { judgeExternalName, STRICT_ADDRESS_POLICY, type AddressPolicy } from '../address-policy.js';
 import { secretRef } from '../../store/secret-ref.js';
 import type { NginxSettings } from '../config/settings.js';
 import {
@@ -128,7 +129,7 @@ export interface ExternalAuthValue {
 const BOOL = '"true" or "false"';
 
 /** auth-keepalive* read as ingress-nginx reads them: any reason against keepalive turns it off, with a warning. */
-function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive | null {
+function readKeepalive(r: AnnotationReader, authUrl: string, policy: AddressPolicy): AuthKeepalive | null {
   const connections = r.get('auth-keepalive', int(-(2 ** 31), 2 ** 31 - 1), 0);
   const requests = r.get('auth-keepalive-requests', int(-(2 ** 31), 2 ** 31 - 1), 1000);
   const timeout = r.get('auth-keepalive-timeout', int(-(2 ** 31), 86_400), 60);
@@ -147,7 +148,12 @@ function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive | nu
   if (requests <= 0) return off('auth-keepalive-requests', 'must be greater than zero');
   if (timeout <= 0) return off('auth-keepalive-timeout', 'must be greater than zero');
   const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
-  return { connections, requests, timeout, shareVars, peerHost: parsed.hostname, peerPort: port };
+  // The kept-alive peer is dialled from Lua under the address policy; an address it refuses
+  // would fail every request, so keepalive is off and auth_request asks the service as before.
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  const verdict = judgeExternalName(policy, host, String(port));
+  if (!verdict.ok) return off('auth-keepalive', `${host}:${port} refused by the upstream address policy: ${verdict.reason}`);
+  return { connections, requests, timeout, shareVars, peerHost: host, peerPort: port };
 }
 
 function readAuthSnippet(r: AnnotationReader, allowed: boolean): string {
@@ -291,7 +297,7 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
         alwaysSetCookie: r.get('auth-always-set-cookie', bool, false),
         snippet: readAuthSnippet(r, ctx.settings.allowSnippetAnnotations),
         proxySetHeaders,
-        keepalive: readKeepalive(r, target.value),
+        keepalive: readKeepalive(r, target.value, ctx.addressPolicy ?? STRICT_ADDRESS_POLICY),
       },
       denied: null,
     };

@@ -2,6 +2,7 @@
 // with the Secret or the auth URL, and validated external-auth fields.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { AddressPolicy } from '../../../../src/model/address-policy.js';
 import { htpasswdLines } from '../../../../src/model/annotations/authbasic.js';
 import { parseAnnotations } from '../../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../../src/model/config/parse.js';
@@ -23,12 +24,12 @@ function storeWith(secrets: Secret[], configMaps: ConfigMap[] = []): StoreReader
   return { getSecret: (k: string) => byKey.get(k), getService: () => undefined, getConfigMap: (k: string) => cms.get(k) } as unknown as StoreReader;
 }
 
-function parse(ann: Record<string, string>, secrets: Secret[] = [], settings: Partial<NginxSettings> = {}, configMaps: ConfigMap[] = []) {
+function parse(ann: Record<string, string>, secrets: Secret[] = [], settings: Partial<NginxSettings> = {}, configMaps: ConfigMap[] = [], addressPolicy?: AddressPolicy) {
   const ing: Ingress = {
     metadata: { name: 'web', namespace: 'shop', annotations: Object.fromEntries(Object.entries(ann).map(([k, v]) => [`${P}/${k}`, v])) },
     spec: {},
   };
-  return parseAnnotations(ing, { prefix: P, settings: { ...defaultSettings(), ...settings }, store: storeWith(secrets, configMaps) });
+  return parseAnnotations(ing, { prefix: P, settings: { ...defaultSettings(), ...settings }, store: storeWith(secrets, configMaps), ...(addressPolicy ? { addressPolicy } : {}) });
 }
 
 const warnedKeys = (ws: { field: string }[]) => [...new Set(ws.map((w) => w.field.replace(`metadata.annotations["${P}/`, '').replace('"]', '')))].sort();
@@ -201,6 +202,26 @@ for (const k of keepaliveOff) {
     assert.equal(warnedKeys(warnings), [k.key]);
   });
 }
+
+test('auth-keepalive to an address the upstream address policy refuses is off (auth_request asks as before)', () => {
+  for (const url of ['http://127.0.0.1:9000/check', 'http://[::1]:9000/check', 'http://169.254.169.254/check', 'http://localhost:9000/check']) {
+    const { value, warnings } = parse({ 'auth-url': url, 'auth-keepalive': '10' });
+    assert.ok(value.externalAuth, url);
+    assert.is(value.externalAuth!.keepalive, null, url);
+    assert.match(warnings[0]!.message, /address policy/, url);
+  }
+  const local: AddressPolicy = { allow: new Set(['loopback']), ownPorts: new Set([8080]) };
+  assert.equal(parse({ 'auth-url': 'http://[::1]:9000/check', 'auth-keepalive': '10' }, [], {}, [], local).value.externalAuth?.keepalive?.peerHost, '::1');
+  assert.is(parse({ 'auth-url': 'http://127.0.0.1:8080/check', 'auth-keepalive': '10' }, [], {}, [], local).value.externalAuth?.keepalive, null, 'own port');
+});
+
+test('invalid auth-request-redirect, auth-always-set-cookie and auth-keepalive-share-vars fall back with warnings', () => {
+  const { value, warnings } = parse({
+    'auth-url': 'http://a.com/', 'auth-request-redirect': '/x"; return 200 "', 'auth-always-set-cookie': 'yes', 'auth-keepalive': '2', 'auth-keepalive-share-vars': 'on',
+  });
+  assert.equal([value.externalAuth?.requestRedirect, value.externalAuth?.alwaysSetCookie, value.externalAuth?.keepalive?.shareVars], ['', false, false]);
+  assert.equal(warnedKeys(warnings), ['auth-always-set-cookie', 'auth-keepalive-share-vars', 'auth-request-redirect']);
+});
 
 test('auth-keepalive with $host in auth-url is off (the peer would follow the client)', () => {
   const { value, warnings } = parse({ 'auth-url': 'http://$host/oauth2/auth', 'auth-keepalive': '10' });

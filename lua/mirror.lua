@@ -17,15 +17,20 @@ local CHUNK = 65536
 local in_flight = 0
 local warn = external_peer.throttled_log(ngx.WARN, 1, "mirror")
 
+-- Every copy carries this header, and a request carrying it is not copied again: a target that
+-- leads back to this controller (the Ingress's own public name) makes one extra request, not an
+-- endless chain of copies of copies.
+local MARK = "X-Ingress-Rx-Mirrored"
+
 -- Headers of the client's connection, not of its request; the copy sets its own.
 local NOT_COPIED = {
   ["connection"] = true, ["keep-alive"] = true, ["proxy-connection"] = true, ["te"] = true,
   ["trailer"] = true, ["transfer-encoding"] = true, ["upgrade"] = true, ["host"] = true,
-  ["content-length"] = true, ["expect"] = true,
+  ["content-length"] = true, ["expect"] = true, [MARK:lower()] = true,
 }
 
 local function header_lines(host_header, body_length)
-  local lines = { "Host: " .. host_header }
+  local lines = { "Host: " .. host_header, MARK .. ": 1" }
   for name, value in pairs(ngx.req.get_headers(0, true)) do
     if not NOT_COPIED[name:lower()] and name:find("^[%w!#$%%&'*+%-.^_`|~]+$") then
       for _, v in ipairs(type(value) == "table" and value or { value }) do
@@ -112,6 +117,7 @@ end
 --- connect/send/read timeouts in ms. The URI comes from $mirror_uri.
 function _M.send(spec)
   local name = ngx.var.uri
+  if ngx.var.http_x_ingress_rx_mirrored then return ngx.exit(ngx.HTTP_NO_CONTENT) end
   if in_flight >= MAX_IN_FLIGHT then
     warn(name, in_flight, " copies in flight in this worker; copy dropped")
     return ngx.exit(ngx.HTTP_NO_CONTENT)

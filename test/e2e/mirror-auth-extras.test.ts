@@ -9,7 +9,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo, Socket } from 'node:net';
+import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
@@ -52,6 +52,8 @@ let auth: Awaited<ReturnType<typeof recorder>>;
 let mirror: Awaited<ReturnType<typeof recorder>>;
 let slow: Awaited<ReturnType<typeof recorder>>;
 let tlsMirror: Awaited<ReturnType<typeof recorder>>;
+let loopBackend: Awaited<ReturnType<typeof recorder>>;
+let forwarder: TcpServer;
 const certDir = mkdtempSync(join(tmpdir(), 'irx-mirror-'));
 const held: ServerResponse[] = [];
 let cookieSerial = 0;
@@ -89,6 +91,16 @@ test.before(async () => {
   // A mirror that takes the copy and never answers while the test runs.
   slow = await recorder((_req, res) => { held.push(res); });
   const dead = await freePort();
+  loopBackend = await recorder((_req, res) => { res.writeHead(200); res.end('loop backend'); });
+  // A TCP forwarder to NGINX's HTTP port: a mirror target that leads back to this controller, as
+  // an Ingress's own public name would (the port itself is refused by the address policy).
+  forwarder = createTcpServer((sock) => {
+    const up = connect(ctl.ports.http, '127.0.0.1');
+    sock.pipe(up).pipe(sock);
+    for (const s of [sock, up]) s.on('error', () => { sock.destroy(); up.destroy(); });
+  });
+  await new Promise<void>((r) => forwarder.listen(0, '127.0.0.1', r));
+  const forwarderPort = (forwarder.address() as AddressInfo).port;
   const cert = await generateCertificate(certDir, 'mirror.internal');
   tlsMirror = await recorder((_req, res) => { res.writeHead(204); res.end(); }, { cert: readFileSync(cert.certPath, 'utf8'), key: readFileSync(cert.keyPath, 'utf8') });
   
@@ -99,7 +111,10 @@ test.before(async () => {
         mainConfig(),
         configMap('auth-headers', { 'X-Team': 'blue', 'X-Client-Addr': '$remote_addr' }),
       ],
-      'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo])],
+      'services.json': [
+        service(NS, 'main'), ...slices(NS, 'main', [echo]),
+        service(NS, 'loop'), ...slices(NS, 'loop', [{ address: '127.0.0.1', port: loopBackend.port }]),
+      ],
       'auth.json': [
         on('keepalive', 'keepalive.test', {
           'auth-url': authAt('/check?ka'), 'auth-keepalive': '4', 'auth-keepalive-requests': '100', 'auth-keepalive-timeout': '60',
@@ -125,6 +140,10 @@ test.before(async () => {
         on('mirror-nobody', 'mirror-nobody.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}`, 'mirror-request-body': 'off', 'enable-global-auth': 'false' }),
         on('mirror-slow', 'mirror-slow.test', { 'mirror-target': `http://127.0.0.1:${slow.port}/slow`, 'enable-global-auth': 'false' }),
         on('mirror-tls', 'mirror-tls.test', { 'mirror-target': `https://127.0.0.1:${tlsMirror.port}/tls$request_uri`, 'enable-global-auth': 'false' }),
+        ingress(NS, 'mirror-loop', {
+          host: 'mirror-loop.test', paths: [{ path: '/', service: 'loop' }],
+          annotations: a({ 'mirror-target': `http://127.0.0.1:${forwarderPort}/again$request_uri`, 'mirror-host': 'mirror-loop.test', 'enable-global-auth': 'false' }),
+        }),
         on('mirror-dead', 'mirror-dead.test', { 'mirror-target': `http://127.0.0.1:${dead}/dead`, 'enable-global-auth': 'false' }),
         // The copy goes to whatever the client's Host names: the address policy judges it per request.
         ingress(NS, 'mirror-any-host', { annotations: a({ 'mirror-target': `http://$host:${mirror.port}/any$request_uri`, 'enable-global-auth': 'false' }), paths: [{ path: '/', service: 'main' }] }),
@@ -139,8 +158,9 @@ test.after(async () => {
   for (const res of held) res.destroy();
   await ctl?.stop();
   await echo?.close();
-  for (const s of [auth, mirror, slow, tlsMirror]) s?.server.closeAllConnections();
-  await Promise.all([auth, mirror, slow, tlsMirror].map((s) => s && new Promise((r) => s.server.close(r))));
+  for (const s of [auth, mirror, slow, tlsMirror, loopBackend]) s?.server.closeAllConnections();
+  await Promise.all([auth, mirror, slow, tlsMirror, loopBackend].map((s) => s && new Promise((r) => s.server.close(r))));
+  await new Promise((r) => forwarder?.close(r));
   rmSync(certDir, { recursive: true, force: true });
 });
 
@@ -177,6 +197,17 @@ test('a slow or dead mirror neither slows nor fails the client', async () => {
     assert.is(d.status, 200);
     assert.is(d.backend, 'main');
   }
+});
+
+test('a mirror-target leading back to the controller makes one copy, not an endless chain of copies of copies', async () => {
+  for (const path of ['/first', '/second']) {
+    const r = await ctl.request('mirror-loop.test', path);
+    assert.is(r.status, 200);
+    await waitFor(() => loopBackend.seen.some((s) => s.url === `/again${path}`), { what: `the copy of ${path}` });
+  }
+  // The copy of /first arrived before /second was sent: a copy of that copy would have had time to follow.
+  assert.equal(loopBackend.seen.map((s) => s.url).filter((u) => u.startsWith('/again/again')), []);
+  assert.is(loopBackend.seen.find((s) => s.url === '/again/first')?.headers['x-ingress-rx-mirrored'], '1');
 });
 
 test('mirror-target with $host: the address policy judges the client\'s Host per request (no copy to link-local addresses)', async () => {

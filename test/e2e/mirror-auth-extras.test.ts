@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,8 @@ const a = (annotations: Record<string, string>) => Object.fromEntries(Object.ent
 const on = (name: string, host: string, annotations: Record<string, string>) =>
   ingress(NS, name, { host, annotations: a(annotations), paths: [{ path: '/', pathType: 'Prefix', service: 'main' }] });
 const configMap = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data });
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 12);
 
 interface Seen { url: string; method: string; headers: IncomingMessage['headers']; body: string; socket: number }
 
@@ -124,6 +127,8 @@ test.before(async () => {
         on('no-keepalive', 'no-keepalive.test', { 'auth-url': authAt('/check?nka'), 'auth-proxy-set-headers': 'auth-headers', 'auth-request-redirect': '/landing', ...SNIPPETS }),
         on('cookie-always', 'cookie-always.test', { 'auth-url': authAt('/check?always'), 'auth-always-set-cookie': 'true' }),
         on('cookie-default', 'cookie-default.test', { 'auth-url': authAt('/check?default') }),
+        // Another tenant squatting on the auth location's name (as spelled without the space).
+        ingress('squat', 'squat-auth', { host: 'cookie-default.test', paths: [{ path: `/_external-auth-${sha1('cookie-default.test\u0000/\u0000Prefix')}`, pathType: 'Exact', service: 'main' }] }),
         // Hostile: another namespace's ConfigMap, and one whose value would end the directive.
         configMap('evil-headers', { 'X-A': 'b; proxy_pass http://169.254.169.254' }),
         on('foreign-headers', 'foreign-headers.test', { 'auth-url': authAt('/check?foreign'), 'auth-proxy-set-headers': 'kube-system/auth-headers' }),
@@ -137,6 +142,9 @@ test.before(async () => {
       ],
       'mirror.json': [
         on('mirror', 'mirror.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}/copy$request_uri`, 'mirror-host': 'shadow.test', 'enable-global-auth': 'false' }),
+        // Another tenant's Ingress on the same host squatting on the mirror location's name (as
+        // it would be spelled without the space no path may hold): both are served.
+        ingress('squat', 'squat', { host: 'mirror.test', paths: [{ path: `/_mirror-${sha1(`mirror\u0000${NS}\u0000mirror`)}`, pathType: 'Exact', service: 'main' }] }),
         on('mirror-nobody', 'mirror-nobody.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}`, 'mirror-request-body': 'off', 'enable-global-auth': 'false' }),
         on('mirror-slow', 'mirror-slow.test', { 'mirror-target': `http://127.0.0.1:${slow.port}/slow`, 'enable-global-auth': 'false' }),
         on('mirror-tls', 'mirror-tls.test', { 'mirror-target': `https://127.0.0.1:${tlsMirror.port}/tls$request_uri`, 'enable-global-auth': 'false' }),
@@ -172,6 +180,7 @@ test('mirror-target, mirror-host and mirror-request-body: the mirror gets a copy
   assert.is(r.backend, 'main');
   assert.is(r.json?.path, '/orders?id=7');
   const copy = await waitFor(() => mirror.seen.find((s) => s.url === '/copy/orders?id=7'), { what: 'the copy at the mirror' });
+  assert.not.match(ctl.output(), /duplicate location|"quarantined":[1-9]/);
   assert.equal([copy.method, copy.headers.host, copy.body, copy.headers['x-trace']], ['POST', 'shadow.test', 'order-body', 't1']);
 
   await ctl.request('mirror-nobody.test', '/nobody', { method: 'POST', body: 'secret-body', headers: { 'Content-Type': 'text/plain' } });
@@ -281,6 +290,7 @@ test('auth-always-set-cookie: the auth cookie reaches the client on an upstream 
   assert.is(plain.status, 500);
   assert.is(plain.headers['set-cookie'], undefined);
   const ok = await ctl.request('cookie-default.test', '/', { headers: { 'X-Allow': 'yes' } });
+  assert.is(ok.status, 200);
   assert.match(String(ok.headers['set-cookie']), /session=s\d+/);
 });
 

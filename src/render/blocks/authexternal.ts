@@ -11,7 +11,12 @@ import type { LocationContext, RenderBlock, Shared } from './types.js';
 
 const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
-const authLocationName = (c: LocationContext): string => `/_external-auth-${c.id()}`;
+/**
+ * The internal auth location. Its name holds a space, which no Ingress path may
+ * (src/model/paths.ts): another Ingress on the host cannot declare the same location and so make
+ * NGINX refuse the configuration.
+ */
+const authLocationName = (c: LocationContext): string => `/_external-auth ${c.id()}`;
 const keepaliveUpstreamName = (c: LocationContext): string => `auth_keepalive_${c.id()}`;
 
 /** Headers the auth location frames its request with; a ConfigMap header of the same name replaces the line. */
@@ -74,7 +79,7 @@ function authLocation(ea: ExternalAuthConfig, name: string, accessLog: boolean, 
   // proxy_pass with variables parses its URL per request, and `http://unix:/path:` names a
   // socket: whatever a variable holds, the subrequest never goes there.
   const guard = hostVariable ? `${I}if ($target ~* "^https?://unix:") {\n${I}    return 500;\n${I}}\n` : '';
-  return `\n        location = ${f.path(name)} {\n${directives(b)}${snippet}${guard}${I}proxy_pass $target;\n        }\n`;
+  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${snippet}${guard}${I}proxy_pass $target;\n        }\n`;
 }
 
 /** The auth URL with its host and port replaced by the kept-alive upstream's name (NGINX finds the upstream by that name). */

@@ -10,12 +10,21 @@ import * as f from '../filters.js';
 import { I, directives } from './layout.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
 
-/** The internal location of one Ingress's copies. */
+/**
+ * The internal location of one Ingress's copies. Its name holds a space, which no Ingress path
+ * may (src/model/paths.ts): a tenant cannot declare the same location and so make nginx -t fail.
+ */
 function mirrorLocationName(c: LocationContext): string {
   const ing = c.loc.ingress;
   const id = createHash('sha1').update(`mirror\u0000${ing?.namespace ?? ''}\u0000${ing?.name ?? ''}`).digest('hex').slice(0, 12);
-  return `/_mirror-${id}`;
+  return `/_mirror ${id}`;
 }
+
+/** The quoted name: a fixed word and hex digits, so quoting alone suffices (f.path refuses the space on purpose). */
+const quotedName = (name: string): string => {
+  if (!/^\/_mirror [0-9a-f]{12}$/.test(name)) throw new f.RenderError('mirror-target', 'not a mirror location name');
+  return f.quoteLiteral(name, 'mirror-target');
+};
 
 const ms = (seconds: number, field: string): string => f.num(seconds * 1000, field);
 
@@ -27,7 +36,7 @@ function mirrorLocation(m: MirrorConfig, name: string, s: NginxSettings): string
     + `body = ${f.luaBool(m.requestBody, 'mirror-request-body')}, connect_timeout = ${ms(s.proxyConnectTimeout, 'proxy-connect-timeout')}, `
     + `send_timeout = ${ms(s.proxySendTimeout, 'proxy-send-timeout')}, read_timeout = ${ms(s.proxyReadTimeout, 'proxy-read-timeout')} }`;
   // Copies are not requests of their own: not logged, not counted in the request metrics.
-  return `\n        location = ${f.path(name)} {\n${directives(['internal', 'access_log off', `set $mirror_uri ${f.quoteWithVariables(m.uri, 'mirror-target')}`])}`
+  return `\n        location = ${quotedName(name)} {\n${directives(['internal', 'access_log off', `set $mirror_uri ${f.quoteWithVariables(m.uri, 'mirror-target')}`])}`
     + `${I}content_by_lua_block {\n${I}    require("mirror").send(${spec})\n${I}}\n        }\n`;
 }
 
@@ -39,7 +48,7 @@ export const mirrorBlock: RenderBlock = {
       const m = c.loc.mirror;
       if (!m) return '';
       return directives([
-        `mirror ${f.path(mirrorLocationName(c), 'mirror-target')}`,
+        `mirror ${quotedName(mirrorLocationName(c))}`,
         `mirror_request_body ${m.requestBody ? 'on' : 'off'}`,
         ...(m.requestBody ? ['client_body_in_file_only clean'] : []),
       ]);

@@ -10,11 +10,15 @@ local external_peer = require("external_peer")
 
 local _M = {}
 
--- Copies in flight per worker (each holds a running timer; lua_max_running_timers is 256).
+-- Copies in flight per worker (each holds a running timer; lua_max_running_timers is 256), and
+-- per mirror location: one Ingress's hung mirror takes at most a quarter of the slots, so the
+-- other Ingresses' copies still go.
 local MAX_IN_FLIGHT = 128
+local MAX_IN_FLIGHT_PER_LOCATION = 32
 local CHUNK = 65536
 
 local in_flight = 0
+local in_flight_at = {} -- mirror location → copies in flight; entries go when they reach 0
 local warn = external_peer.throttled_log(ngx.WARN, 1, "mirror")
 
 -- Every copy carries this header, and a request carrying it is not copied again: a target that
@@ -110,6 +114,8 @@ local function run(premature, job)
   end
   if job.file then job.file:close() end
   in_flight = in_flight - 1
+  local left = in_flight_at[job.name] - 1
+  in_flight_at[job.name] = left > 0 and left or nil
 end
 
 --- The content handler of an internal mirror location. spec: scheme, host (nil: the request's
@@ -118,8 +124,9 @@ end
 function _M.send(spec)
   local name = ngx.var.uri
   if ngx.var.http_x_ingress_rx_mirrored then return ngx.exit(ngx.HTTP_NO_CONTENT) end
-  if in_flight >= MAX_IN_FLIGHT then
-    warn(name, in_flight, " copies in flight in this worker; copy dropped")
+  local here = in_flight_at[name] or 0
+  if here >= MAX_IN_FLIGHT_PER_LOCATION or in_flight >= MAX_IN_FLIGHT then
+    warn(name, here, " copies of this location and ", in_flight, " in all in flight in this worker; copy dropped")
     return ngx.exit(ngx.HTTP_NO_CONTENT)
   end
   local host = spec.host or ngx.var.host
@@ -139,6 +146,7 @@ function _M.send(spec)
   local ok, err = ngx.timer.at(0, run, job)
   if ok then
     in_flight = in_flight + 1
+    in_flight_at[name] = here + 1
   else
     if file then file:close() end
     warn(name, "copy dropped: ", err)

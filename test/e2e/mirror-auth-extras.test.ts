@@ -208,6 +208,19 @@ test('a slow or dead mirror neither slows nor fails the client', async () => {
   }
 });
 
+test('a hung mirror holds at most 32 copies in flight; further copies are dropped and other Ingresses\' copies still go', async () => {
+  // One copy is already held by the hung mirror (the test above); 40 more requests.
+  for (let batch = 0; batch < 5; batch += 1) {
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => ctl.request('mirror-slow.test', `/flood${batch * 8 + i}`)));
+    assert.ok(replies.every((r) => r.status === 200 && r.backend === 'main'));
+  }
+  await waitFor(() => slow.seen.length === 32, { what: '32 copies held by the hung mirror' });
+  await waitFor(() => /mirror \/_mirror [0-9a-f]+: 32 copies of this location and \d+ in all in flight in this worker; copy dropped/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the drop in the error log' });
+  await ctl.request('mirror.test', '/after-flood');
+  await waitFor(() => mirror.seen.some((s) => s.url === '/copy/after-flood'), { what: "another Ingress's copy" });
+  assert.is(slow.seen.length, 32);
+});
+
 test('a mirror-target leading back to the controller makes one copy, not an endless chain of copies of copies', async () => {
   for (const path of ['/first', '/second']) {
     const r = await ctl.request('mirror-loop.test', path);

@@ -123,7 +123,7 @@ test.before(async () => {
           'auth-url': authAt('/check?ka'), 'auth-keepalive': '4', 'auth-keepalive-requests': '100', 'auth-keepalive-timeout': '60',
           'auth-response-headers': 'X-Auth-User', 'auth-proxy-set-headers': 'auth-headers', 'auth-request-redirect': '/landing', ...SNIPPETS,
         }),
-        on('share', 'share.test', { 'auth-url': authAt('/check?share'), 'auth-keepalive': '4', 'auth-keepalive-share-vars': 'true', ...SNIPPETS }),
+        on('share', 'share.test', { 'auth-url': authAt('/check?share'), 'auth-keepalive': '4', 'auth-keepalive-share-vars': 'true', 'auth-signin': 'http://login.example/ka', ...SNIPPETS }),
         on('no-keepalive', 'no-keepalive.test', { 'auth-url': authAt('/check?nka'), 'auth-proxy-set-headers': 'auth-headers', 'auth-request-redirect': '/landing', ...SNIPPETS }),
         on('cookie-always', 'cookie-always.test', { 'auth-url': authAt('/check?always'), 'auth-always-set-cookie': 'true' }),
         on('cookie-default', 'cookie-default.test', { 'auth-url': authAt('/check?default') }),
@@ -279,6 +279,9 @@ test('auth-proxy-set-headers, auth-request-redirect, auth-snippet and auth-keepa
   assert.is(authCalls('ka')[0]!.headers['x-tag'], undefined);
   await ctl.request('share.test', '/s', { headers: { 'X-Allow': 'yes' } });
   assert.is(authCalls('share')[0]!.headers['x-tag'], 'red');
+  // A refusal over the kept-alive path still sends the client to auth-signin.
+  const refused = await ctl.request('share.test', '/s2');
+  assert.equal([refused.status, refused.headers.location], [302, `http://login.example/ka?rd=http://share.test${encodeURIComponent('/s2')}`]);
 });
 
 test('auth-proxy-set-headers naming another namespace or holding an injection denies the location (503); the auth service is never asked', async () => {

@@ -279,6 +279,10 @@ test('auth-proxy-set-headers, auth-request-redirect, auth-snippet and auth-keepa
   assert.is(authCalls('ka')[0]!.headers['x-tag'], undefined);
   await ctl.request('share.test', '/s', { headers: { 'X-Allow': 'yes' } });
   assert.is(authCalls('share')[0]!.headers['x-tag'], 'red');
+  // A request with a body passes the kept-alive auth check with its body intact.
+  const post = await ctl.request('share.test', '/post', { method: 'POST', body: 'x'.repeat(20_000), headers: { 'X-Allow': 'yes', 'Content-Type': 'text/plain' } });
+  assert.equal([post.status, post.json?.method, (post.json?.headers as Record<string, string>)['content-length']], [200, 'POST', '20000']);
+  assert.is(authCalls('share').at(-1)!.body, '');
   // A refusal over the kept-alive path still sends the client to auth-signin.
   const refused = await ctl.request('share.test', '/s2');
   assert.equal([refused.status, refused.headers.location], [302, `http://login.example/ka?rd=http://share.test${encodeURIComponent('/s2')}`]);

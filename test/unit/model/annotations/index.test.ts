@@ -2,7 +2,8 @@
 // invalid values → warning + default (or denied), risk level and word blocklist.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ANNOTATION_GROUPS, defaultAnnotations, parseAnnotations } from '../../../../src/model/annotations/index.js';
+import { ANNOTATION_GROUPS, ANNOTATION_REFERENCES, defaultAnnotations, locationTemplate, parseAnnotations } from '../../../../src/model/annotations/index.js';
+import { makeLocation } from '../../../../src/model/fragments.js';
 import type { ParsedAnnotations } from '../../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../../src/model/config/parse.js';
 import type { NginxSettings } from '../../../../src/model/config/settings.js';
@@ -389,6 +390,52 @@ test('groups an Ingress does not set are the shared default objects; no annotati
   const denied = parseAnnotations(ingress({ 'auth-type': 'basic' }), ctx).value;
   assert.match(denied.denied ?? '', /auth-secret/);
   assert.is(defaults.denied, null);
+});
+
+// ---- What each group declares: its fields and their scope, per-location adjustments, Secrets
+
+test('each group declares exactly the fields it fills, each with a scope', () => {
+  const settings = defaultSettings();
+  const ctx = { prefix: P, settings, store: storeWith() };
+  const seen = new Map<string, string>();
+  for (const g of ANNOTATION_GROUPS) {
+    const filled = Object.keys(g.parse(ingress({}), ctx, () => undefined)).filter((f) => f !== 'denied').sort();
+    assert.equal(Object.keys(g.fields).sort(), filled, `${g.name}: fields`);
+    for (const [field, scope] of Object.entries(g.fields)) {
+      assert.ok(['location', 'server', 'backend'].includes(scope), `${g.name}.${field}: ${scope}`);
+      assert.is(seen.get(field), undefined, `${field} is filled by ${seen.get(field)} and ${g.name}`);
+      seen.set(field, g.name);
+    }
+  }
+});
+
+test('a Location carries every location-scoped field of every group, as parsed, and no other', () => {
+  const settings = defaultSettings();
+  const parsed = parse({ 'enable-cors': 'true', 'proxy-read-timeout': '90', 'custom-http-errors': '404', 'default-backend': 'errors' }, {}, storeWith(['shop/errors'])).value;
+  const loc = makeLocation('/shop', 'Prefix', { namespace: 'shop', name: 'web' }, null, 'shop-web-80', locationTemplate(parsed), settings, false);
+  const declared = ANNOTATION_GROUPS.flatMap((g) => Object.entries(g.fields).filter(([, scope]) => scope === 'location').map(([f]) => f));
+  const own = ['path', 'pathType', 'isDefBackend', 'ingress', 'service', 'backend', 'denied'];
+  assert.equal(Object.keys(loc).sort(), [...own, ...declared].sort());
+  for (const f of declared) assert.is((loc as unknown as Record<string, unknown>)[f], (parsed as unknown as Record<string, unknown>)[f], f);
+  assert.is(loc.defaultBackend, 'custom-default-backend-shop-errors');
+  assert.is(loc.proxy.readTimeout, 90);
+});
+
+test('per-location adjustments: no-tls-redirect-locations lifts the redirect, no-auth-locations the auth, below their paths only', () => {
+  const settings = { ...defaultSettings(), noTLSRedirectLocations: ['/.well-known/acme-challenge'], noAuthLocations: ['/public'] };
+  const store = storeWith();
+  (store as { getSecret: StoreReader['getSecret'] }).getSecret = () => ({ metadata: { name: 'auth', namespace: 'shop' }, data: { auth: Buffer.from('bob:$apr1$x$y').toString('base64') } });
+  const parsed = parseAnnotations(ingress({ 'force-ssl-redirect': 'true', 'auth-type': 'basic', 'auth-secret': 'auth' }), { prefix: P, settings, store }).value;
+  const at = (path: string) => makeLocation(path, 'Prefix', { namespace: 'shop', name: 'web' }, null, 'b', locationTemplate(parsed), settings, false);
+  assert.equal([at('/.well-known/acme-challenge/x').rewrite.forceSSLRedirect, at('/.well-known/acme-challenged').rewrite.forceSSLRedirect], [false, true]);
+  assert.is(at('/').rewrite, parsed.rewrite, 'an unadjusted value is the parsed object itself');
+  assert.equal([at('/public').basicAuth, at('/public/x').basicAuth, at('/publication').basicAuth?.secret], [null, null, 'shop/auth']);
+});
+
+test('the annotations that name Secrets come from the groups, each one of its own keys', () => {
+  assert.ok(ANNOTATION_REFERENCES.secretAnnotations.includes('auth-secret'));
+  assert.equal([...ANNOTATION_REFERENCES.secretAnnotations].sort(), ANNOTATION_GROUPS.flatMap((g) => g.secrets ?? []).sort());
+  for (const g of ANNOTATION_GROUPS) for (const key of g.secrets ?? []) assert.ok(key in g.keys, `${g.name}: ${key}`);
 });
 
 test.run();

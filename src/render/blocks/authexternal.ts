@@ -4,8 +4,10 @@
 import { AUTH_HOST_VARIABLE, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
-import { I, directives } from './layout.js';
+import { I, NONE, directives } from './layout.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
+
+const AUTH_CACHE = Object.freeze(['auth_cache'] as const);
 
 const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
@@ -90,11 +92,11 @@ export const authExternalBlock: RenderBlock = {
     access: (c) => (c.loc.externalAuth ? access(c, c.loc.externalAuth) : ''),
     headers: ({ loc }) => (loc.externalAuth && loc.externalAuth.responseHeaders.length > 0 ? {} : null),
     internal: (c): readonly Shared[] => {
-      if (!c.loc.externalAuth) return [];
+      if (!c.loc.externalAuth) return NONE;
       const ea = c.loc.externalAuth;
       const name = authLocationName(c);
       return [{ name, text: () => authLocation(ea, name, c.settings.enableAuthAccessLog) }];
     },
-    uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? ['auth_cache'] : []),
+    uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? AUTH_CACHE : NONE),
   },
 };

@@ -4,7 +4,7 @@
 import type { Location } from '../../model/types.js';
 import { DEFAULT_UPSTREAM } from '../../model/fragments.js';
 import * as f from '../filters.js';
-import { I, directives } from './layout.js';
+import { I, NONE, directives } from './layout.js';
 import type { RenderBlock, Shared } from './types.js';
 
 /** The error pages' backend as part of a location name. */
@@ -42,7 +42,7 @@ export const customHttpErrorsBlock: RenderBlock = {
       return directives(['proxy_intercept_errors on', ...loc.customHttpErrors.map((code) => `error_page ${f.num(code, 'custom-http-errors')} = @custom_${id}_${code}`)]);
     },
     internal({ loc }): readonly Shared[] {
-      if (loc.customHttpErrors.length === 0) return [];
+      if (loc.customHttpErrors.length === 0) return NONE;
       const id = backendId(loc);
       const backend = loc.defaultBackend ?? DEFAULT_UPSTREAM;
       return loc.customHttpErrors.map((code) => {

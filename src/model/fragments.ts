@@ -112,6 +112,7 @@ export function makeLocation(
     defaultBackend: a.defaultBackendService ? customDefaultBackendName(a.defaultBackendService) : null,
     accessLog: a.accessLog,
     configurationSnippet: settings.allowSnippetAnnotations ? a.configurationSnippet : '',
+    modsecurity: a.modsecurity,
   };
 }
 

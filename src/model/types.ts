@@ -157,6 +157,18 @@ export interface ProxyConfig {
 }
 
 /** The typed, location-scoped annotation values: what an Ingress's annotations say about each of its locations. */
+/** The modsecurity annotations of an Ingress (src/model/annotations/modsecurity.ts). */
+export interface ModSecurityConfig {
+  /** enable-modsecurity; null when the annotation is absent or invalid (the ConfigMap decides). */
+  readonly enable: boolean | null;
+  /** enable-owasp-core-rules. */
+  readonly owaspRules: boolean;
+  /** modsecurity-transaction-id: an NGINX variable expression, or ''. */
+  readonly transactionId: string;
+  /** modsecurity-snippet as ModSecurity reads it, in pieces NGINX takes as one parameter each. */
+  readonly rules: readonly string[];
+}
+
 export interface LocationAnnotations {
   rewrite: RewriteConfig;
   redirect: RedirectConfig | null;
@@ -174,6 +186,8 @@ export interface LocationAnnotations {
   accessLog: boolean;
   /** Only set when snippets are allowed; otherwise ''. */
   configurationSnippet: string;
+  /** null when the Ingress sets none of the modsecurity annotations. */
+  modsecurity: ModSecurityConfig | null;
 }
 
 export interface Location extends LocationAnnotations {

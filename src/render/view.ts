@@ -6,6 +6,7 @@ import type { Backend, CorsConfig, Endpoint, IngressRef, Location, Server, L4Ser
 import type { NginxSettings } from '../model/config/settings.js';
 import { sortShort } from '../model/sort.js';
 import { authFilePath, passthroughSocketPath, type NginxRuntime } from './runtime.js';
+import { modsecurityLocation, modsecurityOff } from './modsecurity.js';
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
 import { AUTH_HOST_VARIABLE } from '../model/annotations/authexternal.js';
@@ -208,7 +209,7 @@ interface ExternalAuthView {
   signin: string;
 }
 
-function externalAuth(loc: Location, id: string, accessLog: boolean): { view: ExternalAuthView | null; block: string; cache: boolean } {
+function externalAuth(loc: Location, id: string, accessLog: boolean, internalExtra: readonly string[]): { view: ExternalAuthView | null; block: string; cache: boolean } {
   const ea = loc.externalAuth;
   if (!ea) return { view: null, block: '', cache: false };
   const name = `/_external-auth-${id}`;
@@ -223,6 +224,7 @@ function externalAuth(loc: Location, id: string, accessLog: boolean): { view: Ex
     'internal',
     // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
     ...(accessLog ? [] : ['access_log off']),
+    ...internalExtra,
     'proxy_pass_request_body off',
     'proxy_set_header Content-Length ""',
     'proxy_set_header X-Forwarded-Proto ""',
@@ -269,7 +271,7 @@ function externalAuth(loc: Location, id: string, accessLog: boolean): { view: Ex
   return { view: { location: name, headers, signin }, block, cache };
 }
 
-function customErrorLocations(loc: Location, backendId: string, seen: Set<string>): string {
+function customErrorLocations(loc: Location, backendId: string, seen: Set<string>, internalExtra: readonly string[]): string {
   let out = '';
   const backend = loc.defaultBackend ?? 'upstream-default-backend';
   for (const code of loc.customHttpErrors) {
@@ -278,6 +280,7 @@ function customErrorLocations(loc: Location, backendId: string, seen: Set<string
     seen.add(name);
     const b = [
       'internal',
+      ...internalExtra,
       'proxy_intercept_errors off',
       `proxy_set_header X-Code ${code}`,
       'proxy_set_header X-Format $http_accept',
@@ -382,7 +385,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   const { pass, hdr } = passDirective(loc);
   const denied = loc.denied !== null || loc.basicAuth?.type === 'digest';
   const rl = rateLimit(loc, id);
-  const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id, ctx.settings.enableAuthAccessLog);
+  const ea = denied ? { view: null, block: '', cache: false } : externalAuth(loc, id, ctx.settings.enableAuthAccessLog, modsecurityOff(ctx.settings));
   const backendId = (loc.defaultBackend ?? 'upstream-default-backend').replace(/[^A-Za-z0-9_-]/g, '_');
 
   const variables = `${I}set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')};\n`
@@ -405,7 +408,7 @@ function locationView(server: Server, loc: Location, matcher: string, ctx: Serve
   for (const c of loc.denylist) access.push(`deny ${f.cidr(c, 'denylist-source-range')}`);
   for (const c of loc.allowlist) access.push(`allow ${f.cidr(c, 'whitelist-source-range')}`);
   if (loc.allowlist.length > 0) access.push('deny all');
-  let accessText = lines(access) + rl.limits;
+  let accessText = lines(access) + rl.limits + modsecurityLocation(loc, ctx.settings, ctx.runtime, I);
   if (loc.basicAuth && !denied) {
     accessText += lines([`auth_basic ${f.quote(loc.basicAuth.realm, 'auth-realm')}`, `auth_basic_user_file ${f.quoteLiteral(authFilePath(ctx.runtime, loc.basicAuth.secret), 'auth-secret')}`]);
   }
@@ -513,7 +516,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     let errorLocations = '';
     try {
       r = locationView(server, loc, m, ctx, id, host);
-      if (!r.view.denied) errorLocations = customErrorLocations(loc, r.view.errorBackendId, errorLocationNames);
+      if (!r.view.denied) errorLocations = customErrorLocations(loc, r.view.errorBackendId, errorLocationNames, modsecurityOff(ctx.settings));
     } catch (err) {
       // One value the renderer cannot express denies its location (503), not the server.
       const problem = problemOf(server, loc, err, 'location denied (503)');

@@ -50,6 +50,7 @@ export function location(over: Partial<Location> = {}): Location {
     defaultBackend: null,
     accessLog: true,
     configurationSnippet: '',
+    modsecurity: null,
     ...over,
   };
 }

@@ -261,14 +261,14 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal(Object.keys(d).sort(), [
     'accessLog', 'affinity', 'allowlist', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
     'cors', 'customHttpErrors', 'defaultBackendService', 'denied', 'denylist', 'externalAuth', 'fromToWWWRedirect',
-    'loadBalance', 'proxy', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
+    'loadBalance', 'modsecurity', 'proxy', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
     'sslPassthrough', 'upstreamHashBy', 'upstreamVhost',
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
-  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied], ['HTTP', 'round_robin', true, null, null, null, null]);
+  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.modsecurity], ['HTTP', 'round_robin', true, null, null, null, null, null]);
 });
 
 test('defaults follow the settings the same way parsing does', () => {

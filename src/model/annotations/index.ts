@@ -18,6 +18,7 @@ import { defaultBackendGroup } from './defaultbackend.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
+import { modsecurityGroup } from './modsecurity.js';
 import { proxyGroup } from './proxy.js';
 import { rateLimitGroup } from './ratelimit.js';
 import { redirectGroup } from './redirect.js';
@@ -38,7 +39,7 @@ export const ANNOTATION_GROUPS: AnnotationGroup[] = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, modsecurityGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as AnnotationGroup[];
 

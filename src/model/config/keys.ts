@@ -8,6 +8,7 @@ import {
 } from '../validate.js';
 import type { NginxSettings } from './settings.js';
 import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../openssl.js';
+import { RulesProblem, rulesChunks, unquoteNginx } from '../seclang.js';
 
 type Field = keyof NginxSettings;
 
@@ -98,6 +99,20 @@ const logPath: Check<string> = (raw) => {
     throw new InvalidValue(`"${preview(v)}" is not an absolute path of letters, digits, '.', '_', '-' and '/' (without '..')`);
   }
   return v;
+};
+
+/** The operator's modsecurity-snippet: any SecLang, but it must stay inside its NGINX quoted string. */
+const operatorRules: Check<string[]> = (raw) => {
+  if (raw.length > 256 * 1024) throw new InvalidValue(`snippet is ${raw.length} characters long (at most ${256 * 1024})`);
+  try {
+    const text = unquoteNginx(raw);
+    // NGINX turns \r into a carriage return, which ModSecurity's reader does not take.
+    if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new InvalidValue('control characters other than tab and newline (after NGINX unescapes \\r)');
+    return rulesChunks(text);
+  } catch (err) {
+    if (err instanceof RulesProblem) throw new InvalidValue(err.message);
+    throw err;
+  }
 };
 
 /** log-format-upstream is rendered inside single quotes: no `'`, backslash or control characters. */
@@ -216,10 +231,15 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('gzip-level', 'gzipLevel', int(1, 9), 'integer 1..9', 'gzip_comp_level.'),
   key('gzip-min-length', 'gzipMinLength', int(0, 2 ** 31 - 1), 'bytes', 'gzip_min_length.'),
   key('gzip-types', 'gzipTypes', mimeTypes, 'space-separated MIME types', 'gzip_types.'),
-  key('enable-brotli', 'enableBrotli', bool, BOOL, 'brotli responses (needs the brotli module).'),
+  key('enable-brotli', 'enableBrotli', bool, BOOL, 'brotli responses (loads the brotli filter module).'),
   key('brotli-level', 'brotliLevel', int(1, 11), 'integer 1..11', 'brotli_comp_level.'),
   key('brotli-min-length', 'brotliMinLength', int(0, 2 ** 31 - 1), 'bytes', 'brotli_min_length.'),
   key('brotli-types', 'brotliTypes', mimeTypes, 'space-separated MIME types', 'brotli_types.'),
+
+  // ModSecurity
+  key('enable-modsecurity', 'enableModsecurity', bool, BOOL, 'ModSecurity for every server (loads the module and the base configuration, detection only, as ingress-nginx); the annotation enable-modsecurity overrides it per Ingress.'),
+  key('enable-owasp-modsecurity-crs', 'enableOwaspModsecurityCrs', bool, BOOL, "The OWASP Core Rule Set (Debian's modsecurity-crs) for every server, with enable-modsecurity."),
+  { ...key('modsecurity-snippet', 'modsecuritySnippet', operatorRules, 'ModSecurity directives, written as for ingress-nginx', "The operator's ModSecurity configuration at http level, with enable-modsecurity; replaces the base configuration (as ingress-nginx). Unlike the annotation, any directive is allowed."), defaultText: "''" },
 
   // logs
   { ...key('disable-access-log', 'enableAccessLog', (raw) => !bool(raw), BOOL, 'Turn the access log off (annotation enable-access-log overrides per location).'), defaultText: 'false' },

@@ -131,6 +131,12 @@ export interface NginxSettings {
   brotliMinLength: number;
   brotliTypes: string[];
 
+  // ModSecurity (annotations enable-modsecurity, enable-owasp-core-rules override per Ingress)
+  enableModsecurity: boolean;
+  enableOwaspModsecurityCrs: boolean;
+  /** modsecurity-snippet as ModSecurity reads it, in pieces NGINX takes as one parameter each. */
+  modsecuritySnippet: string[];
+
   // logs
   /** Validated: no `'`, backslash or control characters (rendered inside single quotes). */
   logFormatUpstream: string;

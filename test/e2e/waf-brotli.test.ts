@@ -73,6 +73,8 @@ const WAF_INGRESSES = [
   // Hostile: a snippet that would read a file on the node; the Ingress is still served.
   on('evil', 'evil.test', { 'enable-modsecurity': 'true', 'modsecurity-snippet': 'SecRuleEngine On\nInclude /etc/passwd' }),
   on('evil-snippet', 'evil-snippet.test', { 'configuration-snippet': "modsecurity_rules 'Include /etc/passwd';" }),
+  // Passes the subset, but libmodsecurity refuses it (an unknown variable): NGINX refuses the configuration.
+  on('broken', 'broken.test', { 'enable-modsecurity': 'true', 'modsecurity-snippet': 'SecRule NO_SUCH_VARIABLE \\"@rx a\\" \\"id:1\\"' }),
 ];
 
 const SNIPPETS_ALLOWED = { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' };
@@ -99,6 +101,8 @@ perIngress('enable-owasp-core-rules with SecRuleEngine On blocks an XSS probe wi
   assert.is(ok.status, 200);
   assert.is(ok.backend, 'main');
   for (const host of ['plain.test', 'off.test', 'tenant-off.test']) assert.is((await ctl.request(host, XSS)).status, 200, host);
+  // Two Ingresses ask for the Core Rule Set; NGINX parses it once (ingress-nginx: once per location).
+  assert.is((await runningConf()).match(/modsecurity_rules_file "[^"]*owasp-crs\.conf";/g)?.length, 1);
 });
 
 perIngress('modsecurity-transaction-id names the transaction in ModSecurity\'s log', async () => {
@@ -130,6 +134,13 @@ perIngress('a snippet that would read a file on the node is refused and named; i
   assert.not.match(conf, /root:x:0:0/);
   assert.is((await ctl.request('evil.test', '/')).status, 200);
   assert.is((await ctl.request('evil-snippet.test', '/')).status, 200);
+});
+
+perIngress('rules ModSecurity itself refuses quarantine their Ingress alone', async () => {
+  await waitFor(() => /Ingress waf\/broken is quarantined/.test(ctl.output()), { what: 'broken to be quarantined' });
+  assert.is((await ctl.request('broken.test', '/')).status, 404, 'a quarantined Ingress is not served');
+  assert.is((await ctl.request('waf.test', XSS)).status, 403);
+  assert.is((await ctl.request('ua.test', '/')).status, 200);
 });
 
 perIngress('brotli: application/json of at least brotli-min-length bytes, decoded by Node to the echo\'s answer', async () => {

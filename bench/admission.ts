@@ -14,6 +14,7 @@ import { createReviewer } from '../src/admission/review.js';
 import { startWebhookServer } from '../src/admission/server.js';
 import { BENCH_DOMAIN, benchCertificate, generateEvents, hostOf, ingressObject } from './gen.js';
 import { attempt, emitFigures, isFull, loadAverage, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
+import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
 
 const CONCURRENCY = 50;
 const PREFIX = 'nginx.ingress.kubernetes.io';
@@ -87,7 +88,7 @@ function load(port: number, bodies: string[], ca: string): Promise<{ latencies: 
 }
 
 async function measure(n: number, requests: number, fig: Figures, rows: Row[]): Promise<void> {
-  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true });
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES);
   for (const e of generateEvents({ n })) store.apply(e);
   const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181 });
   const size = `${n / 1000}k`;

@@ -22,6 +22,7 @@ import { waitFor } from '../test/support/wait.js';
 import { generateEvents, hostOf } from './gen.js';
 import { attempt, emitFigures, isFull, loadAverage, printTable, round, verdict, type Row } from './lib.js';
 import { averageTurns, ensureWrk, failure, get, measuredTurn, startNginx, stopNginx, upstreamConf, wrk, type WrkResult } from './nginx-tools.js';
+import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
 
 const STATIC_HOST = 'static.bench.example';
 
@@ -79,7 +80,7 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     preparePrefix(runtime);
     writeControlToken(runtime);
     runtime.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
-    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, silentLogger());
+    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
     for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) store.apply(e);
     const { config } = createModelBuilder({
       annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger(),

@@ -28,6 +28,7 @@ import { attempt, cpuMs, emitFigures, isFull, loadAverage, median, printTable, r
 import { averageTurns, ensureWrk, failure, get, measuredTurn, startNginx, stopNginx, upstreamConf, wrk, type WrkResult } from './nginx-tools.js';
 import { controlChannel, writeControlToken } from '../src/render/control.js';
 import { controlRequest } from '../src/actors/control-client.js';
+import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
 
 type Variant = 'on' | 'off';
 
@@ -48,7 +49,7 @@ async function dataPlane(seconds: number, rounds: number): Promise<DataPlane> {
     writeFileSync(join(upstreamPrefix, 'nginx.conf'), upstreamConf(upstreamPrefix, up));
     children.push(startNginx(upstreamPrefix, join(upstreamPrefix, 'nginx.conf')));
 
-    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, silentLogger());
+    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
     for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) store.apply(e);
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() });
     const runtimes = {} as Record<Variant, NginxRuntime>;

@@ -24,13 +24,14 @@ import { silentLogger } from '../src/log.js';
 import type { SourceEvent } from '../src/store/events.js';
 import { generateEvents, ingressObject, sliceObject, type GenOptions } from './gen.js';
 import { arg, attempt, cpuMs, emitFigures, isFull, loadAverage, median, ms, now, printTable, round, verdict, type Row } from './lib.js';
+import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
 
 const run = promisify(execFile);
 const logger = silentLogger();
 const SCRIPT = fileURLToPath(import.meta.url);
 
 function loadStore(events: SourceEvent[]): Store {
-  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, logger);
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, logger);
   for (const e of events) store.apply(e);
   return store;
 }

@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import { createModelBuilder } from '../src/model/build.js';
+import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
 import { auxiliaryFiles, createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix } from '../src/render/runtime.js';
 import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
-import { modsecurityPaths } from '../src/render/modsecurity.js';
+import { modsecurityPaths } from '../src/render/blocks/modsecurity.js';
 import { silentLogger } from '../src/log.js';
 import type { Ingress } from '../src/store/kube-types.js';
 import { generateEvents } from './gen.js';
@@ -39,7 +40,7 @@ async function measure(n: number): Promise<{ locations: number; ours: { s: numbe
     const runtime = defaultRuntime({ prefix, listenAddresses: ['127.0.0.1'], resolvers: ['127.0.0.1'], workerProcesses: '1' });
     preparePrefix(runtime);
     runtime.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
-    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, silentLogger());
+    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
     for (const e of generateEvents({ n, plain: true, tlsFraction: 0 })) {
       if (e.kind === 'Ingress') {
         const ing = e.object as Ingress;

@@ -17,6 +17,7 @@ import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../src/render/runtime.js';
 import { silentLogger } from '../src/log.js';
 import { CACHE_DIR, REPO_ROOT, generateEvents, ingressObject, sliceObject } from './gen.js';
 import { arg } from './lib.js';
+import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
   await session.post('Profiler.setSamplingInterval', { interval: 500 });
   try {
     const opts = { n };
-    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, logger);
+    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, logger);
     for (const e of generateEvents(opts)) store.apply(e);
     const builder = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181, logger });
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });

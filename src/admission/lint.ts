@@ -13,6 +13,7 @@ import { locateObjects, locationKey, type ObjectLocation } from '../streams/mani
 import { createModelBuilder } from '../model/build.js';
 import type { ModelWarning } from '../model/types.js';
 import { warnRuleOf, type Severity } from './verdict.js';
+import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 
 export interface LintFinding {
   severity: Severity;
@@ -88,7 +89,7 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
     }
     cluster.setFile(file, parsed);
   }
-  const store = createStore(opts.store);
+  const store = createStore(opts.store, ANNOTATION_REFERENCES);
   const ingresses = new Map<string, Ingress>();
   for (const e of cluster.commit()) {
     store.apply(e);

@@ -20,6 +20,7 @@ import type { NginxRuntime } from '../render/runtime.js';
 import { createReviewer } from '../admission/review.js';
 import { createAdmissionMetrics } from '../admission/metrics.js';
 import { startWebhookServer, type WebhookServer } from '../admission/server.js';
+import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
   const kc = new KubeConfig();
@@ -57,7 +58,7 @@ export async function runController(argv: string[]): Promise<number> {
   }
   const core = kc.makeApiClient(CoreV1Api);
   const storeOptions = toStoreOptions(o);
-  const store = createStore(storeOptions, logger);
+  const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const pod: ControllerPod = await readControllerPod(core, podName, podNamespace).catch((err: unknown) => {
     logger.warn({ err: String(err) }, `cannot read pod ${podNamespace}/${podName}: status addresses from pods are unavailable`);
     return { name: podName, namespace: podNamespace, labels: {} };

@@ -10,6 +10,7 @@ import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped, 
 import type { AddressClass } from '../model/address-policy.js';
 import { observability, type ObservabilityOptions } from './observability.js';
 import { defaultRequestMetricsConfig } from '../observability/request-metrics.js';
+import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 
 export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
@@ -31,7 +32,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   // Ingresses without a class, and with ingressClassName nginx but no IngressClass manifest, are
   // what a developer trying their Ingresses expects to see served.
   const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap };
-  const store = createStore(storeOptions, logger);
+  const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const runtime = runtimeFor(opts, {
     prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
     metrics: true,

@@ -14,6 +14,7 @@ import { readManifests, type ManifestError } from '../streams/manifests.js';
 import { createRenderer } from '../render/engine.js';
 import { offlineRuntime, scratchRuntime, testOffline } from '../render/offline.js';
 import { DEFAULT_TEMPLATE_DIR } from '../render/runtime.js';
+import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 
 export const DEFAULT_SERVER_PORT = 8181;
 
@@ -46,7 +47,7 @@ export function renderModel(dir: string, opts: RenderModelOptions = {}): Rendere
     ...opts.storeOptions,
     configmap: opts.configmap ?? opts.storeOptions?.configmap ?? '',
   };
-  const store = createStore(options, opts.logger);
+  const store = createStore(options, ANNOTATION_REFERENCES, opts.logger);
   for (const e of events) store.apply(e);
   const builder = createModelBuilder({
     annotationsPrefix: options.annotationsPrefix ?? 'nginx.ingress.kubernetes.io',

@@ -25,6 +25,7 @@ import type { ReplayLog, TimedInput } from '../streams/replay-log.js';
 import { createOfflineActors, type NginxTestOptions, type OfflineActors } from '../actors/offline.js';
 import { createTracer, type Tracer } from '../observability/trace.js';
 import type { Secret } from '../store/kube-types.js';
+import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 
 export interface ReplayOptions {
   log: ReplayLog;
@@ -107,7 +108,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
   try {
     const startedAt = Date.parse(header.startedAt);
     const epoch = Number.isFinite(startedAt) ? startedAt : 0;
-    const store = createStore(header.store, logger);
+    const store = createStore(header.store, ANNOTATION_REFERENCES, logger);
     const builder = createModelBuilder({
       annotationsPrefix: header.annotationsPrefix,
       defaultServerPort: header.defaultServerPort,

@@ -38,6 +38,7 @@ import { createNarrower } from '../actors/quarantine.js';
 import { QUARANTINE_FILE } from './dbg.js';
 import { startHealthServer } from '../observability/health-server.js';
 import { createLeftOutReporter } from '../observability/left-out.js';
+import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 
 export interface ServeOptions {
   logger: Logger;
@@ -191,7 +192,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts
   // on the configuration of an empty store (default and status servers only) and answers.
   const { config: bootstrap } = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort })
-    .build(createStore(store.options));
+    .build(createStore(store.options, ANNOTATION_REFERENCES));
   const nginx = createNginxProcess({ runtime, logger });
   // What NGINX refuses is set aside, named, and everything else applied in the same sync.
   const quarantine = createQuarantine();

@@ -6,7 +6,8 @@
 // use of another Service is renamed `<namespace>/<service>:<port>` (a default-backend Service
 // `<namespace>/<service>`), spellings no ingress-nginx name has (`/` and `:` are in no
 // Kubernetes name), with a warning.
-import { customDefaultBackendName, type BackendUse, type IngressFragment, type PathEntry } from './fragments.js';
+import { customDefaultBackendName } from './annotations/defaultbackend.js';
+import type { BackendUse, IngressFragment, PathEntry } from './fragments.js';
 import type { Location, ModelWarning } from './types.js';
 
 /** A default-backend annotation's Service as a use: its port is '' (it takes the Service's first). */

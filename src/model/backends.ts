@@ -1,7 +1,7 @@
 // Backend (upstream) objects: policies from the Ingress that uses a backend first, endpoints
 // from the Service, canary traffic shaping and alternative backends. Pure constructors; the
 // builder memoises them.
-import type { ParsedAnnotations } from './annotations/types.js';
+import type { ParsedAnnotations } from './annotations/index.js';
 import type { Backend, BackendService, CookieSessionAffinity, Endpoint, SessionAffinityConfig, TrafficShapingPolicy, UpstreamHashByConfig } from './types.js';
 
 export const NO_TRAFFIC_SHAPING: TrafficShapingPolicy = {
@@ -22,12 +22,8 @@ export function sessionAffinity(a: ParsedAnnotations | null, locations: Record<s
 
 export function upstreamHashBy(a: ParsedAnnotations | null): UpstreamHashByConfig {
   if (!a || a.upstreamHashBy.hashBy === '') return {};
-  const out: UpstreamHashByConfig = { 'upstream-hash-by': a.upstreamHashBy.hashBy };
-  if (a.upstreamHashBy.subset) {
-    out['upstream-hash-by-subset'] = true;
-    out['upstream-hash-by-subset-size'] = a.upstreamHashBy.subsetSize;
-  }
-  return out;
+  if (!a.upstreamHashBy.subset) return { 'upstream-hash-by': a.upstreamHashBy.hashBy };
+  return { 'upstream-hash-by': a.upstreamHashBy.hashBy, 'upstream-hash-by-subset': true, 'upstream-hash-by-subset-size': a.upstreamHashBy.subsetSize };
 }
 
 export function trafficShaping(a: ParsedAnnotations): TrafficShapingPolicy {

@@ -115,7 +115,7 @@ export function clusterIPEndpoint(svc: Service, backendPort: string, policy: Add
 
 /** The part of a Service the Lua balancer reads. */
 export function backendService(svc: Service): BackendService {
-  const spec: BackendService['spec'] = { type: svc.spec.type ?? 'ClusterIP' };
+  const spec: { -readonly [K in keyof BackendService['spec']]: BackendService['spec'][K] } = { type: svc.spec.type ?? 'ClusterIP' };
   if (svc.spec.externalName !== undefined) spec.externalName = svc.spec.externalName;
   if (svc.spec.clusterIP !== undefined) spec.clusterIP = svc.spec.clusterIP;
   return { metadata: { namespace: svc.metadata.namespace ?? '', name: svc.metadata.name }, spec };

@@ -2,8 +2,9 @@
 // Location per valid path (built once and reused while the Ingress is unchanged), the backends
 // it uses, and its root placeholder. Nothing here looks at other Ingresses.
 import type { Ingress, IngressBackend, IngressTLS, PathType } from '../store/kube-types.js';
-import { defaultAnnotations } from './annotations/index.js';
-import type { ParsedAnnotations } from './annotations/types.js';
+import {
+  adjustLocationAnnotations, defaultAnnotations, locationFrom, locationTemplate, type LocationTemplate, type ParsedAnnotations,
+} from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
 import type { IngressRef, Location, ModelWarning } from './types.js';
 import { DEFAULT_SERVER, ROOT_PATH, hostProblem, pathProblem } from './paths.js';
@@ -52,10 +53,6 @@ export function upstreamName(namespace: string, service: string, port: string): 
   return `${namespace}-${service}-${port}`;
 }
 
-export function customDefaultBackendName(serviceKey: string): string {
-  return `custom-default-backend-${serviceKey.replace('/', '-')}`;
-}
-
 function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   if (!b.service) {
     return b.resource ? `resource backend ${b.resource.kind}/${b.resource.name} is not supported` : 'backend names no service';
@@ -74,46 +71,23 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   return { name, namespace, service: b.service.name, serviceKey: `${namespace}/${b.service.name}`, port };
 }
 
-/** Whether `path` is one of `list` or below one: `/p` covers `/p/x`, not `/px`. */
-function underAny(path: string, list: readonly string[]): boolean {
-  for (const p of list) {
-    if (path.startsWith(p) && (path.length === p.length || p.endsWith('/') || path.charCodeAt(p.length) === 0x2f)) return true;
-  }
-  return false;
-}
-
-/** A Location carrying the Ingress's parsed annotations (each location its own Ingress's values). */
+/**
+ * A Location carrying the Ingress's parsed annotations (each location its own Ingress's values):
+ * every group's location-scoped fields, as the group declares them, adjusted for this path.
+ */
 export function makeLocation(
   path: string, pathType: PathType, ref: IngressRef | null, use: BackendUse | null, backend: string,
-  a: ParsedAnnotations, settings: NginxSettings, isDefBackend: boolean,
+  template: LocationTemplate, settings: NginxSettings, isDefBackend: boolean,
 ): Location {
-  return {
-    path,
-    pathType,
-    isDefBackend,
-    ingress: ref,
-    service: use ? { name: use.service, port: use.port } : null,
-    backend,
-    denied: a.denied,
-    // no-tls-redirect-locations and no-auth-locations (both default to ACME challenges).
-    rewrite: underAny(path, settings.noTLSRedirectLocations) ? { ...a.rewrite, sslRedirect: false, forceSSLRedirect: false } : a.rewrite,
-    redirect: a.redirect,
-    cors: a.cors,
-    basicAuth: a.basicAuth && !underAny(path, settings.noAuthLocations) ? a.basicAuth : null,
-    externalAuth: a.externalAuth && !underAny(path, settings.noAuthLocations) ? a.externalAuth : null,
-    allowlist: a.allowlist,
-    denylist: a.denylist,
-    rateLimit: a.rateLimit,
-    proxy: a.proxy,
-    upstreamVhost: a.upstreamVhost,
-    backendProtocol: a.backendProtocol,
-    connectionHeader: a.connectionHeader,
-    customHttpErrors: a.customHttpErrors,
-    defaultBackend: a.defaultBackendService ? customDefaultBackendName(a.defaultBackendService) : null,
-    accessLog: a.accessLog,
-    configurationSnippet: settings.allowSnippetAnnotations ? a.configurationSnippet : '',
-    modsecurity: a.modsecurity,
-  };
+  const location = locationFrom(template);
+  location.path = path;
+  location.pathType = pathType;
+  location.isDefBackend = isDefBackend;
+  location.ingress = ref;
+  location.service = use ? { name: use.service, port: use.port } : null;
+  location.backend = backend;
+  adjustLocationAnnotations(location, { path, settings });
+  return location as unknown as Location;
 }
 
 export function buildFragment(
@@ -135,6 +109,7 @@ export function buildFragment(
   const hosts: string[] = [];
   const paths: PathEntry[] = [];
   const rules = ing.spec.rules ?? [];
+  const template = locationTemplate(parsed);
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i]!;
     const raw = rule.host ?? '';
@@ -160,18 +135,18 @@ export function buildFragment(
         warn(`spec.rules[${i}].http.paths[${j}].backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);
         continue;
       }
-      paths.push({ host, use: u, location: makeLocation(path, pathType, ref, u, u.name, parsed, settings, false) });
+      paths.push({ host, use: u, location: makeLocation(path, pathType, ref, u, u.name, template, settings, false) });
     }
   }
 
   const rootBackend = defaultBackend?.name ?? DEFAULT_UPSTREAM;
-  const rootLocation = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, rootBackend, parsed, settings, true);
+  const rootLocation = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, rootBackend, template, settings, true);
   const catchAll = defaultBackend !== null && rules.length === 0;
   let catchAllLocation: Location | null = null;
   if (catchAll && defaultBackend) {
     // As ingress-nginx: the catch-all takes the Ingress's annotations but not its redirect and rewrite.
     catchAllLocation = {
-      ...makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, defaultBackend.name, parsed, settings, false),
+      ...makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, defaultBackend.name, template, settings, false),
       redirect: null,
       rewrite: defaultAnnotations(settings).rewrite,
     };

@@ -12,11 +12,11 @@ import {
 export interface ServerInput {
   host: string;
   /** Non-canary fragments naming this host, oldest first. */
-  fragments: IngressFragment[];
+  fragments: readonly IngressFragment[];
   /** The default server's root (catch-all or built-in); only for `_`. */
   defaultRoot: Location | null;
   /** Aliases after removing those that are server names themselves. */
-  aliases: string[];
+  aliases: readonly string[];
   allowSnippets: boolean;
 }
 
@@ -149,7 +149,7 @@ export function fromToWWWProblem(host: string): string | null {
 }
 
 /** The raw aliases of a host: the first (oldest) Ingress naming any wins. */
-export function rawAliases(fragments: IngressFragment[]): string[] {
+export function rawAliases(fragments: readonly IngressFragment[]): readonly string[] {
   return fragments.find((f) => f.parsed.serverAliases.length > 0)?.parsed.serverAliases ?? [];
 }
 

@@ -87,3 +87,9 @@ export function refusedForOwner(f: IngressFragment, host: string, owner: Ingress
     message: `host ${host} belongs to namespace ${owner.namespace} (its oldest Ingress is ${keyOf(owner)}); ${what} refused (--host-ownership)`,
   };
 }
+
+/** Under --host-ownership: whether `f` may serve `host` (the default server belongs to no one). */
+export function ownedBy(owners: ReadonlyMap<string, string>, host: string, f: IngressFragment): boolean {
+  const owner = owners.get(host);
+  return owner === undefined || owner === f.ref.namespace;
+}

@@ -9,16 +9,20 @@ import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
 import type { Configuration, IngressRef, Location, Server } from '../model/types.js';
 import { wwwRedirectNames } from '../model/servers.js';
-import { authFilePath, leftOutPath, reloadLogPath, tempPaths, type NginxRuntime } from './runtime.js';
+import { leftOutPath, reloadLogPath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress, quoteLiteral } from './filters.js';
-import {
-  httpProxyHeaders, nextUpstream, passthroughStream, prefixError, serverView, streamServers, type RenderProblem, type ServerContext,
-} from './view.js';
-
-export type { RenderProblem };
+import { prefixError, serverView, type RenderProblem, type ServerContext } from './view.js';
+import { RENDER_BLOCKS } from './blocks/index.js';
+import { nextUpstream } from './blocks/proxy.js';
+import { passthroughOff, passthroughStream } from './blocks/sslpassthrough.js';
+import type { AuxiliaryFile, HttpFeature } from './blocks/types.js';
+import { httpProxyHeaders } from './proxy-headers.js';
+import { streamServers } from './stream.js';
 import { geoip2Setup } from './geoip.js';
-import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './modsecurity.js';
+import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
 import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
+
+export type { AuxiliaryFile, RenderProblem };
 
 export interface RenderResult {
   text: string;
@@ -58,23 +62,18 @@ export interface Renderer {
   stats(): { serversRendered: number; cachedFragments: number };
 }
 
-export interface AuxiliaryFile {
-  path: string;
-  content: string;
-}
-
 /** One rendered server, valid while its render context and www-redirect host are the same. */
 interface Fragment {
   ctxKey: string;
   www: string | null;
   text: string;
   /**
-   * The SHA-1 of the text and of the htpasswd files it names: the checksum hashes these instead
-   * of the whole configuration.
+   * The SHA-1 of the text and of the files it names (written beside nginx.conf): the checksum
+   * hashes these instead of the whole configuration.
    */
   hash: string;
   httpLevel: string;
-  authCache: boolean;
+  uses: readonly HttpFeature[];
   problems: RenderProblem[];
 }
 
@@ -149,13 +148,6 @@ function renderPlain(t: PlainTemplate, scope: Record<string, unknown>): string |
   return out;
 }
 
-/** ingress-nginx ignores the annotation without --enable-ssl-passthrough; so do we, saying so. */
-function passthroughOff(server: Server): string {
-  const ing = server.locations.find((l) => l.ingress)?.ingress;
-  const who = ing ? `Ingress ${ing.namespace}/${ing.name}` : `server ${server.hostname}`;
-  return `${who}: ssl-passthrough is set on host ${server.hostname} but --enable-ssl-passthrough is off; TLS is terminated by NGINX`;
-}
-
 export function createRenderer(opts: { templateDir: string; logger: Logger }): Renderer {
   const { templateDir, logger } = opts;
   let tpl = loadTemplates(templateDir);
@@ -182,7 +174,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     // http-level extras, so hashing those (not the 40 MB result) identifies it.
     const hashes: string[] = [];
     let httpLevel = '';
-    let authCache = false;
+    const uses = new Set<HttpFeature>();
     for (const server of config.servers) {
       const www = wwwNames.get(server) ?? null;
       if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
@@ -193,7 +185,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           const view = serverView(server, www === null ? serverCtx : { ...serverCtx, wwwRedirectFrom: www });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
-          frag = { ctxKey, www, text, hash: fragmentHash(server, text), httpLevel: view.httpLevel, authCache: view.authCache, problems: view.problems };
+          frag = { ctxKey, www, text, hash: fragmentHash(server, runtime, text), httpLevel: view.httpLevel, uses: view.uses, problems: view.problems };
         } catch (err) {
           // A server the renderer cannot express is left out; the others render.
           const e = unwrap(err);
@@ -201,7 +193,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
             ingresses: ingressesOf(server), host: server.hostname, field: e instanceof RenderError ? e.field : 'server',
             message: e instanceof RenderError ? e.message.slice(e.field.length + 2) : String((e as Error)?.message ?? e), outcome: 'server left out',
           };
-          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', authCache: false, problems: [problem] };
+          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', uses: [], problems: [problem] };
         }
         fragments.set(server, frag);
       }
@@ -209,7 +201,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       hashes.push(frag.hash);
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
-      authCache ||= frag.authCache;
+      for (const u of frag.uses) uses.add(u);
     }
     cachedFragments = config.servers.length;
 
@@ -266,7 +258,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         block_user_agents: s.blockUserAgents,
         block_referers: s.blockReferers,
         add_headers: Object.entries(s.addHeaders),
-        auth_cache: authCache,
+        auth_cache: uses.has('auth_cache'),
         http_level: httpLevel,
         geoip,
         has_stream: hasStream,
@@ -324,18 +316,36 @@ export function ingressesOf(server: Server): IngressRef[] {
   return [...seen.values()];
 }
 
-/** A rendered server's text and the htpasswd files it names (written beside nginx.conf) identify it. */
-function fragmentHash(server: Server, text: string): string {
-  let users = '';
-  for (const loc of server.locations) {
-    const ba = authFileOf(loc);
-    if (ba) users += `\u0000${ba.users.join('\n')}`;
+/** The blocks that write files beside nginx.conf. */
+const FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.files !== undefined);
+
+/** The files a location needs written beside nginx.conf (e.g. htpasswd), from every block. */
+function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
+  let out: AuxiliaryFile[] | null = null;
+  for (const b of FILE_BLOCKS) {
+    const files = b.files!(loc, runtime);
+    if (files.length > 0) (out ??= []).push(...files);
   }
-  return hash('sha1', users === '' ? text : text + users, 'base64');
+  return out ?? [];
 }
 
-/** The basic-auth settings whose htpasswd file a location reads, if it reads one. */
-const authFileOf = (loc: Location): Location['basicAuth'] => (loc.basicAuth && !loc.denied ? loc.basicAuth : null);
+/** A rendered server's text and the files it names (written beside nginx.conf) identify it. */
+function fragmentHash(server: Server, runtime: NginxRuntime, text: string): string {
+  let files = '';
+  for (const loc of server.locations) {
+    for (const file of safeFilesOf(loc, runtime)) files += `\u0000${file.path}\u0000${file.content}`;
+  }
+  return hash('sha1', files === '' ? text : text + files, 'base64');
+}
+
+/** As filesOf; a file its block refuses changes no checksum (auxiliaryFiles reports it). */
+function safeFilesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
+  try {
+    return filesOf(loc, runtime);
+  } catch {
+    return [];
+  }
+}
 
 /**
  * liquidjs builds its output by concatenation, which V8 keeps as a rope; joining 10k ropes is
@@ -394,7 +404,7 @@ function sslProtocols(list: string[]): string {
   return list.join(' ');
 }
 
-function mimeTypes(list: string[], field = 'gzip-types'): string {
+function mimeTypes(list: readonly string[], field = 'gzip-types'): string {
   for (const t of list) if (!/^[A-Za-z0-9.+*-]+\/[A-Za-z0-9.+*-]+$/.test(t)) throw new RenderError(field, `not a MIME type: ${JSON.stringify(t.slice(0, 50))}`);
   return list.length ? list.join(' ') : 'text/html';
 }
@@ -421,23 +431,16 @@ export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'
   }).join(' ');
 }
 
+/** Files the configuration refers to that the reload actor writes before testing it (each block's `files`). */
 const BROTLI_MODULE = 'ngx_http_brotli_filter_module.so';
 /** enable-brotli loads the filter module only (ingress-nginx also loads brotli_static, which it never turns on). */
 const brotliInstalled = (rt: NginxRuntime): boolean => existsSync(join(rt.modulesDir, BROTLI_MODULE));
 
-/** Files the configuration refers to that the reload actor writes before testing it. */
 export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): AuxiliaryFile[] {
   const out = new Map<string, string>();
   for (const file of modsecurityFiles(modsecurityHttp(config, runtime), runtime)) out.set(file.path, file.content);
   for (const server of config.servers) {
-    for (const loc of server.locations) {
-      const ba = authFileOf(loc);
-      if (!ba) continue;
-      for (const line of ba.users) {
-        if (/[\r\n\u0000]/.test(line) || !/^[^:]+:/.test(line)) throw new RenderError(`auth-secret ${ba.secret}`, 'invalid htpasswd line');
-      }
-      out.set(authFilePath(runtime, ba.secret), ba.users.map((l) => `${l}\n`).join(''));
-    }
+    for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file.content);
   }
   return [...out].map(([path, content]) => ({ path, content }));
 }

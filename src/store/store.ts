@@ -5,7 +5,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type {
   ConfigMap, EndpointSlice, Ingress, IngressClass, KubeObject, Namespace, Secret, Service,
 } from './kube-types.js';
-import type { ApplyResult, LeftOutIngress, Store, StoreOptions } from './types.js';
+import type { AnnotationReferences, ApplyResult, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
 import { deepEqual, normaliseIngress, sameObject } from './normalise.js';
@@ -14,8 +14,6 @@ import { secretRef } from './secret-ref.js';
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
 const HELM_RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
-/** Annotations (without prefix) whose value names a Secret, `name` or `namespace/name`. */
-const SECRET_ANNOTATIONS = ['auth-secret', 'auth-tls-secret', 'proxy-ssl-secret', 'secure-verify-ca-secret'];
 /** Keys of the main ConfigMap whose value names another ConfigMap (`namespace/name`). */
 const CONFIGMAP_REFERENCE_KEYS = ['add-headers', 'proxy-set-headers'];
 
@@ -41,10 +39,14 @@ export function defaultStoreOptions(): StoreOptions {
 const relevant = (reason: string): ApplyResult => ({ relevant: true, reason });
 const irrelevant = (reason: string): ApplyResult => ({ relevant: false, reason });
 
-/** Throws only on options that cannot work (a bad --watch-namespace-selector). */
-export function createStore(options: StoreOptions, logger: Logger = silentLogger()): Store {
+/**
+ * `references`: the annotations that name other objects (the model's ANNOTATION_REFERENCES).
+ * Throws only on options that cannot work (a bad --watch-namespace-selector).
+ */
+export function createStore(options: StoreOptions, references: AnnotationReferences, logger: Logger = silentLogger()): Store {
   const opts: StoreOptions = { ...options, watchNamespaces: [...options.watchNamespaces] };
   const prefix = opts.annotationsPrefix || DEFAULT_ANNOTATIONS_PREFIX;
+  const secretAnnotations = references.secretAnnotations.map((name) => `${prefix}/${name}`);
   const watchedNamespaces = new Set(opts.watchNamespaces.filter((n) => n !== ''));
   const nsSelector: LabelSelector | null = opts.watchNamespaceSelector.trim()
     ? parseLabelSelector(opts.watchNamespaceSelector) : null;
@@ -139,8 +141,8 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
       if (tls.secretName) refs.add(`${ns}/${tls.secretName}`);
     }
     const annotations = ing.metadata.annotations ?? {};
-    for (const name of SECRET_ANNOTATIONS) {
-      const ref = secretRef(annotations[`${prefix}/${name}`], ns);
+    for (const key of secretAnnotations) {
+      const ref = secretRef(annotations[key], ns);
       if (ref) refs.add(ref);
     }
     return [...refs];
@@ -169,7 +171,7 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     return keys;
   }
 
-  // ---- Handlers, one per kind
+  // ---- Ingresses and EndpointSlices: cached with indexes of their own
 
   function applyIngress(ev: SourceEvent): ApplyResult {
     const key = ev.key;
@@ -207,61 +209,16 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     return irrelevant(`Ingress not served: ${verdict.reason}`);
   }
 
-  function applyIngressClass(ev: SourceEvent): ApplyResult {
-    const name = ev.key;
-    const old = ingressClasses.get(name);
-    if (ev.type === 'delete') {
-      if (!old) return irrelevant('unknown IngressClass deleted');
-      ingressClasses.delete(name);
-    } else {
-      const ic = ev.object as IngressClass;
-      if (old && sameObject(old, ic)) return irrelevant('IngressClass unchanged');
-      ingressClasses.set(name, ic);
-    }
-    const changed = reevaluate(ingressesByClassName.get(name));
-    return changed > 0
-      ? relevant(`IngressClass "${name}" changed which Ingresses are served (${changed})`)
-      : irrelevant(`IngressClass "${name}" did not change which Ingresses are served`);
-  }
+  // ---- Kinds cached as they are: one rule each, applied by applyCached
 
-  function applyNamespace(ev: SourceEvent): ApplyResult {
-    const name = ev.key;
-    const old = namespaces.get(name);
-    if (ev.type === 'delete') {
-      if (!old) return irrelevant('unknown Namespace deleted');
-      namespaces.delete(name);
-    } else {
-      const ns = ev.object as Namespace;
-      if (old && sameObject(old, ns)) return irrelevant('Namespace unchanged');
-      namespaces.set(name, ns);
-    }
-    if (!nsSelector) return irrelevant('no --watch-namespace-selector');
-    const changed = reevaluate(ingressesByNamespace.get(name));
-    return changed > 0
-      ? relevant(`Namespace "${name}" changed which Ingresses are served (${changed})`)
-      : irrelevant(`Namespace "${name}" did not change which Ingresses are served`);
-  }
-
-  function applySecret(ev: SourceEvent): ApplyResult {
-    const key = ev.key;
-    const old = secrets.get(key);
-    if (ev.type === 'delete') {
-      if (!old) return irrelevant('unknown Secret deleted');
-      secrets.delete(key);
-    } else {
-      const secret = ev.object as Secret;
-      if (secret.type === HELM_RELEASE_SECRET_TYPE || secret.metadata.labels?.owner === 'helm') {
-        secrets.delete(key);
-        return irrelevant('Helm release Secret (not cached)');
-      }
-      if (old && sameObject(old, secret)) return irrelevant('Secret unchanged');
-      secrets.set(key, secret);
-    }
-    if (key === opts.defaultSSLCertificate) return relevant('default SSL certificate');
-    const users = servedReferencing(key);
-    return users.length > 0
-      ? relevant(`Secret referenced by ${users.length} served Ingress(es)`)
-      : irrelevant('Secret not referenced by a served Ingress');
+  /**
+   * How the store treats one kind of object it caches as it is: objects it does not cache at all
+   * (with the reason), and whether a change (`now` undefined: deleted) can change the model.
+   */
+  interface CachedKind<T extends KubeObject> {
+    cache: Map<string, T>;
+    skip?(obj: T): string | null;
+    verdict(key: string, old: T | undefined, now: T | undefined, ev: SourceEvent): ApplyResult;
   }
 
   function referencedBy(cm: ConfigMap | undefined): Set<string> {
@@ -273,59 +230,90 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
     return refs;
   }
 
-  function applyConfigMap(ev: SourceEvent): ApplyResult {
-    const key = ev.key;
-    const old = configMaps.get(key);
-    if (ev.type === 'delete') {
-      if (!old) return irrelevant('unknown ConfigMap deleted');
-      configMaps.delete(key);
-    } else {
-      const cm = ev.object as ConfigMap;
-      if (cm.metadata.labels?.OWNER === 'TILLER') {
-        configMaps.delete(key);
-        return irrelevant('Tiller release ConfigMap (not cached)');
-      }
-      if (old && sameObject(old, cm)) return irrelevant('ConfigMap unchanged');
-      configMaps.set(key, cm);
-    }
-    if (key === opts.configmap) {
-      referencedConfigMaps = referencedBy(configMaps.get(key));
-      return { relevant: true, reason: 'main ConfigMap', configmapChanged: true };
-    }
-    if (key === opts.tcpServicesConfigmap) return relevant('TCP services ConfigMap');
-    if (key === opts.udpServicesConfigmap) return relevant('UDP services ConfigMap');
-    if (referencedConfigMaps.has(key)) return relevant('ConfigMap referenced by the main ConfigMap');
-    return irrelevant('ConfigMap not used');
+  /** Re-evaluates the Ingresses an object decides on: relevant when some started or stopped being served. */
+  function servedChange(what: string, keys: Iterable<string> | undefined): ApplyResult {
+    const changed = reevaluate(keys);
+    return changed > 0
+      ? relevant(`${what} changed which Ingresses are served (${changed})`)
+      : irrelevant(`${what} did not change which Ingresses are served`);
   }
 
-  function applyService(ev: SourceEvent): ApplyResult {
-    const key = ev.key;
-    const old = services.get(key);
-    const ns = ev.object.metadata.namespace ?? key.split('/')[0] ?? '';
-    const isDefaultBackend = key === opts.defaultBackendService;
-    if (ev.type === 'delete') {
-      if (!old) return irrelevant('unknown Service deleted');
-      services.delete(key);
+  const ingressClassRules: CachedKind<IngressClass> = {
+    cache: ingressClasses,
+    verdict: (name) => servedChange(`IngressClass "${name}"`, ingressesByClassName.get(name)),
+  };
+
+  const namespaceRules: CachedKind<Namespace> = {
+    cache: namespaces,
+    verdict: (name) => (nsSelector ? servedChange(`Namespace "${name}"`, ingressesByNamespace.get(name)) : irrelevant('no --watch-namespace-selector')),
+  };
+
+  const secretRules: CachedKind<Secret> = {
+    cache: secrets,
+    skip: (secret) => (secret.type === HELM_RELEASE_SECRET_TYPE || secret.metadata.labels?.owner === 'helm' ? 'Helm release Secret (not cached)' : null),
+    verdict(key) {
+      if (key === opts.defaultSSLCertificate) return relevant('default SSL certificate');
+      const users = servedReferencing(key);
+      return users.length > 0
+        ? relevant(`Secret referenced by ${users.length} served Ingress(es)`)
+        : irrelevant('Secret not referenced by a served Ingress');
+    },
+  };
+
+  const configMapRules: CachedKind<ConfigMap> = {
+    cache: configMaps,
+    skip: (cm) => (cm.metadata.labels?.OWNER === 'TILLER' ? 'Tiller release ConfigMap (not cached)' : null),
+    verdict(key) {
+      if (key === opts.configmap) {
+        referencedConfigMaps = referencedBy(configMaps.get(key));
+        return { relevant: true, reason: 'main ConfigMap', configmapChanged: true };
+      }
+      if (key === opts.tcpServicesConfigmap) return relevant('TCP services ConfigMap');
+      if (key === opts.udpServicesConfigmap) return relevant('UDP services ConfigMap');
+      if (referencedConfigMaps.has(key)) return relevant('ConfigMap referenced by the main ConfigMap');
+      return irrelevant('ConfigMap not used');
+    },
+  };
+
+  const serviceRules: CachedKind<Service> = {
+    cache: services,
+    verdict(key, old, svc, ev) {
+      const ns = ev.object.metadata.namespace ?? key.split('/')[0] ?? '';
+      const isDefaultBackend = key === opts.defaultBackendService;
       if (!namespaceWatched(ns) && !isDefaultBackend) return irrelevant('Service namespace not watched');
-      if (isDefaultBackend) return relevant('default backend Service deleted');
-      return old.spec?.type === 'ExternalName'
-        ? relevant('ExternalName Service deleted')
-        : irrelevant('Service deleted (its EndpointSlices carry the change)');
+      if (!svc) {
+        if (isDefaultBackend) return relevant('default backend Service deleted');
+        return old?.spec?.type === 'ExternalName'
+          ? relevant('ExternalName Service deleted')
+          : irrelevant('Service deleted (its EndpointSlices carry the change)');
+      }
+      if (old) return deepEqual(old.spec, svc.spec) ? irrelevant('Service spec unchanged') : relevant('Service spec changed');
+      if (isDefaultBackend) return relevant('default backend Service added');
+      if (svc.spec?.type === 'ExternalName') return relevant('ExternalName Service added');
+      // Informers of different kinds are not ordered: slices that came first could not be used.
+      if (slicesByService.has(key)) return relevant('Service added after its EndpointSlices');
+      return irrelevant('Service added (its EndpointSlices carry the change)');
+    },
+  };
+
+  /** Stores or removes the object as its kind's rules say, then judges the change. */
+  function applyCached<T extends KubeObject>(kind: string, rules: CachedKind<T>, ev: SourceEvent): ApplyResult {
+    const key = ev.key;
+    const old = rules.cache.get(key);
+    if (ev.type === 'delete') {
+      if (!old) return irrelevant(`unknown ${kind} deleted`);
+      rules.cache.delete(key);
+      return rules.verdict(key, old, undefined, ev);
     }
-    const svc = ev.object as Service;
-    if (old && sameObject(old, svc)) return irrelevant('Service unchanged');
-    services.set(key, svc);
-    if (!namespaceWatched(ns) && !isDefaultBackend) return irrelevant('Service namespace not watched');
-    if (old) {
-      return deepEqual(old.spec, svc.spec)
-        ? irrelevant('Service spec unchanged')
-        : relevant('Service spec changed');
+    const obj = ev.object as T;
+    const skipped = rules.skip?.(obj) ?? null;
+    if (skipped !== null) {
+      rules.cache.delete(key);
+      return irrelevant(skipped);
     }
-    if (isDefaultBackend) return relevant('default backend Service added');
-    if (svc.spec?.type === 'ExternalName') return relevant('ExternalName Service added');
-    // Informers of different kinds are not ordered: slices that came first could not be used.
-    if (slicesByService.has(key)) return relevant('Service added after its EndpointSlices');
-    return irrelevant('Service added (its EndpointSlices carry the change)');
+    if (old && sameObject(old, obj)) return irrelevant(`${kind} unchanged`);
+    rules.cache.set(key, obj);
+    return rules.verdict(key, old, obj, ev);
   }
 
   function serviceKeyOf(slice: EndpointSlice): string | undefined {
@@ -379,12 +367,12 @@ export function createStore(options: StoreOptions, logger: Logger = silentLogger
 
   const handlers: Record<SourceEvent['kind'], (ev: SourceEvent) => ApplyResult> = {
     Ingress: applyIngress,
-    IngressClass: applyIngressClass,
-    Namespace: applyNamespace,
-    Secret: applySecret,
-    ConfigMap: applyConfigMap,
-    Service: applyService,
     EndpointSlice: applyEndpointSlice,
+    IngressClass: (ev) => applyCached('IngressClass', ingressClassRules, ev),
+    Namespace: (ev) => applyCached('Namespace', namespaceRules, ev),
+    Secret: (ev) => applyCached('Secret', secretRules, ev),
+    ConfigMap: (ev) => applyCached('ConfigMap', configMapRules, ev),
+    Service: (ev) => applyCached('Service', serviceRules, ev),
   };
 
   function apply(ev: SourceEvent): ApplyResult {

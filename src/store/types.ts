@@ -34,6 +34,15 @@ export interface StoreOptions {
   annotationsPrefix?: string;
 }
 
+/**
+ * What the store must know of the annotations, which it reads without importing the model: the
+ * CLI wiring passes the list the annotation groups declare (ANNOTATION_REFERENCES).
+ */
+export interface AnnotationReferences {
+  /** Annotation keys (without prefix) whose value names a Secret, `name` or `namespace/name`. */
+  secretAnnotations: readonly string[];
+}
+
 export interface ApplyResult {
   /** Whether the event can change the model (and so should trigger a sync). */
   relevant: boolean;

@@ -22,6 +22,7 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices } from '../support/local-harness.js';
 import { seededRandom, type Random } from '../support/random.js';
 import { waitFor } from '../support/wait.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 
 const SEED = Number(process.env.PROPERTY_SEED ?? 20_15);
 const BUDGET_MS = Number(process.env.PROPERTY_MS ?? 20_000);
@@ -100,7 +101,7 @@ test.after(async () => {
 });
 
 test('random and hostile values on one Ingress: the good ones always serve, what runs passes nginx -t', async () => {
-  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'ingress/nginx' });
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'ingress/nginx' }, ANNOTATION_REFERENCES);
   // The echo backend runs on loopback, as the harness's NGINX allows (local mode's policy).
   const addressPolicy = { allow: new Set(['loopback'] as const), ownPorts: new Set(h.runtime.upstreamAddresses?.ownPorts ?? []) };
   const opts = { annotationsPrefix: P, defaultServerPort: h.runtime.defaultServerPort, addressPolicy };

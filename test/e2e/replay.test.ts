@@ -26,6 +26,7 @@ import { main } from '../../src/cli/main.js';
 import { silentLogger } from '../../src/log.js';
 import { waitFor } from '../support/wait.js';
 import { listFiles } from '../support/files.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 
 const ANNOTATIONS = 'nginx.ingress.kubernetes.io';
 const CONFIGMAP = 'ingress-nginx/ingress-nginx-controller';
@@ -107,7 +108,7 @@ test('a recorded live session replays in virtual time to the same nginx.conf and
       file: logFile, recordSecrets: true, logger, scheduler,
       header: { ingressRx: '0.1.0', store: storeOptions, syncRateLimit: SYNC_RATE, ringCapacity: 1024, burst: 1, annotationsPrefix: ANNOTATIONS, defaultServerPort: 8181 },
     });
-    const store = createStore(storeOptions, logger);
+    const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
     const builder = createModelBuilder({ annotationsPrefix: ANNOTATIONS, defaultServerPort: 8181, logger });
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
     const live = createOfflineActors({ renderer, runtime: offlineRuntime(8181), logger });

@@ -2,7 +2,8 @@
 // with ingress-nginx's defaults, that a test then overrides field by field.
 import { defaultSettings } from '../../src/model/config/defaults.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
-import type { Backend, Configuration, Location, ProxyConfig, Server } from '../../src/model/types.js';
+import type { ProxyConfig } from '../../src/model/annotations/proxy.js';
+import type { Backend, Configuration, Location, Server } from '../../src/model/types.js';
 import { NO_AFFINITY, makeBackend } from '../../src/model/backends.js';
 
 export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig {
@@ -158,7 +159,7 @@ export function goldenConfigurations(): Record<string, Configuration> {
 }
 
 /** A configuration in which every string field of the target server is printed somewhere. */
-export function hostileBase(hostname = 'target.example.com'): Configuration {
+export function hostileBase(hostname = 'target.example.com'): Mutable<Configuration> {
   const full = location({
     path: '/t', pathType: 'Prefix',
     rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p' },
@@ -172,10 +173,10 @@ export function hostileBase(hostname = 'target.example.com'): Configuration {
     upstreamVhost: 'vhost', connectionHeader: 'close', customHttpErrors: [404], defaultBackend: 'default-errors-80',
   });
   const redirect = location({ path: '/r', pathType: 'Exact', redirect: { url: 'https://r.example.com/', code: 301 } });
-  return configuration([server(hostname, { aliases: ['alias.example.com'], locations: [full, redirect] })], {}, {
+  return mutable(configuration([server(hostname, { aliases: ['alias.example.com'], locations: [full, redirect] })], {}, {
     addHeaders: { 'X-Add': 'v' }, proxySetHeaders: { 'X-Set': 'v' }, blockCidrs: ['203.0.113.0/24'], blockUserAgents: ['bot'], blockReferers: ['ref'],
     hideHeaders: ['X-Hide'], skipAccessLogUrls: ['/skip'],
-  });
+  }));
 }
 
 export interface HostileField {
@@ -187,13 +188,25 @@ export interface HostileField {
   prefix?: string;
   /** A valid value for the field (default: prefix + 'benign'). */
   benign?: string;
-  set(config: Configuration, value: string): void;
+  set(config: Mutable<Configuration>, value: string): void;
 }
 
-function target(c: Configuration): Server {
+/**
+ * A model object a test may change in place. The model's types are readonly (the incremental
+ * build and the renderer's caches rely on model objects never changing); a test that builds a
+ * hostile or broken configuration by hand writes through this type.
+ */
+export type Mutable<T> = T extends ReadonlyArray<infer E> ? Mutable<E>[] : T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;
+
+/** `value`, writable: for tests that change hand-built model objects. */
+export function mutable<T>(value: T): Mutable<T> {
+  return value as Mutable<T>;
+}
+
+function target(c: Mutable<Configuration>): Mutable<Server> {
   return c.servers.find((s) => s.hostname !== '_')!;
 }
-function loc0(c: Configuration): Location {
+function loc0(c: Mutable<Configuration>): Mutable<Location> {
   return target(c).locations[0]!;
 }
 

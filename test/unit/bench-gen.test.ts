@@ -12,11 +12,12 @@ import { readManifests } from '../../src/streams/manifests.js';
 import { readReplayLog } from '../../src/streams/replay-log.js';
 import { isTask, type SourceEvent } from '../../src/store/events.js';
 import { generateEvents, hostOf, isCanary, writeEventLog, writeManifests } from '../../bench/gen.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 
 const N = 40;
 
 function build(events: SourceEvent[]) {
-  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true });
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES);
   for (const e of events) store.apply(e);
   return createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 }).build(store);
 }

@@ -26,6 +26,7 @@ import { createStore } from '../../src/store/store.js';
 import { createReviewer } from '../../src/admission/review.js';
 import { parseListenAddress, startWebhookServer } from '../../src/admission/server.js';
 import type { Ingress } from '../../src/store/kube-types.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -312,7 +313,7 @@ test('the deployed pieces fit: the API server, trusting the CA, reaches the webh
     openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', `/CN=${dns[0]}`);
     writeFileSync(join(tmp, 'san.ext'), `subjectAltName=${dns.map((d) => `DNS:${d}`).join(',')}\n`);
     openssl('x509', '-req', '-in', 'tls.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'tls.crt', '-days', '2', '-extfile', 'san.ext');
-    const store = createStore(toStoreOptions(options));
+    const store = createStore(toStoreOptions(options), ANNOTATION_REFERENCES);
     const server = await startWebhookServer({
       address: '127.0.0.1:0', certFile: join(tmp, basename(options.validatingWebhookCertificate)), keyFile: join(tmp, basename(options.validatingWebhookKey)),
       logger: silentLogger(), reviewer: createReviewer({ store, annotationsPrefix: options.annotationsPrefix, defaultServerPort: options.defaultServerPort }),

@@ -5,9 +5,16 @@ import type { AnnotationGroup } from './types.js';
 
 const keys = { 'enable-access-log': 'Low' } as const;
 
-export const accessLogGroup: AnnotationGroup<'accessLog'> = {
+export interface AccessLogValue {
+  readonly accessLog: boolean;
+}
+
+const fields = { accessLog: 'location' } as const;
+
+export const accessLogGroup: AnnotationGroup<AccessLogValue, typeof fields> = {
   name: 'accesslog',
   keys,
+  fields,
   docs: {
     'enable-access-log': { values: '"true" or "false"', default: 'ConfigMap disable-access-log (negated)', description: 'Log requests of the location.' },
   },

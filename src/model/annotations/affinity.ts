@@ -29,9 +29,36 @@ const sameSite = oneOf(['None', 'Lax', 'Strict'] as const, { caseInsensitive: tr
 
 export const DEFAULT_AFFINITY_COOKIE = 'INGRESSCOOKIE';
 
-export const affinityGroup: AnnotationGroup<'affinity'> = {
+/** The affinity cookie's attributes (ingress-nginx's JSON names: they reach Lua as they are). */
+export interface AffinityCookie {
+  readonly name: string;
+  readonly expires: string;
+  readonly maxage: string;
+  readonly secure: boolean;
+  readonly path: string;
+  readonly domain: string;
+  readonly samesite: string;
+  readonly conditional_samesite_none: boolean;
+  readonly changeonfailure: boolean;
+}
+
+export interface AffinityConfig {
+  readonly type: '' | 'cookie';
+  readonly mode: 'balanced' | 'persistent';
+  readonly canaryBehavior: 'sticky' | 'legacy';
+  readonly cookie: AffinityCookie;
+}
+
+export interface AffinityValue {
+  readonly affinity: AffinityConfig;
+}
+
+const fields = { affinity: 'backend' } as const;
+
+export const affinityGroup: AnnotationGroup<AffinityValue, typeof fields> = {
   name: 'affinity',
   keys,
+  fields,
   docs: {
     affinity: { values: '"cookie"', default: "'' (none)", description: 'Session affinity type.' },
     'affinity-mode': { values: '"balanced" or "persistent"', default: 'balanced', description: 'Whether sessions are rebalanced when the backend scales.' },

@@ -2,9 +2,9 @@
 // under key `auth`, or a user → hash map). Any problem with the Secret denies the location, so
 // a broken Secret never leaves it open.
 import type { Secret } from '../../store/kube-types.js';
-import type { BasicAuthConfig } from '../types.js';
 import { InvalidValue, oneOf, preview, safeString, type Check } from '../validate.js';
 import { annotationReader } from './reader.js';
+import { pathUnderAny } from './site.js';
 import type { AnnotationGroup } from './types.js';
 import { secretRef } from '../../store/secret-ref.js';
 
@@ -65,9 +65,31 @@ function usersFromSecret(secret: Secret, type: BasicAuthConfig['secretType']): s
   return lines;
 }
 
-export const authBasicGroup: AnnotationGroup<'basicAuth' | 'denied'> = {
+export interface BasicAuthConfig {
+  readonly type: 'basic' | 'digest';
+  readonly realm: string;
+  /** `namespace/name` of the auth Secret. */
+  readonly secret: string;
+  readonly secretType: 'auth-file' | 'auth-map';
+  /** htpasswd lines (user:hash) taken from the Secret, validated. */
+  readonly users: readonly string[];
+}
+
+export interface BasicAuthValue {
+  readonly basicAuth: BasicAuthConfig | null;
+}
+
+const fields = { basicAuth: 'location' } as const;
+
+export const authBasicGroup: AnnotationGroup<BasicAuthValue, typeof fields> = {
   name: 'authbasic',
   keys,
+  fields,
+  secrets: ['auth-secret'],
+  atLocation: {
+    // no-auth-locations (default: ACME challenges) are open.
+    basicAuth: (auth, site) => (auth && !pathUnderAny(site.path, site.settings.noAuthLocations) ? auth : null),
+  },
   docs: {
     'auth-type': { values: '"basic" or "digest"', default: 'none', description: 'Protect the location with HTTP authentication.', onInvalid: 'warning; the location is denied (503)' },
     'auth-secret': { values: '`name` or `namespace/name` of a Secret (another namespace only with allow-cross-namespace-resources)', default: 'none', description: 'Secret holding the users.', onInvalid: 'warning; the location is denied (503) — also when the Secret is missing or holds no valid users' },

@@ -5,6 +5,7 @@ import {
   commaList, headerName, httpMethod, InvalidValue, safeStringWithVariables, statusCode, timeSec, url, type Check,
 } from '../validate.js';
 import { annotationReader } from './reader.js';
+import { pathUnderAny } from './site.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = {
@@ -62,9 +63,31 @@ function hostHeader(authUrl: string): string {
   return /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(host) ? host : '';
 }
 
-export const authExternalGroup: AnnotationGroup<'externalAuth' | 'denied'> = {
+export interface ExternalAuthConfig {
+  readonly url: string;
+  readonly host: string;
+  readonly method: string;
+  readonly signin: string;
+  readonly signinRedirectParam: string;
+  readonly responseHeaders: readonly string[];
+  readonly cacheKey: string;
+  readonly cacheDuration: readonly string[];
+}
+
+export interface ExternalAuthValue {
+  readonly externalAuth: ExternalAuthConfig | null;
+}
+
+const fields = { externalAuth: 'location' } as const;
+
+export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields> = {
   name: 'authexternal',
   keys,
+  fields,
+  atLocation: {
+    // no-auth-locations (default: ACME challenges) are open.
+    externalAuth: (auth, site) => (auth && !pathUnderAny(site.path, site.settings.noAuthLocations) ? auth : null),
+  },
   docs: {
     'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through.', onInvalid: 'warning; the location is denied (503)' },
     'auth-signin': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Where to send the client when the service answers 401.' },

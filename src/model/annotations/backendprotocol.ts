@@ -1,8 +1,9 @@
 // backend-protocol group: the protocol NGINX speaks to the backend.
-import type { BackendProtocol } from '../types.js';
 import { oneOf, type Check } from '../validate.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
+
+export type BackendProtocol = 'HTTP' | 'HTTPS' | 'GRPC' | 'GRPCS' | 'AUTO_HTTP' | 'FCGI';
 
 export const BACKEND_PROTOCOLS: readonly BackendProtocol[] = ['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP', 'FCGI'];
 
@@ -10,9 +11,16 @@ const keys = { 'backend-protocol': 'Low' } as const;
 
 const backendProtocol: Check<BackendProtocol> = oneOf(BACKEND_PROTOCOLS, { caseInsensitive: true });
 
-export const backendProtocolGroup: AnnotationGroup<'backendProtocol'> = {
+export interface BackendProtocolValue {
+  readonly backendProtocol: BackendProtocol;
+}
+
+const fields = { backendProtocol: 'location' } as const;
+
+export const backendProtocolGroup: AnnotationGroup<BackendProtocolValue, typeof fields> = {
   name: 'backendprotocol',
   keys,
+  fields,
   docs: {
     'backend-protocol': { values: BACKEND_PROTOCOLS.join(', ') + ' (any case)', default: 'HTTP', description: 'Protocol used to talk to the backend.' },
   },

@@ -18,9 +18,28 @@ const weightTotalCheck = int(1, 1_000_000);
 const weightCheck = int(0, 1_000_000);
 const SHAPING_KEYS = Object.keys(keys).filter((k) => k !== 'canary');
 
-export const canaryGroup: AnnotationGroup<'canary'> = {
+export interface CanaryConfig {
+  readonly enabled: boolean;
+  readonly weight: number;
+  readonly weightTotal: number;
+  readonly header: string;
+  readonly headerValue: string;
+  readonly headerPattern: string;
+  /** canary-by-header-pattern is set but not a valid pattern: requests with the header stay on the primary. */
+  readonly headerPatternInvalid: boolean;
+  readonly cookie: string;
+}
+
+export interface CanaryValue {
+  readonly canary: CanaryConfig;
+}
+
+const fields = { canary: 'backend' } as const;
+
+export const canaryGroup: AnnotationGroup<CanaryValue, typeof fields> = {
   name: 'canary',
   keys,
+  fields,
   docs: {
     canary: { values: '"true" or "false"', default: 'false', description: 'This Ingress is a canary of the Ingress with the same host and path.' },
     'canary-by-header': { values: 'header name', default: "''", description: 'Route to the canary when this request header is `always` (never when `never`).' },

@@ -13,9 +13,16 @@ const connectionTokens: Check<string> = (raw) => {
   return v;
 };
 
-export const connectionGroup: AnnotationGroup<'connectionHeader'> = {
+export interface ConnectionValue {
+  readonly connectionHeader: string;
+}
+
+const fields = { connectionHeader: 'location' } as const;
+
+export const connectionGroup: AnnotationGroup<ConnectionValue, typeof fields> = {
   name: 'connection',
   keys,
+  fields,
   docs: {
     'connection-proxy-header': { values: 'comma-separated tokens, e.g. `keep-alive`', default: "'' (NGINX's own)", description: 'Value of the Connection header sent to the backend.' },
   },

@@ -59,9 +59,26 @@ const headerNames = commaList(headerName);
 const headerList: Check<string> = (raw) => headerNames(raw).join(',');
 const maxAge = int(0, 2 ** 31 - 1);
 
-export const corsGroup: AnnotationGroup<'cors'> = {
+export interface CorsConfig {
+  readonly enabled: boolean;
+  readonly allowOrigin: readonly string[];
+  readonly allowMethods: string;
+  readonly allowHeaders: string;
+  readonly exposeHeaders: string;
+  readonly allowCredentials: boolean;
+  readonly maxAge: number;
+}
+
+export interface CorsValue {
+  readonly cors: CorsConfig | null;
+}
+
+const fields = { cors: 'location' } as const;
+
+export const corsGroup: AnnotationGroup<CorsValue, typeof fields> = {
   name: 'cors',
   keys,
+  fields,
   docs: {
     'enable-cors': { values: '"true" or "false"', default: 'false', description: 'Add CORS headers and answer preflight requests.' },
     'cors-allow-origin': { values: 'comma-separated `*` or `scheme://host[:port]` (host may start with `*.`)', default: CORS_DEFAULTS.allowOrigin.join(','), description: 'Access-Control-Allow-Origin.', onInvalid: 'warning; invalid origins are dropped, `*` when none is left' },

@@ -7,9 +7,16 @@ const statusCodes = commaList(errorPageCode);
 
 const keys = { 'custom-http-errors': 'Low' } as const;
 
-export const customHttpErrorsGroup: AnnotationGroup<'customHttpErrors'> = {
+export interface CustomHttpErrorsValue {
+  readonly customHttpErrors: readonly number[];
+}
+
+const fields = { customHttpErrors: 'location' } as const;
+
+export const customHttpErrorsGroup: AnnotationGroup<CustomHttpErrorsValue, typeof fields> = {
   name: 'customhttperrors',
   keys,
+  fields,
   docs: {
     'custom-http-errors': { values: 'comma-separated status codes 300..599 (error_page)', default: 'ConfigMap custom-http-errors', description: 'Responses with these codes are answered by the default backend.' },
   },

@@ -1,10 +1,12 @@
-// Runs every annotation group over an Ingress and assembles ParsedAnnotations; the defaults
-// (an Ingress without annotations) come from the ConfigMap settings.
+// The registry of annotation groups: runs every group over an Ingress and assembles
+// ParsedAnnotations (the defaults, an Ingress without annotations, come from the ConfigMap
+// settings), and derives from the groups' declarations the model's annotation types, the copy
+// of location-scoped fields onto each Location, and the annotations that name Secrets.
 import type { Ingress } from '../../store/kube-types.js';
 import { DEFAULT_ANNOTATIONS_PREFIX } from '../../store/store.js';
-import type { StoreReader } from '../../store/types.js';
+import type { AnnotationReferences, StoreReader } from '../../store/types.js';
 import type { NginxSettings } from '../config/settings.js';
-import type { ModelWarning } from '../types.js';
+import type { ModelWarning } from '../warning.js';
 import { accessLogGroup } from './accesslog.js';
 import { affinityGroup } from './affinity.js';
 import { authBasicGroup } from './authbasic.js';
@@ -28,20 +30,99 @@ import { serviceUpstreamGroup } from './serviceupstream.js';
 import { snippetsGroup } from './snippets.js';
 import { sslPassthroughGroup } from './sslpassthrough.js';
 import { prefixedAnnotations } from './reader.js';
-import type { AnnotationContext, AnnotationGroup, ParsedAnnotations, ParseResult } from './types.js';
+import type { AnnotationContext, AnnotationGroup, FieldScope, LocationSite } from './types.js';
 import { upstreamHashGroup } from './upstreamhash.js';
 import { upstreamVhostGroup } from './upstreamvhost.js';
 
 export { DEFAULT_ANNOTATIONS_PREFIX };
 
 /** Every group, in the order they run (the first group to deny names the reason). */
-export const ANNOTATION_GROUPS: AnnotationGroup[] = [
+const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
   customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, modsecurityGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
-] as AnnotationGroup[];
+] as const;
+
+/** The groups, typed as the contract (each group's own value type is known through GROUPS). */
+export const ANNOTATION_GROUPS: readonly AnnotationGroup[] = GROUPS as unknown as readonly AnnotationGroup[];
+
+type Group = (typeof GROUPS)[number];
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+type ValueOf<G> = G extends AnnotationGroup<infer V, infer _S> ? V : never;
+type FieldsIn<G, Scope extends FieldScope> = G extends AnnotationGroup<infer V, infer S>
+  ? { readonly [F in keyof V as S[F] extends Scope ? F : never]: V[F] } : never;
+
+/** Everything the annotations of one Ingress say, typed and validated: the union of the groups' values. */
+export type ParsedAnnotations = UnionToIntersection<ValueOf<Group>> & {
+  /**
+   * Set when an annotation is invalid in a way ingress-nginx answers with 503 for the
+   * Ingress's locations (e.g. auth-secret missing); the reason names the annotation.
+   */
+  readonly denied: string | null;
+};
+
+/** The location-scoped fields of every group: what an Ingress's annotations say about each of its locations. */
+export type LocationAnnotations = UnionToIntersection<FieldsIn<Group, 'location'>>;
+
+export interface ParseResult {
+  value: ParsedAnnotations;
+  warnings: ModelWarning[];
+}
+
+/** Each location-scoped field, with its group's per-location adjustment if it has one. */
+const LOCATION_FIELDS: readonly string[] = ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.fields).filter((f) => g.fields[f as never] === 'location'));
+const LOCATION_HOOKS: ReadonlyArray<{ field: string; atLocation: (value: unknown, site: LocationSite) => unknown }> = ANNOTATION_GROUPS.flatMap((g) =>
+  Object.entries((g.atLocation ?? {}) as Record<string, (value: unknown, site: LocationSite) => unknown>).map(([field, atLocation]) => ({ field, atLocation })));
+
+/**
+ * Every Location has this layout: its own fields (given here as placeholders) and every group's
+ * location-scoped fields. Locations are copies of one object of this layout, so they all share
+ * V8's fast layout of it (an object built by keyed stores of two dozen fields would be a slow
+ * dictionary, ~40x slower to make).
+ */
+const LOCATION_LAYOUT: Readonly<Record<string, unknown>> = (() => {
+  const made: Record<string, unknown> = { path: '', pathType: 'Prefix', isDefBackend: false, ingress: null, service: null, backend: '', denied: null };
+  for (const field of LOCATION_FIELDS) made[field] = null;
+  return { ...made };
+})();
+
+/** A Location with `parsed`'s location-scoped fields and its denial: what each Location of the Ingress is copied from. */
+export type LocationTemplate = Readonly<Record<string, unknown>> & { readonly __locationTemplate: true };
+
+/** The template of the Locations of one Ingress (make it once per ParsedAnnotations, not per location). */
+export function locationTemplate(parsed: ParsedAnnotations): LocationTemplate {
+  const made = { ...LOCATION_LAYOUT };
+  const a = parsed as unknown as Record<string, unknown>;
+  for (const field of LOCATION_FIELDS) made[field] = a[field];
+  made.denied = parsed.denied;
+  return made as LocationTemplate;
+}
+
+/**
+ * A new Location-shaped object from the template; the caller sets the Location's own fields (see
+ * makeLocation) and then calls adjustLocationAnnotations.
+ */
+export function locationFrom(template: LocationTemplate): Record<string, unknown> {
+  return { ...template };
+}
+
+/**
+ * Applies the groups' per-location adjustments (no-tls-redirect-locations, no-auth-locations)
+ * to a Location being built from locationFrom.
+ */
+export function adjustLocationAnnotations(loc: Record<string, unknown>, site: LocationSite): void {
+  for (const { field, atLocation } of LOCATION_HOOKS) {
+    const value = atLocation(loc[field], site);
+    if (value !== loc[field]) loc[field] = value;
+  }
+}
+
+/** The annotations that name other objects, from every group's declaration: what the store indexes (see createStore). */
+export const ANNOTATION_REFERENCES: AnnotationReferences = {
+  secretAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.secrets ?? []),
+};
 
 const KNOWN_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
 

@@ -9,9 +9,16 @@ const keys = {
   'whitelist-source-range': 'Medium',
 } as const;
 
-export const ipAllowlistGroup: AnnotationGroup<'allowlist' | 'denied'> = {
+export interface IpAllowlistValue {
+  readonly allowlist: readonly string[];
+}
+
+const fields = { allowlist: 'location' } as const;
+
+export const ipAllowlistGroup: AnnotationGroup<IpAllowlistValue, typeof fields> = {
   name: 'ipallowlist',
   keys,
+  fields,
   docs: {
     'allowlist-source-range': { values: 'comma-separated IPs / CIDRs', default: 'ConfigMap whitelist-source-range', description: 'Client networks allowed to reach the location; others get 403.', onInvalid: 'warning; the location is denied (503)' },
     'whitelist-source-range': { values: 'comma-separated IPs / CIDRs', default: 'ConfigMap whitelist-source-range', description: 'Older name of allowlist-source-range (which wins when both are set).', onInvalid: 'warning; the location is denied (503)' },

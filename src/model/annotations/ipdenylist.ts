@@ -6,9 +6,16 @@ import type { AnnotationGroup } from './types.js';
 
 const keys = { 'denylist-source-range': 'Medium' } as const;
 
-export const ipDenylistGroup: AnnotationGroup<'denylist' | 'denied'> = {
+export interface IpDenylistValue {
+  readonly denylist: readonly string[];
+}
+
+const fields = { denylist: 'location' } as const;
+
+export const ipDenylistGroup: AnnotationGroup<IpDenylistValue, typeof fields> = {
   name: 'ipdenylist',
   keys,
+  fields,
   docs: {
     'denylist-source-range': { values: 'comma-separated IPs / CIDRs', default: 'ConfigMap denylist-source-range', description: 'Client networks refused (403) at the location.', onInvalid: 'warning; the location is denied (503)' },
   },

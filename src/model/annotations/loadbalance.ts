@@ -9,9 +9,16 @@ const algorithm = oneOf(LOAD_BALANCE_ALGORITHMS);
 
 const keys = { 'load-balance': 'Low' } as const;
 
-export const loadBalanceGroup: AnnotationGroup<'loadBalance'> = {
+export interface LoadBalanceValue {
+  readonly loadBalance: string;
+}
+
+const fields = { loadBalance: 'backend' } as const;
+
+export const loadBalanceGroup: AnnotationGroup<LoadBalanceValue, typeof fields> = {
   name: 'loadbalance',
   keys,
+  fields,
   docs: {
     'load-balance': { values: LOAD_BALANCE_ALGORITHMS.map((a) => `"${a}"`).join(' or '), default: 'ConfigMap load-balance', description: 'Load-balancing algorithm of the backend (consistent hashing: upstream-hash-by).' },
   },

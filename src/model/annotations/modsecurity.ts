@@ -15,6 +15,24 @@ const keys = {
   'modsecurity-snippet': 'Critical',
 } as const;
 
+export interface ModSecurityConfig {
+  /** enable-modsecurity; null when the annotation is absent or invalid (the ConfigMap decides). */
+  readonly enable: boolean | null;
+  /** enable-owasp-core-rules. */
+  readonly owaspRules: boolean;
+  /** modsecurity-transaction-id: an NGINX variable expression, or ''. */
+  readonly transactionId: string;
+  /** modsecurity-snippet as ModSecurity reads it, in pieces NGINX takes as one parameter each. */
+  readonly rules: readonly string[];
+}
+
+export interface ModSecurityValue {
+  /** null when the Ingress sets none of the modsecurity annotations. */
+  readonly modsecurity: ModSecurityConfig | null;
+}
+
+const fields = { modsecurity: 'location' } as const;
+
 export const MAX_MODSECURITY_SNIPPET = 64 * 1024;
 
 /** As ingress-nginx's NGINXVariable check, and `$` must start a variable name (`$name` or `${name}`). */
@@ -41,9 +59,10 @@ export const tenantRules: Check<readonly string[]> = (raw) => {
   }
 };
 
-export const modsecurityGroup: AnnotationGroup<'modsecurity'> = {
+export const modsecurityGroup: AnnotationGroup<ModSecurityValue, typeof fields> = {
   name: 'modsecurity',
   keys,
+  fields,
   docs: {
     'enable-modsecurity': { values: '"true" or "false"', default: 'ConfigMap enable-modsecurity', description: 'ModSecurity for the locations of the Ingress (`false`: off even when the ConfigMap turns it on); loads the base configuration (detection only, as ingress-nginx).' },
     'enable-owasp-core-rules': { values: '"true" or "false"', default: 'false', description: "The OWASP Core Rule Set (Debian's modsecurity-crs) in the Ingress's locations, where ModSecurity is on." },

@@ -24,9 +24,33 @@ const seconds = int(0, 86_400);
 const tries = int(0, 100);
 const httpVersion = oneOf(['1.0', '1.1'] as const);
 
-export const proxyGroup: AnnotationGroup<'proxy'> = {
+export interface ProxyConfig {
+  readonly connectTimeout: number;
+  readonly sendTimeout: number;
+  readonly readTimeout: number;
+  /** NGINX size strings, validated (e.g. `1m`, `8k`). */
+  readonly bodySize: string;
+  readonly bufferSize: string;
+  readonly buffersNumber: number;
+  readonly buffering: 'on' | 'off';
+  readonly requestBuffering: 'on' | 'off';
+  readonly nextUpstream: readonly string[];
+  readonly nextUpstreamTimeout: number;
+  readonly nextUpstreamTries: number;
+  readonly httpVersion: '1.0' | '1.1';
+  readonly clientBodyBufferSize: string;
+}
+
+export interface ProxyValue {
+  readonly proxy: ProxyConfig;
+}
+
+const fields = { proxy: 'location' } as const;
+
+export const proxyGroup: AnnotationGroup<ProxyValue, typeof fields> = {
   name: 'proxy',
   keys,
+  fields,
   docs: {
     'proxy-body-size': { values: 'size, k/m/g (e.g. 8m, 0 = unlimited)', default: 'ConfigMap proxy-body-size', description: 'client_max_body_size of the location.' },
     'proxy-connect-timeout': { values: 'seconds', default: 'ConfigMap proxy-connect-timeout', description: 'proxy_connect_timeout.' },

@@ -20,9 +20,26 @@ const burstMultiplier = int(1, 1000);
 /** limit_conn takes at most 65535 connections. */
 const connections = int(0, 65_535);
 
-export const rateLimitGroup: AnnotationGroup<'rateLimit'> = {
+export interface RateLimitConfig {
+  readonly rps: number;
+  readonly rpm: number;
+  readonly connections: number;
+  readonly burstMultiplier: number;
+  readonly limitRate: number;
+  readonly limitRateAfter: number;
+  readonly allowlist: readonly string[];
+}
+
+export interface RateLimitValue {
+  readonly rateLimit: RateLimitConfig | null;
+}
+
+const fields = { rateLimit: 'location' } as const;
+
+export const rateLimitGroup: AnnotationGroup<RateLimitValue, typeof fields> = {
   name: 'ratelimit',
   keys,
+  fields,
   docs: {
     'limit-rps': { values: 'integer ≥ 0', default: '0 (off)', description: 'Requests per second per client address; excess gets limit-req-status-code.' },
     'limit-rpm': { values: 'integer ≥ 0', default: '0 (off)', description: 'Requests per minute per client address.' },

@@ -15,9 +15,22 @@ const keys = {
 const redirectCode = int(300, 308);
 const httpUrl = url(['http', 'https']);
 
-export const redirectGroup: AnnotationGroup<'redirect' | 'fromToWWWRedirect'> = {
+export interface RedirectConfig {
+  readonly url: string;
+  readonly code: number;
+}
+
+export interface RedirectValue {
+  readonly redirect: RedirectConfig | null;
+  readonly fromToWWWRedirect: boolean;
+}
+
+const fields = { redirect: 'location', fromToWWWRedirect: 'server' } as const;
+
+export const redirectGroup: AnnotationGroup<RedirectValue, typeof fields> = {
   name: 'redirect',
   keys,
+  fields,
   docs: {
     'permanent-redirect': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Answer every request of the location with a permanent redirect to this URL.' },
     'permanent-redirect-code': { values: '300-308', default: '301', description: 'Status code of the permanent redirect.' },

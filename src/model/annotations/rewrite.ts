@@ -2,6 +2,7 @@
 // preserve-trailing-slash, x-forwarded-prefix.
 import { bool, InvalidValue, MAX_VALUE_LENGTH, uriPath, type Check } from '../validate.js';
 import { annotationReader } from './reader.js';
+import { pathUnderAny } from './site.js';
 import type { AnnotationGroup } from './types.js';
 
 /** A rewrite target: a URI (or absolute URL) whose only `$` are regex capture references ($1). */
@@ -25,9 +26,27 @@ const keys = {
   'x-forwarded-prefix': 'Medium',
 } as const;
 
-export const rewriteGroup: AnnotationGroup<'rewrite'> = {
+export interface RewriteConfig {
+  /** '' when no rewrite-target. */
+  readonly target: string;
+  readonly useRegex: boolean;
+  readonly appRoot: string;
+  readonly sslRedirect: boolean;
+  readonly forceSSLRedirect: boolean;
+  readonly preserveTrailingSlash: boolean;
+  readonly xForwardedPrefix: string;
+}
+
+export interface RewriteValue {
+  readonly rewrite: RewriteConfig;
+}
+
+const fields = { rewrite: 'location' } as const;
+
+export const rewriteGroup: AnnotationGroup<RewriteValue, typeof fields> = {
   name: 'rewrite',
   keys,
+  fields,
   docs: {
     'rewrite-target': { values: 'URI, may use capture references ($1)', default: "''", description: 'Target URI the matched path is rewritten to; turns on regex matching for the host.' },
     'use-regex': { values: '"true" or "false"', default: 'false', description: 'Treat the Ingress paths as regular expressions (host-wide).' },
@@ -36,6 +55,11 @@ export const rewriteGroup: AnnotationGroup<'rewrite'> = {
     'force-ssl-redirect': { values: '"true" or "false"', default: 'ConfigMap force-ssl-redirect', description: 'Redirect HTTP to HTTPS even without TLS on the Ingress.' },
     'preserve-trailing-slash': { values: '"true" or "false"', default: 'false', description: 'Keep the trailing slash in the URI of the SSL redirect.' },
     'x-forwarded-prefix': { values: 'URI path', default: "''", description: 'Value of the X-Forwarded-Prefix header sent upstream.' },
+  },
+  atLocation: {
+    // no-tls-redirect-locations (default: ACME challenges) are never redirected to HTTPS.
+    rewrite: (rewrite, site) => (pathUnderAny(site.path, site.settings.noTLSRedirectLocations)
+      ? { ...rewrite, sslRedirect: false, forceSSLRedirect: false } : rewrite),
   },
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);

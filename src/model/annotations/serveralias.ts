@@ -7,9 +7,16 @@ const aliasList = commaList(hostname({ wildcard: true }));
 
 const keys = { 'server-alias': 'High' } as const;
 
-export const serverAliasGroup: AnnotationGroup<'serverAliases'> = {
+export interface ServerAliasValue {
+  readonly serverAliases: readonly string[];
+}
+
+const fields = { serverAliases: 'server' } as const;
+
+export const serverAliasGroup: AnnotationGroup<ServerAliasValue, typeof fields> = {
   name: 'serveralias',
   keys,
+  fields,
   docs: {
     'server-alias': { values: 'comma-separated host names (`*.` wildcard allowed)', default: "''", description: 'Extra server_name entries for the host.' },
   },

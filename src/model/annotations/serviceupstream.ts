@@ -5,9 +5,16 @@ import type { AnnotationGroup } from './types.js';
 
 const keys = { 'service-upstream': 'Low' } as const;
 
-export const serviceUpstreamGroup: AnnotationGroup<'serviceUpstream'> = {
+export interface ServiceUpstreamValue {
+  readonly serviceUpstream: boolean;
+}
+
+const fields = { serviceUpstream: 'backend' } as const;
+
+export const serviceUpstreamGroup: AnnotationGroup<ServiceUpstreamValue, typeof fields> = {
   name: 'serviceupstream',
   keys,
+  fields,
   docs: {
     'service-upstream': { values: '"true" or "false"', default: 'false', description: "Use the Service's cluster IP as the only endpoint." },
   },

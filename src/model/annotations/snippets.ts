@@ -33,9 +33,19 @@ function readSnippet(r: AnnotationReader, allowed: boolean, key: keyof typeof ke
   return r.get(key, snippet, '');
 }
 
-export const snippetsGroup: AnnotationGroup<'configurationSnippet' | 'serverSnippet'> = {
+export interface SnippetsValue {
+  /** Only set when snippets are allowed; otherwise ''. */
+  readonly configurationSnippet: string;
+  /** Only set when snippets are allowed; otherwise ''. */
+  readonly serverSnippet: string;
+}
+
+const fields = { configurationSnippet: 'location', serverSnippet: 'server' } as const;
+
+export const snippetsGroup: AnnotationGroup<SnippetsValue, typeof fields> = {
   name: 'snippets',
   keys,
+  fields,
   docs: {
     'configuration-snippet': { values: 'NGINX directives', default: "''", description: 'Directives added to each location of the Ingress.', onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
     'server-snippet': { values: 'NGINX directives', default: "''", description: "Directives added to the host's server block.", onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },

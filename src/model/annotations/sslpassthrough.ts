@@ -5,9 +5,16 @@ import type { AnnotationGroup } from './types.js';
 
 const keys = { 'ssl-passthrough': 'Low' } as const;
 
-export const sslPassthroughGroup: AnnotationGroup<'sslPassthrough'> = {
+export interface SslPassthroughValue {
+  readonly sslPassthrough: boolean;
+}
+
+const fields = { sslPassthrough: 'server' } as const;
+
+export const sslPassthroughGroup: AnnotationGroup<SslPassthroughValue, typeof fields> = {
   name: 'sslpassthrough',
   keys,
+  fields,
   docs: {
     'ssl-passthrough': { values: '"true" or "false"', default: 'false', description: 'Pass TLS connections for the host to the backend without terminating them.' },
   },

@@ -1,10 +1,12 @@
-// The contract between the annotation parsers (one module per group in this folder) and the
-// model builder. Each group module exports its keys, its risk, and a parser from an Ingress
-// (plus ConfigMap defaults) to a typed value or a precise warning.
+// The contract between the annotation groups (one module per group in this folder) and the rest
+// of the controller. A group module is the group end to end on the model side: its keys and
+// their risk, their documentation, the parser from an Ingress (plus ConfigMap defaults) to a
+// typed value or a precise warning, the model fields that value fills and their scope, any
+// per-location adjustment, and the annotations that name Secrets. Its NGINX directives are its
+// render block, src/render/blocks/<group>.ts.
 import type { Ingress } from '../../store/kube-types.js';
 import type { StoreReader } from '../../store/types.js';
 import type { NginxSettings } from '../config/settings.js';
-import type { CookieSessionAffinity, LocationAnnotations, ModelWarning } from '../types.js';
 
 export type RiskLevel = 'Low' | 'Medium' | 'High' | 'Critical';
 
@@ -21,50 +23,19 @@ export interface AnnotationContext {
   prefixed?: Readonly<Record<string, string>>;
 }
 
-export interface CanaryConfig {
-  enabled: boolean;
-  weight: number;
-  weightTotal: number;
-  header: string;
-  headerValue: string;
-  headerPattern: string;
-  /** canary-by-header-pattern is set but not a valid pattern: requests with the header stay on the primary. */
-  headerPatternInvalid: boolean;
-  cookie: string;
-}
+/**
+ * Where a field of the model applies: `location` fields are copied onto every Location of the
+ * Ingress (each location its own Ingress's values); `server` fields are taken by the host's
+ * server from its oldest Ingress that sets them; `backend` fields by the backend from the first
+ * Ingress that uses it (the Lua balancer applies them per request, from the backends payload).
+ */
+export type FieldScope = 'location' | 'server' | 'backend';
 
-export interface AffinityConfig {
-  type: '' | 'cookie';
-  mode: 'balanced' | 'persistent';
-  canaryBehavior: 'sticky' | 'legacy';
-  cookie: Omit<CookieSessionAffinity, 'locations'>;
-}
-
-/** Everything the annotations of one Ingress say, typed and validated. */
-export interface ParsedAnnotations extends LocationAnnotations {
-  /** `namespace/name` of the default-backend annotation's Service, or null. */
-  defaultBackendService: string | null;
-  // server scope (the oldest Ingress of a host wins)
-  serverSnippet: string;
-  serverAliases: string[];
-  fromToWWWRedirect: boolean;
-  sslPassthrough: boolean;
-  // backend scope
-  canary: CanaryConfig;
-  affinity: AffinityConfig;
-  loadBalance: string;
-  upstreamHashBy: { hashBy: string; subset: boolean; subsetSize: number };
-  serviceUpstream: boolean;
-  /**
-   * Set when an annotation is invalid in a way ingress-nginx answers with 503 for the
-   * Ingress's locations (e.g. auth-secret missing); the reason names the annotation.
-   */
-  denied: string | null;
-}
-
-export interface ParseResult {
-  value: ParsedAnnotations;
-  warnings: ModelWarning[];
+/** Where one location of an Ingress is: what a group's per-location adjustment may look at. */
+export interface LocationSite {
+  /** The path NGINX matches (after the Prefix split). */
+  path: string;
+  settings: NginxSettings;
 }
 
 /** Documentation of one annotation key. */
@@ -78,14 +49,42 @@ export interface AnnotationKeyDoc {
   onInvalid?: string;
 }
 
-/** What each group module exports. */
-export interface AnnotationGroup<K extends keyof ParsedAnnotations = keyof ParsedAnnotations> {
-  /** Group name, e.g. `rewrite`, `cors`. */
+/**
+ * Set by a group when an annotation is invalid in a way ingress-nginx answers with 503 for the
+ * Ingress's locations (e.g. auth-secret missing); the reason names the annotation. The first
+ * group (in ANNOTATION_GROUPS order) to deny names the reason.
+ */
+export interface Denial {
+  denied?: string | null;
+}
+
+/** The scope of each field of a group's value. */
+export type FieldScopes<V> = { readonly [F in keyof V]-?: FieldScope };
+
+/**
+ * What each group module exports. `V` is the group's value (its fields of ParsedAnnotations),
+ * `S` the literal scope of each field (`typeof fields`), from which the model's
+ * LocationAnnotations type is derived: a new group adds its fields to the model by itself.
+ */
+export interface AnnotationGroup<V extends object = object, S extends FieldScopes<V> = FieldScopes<V>> {
+  /** Group name, e.g. `rewrite`, `cors`; also the name of its render block. */
   name: string;
   /** Annotation keys (without prefix) this group owns, with their risk. */
-  keys: Record<string, RiskLevel>;
+  keys: Readonly<Record<string, RiskLevel>>;
   /** Per-key documentation (values, default, what it does); docs/annotations.md is generated from it. */
-  docs?: Record<string, AnnotationKeyDoc>;
-  /** Fills this group's fields of ParsedAnnotations; reports invalid values as warnings. */
-  parse(ing: Ingress, ctx: AnnotationContext, warn: (key: string, message: string) => void): Pick<ParsedAnnotations, K>;
+  docs?: Readonly<Record<string, AnnotationKeyDoc>>;
+  /** The model fields the value fills, and the scope of each. */
+  fields: S;
+  /**
+   * Keys (of `keys`) whose value names a Secret, `name` or `namespace/name`: the store indexes
+   * them so that a change to the Secret rebuilds the Ingresses that use it.
+   */
+  secrets?: readonly string[];
+  /** Fills this group's fields; reports invalid values as warnings. */
+  parse(ing: Ingress, ctx: AnnotationContext, warn: (key: string, message: string) => void): V & Denial;
+  /**
+   * A location-scoped field's value on one location, where it is not the parsed value as it is
+   * (e.g. no-tls-redirect-locations lifts the SSL redirect under its paths).
+   */
+  atLocation?: { readonly [F in keyof V]?: (value: V[F], site: LocationSite) => V[F] };
 }

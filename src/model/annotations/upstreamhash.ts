@@ -19,9 +19,16 @@ export const hashExpression: Check<string> = (raw) => {
   return v;
 };
 
-export const upstreamHashGroup: AnnotationGroup<'upstreamHashBy'> = {
+export interface UpstreamHashValue {
+  readonly upstreamHashBy: { readonly hashBy: string; readonly subset: boolean; readonly subsetSize: number };
+}
+
+const fields = { upstreamHashBy: 'backend' } as const;
+
+export const upstreamHashGroup: AnnotationGroup<UpstreamHashValue, typeof fields> = {
   name: 'upstreamhash',
   keys,
+  fields,
   docs: {
     'upstream-hash-by': { values: 'NGINX variable expression, e.g. `$request_uri`', default: "''", description: 'Hash requests onto endpoints by this key (consistent hashing).' },
     'upstream-hash-by-subset': { values: '"true" or "false"', default: 'false', description: 'Hash onto a subset of endpoints, then round robin inside it.' },

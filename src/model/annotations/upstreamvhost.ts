@@ -18,9 +18,16 @@ const vhost: Check<string> = (raw) => {
   }
 };
 
-export const upstreamVhostGroup: AnnotationGroup<'upstreamVhost'> = {
+export interface UpstreamVhostValue {
+  readonly upstreamVhost: string;
+}
+
+const fields = { upstreamVhost: 'location' } as const;
+
+export const upstreamVhostGroup: AnnotationGroup<UpstreamVhostValue, typeof fields> = {
   name: 'upstreamvhost',
   keys,
+  fields,
   docs: {
     'upstream-vhost': { values: 'host[:port] or one NGINX variable', default: "''", description: 'Host header sent to the backend.' },
   },

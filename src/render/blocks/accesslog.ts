@@ -1,0 +1,13 @@
+// access-log group: a location that logs nothing turns its access log off, keeping the metrics
+// log (`access_log off` would stop that one too).
+import { metricsAccessLog } from '../metrics-log.js';
+import { directives } from './layout.js';
+import type { RenderBlock } from './types.js';
+
+export const accessLogBlock: RenderBlock = {
+  group: 'accesslog',
+  applied: 'directives',
+  location: {
+    access: ({ loc, runtime }) => (loc.accessLog ? '' : directives([runtime.metricsLog ? metricsAccessLog(runtime.metricsLog) : 'access_log off'])),
+  },
+};

@@ -1,0 +1,34 @@
+// authbasic group: auth_basic with the users of the auth Secret, written as an htpasswd file
+// beside nginx.conf (a directory per namespace, see authFilePath). Basic auth keeps the client's
+// credentials from the backend, as ingress-nginx does. Digest is parsed but not served: the
+// location is denied rather than left open.
+import type { Location } from '../../model/types.js';
+import * as f from '../filters.js';
+import { authFilePath } from '../runtime.js';
+import { directives } from './layout.js';
+import type { RenderBlock } from './types.js';
+
+/** The basic-auth settings whose htpasswd file a location reads, if it reads one. */
+function authFileOf(loc: Location): Location['basicAuth'] {
+  return loc.basicAuth && !loc.denied ? loc.basicAuth : null;
+}
+
+export const authBasicBlock: RenderBlock = {
+  group: 'authbasic',
+  applied: 'directives',
+  location: {
+    deny: ({ loc }) => (loc.basicAuth?.type === 'digest' ? 'auth-type digest is not supported' : null),
+    access: ({ loc, runtime }) => (loc.basicAuth
+      ? directives([`auth_basic ${f.quote(loc.basicAuth.realm, 'auth-realm')}`, `auth_basic_user_file ${f.quoteLiteral(authFilePath(runtime, loc.basicAuth.secret), 'auth-secret')}`])
+      : ''),
+    headers: ({ loc, hdr }) => (loc.basicAuth ? { lines: [`${hdr} Authorization ""`] } : null),
+  },
+  files(loc, runtime) {
+    const ba = authFileOf(loc);
+    if (!ba) return [];
+    for (const line of ba.users) {
+      if (/[\r\n\u0000]/.test(line) || !/^[^:]+:/.test(line)) throw new f.RenderError(`auth-secret ${ba.secret}`, 'invalid htpasswd line');
+    }
+    return [{ path: authFilePath(runtime, ba.secret), content: ba.users.map((l) => `${l}\n`).join('') }];
+  },
+};

@@ -1,0 +1,11 @@
+// connection group: the Connection header sent upstream.
+import * as f from '../filters.js';
+import type { RenderBlock } from './types.js';
+
+export const connectionBlock: RenderBlock = {
+  group: 'connection',
+  applied: 'directives',
+  location: {
+    headers: ({ loc }) => (loc.connectionHeader === '' ? null : { connection: f.quote(loc.connectionHeader, 'connection-proxy-header') }),
+  },
+};

@@ -1,0 +1,71 @@
+// The registry of render blocks: one per annotation group (src/model/annotations/index.ts lists
+// the groups; a test fails when a group has no block here), and the fixed order in which the
+// location and server frames print the blocks' slots.
+import { accessLogBlock } from './accesslog.js';
+import { authBasicBlock } from './authbasic.js';
+import { authExternalBlock } from './authexternal.js';
+import { backendProtocolBlock } from './backendprotocol.js';
+import { connectionBlock } from './connection.js';
+import { corsBlock } from './cors.js';
+import { customHttpErrorsBlock } from './customhttperrors.js';
+import { defaultBackendBlock } from './defaultbackend.js';
+import { ipAllowlistBlock } from './ipallowlist.js';
+import { ipDenylistBlock } from './ipdenylist.js';
+import { modsecurityBlock } from './modsecurity.js';
+import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
+import { proxyBlock } from './proxy.js';
+import { rateLimitBlock } from './ratelimit.js';
+import { redirectBlock } from './redirect.js';
+import { rewriteBlock } from './rewrite.js';
+import { serverAliasBlock } from './serveralias.js';
+import { snippetsBlock } from './snippets.js';
+import { sslPassthroughBlock } from './sslpassthrough.js';
+import type { LocationBlock, RenderBlock, ServerBlock } from './types.js';
+import { upstreamVhostBlock } from './upstreamvhost.js';
+
+export const RENDER_BLOCKS: readonly RenderBlock[] = [
+  rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, snippetsBlock,
+  authBasicBlock, authExternalBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
+  corsBlock, proxyBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, modsecurityBlock,
+  canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
+];
+
+/**
+ * Which blocks print in each slot of a location, in the order they print there (the slots
+ * themselves are printed in the order of LocationBlock). A block that has a slot function must
+ * be listed under that slot; a test checks it.
+ */
+export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly RenderBlock[] } = {
+  deny: [authBasicBlock],
+  upstream: [backendProtocolBlock],
+  redirect: [redirectBlock, rewriteBlock],
+  lua: [rewriteBlock, defaultBackendBlock, snippetsBlock],
+  // The denylist before the allowlist, as ingress-nginx: NGINX takes the first rule that matches.
+  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock, modsecurityBlock],
+  cors: [corsBlock],
+  errors: [customHttpErrorsBlock, rewriteBlock],
+  headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
+  proxy: [proxyBlock],
+  snippet: [snippetsBlock],
+  internal: [authExternalBlock, customHttpErrorsBlock],
+  http: [rateLimitBlock],
+  uses: [authExternalBlock],
+};
+
+/** Which blocks print in each part of a server, in order. */
+export const SERVER_LAYOUT: { readonly [S in keyof ServerBlock]-?: readonly RenderBlock[] } = {
+  names: [serverAliasBlock],
+  directives: [snippetsBlock],
+  ownsHeaderFilter: [snippetsBlock],
+  after: [redirectBlock],
+};
+
+/** The slot functions of a layout, in order: what the frames call. */
+export function slotFunctions<B extends object, S extends keyof B>(layout: { readonly [K in S]: readonly RenderBlock[] }, part: 'location' | 'server', slot: S): Array<NonNullable<B[S]>> {
+  return layout[slot].map((b) => {
+    const fn = (b[part] as B | undefined)?.[slot];
+    if (typeof fn !== 'function') throw new Error(`render block ${b.group} is listed under ${String(slot)} but has no ${part}.${String(slot)}`);
+    return fn as NonNullable<B[S]>;
+  });
+}

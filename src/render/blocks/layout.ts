@@ -1,0 +1,17 @@
+// How directives are laid out inside a location block: one per line at the location body's
+// indent. Shared by the blocks and the location frame so every block prints the same way.
+
+/** The indent of a location body. */
+export const I = '            ';
+
+/** Directives (without `;`), one per line at the location body's indent. */
+export function directives(ds: readonly string[]): string {
+  let out = '';
+  for (const d of ds) out += `${I}${d};\n`;
+  return out;
+}
+
+/** A regular expression matching `s` literally. */
+export function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,50 @@
+// ratelimit group: limit_req/limit_conn/limit_rate in the location, and the zones they count in
+// at http level, named after the location (one zone set per location, shared by the two pieces
+// of a Prefix split). limit-whitelist networks get an empty key, which NGINX does not count.
+import type { RateLimitConfig } from '../../model/annotations/ratelimit.js';
+import * as f from '../filters.js';
+import { directives } from './layout.js';
+import type { LocationContext, RenderBlock, Shared } from './types.js';
+
+function zoneName(c: LocationContext): string {
+  return `rl_${c.id()}`;
+}
+
+function limits(rl: RateLimitConfig, zone: string): string {
+  const mult = Math.max(1, Math.floor(rl.burstMultiplier || 1));
+  const lines: string[] = [];
+  if (rl.connections > 0) lines.push(`limit_conn ${zone}_conn ${f.num(rl.connections, 'limit-connections')}`);
+  if (rl.rps > 0) lines.push(`limit_req zone=${zone}_rps burst=${f.num(rl.rps * mult, 'limit-burst-multiplier')} nodelay`);
+  if (rl.rpm > 0) lines.push(`limit_req zone=${zone}_rpm burst=${f.num(rl.rpm * mult, 'limit-burst-multiplier')} nodelay`);
+  if (rl.limitRateAfter > 0) lines.push(`limit_rate_after ${f.num(rl.limitRateAfter, 'limit-rate-after')}k`);
+  if (rl.limitRate > 0) lines.push(`limit_rate ${f.num(rl.limitRate, 'limit-rate')}k`);
+  return directives(lines);
+}
+
+function zones(rl: RateLimitConfig, zone: string): string {
+  let key = '$binary_remote_addr';
+  let out = '';
+  if (rl.allowlist.length > 0) {
+    key = `$${zone}_key`;
+    out += `    geo $${zone}_allowed {\n        default 0;\n${rl.allowlist.map((c) => `        ${f.cidr(c, 'limit-whitelist')} 1;\n`).join('')}    }\n`;
+    out += `    map $${zone}_allowed ${key} {\n        0 $binary_remote_addr;\n        1 "";\n    }\n`;
+  }
+  if (rl.connections > 0) out += `    limit_conn_zone ${key} zone=${zone}_conn:5m;\n`;
+  if (rl.rps > 0) out += `    limit_req_zone ${key} zone=${zone}_rps:5m rate=${f.num(rl.rps, 'limit-rps')}r/s;\n`;
+  if (rl.rpm > 0) out += `    limit_req_zone ${key} zone=${zone}_rpm:5m rate=${f.num(rl.rpm, 'limit-rpm')}r/m;\n`;
+  return out;
+}
+
+export const rateLimitBlock: RenderBlock = {
+  group: 'ratelimit',
+  applied: 'directives',
+  location: {
+    access: (c) => (c.loc.rateLimit ? limits(c.loc.rateLimit, zoneName(c)) : ''),
+    http: (c): readonly Shared[] => {
+      const rl = c.loc.rateLimit;
+      if (!rl) return [];
+      const zone = zoneName(c);
+      return [{ name: zone, text: () => zones(rl, zone) }];
+    },
+  },
+};

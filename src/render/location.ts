@@ -1,0 +1,159 @@
+// The location frame: one `location` block, laid out from the render blocks' slots in the fixed
+// order of LOCATION_LAYOUT around what every proxied location has: the variables that name it,
+// the Lua rewrite phase (the Lua wiring contract), the standard proxy headers and the pass.
+// liquidjs costs microseconds per output node, so a location is laid out here as a dense
+// string; every value in it went through a filter.
+import { createHash } from 'node:crypto';
+import type { NginxSettings } from '../model/config/settings.js';
+import type { Location, Server } from '../model/types.js';
+import * as f from './filters.js';
+import { LOCATION_LAYOUT, slotFunctions } from './blocks/index.js';
+import { I, directives } from './blocks/layout.js';
+import type { HeaderPart, HttpFeature, LocationBlock, LocationContext, LuaPart, Shared, Upstream } from './blocks/types.js';
+import { standardHeaders } from './proxy-headers.js';
+import type { NginxRuntime } from './runtime.js';
+
+export function shortId(...parts: string[]): string {
+  return createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 12);
+}
+
+/** A rendered location and what it needs outside its block. */
+export interface RenderedLocation {
+  text: string;
+  internal: readonly Shared[];
+  http: readonly Shared[];
+  uses: readonly HttpFeature[];
+}
+
+/** What is the same for every location of a server. */
+export interface LocationFrame {
+  settings: NginxSettings;
+  runtime: NginxRuntime;
+  /** The request's $host as a Lua literal when the server has one exact name, else '' (see knownHost). */
+  host: string;
+}
+
+const slots = <S extends keyof LocationBlock>(slot: S) => slotFunctions<LocationBlock, S>(LOCATION_LAYOUT, 'location', slot);
+const DENY = slots('deny');
+const UPSTREAM = slots('upstream');
+const REDIRECT = slots('redirect');
+const LUA = slots('lua');
+const ACCESS = slots('access');
+const CORS = slots('cors');
+const ERRORS = slots('errors');
+const HEADERS = slots('headers');
+const PROXY = slots('proxy');
+const SNIPPET = slots('snippet');
+const INTERNAL = slots('internal');
+const HTTP = slots('http');
+const USES = slots('uses');
+
+const HTTP_UPSTREAM: Upstream = { pass: 'proxy_pass http://upstream_balancer', hdr: 'proxy_set_header' };
+const NOTHING: readonly never[] = [];
+
+class Context implements LocationContext {
+  private shortId: string | undefined;
+  constructor(
+    readonly server: Server, readonly loc: Location, readonly settings: NginxSettings, readonly runtime: NginxRuntime, readonly hdr: string,
+  ) {}
+
+  // The two pieces of a Prefix split share one (one rate-limit counter, one auth location).
+  id(): string {
+    const loc = this.loc;
+    return (this.shortId ??= shortId(this.server.hostname, loc.ingressPath ?? loc.path, loc.ingressPath !== undefined ? 'Prefix' : loc.pathType));
+  }
+}
+
+function text(fns: ReadonlyArray<(c: LocationContext) => string>, c: LocationContext): string {
+  let out = '';
+  for (const fn of fns) out += fn(c);
+  return out;
+}
+
+function shared(fns: ReadonlyArray<(c: LocationContext) => readonly Shared[]>, c: LocationContext): readonly Shared[] {
+  let out: Shared[] | null = null;
+  for (const fn of fns) {
+    const part = fn(c);
+    if (part.length > 0) (out ??= []).push(...part);
+  }
+  return out ?? NOTHING;
+}
+
+/** The location block. A RenderError from a block propagates: the caller denies the location. */
+export function renderLocation(server: Server, loc: Location, matcher: string, frame: LocationFrame): RenderedLocation {
+  let upstream = HTTP_UPSTREAM;
+  for (const fn of UPSTREAM) upstream = fn(loc) ?? upstream;
+  const c = new Context(server, loc, frame.settings, frame.runtime, upstream.hdr);
+  let reason = loc.denied;
+  for (let i = 0; reason === null && i < DENY.length; i++) reason = DENY[i]!(c);
+  if (reason !== null) return { text: deniedText(matcher, f.comment(reason)), internal: NOTHING, http: NOTHING, uses: NOTHING };
+
+  const http = shared(HTTP, c);
+  const internal = shared(INTERNAL, c);
+  let uses: HttpFeature[] | null = null;
+  for (const fn of USES) {
+    const u = fn(c);
+    if (u.length > 0) (uses ??= []).push(...u);
+  }
+  const body = variables(loc) + text(REDIRECT, c) + luaPhase(c, frame.host) + text(ACCESS, c) + text(CORS, c) + text(ERRORS, c)
+    + headers(c) + text(PROXY, c) + text(SNIPPET, c);
+  return { text: `        location ${matcher} {\n${body}${I}${upstream.pass};\n        }\n`, internal, http, uses: uses ?? NOTHING };
+}
+
+/** A location that answers 503, saying why in a comment (already through the comment filter). */
+export function deniedText(matcher: string, reason: string): string {
+  return `        location ${matcher} {\n${I}# denied: ${reason}\n${I}return 503;\n        }\n`;
+}
+
+function variables(loc: Location): string {
+  return `${I}set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')};\n`
+    + `${I}set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')};\n`
+    + `${I}set $service_name ${f.quote(loc.service?.name ?? '', 'service name')};\n`
+    + `${I}set $service_port ${f.quote(loc.service?.port ?? '', 'service port')};\n`
+    // The request metrics' path label: the Ingress rule's path, empty for the built-in default backend (as ingress-nginx).
+    + `${I}set $location_path ${f.quote(loc.ingress ? loc.ingressPath ?? loc.path : '', 'path')};\n`
+    + `${I}set $proxy_upstream_name ${f.quote(loc.backend, 'backend')};\n`
+    + `${I}set $proxy_alternative_upstream_name "";\n`;
+}
+
+/**
+ * The rewrite phase, run for every proxied request, so it carries what the model knows as
+ * constants: the SSL redirect only where the location has one and the server's host, and the
+ * backend name unless a configuration-snippet could `set` another $proxy_upstream_name.
+ * header_filter_by_lua is set once per server and inherited by every location that defines none.
+ */
+function luaPhase(c: LocationContext, host: string): string {
+  let redirectFlags: readonly string[] | undefined;
+  let fallback: string | undefined;
+  let fromSnippet = false;
+  for (const fn of LUA) {
+    const part: LuaPart | null = fn(c);
+    if (part === null) continue;
+    redirectFlags = part.redirect ?? redirectFlags;
+    fallback = part.fallbackBackend ?? fallback;
+    fromSnippet ||= part.backendFromSnippet === true;
+  }
+  const redirect = redirectFlags ? `${I}    lua_ingress.rewrite(${f.luaString(redirectFlags.join(' '))}${host ? `, ${host}` : ''})\n` : '';
+  let args = fromSnippet ? 'nil' : f.luaString(c.loc.backend, 'backend');
+  // default-backend: where the request goes while the backend has no endpoint (decided per request).
+  if (fallback) args += `, ${fallback}`;
+  else if (args === 'nil') args = '';
+  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
+}
+
+/** The location's own headers and then the whole standard set, when any block sets headers. */
+function headers(c: LocationContext): string {
+  let own = false;
+  let lines: string[] = [];
+  let host = '$best_http_host';
+  let connection = '$connection_upgrade';
+  for (const fn of HEADERS) {
+    const part: HeaderPart | null = fn(c);
+    if (part === null) continue;
+    own = true;
+    if (part.lines) lines = lines.concat(part.lines);
+    host = part.host ?? host;
+    connection = part.connection ?? connection;
+  }
+  return own ? `\n${directives(lines)}${directives(standardHeaders(c.settings, c.hdr, host, connection))}` : '';
+}

@@ -1,0 +1,185 @@
+// The dynamic-config actor under TestScheduler: POST order, 201 as the only success, retries on
+// the backoff in exact virtual time, per-request timeouts, partial success, never an error.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { TestScheduler } from 'rxjs/testing';
+import { NEVER, Observable, of, throwError, timer, map } from 'rxjs';
+import { createDynamicConfigActor, waitForControl, type DynamicResult, type RequestBody, type HttpResponseLike, type RequestFn } from '../../../src/actors/dynamic-config.js';
+import { backoffDelays, DESIGN_BACKOFF } from '../../../src/actors/backoff.js';
+import { silentLogger } from '../../../src/log.js';
+import type { Backend } from '../../../src/model/types.js';
+
+/** The serialiser takes any list; these tests post partial or odd backends on purpose. */
+const backends = (list: unknown[]): Backend[] => list as Backend[];
+
+/** A request body as one string (backends come as chunks). */
+const bodyText = (body: RequestBody | undefined): string | undefined => (body === undefined || typeof body === 'string' ? body : body.join(''));
+
+const CONTROL = { socketPath: '/run/irx/control.sock', token: () => 'token' };
+const noJitter = { random: () => 0 };
+
+interface Call { method: string; url: string; body?: string; signal?: AbortSignal; at: number }
+
+function harness(answer: (call: Call, n: number) => Observable<HttpResponseLike>) {
+  const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
+  const calls: Call[] = [];
+  const request: RequestFn = (method, url, body, signal) => {
+    const call = { method, url, body: bodyText(body), signal, at: scheduler.now() };
+    calls.push(call);
+    return answer(call, calls.length);
+  };
+  const actor = createDynamicConfigActor({ control: CONTROL, scheduler, logger: silentLogger(), request, backoff: noJitter });
+  return { scheduler, calls, actor };
+}
+
+const created = of({ status: 201, body: '' });
+const update = { backends: backends([{ name: 'a' }]), servers: { certificates: { u: 'pem' }, servers: { 'a.test': 'u' } } };
+
+function runActor(h: ReturnType<typeof harness>, u: Parameters<typeof h.actor>[0]): { result: DynamicResult; at: number } {
+  let out: { result: DynamicResult; at: number } | undefined;
+  h.scheduler.run(() => {
+    h.actor(u).subscribe({ next: (result) => { out = { result, at: h.scheduler.now() }; }, error: () => assert.unreachable('the actor errored') });
+  });
+  assert.ok(out, 'the actor emitted');
+  return out!;
+}
+
+test('the backends body is JSON.stringify of the list, byte for byte; only runs with a changed backend are serialised again', () => {
+  const h = harness(() => created);
+  let serialised = 0;
+  const counted = (name: string) => ({ name, endpoints: [{ address: '10.0.0.1', port: '80' }], toJSON() { serialised += 1; return { name: this.name, endpoints: this.endpoints }; } });
+  const first = [counted('a'), counted('b"\u2028é'), { name: 'plain', weight: 1.5, none: undefined }, null];
+  runActor(h, { backends: backends(first) });
+  assert.is(serialised, 2);
+  assert.is(h.calls[0].body, JSON.stringify(first));
+  // 300 backends are 3 runs (128, 128, 44): one changed backend re-serialises its run only.
+  const many = Array.from({ length: 300 }, (_, i) => counted(`b${i}`));
+  runActor(h, { backends: backends(many) });
+  assert.is(h.calls[1].body, JSON.stringify(many));
+  const changed = many.slice();
+  changed[200] = counted('b200-new');
+  serialised = 0;
+  runActor(h, { backends: backends(changed) });
+  assert.is(serialised, 128, 'the run holding the change, and nothing else');
+  assert.is(h.calls[2].body, JSON.stringify(changed), 'same bytes as JSON.stringify');
+  serialised = 0;
+  runActor(h, { backends: backends(changed.slice(0, 256)) });
+  assert.is(serialised, 0, 'a list cut at a run boundary reuses the runs');
+  assert.is(h.calls[3].body, JSON.stringify(changed.slice(0, 256)));
+  runActor(h, { backends: [] });
+  assert.is(h.calls[4].body, '[]');
+});
+
+test('posts each present part once, in order, as JSON; 201 everywhere is success at once', () => {
+  const h = harness(() => created);
+  const { result, at } = runActor(h, update);
+  assert.is(at, 0);
+  assert.equal({ ...result, startedAt: 0 }, { ok: true, attempts: 1, durationMs: 0, posted: ['backends', 'servers'], startedAt: 0 });
+  assert.equal(h.calls.map((c) => [c.method, c.url]), [
+    ['POST', `/configuration/backends`], ['POST', `/configuration/servers`],
+  ]);
+  assert.equal(JSON.parse(h.calls[0].body!), update.backends);
+  assert.equal(JSON.parse(h.calls[1].body!), update.servers);
+});
+
+test('only the parts present are posted; nothing to post is an immediate success', () => {
+  const h = harness(() => created);
+  assert.equal(runActor(h, { servers: update.servers }).result.posted, ['servers']);
+  assert.equal(h.calls.map((c) => c.url), [`/configuration/servers`]);
+  const empty = runActor(harness(() => created), {});
+  assert.equal({ ok: empty.result.ok, attempts: empty.result.attempts, posted: empty.result.posted }, { ok: true, attempts: 0, posted: [] });
+});
+
+test('marble: a non-201 answer is retried after 1 s, 0.8 s, 0.64 s, then succeeds', () => {
+  const h = harness((_, n) => (n <= 3 ? of({ status: 500, body: 'boom' }) : created));
+  h.scheduler.run(({ expectObservable }) => {
+    const out = h.actor({ backends: [] }).pipe(map((r) => `${r.ok}/${r.attempts}/${r.durationMs}`));
+    expectObservable(out).toBe('2440ms (a|)', { a: 'true/4/2440' });
+  });
+  assert.equal(h.calls.map((c) => c.at), [0, 1000, 1800, 2440]);
+});
+
+test('all 15 attempts failing ends in a failed result after the whole schedule, never an error', () => {
+  const h = harness(() => of({ status: 503, body: 'no room' }));
+  const { result, at } = runActor(h, { backends: [] });
+  const total = backoffDelays({ ...DESIGN_BACKOFF, ...noJitter }).reduce((a, b) => a + b, 0);
+  assert.is(at, total);
+  assert.is(h.calls.length, 15);
+  assert.is(result.ok, false);
+  assert.is(result.attempts, 15);
+  assert.is(result.durationMs, total);
+  assert.equal(result.posted, []);
+  assert.match(result.error!, /after 15 attempts/);
+  assert.match(result.error!, /HTTP 503: no room/);
+});
+
+test('a refused connection is retried like any failure', () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:10246'), { code: 'ECONNREFUSED' });
+  const h = harness((_, n) => (n === 1 ? throwError(() => refused) : created));
+  const { result, at } = runActor(h, { backends: [] });
+  assert.equal([result.ok, result.attempts, at], [true, 2, 1000]);
+});
+
+test('a request that never answers times out after timeoutMs, is aborted, and is retried', () => {
+  const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
+  const calls: Call[] = [];
+  const request: RequestFn = (method, url, body, signal) => {
+    calls.push({ method, url, body: bodyText(body), signal, at: scheduler.now() });
+    return calls.length === 1 ? NEVER : timer(30, scheduler).pipe(map(() => ({ status: 201, body: '' })));
+  };
+  const actor = createDynamicConfigActor({ control: CONTROL, scheduler, logger: silentLogger(), request, backoff: noJitter, timeoutMs: 250 });
+  scheduler.run(({ expectObservable }) => {
+    expectObservable(actor({ backends: [] }).pipe(map((r) => `${r.ok}/${r.attempts}`))).toBe('1280ms (a|)', { a: 'true/2' });
+  });
+  assert.equal(calls.map((c) => c.at), [0, 1250]);
+  assert.is(calls[0].signal!.aborted, true, 'the hung request was aborted');
+});
+
+test('after a partial success only the failed parts are posted again', () => {
+  let serversFailures = 2;
+  const h = harness((call) => (call.url.endsWith('/servers') && serversFailures-- > 0 ? of({ status: 400, body: 'bad' }) : created));
+  const { result } = runActor(h, update);
+  assert.equal([result.ok, result.attempts], [true, 3]);
+  assert.equal(h.calls.map((c) => c.url.split('/').pop()), ['backends', 'servers', 'servers', 'servers']);
+  assert.equal(result.posted, ['backends', 'servers']);
+});
+
+test('a failed result lists the parts that did get through', () => {
+  const h = harness((call) => (call.url.endsWith('/servers') ? of({ status: 500, body: '' }) : created));
+  const { result } = runActor(h, update);
+  assert.is(result.ok, false);
+  assert.equal(result.posted, ['backends']);
+  assert.match(result.error!, /POST \/configuration\/servers: HTTP 500/);
+});
+
+test('each update is independent (the actor keeps no state between updates)', () => {
+  let fail = true;
+  const h = harness(() => (fail ? of({ status: 500, body: '' }) : created));
+  assert.is(runActor(h, { backends: [] }).result.ok, false);
+  fail = false;
+  assert.equal(runActor(h, { backends: [] }).result.attempts, 1);
+});
+
+test('waitForControl polls until NGINX answers at all (404 included)', () => {
+  const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
+  let n = 0;
+  const request: RequestFn = () => (++n <= 3 ? throwError(() => new Error('ECONNREFUSED')) : of({ status: 404, body: '' }));
+  scheduler.run(({ expectObservable }) => {
+    expectObservable(waitForControl(CONTROL, { scheduler, timeoutMs: 5000, request })).toBe('300ms (a|)', { a: undefined });
+  });
+});
+
+test('waitForControl errors with a clear message after timeoutMs', () => {
+  const scheduler = new TestScheduler((a, b) => assert.equal(a, b));
+  const request: RequestFn = () => throwError(() => new Error('ECONNREFUSED'));
+  let failure: { message: string; at: number } | undefined;
+  scheduler.run(() => {
+    waitForControl(CONTROL, { scheduler, timeoutMs: 2000, intervalMs: 50, request }).subscribe({
+      next: () => assert.unreachable('no answer was given'),
+      error: (err: Error) => { failure = { message: err.message, at: scheduler.now() }; },
+    });
+  });
+  assert.equal(failure, { message: 'NGINX did not answer on unix:/run/irx/control.sock within 2000 ms', at: 2000 });
+});
+
+test.run();

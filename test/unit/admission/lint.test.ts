@@ -1,0 +1,127 @@
+// `ingress-rx lint`: golden output over a cluster dump that uses every annotation ingress-nginx
+// documents and over a repository of manifests; file:line down to the field; exit status; stdin;
+// and the same verdicts as the admission webhook for every Ingress of the dump.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { Writable } from 'node:stream';
+import { parseAllDocuments } from 'yaml';
+import { formatFinding, lintManifests, loadCluster, modelFindings, type LintOptions } from '../../../src/admission/lint.js';
+import { createReviewer } from '../../../src/admission/review.js';
+import { INGRESS_NGINX_ANNOTATIONS } from '../../../src/admission/ingress-nginx-keys.js';
+import { WARN_RULES } from '../../../src/admission/verdict.js';
+import { defaultStoreOptions } from '../../../src/store/store.js';
+import { runLint } from '../../../src/cli/lint.js';
+import { expectGolden } from '../../support/golden.js';
+import { CONFIGMAP, FIXTURES, NOW, PREFIX, clusterDump } from '../../support/migrate-fixture.js';
+import { fieldPath } from '../../../src/streams/manifests-locate.js';
+
+const ROOT = FIXTURES;
+
+const dump = clusterDump;
+const options = (extra: Partial<LintOptions['store']> = {}): LintOptions => ({
+  store: { ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: CONFIGMAP, ...extra }, annotationsPrefix: PREFIX, now: () => NOW,
+});
+
+const golden = (name: string, text: string) => expectGolden(join(ROOT, name), text, name);
+
+function sink(): Writable & { text: () => string } {
+  let text = '';
+  const w = new Writable({ write(chunk, _enc, done) { text += String(chunk); done(); } });
+  return Object.assign(w, { text: () => text });
+}
+
+test('the dump uses every annotation ingress-nginx documents', () => {
+  const used = new Set<string>();
+  for (const doc of parseAllDocuments(dump()[0]!.text)) {
+    for (const item of (doc.toJS() as { items: Array<{ metadata: { annotations?: Record<string, string> } }> }).items) {
+      for (const k of Object.keys(item.metadata.annotations ?? {})) if (k.startsWith(`${PREFIX}/`)) used.add(k.slice(PREFIX.length + 1));
+    }
+  }
+  assert.equal(INGRESS_NGINX_ANNOTATIONS.filter((a) => !used.has(a)), []);
+});
+
+test('golden: lint of the cluster dump', () => {
+  const r = lintManifests(dump(), options());
+  golden('migrate/expected/lint.txt', r.findings.map((f) => formatFinding(f)).join('\n') + '\n');
+  assert.equal(r.skipped, [{ key: 'other/traefik-app', reason: 'IngressClass "traefik" not found' }]);
+  assert.is(r.served.length, 16);
+});
+
+test('golden: lint of a repository of manifests (syntax error, a field\'s line, an object defined twice)', () => {
+  const dir = join(ROOT, 'lint', 'repo');
+  const files = ['apps/broken.yaml', 'apps/shop.yaml', 'apps/zz-copy.json'].map((f) => ({ file: f, text: readFileSync(join(dir, f), 'utf8') }));
+  const r = lintManifests(files, options({ configmap: '' }));
+  golden('lint/expected/repo.txt', r.findings.map((f) => formatFinding(f)).join('\n') + '\n');
+});
+
+test('a finding points at the line of its field, also inside a List item', () => {
+  const r = lintManifests(dump(), options());
+  const lines = dump()[0]!.text.split('\n');
+  const at = (f: { line: number }) => lines[f.line - 1]!;
+  const bad = r.findings.find((f) => f.object === 'Ingress apps/typos' && f.field.includes('proxy-read-timeout'))!;
+  assert.match(at(bad), /nginx\.ingress\.kubernetes\.io\/proxy-read-timeout: soon/);
+  const tls = r.findings.find((f) => f.object === 'Ingress apps/wrong-cert')!;
+  assert.match(at(tls), /secretName: tls-cert/);
+  const stolen = r.findings.find((f) => f.object === 'Ingress apps/thief')!;
+  assert.match(at(stolen), /^\s*rules:/);
+  const cm = r.findings.find((f) => f.field === 'data["log-format-upstream"]')!;
+  assert.match(at(cm), /log-format-upstream:/);
+  assert.equal(fieldPath('metadata.annotations["a/b.c"]'), ['metadata', 'annotations', 'a/b.c']);
+  assert.equal(fieldPath('spec.rules[2].http.paths[10].path'), ['spec', 'rules', 2, 'http', 'paths', 10, 'path']);
+});
+
+test('lint and the webhook agree on what is refused, Ingress by Ingress', () => {
+  const loaded = loadCluster(dump(), options());
+  const reviewer = createReviewer({ store: loaded.store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const fromLint = modelFindings(loaded, options()).filter((f) => f.severity === 'deny' && f.object.startsWith('Ingress '))
+    .map((f) => `${f.object}: ${f.field}: ${f.message}`).sort();
+  const fromReview = loaded.store.listIngresses().flatMap((ing) => reviewer.review(ing).findings
+    .filter((f) => f.severity === 'deny').map((f) => `${f.object}: ${f.field}: ${f.message}`)).sort();
+  assert.equal(fromReview, fromLint);
+  assert.is(fromLint.length, 4);
+});
+
+test('every warn rule is reachable: the dump and the review tests between them reach the ConfigMap one', () => {
+  const rules = new Set(lintManifests(dump(), options()).findings.map((f) => f.rule));
+  assert.ok(rules.has('unsupported-configmap-key'));
+  assert.ok(rules.has('unsupported-annotation'));
+  assert.ok(WARN_RULES.some((r) => r.name === 'unsupported-configmap-key'));
+});
+
+test('without EndpointSlices in the files (a repository), missing endpoints are not reported; with them (a dump), they are', () => {
+  const clean = [{ file: 'web.yaml', text: readFileSync(join(ROOT, 'lint', 'clean', 'web.yaml'), 'utf8') }];
+  assert.not.ok(lintManifests(clean, options({ configmap: '' })).findings.some((f) => /no ready endpoints/.test(f.message)));
+  const slice = `---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: other-1\n  namespace: apps\n  labels:\n    kubernetes.io/service-name: other\naddressType: IPv4\nendpoints: []\n`;
+  const withSlices = [{ file: 'web.yaml', text: clean[0]!.text + slice }];
+  assert.ok(lintManifests(withSlices, options({ configmap: '' })).findings.some((f) => /apps\/web has no ready endpoints/.test(f.message)));
+});
+
+test('exit status: 1 with errors, 0 with warnings only, 1 with --strict, 2 for unreadable input; stdin and JSON', () => {
+  const flags = { ...options().store, defaultSslCertificate: '', watchNamespace: '', annotationsPrefix: PREFIX, configmap: '' } as never;
+  const run = (paths: string[], extra: Record<string, unknown> = {}) => {
+    const out = sink();
+    const err = sink();
+    const code = runLint(paths, { ...(flags as object), ...extra, now: () => NOW } as never, out, err);
+    return { code, out: out.text(), err: err.text() };
+  };
+  const repo = relative(process.cwd(), join(ROOT, 'lint', 'repo'));
+  const clean = relative(process.cwd(), join(ROOT, 'lint', 'clean'));
+  const r1 = run([repo]);
+  assert.is(r1.code, 1);
+  assert.match(r1.out, /\n3 errors, 2 warnings in 1 Ingress \(4 objects, 3 files\)\n$/);
+  assert.match(r1.out, new RegExp(`^${repo.replace(/[./]/g, '\\$&')}/apps/broken\\.yaml:16: error: YAML syntax error`, 'm'));
+  assert.is(run([clean]).code, 0);
+  assert.is(run([clean], { strict: true }).code, 1);
+  const missing = run([join(ROOT, 'lint', 'nowhere')]);
+  assert.is(missing.code, 2);
+  assert.match(missing.err, /no such file or directory/);
+  const piped = run(['-'], { stdin: () => dump()[0]!.text, configmap: CONFIGMAP, output: 'json' });
+  assert.is(piped.code, 1);
+  const json = JSON.parse(piped.out) as { errors: number; warnings: number; findings: Array<{ file: string }> };
+  assert.is(json.errors, 5);
+  assert.ok(json.findings.every((f) => f.file === '<stdin>' || f.file === ''));
+});
+
+test.run();

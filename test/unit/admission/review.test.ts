@@ -1,0 +1,223 @@
+// The webhook's review logic without the HTTPS server: which Ingresses are refused and which only
+// warned about, that every warn rule of src/admission/verdict.ts is reached through the real
+// model, that a review builds only the candidate's neighbourhood, and that it agrees with the
+// controller's full model build about every Ingress of a cluster.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ConfigMap, Ingress } from '../../../src/store/kube-types.js';
+import { createReviewer, type ReviewResult } from '../../../src/admission/review.js';
+import { WARN_RULES, severityOf, warnRulesMarkdown } from '../../../src/admission/verdict.js';
+import { createModelBuilder } from '../../../src/model/build.js';
+import { PREFIX, ingress, service, slice, testStore, tlsSecret } from '../../support/model-objects.js';
+
+const certs = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
+const pem = (f: string) => readFileSync(join(certs, f), 'utf8');
+
+function cluster(options: Parameters<typeof testStore>[0] = {}) {
+  const store = testStore(options);
+  for (const name of ['web', 'api', 'other']) {
+    store.put('Service', service(name));
+    store.put('EndpointSlice', slice(`${name}-1`, name, ['10.0.0.1']));
+  }
+  store.put('Service', service('noeps'));
+  store.put('Secret', tlsSecret('tls', pem('tls.crt'), pem('tls.key')));
+  store.put('Secret', tlsSecret('mismatch', pem('tls.crt'), pem('other.key')));
+  store.put('Secret', tlsSecret('other', pem('other.crt'), pem('other.key')));
+  store.put('Ingress', ingress('owner', 'shop.example.com', [['/cart', 'Prefix', 'web', 80]], { ts: '2026-01-01T00:00:00Z' }));
+  const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => new Date('2026-06-01T00:00:00Z') });
+  return { store, reviewer };
+}
+
+const denials = (r: ReviewResult) => r.findings.filter((f) => f.severity === 'deny').map((f) => `${f.field}: ${f.message}`);
+const warnings = (r: ReviewResult) => r.findings.filter((f) => f.severity === 'warn');
+const rulesOf = (r: ReviewResult) => warnings(r).map((f) => f.rule);
+
+const NEW = '2026-05-01T00:00:00Z';
+const rulesHit = new Set<string>();
+function record(r: ReviewResult): ReviewResult {
+  for (const f of r.findings) if (f.rule) rulesHit.add(f.rule);
+  return r;
+}
+
+test('a valid Ingress is allowed without findings; the review is of our class only', () => {
+  const { reviewer } = cluster();
+  const r = reviewer.review(ingress('fine', 'fine.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'proxy-body-size': '8m' } }));
+  assert.ok(r.served);
+  assert.ok(r.allowed);
+  assert.equal(r.findings, []);
+  const other = ingress('theirs', 'x.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'kubernetes.io/ingress.class': 'traefik', 'proxy-body-size': 'nonsense' } });
+  const r2 = reviewer.review(other);
+  assert.is(r2.served, false);
+  assert.ok(r2.allowed, 'another controller\'s Ingress is none of our business');
+  assert.match(r2.reason, /traefik/);
+});
+
+test('invalid annotation values, risk, disabled snippets and bad paths deny, each naming its field', () => {
+  const { reviewer } = cluster();
+  const r = reviewer.review(ingress('bad', 'bad.example.com', [['/ok', 'Prefix', 'web', 80], ['/a b', 'Prefix', 'web', 80], ['/x[0-9]', 'Exact', 'web', 80]], {
+    ts: NEW,
+    annotations: {
+      'proxy-body-size': 'lots', 'configuration-snippet': 'return 200;', 'limit-rps': 'x',
+    },
+  }));
+  assert.not.ok(r.allowed);
+  const d = denials(r);
+  assert.ok(d.some((x) => x.startsWith(`metadata.annotations["${PREFIX}/proxy-body-size"]: "lots" is not a size`)), d.join('\n'));
+  assert.ok(d.some((x) => x.startsWith(`metadata.annotations["${PREFIX}/configuration-snippet"]: annotation has risk Critical, above annotations-risk-level High`)), d.join('\n'));
+  assert.ok(d.some((x) => x.startsWith(`metadata.annotations["${PREFIX}/limit-rps"]`)), d.join('\n'));
+  assert.ok(d.some((x) => /^spec\.rules\[0\]\.http\.paths\[1\]\.path: path "\/a b"/.test(x)), d.join('\n'));
+  assert.ok(d.some((x) => /^spec\.rules\[0\]\.http\.paths\[2\]\.path: .*strict-validate-path-type/.test(x)), d.join('\n'));
+  assert.is(d.length, 5, d.join('\n'));
+});
+
+test('the ConfigMap decides: a risk above annotations-risk-level denies, and so do snippets while they are disabled', () => {
+  const { store, reviewer } = cluster({ configmap: 'ingress/cfg' });
+  const cfg = (data: Record<string, string>) => store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'ingress' }, data } as ConfigMap);
+  cfg({ 'annotations-risk-level': 'Low' });
+  const risky = ingress('risky', 'risky.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'rewrite-target': '/x' } });
+  const r = reviewer.review(risky);
+  assert.not.ok(r.allowed);
+  assert.match(denials(r)[0]!, /rewrite-target.*above annotations-risk-level Low/);
+  cfg({ 'annotations-risk-level': 'Critical' });
+  assert.ok(reviewer.review(risky).allowed, 'the same Ingress, once the ConfigMap allows it');
+  const snippet = ingress('snip', 'snip.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'configuration-snippet': 'return 200;' } });
+  assert.match(denials(reviewer.review(snippet))[0]!, /snippet annotations are not allowed/);
+  cfg({ 'annotations-risk-level': 'Critical', 'allow-snippet-annotations': 'true' });
+  assert.ok(reviewer.review(snippet).allowed);
+});
+
+test('a host and path another Ingress already owns denies, naming it; the older owner updating is fine', () => {
+  const { reviewer, store } = cluster();
+  const r = reviewer.review(ingress('thief', 'shop.example.com', [['/cart', 'Prefix', 'api', 80], ['/new', 'Prefix', 'api', 80]], { ts: NEW }));
+  assert.not.ok(r.allowed);
+  assert.equal(denials(r), ['spec.rules: host shop.example.com path /cart (Prefix) is already defined by the older Ingress default/owner; ignored']);
+  assert.is(r.tested, 2, 'the candidate and the owner of its host');
+  // An Exact /cart does not collide with Prefix /cart in NGINX: no denial.
+  assert.ok(reviewer.review(ingress('exact', 'shop.example.com', [['/cart', 'Exact', 'api', 80]], { ts: NEW })).allowed);
+  // The owner itself, updated (same creation time), keeps its path.
+  const owner = store.getIngress('default/owner')!;
+  const updated: Ingress = { ...owner, spec: { ...owner.spec, rules: [{ host: 'shop.example.com', http: { paths: [...owner.spec.rules![0]!.http!.paths, { path: '/more', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] } };
+  assert.ok(reviewer.review(updated).allowed);
+});
+
+test('a candidate without creationTimestamp is the newest (it is being created)', () => {
+  const { reviewer } = cluster();
+  const ing = ingress('fresh', 'shop.example.com', [['/cart', 'Prefix', 'api', 80]]);
+  delete ing.metadata.creationTimestamp;
+  assert.not.ok(reviewer.review(ing).allowed);
+});
+
+test('TLS: a Secret that does not fit the host denies; a missing one warns; cert-manager Ingresses only warn', () => {
+  const { reviewer } = cluster();
+  const tls = (secretName: string, annotations: Record<string, string> = {}) => reviewer.review(ingress('tls', 'tls.example.com', [['/', 'Prefix', 'web', 80]], {
+    ts: NEW, annotations, tls: [{ hosts: ['tls.example.com'], secretName }],
+  }));
+  assert.ok(tls('tls').allowed);
+  const wrong = tls('other');
+  assert.not.ok(wrong.allowed);
+  assert.match(denials(wrong)[0]!, /^spec\.tls\[0\]\.secretName: Secret default\/other: certificate is not valid for tls\.example\.com/);
+  const mismatch = record(tls('mismatch'));
+  assert.not.ok(mismatch.allowed);
+  assert.match(denials(mismatch)[0]!, /does not match the certificate/);
+  const missing = record(tls('absent'));
+  assert.ok(missing.allowed);
+  assert.equal(rulesOf(missing), ['missing-object']);
+  const managed = record(tls('other', { 'cert-manager.io/cluster-issuer': 'letsencrypt' }));
+  assert.ok(managed.allowed);
+  assert.equal(rulesOf(managed), ['cert-manager-certificate']);
+});
+
+test('warn-only classes: unsupported annotation, missing Service and auth Secret, canary without primary, taken alias, no-effect annotations, a repeated path, a cross-namespace takeover, a renamed backend', () => {
+  const { reviewer, store } = cluster();
+  const check = (r: ReviewResult, rule: string) => {
+    record(r);
+    assert.ok(r.allowed, `${rule}: ${denials(r).join('; ')}`);
+    assert.ok(rulesOf(r).includes(rule), `${rule} in ${JSON.stringify(r.findings)}`);
+  };
+  check(reviewer.review(ingress('u', 'u.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'mirror-target': 'http://m/' } })), 'unsupported-annotation');
+  check(reviewer.review(ingress('s', 's.example.com', [['/', 'Prefix', 'noeps', 80]], { ts: NEW })), 'backend-endpoints');
+  check(reviewer.review(ingress('m', 'm.example.com', [['/', 'Prefix', 'nosvc', 80]], { ts: NEW })), 'missing-object');
+  check(reviewer.review(ingress('a', 'a.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'auth-type': 'basic', 'auth-secret': 'nope' } })), 'missing-object');
+  check(reviewer.review(ingress('c', 'nocanary.example.com', [['/', 'Prefix', 'api', 80]], { ts: NEW, annotations: { canary: 'true', 'canary-weight': '10' } })), 'canary-pairing');
+  check(reviewer.review(ingress('n', 'n.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'canary-weight': '10' } })), 'no-effect');
+  const twice = ingress('t', 't.example.com', [['/p', 'Prefix', 'web', 80], ['/p', 'Prefix', 'api', 80]], { ts: NEW });
+  check(reviewer.review(twice), 'path-listed-twice');
+  store.put('Ingress', ingress('first', 'first.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'server-alias': 'shared.example.com' } }));
+  check(reviewer.review(ingress('second', 'second.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shared.example.com' } })), 'alias-taken');
+  check(reviewer.review(ingress('third', 'third.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shop.example.com' } })), 'alias-taken');
+  // Another namespace: its canary on the owner's path, and a Service whose backend name is default's.
+  store.put('Service', service('cart', 'team-b'));
+  store.put('EndpointSlice', slice('cart-1', 'cart', ['10.0.1.1'], 'team-b'));
+  check(reviewer.review(ingress('cx', 'shop.example.com', [['/cart', 'Prefix', 'cart', 80]], { ns: 'team-b', ts: NEW, annotations: { canary: 'true', 'canary-weight': '10' } })), 'cross-namespace-takeover');
+  store.put('Service', service('b-web', 'default'));
+  store.put('EndpointSlice', slice('b-web-1', 'b-web', ['10.0.2.1']));
+  store.put('Service', service('web', 'default-b'));
+  store.put('EndpointSlice', slice('web-1', 'web', ['10.0.3.1'], 'default-b'));
+  store.put('Ingress', ingress('older', 'older.example.com', [['/', 'Prefix', 'b-web', 80]], { ts: '2026-01-01T00:00:00Z' }));
+  check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
+});
+
+test('--disable-catch-all: a catch-all Ingress of ours is refused as ingress-nginx does', () => {
+  const { reviewer } = cluster({ disableCatchAll: true });
+  const catchAll: Ingress = {
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'all', namespace: 'default', creationTimestamp: NEW },
+    spec: { defaultBackend: { service: { name: 'web', port: { number: 80 } } } },
+  };
+  const r = reviewer.review(catchAll);
+  assert.not.ok(r.allowed);
+  assert.match(denials(r)[0]!, /--disable-catch-all/);
+  const theirs = { ...catchAll, metadata: { ...catchAll.metadata, annotations: { 'kubernetes.io/ingress.class': 'other' } } };
+  assert.ok(reviewer.review(theirs).allowed, 'not ours: no opinion');
+});
+
+test('every warn rule about Ingresses is reached through the model (a changed model message fails here)', () => {
+  // The ConfigMap rule never concerns a reviewed Ingress; test/unit/lint.test.ts reaches it.
+  assert.equal([...rulesHit].sort(), WARN_RULES.map((r) => r.name).filter((n) => n !== 'unsupported-configmap-key').sort());
+});
+
+test('a review builds only the neighbourhood: 300 other Ingresses are not in the build', () => {
+  const { store, reviewer } = cluster();
+  for (let i = 0; i < 300; i++) store.put('Ingress', ingress(`bulk-${i}`, `bulk-${i}.example.com`, [['/', 'Prefix', 'web', 80]]));
+  store.put('Ingress', ingress('neighbour', 'shop.example.com', [['/other', 'Prefix', 'web', 80]], { annotations: { 'server-alias': 'alias.example.com' } }));
+  assert.is(reviewer.review(ingress('solo', 'solo.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW })).tested, 1);
+  assert.is(reviewer.review(ingress('near', 'shop.example.com', [['/x', 'Prefix', 'web', 80]], { ts: NEW })).tested, 3);
+  // Claiming a name another Ingress uses as an alias brings that Ingress in.
+  assert.is(reviewer.review(ingress('alias', 'alias.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW })).tested, 2);
+});
+
+test('the review and the controller\'s full build agree on what is refused, Ingress by Ingress', () => {
+  const { store, reviewer } = cluster();
+  const objects = [
+    ingress('dup', 'shop.example.com', [['/cart', 'Prefix', 'api', 80]], { ts: '2026-02-01T00:00:00Z' }),
+    ingress('badval', 'v.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-02T00:00:00Z', annotations: { 'proxy-read-timeout': 'soon' } }),
+    ingress('tlsbad', 'tls.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-03T00:00:00Z', tls: [{ hosts: ['tls.example.com'], secretName: 'other' }] }),
+    ingress('tlsgood', 'tls.example.com', [['/ok', 'Prefix', 'web', 80]], { ts: '2026-02-04T00:00:00Z', tls: [{ hosts: ['tls.example.com'], secretName: 'tls' }] }),
+    ingress('aliasA', 'a1.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-05T00:00:00Z', annotations: { 'server-alias': 'same.example.com' } }),
+    ingress('aliasB', 'b1.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-06T00:00:00Z', annotations: { 'server-alias': 'same.example.com' } }),
+    ingress('strict', 's.example.com', [['/a.b', 'Prefix', 'web', 80]], { ts: '2026-02-07T00:00:00Z' }),
+    ingress('fine', 'f.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-08T00:00:00Z' }),
+  ];
+  for (const o of objects) store.put('Ingress', o);
+  const full = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => new Date('2026-06-01T00:00:00Z') }).build(store);
+  const refusedByFull = new Set<string>();
+  for (const w of full.warnings) {
+    const m = /^Ingress (\S+)$/.exec(w.object);
+    const ing = m && store.getIngress(m[1]!);
+    if (ing && severityOf(w, { annotations: ing.metadata.annotations ?? {} }) === 'deny') refusedByFull.add(`${m![1]}: ${w.field}: ${w.message}`);
+  }
+  const refusedByReview = new Set<string>();
+  for (const ing of store.listIngresses()) {
+    for (const d of denials(reviewer.review(ing))) refusedByReview.add(`default/${ing.metadata.name}: ${d}`);
+  }
+  assert.equal([...refusedByReview].sort(), [...refusedByFull].sort());
+  assert.is(refusedByFull.size, 4, [...refusedByFull].join('\n'));
+});
+
+test('docs/admission.md shows the warn rules generated from the code', () => {
+  const doc = readFileSync(new URL('../../../docs/admission.md', import.meta.url), 'utf8');
+  assert.is(doc.split('<!-- warn-rules:begin -->\n')[1]?.split('<!-- warn-rules:end -->')[0], warnRulesMarkdown());
+});
+
+test.run();

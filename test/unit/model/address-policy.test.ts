@@ -1,0 +1,82 @@
+// The upstream address policy: every spelling of a node-local address is recognised before it
+// is judged, ordinary addresses pass in their canonical spelling, and the opt-in classes and the
+// controller's own ports behave as documented.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  STRICT_ADDRESS_POLICY, judgeEndpointAddress, judgeExternalName, parseAddress, parseAllowedClasses, type AddressPolicy,
+} from '../../../src/model/address-policy.js';
+import { NODE_LOCAL_SPELLINGS as HOSTILE_SPELLINGS } from '../../support/hostile.js';
+
+test('every spelling of a node-local address is read as the address it is', () => {
+  for (const [spelling, canonical, cls] of HOSTILE_SPELLINGS) {
+    const p = parseAddress(spelling);
+    assert.ok(p, `${spelling} is an address`);
+    assert.is(p!.canonical, canonical, spelling);
+    assert.is(p!.class, cls, spelling);
+    const v = judgeEndpointAddress(STRICT_ADDRESS_POLICY, spelling, '80');
+    assert.is(v.ok, false, `${spelling} refused`);
+    assert.match((v as { reason: string }).reason, cls);
+    assert.is(judgeExternalName(STRICT_ADDRESS_POLICY, spelling, '80').ok, false, `ExternalName ${spelling} refused`);
+  }
+});
+
+test('ordinary addresses pass in their canonical spelling', () => {
+  const cases: Array<[string, string]> = [
+    ['10.0.0.1', '10.0.0.1'], ['192.168.1.20', '192.168.1.20'], ['010.0.0.1', '8.0.0.1'], ['1.2.3.4.', '1.2.3.4'],
+    ['2001:db8::1', '2001:db8::1'], ['2001:DB8:0:0:0:0:0:1', '2001:db8::1'], ['[2001:db8::10]', '2001:db8::10'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'], ['fec0::1', 'fec0::1'], ['1::', '1::'], ['::2:3:4:5:6:7:8', '0:2:3:4:5:6:7:8'],
+    ['64:ff9b::127.0.0.1', '64:ff9b::7f00:1'],
+  ];
+  for (const [spelling, canonical] of cases) {
+    const p = parseAddress(spelling);
+    assert.ok(p, spelling);
+    assert.is(p!.canonical, canonical, spelling);
+    assert.is(p!.class, null, spelling);
+    assert.equal(judgeEndpointAddress(STRICT_ADDRESS_POLICY, spelling, '80'), { ok: true, address: canonical });
+  }
+});
+
+test('what is not an address: refused as an endpoint, left to DNS as an ExternalName', () => {
+  for (const s of ['256.0.0.1', '1.2.3.4.5', '08.0.0.1', '0x', '1..2', '4294967296', '0x100000000', '1.2.3.256', '1::2::3', ':::1',
+    '12345::', '1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7::8', '::ffff:127.0.0.01', '::1%', '::1%a b', 'example.com', '', ' ', '127.0.0.1 x']) {
+    assert.is(parseAddress(s), null, JSON.stringify(s));
+    assert.equal(judgeEndpointAddress(STRICT_ADDRESS_POLICY, s, '80'), { ok: false, reason: 'not an IP address' }, s);
+  }
+  assert.equal(judgeExternalName(STRICT_ADDRESS_POLICY, 'api.example.com', '443'), { ok: true, address: 'api.example.com' });
+});
+
+test('localhost names are loopback; with loopback allowed they become 127.0.0.1', () => {
+  for (const n of ['localhost', 'localhost.', 'LOCALHOST', 'db.localhost', 'x.LocalHost.']) {
+    const v = judgeExternalName(STRICT_ADDRESS_POLICY, n, '80');
+    assert.is(v.ok, false, n);
+    assert.match((v as { reason: string }).reason, /loopback/);
+  }
+  const local: AddressPolicy = { allow: new Set(['loopback']), ownPorts: new Set([8080]) };
+  assert.equal(judgeExternalName(local, 'localhost.', '9000'), { ok: true, address: '127.0.0.1' });
+  assert.is(judgeExternalName(STRICT_ADDRESS_POLICY, 'notlocalhost', '80').ok, true);
+});
+
+test('allowed classes pass, except on the controller\'s own ports', () => {
+  const local: AddressPolicy = { allow: new Set(['loopback']), ownPorts: new Set([8080, 10254]) };
+  assert.equal(judgeEndpointAddress(local, '127.0.0.1', '9000'), { ok: true, address: '127.0.0.1' });
+  assert.equal(judgeEndpointAddress(local, '0177.0.0.1', '9000'), { ok: true, address: '127.0.0.1' });
+  for (const [a, port] of [['127.0.0.1', '8080'], ['2130706433', '10254'], ['::ffff:7f00:1', '8080'], ['[::1]', '8080']]) {
+    const v = judgeEndpointAddress(local, a!, port!);
+    assert.is(v.ok, false, `${a}:${port}`);
+    assert.match((v as { reason: string }).reason, /controller's own listeners/);
+  }
+  // Unspecified is its own class: allowing loopback does not allow it, and link-local stays refused.
+  assert.is(judgeEndpointAddress(local, '0.0.0.0', '9000').ok, false);
+  assert.is(judgeEndpointAddress(local, '169.254.169.254', '80').ok, false);
+  const metadata: AddressPolicy = { allow: new Set(['link-local']), ownPorts: new Set([80]) };
+  assert.equal(judgeEndpointAddress(metadata, '169.254.169.254', '80'), { ok: true, address: '169.254.169.254' }, 'own ports guard only this node');
+});
+
+test('--allow-upstream-addresses is parsed strictly', () => {
+  assert.equal([...(parseAllowedClasses('loopback, link-local') as Set<string>)], ['loopback', 'link-local']);
+  assert.equal([...(parseAllowedClasses('') as Set<string>)], []);
+  assert.match((parseAllowedClasses('loopback,private') as { error: string }).error, /"private" is not an address class/);
+});
+
+test.run();

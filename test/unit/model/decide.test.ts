@@ -1,0 +1,211 @@
+// Decisions: each kind of change between two builds of one store gives none, dynamic or reload,
+// with the right flags and a reason naming what changed.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createModelBuilder } from '../../../src/model/build.js';
+import { decide } from '../../../src/model/decide.js';
+import { snapshot, type ModelSnapshot } from '../../../src/model/hash.js';
+import { backendsPayload } from '../../../src/model/payload.js';
+import { ingress, service, slice, testStore, tlsSecret, PREFIX } from '../../support/model-objects.js';
+
+const NOW = new Date('2026-11-22T00:00:00Z');
+const CERTS = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
+const pem = (f: string) => readFileSync(join(CERTS, f), 'utf8');
+
+function setup() {
+  const store = testStore();
+  store.put('Service', service('web'));
+  store.put('Service', service('web-canary'));
+  store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.1', '10.0.0.2']));
+  store.put('EndpointSlice', slice('web-canary-x', 'web-canary', ['10.0.1.1']));
+  store.put('Secret', tlsSecret('tls', pem('tls.crt'), pem('tls.key')));
+  store.put('Ingress', ingress('web', 'tls.example.com', [['/', 'Prefix', 'web', 80], ['/api', 'Prefix', 'web', 80]], {
+    tls: [{ hosts: ['tls.example.com'], secretName: 'tls' }],
+  }));
+  store.put('Ingress', canary(10, 100));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const running = snapshot(builder.build(store).config);
+  const next = (): { snap: ModelSnapshot; decision: ReturnType<typeof decide> } => {
+    const { config } = builder.build(store);
+    const snap = snapshot(config);
+    return { snap, decision: decide(running, snap) };
+  };
+  return { store, builder, running, next };
+}
+
+function canary(weight: number, total: number) {
+  return ingress('web-canary', 'tls.example.com', [['/', 'Prefix', 'web-canary', 80]], {
+    ts: '2026-01-02T00:00:00Z',
+    annotations: { canary: 'true', 'canary-weight': String(weight), 'canary-weight-total': String(total) },
+  });
+}
+
+test('no running configuration → reload', () => {
+  const { next } = setup();
+  const d = decide(null, next().snap);
+  assert.is(d.kind, 'reload');
+  assert.ok(d.backendsChanged && d.serversChanged);
+});
+
+test('nothing changed → none', () => {
+  const { next } = setup();
+  const d = next().decision;
+  assert.is(d.kind, 'none');
+  assert.not.ok(d.backendsChanged || d.serversChanged || d.l4EndpointsChanged);
+});
+
+test('equal content in other objects (two builders of one store) compares equal, by hashes', () => {
+  const a = setup();
+  const b = setup();
+  assert.is.not(a.running.servers[1], b.running.servers[1], 'the builders made distinct objects');
+  assert.is.not(a.running.backends[0], b.running.backends[0]);
+  const d = decide(a.running, b.running);
+  assert.is(d.kind, 'none');
+  assert.not.ok(d.backendsChanged || d.serversChanged);
+});
+
+test('a fragment that is the same object in both snapshots is not serialised, the replaced one is', () => {
+  const { store, builder } = setup();
+  const config = builder.build(store).config;
+  const reads: string[] = [];
+  // Serialising an object starts with its keys.
+  const watched = <T extends object>(o: T, name: string): T => new Proxy(o, { ownKeys(t) { reads.push(name); return Reflect.ownKeys(t); } });
+  const servers = config.servers.map((s) => watched(s, s.hostname));
+  const backends = config.backends.map((b) => watched(b, b.name));
+  const running = snapshot({ ...config, servers, backends });
+  const changed = { ...config.backends[1]!, endpoints: [] };
+  const next = snapshot({ ...config, servers, backends: backends.map((b, i) => (i === 1 ? changed : b)) });
+  const d = decide(running, next);
+  assert.is(d.kind, 'dynamic');
+  assert.match(d.reason, `endpoints of ${changed.name} changed`);
+  assert.equal([...new Set(reads)], [changed.name], 'only the replaced backend was serialised');
+});
+
+test('endpoints only → dynamic, backends changed, reason names the backend', () => {
+  const { store, next } = setup();
+  store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.1', '10.0.0.3']));
+  const d = next().decision;
+  assert.is(d.kind, 'dynamic');
+  assert.ok(d.backendsChanged);
+  assert.not.ok(d.serversChanged);
+  assert.match(d.reason, 'endpoints of default-web-80 changed');
+});
+
+test('certificate content → dynamic, servers changed', () => {
+  const { store, next } = setup();
+  // New PEM bytes for the same host (here the chain gains a blank line): a new certificate uid.
+  const renewed = tlsSecret('tls', `${pem('tls.crt')}\n`, pem('tls.key'));
+  store.put('Secret', renewed);
+  const d = next().decision;
+  assert.is(d.kind, 'dynamic');
+  assert.ok(d.serversChanged);
+  assert.not.ok(d.backendsChanged);
+  assert.match(d.reason, 'certificate of tls.example.com changed');
+});
+
+test('a host losing its certificate → dynamic (Lua serves the default certificate)', () => {
+  const { store, next } = setup();
+  store.put('Secret', tlsSecret('tls', pem('other.crt'), pem('other.key')));
+  const d = next().decision;
+  assert.is(d.kind, 'dynamic');
+  assert.ok(d.serversChanged);
+});
+
+test('new host → reload', () => {
+  const { store, next } = setup();
+  store.put('Ingress', ingress('more', 'new.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-01-03T00:00:00Z' }));
+  const d = next().decision;
+  assert.is(d.kind, 'reload');
+  assert.match(d.reason, 'server new.example.com added');
+});
+
+test('annotation change → reload', () => {
+  const { store, next } = setup();
+  store.put('Ingress', ingress('web', 'tls.example.com', [['/', 'Prefix', 'web', 80], ['/api', 'Prefix', 'web', 80]], {
+    tls: [{ hosts: ['tls.example.com'], secretName: 'tls' }], annotations: { 'proxy-body-size': '20m' },
+  }));
+  const d = next().decision;
+  assert.is(d.kind, 'reload');
+  assert.match(d.reason, 'server tls.example.com changed');
+});
+
+test('canary weight → dynamic', () => {
+  const { store, next } = setup();
+  store.put('Ingress', canary(30, 100));
+  const { decision: d } = next();
+  assert.is(d.kind, 'dynamic');
+  assert.ok(d.backendsChanged);
+  assert.match(d.reason, 'backend default-web-canary-80 changed');
+});
+
+test('canary weight-total → dynamic (ingress-nginx misses this change)', () => {
+  const { store, builder, next } = setup();
+  store.put('Ingress', canary(10, 1000));
+  const d = next().decision;
+  assert.is(d.kind, 'dynamic');
+  assert.ok(d.backendsChanged);
+  const canaryBackend = backendsPayload(builder.build(store).config).find((b) => b.name === 'default-web-canary-80')!;
+  assert.is(canaryBackend.trafficShapingPolicy.weightTotal, 1000);
+});
+
+test('pathType change → reload (ingress-nginx misses this change)', () => {
+  const { store, next } = setup();
+  store.put('Ingress', ingress('web', 'tls.example.com', [['/', 'Prefix', 'web', 80], ['/api', 'Exact', 'web', 80]], {
+    tls: [{ hosts: ['tls.example.com'], secretName: 'tls' }],
+  }));
+  const d = next().decision;
+  assert.is(d.kind, 'reload');
+  assert.match(d.reason, 'server tls.example.com changed');
+});
+
+test('ConfigMap settings → reload', () => {
+  const store = testStore({ configmap: 'ingress-nginx/nginx' });
+  store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress-nginx' }, data: {} } as never);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const running = snapshot(builder.build(store).config);
+  store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress-nginx' }, data: { 'proxy-body-size': '5m' } } as never);
+  const d = decide(running, snapshot(builder.build(store).config));
+  assert.is(d.kind, 'reload');
+  assert.match(d.reason, 'ConfigMap settings changed');
+});
+
+test('endpoints of an ssl-passthrough backend → reload (static stream upstreams); other backends stay dynamic', () => {
+  const store = testStore();
+  store.put('Service', service('tls-app'));
+  store.put('Service', service('web'));
+  store.put('EndpointSlice', slice('tls-app-x', 'tls-app', ['10.0.7.1']));
+  store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.1']));
+  store.put('Ingress', ingress('pass', 'pass.example.com', [['/', 'Prefix', 'tls-app', 80]], { annotations: { 'ssl-passthrough': 'true' } }));
+  store.put('Ingress', ingress('web', 'web.example.com', [['/', 'Prefix', 'web', 80]]));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const first = builder.build(store).config;
+  assert.ok(first.backends.find((b) => b.name === 'default-tls-app-80')?.sslPassthrough, 'the fixture has a passthrough backend');
+  let running = snapshot(first);
+  store.put('EndpointSlice', slice('tls-app-x', 'tls-app', ['10.0.7.2']));
+  let next = snapshot(builder.build(store).config);
+  const d = decide(running, next);
+  assert.is(d.kind, 'reload');
+  assert.match(d.reason, 'ssl-passthrough endpoints changed');
+  running = next;
+  store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.2']));
+  next = snapshot(builder.build(store).config);
+  assert.is(decide(running, next).kind, 'dynamic');
+});
+
+test('TCP service endpoints → reload (static stream upstreams)', () => {
+  const store = testStore({ tcpServicesConfigmap: 'ingress-nginx/tcp' });
+  store.put('Service', service('db'));
+  store.put('EndpointSlice', slice('db-x', 'db', ['10.0.9.1']));
+  store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tcp', namespace: 'ingress-nginx' }, data: { '5432': 'default/db:80' } } as never);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const running = snapshot(builder.build(store).config);
+  store.put('EndpointSlice', slice('db-x', 'db', ['10.0.9.2']));
+  const d = decide(running, snapshot(builder.build(store).config));
+  assert.is(d.kind, 'reload');
+  assert.ok(d.l4EndpointsChanged);
+  assert.match(d.reason, 'TCP/UDP endpoints changed');
+});
+
+test.run();

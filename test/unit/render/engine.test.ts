@@ -1,0 +1,375 @@
+// Render: escaping filters, golden nginx.conf for hand-built configurations, hostile values
+// at every printed field (the config's shape never changes), fragment caching, size per server.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as f from '../../../src/render/filters.js';
+import { createRenderer } from '../../../src/render/engine.js';
+import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
+import { geoip2Setup } from '../../../src/render/geoip.js';
+import { resolvers } from '../../../src/render/engine.js';
+import { silentLogger } from '../../../src/log.js';
+import { defaultSettings } from '../../../src/model/config/defaults.js';
+import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, location, mutable, server } from '../../support/config-builder.js';
+import { confStructure } from '../../support/nginx-harness.js';
+import { HOSTILE_VALUES } from '../../support/hostile.js';
+import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
+import { createModelBuilder } from '../../../src/model/build.js';
+import { generateEvents, ingressObject, sliceObject } from '../../../bench/gen.js';
+import { ANNOTATION_REFERENCES } from '../../../src/model/annotations/index.js';
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/render/', import.meta.url));
+/** A fixed runtime so golden files do not depend on temp paths or free ports. */
+const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', listenAddresses: ['*', '[::]'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10', 'fd00::a'] });
+const newRenderer = () => createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() });
+
+const filters = suite('render filters');
+
+filters('quote escapes quotes and backslashes and makes $ literal', () => {
+  assert.is(f.quote('a"b\\c'), '"a\\"b\\\\c"');
+  assert.is(f.quote('$host'), '"${literal_dollar}host"');
+  assert.throws(() => f.quote('a\nb', 'upstream-vhost'), /upstream-vhost: control characters/);
+  assert.throws(() => f.quote('x'.repeat(5000), 'f'), /f: longer than/);
+});
+
+filters('quoteWithVariables keeps allowed variables and captures only', () => {
+  assert.is(f.quoteWithVariables('/$1/$host/${http_x_a}'), '"/$1/$host/${http_x_a}"');
+  assert.is(f.quoteWithVariables('$request_body'), '"${literal_dollar}request_body"');
+  assert.is(f.quoteWithVariables('a$'), '"a${literal_dollar}"');
+  assert.is(f.quoteWithVariables('/$1abc/$2'), '"/$1abc/$2"');
+  assert.is(f.quoteWithVariables('$_x'), '"${literal_dollar}_x"');
+});
+
+filters('url validates scheme and characters', () => {
+  assert.is(f.url('https://a.example.com/x?y=$host'), '"https://a.example.com/x?y=$host"');
+  assert.throws(() => f.url('javascript:alert(1)', 'auth-url'), /auth-url: not an absolute/);
+  assert.throws(() => f.url('http://a/"; return 200', 'auth-url'), /auth-url/);
+  assert.throws(() => f.url('http://unix:/run/control.sock:/configuration/certs', 'auth-url'), /auth-url: a URL naming a unix socket/);
+  assert.throws(() => f.url('https://Unix:/x.sock:/', 'auth-url'), /unix socket/);
+  assert.is(f.url('http://unix.example.com/'), '"http://unix.example.com/"', 'a host that only starts with unix is a host');
+  assert.throws(() => f.url('http://a/ b', 'auth-url'), /auth-url/);
+});
+
+filters('regex quotes braces and keeps escapes after NGINX unescaping', () => {
+  assert.is(f.regex('^/a/[0-9]{3}\\.x$'), '"^/a/[0-9]{3}\\\\.x$"');
+  assert.throws(() => f.regex('(', 'path'), /path: not a regular expression NGINX accepts/);
+  assert.throws(() => f.regex('a b', 'path'), /white space/);
+});
+
+filters('header name, size, duration, number, on/off, cidr, host', () => {
+  assert.is(f.headerName('X-Foo_1'), 'X-Foo_1');
+  assert.throws(() => f.headerName('X-Foo: 1', 'h'), /h: not a valid header name/);
+  assert.is(f.size('8k'), '8k');
+  assert.throws(() => f.size('8k;', 's'), /s: not an NGINX size/);
+  assert.is(f.duration(5), '5s');
+  assert.is(f.duration('1h30m'), '1h30m');
+  assert.throws(() => f.duration('5 s', 'd'), /d: not an NGINX duration/);
+  assert.is(f.num(3), '3');
+  assert.throws(() => f.num(-1, 'n'), /n: not a non-negative integer/);
+  assert.throws(() => f.num(1.5, 'n'), /n:/);
+  assert.is(f.onoff(true), 'on');
+  assert.throws(() => f.onoff('yes', 'b'), /b: not a boolean/);
+  assert.is(f.cidr('10.0.0.0/8'), '10.0.0.0/8');
+  assert.is(f.cidr('fd00::/8'), 'fd00::/8');
+  assert.throws(() => f.cidr('10.0.0.0/33', 'c'), /c: not an IP/);
+  assert.throws(() => f.cidr('10.0.0.0/8; allow all', 'c'), /c: not an IP/);
+  assert.is(f.host('*.Example.com'), '*.example.com');
+  assert.throws(() => f.host('a b', 'host'), /host: not a valid host name/);
+});
+
+filters('Lua string literal escapes everything outside a safe set', () => {
+  assert.is(f.luaString('abc-1.2/x'), '"abc-1.2/x"');
+  assert.is(f.luaString('a"}\n'), '"a\\034\\125\\010"');
+  assert.is(f.luaString('é'), '"\\195\\169"');
+});
+
+filters('snippet is read as NGINX reads it: no leaving its block, no reaching outside', () => {
+  assert.is(f.snippet('more_set_headers "a: {";'), 'more_set_headers "a: {";');
+  assert.throws(() => f.snippet('} server {', 'server-snippet'), /server-snippet: line 1: closes a block it did not open/);
+  assert.throws(() => f.snippet('location / {', 'server-snippet'), /server-snippet: line 1: leaves a block open/);
+  assert.throws(() => f.snippet('set $a ${${;\n} }\nserver { location /y {\nset $b z}z};', 'configuration-snippet'), /configuration-snippet: line 2: closes a block/);
+  assert.throws(() => f.snippet('include /etc/passwd;', 'server-snippet'), /"include" reads another file/);
+});
+
+filters.run();
+
+const golden = suite('render golden');
+
+for (const [name, cfg] of Object.entries(goldenConfigurations())) {
+  golden(`${name}.conf matches the golden file`, () => {
+    const text = newRenderer().render(cfg, RUNTIME).replace(/[0-9a-f]{64}/g, '<checksum>');
+    const file = join(FIXTURES, `${name}.conf`);
+    if (process.env.UPDATE_GOLDEN === '1' || !existsSync(file)) {
+      mkdirSync(FIXTURES, { recursive: true });
+      writeFileSync(file, text);
+    }
+    assert.fixture(text, readFileSync(file, 'utf8'));
+  });
+}
+
+golden('use-forwarded-headers reaches the Lua SSL redirect', () => {
+  const on = newRenderer().render(configuration([server('a.example.com')], {}, { useForwardedHeaders: true }), RUNTIME);
+  assert.match(on, 'use_forwarded_headers = true })');
+  const off = newRenderer().render(configuration([server('a.example.com')]), RUNTIME);
+  assert.match(off, 'use_forwarded_headers = false })');
+});
+
+golden('the rewrite phase carries the redirect words, the host of a one-name server and the backend; snippets and other names fall back to variables', () => {
+  const rw = location().rewrite;
+  const text = newRenderer().render(configuration([
+    server('one.example.com', { locations: [location({ path: '/a', backend: 'ns-a-80', rewrite: { ...rw, sslRedirect: true, preserveTrailingSlash: true } })] }),
+    server('two.example.com', { aliases: ['alias.example.com'], locations: [location({ path: '/f', backend: 'ns-f-80', rewrite: { ...rw, forceSSLRedirect: true } })] }),
+    server('*.wild.example.com', { locations: [location({ path: '/w', backend: 'ns-w-80', rewrite: { ...rw, sslRedirect: true } })] }),
+    server('snip.example.com', { locations: [location({ path: '/s', backend: 'ns-s-80', configurationSnippet: 'set $proxy_upstream_name "other";' })] }),
+  ]), RUNTIME);
+  const block = (host: string) => text.slice(text.indexOf(`## start server ${host}`), text.indexOf(`## end server ${host}`));
+  assert.match(block('one.example.com'), /rewrite_by_lua_block \{\s+lua_ingress\.rewrite\("ssl-redirect preserve-trailing-slash", "one\.example\.com"\)\s+balancer\.rewrite\("ns-a-80"\)\s+\}/);
+  assert.match(block('one.example.com'), /lua_ingress\.header\("one\.example\.com"\)/);
+  assert.match(block('two.example.com alias.example.com'), /lua_ingress\.rewrite\("force-ssl-redirect"\)\s+balancer\.rewrite\("ns-f-80"\)/);
+  assert.match(block('two.example.com alias.example.com'), /lua_ingress\.header\(\)/);
+  assert.match(block('*.wild.example.com'), /lua_ingress\.rewrite\("ssl-redirect"\)\s+balancer\.rewrite\("ns-w-80"\)/);
+  assert.match(block('snip.example.com'), /rewrite_by_lua_block \{\s+balancer\.rewrite\(\)\s+\}/);
+});
+
+golden('the Lua wiring contract is rendered as agreed', () => {
+  const text = newRenderer().render(goldenConfigurations().minimal!, RUNTIME);
+  assert.ok(text.indexOf('load_module "/usr/lib/nginx/modules/ndk_http_module.so";') < text.indexOf('ngx_http_lua_module.so'));
+  assert.ok(text.includes('lua_package_path "/opt/ingress-rx/lua/?.lua;;";'));
+  // The control server: a unix socket in the prefix, the token read from its file (never in nginx.conf).
+  assert.ok(text.includes('control.load_token("/var/lib/ingress-rx/run/control.token")'));
+  assert.ok(text.includes('listen "unix:/var/lib/ingress-rx/run/control.sock";'));
+  assert.not.match(text, /listen [^;]*10246/);
+  assert.ok(/access_by_lua_block \{\s+control\.authorize\(\)\s+\}/.test(text));
+  assert.ok(text.includes('address_policy.configure({ allow = { }, own_ports = { }, default_server_port = 8181 })'));
+  assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false })'));
+  assert.ok(/init_worker_by_lua_block \{\s+lua_ingress.init_worker\(\)\s+balancer.init_worker\(\)\s+\}/.test(text));
+  // Constants where the model knows them: the backend name, the host of a one-name server; no
+  // lua_ingress.rewrite where the location cannot redirect, no log phase.
+  assert.ok(/rewrite_by_lua_block \{\s+balancer\.rewrite\("default-web-80"\)\s+\}/.test(text));
+  assert.ok(/header_filter_by_lua_block \{\s+balancer\.header_filter\(\)\s+lua_ingress\.header\("app\.example\.com"\)\s+\}/.test(text));
+  assert.not.ok(text.includes('lua_ingress.rewrite(') || text.includes('log_by_lua'));
+  assert.ok(/upstream upstream_balancer \{\s+server 0\.0\.0\.1;[^\n]*\s+balancer_by_lua_block \{\s+balancer\.balance\(\)\s+\}\s+keepalive 320;\s+keepalive_timeout 60s;\s+keepalive_requests 10000;/.test(text));
+  assert.ok(text.includes('## start server app.example.com') && text.includes('## end server app.example.com'));
+  assert.ok(text.includes('resolver 10.96.0.10 [fd00::a] valid=30s;'));
+  assert.ok(text.includes('listen [::]:443 ssl http2;'));
+  assert.not.ok(text.includes('stream {'), 'no stream block without TCP/UDP services');
+  assert.not.ok(/^user /m.test(text), 'no user directive unless set');
+  for (const dict of ['configuration_data 20m', 'certificate_data 20m', 'certificate_servers 5m', 'balancer_ewma 10m', 'balancer_ewma_last_touched_at 10m', 'balancer_ewma_locks 1m']) {
+    assert.ok(text.includes(`lua_shared_dict ${dict};`), dict);
+  }
+});
+
+golden('stream block and module only with TCP/UDP services', () => {
+  const text = newRenderer().render(goldenConfigurations().l4!, RUNTIME);
+  assert.ok(text.includes('load_module "/usr/lib/nginx/modules/ngx_stream_module.so";'));
+  assert.ok(text.includes('server [fd00::5]:5432;'));
+  assert.ok(text.includes('listen [::]:5353 udp;'));
+});
+
+golden('GeoIP2: off without databases (warning, no directives); blocks as ingress-nginx names them with them', () => {
+  const s = { ...defaultSettings(), useGeoip2: true };
+  const none = geoip2Setup(s, RUNTIME, () => false);
+  assert.is(none.enabled, false);
+  assert.match(none.warnings[0]!, /ngx_http_geoip2_module\.so is missing/);
+  const noDb = geoip2Setup(s, RUNTIME, (p) => p.endsWith('.so'));
+  assert.match(noDb.warnings[0]!, /no GeoLite2 database/);
+  const some = geoip2Setup(s, RUNTIME, (p) => p.endsWith('.so') || p.endsWith('GeoLite2-Country.mmdb') || p.endsWith('GeoLite2-ASN.mmdb'));
+  assert.is(some.directives, [
+    '    geoip2 "/var/lib/ingress-rx/geoip/GeoLite2-Country.mmdb" {',
+    '        $geoip2_country_code source=$remote_addr country iso_code;',
+    '        $geoip2_country_name source=$remote_addr country names en;',
+    '        $geoip2_continent_code source=$remote_addr continent code;',
+    '        $geoip2_continent_name source=$remote_addr continent names en;',
+    '    }',
+    '    geoip2 "/var/lib/ingress-rx/geoip/GeoLite2-ASN.mmdb" {',
+    '        $geoip2_asn source=$remote_addr autonomous_system_number;',
+    '        $geoip2_org source=$remote_addr autonomous_system_organization;',
+    '    }',
+    '',
+  ].join('\n'));
+  const r = newRenderer().renderWithWarnings(configuration([], {}, { useGeoip2: true }), { ...RUNTIME, geoipDir: '/nonexistent' });
+  assert.ok(r.warnings.some((w) => /GeoIP2 variables are not defined/.test(w)));
+  assert.not.ok(r.text.includes('geoip2'));
+});
+
+golden('resolvers come from resolv.conf, IPv6 bracketed', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-resolv-'));
+  try {
+    const file = join(dir, 'resolv.conf');
+    writeFileSync(file, '# comment\nnameserver 10.0.0.10\nnameserver fe80::1%eth0\noptions ndots:5\n');
+    assert.is(resolvers({ ...RUNTIME, resolvers: undefined }, file), '10.0.0.10 [fe80::1]');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+golden.run();
+
+const hostile = suite('render hostile values');
+
+hostile('a hostile value at any field is refused naming the field, or leaves the config shape unchanged', () => {
+  const renderer = newRenderer();
+  let refused = 0;
+  let rendered = 0;
+  for (const fld of HOSTILE_FIELDS) {
+    const benign = hostileBase();
+    fld.set(benign, fld.benign ?? `${fld.prefix ?? ''}benign`);
+    const shape = confStructure(renderer.render(benign, RUNTIME));
+    for (const hv of HOSTILE_VALUES) {
+      for (const value of new Set([hv.value, `${fld.prefix ?? ''}${hv.value}`])) {
+        const cfg = hostileBase();
+        fld.set(cfg, value);
+        let text: string;
+        try {
+          const r = renderer.renderWithWarnings(cfg, RUNTIME);
+          // Refused per location (denied) or per server (left out), named by field.
+          if (r.problems.length > 0) {
+            refused++;
+            const said = r.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+            assert.ok(said.includes(fld.label), `${fld.field} = ${hv.name}: the problem does not name the field: ${said.slice(0, 200)}`);
+            continue;
+          }
+          text = r.text;
+        } catch (err) {
+          refused++;
+          assert.ok((err as Error).message.includes(fld.label), `${fld.field} = ${hv.name}: error does not name the field: ${(err as Error).message.slice(0, 200)}`);
+          continue;
+        }
+        rendered++;
+        assert.equal(confStructure(text), shape, `${fld.field} = ${hv.name} changed the configuration's shape`);
+      }
+    }
+  }
+  assert.ok(refused > 0 && rendered > 0);
+});
+
+hostile('htpasswd lines with newlines are refused', async () => {
+  const { auxiliaryFiles } = await import('../../../src/render/engine.js');
+  const cfg = hostileBase();
+  mutable(cfg.servers[1]!.locations[0]!.basicAuth!).users = ['u:x\nroot:y'];
+  assert.throws(() => auxiliaryFiles(cfg, RUNTIME), /invalid htpasswd line/);
+});
+
+hostile.run();
+
+const cache = suite('render fragment cache and size');
+
+cache('a one-server change re-renders one server', () => {
+  const renderer = newRenderer();
+  const servers = Array.from({ length: 200 }, (_, i) => server(`s${i}.example.com`));
+  const cfg = configuration(servers);
+  const first = renderer.render(cfg, RUNTIME);
+  const n0 = renderer.stats().serversRendered;
+  assert.is(n0, 201);
+  const changed = { ...cfg, servers: cfg.servers.map((s) => (s.hostname === 's7.example.com' ? { ...s, locations: [location({ path: '/changed' })] } : s)) };
+  const second = renderer.render(changed, RUNTIME);
+  assert.is(renderer.stats().serversRendered - n0, 1);
+  assert.ok(second.includes('"/changed"'));
+  assert.not.equal(first, second);
+  // The cache is keyed by identity: an equal but new object is rendered again, to the same
+  // text and checksum.
+  const copy = { ...changed, servers: changed.servers.map((s) => structuredClone(s)) };
+  const again = renderer.renderWithWarnings(copy, RUNTIME);
+  assert.is(again.text, second);
+  assert.is(again.checksum, renderer.renderWithWarnings(changed, RUNTIME).checksum);
+  assert.is(renderer.stats().serversRendered - n0, 1 + 201);
+  // The chunks are the text.
+  const chunks = renderer.renderChunks(changed, RUNTIME);
+  assert.is(chunks.chunks.join(''), second);
+  assert.is(renderer.stats().serversRendered - n0, 1 + 201);
+});
+
+cache('the checksum changes with any server text and with the www redirect', () => {
+  const renderer = newRenderer();
+  const cfg = configuration([server('a.example.com', { redirectFromToWWW: true }), server('b.example.com')]);
+  const a = renderer.renderWithWarnings(cfg, RUNTIME);
+  assert.ok(a.text.includes('server_name www.a.example.com;'));
+  const withWww = configuration([...cfg.servers, server('www.a.example.com')]);
+  const b = renderer.renderWithWarnings(withWww, RUNTIME);
+  assert.not.ok(b.text.includes('return 308 $scheme://a.example.com'), 'the www host is a server of its own now');
+  assert.is.not(a.checksum, b.checksum);
+  const c = renderer.renderWithWarnings({ ...cfg, servers: [cfg.servers[0]!, server('b.example.com', { locations: [location({ path: '/b' })] })] }, RUNTIME);
+  assert.is.not(a.checksum, c.checksum);
+  assert.is(renderer.renderWithWarnings(cfg, RUNTIME).checksum, a.checksum);
+});
+
+cache('the checksum changes with the htpasswd users too, whose file the text only names', () => {
+  const renderer = newRenderer();
+  const withUsers = (users: string[]) => configuration([server('a.example.com', {
+    locations: [location({ basicAuth: { type: 'basic', realm: 'r', secret: 'default/basic', secretType: 'auth-file', users } })],
+  })]);
+  const a = renderer.renderWithWarnings(withUsers(['u:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/']), RUNTIME);
+  const b = renderer.renderWithWarnings(withUsers(['v:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/']), RUNTIME);
+  assert.is(b.text.replaceAll(b.checksum, ''), a.text.replaceAll(a.checksum, ''), 'the same nginx.conf text');
+  assert.is.not(a.checksum, b.checksum);
+});
+
+cache('a server.liquid of plain outputs renders without liquidjs, to the same text liquidjs gives', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
+  try {
+    for (const name of ['nginx.conf', 'server']) writeFileSync(join(dir, `${name}.liquid`), readFileSync(join(DEFAULT_TEMPLATE_DIR, `${name}.liquid`), 'utf8'));
+    // A tag makes the template non-plain: every server then goes through liquidjs.
+    writeFileSync(join(dir, 'server.liquid'), `${readFileSync(join(dir, 'server.liquid'), 'utf8')}{% if srv.names %}{% endif %}`);
+    const viaLiquid = createRenderer({ templateDir: dir, logger: silentLogger() });
+    for (const cfg of Object.values(goldenConfigurations())) {
+      const strip = (t: string) => t.replace(/[0-9a-f]{64}/g, '<checksum>');
+      assert.fixture(strip(newRenderer().render(cfg, RUNTIME)), strip(viaLiquid.render(cfg, RUNTIME)));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+cache('across model syncs the identity-keyed cache renders what a fresh renderer renders', () => {
+  // The cache trusts the model to hand back a new Server object for every changed server.
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
+  const opts = { n: 80, tlsFraction: 0 };
+  for (const e of generateEvents(opts)) store.apply(e);
+  const builder = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181, logger: silentLogger() });
+  const renderer = newRenderer();
+  renderer.render(builder.build(store).config, RUNTIME);
+  let rerendered = 0;
+  for (let k = 0; k < 6; k++) {
+    const i = 3 + k * 13;
+    if (k % 3 === 2) {
+      const slice = sliceObject(i, [{ address: `10.9.${k}.1`, port: 8080 }], opts, 2 + k);
+      store.apply({ kind: 'EndpointSlice', type: 'update', key: `${slice.metadata.namespace}/${slice.metadata.name}`, object: slice });
+    } else {
+      const ing = ingressObject(i, opts, 2 + k);
+      const www: Record<string, string> = k % 3 === 1 ? { 'nginx.ingress.kubernetes.io/from-to-www-redirect': 'true' } : {};
+      ing.metadata.annotations = { ...ing.metadata.annotations, 'nginx.ingress.kubernetes.io/proxy-body-size': `${10 + k}m`, ...www };
+      store.apply({ kind: 'Ingress', type: 'update', key: `${ing.metadata.namespace}/${ing.metadata.name}`, object: ing });
+    }
+    const config = builder.build(store).config;
+    const n0 = renderer.stats().serversRendered;
+    const cached = renderer.renderWithWarnings(config, RUNTIME);
+    rerendered += renderer.stats().serversRendered - n0;
+    const fresh = newRenderer().renderWithWarnings(config, RUNTIME);
+    assert.fixture(cached.text, fresh.text);
+    assert.is(cached.checksum, fresh.checksum);
+  }
+  assert.ok(rerendered >= 1 && rerendered <= 6, `${rerendered} servers re-rendered for 4 Ingress changes`);
+});
+
+cache('settings change re-renders every server', () => {
+  const renderer = newRenderer();
+  const cfg = configuration([server('a.example.com'), server('b.example.com')]);
+  renderer.render(cfg, RUNTIME);
+  renderer.render({ ...cfg, settings: { ...cfg.settings, proxySetHeaders: { 'X-A': '1' } } }, RUNTIME);
+  assert.is(renderer.stats().serversRendered, 6);
+});
+
+cache('a simple Ingress costs at most 4 KB of nginx.conf per server', () => {
+  const renderer = newRenderer();
+  const base = renderer.render(configuration([]), RUNTIME).length;
+  const n = 100;
+  const text = renderer.render(configuration(Array.from({ length: n }, (_, i) => server(`host-${i}.example.com`))), RUNTIME);
+  const perServer = (text.length - base) / n;
+  console.log(`  nginx.conf: ${base} bytes base, ${perServer.toFixed(0)} bytes per simple server (N=${n})`);
+  assert.ok(perServer <= 4096, `${perServer} bytes per server`);
+});
+
+cache.run();

@@ -20,6 +20,7 @@ import { httpProxyHeaders } from './proxy-headers.js';
 import { streamServers } from './stream.js';
 import { geoip2Setup } from './geoip.js';
 import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
+import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
 
 export type { AuxiliaryFile, RenderProblem };
@@ -211,6 +212,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     if (s.enableBrotli && !brotli) warnings.push(`enable-brotli is on but ${join(runtime.modulesDir, BROTLI_MODULE)} is not installed (Debian: libnginx-mod-http-brotli-filter): responses are not brotli-compressed`);
     const modsecurity = modsecurityHttp(config, runtime);
     warnings.push(...modsecurity.warnings);
+    const otel = opentelemetryHttp(config);
+    warnings.push(...otel.warnings);
     const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0 || passthroughPort !== undefined;
     let stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
     if (passthroughPort !== undefined) stream += passthroughStream(config.servers, config.backends, runtime, passthroughPort, s, (w) => warnings.push(w));
@@ -250,6 +253,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         gzip_types: mimeTypes(s.gzipTypes),
         brotli: brotli ? { types: mimeTypes(s.brotliTypes, 'brotli-types') } : null,
         modsecurity,
+        otel,
         ssl_protocols: sslProtocols(s.sslProtocols),
         resolvers: resolvers(runtime),
         upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },

@@ -52,6 +52,7 @@ export function location(over: Partial<Location> = {}): Location {
     accessLog: true,
     configurationSnippet: '',
     modsecurity: null,
+    opentelemetry: null,
     ...over,
   };
 }

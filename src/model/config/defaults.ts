@@ -135,6 +135,20 @@ export function defaultSettings(): NginxSettings {
     enableOwaspModsecurityCrs: false,
     modsecuritySnippet: [],
 
+    enableOpentelemetry: false,
+    opentelemetryTrustIncomingSpan: true,
+    opentelemetryOperationName: '',
+    otlpCollectorHost: '',
+    // OTLP/HTTP's port (ingress-nginx: 4317, OTLP/gRPC's; ingress-rx exports OTLP/HTTP).
+    otlpCollectorPort: 4318,
+    otelServiceName: 'nginx',
+    otelSampler: 'AlwaysOn',
+    otelSamplerRatio: 0.01,
+    otelSamplerParentBased: true,
+    otelMaxQueuesize: 2048,
+    otelScheduleDelayMillis: 5000,
+    otelMaxExportBatchSize: 512,
+
     logFormatUpstream: DEFAULT_LOG_FORMAT_UPSTREAM,
     logFormatEscapeJson: false,
     logFormatEscapeNone: false,

@@ -155,6 +155,18 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'enable-auth-access-log': ['true', 'enableAuthAccessLog', true],
   'disable-stream-access-log': ['true', 'disableStreamAccessLog', true],
   'use-geoip2': ['true', 'useGeoip2', true],
+  'enable-opentelemetry': ['true', 'enableOpentelemetry', true],
+  'opentelemetry-trust-incoming-span': ['false', 'opentelemetryTrustIncomingSpan', false],
+  'opentelemetry-operation-name': ['HTTP $request_method', 'opentelemetryOperationName', 'HTTP $request_method'],
+  'otlp-collector-host': ['otel-collector.monitoring.svc', 'otlpCollectorHost', 'otel-collector.monitoring.svc'],
+  'otlp-collector-port': ['14318', 'otlpCollectorPort', 14318],
+  'otel-service-name': ['edge-eu', 'otelServiceName', 'edge-eu'],
+  'otel-sampler': ['TraceIdRatioBased', 'otelSampler', 'TraceIdRatioBased'],
+  'otel-sampler-ratio': ['0.25', 'otelSamplerRatio', 0.25],
+  'otel-sampler-parent-based': ['false', 'otelSamplerParentBased', false],
+  'otel-max-queuesize': ['4096', 'otelMaxQueuesize', 4096],
+  'otel-schedule-delay-millis': ['1000', 'otelScheduleDelayMillis', 1000],
+  'otel-max-export-batch-size': ['256', 'otelMaxExportBatchSize', 256],
 };
 
 /** key → a value that must be rejected. */
@@ -170,6 +182,9 @@ const INVALID: Record<string, string> = {
   'worker-processes': 'many', 'max-worker-connections': '-5', 'large-client-header-buffers': '8k', 'gzip-level': '10',
   'gzip-types': 'text/html;', 'disable-access-log': 'maybe', 'log-format-upstream': "$remote_addr 'x'", 'error-log-level': 'loud', 'access-log-path': 'relative/access.log', 'error-log-path': '/var/log/../../etc/passwd', 'http-access-log-path': 'syslog:server=10.0.0.1',
   'proxy-protocol-header-timeout': 'soon',
+  'opentelemetry-operation-name': 'x") os.execute("id") --', 'otlp-collector-host': 'collector"; x', 'otlp-collector-port': '4318;',
+  'otel-service-name': 'a"b', 'otel-sampler': 'Sometimes', 'otel-sampler-ratio': '1.5', 'otel-max-queuesize': '0',
+  'otel-schedule-delay-millis': '5s', 'otel-max-export-batch-size': '-1',
 };
 
 test('every ConfigMap key has a valid-value case here', () => {

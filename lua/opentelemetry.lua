@@ -178,11 +178,50 @@ function _M.finish()
   end
 end
 
+local byte, find, sub = string.byte, string.find, string.sub
+
+-- `s` with every byte that does not begin a well-formed UTF-8 sequence replaced by U+FFFD:
+-- OTLP strings are UTF-8, and a collector refuses a whole batch over one client's Latin-1
+-- User-Agent otherwise.
+local function utf8_fixed(s)
+  local out, i, n, from = nil, 1, #s, 1
+  while i <= n do
+    local c, len = byte(s, i), 0
+    if c < 0x80 then len = 1
+    elseif c >= 0xC2 and c <= 0xDF then len = 2
+    elseif c >= 0xE0 and c <= 0xEF then len = 3
+    elseif c >= 0xF0 and c <= 0xF4 then len = 4 end
+    local ok = len > 0 and i + len - 1 <= n
+    if ok and len > 1 then
+      for k = i + 1, i + len - 1 do
+        local d = byte(s, k)
+        if d < 0x80 or d > 0xBF then ok = false break end
+      end
+      local d = byte(s, i + 1)
+      -- Overlong forms, UTF-16 surrogates and code points above U+10FFFF.
+      if (c == 0xE0 and d < 0xA0) or (c == 0xED and d > 0x9F) or (c == 0xF0 and d < 0x90) or (c == 0xF4 and d > 0x8F) then ok = false end
+    end
+    if ok then
+      i = i + len
+    else
+      out = out or {}
+      out[#out + 1] = sub(s, from, i - 1)
+      out[#out + 1] = "\239\191\189"
+      i = i + 1
+      from = i
+    end
+  end
+  if not out then return s end
+  out[#out + 1] = sub(s, from)
+  return table.concat(out)
+end
+
 -- A JSON string: most values need no escape, the rest go through cjson. (The method, which
 -- NGINX takes as A-Z, _ and -, the server's name, the scheme and an address need none.)
 local function js(v)
-  if v:find('[%c"\\\128-\255]') then return cjson.encode(v) end
-  return '"' .. v .. '"'
+  if not v:find('[%c"\\\128-\255]') then return '"' .. v .. '"' end
+  if v:find("[\128-\255]") then v = utf8_fixed(v) end
+  return cjson.encode(v)
 end
 
 local SPAN = '{"traceId":"%s","spanId":"%s"%s,"name":%s,"kind":2,"startTimeUnixNano":"%d000000","endTimeUnixNano":"%d000000","attributes":['
@@ -193,7 +232,6 @@ local SPAN = '{"traceId":"%s","spanId":"%s"%s,"name":%s,"kind":2,"startTimeUnixN
   .. '{"key":"net.peer.ip","value":{"stringValue":"%s"}},{"key":"net.peer.port","value":{"intValue":"%d"}},'
   .. '{"key":"http.status_code","value":{"intValue":"%d"}}]}'
 
-local find, sub = string.find, string.sub
 
 -- The spans in slots [from, to) of `q` as an OTLP/JSON array.
 local function spans_json(q, from, to)

@@ -25,6 +25,7 @@ interface Export { service: string; scope: string; spans: Span[] }
 
 /** An OTLP/HTTP receiver: POST /v1/traces with JSON, as the OpenTelemetry Collector takes it. */
 const received: Export[] = [];
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 let receiver: Server;
 let receiverPort = 0;
 let posts = 0;
@@ -55,11 +56,14 @@ const fromConfigMap = suite('tracing from the ConfigMap');
 
 fromConfigMap.before(async () => {
   receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => { body += d; });
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => { chunks.push(d); });
     req.on('end', () => {
       posts++;
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || req.headers['content-type'] !== 'application/json') {
+      let body: string;
+      // Strict as a collector's OTLP/JSON parser: a body that is not UTF-8 is refused whole.
+      try { body = utf8.decode(Buffer.concat(chunks)); } catch { body = ''; }
+      if (req.method !== 'POST' || req.url !== '/v1/traces' || req.headers['content-type'] !== 'application/json' || body === '') {
         res.writeHead(400).end();
         return;
       }
@@ -117,6 +121,11 @@ fromConfigMap('a request gets a server span; the upstream sees its trace context
   assert.ok(Math.abs(Number(BigInt(span.startTimeUnixNano) / 1_000_000n) - Date.now()) < 60_000, 'the start time is now');
   const e = received.find((x) => x.spans.includes(span))!;
   assert.equal([e.service, e.scope], ['edge', 'ingress-rx']);
+  // What a client sends is text in the JSON, whatever it holds (the receiver parses it); a byte
+  // that is not UTF-8 (Node sends this header as Latin-1) becomes U+FFFD, the rest is kept.
+  await ctl.request('traced.test', '/q"uote?a="b"\\', { headers: { 'User-Agent': 'probe "quoted" \\ back\\slash \u00e9' } });
+  const hostile = await waitFor(() => spans().find((x) => attr(x, 'http.target') === '/q"uote?a="b"\\'), { what: 'the span of the hostile request' });
+  assert.is(attr(hostile, 'http.user_agent'), 'probe "quoted" \\ back\\slash \ufffd');
   // Every request its own trace and span.
   const ids = await Promise.all(Array.from({ length: 20 }, () => ctl.request('traced.test', '/many').then((x) => TRACEPARENT.exec(upstreamHeaders(x).traceparent ?? '')!)));
   assert.is(new Set(ids.map((x) => x[1])).size, 20);

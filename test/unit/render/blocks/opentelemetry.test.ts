@@ -22,6 +22,7 @@ test('nothing traced: no tracer, no log phase, no call', () => {
   const r = render([null, ot({ trust: false, operationName: 'x' }), ot({ enable: false })]);
   assert.not.match(r.text, /opentelemetry/);
   assert.not.match(r.text, /log_by_lua/);
+  assert.not.match(r.text, /otel_request_fields/);
 });
 
 test('the ConfigMap: the tracer configured at http level; every location opens its span first, with its own trust and name', () => {
@@ -32,6 +33,8 @@ test('the ConfigMap: the tracer configured at http level; every location opens i
   assert.match(r.text, 'opentelemetry.configure({ host = "otel.example", port = 4318, service_name = "edge", sampler = "TraceIdRatioBased", ratio = 0.25, parent_based = true, max_queue = 2048, delay_ms = 5000, batch = 512, scope_version = ');
   assert.match(r.text, /init_worker_by_lua_block \{\n[^}]*opentelemetry\.init_worker\(\)/);
   assert.match(r.text, /    log_by_lua_block \{\n        opentelemetry\.finish\(\)\n    \}/);
+  // The span's attributes read as one variable.
+  assert.match(r.text, 'map "" $otel_request_fields {\n        default "$server_port $remote_port $remote_addr $scheme $server_name $request_uri";\n    }');
   // The ConfigMap's name, $ escaped for Lua (expanded per request there), opened before the redirect and balancer.
   assert.match(loc(r.text, 0), 'rewrite_by_lua_block {\n                opentelemetry.start(true, "\\036request_method \\036uri")\n');
   assert.match(loc(r.text, 1), 'opentelemetry.start(false, "checkout")');

@@ -88,8 +88,10 @@ fromConfigMap.before(async () => {
       'ingresses.json': [
         on('traced', 'traced.test'),
         on('off', 'off.test', { 'enable-opentelemetry': 'false' }),
-        on('notrust', 'notrust.test', { 'opentelemetry-trust-incoming-span': 'false' }),
-        on('named', 'named.test', { 'opentelemetry-operation-name': 'checkout' }),
+        on('notrust', 'notrust.test', { 'enable-opentelemetry': 'true', 'opentelemetry-trust-incoming-span': 'false' }),
+        on('named', 'named.test', { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': 'checkout' }),
+        // Without enable-opentelemetry "true" ingress-nginx reads neither: the ConfigMap's apply.
+        on('ignored', 'ignored.test', { 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'ignored' }),
         on('annotated', 'annotated.test', { 'enable-opentelemetry': 'true' }),
         on('errors', 'errors.test', { 'custom-http-errors': '418' }),
       ],
@@ -149,14 +151,18 @@ fromConfigMap("the client's trace is continued: same trace id, its span as paren
   assert.is.not(TRACEPARENT.exec(upstreamHeaders(bad).traceparent ?? '')?.[1], '4bf92f3577b34da6a3ce929d0e0e4736');
 });
 
-fromConfigMap('opentelemetry-trust-incoming-span "false" starts a new trace and drops the client\'s tracestate', async () => {
+fromConfigMap('opentelemetry-trust-incoming-span "false" starts a new trace and drops the client\'s tracestate; without enable-opentelemetry "true" it is ignored', async () => {
   const r = await ctl.request('notrust.test', '/', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=x' } });
   const m = TRACEPARENT.exec(upstreamHeaders(r).traceparent ?? '')!;
   assert.is.not(m[1], '4bf92f3577b34da6a3ce929d0e0e4736');
   assert.is(upstreamHeaders(r).tracestate, undefined);
   const span = await waitFor(() => spanOf('notrust.test', '/'), { what: 'the untrusting span' });
   assert.is(span.parentSpanId, undefined);
-  assert.is(span.traceId, m[1]);
+  assert.is(span.traceId, m[1]);  // Set without enable-opentelemetry "true" on its Ingress, it is ignored (as ingress-nginx) and named in a warning.
+  const kept = await ctl.request('ignored.test', '/', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+  assert.match(upstreamHeaders(kept).traceparent ?? '', /^00-4bf92f3577b34da6a3ce929d0e0e4736-/);
+  assert.is((await waitFor(() => spanOf('ignored.test', '/'), { what: 'the span of the ignored annotations' })).name, 'HTTP GET');
+  await waitFor(() => /opentelemetry-trust-incoming-span[^\n]*applies only with enable-opentelemetry/.test(ctl.output()), { what: 'the warning naming the ignored annotation' });
 });
 
 fromConfigMap('opentelemetry-operation-name on an Ingress names its spans; enable-opentelemetry "false" turns tracing off for its Ingress', async () => {

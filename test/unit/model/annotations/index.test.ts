@@ -229,12 +229,14 @@ const cases: Case[] = [
 
   // opentelemetry
   { name: 'enable-opentelemetry over the ConfigMap', ann: { 'enable-opentelemetry': 'false' }, settings: { enableOpentelemetry: true }, pick: (v) => v.opentelemetry, want: { enable: false, trust: null, operationName: '' } },
-  { name: 'opentelemetry trust and name without enable: the ConfigMap decides whether to trace', ann: { 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'checkout-v2' }, pick: (v) => v.opentelemetry, want: { enable: null, trust: false, operationName: 'checkout-v2' } },
-  { name: 'enable-opentelemetry invalid', ann: { 'enable-opentelemetry': 'on' }, pick: (v) => v.opentelemetry, want: { enable: null, trust: null, operationName: '' }, warn: ['enable-opentelemetry'] },
+  { name: 'enable-opentelemetry with trust and name', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'checkout-v2' }, pick: (v) => v.opentelemetry, want: { enable: true, trust: false, operationName: 'checkout-v2' } },
+  // As ingress-nginx, which reads them only after enable-opentelemetry "true"; here with a warning.
+  { name: 'opentelemetry trust and name without enable-opentelemetry "true" are ignored', ann: { 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'checkout-v2' }, settings: { enableOpentelemetry: true }, pick: (v) => v.opentelemetry, want: null, warn: ['opentelemetry-trust-incoming-span', 'opentelemetry-operation-name'] },
+  { name: 'enable-opentelemetry invalid', ann: { 'enable-opentelemetry': 'on' }, pick: (v) => v.opentelemetry, want: null, warn: ['enable-opentelemetry'] },
   // A tenant's span name reaches Lua: no quotes, no $variables (the ConfigMap may use them), nothing huge.
-  { name: 'opentelemetry-operation-name breaking out of its Lua string', ann: { 'opentelemetry-operation-name': 'x") os.execute("id' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
-  { name: 'opentelemetry-operation-name reading a variable', ann: { 'opentelemetry-operation-name': '$http_authorization' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
-  { name: 'opentelemetry-operation-name huge', ann: { 'opentelemetry-operation-name': 'a'.repeat(300) }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+  { name: 'opentelemetry-operation-name breaking out of its Lua string', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': 'x") os.execute("id' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+  { name: 'opentelemetry-operation-name reading a variable', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': '$http_authorization' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+  { name: 'opentelemetry-operation-name huge', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': 'a'.repeat(300) }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
 
   // word blocklist
   { name: 'blocked word rejects value', ann: { 'rewrite-target': '/location/$1' }, settings: { annotationValueWordBlocklist: ['location'] }, pick: (v) => v.rewrite.target, want: '', warn: ['rewrite-target'] },

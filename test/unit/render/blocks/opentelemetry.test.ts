@@ -13,13 +13,13 @@ import { configuration, location, server } from '../../../support/config-builder
 
 const rt = defaultRuntime({ prefix: '/tmp/irx-otel-unit' });
 const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() });
-const ot = (over: Partial<OpentelemetryConfig>): OpentelemetryConfig => ({ enable: null, trust: null, operationName: '', ...over });
+const ot = (over: Partial<OpentelemetryConfig>): OpentelemetryConfig => ({ enable: true, trust: null, operationName: '', ...over });
 const render = (locs: Array<OpentelemetryConfig | null>, settings: Partial<NginxSettings> = {}) => renderer.renderWithWarnings(configuration(
   locs.map((o, i) => server(`h${i}.example.com`, { locations: [location({ path: '/api', opentelemetry: o })] })), {}, settings), rt);
 const loc = (text: string, i: number) => text.slice(text.indexOf(`server_name h${i}.example.com;`)).split('location ')[1]!;
 
 test('nothing traced: no tracer, no log phase, no call', () => {
-  const r = render([null, ot({ trust: false, operationName: 'x' }), ot({ enable: false })]);
+  const r = render([null, ot({ enable: false })]);
   assert.not.match(r.text, /opentelemetry/);
   assert.not.match(r.text, /log_by_lua/);
   assert.not.match(r.text, /otel_request_fields/);

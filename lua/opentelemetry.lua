@@ -42,7 +42,10 @@ local last_complaint = 0
 -- The open spans of this worker's requests, by the address of the request. Not ngx.ctx: NGINX's
 -- internal redirects (error pages, auth-signin) clear it, and the request's span would be lost.
 -- The log phase, which NGINX runs for every request, removes the entry.
-local open_spans = {}
+local open_spans, open_count = {}, 0
+-- More open spans than a worker has requests in flight means some log phase never closed them:
+-- forget them all rather than grow.
+local MAX_OPEN = 100000
 local function request_key()
   return tonumber(ffi.cast("uintptr_t", get_request()))
 end
@@ -120,7 +123,15 @@ function _M.start(trust, name)
     sampled = root_sampled(trace_id)
   end
   local span_id = new_span_id()
-  open_spans[request_key()] = { trace_id = trace_id, span_id = span_id, parent = parent, sampled = sampled, name = name, started = ngx.req.start_time() }
+  local key = request_key()
+  if open_spans[key] == nil then
+    open_count = open_count + 1
+    if open_count > MAX_OPEN then
+      complain(open_count - 1, " spans were never closed (a location's own log_by_lua?): forgotten")
+      open_spans, open_count = {}, 1
+    end
+  end
+  open_spans[key] = { trace_id = trace_id, span_id = span_id, parent = parent, sampled = sampled, name = name, started = ngx.req.start_time() }
   ngx.req.set_header("traceparent", "00-" .. trace_id .. "-" .. span_id .. (sampled and "-01" or "-00"))
   -- The client's tracestate belongs to its trace: kept only when that trace is continued.
   if not parent and ngx_var.http_tracestate then ngx.req.clear_header("tracestate") end
@@ -148,6 +159,7 @@ function _M.finish()
   local span = open_spans[key]
   if not span then return end
   open_spans[key] = nil
+  open_count = open_count - 1
   local started = ngx.req.start_time()
   -- An earlier request at the same address whose log phase did not call us (a snippet's own
   -- log_by_lua) left its span: never close it as this one's.

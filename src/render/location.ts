@@ -122,12 +122,14 @@ function variables(loc: Location): string {
  * header_filter_by_lua is set once per server and inherited by every location that defines none.
  */
 function luaPhase(c: LocationContext, host: string): string {
+  let first = '';
   let redirectFlags: readonly string[] | undefined;
   let fallback: string | undefined;
   let fromSnippet = false;
   for (const fn of LUA) {
     const part: LuaPart | null = fn(c);
     if (part === null) continue;
+    if (part.first) first += `${I}    ${part.first}\n`;
     redirectFlags = part.redirect ?? redirectFlags;
     fallback = part.fallbackBackend ?? fallback;
     fromSnippet ||= part.backendFromSnippet === true;
@@ -137,7 +139,7 @@ function luaPhase(c: LocationContext, host: string): string {
   // default-backend: where the request goes while the backend has no endpoint (decided per request).
   if (fallback) args += `, ${fallback}`;
   else if (args === 'nil') args = '';
-  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
+  return `${I}rewrite_by_lua_block {\n${first}${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
 }
 
 /** The location's own headers and then the whole standard set, when any block sets headers. */

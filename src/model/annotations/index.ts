@@ -20,6 +20,8 @@ import { defaultBackendGroup } from './defaultbackend.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
+import { modsecurityGroup } from './modsecurity.js';
+import { opentelemetryGroup } from './opentelemetry.js';
 import { proxyGroup } from './proxy.js';
 import { rateLimitGroup } from './ratelimit.js';
 import { redirectGroup } from './redirect.js';
@@ -40,7 +42,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 

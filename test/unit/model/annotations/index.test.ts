@@ -228,6 +228,17 @@ const cases: Case[] = [
   { name: 'snippet that closes its block refused', ann: { 'configuration-snippet': '} server { listen 81; ' }, settings: { allowSnippetAnnotations: true, annotationsRiskLevel: 'Critical' }, pick: (v) => v.configurationSnippet, want: '', warn: ['configuration-snippet'] },
   { name: 'snippet with NUL refused', ann: { 'configuration-snippet': 'return 200;\u0000' }, settings: { allowSnippetAnnotations: true, annotationsRiskLevel: 'Critical' }, pick: (v) => v.configurationSnippet, want: '', warn: ['configuration-snippet'] },
 
+  // opentelemetry
+  { name: 'enable-opentelemetry over the ConfigMap', ann: { 'enable-opentelemetry': 'false' }, settings: { enableOpentelemetry: true }, pick: (v) => v.opentelemetry, want: { enable: false, trust: null, operationName: '' } },
+  { name: 'enable-opentelemetry with trust and name', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'checkout-v2' }, pick: (v) => v.opentelemetry, want: { enable: true, trust: false, operationName: 'checkout-v2' } },
+  // As ingress-nginx, which reads them only after enable-opentelemetry "true"; here with a warning.
+  { name: 'opentelemetry trust and name without enable-opentelemetry "true" are ignored', ann: { 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'checkout-v2' }, settings: { enableOpentelemetry: true }, pick: (v) => v.opentelemetry, want: null, warn: ['opentelemetry-trust-incoming-span', 'opentelemetry-operation-name'] },
+  { name: 'enable-opentelemetry invalid', ann: { 'enable-opentelemetry': 'on' }, pick: (v) => v.opentelemetry, want: null, warn: ['enable-opentelemetry'] },
+  // A tenant's span name reaches Lua: no quotes, no $variables (the ConfigMap may use them), nothing huge.
+  { name: 'opentelemetry-operation-name breaking out of its Lua string', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': 'x") os.execute("id' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+  { name: 'opentelemetry-operation-name reading a variable', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': '$http_authorization' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+  { name: 'opentelemetry-operation-name huge', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': 'a'.repeat(300) }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+
   // word blocklist
   { name: 'blocked word rejects value', ann: { 'rewrite-target': '/location/$1' }, settings: { annotationValueWordBlocklist: ['location'] }, pick: (v) => v.rewrite.target, want: '', warn: ['rewrite-target'] },
   { name: 'blocked word is case-insensitive', ann: { 'x-forwarded-prefix': '/ROOT' }, settings: { annotationValueWordBlocklist: ['root'] }, pick: (v) => v.rewrite.xForwardedPrefix, want: '', warn: ['x-forwarded-prefix'] },
@@ -262,14 +273,14 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal(Object.keys(d).sort(), [
     'accessLog', 'affinity', 'allowlist', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
     'cors', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'externalAuth', 'fromToWWWRedirect',
-    'loadBalance', 'proxy', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
+    'loadBalance', 'modsecurity', 'opentelemetry', 'proxy', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
     'sslPassthrough', 'upstreamHashBy', 'upstreamVhost',
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
-  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend], ['HTTP', 'round_robin', true, null, null, null, null, null]);
+  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null]);
 });
 
 test('defaults follow the settings the same way parsing does', () => {

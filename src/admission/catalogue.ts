@@ -28,6 +28,8 @@ const PARSING = 'Annotations and ConfigMap parsing';
 const MODEL = 'Model';
 const NGINX = 'NGINX configuration';
 const ACCESS_LOG = 'Access log';
+const WAF = 'ModSecurity';
+const TRACING = 'OpenTelemetry';
 
 type Notes = Readonly<Record<string, { section: string; note: string }>>;
 
@@ -57,6 +59,9 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'mirror-target': { section: NGINX, note: 'the copy is sent from Lua after the request (never delaying it), to an address the upstream address policy allows; a target without a path gets the request URI' },
   'auth-keepalive': { section: NGINX, note: 'the kept-alive auth subrequest is made from Lua; the service is dialled under the upstream address policy' },
   'auth-proxy-set-headers': { section: PARSING, note: 'a missing or foreign ConfigMap, or an invalid header in it, denies the location' },
+  'modsecurity-snippet': { section: WAF, note: 'directives that read or write files, fetch URLs, run scripts or change what every Ingress shares are refused' },
+  'enable-owasp-core-rules': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
 };
 
 const CONFIGMAP_DIFFERENCES: Notes = {
@@ -68,7 +73,12 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted; applies to the ssl-passthrough listener, as in ingress-nginx' },
   'log-format-upstream': { section: PARSING, note: "may not contain ', backslash or control characters" },
   'load-balance': { section: PARSING, note: 'round_robin or ewma; consistent hashing is the upstream-hash-by annotation' },
-  'enable-brotli': { section: NGINX, note: "Debian's NGINX has no brotli module: only a warning" },
+  'enable-owasp-modsecurity-crs': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'modsecurity-snippet': { section: WAF, note: 'split into several modsecurity_rules when longer than NGINX takes in one parameter' },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
+  'otlp-collector-port': { section: TRACING, note: "the collector's OTLP/HTTP port, default 4318 (ingress-nginx: OTLP/gRPC, 4317)" },
+  'otlp-collector-host': { section: TRACING, note: 'a host name or address (ingress-nginx documents a URL)' },
+  'opentelemetry-operation-name': { section: TRACING, note: 'NGINX variables in it are expanded when the request ends' },
   'use-geoip2': { section: NGINX, note: 'databases are read from --geoip-dir (not downloaded); the legacy GeoIP variables are not provided' },
   'no-tls-redirect-locations': { section: NGINX, note: 'applied in the model (the locations lose ssl-redirect) rather than in Lua' },
   'access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; default logs/access.log under the NGINX prefix' },
@@ -83,8 +93,6 @@ const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs al
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^auth-tls-/, `client-certificate authentication is not implemented: terminate mTLS in front of ingress-rx, or use ssl_verify_client in ${SNIPPETS}`],
-  [/^(enable-modsecurity|enable-owasp-core-rules|modsecurity-)/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
-  [/opentelemetry/, 'no OpenTelemetry module: trace in the services or a mesh'],
   [/^(proxy-cookie-|proxy-redirect-|proxy-busy-buffers-size|proxy-max-temp-file-size|enable-rewrite-log)/, `the matching NGINX directive in ${SNIPPETS}`],
   [/^proxy-ssl-/, 'backend-protocol HTTPS/GRPCS work without verifying the backend; upstream certificate checks are not implemented'],
   [/^custom-headers$/, 'the add-headers ConfigMap key (for every server); per-Ingress response headers are not supported'],
@@ -96,8 +104,8 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
 
 /** What to use instead of a ConfigMap key ingress-rx refuses. */
 const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^(jaeger-|otel-|otlp-|opentelemetry-|enable-opentelemetry$)/, 'no tracing module: trace in the services or a mesh'],
-  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
+  [/^jaeger-/, 'enable-opentelemetry with otlp-collector-host (Jaeger takes OTLP/HTTP on port 4318)'],
+  [/^opentelemetry-config$/, 'none needed: the otel-* and otlp-* keys configure the tracer (there is no module configuration file)'],
   [/^global-allowed-response-headers$/, 'none: it lists the headers custom-headers may set, and the custom-headers annotation is not supported'],
   [/-snippet$/, 'no global snippets: per-Ingress configuration-snippet / server-snippet annotations where snippets are allowed'],
   [/^(enable-syslog|syslog-)/, "NGINX logs to the container's stdout and stderr: ship them with the cluster's log collector"],

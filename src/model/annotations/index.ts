@@ -21,6 +21,8 @@ import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
 import { mirrorGroup } from './mirror.js';
+import { modsecurityGroup } from './modsecurity.js';
+import { opentelemetryGroup } from './opentelemetry.js';
 import { proxyGroup } from './proxy.js';
 import { rateLimitGroup } from './ratelimit.js';
 import { redirectGroup } from './redirect.js';
@@ -41,7 +43,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 

@@ -4,10 +4,14 @@
 // auth-keepalive the subrequest is made from Lua (lua/external_auth.lua) through an upstream per
 // location that keeps connections, its peer chosen under the address policy.
 import { AUTH_HOST_VARIABLE, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
+import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
-import { I, directives } from './layout.js';
+import { I, NONE, directives } from './layout.js';
+import { modsecurityOff } from './modsecurity.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
+
+const AUTH_CACHE = Object.freeze(['auth_cache'] as const);
 
 const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
@@ -38,7 +42,7 @@ function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string): Array<
 }
 
 /** The internal location that makes the subrequest; `upstream` names the kept-alive upstream. */
-function authLocation(ea: ExternalAuthConfig, name: string, accessLog: boolean, upstream: string | null): string {
+function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings, upstream: string | null): string {
   const target = f.url(ea.url, 'auth-url');
   let hostHeader = '$proxy_host';
   const hostVariable = ea.host === AUTH_HOST_VARIABLE;
@@ -50,7 +54,8 @@ function authLocation(ea: ExternalAuthConfig, name: string, accessLog: boolean, 
   const b: string[] = [
     'internal',
     // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
-    ...(accessLog ? [] : ['access_log off']),
+    ...(settings.enableAuthAccessLog ? [] : ['access_log off']),
+    ...modsecurityOff(settings),
     'proxy_pass_request_body off',
     ...standardAuthHeaders(ea, hostHeader).filter(([h]) => !own.has(h.toLowerCase())).flatMap(([h, v]) => [
       ...(h === 'X-Original-URI' && ea.method ? [`proxy_method ${ea.method}`] : []),
@@ -144,18 +149,18 @@ export const authExternalBlock: RenderBlock = {
     access: (c) => (c.loc.externalAuth ? access(c, c.loc.externalAuth) : ''),
     headers: ({ loc }) => (loc.externalAuth && loc.externalAuth.responseHeaders.length > 0 ? {} : null),
     internal: (c): readonly Shared[] => {
-      if (!c.loc.externalAuth) return [];
+      if (!c.loc.externalAuth) return NONE;
       const ea = c.loc.externalAuth;
       const name = authLocationName(c);
       const upstream = ea.keepalive ? keepaliveUpstreamName(c) : null;
-      return [{ name, text: () => authLocation(ea, name, c.settings.enableAuthAccessLog, upstream) }];
+      return [{ name, text: () => authLocation(ea, name, c.settings, upstream) }];
     },
     http: (c): readonly Shared[] => {
       const ka = c.loc.externalAuth?.keepalive;
-      if (!ka) return [];
+      if (!ka) return NONE;
       const name = keepaliveUpstreamName(c);
       return [{ name, text: () => keepaliveUpstream(ka, name) }];
     },
-    uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? ['auth_cache'] : []),
+    uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? AUTH_CACHE : NONE),
   },
 };

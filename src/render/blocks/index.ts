@@ -12,6 +12,8 @@ import { defaultBackendBlock } from './defaultbackend.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
 import { mirrorBlock } from './mirror.js';
+import { modsecurityBlock } from './modsecurity.js';
+import { opentelemetryBlock } from './opentelemetry.js';
 import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
 import { proxyBlock } from './proxy.js';
 import { rateLimitBlock } from './ratelimit.js';
@@ -27,7 +29,7 @@ export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
   corsBlock, proxyBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -40,9 +42,9 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   deny: [authBasicBlock],
   upstream: [backendProtocolBlock],
   redirect: [redirectBlock, rewriteBlock],
-  lua: [rewriteBlock, defaultBackendBlock, snippetsBlock],
+  lua: [opentelemetryBlock, rewriteBlock, defaultBackendBlock, snippetsBlock],
   // The denylist before the allowlist, as ingress-nginx: NGINX takes the first rule that matches.
-  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock],
+  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock, modsecurityBlock],
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],

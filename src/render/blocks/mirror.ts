@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { MIRROR_HOST_VARIABLE, type MirrorConfig } from '../../model/annotations/mirror.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
-import { I, directives } from './layout.js';
+import { I, NONE, directives } from './layout.js';
+import { modsecurityOff } from './modsecurity.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
 
 /**
@@ -36,7 +37,7 @@ function mirrorLocation(m: MirrorConfig, name: string, s: NginxSettings): string
     + `body = ${f.luaBool(m.requestBody, 'mirror-request-body')}, connect_timeout = ${ms(s.proxyConnectTimeout, 'proxy-connect-timeout')}, `
     + `send_timeout = ${ms(s.proxySendTimeout, 'proxy-send-timeout')}, read_timeout = ${ms(s.proxyReadTimeout, 'proxy-read-timeout')} }`;
   // Copies are not requests of their own: not logged, not counted in the request metrics.
-  return `\n        location = ${quotedName(name)} {\n${directives(['internal', 'access_log off', `set $mirror_uri ${f.quoteWithVariables(m.uri, 'mirror-target')}`])}`
+  return `\n        location = ${quotedName(name)} {\n${directives(['internal', 'access_log off', ...modsecurityOff(s), `set $mirror_uri ${f.quoteWithVariables(m.uri, 'mirror-target')}`])}`
     + `${I}content_by_lua_block {\n${I}    require("mirror").send(${spec})\n${I}}\n        }\n`;
 }
 
@@ -55,7 +56,7 @@ export const mirrorBlock: RenderBlock = {
     },
     internal: (c): readonly Shared[] => {
       const m = c.loc.mirror;
-      if (!m) return [];
+      if (!m) return NONE;
       const name = mirrorLocationName(c);
       return [{ name, text: () => mirrorLocation(m, name, c.settings) }];
     },

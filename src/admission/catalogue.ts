@@ -54,6 +54,12 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'service-upstream': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
   'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
   'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
+  'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403); ingress-nginx leaves the server without client authentication' },
+  'auth-tls-match-cn': { section: PARSING, note: 'an expression NGINX would refuse closes the host (403)' },
+  'auth-tls-error-page': { section: PARSING, note: 'a named location (@name) is refused: no Ingress can define one' },
+  'auth-tls-pass-certificate-to-upstream': { section: NGINX, note: 'on a controller with client authentication, ssl-client-* headers from clients are removed on every host' },
+  'proxy-ssl-secret': { section: NGINX, note: 'locations with proxy-ssl-* settings never keep upstream connections alive (a kept connection would carry one location\'s client certificate to another)' },
+  'proxy-ssl-verify': { section: PARSING, note: '"on" with a Secret without ca.crt denies the locations (503); ingress-nginx then proxies unverified' },
 };
 
 const CONFIGMAP_DIFFERENCES: Notes = {
@@ -79,7 +85,6 @@ const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs al
 
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^auth-tls-/, `client-certificate authentication is not implemented: terminate mTLS in front of ingress-rx, or use ssl_verify_client in ${SNIPPETS}`],
   [/^auth-keepalive/, 'none needed: the auth subrequest uses a new connection each time'],
   [/^auth-snippet$/, SNIPPETS],
   [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
@@ -88,9 +93,7 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/opentelemetry/, 'no OpenTelemetry module: trace in the services or a mesh'],
   [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
   [/^(proxy-cookie-|proxy-redirect-|proxy-busy-buffers-size|proxy-max-temp-file-size|enable-rewrite-log)/, `the matching NGINX directive in ${SNIPPETS}`],
-  [/^proxy-ssl-/, 'backend-protocol HTTPS/GRPCS work without verifying the backend; upstream certificate checks are not implemented'],
   [/^custom-headers$/, 'the add-headers ConfigMap key (for every server); per-Ingress response headers are not supported'],
-  [/^(ssl-ciphers|ssl-prefer-server-ciphers)$/, 'the ConfigMap keys of the same names (for every server)'],
   [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
   [/^http2-push-preload$/, 'none: HTTP/2 server push is gone from browsers and NGINX 1.25; drop the annotation'],
   [/^stream-snippet$/, 'tcp-services-configmap / udp-services-configmap for TCP and UDP services'],
@@ -113,13 +116,11 @@ const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^bind-address$/, 'none: NGINX listens on every address of the pod'],
   [/^(disable-ipv6|disable-ipv6-dns)$/, 'none: NGINX listens on IPv4 and IPv6'],
   [/^enable-serial-reloads$/, 'none needed: reloads never overlap'],
-  [/^(ssl-dh-param|ssl-session-ticket-key|ssl-reject-handshake|enable-ocsp)$/, "none: NGINX's defaults (ECDHE key exchange, per-worker ticket keys, no OCSP stapling)"],
   [/^service-upstream$/, 'the service-upstream annotation on each Ingress'],
   [/^(proxy-cookie-|proxy-redirect-from|proxy-busy-buffers-size)/, `the matching NGINX directive in ${SNIPPETS}`],
   [/^generate-request-id$/, 'none needed: a request without X-Request-ID gets one ($req_id) as with ingress-nginx\'s default'],
   [/^limit-conn-zone-variable$/, 'none: limit-connections counts per client address ($binary_remote_addr)'],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
-  [/^proxy-ssl-location-only$/, 'none: the proxy-ssl-* annotations are not supported'],
   [/^forwarded-for-proxy-protocol-header$/, 'none: with use-proxy-protocol the client address comes from the PROXY header'],
   [/^debug-connections$/, 'error-log-level debug (for every connection)'],
   [/^(default-type|enable-aio-write|enable-multi-accept|worker-cpu-affinity|grpc-buffer-size-kb|gzip-disable|relative-redirects)$/, "none: NGINX's defaults apply"],

@@ -20,6 +20,7 @@ import { httpProxyHeaders } from './proxy-headers.js';
 import { streamServers } from './stream.js';
 import { geoip2Setup } from './geoip.js';
 import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
+import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 
 export type { AuxiliaryFile, RenderProblem };
 
@@ -243,6 +244,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',
         gzip_types: mimeTypes(s.gzipTypes),
         ssl_protocols: sslProtocols(s.sslProtocols),
+        tls_settings: httpTLSSettings(s, runtime, config.servers.some((sv) => sv.tlsSettings?.authTLS)),
         resolvers: resolvers(runtime),
         upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
         listen: runtime.listenAddresses.map(listenAddress),
@@ -251,6 +253,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         block_referers: s.blockReferers,
         add_headers: Object.entries(s.addHeaders),
         auth_cache: uses.has('auth_cache'),
+        tls_upstream: uses.has('tls_upstream'),
         http_level: httpLevel,
         geoip,
         has_stream: hasStream,
@@ -310,6 +313,17 @@ export function ingressesOf(server: Server): IngressRef[] {
 
 /** The blocks that write files beside nginx.conf. */
 const FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.files !== undefined);
+const SERVER_FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.serverFiles !== undefined);
+
+/** The files a server block itself needs written beside nginx.conf (e.g. a client CA bundle). */
+function serverFilesOf(server: Server, runtime: NginxRuntime): AuxiliaryFile[] {
+  let out: AuxiliaryFile[] | null = null;
+  for (const b of SERVER_FILE_BLOCKS) {
+    const files = b.serverFiles!(server, runtime);
+    if (files.length > 0) (out ??= []).push(...files);
+  }
+  return out ?? [];
+}
 
 /** The files a location needs written beside nginx.conf (e.g. htpasswd), from every block. */
 function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
@@ -324,6 +338,7 @@ function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
 /** A rendered server's text and the files it names (written beside nginx.conf) identify it. */
 function fragmentHash(server: Server, runtime: NginxRuntime, text: string): string {
   let files = '';
+  for (const file of serverFilesOf(server, runtime)) files += `\u0000${file.path}\u0000${file.content}`;
   for (const loc of server.locations) {
     for (const file of safeFilesOf(loc, runtime)) files += `\u0000${file.path}\u0000${file.content}`;
   }
@@ -425,11 +440,13 @@ export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'
 
 /** Files the configuration refers to that the reload actor writes before testing it (each block's `files`). */
 export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): AuxiliaryFile[] {
-  const out = new Map<string, string>();
+  const out = new Map<string, AuxiliaryFile>();
+  for (const file of tlsSettingsFiles(config.settings, runtime)) out.set(file.path, file);
   for (const server of config.servers) {
-    for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file.content);
+    for (const file of serverFilesOf(server, runtime)) out.set(file.path, file);
+    for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file);
   }
-  return [...out].map(([path, content]) => ({ path, content }));
+  return [...out.values()];
 }
 
 const nextPowerOf2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));

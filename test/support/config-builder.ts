@@ -51,6 +51,7 @@ export function location(over: Partial<Location> = {}): Location {
     defaultBackend: null,
     accessLog: true,
     configurationSnippet: '',
+    proxySSL: null,
     ...over,
   };
 }

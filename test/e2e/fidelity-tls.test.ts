@@ -48,7 +48,7 @@ function makeLeaf(name: string, cn: string, ca: string, sans: string[] = [], ext
 const secret = (ns: string, name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
 const a = (annotations: Record<string, string>) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`${P}/${k}`, v]));
 const HOSTS = [
-  'mtls.test', 'cn.test', 'errpage.test', 'optional.test', 'missing.test', 'cross.test', 'inject.test', 'nocacrt.test', 'plain.test',
+  'mtls.test', 'crl.test', 'rotated.test', 'cn.test', 'errpage.test', 'optional.test', 'missing.test', 'cross.test', 'inject.test', 'nocacrt.test', 'plain.test',
   'backend.test', 'backend-wrong-ca.test', 'backend-plain.test', 'shared.test', 'ciphers.test', 'later.test', 'ocsp.test',
 ];
 const on = (name: string, host: string, annotations: Record<string, string>, svc = 'echo') =>
@@ -147,6 +147,11 @@ test.before(async () => {
   makeLeaf('alice', 'alice', 'client-ca');
   makeLeaf('mallory', 'mallory', 'client-ca');
   makeLeaf('alice-evil', 'alice', 'evil-ca');
+  // mallory's certificate revoked in the CA's CRL.
+  writeFileSync(join(dir, 'index-ca.txt'), '');
+  writeFileSync(join(dir, 'ca.cnf'), `[ca]\ndefault_ca=d\n[d]\ndatabase=${join(dir, 'index-ca.txt')}\ndefault_md=sha256\ndefault_crl_days=1\n`);
+  openssl('ca', '-config', 'ca.cnf', '-keyfile', 'client-ca.key', '-cert', 'client-ca.crt', '-revoke', 'mallory.crt');
+  openssl('ca', '-config', 'ca.cnf', '-keyfile', 'client-ca.key', '-cert', 'client-ca.crt', '-gencrl', '-out', 'client-ca.crl');
   makeLeaf('server', 'tls-hosts', 'client-ca', HOSTS);
   makeLeaf('backend', 'backend.internal', 'backend-ca', ['backend.internal']);
   makeLeaf('proxy-client', 'ingress-rx-proxy', 'backend-ca');
@@ -191,12 +196,17 @@ test.before(async () => {
         tlsSecret(NS, 'stapled-cert', file('stapled.crt') + file('ocsp-ca.crt'), file('stapled.key')),
         secret(NS, 'client-ca', clientCA),
         secret(OTHER_NS, 'client-ca', clientCA),
+        secret(NS, 'client-ca-crl', { 'ca.crt': file('client-ca.crt'), 'ca.crl': file('client-ca.crl') }),
         secret(NS, 'no-ca', { 'tls.crt': file('alice.crt') }),
         secret(NS, 'backend-ca', { 'ca.crt': file('backend-ca.crt'), 'tls.crt': file('proxy-client.crt'), 'tls.key': file('proxy-client.key') }),
         secret(NS, 'wrong-ca', { 'ca.crt': file('evil-ca.crt') }),
       ],
+      // Its own file, rewritten by a test.
+      'rotated.json': [secret(NS, 'rotated-ca', { 'ca.crt': file('client-ca.crt') })],
       'mtls.json': [
         on('mtls', 'mtls.test', { 'auth-tls-secret': `${NS}/client-ca`, 'auth-tls-verify-client': 'on', 'auth-tls-verify-depth': '1', 'auth-tls-pass-certificate-to-upstream': 'true' }),
+        on('crl', 'crl.test', { 'auth-tls-secret': 'client-ca-crl' }),
+        on('rotated', 'rotated.test', { 'auth-tls-secret': 'rotated-ca' }),
         on('cn', 'cn.test', { 'auth-tls-secret': 'client-ca', 'auth-tls-match-cn': 'CN=(bob|alice)$' }),
         on('errpage', 'errpage.test', { 'auth-tls-secret': 'client-ca', 'auth-tls-error-page': 'http://errors.example/cert-needed' }),
         on('optional', 'optional.test', { 'auth-tls-secret': 'client-ca', 'auth-tls-verify-client': 'optional' }),
@@ -306,6 +316,17 @@ test('a missing Secret, one in another namespace, one without ca.crt, or an inje
   assert.is((await call('plain.test')).status, 200);
 });
 
+test('auth-tls-secret with ca.crl: a revoked certificate is refused (400); a changed Secret applies without a restart', async () => {
+  assert.is((await call('crl.test', { client: 'alice' })).status, 200);
+  assert.is((await call('crl.test', { client: 'mallory' })).status, 400);
+  assert.is((await call('rotated.test', { client: 'alice' })).status, 200);
+  // The Secret now trusts the other CA only: the store re-syncs on it as a referenced Secret.
+  ctl.write('rotated.json', [secret(NS, 'rotated-ca', { 'ca.crt': file('evil-ca.crt') })]);
+  await waitFor(async () => (await call('rotated.test', { client: 'alice-evil' })).status === 200, { what: 'rotated.test trusting the new CA' });
+  assert.is((await call('rotated.test', { client: 'alice' })).status, 400);
+  assert.is((await call('mtls.test', { client: 'alice' })).status, 200);
+});
+
 test('proxy-ssl-*: the backend is verified against the Secret\'s CA with the SNI and name given, and sees the client certificate; a wrong CA gives 502', async () => {
   backendSaw.length = 0;
   const ok = await ctl.until('backend.test', '/', (r) => r.status === 200, { https: true });
@@ -410,6 +431,17 @@ test('enable-ocsp: the response of the certificate\'s responder is fetched in th
   writeFileSync(respFile, response);
   const text = openssl('ocsp', '-respin', respFile, '-CAfile', 'ocsp-ca.crt', '-issuer', 'ocsp-ca.crt', '-cert', 'stapled.crt');
   assert.match(text, /stapled\.crt: good/);
+  // A certificate naming one of the controller's own ports as its responder: never dialled.
+  makeLeaf('self', 'ocsp-self.test', 'ocsp-ca', ['ocsp-self.test'], [`authorityInfoAccess=OCSP;URI:http://127.0.0.1:${ctl.ports.http}/`]);
+  ctl.write('ocsp-self.json', [
+    tlsSecret(NS, 'self-cert', file('self.crt') + file('ocsp-ca.crt'), file('self.key')),
+    ingress(NS, 'ocsp-self', { host: 'ocsp-self.test', tls: [{ hosts: ['ocsp-self.test'], secretName: 'self-cert' }], paths: [{ path: '/', service: 'echo' }] }),
+  ]);
+  await ctl.until('ocsp-self.test', '/', (r) => r.status === 200, { https: true });
+  await stapled('ocsp-self.test');
+  const errorLog = join(ctl.workdir, 'logs', 'error.log');
+  await waitFor(() => /OCSP responder http:\/\/127\.0\.0\.1:\d+\/: refused: one of the controller's own ports/.test(readFileSync(errorLog, 'utf8')), { what: 'the own-port responder refused' });
+  assert.is((await stapled('ocsp-self.test')).length, 0);
   // A certificate without a responder: nothing stapled, nothing broken.
   assert.is((await stapled('plain.test')).length, 0);
   assert.is((await call('plain.test')).status, 200);

@@ -55,6 +55,7 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
   'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
   'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403); ingress-nginx leaves the server without client authentication' },
+  'auth-tls-verify-client': { section: NGINX, note: '"on": plain HTTP to the host is always redirected to HTTPS (ingress-nginx serves it without asking for a certificate)' },
   'auth-tls-match-cn': { section: PARSING, note: 'an expression NGINX would refuse closes the host (403)' },
   'auth-tls-error-page': { section: PARSING, note: 'a named location (@name) is refused: no Ingress can define one' },
   'auth-tls-pass-certificate-to-upstream': { section: NGINX, note: 'on a controller with client authentication, ssl-client-* headers from clients are removed on every host' },

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
+import { ingress, oneGeneration, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'tls';
@@ -48,7 +48,7 @@ function makeLeaf(name: string, cn: string, ca: string, sans: string[] = [], ext
 const secret = (ns: string, name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
 const a = (annotations: Record<string, string>) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`${P}/${k}`, v]));
 const HOSTS = [
-  'mtls.test', 'crl.test', 'rotated.test', 'cn.test', 'errpage.test', 'optional.test', 'missing.test', 'cross.test', 'inject.test', 'nocacrt.test', 'plain.test',
+  'mtls.test', 'no-tls.test', 'crl.test', 'rotated.test', 'cn.test', 'errpage.test', 'optional.test', 'missing.test', 'cross.test', 'inject.test', 'nocacrt.test', 'plain.test',
   'backend.test', 'backend-wrong-ca.test', 'backend-plain.test', 'shared.test', 'ciphers.test', 'later.test', 'ocsp.test',
 ];
 const on = (name: string, host: string, annotations: Record<string, string>, svc = 'echo') =>
@@ -205,6 +205,9 @@ test.before(async () => {
       'rotated.json': [secret(NS, 'rotated-ca', { 'ca.crt': file('client-ca.crt') })],
       'mtls.json': [
         on('mtls', 'mtls.test', { 'auth-tls-secret': `${NS}/client-ca`, 'auth-tls-verify-client': 'on', 'auth-tls-verify-depth': '1', 'auth-tls-pass-certificate-to-upstream': 'true' }),
+        // A careless mTLS Ingress: no tls section and ssl-redirect off; and an ACME solver on mtls.test.
+        ingress(NS, 'no-tls', { host: 'no-tls.test', annotations: a({ 'auth-tls-secret': 'client-ca', 'ssl-redirect': 'false' }), paths: [{ path: '/', service: 'echo' }] }),
+        ingress(NS, 'acme', { host: 'mtls.test', paths: [{ path: '/.well-known/acme-challenge/token', pathType: 'ImplementationSpecific', service: 'echo' }] }),
         on('crl', 'crl.test', { 'auth-tls-secret': 'client-ca-crl' }),
         on('rotated', 'rotated.test', { 'auth-tls-secret': 'rotated-ca' }),
         on('cn', 'cn.test', { 'auth-tls-secret': 'client-ca', 'auth-tls-match-cn': 'CN=(bob|alice)$' }),
@@ -274,6 +277,16 @@ test('SNI of a host without client authentication, or no SNI, with the Host of o
   assert.is((await call('mtls.test', { sni: null })).status, 400);
   assert.is((await call('mtls.test', { sni: null, client: 'alice-evil' })).status, 400);
   assert.is((await call('cn.test', { sni: 'plain.test', client: 'alice' })).status, 421);
+  // Plain HTTP never reaches a host that requires a certificate: redirected to HTTPS, even with
+  // ssl-redirect false and no tls section; an ACME challenge path stays reachable.
+  const http = await ctl.request('mtls.test', '/x');
+  assert.is(http.status, 308);
+  assert.is(http.headers.location, `https://mtls.test:${ctl.ports.https}/x`);
+  assert.is((await ctl.request('no-tls.test', '/')).status, 308);
+  assert.is((await call('no-tls.test', { client: 'alice' })).status, 200);
+  assert.is((await call('no-tls.test')).status, 400);
+  assert.is((await ctl.request('mtls.test', '/.well-known/acme-challenge/token')).status, 200);
+  assert.is((await ctl.request('optional.test', '/')).status, 308);
   // The other way round is fine: an mTLS handshake, then a host without it.
   assert.is((await call('plain.test', { sni: 'mtls.test', client: 'alice' })).status, 200);
 });
@@ -322,7 +335,8 @@ test('auth-tls-secret with ca.crl: a revoked certificate is refused (400); a cha
   assert.is((await call('rotated.test', { client: 'alice' })).status, 200);
   // The Secret now trusts the other CA only: the store re-syncs on it as a referenced Secret.
   ctl.write('rotated.json', [secret(NS, 'rotated-ca', { 'ca.crt': file('evil-ca.crt') })]);
-  await waitFor(async () => (await call('rotated.test', { client: 'alice-evil' })).status === 200, { what: 'rotated.test trusting the new CA' });
+  // Old workers finish their connections while new ones accept: wait for one generation.
+  await waitFor(async () => oneGeneration(ctl.workdir) && (await call('rotated.test', { client: 'alice-evil' })).status === 200 && oneGeneration(ctl.workdir), { what: 'rotated.test trusting the new CA' });
   assert.is((await call('rotated.test', { client: 'alice' })).status, 400);
   assert.is((await call('mtls.test', { client: 'alice' })).status, 200);
 });

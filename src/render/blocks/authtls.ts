@@ -4,10 +4,12 @@
 // verdict, subject and issuer sent upstream from every location of the host. Settings that
 // cannot be used close the host (403), as ingress-nginx does.
 import { clientCertAuthOf } from '../../model/annotations/authtls.js';
+import { pathUnderAny } from '../../model/annotations/site.js';
 import { checkRegex } from '../../model/pcre.js';
 import type { Server } from '../../model/types.js';
 import * as f from '../filters.js';
 import { secretFile, secretFilePath } from '../secret-files.js';
+import { sslRedirectFlags } from './rewrite.js';
 import type { RenderBlock, ServerContext } from './types.js';
 
 const S = '        ';
@@ -52,6 +54,13 @@ export const authTLSBlock: RenderBlock = {
   group: 'authtls',
   applied: 'directives',
   location: {
+    // A required certificate is only asked over HTTPS: plain HTTP to the host is always redirected
+    // (but no-tls-redirect-locations, e.g. ACME challenges, which never lose their exemption).
+    lua: ({ server, loc, settings }) => {
+      const auth = clientCertAuthOf(server.tlsSettings?.authTLS ?? null);
+      if (auth === null || auth.verifyClient !== 'on' || pathUnderAny(loc.path, settings.noTLSRedirectLocations)) return null;
+      return { redirect: sslRedirectFlags(loc, true) };
+    },
     headers: ({ server, hdr }) => {
       const auth = clientCertAuthOf(server.tlsSettings?.authTLS ?? null);
       if (auth === null) return null;

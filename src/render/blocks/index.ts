@@ -42,7 +42,7 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   deny: [authBasicBlock],
   upstream: [backendProtocolBlock],
   redirect: [redirectBlock, rewriteBlock],
-  lua: [rewriteBlock, defaultBackendBlock, snippetsBlock],
+  lua: [rewriteBlock, authTLSBlock, defaultBackendBlock, snippetsBlock],
   // The denylist before the allowlist, as ingress-nginx: NGINX takes the first rule that matches.
   access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock],
   cors: [corsBlock],

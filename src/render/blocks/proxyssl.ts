@@ -60,9 +60,12 @@ export const proxySSLBlock: RenderBlock = {
   group: 'proxyssl',
   applied: 'directives',
   location: {
-    proxy: ({ loc, runtime, hdr }) => (loc.proxySSL
-      ? directives(sslDirectives(loc.proxySSL, runtime, hdr === 'grpc_set_header' ? 'grpc_ssl_' : 'proxy_ssl_', 'location'))
-      : ''),
+    proxy: ({ loc, server, settings, runtime, hdr }) => {
+      if (loc.proxySSL) return directives(sslDirectives(loc.proxySSL, runtime, hdr === 'grpc_set_header' ? 'grpc_ssl_' : 'proxy_ssl_', 'location'));
+      // The server's proxy_ssl_* never reach grpc_pass: a gRPC location inheriting them gets them as grpc_ssl_*.
+      const inherited = settings.proxySSLLocationOnly ? null : server.tlsSettings?.proxySSL ?? null;
+      return inherited !== null && hdr === 'grpc_set_header' ? directives(sslDirectives(inherited, runtime, 'grpc_ssl_', 'location')) : '';
+    },
     uses: ({ loc, server, settings }) => (usesBackendTLS(loc, server, settings) ? ['tls_upstream'] : []),
   },
   server: {

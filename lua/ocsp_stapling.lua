@@ -108,7 +108,11 @@ local function post(url, body)
 end
 
 local function fetch(premature, uid, der_chain)
-  if premature then return end
+  -- A worker shutting down (a reload) runs its timers early: let the next handshake ask again.
+  if premature then
+    cache:delete("fetching:" .. uid)
+    return
+  end
   local url, err = ocsp.get_ocsp_responder_from_der_chain(der_chain)
   if not url then
     if err then ngx.log(ngx.ERR, "certificate ", uid, ": cannot read its OCSP responder: ", err) end

@@ -28,6 +28,8 @@ const PARSING = 'Annotations and ConfigMap parsing';
 const MODEL = 'Model';
 const NGINX = 'NGINX configuration';
 const ACCESS_LOG = 'Access log';
+const WAF = 'ModSecurity';
+const TRACING = 'OpenTelemetry';
 
 type Notes = Readonly<Record<string, { section: string; note: string }>>;
 
@@ -61,6 +63,9 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'auth-tls-pass-certificate-to-upstream': { section: NGINX, note: 'on a controller with client authentication, ssl-client-* headers from clients are removed on every host' },
   'proxy-ssl-secret': { section: NGINX, note: 'locations with proxy-ssl-* settings never keep upstream connections alive (a kept connection would carry one location\'s client certificate to another)' },
   'proxy-ssl-verify': { section: PARSING, note: '"on" with a Secret without ca.crt denies the locations (503); ingress-nginx then proxies unverified' },
+  'modsecurity-snippet': { section: WAF, note: 'directives that read or write files, fetch URLs, run scripts or change what every Ingress shares are refused' },
+  'enable-owasp-core-rules': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
 };
 
 const CONFIGMAP_DIFFERENCES: Notes = {
@@ -72,7 +77,12 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted; applies to the ssl-passthrough listener, as in ingress-nginx' },
   'log-format-upstream': { section: PARSING, note: "may not contain ', backslash or control characters" },
   'load-balance': { section: PARSING, note: 'round_robin or ewma; consistent hashing is the upstream-hash-by annotation' },
-  'enable-brotli': { section: NGINX, note: "Debian's NGINX has no brotli module: only a warning" },
+  'enable-owasp-modsecurity-crs': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'modsecurity-snippet': { section: WAF, note: 'split into several modsecurity_rules when longer than NGINX takes in one parameter' },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
+  'otlp-collector-port': { section: TRACING, note: "the collector's OTLP/HTTP port, default 4318 (ingress-nginx: OTLP/gRPC, 4317)" },
+  'otlp-collector-host': { section: TRACING, note: 'a host name or address (ingress-nginx documents a URL)' },
+  'opentelemetry-operation-name': { section: TRACING, note: 'NGINX variables in it are expanded when the request ends' },
   'use-geoip2': { section: NGINX, note: 'databases are read from --geoip-dir (not downloaded); the legacy GeoIP variables are not provided' },
   'no-tls-redirect-locations': { section: NGINX, note: 'applied in the model (the locations lose ssl-redirect) rather than in Lua' },
   'access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; default logs/access.log under the NGINX prefix' },
@@ -90,8 +100,6 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^auth-snippet$/, SNIPPETS],
   [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
   [/^enable-global-auth$/, 'no global auth: set auth-url on each Ingress'],
-  [/^(enable-modsecurity|enable-owasp-core-rules|modsecurity-)/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
-  [/opentelemetry/, 'no OpenTelemetry module: trace in the services or a mesh'],
   [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
   [/^(proxy-cookie-|proxy-redirect-|proxy-busy-buffers-size|proxy-max-temp-file-size|enable-rewrite-log)/, `the matching NGINX directive in ${SNIPPETS}`],
   [/^custom-headers$/, 'the add-headers ConfigMap key (for every server); per-Ingress response headers are not supported'],
@@ -102,8 +110,8 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
 
 /** What to use instead of a ConfigMap key ingress-rx refuses. */
 const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^(jaeger-|otel-|otlp-|opentelemetry-|enable-opentelemetry$)/, 'no tracing module: trace in the services or a mesh'],
-  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
+  [/^jaeger-/, 'enable-opentelemetry with otlp-collector-host (Jaeger takes OTLP/HTTP on port 4318)'],
+  [/^opentelemetry-config$/, 'none needed: the otel-* and otlp-* keys configure the tracer (there is no module configuration file)'],
   [/^global-auth-/, 'no global auth: set the auth-url annotation on each Ingress'],
   [/^global-allowed-response-headers$/, 'no global auth: auth-response-headers on each Ingress'],
   [/-snippet$/, 'no global snippets: per-Ingress configuration-snippet / server-snippet annotations where snippets are allowed'],

@@ -21,6 +21,8 @@ import { defaultBackendGroup } from './defaultbackend.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
+import { modsecurityGroup } from './modsecurity.js';
+import { opentelemetryGroup } from './opentelemetry.js';
 import { proxyGroup } from './proxy.js';
 import { proxySSLGroup } from './proxyssl.js';
 import { rateLimitGroup } from './ratelimit.js';
@@ -43,7 +45,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, sslCipherGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 

@@ -12,6 +12,8 @@ import { customHttpErrorsBlock } from './customhttperrors.js';
 import { defaultBackendBlock } from './defaultbackend.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
+import { modsecurityBlock } from './modsecurity.js';
+import { opentelemetryBlock } from './opentelemetry.js';
 import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
 import { proxyBlock } from './proxy.js';
 import { proxySSLBlock } from './proxyssl.js';
@@ -29,7 +31,7 @@ export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, sslCipherBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, authTLSBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
   corsBlock, proxyBlock, proxySSLBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -42,9 +44,9 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   deny: [authBasicBlock],
   upstream: [backendProtocolBlock],
   redirect: [redirectBlock, rewriteBlock],
-  lua: [rewriteBlock, authTLSBlock, defaultBackendBlock, snippetsBlock],
+  lua: [opentelemetryBlock, rewriteBlock, authTLSBlock, defaultBackendBlock, snippetsBlock],
   // The denylist before the allowlist, as ingress-nginx: NGINX takes the first rule that matches.
-  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock],
+  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock, modsecurityBlock],
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, authTLSBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],

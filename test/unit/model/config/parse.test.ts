@@ -4,6 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CONFIGMAP_KEYS, defaultSettings, parseConfigMap } from '../../../../src/model/config/parse.js';
 import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import { nginxUnescape } from '../../../../src/model/nginx-escape.js';
+import { quoteForNginx } from '../../../../src/model/seclang.js';
 import type { ConfigMap, Secret } from '../../../../src/store/kube-types.js';
 import { execFileSync } from 'node:child_process';
 import type { StoreReader } from '../../../../src/store/types.js';
@@ -138,6 +140,9 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'brotli-level': ['6', 'brotliLevel', 6],
   'brotli-min-length': ['100', 'brotliMinLength', 100],
   'brotli-types': ['text/css', 'brotliTypes', ['text/css']],
+  'enable-modsecurity': ['true', 'enableModsecurity', true],
+  'enable-owasp-modsecurity-crs': ['true', 'enableOwaspModsecurityCrs', true],
+  'modsecurity-snippet': ['SecRuleEngine On\nSecRule ARGS \\"@rx a\\" \\"id:1,msg:\\\'x\\\'\\"', 'modsecuritySnippet', ['SecRuleEngine On\nSecRule ARGS "@rx a" "id:1,msg:\'x\'"']],
   'disable-access-log': ['true', 'enableAccessLog', false],
   'enable-access-log-for-default-backend': ['true', 'enableAccessLogForDefaultBackend', true],
   'log-format-upstream': ['$remote_addr "$request" $status', 'logFormatUpstream', '$remote_addr "$request" $status'],
@@ -157,10 +162,23 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'ssl-session-ticket-key': [TICKET_KEY_80, 'sslSessionTicketKey', TICKET_KEY_80],
   'enable-ocsp': ['true', 'enableOCSP', true],
   'proxy-ssl-location-only': ['true', 'proxySSLLocationOnly', true],
+  'enable-opentelemetry': ['true', 'enableOpentelemetry', true],
+  'opentelemetry-trust-incoming-span': ['false', 'opentelemetryTrustIncomingSpan', false],
+  'opentelemetry-operation-name': ['HTTP $request_method', 'opentelemetryOperationName', 'HTTP $request_method'],
+  'otlp-collector-host': ['otel-collector.monitoring.svc', 'otlpCollectorHost', 'otel-collector.monitoring.svc'],
+  'otlp-collector-port': ['14318', 'otlpCollectorPort', 14318],
+  'otel-service-name': ['edge-eu', 'otelServiceName', 'edge-eu'],
+  'otel-sampler': ['TraceIdRatioBased', 'otelSampler', 'TraceIdRatioBased'],
+  'otel-sampler-ratio': ['0.25', 'otelSamplerRatio', 0.25],
+  'otel-sampler-parent-based': ['false', 'otelSamplerParentBased', false],
+  'otel-max-queuesize': ['4096', 'otelMaxQueuesize', 4096],
+  'otel-schedule-delay-millis': ['1000', 'otelScheduleDelayMillis', 1000],
+  'otel-max-export-batch-size': ['256', 'otelMaxExportBatchSize', 256],
 };
 
 /** key → a value that must be rejected. */
 const INVALID: Record<string, string> = {
+  'modsecurity-snippet': "SecRuleEngine On';\n}\nserver { listen 9; }\n#",
   'ssl-redirect': 'yes', 'http-redirect-code': '302x', 'hsts-max-age': '-1', 'ssl-protocols': 'SSLv3', 'ssl-ciphers': 'A B',
   'ssl-ecdh-curve': 'a;b', 'ssl-session-cache-size': '10 m', 'ssl-session-timeout': 'ten', 'no-tls-redirect-locations': 'relative',
   'proxy-connect-timeout': '5s', 'proxy-body-size': '1t', 'proxy-buffers-number': '0', 'proxy-buffering': 'yes',
@@ -174,6 +192,9 @@ const INVALID: Record<string, string> = {
   'ssl-reject-handshake': 'on', 'enable-ocsp': 'yes', 'proxy-ssl-location-only': 'maybe',
   // NGINX takes a key file of exactly 48 or 80 bytes.
   'ssl-session-ticket-key': Buffer.alloc(32, 1).toString('base64'),
+  'opentelemetry-operation-name': 'x") os.execute("id") --', 'otlp-collector-host': 'collector"; x', 'otlp-collector-port': '4318;',
+  'otel-service-name': 'a"b', 'otel-sampler': 'Sometimes', 'otel-sampler-ratio': '1.5', 'otel-max-queuesize': '0',
+  'otel-schedule-delay-millis': '5s', 'otel-max-export-batch-size': '-1',
 };
 
 test('every ConfigMap key has a valid-value case here', () => {
@@ -206,8 +227,8 @@ for (const [key, raw] of Object.entries(INVALID)) {
 }
 
 test('an unknown key is warned about and ignored', () => {
-  const { settings, warnings } = parse({ 'enable-modsecurity': 'true', 'proxy-read-timeout': '5' });
-  assert.equal(warnings.map((w) => w.field), ['data["enable-modsecurity"]']);
+  const { settings, warnings } = parse({ 'proxy-read-timoeut': '9', 'proxy-read-timeout': '5' });
+  assert.equal(warnings.map((w) => w.field), ['data["proxy-read-timoeut"]']);
   assert.match(warnings[0]!.message, /unknown key/);
   assert.is(settings.proxyReadTimeout, 5);
 });
@@ -283,6 +304,12 @@ test('no hostile value survives into the settings', () => {
         const value = settings[spec.field];
         if (spec.key === 'annotation-value-word-blocklist') continue; // never rendered
         for (const s of stringsIn(value)) {
+          if (spec.key === 'modsecurity-snippet') {
+            // Printed inside single quotes, escaped so that NGINX hands ModSecurity exactly this text.
+            assert.not.match(s.value, /[\u0000-\u0008\u000b-\u001f\u007f]/, `${spec.key} ← ${h.name}`);
+            assert.is(nginxUnescape(quoteForNginx(s.value)), s.value);
+            continue;
+          }
           if (spec.key === 'log-format-upstream') {
             assert.not.match(s.value, /['\\\u0000-\u001f]/, `${spec.key} ← ${h.name}`);
             continue;
@@ -290,7 +317,7 @@ test('no hostile value survives into the settings', () => {
           assert.ok(isNginxSafe(s.value, { regex: regexFields.has(spec.field) }) || s.value === (defaults[spec.field] as unknown),
             `${spec.key} ← ${h.name}: ${JSON.stringify(s.value.slice(0, 60))}`);
         }
-        if (warnings.length === 0 && spec.key !== 'log-format-upstream') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
+        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'modsecurity-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
       }
     }
   }

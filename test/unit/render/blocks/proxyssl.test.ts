@@ -48,7 +48,7 @@ const locationBlock = (text: string, path: string) => text.slice(text.indexOf(`l
 
 test('server settings for HTTPS, grpc_ssl_* for a gRPC location inheriting them; backend TLS never uses the kept-alive balancer', async () => {
   const text = await checked(config(false));
-  assert.match(text, /\n        proxy_ssl_trusted_certificate "[^"]+\/ssl\/secrets\/shop\/backend-ca\/ca\.crt";\n/);
+  assert.match(text, /\n        proxy_ssl_trusted_certificate "[^"]+\/ssl-ca\/shop\/backend-ca\.crt";\n/);
   assert.match(locationBlock(text, '/grpc'), /grpc_ssl_verify on;[\s\S]*grpc_ssl_name "backend.internal";[\s\S]*grpc_pass grpcs:\/\/upstream_balancer_tls;/);
   assert.match(locationBlock(text, '/own'), /proxy_ssl_verify_depth 2;[\s\S]*proxy_pass https:\/\/upstream_balancer_tls;/);
   assert.match(locationBlock(text, '/plain'), /proxy_pass http:\/\/upstream_balancer;/);

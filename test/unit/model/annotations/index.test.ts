@@ -271,16 +271,17 @@ test('an Ingress without annotations gets the defaults', () => {
 test('defaults: every field, with the values of ingress-nginx', () => {
   const d = defaultAnnotations(defaultSettings());
   assert.equal(Object.keys(d).sort(), [
-    'accessLog', 'affinity', 'allowlist', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
+    'accessLog', 'affinity', 'allowlist', 'authTLS', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
     'cors', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'externalAuth', 'fromToWWWRedirect',
-    'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
-    'sslPassthrough', 'upstreamHashBy', 'upstreamVhost',
+    'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
+    'sslCiphers', 'sslPassthrough', 'sslPreferServerCiphers', 'upstreamHashBy', 'upstreamVhost',
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
   assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null]);
+  assert.equal([d.authTLS, d.proxySSL, d.sslCiphers, d.sslPreferServerCiphers], [null, null, '', null]);
 });
 
 test('defaults follow the settings the same way parsing does', () => {

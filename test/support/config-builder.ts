@@ -21,6 +21,12 @@ export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig
     nextUpstreamTries: s.proxyNextUpstreamTries,
     httpVersion: s.proxyHttpVersion,
     clientBodyBufferSize: s.clientBodyBufferSize,
+    busyBuffersSize: s.proxyBusyBuffersSize,
+    maxTempFileSize: s.proxyMaxTempFileSize,
+    cookieDomain: s.proxyCookieDomain,
+    cookiePath: s.proxyCookiePath,
+    redirectFrom: s.proxyRedirectFrom,
+    redirectTo: s.proxyRedirectTo,
   };
 }
 
@@ -35,7 +41,7 @@ export function location(over: Partial<Location> = {}): Location {
     service: svc,
     backend: `${ns}-${svc.name}-${svc.port}`,
     denied: null,
-    rewrite: { target: '', useRegex: false, appRoot: '', sslRedirect: false, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' },
+    rewrite: { target: '', useRegex: false, appRoot: '', sslRedirect: false, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '', usePortInRedirects: false },
     redirect: null,
     cors: null,
     basicAuth: null,
@@ -48,9 +54,15 @@ export function location(over: Partial<Location> = {}): Location {
     backendProtocol: 'HTTP',
     connectionHeader: '',
     customHttpErrors: [],
+    disableProxyInterceptErrors: false,
     defaultBackend: null,
     accessLog: true,
+    rewriteLog: false,
+    relativeRedirects: false,
+    customHeaders: null,
+    http2PushPreload: false,
     configurationSnippet: '',
+    streamSnippet: '',
     ...over,
   };
 }
@@ -161,7 +173,7 @@ export function goldenConfigurations(): Record<string, Configuration> {
 export function hostileBase(hostname = 'target.example.com'): Mutable<Configuration> {
   const full = location({
     path: '/t', pathType: 'Prefix',
-    rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p' },
+    rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p', usePortInRedirects: false },
     redirect: null,
     cors: { enabled: true, allowOrigin: ['https://a.example.com'], allowMethods: 'GET', allowHeaders: 'X-A', exposeHeaders: 'X-B', allowCredentials: true, maxAge: 10 },
     basicAuth: { type: 'basic', realm: 'realm', secret: 'default/basic', secretType: 'auth-file', users: ['u:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/'] },

@@ -15,8 +15,10 @@ import { backendProtocolGroup } from './backendprotocol.js';
 import { canaryGroup } from './canary.js';
 import { connectionGroup } from './connection.js';
 import { corsGroup } from './cors.js';
+import { customHeadersGroup } from './customheaders.js';
 import { customHttpErrorsGroup } from './customhttperrors.js';
 import { defaultBackendGroup } from './defaultbackend.js';
+import { http2PushPreloadGroup } from './http2pushpreload.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
@@ -40,7 +42,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, customHeadersGroup, http2PushPreloadGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 
@@ -121,6 +123,7 @@ export function adjustLocationAnnotations(loc: Record<string, unknown>, site: Lo
 /** The annotations that name other objects, from every group's declaration: what the store indexes (see createStore). */
 export const ANNOTATION_REFERENCES: AnnotationReferences = {
   secretAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.secrets ?? []),
+  configMapAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.configMaps ?? []),
 };
 
 const KNOWN_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));

@@ -5,6 +5,7 @@ import type { ModelWarning } from '../types.js';
 import { InvalidValue, type Check } from '../validate.js';
 import { defaultSettings } from './defaults.js';
 import { CONFIGMAP_KEYS, headersFromConfigMap } from './keys.js';
+import { crossCheck } from './cross-checks.js';
 import type { NginxSettings } from './settings.js';
 
 export { defaultSettings, CONFIGMAP_KEYS };
@@ -54,6 +55,7 @@ export function parseConfigMap(
       warn(key, `${err.message}; default ${describe(target[spec.field])} kept`);
     }
   }
+  crossCheck(settings, warn);
   return { settings, warnings };
 }
 

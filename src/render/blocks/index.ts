@@ -7,8 +7,10 @@ import { authExternalBlock } from './authexternal.js';
 import { backendProtocolBlock } from './backendprotocol.js';
 import { connectionBlock } from './connection.js';
 import { corsBlock } from './cors.js';
+import { customHeadersBlock } from './customheaders.js';
 import { customHttpErrorsBlock } from './customhttperrors.js';
 import { defaultBackendBlock } from './defaultbackend.js';
+import { http2PushPreloadBlock } from './http2pushpreload.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
 import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
@@ -26,7 +28,7 @@ export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
   corsBlock, proxyBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, customHeadersBlock, http2PushPreloadBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -45,8 +47,9 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
-  proxy: [proxyBlock],
-  snippet: [snippetsBlock],
+  proxy: [proxyBlock, http2PushPreloadBlock],
+  // Custom headers after the snippets, as ingress-nginx prints them (a later more_set_headers wins).
+  snippet: [snippetsBlock, customHeadersBlock],
   internal: [authExternalBlock, customHttpErrorsBlock],
   http: [rateLimitBlock],
   uses: [authExternalBlock],

@@ -112,7 +112,6 @@ const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server is a unix socket only the controller can open, and every request needs its token'],
   [/^enable-serial-reloads$/, 'none needed: reloads never overlap'],
   [/^(ssl-dh-param|ssl-session-ticket-key|ssl-reject-handshake|enable-ocsp)$/, "none: NGINX's defaults (ECDHE key exchange, per-worker ticket keys, no OCSP stapling)"],
-  [/^service-upstream$/, 'the service-upstream annotation on each Ingress'],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
   [/^proxy-ssl-location-only$/, 'none: the proxy-ssl-* annotations are not supported'],
   [/^forwarded-for-proxy-protocol-header$/, 'none: with use-proxy-protocol the client address comes from the PROXY header'],

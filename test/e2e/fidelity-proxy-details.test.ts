@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:http';
 import { createSocket, type Socket } from 'node:dgram';
+import { connect as http2Connect } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, untilRunning, type LocalController, type Reply } from '../support/local-harness.js';
@@ -36,6 +37,11 @@ async function phase(data: Record<string, string>, marker: string): Promise<void
 function startBackend(address: string): Promise<{ server: Server; port: number }> {
   return new Promise((resolve) => {
     const server = createServer((req, res) => {
+      if (req.url?.startsWith('/preload')) {
+        res.writeHead(200, { link: '</pushed.css>; rel=preload; as=style', 'content-type': 'text/plain', 'content-length': 2 });
+        res.end('ok');
+        return;
+      }
       if (req.url?.startsWith('/redirect')) {
         res.writeHead(302, { location: 'http://backend.local:8080/next', 'content-length': 0 });
         res.end();
@@ -65,6 +71,7 @@ const BASE: Record<string, string> = {
   'limit-conn-zone-variable': '$binary_remote_addr$http_x_tenant',
   'upstream-hash-by': '$request_uri', 'upstream-hash-by-subset': 'true', 'upstream-hash-by-subset-size': '1',
   'preserve-trailing-slash': 'true',
+  'service-upstream': 'true',
   'access-log-params': 'buffer=4k flush=1s',
   'log-format-stream': '$remote_addr STREAMFMT $status',
   'proxy-stream-timeout': '17s', 'proxy-stream-next-upstream': 'false', 'proxy-stream-next-upstream-timeout': '7s',
@@ -91,6 +98,9 @@ async function setup(): Promise<void> {
         service(NS, 'main'), ...slices(NS, 'main', [echo]),
         service(NS, 'two'), ...slices(NS, 'two', [echo, echo2]),
         service(NS, 'rewriting'), ...slices(NS, 'rewriting', [{ address: '127.0.5.11', port: b.port }]),
+        // service-upstream (ConfigMap): the cluster IP (here the second echo) instead of the endpoints.
+        { ...service(NS, 'clustered', { port: echo2.port }), spec: { clusterIP: echo2.address, ports: [{ name: 'http', port: echo2.port, targetPort: 'http' }] } },
+        ...slices(NS, 'clustered', [echo]),
       ],
       'headers.json': [
         configMap('team-headers', { 'X-Team': 'blue $team', 'X-Frame-Options': 'DENY' }),
@@ -114,6 +124,8 @@ async function setup(): Promise<void> {
         on('passthrough', 'passthrough.test', { 'custom-http-errors': '503', 'disable-proxy-intercept-errors': 'true' }),
         on('logs', 'logs.test', { 'enable-rewrite-log': 'true', 'http2-push-preload': 'true', 'limit-connections': '5' }),
         on('hashed', 'hashed.test', {}, 'two'),
+        ingress(NS, 'clustered', { host: 'clustered.test', paths: [{ path: '/', service: 'clustered', port: echo2.port }] }),
+        on('push', 'push.test', { 'http2-push-preload': 'true' }, 'rewriting'),
         on('ssl', 'ssl.test', { 'force-ssl-redirect': 'true' }),
         on('streamy', 'streamy.test', {
           'stream-snippet': `server {\n    listen 127.0.0.1:${streamPort};\n    return "stream-snippet\\n";\n}`,
@@ -220,6 +232,44 @@ t('upstream-hash-by, -subset and -subset-size (ConfigMap defaults): one URI alwa
   assert.equal(two?.upstreamHashByConfig, { 'upstream-hash-by': '$request_uri', 'upstream-hash-by-subset': true, 'upstream-hash-by-subset-size': 1 });
 });
 
+t('service-upstream (ConfigMap default): the Service cluster IP is the only endpoint; a Service without one keeps its endpoints', async () => {
+  for (let i = 0; i < 3; i++) assert.is((await ctl.request('clustered.test', '/')).backend, 'second');
+  assert.is((await ctl.request('headers.test', '/')).backend, 'main');
+});
+
+t('http2-push-preload: the backend\'s Link: rel=preload becomes an HTTP/2 push', async () => {
+  const session = http2Connect(`https://127.0.0.1:${ctl.ports.https}`, { servername: 'push.test', rejectUnauthorized: false });
+  try {
+    const pushed: string[] = [];
+    session.on('stream', (stream, reqHeaders) => {
+      pushed.push(String(reqHeaders[':path']));
+      stream.resume();
+    });
+    const answer = async (host: string, path: string) => new Promise<number>((resolve, reject) => {
+      const req = session.request({ ':path': path, ':authority': host });
+      req.on('response', (h) => resolve(Number(h[':status'])));
+      req.on('error', reject);
+      req.resume();
+      req.end();
+    });
+    assert.is(await answer('push.test', '/preload'), 200);
+    await waitFor(() => pushed.includes('/pushed.css'), { timeoutMs: 5000, what: 'the pushed stream' });
+    assert.is(await answer('cookies.test', '/preload'), 200);
+    assert.equal(pushed, ['/pushed.css'], 'no push without the annotation');
+  } finally {
+    session.close();
+  }
+});
+
+t('custom-headers: a change of the named ConfigMap reaches the answers', async () => {
+  ctl.write('headers.json', [
+    configMap('team-headers', { 'X-Team': 'green', 'X-Frame-Options': 'DENY' }),
+    configMap('bad-headers', { 'X-Powered-By': 'evil' }),
+    configMap('team-headers', { 'X-Team': 'other' }, 'elsewhere'),
+  ]);
+  await ctl.until('headers.test', '/', (r) => r.headers['x-team'] === 'green', { what: 'the new X-Team' });
+});
+
 t('keys without a visible effect are in the nginx.conf NGINX runs', async () => {
   const conf = await runningConf();
   for (const line of [
@@ -248,6 +298,15 @@ t('enable-syslog: the access log line reaches a UDP syslog receiver', async () =
   } finally {
     udp.close();
   }
+});
+
+t('an operator snippet NGINX refuses quarantines the ConfigMap: the previous settings keep serving', async () => {
+  ctl.write('configmap.json', [configMap('nginx-config', { ...BASE, 'http-snippet': 'irx_no_such_directive on;', 'default-type': 'application/x-after' })]);
+  await waitFor(() => /quarantined ConfigMap pd\/nginx-config/.test(ctl.output()), { timeoutMs: 15_000, what: 'the ConfigMap quarantined' });
+  const probe = await ctl.request('plain.test', '/__cm-server');
+  assert.is(probe.status, 200);
+  assert.is(probe.headers['content-type'], 'application/x-irx', 'the previous settings');
+  assert.is((await ctl.request('cookies.test', '/app/x')).headers['set-cookie']?.[0], 'sid=1; Domain=example.test; Path=/');
 });
 
 t.run();

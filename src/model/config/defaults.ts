@@ -163,6 +163,7 @@ export function defaultSettings(): NginxSettings {
     upstreamHashBy: '',
     upstreamHashBySubset: false,
     upstreamHashBySubsetSize: 3,
+    serviceUpstream: false,
     globalAllowedResponseHeaders: [],
     generateRequestId: true,
     forwardedHostHeader: 'X-Forwarded-Host',

@@ -184,6 +184,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('upstream-keepalive-time', 'upstreamKeepaliveTime', timeMsec, 'NGINX time', 'Maximum life of an upstream keepalive connection.'),
   key('upstream-hash-by', 'upstreamHashBy', hashExpression, 'NGINX variable expression', 'Consistent hashing key of every backend (annotation default).'),
   key('upstream-hash-by-subset', 'upstreamHashBySubset', bool, BOOL, 'Hash onto subsets of endpoints (annotation default).'),
+  key('service-upstream', 'serviceUpstream', bool, BOOL, 'Proxy to the Service address instead of its endpoints (annotation default).'),
   key('upstream-hash-by-subset-size', 'upstreamHashBySubsetSize', int(1, 1_000_000), 'integer ≥ 1', 'Size of each subset (annotation default).'),
 
   // headers and real IP

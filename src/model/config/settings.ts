@@ -174,6 +174,7 @@ export interface NginxSettings {
   upstreamHashBy: string;
   upstreamHashBySubset: boolean;
   upstreamHashBySubsetSize: number;
+  serviceUpstream: boolean;
   /** Response headers the custom-headers annotation may set (global-allowed-response-headers). */
   globalAllowedResponseHeaders: string[];
   generateRequestId: boolean;

@@ -110,11 +110,11 @@ const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^use-geoip$/, 'use-geoip2 (the legacy GeoIP databases are not provided)'],
   [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],
   [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server is a unix socket only the controller can open, and every request needs its token'],
-  [/^enable-serial-reloads$/, 'none needed: reloads never overlap'],
+  [/^enable-serial-reloads$/, 'not implemented: a reload does not wait for the previous reload\'s workers to exit; worker-shutdown-timeout bounds how long they linger'],
   [/^(ssl-dh-param|ssl-session-ticket-key|ssl-reject-handshake|enable-ocsp)$/, "none: NGINX's defaults (ECDHE key exchange, per-worker ticket keys, no OCSP stapling)"],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
   [/^proxy-ssl-location-only$/, 'none: the proxy-ssl-* annotations are not supported'],
-  [/^forwarded-for-proxy-protocol-header$/, 'none: with use-proxy-protocol the client address comes from the PROXY header'],
+  [/^forwarded-for-proxy-protocol-header$/, 'not implemented: with use-proxy-protocol the client address comes from the PROXY header, also with use-forwarded-headers (ingress-nginx believes X-Forwarded-For from a PROXY peer in proxy-real-ip-cidr)'],
   [/^grpc-buffer-size-kb$/, "none: NGINX's defaults apply"],
 ];
 

@@ -8,6 +8,8 @@ import { createServer, type Server } from 'node:http';
 import { createSocket, type Socket } from 'node:dgram';
 import { connect as http2Connect } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, untilRunning, type LocalController, type Reply } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
@@ -207,6 +209,9 @@ t('snippets of the ConfigMap: main, http, server, location and stream', async ()
     socket.on('error', reject);
   });
   assert.is(text, 'stream-snippet\n', 'the Ingress\'s stream-snippet serves its own TCP port');
+  // The stream access log (log-format-stream, buffered by access-log-params: flushed within 1s).
+  const streamLog = join(ctl.workdir, 'logs', 'access.log');
+  await waitFor(() => existsSync(streamLog) && /^127\.0\.0\.1 STREAMFMT 200$/m.test(readFileSync(streamLog, 'utf8')), { timeoutMs: 5000, what: 'the stream access log line in log-format-stream' });
   assert.match(ctl.output(), /stream-bad/, 'a stream-snippet opening a location is refused, naming its Ingress');
 });
 

@@ -77,6 +77,7 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'syslog-host': { section: ACCESS_LOG, note: 'an IP address only (NGINX resolves a name once, at load, and fails the reload if it cannot)' },
   'access-log-params': { section: ACCESS_LOG, note: 'buffer=, gzip and flush= only (if= is the controller\'s); ignored while enable-syslog is on' },
   'bind-address': { section: NGINX, note: 'replaces the wildcard listeners only: explicit listen addresses (local mode) stay' },
+  'forwarded-for-proxy-protocol-header': { section: NGINX, note: 'a request carrying the header itself is refused (400): the real-IP module would believe it' },
   'limit-conn-zone-variable': { section: NGINX, note: 'another key names other zones: NGINX refuses a reload that changes the key of a zone' },
   'main-snippet': { section: PARSING, note: 'Critical: only with annotations-risk-level Critical; a snippet that leaves its block or opens one its context cannot hold is refused' },
   'http-snippet': { section: PARSING, note: 'as main-snippet' },
@@ -114,7 +115,6 @@ const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^(ssl-dh-param|ssl-session-ticket-key|ssl-reject-handshake|enable-ocsp)$/, "none: NGINX's defaults (ECDHE key exchange, per-worker ticket keys, no OCSP stapling)"],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
   [/^proxy-ssl-location-only$/, 'none: the proxy-ssl-* annotations are not supported'],
-  [/^forwarded-for-proxy-protocol-header$/, 'not implemented: with use-proxy-protocol the client address comes from the PROXY header, also with use-forwarded-headers (ingress-nginx believes X-Forwarded-For from a PROXY peer in proxy-real-ip-cidr)'],
   [/^grpc-buffer-size-kb$/, "none: NGINX's defaults apply"],
 ];
 

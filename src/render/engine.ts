@@ -20,7 +20,7 @@ import { httpProxyHeaders } from './proxy-headers.js';
 import type { NginxSettings } from '../model/config/settings.js';
 import { streamServers } from './stream.js';
 import {
-  eventsDirectives, headerVariable, httpDirectives, httpSnippet, listenAddresses, logTargets, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
+  eventsDirectives, forwardedForProxyProtocol, headerVariable, httpDirectives, httpSnippet, listenAddresses, logTargets, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
 } from './settings-directives.js';
 import { geoip2Setup } from './geoip.js';
 import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
@@ -269,6 +269,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           http: httpDirectives(s),
           http_snippet: httpSnippet(s),
           forwarded_host: headerVariable(s.forwardedHostHeader, 'forwarded-host-header'),
+          forwarded_for_proxy_protocol: s.useProxyProtocol && s.useForwardedHeaders ? forwardedForProxyProtocol(s) : '',
           logs: logTargets(s, {
             error: s.errorLogPath || runtime.errorLogPath,
             http: s.httpAccessLogPath || s.accessLogPath || runtime.accessLogPath,

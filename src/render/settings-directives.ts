@@ -108,6 +108,28 @@ export function headerVariable(name: string, field: string): string {
   return `$http_${f.headerName(name, field).toLowerCase().replace(/-/g, '_')}`;
 }
 
+/**
+ * With use-proxy-protocol and use-forwarded-headers: a PROXY peer in proxy-real-ip-cidr is
+ * believed about forwarded-for-header, any other gives its PROXY address. The real-IP module
+ * reads no variables, so the choice is passed in a request header of its own.
+ */
+export function forwardedForProxyProtocol(s: NginxSettings): string {
+  const trusted = s.proxyRealIpCidr.map((c) => `        ${f.cidr(c, 'proxy-real-ip-cidr')} 1;\n`).join('');
+  return `    geo $proxy_protocol_addr $proxy_protocol_addr_trusted {\n        default 0;\n${trusted}    }\n`
+    + `    map $proxy_protocol_addr_trusted $forwarded_for_proxy_protocol {\n        default $proxy_protocol_addr;\n        1 ${headerVariable(s.forwardedForHeader, 'forwarded-for-header')};\n    }\n`
+    + `    more_set_input_headers ${f.quoteLiteral(`${f.headerName(s.forwardedForProxyProtocolHeader, 'forwarded-for-proxy-protocol-header')}: $forwarded_for_proxy_protocol`, 'forwarded-for-proxy-protocol-header')};\n`;
+}
+
+/**
+ * The real-IP module reads forwarded-for-proxy-protocol-header before more_set_input_headers
+ * sets it, so a client that sends the header itself would choose its own address: such a
+ * request is refused (400) in the server rewrite phase, which still sees the client's header.
+ */
+export function spoofedClientGuard(s: NginxSettings): string {
+  if (!(s.useProxyProtocol && s.useForwardedHeaders)) return '';
+  return `        if (${headerVariable(s.forwardedForProxyProtocolHeader, 'forwarded-for-proxy-protocol-header')}) {\n            return 400;\n        }\n`;
+}
+
 /** The stream context's proxy settings (proxy-stream-*). */
 export function streamDirectives(s: NginxSettings): string {
   let out = line(`proxy_timeout ${f.duration(s.proxyStreamTimeout, 'proxy-stream-timeout')}`);

@@ -314,4 +314,38 @@ t('an operator snippet NGINX refuses quarantines the ConfigMap: the previous set
   assert.is((await ctl.request('cookies.test', '/app/x')).headers['set-cookie']?.[0], 'sid=1; Domain=example.test; Path=/');
 });
 
+t('forwarded-for-proxy-protocol-header: a PROXY peer in proxy-real-ip-cidr is believed about X-Forwarded-For, any other is the client', async () => {
+  await ctl.stop();
+  ctl = await startLocal({
+    args: ['--configmap', `${NS}/nginx-config`],
+    files: {
+      'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo])],
+      'ingresses.json': [on('plain', 'plain.test')],
+      'configmap.json': [configMap('nginx-config', {
+        'use-proxy-protocol': 'true', 'use-forwarded-headers': 'true', 'forwarded-for-proxy-protocol-header': 'X-Irx-Client',
+        'proxy-real-ip-cidr': '203.0.113.0/24,127.0.0.1',
+      })],
+    },
+  });
+  await untilRunning(ctl, 'real_ip_header X-Irx-Client;');
+  const realIp = async (peer: string, xff: string, extra = '') => {
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = tcpConnect(ctl.ports.http, '127.0.0.1', () => socket.write(
+        `PROXY TCP4 ${peer} 127.0.0.1 5555 80\r\nGET / HTTP/1.1\r\nHost: plain.test\r\nX-Forwarded-For: ${xff}\r\n${extra}Connection: close\r\n\r\n`));
+      let out = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => { out += d; });
+      socket.on('close', () => resolve(out));
+      socket.on('error', reject);
+    });
+    assert.match(text, /^HTTP\/1.1 200/, text.slice(0, 200));
+    return (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string> }).headers['x-real-ip'];
+  };
+  await waitFor(async () => (await realIp('192.0.2.1', '198.51.100.7').catch(() => undefined)) !== undefined, { what: 'NGINX answering PROXY requests' });
+  assert.is(await realIp('203.0.113.9', '198.51.100.7'), '198.51.100.7', 'a trusted PROXY peer is believed');
+  assert.is(await realIp('192.0.2.1', '198.51.100.7'), '192.0.2.1', 'an untrusted one is the client');
+  const spoofed = await realIp('192.0.2.1', '198.51.100.7', 'X-Irx-Client: 10.9.9.9\r\n').then(() => null, (err: Error) => err);
+  assert.match(String(spoofed?.message), /^HTTP\/1.1 400/, 'a client that sends the header itself is refused');
+});
+
 t.run();

@@ -167,6 +167,7 @@ export function defaultSettings(): NginxSettings {
     globalAllowedResponseHeaders: [],
     generateRequestId: true,
     forwardedHostHeader: 'X-Forwarded-Host',
+    forwardedForProxyProtocolHeader: 'X-Forwarded-For-Proxy-Protocol',
     gzipDisable: '',
     defaultType: 'text/html',
     limitConnZoneVariable: '$binary_remote_addr',

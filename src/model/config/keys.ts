@@ -192,6 +192,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('compute-full-forwarded-for', 'computeFullForwardedFor', bool, BOOL, 'Append the client address to X-Forwarded-For.'),
   key('forwarded-for-header', 'forwardedForHeader', headerName, 'header name', 'Header carrying the client address.'),
   key('forwarded-host-header', 'forwardedHostHeader', headerName, 'header name', 'With use-forwarded-headers, the header carrying the original host.'),
+  key('forwarded-for-proxy-protocol-header', 'forwardedForProxyProtocolHeader', headerName, 'header name', 'With use-forwarded-headers and use-proxy-protocol: the request header the client address is read from (forwarded-for-header of a PROXY peer in proxy-real-ip-cidr, else the PROXY address).'),
   key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header.'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', cidrList, 'comma-separated CIDRs', 'Trusted proxies for the real IP.'),
   key('use-proxy-protocol', 'useProxyProtocol', bool, BOOL, 'Expect the PROXY protocol on the listeners.'),

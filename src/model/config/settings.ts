@@ -179,6 +179,7 @@ export interface NginxSettings {
   globalAllowedResponseHeaders: string[];
   generateRequestId: boolean;
   forwardedHostHeader: string;
+  forwardedForProxyProtocolHeader: string;
   /** A PCRE regex of User-Agents not gzipped; '' = none. */
   gzipDisable: string;
   defaultType: string;

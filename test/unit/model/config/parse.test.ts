@@ -169,6 +169,7 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'upstream-hash-by-subset': ['true', 'upstreamHashBySubset', true],
   'upstream-hash-by-subset-size': ['5', 'upstreamHashBySubsetSize', 5],
   'service-upstream': ['true', 'serviceUpstream', true],
+  'forwarded-for-proxy-protocol-header': ['X-Real-Client', 'forwardedForProxyProtocolHeader', 'X-Real-Client'],
   'forwarded-host-header': ['X-Original-Host', 'forwardedHostHeader', 'X-Original-Host'],
   'main-snippet': ['worker_priority 0;', 'mainSnippet', 'worker_priority 0;'],
   'http-snippet': ['map $uri $x { default 1; }', 'httpSnippet', 'map $uri $x { default 1; }'],

@@ -28,6 +28,8 @@ const PARSING = 'Annotations and ConfigMap parsing';
 const MODEL = 'Model';
 const NGINX = 'NGINX configuration';
 const ACCESS_LOG = 'Access log';
+const WAF = 'ModSecurity';
+const TRACING = 'OpenTelemetry';
 
 type Notes = Readonly<Record<string, { section: string; note: string }>>;
 
@@ -55,6 +57,9 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'service-upstream': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
   'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
   'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
+  'modsecurity-snippet': { section: WAF, note: 'directives that read or write files, fetch URLs, run scripts or change what every Ingress shares are refused' },
+  'enable-owasp-core-rules': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
 };
 
 const CONFIGMAP_DIFFERENCES: Notes = {
@@ -66,7 +71,12 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted; applies to the ssl-passthrough listener, as in ingress-nginx' },
   'log-format-upstream': { section: PARSING, note: "may not contain ', backslash or control characters" },
   'load-balance': { section: PARSING, note: 'round_robin or ewma; consistent hashing is the upstream-hash-by annotation' },
-  'enable-brotli': { section: NGINX, note: "Debian's NGINX has no brotli module: only a warning" },
+  'enable-owasp-modsecurity-crs': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'modsecurity-snippet': { section: WAF, note: 'split into several modsecurity_rules when longer than NGINX takes in one parameter' },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
+  'otlp-collector-port': { section: TRACING, note: "the collector's OTLP/HTTP port, default 4318 (ingress-nginx: OTLP/gRPC, 4317)" },
+  'otlp-collector-host': { section: TRACING, note: 'a host name or address (ingress-nginx documents a URL)' },
+  'opentelemetry-operation-name': { section: TRACING, note: 'NGINX variables in it are expanded when the request ends' },
   'use-geoip2': { section: NGINX, note: 'databases are read from --geoip-dir (not downloaded); the legacy GeoIP variables are not provided' },
   'no-tls-redirect-locations': { section: NGINX, note: 'applied in the model (the locations lose ssl-redirect) rather than in Lua' },
   'access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; default logs/access.log under the NGINX prefix' },
@@ -95,8 +105,6 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^auth-snippet$/, SNIPPETS],
   [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
   [/^enable-global-auth$/, 'no global auth: set auth-url on each Ingress'],
-  [/^(enable-modsecurity|enable-owasp-core-rules|modsecurity-)/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
-  [/opentelemetry/, 'no OpenTelemetry module: trace in the services or a mesh'],
   [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
   [/^proxy-ssl-/, 'backend-protocol HTTPS/GRPCS work without verifying the backend; upstream certificate checks are not implemented'],
   [/^(ssl-ciphers|ssl-prefer-server-ciphers)$/, 'the ConfigMap keys of the same names (for every server)'],
@@ -105,8 +113,8 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
 
 /** What to use instead of a ConfigMap key ingress-rx refuses. */
 const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^(jaeger-|otel-|otlp-|opentelemetry-|enable-opentelemetry$)/, 'no tracing module: trace in the services or a mesh'],
-  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
+  [/^jaeger-/, 'enable-opentelemetry with otlp-collector-host (Jaeger takes OTLP/HTTP on port 4318)'],
+  [/^opentelemetry-config$/, 'none needed: the otel-* and otlp-* keys configure the tracer (there is no module configuration file)'],
   [/^global-auth-/, 'no global auth: set the auth-url annotation on each Ingress'],
   [/^use-geoip$/, 'use-geoip2 (the legacy GeoIP databases are not provided)'],
   [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],

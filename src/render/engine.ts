@@ -2,7 +2,7 @@
 // and an NginxRuntime. Each server is rendered from its own fragment, cached by the identity of
 // its model object, so a one-server change re-renders one server.
 import { createHash, hash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
@@ -23,6 +23,8 @@ import {
   eventsDirectives, forwardedForProxyProtocol, headerVariable, httpDirectives, httpSnippet, listenAddresses, logTargets, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
 } from './settings-directives.js';
 import { geoip2Setup } from './geoip.js';
+import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
+import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
 
 export type { AuxiliaryFile, RenderProblem };
@@ -210,8 +212,13 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     cachedFragments = config.servers.length;
 
     const geoip = geoip2Setup(s, runtime);
-    if (s.enableBrotli) warnings.push('enable-brotli is on but the brotli module is not loaded: responses are not brotli-compressed');
     warnings.push(...geoip.warnings);
+    const brotli = s.enableBrotli && brotliInstalled(runtime);
+    if (s.enableBrotli && !brotli) warnings.push(`enable-brotli is on but ${join(runtime.modulesDir, BROTLI_MODULE)} is not installed (Debian: libnginx-mod-http-brotli-filter): responses are not brotli-compressed`);
+    const modsecurity = modsecurityHttp(config, runtime);
+    warnings.push(...modsecurity.warnings);
+    const otel = opentelemetryHttp(config);
+    warnings.push(...otel.warnings);
     const streamSnippetText = streamSnippets(s, config.servers, (ingress, message) => {
       const [namespace = '', name = ''] = ingress.split('/');
       problems.push({ ingresses: [{ namespace, name }], host: '', field: 'stream-snippet', message, outcome: 'stream-snippet left out' });
@@ -233,6 +240,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           headers_more: join(runtime.modulesDir, 'ngx_http_headers_more_filter_module.so'),
           stream: join(runtime.modulesDir, 'ngx_stream_module.so'),
           geoip2: join(runtime.modulesDir, 'ngx_http_geoip2_module.so'),
+          brotli: join(runtime.modulesDir, BROTLI_MODULE),
+          modsecurity: join(runtime.modulesDir, MODSECURITY_MODULE),
         },
         server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
@@ -246,6 +255,9 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
         log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',
         gzip_types: mimeTypes(s.gzipTypes),
+        brotli: brotli ? { types: mimeTypes(s.brotliTypes, 'brotli-types') } : null,
+        modsecurity,
+        otel,
         ssl_protocols: sslProtocols(s.sslProtocols),
         resolvers: resolvers(runtime),
         upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
@@ -416,8 +428,8 @@ function sslProtocols(list: string[]): string {
   return list.join(' ');
 }
 
-function mimeTypes(list: string[]): string {
-  for (const t of list) if (!/^[A-Za-z0-9.+*-]+\/[A-Za-z0-9.+*-]+$/.test(t)) throw new RenderError('gzip-types', `not a MIME type: ${JSON.stringify(t.slice(0, 50))}`);
+function mimeTypes(list: readonly string[], field = 'gzip-types'): string {
+  for (const t of list) if (!/^[A-Za-z0-9.+*-]+\/[A-Za-z0-9.+*-]+$/.test(t)) throw new RenderError(field, `not a MIME type: ${JSON.stringify(t.slice(0, 50))}`);
   return list.length ? list.join(' ') : 'text/html';
 }
 
@@ -444,8 +456,13 @@ export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'
 }
 
 /** Files the configuration refers to that the reload actor writes before testing it (each block's `files`). */
+const BROTLI_MODULE = 'ngx_http_brotli_filter_module.so';
+/** enable-brotli loads the filter module only (ingress-nginx also loads brotli_static, which it never turns on). */
+const brotliInstalled = (rt: NginxRuntime): boolean => existsSync(join(rt.modulesDir, BROTLI_MODULE));
+
 export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): AuxiliaryFile[] {
   const out = new Map<string, string>();
+  for (const file of modsecurityFiles(modsecurityHttp(config, runtime), runtime)) out.set(file.path, file.content);
   for (const server of config.servers) {
     for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file.content);
   }

@@ -131,6 +131,28 @@ export interface NginxSettings {
   brotliMinLength: number;
   brotliTypes: string[];
 
+  // ModSecurity (annotations enable-modsecurity, enable-owasp-core-rules override per Ingress)
+  enableModsecurity: boolean;
+  enableOwaspModsecurityCrs: boolean;
+  /** modsecurity-snippet as ModSecurity reads it, in pieces NGINX takes as one parameter each. */
+  modsecuritySnippet: string[];
+
+  // OpenTelemetry (annotations enable-opentelemetry, opentelemetry-* override per Ingress)
+  enableOpentelemetry: boolean;
+  opentelemetryTrustIncomingSpan: boolean;
+  /** The span name; '' names a span after its location. Letters, digits, `-_./:`, spaces and `$variables`. */
+  opentelemetryOperationName: string;
+  /** Host name or address of the OTLP/HTTP receiver; '' exports nothing. */
+  otlpCollectorHost: string;
+  otlpCollectorPort: number;
+  otelServiceName: string;
+  otelSampler: 'AlwaysOn' | 'AlwaysOff' | 'TraceIdRatioBased';
+  otelSamplerRatio: number;
+  otelSamplerParentBased: boolean;
+  otelMaxQueuesize: number;
+  otelScheduleDelayMillis: number;
+  otelMaxExportBatchSize: number;
+
   // logs
   /** Validated: no `'`, backslash or control characters (rendered inside single quotes). */
   logFormatUpstream: string;

@@ -13,6 +13,8 @@ import { defaultBackendBlock } from './defaultbackend.js';
 import { http2PushPreloadBlock } from './http2pushpreload.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
+import { modsecurityBlock } from './modsecurity.js';
+import { opentelemetryBlock } from './opentelemetry.js';
 import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
 import { proxyBlock } from './proxy.js';
 import { rateLimitBlock } from './ratelimit.js';
@@ -28,7 +30,7 @@ export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
   corsBlock, proxyBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, customHeadersBlock, http2PushPreloadBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, customHeadersBlock, http2PushPreloadBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -41,9 +43,9 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   deny: [authBasicBlock],
   upstream: [backendProtocolBlock],
   redirect: [redirectBlock, rewriteBlock],
-  lua: [rewriteBlock, defaultBackendBlock, snippetsBlock],
+  lua: [opentelemetryBlock, rewriteBlock, defaultBackendBlock, snippetsBlock],
   // The denylist before the allowlist, as ingress-nginx: NGINX takes the first rule that matches.
-  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock],
+  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock, modsecurityBlock],
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],

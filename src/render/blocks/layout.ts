@@ -15,3 +15,6 @@ export function directives(ds: readonly string[]): string {
 export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+/** What a block returns when a location needs nothing of that kind (one shared object: renders allocate enough). */
+export const NONE: readonly never[] = Object.freeze([]);

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { RateLimitConfig } from '../../model/annotations/ratelimit.js';
 import * as f from '../filters.js';
-import { directives } from './layout.js';
+import { NONE, directives } from './layout.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
 
 const DEFAULT_KEY = '$binary_remote_addr';
@@ -51,7 +51,7 @@ export const rateLimitBlock: RenderBlock = {
     access: (c) => (c.loc.rateLimit ? limits(c.loc.rateLimit, zoneName(c)) : ''),
     http: (c): readonly Shared[] => {
       const rl = c.loc.rateLimit;
-      if (!rl) return [];
+      if (!rl) return NONE;
       const zone = zoneName(c);
       return [{ name: zone, text: () => zones(rl, zone, c.settings.limitConnZoneVariable) }];
     },

@@ -55,6 +55,8 @@ export interface Upstream {
  * backend has no endpoint, or that a snippet may set $proxy_upstream_name itself.
  */
 export interface LuaPart {
+  /** A Lua statement run first (opentelemetry: the request's span opens before any redirect). */
+  readonly first?: string;
   readonly redirect?: readonly string[];
   readonly fallbackBackend?: string;
   readonly backendFromSnippet?: boolean;

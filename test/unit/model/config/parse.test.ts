@@ -4,6 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CONFIGMAP_KEYS, defaultSettings, parseConfigMap } from '../../../../src/model/config/parse.js';
 import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import { nginxUnescape } from '../../../../src/model/nginx-escape.js';
+import { quoteForNginx } from '../../../../src/model/seclang.js';
 import type { ConfigMap } from '../../../../src/store/kube-types.js';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES, isNginxSafe, stringsIn } from '../../../support/hostile.js';
@@ -135,6 +137,9 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'brotli-level': ['6', 'brotliLevel', 6],
   'brotli-min-length': ['100', 'brotliMinLength', 100],
   'brotli-types': ['text/css', 'brotliTypes', ['text/css']],
+  'enable-modsecurity': ['true', 'enableModsecurity', true],
+  'enable-owasp-modsecurity-crs': ['true', 'enableOwaspModsecurityCrs', true],
+  'modsecurity-snippet': ['SecRuleEngine On\nSecRule ARGS \\"@rx a\\" \\"id:1,msg:\\\'x\\\'\\"', 'modsecuritySnippet', ['SecRuleEngine On\nSecRule ARGS "@rx a" "id:1,msg:\'x\'"']],
   'disable-access-log': ['true', 'enableAccessLog', false],
   'enable-access-log-for-default-backend': ['true', 'enableAccessLogForDefaultBackend', true],
   'log-format-upstream': ['$remote_addr "$request" $status', 'logFormatUpstream', '$remote_addr "$request" $status'],
@@ -194,10 +199,23 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'proxy-stream-next-upstream-timeout': ['5s', 'proxyStreamNextUpstreamTimeout', '5s'],
   'proxy-stream-next-upstream-tries': ['2', 'proxyStreamNextUpstreamTries', 2],
   'proxy-stream-responses': ['0', 'proxyStreamResponses', 0],
+  'enable-opentelemetry': ['true', 'enableOpentelemetry', true],
+  'opentelemetry-trust-incoming-span': ['false', 'opentelemetryTrustIncomingSpan', false],
+  'opentelemetry-operation-name': ['HTTP $request_method', 'opentelemetryOperationName', 'HTTP $request_method'],
+  'otlp-collector-host': ['otel-collector.monitoring.svc', 'otlpCollectorHost', 'otel-collector.monitoring.svc'],
+  'otlp-collector-port': ['14318', 'otlpCollectorPort', 14318],
+  'otel-service-name': ['edge-eu', 'otelServiceName', 'edge-eu'],
+  'otel-sampler': ['TraceIdRatioBased', 'otelSampler', 'TraceIdRatioBased'],
+  'otel-sampler-ratio': ['0.25', 'otelSamplerRatio', 0.25],
+  'otel-sampler-parent-based': ['false', 'otelSamplerParentBased', false],
+  'otel-max-queuesize': ['4096', 'otelMaxQueuesize', 4096],
+  'otel-schedule-delay-millis': ['1000', 'otelScheduleDelayMillis', 1000],
+  'otel-max-export-batch-size': ['256', 'otelMaxExportBatchSize', 256],
 };
 
 /** key → a value that must be rejected. */
 const INVALID: Record<string, string> = {
+  'modsecurity-snippet': "SecRuleEngine On';\n}\nserver { listen 9; }\n#",
   'ssl-redirect': 'yes', 'http-redirect-code': '302x', 'hsts-max-age': '-1', 'ssl-protocols': 'SSLv3', 'ssl-ciphers': 'A B',
   'ssl-ecdh-curve': 'a;b', 'ssl-session-cache-size': '10 m', 'ssl-session-timeout': 'ten', 'no-tls-redirect-locations': 'relative',
   'proxy-connect-timeout': '5s', 'proxy-body-size': '1t', 'proxy-buffers-number': '0', 'proxy-buffering': 'yes',
@@ -213,6 +231,9 @@ const INVALID: Record<string, string> = {
   'forwarded-host-header': 'X Host', 'bind-address': '10.0.0.0/8', 'worker-cpu-affinity': '0102', 'lua-shared-dicts': 'a: 1g',
   'access-log-params': 'if=$x', 'syslog-host': 'a;b', 'syslog-port': '70000', 'debug-connections': 'evil.com',
   'proxy-stream-timeout': 'ten', 'proxy-stream-next-upstream-tries': '-1', 'log-format-stream': "'$x'",
+  'opentelemetry-operation-name': 'x") os.execute("id") --', 'otlp-collector-host': 'collector"; x', 'otlp-collector-port': '4318;',
+  'otel-service-name': 'a"b', 'otel-sampler': 'Sometimes', 'otel-sampler-ratio': '1.5', 'otel-max-queuesize': '0',
+  'otel-schedule-delay-millis': '5s', 'otel-max-export-batch-size': '-1',
 };
 
 test('every ConfigMap key has a valid-value case here', () => {
@@ -278,8 +299,8 @@ for (const [key, raw] of Object.entries(INVALID)) {
 }
 
 test('an unknown key is warned about and ignored', () => {
-  const { settings, warnings } = parse({ 'enable-modsecurity': 'true', 'proxy-read-timeout': '5' });
-  assert.equal(warnings.map((w) => w.field), ['data["enable-modsecurity"]']);
+  const { settings, warnings } = parse({ 'proxy-read-timoeut': '9', 'proxy-read-timeout': '5' });
+  assert.equal(warnings.map((w) => w.field), ['data["proxy-read-timoeut"]']);
   assert.match(warnings[0]!.message, /unknown key/);
   assert.is(settings.proxyReadTimeout, 5);
 });
@@ -355,6 +376,12 @@ test('no hostile value survives into the settings', () => {
         const value = settings[spec.field];
         if (spec.key === 'annotation-value-word-blocklist') continue; // never rendered
         for (const s of stringsIn(value)) {
+          if (spec.key === 'modsecurity-snippet') {
+            // Printed inside single quotes, escaped so that NGINX hands ModSecurity exactly this text.
+            assert.not.match(s.value, /[\u0000-\u0008\u000b-\u001f\u007f]/, `${spec.key} ← ${h.name}`);
+            assert.is(nginxUnescape(quoteForNginx(s.value)), s.value);
+            continue;
+          }
           if (spec.key === 'log-format-upstream' || spec.key === 'log-format-stream') {
             assert.not.match(s.value, /['\\\u0000-\u001f]/, `${spec.key} ← ${h.name}`);
             continue;
@@ -362,7 +389,7 @@ test('no hostile value survives into the settings', () => {
           assert.ok(isNginxSafe(s.value, { regex: regexFields.has(spec.field) }) || s.value === (defaults[spec.field] as unknown),
             `${spec.key} ← ${h.name}: ${JSON.stringify(s.value.slice(0, 60))}`);
         }
-        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'log-format-stream') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
+        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'log-format-stream' && spec.key !== 'modsecurity-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
       }
     }
   }

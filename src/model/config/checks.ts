@@ -4,7 +4,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { operatorSnippetProblem, type SnippetContext } from '../snippet-check.js';
 import {
-  cidr, commaList, hostname, InvalidValue, MAX_VALUE_LENGTH, parseNginxTime, pcreRegex, preview, sizeBytes, type Check,
+  cidr, commaList, InvalidValue, MAX_VALUE_LENGTH, parseNginxTime, pcreRegex, preview, sizeBytes, type Check,
 } from '../validate.js';
 
 /** An IPv4 or IPv6 address (no network), as written. */
@@ -17,15 +17,15 @@ export const ipAddress: Check<string> = (raw) => {
 export const ipAddressList: Check<string[]> = commaList(ipAddress);
 export const cidrs: Check<string[]> = commaList(cidr);
 
-/** A syslog server: a host name or an IP address (ingress-nginx's syslog-host). */
+/**
+ * A syslog server: an IP address. ingress-nginx also takes a name, but NGINX resolves it once, when
+ * it loads the configuration, and refuses the whole reload if it cannot.
+ */
 export const syslogHost: Check<string> = (raw) => {
   const v = raw.trim();
   if (v === '') return '';
-  try {
-    return ipAddress(v);
-  } catch {
-    return hostname()(v);
-  }
+  if (!isIPv4(v) && !isIPv6(v.replace(/^\[(.*)\]$/, '$1'))) throw new InvalidValue(`"${preview(raw)}" is not an IP address (NGINX would resolve a name only at load, and fail the reload if it cannot): use the syslog Service's cluster IP`);
+  return v.replace(/^\[(.*)\]$/, '$1');
 };
 
 /** worker_cpu_affinity: `auto`, `auto <mask>`, or one mask of 0s and 1s per worker (at most 64 CPUs). */

@@ -326,7 +326,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('access-log-params', 'accessLogParams', accessLogParams, 'buffer=<size>, gzip[=1..9], flush=<time>', 'Parameters of the access logs (http and stream).'),
   key('log-format-stream', 'logFormatStream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format of the stream context.'),
   key('enable-syslog', 'enableSyslog', bool, BOOL, 'Send the access and error logs to syslog-host (UDP).'),
-  key('syslog-host', 'syslogHost', syslogHost, 'host name or IP address', 'The syslog server.'),
+  key('syslog-host', 'syslogHost', syslogHost, 'IPv4 or IPv6 address', 'The syslog server (an address: NGINX resolves a name only at load).'),
   key('syslog-port', 'syslogPort', int(1, 65_535), 'port', 'The syslog server port.'),
   key('debug-connections', 'debugConnections', cidrs, 'comma-separated addresses or CIDRs', 'Clients whose connections NGINX logs at debug level (debug_connection).'),
 

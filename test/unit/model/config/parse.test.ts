@@ -229,7 +229,7 @@ const INVALID: Record<string, string> = {
   'proxy-cookie-domain': 'a b c', 'proxy-cookie-path': '/a "/b"', 'proxy-redirect-from': 'http://a/;b', 'proxy-redirect-to': 'x y',
   'proxy-busy-buffers-size': '8 k', 'default-type': 'text/html; charset=x', 'gzip-disable': '(unclosed', 'limit-conn-zone-variable': '$a b',
   'forwarded-host-header': 'X Host', 'bind-address': '10.0.0.0/8', 'worker-cpu-affinity': '0102', 'lua-shared-dicts': 'a: 1g',
-  'access-log-params': 'if=$x', 'syslog-host': 'a;b', 'syslog-port': '70000', 'debug-connections': 'evil.com',
+  'access-log-params': 'if=$x', 'syslog-host': 'syslog.logging.svc', 'syslog-port': '70000', 'debug-connections': 'evil.com',
   'proxy-stream-timeout': 'ten', 'proxy-stream-next-upstream-tries': '-1', 'log-format-stream': "'$x'",
   'opentelemetry-operation-name': 'x") os.execute("id") --', 'otlp-collector-host': 'collector"; x', 'otlp-collector-port': '4318;',
   'otel-service-name': 'a"b', 'otel-sampler': 'Sometimes', 'otel-sampler-ratio': '1.5', 'otel-max-queuesize': '0',

@@ -57,6 +57,13 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'service-upstream': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
   'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
   'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
+  'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403); ingress-nginx leaves the server without client authentication' },
+  'auth-tls-verify-client': { section: NGINX, note: '"on": plain HTTP to the host is always redirected to HTTPS (ingress-nginx serves it without asking for a certificate)' },
+  'auth-tls-match-cn': { section: PARSING, note: 'an expression NGINX would refuse closes the host (403)' },
+  'auth-tls-error-page': { section: PARSING, note: 'a named location (@name) is refused: no Ingress can define one' },
+  'auth-tls-pass-certificate-to-upstream': { section: NGINX, note: 'on a controller with client authentication, ssl-client-* headers from clients are removed on every host' },
+  'proxy-ssl-secret': { section: NGINX, note: 'locations with proxy-ssl-* settings never keep upstream connections alive (a kept connection would carry one location\'s client certificate to another)' },
+  'proxy-ssl-verify': { section: PARSING, note: '"on" with a Secret without ca.crt denies the locations (503); ingress-nginx then proxies unverified' },
   'modsecurity-snippet': { section: WAF, note: 'directives that read or write files, fetch URLs, run scripts or change what every Ingress shares are refused' },
   'enable-owasp-core-rules': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
   'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
@@ -100,14 +107,11 @@ const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs al
 
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^auth-tls-/, `client-certificate authentication is not implemented: terminate mTLS in front of ingress-rx, or use ssl_verify_client in ${SNIPPETS}`],
   [/^auth-keepalive/, 'none needed: the auth subrequest uses a new connection each time'],
   [/^auth-snippet$/, SNIPPETS],
   [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
   [/^enable-global-auth$/, 'no global auth: set auth-url on each Ingress'],
   [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
-  [/^proxy-ssl-/, 'backend-protocol HTTPS/GRPCS work without verifying the backend; upstream certificate checks are not implemented'],
-  [/^(ssl-ciphers|ssl-prefer-server-ciphers)$/, 'the ConfigMap keys of the same names (for every server)'],
   [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
 ];
 
@@ -120,9 +124,7 @@ const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],
   [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server is a unix socket only the controller can open, and every request needs its token'],
   [/^enable-serial-reloads$/, 'not implemented: a reload does not wait for the previous reload\'s workers to exit; worker-shutdown-timeout bounds how long they linger'],
-  [/^(ssl-dh-param|ssl-session-ticket-key|ssl-reject-handshake|enable-ocsp)$/, "none: NGINX's defaults (ECDHE key exchange, per-worker ticket keys, no OCSP stapling)"],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
-  [/^proxy-ssl-location-only$/, 'none: the proxy-ssl-* annotations are not supported'],
   [/^grpc-buffer-size-kb$/, "none: NGINX's defaults apply"],
 ];
 

@@ -5,6 +5,7 @@ import type { Location, ModelWarning, Server } from './types.js';
 import { checkRegex } from './pcre.js';
 import type { IngressFragment } from './fragments.js';
 import { regexTakeovers } from './takeovers.js';
+import { serverTLSSettings } from './server-tls.js';
 import {
   DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
 } from './paths.js';
@@ -116,6 +117,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     redirectFromToWWW = false;
   }
 
+  const tlsSettings = serverTLSSettings(host, fragments, warnings);
   const server: Server = {
     hostname: host,
     aliases: input.aliases,
@@ -125,6 +127,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     redirectFromToWWW,
     useRegex,
     serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
+    ...(tlsSettings ? { tlsSettings } : {}),
     locations,
   };
   if (server.useRegex) for (const w of regexTakeovers(host, locations, 'spec.rules')) warnings.push(w);

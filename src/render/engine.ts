@@ -26,6 +26,7 @@ import { geoip2Setup } from './geoip.js';
 import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
 import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
+import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 
 export type { AuxiliaryFile, RenderProblem };
 
@@ -259,6 +260,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         modsecurity,
         otel,
         ssl_protocols: sslProtocols(s.sslProtocols),
+        tls_settings: httpTLSSettings(s, runtime, config.servers.some((sv) => sv.tlsSettings?.authTLS)),
         resolvers: resolvers(runtime),
         upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
         listen: runtime.listenAddresses.map(listenAddress),
@@ -267,6 +269,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         block_referers: s.blockReferers,
         add_headers: Object.entries(s.addHeaders),
         auth_cache: uses.has('auth_cache'),
+        tls_upstream: uses.has('tls_upstream'),
         http_level: httpLevel,
         geoip,
         has_stream: hasStream,
@@ -342,6 +345,17 @@ export function ingressesOf(server: Server): IngressRef[] {
 
 /** The blocks that write files beside nginx.conf. */
 const FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.files !== undefined);
+const SERVER_FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.serverFiles !== undefined);
+
+/** The files a server block itself needs written beside nginx.conf (e.g. a client CA bundle). */
+function serverFilesOf(server: Server, runtime: NginxRuntime): AuxiliaryFile[] {
+  let out: AuxiliaryFile[] | null = null;
+  for (const b of SERVER_FILE_BLOCKS) {
+    const files = b.serverFiles!(server, runtime);
+    if (files.length > 0) (out ??= []).push(...files);
+  }
+  return out ?? [];
+}
 
 /** The files a location needs written beside nginx.conf (e.g. htpasswd), from every block. */
 function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
@@ -356,6 +370,7 @@ function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
 /** A rendered server's text and the files it names (written beside nginx.conf) identify it. */
 function fragmentHash(server: Server, runtime: NginxRuntime, text: string): string {
   let files = '';
+  for (const file of serverFilesOf(server, runtime)) files += `\u0000${file.path}\u0000${file.content}`;
   for (const loc of server.locations) {
     for (const file of safeFilesOf(loc, runtime)) files += `\u0000${file.path}\u0000${file.content}`;
   }
@@ -461,12 +476,14 @@ const BROTLI_MODULE = 'ngx_http_brotli_filter_module.so';
 const brotliInstalled = (rt: NginxRuntime): boolean => existsSync(join(rt.modulesDir, BROTLI_MODULE));
 
 export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): AuxiliaryFile[] {
-  const out = new Map<string, string>();
-  for (const file of modsecurityFiles(modsecurityHttp(config, runtime), runtime)) out.set(file.path, file.content);
+  const out = new Map<string, AuxiliaryFile>();
+  for (const file of tlsSettingsFiles(config.settings, runtime)) out.set(file.path, file);
+  for (const file of modsecurityFiles(modsecurityHttp(config, runtime), runtime)) out.set(file.path, file);
   for (const server of config.servers) {
-    for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file.content);
+    for (const file of serverFilesOf(server, runtime)) out.set(file.path, file);
+    for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file);
   }
-  return [...out].map(([path, content]) => ({ path, content }));
+  return [...out.values()];
 }
 
 const nextPowerOf2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));

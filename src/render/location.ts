@@ -81,7 +81,7 @@ function shared(fns: ReadonlyArray<(c: LocationContext) => readonly Shared[]>, c
 /** The location block. A RenderError from a block propagates: the caller denies the location. */
 export function renderLocation(server: Server, loc: Location, matcher: string, frame: LocationFrame): RenderedLocation {
   let upstream = HTTP_UPSTREAM;
-  for (const fn of UPSTREAM) upstream = fn(loc) ?? upstream;
+  for (const fn of UPSTREAM) upstream = fn(loc, server, frame.settings) ?? upstream;
   const c = new Context(server, loc, frame.settings, frame.runtime, upstream.hdr);
   let reason = loc.denied;
   for (let i = 0; reason === null && i < DENY.length; i++) reason = DENY[i]!(c);

@@ -93,6 +93,11 @@ export function defaultSettings(): NginxSettings {
     sslEcdhCurve: 'auto',
     sslPreferServerCiphers: true,
     sslEarlyData: false,
+    sslRejectHandshake: false,
+    sslDHParam: null,
+    sslSessionTicketKey: '',
+    enableOCSP: false,
+    proxySSLLocationOnly: false,
     noTLSRedirectLocations: ['/.well-known/acme-challenge'],
     noAuthLocations: ['/.well-known/acme-challenge'],
 

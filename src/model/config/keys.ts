@@ -1,5 +1,6 @@
 // The main ConfigMap's keys: for each, the NginxSettings field it sets, the check its value
 // must pass, and what it does (docs/configmap.md is generated from this table).
+import type { Secret } from '../../store/kube-types.js';
 import { isIP } from 'node:net';
 import type { StoreReader } from '../../store/types.js';
 import {
@@ -14,6 +15,7 @@ import { cookieDomainRewrite, cookiePathRewrite, optionalSize, redirectFrom, red
 import {
   accessLogParams, cidrs, gzipDisable, ipAddressList, luaSharedDicts, mimeType, operatorSnippet, syslogHost, variablesKey, workerCpuAffinity,
 } from './checks.js';
+import { dhParamFromSecret, sessionTicketKey } from './tls.js';
 import { RulesProblem, rulesChunks, unquoteNginx } from '../seclang.js';
 
 type Field = keyof NginxSettings;
@@ -40,7 +42,19 @@ export interface ConfigMapHeadersKey {
   description: string;
 }
 
-export type ConfigMapKey = ConfigMapValueKey | ConfigMapHeadersKey;
+/** A key naming a Secret (`namespace/name`) whose content fills the field. */
+export interface ConfigMapSecretKey {
+  kind: 'secret';
+  key: string;
+  field: Field;
+  /** The field's value from the Secret; throws InvalidValue. */
+  read: (secret: Secret, ref: string) => unknown;
+  values: string;
+  description: string;
+  defaultText: string;
+}
+
+export type ConfigMapKey = ConfigMapValueKey | ConfigMapHeadersKey | ConfigMapSecretKey;
 
 function key<F extends Field>(k: string, field: F, check: Check<NginxSettings[F]>, values: string, description: string): ConfigMapValueKey {
   return { kind: 'value', key: k, field, check: check as Check<unknown>, values, description };
@@ -161,6 +175,15 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('ssl-session-tickets', 'sslSessionTickets', bool, BOOL, 'ssl_session_tickets.'),
   key('ssl-buffer-size', 'sslBufferSize', size, 'size', 'ssl_buffer_size.'),
   key('ssl-early-data', 'sslEarlyData', bool, BOOL, 'ssl_early_data (TLS 1.3 0-RTT).'),
+  key('ssl-reject-handshake', 'sslRejectHandshake', bool, BOOL, 'Refuse the TLS handshake of a client that names no host or a host no server has (ssl_reject_handshake in the default server), instead of showing the default certificate.'),
+  { ...key('ssl-session-ticket-key', 'sslSessionTicketKey', sessionTicketKey, 'base64 of 48 or 80 bytes (`openssl rand 80 | openssl enc -A -base64`)', 'ssl_session_ticket_key: the key that encrypts session tickets, so that replicas and reloads keep accepting them (with ssl-session-tickets).'), defaultText: "'' (NGINX's own key, new at each start and reload)" },
+  {
+    kind: 'secret', key: 'ssl-dh-param', field: 'sslDHParam', read: dhParamFromSecret, defaultText: "''",
+    values: '`namespace/name` of a Secret with `dhparam.pem` (PEM "DH PARAMETERS" the system OpenSSL accepts: 2048 bits or more)',
+    description: 'ssl_dhparam: Diffie-Hellman parameters for DHE cipher suites.',
+  },
+  key('enable-ocsp', 'enableOCSP', bool, BOOL, "OCSP stapling: the certificate's responder (its AIA URL, http only) is asked in the background and its answer stapled to handshakes; the address policy of upstreams applies to the responder."),
+  key('proxy-ssl-location-only', 'proxySSLLocationOnly', bool, BOOL, "proxy-ssl-* annotations apply to their Ingress's locations only, not to the whole server of the host."),
   key('no-tls-redirect-locations', 'noTLSRedirectLocations', commaList(uriPath), 'comma-separated paths', 'Paths never redirected to HTTPS (ACME challenges).'),
   key('no-auth-locations', 'noAuthLocations', commaList(uriPath), 'comma-separated paths', 'Paths exempt from authentication.'),
 

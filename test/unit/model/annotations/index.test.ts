@@ -275,10 +275,11 @@ test('an Ingress without annotations gets the defaults', () => {
 test('defaults: every field, with the values of ingress-nginx', () => {
   const d = defaultAnnotations(defaultSettings());
   assert.equal(Object.keys(d).sort(), [
-    'accessLog', 'affinity', 'allowlist', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
+    'accessLog', 'affinity', 'allowlist', 'authTLS', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
     'cors', 'customHeaders', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'disableProxyInterceptErrors',
-    'externalAuth', 'fromToWWWRedirect', 'http2PushPreload', 'loadBalance', 'modsecurity', 'opentelemetry', 'proxy', 'rateLimit', 'redirect', 'relativeRedirects', 'rewrite',
-    'rewriteLog', 'serverAliases', 'serverSnippet', 'serviceUpstream', 'sslPassthrough', 'streamSnippet', 'upstreamHashBy', 'upstreamVhost',
+    'externalAuth', 'fromToWWWRedirect', 'http2PushPreload', 'loadBalance', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit',
+    'redirect', 'relativeRedirects', 'rewrite', 'rewriteLog', 'serverAliases', 'serverSnippet', 'serviceUpstream', 'sslCiphers', 'sslPassthrough',
+    'sslPreferServerCiphers', 'streamSnippet', 'upstreamHashBy', 'upstreamVhost',
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '', usePortInRedirects: false });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
@@ -287,6 +288,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null]);
   assert.equal([d.customHeaders, d.disableProxyInterceptErrors, d.http2PushPreload, d.relativeRedirects, d.rewriteLog, d.streamSnippet], [null, false, false, false, false, '']);
   assert.equal([d.proxy.cookieDomain, d.proxy.cookiePath, d.proxy.redirectFrom, d.proxy.redirectTo, d.proxy.busyBuffersSize, d.proxy.maxTempFileSize], ['off', 'off', 'off', 'off', '', '1024m']);
+  assert.equal([d.authTLS, d.proxySSL, d.sslCiphers, d.sslPreferServerCiphers], [null, null, '', null]);
 });
 
 test('defaults follow the settings the same way parsing does', () => {

@@ -6,15 +6,18 @@ import { CONFIGMAP_KEYS, defaultSettings, parseConfigMap } from '../../../../src
 import type { NginxSettings } from '../../../../src/model/config/settings.js';
 import { nginxUnescape } from '../../../../src/model/nginx-escape.js';
 import { quoteForNginx } from '../../../../src/model/seclang.js';
-import type { ConfigMap } from '../../../../src/store/kube-types.js';
+import type { ConfigMap, Secret } from '../../../../src/store/kube-types.js';
+import { execFileSync } from 'node:child_process';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES, isNginxSafe, stringsIn } from '../../../support/hostile.js';
 
 const OBJECT = 'ConfigMap ingress-nginx/ingress-nginx-controller';
+const TICKET_KEY_80 = Buffer.alloc(80, 7).toString('base64');
 
-function storeWith(configMaps: ConfigMap[]): StoreReader {
+function storeWith(configMaps: ConfigMap[], secrets: Secret[] = []): StoreReader {
   const byKey = new Map(configMaps.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c]));
-  return { getConfigMap: (k: string) => byKey.get(k) } as unknown as StoreReader;
+  const secretsByKey = new Map(secrets.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c]));
+  return { getConfigMap: (k: string) => byKey.get(k), getSecret: (k: string) => secretsByKey.get(k) } as unknown as StoreReader;
 }
 
 const parse = (data: Record<string, string>, store?: StoreReader) => parseConfigMap(data, { object: OBJECT, store });
@@ -199,6 +202,10 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'proxy-stream-next-upstream-timeout': ['5s', 'proxyStreamNextUpstreamTimeout', '5s'],
   'proxy-stream-next-upstream-tries': ['2', 'proxyStreamNextUpstreamTries', 2],
   'proxy-stream-responses': ['0', 'proxyStreamResponses', 0],
+  'ssl-reject-handshake': ['true', 'sslRejectHandshake', true],
+  'ssl-session-ticket-key': [TICKET_KEY_80, 'sslSessionTicketKey', TICKET_KEY_80],
+  'enable-ocsp': ['true', 'enableOCSP', true],
+  'proxy-ssl-location-only': ['true', 'proxySSLLocationOnly', true],
   'enable-opentelemetry': ['true', 'enableOpentelemetry', true],
   'opentelemetry-trust-incoming-span': ['false', 'opentelemetryTrustIncomingSpan', false],
   'opentelemetry-operation-name': ['HTTP $request_method', 'opentelemetryOperationName', 'HTTP $request_method'],
@@ -231,6 +238,9 @@ const INVALID: Record<string, string> = {
   'forwarded-host-header': 'X Host', 'bind-address': '10.0.0.0/8', 'worker-cpu-affinity': '0102', 'lua-shared-dicts': 'a: 1g',
   'access-log-params': 'if=$x', 'syslog-host': 'syslog.logging.svc', 'syslog-port': '70000', 'debug-connections': 'evil.com',
   'proxy-stream-timeout': 'ten', 'proxy-stream-next-upstream-tries': '-1', 'log-format-stream': "'$x'",
+  'ssl-reject-handshake': 'on', 'enable-ocsp': 'yes', 'proxy-ssl-location-only': 'maybe',
+  // NGINX takes a key file of exactly 48 or 80 bytes.
+  'ssl-session-ticket-key': Buffer.alloc(32, 1).toString('base64'),
   'opentelemetry-operation-name': 'x") os.execute("id") --', 'otlp-collector-host': 'collector"; x', 'otlp-collector-port': '4318;',
   'otel-service-name': 'a"b', 'otel-sampler': 'Sometimes', 'otel-sampler-ratio': '1.5', 'otel-max-queuesize': '0',
   'otel-schedule-delay-millis': '5s', 'otel-max-export-batch-size': '-1',
@@ -392,6 +402,24 @@ test('no hostile value survives into the settings', () => {
         if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'log-format-stream' && spec.key !== 'modsecurity-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
       }
     }
+  }
+});
+
+test('ssl-dh-param reads dhparam.pem from the Secret it names; NGINX-refused or missing parameters keep the default', () => {
+  const ffdhe2048 = execFileSync('openssl', ['genpkey', '-genparam', '-algorithm', 'DH', '-pkeyopt', 'dh_param:ffdhe2048']).toString();
+  // 512-bit parameters: below the system OpenSSL's security level, so NGINX would not load them.
+  const weak = execFileSync('openssl', ['genpkey', '-genparam', '-algorithm', 'DH', '-pkeyopt', 'dh_paramgen_prime_len:512']).toString();
+  const secret = (name: string, pem: string): Secret => ({ metadata: { name, namespace: 'ingress' }, data: { 'dhparam.pem': Buffer.from(`junk before\n${pem}`).toString('base64') } } as Secret);
+  const store = storeWith([], [secret('dh', ffdhe2048), secret('weak', weak), secret('broken', ffdhe2048.replace('MIIB', 'AAAA')), { metadata: { name: 'empty', namespace: 'ingress' }, data: {} } as Secret]);
+  const ok = parse({ 'ssl-dh-param': 'ingress/dh' }, store);
+  assert.equal(ok.warnings, []);
+  assert.equal(ok.settings.sslDHParam, { secret: 'ingress/dh', pem: ffdhe2048 });
+  for (const [ref, why] of [['ingress/weak', /refused by the local OpenSSL/], ['ingress/broken', /refused by the local OpenSSL/], ['ingress/empty', /no data\["dhparam.pem"\]/],
+    ['ingress/none', /not found/], ['dh', /not namespace\/name/], ['ingress/dh;evil', /not namespace\/name/]] as const) {
+    const r = parse({ 'ssl-dh-param': ref }, store);
+    assert.is(r.settings.sslDHParam, null, ref);
+    assert.equal(r.warnings.length, 1, ref);
+    assert.match(r.warnings[0]!.message, why, ref);
   }
 });
 

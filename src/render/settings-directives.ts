@@ -73,9 +73,9 @@ export function eventsDirectives(s: NginxSettings): string {
   return out;
 }
 
-/** lua_shared_dict lines: ours at their (possibly resized) sizes, then the operator's own. */
+/** lua_shared_dict lines: ours at their (possibly resized) sizes, then the operator's own (each name once). */
 export function luaSharedDicts(s: NginxSettings): string {
-  const sizes = { ...LUA_SHARED_DICTS, ...s.luaSharedDicts };
+  const sizes = { ...LUA_SHARED_DICTS, ...(s.enableOCSP ? { ocsp_response_cache: 5 * 1024 } : {}), ...s.luaSharedDicts };
   return Object.entries(sizes).map(([name, kb]) => {
     if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) throw new RenderError('lua-shared-dicts', `not a dictionary name: ${JSON.stringify(name.slice(0, 70))}`);
     return line(`lua_shared_dict ${name} ${kb % 1024 === 0 ? `${f.num(kb / 1024, 'lua-shared-dicts')}m` : `${f.num(kb, 'lua-shared-dicts')}k`}`);

@@ -11,6 +11,7 @@ import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
 import { SERVER_LAYOUT, slotFunctions } from './blocks/index.js';
 import { escapeRegex } from './blocks/layout.js';
+import { spoofedClientGuard } from './settings-directives.js';
 import type { HttpFeature, ServerBlock, ServerContext as BlockServerContext } from './blocks/types.js';
 import { deniedText, renderLocation, type LocationFrame } from './location.js';
 
@@ -179,7 +180,8 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   for (const fn of AFTER) after += fn(bctx);
   const guards = (s.blockCidrs.length > 0 ? '        if ($block_cidr) {\n            return 403;\n        }\n' : '')
     + (s.blockUserAgents.length > 0 ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
-    + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '');
+    + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')
+    + spoofedClientGuard(s);
   return {
     names, serverName, listenText,
     luaPhases: OWNS_HEADER_FILTER.some((fn) => fn(bctx)) ? '' : serverLua(host),

@@ -49,6 +49,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const opts: StoreOptions = { ...options, watchNamespaces: [...options.watchNamespaces] };
   const prefix = opts.annotationsPrefix || DEFAULT_ANNOTATIONS_PREFIX;
   const secretAnnotations = references.secretAnnotations.map((name) => `${prefix}/${name}`);
+  const configMapAnnotations = (references.configMapAnnotations ?? []).map((name) => `${prefix}/${name}`);
   const watchedNamespaces = new Set(opts.watchNamespaces.filter((n) => n !== ''));
   const nsSelector: LabelSelector | null = opts.watchNamespaceSelector.trim()
     ? parseLabelSelector(opts.watchNamespaceSelector) : null;
@@ -66,6 +67,8 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const ingressesByNamespace = new Map<string, Set<string>>();
   const secretsOfIngress = new Map<string, string[]>();
   const ingressesBySecret = new Map<string, Set<string>>();
+  const configMapsOfIngress = new Map<string, string[]>();
+  const ingressesByConfigMap = new Map<string, Set<string>>();
 
   const ingressClasses = new Map<string, IngressClass>();
   const namespaces = new Map<string, Namespace>();
@@ -151,6 +154,17 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     return [...refs];
   }
 
+  function configMapReferences(ing: Ingress): string[] {
+    const ns = ing.metadata.namespace ?? '';
+    const annotations = ing.metadata.annotations ?? {};
+    const refs = new Set<string>();
+    for (const key of configMapAnnotations) {
+      const ref = secretRef(annotations[key], ns);
+      if (ref) refs.add(ref);
+    }
+    return [...refs];
+  }
+
   function indexIngress(key: string, ing: Ingress): void {
     const className = ing.spec?.ingressClassName;
     if (className) addToIndex(ingressesByClassName, className, key);
@@ -158,6 +172,10 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     const refs = secretReferences(ing);
     secretsOfIngress.set(key, refs);
     for (const ref of refs) addToIndex(ingressesBySecret, ref, key);
+    if (configMapAnnotations.length === 0) return;
+    const cms = configMapReferences(ing);
+    if (cms.length > 0) configMapsOfIngress.set(key, cms);
+    for (const ref of cms) addToIndex(ingressesByConfigMap, ref, key);
   }
 
   function unindexIngress(key: string, ing: Ingress): void {
@@ -166,6 +184,8 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     removeFromIndex(ingressesByNamespace, ing.metadata.namespace ?? '', key);
     for (const ref of secretsOfIngress.get(key) ?? []) removeFromIndex(ingressesBySecret, ref, key);
     secretsOfIngress.delete(key);
+    for (const ref of configMapsOfIngress.get(key) ?? []) removeFromIndex(ingressesByConfigMap, ref, key);
+    configMapsOfIngress.delete(key);
   }
 
   function servedReferencing(secretKey: string): string[] {
@@ -276,6 +296,9 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       if (key === opts.tcpServicesConfigmap) return relevant('TCP services ConfigMap');
       if (key === opts.udpServicesConfigmap) return relevant('UDP services ConfigMap');
       if (referencedConfigMaps.has(key)) return relevant('ConfigMap referenced by the main ConfigMap');
+      let users = 0;
+      for (const ing of ingressesByConfigMap.get(key) ?? []) if (served.has(ing)) users++;
+      if (users > 0) return relevant(`ConfigMap referenced by ${users} served Ingress(es)`);
       return irrelevant('ConfigMap not used');
     },
   };

@@ -23,6 +23,12 @@ export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig
     nextUpstreamTries: s.proxyNextUpstreamTries,
     httpVersion: s.proxyHttpVersion,
     clientBodyBufferSize: s.clientBodyBufferSize,
+    busyBuffersSize: s.proxyBusyBuffersSize,
+    maxTempFileSize: s.proxyMaxTempFileSize,
+    cookieDomain: s.proxyCookieDomain,
+    cookiePath: s.proxyCookiePath,
+    redirectFrom: s.proxyRedirectFrom,
+    redirectTo: s.proxyRedirectTo,
   };
 }
 
@@ -145,7 +151,7 @@ export function goldenConfigurations(): Record<string, Configuration> {
 export function hostileBase(hostname = 'target.example.com'): Mutable<Configuration> {
   const full = location({
     path: '/t', pathType: 'Prefix',
-    rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p' },
+    rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p', usePortInRedirects: false },
     redirect: null,
     cors: { enabled: true, allowOrigin: ['https://a.example.com'], allowMethods: 'GET', allowHeaders: 'X-A', exposeHeaders: 'X-B', allowCredentials: true, maxAge: 10 },
     basicAuth: { type: 'basic', realm: 'realm', secret: 'default/basic', secretType: 'auth-file', users: ['u:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/'] },

@@ -254,3 +254,13 @@ export function tlsSecret(ns: string, name: string, cert: string, key: string) {
     data: { 'tls.crt': Buffer.from(cert).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') },
   };
 }
+
+/** Waits until NGINX's workers run a configuration (as its status server serves it) that has `marker`. */
+export async function untilRunning(ctl: Pick<LocalController, 'control'>, marker: string): Promise<void> {
+  // The file is written before the reload: wait until the workers answer its checksum.
+  await waitFor(async () => {
+    const conf = (await ctl.control('/nginx.conf')).body;
+    const checksum = /^# Configuration checksum: (\w+)/.exec(conf)?.[1];
+    return conf.includes(marker) && (await ctl.control('/configuration-checksum')).body === checksum;
+  }, { timeoutMs: 15_000, what: `NGINX running a configuration with ${marker}` });
+}

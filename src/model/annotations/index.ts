@@ -16,8 +16,10 @@ import { backendProtocolGroup } from './backendprotocol.js';
 import { canaryGroup } from './canary.js';
 import { connectionGroup } from './connection.js';
 import { corsGroup } from './cors.js';
+import { customHeadersGroup } from './customheaders.js';
 import { customHttpErrorsGroup } from './customhttperrors.js';
 import { defaultBackendGroup } from './defaultbackend.js';
+import { http2PushPreloadGroup } from './http2pushpreload.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
@@ -45,7 +47,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, sslCipherGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, modsecurityGroup, opentelemetryGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, customHeadersGroup, http2PushPreloadGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 
@@ -126,6 +128,7 @@ export function adjustLocationAnnotations(loc: Record<string, unknown>, site: Lo
 /** The annotations that name other objects, from every group's declaration: what the store indexes (see createStore). */
 export const ANNOTATION_REFERENCES: AnnotationReferences = {
   secretAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.secrets ?? []),
+  configMapAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.configMaps ?? []),
 };
 
 const KNOWN_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));

@@ -16,9 +16,9 @@ export const serviceUpstreamGroup: AnnotationGroup<ServiceUpstreamValue, typeof 
   keys,
   fields,
   docs: {
-    'service-upstream': { values: '"true" or "false"', default: 'false', description: "Use the Service's cluster IP as the only endpoint." },
+    'service-upstream': { values: '"true" or "false"', default: 'ConfigMap service-upstream', description: "Use the Service's cluster IP as the only endpoint." },
   },
   parse(ing, ctx, warn) {
-    return { serviceUpstream: annotationReader(ing, ctx, keys, warn).get('service-upstream', bool, false) };
+    return { serviceUpstream: annotationReader(ing, ctx, keys, warn).get('service-upstream', bool, ctx.settings.serviceUpstream) };
   },
 };

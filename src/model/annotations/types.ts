@@ -80,6 +80,8 @@ export interface AnnotationGroup<V extends object = object, S extends FieldScope
    * them so that a change to the Secret rebuilds the Ingresses that use it.
    */
   secrets?: readonly string[];
+  /** Keys (of `keys`) whose value names a ConfigMap the same way: the store indexes them likewise. */
+  configMaps?: readonly string[];
   /** Fills this group's fields; reports invalid values as warnings. */
   parse(ing: Ingress, ctx: AnnotationContext, warn: (key: string, message: string) => void): V & Denial;
   /**

@@ -110,6 +110,7 @@ export async function runController(argv: string[]): Promise<number> {
       healthz: { host: '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
       hostOwnership: o.hostOwnership,
+      dynamicRoutes: o.dynamicRoutes,
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { controlChannel } from '../render/control.js';
 import { defaultRuntime } from '../render/runtime.js';
 import { controlRequest } from '../actors/control-client.js';
+import { ROUTES_REPORT_FILE } from './routes-report.js';
 
 /** Written by the controller into its workdir whenever the quarantine changes. */
 export const QUARANTINE_FILE = 'quarantine.json';
@@ -79,6 +80,17 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       if (quarantined.length === 0) { out('Nothing is quarantined.\n'); return 0; }
       for (const e of quarantined) out(`${e.kind} ${e.key} (since ${new Date(e.since).toISOString()}): ${e.reason}\n`);
       return 0;
+    }
+    if (what === 'routes') {
+      // Which hosts the Lua router serves and why the others keep a server block (the controller's report).
+      const file = join(opts.workdir ?? DEFAULT_DBG_WORKDIR, ROUTES_REPORT_FILE);
+      try {
+        out(readFileSync(file, 'utf8'));
+        return 0;
+      } catch {
+        out(`No dynamic-routes report at ${file} (is --workdir the controller's?)\n`);
+        return 1;
+      }
     }
     if (what === 'conf') {
       const res = await get('/nginx.conf');

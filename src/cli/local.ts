@@ -22,6 +22,8 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   /** --allow-upstream-addresses, already parsed (local mode allows loopback by default). */
   allowUpstreamAddresses: Set<AddressClass>;
   hostOwnership: boolean;
+  /** --enable-dynamic-routes */
+  enableDynamicRoutes?: boolean;
 }
 
 export async function runLocal(opts: LocalOptions): Promise<number> {
@@ -55,6 +57,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       healthz: { host: '127.0.0.1', port: opts.healthzPort },
       allowUpstreamAddresses: opts.allowUpstreamAddresses,
       hostOwnership: opts.hostOwnership,
+      dynamicRoutes: opts.enableDynamicRoutes === true,
       annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
       syncRateLimit: opts.syncRateLimit,
       hooks: obs.hooks,

@@ -51,6 +51,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--trace [file]', 'trace every event through the pipeline (Chrome trace-event JSON)')
     .option('--allow-upstream-addresses <classes>', 'node-local upstream addresses allowed (loopback, unspecified, link-local; empty: none); the controller\'s own ports never', allowedClasses, allowedClasses('loopback'))
     .option('--host-ownership', 'a host belongs to the namespace of its oldest Ingress; other namespaces\' rules for it are refused', false)
+    .option('--enable-dynamic-routes', 'serve the hosts whose Ingresses Lua can apply per request from a route table, without reloads (docs/dynamic-routes.md)', false)
     .addOption(logLevel())
     .action(async (opts) => {
       const { runLocal } = await import('./local.js');
@@ -74,6 +75,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption('--out <dir>', 'output directory')
     .option('--configmap <ns/name>', 'the main ConfigMap', '')
     .option('--test', 'run `nginx -t` on the rendered nginx.conf', false)
+    .option('--enable-dynamic-routes', 'render as the controller does with --enable-dynamic-routes (routes.json; one line per host says which path it takes and why)', false)
     .addOption(logLevel().default('warn'))
     .action(async (opts) => {
       const { runRender } = await import('./render.js');
@@ -140,6 +142,9 @@ function buildProgram(setExit: (code: number) => void): Command {
     .action((_o, c: Command) => dbgRun(['conf'], c));
   dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
   dbg.command('ingresses').description('the Ingresses the controller does not serve, and why').action((_o, c: Command) => dbgRun(['ingresses'], c));
+  dbg.command('routes').description('which hosts are dynamic (served by the Lua router) and why the others are static')
+    .option('--workdir <dir>', "the controller's --workdir")
+    .action((_o, c: Command) => dbgRun(['routes'], c));
   dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
     .option('--workdir <dir>', "the controller's --workdir")
     .action((_o, c: Command) => dbgRun(['quarantine'], c));

@@ -5,6 +5,7 @@ import type { Location, ModelWarning, Server } from './types.js';
 import { checkRegex } from './pcre.js';
 import type { IngressFragment } from './fragments.js';
 import { regexTakeovers } from './takeovers.js';
+import { hostStaticReason } from './dynamic-routes.js';
 import {
   DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
 } from './paths.js';
@@ -18,6 +19,8 @@ export interface ServerInput {
   /** Aliases after removing those that are server names themselves. */
   aliases: readonly string[];
   allowSnippets: boolean;
+  /** --enable-dynamic-routes: hosts whose every Ingress the Lua router can serve are matched in Lua. */
+  dynamicRoutes: boolean;
 }
 
 export interface AssembledServer {
@@ -126,6 +129,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     useRegex,
     serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
     locations,
+    staticBecause: hostStaticReason({ host, ingresses: fragments, locations, useRegex, dynamicRoutes: input.dynamicRoutes }),
   };
   if (server.useRegex) for (const w of regexTakeovers(host, locations, 'spec.rules')) warnings.push(w);
   const primaries = new Map<string, Location>();

@@ -103,6 +103,12 @@ export interface Server {
   /** Only set when snippets are allowed; otherwise ''. */
   readonly serverSnippet: string;
   readonly locations: readonly Location[];
+  /**
+   * Why the host's routes are a server block of nginx.conf (a change reloads NGINX), or null
+   * when they are dynamic: matched and applied per request by the Lua router from the route
+   * table (a change is POSTed). The rule: ./dynamic-routes.ts.
+   */
+  readonly staticBecause: string | null;
 }
 
 export interface Certificate {
@@ -135,4 +141,9 @@ export interface Configuration {
   /** uid of the --default-ssl-certificate, or null (self-signed fallback). */
   readonly defaultCertificate: string | null;
   readonly settings: Readonly<NginxSettings>;
+  /**
+   * --enable-dynamic-routes: the default server (and every static wildcard server) hands
+   * requests for dynamic hosts to the Lua router, whether or not any host is dynamic yet.
+   */
+  readonly dynamicRoutes: boolean;
 }

@@ -20,6 +20,7 @@ export const customHttpErrorsGroup: AnnotationGroup<CustomHttpErrorsValue, typeo
   docs: {
     'custom-http-errors': { values: 'comma-separated status codes 300..599 (error_page)', default: 'ConfigMap custom-http-errors', description: 'Responses with these codes are answered by the default backend.' },
   },
+  perRequest: ({ customHttpErrors }) => (customHttpErrors.length === 0 ? null : 'custom-http-errors needs error_page and internal locations'),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return { customHttpErrors: r.get('custom-http-errors', statusCodes, [...ctx.settings.customHttpErrors]) };

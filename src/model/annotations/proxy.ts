@@ -2,6 +2,7 @@
 // the proxied request; every default comes from the ConfigMap.
 import { int, nextUpstream, offset, onOff, oneOf, proxyBufferSize, proxyBuffersNumber, size } from '../validate.js';
 import { annotationReader } from './reader.js';
+import type { NginxSettings } from '../config/settings.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = {
@@ -66,6 +67,7 @@ export const proxyGroup: AnnotationGroup<ProxyValue, typeof fields> = {
     'proxy-http-version': { values: '"1.0" or "1.1"', default: 'ConfigMap proxy-http-version', description: 'proxy_http_version.' },
     'client-body-buffer-size': { values: 'size (k or m)', default: 'ConfigMap client-body-buffer-size', description: 'client_body_buffer_size of the location.' },
   },
+  perRequest: ({ proxy: p }, s) => proxyPerRequest(p, s),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const s = ctx.settings;
@@ -88,3 +90,23 @@ export const proxyGroup: AnnotationGroup<ProxyValue, typeof fields> = {
     };
   },
 };
+
+/** Every proxy setting is a directive of the location's own once it differs from the ConfigMap's (the http level). */
+function proxyPerRequest(p: ProxyConfig, s: NginxSettings): string | null {
+  const own: Array<[boolean, string]> = [
+    [p.bodySize !== s.proxyBodySize, 'proxy-body-size needs client_max_body_size in a location'],
+    [p.clientBodyBufferSize !== s.clientBodyBufferSize, 'client-body-buffer-size needs client_body_buffer_size in a location'],
+    [p.bufferSize !== s.proxyBufferSize || p.buffersNumber !== s.proxyBuffersNumber, 'proxy-buffer-size and proxy-buffers-number need proxy_buffers in a location'],
+    [p.buffering !== s.proxyBuffering, 'proxy-buffering needs proxy_buffering in a location'],
+    [p.requestBuffering !== s.proxyRequestBuffering, 'proxy-request-buffering needs proxy_request_buffering in a location'],
+    [p.httpVersion !== s.proxyHttpVersion, 'proxy-http-version needs proxy_http_version in a location'],
+    [p.nextUpstream.join(' ') !== s.proxyNextUpstream.join(' '), 'proxy-next-upstream needs proxy_next_upstream in a location'],
+    [p.nextUpstreamTimeout !== s.proxyNextUpstreamTimeout, 'proxy-next-upstream-timeout needs proxy_next_upstream_timeout in a location'],
+    [p.nextUpstreamTries !== s.proxyNextUpstreamTries, 'proxy-next-upstream-tries needs proxy_next_upstream_tries in a location'],
+    [p.connectTimeout !== s.proxyConnectTimeout, 'proxy-connect-timeout needs proxy_connect_timeout in a location'],
+    [p.sendTimeout !== s.proxySendTimeout, 'proxy-send-timeout needs proxy_send_timeout in a location'],
+    [p.readTimeout !== s.proxyReadTimeout, 'proxy-read-timeout needs proxy_read_timeout in a location'],
+  ];
+  for (const [differs, reason] of own) if (differs) return reason;
+  return null;
+}

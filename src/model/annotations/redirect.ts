@@ -38,6 +38,8 @@ export const redirectGroup: AnnotationGroup<RedirectValue, typeof fields> = {
     'temporal-redirect-code': { values: '300-308', default: '302', description: 'Status code of the temporary redirect.' },
     'from-to-www-redirect': { values: '"true" or "false"', default: 'false', description: 'Redirect between `www.host` and `host`.' },
   },
+  perRequest: ({ redirect, fromToWWWRedirect }) => (fromToWWWRedirect ? 'from-to-www-redirect needs a server block for the other name'
+    : redirect !== null ? 'permanent-redirect and temporal-redirect are answered by NGINX\'s return' : null),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const temporal = r.get('temporal-redirect', httpUrl, '');

@@ -50,6 +50,8 @@ export const snippetsGroup: AnnotationGroup<SnippetsValue, typeof fields> = {
     'configuration-snippet': { values: 'NGINX directives', default: "''", description: 'Directives added to each location of the Ingress.', onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
     'server-snippet': { values: 'NGINX directives', default: "''", description: "Directives added to the host's server block.", onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
   },
+  perRequest: ({ configurationSnippet, serverSnippet }) => (configurationSnippet !== '' ? 'configuration-snippet is NGINX configuration'
+    : serverSnippet !== '' ? 'server-snippet is NGINX configuration' : null),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {

@@ -11,7 +11,4 @@ export function directives(ds: readonly string[]): string {
   return out;
 }
 
-/** A regular expression matching `s` literally. */
-export function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+export { escapeRegex } from '../../model/pcre.js';

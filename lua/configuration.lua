@@ -185,8 +185,11 @@ end
 --- and sizes checked and every regular expression compiled before it is stored, so a worker
 --- never meets a table it cannot use whole.
 local function handle_routes(method)
-  if method ~= "POST" then
-    return respond(ngx.HTTP_BAD_REQUEST, "routes: only POST is allowed")
+  if method == "GET" then
+    local data = _M.get_routes_data()
+    if not data then return respond(ngx.HTTP_NOT_FOUND, "no routes posted yet") end
+    ngx.header["Content-Type"] = "application/json"
+    return ngx.print(data)
   end
   local router = require("router")
   local raw = read_body()

@@ -97,7 +97,15 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       if (!opts.host) { out(res.body); return 0; }
       const block = serverBlock(res.body, opts.host);
-      if (!block) { out(`No server found for host ${opts.host}\n`); return 1; }
+      if (!block) {
+        // A dynamic host has no server block: its routes are the router's table.
+        const routes = await get('/configuration/routes');
+        const hosts = routes.status === 200 ? (JSON.parse(routes.body) as { hosts: Record<string, unknown> }).hosts : {};
+        const own = hosts[opts.host.toLowerCase()];
+        if (own === undefined) { out(`No server found for host ${opts.host}\n`); return 1; }
+        out(`# ${opts.host} is a dynamic host, served by the Lua router (dbg routes); its routes:\n${JSON.stringify(own, null, 2)}\n`);
+        return 0;
+      }
       out(`${block}\n`);
       return 0;
     }

@@ -82,7 +82,7 @@ export async function runRender(opts: {
   logLevel?: string;
   /** Run `nginx -t` on the rendered configuration (exit 1 when it fails). */
   test?: boolean;
-  /** --enable-dynamic-routes */
+  /** --enable-dynamic-routes (on unless false) */
   enableDynamicRoutes?: boolean;
 }): Promise<number> {
   const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? 'warn' });
@@ -92,7 +92,7 @@ export async function runRender(opts: {
       return 2;
     }
     const r = renderModel(opts.manifests, {
-      configmap: opts.configmap, defaultServerPort: opts.defaultServerPort, storeOptions: opts.storeOptions, logger, dynamicRoutes: opts.enableDynamicRoutes,
+      configmap: opts.configmap, defaultServerPort: opts.defaultServerPort, storeOptions: opts.storeOptions, logger, dynamicRoutes: opts.enableDynamicRoutes !== false,
     });
     for (const e of r.manifestErrors) process.stderr.write(`warning: ${e.file}:${e.line}: ${e.reason}\n`);
     for (const w of r.warnings) process.stderr.write(`warning: ${formatWarning(w)}\n`);

@@ -1,5 +1,5 @@
-// Dynamic routes end to end (docs/dynamic-routes.md): `ingress-rx local --enable-dynamic-routes`
-// with real NGINX. Hosts whose Ingresses Lua can serve have no server block and are matched by
+// Dynamic routes end to end (docs/dynamic-routes.md): `ingress-rx local` (dynamic routes are on by
+// default) with real NGINX. Hosts whose Ingresses Lua can serve have no server block and are matched by
 // lua/router.lua; adding, changing and removing them needs no reload; a host with an annotation
 // that needs directives keeps its server block; a hostile route table POSTed to the control
 // server is refused or bounded, and the workers keep serving.
@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDbg } from '../../src/cli/dbg.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { waitFor } from '../support/wait.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 
 let ctl: LocalController;
@@ -20,7 +21,6 @@ test.before(async () => {
     echo[name] = await startEchoServer({ address: `127.0.0.${octet}`, name });
   }
   ctl = await startLocal({
-    args: ['--enable-dynamic-routes'],
     files: {
       'services.json': Object.keys(echo).flatMap((n) => [service('app', n), ...slices('app', n, [echo[n]!])]).concat([service('app', 'empty')]),
       'one.json': [ingress('app', 'one', {
@@ -127,8 +127,13 @@ test('an annotation that needs directives moves the host to a server block (a re
   await ctl.until('two.test', '/', (r) => r.backend === 'two', { what: 'static two.test served' });
   const big = await ctl.request('two.test', '/', { method: 'POST', body: 'x'.repeat(4096) });
   assert.is(big.status, 413, 'its client_max_body_size applies');
-  assert.ok((await reloads()) > before, 'a reload');
+  // The metric follows the sync's result, which may come just after the first answer.
+  await waitFor(async () => (await reloads()) > before, { what: 'a reload' });
   assert.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('server_name two.test;'));
+
+  ctl.write('two.json', [ingress('app', 'two', { host: 'two.test', paths: [{ path: '/', service: 'two' }] })]);
+  await ctl.until('two.test', '/', (r) => r.status === 200, { what: 'dynamic two.test', method: 'POST', body: 'x'.repeat(4096) });
+  assert.not.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('two.test'), 'the server block is gone');
 });
 
 test('a hostile route table is refused whole, or bounded per request; workers keep serving', async () => {

@@ -86,10 +86,11 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
 }
 
 /**
- * IRX_TEST_DYNAMIC_ROUTES=1 runs every controller of a test file with --enable-dynamic-routes,
- * so one file checks both paths (test/e2e/*.dynamic.test.ts import a file with it set).
+ * IRX_TEST_DYNAMIC_ROUTES=0 runs every controller of a test file with --enable-dynamic-routes=false
+ * (every host a server block), so one file checks both paths (test/e2e/*.static.test.ts import a
+ * file with it set).
  */
-export const DYNAMIC_ROUTES_ARGS: readonly string[] = process.env.IRX_TEST_DYNAMIC_ROUTES === '1' ? ['--enable-dynamic-routes'] : [];
+export const DYNAMIC_ROUTES_ARGS: readonly string[] = process.env.IRX_TEST_DYNAMIC_ROUTES === '0' ? ['--enable-dynamic-routes=false'] : [];
 
 export async function startLocal(opts: { files?: Record<string, object[] | string>; args?: string[]; env?: Record<string, string> } = {}): Promise<LocalController> {
   const dir = mkdtempSync(join(tmpdir(), 'irx-manifests-'));
@@ -120,7 +121,7 @@ export async function startController(opts: { kubeconfig: string; args?: string[
     `--http-port=${ports.http}`, `--https-port=${ports.https}`, `--status-port=${ports.status}`,
     `--stream-port=${ports.stream}`, `--healthz-port=${ports.healthz}`, `--default-server-port=${ports.defaultServer}`,
     '--sync-rate-limit=20', '--log-level=info', '--shutdown-grace-period=0', '--post-shutdown-grace-period=0',
-    ...DYNAMIC_ROUTES_ARGS.map((a) => `${a}=true`),
+    ...DYNAMIC_ROUTES_ARGS,
     ...(opts.args ?? []),
   ], opts.env);
 }

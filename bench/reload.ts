@@ -1,5 +1,6 @@
 // A reload at scale (local mode, real NGINX): N generated Ingresses, then new Ingresses written
-// one at a time (each needs a reload: its host gets a server block); the clock runs from the
+// one at a time, each with an annotation that needs a directive (proxy-read-timeout), so its host
+// gets a server block and NGINX reloads (a plain one is dynamic: bench/routes.ts); the clock runs from the
 // manifest write until the new host is served. The controller's own log says how long the
 // reload actor took and, within it, NGINX's check of the new configuration and the reload.
 // Quick mode 2k Ingresses, full mode 10k (`reload_ms_10k`).
@@ -12,7 +13,8 @@ import { arg, attempt, emitFigures, isFull, loadAverage, median, printTable, rou
 
 function ingress(name: string, host: string, service: string, ns: string) {
   return {
-    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace: ns },
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+    metadata: { name, namespace: ns, annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' } },
     spec: { ingressClassName: 'nginx', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] },
   };
 }

@@ -1,9 +1,9 @@
 -- The router of dynamic hosts (docs/dynamic-routes.md): the default server (and every static
 -- wildcard server) asks find() in its server rewrite phase whether the request's host is in the
--- route table the controller POSTs (/configuration/routes); if so NGINX moves the request to the
--- internal dynamic-route location, where serve() matches the path as NGINX matches locations and
--- does what the host's static location block would have done: the variables logs and metrics
--- read, the SSL redirect, the backend (and its default-backend fallback) for the balancer.
+-- route table the controller POSTs (/configuration/routes) and, if so, matches the path as NGINX
+-- matches locations; NGINX then moves the request to the internal dynamic-route location, where
+-- serve() does what the host's static location block would have done: the variables logs and
+-- metrics read, the SSL redirect, the backend (and its default-backend fallback) for the balancer.
 -- Each worker decodes and compiles a table once per version (one shared-dict read per request
 -- checks it) and swaps it whole, so a request sees one table, never a mix.
 local cjson = require("cjson.safe")
@@ -101,13 +101,10 @@ local function host_routes(t, host)
   return t["*" .. string_sub(host, dot)]
 end
 
---- In the server rewrite phase (set_by_lua): the request's $uri when its host is dynamic, else "".
-function _M.find()
-  local t = routes()
-  if t == EMPTY then return "" end
-  if host_routes(t, ngx.var.host) == nil then return "" end
-  return ngx.var.uri
-end
+-- The route find() chose, for serve() of the same request: the phases between them run in one
+-- go (no yield), so no other request can come in between.
+local chosen
+local chosen_uri
 
 -- NGINX's choice of location: an exact match, else the longest prefix unless a regular
 -- expression (tried in order) matches. nil when nothing matches; "error" when PCRE2 gave up.
@@ -133,17 +130,28 @@ local function match(h, uri)
   return prefix
 end
 
+--- In the server rewrite phase (set_by_lua): matches the request; its $uri when the host is
+--- dynamic (the location rewrite then moves it to the router's location), else "".
+function _M.find()
+  chosen = nil
+  local t = routes()
+  if t == EMPTY then return "" end
+  local h = host_routes(t, ngx.var.host)
+  if h == nil then return "" end
+  local uri = ngx.var.uri
+  chosen = match(h, uri)
+  chosen_uri = uri
+  return uri
+end
+
 --- In the dynamic-route location's rewrite phase: what the host's static location would do.
 function _M.serve()
-  local var = ngx.var
-  local uri = var.dynamic_route_uri
-  local h = host_routes(routes(), var.host)
-  -- The table changed since find() and the host is gone: the default server answers as it would.
-  if not h then return ngx.exit(ngx.HTTP_NOT_FOUND) end
-  local e = match(h, uri)
+  local e, uri = chosen, chosen_uri
+  chosen = nil
   if e == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   if e == "error" then return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR) end
   if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
+  local var = ngx.var
   var.namespace = e.namespace
   var.ingress_name = e.ingress
   var.service_name = e.service

@@ -5,10 +5,8 @@
 // reload actor took and, within it, NGINX's check of the new configuration and the reload.
 // Quick mode 2k Ingresses, full mode 10k (`reload_ms_10k`).
 //   node --import tsx bench/reload.ts [--full] [--n N] [--rounds R]
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { hostOf, namespaceOf, serviceOf, writeManifests } from './gen.js';
-import { startLocalMode } from './local-mode.js';
+import { namespaceOf, serviceOf } from './gen.js';
+import { startGeneratedCluster } from './local-mode.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, median, printTable, round, type Row } from './lib.js';
 
 function ingress(name: string, host: string, service: string, ns: string) {
@@ -22,18 +20,9 @@ function ingress(name: string, host: string, service: string, ns: string) {
 interface Reloads { servedMs: number[]; actorMs: number[]; checkMs: number[]; startS: number }
 
 async function run(n: number, rounds: number): Promise<Reloads> {
-  const echo = createServer((_req, res) => { res.writeHead(200); res.end('ok'); });
-  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
-  const port = (echo.address() as AddressInfo).port;
-  const t0 = performance.now();
-  // A raised rate limit: the bucket must not hold an isolated change back (the figure is the reload's).
-  const local = await startLocalMode({
-    prefix: 'irx-bench-reload-', args: ['--sync-rate-limit', '20'],
-    fill: (dir) => writeManifests(dir, { n, endpoints: () => [{ address: '127.0.0.1', port }] }, 10),
-  });
+  const cluster = await startGeneratedCluster('irx-bench-reload-', n);
+  const { local, startS } = cluster;
   try {
-    await local.until(hostOf(n - 2), (s) => s === 200, 300_000);
-    const startS = (performance.now() - t0) / 1000;
     const out: Reloads = { servedMs: [], actorMs: [], checkMs: [], startS };
     for (let r = 0; r < rounds; r++) {
       const host = `reload-${r}.bench.example`;
@@ -53,9 +42,7 @@ async function run(n: number, rounds: number): Promise<Reloads> {
     }
     return out;
   } finally {
-    await local.stop();
-    echo.closeAllConnections();
-    echo.close();
+    await cluster.stop();
   }
 }
 

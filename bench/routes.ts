@@ -5,10 +5,8 @@
 // (`route_change_served_ms_10k`). NGINX must not reload once for any of it.
 // Quick mode 2k Ingresses, full mode 10k.
 //   node --import tsx bench/routes.ts [--full] [--n N] [--rounds R]
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { namespaceOf, serviceOf, writeManifests } from './gen.js';
-import { startLocalMode } from './local-mode.js';
+import { namespaceOf, serviceOf } from './gen.js';
+import { startGeneratedCluster } from './local-mode.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, percentile, printTable, round, verdict, type Row } from './lib.js';
 
 function ingress(name: string, host: string, service: string, ns: string, paths: Array<[string, string]>) {
@@ -21,23 +19,15 @@ function ingress(name: string, host: string, service: string, ns: string, paths:
   };
 }
 
-interface Routes { addMs: number[]; changeMs: number[]; reloads: number; startS: number; dynamicHosts: number }
+interface Routes { addMs: number[]; changeMs: number[]; reloads: number; startS: number }
 
 async function run(n: number, rounds: number): Promise<Routes> {
-  const echo = createServer((_req, res) => { res.writeHead(200); res.end('ok'); });
-  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
-  const port = (echo.address() as AddressInfo).port;
-  const t0 = performance.now();
-  // The rate limit of bench/reload.ts, so the two figures compare: the bucket must not hold an isolated change back.
-  const local = await startLocalMode({
-    prefix: 'irx-bench-routes-', args: ['--sync-rate-limit', '20'],
-    fill: (dir) => writeManifests(dir, { n, endpoints: () => [{ address: '127.0.0.1', port }] }, 10),
-  });
+  // The setup of bench/reload.ts, so the two figures compare.
+  const cluster = await startGeneratedCluster('irx-bench-routes-', n);
+  const { local, startS } = cluster;
   try {
-    await local.until(`app-${n - 2}.bench.example`, (s) => s === 200, 600_000);
-    const startS = (performance.now() - t0) / 1000;
     const reloadsBefore = local.logs().filter((l) => l.msg === 'reload: done').length;
-    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, dynamicHosts: 0 };
+    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS };
     const hostOfRound = (r: number) => `route-${r}.bench.example`;
     const write = (r: number, paths: Array<[string, string]>) =>
       local.write(`route-${r}.json`, [ingress(`route-${r}`, hostOfRound(r), serviceOf(1), namespaceOf(1), paths)]);
@@ -58,9 +48,7 @@ async function run(n: number, rounds: number): Promise<Routes> {
     out.reloads = local.logs().filter((l) => l.msg === 'reload: done').length - reloadsBefore;
     return out;
   } finally {
-    await local.stop();
-    echo.closeAllConnections();
-    echo.close();
+    await cluster.stop();
   }
 }
 

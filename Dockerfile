@@ -1,5 +1,6 @@
-# ingress-rx controller image: Node 20 on Debian bookworm, with NGINX and its Lua modules
-# installed by the same scripts/setup.sh the tests use. Runs as uid 101 under tini.
+# ingress-rx controller image: Node 20 on Debian bookworm, with NGINX and its Lua modules (and
+# the ModSecurity, OWASP Core Rule Set and brotli packages, loaded only when a configuration uses
+# them) installed by the same scripts/setup.sh the tests use. Runs as uid 101 under tini.
 FROM node:20-bookworm-slim
 
 ENV DEBIAN_FRONTEND=noninteractive \

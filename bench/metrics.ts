@@ -6,29 +6,23 @@
 // second spread over 1 to 1,000 label sets.
 //   node --import tsx bench/metrics.ts [--full]
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { createStore, defaultStoreOptions } from '../src/store/store.js';
-import { createModelBuilder } from '../src/model/build.js';
-import { backendsPayload } from '../src/model/payload.js';
 import { createRenderer } from '../src/render/engine.js';
-import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../src/render/runtime.js';
-import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
+import { DEFAULT_TEMPLATE_DIR, type NginxRuntime } from '../src/render/runtime.js';
 import { metricsLogPath } from '../src/render/metrics-log.js';
 import { createRequestMetrics, defaultRequestMetricsConfig } from '../src/observability/request-metrics.js';
 import { definedHosts, startNginxMetrics, type NginxMetrics } from '../src/observability/nginx-metrics.js';
 import { fetchStubStatus } from '../src/observability/nginx-process-metrics.js';
 import { silentLogger } from '../src/log.js';
 import { freePorts } from '../test/support/ports.js';
-import { waitFor } from '../test/support/wait.js';
-import { generateEvents, hostOf } from './gen.js';
+import { hostOf } from './gen.js';
+import { compareTurns, oneIngressStore, startUpstream, startVariant, turnNote, turnsNote, variantConfig, variantRuntime } from './ab-nginx.js';
 import { attempt, cpuMs, emitFigures, isFull, loadAverage, median, printTable, round, verdict, type Row } from './lib.js';
-import { averageTurns, ensureWrk, failure, get, measuredTurn, startNginx, stopNginx, upstreamConf, wrk, type WrkResult } from './nginx-tools.js';
-import { controlChannel, writeControlToken } from '../src/render/control.js';
-import { controlRequest } from '../src/actors/control-client.js';
-import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
+import { averageTurns, ensureWrk, measuredTurn, stopNginx, wrk, type WrkResult } from './nginx-tools.js';
+import { controlChannel } from '../src/render/control.js';
 
 type Variant = 'on' | 'off';
 
@@ -44,29 +38,16 @@ async function dataPlane(seconds: number, rounds: number): Promise<DataPlane> {
   try {
     const ports = await freePorts(13);
     const up = ports.slice(10);
-    const upstreamPrefix = join(root, 'upstream');
-    preparePrefix(defaultRuntime({ prefix: upstreamPrefix }));
-    writeFileSync(join(upstreamPrefix, 'nginx.conf'), upstreamConf(upstreamPrefix, up));
-    children.push(startNginx(upstreamPrefix, join(upstreamPrefix, 'nginx.conf')));
+    startUpstream(root, up, children);
 
-    const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
-    for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) store.apply(e);
+    const store = oneIngressStore(up);
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() });
     const runtimes = {} as Record<Variant, NginxRuntime>;
     const masters = {} as Record<Variant, ChildProcess>;
     for (const [i, v] of (['on', 'off'] as const).entries()) {
-      const prefix = join(root, v);
-      const [http, https, status, stream, def] = ports.slice(i * 5, i * 5 + 5);
-      const rt = defaultRuntime({
-        prefix, listenAddresses: ['127.0.0.1'], httpPort: http!, httpsPort: https!, statusPort: status!, streamPort: stream!,
-        defaultServerPort: def!, resolvers: ['127.0.0.1'],
-        ...(v === 'on' ? { metricsLog: metricsLogPath(prefix) } : {}),
-      });
-      preparePrefix(rt);
-      writeControlToken(rt);
-      rt.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
+      const rt = await variantRuntime(root, v, ports.slice(i * 5, i * 5 + 5), v === 'on' ? { metricsLog: metricsLogPath(join(root, v)) } : {});
       runtimes[v] = rt;
-      const { config } = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger() }).build(store);
+      const config = variantConfig(store, rt);
       if (rt.metricsLog) {
         metrics = startNginxMetrics({
           registry, constLabels: {}, logPath: rt.metricsLog, requests: defaultRequestMetricsConfig(),
@@ -74,14 +55,7 @@ async function dataPlane(seconds: number, rounds: number): Promise<DataPlane> {
         });
         metrics.configApplied(config);
       }
-      writeFileSync(rt.confPath, renderer.render(config, rt));
-      masters[v] = startNginx(prefix, rt.confPath);
-      children.push(masters[v]);
-      await waitFor(async () => {
-        const r = await controlRequest(controlChannel(rt), 'POST', '/configuration/backends', { body: JSON.stringify(backendsPayload(config)), timeoutMs: 10_000 }).catch(() => null);
-        return r?.status === 201;
-      }, { timeoutMs: 15_000, what: `the ${v} backends POST` }).catch(failure(masters[v], `NGINX (${v})`));
-      await waitFor(async () => (await get(http!, hostOf(0), '/')).status === 200, { timeoutMs: 10_000, what: `the ${v} host` });
+      masters[v] = await startVariant(renderer, config, rt, v, children);
     }
 
     for (const v of ['on', 'off'] as const) await wrk(runtimes[v].httpPort, hostOf(0), 1);
@@ -141,14 +115,13 @@ async function main(): Promise<void> {
   const fig: Record<string, number | null> = { metrics_rps_ratio: null, metrics_cpu_ratio: null, metrics_controller_cpu_ms_per_s: null, metrics_controller_cpu_ms_per_s_20k: null };
   await attempt(rows, 'data plane, metrics on / off', async () => {
     const d = await dataPlane(full ? 10 : 4, full ? 6 : 2);
-    const ratio = d.on.rps / d.off.rps;
-    const cpuCost = d.on.cpuUsPerRequest! / d.off.cpuUsPerRequest! - 1;
+    const { rpsRatio: ratio, cpuRatio, cpuCost } = compareTurns(d.on, d.off);
     fig.metrics_rps_ratio = round(ratio, 3);
-    fig.metrics_cpu_ratio = round(d.off.cpuUsPerRequest! / d.on.cpuUsPerRequest!, 3);
+    fig.metrics_cpu_ratio = round(cpuRatio, 3);
     fig.metrics_controller_cpu_ms_per_s = round(d.controllerCpuMsPerS, 1);
-    const how = `wrk -t2 -c32 -d${d.seconds}s, ${d.rounds} turns each (on off off on), 3 endpoints (NGINX return 200); CPU: the median turn`;
-    rows.push({ figure: 'requests/s, metrics on', value: d.on.rps.toFixed(0), note: `p50 ${d.on.p50.toFixed(2)} ms, p99 ${d.on.p99.toFixed(2)} ms, errors ${d.on.errors}; NGINX CPU ${d.on.cpuUsPerRequest!.toFixed(1)} µs/request` });
-    rows.push({ figure: 'requests/s, metrics off', value: d.off.rps.toFixed(0), note: `p50 ${d.off.p50.toFixed(2)} ms, p99 ${d.off.p99.toFixed(2)} ms, errors ${d.off.errors}; NGINX CPU ${d.off.cpuUsPerRequest!.toFixed(1)} µs/request` });
+    const how = turnsNote(d.seconds, d.rounds);
+    rows.push({ figure: 'requests/s, metrics on', value: d.on.rps.toFixed(0), note: turnNote(d.on) });
+    rows.push({ figure: 'requests/s, metrics off', value: d.off.rps.toFixed(0), note: turnNote(d.off) });
     rows.push({ figure: 'requests/s cost of metrics', value: `${((1 - ratio) * 100).toFixed(1)} %`, target: '≤ 5 %', status: verdict((1 - ratio) * 100, 5), note: how });
     rows.push({ figure: 'NGINX CPU per request cost of metrics', value: `${(cpuCost * 100).toFixed(1)} %`, target: '≤ 5 %', status: verdict(cpuCost * 100, 5), note: 'robust to other load on the machine' });
     rows.push({ figure: 'controller CPU during the "on" turns', value: `${d.controllerCpuMsPerS.toFixed(1)} ms/s`, note: `at ${d.on.rps.toFixed(0)} requests/s; ${d.counted} requests counted, ${d.sent} sent in the measured turns (plus warm-up and probes)` });

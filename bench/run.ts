@@ -16,6 +16,8 @@ export const FIGURE_KEYS = [
   'admission_review_p99_ms_1k', 'admission_review_p99_ms_10k', 'admission_server_ms_per_review_10k', 'admission_review_ms_10k',
   'reload_ms_10k', 'rolling_update_failed_requests',
   'route_add_served_ms_10k', 'route_add_served_p99_ms_10k', 'route_change_served_ms_10k', 'route_reloads_10k', 'dataplane_dynamic_ratio',
+  'modsecurity_crs_nginx_t_ms', 'modsecurity_crs_rss_mb', 'modsecurity_crs_per_location_nginx_t_ms', 'modsecurity_crs_per_location_rss_mb',
+  'otel_rps_ratio', 'otel_cpu_ratio',
 ] as const;
 
 /** Targets from the issue: upper bounds unless `atLeast`. */
@@ -54,6 +56,8 @@ const SCRIPTS: Script[] = [
   { name: 'reload', quickBudgetS: 60, fullBudgetS: 240 },
   { name: 'routes', quickBudgetS: 60, fullBudgetS: 300 },
   { name: 'rolling', quickBudgetS: 60, fullBudgetS: 60 },
+  { name: 'modsecurity', quickBudgetS: 60, fullBudgetS: 240 },
+  { name: 'opentelemetry', quickBudgetS: 60, fullBudgetS: 150 },
 ];
 
 /** Runs one script, echoing its output; resolves with its last JSON line or an error. */

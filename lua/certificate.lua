@@ -3,6 +3,7 @@
 -- default certificate (hostname key "_"); with none, the fallback certificate of nginx.conf stays.
 local ssl = require("ngx.ssl")
 local configuration = require("configuration")
+local ocsp_stapling = require("ocsp_stapling")
 local ngx = ngx
 
 local certificate_data = ngx.shared.certificate_data
@@ -59,9 +60,19 @@ local function parsed_certificate(uid)
   local key
   key, err = ssl.parse_pem_priv_key(pem)
   if not key then return nil, "cannot parse private key of " .. uid .. ": " .. tostring(err) end
-  entry = { cert = cert, key = key }
+  entry = { cert = cert, key = key, pem = pem }
   parsed[uid] = entry
   return entry
+end
+
+--- The certificate chain as DER, for OCSP; made on first use.
+local function der_chain(uid, entry)
+  if entry.der == nil then
+    local der, err = ssl.cert_pem_to_der(entry.pem)
+    if not der then ngx.log(ngx.ERR, "certificate ", uid, ": cannot convert the chain to DER: ", err) end
+    entry.der = der or false
+  end
+  return entry.der
 end
 
 function _M.call()
@@ -83,6 +94,10 @@ function _M.call()
   if not ok then
     ngx.log(ngx.ERR, "SNI ", tostring(hostname), ": cannot set certificate ", uid, ": ", err)
     return ngx.exit(ngx.ERROR)
+  end
+  if ocsp_stapling.enabled then
+    local der = der_chain(uid, entry)
+    if der then ocsp_stapling.staple(uid, der) end
   end
 end
 

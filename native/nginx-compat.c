@@ -2,7 +2,8 @@
  * ingress-rx's in-process answers to "would NGINX accept this?", from the very libraries Debian's
  * NGINX links: PCRE2 (libpcre2-8, linked) for regular expressions, and OpenSSL (libssl.so.3,
  * opened with RTLD_DEEPBIND, because Node carries its own OpenSSL and exports its symbols) for
- * cipher and curve lists. Built by scripts/setup.sh; loaded by src/model/native.ts.
+ * cipher and curve lists, CA bundles, CRLs and DH parameters. Built by scripts/setup.sh; loaded
+ * by src/model/native.ts.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #define _GNU_SOURCE
@@ -91,7 +92,20 @@ static struct {
   long (*SSL_CTX_ctrl)(void *, int, long, void *);
   void (*ERR_clear_error)(void);
   int (*OPENSSL_init_ssl)(unsigned long long, const void *);
+  void *(*BIO_new_mem_buf)(const void *, int);
+  int (*BIO_free)(void *);
+  void *(*PEM_read_bio_Parameters)(void *, void **);
+  long (*SSL_CTX_set0_tmp_dh_pkey)(void *, void *);
+  void (*EVP_PKEY_free)(void *);
+  void *(*PEM_X509_INFO_read_bio)(void *, void *, void *, void *);
+  int (*OPENSSL_sk_num)(const void *);
+  void *(*OPENSSL_sk_value)(const void *, int);
+  void (*OPENSSL_sk_pop_free)(void *, void (*)(void *));
+  void (*X509_INFO_free)(void *);
 } ssl;
+
+/* The first members of OpenSSL's public X509_INFO (x509.h). */
+struct x509_info_head { void *x509; void *crl; };
 
 #define SSL_CTRL_SET_GROUPS_LIST 92
 #define OPENSSL_INIT_LOAD_CONFIG 0x00000040L
@@ -104,26 +118,39 @@ static int load_ssl(void) {
 #define SYM(name) if ((*(void **) &ssl.name = dlsym(h, #name)) == NULL) return -1
   SYM(TLS_method); SYM(SSL_CTX_new); SYM(SSL_CTX_free); SYM(SSL_CTX_set_cipher_list);
   SYM(SSL_CTX_ctrl); SYM(ERR_clear_error); SYM(OPENSSL_init_ssl);
+  /* libcrypto's, found through libssl's dependencies. */
+  SYM(BIO_new_mem_buf); SYM(BIO_free); SYM(PEM_read_bio_Parameters); SYM(SSL_CTX_set0_tmp_dh_pkey);
+  SYM(EVP_PKEY_free); SYM(PEM_X509_INFO_read_bio); SYM(OPENSSL_sk_num); SYM(OPENSSL_sk_value);
+  SYM(OPENSSL_sk_pop_free); SYM(X509_INFO_free);
   /* As NGINX does at start: the system openssl.cnf applies. */
   ssl.OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL);
   ssl.loaded = 1;
   return 1;
 }
 
+/* The two string arguments of an OpenSSL check (the second's length in *len), once libssl is
+ * loaded; 0 with a JS exception pending otherwise. The caller frees both. */
+static int openssl_string_args(napi_env env, napi_callback_info info, char **first, char **second, size_t *len) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return 0;
+  if (load_ssl() != 1) {
+    napi_throw_error(env, NULL, "libssl.so.3 could not be loaded");
+    return 0;
+  }
+  *first = string_arg(env, argv[0], NULL);
+  if (*first == NULL) return 0;
+  *second = string_arg(env, argv[1], len);
+  if (*second == NULL) { free(*first); return 0; }
+  return 1;
+}
+
 /* opensslAccepts(kind, list) → true/false as SSL_CTX_set_cipher_list / SSL_CTX_set1_curves_list
  * answer on a fresh context; throws when libssl.so.3 cannot be loaded. */
 static napi_value openssl_accepts_js(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (load_ssl() != 1) {
-    napi_throw_error(env, NULL, "libssl.so.3 could not be loaded");
-    return NULL;
-  }
-  char *kind = string_arg(env, argv[0], NULL);
-  if (kind == NULL) return NULL;
-  char *list = string_arg(env, argv[1], NULL);
-  if (list == NULL) { free(kind); return NULL; }
+  napi_value result;
+  char *kind, *list;
+  if (!openssl_string_args(env, info, &kind, &list, NULL)) return NULL;
   void *ctx = ssl.SSL_CTX_new(ssl.TLS_method());
   int ok = 0;
   if (ctx != NULL) {
@@ -138,12 +165,60 @@ static napi_value openssl_accepts_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* Whether a PEM text loads as NGINX loads the file: `dhparam` as ssl_dhparam
+ * (PEM_read_bio_Parameters, then SSL_CTX_set0_tmp_dh_pkey, which applies the security level of
+ * the system openssl.cnf), `certificates` as ssl_client_certificate / proxy_ssl_trusted_certificate
+ * and `crl` as ssl_crl (X509_load_cert_crl_file reads PEM_X509_INFO_read_bio: at least one
+ * certificate, or CRL, and no unreadable block). */
+static int pem_loads(const char *kind, const char *pem, size_t len) {
+  void *bio = ssl.BIO_new_mem_buf(pem, (int) len);
+  if (bio == NULL) return 0;
+  int ok = 0;
+  if (strcmp(kind, "dhparam") == 0) {
+    void *dh = ssl.PEM_read_bio_Parameters(bio, NULL);
+    void *ctx = dh != NULL ? ssl.SSL_CTX_new(ssl.TLS_method()) : NULL;
+    if (ctx != NULL && ssl.SSL_CTX_set0_tmp_dh_pkey(ctx, dh) == 1) { ok = 1; dh = NULL; }
+    if (dh != NULL) ssl.EVP_PKEY_free(dh);
+    if (ctx != NULL) ssl.SSL_CTX_free(ctx);
+  } else {
+    void *infos = ssl.PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+    if (infos != NULL) {
+      int certs = 0, crls = 0;
+      for (int i = 0; i < ssl.OPENSSL_sk_num(infos); i++) {
+        struct x509_info_head *info = ssl.OPENSSL_sk_value(infos, i);
+        if (info->x509 != NULL) certs++;
+        if (info->crl != NULL) crls++;
+      }
+      ok = strcmp(kind, "crl") == 0 ? crls > 0 : strcmp(kind, "certificates") == 0 ? certs > 0 : 0;
+      ssl.OPENSSL_sk_pop_free(infos, ssl.X509_INFO_free);
+    }
+  }
+  ssl.BIO_free(bio);
+  return ok;
+}
+
+/* opensslLoads(kind, pem) → true/false (see pem_loads); throws when libssl.so.3 cannot be loaded. */
+static napi_value openssl_loads_js(napi_env env, napi_callback_info info) {
+  napi_value result;
+  char *kind, *pem;
+  size_t len = 0;
+  if (!openssl_string_args(env, info, &kind, &pem, &len)) return NULL;
+  int ok = len < 0x7fffffff && pem_loads(kind, pem, len);
+  ssl.ERR_clear_error();
+  free(kind);
+  free(pem);
+  CHECK(napi_get_boolean(env, ok, &result));
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "pcreCompile", NAPI_AUTO_LENGTH, pcre_compile_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "pcreCompile", fn));
   CHECK(napi_create_function(env, "opensslAccepts", NAPI_AUTO_LENGTH, openssl_accepts_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "opensslAccepts", fn));
+  CHECK(napi_create_function(env, "opensslLoads", NAPI_AUTO_LENGTH, openssl_loads_js, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "opensslLoads", fn));
   char version[64] = "";
   pcre2_config(PCRE2_CONFIG_VERSION, version);
   napi_value v;

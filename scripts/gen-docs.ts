@@ -61,7 +61,7 @@ export function renderConfigMapDoc(): string {
     '|---|---|---|---|',
   ];
   for (const k of [...CONFIGMAP_KEYS].sort((a, b) => a.key.localeCompare(b.key))) {
-    const def = (k.kind === 'value' ? k.defaultText : undefined) ?? formatDefault(defaults[k.field]);
+    const def = (k.kind !== 'headers' ? k.defaultText : undefined) ?? formatDefault(defaults[k.field]);
     out.push(`| \`${k.key}\` | ${cell(k.values)} | ${cell(def)} | ${cell(k.description)} |`);
   }
   out.push('');

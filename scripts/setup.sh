@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # prometheus: the dashboards test (test/e2e/prometheus-dashboards.test.ts) runs its own on a free port.
+# ModSecurity, its Core Rule Set and brotli are loaded only by configurations that use them.
 DEB_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-cjson libnginx-mod-stream
-  libnginx-mod-http-headers-more-filter libnginx-mod-http-geoip2 openssl ca-certificates
+  libnginx-mod-http-headers-more-filter libnginx-mod-http-geoip2
+  libnginx-mod-http-modsecurity modsecurity-crs libnginx-mod-http-brotli-filter openssl ca-certificates
   gcc libc6-dev libpcre2-dev prometheus)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -11,7 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Configuration, ModelWarning } from '../model/types.js';
-import { auxiliaryFiles, type RenderedChunks, type RenderProblem, type Renderer } from '../render/engine.js';
+import { auxiliaryFiles, type AuxiliaryFile, type RenderedChunks, type RenderProblem, type Renderer } from '../render/engine.js';
 import type { Narrower, Refusal } from './quarantine.js';
 import { reloadLogPath, type NginxRuntime } from '../render/runtime.js';
 import { controlChannel, type ControlChannel } from '../render/control.js';
@@ -99,7 +99,7 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     let rendered: RenderedChunks;
     try {
       rendered = renderer.renderChunks(config, runtime);
-      for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file.path, file.content);
+      for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file);
     } catch (err) {
       const error = `render: ${(err as Error).message}`;
       logger.error({ err: (err as Error).message }, 'reload: render failed; the running configuration is kept');
@@ -373,12 +373,13 @@ function writeChunks(path: string, chunks: string[]): void {
   }
 }
 
-function writeIfChanged(path: string, content: string): void {
-  if (existsSync(path) && readFileSync(path, 'utf8') === content) return;
+function writeIfChanged({ path, content, mode = 0o644, encoding: given }: AuxiliaryFile): void {
+  const encoding: BufferEncoding = given ?? 'utf8';
+  if (existsSync(path) && readFileSync(path, encoding) === content) return;
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, content, { mode: 0o644 });
-  chmodSync(tmp, 0o644);
+  writeFileSync(tmp, content, { mode, encoding });
+  chmodSync(tmp, mode);
   renameSync(tmp, path);
 }
 

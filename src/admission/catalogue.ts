@@ -28,6 +28,8 @@ const PARSING = 'Annotations and ConfigMap parsing';
 const MODEL = 'Model';
 const NGINX = 'NGINX configuration';
 const ACCESS_LOG = 'Access log';
+const WAF = 'ModSecurity';
+const TRACING = 'OpenTelemetry';
 
 type Notes = Readonly<Record<string, { section: string; note: string }>>;
 
@@ -54,6 +56,16 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'service-upstream': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
   'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
   'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
+  'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403); ingress-nginx leaves the server without client authentication' },
+  'auth-tls-verify-client': { section: NGINX, note: '"on": plain HTTP to the host is always redirected to HTTPS (ingress-nginx serves it without asking for a certificate)' },
+  'auth-tls-match-cn': { section: PARSING, note: 'an expression NGINX would refuse closes the host (403)' },
+  'auth-tls-error-page': { section: PARSING, note: 'a named location (@name) is refused: no Ingress can define one' },
+  'auth-tls-pass-certificate-to-upstream': { section: NGINX, note: 'on a controller with client authentication, ssl-client-* headers from clients are removed on every host' },
+  'proxy-ssl-secret': { section: NGINX, note: 'locations with proxy-ssl-* settings never keep upstream connections alive (a kept connection would carry one location\'s client certificate to another)' },
+  'proxy-ssl-verify': { section: PARSING, note: '"on" with a Secret without ca.crt denies the locations (503); ingress-nginx then proxies unverified' },
+  'modsecurity-snippet': { section: WAF, note: 'directives that read or write files, fetch URLs, run scripts or change what every Ingress shares are refused' },
+  'enable-owasp-core-rules': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
 };
 
 const CONFIGMAP_DIFFERENCES: Notes = {
@@ -65,7 +77,12 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted; applies to the ssl-passthrough listener, as in ingress-nginx' },
   'log-format-upstream': { section: PARSING, note: "may not contain ', backslash or control characters" },
   'load-balance': { section: PARSING, note: 'round_robin or ewma; consistent hashing is the upstream-hash-by annotation' },
-  'enable-brotli': { section: NGINX, note: "Debian's NGINX has no brotli module: only a warning" },
+  'enable-owasp-modsecurity-crs': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
+  'modsecurity-snippet': { section: WAF, note: 'split into several modsecurity_rules when longer than NGINX takes in one parameter' },
+  'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
+  'otlp-collector-port': { section: TRACING, note: "the collector's OTLP/HTTP port, default 4318 (ingress-nginx: OTLP/gRPC, 4317)" },
+  'otlp-collector-host': { section: TRACING, note: 'a host name or address (ingress-nginx documents a URL)' },
+  'opentelemetry-operation-name': { section: TRACING, note: 'NGINX variables in it are expanded when the request ends' },
   'use-geoip2': { section: NGINX, note: 'databases are read from --geoip-dir (not downloaded); the legacy GeoIP variables are not provided' },
   'no-tls-redirect-locations': { section: NGINX, note: 'applied in the model (the locations lose ssl-redirect) rather than in Lua' },
   'access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; default logs/access.log under the NGINX prefix' },
@@ -79,18 +96,13 @@ const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs al
 
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^auth-tls-/, `client-certificate authentication is not implemented: terminate mTLS in front of ingress-rx, or use ssl_verify_client in ${SNIPPETS}`],
   [/^auth-keepalive/, 'none needed: the auth subrequest uses a new connection each time'],
   [/^auth-snippet$/, SNIPPETS],
   [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
   [/^enable-global-auth$/, 'no global auth: set auth-url on each Ingress'],
-  [/^(enable-modsecurity|enable-owasp-core-rules|modsecurity-)/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
-  [/opentelemetry/, 'no OpenTelemetry module: trace in the services or a mesh'],
   [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
   [/^(proxy-cookie-|proxy-redirect-|proxy-busy-buffers-size|proxy-max-temp-file-size|enable-rewrite-log)/, `the matching NGINX directive in ${SNIPPETS}`],
-  [/^proxy-ssl-/, 'backend-protocol HTTPS/GRPCS work without verifying the backend; upstream certificate checks are not implemented'],
   [/^custom-headers$/, 'the add-headers ConfigMap key (for every server); per-Ingress response headers are not supported'],
-  [/^(ssl-ciphers|ssl-prefer-server-ciphers)$/, 'the ConfigMap keys of the same names (for every server)'],
   [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
   [/^http2-push-preload$/, 'none: HTTP/2 server push is gone from browsers and NGINX 1.25; drop the annotation'],
   [/^stream-snippet$/, 'tcp-services-configmap / udp-services-configmap for TCP and UDP services'],
@@ -98,8 +110,8 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
 
 /** What to use instead of a ConfigMap key ingress-rx refuses. */
 const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^(jaeger-|otel-|otlp-|opentelemetry-|enable-opentelemetry$)/, 'no tracing module: trace in the services or a mesh'],
-  [/^(enable-modsecurity|enable-owasp-modsecurity-crs|modsecurity-snippet)$/, "Debian's NGINX has no ModSecurity: put a WAF in front of ingress-rx"],
+  [/^jaeger-/, 'enable-opentelemetry with otlp-collector-host (Jaeger takes OTLP/HTTP on port 4318)'],
+  [/^opentelemetry-config$/, 'none needed: the otel-* and otlp-* keys configure the tracer (there is no module configuration file)'],
   [/^global-auth-/, 'no global auth: set the auth-url annotation on each Ingress'],
   [/^global-allowed-response-headers$/, 'no global auth: auth-response-headers on each Ingress'],
   [/-snippet$/, 'no global snippets: per-Ingress configuration-snippet / server-snippet annotations where snippets are allowed'],
@@ -113,13 +125,11 @@ const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^bind-address$/, 'none: NGINX listens on every address of the pod'],
   [/^(disable-ipv6|disable-ipv6-dns)$/, 'none: NGINX listens on IPv4 and IPv6'],
   [/^enable-serial-reloads$/, 'none needed: reloads never overlap'],
-  [/^(ssl-dh-param|ssl-session-ticket-key|ssl-reject-handshake|enable-ocsp)$/, "none: NGINX's defaults (ECDHE key exchange, per-worker ticket keys, no OCSP stapling)"],
   [/^service-upstream$/, 'the service-upstream annotation on each Ingress'],
   [/^(proxy-cookie-|proxy-redirect-from|proxy-busy-buffers-size)/, `the matching NGINX directive in ${SNIPPETS}`],
   [/^generate-request-id$/, 'none needed: a request without X-Request-ID gets one ($req_id) as with ingress-nginx\'s default'],
   [/^limit-conn-zone-variable$/, 'none: limit-connections counts per client address ($binary_remote_addr)'],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
-  [/^proxy-ssl-location-only$/, 'none: the proxy-ssl-* annotations are not supported'],
   [/^forwarded-for-proxy-protocol-header$/, 'none: with use-proxy-protocol the client address comes from the PROXY header'],
   [/^debug-connections$/, 'error-log-level debug (for every connection)'],
   [/^(default-type|enable-aio-write|enable-multi-accept|worker-cpu-affinity|grpc-buffer-size-kb|gzip-disable|relative-redirects)$/, "none: NGINX's defaults apply"],

@@ -1,6 +1,6 @@
 // The annotation keys and ConfigMap keys ingress-nginx documents (its user guide's annotations and
 // ConfigMap pages, plus `limit-allowlist` and `allowlist-source-range`, which its parsers read
-// under those names), so that the migration report can tell a key ingress-rx refuses from a typo.
+// under those names, and `opentelemetry-operation-name`, which only its annotations-risk page lists), so that the migration report can tell a key ingress-rx refuses from a typo.
 
 /** ingress-nginx's annotation keys, without the prefix. */
 export const INGRESS_NGINX_ANNOTATIONS: readonly string[] = [
@@ -21,7 +21,7 @@ export const INGRESS_NGINX_ANNOTATIONS: readonly string[] = [
   'limit-allowlist', 'limit-burst-multiplier', 'limit-connections', 'limit-rate', 'limit-rate-after',
   'limit-rpm', 'limit-rps', 'limit-whitelist', 'load-balance', 'mirror-host', 'mirror-request-body',
   'mirror-target', 'modsecurity-snippet', 'modsecurity-transaction-id',
-  'opentelemetry-trust-incoming-span', 'permanent-redirect', 'permanent-redirect-code',
+  'opentelemetry-operation-name', 'opentelemetry-trust-incoming-span', 'permanent-redirect', 'permanent-redirect-code',
   'preserve-trailing-slash', 'proxy-body-size', 'proxy-buffer-size', 'proxy-buffering',
   'proxy-buffers-number', 'proxy-busy-buffers-size', 'proxy-connect-timeout', 'proxy-cookie-domain',
   'proxy-cookie-path', 'proxy-http-version', 'proxy-max-temp-file-size', 'proxy-next-upstream',

@@ -9,6 +9,12 @@ export interface NginxCompat {
   pcreCompile(pattern: string, caseless: boolean): null | [string, number] | { names: string[] };
   /** Whether SSL_CTX_set_cipher_list (`ciphers`) or SSL_CTX_set1_curves_list (`curves`) accepts the list. */
   opensslAccepts(kind: 'ciphers' | 'curves', list: string): boolean;
+  /**
+   * Whether PEM text loads as NGINX loads the file: `dhparam` (ssl_dhparam, within the system
+   * OpenSSL's security level), `certificates` (ssl_client_certificate,
+   * proxy_ssl_trusted_certificate), `crl` (ssl_crl).
+   */
+  opensslLoads(kind: 'dhparam' | 'certificates' | 'crl', pem: string): boolean;
   pcreVersion: string;
 }
 

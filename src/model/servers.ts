@@ -6,6 +6,7 @@ import { checkRegex } from './pcre.js';
 import type { IngressFragment } from './fragments.js';
 import { regexTakeovers } from './takeovers.js';
 import { hostStaticReason } from './dynamic-routes.js';
+import { serverTLSSettings } from './server-tls.js';
 import {
   DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
 } from './paths.js';
@@ -119,6 +120,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     redirectFromToWWW = false;
   }
 
+  const tlsSettings = serverTLSSettings(host, fragments, warnings);
   const server: Server = {
     hostname: host,
     aliases: input.aliases,
@@ -128,6 +130,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     redirectFromToWWW,
     useRegex,
     serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
+    ...(tlsSettings ? { tlsSettings } : {}),
     locations,
     staticBecause: hostStaticReason({ host, ingresses: fragments, locations, useRegex, dynamicRoutes: input.dynamicRoutes }),
   };

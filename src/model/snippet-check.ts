@@ -5,6 +5,9 @@
 // block it is put in, end its last directive, and not use directives that reach outside the
 // Ingress (new top-level blocks, other files, the node).
 
+import { nginxUnescape } from './nginx-escape.js';
+import { tenantRulesProblem } from './seclang.js';
+
 /** Directives a snippet may not use, with why. */
 const REFUSED: ReadonlyArray<[RegExp, string]> = [
   [/^(server|http|stream|events|mail|upstream|types)$/, 'opens a block that belongs outside an Ingress'],
@@ -12,6 +15,8 @@ const REFUSED: ReadonlyArray<[RegExp, string]> = [
   [/^load_module$/, 'loads an NGINX module'],
   [/^ssl_engine$/, 'loads an OpenSSL engine'],
   [/_by_lua(_block)?_file$|^lua_package_c?path$|_by_lua_file$/, 'loads Lua from a file'],
+  [/^modsecurity_rules_file$/, 'reads another file'],
+  [/^modsecurity_rules_remote$/, 'fetches rules over the network'],
 ];
 
 export interface SnippetDirective {
@@ -29,23 +34,6 @@ export class SnippetProblem extends Error {
 }
 
 const SPACE = new Set([' ', '\t', '\r', '\n']);
-
-/** A word's value as NGINX stores it: `\"`, `\'`, `\\` unescaped, `\t`, `\r`, `\n` made characters. */
-function unescape(raw: string): string {
-  let out = '';
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]!;
-    if (c === '\\' && i + 1 < raw.length) {
-      const n = raw[i + 1]!;
-      if (n === '"' || n === "'" || n === '\\') { out += n; i++; continue; }
-      if (n === 't') { out += '\t'; i++; continue; }
-      if (n === 'r') { out += '\r'; i++; continue; }
-      if (n === 'n') { out += '\n'; i++; continue; }
-    }
-    out += c;
-  }
-  return out;
-}
 
 /** `[`, `=`*, `[` at `at`: the level of a Lua long bracket, or -1. */
 function longBracket(text: string, at: number): number {
@@ -160,7 +148,7 @@ export function readSnippet(text: string): SnippetDirective[] {
       let j = i + 1;
       while (j < n && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
       if (j >= n) throw new SnippetProblem(lineAt(i), 'a quoted string is never closed');
-      args.push(unescape(text.slice(i + 1, j)));
+      args.push(nginxUnescape(text.slice(i + 1, j)));
       i = j + 1;
       if (i < n && !SPACE.has(text[i]!) && text[i] !== ';' && text[i] !== '{' && text[i] !== ')') {
         throw new SnippetProblem(lineAt(i), `unexpected "${text[i]}" after a quoted string`);
@@ -179,7 +167,7 @@ export function readSnippet(text: string): SnippetDirective[] {
       if (d === '$') { variable = true; continue; }
       if (SPACE.has(d) || d === ';' || d === '{') break;
     }
-    args.push(unescape(text.slice(start, Math.min(j, n))));
+    args.push(nginxUnescape(text.slice(start, Math.min(j, n))));
     i = j;
   }
   if (args.length > 0) throw new SnippetProblem(lineAt(n), `the last directive "${args[0]}" is not ended with ";"`);
@@ -199,6 +187,13 @@ export function snippetProblem(text: string): string | null {
   for (const d of directives) {
     for (const [re, why] of REFUSED) {
       if (re.test(d.name)) return `line ${d.line}: "${d.name.slice(0, 60)}" ${why}`;
+    }
+    if (d.name === 'modsecurity_rules') {
+      // The same rules a modsecurity-snippet annotation may hold, read by the same rules.
+      for (const a of d.args) {
+        const problem = tenantRulesProblem(a);
+        if (problem) return `line ${d.line}: modsecurity_rules: ${problem}`;
+      }
     }
     if (d.args.some((a) => /^unix:/i.test(a.trim()) || /:\/\/unix:/i.test(a))) {
       return `line ${d.line}: "${d.name.slice(0, 60)}" names a unix socket`;

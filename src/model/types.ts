@@ -8,6 +8,8 @@ import type { PathType } from '../store/kube-types.js';
 import type { AffinityCookie } from './annotations/affinity.js';
 import type { LocationAnnotations } from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
+import type { AuthTLSSetting } from './annotations/authtls.js';
+import type { ProxySSLConfig } from './annotations/proxyssl.js';
 
 export type { PathType };
 export type { ModelWarning } from './warning.js';
@@ -88,6 +90,18 @@ export interface Location extends LocationAnnotations {
   readonly denied: string | null;
 }
 
+/** A host's TLS settings from its Ingresses (model/server-tls.ts). */
+export interface ServerTLSSettings {
+  /** auth-tls-*: the settings, or why they cannot be used (the host answers 403). */
+  readonly authTLS: AuthTLSSetting | null;
+  /** proxy-ssl-* for the whole server (the renderer leaves it out under proxy-ssl-location-only). */
+  readonly proxySSL: ProxySSLConfig | null;
+  /** '' keeps the ConfigMap's. */
+  readonly sslCiphers: string;
+  /** null keeps the ConfigMap's. */
+  readonly sslPreferServerCiphers: boolean | null;
+}
+
 export interface Server {
   /** Host name; `_` is the default server. */
   readonly hostname: string;
@@ -102,6 +116,8 @@ export interface Server {
   readonly useRegex: boolean;
   /** Only set when snippets are allowed; otherwise ''. */
   readonly serverSnippet: string;
+  /** Client certificates, backend TLS and ciphers of the host (auth-tls-*, proxy-ssl-*, ssl-ciphers); absent when none is set. */
+  readonly tlsSettings?: ServerTLSSettings;
   readonly locations: readonly Location[];
   /**
    * Why the host's routes are a server block of nginx.conf (a change reloads NGINX), or null

@@ -2,7 +2,7 @@
 // and an NginxRuntime. Each server is rendered from its own fragment, cached by the identity of
 // its model object, so a one-server change re-renders one server.
 import { createHash, hash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
@@ -19,7 +19,10 @@ import type { AuxiliaryFile, HttpFeature } from './blocks/types.js';
 import { httpProxyHeaders } from './proxy-headers.js';
 import { streamServers } from './stream.js';
 import { geoip2Setup } from './geoip.js';
+import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
+import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
+import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 
 export type { AuxiliaryFile, RenderProblem };
 
@@ -209,8 +212,13 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     cachedFragments = config.servers.length;
 
     const geoip = geoip2Setup(s, runtime);
-    if (s.enableBrotli) warnings.push('enable-brotli is on but the brotli module is not loaded: responses are not brotli-compressed');
     warnings.push(...geoip.warnings);
+    const brotli = s.enableBrotli && brotliInstalled(runtime);
+    if (s.enableBrotli && !brotli) warnings.push(`enable-brotli is on but ${join(runtime.modulesDir, BROTLI_MODULE)} is not installed (Debian: libnginx-mod-http-brotli-filter): responses are not brotli-compressed`);
+    const modsecurity = modsecurityHttp(config, runtime);
+    warnings.push(...modsecurity.warnings);
+    const otel = opentelemetryHttp(config);
+    warnings.push(...otel.warnings);
     const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0 || passthroughPort !== undefined;
     let stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
     if (passthroughPort !== undefined) stream += passthroughStream(config.servers, config.backends, runtime, passthroughPort, s, (w) => warnings.push(w));
@@ -228,6 +236,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           headers_more: join(runtime.modulesDir, 'ngx_http_headers_more_filter_module.so'),
           stream: join(runtime.modulesDir, 'ngx_stream_module.so'),
           geoip2: join(runtime.modulesDir, 'ngx_http_geoip2_module.so'),
+          brotli: join(runtime.modulesDir, BROTLI_MODULE),
+          modsecurity: join(runtime.modulesDir, MODSECURITY_MODULE),
         },
         server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
@@ -246,7 +256,11 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
         log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',
         gzip_types: mimeTypes(s.gzipTypes),
+        brotli: brotli ? { types: mimeTypes(s.brotliTypes, 'brotli-types') } : null,
+        modsecurity,
+        otel,
         ssl_protocols: sslProtocols(s.sslProtocols),
+        tls_settings: httpTLSSettings(s, runtime, config.servers.some((sv) => sv.tlsSettings?.authTLS)),
         resolvers: resolvers(runtime),
         upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
         listen: runtime.listenAddresses.map(listenAddress),
@@ -255,6 +269,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         block_referers: s.blockReferers,
         add_headers: Object.entries(s.addHeaders),
         auth_cache: uses.has('auth_cache'),
+        tls_upstream: uses.has('tls_upstream'),
         http_level: httpLevel,
         geoip,
         has_stream: hasStream,
@@ -314,6 +329,17 @@ export function ingressesOf(server: Server): IngressRef[] {
 
 /** The blocks that write files beside nginx.conf. */
 const FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.files !== undefined);
+const SERVER_FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.serverFiles !== undefined);
+
+/** The files a server block itself needs written beside nginx.conf (e.g. a client CA bundle). */
+function serverFilesOf(server: Server, runtime: NginxRuntime): AuxiliaryFile[] {
+  let out: AuxiliaryFile[] | null = null;
+  for (const b of SERVER_FILE_BLOCKS) {
+    const files = b.serverFiles!(server, runtime);
+    if (files.length > 0) (out ??= []).push(...files);
+  }
+  return out ?? [];
+}
 
 /** The files a location needs written beside nginx.conf (e.g. htpasswd), from every block. */
 function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
@@ -328,6 +354,7 @@ function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
 /** A rendered server's text and the files it names (written beside nginx.conf) identify it. */
 function fragmentHash(server: Server, runtime: NginxRuntime, text: string): string {
   let files = '';
+  for (const file of serverFilesOf(server, runtime)) files += `\u0000${file.path}\u0000${file.content}`;
   for (const loc of server.locations) {
     for (const file of safeFilesOf(loc, runtime)) files += `\u0000${file.path}\u0000${file.content}`;
   }
@@ -400,8 +427,8 @@ function sslProtocols(list: string[]): string {
   return list.join(' ');
 }
 
-function mimeTypes(list: string[]): string {
-  for (const t of list) if (!/^[A-Za-z0-9.+*-]+\/[A-Za-z0-9.+*-]+$/.test(t)) throw new RenderError('gzip-types', `not a MIME type: ${JSON.stringify(t.slice(0, 50))}`);
+function mimeTypes(list: readonly string[], field = 'gzip-types'): string {
+  for (const t of list) if (!/^[A-Za-z0-9.+*-]+\/[A-Za-z0-9.+*-]+$/.test(t)) throw new RenderError(field, `not a MIME type: ${JSON.stringify(t.slice(0, 50))}`);
   return list.length ? list.join(' ') : 'text/html';
 }
 
@@ -428,12 +455,19 @@ export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'
 }
 
 /** Files the configuration refers to that the reload actor writes before testing it (each block's `files`). */
+const BROTLI_MODULE = 'ngx_http_brotli_filter_module.so';
+/** enable-brotli loads the filter module only (ingress-nginx also loads brotli_static, which it never turns on). */
+const brotliInstalled = (rt: NginxRuntime): boolean => existsSync(join(rt.modulesDir, BROTLI_MODULE));
+
 export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): AuxiliaryFile[] {
-  const out = new Map<string, string>();
+  const out = new Map<string, AuxiliaryFile>();
+  for (const file of tlsSettingsFiles(config.settings, runtime)) out.set(file.path, file);
+  for (const file of modsecurityFiles(modsecurityHttp(config, runtime), runtime)) out.set(file.path, file);
   for (const server of config.servers) {
-    for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file.content);
+    for (const file of serverFilesOf(server, runtime)) out.set(file.path, file);
+    for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file);
   }
-  return [...out].map(([path, content]) => ({ path, content }));
+  return [...out.values()];
 }
 
 const nextPowerOf2 = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));

@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
 import { namesUnixSocket } from '../model/validate.js';
 import { snippetProblem } from '../model/snippet-check.js';
+import { MAX_RULES_CHUNK, quoteForNginx, tenantRulesProblem } from '../model/seclang.js';
 import { checkRegex } from '../model/pcre.js';
 
 export class RenderError extends Error {
@@ -227,6 +228,22 @@ export function snippet(v: unknown, field = 'snippet'): string {
   const problem = snippetProblem(v);
   if (problem) throw new RenderError(field, problem);
   return v.split('\n').join('\n        ');
+}
+
+/**
+ * ModSecurity rules as one single-quoted `modsecurity_rules` parameter: escaped so that NGINX
+ * hands ModSecurity exactly `v`; a tenant's rules must also pass the tenant subset.
+ */
+export function modsecurityRules(v: unknown, field = 'modsecurity-snippet', opts: { tenant: boolean } = { tenant: true }): string {
+  if (typeof v !== 'string') throw new RenderError(field, 'expected a string');
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(v)) throw new RenderError(field, 'control characters are not allowed');
+  if (opts.tenant) {
+    const problem = tenantRulesProblem(v);
+    if (problem) throw new RenderError(field, problem);
+  }
+  const quoted = quoteForNginx(v);
+  if (quoted.length > MAX_RULES_CHUNK) throw new RenderError(field, `a piece of ${quoted.length} bytes is longer than NGINX takes in one parameter`);
+  return `'${quoted}'`;
 }
 
 /** proxy_http_version. */

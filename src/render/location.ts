@@ -8,12 +8,12 @@ import type { NginxSettings } from '../model/config/settings.js';
 import type { Location, Server } from '../model/types.js';
 import * as f from './filters.js';
 import { LOCATION_LAYOUT, slotFunctions } from './blocks/index.js';
-import { I, directives } from './blocks/layout.js';
+import { I, NONE, directives } from './blocks/layout.js';
 import type { HeaderPart, HttpFeature, LocationBlock, LocationContext, LuaPart, Shared, Upstream } from './blocks/types.js';
 import { standardHeaders } from './proxy-headers.js';
 import type { NginxRuntime } from './runtime.js';
 
-export function shortId(...parts: string[]): string {
+function shortId(...parts: string[]): string {
   return createHash('sha1').update(parts.join('\u0000')).digest('hex').slice(0, 12);
 }
 
@@ -49,7 +49,6 @@ const HTTP = slots('http');
 const USES = slots('uses');
 
 const HTTP_UPSTREAM: Upstream = { pass: 'proxy_pass http://upstream_balancer', hdr: 'proxy_set_header' };
-const NOTHING: readonly never[] = [];
 
 class Context implements LocationContext {
   private shortId: string | undefined;
@@ -76,17 +75,17 @@ function shared(fns: ReadonlyArray<(c: LocationContext) => readonly Shared[]>, c
     const part = fn(c);
     if (part.length > 0) (out ??= []).push(...part);
   }
-  return out ?? NOTHING;
+  return out ?? NONE;
 }
 
 /** The location block. A RenderError from a block propagates: the caller denies the location. */
 export function renderLocation(server: Server, loc: Location, matcher: string, frame: LocationFrame): RenderedLocation {
   let upstream = HTTP_UPSTREAM;
-  for (const fn of UPSTREAM) upstream = fn(loc) ?? upstream;
+  for (const fn of UPSTREAM) upstream = fn(loc, server, frame.settings) ?? upstream;
   const c = new Context(server, loc, frame.settings, frame.runtime, upstream.hdr);
   let reason = loc.denied;
   for (let i = 0; reason === null && i < DENY.length; i++) reason = DENY[i]!(c);
-  if (reason !== null) return { text: deniedText(matcher, f.comment(reason)), internal: NOTHING, http: NOTHING, uses: NOTHING };
+  if (reason !== null) return { text: deniedText(matcher, f.comment(reason)), internal: NONE, http: NONE, uses: NONE };
 
   const http = shared(HTTP, c);
   const internal = shared(INTERNAL, c);
@@ -97,7 +96,7 @@ export function renderLocation(server: Server, loc: Location, matcher: string, f
   }
   const body = variables(loc) + text(REDIRECT, c) + luaPhase(c, frame.host) + text(ACCESS, c) + text(CORS, c) + text(ERRORS, c)
     + headers(c) + text(PROXY, c) + text(SNIPPET, c);
-  return { text: `        location ${matcher} {\n${body}${I}${upstream.pass};\n        }\n`, internal, http, uses: uses ?? NOTHING };
+  return { text: `        location ${matcher} {\n${body}${I}${upstream.pass};\n        }\n`, internal, http, uses: uses ?? NONE };
 }
 
 /** A location that answers 503, saying why in a comment (already through the comment filter). */
@@ -123,12 +122,14 @@ function variables(loc: Location): string {
  * header_filter_by_lua is set once per server and inherited by every location that defines none.
  */
 function luaPhase(c: LocationContext, host: string): string {
+  let first = '';
   let redirectFlags: readonly string[] | undefined;
   let fallback: string | undefined;
   let fromSnippet = false;
   for (const fn of LUA) {
     const part: LuaPart | null = fn(c);
     if (part === null) continue;
+    if (part.first) first += `${I}    ${part.first}\n`;
     redirectFlags = part.redirect ?? redirectFlags;
     fallback = part.fallbackBackend ?? fallback;
     fromSnippet ||= part.backendFromSnippet === true;
@@ -138,7 +139,7 @@ function luaPhase(c: LocationContext, host: string): string {
   // default-backend: where the request goes while the backend has no endpoint (decided per request).
   if (fallback) args += `, ${fallback}`;
   else if (args === 'nil') args = '';
-  return `${I}rewrite_by_lua_block {\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
+  return `${I}rewrite_by_lua_block {\n${first}${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
 }
 
 /** The location's own headers and then the whole standard set, when any block sets headers. */

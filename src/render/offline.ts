@@ -40,7 +40,7 @@ export function testOffline(renderer: Renderer, config: Configuration, rt: Nginx
     preparePrefix(rt);
     for (const f of auxiliaryFiles(config, rt)) {
       mkdirSync(dirname(f.path), { recursive: true });
-      writeFileSync(f.path, f.content);
+      writeFileSync(f.path, f.content, { mode: f.mode ?? 0o644, encoding: f.encoding ?? 'utf8' });
     }
     writeFileSync(rt.confPath, renderer.render(config, rt));
     const res = spawnSync(nginxBinary, ['-t', '-q', '-p', rt.prefix, '-e', rt.errorLogPath, '-c', rt.confPath], { encoding: 'utf8', timeout: 120_000 });

@@ -118,14 +118,20 @@ export function pathComponent(name: string): string {
 }
 
 /**
- * Where the htpasswd file of an auth Secret (`namespace/name`) is written: a directory per
- * namespace, so `team-x/auth` and `team/x-auth` are two files.
+ * Where a file made from a Secret (`namespace/name`) is written beside nginx.conf: under the
+ * folder of its kind, a directory per namespace, so `team-x/auth` and `team/x-auth` are two files.
+ * A render block that writes a file from a Secret names it with this.
  */
-export function authFilePath(runtime: NginxRuntime, secret: string): string {
+export function secretFilePath(runtime: NginxRuntime, folder: string, secret: string, extension: string): string {
   const slash = secret.indexOf('/');
   // `%` and `%%` are no escaped name: the directories of "no namespace" and "empty namespace".
   const namespace = slash < 0 ? '%%' : slash === 0 ? '%' : pathComponent(secret.slice(0, slash));
-  return join(runtime.prefix, 'auth', namespace, `${pathComponent(secret.slice(slash + 1))}.passwd`);
+  return join(runtime.prefix, pathComponent(folder), namespace, `${pathComponent(secret.slice(slash + 1))}${extension}`);
+}
+
+/** Where the htpasswd file of an auth Secret (`namespace/name`) is written. */
+export function authFilePath(runtime: NginxRuntime, secret: string): string {
+  return secretFilePath(runtime, 'auth', secret, '.passwd');
 }
 
 /**

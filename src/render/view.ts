@@ -141,13 +141,16 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     seenMatchers.add(m);
     try {
       const r = renderLocation(server, loc, m, frame);
-      // What the location shares with others is made once, the first time its name is seen.
       let own = '';
       let http = '';
-      const made: string[] = [];
-      for (const x of r.internal) if (!seenShared.has(x.name) && !made.includes(x.name)) { own += x.text(); made.push(x.name); }
-      for (const x of r.http) if (!seenShared.has(x.name) && !made.includes(x.name)) { http += x.text(); made.push(x.name); }
-      for (const name of made) seenShared.add(name);
+      if (r.internal.length + r.http.length > 0) {
+        // What the location shares with others is made once, the first time its name is seen;
+        // names are marked seen only once all of them were made (a RenderError denies the location).
+        const made: string[] = [];
+        for (const x of r.internal) if (!seenShared.has(x.name) && !made.includes(x.name)) { own += x.text(); made.push(x.name); }
+        for (const x of r.http) if (!seenShared.has(x.name) && !made.includes(x.name)) { http += x.text(); made.push(x.name); }
+        for (const name of made) seenShared.add(name);
+      }
       locationsText += r.text;
       extra += own;
       httpLevel += http;

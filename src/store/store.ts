@@ -16,6 +16,8 @@ export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
 const HELM_RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
 /** Keys of the main ConfigMap whose value names another ConfigMap (`namespace/name`). */
 const CONFIGMAP_REFERENCE_KEYS = ['add-headers', 'proxy-set-headers'];
+/** Keys of the main ConfigMap that name a Secret (`namespace/name`) the model reads. */
+const CONFIGMAP_SECRET_KEYS = ['ssl-dh-param'];
 
 /** ingress-nginx's flag defaults. */
 export function defaultStoreOptions(): StoreOptions {
@@ -73,6 +75,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const slices = new Map<string, EndpointSlice>();
   const slicesByService = new Map<string, Map<string, EndpointSlice>>();
   let referencedConfigMaps = new Set<string>();
+  let referencedSecrets = new Set<string>();
 
   // ---- Ingress filters
 
@@ -221,9 +224,9 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     verdict(key: string, old: T | undefined, now: T | undefined, ev: SourceEvent): ApplyResult;
   }
 
-  function referencedBy(cm: ConfigMap | undefined): Set<string> {
+  function referencedBy(cm: ConfigMap | undefined, keys = CONFIGMAP_REFERENCE_KEYS): Set<string> {
     const refs = new Set<string>();
-    for (const k of CONFIGMAP_REFERENCE_KEYS) {
+    for (const k of keys) {
       const value = cm?.data?.[k]?.trim();
       if (value) refs.add(value);
     }
@@ -253,6 +256,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     skip: (secret) => (secret.type === HELM_RELEASE_SECRET_TYPE || secret.metadata.labels?.owner === 'helm' ? 'Helm release Secret (not cached)' : null),
     verdict(key) {
       if (key === opts.defaultSSLCertificate) return relevant('default SSL certificate');
+      if (referencedSecrets.has(key)) return relevant('Secret referenced by the main ConfigMap');
       const users = servedReferencing(key);
       return users.length > 0
         ? relevant(`Secret referenced by ${users.length} served Ingress(es)`)
@@ -266,6 +270,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     verdict(key) {
       if (key === opts.configmap) {
         referencedConfigMaps = referencedBy(configMaps.get(key));
+        referencedSecrets = referencedBy(configMaps.get(key), CONFIGMAP_SECRET_KEYS);
         return { relevant: true, reason: 'main ConfigMap', configmapChanged: true };
       }
       if (key === opts.tcpServicesConfigmap) return relevant('TCP services ConfigMap');

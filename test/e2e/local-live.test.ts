@@ -1,5 +1,6 @@
 // `ingress-rx local` end to end while running: files added, edited and deleted; endpoints
 // changed without a reload; bad input next to good input; metrics, dbg and graceful shutdown.
+import { execFileSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
@@ -72,6 +73,26 @@ test('a file added, edited and deleted while running', async () => {
   assert.is((await ctl.request('new.test', '/only')).status, 200);
   ctl.remove('new.json');
   await ctl.until('new.test', '/only', (r) => r.status === 404, { what: 'new.test to be gone' });
+});
+
+test('a changed auth Secret applies to the Ingress that names it, the Ingress unchanged', async () => {
+  // The store knows auth-secret names a Secret from the annotation groups (ANNOTATION_REFERENCES,
+  // wired in by the CLI); without it the Secret's change would count as irrelevant.
+  const htpasswd = (user: string, password: string) => ({
+    apiVersion: 'v1', kind: 'Secret', metadata: { name: 'users', namespace: 'app' },
+    data: { auth: Buffer.from(`${user}:${execFileSync('openssl', ['passwd', '-apr1', password]).toString().trim()}\n`).toString('base64') },
+  });
+  const basic = (user: string, password: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+  ctl.write('auth.json', [htpasswd('bob', 'one'), ingress('app', 'auth', {
+    host: 'auth.test', paths: [{ path: '/', service: 'web' }], annotations: { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: 'users' },
+  })]);
+  await ctl.until('auth.test', '/', (r) => r.status === 200, { what: 'bob to be let in', headers: basic('bob', 'one') });
+  ctl.write('auth.json', [htpasswd('carol', 'two'), ingress('app', 'auth', {
+    host: 'auth.test', paths: [{ path: '/', service: 'web' }], annotations: { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: 'users' },
+  })]);
+  await ctl.until('auth.test', '/', (r) => r.status === 200, { what: 'carol to be let in', headers: basic('carol', 'two') });
+  assert.is((await ctl.request('auth.test', '/', { headers: basic('bob', 'one') })).status, 401);
+  ctl.remove('auth.json');
 });
 
 test('a malformed file and an Ingress with hostile annotations: the good ones keep serving', async () => {

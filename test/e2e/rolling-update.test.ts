@@ -124,7 +124,9 @@ test('10 pods replaced one by one under constant load, at the default sync rate 
     const want = fresh.map((s) => s.address).sort();
     await waitFor(async () => JSON.stringify(await nginxEndpoints(ctl)) === JSON.stringify(want), { timeoutMs: 15_000, what: 'NGINX to balance over the new pods only' });
     const mark = load.total();
-    await waitFor(() => load!.total() > mark + 200, { what: 'load on the new pods' });
+    // Each worker takes the new endpoints on its own sync timer: under load the last pod may get
+    // its first request some hundreds of requests later, so wait for that instead of a count.
+    await waitFor(() => load!.total() > mark + 200 && fresh.every((s) => (load!.servedBy.get(s.name) ?? 0) > 0), { timeoutMs: 15_000, what: 'load on every new pod' });
     await load.stop();
 
     assert.equal(load.failures.slice(0, 10), [], `${load.failures.length} of ${load.total()} requests failed`);

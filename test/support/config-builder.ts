@@ -6,6 +6,8 @@ import type { NginxSettings } from '../../src/model/config/settings.js';
 import type { ProxyConfig } from '../../src/model/annotations/proxy.js';
 import type { Backend, Configuration, Location, Server } from '../../src/model/types.js';
 import { NO_AFFINITY, makeBackend } from '../../src/model/backends.js';
+import { defaultAnnotations, locationTemplate } from '../../src/model/annotations/index.js';
+import { makeLocation } from '../../src/model/fragments.js';
 
 export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig {
   return {
@@ -25,35 +27,17 @@ export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig
   };
 }
 
+/**
+ * A location as the model makes it for an Ingress without annotations (every group's defaults,
+ * whatever groups there are), without the SSL redirect, with overrides.
+ */
 export function location(over: Partial<Location> = {}): Location {
   const ns = over.ingress?.namespace ?? 'default';
   const svc = over.service ?? { name: 'web', port: '80' };
-  return {
-    path: '/',
-    pathType: 'Prefix',
-    isDefBackend: false,
-    ingress: { namespace: ns, name: 'web' },
-    service: svc,
-    backend: `${ns}-${svc.name}-${svc.port}`,
-    denied: null,
-    rewrite: { target: '', useRegex: false, appRoot: '', sslRedirect: false, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' },
-    redirect: null,
-    cors: null,
-    basicAuth: null,
-    externalAuth: null,
-    allowlist: [],
-    denylist: [],
-    rateLimit: null,
-    proxy: proxyDefaults(),
-    upstreamVhost: '',
-    backendProtocol: 'HTTP',
-    connectionHeader: '',
-    customHttpErrors: [],
-    defaultBackend: null,
-    accessLog: true,
-    configurationSnippet: '',
-    ...over,
-  };
+  const settings = defaultSettings();
+  const d = defaultAnnotations(settings);
+  const base = makeLocation('/', 'Prefix', { namespace: ns, name: 'web' }, null, `${ns}-${svc.name}-${svc.port}`, locationTemplate(d), settings, false);
+  return { ...base, service: svc, rewrite: { ...d.rewrite, sslRedirect: false }, ...over };
 }
 
 export function server(hostname: string, over: Partial<Server> = {}): Server {

@@ -11,6 +11,7 @@ import { accessLogGroup } from './accesslog.js';
 import { affinityGroup } from './affinity.js';
 import { authBasicGroup } from './authbasic.js';
 import { authExternalGroup } from './authexternal.js';
+import { authTLSGroup } from './authtls.js';
 import { backendProtocolGroup } from './backendprotocol.js';
 import { canaryGroup } from './canary.js';
 import { connectionGroup } from './connection.js';
@@ -20,13 +21,17 @@ import { defaultBackendGroup } from './defaultbackend.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
+import { modsecurityGroup } from './modsecurity.js';
+import { opentelemetryGroup } from './opentelemetry.js';
 import { proxyGroup } from './proxy.js';
+import { proxySSLGroup } from './proxyssl.js';
 import { rateLimitGroup } from './ratelimit.js';
 import { redirectGroup } from './redirect.js';
 import { rewriteGroup } from './rewrite.js';
 import { serverAliasGroup } from './serveralias.js';
 import { serviceUpstreamGroup } from './serviceupstream.js';
 import { snippetsGroup } from './snippets.js';
+import { sslCipherGroup } from './sslcipher.js';
 import { sslPassthroughGroup } from './sslpassthrough.js';
 import { prefixedAnnotations } from './reader.js';
 import type { AnnotationContext, AnnotationGroup, FieldScope, LocationSite } from './types.js';
@@ -37,10 +42,10 @@ export { DEFAULT_ANNOTATIONS_PREFIX };
 
 /** Every group, in the order they run (the first group to deny names the reason). */
 const GROUPS = [
-  rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, snippetsGroup,
-  authBasicGroup, authExternalGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
-  corsGroup, proxyGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup,
+  rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, sslCipherGroup, snippetsGroup,
+  authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
+  corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 

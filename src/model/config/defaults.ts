@@ -14,6 +14,9 @@ export const DEFAULT_COMPRESSION_TYPES = [
   'image/svg+xml', 'image/x-icon', 'text/css', 'text/javascript', 'text/plain', 'text/x-component',
 ];
 
+/** ingress-nginx's brotli-types: the gzip types and application/xml+rss first. */
+export const DEFAULT_BROTLI_TYPES = ['application/xml+rss', ...DEFAULT_COMPRESSION_TYPES];
+
 export const DEFAULT_LOG_FORMAT_UPSTREAM =
   '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" ' +
   '"$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] ' +
@@ -88,6 +91,11 @@ export function defaultSettings(): NginxSettings {
     sslEcdhCurve: 'auto',
     sslPreferServerCiphers: true,
     sslEarlyData: false,
+    sslRejectHandshake: false,
+    sslDHParam: null,
+    sslSessionTicketKey: '',
+    enableOCSP: false,
+    proxySSLLocationOnly: false,
     noTLSRedirectLocations: ['/.well-known/acme-challenge'],
     noAuthLocations: ['/.well-known/acme-challenge'],
 
@@ -126,7 +134,25 @@ export function defaultSettings(): NginxSettings {
     enableBrotli: false,
     brotliLevel: 4,
     brotliMinLength: 20,
-    brotliTypes: [...DEFAULT_COMPRESSION_TYPES],
+    brotliTypes: [...DEFAULT_BROTLI_TYPES],
+
+    enableModsecurity: false,
+    enableOwaspModsecurityCrs: false,
+    modsecuritySnippet: [],
+
+    enableOpentelemetry: false,
+    opentelemetryTrustIncomingSpan: true,
+    opentelemetryOperationName: '',
+    otlpCollectorHost: '',
+    // OTLP/HTTP's port (ingress-nginx: 4317, OTLP/gRPC's; ingress-rx exports OTLP/HTTP).
+    otlpCollectorPort: 4318,
+    otelServiceName: 'nginx',
+    otelSampler: 'AlwaysOn',
+    otelSamplerRatio: 0.01,
+    otelSamplerParentBased: true,
+    otelMaxQueuesize: 2048,
+    otelScheduleDelayMillis: 5000,
+    otelMaxExportBatchSize: 512,
 
     logFormatUpstream: DEFAULT_LOG_FORMAT_UPSTREAM,
     logFormatEscapeJson: false,

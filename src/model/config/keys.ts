@@ -1,13 +1,17 @@
 // The main ConfigMap's keys: for each, the NginxSettings field it sets, the check its value
 // must pass, and what it does (docs/configmap.md is generated from this table).
+import type { Secret } from '../../store/kube-types.js';
+import { isIP } from 'node:net';
 import type { StoreReader } from '../../store/types.js';
 import {
-  bool, boundedSize, cidrList, commaList, errorPageCode, headerName, int, InvalidValue, limitStatusCode, MAX_VALUE_LENGTH,
+  bool, boundedSize, cidrList, commaList, errorPageCode, float, headerName, hostname, int, InvalidValue, limitStatusCode, MAX_VALUE_LENGTH,
   nextUpstream, offset, onOff, oneOf, pcreRegex, preview, proxyBufferSize, proxyBuffersNumber, safeStringWithVariables, size, spaceList, timeMsec, timeSec, uriPath,
   type Check,
 } from '../validate.js';
 import type { NginxSettings } from './settings.js';
 import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../openssl.js';
+import { dhParamFromSecret, sessionTicketKey } from './tls.js';
+import { RulesProblem, rulesChunks, unquoteNginx } from '../seclang.js';
 
 type Field = keyof NginxSettings;
 
@@ -33,7 +37,19 @@ export interface ConfigMapHeadersKey {
   description: string;
 }
 
-export type ConfigMapKey = ConfigMapValueKey | ConfigMapHeadersKey;
+/** A key naming a Secret (`namespace/name`) whose content fills the field. */
+export interface ConfigMapSecretKey {
+  kind: 'secret';
+  key: string;
+  field: Field;
+  /** The field's value from the Secret; throws InvalidValue. */
+  read: (secret: Secret, ref: string) => unknown;
+  values: string;
+  description: string;
+  defaultText: string;
+}
+
+export type ConfigMapKey = ConfigMapValueKey | ConfigMapHeadersKey | ConfigMapSecretKey;
 
 function key<F extends Field>(k: string, field: F, check: Check<NginxSettings[F]>, values: string, description: string): ConfigMapValueKey {
   return { kind: 'value', key: k, field, check: check as Check<unknown>, values, description };
@@ -100,6 +116,33 @@ const logPath: Check<string> = (raw) => {
   return v;
 };
 
+/** The operator's modsecurity-snippet: any SecLang, but it must stay inside its NGINX quoted string. */
+const operatorRules: Check<string[]> = (raw) => {
+  if (raw.length > 256 * 1024) throw new InvalidValue(`snippet is ${raw.length} characters long (at most ${256 * 1024})`);
+  try {
+    const text = unquoteNginx(raw);
+    // NGINX turns \r into a carriage return, which ModSecurity's reader does not take.
+    if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) throw new InvalidValue('control characters other than tab and newline (after NGINX unescapes \\r)');
+    return rulesChunks(text);
+  } catch (err) {
+    if (err instanceof RulesProblem) throw new InvalidValue(err.message);
+    throw err;
+  }
+};
+
+/** A span name: text and `$variables` (Lua expands them per request). */
+const operationName: Check<string> = (raw) => {
+  const v = raw.trim();
+  if (v.length > 256 || !/^([A-Za-z0-9_./: -]|\$[A-Za-z_][A-Za-z0-9_]*)*$/.test(v)) throw new InvalidValue(`"${preview(v)}" is not letters, digits, -_./:, spaces and $variables`);
+  return v;
+};
+const collectorHost: Check<string> = (raw) => {
+  const v = raw.trim();
+  if (v === '' || isIP(v) !== 0) return v;
+  return hostname()(v);
+};
+const serviceName = token('a service name', /^[A-Za-z0-9_.:/ -]{1,256}$/);
+
 /** log-format-upstream is rendered inside single quotes: no `'`, backslash or control characters. */
 const logFormat: Check<string> = (raw) => {
   if (raw.length > MAX_VALUE_LENGTH) throw new InvalidValue(`value is ${raw.length} characters long (at most ${MAX_VALUE_LENGTH})`);
@@ -127,6 +170,15 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('ssl-session-tickets', 'sslSessionTickets', bool, BOOL, 'ssl_session_tickets.'),
   key('ssl-buffer-size', 'sslBufferSize', size, 'size', 'ssl_buffer_size.'),
   key('ssl-early-data', 'sslEarlyData', bool, BOOL, 'ssl_early_data (TLS 1.3 0-RTT).'),
+  key('ssl-reject-handshake', 'sslRejectHandshake', bool, BOOL, 'Refuse the TLS handshake of a client that names no host or a host no server has (ssl_reject_handshake in the default server), instead of showing the default certificate.'),
+  { ...key('ssl-session-ticket-key', 'sslSessionTicketKey', sessionTicketKey, 'base64 of 48 or 80 bytes (`openssl rand 80 | openssl enc -A -base64`)', 'ssl_session_ticket_key: the key that encrypts session tickets, so that replicas and reloads keep accepting them (with ssl-session-tickets).'), defaultText: "'' (NGINX's own key, new at each start and reload)" },
+  {
+    kind: 'secret', key: 'ssl-dh-param', field: 'sslDHParam', read: dhParamFromSecret, defaultText: "''",
+    values: '`namespace/name` of a Secret with `dhparam.pem` (PEM "DH PARAMETERS" the system OpenSSL accepts: 2048 bits or more)',
+    description: 'ssl_dhparam: Diffie-Hellman parameters for DHE cipher suites.',
+  },
+  key('enable-ocsp', 'enableOCSP', bool, BOOL, "OCSP stapling: the certificate's responder (its AIA URL, http only) is asked in the background and its answer stapled to handshakes; the address policy of upstreams applies to the responder."),
+  key('proxy-ssl-location-only', 'proxySSLLocationOnly', bool, BOOL, "proxy-ssl-* annotations apply to their Ingress's locations only, not to the whole server of the host."),
   key('no-tls-redirect-locations', 'noTLSRedirectLocations', commaList(uriPath), 'comma-separated paths', 'Paths never redirected to HTTPS (ACME challenges).'),
   key('no-auth-locations', 'noAuthLocations', commaList(uriPath), 'comma-separated paths', 'Paths exempt from authentication.'),
 
@@ -216,10 +268,29 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('gzip-level', 'gzipLevel', int(1, 9), 'integer 1..9', 'gzip_comp_level.'),
   key('gzip-min-length', 'gzipMinLength', int(0, 2 ** 31 - 1), 'bytes', 'gzip_min_length.'),
   key('gzip-types', 'gzipTypes', mimeTypes, 'space-separated MIME types', 'gzip_types.'),
-  key('enable-brotli', 'enableBrotli', bool, BOOL, 'brotli responses (needs the brotli module).'),
+  key('enable-brotli', 'enableBrotli', bool, BOOL, 'brotli responses (loads the brotli filter module).'),
   key('brotli-level', 'brotliLevel', int(1, 11), 'integer 1..11', 'brotli_comp_level.'),
   key('brotli-min-length', 'brotliMinLength', int(0, 2 ** 31 - 1), 'bytes', 'brotli_min_length.'),
   key('brotli-types', 'brotliTypes', mimeTypes, 'space-separated MIME types', 'brotli_types.'),
+
+  // ModSecurity
+  key('enable-modsecurity', 'enableModsecurity', bool, BOOL, 'ModSecurity for every server (loads the module and the base configuration, detection only, as ingress-nginx); the annotation enable-modsecurity overrides it per Ingress.'),
+  key('enable-owasp-modsecurity-crs', 'enableOwaspModsecurityCrs', bool, BOOL, "The OWASP Core Rule Set (Debian's modsecurity-crs) for every server, with enable-modsecurity."),
+  { ...key('modsecurity-snippet', 'modsecuritySnippet', operatorRules, 'ModSecurity directives, written as for ingress-nginx', "The operator's ModSecurity configuration at http level, with enable-modsecurity; replaces the base configuration (as ingress-nginx). Unlike the annotation, any directive is allowed."), defaultText: "''" },
+
+  // OpenTelemetry: spans made in Lua and exported as OTLP/HTTP JSON (lua/opentelemetry.lua)
+  key('enable-opentelemetry', 'enableOpentelemetry', bool, BOOL, 'A server span for every request, the W3C trace context passed upstream, spans exported to otlp-collector-host (annotation enable-opentelemetry overrides per Ingress).'),
+  key('opentelemetry-trust-incoming-span', 'opentelemetryTrustIncomingSpan', bool, BOOL, "Continue the client's trace (its traceparent) instead of starting a new one."),
+  key('opentelemetry-operation-name', 'opentelemetryOperationName', operationName, 'letters, digits, -_./:, spaces and NGINX variables', "The span's name (default: the location's path)."),
+  key('otlp-collector-host', 'otlpCollectorHost', collectorHost, 'host name or IP address', 'Where spans are exported (OTLP/HTTP, JSON, POST /v1/traces).'),
+  key('otlp-collector-port', 'otlpCollectorPort', int(1, 65_535), 'port', "The collector's OTLP/HTTP port (ingress-nginx: 4317, OTLP/gRPC's)."),
+  key('otel-service-name', 'otelServiceName', serviceName, 'text', 'The service.name of the spans.'),
+  key('otel-sampler', 'otelSampler', oneOf(['AlwaysOn', 'AlwaysOff', 'TraceIdRatioBased'] as const), 'AlwaysOn, AlwaysOff or TraceIdRatioBased', 'Which new traces are sampled.'),
+  key('otel-sampler-ratio', 'otelSamplerRatio', float(0, 1), 'number 0..1', 'The share of traces TraceIdRatioBased samples.'),
+  key('otel-sampler-parent-based', 'otelSamplerParentBased', bool, BOOL, "Follow the sampled flag of the client's trace when there is one."),
+  key('otel-max-queuesize', 'otelMaxQueuesize', int(1, 1_000_000), 'integer', 'Spans a worker keeps waiting for export; more are dropped (counted in the log).'),
+  key('otel-schedule-delay-millis', 'otelScheduleDelayMillis', int(10, 3_600_000), 'milliseconds', 'How often a worker exports its spans.'),
+  key('otel-max-export-batch-size', 'otelMaxExportBatchSize', int(1, 1_000_000), 'integer', 'Spans per export request; a full batch is exported at once.'),
 
   // logs
   { ...key('disable-access-log', 'enableAccessLog', (raw) => !bool(raw), BOOL, 'Turn the access log off (annotation enable-access-log overrides per location).'), defaultText: 'false' },

@@ -2,7 +2,8 @@
 // every unknown key or invalid value (which keeps its default).
 import type { StoreReader } from '../../store/types.js';
 import type { ModelWarning } from '../types.js';
-import { InvalidValue, type Check } from '../validate.js';
+import type { Secret } from '../../store/kube-types.js';
+import { InvalidValue, preview, type Check } from '../validate.js';
 import { defaultSettings } from './defaults.js';
 import { CONFIGMAP_KEYS, headersFromConfigMap } from './keys.js';
 import type { NginxSettings } from './settings.js';
@@ -47,6 +48,16 @@ export function parseConfigMap(
       target[spec.field] = headersFromConfigMap(text, ctx.store, (m) => warn(key, m));
       continue;
     }
+    if (spec.kind === 'secret') {
+      if (text.trim() === '') continue;
+      try {
+        target[spec.field] = fromSecret(text, ctx.store, spec.read);
+      } catch (err) {
+        if (!(err instanceof InvalidValue)) throw err;
+        warn(key, `${err.message}; default ${spec.defaultText} kept`);
+      }
+      continue;
+    }
     try {
       target[spec.field] = (spec.check as Check<unknown>)(text);
     } catch (err) {
@@ -55,6 +66,15 @@ export function parseConfigMap(
     }
   }
   return { settings, warnings };
+}
+
+/** The value a key naming a Secret (`namespace/name`) takes from it. */
+function fromSecret(raw: string, store: StoreReader | undefined, read: (secret: Secret, ref: string) => unknown): unknown {
+  const ref = raw.trim();
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(ref)) throw new InvalidValue(`"${preview(ref)}" is not namespace/name of a Secret`);
+  const secret = store?.getSecret(ref);
+  if (secret === undefined) throw new InvalidValue(`Secret ${ref} not found`);
+  return read(secret, ref);
 }
 
 function describe(value: unknown): string {

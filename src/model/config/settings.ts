@@ -82,6 +82,16 @@ export interface NginxSettings {
   sslEcdhCurve: string;
   sslPreferServerCiphers: boolean;
   sslEarlyData: boolean;
+  /** ssl_reject_handshake in the default server: no TLS for a name no server has (or no name). */
+  sslRejectHandshake: boolean;
+  /** ssl-dh-param: the DH parameters (PEM) read from `dhparam.pem` of the Secret the key names, or null. */
+  sslDHParam: { readonly secret: string; readonly pem: string } | null;
+  /** ssl-session-ticket-key: base64 of 48 or 80 bytes, '' for NGINX's own keys (new at each start and reload). */
+  sslSessionTicketKey: string;
+  /** enable-ocsp: staple OCSP responses fetched (by Lua) from each certificate's responder. */
+  enableOCSP: boolean;
+  /** proxy-ssl-location-only: proxy-ssl-* only in the locations of the Ingress, not in the server block. */
+  proxySSLLocationOnly: boolean;
   /** Paths exempt from the SSL redirect (ACME challenges). */
   noTLSRedirectLocations: string[];
   /** Paths exempt from external auth. */
@@ -130,6 +140,28 @@ export interface NginxSettings {
   brotliLevel: number;
   brotliMinLength: number;
   brotliTypes: string[];
+
+  // ModSecurity (annotations enable-modsecurity, enable-owasp-core-rules override per Ingress)
+  enableModsecurity: boolean;
+  enableOwaspModsecurityCrs: boolean;
+  /** modsecurity-snippet as ModSecurity reads it, in pieces NGINX takes as one parameter each. */
+  modsecuritySnippet: string[];
+
+  // OpenTelemetry (annotations enable-opentelemetry, opentelemetry-* override per Ingress)
+  enableOpentelemetry: boolean;
+  opentelemetryTrustIncomingSpan: boolean;
+  /** The span name; '' names a span after its location. Letters, digits, `-_./:`, spaces and `$variables`. */
+  opentelemetryOperationName: string;
+  /** Host name or address of the OTLP/HTTP receiver; '' exports nothing. */
+  otlpCollectorHost: string;
+  otlpCollectorPort: number;
+  otelServiceName: string;
+  otelSampler: 'AlwaysOn' | 'AlwaysOff' | 'TraceIdRatioBased';
+  otelSamplerRatio: number;
+  otelSamplerParentBased: boolean;
+  otelMaxQueuesize: number;
+  otelScheduleDelayMillis: number;
+  otelMaxExportBatchSize: number;
 
   // logs
   /** Validated: no `'`, backslash or control characters (rendered inside single quotes). */

@@ -5,7 +5,7 @@
 import type { Location } from '../../model/types.js';
 import * as f from '../filters.js';
 import { authFilePath } from '../runtime.js';
-import { directives } from './layout.js';
+import { NONE, directives } from './layout.js';
 import type { RenderBlock } from './types.js';
 
 /** The basic-auth settings whose htpasswd file a location reads, if it reads one. */
@@ -25,7 +25,7 @@ export const authBasicBlock: RenderBlock = {
   },
   files(loc, runtime) {
     const ba = authFileOf(loc);
-    if (!ba) return [];
+    if (!ba) return NONE;
     for (const line of ba.users) {
       if (/[\r\n\u0000]/.test(line) || !/^[^:]+:/.test(line)) throw new f.RenderError(`auth-secret ${ba.secret}`, 'invalid htpasswd line');
     }

@@ -2,17 +2,21 @@
 // body-less subrequest to the auth service (optionally cached), copies chosen response headers
 // upstream, passes the service's Set-Cookie to the client and sends a 401 to auth-signin.
 import { AUTH_HOST_VARIABLE, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
+import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
-import { I, directives } from './layout.js';
+import { I, NONE, directives } from './layout.js';
+import { modsecurityOff } from './modsecurity.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
+
+const AUTH_CACHE = Object.freeze(['auth_cache'] as const);
 
 const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
 const authLocationName = (c: LocationContext): string => `/_external-auth-${c.id()}`;
 
 /** The internal location that makes the subrequest. */
-function authLocation(ea: ExternalAuthConfig, name: string, accessLog: boolean): string {
+function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings): string {
   const target = f.url(ea.url, 'auth-url');
   let hostHeader = '$proxy_host';
   const hostVariable = ea.host === AUTH_HOST_VARIABLE;
@@ -22,7 +26,8 @@ function authLocation(ea: ExternalAuthConfig, name: string, accessLog: boolean):
   const b: string[] = [
     'internal',
     // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
-    ...(accessLog ? [] : ['access_log off']),
+    ...(settings.enableAuthAccessLog ? [] : ['access_log off']),
+    ...modsecurityOff(settings),
     'proxy_pass_request_body off',
     'proxy_set_header Content-Length ""',
     'proxy_set_header X-Forwarded-Proto ""',
@@ -90,11 +95,11 @@ export const authExternalBlock: RenderBlock = {
     access: (c) => (c.loc.externalAuth ? access(c, c.loc.externalAuth) : ''),
     headers: ({ loc }) => (loc.externalAuth && loc.externalAuth.responseHeaders.length > 0 ? {} : null),
     internal: (c): readonly Shared[] => {
-      if (!c.loc.externalAuth) return [];
+      if (!c.loc.externalAuth) return NONE;
       const ea = c.loc.externalAuth;
       const name = authLocationName(c);
-      return [{ name, text: () => authLocation(ea, name, c.settings.enableAuthAccessLog) }];
+      return [{ name, text: () => authLocation(ea, name, c.settings) }];
     },
-    uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? ['auth_cache'] : []),
+    uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? AUTH_CACHE : NONE),
   },
 };

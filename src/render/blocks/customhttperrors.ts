@@ -1,10 +1,12 @@
 // custom-http-errors group: the location intercepts these upstream statuses and hands them to an
 // internal location per status that asks the default backend (or the default-backend
 // annotation's) for the error page, with ingress-nginx's X-Code/X-Format/... headers.
+import type { NginxSettings } from '../../model/config/settings.js';
 import type { Location } from '../../model/types.js';
 import { DEFAULT_UPSTREAM } from '../../model/fragments.js';
 import * as f from '../filters.js';
-import { I, directives } from './layout.js';
+import { I, NONE, directives } from './layout.js';
+import { modsecurityOff } from './modsecurity.js';
 import type { RenderBlock, Shared } from './types.js';
 
 /** The error pages' backend as part of a location name. */
@@ -12,9 +14,10 @@ function backendId(loc: Location): string {
   return (loc.defaultBackend ?? DEFAULT_UPSTREAM).replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
-function errorLocation(name: string, code: number, backend: string): string {
+function errorLocation(name: string, code: number, backend: string, settings: NginxSettings): string {
   const b = [
     'internal',
+    ...modsecurityOff(settings),
     'proxy_intercept_errors off',
     `proxy_set_header X-Code ${code}`,
     'proxy_set_header X-Format $http_accept',
@@ -41,13 +44,13 @@ export const customHttpErrorsBlock: RenderBlock = {
       const id = backendId(loc);
       return directives(['proxy_intercept_errors on', ...loc.customHttpErrors.map((code) => `error_page ${f.num(code, 'custom-http-errors')} = @custom_${id}_${code}`)]);
     },
-    internal({ loc }): readonly Shared[] {
-      if (loc.customHttpErrors.length === 0) return [];
+    internal({ loc, settings }): readonly Shared[] {
+      if (loc.customHttpErrors.length === 0) return NONE;
       const id = backendId(loc);
       const backend = loc.defaultBackend ?? DEFAULT_UPSTREAM;
       return loc.customHttpErrors.map((code) => {
         const name = `@custom_${id}_${f.num(code, 'custom-http-errors')}`;
-        return { name, text: () => errorLocation(name, code, backend) };
+        return { name, text: () => errorLocation(name, code, backend, settings) };
       });
     },
   },

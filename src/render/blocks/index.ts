@@ -4,6 +4,7 @@
 import { accessLogBlock } from './accesslog.js';
 import { authBasicBlock } from './authbasic.js';
 import { authExternalBlock } from './authexternal.js';
+import { authTLSBlock } from './authtls.js';
 import { backendProtocolBlock } from './backendprotocol.js';
 import { connectionBlock } from './connection.js';
 import { corsBlock } from './cors.js';
@@ -11,22 +12,26 @@ import { customHttpErrorsBlock } from './customhttperrors.js';
 import { defaultBackendBlock } from './defaultbackend.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
+import { modsecurityBlock } from './modsecurity.js';
+import { opentelemetryBlock } from './opentelemetry.js';
 import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
 import { proxyBlock } from './proxy.js';
+import { proxySSLBlock } from './proxyssl.js';
 import { rateLimitBlock } from './ratelimit.js';
 import { redirectBlock } from './redirect.js';
 import { rewriteBlock } from './rewrite.js';
 import { serverAliasBlock } from './serveralias.js';
 import { snippetsBlock } from './snippets.js';
+import { sslCipherBlock } from './sslcipher.js';
 import { sslPassthroughBlock } from './sslpassthrough.js';
 import type { LocationBlock, RenderBlock, ServerBlock } from './types.js';
 import { upstreamVhostBlock } from './upstreamvhost.js';
 
 export const RENDER_BLOCKS: readonly RenderBlock[] = [
-  rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, snippetsBlock,
-  authBasicBlock, authExternalBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
-  corsBlock, proxyBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock,
+  rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, sslCipherBlock, snippetsBlock,
+  authBasicBlock, authExternalBlock, authTLSBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
+  corsBlock, proxyBlock, proxySSLBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -39,23 +44,24 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   deny: [authBasicBlock],
   upstream: [backendProtocolBlock],
   redirect: [redirectBlock, rewriteBlock],
-  lua: [rewriteBlock, defaultBackendBlock, snippetsBlock],
+  lua: [opentelemetryBlock, rewriteBlock, authTLSBlock, defaultBackendBlock, snippetsBlock],
   // The denylist before the allowlist, as ingress-nginx: NGINX takes the first rule that matches.
-  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock],
+  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock, modsecurityBlock],
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
-  headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
-  proxy: [proxyBlock],
+  headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, authTLSBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
+  proxy: [proxyBlock, proxySSLBlock],
   snippet: [snippetsBlock],
   internal: [authExternalBlock, customHttpErrorsBlock],
   http: [rateLimitBlock],
-  uses: [authExternalBlock],
+  uses: [authExternalBlock, proxySSLBlock],
 };
 
 /** Which blocks print in each part of a server, in order. */
 export const SERVER_LAYOUT: { readonly [S in keyof ServerBlock]-?: readonly RenderBlock[] } = {
   names: [serverAliasBlock],
-  directives: [snippetsBlock],
+  // The TLS settings before the server-snippet, as ingress-nginx prints them.
+  directives: [authTLSBlock, proxySSLBlock, sslCipherBlock, snippetsBlock],
   ownsHeaderFilter: [snippetsBlock],
   after: [redirectBlock],
 };

@@ -12,3 +12,6 @@ export function directives(ds: readonly string[]): string {
 }
 
 export { escapeRegex } from '../../model/pcre.js';
+
+/** What a block returns when a location needs nothing of that kind (one shared object: renders allocate enough). */
+export const NONE: readonly never[] = Object.freeze([]);

@@ -3,7 +3,7 @@
 // of a Prefix split). limit-whitelist networks get an empty key, which NGINX does not count.
 import type { RateLimitConfig } from '../../model/annotations/ratelimit.js';
 import * as f from '../filters.js';
-import { directives } from './layout.js';
+import { NONE, directives } from './layout.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
 
 function zoneName(c: LocationContext): string {
@@ -42,7 +42,7 @@ export const rateLimitBlock: RenderBlock = {
     access: (c) => (c.loc.rateLimit ? limits(c.loc.rateLimit, zoneName(c)) : ''),
     http: (c): readonly Shared[] => {
       const rl = c.loc.rateLimit;
-      if (!rl) return [];
+      if (!rl) return NONE;
       const zone = zoneName(c);
       return [{ name: zone, text: () => zones(rl, zone) }];
     },

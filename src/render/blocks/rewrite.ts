@@ -1,8 +1,19 @@
 // rewrite group: app-root's redirect of `/`, the rewrite of the matched path to rewrite-target,
 // X-Forwarded-Prefix, and the SSL-redirect settings the Lua rewrite phase applies.
+import type { Location } from '../../model/types.js';
 import * as f from '../filters.js';
 import { I, directives, escapeRegex } from './layout.js';
 import type { RenderBlock } from './types.js';
+
+/** The SSL redirect of the location as words for lua/lua_ingress.lua (`force` adds force-ssl-redirect); none: no redirect. */
+export function sslRedirectFlags(loc: Location, force = false): string[] {
+  const rw = loc.rewrite;
+  const flags: string[] = [];
+  if (force || f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect') === 'true') flags.push('force-ssl-redirect');
+  if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
+  if (flags.length > 0 && f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash') === 'true') flags.push('preserve-trailing-slash');
+  return flags;
+}
 
 export const rewriteBlock: RenderBlock = {
   group: 'rewrite',
@@ -11,12 +22,7 @@ export const rewriteBlock: RenderBlock = {
     redirect: ({ loc }) => (loc.rewrite.appRoot === '' ? ''
       : `${I}if ($uri = /) {\n${I}    return 302 ${f.appRoot(loc.rewrite.appRoot, 'app-root')};\n${I}}\n`),
     lua({ loc }) {
-      // The redirect only where the location has one, its settings as words (lua/lua_ingress.lua).
-      const rw = loc.rewrite;
-      const flags: string[] = [];
-      if (f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect') === 'true') flags.push('force-ssl-redirect');
-      if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
-      if (flags.length > 0 && f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash') === 'true') flags.push('preserve-trailing-slash');
+      const flags = sslRedirectFlags(loc);
       return flags.length > 0 ? { redirect: flags } : null;
     },
     errors({ server, loc }) {

@@ -55,13 +55,15 @@ export interface Upstream {
  * backend has no endpoint, or that a snippet may set $proxy_upstream_name itself.
  */
 export interface LuaPart {
+  /** A Lua statement run first (opentelemetry: the request's span opens before any redirect). */
+  readonly first?: string;
   readonly redirect?: readonly string[];
   readonly fallbackBackend?: string;
   readonly backendFromSnippet?: boolean;
 }
 
 /** Features defined once at http level by nginx.conf.liquid that a location may need. */
-export type HttpFeature = 'auth_cache';
+export type HttpFeature = 'auth_cache' | 'tls_upstream';
 
 /**
  * A group's directives inside a location, one function per slot it prints in. Slots are printed
@@ -73,7 +75,7 @@ export interface LocationBlock {
   /** Why the location must answer 503 instead of being proxied, or null. */
   deny?(c: LocationContext): string | null;
   /** How the location proxies (one block decides: backend-protocol). */
-  upstream?(loc: Location): Upstream | null;
+  upstream?(loc: Location, server: Server, settings: NginxSettings): Upstream | null;
   redirect?(c: LocationContext): string;
   lua?(c: LocationContext): LuaPart | null;
   access?(c: LocationContext): string;
@@ -117,6 +119,10 @@ export interface ServerBlock {
 export interface AuxiliaryFile {
   path: string;
   content: string;
+  /** File mode; 0644 when absent (0600 for private keys). */
+  mode?: number;
+  /** How `content` becomes bytes: UTF-8 when absent, `latin1` for binary content (one byte per character). */
+  encoding?: 'latin1';
 }
 
 /**
@@ -136,4 +142,6 @@ export interface RenderBlock {
   readonly server?: ServerBlock;
   /** Files a location needs written beside nginx.conf (e.g. htpasswd). */
   files?(loc: Location, runtime: NginxRuntime): readonly AuxiliaryFile[];
+  /** Files the server block needs written beside nginx.conf (e.g. a client CA bundle). */
+  serverFiles?(server: Server, runtime: NginxRuntime): readonly AuxiliaryFile[];
 }

@@ -3,34 +3,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { htpasswdLines } from '../../../../src/model/annotations/authbasic.js';
-import { parseAnnotations } from '../../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../../src/model/config/parse.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
-import type { Ingress, Secret } from '../../../../src/store/kube-types.js';
-import type { StoreReader } from '../../../../src/store/types.js';
+import type { Secret } from '../../../../src/store/kube-types.js';
+import { parse, secret, warnedKeys } from '../../../support/annotation-parse.js';
 
-const P = 'nginx.ingress.kubernetes.io';
-const b64 = (s: string) => Buffer.from(s).toString('base64');
 const HTPASSWD = 'alice:$apr1$abc$Qm2v6f8QW0/Gm7xZ5b1nM.\nbob:{SHA}fEqNCco3Yq9h5ZUglD3CZJT4lBs=\n';
-
-function secret(name: string, data: Record<string, string>, ns = 'shop'): Secret {
-  return { metadata: { name, namespace: ns }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) };
-}
-
-function storeWith(secrets: Secret[]): StoreReader {
-  const byKey = new Map(secrets.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
-  return { getSecret: (k: string) => byKey.get(k), getService: () => undefined, getConfigMap: () => undefined } as unknown as StoreReader;
-}
-
-function parse(ann: Record<string, string>, secrets: Secret[] = [], settings: Partial<NginxSettings> = {}) {
-  const ing: Ingress = {
-    metadata: { name: 'web', namespace: 'shop', annotations: Object.fromEntries(Object.entries(ann).map(([k, v]) => [`${P}/${k}`, v])) },
-    spec: {},
-  };
-  return parseAnnotations(ing, { prefix: P, settings: { ...defaultSettings(), ...settings }, store: storeWith(secrets) });
-}
-
-const warnedKeys = (ws: { field: string }[]) => [...new Set(ws.map((w) => w.field.replace(`metadata.annotations["${P}/`, '').replace('"]', '')))].sort();
 
 test('basic auth from an htpasswd Secret', () => {
   const { value, warnings } = parse({ 'auth-type': 'basic', 'auth-secret': 'users', 'auth-realm': 'Staff only' }, [secret('users', { auth: HTPASSWD })]);

@@ -2,7 +2,8 @@
 // invalid values → warning + default (or denied), risk level and word blocklist.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ANNOTATION_GROUPS, defaultAnnotations, parseAnnotations } from '../../../../src/model/annotations/index.js';
+import { ANNOTATION_GROUPS, ANNOTATION_REFERENCES, defaultAnnotations, locationTemplate, parseAnnotations } from '../../../../src/model/annotations/index.js';
+import { makeLocation } from '../../../../src/model/fragments.js';
 import type { ParsedAnnotations } from '../../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../../src/model/config/parse.js';
 import type { NginxSettings } from '../../../../src/model/config/settings.js';
@@ -227,6 +228,17 @@ const cases: Case[] = [
   { name: 'snippet that closes its block refused', ann: { 'configuration-snippet': '} server { listen 81; ' }, settings: { allowSnippetAnnotations: true, annotationsRiskLevel: 'Critical' }, pick: (v) => v.configurationSnippet, want: '', warn: ['configuration-snippet'] },
   { name: 'snippet with NUL refused', ann: { 'configuration-snippet': 'return 200;\u0000' }, settings: { allowSnippetAnnotations: true, annotationsRiskLevel: 'Critical' }, pick: (v) => v.configurationSnippet, want: '', warn: ['configuration-snippet'] },
 
+  // opentelemetry
+  { name: 'enable-opentelemetry over the ConfigMap', ann: { 'enable-opentelemetry': 'false' }, settings: { enableOpentelemetry: true }, pick: (v) => v.opentelemetry, want: { enable: false, trust: null, operationName: '' } },
+  { name: 'enable-opentelemetry with trust and name', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'checkout-v2' }, pick: (v) => v.opentelemetry, want: { enable: true, trust: false, operationName: 'checkout-v2' } },
+  // As ingress-nginx, which reads them only after enable-opentelemetry "true"; here with a warning.
+  { name: 'opentelemetry trust and name without enable-opentelemetry "true" are ignored', ann: { 'opentelemetry-trust-incoming-span': 'false', 'opentelemetry-operation-name': 'checkout-v2' }, settings: { enableOpentelemetry: true }, pick: (v) => v.opentelemetry, want: null, warn: ['opentelemetry-trust-incoming-span', 'opentelemetry-operation-name'] },
+  { name: 'enable-opentelemetry invalid', ann: { 'enable-opentelemetry': 'on' }, pick: (v) => v.opentelemetry, want: null, warn: ['enable-opentelemetry'] },
+  // A tenant's span name reaches Lua: no quotes, no $variables (the ConfigMap may use them), nothing huge.
+  { name: 'opentelemetry-operation-name breaking out of its Lua string', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': 'x") os.execute("id' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+  { name: 'opentelemetry-operation-name reading a variable', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': '$http_authorization' }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+  { name: 'opentelemetry-operation-name huge', ann: { 'enable-opentelemetry': 'true', 'opentelemetry-operation-name': 'a'.repeat(300) }, pick: (v) => v.opentelemetry?.operationName, want: '', warn: ['opentelemetry-operation-name'] },
+
   // word blocklist
   { name: 'blocked word rejects value', ann: { 'rewrite-target': '/location/$1' }, settings: { annotationValueWordBlocklist: ['location'] }, pick: (v) => v.rewrite.target, want: '', warn: ['rewrite-target'] },
   { name: 'blocked word is case-insensitive', ann: { 'x-forwarded-prefix': '/ROOT' }, settings: { annotationValueWordBlocklist: ['root'] }, pick: (v) => v.rewrite.xForwardedPrefix, want: '', warn: ['x-forwarded-prefix'] },
@@ -259,16 +271,17 @@ test('an Ingress without annotations gets the defaults', () => {
 test('defaults: every field, with the values of ingress-nginx', () => {
   const d = defaultAnnotations(defaultSettings());
   assert.equal(Object.keys(d).sort(), [
-    'accessLog', 'affinity', 'allowlist', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
+    'accessLog', 'affinity', 'allowlist', 'authTLS', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
     'cors', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'externalAuth', 'fromToWWWRedirect',
-    'loadBalance', 'proxy', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
-    'sslPassthrough', 'upstreamHashBy', 'upstreamVhost',
+    'loadBalance', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
+    'sslCiphers', 'sslPassthrough', 'sslPreferServerCiphers', 'upstreamHashBy', 'upstreamVhost',
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
-  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend], ['HTTP', 'round_robin', true, null, null, null, null, null]);
+  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null]);
+  assert.equal([d.authTLS, d.proxySSL, d.sslCiphers, d.sslPreferServerCiphers], [null, null, '', null]);
 });
 
 test('defaults follow the settings the same way parsing does', () => {
@@ -389,6 +402,52 @@ test('groups an Ingress does not set are the shared default objects; no annotati
   const denied = parseAnnotations(ingress({ 'auth-type': 'basic' }), ctx).value;
   assert.match(denied.denied ?? '', /auth-secret/);
   assert.is(defaults.denied, null);
+});
+
+// ---- What each group declares: its fields and their scope, per-location adjustments, Secrets
+
+test('each group declares exactly the fields it fills, each with a scope', () => {
+  const settings = defaultSettings();
+  const ctx = { prefix: P, settings, store: storeWith() };
+  const seen = new Map<string, string>();
+  for (const g of ANNOTATION_GROUPS) {
+    const filled = Object.keys(g.parse(ingress({}), ctx, () => undefined)).filter((f) => f !== 'denied').sort();
+    assert.equal(Object.keys(g.fields).sort(), filled, `${g.name}: fields`);
+    for (const [field, scope] of Object.entries(g.fields)) {
+      assert.ok(['location', 'server', 'backend'].includes(scope), `${g.name}.${field}: ${scope}`);
+      assert.is(seen.get(field), undefined, `${field} is filled by ${seen.get(field)} and ${g.name}`);
+      seen.set(field, g.name);
+    }
+  }
+});
+
+test('a Location carries every location-scoped field of every group, as parsed, and no other', () => {
+  const settings = defaultSettings();
+  const parsed = parse({ 'enable-cors': 'true', 'proxy-read-timeout': '90', 'custom-http-errors': '404', 'default-backend': 'errors' }, {}, storeWith(['shop/errors'])).value;
+  const loc = makeLocation('/shop', 'Prefix', { namespace: 'shop', name: 'web' }, null, 'shop-web-80', locationTemplate(parsed), settings, false);
+  const declared = ANNOTATION_GROUPS.flatMap((g) => Object.entries(g.fields).filter(([, scope]) => scope === 'location').map(([f]) => f));
+  const own = ['path', 'pathType', 'isDefBackend', 'ingress', 'service', 'backend', 'denied'];
+  assert.equal(Object.keys(loc).sort(), [...own, ...declared].sort());
+  for (const f of declared) assert.is((loc as unknown as Record<string, unknown>)[f], (parsed as unknown as Record<string, unknown>)[f], f);
+  assert.is(loc.defaultBackend, 'custom-default-backend-shop-errors');
+  assert.is(loc.proxy.readTimeout, 90);
+});
+
+test('per-location adjustments: no-tls-redirect-locations lifts the redirect, no-auth-locations the auth, below their paths only', () => {
+  const settings = { ...defaultSettings(), noTLSRedirectLocations: ['/.well-known/acme-challenge'], noAuthLocations: ['/public'] };
+  const store = storeWith();
+  (store as { getSecret: StoreReader['getSecret'] }).getSecret = () => ({ metadata: { name: 'auth', namespace: 'shop' }, data: { auth: Buffer.from('bob:$apr1$x$y').toString('base64') } });
+  const parsed = parseAnnotations(ingress({ 'force-ssl-redirect': 'true', 'auth-type': 'basic', 'auth-secret': 'auth' }), { prefix: P, settings, store }).value;
+  const at = (path: string) => makeLocation(path, 'Prefix', { namespace: 'shop', name: 'web' }, null, 'b', locationTemplate(parsed), settings, false);
+  assert.equal([at('/.well-known/acme-challenge/x').rewrite.forceSSLRedirect, at('/.well-known/acme-challenged').rewrite.forceSSLRedirect], [false, true]);
+  assert.is(at('/').rewrite, parsed.rewrite, 'an unadjusted value is the parsed object itself');
+  assert.equal([at('/public').basicAuth, at('/public/x').basicAuth, at('/publication').basicAuth?.secret], [null, null, 'shop/auth']);
+});
+
+test('the annotations that name Secrets come from the groups, each one of its own keys', () => {
+  assert.ok(ANNOTATION_REFERENCES.secretAnnotations.includes('auth-secret'));
+  assert.equal([...ANNOTATION_REFERENCES.secretAnnotations].sort(), ANNOTATION_GROUPS.flatMap((g) => g.secrets ?? []).sort());
+  for (const g of ANNOTATION_GROUPS) for (const key of g.secrets ?? []) assert.ok(key in g.keys, `${g.name}: ${key}`);
 });
 
 test.run();

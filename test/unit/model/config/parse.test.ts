@@ -4,15 +4,20 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CONFIGMAP_KEYS, defaultSettings, parseConfigMap } from '../../../../src/model/config/parse.js';
 import type { NginxSettings } from '../../../../src/model/config/settings.js';
-import type { ConfigMap } from '../../../../src/store/kube-types.js';
+import { nginxUnescape } from '../../../../src/model/nginx-escape.js';
+import { quoteForNginx } from '../../../../src/model/seclang.js';
+import type { ConfigMap, Secret } from '../../../../src/store/kube-types.js';
+import { execFileSync } from 'node:child_process';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES, isNginxSafe, stringsIn } from '../../../support/hostile.js';
 
 const OBJECT = 'ConfigMap ingress-nginx/ingress-nginx-controller';
+const TICKET_KEY_80 = Buffer.alloc(80, 7).toString('base64');
 
-function storeWith(configMaps: ConfigMap[]): StoreReader {
+function storeWith(configMaps: ConfigMap[], secrets: Secret[] = []): StoreReader {
   const byKey = new Map(configMaps.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c]));
-  return { getConfigMap: (k: string) => byKey.get(k) } as unknown as StoreReader;
+  const secretsByKey = new Map(secrets.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c]));
+  return { getConfigMap: (k: string) => byKey.get(k), getSecret: (k: string) => secretsByKey.get(k) } as unknown as StoreReader;
 }
 
 const parse = (data: Record<string, string>, store?: StoreReader) => parseConfigMap(data, { object: OBJECT, store });
@@ -135,6 +140,9 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'brotli-level': ['6', 'brotliLevel', 6],
   'brotli-min-length': ['100', 'brotliMinLength', 100],
   'brotli-types': ['text/css', 'brotliTypes', ['text/css']],
+  'enable-modsecurity': ['true', 'enableModsecurity', true],
+  'enable-owasp-modsecurity-crs': ['true', 'enableOwaspModsecurityCrs', true],
+  'modsecurity-snippet': ['SecRuleEngine On\nSecRule ARGS \\"@rx a\\" \\"id:1,msg:\\\'x\\\'\\"', 'modsecuritySnippet', ['SecRuleEngine On\nSecRule ARGS "@rx a" "id:1,msg:\'x\'"']],
   'disable-access-log': ['true', 'enableAccessLog', false],
   'enable-access-log-for-default-backend': ['true', 'enableAccessLogForDefaultBackend', true],
   'log-format-upstream': ['$remote_addr "$request" $status', 'logFormatUpstream', '$remote_addr "$request" $status'],
@@ -150,10 +158,27 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'enable-auth-access-log': ['true', 'enableAuthAccessLog', true],
   'disable-stream-access-log': ['true', 'disableStreamAccessLog', true],
   'use-geoip2': ['true', 'useGeoip2', true],
+  'ssl-reject-handshake': ['true', 'sslRejectHandshake', true],
+  'ssl-session-ticket-key': [TICKET_KEY_80, 'sslSessionTicketKey', TICKET_KEY_80],
+  'enable-ocsp': ['true', 'enableOCSP', true],
+  'proxy-ssl-location-only': ['true', 'proxySSLLocationOnly', true],
+  'enable-opentelemetry': ['true', 'enableOpentelemetry', true],
+  'opentelemetry-trust-incoming-span': ['false', 'opentelemetryTrustIncomingSpan', false],
+  'opentelemetry-operation-name': ['HTTP $request_method', 'opentelemetryOperationName', 'HTTP $request_method'],
+  'otlp-collector-host': ['otel-collector.monitoring.svc', 'otlpCollectorHost', 'otel-collector.monitoring.svc'],
+  'otlp-collector-port': ['14318', 'otlpCollectorPort', 14318],
+  'otel-service-name': ['edge-eu', 'otelServiceName', 'edge-eu'],
+  'otel-sampler': ['TraceIdRatioBased', 'otelSampler', 'TraceIdRatioBased'],
+  'otel-sampler-ratio': ['0.25', 'otelSamplerRatio', 0.25],
+  'otel-sampler-parent-based': ['false', 'otelSamplerParentBased', false],
+  'otel-max-queuesize': ['4096', 'otelMaxQueuesize', 4096],
+  'otel-schedule-delay-millis': ['1000', 'otelScheduleDelayMillis', 1000],
+  'otel-max-export-batch-size': ['256', 'otelMaxExportBatchSize', 256],
 };
 
 /** key → a value that must be rejected. */
 const INVALID: Record<string, string> = {
+  'modsecurity-snippet': "SecRuleEngine On';\n}\nserver { listen 9; }\n#",
   'ssl-redirect': 'yes', 'http-redirect-code': '302x', 'hsts-max-age': '-1', 'ssl-protocols': 'SSLv3', 'ssl-ciphers': 'A B',
   'ssl-ecdh-curve': 'a;b', 'ssl-session-cache-size': '10 m', 'ssl-session-timeout': 'ten', 'no-tls-redirect-locations': 'relative',
   'proxy-connect-timeout': '5s', 'proxy-body-size': '1t', 'proxy-buffers-number': '0', 'proxy-buffering': 'yes',
@@ -164,6 +189,12 @@ const INVALID: Record<string, string> = {
   'worker-processes': 'many', 'max-worker-connections': '-5', 'large-client-header-buffers': '8k', 'gzip-level': '10',
   'gzip-types': 'text/html;', 'disable-access-log': 'maybe', 'log-format-upstream': "$remote_addr 'x'", 'error-log-level': 'loud', 'access-log-path': 'relative/access.log', 'error-log-path': '/var/log/../../etc/passwd', 'http-access-log-path': 'syslog:server=10.0.0.1',
   'proxy-protocol-header-timeout': 'soon',
+  'ssl-reject-handshake': 'on', 'enable-ocsp': 'yes', 'proxy-ssl-location-only': 'maybe',
+  // NGINX takes a key file of exactly 48 or 80 bytes.
+  'ssl-session-ticket-key': Buffer.alloc(32, 1).toString('base64'),
+  'opentelemetry-operation-name': 'x") os.execute("id") --', 'otlp-collector-host': 'collector"; x', 'otlp-collector-port': '4318;',
+  'otel-service-name': 'a"b', 'otel-sampler': 'Sometimes', 'otel-sampler-ratio': '1.5', 'otel-max-queuesize': '0',
+  'otel-schedule-delay-millis': '5s', 'otel-max-export-batch-size': '-1',
 };
 
 test('every ConfigMap key has a valid-value case here', () => {
@@ -196,8 +227,8 @@ for (const [key, raw] of Object.entries(INVALID)) {
 }
 
 test('an unknown key is warned about and ignored', () => {
-  const { settings, warnings } = parse({ 'enable-modsecurity': 'true', 'proxy-read-timeout': '5' });
-  assert.equal(warnings.map((w) => w.field), ['data["enable-modsecurity"]']);
+  const { settings, warnings } = parse({ 'proxy-read-timoeut': '9', 'proxy-read-timeout': '5' });
+  assert.equal(warnings.map((w) => w.field), ['data["proxy-read-timoeut"]']);
   assert.match(warnings[0]!.message, /unknown key/);
   assert.is(settings.proxyReadTimeout, 5);
 });
@@ -273,6 +304,12 @@ test('no hostile value survives into the settings', () => {
         const value = settings[spec.field];
         if (spec.key === 'annotation-value-word-blocklist') continue; // never rendered
         for (const s of stringsIn(value)) {
+          if (spec.key === 'modsecurity-snippet') {
+            // Printed inside single quotes, escaped so that NGINX hands ModSecurity exactly this text.
+            assert.not.match(s.value, /[\u0000-\u0008\u000b-\u001f\u007f]/, `${spec.key} ← ${h.name}`);
+            assert.is(nginxUnescape(quoteForNginx(s.value)), s.value);
+            continue;
+          }
           if (spec.key === 'log-format-upstream') {
             assert.not.match(s.value, /['\\\u0000-\u001f]/, `${spec.key} ← ${h.name}`);
             continue;
@@ -280,9 +317,27 @@ test('no hostile value survives into the settings', () => {
           assert.ok(isNginxSafe(s.value, { regex: regexFields.has(spec.field) }) || s.value === (defaults[spec.field] as unknown),
             `${spec.key} ← ${h.name}: ${JSON.stringify(s.value.slice(0, 60))}`);
         }
-        if (warnings.length === 0 && spec.key !== 'log-format-upstream') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
+        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'modsecurity-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
       }
     }
+  }
+});
+
+test('ssl-dh-param reads dhparam.pem from the Secret it names; NGINX-refused or missing parameters keep the default', () => {
+  const ffdhe2048 = execFileSync('openssl', ['genpkey', '-genparam', '-algorithm', 'DH', '-pkeyopt', 'dh_param:ffdhe2048']).toString();
+  // 512-bit parameters: below the system OpenSSL's security level, so NGINX would not load them.
+  const weak = execFileSync('openssl', ['genpkey', '-genparam', '-algorithm', 'DH', '-pkeyopt', 'dh_paramgen_prime_len:512']).toString();
+  const secret = (name: string, pem: string): Secret => ({ metadata: { name, namespace: 'ingress' }, data: { 'dhparam.pem': Buffer.from(`junk before\n${pem}`).toString('base64') } } as Secret);
+  const store = storeWith([], [secret('dh', ffdhe2048), secret('weak', weak), secret('broken', ffdhe2048.replace('MIIB', 'AAAA')), { metadata: { name: 'empty', namespace: 'ingress' }, data: {} } as Secret]);
+  const ok = parse({ 'ssl-dh-param': 'ingress/dh' }, store);
+  assert.equal(ok.warnings, []);
+  assert.equal(ok.settings.sslDHParam, { secret: 'ingress/dh', pem: ffdhe2048 });
+  for (const [ref, why] of [['ingress/weak', /refused by the local OpenSSL/], ['ingress/broken', /refused by the local OpenSSL/], ['ingress/empty', /no data\["dhparam.pem"\]/],
+    ['ingress/none', /not found/], ['dh', /not namespace\/name/], ['ingress/dh;evil', /not namespace\/name/]] as const) {
+    const r = parse({ 'ssl-dh-param': ref }, store);
+    assert.is(r.settings.sslDHParam, null, ref);
+    assert.equal(r.warnings.length, 1, ref);
+    assert.match(r.warnings[0]!.message, why, ref);
   }
 });
 

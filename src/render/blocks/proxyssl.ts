@@ -1,0 +1,80 @@
+// proxyssl group: TLS towards the backend in each location of the Ingress and, unless
+// proxy-ssl-location-only, in the server block from the host's oldest such Ingress (as
+// ingress-nginx). A gRPC location gets the same settings as grpc_ssl_* (proxy_ssl_* would not
+// reach grpc_pass). The verification settings come with the CA bundle only, as in ingress-nginx.
+import type { ProxySSLConfig } from '../../model/annotations/proxyssl.js';
+import type { NginxSettings } from '../../model/config/settings.js';
+import type { Location, Server } from '../../model/types.js';
+import * as f from '../filters.js';
+import type { NginxRuntime } from '../runtime.js';
+import { secretFile, secretFilePath } from '../secret-files.js';
+import { directives } from './layout.js';
+import type { AuxiliaryFile, RenderBlock } from './types.js';
+
+/** The directives (without `;`) for `p`; `prefix` is proxy_ssl_ or grpc_ssl_. */
+function sslDirectives(p: ProxySSLConfig, runtime: NginxRuntime, prefix: string, where: 'location' | 'server'): string[] {
+  const out: string[] = [];
+  if (p.ca !== null) {
+    out.push(
+      `${prefix}trusted_certificate ${f.quoteLiteral(secretFilePath(runtime, p.secret, 'ca.crt'), 'proxy-ssl-secret')}`,
+      `${prefix}ciphers ${f.opensslList(p.ciphers, 'proxy-ssl-ciphers')}`,
+      `${prefix}protocols ${p.protocols.map((x) => f.opensslList(x, 'proxy-ssl-protocols')).join(' ')}`,
+      `${prefix}verify ${f.onoff(p.verify === 'on', 'proxy-ssl-verify')}`,
+      `${prefix}verify_depth ${f.num(p.verifyDepth, 'proxy-ssl-verify-depth')}`,
+    );
+  }
+  if (p.name !== '') out.push(`${prefix}name ${p.name === '$host' ? '$host' : f.quoteLiteral(f.host(p.name, 'proxy-ssl-name'), 'proxy-ssl-name')}`);
+  // ingress-nginx prints the server's only with a name; each location's always.
+  if (where === 'location' || p.name !== '') out.push(`${prefix}server_name ${f.onoff(p.serverName === 'on', 'proxy-ssl-server-name')}`);
+  if (p.clientCertificate !== null) {
+    out.push(
+      `${prefix}certificate ${f.quoteLiteral(secretFilePath(runtime, p.secret, 'tls.crt'), 'proxy-ssl-secret')}`,
+      `${prefix}certificate_key ${f.quoteLiteral(secretFilePath(runtime, p.secret, 'tls.key'), 'proxy-ssl-secret')}`,
+    );
+  }
+  return out;
+}
+
+function filesOf(p: ProxySSLConfig | null, runtime: NginxRuntime): AuxiliaryFile[] {
+  if (p === null) return [];
+  const out: AuxiliaryFile[] = [];
+  if (p.ca !== null) out.push(secretFile(runtime, p.secret, 'ca.crt', p.ca));
+  if (p.clientCertificate !== null) out.push(secretFile(runtime, p.secret, 'tls.crt', p.clientCertificate.cert), secretFile(runtime, p.secret, 'tls.key', p.clientCertificate.key));
+  return out;
+}
+
+/**
+ * Whether the location talks TLS to its backend with proxy-ssl-* settings (its own, or the
+ * server's it inherits). NGINX's upstream keepalive finds a kept connection by the peer's
+ * address alone, not by the TLS settings it was made with: such a location uses a balancer
+ * whose connections are never kept (upstream_balancer_tls in nginx.conf.liquid), so that no
+ * other location sends requests over a connection made with this one's client certificate, and
+ * this one never skips its checks on a connection another made.
+ */
+export function usesBackendTLS(loc: Location, server: Server, settings: NginxSettings): boolean {
+  if (loc.backendProtocol !== 'HTTPS' && loc.backendProtocol !== 'GRPCS' && loc.backendProtocol !== 'AUTO_HTTP') return false;
+  return loc.proxySSL !== null || (!settings.proxySSLLocationOnly && (server.tlsSettings?.proxySSL ?? null) !== null);
+}
+
+export const proxySSLBlock: RenderBlock = {
+  group: 'proxyssl',
+  applied: 'directives',
+  location: {
+    proxy: ({ loc, server, settings, runtime, hdr }) => {
+      if (loc.proxySSL) return directives(sslDirectives(loc.proxySSL, runtime, hdr === 'grpc_set_header' ? 'grpc_ssl_' : 'proxy_ssl_', 'location'));
+      // The server's proxy_ssl_* never reach grpc_pass: a gRPC location inheriting them gets them as grpc_ssl_*.
+      const inherited = settings.proxySSLLocationOnly ? null : server.tlsSettings?.proxySSL ?? null;
+      return inherited !== null && hdr === 'grpc_set_header' ? directives(sslDirectives(inherited, runtime, 'grpc_ssl_', 'location')) : '';
+    },
+    uses: ({ loc, server, settings }) => (usesBackendTLS(loc, server, settings) ? ['tls_upstream'] : []),
+  },
+  server: {
+    directives: ({ server, settings, runtime }) => {
+      const p = server.tlsSettings?.proxySSL ?? null;
+      if (p === null || settings.proxySSLLocationOnly) return '';
+      return `\n${sslDirectives(p, runtime, 'proxy_ssl_', 'server').map((d) => `        ${d};\n`).join('')}`;
+    },
+  },
+  files: (loc: Location, runtime) => (loc.denied ? [] : filesOf(loc.proxySSL, runtime)),
+  serverFiles: (server, runtime) => filesOf(server.tlsSettings?.proxySSL ?? null, runtime),
+};

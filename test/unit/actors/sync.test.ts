@@ -1,0 +1,156 @@
+// The sync actor under virtual time: its decisions (nothing, dynamic, reload), what it tells the
+// model build, and its running state across failed reloads and POSTs.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Subject, of, type Observable } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { createPipeline } from '../../../src/pipeline/pipeline.js';
+import { createSyncer, type SyncResult, type ActorOutcome } from '../../../src/actors/sync.js';
+import type { DynamicUpdate } from '../../../src/model/payload.js';
+import type { Backend, Configuration } from '../../../src/model/types.js';
+import type { PipelineInput } from '../../../src/store/events.js';
+import type { SyncBatch } from '../../../src/streams/hooks.js';
+import { ev, memoryStore, newScheduler } from '../../support/pipeline-harness.js';
+
+const fakeConfig = (v: string) => ({ servers: [], backends: [], tcpEndpoints: [], udpEndpoints: [], certificates: {}, defaultCertificate: null, settings: { v } }) as unknown as Configuration;
+
+function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamicOk?: () => boolean } = {}) {
+  let model = { structure: 'a', endpoints: '1' };
+  const calls: string[] = [];
+  const hints: unknown[] = [];
+  const syncer = createSyncer<{ structure: string; endpoints: string }>({
+    scheduler: s,
+    build: (changes) => { hints.push(changes); return { config: fakeConfig(model.structure), warnings: [] }; },
+    snapshot: () => ({ ...model }),
+    decide: (running, next) => {
+      if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true, routesChanged: false, l4EndpointsChanged: false };
+      const structural = running.structure !== next.structure;
+      const eps = running.endpoints !== next.endpoints;
+      return { kind: structural ? 'reload' : eps ? 'dynamic' : 'none', reason: structural ? 'structure' : eps ? 'endpoints' : 'same', backendsChanged: eps, serversChanged: false, routesChanged: false, l4EndpointsChanged: false };
+    },
+    backendsPayload: () => [{ name: model.endpoints } as Backend],
+    serversPayload: () => ({ certificates: {}, servers: {} }),
+    reload: (): Observable<ActorOutcome> => {
+      calls.push('reload');
+      return of(opts.reloadOk?.() ?? true ? { ok: true, checksum: `conf-${model.structure}` } : { ok: false });
+    },
+    dynamic: (u: DynamicUpdate): Observable<ActorOutcome> => { calls.push(`post:${Object.keys(u).join('+')}`); return of({ ok: opts.dynamicOk?.() ?? true }); },
+  });
+  let n = 0;
+  const run = (items: SyncBatch['items'] = [], lossy = false) => {
+    let out: SyncResult | undefined;
+    syncer({ n: ++n, t: s.now(), items, ...(lossy ? { lossy } : {}) }).subscribe((r) => { out = r; });
+    return out!;
+  };
+  return { calls, hints, run, set: (m: Partial<typeof model>) => { model = { ...model, ...m }; } };
+}
+
+const actor = suite('sync actor');
+
+actor('first sync reloads and posts everything; then endpoints-only is dynamic; structure reloads', () => {
+  const s = newScheduler();
+  const h = syncHarness(s);
+  assert.is(h.run().decision, 'reload');
+  assert.equal(h.calls, ['reload', 'post:backends+servers']);
+  assert.is(h.run().decision, 'none');
+  h.set({ endpoints: '2' });
+  const dyn = h.run();
+  assert.is(dyn.decision, 'dynamic');
+  assert.equal(dyn.posted, ['backends']);
+  h.set({ structure: 'b' });
+  assert.is(h.run().decision, 'reload');
+  assert.equal(h.calls, ['reload', 'post:backends+servers', 'post:backends', 'reload']);
+});
+
+actor("a result's checksum is the running nginx.conf's: set by each reload, kept by dynamic syncs and failed reloads", () => {
+  const s = newScheduler();
+  let ok = true;
+  const h = syncHarness(s, { reloadOk: () => ok });
+  assert.is(h.run().checksum, 'conf-a');
+  h.set({ endpoints: '2' });
+  assert.is(h.run().checksum, 'conf-a');
+  h.set({ structure: 'b' });
+  assert.is(h.run().checksum, 'conf-b');
+  ok = false;
+  h.set({ structure: 'c' });
+  const failed = h.run();
+  assert.is(failed.applied, false);
+  assert.is(failed.checksum, 'conf-b');
+});
+
+actor('the build is told which objects a batch changed; nothing when the batch holds a task or follows ring drops', () => {
+  const s = newScheduler();
+  const h = syncHarness(s);
+  const ev = (id: number, key: string) => ({ id, t: 0, skippable: true, input: { kind: 'EndpointSlice' as const, type: 'update' as const, key, object: { metadata: {} } } }) as SyncBatch['items'][number];
+  h.run([ev(1, 'ns/a'), ev(2, 'ns/b')]);
+  h.run([ev(3, 'ns/c'), { id: 4, t: 0, skippable: false, input: { kind: 'task', task: 'template-change' } } as SyncBatch['items'][number]]);
+  h.run([ev(5, 'ns/d'), ev(6, 'ns/e')], true); // the ring dropped events before this batch: unknown
+  h.run([ev(7, 'ns/f'), ev(8, 'ns/g'), ev(9, 'ns/h'), ev(10, 'ns/i')]);
+  assert.equal(h.hints, [
+    [{ kind: 'EndpointSlice', key: 'ns/a' }, { kind: 'EndpointSlice', key: 'ns/b' }], undefined, undefined,
+    ['ns/f', 'ns/g', 'ns/h', 'ns/i'].map((key) => ({ kind: 'EndpointSlice', key })),
+  ]);
+});
+
+actor('a failed reload does not advance the running state: the next sync reloads again', () => {
+  const s = newScheduler();
+  let ok = false;
+  const h = syncHarness(s, { reloadOk: () => ok });
+  const r1 = h.run();
+  assert.is(r1.applied, false);
+  assert.equal(h.calls, ['reload']); // no POST after a failed reload
+  ok = true;
+  const r2 = h.run();
+  assert.is(r2.decision, 'reload');
+  assert.is(r2.applied, true);
+});
+
+actor('a failed POST after a good reload re-posts without reloading again', () => {
+  const s = newScheduler();
+  let ok = false;
+  const h = syncHarness(s, { dynamicOk: () => ok });
+  assert.is(h.run().applied, false);
+  ok = true;
+  const r = h.run();
+  assert.is(r.decision, 'dynamic');
+  assert.equal(h.calls, ['reload', 'post:backends+servers', 'post:backends+servers']);
+});
+
+actor('template-change forces a reload of an unchanged model; nginx-restart re-applies all', () => {
+  const s = newScheduler();
+  const h = syncHarness(s);
+  h.run();
+  const tpl = h.run([{ id: 1, t: 0, skippable: false, input: { kind: 'task', task: 'template-change', detail: 'nginx.tmpl' } }]);
+  assert.is(tpl.decision, 'reload');
+  assert.match(tpl.reason, /template-change/);
+  const restart = h.run([{ id: 2, t: 0, skippable: false, input: { kind: 'task', task: 'nginx-restart' } }]);
+  assert.is(restart.decision, 'reload');
+  assert.equal(h.calls.slice(-2), ['reload', 'post:backends+servers']);
+});
+
+actor('a throwing model build becomes a failed result, and the pipeline retries it', () => {
+  const s = newScheduler();
+  s.run(({ flush }) => {
+    const store = memoryStore();
+    const inputs = new Subject<PipelineInput>();
+    let fail = true;
+    const results: SyncResult[] = [];
+    const syncer = createSyncer<string>({
+      scheduler: s,
+      build: () => { if (fail) { fail = false; throw new Error('boom'); } return { config: fakeConfig('x'), warnings: [] }; },
+      snapshot: () => 'x',
+      decide: (r) => ({ kind: r ? 'none' : 'reload', reason: '', backendsChanged: !r, serversChanged: !r, routesChanged: false, l4EndpointsChanged: false }),
+      backendsPayload: () => [], serversPayload: () => ({ certificates: {}, servers: {} }),
+      reload: () => of({ ok: true }), dynamic: () => of({ ok: true }),
+    });
+    createPipeline({ inputs, store, scheduler: s, sync: syncer }).subscribe((r) => results.push(r));
+    s.schedule(() => inputs.next(ev('default/a', 1)), 0);
+    flush();
+    assert.is(results.length, 2);
+    assert.is(results[0].error, 'boom');
+    assert.is(results[1].applied, true);
+    assert.is(results[1].t, 3334); // the retry waited for the next token
+  });
+});
+
+actor.run();

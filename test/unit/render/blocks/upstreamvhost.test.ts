@@ -1,0 +1,14 @@
+// upstream-vhost block: the Host header sent upstream, inside the standard set the location then
+// prints itself.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { renderLocation } from '../../../support/render-blocks.js';
+
+test('Host is the vhost; without it the location inherits the http-level set', () => {
+  const text = renderLocation({ upstreamVhost: 'api.internal:8080' }).locationsText;
+  assert.match(text, 'proxy_set_header Host "api.internal:8080";');
+  assert.match(text, 'proxy_set_header X-Forwarded-Host $best_http_host;');
+  assert.not.match(renderLocation({}).locationsText, 'proxy_set_header');
+});
+
+test.run();

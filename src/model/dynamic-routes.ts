@@ -24,6 +24,8 @@ export const MAX_DYNAMIC_REGEX_LOCATIONS = 100;
  * cannot apply its value per request), or null when the Lua router can serve them.
  */
 export function ingressStaticReason(parsed: ParsedAnnotations, settings: NginxSettings): string | null {
+  // The default server refuses every handshake: a host without a server block would get no TLS.
+  if (settings.sslRejectHandshake) return 'ssl-reject-handshake (ConfigMap) refuses TLS for hosts without a server block';
   const defaults = defaultAnnotations(settings) as unknown as Record<string, unknown>;
   const value = parsed as unknown as Record<string, unknown>;
   for (const group of ANNOTATION_GROUPS) {

@@ -34,7 +34,11 @@ let accessLogFile = '';
 const accessLog = () => readFileSync(accessLogFile || join(ctl.workdir, 'logs', 'access.log'), 'utf8');
 
 /** Rewrites the main ConfigMap and waits until NGINX runs a configuration that has `marker`. */
+/** Syncs that reloaded and then applied everything (the route table is POSTed after the reload). */
+const appliedReloads = () => ctl.output().split('\n').filter((l) => /"decision":"reload"/.test(l) && /"applied":true/.test(l)).length;
+
 async function phase(data: Record<string, string>, marker: string, opts: { probe?: boolean } = {}): Promise<void> {
+  const reloadsBefore = appliedReloads();
   ctl.write('configmap.json', [configMap('nginx-config', data)]);
   // The file is written before the reload: wait until the workers answer its checksum.
   await waitFor(async () => {
@@ -42,6 +46,7 @@ async function phase(data: Record<string, string>, marker: string, opts: { probe
     const checksum = /^# Configuration checksum: (\w+)/.exec(conf)?.[1];
     return conf.includes(marker) && (await ctl.control('/configuration-checksum')).body === checksum;
   }, { timeoutMs: 15_000, what: `NGINX running a configuration with ${marker}` });
+  await waitFor(() => appliedReloads() > reloadsBefore, { timeoutMs: 15_000, what: 'the sync of the new ConfigMap applied whole' });
   if (opts.probe !== false) await ctl.until('plain.test', '/', () => true);
 }
 

@@ -169,11 +169,13 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     const s = config.settings;
     const runtime = withListenAddresses(s, givenRuntime);
     const passthroughPort = runtime.sslPassthrough && config.servers.some((x) => x.sslPassthrough) ? runtime.sslPassthrough.proxyPort : undefined;
-    let ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}${passthroughPort === undefined ? '' : `\u0000passthrough`}`;
+    let ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}${passthroughPort === undefined ? '' : `\u0000passthrough`}${config.dynamicRoutes ? '\u0000dynamic-routes' : ''}`;
     // The same string object each time: fragments compare their key by reference, not 4 KB apart.
     if (ctxKey === lastCtxKey) ctxKey = lastCtxKey;
     lastCtxKey = ctxKey;
-    const serverCtx: ServerContext = { settings: s, runtime, wwwRedirectFrom: null, ...(passthroughPort === undefined ? {} : { passthroughPort }) };
+    const serverCtx: ServerContext = {
+      settings: s, runtime, wwwRedirectFrom: null, dynamicRoutes: config.dynamicRoutes, ...(passthroughPort === undefined ? {} : { passthroughPort }),
+    };
     const wwwNames = wwwRedirectNames(config.servers);
     const parts: string[] = [''];
     const problems: RenderProblem[] = [];
@@ -183,6 +185,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let httpLevel = '';
     const uses = new Set<HttpFeature>();
     for (const server of config.servers) {
+      // A dynamic host is the router's (./dynamic-routes.ts): no server block.
+      if (server.staticBecause === null) continue;
       const www = wwwNames.get(server) ?? null;
       if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
       let frag = fragments.get(server);

@@ -34,9 +34,14 @@ let accessLogFile = '';
 const accessLog = () => readFileSync(accessLogFile || join(ctl.workdir, 'logs', 'access.log'), 'utf8');
 
 /** Rewrites the main ConfigMap and waits until NGINX runs a configuration that has `marker`. */
+/** Syncs that reloaded and then applied everything (the route table is POSTed after the reload). */
+const appliedReloads = () => ctl.output().split('\n').filter((l) => /"decision":"reload"/.test(l) && /"applied":true/.test(l)).length;
+
 async function phase(data: Record<string, string>, marker: string, opts: { probe?: boolean } = {}): Promise<void> {
+  const reloadsBefore = appliedReloads();
   ctl.write('configmap.json', [configMap('nginx-config', data)]);
   await untilRunning(ctl, marker);
+  await waitFor(() => appliedReloads() > reloadsBefore, { timeoutMs: 15_000, what: 'the sync of the new ConfigMap applied whole' });
   if (opts.probe !== false) await ctl.until('plain.test', '/', () => true);
 }
 

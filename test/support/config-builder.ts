@@ -1,5 +1,6 @@
 // Hand-built Configurations for render and reload tests: the smallest valid model objects,
 // with ingress-nginx's defaults, that a test then overrides field by field.
+import { DYNAMIC_ROUTES_OFF } from '../../src/model/dynamic-routes.js';
 import { defaultSettings } from '../../src/model/config/defaults.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
 import type { ProxyConfig } from '../../src/model/annotations/proxy.js';
@@ -56,6 +57,7 @@ export function server(hostname: string, over: Partial<Server> = {}): Server {
     useRegex: false,
     serverSnippet: '',
     locations: [location()],
+    staticBecause: DYNAMIC_ROUTES_OFF,
     ...over,
   };
 }
@@ -80,6 +82,7 @@ export function configuration(servers: Server[] = [], over: Partial<Configuratio
     certificates: {},
     defaultCertificate: null,
     settings: { ...defaultSettings(), workerProcesses: '1', ...settings },
+    dynamicRoutes: false,
     ...over,
   };
 }

@@ -85,6 +85,13 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
   });
 }
 
+/**
+ * IRX_TEST_DYNAMIC_ROUTES=0 runs every controller of a test file with --enable-dynamic-routes=false
+ * (every host a server block), so one file checks both paths (test/e2e/*.static.test.ts import a
+ * file with it set).
+ */
+export const DYNAMIC_ROUTES_ARGS: readonly string[] = process.env.IRX_TEST_DYNAMIC_ROUTES === '0' ? ['--enable-dynamic-routes=false'] : [];
+
 export async function startLocal(opts: { files?: Record<string, object[] | string>; args?: string[]; env?: Record<string, string> } = {}): Promise<LocalController> {
   const dir = mkdtempSync(join(tmpdir(), 'irx-manifests-'));
   const write = (file: string, objects: object[] | string) => {
@@ -101,6 +108,7 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
     '--http-port', String(ports.http), '--https-port', String(ports.https), '--status-port', String(ports.status),
     '--stream-port', String(ports.stream), '--healthz-port', String(ports.healthz), '--default-server-port', String(ports.defaultServer),
     '--sync-rate-limit', '20', '--log-level', 'info',
+    ...DYNAMIC_ROUTES_ARGS,
     ...(opts.args ?? []),
   ], opts.env, () => rmSync(dir, { recursive: true, force: true }));
   return { ...ctl, dir, write, remove: (file) => unlinkSync(join(dir, file)) };
@@ -113,6 +121,7 @@ export async function startController(opts: { kubeconfig: string; args?: string[
     `--http-port=${ports.http}`, `--https-port=${ports.https}`, `--status-port=${ports.status}`,
     `--stream-port=${ports.stream}`, `--healthz-port=${ports.healthz}`, `--default-server-port=${ports.defaultServer}`,
     '--sync-rate-limit=20', '--log-level=info', '--shutdown-grace-period=0', '--post-shutdown-grace-period=0',
+    ...DYNAMIC_ROUTES_ARGS,
     ...(opts.args ?? []),
   ], opts.env);
 }

@@ -24,6 +24,7 @@ export const customHttpErrorsGroup: AnnotationGroup<CustomHttpErrorsValue, typeo
     'custom-http-errors': { values: 'comma-separated status codes 300..599 (error_page)', default: 'ConfigMap custom-http-errors', description: 'Responses with these codes are answered by the default backend.' },
     'disable-proxy-intercept-errors': { values: '"true" or "false"', default: 'ConfigMap disable-proxy-intercept-errors', description: "With custom-http-errors, the upstream's answers with those codes reach the client as they are (no proxy_intercept_errors); NGINX's own errors still get the error page." },
   },
+  perRequest: ({ customHttpErrors }) => (customHttpErrors.length === 0 ? null : 'custom-http-errors needs error_page and internal locations'),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {

@@ -6,6 +6,7 @@ import {
   busyBuffersProblem, cookieDomainRewrite, cookiePathRewrite, maxTempFileProblem, optionalSize, redirectFrom, redirectTo,
 } from '../proxy-details.js';
 import { annotationReader } from './reader.js';
+import type { NginxSettings } from '../config/settings.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = {
@@ -93,6 +94,7 @@ export const proxyGroup: AnnotationGroup<ProxyValue, typeof fields> = {
     'proxy-redirect-from': { values: '"off", "default" or the text to replace (~ starts a regex)', default: 'ConfigMap proxy-redirect-from', description: "proxy_redirect's first parameter: the text replaced in the backend's Location and Refresh headers." },
     'proxy-redirect-to': { values: '"off" or the replacement', default: 'ConfigMap proxy-redirect-to', description: "proxy_redirect's second parameter." },
   },
+  perRequest: ({ proxy: p }, s) => proxyPerRequest(p, s),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const s = ctx.settings;
@@ -153,4 +155,29 @@ function buffersFit(
     maxTemp = '1024m';
   }
   return { busyBuffersSize: busy, maxTempFileSize: maxTemp };
+}
+
+/** Every proxy setting is a directive of the location's own once it differs from the ConfigMap's (the http level). */
+function proxyPerRequest(p: ProxyConfig, s: NginxSettings): string | null {
+  const own: Array<[boolean, string]> = [
+    [p.bodySize !== s.proxyBodySize, 'proxy-body-size needs client_max_body_size in a location'],
+    [p.clientBodyBufferSize !== s.clientBodyBufferSize, 'client-body-buffer-size needs client_body_buffer_size in a location'],
+    [p.bufferSize !== s.proxyBufferSize || p.buffersNumber !== s.proxyBuffersNumber, 'proxy-buffer-size and proxy-buffers-number need proxy_buffers in a location'],
+    [p.buffering !== s.proxyBuffering, 'proxy-buffering needs proxy_buffering in a location'],
+    [p.requestBuffering !== s.proxyRequestBuffering, 'proxy-request-buffering needs proxy_request_buffering in a location'],
+    [p.httpVersion !== s.proxyHttpVersion, 'proxy-http-version needs proxy_http_version in a location'],
+    [p.nextUpstream.join(' ') !== s.proxyNextUpstream.join(' '), 'proxy-next-upstream needs proxy_next_upstream in a location'],
+    [p.nextUpstreamTimeout !== s.proxyNextUpstreamTimeout, 'proxy-next-upstream-timeout needs proxy_next_upstream_timeout in a location'],
+    [p.nextUpstreamTries !== s.proxyNextUpstreamTries, 'proxy-next-upstream-tries needs proxy_next_upstream_tries in a location'],
+    [p.connectTimeout !== s.proxyConnectTimeout, 'proxy-connect-timeout needs proxy_connect_timeout in a location'],
+    [p.sendTimeout !== s.proxySendTimeout, 'proxy-send-timeout needs proxy_send_timeout in a location'],
+    [p.readTimeout !== s.proxyReadTimeout, 'proxy-read-timeout needs proxy_read_timeout in a location'],
+    [p.busyBuffersSize !== s.proxyBusyBuffersSize, 'proxy-busy-buffers-size needs proxy_busy_buffers_size in a location'],
+    [p.maxTempFileSize !== s.proxyMaxTempFileSize, 'proxy-max-temp-file-size needs proxy_max_temp_file_size in a location'],
+    [p.cookieDomain !== s.proxyCookieDomain, 'proxy-cookie-domain needs proxy_cookie_domain in a location'],
+    [p.cookiePath !== s.proxyCookiePath, 'proxy-cookie-path needs proxy_cookie_path in a location'],
+    [p.redirectFrom !== s.proxyRedirectFrom || p.redirectTo !== s.proxyRedirectTo, 'proxy-redirect-from/-to need proxy_redirect in a location'],
+  ];
+  for (const [differs, reason] of own) if (differs) return reason;
+  return null;
 }

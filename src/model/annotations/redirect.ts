@@ -50,6 +50,8 @@ export const redirectGroup: AnnotationGroup<RedirectValue, typeof fields> = {
     'from-to-www-redirect': { values: '"true" or "false"', default: 'false', description: 'Redirect between `www.host` and `host`.' },
     'relative-redirects': { values: '"true" or "false"', default: 'ConfigMap relative-redirects', description: 'Redirects NGINX issues (a redirect path, a directory\'s slash) keep a relative Location (absolute_redirect off).' },
   },
+  perRequest: ({ redirect, fromToWWWRedirect }) => (fromToWWWRedirect ? 'from-to-www-redirect needs a server block for the other name'
+    : redirect !== null ? 'permanent-redirect and temporal-redirect are answered by NGINX\'s return' : null),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const temporal = r.get('temporal-redirect', httpUrl, '');

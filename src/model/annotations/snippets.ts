@@ -65,6 +65,8 @@ export const snippetsGroup: AnnotationGroup<SnippetsValue, typeof fields> = {
     'server-snippet': { values: 'NGINX directives', default: "''", description: "Directives added to the host's server block.", onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
     'stream-snippet': { values: 'NGINX stream directives (server and upstream blocks)', default: "''", description: 'Directives added to the stream block (e.g. a TCP server of its own).', onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
   },
+  perRequest: ({ configurationSnippet, serverSnippet }) => (configurationSnippet !== '' ? 'configuration-snippet is NGINX configuration'
+    : serverSnippet !== '' ? 'server-snippet is NGINX configuration' : null),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {

@@ -34,6 +34,8 @@ export const upstreamHashGroup: AnnotationGroup<UpstreamHashValue, typeof fields
     'upstream-hash-by-subset': { values: '"true" or "false"', default: 'ConfigMap upstream-hash-by-subset', description: 'Hash onto a subset of endpoints, then round robin inside it.' },
     'upstream-hash-by-subset-size': { values: 'integer ≥ 1', default: 'ConfigMap upstream-hash-by-subset-size', description: 'Size of each subset.' },
   },
+  // A backend policy: applied per request by the Lua balancer from the backends payload.
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {

@@ -1,5 +1,6 @@
 // Data plane: requests/s and p99 through our Lua balancer vs a static `upstream` block, in one
-// NGINX. The production template is rendered for one Ingress; a copy of its server block under
+// NGINX; and a dynamic host (no server block: lua/router.lua in the default server) vs the same
+// backend in a server block of its own (`dataplane_dynamic_ratio`). The production template is rendered for one Ingress; a copy of its server block under
 // another host name, with the Lua phases removed and `proxy_pass` to a static upstream of the
 // same endpoints, is added next to it. The endpoints are a tiny `return 200` NGINX, and `wrk`
 // drives both hosts on loopback in turns (A B B A) so drift in the machine's load cancels out.
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import { createModelBuilder } from '../src/model/build.js';
 import { backendsPayload } from '../src/model/payload.js';
+import { routesPayload } from '../src/model/routes-payload.js';
+import type { Ingress } from '../src/store/kube-types.js';
 import { createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix } from '../src/render/runtime.js';
 import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
@@ -26,15 +29,17 @@ import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
 
 const STATIC_HOST = 'static.bench.example';
 
-type Variant = 'lua' | 'static' | 'balancer-only';
-const VARIANT_HOST: Record<Variant, string> = { lua: hostOf(0), static: STATIC_HOST, 'balancer-only': 'balancer-only.bench.example' };
+type Variant = 'lua' | 'static' | 'balancer-only' | 'dynamic';
+const VARIANT_HOST: Record<Variant, string> = {
+  lua: hostOf(0), static: STATIC_HOST, 'balancer-only': 'balancer-only.bench.example', dynamic: 'dynamic.bench.example',
+};
 
 /**
  * A copy of `host`'s server block under another name: `static` drops every Lua phase and
  * proxies to `bench_static`; `balancer-only` keeps the Lua balancer but only the rewrite phase
  * that picks the backend (`balancer.rewrite()`), without lua_ingress, header filter or log phase.
  */
-function twin(conf: string, host: string, variant: Exclude<Variant, 'lua'>): string {
+function twin(conf: string, host: string, variant: 'static' | 'balancer-only'): string {
   const start = conf.indexOf(`    ## start server ${host}\n`);
   const endMarker = `    ## end server ${host}\n`;
   const end = conf.indexOf(endMarker, start);
@@ -59,7 +64,7 @@ function twin(conf: string, host: string, variant: Exclude<Variant, 'lua'>): str
   return out.join('\n');
 }
 
-interface Comparison { lua: WrkResult; static: WrkResult; balancerOnly: WrkResult | null; ratio: number; rounds: number; seconds: number }
+interface Comparison { lua: WrkResult; static: WrkResult; balancerOnly: WrkResult | null; dynamic: WrkResult | null; ratio: number; rounds: number; seconds: number }
 
 async function compare(seconds: number, rounds: number, variants: Variant[]): Promise<Comparison> {
   const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-dp-'));
@@ -81,8 +86,19 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     writeControlToken(runtime);
     runtime.fallbackCert = await ensureFallbackCertificate(join(prefix, 'ssl'));
     const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
-    for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) store.apply(e);
+    for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) {
+      if (e.kind !== 'Ingress' || !e.object) { store.apply(e); continue; }
+      // hostOf(0) keeps a server block (a timeout needs a directive; it costs nothing per request);
+      // the same Ingress without it, for another host, is dynamic.
+      const ing = e.object as Ingress;
+      const staticIng = { ...ing, metadata: { ...ing.metadata, annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' } } };
+      store.apply({ ...e, object: staticIng });
+      const rules = (ing.spec.rules ?? []).map((r) => ({ ...r, host: VARIANT_HOST.dynamic }));
+      const dynamicIng = { ...ing, metadata: { ...ing.metadata, name: 'dynamic', uid: 'dynamic' }, spec: { ...ing.spec, rules } };
+      store.apply({ ...e, key: `${ing.metadata.namespace}/dynamic`, object: dynamicIng });
+    }
     const { config } = createModelBuilder({
+      dynamicRoutes: true,
       annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: def!, logger: silentLogger(),
       addressPolicy: { allow: new Set(['loopback']), ownPorts: new Set([http!, https!, def!]) },
     }).build(store);
@@ -101,6 +117,8 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
       const r = await controlRequest(controlChannel(runtime), 'POST', '/configuration/backends', { body: JSON.stringify(backendsPayload(config)), timeoutMs: 10_000 }).catch(() => null);
       return r?.status === 201;
     }, { timeoutMs: 15_000, what: 'the backends POST' }).catch(failure(main, 'NGINX'));
+    const routes = await controlRequest(controlChannel(runtime), 'POST', '/configuration/routes', { body: JSON.stringify(routesPayload(config)), timeoutMs: 10_000 });
+    if (routes.status !== 201) throw new Error(`POST /configuration/routes: ${routes.status} ${routes.body}`);
     await waitFor(async () => (await get(http!, hostOf(0), '/')).status === 200, { timeoutMs: 10_000, what: 'the Lua-balanced host' });
     for (const v of variants) {
       await waitFor(async () => (await get(http!, VARIANT_HOST[v], '/')).status === 200, { timeoutMs: 10_000, what: `the ${v} host` });
@@ -117,7 +135,8 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     const l = avg(results.get('lua')!);
     const s = avg(results.get('static')!);
     const b = variants.includes('balancer-only') ? avg(results.get('balancer-only')!) : null;
-    return { lua: l, static: s, balancerOnly: b, ratio: l.rps / s.rps, rounds, seconds };
+    const d = variants.includes('dynamic') ? avg(results.get('dynamic')!) : null;
+    return { lua: l, static: s, balancerOnly: b, dynamic: d, ratio: l.rps / s.rps, rounds, seconds };
   } finally {
     for (const c of children) await stopNginx(c);
     rmSync(prefix, { recursive: true, force: true });
@@ -128,10 +147,10 @@ async function main(): Promise<void> {
   ensureWrk();
   const full = isFull();
   const rows: Row[] = [];
-  const fig: Record<string, number | null> = { dataplane_rps_ratio: null, dataplane_p99_ms: null, dataplane_static_p99_ms: null, dataplane_rps: null, dataplane_static_rps: null, dataplane_balancer_only_ratio: null, dataplane_cpu_ratio: null };
+  const fig: Record<string, number | null> = { dataplane_rps_ratio: null, dataplane_p99_ms: null, dataplane_static_p99_ms: null, dataplane_rps: null, dataplane_static_rps: null, dataplane_balancer_only_ratio: null, dataplane_cpu_ratio: null, dataplane_dynamic_ratio: null, dataplane_dynamic_cpu_ratio: null };
   await attempt(rows, 'data plane', async () => {
     const ablate = full || process.argv.includes('--ablate');
-    const c = await compare(full ? 15 : 5, 2, ablate ? ['lua', 'static', 'balancer-only'] : ['lua', 'static']);
+    const c = await compare(full ? 15 : 5, 2, ablate ? ['lua', 'static', 'balancer-only', 'dynamic'] : ['lua', 'static', 'dynamic']);
     fig.dataplane_rps_ratio = round(c.ratio, 3);
     fig.dataplane_p99_ms = round(c.lua.p99, 2);
     fig.dataplane_static_p99_ms = round(c.static.p99, 2);
@@ -149,6 +168,14 @@ async function main(): Promise<void> {
       fig.dataplane_balancer_only_ratio = round(c.balancerOnly.rps / c.static.rps, 3);
       rows.push({ figure: 'requests/s, Lua balancer + balancer.rewrite() only', value: c.balancerOnly.rps.toFixed(0),
         note: `ratio to static ${(c.balancerOnly.rps / c.static.rps).toFixed(3)}; ${cpu(c.balancerOnly)} (static / this ${(c.static.cpuUsPerRequest! / c.balancerOnly.cpuUsPerRequest!).toFixed(3)})` });
+    }
+    if (c.dynamic) {
+      const ratio = c.dynamic.rps / c.lua.rps;
+      fig.dataplane_dynamic_ratio = round(ratio, 3);
+      fig.dataplane_dynamic_cpu_ratio = round(c.lua.cpuUsPerRequest! / c.dynamic.cpuUsPerRequest!, 3);
+      rows.push({ figure: 'requests/s, a dynamic host (Lua router)', value: c.dynamic.rps.toFixed(0), note: `p50 ${c.dynamic.p50.toFixed(2)} ms, p99 ${c.dynamic.p99.toFixed(2)} ms, errors ${c.dynamic.errors}; ${cpu(c.dynamic)}` });
+      rows.push({ figure: 'dynamic host / its server block, requests/s', value: ratio.toFixed(3), target: '≥ 0.95', status: verdict(ratio, 0.95, true),
+        note: `NGINX CPU per request, server block / dynamic: ${fig.dataplane_dynamic_cpu_ratio}` });
     }
     rows.push({ figure: 'p99 latency through the Lua balancer', value: `${c.lua.p99.toFixed(2)} ms`, note: `static: ${c.static.p99.toFixed(2)} ms (worst turn)` });
   });

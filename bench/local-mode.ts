@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../test/support/ports.js';
 import { sendRequest } from '../test/support/local-harness.js';
-import { REPO_ROOT } from './gen.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { REPO_ROOT, hostOf, writeManifests } from './gen.js';
 
 export interface LocalMode {
   /** The manifests directory (the cluster). */
@@ -79,4 +81,42 @@ export async function startLocalMode(opts: { prefix: string; fill: (manifests: s
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface GeneratedCluster {
+  local: LocalMode;
+  /** Seconds from start until the generated Ingresses are served. */
+  startS: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * N generated Ingresses (10 per manifest file) whose endpoints are one `200 ok` HTTP server,
+ * `ingress-rx local` on them with a raised rate limit (the bucket must not hold an isolated
+ * change back: the figures are the change's own), resolved once they are served.
+ */
+export async function startGeneratedCluster(prefix: string, n: number): Promise<GeneratedCluster> {
+  const echo = createServer((_req, res) => { res.writeHead(200); res.end('ok'); });
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  const port = (echo.address() as AddressInfo).port;
+  const closeEcho = () => { echo.closeAllConnections(); echo.close(); };
+  const t0 = performance.now();
+  let local: LocalMode;
+  try {
+    local = await startLocalMode({
+      prefix, args: ['--sync-rate-limit', '20'],
+      fill: (dir) => writeManifests(dir, { n, endpoints: () => [{ address: '127.0.0.1', port }] }, 10),
+    });
+  } catch (err) {
+    closeEcho();
+    throw err;
+  }
+  const stop = async () => { await local.stop(); closeEcho(); };
+  try {
+    await local.until(hostOf(n - 2), (s) => s === 200, 600_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { local, startS: (performance.now() - t0) / 1000, stop };
 }

@@ -1,18 +1,18 @@
 // A reload at scale (local mode, real NGINX): N generated Ingresses, then new Ingresses written
-// one at a time (each needs a reload: its host gets a server block); the clock runs from the
+// one at a time, each with an annotation that needs a directive (proxy-read-timeout), so its host
+// gets a server block and NGINX reloads (a plain one is dynamic: bench/routes.ts); the clock runs from the
 // manifest write until the new host is served. The controller's own log says how long the
 // reload actor took and, within it, NGINX's check of the new configuration and the reload.
 // Quick mode 2k Ingresses, full mode 10k (`reload_ms_10k`).
 //   node --import tsx bench/reload.ts [--full] [--n N] [--rounds R]
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { hostOf, namespaceOf, serviceOf, writeManifests } from './gen.js';
-import { startLocalMode } from './local-mode.js';
+import { namespaceOf, serviceOf } from './gen.js';
+import { startGeneratedCluster } from './local-mode.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, median, printTable, round, type Row } from './lib.js';
 
 function ingress(name: string, host: string, service: string, ns: string) {
   return {
-    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace: ns },
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+    metadata: { name, namespace: ns, annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' } },
     spec: { ingressClassName: 'nginx', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] },
   };
 }
@@ -20,18 +20,9 @@ function ingress(name: string, host: string, service: string, ns: string) {
 interface Reloads { servedMs: number[]; actorMs: number[]; checkMs: number[]; startS: number }
 
 async function run(n: number, rounds: number): Promise<Reloads> {
-  const echo = createServer((_req, res) => { res.writeHead(200); res.end('ok'); });
-  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
-  const port = (echo.address() as AddressInfo).port;
-  const t0 = performance.now();
-  // A raised rate limit: the bucket must not hold an isolated change back (the figure is the reload's).
-  const local = await startLocalMode({
-    prefix: 'irx-bench-reload-', args: ['--sync-rate-limit', '20'],
-    fill: (dir) => writeManifests(dir, { n, endpoints: () => [{ address: '127.0.0.1', port }] }, 10),
-  });
+  const cluster = await startGeneratedCluster('irx-bench-reload-', n);
+  const { local, startS } = cluster;
   try {
-    await local.until(hostOf(n - 2), (s) => s === 200, 300_000);
-    const startS = (performance.now() - t0) / 1000;
     const out: Reloads = { servedMs: [], actorMs: [], checkMs: [], startS };
     for (let r = 0; r < rounds; r++) {
       const host = `reload-${r}.bench.example`;
@@ -51,9 +42,7 @@ async function run(n: number, rounds: number): Promise<Reloads> {
     }
     return out;
   } finally {
-    await local.stop();
-    echo.closeAllConnections();
-    echo.close();
+    await cluster.stop();
   }
 }
 

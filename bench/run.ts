@@ -15,6 +15,7 @@ export const FIGURE_KEYS = [
   'metrics_rps_ratio', 'metrics_cpu_ratio', 'metrics_controller_cpu_ms_per_s_20k',
   'admission_review_p99_ms_1k', 'admission_review_p99_ms_10k', 'admission_server_ms_per_review_10k', 'admission_review_ms_10k',
   'reload_ms_10k', 'rolling_update_failed_requests',
+  'route_add_served_ms_10k', 'route_add_served_p99_ms_10k', 'route_change_served_ms_10k', 'route_reloads_10k', 'dataplane_dynamic_ratio',
   'modsecurity_crs_nginx_t_ms', 'modsecurity_crs_rss_mb', 'modsecurity_crs_per_location_nginx_t_ms', 'modsecurity_crs_per_location_rss_mb',
   'otel_rps_ratio', 'otel_cpu_ratio',
 ] as const;
@@ -36,6 +37,9 @@ const TARGETS: Partial<Record<(typeof FIGURE_KEYS)[number], { bound: number; atL
   metrics_cpu_ratio: { bound: 0.95, atLeast: true, text: '≥ 0.95' },
   admission_review_p99_ms_10k: { bound: 50, text: '≤ 50 ms' },
   rolling_update_failed_requests: { bound: 0, text: '0' },
+  route_add_served_p99_ms_10k: { bound: 1000, text: '≤ 1000 ms' },
+  route_reloads_10k: { bound: 0, text: '0' },
+  dataplane_dynamic_ratio: { bound: 0.95, atLeast: true, text: '≥ 0.95' },
 };
 
 interface Script { name: string; quickBudgetS: number; fullBudgetS: number }
@@ -50,6 +54,7 @@ const SCRIPTS: Script[] = [
   { name: 'metrics', quickBudgetS: 60, fullBudgetS: 240 },
   { name: 'admission', quickBudgetS: 40, fullBudgetS: 120 },
   { name: 'reload', quickBudgetS: 60, fullBudgetS: 240 },
+  { name: 'routes', quickBudgetS: 60, fullBudgetS: 300 },
   { name: 'rolling', quickBudgetS: 60, fullBudgetS: 60 },
   { name: 'modsecurity', quickBudgetS: 60, fullBudgetS: 240 },
   { name: 'opentelemetry', quickBudgetS: 60, fullBudgetS: 150 },

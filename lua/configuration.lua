@@ -15,6 +15,8 @@ local BACKENDS_KEY = "backends"
 local BACKENDS_VERSION_KEY = "backends_version"
 local CERTIFICATES_VERSION_KEY = "certificates_version"
 local GENERAL_KEY = "general"
+local ROUTES_KEY = "routes"
+local ROUTES_VERSION_KEY = "routes_version"
 
 local _M = {}
 
@@ -32,6 +34,15 @@ end
 
 function _M.get_certificates_version()
   return configuration_data:get(CERTIFICATES_VERSION_KEY) or 0
+end
+
+function _M.get_routes_data()
+  return configuration_data:get(ROUTES_KEY)
+end
+
+--- Bumped on every accepted POST /configuration/routes; 0 before the first.
+function _M.get_routes_version()
+  return configuration_data:get(ROUTES_VERSION_KEY) or 0
 end
 
 function _M.get_general_data()
@@ -170,6 +181,31 @@ local function handle_certs(method)
   ngx.print(pem)
 end
 
+--- The route table of dynamic hosts (lua/router.lua): decoded with bounded nesting, its shape
+--- and sizes checked and every regular expression compiled before it is stored, so a worker
+--- never meets a table it cannot use whole.
+local function handle_routes(method)
+  if method == "GET" then
+    local data = _M.get_routes_data()
+    if not data then return respond(ngx.HTTP_NOT_FOUND, "no routes posted yet") end
+    ngx.header["Content-Type"] = "application/json"
+    return ngx.print(data)
+  end
+  local router = require("router")
+  local raw = read_body()
+  if not raw or #raw == 0 then return respond(ngx.HTTP_BAD_REQUEST, "routes: empty request body") end
+  local decoded, err = router.decode(raw)
+  if decoded then
+    local compiled
+    compiled, err = router.compile(decoded)
+    if compiled then err = nil end
+  end
+  if err then return respond(ngx.HTTP_BAD_REQUEST, "routes: " .. err) end
+  if not store(configuration_data, "configuration_data", ROUTES_KEY, raw, "routes") then return end
+  configuration_data:incr(ROUTES_VERSION_KEY, 1, 0)
+  respond(ngx.HTTP_CREATED)
+end
+
 local handle_general = json_document("general", "object", GENERAL_KEY, nil, _M.get_general_data, shapes.general_problem)
 
 local HANDLERS = {
@@ -177,6 +213,7 @@ local HANDLERS = {
   ["/configuration/servers"] = handle_servers,
   ["/configuration/certs"] = handle_certs,
   ["/configuration/general"] = handle_general,
+  ["/configuration/routes"] = handle_routes,
 }
 
 function _M.call()

@@ -181,4 +181,49 @@ function _M.general_problem(doc)
   return nil
 end
 
+-- Bounds of a route table (src/model/dynamic-routes.ts keeps bigger hosts static): a hostile
+-- table must not make a worker spend unbounded memory or time per request.
+_M.MAX_ROUTE_HOSTS = 100000
+_M.MAX_HOST_ROUTES = 1000
+_M.MAX_HOST_REGEXES = 100
+_M.MAX_ROUTE_STRING = 4096
+
+local ROUTE_MATCHES = { exact = true, prefix = true, regex = true }
+local ROUTE_STRINGS = { "pattern", "namespace", "ingress", "service", "port", "path", "backend", "fallback", "redirect" }
+
+local function route_problem(e, where)
+  if not is_object(e) then return where .. " must be a JSON object" end
+  if not ROUTE_MATCHES[e.match] then return where .. ".match must be exact, prefix or regex" end
+  for _, k in ipairs(ROUTE_STRINGS) do
+    local v = e[k]
+    if type(v) ~= "string" then return where .. "." .. k .. " must be a string" end
+    if #v > _M.MAX_ROUTE_STRING then return where .. "." .. k .. " is longer than " .. _M.MAX_ROUTE_STRING .. " bytes" end
+  end
+  if e.match ~= "regex" and e.pattern:byte(1) ~= 47 then return where .. ".pattern must start with /" end
+  if e.backend == "" then return where .. ".backend must not be empty" end
+  if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
+  return nil
+end
+
+--- The problem with a decoded route table ({ hosts: host → [entry] }), or nil.
+function _M.routes_problem(t)
+  if not is_object(t) or not is_object(t.hosts) then return "expected a JSON object with a hosts object" end
+  local count = 0
+  for host, entries in pairs(t.hosts) do
+    count = count + 1
+    if count > _M.MAX_ROUTE_HOSTS then return "more than " .. _M.MAX_ROUTE_HOSTS .. " hosts" end
+    if not valid_hostname(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
+    if not is_array(entries) then return "host " .. host .. ": routes must be a JSON array" end
+    if #entries > _M.MAX_HOST_ROUTES then return "host " .. host .. ": more than " .. _M.MAX_HOST_ROUTES .. " routes" end
+    local regexes = 0
+    for i, e in ipairs(entries) do
+      local problem = route_problem(e, "host " .. host .. " [" .. (i - 1) .. "]")
+      if problem then return problem end
+      if e.match == "regex" then regexes = regexes + 1 end
+    end
+    if regexes > _M.MAX_HOST_REGEXES then return "host " .. host .. ": more than " .. _M.MAX_HOST_REGEXES .. " regular expressions" end
+  end
+  return nil
+end
+
 return _M

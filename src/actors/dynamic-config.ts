@@ -1,4 +1,4 @@
-// The dynamic-config actor: POSTs backends and servers (certificates) to the
+// The dynamic-config actor: POSTs backends, servers (certificates) and routes to the
 // Lua configuration endpoint on NGINX's control server, retrying on the design's backoff until
 // each part is answered 201. It never errors: every outcome is a DynamicResult.
 import {
@@ -48,7 +48,7 @@ export interface DynamicConfigDeps {
   request?: RequestFn;
 }
 
-const PARTS: readonly DynamicPart[] = ['backends', 'servers'];
+const PARTS: readonly DynamicPart[] = ['backends', 'servers', 'routes'];
 
 /** The default RequestFn: the control server over its socket, with the token. */
 export const controlRequestFn = (control: ControlChannel) => (method: string, path: string, body?: RequestBody, signal?: AbortSignal): Promise<HttpResponseLike> =>

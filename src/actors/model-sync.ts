@@ -6,6 +6,7 @@ import type { ModelBuilder } from '../model/build.js';
 import { snapshot, type ModelSnapshot } from '../model/hash.js';
 import { decide } from '../model/decide.js';
 import { backendsPayload, serversPayload } from '../model/payload.js';
+import { routesPayload } from '../model/routes-payload.js';
 import type { Configuration } from '../model/types.js';
 import type { Quarantine } from '../model/quarantine.js';
 import type { ActorOutcome, SyncDeps } from './sync.js';
@@ -43,6 +44,7 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
     decide,
     backendsPayload,
     serversPayload,
+    routesPayload,
     reload: timed(opts.reload),
     dynamic: timed(opts.dynamic),
     ...(opts.quarantine ? { quarantined: () => opts.quarantine!.entries() } : {}),

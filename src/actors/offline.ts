@@ -41,6 +41,8 @@ export interface OfflineActors {
   readonly nginxConf: string | null;
   readonly backends: string | null;
   readonly servers: string | null;
+  /** The dynamic hosts' route table last posted. */
+  readonly routes: string | null;
   /** Distinct configurations and payloads seen. */
   readonly configs: ReadonlyMap<string, string>;
   readonly payloads: ReadonlyMap<string, string>;
@@ -60,6 +62,7 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
   let nginxConf: string | null = null;
   let backends: string | null = null;
   let servers: string | null = null;
+  let routes: string | null = null;
 
   const write = (path: string, text: string) => {
     if (!outDir) return;
@@ -113,11 +116,17 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
         keep(payloads, 'payloads', 'json', text);
         servers = text;
       }
+      if (update.routes) {
+        const text = payloadText(update.routes);
+        keep(payloads, 'payloads', 'json', text);
+        routes = text;
+      }
       return of({ ok: true, attempts: 1, durationMs: 0 });
     },
     get nginxConf() { return nginxConf; },
     get backends() { return backends; },
     get servers() { return servers; },
+    get routes() { return routes; },
     configs,
     payloads,
   };

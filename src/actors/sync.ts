@@ -5,7 +5,8 @@ import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Obser
 import { isTask, type ResourceKind } from '../store/events.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/decide.js';
-import type { DynamicUpdate, ServersPayload } from '../model/payload.js';
+import type { DynamicPart, DynamicUpdate, ServersPayload } from '../model/payload.js';
+import type { RoutesPayload } from '../model/routes-payload.js';
 import type { Backend, Configuration, ModelWarning } from '../model/types.js';
 import type { QuarantineEntry } from '../model/quarantine.js';
 
@@ -40,6 +41,8 @@ export interface SyncDeps<S> {
   decide(running: S | null, next: S): Decision;
   backendsPayload(config: Configuration): readonly Backend[];
   serversPayload(config: Configuration): ServersPayload;
+  /** The dynamic hosts' route table; absent: routes are never posted (every host static). */
+  routesPayload?(config: Configuration): RoutesPayload;
   reload(config: Configuration): Observable<ActorOutcome>;
   dynamic(update: DynamicUpdate): Observable<ActorOutcome>;
   /** What is set aside because NGINX refused it (see model/quarantine.ts), after the sync. */
@@ -61,7 +64,7 @@ export interface SyncResult {
   applied: boolean;
   reload?: ActorOutcome;
   dynamic?: ActorOutcome;
-  posted: Array<'backends' | 'servers'>;
+  posted: DynamicPart[];
   warnings: ModelWarning[];
   durationMs: number;
   /** Absent only when the sync itself failed (error set). */
@@ -100,10 +103,8 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     // The two sides differ only after a failed reload or POST.
     const dynamicSide = posted === reloaded ? structural : deps.decide(posted, next);
     const needsReload = structural.kind === 'reload' || forced !== undefined;
-    let update: DynamicUpdate = {};
-    if (posted === null || dynamicSide.backendsChanged) update.backends = deps.backendsPayload(config);
-    if (posted === null || dynamicSide.serversChanged) update.servers = deps.serversPayload(config);
-    let posts = Object.keys(update) as Array<'backends' | 'servers'>;
+    let update = dynamicUpdate(deps, config, posted === null ? null : dynamicSide);
+    let posts = Object.keys(update) as DynamicPart[];
 
     const decision: DecisionKind = needsReload ? 'reload' : posts.length > 0 ? 'dynamic' : 'none';
     const reason = forced && structural.kind !== 'reload'
@@ -127,11 +128,8 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
             // NGINX runs the configuration less what it refused: that is what Lua must hold too.
             config = reloadOutcome.config;
             next = deps.snapshot(config);
-            const side = deps.decide(posted, next);
-            update = {};
-            if (posted === null || side.backendsChanged) update.backends = deps.backendsPayload(config);
-            if (posted === null || side.serversChanged) update.servers = deps.serversPayload(config);
-            posts = Object.keys(update) as Array<'backends' | 'servers'>;
+            update = dynamicUpdate(deps, config, posted === null ? null : deps.decide(posted, next));
+            posts = Object.keys(update) as DynamicPart[];
           }
           if (reloadOutcome.problems) for (const p of reloadOutcome.problems) warnings.push(p);
           reloaded = next;
@@ -152,6 +150,15 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
       durationMs: deps.scheduler.now() - batch.t, error: err instanceof Error ? err.message : String(err),
     })),
   );
+}
+
+/** What Lua must be sent: every part when it holds nothing known (`side` null), else what changed. */
+function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decision | null): DynamicUpdate {
+  const update: DynamicUpdate = {};
+  if (side === null || side.backendsChanged) update.backends = deps.backendsPayload(config);
+  if (side === null || side.serversChanged) update.servers = deps.serversPayload(config);
+  if (deps.routesPayload && (side === null || side.routesChanged)) update.routes = deps.routesPayload(config);
+  return update;
 }
 
 /**

@@ -42,10 +42,11 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'auth-type': { section: NGINX, note: '`digest` needs a module Debian does not ship: such locations answer 503' },
   'auth-url': { section: PARSING, note: 'must be an http or https URL whose host is a name or $host (other variables there are refused)' },
   'auth-signin': { section: PARSING, note: 'must be an http or https URL' },
-  'permanent-redirect': { section: PARSING, note: 'must be an http or https URL' },
+  'permanent-redirect': { section: PARSING, note: 'must be an http or https URL, or a path' },
   'temporal-redirect': { section: PARSING, note: 'must be an http or https URL' },
   'configuration-snippet': { section: PARSING, note: 'needs allow-snippet-annotations "true" and annotations-risk-level Critical; unbalanced braces are refused' },
   'server-snippet': { section: PARSING, note: 'needs allow-snippet-annotations "true" and annotations-risk-level Critical; unbalanced braces are refused' },
+  'stream-snippet': { section: PARSING, note: 'needs allow-snippet-annotations "true" and annotations-risk-level Critical; only stream server and upstream blocks' },
   'canary-by-header-pattern': { section: PARSING, note: '`{n,m}` quantifiers are refused (braces never reach nginx.conf)' },
   canary: { section: MODEL, note: 'a canary merging into at least one primary location is kept (ingress-nginx drops it when one of its paths finds no primary)' },
   'server-alias': { section: MODEL, note: 'an alias belongs to the oldest host claiming it; later claims are dropped with a warning' },
@@ -93,43 +94,35 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'stream-access-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; ssl-passthrough connections are logged there too' },
   'error-log-path': { section: ACCESS_LOG, note: 'an absolute path of plain characters; default logs/error.log under the NGINX prefix' },
   'skip-access-log-urls': { section: ACCESS_LOG, note: 'exact paths (no ~regex)' },
+  'syslog-host': { section: ACCESS_LOG, note: 'an IP address only (NGINX resolves a name once, at load, and fails the reload if it cannot)' },
+  'access-log-params': { section: ACCESS_LOG, note: 'buffer=, gzip and flush= only (if= is the controller\'s); ignored while enable-syslog is on' },
+  'bind-address': { section: NGINX, note: 'replaces the wildcard listeners only: explicit listen addresses (local mode) stay' },
+  'forwarded-for-proxy-protocol-header': { section: NGINX, note: 'a request carrying the header itself is refused (400): the real-IP module would believe it' },
+  'limit-conn-zone-variable': { section: NGINX, note: 'another key names other zones: NGINX refuses a reload that changes the key of a zone' },
+  'main-snippet': { section: PARSING, note: 'Critical: only with annotations-risk-level Critical; a snippet that leaves its block or opens one its context cannot hold is refused' },
+  'http-snippet': { section: PARSING, note: 'as main-snippet' },
+  'server-snippet': { section: PARSING, note: 'as main-snippet' },
+  'location-snippet': { section: PARSING, note: 'as main-snippet' },
+  'stream-snippet': { section: PARSING, note: 'as main-snippet' },
 };
 
 const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs allow-snippet-annotations and annotations-risk-level Critical)';
 
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^(proxy-cookie-|proxy-redirect-|proxy-busy-buffers-size|proxy-max-temp-file-size|enable-rewrite-log)/, `the matching NGINX directive in ${SNIPPETS}`],
-  [/^custom-headers$/, 'the add-headers ConfigMap key (for every server); per-Ingress response headers are not supported'],
   [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
-  [/^http2-push-preload$/, 'none: HTTP/2 server push is gone from browsers and NGINX 1.25; drop the annotation'],
-  [/^stream-snippet$/, 'tcp-services-configmap / udp-services-configmap for TCP and UDP services'],
 ];
 
 /** What to use instead of a ConfigMap key ingress-rx refuses. */
 const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^jaeger-/, 'enable-opentelemetry with otlp-collector-host (Jaeger takes OTLP/HTTP on port 4318)'],
   [/^opentelemetry-config$/, 'none needed: the otel-* and otlp-* keys configure the tracer (there is no module configuration file)'],
-  [/^global-allowed-response-headers$/, 'none: it lists the headers custom-headers may set, and the custom-headers annotation is not supported'],
-  [/-snippet$/, 'no global snippets: per-Ingress configuration-snippet / server-snippet annotations where snippets are allowed'],
-  [/^(enable-syslog|syslog-)/, "NGINX logs to the container's stdout and stderr: ship them with the cluster's log collector"],
-  [/^access-log-params$/, 'none: the access log is written unbuffered; disable-access-log and log-format-upstream shape it'],
-  [/^(proxy-stream-|log-format-stream$)/, "TCP/UDP services use NGINX's stream defaults"],
   [/^use-geoip$/, 'use-geoip2 (the legacy GeoIP databases are not provided)'],
   [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],
-  [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server listens on 127.0.0.1 only'],
-  [/^lua-shared-dicts$/, 'none: the shared dictionaries have fixed sizes'],
-  [/^bind-address$/, 'none: NGINX listens on every address of the pod'],
-  [/^(disable-ipv6|disable-ipv6-dns)$/, 'none: NGINX listens on IPv4 and IPv6'],
-  [/^enable-serial-reloads$/, 'none needed: reloads never overlap'],
-  [/^service-upstream$/, 'the service-upstream annotation on each Ingress'],
-  [/^(proxy-cookie-|proxy-redirect-from|proxy-busy-buffers-size)/, `the matching NGINX directive in ${SNIPPETS}`],
-  [/^generate-request-id$/, 'none needed: a request without X-Request-ID gets one ($req_id) as with ingress-nginx\'s default'],
-  [/^limit-conn-zone-variable$/, 'none: limit-connections counts per client address ($binary_remote_addr)'],
+  [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server is a unix socket only the controller can open, and every request needs its token'],
+  [/^enable-serial-reloads$/, 'not implemented: a reload does not wait for the previous reload\'s workers to exit; worker-shutdown-timeout bounds how long they linger'],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
-  [/^forwarded-for-proxy-protocol-header$/, 'none: with use-proxy-protocol the client address comes from the PROXY header'],
-  [/^debug-connections$/, 'error-log-level debug (for every connection)'],
-  [/^(default-type|enable-aio-write|enable-multi-accept|worker-cpu-affinity|grpc-buffer-size-kb|gzip-disable|relative-redirects)$/, "none: NGINX's defaults apply"],
+  [/^grpc-buffer-size-kb$/, "none: NGINX's defaults apply"],
 ];
 
 const ANNOTATION_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));

@@ -15,7 +15,7 @@ export const INGRESS_NGINX_ANNOTATIONS: readonly string[] = [
   'canary-by-header-value', 'canary-weight', 'canary-weight-total', 'client-body-buffer-size',
   'configuration-snippet', 'connection-proxy-header', 'cors-allow-credentials', 'cors-allow-headers',
   'cors-allow-methods', 'cors-allow-origin', 'cors-expose-headers', 'cors-max-age', 'custom-headers',
-  'custom-http-errors', 'default-backend', 'denylist-source-range', 'enable-access-log', 'enable-cors',
+  'custom-http-errors', 'default-backend', 'disable-proxy-intercept-errors', 'denylist-source-range', 'enable-access-log', 'enable-cors',
   'enable-global-auth', 'enable-modsecurity', 'enable-opentelemetry', 'enable-owasp-core-rules',
   'enable-rewrite-log', 'force-ssl-redirect', 'from-to-www-redirect', 'http2-push-preload',
   'limit-allowlist', 'limit-burst-multiplier', 'limit-connections', 'limit-rate', 'limit-rate-after',
@@ -33,7 +33,7 @@ export const INGRESS_NGINX_ANNOTATIONS: readonly string[] = [
   'session-cookie-conditional-samesite-none', 'session-cookie-domain', 'session-cookie-expires',
   'session-cookie-max-age', 'session-cookie-name', 'session-cookie-path', 'session-cookie-samesite',
   'session-cookie-secure', 'ssl-ciphers', 'ssl-passthrough', 'ssl-prefer-server-ciphers',
-  'ssl-redirect', 'stream-snippet', 'temporal-redirect', 'temporal-redirect-code', 'upstream-hash-by',
+  'relative-redirects', 'ssl-redirect', 'stream-snippet', 'temporal-redirect', 'temporal-redirect-code', 'upstream-hash-by', 'use-port-in-redirects',
   'upstream-hash-by-subset', 'upstream-hash-by-subset-size', 'upstream-vhost', 'use-regex',
   'whitelist-source-range', 'x-forwarded-prefix',
 ];

@@ -72,6 +72,7 @@ export interface ControllerOptions extends ServePorts {
   geoipDir: string;
   allowUpstreamAddresses: string;
   hostOwnership: boolean;
+  dynamicRoutes: boolean;
   help: boolean;
 }
 
@@ -144,6 +145,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'geoip-dir', key: 'geoipDir', type: 'string', default: '/etc/ingress-controller/geoip', help: 'Directory of the GeoIP2 databases; changes to it reload NGINX.', ours: true },
   { name: 'allow-upstream-addresses', key: 'allowUpstreamAddresses', type: 'string', default: '', help: 'Node-local upstream addresses to allow, comma-separated: loopback, unspecified, link-local. Empty: endpoints and ExternalName targets of these classes are refused with a warning (docs/security.md).', ours: true },
   { name: 'host-ownership', key: 'hostOwnership', type: 'bool', default: false, help: 'The namespace of the oldest Ingress of a host owns it: rules, canaries and aliases for that host from other namespaces are refused with a warning (docs/security.md).', ours: true },
+  { name: 'enable-dynamic-routes', key: 'dynamicRoutes', type: 'bool', default: true, help: 'Serve the hosts whose Ingresses Lua can apply per request from a route table the controller POSTs, so adding or changing them needs no reload (docs/dynamic-routes.md). false: every host has a server block, as in ingress-nginx.', ours: true },
   { name: 'help', key: 'help', type: 'bool', default: false, help: 'Print this help and exit.', ours: true },
 ];
 

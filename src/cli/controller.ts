@@ -91,7 +91,7 @@ export async function runController(argv: string[]): Promise<number> {
     logger,
     header: {
       storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
-      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership,
+      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
     },
   });
 
@@ -110,6 +110,7 @@ export async function runController(argv: string[]): Promise<number> {
       healthz: { host: '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
       hostOwnership: o.hostOwnership,
+      dynamicRoutes: o.dynamicRoutes,
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,

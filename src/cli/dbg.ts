@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { controlChannel } from '../render/control.js';
 import { defaultRuntime } from '../render/runtime.js';
 import { controlRequest } from '../actors/control-client.js';
+import { ROUTES_REPORT_FILE } from './routes-report.js';
 
 /** Written by the controller into its workdir whenever the quarantine changes. */
 export const QUARANTINE_FILE = 'quarantine.json';
@@ -80,12 +81,31 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       for (const e of quarantined) out(`${e.kind} ${e.key} (since ${new Date(e.since).toISOString()}): ${e.reason}\n`);
       return 0;
     }
+    if (what === 'routes') {
+      // Which hosts the Lua router serves and why the others keep a server block (the controller's report).
+      const file = join(opts.workdir ?? DEFAULT_DBG_WORKDIR, ROUTES_REPORT_FILE);
+      try {
+        out(readFileSync(file, 'utf8'));
+        return 0;
+      } catch {
+        out(`No dynamic-routes report at ${file} (is --workdir the controller's?)\n`);
+        return 1;
+      }
+    }
     if (what === 'conf') {
       const res = await get('/nginx.conf');
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       if (!opts.host) { out(res.body); return 0; }
       const block = serverBlock(res.body, opts.host);
-      if (!block) { out(`No server found for host ${opts.host}\n`); return 1; }
+      if (!block) {
+        // A dynamic host has no server block: its routes are the router's table.
+        const routes = await get('/configuration/routes');
+        const hosts = routes.status === 200 ? (JSON.parse(routes.body) as { hosts: Record<string, unknown> }).hosts : {};
+        const own = hosts[opts.host.toLowerCase()];
+        if (own === undefined) { out(`No server found for host ${opts.host}\n`); return 1; }
+        out(`# ${opts.host} is a dynamic host, served by the Lua router (dbg routes); its routes:\n${JSON.stringify(own, null, 2)}\n`);
+        return 0;
+      }
       out(`${block}\n`);
       return 0;
     }

@@ -22,6 +22,8 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   /** --allow-upstream-addresses, already parsed (local mode allows loopback by default). */
   allowUpstreamAddresses: Set<AddressClass>;
   hostOwnership: boolean;
+  /** --enable-dynamic-routes (on unless false) */
+  enableDynamicRoutes?: boolean;
 }
 
 export async function runLocal(opts: LocalOptions): Promise<number> {
@@ -42,6 +44,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
     header: {
       storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort,
       upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, opts.healthzPort, opts.allowUpstreamAddresses)), hostOwnership: opts.hostOwnership,
+      dynamicRoutes: opts.enableDynamicRoutes !== false,
     },
   });
 
@@ -55,6 +58,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       healthz: { host: '127.0.0.1', port: opts.healthzPort },
       allowUpstreamAddresses: opts.allowUpstreamAddresses,
       hostOwnership: opts.hostOwnership,
+      dynamicRoutes: opts.enableDynamicRoutes !== false,
       annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
       syncRateLimit: opts.syncRateLimit,
       hooks: obs.hooks,

@@ -18,6 +18,12 @@ const positive = (v: string) => {
   return n;
 };
 
+/** `--flag`, `--flag=true` or `--flag=false`, for flags that are on unless turned off. */
+const onOff = (v: string) => {
+  if (v !== 'true' && v !== 'false') throw new CommanderError(2, 'ingress-rx.bool', `not true or false: ${v}`);
+  return v === 'true';
+};
+
 const allowedClasses = (v: string) => {
   const r = parseAllowedClasses(v);
   if ('error' in r) throw new CommanderError(2, 'ingress-rx.classes', r.error);
@@ -51,6 +57,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--trace [file]', 'trace every event through the pipeline (Chrome trace-event JSON)')
     .option('--allow-upstream-addresses <classes>', 'node-local upstream addresses allowed (loopback, unspecified, link-local; empty: none); the controller\'s own ports never', allowedClasses, allowedClasses('loopback'))
     .option('--host-ownership', 'a host belongs to the namespace of its oldest Ingress; other namespaces\' rules for it are refused', false)
+    .option('--enable-dynamic-routes [bool]', 'serve the hosts whose Ingresses Lua can apply per request from a route table, without reloads (docs/dynamic-routes.md); =false gives every host a server block', onOff, true)
     .addOption(logLevel())
     .action(async (opts) => {
       const { runLocal } = await import('./local.js');
@@ -74,6 +81,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption('--out <dir>', 'output directory')
     .option('--configmap <ns/name>', 'the main ConfigMap', '')
     .option('--test', 'run `nginx -t` on the rendered nginx.conf', false)
+    .option('--enable-dynamic-routes [bool]', 'as the controller\'s flag: routes.json holds the dynamic hosts; one line per host says which path it takes and why', onOff, true)
     .addOption(logLevel().default('warn'))
     .action(async (opts) => {
       const { runRender } = await import('./render.js');
@@ -140,6 +148,9 @@ function buildProgram(setExit: (code: number) => void): Command {
     .action((_o, c: Command) => dbgRun(['conf'], c));
   dbg.command('general').description('general (global) dynamic configuration').action((_o, c: Command) => dbgRun(['general'], c));
   dbg.command('ingresses').description('the Ingresses the controller does not serve, and why').action((_o, c: Command) => dbgRun(['ingresses'], c));
+  dbg.command('routes').description('which hosts are dynamic (served by the Lua router) and why the others are static')
+    .option('--workdir <dir>', "the controller's --workdir")
+    .action((_o, c: Command) => dbgRun(['routes'], c));
   dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
     .option('--workdir <dir>', "the controller's --workdir")
     .action((_o, c: Command) => dbgRun(['quarantine'], c));

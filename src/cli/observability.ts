@@ -27,7 +27,7 @@ export async function observability(opts: ObservabilityOptions, ctx: {
   logger: Logger;
   header: {
     storeOptions: StoreOptions; syncRateLimit: number; annotationsPrefix: string; defaultServerPort: number;
-    upstreamAddresses?: { allow: string[]; ownPorts: number[] }; hostOwnership?: boolean;
+    upstreamAddresses?: { allow: string[]; ownPorts: number[] }; hostOwnership?: boolean; dynamicRoutes?: boolean;
   };
 }): Promise<Observability> {
   const hooks: PipelineHooks[] = [];
@@ -49,6 +49,7 @@ export async function observability(opts: ObservabilityOptions, ctx: {
         defaultServerPort: ctx.header.defaultServerPort,
         ...(ctx.header.upstreamAddresses ? { upstreamAddresses: ctx.header.upstreamAddresses } : {}),
         ...(ctx.header.hostOwnership ? { hostOwnership: true } : {}),
+        ...(ctx.header.dynamicRoutes ? { dynamicRoutes: true } : {}),
       },
     });
     hooks.push(recordingHooks(recorder));

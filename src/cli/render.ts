@@ -7,6 +7,8 @@ import { createLogger, type Logger } from '../log.js';
 import { createModelBuilder, type BuildResult } from '../model/build.js';
 import { stableJSON } from '../model/json.js';
 import { backendsPayload, serversPayload } from '../model/payload.js';
+import { routesPayload } from '../model/routes-payload.js';
+import { routeRuleLines } from '../model/dynamic-routes.js';
 import type { ModelWarning } from '../model/types.js';
 import { createStore, defaultStoreOptions } from '../store/store.js';
 import type { LeftOutIngress, StoreOptions } from '../store/types.js';
@@ -29,6 +31,8 @@ export interface RenderModelOptions {
   /** Clock for certificate expiry and for manifests without creationTimestamp. */
   now?: () => Date;
   logger?: Logger;
+  /** --enable-dynamic-routes (src/model/dynamic-routes.ts). */
+  dynamicRoutes?: boolean;
 }
 
 export interface RenderedModel extends BuildResult {
@@ -55,6 +59,7 @@ export function renderModel(dir: string, opts: RenderModelOptions = {}): Rendere
     now,
     logger: opts.logger,
     reservedPorts: opts.reservedPorts,
+    dynamicRoutes: opts.dynamicRoutes,
   });
   return { ...builder.build(store), manifestErrors: errors, leftOut: store.leftOutIngresses() };
 }
@@ -77,6 +82,8 @@ export async function runRender(opts: {
   logLevel?: string;
   /** Run `nginx -t` on the rendered configuration (exit 1 when it fails). */
   test?: boolean;
+  /** --enable-dynamic-routes (on unless false) */
+  enableDynamicRoutes?: boolean;
 }): Promise<number> {
   const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? 'warn' });
   try {
@@ -85,7 +92,7 @@ export async function runRender(opts: {
       return 2;
     }
     const r = renderModel(opts.manifests, {
-      configmap: opts.configmap, defaultServerPort: opts.defaultServerPort, storeOptions: opts.storeOptions, logger,
+      configmap: opts.configmap, defaultServerPort: opts.defaultServerPort, storeOptions: opts.storeOptions, logger, dynamicRoutes: opts.enableDynamicRoutes !== false,
     });
     for (const e of r.manifestErrors) process.stderr.write(`warning: ${e.file}:${e.line}: ${e.reason}\n`);
     for (const w of r.warnings) process.stderr.write(`warning: ${formatWarning(w)}\n`);
@@ -94,6 +101,8 @@ export async function runRender(opts: {
     writeFileSync(join(opts.out, 'model.json'), stableJSON(r.config));
     writeFileSync(join(opts.out, 'backends.json'), stableJSON(backendsPayload(r.config)));
     writeFileSync(join(opts.out, 'servers.json'), stableJSON(serversPayload(r.config)));
+    writeFileSync(join(opts.out, 'routes.json'), stableJSON(routesPayload(r.config)));
+    for (const line of routeRuleLines(r.config)) process.stderr.write(`${line}\n`);
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
     const rendered = renderer.renderWithWarnings(r.config, offlineRuntime(opts.defaultServerPort ?? DEFAULT_SERVER_PORT));
     for (const w of rendered.warnings) process.stderr.write(`warning: ${w}\n`);

@@ -78,6 +78,7 @@ function writeFinal(outDir: string, actors: OfflineActors): boolean {
   mkdirSync(dir, { recursive: true });
   if (actors.backends !== null) writeFileSync(join(dir, 'backends.json'), actors.backends);
   if (actors.servers !== null) writeFileSync(join(dir, 'servers.json'), actors.servers);
+  if (actors.routes !== null) writeFileSync(join(dir, 'routes.json'), actors.routes);
   if (actors.nginxConf === null) return false;
   writeFileSync(join(dir, 'nginx.conf'), actors.nginxConf);
   return true;
@@ -117,6 +118,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
         ownPorts: new Set(header.upstreamAddresses?.ownPorts ?? []),
       },
       hostOwnership: header.hostOwnership ?? false,
+      dynamicRoutes: header.dynamicRoutes ?? false,
       // Certificates expire against the recording's clock, not today's.
       now: () => new Date(epoch + scheduler.now() - start),
       logger,

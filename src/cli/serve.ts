@@ -36,6 +36,7 @@ import type { RequestMetricsConfig } from '../observability/request-metrics.js';
 import { createQuarantine, type QuarantineEntry } from '../model/quarantine.js';
 import { createNarrower } from '../actors/quarantine.js';
 import { QUARANTINE_FILE } from './dbg.js';
+import { routesReport } from './routes-report.js';
 import { startHealthServer } from '../observability/health-server.js';
 import { createLeftOutReporter } from '../observability/left-out.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
@@ -66,6 +67,8 @@ export interface ServeOptions {
   allowUpstreamAddresses?: ReadonlySet<AddressClass>;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
   hostOwnership?: boolean;
+  /** --enable-dynamic-routes (src/model/dynamic-routes.ts). */
+  dynamicRoutes?: boolean;
 }
 
 export interface RunningController {
@@ -186,7 +189,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
 
   const renderer = createRenderer({ templateDir, logger });
   const reservedPorts = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port];
-  const modelOptions = { annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts, addressPolicy, hostOwnership: opts.hostOwnership };
+  const modelOptions = { annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts, addressPolicy, hostOwnership: opts.hostOwnership, dynamicRoutes: opts.dynamicRoutes };
   const builder = createModelBuilder({ ...modelOptions, logger });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one
   // parse instead of `nginx -t` and a reload). If that configuration does not run, NGINX starts
@@ -262,6 +265,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   );
   const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine }));
   const report = quarantineReport(runtime, logger);
+  const reportRoutes = routesReport(runtime.prefix, logger);
   const results$ = createPipeline({ inputs, store, scheduler, sync: syncer, syncRateLimit: opts.syncRateLimit, hooks });
 
   let resolveReady!: () => void;
@@ -280,6 +284,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
+    if (r.applied && r.config) reportRoutes(r.config);
     for (const id of r.itemIds) received.delete(id);
     report(r.quarantined);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;

@@ -40,6 +40,11 @@ export interface ModelBuildOptions {
   addressPolicy?: AddressPolicy;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
   hostOwnership?: boolean;
+  /**
+   * --enable-dynamic-routes: hosts whose every Ingress the Lua router can serve are matched in Lua
+   * (./dynamic-routes.ts) instead of a server block. Off unless given (the commands turn it on).
+   */
+  dynamicRoutes?: boolean;
   /** Caches several builders may share (the admission webhook makes a builder per review). */
   shared?: SharedCaches;
 }
@@ -98,7 +103,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();
-  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot, hostOwnership: opts.hostOwnership });
+  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot, hostOwnership: opts.hostOwnership, dynamicRoutes: opts.dynamicRoutes });
+  const dynamicRoutes = opts.dynamicRoutes === true;
 
   function settingsFor(store: StoreReader): { settings: NginxSettings; warnings: ModelWarning[] } {
     const key = store.options.configmap;
@@ -168,7 +174,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     caches.backends = last.assembled.backends;
     const config: Configuration = {
       servers: prev.servers, backends: last.assembled.backends, tcpEndpoints, udpEndpoints,
-      certificates: prev.certificates, defaultCertificate: prev.defaultCertificate, settings: prev.settings,
+      certificates: prev.certificates, defaultCertificate: prev.defaultCertificate, settings: prev.settings, dynamicRoutes,
     };
     logger?.debug({ services: services.size, warnings: warnings.length, ms: Math.round(performance.now() - started) }, 'model endpoints rebuilt');
     return { config, warnings };
@@ -212,7 +218,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     else caches.backends = backends;
 
     const config: Configuration = {
-      servers, backends, tcpEndpoints, udpEndpoints, certificates: tls.certificates, defaultCertificate: tls.defaultCertificate, settings,
+      servers, backends, tcpEndpoints, udpEndpoints, certificates: tls.certificates, defaultCertificate: tls.defaultCertificate, settings, dynamicRoutes,
     };
     caches.last = {
       topo, settings, servers, certificates: tls.certificates, defaultCertificate: tls.defaultCertificate,

@@ -1,5 +1,6 @@
 // The decision after a sync: nothing changed, a dynamic update is enough (backends' endpoints
-// and policies, certificates and the host → certificate map, all pushed to Lua), or NGINX must
+// and policies, certificates and the host → certificate map, the routes of dynamic hosts, all
+// pushed to Lua), or NGINX must
 // reload (anything else, TCP/UDP endpoints included: they are static stream upstreams).
 // Compares two snapshots (./hash.ts) fragment by fragment: one object is equal to itself, and
 // two objects of one name are compared by their hashes.
@@ -16,6 +17,8 @@ export interface Decision {
   backendsChanged: boolean;
   /** /configuration/servers must be posted: certificates or the host → certificate map changed. */
   serversChanged: boolean;
+  /** /configuration/routes must be posted: a dynamic host was added, changed or removed (./dynamic-routes.ts). */
+  routesChanged: boolean;
   /** TCP/UDP endpoints changed (always with kind 'reload'). */
   l4EndpointsChanged: boolean;
 }
@@ -123,11 +126,26 @@ function structureChanges(running: ModelSnapshot, next: ModelSnapshot, servers: 
     out.push('ssl-passthrough endpoints changed');
   }
   for (const { name, before, after } of servers.pairs) {
+    // A dynamic host's routes are the router's table, not nginx.conf (routeChanges).
+    if (dynamicOrAbsent(before) && dynamicOrAbsent(after)) continue;
     if (!before) out.push(`server ${name} added`);
     else if (!after) out.push(`server ${name} removed`);
     else if (serverStructureHash(before) !== serverStructureHash(after)) out.push(`server ${name} changed`);
   }
   if (servers.reordered) out.push('server order changed');
+  return out;
+}
+
+const dynamicOrAbsent = (s: Server | undefined): boolean => s === undefined || s.staticBecause === null;
+
+/** Dynamic hosts added, changed or removed; a host turning static or dynamic is a structure change as well. */
+function routeChanges(servers: ListDiff<Server>): string[] {
+  const out: string[] = [];
+  for (const { name, before, after } of servers.pairs) {
+    if (before?.staticBecause !== null && after?.staticBecause !== null) continue;
+    if (before && after && before.staticBecause === null && after.staticBecause === null && serverStructureHash(before) === serverStructureHash(after)) continue;
+    out.push(!before || before.staticBecause !== null ? `routes of ${name} added` : !after || after.staticBecause !== null ? `routes of ${name} removed` : `routes of ${name} changed`);
+  }
   return out;
 }
 
@@ -163,19 +181,21 @@ function certificateChanges(running: ModelSnapshot, next: ModelSnapshot, servers
 
 export function decide(running: ModelSnapshot | null, next: ModelSnapshot): Decision {
   if (running === null) {
-    return { kind: 'reload', reason: 'no configuration running yet', backendsChanged: true, serversChanged: true, l4EndpointsChanged: true };
+    return { kind: 'reload', reason: 'no configuration running yet', backendsChanged: true, serversChanged: true, routesChanged: true, l4EndpointsChanged: true };
   }
   const servers = diffLists(running.servers, next.servers, hostnameOf);
   const structure = structureChanges(running, next, servers);
   const backends = backendChanges(running, next);
   const certificates = certificateChanges(running, next, servers);
+  const routes = routeChanges(servers);
   const flags = {
+    routesChanged: routes.length > 0,
     backendsChanged: backends.length > 0,
     serversChanged: certificates.length > 0,
     l4EndpointsChanged: l4EndpointsDiffer(running.tcp, next.tcp) || l4EndpointsDiffer(running.udp, next.udp),
   };
   if (structure.length > 0) return { kind: 'reload', reason: summarise(structure), ...flags };
-  const changes = [...backends, ...certificates];
+  const changes = [...routes, ...backends, ...certificates];
   if (changes.length === 0) return { kind: 'none', reason: 'configuration unchanged', ...flags };
   return { kind: 'dynamic', reason: summarise(changes), ...flags };
 }

@@ -8,6 +8,7 @@ import {
 import type { NginxSettings } from './config/settings.js';
 import type { IngressRef, Location, ModelWarning } from './types.js';
 import { DEFAULT_SERVER, ROOT_PATH, hostProblem, pathProblem } from './paths.js';
+import { ingressStaticReason } from './dynamic-routes.js';
 
 export const DEFAULT_UPSTREAM = 'upstream-default-backend';
 
@@ -46,6 +47,8 @@ export interface IngressFragment {
   rootLocation: Location;
   /** The default server's root when this Ingress is the catch-all. */
   catchAllLocation: Location | null;
+  /** Why its routes need a server block, or null when the Lua router can serve them (./dynamic-routes.ts). */
+  staticReason: string | null;
   warnings: ModelWarning[];
 }
 
@@ -154,6 +157,6 @@ export function buildFragment(
 
   return {
     key, ref, parsed, canary: parsed.canary.enabled, hosts, paths, defaultBackend, catchAll,
-    tls: ing.spec.tls ?? [], rootLocation, catchAllLocation, warnings,
+    tls: ing.spec.tls ?? [], rootLocation, catchAllLocation, staticReason: ingressStaticReason(parsed, settings), warnings,
   };
 }

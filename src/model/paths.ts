@@ -2,6 +2,7 @@
 // (`/p` of pathType Prefix becomes the prefix location `/p/` plus the exact location `= /p`,
 // so `/pq` does not match).
 import type { Location, PathType } from './types.js';
+import { escapeRegex } from './pcre.js';
 import { sortShort } from './sort.js';
 
 export const ROOT_PATH = '/';
@@ -95,4 +96,30 @@ export function splitPrefixLocations(sorted: Location[]): Location[] {
 /** How NGINX will see the location; two locations with one identity cannot coexist. */
 export function locationIdentity(loc: Pick<Location, 'path' | 'pathType'>): string {
   return loc.pathType === 'Exact' ? `= ${loc.path}` : loc.path;
+}
+
+/**
+ * How NGINX matches a location: `location = path`, `location path` (prefix), or a regular
+ * expression (`~`, or `~*` when caseless), tried in the order of locationOrder. The renderer
+ * prints this and the Lua router matches it, so both answer alike.
+ */
+export type LocationMatch =
+  | { readonly kind: 'exact'; readonly path: string }
+  | { readonly kind: 'prefix'; readonly path: string }
+  | { readonly kind: 'regex'; readonly regex: string; readonly caseless: boolean };
+
+export function locationMatch(loc: Pick<Location, 'path' | 'pathType'>, useRegex: boolean): LocationMatch {
+  if (loc.pathType === 'Exact') {
+    // NGINX answers `/p` with a 301 to `/p/` when a proxied location is named `/p/`, exact or
+    // not; the spec says Exact `/p/` does not match `/p`, which a regex location does not do.
+    if (loc.path.length > 1 && loc.path.endsWith('/')) return { kind: 'regex', regex: `^${escapeRegex(loc.path)}$`, caseless: false };
+    return { kind: 'exact', path: loc.path };
+  }
+  if (useRegex) return { kind: 'regex', regex: `^${loc.path}`, caseless: true };
+  return { kind: 'prefix', path: loc.path };
+}
+
+/** A server's locations in the order NGINX tries its regular expressions: longest path first in regex mode. */
+export function locationOrder(server: { readonly useRegex: boolean; readonly locations: readonly Location[] }): readonly Location[] {
+  return server.useRegex ? sortShort([...server.locations], (a, b) => b.path.length - a.path.length) : server.locations;
 }

@@ -3,6 +3,7 @@
 // without a certificate map to EMPTY_UID so Lua forgets any certificate it had for them.
 import { wwwRedirectNames } from './servers.js';
 import type { Backend, Configuration } from './types.js';
+import type { RoutesPayload } from './routes-payload.js';
 
 export const EMPTY_UID = '-1';
 /**
@@ -21,6 +22,8 @@ export interface ServersPayload {
 export interface DynamicUpdate {
   backends?: readonly Backend[];
   servers?: ServersPayload;
+  /** The dynamic hosts' route table (./routes-payload.ts), posted after the backends and certificates it names. */
+  routes?: RoutesPayload;
 }
 
 export type DynamicPart = keyof DynamicUpdate;

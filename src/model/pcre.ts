@@ -17,3 +17,8 @@ export function checkRegex(pattern: string, opts: { caseless: boolean }): RegexC
   if (Array.isArray(r)) return { ok: false, error: r[0], offset: r[1] };
   return { ok: true, names: r.names };
 }
+
+/** A regular expression matching `s` literally. */
+export function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

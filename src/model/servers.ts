@@ -5,6 +5,7 @@ import type { Location, ModelWarning, Server } from './types.js';
 import { checkRegex } from './pcre.js';
 import type { IngressFragment } from './fragments.js';
 import { regexTakeovers } from './takeovers.js';
+import { hostStaticReason } from './dynamic-routes.js';
 import { serverTLSSettings } from './server-tls.js';
 import {
   DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
@@ -19,6 +20,8 @@ export interface ServerInput {
   /** Aliases after removing those that are server names themselves. */
   aliases: readonly string[];
   allowSnippets: boolean;
+  /** --enable-dynamic-routes: hosts whose every Ingress the Lua router can serve are matched in Lua. */
+  dynamicRoutes: boolean;
 }
 
 export interface AssembledServer {
@@ -129,6 +132,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
     ...(tlsSettings ? { tlsSettings } : {}),
     locations,
+    staticBecause: hostStaticReason({ host, ingresses: fragments, locations, useRegex, dynamicRoutes: input.dynamicRoutes }),
   };
   if (server.useRegex) for (const w of regexTakeovers(host, locations, 'spec.rules')) warnings.push(w);
   const primaries = new Map<string, Location>();

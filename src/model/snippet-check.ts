@@ -175,16 +175,29 @@ export function readSnippet(text: string): SnippetDirective[] {
   return out;
 }
 
-/** Why a snippet may not be used, or null; the reason names the line. */
-export function snippetProblem(text: string): string | null {
-  let directives: SnippetDirective[];
+/** The directives of a snippet, or the problem NGINX would find in its structure. */
+function directivesOf(text: string): SnippetDirective[] | string {
   try {
-    directives = readSnippet(text);
+    return readSnippet(text);
   } catch (err) {
     if (err instanceof SnippetProblem) return err.message;
     throw err;
   }
+}
+
+const HTTP_ONLY_BLOCKS = ['location', 'if', 'http', 'events', 'mail', 'stream', 'limit_except', 'types'];
+
+/**
+ * Why a tenant's snippet may not be used, or null; the reason names the line. `blocks`: block
+ * directives the snippet's context takes (`server` and `upstream` in a stream-snippet).
+ */
+export function snippetProblem(text: string, opts: { blocks?: readonly string[] } = {}): string | null {
+  const directives = directivesOf(text);
+  if (typeof directives === 'string') return directives;
   for (const d of directives) {
+    // A stream-snippet: blocks of the http context would make NGINX refuse the whole configuration.
+    if (opts.blocks && HTTP_ONLY_BLOCKS.includes(d.name)) return `line ${d.line}: "${d.name}" is not allowed in the stream context`;
+    if (opts.blocks?.includes(d.name)) continue;
     for (const [re, why] of REFUSED) {
       if (re.test(d.name)) return `line ${d.line}: "${d.name.slice(0, 60)}" ${why}`;
     }
@@ -198,6 +211,33 @@ export function snippetProblem(text: string): string | null {
     if (d.args.some((a) => /^unix:/i.test(a.trim()) || /:\/\/unix:/i.test(a))) {
       return `line ${d.line}: "${d.name.slice(0, 60)}" names a unix socket`;
     }
+  }
+  return null;
+}
+
+/** Where the operator's snippets go: the main context, http, every server, every location, stream. */
+export type SnippetContext = 'main' | 'http' | 'server' | 'location' | 'stream';
+
+/** Blocks ingress-rx writes itself, or that NGINX does not take, in each context. */
+const MISPLACED: Readonly<Record<SnippetContext, readonly string[]>> = {
+  main: ['http', 'events', 'stream', 'server', 'location', 'upstream'],
+  http: ['http', 'events', 'stream', 'mail'],
+  server: ['http', 'events', 'stream', 'mail', 'server', 'upstream'],
+  location: ['http', 'events', 'stream', 'mail', 'server', 'upstream'],
+  stream: ['http', 'events', 'stream', 'mail', 'location'],
+};
+
+/**
+ * Why the operator's snippet (a ConfigMap key) may not be used, or null. The operator may use any
+ * directive (include, load_module, Lua files); the snippet must still stay inside its block, and
+ * may not open a block its context cannot hold (NGINX would refuse the whole configuration).
+ */
+export function operatorSnippetProblem(text: string, context: SnippetContext): string | null {
+  const directives = directivesOf(text);
+  if (typeof directives === 'string') return directives;
+  const misplaced = MISPLACED[context];
+  for (const d of directives) {
+    if (misplaced.includes(d.name)) return `line ${d.line}: "${d.name}" cannot be opened in the ${context} context here`;
   }
   return null;
 }

@@ -65,7 +65,7 @@ export function updateTopology(
     }
     if (!byHost.has(h)) hostSetChanged = true;
     byHost.set(h, frags);
-    assembled.set(h, serverFor(state, settings, h, frags, index.root, assembled.get(h)?.server.aliases ?? []));
+    assembled.set(h, serverFor(state, opts, settings, h, frags, index.root, assembled.get(h)?.server.aliases ?? []));
   }
   const hosts: HostEntry[] = hostSetChanged
     ? hostEntries(byHost.keys(), index)

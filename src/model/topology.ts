@@ -79,6 +79,8 @@ export interface TopologyOptions {
   defaultRoot(settings: NginxSettings): Location;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
   hostOwnership?: boolean;
+  /** --enable-dynamic-routes (see ./dynamic-routes.ts); off unless given. */
+  dynamicRoutes?: boolean;
 }
 
 export function compareHosts(a: string, b: string): number {
@@ -111,7 +113,7 @@ export function sortedByName<T>(byName: ReadonlyMap<string, T>): T[] {
 
 /** A host's server without certificate, memoised on the identity of its inputs. */
 export function serverFor(
-  state: TopologyState, settings: NginxSettings, host: string, frags: IngressFragment[], root: Location, aliases: readonly string[],
+  state: TopologyState, opts: TopologyOptions, settings: NginxSettings, host: string, frags: IngressFragment[], root: Location, aliases: readonly string[],
 ): AssembledServer {
   const defaultRootLocation = host === DEFAULT_SERVER ? root : null;
   const inputs: unknown[] = [settings, defaultRootLocation, aliases.join(','), ...frags];
@@ -121,6 +123,7 @@ export function serverFor(
       inputs,
       assembled: assembleServer({
         host, fragments: frags, defaultRoot: defaultRootLocation, aliases, allowSnippets: settings.allowSnippetAnnotations,
+        dynamicRoutes: opts.dynamicRoutes === true,
       }),
     };
     state.servers.set(host, entry);
@@ -166,7 +169,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   const aliases = resolveAliases(byHost, owners, `metadata.annotations["${opts.annotationsPrefix}/server-alias"]`);
   const assembled = new Map<string, AssembledServer>();
   byHost.forEach((frags, host) => {
-    assembled.set(host, serverFor(state, settings, host, frags, root, aliases.byHost.get(host)!));
+    assembled.set(host, serverFor(state, opts, settings, host, frags, root, aliases.byHost.get(host)!));
   });
   const hosts = hostEntries(byHost.keys(), { byHost, assembled });
 

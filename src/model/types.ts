@@ -119,6 +119,12 @@ export interface Server {
   /** Client certificates, backend TLS and ciphers of the host (auth-tls-*, proxy-ssl-*, ssl-ciphers); absent when none is set. */
   readonly tlsSettings?: ServerTLSSettings;
   readonly locations: readonly Location[];
+  /**
+   * Why the host's routes are a server block of nginx.conf (a change reloads NGINX), or null
+   * when they are dynamic: matched and applied per request by the Lua router from the route
+   * table (a change is POSTed). The rule: ./dynamic-routes.ts.
+   */
+  readonly staticBecause: string | null;
 }
 
 export interface Certificate {
@@ -151,4 +157,9 @@ export interface Configuration {
   /** uid of the --default-ssl-certificate, or null (self-signed fallback). */
   readonly defaultCertificate: string | null;
   readonly settings: Readonly<NginxSettings>;
+  /**
+   * --enable-dynamic-routes: the default server (and every static wildcard server) hands
+   * requests for dynamic hosts to the Lua router, whether or not any host is dynamic yet.
+   */
+  readonly dynamicRoutes: boolean;
 }

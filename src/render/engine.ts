@@ -17,7 +17,11 @@ import { nextUpstream } from './blocks/proxy.js';
 import { passthroughOff, passthroughStream } from './blocks/sslpassthrough.js';
 import type { AuxiliaryFile, HttpFeature } from './blocks/types.js';
 import { httpProxyHeaders } from './proxy-headers.js';
+import type { NginxSettings } from '../model/config/settings.js';
 import { streamServers } from './stream.js';
+import {
+  eventsDirectives, forwardedForProxyProtocol, headerVariable, httpDirectives, httpSnippet, listenAddresses, logTargets, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
+} from './settings-directives.js';
 import { geoip2Setup } from './geoip.js';
 import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
 import { opentelemetryHttp } from './blocks/opentelemetry.js';
@@ -160,15 +164,18 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
   let serversRendered = 0;
   let lastCtxKey = '';
 
-  function renderChunks(config: Configuration, runtime: NginxRuntime): RenderedChunks {
+  function renderChunks(config: Configuration, givenRuntime: NginxRuntime): RenderedChunks {
     const warnings: string[] = [];
     const s = config.settings;
+    const runtime = withListenAddresses(s, givenRuntime);
     const passthroughPort = runtime.sslPassthrough && config.servers.some((x) => x.sslPassthrough) ? runtime.sslPassthrough.proxyPort : undefined;
-    let ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}${passthroughPort === undefined ? '' : `\u0000passthrough`}`;
+    let ctxKey = `${tpl.digest}\u0000${stringify(s)}\u0000${stringify(runtime)}${passthroughPort === undefined ? '' : `\u0000passthrough`}${config.dynamicRoutes ? '\u0000dynamic-routes' : ''}`;
     // The same string object each time: fragments compare their key by reference, not 4 KB apart.
     if (ctxKey === lastCtxKey) ctxKey = lastCtxKey;
     lastCtxKey = ctxKey;
-    const serverCtx: ServerContext = { settings: s, runtime, wwwRedirectFrom: null, ...(passthroughPort === undefined ? {} : { passthroughPort }) };
+    const serverCtx: ServerContext = {
+      settings: s, runtime, wwwRedirectFrom: null, dynamicRoutes: config.dynamicRoutes, ...(passthroughPort === undefined ? {} : { passthroughPort }),
+    };
     const wwwNames = wwwRedirectNames(config.servers);
     const parts: string[] = [''];
     const problems: RenderProblem[] = [];
@@ -178,6 +185,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let httpLevel = '';
     const uses = new Set<HttpFeature>();
     for (const server of config.servers) {
+      // A dynamic host is the router's (./dynamic-routes.ts): no server block.
+      if (server.staticBecause === null) continue;
       const www = wwwNames.get(server) ?? null;
       if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
       let frag = fragments.get(server);
@@ -215,10 +224,14 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     warnings.push(...modsecurity.warnings);
     const otel = opentelemetryHttp(config);
     warnings.push(...otel.warnings);
-    const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0 || passthroughPort !== undefined;
+    const streamSnippetText = streamSnippets(s, config.servers, (ingress, message) => {
+      const [namespace = '', name = ''] = ingress.split('/');
+      problems.push({ ingresses: [{ namespace, name }], host: '', field: 'stream-snippet', message, outcome: 'stream-snippet left out' });
+    });
+    const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0 || passthroughPort !== undefined || streamSnippetText !== '';
     let stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
     if (passthroughPort !== undefined) stream += passthroughStream(config.servers, config.backends, runtime, passthroughPort, s, (w) => warnings.push(w));
-    const checksum = createHash('sha256').update(ctxKey).update(hashes.join('')).update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(geoip.directives).digest('hex');
+    const checksum = createHash('sha256').update(ctxKey).update(hashes.join('')).update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(streamSnippetText).update('\u0000').update(geoip.directives).digest('hex');
     let head: string;
     let tail: string;
     try {
@@ -239,11 +252,6 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
         worker_connections: workerConnections(s),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
-        log_paths: {
-          error: s.errorLogPath || runtime.errorLogPath,
-          http: s.httpAccessLogPath || s.accessLogPath || runtime.accessLogPath,
-          stream: s.streamAccessLogPath || s.accessLogPath || runtime.accessLogPath,
-        },
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
         reload_log: reloadLogPath(runtime),
@@ -273,6 +281,22 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         stream,
         metrics_log: runtime.metricsLog ? `log_format ${METRICS_LOG_FORMAT_NAME} '${METRICS_LOG_FORMAT}';\n    ${metricsAccessLog(runtime.metricsLog)};` : '',
         servers: SERVERS_TOKEN,
+        cm: {
+          main: mainDirectives(s),
+          events: eventsDirectives(s),
+          lua_shared_dicts: luaSharedDicts(s),
+          http: httpDirectives(s),
+          http_snippet: httpSnippet(s),
+          forwarded_host: headerVariable(s.forwardedHostHeader, 'forwarded-host-header'),
+          forwarded_for_proxy_protocol: s.useProxyProtocol && s.useForwardedHeaders ? forwardedForProxyProtocol(s) : '',
+          logs: logTargets(s, {
+            error: s.errorLogPath || runtime.errorLogPath,
+            http: s.httpAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+            stream: s.streamAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+          }),
+          stream: hasStream ? streamDirectives(s) : '',
+          stream_snippets: streamSnippetText,
+        },
       }) as string;
       const at = text.indexOf(SERVERS_TOKEN);
       if (at < 0 || text.indexOf(SERVERS_TOKEN, at + 1) >= 0) throw new Error('nginx.conf.liquid must print {{ servers }} exactly once');
@@ -497,4 +521,10 @@ export function serverNamesHash(config: Configuration, maxSize: number, bucketSi
   }
   for (const twin of wwwRedirectNames(config.servers).values()) count1(twin);
   return { max_size: Math.max(maxSize, nextPowerOf2(count)), bucket_size: Math.max(bucketSize, nextPowerOf2(serverNameBucketBytes(longest))) };
+}
+
+/** The runtime with the listen addresses bind-address and disable-ipv6 leave (the same object when they change nothing). */
+function withListenAddresses(s: NginxSettings, runtime: NginxRuntime): NginxRuntime {
+  const listen = listenAddresses(s, runtime);
+  return listen.join(' ') === runtime.listenAddresses.join(' ') ? runtime : { ...runtime, listenAddresses: listen };
 }

@@ -9,7 +9,7 @@
 import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
 import { namesUnixSocket } from '../model/validate.js';
-import { snippetProblem } from '../model/snippet-check.js';
+import { operatorSnippetProblem, snippetProblem, type SnippetContext } from '../model/snippet-check.js';
 import { MAX_RULES_CHUNK, quoteForNginx, tenantRulesProblem } from '../model/seclang.js';
 import { checkRegex } from '../model/pcre.js';
 
@@ -228,6 +228,34 @@ export function snippet(v: unknown, field = 'snippet'): string {
   const problem = snippetProblem(v);
   if (problem) throw new RenderError(field, problem);
   return v.split('\n').join('\n        ');
+}
+
+/** A tenant's stream-snippet: as `snippet`, but it may open stream `server` and `upstream` blocks. */
+export function streamSnippet(v: unknown, field = 'stream-snippet'): string {
+  return checkedSnippet(v, field, (s) => snippetProblem(s, { blocks: ['server', 'upstream'] }));
+}
+
+/**
+ * The operator's snippet (a ConfigMap key) for one context: any directive, read again as NGINX
+ * will read it so that it stays in the block it is put in.
+ */
+export function operatorSnippet(v: unknown, field: string, context: SnippetContext): string {
+  return checkedSnippet(v, field, (s) => operatorSnippetProblem(s, context));
+}
+
+function checkedSnippet(v: unknown, field: string, problemOf: (s: string) => string | null): string {
+  if (typeof v !== 'string') throw new RenderError(field, 'expected a string');
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(v)) throw new RenderError(field, 'control characters are not allowed');
+  const problem = problemOf(v);
+  if (problem) throw new RenderError(field, problem);
+  return v;
+}
+
+/** A key made only of NGINX variables (`$binary_remote_addr`), e.g. a limit zone's. */
+export function variables(v: unknown, field = 'variables'): string {
+  const s = str(v, field);
+  if (!/^(\$[A-Za-z_][A-Za-z0-9_]*){1,16}$/.test(s)) throw new RenderError(field, `not NGINX variables: ${JSON.stringify(s.slice(0, 100))}`);
+  return s;
 }
 
 /**

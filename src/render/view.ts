@@ -5,14 +5,15 @@
 // filter. A value the renderer cannot express denies its location (503), not the server.
 import type { NginxSettings } from '../model/config/settings.js';
 import type { IngressRef, Location, Server } from '../model/types.js';
-import { sortShort } from '../model/sort.js';
+import { locationMatch, locationOrder } from '../model/paths.js';
 import type { NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';
 import { SERVER_LAYOUT, slotFunctions } from './blocks/index.js';
-import { escapeRegex } from './blocks/layout.js';
+import { spoofedClientGuard } from './settings-directives.js';
 import type { HttpFeature, ServerBlock, ServerContext as BlockServerContext } from './blocks/types.js';
 import { deniedText, renderLocation, type LocationFrame } from './location.js';
+import { DYNAMIC_ROUTE_HOOK, DYNAMIC_ROUTE_LOCATION, routesDynamicHosts } from './dynamic-routes.js';
 
 export interface ServerView {
   /** The host and its aliases (the `## start server` marker). */
@@ -69,6 +70,8 @@ export interface ServerContext {
   wwwRedirectFrom: string | null;
   /** ssl-passthrough is in effect: HTTPS arrives from the SNI stream server on 127.0.0.1:proxyPort. */
   passthroughPort?: number;
+  /** --enable-dynamic-routes: the default and wildcard servers hand dynamic hosts to the Lua router. */
+  dynamicRoutes?: boolean;
 }
 
 const serverSlots = <S extends keyof ServerBlock>(slot: S) => slotFunctions<ServerBlock, S>(SERVER_LAYOUT, 'server', slot);
@@ -77,18 +80,13 @@ const DIRECTIVES = serverSlots('directives');
 const OWNS_HEADER_FILTER = serverSlots('ownsHeaderFilter');
 const AFTER = serverSlots('after');
 
-/** The location's match: one per model location (the model made the Prefix split's twins). */
+/** The location's match, as the model says NGINX matches it (one per model location: the model made the Prefix split's twins). */
 function matcher(server: Server, loc: Location): string {
   const field = 'path';
-  if (loc.pathType === 'Exact') {
-    // NGINX answers `/p` with a 301 to `/p/` when a proxied location is named `/p/`, exact or
-    // not; the spec says Exact `/p/` does not match `/p`, which a regex location does not do.
-    const exact = f.path(loc.path, field);
-    if (loc.path.length > 1 && loc.path.endsWith('/')) return `~ ${f.regex(`^${escapeRegex(loc.path)}$`, field)}`;
-    return `= ${exact}`;
-  }
-  if (server.useRegex) return `~* ${f.regex(`^${loc.path}`, field)}`;
-  return f.path(loc.path, field);
+  const m = locationMatch(loc, server.useRegex);
+  if (m.kind === 'exact') return `= ${f.path(m.path, field)}`;
+  if (m.kind === 'prefix') return f.path(m.path, field);
+  return `${m.caseless ? '~*' : '~'} ${f.regex(m.regex, field)}`;
 }
 
 /**
@@ -131,7 +129,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   let locationsText = '';
   let extra = '';
   let httpLevel = '';
-  const ordered = server.useRegex ? sortShort([...server.locations], (a, b) => b.path.length - a.path.length) : server.locations;
+  const ordered = locationOrder(server);
   for (const loc of ordered) {
     let m: string;
     try {
@@ -177,9 +175,13 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   }
   let after = '';
   for (const fn of AFTER) after += fn(bctx);
+  const router = routesDynamicHosts(server, ctx.dynamicRoutes === true);
+  if (router) extra += DYNAMIC_ROUTE_LOCATION;
   const guards = (s.blockCidrs.length > 0 ? '        if ($block_cidr) {\n            return 403;\n        }\n' : '')
     + (s.blockUserAgents.length > 0 ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
-    + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '');
+    + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')
+    + spoofedClientGuard(s)
+    + (router ? DYNAMIC_ROUTE_HOOK : '');
   return {
     names, serverName, listenText,
     luaPhases: OWNS_HEADER_FILTER.some((fn) => fn(bctx)) ? '' : serverLua(host),

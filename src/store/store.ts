@@ -154,9 +154,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     return [...refs];
   }
 
-  /** ConfigMaps the Ingress's annotations name (auth-proxy-set-headers). */
   function configMapReferences(ing: Ingress): string[] {
-    if (configMapAnnotations.length === 0) return [];
     const ns = ing.metadata.namespace ?? '';
     const annotations = ing.metadata.annotations ?? {};
     const refs = new Set<string>();
@@ -174,6 +172,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     const refs = secretReferences(ing);
     secretsOfIngress.set(key, refs);
     for (const ref of refs) addToIndex(ingressesBySecret, ref, key);
+    if (configMapAnnotations.length === 0) return;
     const cms = configMapReferences(ing);
     if (cms.length > 0) configMapsOfIngress.set(key, cms);
     for (const ref of cms) addToIndex(ingressesByConfigMap, ref, key);
@@ -189,9 +188,9 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     configMapsOfIngress.delete(key);
   }
 
-  function servedReferencing(secretKey: string, index = ingressesBySecret): string[] {
+  function servedReferencing(secretKey: string): string[] {
     const keys: string[] = [];
-    for (const key of index.get(secretKey) ?? []) if (served.has(key)) keys.push(key);
+    for (const key of ingressesBySecret.get(secretKey) ?? []) if (served.has(key)) keys.push(key);
     return keys;
   }
 
@@ -297,8 +296,9 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       if (key === opts.tcpServicesConfigmap) return relevant('TCP services ConfigMap');
       if (key === opts.udpServicesConfigmap) return relevant('UDP services ConfigMap');
       if (referencedConfigMaps.has(key)) return relevant('ConfigMap referenced by the main ConfigMap');
-      const users = servedReferencing(key, ingressesByConfigMap);
-      if (users.length > 0) return relevant(`ConfigMap referenced by ${users.length} served Ingress(es)`);
+      let users = 0;
+      for (const ing of ingressesByConfigMap.get(key) ?? []) if (served.has(ing)) users++;
+      if (users > 0) return relevant(`ConfigMap referenced by ${users} served Ingress(es)`);
       return irrelevant('ConfigMap not used');
     },
   };

@@ -41,7 +41,7 @@ export interface StoreOptions {
 export interface AnnotationReferences {
   /** Annotation keys (without prefix) whose value names a Secret, `name` or `namespace/name`. */
   secretAnnotations: readonly string[];
-  /** Annotation keys (without prefix) whose value names a ConfigMap, `name` or `namespace/name`. */
+  /** Annotation keys whose value names a ConfigMap the same way (custom-headers). */
   configMapAnnotations?: readonly string[];
 }
 

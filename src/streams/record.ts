@@ -36,6 +36,8 @@ export interface RecordHeader {
   upstreamAddresses?: { allow: string[]; ownPorts: number[] };
   /** --host-ownership; absent: off. */
   hostOwnership?: boolean;
+  /** --enable-dynamic-routes (absent: off). */
+  dynamicRoutes?: boolean;
   /** True when Secret values were replaced by REDACTED_PREFIX fingerprints. */
   secretsRedacted: boolean;
 }

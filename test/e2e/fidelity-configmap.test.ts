@@ -12,7 +12,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
+import { ingress, service, slices, startLocal, untilRunning, type LocalController, type Reply } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 
@@ -34,14 +34,14 @@ let accessLogFile = '';
 const accessLog = () => readFileSync(accessLogFile || join(ctl.workdir, 'logs', 'access.log'), 'utf8');
 
 /** Rewrites the main ConfigMap and waits until NGINX runs a configuration that has `marker`. */
+/** Syncs that reloaded and then applied everything (the route table is POSTed after the reload). */
+const appliedReloads = () => ctl.output().split('\n').filter((l) => /"decision":"reload"/.test(l) && /"applied":true/.test(l)).length;
+
 async function phase(data: Record<string, string>, marker: string, opts: { probe?: boolean } = {}): Promise<void> {
+  const reloadsBefore = appliedReloads();
   ctl.write('configmap.json', [configMap('nginx-config', data)]);
-  // The file is written before the reload: wait until the workers answer its checksum.
-  await waitFor(async () => {
-    const conf = await runningConf();
-    const checksum = /^# Configuration checksum: (\w+)/.exec(conf)?.[1];
-    return conf.includes(marker) && (await ctl.control('/configuration-checksum')).body === checksum;
-  }, { timeoutMs: 15_000, what: `NGINX running a configuration with ${marker}` });
+  await untilRunning(ctl, marker);
+  await waitFor(() => appliedReloads() > reloadsBefore, { timeoutMs: 15_000, what: 'the sync of the new ConfigMap applied whole' });
   if (opts.probe !== false) await ctl.until('plain.test', '/', () => true);
 }
 

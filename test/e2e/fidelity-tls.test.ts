@@ -270,13 +270,16 @@ test('auth-tls-secret: a client certificate of the CA is accepted and passed ups
 });
 
 test('SNI of a host without client authentication, or no SNI, with the Host of one that has it: never served unverified', async () => {
-  // The handshake was made with plain.test's server, which asked for no certificate.
-  assert.is((await call('mtls.test', { sni: 'plain.test' })).status, 421);
-  assert.is((await call('mtls.test', { sni: 'plain.test', client: 'alice-evil' })).status, 421);
+  // The handshake was made with plain.test's server, which asked for no certificate: 421. A
+  // dynamic plain.test has no server block, so NGINX knows no server for that SNI name and the
+  // Host's server finds no certificate: 400 (docs/differences.md, Dynamic routes). Unverified either way.
+  const misdirected = process.env.IRX_TEST_DYNAMIC_ROUTES === '0' ? 421 : 400;
+  assert.is((await call('mtls.test', { sni: 'plain.test' })).status, misdirected);
+  assert.is((await call('mtls.test', { sni: 'plain.test', client: 'alice-evil' })).status, misdirected);
   // No SNI: the default server's handshake; the Host's server then finds no certificate.
   assert.is((await call('mtls.test', { sni: null })).status, 400);
   assert.is((await call('mtls.test', { sni: null, client: 'alice-evil' })).status, 400);
-  assert.is((await call('cn.test', { sni: 'plain.test', client: 'alice' })).status, 421);
+  assert.is((await call('cn.test', { sni: 'plain.test', client: 'alice' })).status, misdirected);
   // Plain HTTP never reaches a host that requires a certificate: redirected to HTTPS, even with
   // ssl-redirect false and no tls section; an ACME challenge path stays reachable.
   const http = await ctl.request('mtls.test', '/x');

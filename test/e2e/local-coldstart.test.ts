@@ -75,7 +75,10 @@ test('HTTPS: the TLS host gets its Secret\'s certificate; other names and no SNI
 });
 
 test('a later structural change is tested and reloaded as before', async () => {
-  ctl.write('more.json', [ingress('app', 'more', { host: 'more.test', paths: [{ path: '/', service: 'web' }] })]);
+  // proxy-read-timeout needs a directive: the host gets a server block (a dynamic host would not reload).
+  ctl.write('more.json', [ingress('app', 'more', {
+    host: 'more.test', annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' }, paths: [{ path: '/', service: 'web' }],
+  })]);
   await ctl.until('more.test', '/', (r) => r.backend === 'a', { what: 'more.test served' });
   assert.is(reloads(), 1);
 });

@@ -1,5 +1,6 @@
 // Hand-built Configurations for render and reload tests: the smallest valid model objects,
 // with ingress-nginx's defaults, that a test then overrides field by field.
+import { DYNAMIC_ROUTES_OFF } from '../../src/model/dynamic-routes.js';
 import { defaultSettings } from '../../src/model/config/defaults.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
 import type { ProxyConfig } from '../../src/model/annotations/proxy.js';
@@ -23,6 +24,12 @@ export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig
     nextUpstreamTries: s.proxyNextUpstreamTries,
     httpVersion: s.proxyHttpVersion,
     clientBodyBufferSize: s.clientBodyBufferSize,
+    busyBuffersSize: s.proxyBusyBuffersSize,
+    maxTempFileSize: s.proxyMaxTempFileSize,
+    cookieDomain: s.proxyCookieDomain,
+    cookiePath: s.proxyCookiePath,
+    redirectFrom: s.proxyRedirectFrom,
+    redirectTo: s.proxyRedirectTo,
   };
 }
 
@@ -50,6 +57,7 @@ export function server(hostname: string, over: Partial<Server> = {}): Server {
     useRegex: false,
     serverSnippet: '',
     locations: [location()],
+    staticBecause: DYNAMIC_ROUTES_OFF,
     ...over,
   };
 }
@@ -74,6 +82,7 @@ export function configuration(servers: Server[] = [], over: Partial<Configuratio
     certificates: {},
     defaultCertificate: null,
     settings: { ...defaultSettings(), workerProcesses: '1', ...settings },
+    dynamicRoutes: false,
     ...over,
   };
 }
@@ -145,7 +154,7 @@ export function goldenConfigurations(): Record<string, Configuration> {
 export function hostileBase(hostname = 'target.example.com'): Mutable<Configuration> {
   const full = location({
     path: '/t', pathType: 'Prefix',
-    rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p' },
+    rewrite: { target: '/x', useRegex: false, appRoot: '/app', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '/p', usePortInRedirects: false },
     redirect: null,
     cors: { enabled: true, allowOrigin: ['https://a.example.com'], allowMethods: 'GET', allowHeaders: 'X-A', exposeHeaders: 'X-B', allowCredentials: true, maxAge: 10 },
     basicAuth: { type: 'basic', realm: 'realm', secret: 'default/basic', secretType: 'auth-file', users: ['u:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/'] },

@@ -85,6 +85,13 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
   });
 }
 
+/**
+ * IRX_TEST_DYNAMIC_ROUTES=0 runs every controller of a test file with --enable-dynamic-routes=false
+ * (every host a server block), so one file checks both paths (test/e2e/*.static.test.ts import a
+ * file with it set).
+ */
+export const DYNAMIC_ROUTES_ARGS: readonly string[] = process.env.IRX_TEST_DYNAMIC_ROUTES === '0' ? ['--enable-dynamic-routes=false'] : [];
+
 export async function startLocal(opts: { files?: Record<string, object[] | string>; args?: string[]; env?: Record<string, string> } = {}): Promise<LocalController> {
   const dir = mkdtempSync(join(tmpdir(), 'irx-manifests-'));
   const write = (file: string, objects: object[] | string) => {
@@ -101,6 +108,7 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
     '--http-port', String(ports.http), '--https-port', String(ports.https), '--status-port', String(ports.status),
     '--stream-port', String(ports.stream), '--healthz-port', String(ports.healthz), '--default-server-port', String(ports.defaultServer),
     '--sync-rate-limit', '20', '--log-level', 'info',
+    ...DYNAMIC_ROUTES_ARGS,
     ...(opts.args ?? []),
   ], opts.env, () => rmSync(dir, { recursive: true, force: true }));
   return { ...ctl, dir, write, remove: (file) => unlinkSync(join(dir, file)) };
@@ -113,6 +121,7 @@ export async function startController(opts: { kubeconfig: string; args?: string[
     `--http-port=${ports.http}`, `--https-port=${ports.https}`, `--status-port=${ports.status}`,
     `--stream-port=${ports.stream}`, `--healthz-port=${ports.healthz}`, `--default-server-port=${ports.defaultServer}`,
     '--sync-rate-limit=20', '--log-level=info', '--shutdown-grace-period=0', '--post-shutdown-grace-period=0',
+    ...DYNAMIC_ROUTES_ARGS,
     ...(opts.args ?? []),
   ], opts.env);
 }
@@ -253,4 +262,14 @@ export function tlsSecret(ns: string, name: string, cert: string, key: string) {
     apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name, namespace: ns },
     data: { 'tls.crt': Buffer.from(cert).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') },
   };
+}
+
+/** Waits until NGINX's workers run a configuration (as its status server serves it) that has `marker`. */
+export async function untilRunning(ctl: Pick<LocalController, 'control'>, marker: string): Promise<void> {
+  // The file is written before the reload: wait until the workers answer its checksum.
+  await waitFor(async () => {
+    const conf = (await ctl.control('/nginx.conf')).body;
+    const checksum = /^# Configuration checksum: (\w+)/.exec(conf)?.[1];
+    return conf.includes(marker) && (await ctl.control('/configuration-checksum')).body === checksum;
+  }, { timeoutMs: 15_000, what: `NGINX running a configuration with ${marker}` });
 }

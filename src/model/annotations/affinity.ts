@@ -73,6 +73,8 @@ export const affinityGroup: AnnotationGroup<AffinityValue, typeof fields> = {
     'session-cookie-conditional-samesite-none': { values: '"true" or "false"', default: 'false', description: 'Omit SameSite=None for clients known to reject it.' },
     'session-cookie-change-on-failure': { values: '"true" or "false"', default: 'false', description: 'Pick a new upstream (and cookie) when the sticky one fails.' },
   },
+  // A backend policy: applied per request by the Lua balancer from the backends payload.
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {

@@ -86,6 +86,7 @@ export const authBasicGroup: AnnotationGroup<BasicAuthValue, typeof fields> = {
   keys,
   fields,
   secrets: ['auth-secret'],
+  perRequest: ({ basicAuth }) => (basicAuth === null ? null : `auth-type ${basicAuth.type} needs NGINX's auth_${basicAuth.type}`),
   atLocation: {
     // no-auth-locations (default: ACME challenges) are open.
     basicAuth: (auth, site) => (auth && !pathUnderAny(site.path, site.settings.noAuthLocations) ? auth : null),

@@ -242,6 +242,7 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
   keys,
   fields,
   configMaps: ['auth-proxy-set-headers'],
+  perRequest: ({ externalAuth }) => (externalAuth === null ? null : 'auth-url needs an NGINX subrequest'),
   atLocation: {
     // no-auth-locations (default: ACME challenges) are open.
     externalAuth: (auth, site) => (auth && !pathUnderAny(site.path, site.settings.noAuthLocations) ? auth : null),

@@ -24,6 +24,7 @@ export const backendProtocolGroup: AnnotationGroup<BackendProtocolValue, typeof 
   docs: {
     'backend-protocol': { values: BACKEND_PROTOCOLS.join(', ') + ' (any case)', default: 'HTTP', description: 'Protocol used to talk to the backend.' },
   },
+  perRequest: ({ backendProtocol }) => (backendProtocol === 'HTTP' ? null : `backend-protocol ${backendProtocol} needs a location of its own`),
   parse(ing, ctx, warn) {
     return { backendProtocol: annotationReader(ing, ctx, keys, warn).get('backend-protocol', backendProtocol, 'HTTP') };
   },

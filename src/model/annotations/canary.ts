@@ -49,6 +49,8 @@ export const canaryGroup: AnnotationGroup<CanaryValue, typeof fields> = {
     'canary-weight': { values: 'integer 0..canary-weight-total', default: '0', description: 'Share of requests sent to the canary.' },
     'canary-weight-total': { values: 'integer ≥ 1', default: '100', description: 'Total the weight is a share of.' },
   },
+  // A backend policy: applied per request by the Lua balancer from the backends payload.
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const enabled = r.get('canary', bool, false);

@@ -88,6 +88,7 @@ export const corsGroup: AnnotationGroup<CorsValue, typeof fields> = {
     'cors-allow-credentials': { values: '"true" or "false"', default: 'true', description: 'Access-Control-Allow-Credentials.' },
     'cors-max-age': { values: 'seconds', default: String(CORS_DEFAULTS.maxAge), description: 'Access-Control-Max-Age.' },
   },
+  perRequest: ({ cors }) => (cors === null ? null : 'enable-cors needs add_header and the preflight answer in a location'),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     if (!r.get('enable-cors', bool, false)) return { cors: null };

@@ -36,6 +36,8 @@ export const defaultBackendGroup: AnnotationGroup<DefaultBackendValue, typeof fi
   docs: {
     'default-backend': { values: 'Service name (same namespace)', default: 'none', description: 'Service that answers when the backend has no endpoints, and for custom-http-errors.', onInvalid: 'warning; ignored (also when the Service does not exist)' },
   },
+  // The Lua balancer falls back to the default backend per request.
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const name = r.get('default-backend', serviceName, '');

@@ -16,8 +16,10 @@ import { backendProtocolGroup } from './backendprotocol.js';
 import { canaryGroup } from './canary.js';
 import { connectionGroup } from './connection.js';
 import { corsGroup } from './cors.js';
+import { customHeadersGroup } from './customheaders.js';
 import { customHttpErrorsGroup } from './customhttperrors.js';
 import { defaultBackendGroup } from './defaultbackend.js';
+import { http2PushPreloadGroup } from './http2pushpreload.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
@@ -46,7 +48,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, sslCipherGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup, modsecurityGroup, opentelemetryGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup, customHeadersGroup, http2PushPreloadGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 

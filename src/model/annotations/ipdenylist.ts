@@ -19,6 +19,7 @@ export const ipDenylistGroup: AnnotationGroup<IpDenylistValue, typeof fields> = 
   docs: {
     'denylist-source-range': { values: 'comma-separated IPs / CIDRs', default: 'ConfigMap denylist-source-range', description: 'Client networks refused (403) at the location.', onInvalid: 'warning; the location is denied (503)' },
   },
+  perRequest: ({ denylist }) => (denylist.length === 0 ? null : 'denylist-source-range needs deny in a location'),
   parse(ing, ctx, warn) {
     const reading = annotationReader(ing, ctx, keys, warn).read('denylist-source-range', cidrList);
     if (reading.state === 'invalid') return { denylist: [], denied: `annotation denylist-source-range: ${reading.message}` };

@@ -22,6 +22,8 @@ export const loadBalanceGroup: AnnotationGroup<LoadBalanceValue, typeof fields> 
   docs: {
     'load-balance': { values: LOAD_BALANCE_ALGORITHMS.map((a) => `"${a}"`).join(' or '), default: 'ConfigMap load-balance', description: 'Load-balancing algorithm of the backend (consistent hashing: upstream-hash-by).' },
   },
+  // A backend policy: applied per request by the Lua balancer from the backends payload.
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return { loadBalance: r.get('load-balance', algorithm, ctx.settings.loadBalance) };

@@ -84,6 +84,7 @@ export const mirrorGroup: AnnotationGroup<MirrorValue, typeof fields> = {
   name: 'mirror',
   keys,
   fields,
+  perRequest: ({ mirror }) => (mirror === null ? null : "mirror-target needs NGINX's mirror subrequest"),
   docs: {
     'mirror-target': {
       values: 'http(s) URL; the host a name, an IP address or `$host`, the path may use NGINX variables (`$request_uri`)',

@@ -63,6 +63,8 @@ export const modsecurityGroup: AnnotationGroup<ModSecurityValue, typeof fields> 
   name: 'modsecurity',
   keys,
   fields,
+  // The ConfigMap's ModSecurity is http-level and covers the router's location too; an Ingress's own is a location's.
+  perRequest: ({ modsecurity }) => (modsecurity === null ? null : 'enable-modsecurity needs modsecurity directives in a location'),
   docs: {
     'enable-modsecurity': { values: '"true" or "false"', default: 'ConfigMap enable-modsecurity', description: 'ModSecurity for the locations of the Ingress (`false`: off even when the ConfigMap turns it on); loads the base configuration (detection only, as ingress-nginx).' },
     'enable-owasp-core-rules': { values: '"true" or "false"', default: 'false', description: "The OWASP Core Rule Set (Debian's modsecurity-crs) in the Ingress's locations, where ModSecurity is on." },

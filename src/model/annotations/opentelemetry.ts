@@ -38,6 +38,8 @@ export const opentelemetryGroup: AnnotationGroup<OpentelemetryValue, typeof fiel
   name: 'opentelemetry',
   keys,
   fields,
+  // A traced location opens its span in its own rewrite phase; the router's location opens none.
+  perRequest: ({ opentelemetry: o }, s) => ((o?.enable ?? s.enableOpentelemetry) === true ? 'opentelemetry opens its span in the location' : null),
   docs: {
     'enable-opentelemetry': { values: '"true" or "false"', default: 'ConfigMap enable-opentelemetry', description: 'A server span for each request of the locations, the W3C trace context passed upstream (`false`: none, even when the ConfigMap turns tracing on).' },
     'opentelemetry-trust-incoming-span': { values: '"true" or "false"', default: 'ConfigMap opentelemetry-trust-incoming-span', description: "Continue the client's trace (its traceparent) instead of starting a new one. Read only with enable-opentelemetry \"true\" on the Ingress." },

@@ -50,6 +50,7 @@ export const rateLimitGroup: AnnotationGroup<RateLimitValue, typeof fields> = {
     'limit-allowlist': { values: 'comma-separated IPs / CIDRs', default: "''", description: 'Client networks exempt from the limits.' },
     'limit-whitelist': { values: 'comma-separated IPs / CIDRs', default: "''", description: 'Older name of limit-allowlist (which wins when both are set).' },
   },
+  perRequest: ({ rateLimit }) => (rateLimit === null ? null : 'rate limits need NGINX zones (limit_req, limit_conn, limit_rate)'),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const rateLimit = {

@@ -1,5 +1,6 @@
 // rewrite group: rewrite-target, use-regex, app-root, ssl-redirect, force-ssl-redirect,
-// preserve-trailing-slash, x-forwarded-prefix.
+// preserve-trailing-slash, x-forwarded-prefix, and use-port-in-redirects (the port in the SSL
+// redirect and in the redirects NGINX issues).
 import { bool, InvalidValue, MAX_VALUE_LENGTH, uriPath, type Check } from '../validate.js';
 import { annotationReader } from './reader.js';
 import { pathUnderAny } from './site.js';
@@ -24,6 +25,7 @@ const keys = {
   'force-ssl-redirect': 'Medium',
   'preserve-trailing-slash': 'Medium',
   'x-forwarded-prefix': 'Medium',
+  'use-port-in-redirects': 'Low',
 } as const;
 
 export interface RewriteConfig {
@@ -35,6 +37,7 @@ export interface RewriteConfig {
   readonly forceSSLRedirect: boolean;
   readonly preserveTrailingSlash: boolean;
   readonly xForwardedPrefix: string;
+  readonly usePortInRedirects: boolean;
 }
 
 export interface RewriteValue {
@@ -53,9 +56,14 @@ export const rewriteGroup: AnnotationGroup<RewriteValue, typeof fields> = {
     'app-root': { values: 'URI path', default: "''", description: 'Redirect requests for `/` to this path.' },
     'ssl-redirect': { values: '"true" or "false"', default: 'ConfigMap ssl-redirect', description: 'Redirect HTTP to HTTPS when the host has TLS.' },
     'force-ssl-redirect': { values: '"true" or "false"', default: 'ConfigMap force-ssl-redirect', description: 'Redirect HTTP to HTTPS even without TLS on the Ingress.' },
-    'preserve-trailing-slash': { values: '"true" or "false"', default: 'false', description: 'Keep the trailing slash in the URI of the SSL redirect.' },
+    'preserve-trailing-slash': { values: '"true" or "false"', default: 'ConfigMap preserve-trailing-slash', description: 'Keep the trailing slash in the URI of the SSL redirect.' },
+    'use-port-in-redirects': { values: '"true" or "false"', default: 'ConfigMap use-port-in-redirects', description: 'Name the port in redirects NGINX issues (port_in_redirect) and in the SSL redirect.' },
     'x-forwarded-prefix': { values: 'URI path', default: "''", description: 'Value of the X-Forwarded-Prefix header sent upstream.' },
   },
+  // The SSL-redirect settings are the Lua rewrite phase's already; the rest are directives.
+  perRequest: ({ rewrite: rw }) => (rw.target !== '' ? 'rewrite-target needs NGINX\'s rewrite'
+    : rw.appRoot !== '' ? 'app-root needs NGINX\'s return'
+      : rw.xForwardedPrefix !== '' ? 'x-forwarded-prefix needs proxy_set_header in a location' : null),
   atLocation: {
     // no-tls-redirect-locations (default: ACME challenges) are never redirected to HTTPS.
     rewrite: (rewrite, site) => (pathUnderAny(site.path, site.settings.noTLSRedirectLocations)
@@ -70,8 +78,9 @@ export const rewriteGroup: AnnotationGroup<RewriteValue, typeof fields> = {
         appRoot: r.get('app-root', uriPath, ''),
         sslRedirect: r.get('ssl-redirect', bool, ctx.settings.sslRedirect),
         forceSSLRedirect: r.get('force-ssl-redirect', bool, ctx.settings.forceSSLRedirect),
-        preserveTrailingSlash: r.get('preserve-trailing-slash', bool, false),
+        preserveTrailingSlash: r.get('preserve-trailing-slash', bool, ctx.settings.preserveTrailingSlash),
         xForwardedPrefix: r.get('x-forwarded-prefix', uriPath, ''),
+        usePortInRedirects: r.get('use-port-in-redirects', bool, ctx.settings.usePortInRedirects),
       },
     };
   },

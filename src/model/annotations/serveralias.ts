@@ -20,6 +20,7 @@ export const serverAliasGroup: AnnotationGroup<ServerAliasValue, typeof fields> 
   docs: {
     'server-alias': { values: 'comma-separated host names (`*.` wildcard allowed)', default: "''", description: 'Extra server_name entries for the host.' },
   },
+  perRequest: ({ serverAliases }) => (serverAliases.length === 0 ? null : 'server-alias needs server_name in a server block'),
   parse(ing, ctx, warn) {
     const aliases = annotationReader(ing, ctx, keys, warn).get('server-alias', aliasList, []);
     return { serverAliases: [...new Set(aliases)] };

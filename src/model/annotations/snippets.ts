@@ -1,7 +1,8 @@
 // snippets group: raw NGINX configuration from the Ingress (configuration-snippet for its
-// locations, server-snippet for its server). Refused unless allow-snippet-annotations is true
-// and annotations-risk-level is Critical; even then a snippet is read as NGINX reads it
-// (../snippet-check.ts) and refused if it leaves its block or reaches outside the Ingress.
+// locations, server-snippet for its server, stream-snippet for the stream block). Refused unless
+// allow-snippet-annotations is true and annotations-risk-level is Critical; even then a snippet is
+// read as NGINX reads it (../snippet-check.ts) and refused if it leaves its block or reaches
+// outside the Ingress.
 import { InvalidValue, type Check } from '../validate.js';
 import { snippetProblem } from '../snippet-check.js';
 import { annotationReader, type AnnotationReader } from './reader.js';
@@ -10,27 +11,35 @@ import type { AnnotationGroup } from './types.js';
 const keys = {
   'configuration-snippet': 'Critical',
   'server-snippet': 'Critical',
+  'stream-snippet': 'Critical',
 } as const;
 
 export const MAX_SNIPPET_LENGTH = 64 * 1024;
 
 /** Raw NGINX directives: no NUL, bounded length, and a structure that stays in its block. */
-export const snippet: Check<string> = (raw) => {
+export const snippet: Check<string> = (raw) => snippetIn(raw, {});
+
+/** The blocks a stream-snippet may open: servers of its own and their upstreams. */
+export const STREAM_BLOCKS = ['server', 'upstream'] as const;
+/** A stream-snippet's directives: it may open stream `server` and `upstream` blocks. */
+const streamSnippet: Check<string> = (raw) => snippetIn(raw, { blocks: STREAM_BLOCKS });
+
+function snippetIn(raw: string, opts: { blocks?: readonly string[] }): string {
   if (raw.length > MAX_SNIPPET_LENGTH) throw new InvalidValue(`snippet is ${raw.length} characters long (at most ${MAX_SNIPPET_LENGTH})`);
   // Tabs and newlines are layout; any other control character is refused (the renderer would).
   const ctrl = /[\u0000-\u0008\u000b-\u001f\u007f]/.exec(raw);
   if (ctrl) throw new InvalidValue(`snippet contains the control character \\x${ctrl[0].charCodeAt(0).toString(16).padStart(2, '0')}`);
-  const problem = snippetProblem(raw);
+  const problem = snippetProblem(raw, opts);
   if (problem) throw new InvalidValue(`snippet ${problem}`);
   return raw;
-};
+}
 
-function readSnippet(r: AnnotationReader, allowed: boolean, key: keyof typeof keys): string {
+function readSnippet(r: AnnotationReader, allowed: boolean, key: keyof typeof keys, check: Check<string> = snippet): string {
   if (!allowed && r.has(key)) {
     r.warn(key, 'snippet annotations are not allowed (ConfigMap allow-snippet-annotations is false); ignored');
     return '';
   }
-  return r.get(key, snippet, '');
+  return r.get(key, check, '');
 }
 
 export interface SnippetsValue {
@@ -38,9 +47,14 @@ export interface SnippetsValue {
   readonly configurationSnippet: string;
   /** Only set when snippets are allowed; otherwise ''. */
   readonly serverSnippet: string;
+  /**
+   * Only set when snippets are allowed; otherwise ''. Carried by each location of the Ingress;
+   * the stream block prints each Ingress's once.
+   */
+  readonly streamSnippet: string;
 }
 
-const fields = { configurationSnippet: 'location', serverSnippet: 'server' } as const;
+const fields = { configurationSnippet: 'location', serverSnippet: 'server', streamSnippet: 'location' } as const;
 
 export const snippetsGroup: AnnotationGroup<SnippetsValue, typeof fields> = {
   name: 'snippets',
@@ -49,12 +63,16 @@ export const snippetsGroup: AnnotationGroup<SnippetsValue, typeof fields> = {
   docs: {
     'configuration-snippet': { values: 'NGINX directives', default: "''", description: 'Directives added to each location of the Ingress.', onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
     'server-snippet': { values: 'NGINX directives', default: "''", description: "Directives added to the host's server block.", onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
+    'stream-snippet': { values: 'NGINX stream directives (server and upstream blocks)', default: "''", description: 'Directives added to the stream block (e.g. a TCP server of its own).', onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
   },
+  perRequest: ({ configurationSnippet, serverSnippet }) => (configurationSnippet !== '' ? 'configuration-snippet is NGINX configuration'
+    : serverSnippet !== '' ? 'server-snippet is NGINX configuration' : null),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {
       configurationSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'configuration-snippet'),
       serverSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'server-snippet'),
+      streamSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'stream-snippet', streamSnippet),
     };
   },
 };

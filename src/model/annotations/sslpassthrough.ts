@@ -18,6 +18,7 @@ export const sslPassthroughGroup: AnnotationGroup<SslPassthroughValue, typeof fi
   docs: {
     'ssl-passthrough': { values: '"true" or "false"', default: 'false', description: 'Pass TLS connections for the host to the backend without terminating them.' },
   },
+  perRequest: ({ sslPassthrough }) => (sslPassthrough ? 'ssl-passthrough needs the SNI stream server' : null),
   parse(ing, ctx, warn) {
     return { sslPassthrough: annotationReader(ing, ctx, keys, warn).get('ssl-passthrough', bool, false) };
   },

@@ -83,10 +83,7 @@ export interface AnnotationGroup<V extends object = object, S extends FieldScope
    * them so that a change to the Secret rebuilds the Ingresses that use it.
    */
   secrets?: readonly string[];
-  /**
-   * Keys (of `keys`) whose value names a ConfigMap, `name` or `namespace/name`: the store indexes
-   * them so that a change to the ConfigMap rebuilds the Ingresses that use it.
-   */
+  /** Keys (of `keys`) whose value names a ConfigMap the same way: the store indexes them likewise. */
   configMaps?: readonly string[];
   /** Fills this group's fields; reports invalid values as warnings. */
   parse(ing: Ingress, ctx: AnnotationContext, warn: (key: string, message: string) => void): V & Denial;
@@ -95,4 +92,11 @@ export interface AnnotationGroup<V extends object = object, S extends FieldScope
    * (e.g. no-tls-redirect-locations lifts the SSL redirect under its paths).
    */
   atLocation?: { readonly [F in keyof V]?: (value: V[F], site: LocationSite) => V[F] };
+  /**
+   * Whether the Lua router can apply this value per request, exactly as the group's NGINX
+   * directives would (dynamic routes, src/model/dynamic-routes.ts): null when it can, else why
+   * not, naming the annotation ("auth-url needs an NGINX subrequest"). A group that does not
+   * declare it keeps every Ingress that sets one of its keys in a server block of its own.
+   */
+  perRequest?(value: V, settings: NginxSettings): string | null;
 }

@@ -30,17 +30,19 @@ export const upstreamHashGroup: AnnotationGroup<UpstreamHashValue, typeof fields
   keys,
   fields,
   docs: {
-    'upstream-hash-by': { values: 'NGINX variable expression, e.g. `$request_uri`', default: "''", description: 'Hash requests onto endpoints by this key (consistent hashing).' },
-    'upstream-hash-by-subset': { values: '"true" or "false"', default: 'false', description: 'Hash onto a subset of endpoints, then round robin inside it.' },
-    'upstream-hash-by-subset-size': { values: 'integer ≥ 1', default: '3', description: 'Size of each subset.' },
+    'upstream-hash-by': { values: 'NGINX variable expression, e.g. `$request_uri`', default: 'ConfigMap upstream-hash-by', description: 'Hash requests onto endpoints by this key (consistent hashing).' },
+    'upstream-hash-by-subset': { values: '"true" or "false"', default: 'ConfigMap upstream-hash-by-subset', description: 'Hash onto a subset of endpoints, then round robin inside it.' },
+    'upstream-hash-by-subset-size': { values: 'integer ≥ 1', default: 'ConfigMap upstream-hash-by-subset-size', description: 'Size of each subset.' },
   },
+  // A backend policy: applied per request by the Lua balancer from the backends payload.
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {
       upstreamHashBy: {
-        hashBy: r.get('upstream-hash-by', hashExpression, ''),
-        subset: r.get('upstream-hash-by-subset', bool, false),
-        subsetSize: r.get('upstream-hash-by-subset-size', subsetSize, 3),
+        hashBy: r.get('upstream-hash-by', hashExpression, ctx.settings.upstreamHashBy),
+        subset: r.get('upstream-hash-by-subset', bool, ctx.settings.upstreamHashBySubset),
+        subsetSize: r.get('upstream-hash-by-subset-size', subsetSize, ctx.settings.upstreamHashBySubsetSize),
       },
     };
   },

@@ -22,6 +22,8 @@ export const DEFAULT_LOG_FORMAT_UPSTREAM =
   '"$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] ' +
   '$upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id';
 
+export const DEFAULT_LOG_FORMAT_STREAM = '[$remote_addr] [$time_local] $protocol $status $bytes_sent $bytes_received $session_time';
+
 /** A fresh copy of the defaults (callers may mutate it). */
 export function defaultSettings(): NginxSettings {
   return {
@@ -184,5 +186,54 @@ export function defaultSettings(): NginxSettings {
     workerShutdownTimeout: '240s',
     reusePort: true,
     mapHashBucketSize: 64,
+
+    proxyCookieDomain: 'off',
+    proxyCookiePath: 'off',
+    proxyRedirectFrom: 'off',
+    proxyRedirectTo: 'off',
+    proxyBusyBuffersSize: '',
+    proxyMaxTempFileSize: '1024m',
+    relativeRedirects: false,
+    usePortInRedirects: false,
+    preserveTrailingSlash: false,
+    disableProxyInterceptErrors: false,
+    upstreamHashBy: '',
+    upstreamHashBySubset: false,
+    upstreamHashBySubsetSize: 3,
+    serviceUpstream: false,
+    globalAllowedResponseHeaders: [],
+    generateRequestId: true,
+    forwardedHostHeader: 'X-Forwarded-Host',
+    forwardedForProxyProtocolHeader: 'X-Forwarded-For-Proxy-Protocol',
+    gzipDisable: '',
+    defaultType: 'text/html',
+    limitConnZoneVariable: '$binary_remote_addr',
+
+    logFormatStream: DEFAULT_LOG_FORMAT_STREAM,
+    proxyStreamTimeout: '600s',
+    proxyStreamNextUpstream: true,
+    proxyStreamNextUpstreamTimeout: '600s',
+    proxyStreamNextUpstreamTries: 3,
+    proxyStreamResponses: 1,
+
+    accessLogParams: '',
+    enableSyslog: false,
+    syslogHost: '',
+    syslogPort: 514,
+    debugConnections: [],
+
+    bindAddress: [],
+    disableIpv6: false,
+    disableIpv6Dns: false,
+    workerCpuAffinity: '',
+    enableMultiAccept: true,
+    enableAioWrite: true,
+    luaSharedDicts: {},
+
+    mainSnippet: '',
+    httpSnippet: '',
+    serverSnippet: '',
+    locationSnippet: '',
+    streamSnippet: '',
   };
 }

@@ -12,6 +12,11 @@ import type { NginxSettings } from './settings.js';
 import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../openssl.js';
 import { authUrl, cacheDurations, headerNames, httpUrl, paramName, requestRedirect } from '../annotations/authexternal.js';
 import { snippet } from '../annotations/snippets.js';
+import { hashExpression } from '../annotations/upstreamhash.js';
+import { cookieDomainRewrite, cookiePathRewrite, optionalSize, redirectFrom, redirectTo } from '../proxy-details.js';
+import {
+  accessLogParams, cidrs, gzipDisable, ipAddressList, luaSharedDicts, mimeType, operatorSnippet, syslogHost, variablesKey, workerCpuAffinity,
+} from './checks.js';
 import { dhParamFromSecret, sessionTicketKey } from './tls.js';
 import { RulesProblem, rulesChunks, unquoteNginx } from '../seclang.js';
 
@@ -146,7 +151,7 @@ const collectorHost: Check<string> = (raw) => {
 const serviceName = token('a service name', /^[A-Za-z0-9_.:/ -]{1,256}$/);
 
 /** log-format-upstream is rendered inside single quotes: no `'`, backslash or control characters. */
-const logFormat: Check<string> = (raw) => {
+export const logFormat: Check<string> = (raw) => {
   if (raw.length > MAX_VALUE_LENGTH) throw new InvalidValue(`value is ${raw.length} characters long (at most ${MAX_VALUE_LENGTH})`);
   if (/['\\]|[\u0000-\u001f\u007f]/.test(raw)) throw new InvalidValue("log format must not contain ', backslash or control characters");
   if (raw.trim() === '') throw new InvalidValue('log format is empty');
@@ -209,6 +214,21 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('limit-req-status-code', 'limitReqStatusCode', limitStatusCode, 'status code 400..599', 'Status of requests refused by limit-rps/limit-rpm.'),
   key('limit-conn-status-code', 'limitConnStatusCode', limitStatusCode, 'status code 400..599', 'Status of requests refused by limit-connections.'),
   key('custom-http-errors', 'customHttpErrors', commaList(errorPageCode), 'comma-separated status codes 300..599', 'Codes answered by the default backend (annotation default).'),
+  key('disable-proxy-intercept-errors', 'disableProxyInterceptErrors', bool, BOOL, 'With custom-http-errors, pass upstream errors through instead of asking the default backend (annotation default).'),
+  key('proxy-cookie-domain', 'proxyCookieDomain', cookieDomainRewrite, '"off" or "domain replacement"', 'proxy_cookie_domain: rewrite the Domain of Set-Cookie (annotation default).'),
+  key('proxy-cookie-path', 'proxyCookiePath', cookiePathRewrite, '"off" or "path replacement"', 'proxy_cookie_path: rewrite the Path of Set-Cookie (annotation default).'),
+  key('proxy-redirect-from', 'proxyRedirectFrom', redirectFrom, '"off", "default" or the text to replace', "proxy_redirect's first parameter: rewrite Location and Refresh (annotation default)."),
+  key('proxy-redirect-to', 'proxyRedirectTo', redirectTo, '"off" or the replacement', "proxy_redirect's second parameter (annotation default)."),
+  { ...key('proxy-busy-buffers-size', 'proxyBusyBuffersSize', optionalSize, 'size between proxy-buffer-size and all proxy buffers but one', 'proxy_busy_buffers_size (annotation default).'), defaultText: "'' (twice proxy-buffer-size)" },
+  key('proxy-max-temp-file-size', 'proxyMaxTempFileSize', size, 'size: 0, or at least proxy-buffer-size', 'proxy_max_temp_file_size (annotation default).'),
+  key('relative-redirects', 'relativeRedirects', bool, BOOL, 'Redirects NGINX issues keep a relative Location (absolute_redirect off; annotation default).'),
+  key('use-port-in-redirects', 'usePortInRedirects', bool, BOOL, 'Redirects NGINX issues name the port (port_in_redirect; annotation default).'),
+  key('preserve-trailing-slash', 'preserveTrailingSlash', bool, BOOL, 'The SSL redirect keeps a trailing slash (annotation default).'),
+  key('global-allowed-response-headers', 'globalAllowedResponseHeaders', commaList(headerName), 'comma-separated header names', 'Response headers the custom-headers annotation may set.'),
+  key('generate-request-id', 'generateRequestId', bool, BOOL, 'A request without X-Request-ID gets a random $req_id.'),
+  key('default-type', 'defaultType', mimeType, 'MIME type', 'default_type: the Content-Type of responses NGINX makes without one.'),
+  key('gzip-disable', 'gzipDisable', gzipDisable, '"msie6", "degradation" or a regular expression', 'gzip_disable: User-Agents never gzipped.'),
+  key('limit-conn-zone-variable', 'limitConnZoneVariable', variablesKey, 'NGINX variables', 'The key limit-connections, limit-rps and limit-rpm count by.'),
 
   // upstreams
   key('load-balance', 'loadBalance', loadBalance, '"round_robin" or "ewma"', 'Load-balancing algorithm (annotation default).'),
@@ -216,11 +236,17 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('upstream-keepalive-timeout', 'upstreamKeepaliveTimeout', seconds, 'seconds', 'Idle keepalive timeout to upstreams.'),
   key('upstream-keepalive-requests', 'upstreamKeepaliveRequests', int(0, 1_000_000_000), 'integer', 'Requests per upstream keepalive connection.'),
   key('upstream-keepalive-time', 'upstreamKeepaliveTime', timeMsec, 'NGINX time', 'Maximum life of an upstream keepalive connection.'),
+  key('upstream-hash-by', 'upstreamHashBy', hashExpression, 'NGINX variable expression', 'Consistent hashing key of every backend (annotation default).'),
+  key('upstream-hash-by-subset', 'upstreamHashBySubset', bool, BOOL, 'Hash onto subsets of endpoints (annotation default).'),
+  key('service-upstream', 'serviceUpstream', bool, BOOL, 'Proxy to the Service address instead of its endpoints (annotation default).'),
+  key('upstream-hash-by-subset-size', 'upstreamHashBySubsetSize', int(1, 1_000_000), 'integer ≥ 1', 'Size of each subset (annotation default).'),
 
   // headers and real IP
   key('use-forwarded-headers', 'useForwardedHeaders', bool, BOOL, 'Trust X-Forwarded-* from the client (behind another proxy).'),
   key('compute-full-forwarded-for', 'computeFullForwardedFor', bool, BOOL, 'Append the client address to X-Forwarded-For.'),
   key('forwarded-for-header', 'forwardedForHeader', headerName, 'header name', 'Header carrying the client address.'),
+  key('forwarded-host-header', 'forwardedHostHeader', headerName, 'header name', 'With use-forwarded-headers, the header carrying the original host.'),
+  key('forwarded-for-proxy-protocol-header', 'forwardedForProxyProtocolHeader', headerName, 'header name', 'With use-forwarded-headers and use-proxy-protocol: the request header the client address is read from (forwarded-for-header of a PROXY peer in proxy-real-ip-cidr, else the PROXY address).'),
   key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header.'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', cidrList, 'comma-separated CIDRs', 'Trusted proxies for the real IP.'),
   key('use-proxy-protocol', 'useProxyProtocol', bool, BOOL, 'Expect the PROXY protocol on the listeners.'),
@@ -241,6 +267,11 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('annotation-value-word-blocklist', 'annotationValueWordBlocklist', wordList, 'comma-separated words', 'Annotation values containing one of these are rejected.'),
   key('allow-cross-namespace-resources', 'allowCrossNamespaceResources', bool, BOOL, 'Let annotations (auth-secret) name Secrets in other namespaces.'),
   key('strict-validate-path-type', 'strictValidatePathType', bool, BOOL, 'Reject Exact/Prefix paths with characters outside the allowed set.'),
+  { ...key('main-snippet', 'mainSnippet', operatorSnippet('main'), 'NGINX directives', 'Directives in the main context (Critical: only with annotations-risk-level Critical).'), defaultText: "''" },
+  { ...key('http-snippet', 'httpSnippet', operatorSnippet('http'), 'NGINX directives', 'Directives in the http block (Critical: only with annotations-risk-level Critical).'), defaultText: "''" },
+  { ...key('server-snippet', 'serverSnippet', operatorSnippet('server'), 'NGINX directives', 'Directives in every server (Critical: only with annotations-risk-level Critical).'), defaultText: "''" },
+  { ...key('location-snippet', 'locationSnippet', operatorSnippet('location'), 'NGINX directives', 'Directives in every location (Critical: only with annotations-risk-level Critical).'), defaultText: "''" },
+  { ...key('stream-snippet', 'streamSnippet', operatorSnippet('stream'), 'NGINX directives', 'Directives in the stream block (Critical: only with annotations-risk-level Critical).'), defaultText: "''" },
 
   // workers and client connections
   key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes.'),
@@ -248,6 +279,13 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = computed)', 'worker_rlimit_nofile.'),
   key('worker-shutdown-timeout', 'workerShutdownTimeout', timeMsec, 'NGINX time', 'worker_shutdown_timeout.'),
   key('reuse-port', 'reusePort', bool, BOOL, 'reuseport on the listeners.'),
+  key('bind-address', 'bindAddress', ipAddressList, 'comma-separated IPv4/IPv6 addresses', 'Addresses the HTTP, HTTPS, default and TCP/UDP listeners bind to (by family; empty: all).'),
+  key('disable-ipv6', 'disableIpv6', bool, BOOL, 'No IPv6 listeners.'),
+  key('disable-ipv6-dns', 'disableIpv6Dns', bool, BOOL, 'The resolver asks for IPv4 addresses only (ipv6=off).'),
+  key('worker-cpu-affinity', 'workerCpuAffinity', workerCpuAffinity, '"auto", "auto <mask>" or CPU masks', 'worker_cpu_affinity.'),
+  key('enable-multi-accept', 'enableMultiAccept', bool, BOOL, 'multi_accept: a worker accepts every pending connection at once.'),
+  key('enable-aio-write', 'enableAioWrite', bool, BOOL, 'aio_write: temporary files are written with threads.'),
+  key('lua-shared-dicts', 'luaSharedDicts', luaSharedDicts, '`name: size` list (MB, or with k/m; at most 200m)', 'Sizes of the Lua shared dictionaries, and dictionaries of your own.'),
   key('keep-alive', 'keepAlive', seconds, 'seconds', 'keepalive_timeout.'),
   key('keep-alive-requests', 'keepAliveRequests', int(0, 1_000_000_000), 'integer', 'keepalive_requests.'),
   key('use-http2', 'useHttp2', bool, BOOL, 'HTTP/2 on the HTTPS listener.'),
@@ -322,6 +360,19 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('disable-stream-access-log', 'disableStreamAccessLog', bool, BOOL, 'Turn the access log of the stream context off.'),
   key('error-log-level', 'errorLogLevel', oneOf(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg'] as const), 'debug … emerg', 'error_log level.'),
   key('use-geoip2', 'useGeoip2', bool, BOOL, 'Load the GeoIP2 module and databases.'),
+  key('access-log-params', 'accessLogParams', accessLogParams, 'buffer=<size>, gzip[=1..9], flush=<time>', 'Parameters of the access logs (http and stream).'),
+  key('log-format-stream', 'logFormatStream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format of the stream context.'),
+  key('enable-syslog', 'enableSyslog', bool, BOOL, 'Send the access and error logs to syslog-host (UDP).'),
+  key('syslog-host', 'syslogHost', syslogHost, 'IPv4 or IPv6 address', 'The syslog server (an address: NGINX resolves a name only at load).'),
+  key('syslog-port', 'syslogPort', int(1, 65_535), 'port', 'The syslog server port.'),
+  key('debug-connections', 'debugConnections', cidrs, 'comma-separated addresses or CIDRs', 'Clients whose connections NGINX logs at debug level (debug_connection).'),
+
+  // TCP/UDP services (the stream block)
+  key('proxy-stream-timeout', 'proxyStreamTimeout', timeMsec, 'NGINX time', 'proxy_timeout of TCP/UDP services.'),
+  key('proxy-stream-next-upstream', 'proxyStreamNextUpstream', bool, BOOL, 'Try the next endpoint when one cannot be connected.'),
+  key('proxy-stream-next-upstream-timeout', 'proxyStreamNextUpstreamTimeout', timeMsec, 'NGINX time (0 = no limit)', 'Time limit for trying the next endpoint.'),
+  key('proxy-stream-next-upstream-tries', 'proxyStreamNextUpstreamTries', int(0, 1000), 'integer (0 = no limit)', 'Attempts at the next endpoint.'),
+  key('proxy-stream-responses', 'proxyStreamResponses', int(0, 1_000_000), 'integer', 'proxy_responses: datagrams a UDP service answers each request with.'),
 ];
 
 /**

@@ -6,6 +6,7 @@ import type { Secret } from '../../store/kube-types.js';
 import { InvalidValue, preview, type Check } from '../validate.js';
 import { defaultSettings } from './defaults.js';
 import { CONFIGMAP_KEYS, headersFromConfigMap } from './keys.js';
+import { crossCheck } from './cross-checks.js';
 import type { NginxSettings } from './settings.js';
 
 export { defaultSettings, CONFIGMAP_KEYS };
@@ -65,6 +66,7 @@ export function parseConfigMap(
       warn(key, `${err.message}; default ${describe(target[spec.field])} kept`);
     }
   }
+  crossCheck(settings, warn);
   return { settings, warnings };
 }
 

@@ -201,4 +201,73 @@ export interface NginxSettings {
   workerShutdownTimeout: string;
   reusePort: boolean;
   mapHashBucketSize: number;
+
+  // proxy details (annotation defaults from these)
+  /** `off` or `domain replacement` (proxy_cookie_domain). */
+  proxyCookieDomain: string;
+  /** `off` or `path replacement` (proxy_cookie_path). */
+  proxyCookiePath: string;
+  /** `off`, `default` or the text to replace in Location/Refresh (proxy_redirect's first parameter). */
+  proxyRedirectFrom: string;
+  /** The replacement, or `off` (proxy_redirect's second parameter). */
+  proxyRedirectTo: string;
+  /** proxy_busy_buffers_size; '' is NGINX's own (twice proxy-buffer-size). */
+  proxyBusyBuffersSize: string;
+  proxyMaxTempFileSize: string;
+  relativeRedirects: boolean;
+  usePortInRedirects: boolean;
+  preserveTrailingSlash: boolean;
+  disableProxyInterceptErrors: boolean;
+  upstreamHashBy: string;
+  upstreamHashBySubset: boolean;
+  upstreamHashBySubsetSize: number;
+  serviceUpstream: boolean;
+  /** Response headers the custom-headers annotation may set (global-allowed-response-headers). */
+  globalAllowedResponseHeaders: string[];
+  generateRequestId: boolean;
+  forwardedHostHeader: string;
+  forwardedForProxyProtocolHeader: string;
+  /** A PCRE regex of User-Agents not gzipped; '' = none. */
+  gzipDisable: string;
+  defaultType: string;
+  /** The key of limit-connections / limit-rps / limit-rpm zones: NGINX variables. */
+  limitConnZoneVariable: string;
+
+  // L4 (the stream block)
+  /** Validated as log-format-upstream is (rendered inside single quotes). */
+  logFormatStream: string;
+  proxyStreamTimeout: string;
+  proxyStreamNextUpstream: boolean;
+  proxyStreamNextUpstreamTimeout: string;
+  proxyStreamNextUpstreamTries: number;
+  proxyStreamResponses: number;
+
+  // logs
+  /** access_log parameters (buffer=, flush=, gzip); '' = none. */
+  accessLogParams: string;
+  enableSyslog: boolean;
+  /** A host name or IP address ('' with enable-syslog: syslog is not used, with a warning). */
+  syslogHost: string;
+  syslogPort: number;
+  /** Addresses or CIDRs whose connections log at debug level. */
+  debugConnections: string[];
+
+  // server and process
+  /** Addresses the listeners bind to (IPv4 and IPv6 mixed); empty = the runtime's. */
+  bindAddress: string[];
+  disableIpv6: boolean;
+  disableIpv6Dns: boolean;
+  /** worker_cpu_affinity: `auto`, `auto <mask>` or one bit mask per worker; '' = none. */
+  workerCpuAffinity: string;
+  enableMultiAccept: boolean;
+  enableAioWrite: boolean;
+  /** Lua shared dictionaries by name, in KB: sizes for ours, or dictionaries of the operator's own. */
+  luaSharedDicts: Record<string, number>;
+
+  // the operator's snippets (Critical: kept only when annotations-risk-level is Critical)
+  mainSnippet: string;
+  httpSnippet: string;
+  serverSnippet: string;
+  locationSnippet: string;
+  streamSnippet: string;
 }

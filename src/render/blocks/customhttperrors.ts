@@ -1,6 +1,7 @@
 // custom-http-errors group: the location intercepts these upstream statuses and hands them to an
 // internal location per status that asks the default backend (or the default-backend
-// annotation's) for the error page, with ingress-nginx's X-Code/X-Format/... headers.
+// annotation's) for the error page, with ingress-nginx's X-Code/X-Format/... headers; with
+// disable-proxy-intercept-errors only NGINX's own errors (502, 504) go there.
 import type { NginxSettings } from '../../model/config/settings.js';
 import type { Location } from '../../model/types.js';
 import { DEFAULT_UPSTREAM } from '../../model/fragments.js';
@@ -42,7 +43,7 @@ export const customHttpErrorsBlock: RenderBlock = {
     errors({ loc }) {
       if (loc.customHttpErrors.length === 0) return '';
       const id = backendId(loc);
-      return directives(['proxy_intercept_errors on', ...loc.customHttpErrors.map((code) => `error_page ${f.num(code, 'custom-http-errors')} = @custom_${id}_${code}`)]);
+      return directives([...(loc.disableProxyInterceptErrors ? [] : ['proxy_intercept_errors on']), ...loc.customHttpErrors.map((code) => `error_page ${f.num(code, 'custom-http-errors')} = @custom_${id}_${code}`)]);
     },
     internal({ loc, settings }): readonly Shared[] {
       if (loc.customHttpErrors.length === 0) return NONE;

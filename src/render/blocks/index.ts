@@ -8,8 +8,10 @@ import { authTLSBlock } from './authtls.js';
 import { backendProtocolBlock } from './backendprotocol.js';
 import { connectionBlock } from './connection.js';
 import { corsBlock } from './cors.js';
+import { customHeadersBlock } from './customheaders.js';
 import { customHttpErrorsBlock } from './customhttperrors.js';
 import { defaultBackendBlock } from './defaultbackend.js';
+import { http2PushPreloadBlock } from './http2pushpreload.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
 import { mirrorBlock } from './mirror.js';
@@ -32,7 +34,7 @@ export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, sslCipherBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, authTLSBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
   corsBlock, proxyBlock, proxySSLBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock, modsecurityBlock, opentelemetryBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock, customHeadersBlock, http2PushPreloadBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -51,8 +53,9 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, authTLSBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
-  proxy: [proxyBlock, proxySSLBlock, mirrorBlock],
-  snippet: [snippetsBlock],
+  proxy: [proxyBlock, proxySSLBlock, http2PushPreloadBlock, mirrorBlock],
+  // Custom headers after the snippets, as ingress-nginx prints them (a later more_set_headers wins).
+  snippet: [snippetsBlock, customHeadersBlock],
   internal: [authExternalBlock, customHttpErrorsBlock, mirrorBlock],
   http: [rateLimitBlock, authExternalBlock],
   uses: [authExternalBlock, proxySSLBlock],

@@ -11,10 +11,7 @@ export function directives(ds: readonly string[]): string {
   return out;
 }
 
-/** A regular expression matching `s` literally. */
-export function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+export { escapeRegex } from '../../model/pcre.js';
 
 /** What a block returns when a location needs nothing of that kind (one shared object: renders allocate enough). */
 export const NONE: readonly never[] = Object.freeze([]);

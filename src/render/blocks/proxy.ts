@@ -1,6 +1,8 @@
 // proxy group: the proxy directives where the location differs from the ConfigMap defaults set at
-// http level (grpc_* for a gRPC backend, which always prints its timeouts).
+// http level (grpc_* for a gRPC backend, which always prints its timeouts), and the rewriting of
+// the answer's Set-Cookie and Location headers.
 import type { Location } from '../../model/types.js';
+import { effectiveBusyBuffers } from '../../model/proxy-details.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
@@ -35,7 +37,49 @@ function proxyDirectives(loc: Location, s: NginxSettings): string {
   if (p.nextUpstream.join(' ') !== s.proxyNextUpstream.join(' ')) out.push(`${px}_next_upstream ${nextUpstream(p.nextUpstream, 'proxy-next-upstream')}`);
   if (p.nextUpstreamTimeout !== s.proxyNextUpstreamTimeout) out.push(`${px}_next_upstream_timeout ${f.duration(p.nextUpstreamTimeout, 'proxy-next-upstream-timeout')}`);
   if (p.nextUpstreamTries !== s.proxyNextUpstreamTries) out.push(`${px}_next_upstream_tries ${f.num(p.nextUpstreamTries, 'proxy-next-upstream-tries')}`);
+  // Checked by the parser against this location's buffers; NGINX's own value is printed when the
+  // location's buffers differ from http level's, whose busy size it would otherwise inherit.
+  if (p.busyBuffersSize !== s.proxyBusyBuffersSize) out.push(`proxy_busy_buffers_size ${f.size(effectiveBusyBuffers(p.busyBuffersSize, p.bufferSize), 'proxy-busy-buffers-size')}`);
+  if (p.maxTempFileSize !== s.proxyMaxTempFileSize) out.push(`proxy_max_temp_file_size ${f.size(p.maxTempFileSize, 'proxy-max-temp-file-size')}`);
+  if (p.cookieDomain !== s.proxyCookieDomain) out.push(cookieRewrite('proxy_cookie_domain', p.cookieDomain, 'proxy-cookie-domain'));
+  if (p.cookiePath !== s.proxyCookiePath) out.push(cookieRewrite('proxy_cookie_path', p.cookiePath, 'proxy-cookie-path'));
+  const redirect = proxyRedirect(p.redirectFrom, p.redirectTo);
+  if (redirect !== proxyRedirect(s.proxyRedirectFrom, s.proxyRedirectTo)) out.push(redirect || 'proxy_redirect off');
   return directives(out);
+}
+
+function cookieRewrite(directive: string, value: string, field: string): string {
+  if (value === 'off') return `${directive} off`;
+  const [from, to] = value.split(' ');
+  return `${directive} ${f.quote(from, field)} ${f.quote(to, field)}`;
+}
+
+/**
+ * proxy_redirect for proxy-redirect-from/-to, as ingress-nginx: `off` and `default` alone, the
+ * pair unless the replacement is `off` ('': NGINX's default, which rewrites nothing here). NGINX
+ * takes `default` only after proxy_pass, so it is printed as what it means with
+ * `proxy_pass http://upstream_balancer`.
+ */
+export function proxyRedirect(from: string, to: string): string {
+  if (from === 'off') return 'proxy_redirect off';
+  if (from === 'default') return 'proxy_redirect http://upstream_balancer/ /';
+  if (to === 'off') return '';
+  return `proxy_redirect ${f.quote(from, 'proxy-redirect-from')} ${f.quote(to, 'proxy-redirect-to')}`;
+}
+
+/** NGINX's own proxy_max_temp_file_size (and ingress-nginx's default). */
+const NGINX_MAX_TEMP_FILE_SIZE = '1024m';
+
+/** The http-level defaults of the answer's rewriting and buffers (ConfigMap keys). */
+export function httpProxyDetails(s: NginxSettings): string {
+  const out = [
+    cookieRewrite('proxy_cookie_domain', s.proxyCookieDomain, 'proxy-cookie-domain'),
+    cookieRewrite('proxy_cookie_path', s.proxyCookiePath, 'proxy-cookie-path'),
+    proxyRedirect(s.proxyRedirectFrom, s.proxyRedirectTo),
+  ];
+  if (s.proxyMaxTempFileSize !== NGINX_MAX_TEMP_FILE_SIZE) out.push(`proxy_max_temp_file_size ${f.size(s.proxyMaxTempFileSize, 'proxy-max-temp-file-size')}`);
+  if (s.proxyBusyBuffersSize !== '') out.push(`proxy_busy_buffers_size ${f.size(s.proxyBusyBuffersSize, 'proxy-busy-buffers-size')}`);
+  return out.filter((d) => d !== '').map((d) => `    ${d};\n`).join('');
 }
 
 export const proxyBlock: RenderBlock = {

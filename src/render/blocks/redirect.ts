@@ -1,5 +1,6 @@
-// redirect group: permanent/temporal-redirect as a `return` in the location, and
-// from-to-www-redirect as a server of the other name that redirects to this one.
+// redirect group: permanent/temporal-redirect as a `return` in the location, relative-redirects
+// (absolute_redirect; http level: the ConfigMap's), and from-to-www-redirect as a server of the
+// other name that redirects to this one.
 import * as f from '../filters.js';
 import { directives } from './layout.js';
 import type { RenderBlock, ServerContext } from './types.js';
@@ -19,7 +20,9 @@ export const redirectBlock: RenderBlock = {
   group: 'redirect',
   applied: 'directives',
   location: {
-    redirect: ({ loc }) => (loc.redirect ? directives([`return ${f.num(loc.redirect.code, 'redirect code')} ${f.redirectTarget(loc.redirect.url, 'permanent-redirect')}`]) : ''),
+    redirect: ({ loc, settings }) => (loc.relativeRedirects === settings.relativeRedirects ? ''
+      : directives([`absolute_redirect ${f.onoff(!loc.relativeRedirects, 'relative-redirects')}`]))
+      + (loc.redirect ? directives([`return ${f.num(loc.redirect.code, 'redirect code')} ${f.redirectTarget(loc.redirect.url, 'permanent-redirect')}`]) : ''),
   },
   server: { after: wwwRedirectServer },
 };

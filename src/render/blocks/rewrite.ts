@@ -1,5 +1,6 @@
 // rewrite group: app-root's redirect of `/`, the rewrite of the matched path to rewrite-target,
-// X-Forwarded-Prefix, and the SSL-redirect settings the Lua rewrite phase applies.
+// X-Forwarded-Prefix, the SSL-redirect settings the Lua rewrite phase applies, and whether
+// redirects NGINX issues name the port (http level: use-port-in-redirects of the ConfigMap).
 import type { Location } from '../../model/types.js';
 import * as f from '../filters.js';
 import { I, directives, escapeRegex } from './layout.js';
@@ -12,6 +13,7 @@ export function sslRedirectFlags(loc: Location, force = false): string[] {
   if (force || f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect') === 'true') flags.push('force-ssl-redirect');
   if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
   if (flags.length > 0 && f.luaBool(rw.preserveTrailingSlash, 'preserve-trailing-slash') === 'true') flags.push('preserve-trailing-slash');
+  if (flags.length > 0 && f.luaBool(rw.usePortInRedirects, 'use-port-in-redirects') === 'true') flags.push('use-port-in-redirects');
   return flags;
 }
 
@@ -19,8 +21,10 @@ export const rewriteBlock: RenderBlock = {
   group: 'rewrite',
   applied: 'directives',
   location: {
-    redirect: ({ loc }) => (loc.rewrite.appRoot === '' ? ''
-      : `${I}if ($uri = /) {\n${I}    return 302 ${f.appRoot(loc.rewrite.appRoot, 'app-root')};\n${I}}\n`),
+    redirect: ({ loc, settings }) => (loc.rewrite.usePortInRedirects === settings.usePortInRedirects ? ''
+      : directives([`port_in_redirect ${f.onoff(loc.rewrite.usePortInRedirects, 'use-port-in-redirects')}`]))
+      + (loc.rewrite.appRoot === '' ? ''
+        : `${I}if ($uri = /) {\n${I}    return 302 ${f.appRoot(loc.rewrite.appRoot, 'app-root')};\n${I}}\n`),
     lua({ loc }) {
       const flags = sslRedirectFlags(loc);
       return flags.length > 0 ? { redirect: flags } : null;

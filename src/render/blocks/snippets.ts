@@ -1,7 +1,9 @@
 // snippets group: configuration-snippet at the end of each location of the Ingress, server-snippet
-// in its host's server block, each read by the snippet filter. A snippet may set headers
-// (directly or through an include) or $proxy_upstream_name, and a server-snippet may set the
-// header filter phase: the frames leave those to it.
+// in its host's server block, each read by the snippet filter; then the operator's location-snippet
+// and server-snippet (ConfigMap keys) in every location and server, as ingress-nginx orders them.
+// A snippet may set headers (directly or through an include) or $proxy_upstream_name, and a
+// server-snippet may set the header filter phase: the frames leave those to it. stream-snippets
+// go to the stream block (../stream.ts).
 import * as f from '../filters.js';
 import { I } from './layout.js';
 import type { RenderBlock } from './types.js';
@@ -10,18 +12,26 @@ import type { RenderBlock } from './types.js';
 const SETS_HEADERS = /\b(proxy_set_header|grpc_set_header|include)\b/;
 const SETS_HEADER_FILTER = /\bheader_filter_by_lua/;
 
+const atLocation = (text: string): string => text.split('\n        ').join(`\n${I}`);
+const indented = (text: string, depth: string): string => text.split('\n').join(`\n${depth}`);
+
 export const snippetsBlock: RenderBlock = {
   group: 'snippets',
   applied: 'directives',
   location: {
-    lua: ({ loc }) => (loc.configurationSnippet === '' ? null : { backendFromSnippet: true }),
-    headers: ({ loc, server }) => (SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet) ? {} : null),
-    snippet: ({ loc }) => (loc.configurationSnippet === '' ? ''
-      : `${I}# configuration-snippet\n${I}${f.snippet(loc.configurationSnippet, 'configuration-snippet').split('\n        ').join(`\n${I}`)}\n`),
+    lua: ({ loc, settings }) => (loc.configurationSnippet === '' && settings.locationSnippet === '' ? null : { backendFromSnippet: true }),
+    headers: ({ loc, server, settings }) => (SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet)
+      || SETS_HEADERS.test(settings.locationSnippet) || SETS_HEADERS.test(settings.serverSnippet) ? {} : null),
+    snippet: ({ loc, settings }) => (loc.configurationSnippet === '' ? ''
+      : `${I}# configuration-snippet\n${I}${atLocation(f.snippet(loc.configurationSnippet, 'configuration-snippet'))}\n`)
+      + (settings.locationSnippet === '' ? ''
+        : `${I}# location-snippet (ConfigMap)\n${I}${indented(f.operatorSnippet(settings.locationSnippet, 'location-snippet', 'location'), I)}\n`),
   },
   server: {
-    directives: ({ server }) => (server.serverSnippet === '' ? ''
-      : `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n`),
-    ownsHeaderFilter: ({ server }) => SETS_HEADER_FILTER.test(server.serverSnippet),
+    directives: ({ server, settings }) => (server.serverSnippet === '' ? ''
+      : `\n        # server-snippet\n        ${f.snippet(server.serverSnippet, 'server-snippet')}\n`)
+      + (settings.serverSnippet === '' ? ''
+        : `\n        # server-snippet (ConfigMap)\n        ${indented(f.operatorSnippet(settings.serverSnippet, 'server-snippet', 'server'), '        ')}\n`),
+    ownsHeaderFilter: ({ server, settings }) => SETS_HEADER_FILTER.test(server.serverSnippet) || SETS_HEADER_FILTER.test(settings.serverSnippet),
   },
 };

@@ -23,10 +23,10 @@ function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamic
     build: (changes) => { hints.push(changes); return { config: fakeConfig(model.structure), warnings: [] }; },
     snapshot: () => ({ ...model }),
     decide: (running, next) => {
-      if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true, l4EndpointsChanged: false };
+      if (!running) return { kind: 'reload', reason: 'first', backendsChanged: true, serversChanged: true, routesChanged: false, l4EndpointsChanged: false };
       const structural = running.structure !== next.structure;
       const eps = running.endpoints !== next.endpoints;
-      return { kind: structural ? 'reload' : eps ? 'dynamic' : 'none', reason: structural ? 'structure' : eps ? 'endpoints' : 'same', backendsChanged: eps, serversChanged: false, l4EndpointsChanged: false };
+      return { kind: structural ? 'reload' : eps ? 'dynamic' : 'none', reason: structural ? 'structure' : eps ? 'endpoints' : 'same', backendsChanged: eps, serversChanged: false, routesChanged: false, l4EndpointsChanged: false };
     },
     backendsPayload: () => [{ name: model.endpoints } as Backend],
     serversPayload: () => ({ certificates: {}, servers: {} }),
@@ -139,7 +139,7 @@ actor('a throwing model build becomes a failed result, and the pipeline retries 
       scheduler: s,
       build: () => { if (fail) { fail = false; throw new Error('boom'); } return { config: fakeConfig('x'), warnings: [] }; },
       snapshot: () => 'x',
-      decide: (r) => ({ kind: r ? 'none' : 'reload', reason: '', backendsChanged: !r, serversChanged: !r, l4EndpointsChanged: false }),
+      decide: (r) => ({ kind: r ? 'none' : 'reload', reason: '', backendsChanged: !r, serversChanged: !r, routesChanged: false, l4EndpointsChanged: false }),
       backendsPayload: () => [], serversPayload: () => ({ certificates: {}, servers: {} }),
       reload: () => of({ ok: true }), dynamic: () => of({ ok: true }),
     });

@@ -40,9 +40,9 @@ test('documented literal defaults match what the parsers return for an Ingress w
   const cases: Array<[string, unknown]> = [
     ['canary-weight-total', d.canary.weightTotal], ['canary-weight', d.canary.weight],
     ['affinity-mode', d.affinity.mode], ['affinity-canary-behavior', d.affinity.canaryBehavior],
-    ['session-cookie-name', d.affinity.cookie.name], ['upstream-hash-by-subset-size', d.upstreamHashBy.subsetSize],
+    ['session-cookie-name', d.affinity.cookie.name], ['http2-push-preload', d.http2PushPreload],
     ['backend-protocol', d.backendProtocol], ['use-regex', d.rewrite.useRegex], ['ssl-passthrough', d.sslPassthrough],
-    ['service-upstream', d.serviceUpstream], ['from-to-www-redirect', d.fromToWWWRedirect],
+    ['from-to-www-redirect', d.fromToWWWRedirect],
   ];
   for (const [key, value] of cases) assert.is(doc(key), String(value), key);
   const cors = parseAnnotations(

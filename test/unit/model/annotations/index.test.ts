@@ -150,12 +150,16 @@ const cases: Case[] = [
       'proxy-buffer-size': '16k', 'proxy-buffers-number': '8', 'proxy-buffering': 'on', 'proxy-request-buffering': 'off',
       'proxy-next-upstream': 'error timeout http_502', 'proxy-next-upstream-timeout': '10', 'proxy-next-upstream-tries': '5',
       'proxy-http-version': '1.0', 'client-body-buffer-size': '1M',
+      'proxy-busy-buffers-size': '32k', 'proxy-max-temp-file-size': '0', 'proxy-cookie-domain': 'backend.local example.com',
+      'proxy-cookie-path': '/app/ /', 'proxy-redirect-from': 'http://backend:8080/', 'proxy-redirect-to': '/',
     },
     pick: (v) => v.proxy,
     want: {
       bodySize: '10m', connectTimeout: 15, readTimeout: 120, sendTimeout: 30, bufferSize: '16k', buffersNumber: 8,
       buffering: 'on', requestBuffering: 'off', nextUpstream: ['error', 'timeout', 'http_502'], nextUpstreamTimeout: 10,
       nextUpstreamTries: 5, httpVersion: '1.0', clientBodyBufferSize: '1M',
+      busyBuffersSize: '32k', maxTempFileSize: '0', cookieDomain: 'backend.local example.com', cookiePath: '/app/ /',
+      redirectFrom: 'http://backend:8080/', redirectTo: '/',
     },
   },
   { name: 'proxy-body-size invalid', ann: { 'proxy-body-size': '10 m' }, pick: (v) => v.proxy.bodySize, want: '1m', warn: ['proxy-body-size'] },
@@ -272,15 +276,18 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   const d = defaultAnnotations(defaultSettings());
   assert.equal(Object.keys(d).sort(), [
     'accessLog', 'affinity', 'allowlist', 'authTLS', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
-    'cors', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'externalAuth', 'fromToWWWRedirect',
-    'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit', 'redirect', 'rewrite', 'serverAliases', 'serverSnippet', 'serviceUpstream',
-    'sslCiphers', 'sslPassthrough', 'sslPreferServerCiphers', 'upstreamHashBy', 'upstreamVhost',
+    'cors', 'customHeaders', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'disableProxyInterceptErrors',
+    'externalAuth', 'fromToWWWRedirect', 'http2PushPreload', 'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit',
+    'redirect', 'relativeRedirects', 'rewrite', 'rewriteLog', 'serverAliases', 'serverSnippet', 'serviceUpstream', 'sslCiphers', 'sslPassthrough',
+    'sslPreferServerCiphers', 'streamSnippet', 'upstreamHashBy', 'upstreamVhost',
   ]);
-  assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '' });
+  assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '', usePortInRedirects: false });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
   assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null]);
+  assert.equal([d.customHeaders, d.disableProxyInterceptErrors, d.http2PushPreload, d.relativeRedirects, d.rewriteLog, d.streamSnippet], [null, false, false, false, false, '']);
+  assert.equal([d.proxy.cookieDomain, d.proxy.cookiePath, d.proxy.redirectFrom, d.proxy.redirectTo, d.proxy.busyBuffersSize, d.proxy.maxTempFileSize], ['off', 'off', 'off', 'off', '', '1024m']);
   assert.equal([d.authTLS, d.proxySSL, d.sslCiphers, d.sslPreferServerCiphers], [null, null, '', null]);
 });
 

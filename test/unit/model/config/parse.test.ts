@@ -169,6 +169,50 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'global-auth-always-set-cookie': ['true', 'globalAuthAlwaysSetCookie', true],
   'disable-stream-access-log': ['true', 'disableStreamAccessLog', true],
   'use-geoip2': ['true', 'useGeoip2', true],
+  'disable-proxy-intercept-errors': ['true', 'disableProxyInterceptErrors', true],
+  'proxy-cookie-domain': ['backend.internal example.com', 'proxyCookieDomain', 'backend.internal example.com'],
+  'proxy-cookie-path': ['/app/ /', 'proxyCookiePath', '/app/ /'],
+  'proxy-redirect-from': ['http://backend/', 'proxyRedirectFrom', 'http://backend/'],
+  'proxy-redirect-to': ['https://front/', 'proxyRedirectTo', 'https://front/'],
+  'proxy-busy-buffers-size': ['8k', 'proxyBusyBuffersSize', '8k'],
+  'proxy-max-temp-file-size': ['0', 'proxyMaxTempFileSize', '0'],
+  'relative-redirects': ['true', 'relativeRedirects', true],
+  'use-port-in-redirects': ['true', 'usePortInRedirects', true],
+  'preserve-trailing-slash': ['true', 'preserveTrailingSlash', true],
+  'global-allowed-response-headers': ['X-Frame-Options,X-Team', 'globalAllowedResponseHeaders', ['X-Frame-Options', 'X-Team']],
+  'generate-request-id': ['false', 'generateRequestId', false],
+  'default-type': ['application/octet-stream', 'defaultType', 'application/octet-stream'],
+  'gzip-disable': ['msie6', 'gzipDisable', 'msie6'],
+  'limit-conn-zone-variable': ['$binary_remote_addr$http_x_tenant', 'limitConnZoneVariable', '$binary_remote_addr$http_x_tenant'],
+  'upstream-hash-by': ['$request_uri', 'upstreamHashBy', '$request_uri'],
+  'upstream-hash-by-subset': ['true', 'upstreamHashBySubset', true],
+  'upstream-hash-by-subset-size': ['5', 'upstreamHashBySubsetSize', 5],
+  'service-upstream': ['true', 'serviceUpstream', true],
+  'forwarded-for-proxy-protocol-header': ['X-Real-Client', 'forwardedForProxyProtocolHeader', 'X-Real-Client'],
+  'forwarded-host-header': ['X-Original-Host', 'forwardedHostHeader', 'X-Original-Host'],
+  'main-snippet': ['worker_priority 0;', 'mainSnippet', 'worker_priority 0;'],
+  'http-snippet': ['map $uri $x { default 1; }', 'httpSnippet', 'map $uri $x { default 1; }'],
+  'server-snippet': ['add_header X-A 1;', 'serverSnippet', 'add_header X-A 1;'],
+  'location-snippet': ['add_header X-B 1;', 'locationSnippet', 'add_header X-B 1;'],
+  'stream-snippet': ['server { listen 9999; return ok; }', 'streamSnippet', 'server { listen 9999; return ok; }'],
+  'bind-address': ['10.0.0.1,fd00::1', 'bindAddress', ['10.0.0.1', 'fd00::1']],
+  'disable-ipv6': ['true', 'disableIpv6', true],
+  'disable-ipv6-dns': ['true', 'disableIpv6Dns', true],
+  'worker-cpu-affinity': ['auto', 'workerCpuAffinity', 'auto'],
+  'enable-multi-accept': ['false', 'enableMultiAccept', false],
+  'enable-aio-write': ['false', 'enableAioWrite', false],
+  'lua-shared-dicts': ['configuration_data: 40, my_dict: 512k', 'luaSharedDicts', { configuration_data: 40960, my_dict: 512 }],
+  'access-log-params': ['buffer=16k flush=5s', 'accessLogParams', 'buffer=16k flush=5s'],
+  'log-format-stream': ['$remote_addr $status', 'logFormatStream', '$remote_addr $status'],
+  'enable-syslog': ['true', 'enableSyslog', true],
+  'syslog-host': ['10.0.0.9', 'syslogHost', '10.0.0.9'],
+  'syslog-port': ['1514', 'syslogPort', 1514],
+  'debug-connections': ['10.0.0.0/8,127.0.0.1', 'debugConnections', ['10.0.0.0/8', '127.0.0.1']],
+  'proxy-stream-timeout': ['30s', 'proxyStreamTimeout', '30s'],
+  'proxy-stream-next-upstream': ['false', 'proxyStreamNextUpstream', false],
+  'proxy-stream-next-upstream-timeout': ['5s', 'proxyStreamNextUpstreamTimeout', '5s'],
+  'proxy-stream-next-upstream-tries': ['2', 'proxyStreamNextUpstreamTries', 2],
+  'proxy-stream-responses': ['0', 'proxyStreamResponses', 0],
   'ssl-reject-handshake': ['true', 'sslRejectHandshake', true],
   'ssl-session-ticket-key': [TICKET_KEY_80, 'sslSessionTicketKey', TICKET_KEY_80],
   'enable-ocsp': ['true', 'enableOCSP', true],
@@ -203,6 +247,11 @@ const INVALID: Record<string, string> = {
   'global-auth-url': 'http://unix:/var/run/x.sock:/check', 'global-auth-method': 'GET;', 'global-auth-signin': 'ftp://x',
   'global-auth-signin-redirect-param': 'a b', 'global-auth-response-headers': 'X User', 'global-auth-request-redirect': 'a b',
   'global-auth-snippet': 'proxy_pass http://x; }', 'global-auth-cache-duration': '200 forever', 'global-auth-always-set-cookie': 'sometimes',
+  'proxy-cookie-domain': 'a b c', 'proxy-cookie-path': '/a "/b"', 'proxy-redirect-from': 'http://a/;b', 'proxy-redirect-to': 'x y',
+  'proxy-busy-buffers-size': '8 k', 'default-type': 'text/html; charset=x', 'gzip-disable': '(unclosed', 'limit-conn-zone-variable': '$a b',
+  'forwarded-host-header': 'X Host', 'bind-address': '10.0.0.0/8', 'worker-cpu-affinity': '0102', 'lua-shared-dicts': 'a: 1g',
+  'access-log-params': 'if=$x', 'syslog-host': 'syslog.logging.svc', 'syslog-port': '70000', 'debug-connections': 'evil.com',
+  'proxy-stream-timeout': 'ten', 'proxy-stream-next-upstream-tries': '-1', 'log-format-stream': "'$x'",
   'ssl-reject-handshake': 'on', 'enable-ocsp': 'yes', 'proxy-ssl-location-only': 'maybe',
   // NGINX takes a key file of exactly 48 or 80 bytes.
   'ssl-session-ticket-key': Buffer.alloc(32, 1).toString('base64'),
@@ -218,9 +267,42 @@ test('every ConfigMap key has a valid-value case here', () => {
   assert.ok(CONFIGMAP_KEYS.length >= 60, `only ${CONFIGMAP_KEYS.length} keys`);
 });
 
+/** Keys that apply only beside another: the snippets need annotations-risk-level Critical, syslog a host. */
+const CRITICAL = { 'annotations-risk-level': 'Critical' };
+const WITH: Record<string, Record<string, string>> = {
+  'main-snippet': CRITICAL, 'http-snippet': CRITICAL, 'server-snippet': CRITICAL, 'location-snippet': CRITICAL, 'stream-snippet': CRITICAL,
+  'enable-syslog': { 'syslog-host': '10.0.0.9' },
+};
+
+test('the operator\'s snippets need annotations-risk-level Critical, enable-syslog a syslog-host', () => {
+  for (const key of ['main-snippet', 'http-snippet', 'server-snippet', 'location-snippet', 'stream-snippet']) {
+    const { settings, warnings } = parse({ [key]: VALID[key]![0] });
+    assert.is(settings[VALID[key]![1]], '', key);
+    assert.match(warnings[0]!.message, /Critical/);
+  }
+  const { settings, warnings } = parse({ 'enable-syslog': 'true' });
+  assert.is(settings.enableSyslog, false);
+  assert.match(warnings[0]!.message, /syslog-host is not set/);
+});
+
+test('an operator snippet that leaves its block or opens one its context cannot hold is refused', () => {
+  for (const [key, raw] of [['http-snippet', 'server { listen 1; } }'], ['server-snippet', 'server { }'], ['main-snippet', 'http { }'], ['location-snippet', 'upstream x { server a; }'], ['stream-snippet', 'location / { }'], ['http-snippet', 'x "unterminated;']]) {
+    const { settings, warnings } = parse({ ...CRITICAL, [key!]: raw! });
+    assert.is(settings[VALID[key!]![1]], '', `${key}: ${raw}`);
+    assert.is(warnings.length, 1, `${key}: ${raw}`);
+  }
+});
+
+test('proxy busy buffers and max temp file size are checked against the buffers, as NGINX checks them', () => {
+  assert.is(parse({ 'proxy-busy-buffers-size': '2k' }).settings.proxyBusyBuffersSize, '', 'smaller than proxy-buffer-size 4k');
+  assert.is(parse({ 'proxy-busy-buffers-size': '64k' }).settings.proxyBusyBuffersSize, '', 'larger than all buffers but one');
+  assert.is(parse({ 'proxy-max-temp-file-size': '1k' }).settings.proxyMaxTempFileSize, '1024m');
+  assert.is(parse({ 'proxy-buffer-size': '8k', 'proxy-busy-buffers-size': '16k' }).settings.proxyBusyBuffersSize, '16k');
+});
+
 for (const [key, [raw, field, want]] of Object.entries(VALID)) {
   test(`parses ${key}`, () => {
-    const { settings, warnings } = parse({ [key]: raw });
+    const { settings, warnings } = parse({ ...WITH[key], [key]: raw });
     assert.equal(warnings, []);
     assert.equal(settings[field], want);
     assert.not.equal(defaultSettings()[field], want, `${key}: the case should differ from the default`);
@@ -324,7 +406,7 @@ test('no hostile value survives into the settings', () => {
             assert.is(nginxUnescape(quoteForNginx(s.value)), s.value);
             continue;
           }
-          if (spec.key === 'log-format-upstream') {
+          if (spec.key === 'log-format-upstream' || spec.key === 'log-format-stream') {
             assert.not.match(s.value, /['\\\u0000-\u001f]/, `${spec.key} ← ${h.name}`);
             continue;
           }
@@ -336,7 +418,7 @@ test('no hostile value survives into the settings', () => {
           assert.ok(isNginxSafe(s.value, { regex: regexFields.has(spec.field) }) || s.value === (defaults[spec.field] as unknown),
             `${spec.key} ← ${h.name}: ${JSON.stringify(s.value.slice(0, 60))}`);
         }
-        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'modsecurity-snippet' && spec.key !== 'global-auth-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
+        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'log-format-stream' && spec.key !== 'modsecurity-snippet' && spec.key !== 'global-auth-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
       }
     }
   }

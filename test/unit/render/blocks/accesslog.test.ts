@@ -17,4 +17,9 @@ test('with request metrics, a location without access log keeps the metrics log'
   assert.not.match(text, 'access_log off');
 });
 
+test('enable-rewrite-log prints rewrite_log on', () => {
+  assert.match(renderLocation({ rewriteLog: true }).locationsText, 'rewrite_log on;');
+  assert.not.match(renderLocation({}).locationsText, 'rewrite_log');
+});
+
 test.run();

@@ -3,7 +3,7 @@
 // default-backend annotation's) for the page.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { inOrder, renderServer } from '../../../support/render-blocks.js';
+import { inOrder, renderLocation, renderServer } from '../../../support/render-blocks.js';
 
 test('error_page per status in the errors slot; one internal location per status and backend', () => {
   const view = renderServer([
@@ -23,6 +23,12 @@ test('no statuses, no directives', () => {
   const view = renderServer([{}]);
   assert.not.match(view.locationsText, 'error_page');
   assert.is(view.extra, '');
+});
+
+test('disable-proxy-intercept-errors keeps the error pages but not proxy_intercept_errors', () => {
+  const text = renderLocation({ customHttpErrors: [503], disableProxyInterceptErrors: true }).locationsText;
+  assert.match(text, 'error_page 503');
+  assert.not.match(text, 'proxy_intercept_errors');
 });
 
 test.run();

@@ -20,4 +20,11 @@ test('gRPC: grpc_* timeouts always; a proxy_next_upstream value NGINX does not k
   assert.equal(view.problems.map((p) => p.field), ['proxy-next-upstream']);
 });
 
+test('the answer\'s rewriting and buffers where they differ from the ConfigMap; proxy_redirect default as what it means', () => {
+  const text = renderLocation({ proxy: { ...proxyDefaults(), cookieDomain: 'backend.local example.com', cookiePath: '/app/ /', redirectFrom: 'http://b/', redirectTo: '/', busyBuffersSize: '8k', maxTempFileSize: '0' } }).locationsText;
+  inOrder(text, 'proxy_busy_buffers_size 8k;', 'proxy_max_temp_file_size 0;', 'proxy_cookie_domain "backend.local" "example.com";', 'proxy_cookie_path "/app/" "/";', 'proxy_redirect "http://b/" "/";', 'proxy_pass');
+  assert.match(renderLocation({ proxy: { ...proxyDefaults(), redirectFrom: 'default' } }).locationsText, 'proxy_redirect http://upstream_balancer/ /;');
+  assert.not.match(renderLocation({}).locationsText, /proxy_(cookie|redirect|busy|max_temp)/);
+});
+
 test.run();

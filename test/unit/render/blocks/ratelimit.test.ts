@@ -26,4 +26,13 @@ test('limit-whitelist networks get an empty key; the pieces of a Prefix split sh
   assert.match(view.httpLevel, /map \$rl_[0-9a-f]{12}_allowed \$rl_[0-9a-f]{12}_key \{\n        0 \$binary_remote_addr;\n        1 "";/);
 });
 
+test('limit-conn-zone-variable keys the zones, and another key names other zones (NGINX refuses a zone whose key changed)', () => {
+  const rateLimit = RL;
+  const plain = renderLocation({ rateLimit }).httpLevel;
+  const keyed = renderLocation({ rateLimit }, { settings: { limitConnZoneVariable: '$binary_remote_addr$http_x_tenant' } }).httpLevel;
+  assert.match(plain, /limit_conn_zone \$binary_remote_addr zone=rl_\w+_conn:5m;/);
+  assert.match(keyed, /limit_conn_zone \$binary_remote_addr\$http_x_tenant zone=rl_\w+_[0-9a-f]{8}_conn:5m;/);
+  assert.match(keyed, /limit_req_zone \$binary_remote_addr\$http_x_tenant zone=rl_\w+_[0-9a-f]{8}_rps:5m/);
+});
+
 test.run();

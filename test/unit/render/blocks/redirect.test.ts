@@ -17,4 +17,9 @@ test('the www twin redirects to the host, on the same ports without default_serv
   assert.is(renderLocation({}).after, '');
 });
 
+test('relative-redirects differing from the ConfigMap prints absolute_redirect', () => {
+  assert.match(renderLocation({ relativeRedirects: true }).locationsText, 'absolute_redirect off;');
+  assert.not.match(renderLocation({}).locationsText, 'absolute_redirect');
+});
+
 test.run();

@@ -22,4 +22,9 @@ test('no redirect words without a redirect; a regex host rewrites with the path 
   assert.match(text, 'rewrite "(?i)/api/(.*)" "/$1" break;');
 });
 
+test('use-port-in-redirects differing from the ConfigMap prints port_in_redirect', () => {
+  assert.match(renderLocation({ rewrite: { ...defaultAnnotations(defaultSettings()).rewrite, usePortInRedirects: true } }).locationsText, 'port_in_redirect on;');
+  assert.not.match(renderLocation({}).locationsText, 'port_in_redirect');
+});
+
 test.run();

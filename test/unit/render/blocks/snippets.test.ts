@@ -23,4 +23,11 @@ test('server-snippet in the server; one that sets the header filter replaces the
   assert.match(refused.locationsText, 'proxy_pass');
 });
 
+test('the ConfigMap\'s location-snippet and server-snippet in every location and server, after the Ingress\'s own', () => {
+  const view = renderLocation({ configurationSnippet: 'add_header X-Own 1;' }, { settings: { locationSnippet: 'add_header X-Cm 1;', serverSnippet: 'location = /cm { return 204; }' } });
+  inOrder(view.locationsText, 'add_header X-Own 1;', '# location-snippet (ConfigMap)', 'add_header X-Cm 1;');
+  assert.match(view.directives, '# server-snippet (ConfigMap)');
+  assert.match(view.directives, 'location = /cm { return 204; }');
+});
+
 test.run();

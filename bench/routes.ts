@@ -1,0 +1,86 @@
+// Dynamic routes at scale (local mode, real NGINX): N generated Ingresses (about a fifth of them
+// plain enough to be dynamic), then new plain Ingresses written one at a time, each a new host
+// the Lua router serves from a POSTed route table; the clock runs from the manifest write until
+// the host is served (`route_add_served_ms_10k`). Then each of them gets a path added
+// (`route_change_served_ms_10k`). NGINX must not reload once for any of it.
+// Quick mode 2k Ingresses, full mode 10k.
+//   node --import tsx bench/routes.ts [--full] [--n N] [--rounds R]
+import { namespaceOf, serviceOf } from './gen.js';
+import { startGeneratedCluster } from './local-mode.js';
+import { arg, attempt, emitFigures, isFull, loadAverage, percentile, printTable, round, verdict, type Row } from './lib.js';
+
+function ingress(name: string, host: string, service: string, ns: string, paths: Array<[string, string]>) {
+  return {
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace: ns },
+    spec: {
+      ingressClassName: 'nginx',
+      rules: [{ host, http: { paths: paths.map(([path, pathType]) => ({ path, pathType, backend: { service: { name: service, port: { number: 80 } } } })) } }],
+    },
+  };
+}
+
+interface Routes { addMs: number[]; changeMs: number[]; reloads: number; startS: number }
+
+async function run(n: number, rounds: number): Promise<Routes> {
+  // The setup of bench/reload.ts, so the two figures compare.
+  const cluster = await startGeneratedCluster('irx-bench-routes-', n);
+  const { local, startS } = cluster;
+  try {
+    const reloadsBefore = local.logs().filter((l) => l.msg === 'reload: done').length;
+    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS };
+    const hostOfRound = (r: number) => `route-${r}.bench.example`;
+    const write = (r: number, paths: Array<[string, string]>) =>
+      local.write(`route-${r}.json`, [ingress(`route-${r}`, hostOfRound(r), serviceOf(1), namespaceOf(1), paths)]);
+    for (let r = 0; r < rounds; r++) {
+      await new Promise((res) => setTimeout(res, 300)); // the bucket refills
+      const t = performance.now();
+      write(r, [['/only', 'Exact']]);
+      await local.until(hostOfRound(r), (s) => s === 200, 120_000, '/only');
+      out.addMs.push(performance.now() - t);
+    }
+    for (let r = 0; r < rounds; r++) {
+      await new Promise((res) => setTimeout(res, 300));
+      const t = performance.now();
+      write(r, [['/only', 'Exact'], ['/new', 'Prefix']]);
+      await local.until(hostOfRound(r), (s) => s === 200, 120_000, '/new/x');
+      out.changeMs.push(performance.now() - t);
+    }
+    out.reloads = local.logs().filter((l) => l.msg === 'reload: done').length - reloadsBefore;
+    return out;
+  } finally {
+    await cluster.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const full = isFull();
+  const n = Number(arg('--n') ?? (full ? 10_000 : 2000));
+  const rounds = Math.max(10, Number(arg('--rounds') ?? 10));
+  const rows: Row[] = [];
+  const size = n === 10_000 ? '10k' : n === 2000 ? '2k' : null;
+  const fig: Record<string, number | null> = {
+    route_add_served_ms_10k: null, route_add_served_p99_ms_10k: null, route_change_served_ms_10k: null, route_reloads_10k: null,
+  };
+  await attempt(rows, `routes ${n}`, async () => {
+    const r = await run(n, rounds);
+    const add50 = percentile(r.addMs, 50);
+    const add99 = percentile(r.addMs, 99);
+    const change50 = percentile(r.changeMs, 50);
+    if (size === '10k') {
+      fig.route_add_served_ms_10k = round(add50, 0);
+      fig.route_add_served_p99_ms_10k = round(add99, 0);
+      fig.route_change_served_ms_10k = round(change50, 0);
+      fig.route_reloads_10k = r.reloads;
+    }
+    const list = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+    rows.push({ figure: `new plain Ingress written → served, ${n} Ingresses, p50`, value: `${add50.toFixed(0)} ms`, note: `${r.addMs.length} new hosts: ${list(r.addMs)}; cold start ${r.startS.toFixed(1)} s` });
+    rows.push({ figure: `new plain Ingress written → served, ${n} Ingresses, p99`, value: `${add99.toFixed(0)} ms`, target: '≤ 1000 ms', status: verdict(add99, 1000) });
+    rows.push({ figure: `path added to a dynamic Ingress → served, ${n} Ingresses, p50`, value: `${change50.toFixed(0)} ms`, note: `p99 ${percentile(r.changeMs, 99).toFixed(0)} ms: ${list(r.changeMs)}` });
+    rows.push({ figure: 'reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
+  });
+  rows.push({ figure: 'load average (1/5/15 min) at the end', value: loadAverage() });
+  printTable('dynamic routes', rows);
+  emitFigures(fig);
+}
+
+await main();

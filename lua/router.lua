@@ -1,0 +1,174 @@
+-- The router of dynamic hosts (docs/dynamic-routes.md): the default server (and every static
+-- wildcard server) asks find() in its server rewrite phase whether the request's host is in the
+-- route table the controller POSTs (/configuration/routes) and, if so, matches the path as NGINX
+-- matches locations; NGINX then moves the request to the internal dynamic-route location, where
+-- serve() does what the host's static location block would have done: the variables logs and
+-- metrics read, the SSL redirect, the backend (and its default-backend fallback) for the balancer.
+-- Each worker decodes and compiles a table once per version (one shared-dict read per request
+-- checks it) and swaps it whole, so a request sees one table, never a mix.
+local cjson = require("cjson.safe")
+local configuration = require("configuration")
+local balancer = require("balancer")
+local lua_ingress = require("lua_ingress")
+local pcre2 = require("pcre2")
+local shapes = require("configuration_shapes")
+local ngx = ngx
+local ipairs, pairs, tostring = ipairs, pairs, tostring
+local table_sort = table.sort
+local string_sub = string.sub
+
+local _M = {}
+
+-- The bounded decoder of route tables (nesting is hosts → list → entry: 4 levels).
+local decoder = cjson.new()
+decoder.decode_max_depth(8)
+
+--- The table decoded from JSON text, or nil and why; no regex is compiled.
+function _M.decode(raw)
+  local decoded, err = decoder.decode(raw)
+  if decoded == nil then return nil, "invalid JSON: " .. tostring(err) end
+  local problem = shapes.routes_problem(decoded)
+  if problem then return nil, problem end
+  return decoded
+end
+
+--- The per-worker form of a decoded table: per host its exact paths, its prefixes by length
+--- (longest first) and its compiled regular expressions in order; or nil and the first
+--- regular expression PCRE2 refuses.
+function _M.compile(decoded)
+  local hosts = {}
+  for name, entries in pairs(decoded.hosts) do
+    local h = { exact = {}, prefix = {}, lengths = {}, regexes = {} }
+    local seen_length = {}
+    for _, e in ipairs(entries) do
+      local p = e.pattern
+      if e.match == "exact" then
+        if h.exact[p] == nil then h.exact[p] = e end
+      elseif e.match == "prefix" then
+        if h.prefix[p] == nil then
+          h.prefix[p] = e
+          if not seen_length[#p] then
+            seen_length[#p] = true
+            h.lengths[#h.lengths + 1] = #p
+          end
+        end
+      else
+        local code, err = pcre2.compile(p, e.caseless)
+        if not code then return nil, "host " .. name .. ": regex " .. p:sub(1, 100) .. ": " .. err end
+        h.regexes[#h.regexes + 1] = { code = code, entry = e }
+      end
+    end
+    table_sort(h.lengths, function(a, b) return a > b end)
+    hosts[name] = h
+  end
+  return hosts
+end
+
+local EMPTY = {}
+local current = EMPTY
+local current_version = 0
+
+-- The table of the latest accepted POST; the previous one while a new one cannot be compiled.
+local function routes()
+  local version = configuration.get_routes_version()
+  if version == current_version then return current end
+  current_version = version
+  local raw = configuration.get_routes_data()
+  if not raw then
+    current = EMPTY
+    return current
+  end
+  local decoded, err = _M.decode(raw)
+  local compiled
+  if decoded then compiled, err = _M.compile(decoded) end
+  if not compiled then
+    -- The endpoint checked it before storing it: this is a bug, and the old table stays.
+    ngx.log(ngx.ERR, "router: route table version ", version, " left aside: ", err)
+    return current
+  end
+  current = compiled
+  return current
+end
+
+-- A host of the table: the name itself, or `*.rest` when the first label is one a wildcard
+-- server_name covers (`[\w-]+`, as src/render/view.ts wildcardServerName).
+local function host_routes(t, host)
+  local h = t[host]
+  if h then return h end
+  local dot = host:find(".", 1, true)
+  if not dot or dot == 1 then return nil end
+  if host:find("^[%w_%-]+%.") == nil then return nil end
+  return t["*" .. string_sub(host, dot)]
+end
+
+-- The route find() chose, for serve() of the same request: the phases between them run in one
+-- go (no yield), so no other request can come in between.
+local chosen
+local chosen_uri
+
+-- NGINX's choice of location: an exact match, else the longest prefix unless a regular
+-- expression (tried in order) matches. nil when nothing matches; "error" when PCRE2 gave up.
+local function match(h, uri)
+  local e = h.exact[uri]
+  if e then return e end
+  local prefix
+  local n = #uri
+  for _, len in ipairs(h.lengths) do
+    if len <= n then
+      prefix = h.prefix[string_sub(uri, 1, len)]
+      if prefix then break end
+    end
+  end
+  for _, r in ipairs(h.regexes) do
+    local ok, err = pcre2.find(r.code, uri)
+    if ok then return r.entry end
+    if ok == nil then
+      ngx.log(ngx.ERR, "router: regex ", r.entry.pattern:sub(1, 100), " of host ", ngx.var.host, ": ", err)
+      return "error"
+    end
+  end
+  return prefix
+end
+
+--- In the server rewrite phase (set_by_lua): matches the request; its $uri when the host is
+--- dynamic (the location rewrite then moves it to the router's location), else "".
+function _M.find()
+  chosen = nil
+  local t = routes()
+  if t == EMPTY then return "" end
+  local h = host_routes(t, ngx.var.host)
+  if h == nil then return "" end
+  local uri = ngx.var.uri
+  chosen = match(h, uri)
+  chosen_uri = uri
+  return uri
+end
+
+--- In the dynamic-route location's rewrite phase: what the host's static location would do.
+function _M.serve()
+  local e, uri = chosen, chosen_uri
+  chosen = nil
+  if e == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+  if e == "error" then return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR) end
+  if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
+  local var = ngx.var
+  var.namespace = e.namespace
+  var.ingress_name = e.ingress
+  var.service_name = e.service
+  var.service_port = e.port
+  var.location_path = e.path
+  var.proxy_upstream_name = e.backend
+  var.proxy_alternative_upstream_name = ""
+  -- $uri as the client sent it again; the upstream gets the request URI unchanged, as from a
+  -- static location's bare proxy_pass.
+  ngx.req.set_uri(uri)
+  var.dynamic_upstream_uri = var.request_uri
+  if e.redirect ~= "" then lua_ingress.rewrite(e.redirect) end
+  if e.fallback ~= "" then
+    balancer.rewrite(e.backend, e.fallback)
+  else
+    balancer.rewrite(e.backend)
+  end
+end
+
+return _M

@@ -1,0 +1,84 @@
+// The route table the Lua router serves dynamic hosts from (/configuration/routes): per host,
+// its locations as NGINX would match them (./paths.ts locationMatch, in locationOrder) and what
+// the static location block would set per request — the variables logs and metrics read, the
+// backend and its default-backend fallback, the SSL-redirect flags — or that it answers 503.
+import { locationMatch, locationOrder } from './paths.js';
+import type { Configuration, Location, Server } from './types.js';
+
+export interface RouteEntry {
+  /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
+  readonly match: 'exact' | 'prefix' | 'regex';
+  /** The path (exact, prefix) or the pattern (regex). */
+  readonly pattern: string;
+  readonly caseless: boolean;
+  /** The location answers 503 (an invalid annotation, a missing backend): nothing below applies. */
+  readonly denied: boolean;
+  readonly namespace: string;
+  readonly ingress: string;
+  readonly service: string;
+  readonly port: string;
+  /** $location_path: the Ingress rule's path. */
+  readonly path: string;
+  /** $proxy_upstream_name. */
+  readonly backend: string;
+  /** default-backend: where the request goes while the backend has no endpoint ('' = none). */
+  readonly fallback: string;
+  /** lua_ingress.rewrite's flags ('' = no SSL redirect). */
+  readonly redirect: string;
+}
+
+export interface RoutesPayload {
+  /** Host name (lower case; `*.x` covers one label) → its locations in the order NGINX tries them. */
+  readonly hosts: Readonly<Record<string, readonly RouteEntry[]>>;
+}
+
+const memo = new WeakMap<Server, readonly RouteEntry[]>();
+
+function redirectFlags(loc: Location): string {
+  const rw = loc.rewrite;
+  const flags: string[] = [];
+  if (rw.forceSSLRedirect) flags.push('force-ssl-redirect');
+  if (rw.sslRedirect) flags.push('ssl-redirect');
+  if (flags.length > 0 && rw.preserveTrailingSlash) flags.push('preserve-trailing-slash');
+  return flags.join(' ');
+}
+
+/** One server's entries, each distinct match once (the first, as the renderer keeps it). */
+export function hostRoutes(server: Server): readonly RouteEntry[] {
+  let out = memo.get(server);
+  if (out) return out;
+  const seen = new Set<string>();
+  const entries: RouteEntry[] = [];
+  for (const loc of locationOrder(server)) {
+    const m = locationMatch(loc, server.useRegex);
+    const pattern = m.kind === 'regex' ? m.regex : m.path;
+    const key = `${m.kind === 'regex' ? (m.caseless ? '~*' : '~') : m.kind} ${pattern}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    entries.push({
+      match: m.kind,
+      pattern,
+      caseless: m.kind === 'regex' && m.caseless,
+      denied: loc.denied !== null,
+      namespace: loc.ingress?.namespace ?? '',
+      ingress: loc.ingress?.name ?? '',
+      service: loc.service?.name ?? '',
+      port: loc.service?.port ?? '',
+      path: loc.ingress ? loc.ingressPath ?? loc.path : '',
+      backend: loc.backend,
+      fallback: loc.defaultBackend ?? '',
+      redirect: redirectFlags(loc),
+    });
+  }
+  out = entries;
+  memo.set(server, out);
+  return out;
+}
+
+/** The dynamic hosts of the model (those the rule let through), sorted by name. */
+export function routesPayload(config: Configuration): RoutesPayload {
+  const hosts: Record<string, readonly RouteEntry[]> = {};
+  if (!config.dynamicRoutes) return { hosts };
+  for (const s of config.servers) if (s.staticBecause === null) hosts[s.hostname.toLowerCase()] = hostRoutes(s);
+  return { hosts };
+}

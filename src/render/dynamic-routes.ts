@@ -1,0 +1,37 @@
+// What nginx.conf holds for dynamic hosts (docs/dynamic-routes.md): no server block of their own;
+// the default server and every static wildcard server ask the Lua router in their server
+// rewrite phase whether the request's host is in the route table and, if so, move the request
+// to one internal location where lua/router.lua does what the host's location would.
+import type { Server } from '../model/types.js';
+
+/** The URI the router's location is reached by; a request for it from outside is 404 (internal). */
+export const DYNAMIC_ROUTE_URI = '/.ingress-rx/dynamic-route';
+
+/** Whether the server hands requests for dynamic hosts to the router. */
+export function routesDynamicHosts(server: Server, dynamicRoutes: boolean): boolean {
+  return dynamicRoutes && (server.hostname === '_' || server.hostname.startsWith('*.'));
+}
+
+/** Server level, after the guards: before any location is chosen. */
+export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serves them (lua/router.lua).
+        set_by_lua_block $dynamic_route_uri {
+            return router.find()
+        }
+        if ($dynamic_route_uri) {
+            rewrite ^ ${DYNAMIC_ROUTE_URI} last;
+        }
+`;
+
+/**
+ * The router's location. The variables the location would set are left to the router (a
+ * denied route sets none, as a denied location); the request URI goes upstream unchanged.
+ */
+export const DYNAMIC_ROUTE_LOCATION = `        location = ${DYNAMIC_ROUTE_URI} {
+            internal;
+            set $dynamic_upstream_uri "";
+            rewrite_by_lua_block {
+                router.serve()
+            }
+            proxy_pass http://upstream_balancer$dynamic_upstream_uri;
+        }
+`;

@@ -1,0 +1,173 @@
+// Dynamic routes end to end (docs/dynamic-routes.md): `ingress-rx local` (dynamic routes are on by
+// default) with real NGINX. Hosts whose Ingresses Lua can serve have no server block and are matched by
+// lua/router.lua; adding, changing and removing them needs no reload; a host with an annotation
+// that needs directives keeps its server block; a hostile route table POSTed to the control
+// server is refused or bounded, and the workers keep serving.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runDbg } from '../../src/cli/dbg.js';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { waitFor } from '../support/wait.js';
+import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+
+let ctl: LocalController;
+const echo: Record<string, EchoServer> = {};
+const reloads = () => ctl.metric('nginx_ingress_controller_success');
+
+test.before(async () => {
+  for (const [name, octet] of [['root', 2], ['api', 3], ['exact', 4], ['regex', 5], ['two', 6], ['static', 7]] as const) {
+    echo[name] = await startEchoServer({ address: `127.0.0.${octet}`, name });
+  }
+  ctl = await startLocal({
+    files: {
+      'services.json': Object.keys(echo).flatMap((n) => [service('app', n), ...slices('app', n, [echo[n]!])]).concat([service('app', 'empty')]),
+      'one.json': [ingress('app', 'one', {
+        host: 'one.test',
+        paths: [
+          { path: '/', service: 'root' },
+          { path: '/api', service: 'api' },
+          { path: '/exact', pathType: 'Exact', service: 'exact' },
+          { path: '/empty', service: 'empty' },
+        ],
+      })],
+      'regex.json': [ingress('app', 'regex', {
+        host: 'regex.test',
+        annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' },
+        paths: [
+          { path: '/v[0-9]+/items', pathType: 'ImplementationSpecific', service: 'regex' },
+          { path: '/', service: 'root' },
+        ],
+      })],
+      'wild.json': [ingress('app', 'wild', { host: '*.wild.test', paths: [{ path: '/', service: 'two' }] })],
+      'static.json': [ingress('app', 'static', {
+        host: 'static.test',
+        annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1k' },
+        paths: [{ path: '/', service: 'static' }],
+      })],
+    },
+  });
+  await ctl.until('one.test', '/', (r) => r.backend === 'root', { what: 'one.test served' });
+});
+
+test.after(async () => {
+  await ctl?.stop();
+  await Promise.all(Object.values(echo).map((e) => e.close()));
+});
+
+test('only hosts that need directives have a server block', () => {
+  const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
+  assert.ok(conf.includes('server_name static.test;'), 'static.test keeps its server block');
+  assert.not.ok(conf.includes('one.test'), 'one.test has no server block');
+  assert.not.ok(conf.includes('regex.test'), 'regex.test has no server block');
+  assert.ok(conf.includes('router.find()'), 'the default server asks the router');
+});
+
+test('dbg routes prints the rule: which hosts are dynamic, and why the others are static', async () => {
+  let text = '';
+  assert.is(await runDbg(['routes'], { workdir: ctl.workdir }, (s) => { text += s; }), 0);
+  assert.ok(text.includes('routes: one.test: dynamic\n'), text);
+  assert.ok(text.includes('routes: *.wild.test: dynamic\n'), text);
+  assert.ok(text.includes('routes: static.test: static: Ingress app/static: proxy-body-size needs client_max_body_size in a location\n'), text);
+});
+
+test('paths are matched as NGINX matches locations: Exact, Prefix on element boundaries, regex', async () => {
+  assert.is((await ctl.request('one.test', '/')).backend, 'root');
+  assert.is((await ctl.request('one.test', '/api')).backend, 'api');
+  assert.is((await ctl.request('one.test', '/api/x?y=1')).backend, 'api');
+  assert.is((await ctl.request('one.test', '/apix')).backend, 'root');
+  assert.is((await ctl.request('one.test', '/exact')).backend, 'exact');
+  assert.is((await ctl.request('one.test', '/exact/more')).backend, 'root');
+  assert.is((await ctl.request('ONE.test', '/api')).backend, 'api', 'host names are caseless');
+  assert.is((await ctl.request('regex.test', '/v2/items/9')).backend, 'regex');
+  assert.is((await ctl.request('regex.test', '/V2/ITEMS')).backend, 'regex', 'use-regex paths are caseless (~*)');
+  assert.is((await ctl.request('regex.test', '/vx/items')).backend, 'root');
+  assert.is((await ctl.request('a.wild.test', '/')).backend, 'two');
+  assert.is((await ctl.request('a.b.wild.test', '/')).status, 404, 'a wildcard covers one label');
+  assert.is((await ctl.request('nobody.test', '/')).status, 404);
+  assert.is((await ctl.request('static.test', '/')).backend, 'static');
+  assert.is((await ctl.request('one.test', '/empty')).status, 503, 'a backend without endpoints answers 503');
+  assert.is((await ctl.request('one.test', '/.ingress-rx/dynamic-route')).backend, 'root', 'the router\'s own location is not reachable as a path');
+  assert.is((await ctl.request('nobody.test', '/.ingress-rx/dynamic-route')).status, 404);
+});
+
+test('the upstream gets the request as from a static location', async () => {
+  const r = await ctl.request('one.test', '/api//a/../b%2Fc?x=1&y');
+  assert.is(r.json?.path, '/api//a/../b%2Fc?x=1&y', 'the request URI is passed unchanged');
+  const headers = r.json?.headers as Record<string, string>;
+  assert.is(headers['x-forwarded-host'], 'one.test');
+  assert.is(headers['x-real-ip'], '127.0.0.1');
+  assert.ok(headers['x-request-id']);
+  const https = await ctl.request('one.test', '/api', { https: true });
+  assert.is(https.backend, 'api', 'HTTPS is routed too (the default certificate)');
+  assert.is((https.json?.headers as Record<string, string>)['x-forwarded-proto'], 'https');
+});
+
+test('a new Ingress, a new path and a removed Ingress are served without a reload', async () => {
+  const before = await reloads();
+  ctl.write('two.json', [ingress('app', 'two', { host: 'two.test', paths: [{ path: '/', service: 'two' }] })]);
+  await ctl.until('two.test', '/', (r) => r.backend === 'two', { what: 'two.test served' });
+  ctl.write('one.json', [ingress('app', 'one', {
+    host: 'one.test',
+    paths: [{ path: '/', service: 'root' }, { path: '/api', service: 'api' }, { path: '/new', service: 'two' }],
+  })]);
+  await ctl.until('one.test', '/new/x', (r) => r.backend === 'two', { what: 'the new path served' });
+  assert.is((await ctl.request('one.test', '/exact')).backend, 'root', 'the removed Exact path is gone');
+  ctl.remove('two.json');
+  await ctl.until('two.test', '/', (r) => r.status === 404, { what: 'two.test gone' });
+  assert.is(await reloads(), before, 'no reload');
+});
+
+test('an annotation that needs directives moves the host to a server block (a reload), and back', async () => {
+  const before = await reloads();
+  ctl.write('two.json', [ingress('app', 'two', {
+    host: 'two.test', annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1k' }, paths: [{ path: '/', service: 'two' }],
+  })]);
+  await ctl.until('two.test', '/', (r) => r.backend === 'two', { what: 'static two.test served' });
+  const big = await ctl.request('two.test', '/', { method: 'POST', body: 'x'.repeat(4096) });
+  assert.is(big.status, 413, 'its client_max_body_size applies');
+  // The metric follows the sync's result, which may come just after the first answer.
+  await waitFor(async () => (await reloads()) > before, { what: 'a reload' });
+  assert.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('server_name two.test;'));
+
+  ctl.write('two.json', [ingress('app', 'two', { host: 'two.test', paths: [{ path: '/', service: 'two' }] })]);
+  await ctl.until('two.test', '/', (r) => r.status === 200, { what: 'dynamic two.test', method: 'POST', body: 'x'.repeat(4096) });
+  assert.not.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('two.test'), 'the server block is gone');
+});
+
+test('a hostile route table is refused whole, or bounded per request; workers keep serving', async () => {
+  const post = (body: string) => ctl.control('/configuration/routes', { method: 'POST', body });
+  const route = (over: Record<string, unknown> = {}) => ({
+    match: 'prefix', pattern: '/', caseless: false, denied: false, namespace: 'app', ingress: 'x', service: 'root', port: '80',
+    path: '/', backend: 'app-root-80', fallback: '', redirect: '', ...over,
+  });
+  const refused: Array<[string, string]> = [
+    ['not JSON', '{'],
+    ['deep nesting', `${'['.repeat(5000)}${']'.repeat(5000)}`],
+    ['no hosts', '{}'],
+    ['upper-case host', JSON.stringify({ hosts: { 'A.test': [route()] } })],
+    ['a prefix without /', JSON.stringify({ hosts: { 'a.test': [route({ pattern: 'x' })] } })],
+    ['a broken regex', JSON.stringify({ hosts: { 'a.test': [route({ match: 'regex', pattern: '(' })] } })],
+    ['too many routes', JSON.stringify({ hosts: { 'a.test': Array.from({ length: 1001 }, (_, i) => route({ pattern: `/${i}` })) } })],
+    ['too many regexes', JSON.stringify({ hosts: { 'a.test': Array.from({ length: 101 }, (_, i) => route({ match: 'regex', pattern: `^/${i}` })) } })],
+    ['a huge string', JSON.stringify({ hosts: { 'a.test': [route({ namespace: 'n'.repeat(5000) })] } })],
+    ['a number for a string', JSON.stringify({ hosts: { 'a.test': [route({ backend: 7 })] } })],
+  ];
+  for (const [what, body] of refused) {
+    const r = await post(body);
+    assert.is(r.status, 400, `${what}: ${r.status} ${r.body}`);
+  }
+  assert.is((await ctl.request('one.test', '/api')).backend, 'api', 'the table in use is kept');
+
+  // A catastrophic regex: the match gives up at the bound; that request fails, the worker lives.
+  const bomb = JSON.stringify({ hosts: { 'bomb.test': [route({ match: 'regex', pattern: '^/(a+)+$', caseless: true }), route()] } });
+  assert.is((await post(bomb)).status, 201);
+  const started = Date.now();
+  const r = await ctl.request('bomb.test', `/${'a'.repeat(40)}!`);
+  assert.is(r.status, 500);
+  assert.ok(Date.now() - started < 5000, `bounded (${Date.now() - started} ms)`);
+  assert.is((await ctl.request('bomb.test', '/aaa')).backend, 'root', 'the same worker serves the next request');
+});
+
+test.run();

@@ -1,0 +1,102 @@
+// The rule that says which hosts are dynamic (src/model/dynamic-routes.ts), the route table the
+// router gets (src/model/routes-payload.ts) and the decision: a dynamic host's change is a POST.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createModelBuilder } from '../../../src/model/build.js';
+import { decide } from '../../../src/model/decide.js';
+import { DEFAULT_SERVER_STATIC, DYNAMIC_ROUTES_OFF, MAX_DYNAMIC_REGEX_LOCATIONS, routeRuleLines } from '../../../src/model/dynamic-routes.js';
+import { snapshot } from '../../../src/model/hash.js';
+import { routesPayload } from '../../../src/model/routes-payload.js';
+import type { Configuration, Server } from '../../../src/model/types.js';
+import { ingress, service, testStore, PREFIX } from '../../support/model-objects.js';
+
+const NOW = new Date('2026-03-01T00:00:00Z');
+const builder = (dynamicRoutes = true) => createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes });
+const server = (c: Configuration, host: string): Server => c.servers.find((s) => s.hostname === host)!;
+
+function store() {
+  const s = testStore();
+  s.put('Service', service('web'));
+  s.put('Ingress', ingress('plain', 'plain.example.com', [['/', 'Prefix', 'web', 80], ['/api', 'Prefix', 'web', 80], ['/x', 'Exact', 'web', 80]]));
+  s.put('Ingress', ingress('auth', 'auth.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'auth-url': 'http://auth.example.com/check' } }));
+  s.put('Ingress', ingress('body', 'body.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'proxy-body-size': '9m' } }));
+  s.put('Ingress', ingress('canary', 'canary.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'load-balance': 'ewma', 'ssl-redirect': 'false' } }));
+  // Two Ingresses on one host: one needs directives, so the host keeps its server block.
+  s.put('Ingress', ingress('mixed-a', 'mixed.example.com', [['/a', 'Prefix', 'web', 80]]));
+  s.put('Ingress', ingress('mixed-b', 'mixed.example.com', [['/b', 'Prefix', 'web', 80]], { annotations: { 'rewrite-target': '/' }, ts: '2026-01-02T00:00:00Z' }));
+  return s;
+}
+
+test('per Ingress, then per host: dynamic unless some Ingress needs directives, with the reason', () => {
+  const { config } = builder().build(store());
+  assert.is(server(config, 'plain.example.com').staticBecause, null);
+  assert.is(server(config, 'canary.example.com').staticBecause, null, 'backend policies and ssl-redirect are applied per request');
+  assert.is(server(config, 'auth.example.com').staticBecause, 'Ingress default/auth: auth-url needs an NGINX subrequest');
+  assert.is(server(config, 'body.example.com').staticBecause, 'Ingress default/body: proxy-body-size needs client_max_body_size in a location');
+  assert.is(server(config, 'mixed.example.com').staticBecause, "Ingress default/mixed-b: rewrite-target needs NGINX's rewrite");
+  assert.is(server(config, '_').staticBecause, DEFAULT_SERVER_STATIC);
+  assert.ok(routeRuleLines(config).includes('routes: plain.example.com: dynamic'));
+  assert.ok(routeRuleLines(config).includes('routes: auth.example.com: static: Ingress default/auth: auth-url needs an NGINX subrequest'));
+});
+
+test('without --enable-dynamic-routes every host is static and the table is empty', () => {
+  const { config } = builder(false).build(store());
+  for (const s of config.servers) assert.is(s.staticBecause, DYNAMIC_ROUTES_OFF);
+  assert.equal(routesPayload(config), { hosts: {} });
+});
+
+test('the route table: dynamic hosts only, locations as NGINX tries them, the variables of the location', () => {
+  const { config } = builder().build(store());
+  const { hosts } = routesPayload(config);
+  assert.equal(Object.keys(hosts).sort(), ['canary.example.com', 'plain.example.com']);
+  const plain = hosts['plain.example.com']!;
+  assert.equal(plain.map((e) => `${e.match} ${e.pattern}`), ['prefix /api/', 'exact /api', 'exact /x', 'prefix /']);
+  const api = plain[0]!;
+  assert.equal({ ns: api.namespace, ing: api.ingress, svc: api.service, port: api.port, path: api.path, backend: api.backend, redirect: api.redirect },
+    { ns: 'default', ing: 'plain', svc: 'web', port: '80', path: '/api', backend: 'default-web-80', redirect: 'ssl-redirect' });
+  assert.is(hosts['canary.example.com']![0]!.redirect, '', 'ssl-redirect "false" is carried');
+});
+
+test('a host with more regular expressions than the router tries is static', () => {
+  const s = testStore();
+  s.put('Service', service('web'));
+  const paths = Array.from({ length: MAX_DYNAMIC_REGEX_LOCATIONS + 1 }, (_, i) => [`/r${i}/.*`, 'ImplementationSpecific', 'web', 80] as [string, 'ImplementationSpecific', string, number]);
+  s.put('Ingress', ingress('re', 're.example.com', paths, { annotations: { 'use-regex': 'true' } }));
+  s.put('Ingress', ingress('re2', 're2.example.com', paths.slice(0, 3), { annotations: { 'use-regex': 'true' } }));
+  const { config } = builder().build(s);
+  assert.match(server(config, 're.example.com').staticBecause ?? '', /regular-expression locations/);
+  assert.is(server(config, 're2.example.com').staticBecause, null);
+  assert.ok(routesPayload(config).hosts['re2.example.com']!.every((e) => e.match === 'regex' || e.pattern.startsWith('/')));
+});
+
+test('adding, changing or removing a dynamic host is a dynamic update of the routes; turning static is a reload', () => {
+  const s = store();
+  const b = builder();
+  const first = snapshot(b.build(s).config);
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]]));
+  const added = snapshot(b.build(s).config);
+  let d = decide(first, added);
+  assert.is(d.kind, 'dynamic', d.reason);
+  assert.ok(d.routesChanged);
+  assert.match(d.reason, /routes of new\.example\.com added/);
+
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80], ['/more', 'Prefix', 'web', 80]]));
+  const changed = snapshot(b.build(s).config);
+  d = decide(added, changed);
+  assert.is(d.kind, 'dynamic', d.reason);
+  assert.match(d.reason, /routes of new\.example\.com changed/);
+
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'proxy-read-timeout': '5' } }));
+  const turned = snapshot(b.build(s).config);
+  d = decide(changed, turned);
+  assert.is(d.kind, 'reload', 'the host needs a server block now');
+  assert.ok(d.routesChanged, 'and leaves the route table');
+
+  s.remove('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]]));
+  const removed = snapshot(b.build(s).config);
+  d = decide(added, removed);
+  assert.is(d.kind, 'dynamic', d.reason);
+  assert.match(d.reason, /routes of new\.example\.com removed/);
+});
+
+test.run();

@@ -26,6 +26,10 @@ export const MAX_DYNAMIC_REGEX_LOCATIONS = 100;
 export function ingressStaticReason(parsed: ParsedAnnotations, settings: NginxSettings): string | null {
   // The default server refuses every handshake: a host without a server block would get no TLS.
   if (settings.sslRejectHandshake) return 'ssl-reject-handshake (ConfigMap) refuses TLS for hosts without a server block';
+  // The operator's snippets go into every server block and every location: the router's request
+  // leaves the default server's locations for its own before NGINX would match theirs.
+  if (settings.serverSnippet !== '') return 'server-snippet (ConfigMap) goes into every server block';
+  if (settings.locationSnippet !== '') return 'location-snippet (ConfigMap) goes into every location';
   const defaults = defaultAnnotations(settings) as unknown as Record<string, unknown>;
   const value = parsed as unknown as Record<string, unknown>;
   for (const group of ANNOTATION_GROUPS) {

@@ -4,7 +4,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { decide } from '../../../src/model/decide.js';
-import { DEFAULT_SERVER_STATIC, DYNAMIC_ROUTES_OFF, MAX_DYNAMIC_REGEX_LOCATIONS, routeRuleLines } from '../../../src/model/dynamic-routes.js';
+import { DEFAULT_SERVER_STATIC, DYNAMIC_ROUTES_OFF, MAX_DYNAMIC_REGEX_LOCATIONS, ingressStaticReason, routeRuleLines } from '../../../src/model/dynamic-routes.js';
+import { defaultAnnotations } from '../../../src/model/annotations/index.js';
+import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { snapshot } from '../../../src/model/hash.js';
 import { routesPayload } from '../../../src/model/routes-payload.js';
 import type { Configuration, Server } from '../../../src/model/types.js';
@@ -100,3 +102,12 @@ test('adding, changing or removing a dynamic host is a dynamic update of the rou
 });
 
 test.run();
+
+test("the operator's server- and location-snippets keep every host static: the router's request would leave their locations", () => {
+  const settings = defaultSettings();
+  const parsed = defaultAnnotations(settings);
+  assert.is(ingressStaticReason(parsed, settings), null);
+  assert.match(ingressStaticReason(parsed, { ...settings, serverSnippet: 'location = /x { return 200; }' }) ?? '', /server-snippet \(ConfigMap\)/);
+  assert.match(ingressStaticReason(parsed, { ...settings, locationSnippet: 'add_header X-A b;' }) ?? '', /location-snippet \(ConfigMap\)/);
+  assert.match(ingressStaticReason(parsed, { ...settings, sslRejectHandshake: true }) ?? '', /ssl-reject-handshake/);
+});

@@ -57,6 +57,9 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'service-upstream': { section: MODEL, note: 'the oldest Ingress using a backend decides' },
   'default-backend': { section: MODEL, note: 'its upstream always exists and is used at request time when the primary has no endpoints' },
   'ssl-passthrough': { section: NGINX, note: "NGINX's stream module reads the SNI (ingress-nginx: a Go TCP proxy); needs --enable-ssl-passthrough as there" },
+  'mirror-target': { section: NGINX, note: 'the copy is sent from Lua after the request (never delaying it), to an address the upstream address policy allows; a target without a path gets the request URI' },
+  'auth-keepalive': { section: NGINX, note: 'the kept-alive auth subrequest is made from Lua; the service is dialled under the upstream address policy' },
+  'auth-proxy-set-headers': { section: PARSING, note: 'a missing or foreign ConfigMap, or an invalid header in it, denies the location' },
   'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403); ingress-nginx leaves the server without client authentication' },
   'auth-tls-verify-client': { section: NGINX, note: '"on": plain HTTP to the host is always redirected to HTTPS (ingress-nginx serves it without asking for a certificate)' },
   'auth-tls-match-cn': { section: PARSING, note: 'an expression NGINX would refuse closes the host (403)' },
@@ -107,11 +110,6 @@ const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs al
 
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
 const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^auth-keepalive/, 'none needed: the auth subrequest uses a new connection each time'],
-  [/^auth-snippet$/, SNIPPETS],
-  [/^(auth-proxy-set-headers|auth-request-redirect|auth-always-set-cookie)$/, 'no equivalent: the auth subrequest sends the standard headers only'],
-  [/^enable-global-auth$/, 'no global auth: set auth-url on each Ingress'],
-  [/^mirror-/, `no request mirroring: use a service mesh, or the mirror directive in ${SNIPPETS}`],
   [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
 ];
 
@@ -119,7 +117,6 @@ const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
 const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
   [/^jaeger-/, 'enable-opentelemetry with otlp-collector-host (Jaeger takes OTLP/HTTP on port 4318)'],
   [/^opentelemetry-config$/, 'none needed: the otel-* and otlp-* keys configure the tracer (there is no module configuration file)'],
-  [/^global-auth-/, 'no global auth: set the auth-url annotation on each Ingress'],
   [/^use-geoip$/, 'use-geoip2 (the legacy GeoIP databases are not provided)'],
   [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],
   [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server is a unix socket only the controller can open, and every request needs its token'],

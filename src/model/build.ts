@@ -129,7 +129,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     let entry = caches.ingresses.get(ing);
     if (!entry || entry.settings !== settings || (entry.deps.length > 0 && !dependenciesCurrent(store, entry.deps))) {
       const deps: Dependency[] = [];
-      const parsed = parseAnnotations(ing, { prefix: opts.annotationsPrefix, settings, store: trackingReader(store, deps) });
+      const parsed = parseAnnotations(ing, { prefix: opts.annotationsPrefix, settings, store: trackingReader(store, deps), addressPolicy });
       entry = { settings, deps, fragment: buildFragment(ing, parsed.value, settings, parsed.warnings) };
       caches.ingresses.set(ing, entry);
     }
@@ -139,9 +139,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   function defaultRoot(settings: NginxSettings): Location {
     if (caches.defaultRoot?.settings !== settings) {
       const d = defaultAnnotations(settings);
-      // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect).
-      // Its access log follows enable-access-log-for-default-backend.
-      const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false }, accessLog: settings.enableAccessLogForDefaultBackend };
+      // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect)
+      // and no global auth. Its access log follows enable-access-log-for-default-backend.
+      const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false }, accessLog: settings.enableAccessLogForDefaultBackend, externalAuth: null };
       caches.defaultRoot = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, locationTemplate(a), settings, true) };
     }
     return caches.defaultRoot.location;

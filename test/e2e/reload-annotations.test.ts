@@ -36,7 +36,7 @@ test('external auth, custom errors, rate limits, HTTPS and global headers on the
     const cfg = configuration([
       server('x.example.com', {
         locations: [
-          location({ path: '/private', pathType: 'Prefix', externalAuth: { url: `http://127.0.0.1:${auth.port}/check`, host: '', method: 'GET', signin: 'https://login.example.com/start', signinRedirectParam: 'rd', responseHeaders: ['X-User'], cacheKey: '', cacheDuration: [] } }),
+          location({ path: '/private', pathType: 'Prefix', externalAuth: { url: `http://127.0.0.1:${auth.port}/check`, host: '', method: 'GET', signin: 'https://login.example.com/start', signinRedirectParam: 'rd', responseHeaders: ['X-User'], cacheKey: '', cacheDuration: [], requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null } }),
           location({ path: '/err', pathType: 'Prefix', customHttpErrors: [404], defaultBackend: 'default-errors-80' }),
           location({ path: '/limited', pathType: 'Prefix', rateLimit: { rps: 1, rpm: 0, connections: 0, burstMultiplier: 1, limitRate: 0, limitRateAfter: 0, allowlist: [] } }),
           location({ path: '/', pathType: 'Prefix' }),

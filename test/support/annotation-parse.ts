@@ -1,9 +1,10 @@
 // One Ingress of namespace `shop` parsed by every annotation group against a store holding the
-// given Secrets: the helpers of the annotation groups' unit tests.
+// given Secrets and ConfigMaps: the helpers of the annotation groups' unit tests.
+import type { AddressPolicy } from '../../src/model/address-policy.js';
 import { parseAnnotations } from '../../src/model/annotations/index.js';
 import { defaultSettings } from '../../src/model/config/parse.js';
 import type { NginxSettings } from '../../src/model/config/settings.js';
-import type { Ingress, Secret } from '../../src/store/kube-types.js';
+import type { ConfigMap, Ingress, Secret } from '../../src/store/kube-types.js';
 import type { StoreReader } from '../../src/store/types.js';
 
 export const P = 'nginx.ingress.kubernetes.io';
@@ -13,18 +14,19 @@ export function secret(name: string, data: Record<string, string>, ns = 'shop'):
   return { metadata: { name, namespace: ns }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
 }
 
-export function storeWith(secrets: Secret[]): StoreReader {
+export function storeWith(secrets: Secret[], configMaps: ConfigMap[] = []): StoreReader {
   const byKey = new Map(secrets.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
-  return { getSecret: (k: string) => byKey.get(k), getService: () => undefined, getConfigMap: () => undefined } as unknown as StoreReader;
+  const cms = new Map(configMaps.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c]));
+  return { getSecret: (k: string) => byKey.get(k), getService: () => undefined, getConfigMap: (k: string) => cms.get(k) } as unknown as StoreReader;
 }
 
 /** Ingress shop/web with these annotations (unprefixed keys), parsed. */
-export function parse(ann: Record<string, string>, secrets: Secret[] = [], settings: Partial<NginxSettings> = {}) {
+export function parse(ann: Record<string, string>, secrets: Secret[] = [], settings: Partial<NginxSettings> = {}, configMaps: ConfigMap[] = [], addressPolicy?: AddressPolicy) {
   const ing: Ingress = {
     metadata: { name: 'web', namespace: 'shop', annotations: Object.fromEntries(Object.entries(ann).map(([k, v]) => [`${P}/${k}`, v])) },
     spec: {},
   };
-  return parseAnnotations(ing, { prefix: P, settings: { ...defaultSettings(), ...settings }, store: storeWith(secrets) });
+  return parseAnnotations(ing, { prefix: P, settings: { ...defaultSettings(), ...settings }, store: storeWith(secrets, configMaps), ...(addressPolicy ? { addressPolicy } : {}) });
 }
 
 /** The annotation keys (unprefixed) the warnings name, sorted, once each. */

@@ -127,7 +127,7 @@ export function goldenConfigurations(): Record<string, Configuration> {
         }),
         location({
           path: '/ext', pathType: 'Prefix',
-          externalAuth: { url: 'http://127.0.0.1:9/auth?x=1', host: '', method: 'GET', signin: 'https://login.example.com/start', signinRedirectParam: 'rd', responseHeaders: ['X-User', 'X-Email'], cacheKey: '$remote_user$http_authorization', cacheDuration: ['200 202 10m', '401 1m'] },
+          externalAuth: { url: 'http://127.0.0.1:9/auth?x=1', host: '', method: 'GET', signin: 'https://login.example.com/start', signinRedirectParam: 'rd', responseHeaders: ['X-User', 'X-Email'], cacheKey: '$remote_user$http_authorization', cacheDuration: ['200 202 10m', '401 1m'], requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null },
           rateLimit: { rps: 10, rpm: 300, connections: 5, burstMultiplier: 5, limitRate: 100, limitRateAfter: 1024, allowlist: ['10.0.0.0/8'] },
         }),
         location({ path: '/errors', pathType: 'Prefix', customHttpErrors: [404, 503], defaultBackend: 'default-custom-errors-80' }),
@@ -158,7 +158,7 @@ export function hostileBase(hostname = 'target.example.com'): Mutable<Configurat
     redirect: null,
     cors: { enabled: true, allowOrigin: ['https://a.example.com'], allowMethods: 'GET', allowHeaders: 'X-A', exposeHeaders: 'X-B', allowCredentials: true, maxAge: 10 },
     basicAuth: { type: 'basic', realm: 'realm', secret: 'default/basic', secretType: 'auth-file', users: ['u:$apr1$FTCzEiDL$7Vvl0sDT3hx3nuqVCPoAy/'] },
-    externalAuth: { url: 'http://127.0.0.1:9/auth', host: 'auth.example.com', method: 'GET', signin: 'https://login.example.com/', signinRedirectParam: 'rd', responseHeaders: ['X-User'], cacheKey: '$remote_user', cacheDuration: ['200 1m'] },
+    externalAuth: { url: 'http://127.0.0.1:9/auth', host: 'auth.example.com', method: 'GET', signin: 'https://login.example.com/', signinRedirectParam: 'rd', responseHeaders: ['X-User'], cacheKey: '$remote_user', cacheDuration: ['200 1m'], requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null },
     allowlist: ['10.0.0.0/8'], denylist: ['10.1.0.0/16'],
     rateLimit: { rps: 1, rpm: 0, connections: 0, burstMultiplier: 1, limitRate: 0, limitRateAfter: 0, allowlist: ['10.0.0.0/8'] },
     proxy: { ...proxyDefaults(), bodySize: '2m', bufferSize: '8k', nextUpstream: ['error'], clientBodyBufferSize: '16k' },

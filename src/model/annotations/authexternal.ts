@@ -1,11 +1,18 @@
-// authexternal group: authentication by a subrequest to an external service (auth_request).
-// An invalid auth-url, auth-method or auth-response-headers denies the location, as in
-// ingress-nginx: a broken auth configuration must not leave the location open.
+// authexternal group: authentication by a subrequest to an external service (auth_request, or
+// a Lua subrequest over kept-alive connections with auth-keepalive), and the global external
+// auth of the ConfigMap (global-auth-*) for locations without auth-url of their own. An invalid
+// auth-url, auth-method, auth-response-headers or auth-proxy-set-headers denies the location, as
+// in ingress-nginx: a broken auth configuration must not leave the location open.
+import type { ConfigMap } from '../../store/kube-types.js';
+import { judgeExternalName, STRICT_ADDRESS_POLICY, type AddressPolicy } from '../address-policy.js';
+import { secretRef } from '../../store/secret-ref.js';
+import type { NginxSettings } from '../config/settings.js';
 import {
-  commaList, headerName, httpMethod, InvalidValue, safeStringWithVariables, statusCode, timeSec, url, type Check,
+  bool, commaList, headerName, httpMethod, int, InvalidValue, preview, safeStringWithVariables, statusCode, timeSec, url, type Check,
 } from '../validate.js';
-import { annotationReader } from './reader.js';
+import { annotationReader, type AnnotationReader } from './reader.js';
 import { pathUnderAny } from './site.js';
+import { snippet } from './snippets.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = {
@@ -16,9 +23,18 @@ const keys = {
   'auth-method': 'Low',
   'auth-cache-key': 'Medium',
   'auth-cache-duration': 'Medium',
+  'auth-keepalive': 'Low',
+  'auth-keepalive-requests': 'Low',
+  'auth-keepalive-timeout': 'Low',
+  'auth-keepalive-share-vars': 'Low',
+  'auth-proxy-set-headers': 'Medium',
+  'auth-request-redirect': 'Medium',
+  'auth-always-set-cookie': 'Low',
+  'auth-snippet': 'Critical',
+  'enable-global-auth': 'Low',
 } as const;
 
-const httpUrl = url(['http', 'https']);
+export const httpUrl = url(['http', 'https']);
 
 /**
  * The host of the auth subrequest: a literal name, or `$host` (the oauth2-proxy pattern
@@ -28,7 +44,7 @@ const httpUrl = url(['http', 'https']);
  */
 export const AUTH_HOST_VARIABLE = '$host';
 
-const authUrl: Check<string> = (raw) => {
+export const authUrl: Check<string> = (raw) => {
   const v = httpUrl(raw);
   const host = new URL(v).hostname;
   if (host.includes('$') && host !== AUTH_HOST_VARIABLE && host !== '${host}') {
@@ -36,18 +52,18 @@ const authUrl: Check<string> = (raw) => {
   }
   return v.replace('://${host}', `://${AUTH_HOST_VARIABLE}`);
 };
-const headerNames = commaList(headerName);
+export const headerNames = commaList(headerName);
 
 export const DEFAULT_AUTH_CACHE_DURATION = ['200 202 401 5m'];
 
-const paramName: Check<string> = (raw) => {
+export const paramName: Check<string> = (raw) => {
   const v = raw.trim();
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(v)) throw new InvalidValue('auth-signin-redirect-param must be a URL parameter name');
   return v;
 };
 
 /** `[code ...] time` entries separated by commas, e.g. `200 202 401 5m, 500 1m` (proxy_cache_valid: codes 100..599 or `any`). */
-const cacheDurations: Check<string[]> = commaList((item) => {
+export const cacheDurations: Check<string[]> = commaList((item) => {
   const words = item.split(/\s+/);
   const time = timeSec(words.pop() ?? '');
   return [...words.map((w) => (w === 'any' ? w : String(statusCode(w)))), time].join(' ');
@@ -63,6 +79,29 @@ function hostHeader(authUrl: string): string {
   return /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/.test(host) ? host : '';
 }
 
+/** X-Auth-Request-Redirect: a URL or path, NGINX variables allowed; no white space. */
+export const requestRedirect: Check<string> = (raw) => {
+  const v = safeStringWithVariables(raw.trim());
+  if (v === '' || /\s/.test(v)) throw new InvalidValue('must be a URL or path without white space');
+  return v;
+};
+
+/** auth-keepalive: connections NGINX keeps per worker; each is allocated when NGINX loads the configuration. */
+export const MAX_AUTH_KEEPALIVE = 1024;
+
+/** Kept-alive connections to the auth service (auth-keepalive), and where it is. */
+export interface AuthKeepalive {
+  readonly connections: number;
+  readonly requests: number;
+  /** Seconds. */
+  readonly timeout: number;
+  /** auth-keepalive-share-vars: the subrequest shares the request's NGINX variables. */
+  readonly shareVars: boolean;
+  /** The auth service's host (a name, or an IP address as written) and port, dialled through the address policy. */
+  readonly peerHost: string;
+  readonly peerPort: number;
+}
+
 export interface ExternalAuthConfig {
   readonly url: string;
   readonly host: string;
@@ -72,11 +111,129 @@ export interface ExternalAuthConfig {
   readonly responseHeaders: readonly string[];
   readonly cacheKey: string;
   readonly cacheDuration: readonly string[];
+  /** X-Auth-Request-Redirect's value; '' is the request URI. */
+  readonly requestRedirect: string;
+  /** Set-Cookie of the auth answer on every response, not only on 2xx/3xx (add_header … always). */
+  readonly alwaysSetCookie: boolean;
+  /** Directives of the auth location (auth-snippet, global-auth-snippet); ''. */
+  readonly snippet: string;
+  /** Headers sent to the auth service (auth-proxy-set-headers): name → value, by name. */
+  readonly proxySetHeaders: Readonly<Record<string, string>>;
+  readonly keepalive: AuthKeepalive | null;
 }
 
 export interface ExternalAuthValue {
   readonly externalAuth: ExternalAuthConfig | null;
 }
+
+const BOOL = '"true" or "false"';
+
+/** auth-keepalive* read as ingress-nginx reads them: any reason against keepalive turns it off, with a warning. */
+function readKeepalive(r: AnnotationReader, authUrl: string, policy: AddressPolicy): AuthKeepalive | null {
+  const connections = r.get('auth-keepalive', int(-(2 ** 31), 2 ** 31 - 1), 0);
+  const requests = r.get('auth-keepalive-requests', int(-(2 ** 31), 2 ** 31 - 1), 1000);
+  const timeout = r.get('auth-keepalive-timeout', int(-(2 ** 31), 86_400), 60);
+  const shareVars = r.get('auth-keepalive-share-vars', bool, false);
+  if (connections <= 0) {
+    if (connections < 0) r.warn('auth-keepalive', 'must not be negative; no keepalive');
+    return null;
+  }
+  const parsed = new URL(authUrl);
+  const off = (key: string, why: string): null => {
+    r.warn(key, `${why}; no keepalive`);
+    return null;
+  };
+  if (connections > MAX_AUTH_KEEPALIVE) return off('auth-keepalive', `at most ${MAX_AUTH_KEEPALIVE} (NGINX allocates every connection slot when it loads the configuration)`);
+  if (parsed.hostname.includes('$')) return off('auth-keepalive', 'auth-url has a variable in its host');
+  if (requests <= 0) return off('auth-keepalive-requests', 'must be greater than zero');
+  if (timeout <= 0) return off('auth-keepalive-timeout', 'must be greater than zero');
+  const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
+  // The kept-alive peer is dialled from Lua under the address policy; an address it refuses
+  // would fail every request, so keepalive is off and auth_request asks the service as before.
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  const verdict = judgeExternalName(policy, host, String(port));
+  if (!verdict.ok) return off('auth-keepalive', `${host}:${port} refused by the upstream address policy: ${verdict.reason}`);
+  return { connections, requests, timeout, shareVars, peerHost: host, peerPort: port };
+}
+
+function readAuthSnippet(r: AnnotationReader, allowed: boolean): string {
+  if (!allowed && r.has('auth-snippet')) {
+    r.warn('auth-snippet', 'snippet annotations are not allowed (ConfigMap allow-snippet-annotations is false); ignored');
+    return '';
+  }
+  return r.get('auth-snippet', snippet, '');
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Headers the auth location sets itself to frame its request: a ConfigMap may not set them. */
+const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
+const MAX_PROXY_SET_HEADERS = 64;
+
+/**
+ * auth-proxy-set-headers: the header → value map of a ConfigMap; a string says why the location
+ * is denied (a missing or foreign ConfigMap, an invalid name or value).
+ */
+function readProxySetHeaders(r: AnnotationReader, namespace: string, ctx: { settings: NginxSettings; store: { getConfigMap(key: string): ConfigMap | undefined } }): Record<string, string> | string {
+  const ref = r.read('auth-proxy-set-headers', (raw) => {
+    const key = secretRef(raw, namespace);
+    if (key === undefined) throw new InvalidValue('must be `name` or `namespace/name` of a ConfigMap');
+    return key;
+  });
+  if (ref.state === 'absent') return NO_HEADERS;
+  if (ref.state === 'invalid') return ref.message;
+  const fail = (message: string): string => {
+    r.warn('auth-proxy-set-headers', `${message}; the location is denied`);
+    return message;
+  };
+  const key = ref.value;
+  if (key.slice(0, key.indexOf('/')) !== namespace && !ctx.settings.allowCrossNamespaceResources) {
+    return fail(`ConfigMap ${key} is in another namespace and allow-cross-namespace-resources is false`);
+  }
+  const cm = ctx.store.getConfigMap(key);
+  if (cm === undefined) return fail(`ConfigMap ${key} not found`);
+  const entries = Object.entries(cm.data ?? {});
+  if (entries.length > MAX_PROXY_SET_HEADERS) return fail(`ConfigMap ${key} has ${entries.length} headers (at most ${MAX_PROXY_SET_HEADERS})`);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    try {
+      headerName(name);
+      if (FRAMING_HEADERS.has(name.toLowerCase())) throw new InvalidValue('frames the auth request; the auth location sets it');
+      headers[name] = safeStringWithVariables(typeof value === 'string' ? value : String(value));
+    } catch (err) {
+      if (!(err instanceof InvalidValue)) throw err;
+      return fail(`ConfigMap ${key} header "${preview(name)}": ${err.message}`);
+    }
+  }
+  return headers;
+}
+
+/** The ConfigMap's global-auth-* keys as an auth configuration (one object per settings object), or null without global-auth-url. */
+export function globalExternalAuth(s: NginxSettings): ExternalAuthConfig | null {
+  if (s.globalAuthUrl === '') return null;
+  let global = globalBySettings.get(s);
+  if (global === undefined) {
+    global = Object.freeze({
+      url: s.globalAuthUrl,
+      host: new URL(s.globalAuthUrl).hostname === AUTH_HOST_VARIABLE ? AUTH_HOST_VARIABLE : hostHeader(s.globalAuthUrl),
+      method: s.globalAuthMethod,
+      signin: s.globalAuthSignin,
+      signinRedirectParam: s.globalAuthSigninRedirectParam,
+      responseHeaders: Object.freeze([...s.globalAuthResponseHeaders]),
+      cacheKey: s.globalAuthCacheKey,
+      cacheDuration: Object.freeze([...s.globalAuthCacheDuration]),
+      requestRedirect: s.globalAuthRequestRedirect,
+      alwaysSetCookie: s.globalAuthAlwaysSetCookie,
+      snippet: s.globalAuthSnippet,
+      proxySetHeaders: NO_HEADERS,
+      keepalive: null,
+    });
+    globalBySettings.set(s, global);
+  }
+  return global;
+}
+
+const globalBySettings = new WeakMap<NginxSettings, ExternalAuthConfig>();
 
 const fields = { externalAuth: 'location' } as const;
 
@@ -84,6 +241,7 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
   name: 'authexternal',
   keys,
   fields,
+  configMaps: ['auth-proxy-set-headers'],
   perRequest: ({ externalAuth }) => (externalAuth === null ? null : 'auth-url needs an NGINX subrequest'),
   atLocation: {
     // no-auth-locations (default: ACME challenges) are open.
@@ -97,17 +255,35 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
     'auth-method': { values: 'HTTP method', default: "'' (GET)", description: 'Method of the auth subrequest.', onInvalid: 'warning; the location is denied (503)' },
     'auth-cache-key': { values: 'NGINX variable expression', default: "'' (no cache)", description: 'Cache auth responses under this key.' },
     'auth-cache-duration': { values: 'comma-separated `[codes] time`', default: DEFAULT_AUTH_CACHE_DURATION.join(', '), description: 'How long auth responses are cached, per status.' },
+    'auth-keepalive': { values: `integer 0..${MAX_AUTH_KEEPALIVE}`, default: '0 (a new connection per subrequest)', description: 'Idle connections to the auth service kept per worker. Not with $host in auth-url. The subrequest is made from Lua, since auth_request never reuses a connection whose answer has a body (nginx ticket 1579); the service is dialled through the upstream address policy.' },
+    'auth-keepalive-requests': { values: 'integer ≥ 1', default: '1000', description: 'Requests per kept-alive connection.', onInvalid: 'warning; no keepalive' },
+    'auth-keepalive-timeout': { values: 'seconds ≥ 1', default: '60', description: 'How long an idle kept-alive connection stays open.', onInvalid: 'warning; no keepalive' },
+    'auth-keepalive-share-vars': { values: BOOL, default: 'false', description: "With auth-keepalive: the auth subrequest shares the request's NGINX variables." },
+    'auth-proxy-set-headers': { values: '`name` or `namespace/name` of a ConfigMap (another namespace only with allow-cross-namespace-resources)', default: 'none', description: 'Headers (ConfigMap data: header → value, NGINX variables allowed) sent to the auth service.', onInvalid: 'warning; the location is denied (503) — also when the ConfigMap is missing or holds an invalid header' },
+    'auth-request-redirect': { values: 'URL or path (NGINX variables allowed)', default: 'the request URI', description: 'Value of the X-Auth-Request-Redirect header sent to the auth service.' },
+    'auth-always-set-cookie': { values: BOOL, default: 'false', description: "Pass the auth service's Set-Cookie on every answer, errors included (by default only on 2xx and 3xx)." },
+    'auth-snippet': { values: 'NGINX directives', default: "''", description: 'Directives added to the auth subrequest location.', onInvalid: 'refused (warning, empty) unless allow-snippet-annotations is true and annotations-risk-level is Critical' },
+    'enable-global-auth': { values: BOOL, default: 'true', description: 'Whether the ConfigMap global-auth-url protects the Ingress (it never does where the Ingress has auth-url).' },
   },
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const target = r.read('auth-url', authUrl);
-    if (target.state === 'absent') return { externalAuth: null, denied: null };
+    if (target.state === 'absent') {
+      for (const key of Object.keys(keys) as Array<keyof typeof keys>) {
+        if (key !== 'enable-global-auth' && key !== 'auth-url' && r.has(key)) warn(key, 'ignored without auth-url');
+      }
+      const global = r.get('enable-global-auth', bool, true) ? globalExternalAuth(ctx.settings) : null;
+      return { externalAuth: global, denied: null };
+    }
     const deny = (reason: string) => ({ externalAuth: null, denied: reason });
     if (target.state === 'invalid') return deny(`annotation auth-url: ${target.message}`);
     const method = r.read('auth-method', httpMethod);
     if (method.state === 'invalid') return deny(`annotation auth-method: ${method.message}`);
     const headers = r.read('auth-response-headers', headerNames);
     if (headers.state === 'invalid') return deny(`annotation auth-response-headers: ${headers.message}`);
+    const proxySetHeaders = readProxySetHeaders(r, ing.metadata.namespace ?? 'default', ctx);
+    if (typeof proxySetHeaders === 'string') return deny(`annotation auth-proxy-set-headers: ${proxySetHeaders}`);
+    if (r.has('enable-global-auth')) r.warn('enable-global-auth', 'ignored: the Ingress has auth-url of its own');
     return {
       externalAuth: {
         url: target.value,
@@ -118,6 +294,11 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
         responseHeaders: headers.state === 'ok' ? headers.value : [],
         cacheKey: r.get('auth-cache-key', safeStringWithVariables, ''),
         cacheDuration: r.get('auth-cache-duration', cacheDurations, [...DEFAULT_AUTH_CACHE_DURATION]),
+        requestRedirect: r.get('auth-request-redirect', requestRedirect, ''),
+        alwaysSetCookie: r.get('auth-always-set-cookie', bool, false),
+        snippet: readAuthSnippet(r, ctx.settings.allowSnippetAnnotations),
+        proxySetHeaders,
+        keepalive: readKeepalive(r, target.value, ctx.addressPolicy ?? STRICT_ADDRESS_POLICY),
       },
       denied: null,
     };

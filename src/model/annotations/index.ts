@@ -23,6 +23,7 @@ import { http2PushPreloadGroup } from './http2pushpreload.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
 import { loadBalanceGroup } from './loadbalance.js';
+import { mirrorGroup } from './mirror.js';
 import { modsecurityGroup } from './modsecurity.js';
 import { opentelemetryGroup } from './opentelemetry.js';
 import { proxyGroup } from './proxy.js';
@@ -47,7 +48,7 @@ const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, sslCipherGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
   corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
-  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, customHeadersGroup, http2PushPreloadGroup, modsecurityGroup, opentelemetryGroup,
+  customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup, customHeadersGroup, http2PushPreloadGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;
 
@@ -243,7 +244,7 @@ export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseRes
     warnings.push({ object: `Ingress ${ing.metadata.namespace ?? 'default'}/${ing.metadata.name}`, field: `metadata.annotations["${ctx.prefix}/${key}"]`, message });
   };
   const prefixed = prefixedAnnotations(ing, ctx.prefix);
-  const value = runGroups(ing, { prefix: ctx.prefix, settings: ctx.settings, store: ctx.store, prefixed }, warn);
+  const value = runGroups(ing, { prefix: ctx.prefix, settings: ctx.settings, store: ctx.store, prefixed, ...(ctx.addressPolicy ? { addressPolicy: ctx.addressPolicy } : {}) }, warn);
   for (const key in prefixed) {
     if (!KNOWN_KEYS.has(key)) warn(key, 'annotation is not supported by ingress-rx; ignored');
   }

@@ -7,6 +7,7 @@
 import type { Ingress } from '../../store/kube-types.js';
 import type { StoreReader } from '../../store/types.js';
 import type { NginxSettings } from '../config/settings.js';
+import type { AddressPolicy } from '../address-policy.js';
 
 export type RiskLevel = 'Low' | 'Medium' | 'High' | 'Critical';
 
@@ -21,6 +22,8 @@ export interface AnnotationContext {
    * once per Ingress so that each group does not scan the annotations again.
    */
   prefixed?: Readonly<Record<string, string>>;
+  /** The upstream address policy, for annotations that name hosts to dial (mirror-target); strict when absent. */
+  addressPolicy?: AddressPolicy;
 }
 
 /**

@@ -171,6 +171,17 @@ export function defaultSettings(): NginxSettings {
     errorLogLevel: 'notice',
     serverTokens: false,
 
+    globalAuthUrl: '',
+    globalAuthMethod: '',
+    globalAuthSignin: '',
+    globalAuthSigninRedirectParam: '',
+    globalAuthResponseHeaders: [],
+    globalAuthRequestRedirect: '',
+    globalAuthSnippet: '',
+    globalAuthCacheKey: '',
+    globalAuthCacheDuration: ['200 202 401 5m'],
+    globalAuthAlwaysSetCookie: false,
+
     maxWorkerOpenFiles: 0,
     workerShutdownTimeout: '240s',
     reusePort: true,

@@ -4,12 +4,14 @@ import type { Secret } from '../../store/kube-types.js';
 import { isIP } from 'node:net';
 import type { StoreReader } from '../../store/types.js';
 import {
-  bool, boundedSize, cidrList, commaList, errorPageCode, float, headerName, hostname, int, InvalidValue, limitStatusCode, MAX_VALUE_LENGTH,
+  bool, boundedSize, cidrList, commaList, errorPageCode, float, headerName, hostname, httpMethod, int, InvalidValue, limitStatusCode, MAX_VALUE_LENGTH,
   nextUpstream, offset, onOff, oneOf, pcreRegex, preview, proxyBufferSize, proxyBuffersNumber, safeStringWithVariables, size, spaceList, timeMsec, timeSec, uriPath,
   type Check,
 } from '../validate.js';
 import type { NginxSettings } from './settings.js';
 import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../openssl.js';
+import { authUrl, cacheDurations, headerNames, httpUrl, paramName, requestRedirect } from '../annotations/authexternal.js';
+import { snippet } from '../annotations/snippets.js';
 import { hashExpression } from '../annotations/upstreamhash.js';
 import { cookieDomainRewrite, cookiePathRewrite, optionalSize, redirectFrom, redirectTo } from '../proxy-details.js';
 import {
@@ -334,6 +336,18 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   { ...key('disable-access-log', 'enableAccessLog', (raw) => !bool(raw), BOOL, 'Turn the access log off (annotation enable-access-log overrides per location).'), defaultText: 'false' },
   key('enable-access-log-for-default-backend', 'enableAccessLogForDefaultBackend', bool, BOOL, 'Log requests answered by the default backend.'),
   key('enable-auth-access-log', 'enableAuthAccessLog', bool, BOOL, 'Log the subrequests of external authentication (auth-url).'),
+
+  // global external auth: the auth-url of every location whose Ingress has none (unless enable-global-auth is false)
+  key('global-auth-url', 'globalAuthUrl', authUrl, 'http(s) URL (the host a name or `$host`)', 'External authentication for every location without auth-url of its own, except no-auth-locations and Ingresses with enable-global-auth "false".'),
+  key('global-auth-method', 'globalAuthMethod', httpMethod, 'HTTP method', 'Method of the global auth subrequest (default GET).'),
+  key('global-auth-signin', 'globalAuthSignin', httpUrl, 'http(s) URL (NGINX variables allowed)', 'Where the global auth sends the client on 401.'),
+  { ...key('global-auth-signin-redirect-param', 'globalAuthSigninRedirectParam', paramName, 'URL parameter name', 'Parameter of global-auth-signin carrying the original URL.'), defaultText: 'rd' },
+  key('global-auth-response-headers', 'globalAuthResponseHeaders', headerNames, 'comma-separated header names', 'Headers of the global auth answer passed to the upstream.'),
+  { ...key('global-auth-request-redirect', 'globalAuthRequestRedirect', requestRedirect, 'URL or path (NGINX variables allowed)', 'X-Auth-Request-Redirect sent to the global auth service.'), defaultText: '(the request URI)' },
+  key('global-auth-snippet', 'globalAuthSnippet', snippet, 'NGINX directives', 'Directives added to the global auth subrequest location (structure-checked as snippet annotations are).'),
+  key('global-auth-cache-key', 'globalAuthCacheKey', safeStringWithVariables, 'NGINX variable expression', 'Cache global auth answers under this key.'),
+  key('global-auth-cache-duration', 'globalAuthCacheDuration', cacheDurations, 'comma-separated `[codes] time`', 'How long global auth answers are cached, per status.'),
+  key('global-auth-always-set-cookie', 'globalAuthAlwaysSetCookie', bool, BOOL, "Pass the global auth service's Set-Cookie on every answer, errors included."),
   key('log-format-upstream', 'logFormatUpstream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format.'),
   key('log-format-escape-json', 'logFormatEscapeJson', bool, BOOL, 'escape=json in the log format.'),
   key('log-format-escape-none', 'logFormatEscapeNone', bool, BOOL, 'escape=none in the log format.'),

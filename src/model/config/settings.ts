@@ -181,6 +181,21 @@ export interface NginxSettings {
   errorLogLevel: 'debug' | 'info' | 'notice' | 'warn' | 'error' | 'crit' | 'alert' | 'emerg';
   serverTokens: boolean;
 
+  // global external auth (global-auth-*): every location without auth-url, unless enable-global-auth is false
+  /** '' when unset (no global auth); validated as auth-url is. */
+  globalAuthUrl: string;
+  globalAuthMethod: string;
+  globalAuthSignin: string;
+  /** '' is `rd`. */
+  globalAuthSigninRedirectParam: string;
+  globalAuthResponseHeaders: string[];
+  globalAuthRequestRedirect: string;
+  /** Directives of the global auth location, structure-checked as snippets are. */
+  globalAuthSnippet: string;
+  globalAuthCacheKey: string;
+  globalAuthCacheDuration: string[];
+  globalAuthAlwaysSetCookie: boolean;
+
   // workers
   maxWorkerOpenFiles: number;
   workerShutdownTimeout: string;

@@ -1,7 +1,9 @@
 // authexternal group: auth_request to an internal location per Ingress location that proxies a
 // body-less subrequest to the auth service (optionally cached), copies chosen response headers
-// upstream, passes the service's Set-Cookie to the client and sends a 401 to auth-signin.
-import { AUTH_HOST_VARIABLE, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
+// upstream, passes the service's Set-Cookie to the client and sends a 401 to auth-signin. With
+// auth-keepalive the subrequest is made from Lua (lua/external_auth.lua) through an upstream per
+// location that keeps connections, its peer chosen under the address policy.
+import { AUTH_HOST_VARIABLE, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
@@ -13,38 +15,60 @@ const AUTH_CACHE = Object.freeze(['auth_cache'] as const);
 
 const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
-const authLocationName = (c: LocationContext): string => `/_external-auth-${c.id()}`;
+/**
+ * The internal auth location. Its name holds a space, which no Ingress path may
+ * (src/model/paths.ts): another Ingress on the host cannot declare the same location and so make
+ * NGINX refuse the configuration.
+ */
+const authLocationName = (c: LocationContext): string => `/_external-auth ${c.id()}`;
+const keepaliveUpstreamName = (c: LocationContext): string => `auth_keepalive_${c.id()}`;
 
-/** The internal location that makes the subrequest. */
-function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings): string {
+/** Headers the auth location frames its request with; a ConfigMap header of the same name replaces the line. */
+function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string): Array<[string, string]> {
+  return [
+    ['Content-Length', '""'],
+    ['X-Forwarded-Proto', '""'],
+    ['X-Request-ID', '$req_id'],
+    ['X-Original-URI', '$request_uri'],
+    ['X-Scheme', '$pass_access_scheme'],
+    ['X-Original-URL', '$scheme://$http_host$request_uri'],
+    ['X-Original-Method', '$request_method'],
+    ['X-Sent-From', '"nginx-ingress-controller"'],
+    ['X-Real-IP', '$remote_addr'],
+    ['X-Forwarded-For', '$full_x_forwarded_for'],
+    ['X-Auth-Request-Redirect', ea.requestRedirect ? f.quoteWithVariables(ea.requestRedirect, 'auth-request-redirect') : '$request_uri'],
+    ['Host', hostHeader],
+  ];
+}
+
+/** The internal location that makes the subrequest; `upstream` names the kept-alive upstream. */
+function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings, upstream: string | null): string {
   const target = f.url(ea.url, 'auth-url');
   let hostHeader = '$proxy_host';
   const hostVariable = ea.host === AUTH_HOST_VARIABLE;
   if (hostVariable) hostHeader = AUTH_HOST_VARIABLE;
   else if (ea.host) hostHeader = f.host(ea.host, 'auth-host');
+  else if (upstream) hostHeader = f.quoteLiteral(new URL(ea.url).host, 'auth-url');
   if (ea.method && !/^[A-Z]{1,20}$/.test(ea.method)) throw new RenderError('auth-method', `not an HTTP method: ${JSON.stringify(ea.method.slice(0, 50))}`);
+  const own = new Set(Object.keys(ea.proxySetHeaders).map((h) => h.toLowerCase()));
   const b: string[] = [
     'internal',
     // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
     ...(settings.enableAuthAccessLog ? [] : ['access_log off']),
     ...modsecurityOff(settings),
     'proxy_pass_request_body off',
-    'proxy_set_header Content-Length ""',
-    'proxy_set_header X-Forwarded-Proto ""',
-    'proxy_set_header X-Request-ID $req_id',
-    ...(ea.method ? [`proxy_method ${ea.method}`] : []),
-    'proxy_set_header X-Original-URI $request_uri',
-    'proxy_set_header X-Scheme $pass_access_scheme',
-    'proxy_set_header X-Original-URL $scheme://$http_host$request_uri',
-    'proxy_set_header X-Original-Method $request_method',
-    'proxy_set_header X-Sent-From "nginx-ingress-controller"',
-    'proxy_set_header X-Real-IP $remote_addr',
-    'proxy_set_header X-Forwarded-For $full_x_forwarded_for',
-    'proxy_set_header X-Auth-Request-Redirect $request_uri',
-    `proxy_set_header Host ${hostHeader}`,
+    ...standardAuthHeaders(ea, hostHeader).filter(([h]) => !own.has(h.toLowerCase())).flatMap(([h, v]) => [
+      ...(h === 'X-Original-URI' && ea.method ? [`proxy_method ${ea.method}`] : []),
+      `proxy_set_header ${h} ${v}`,
+    ]),
+    ...Object.entries(ea.proxySetHeaders).map(([h, v]) => `proxy_set_header ${f.headerName(h, 'auth-proxy-set-headers')} ${f.quoteWithVariables(v, `auth-proxy-set-headers[${h}]`)}`),
     'proxy_http_version 1.1',
     'proxy_pass_request_headers on',
   ];
+  if (upstream) {
+    // Connections to the upstream are kept only for HTTP/1.1 without `Connection: close`.
+    b.push('proxy_set_header Connection ""', `proxy_ssl_name ${f.quoteLiteral(new URL(ea.url).hostname, 'auth-url')}`);
+  }
   if (ea.cacheKey !== '') {
     // The key names the auth location (host and path), as ingress-nginx's does: one zone is shared
     // by every Ingress, and another host's cached 200 must not open this one. NGINX caches only
@@ -55,11 +79,26 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
       b.push(`proxy_cache_valid ${d.split(/\s+/).join(' ')}`);
     }
   }
-  b.push(`set $target ${target}`);
+  const snippet = ea.snippet === '' ? '' : `${I}# auth-snippet\n${I}${f.snippet(ea.snippet, 'auth-snippet').split('\n        ').join(`\n${I}`)}\n`;
+  b.push(`set $target ${upstream ? keepaliveTarget(ea.url, upstream) : target}`);
   // proxy_pass with variables parses its URL per request, and `http://unix:/path:` names a
   // socket: whatever a variable holds, the subrequest never goes there.
   const guard = hostVariable ? `${I}if ($target ~* "^https?://unix:") {\n${I}    return 500;\n${I}}\n` : '';
-  return `\n        location = ${f.path(name)} {\n${directives(b)}${guard}${I}proxy_pass $target;\n        }\n`;
+  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${snippet}${guard}${I}proxy_pass $target;\n        }\n`;
+}
+
+/** The auth URL with its host and port replaced by the kept-alive upstream's name (NGINX finds the upstream by that name). */
+function keepaliveTarget(authUrl: string, upstream: string): string {
+  const m = /^(https?):\/\/[^/?#]+(.*)$/i.exec(authUrl);
+  if (!m) throw new RenderError('auth-url', 'not an http(s) URL');
+  return f.url(`${m[1]!.toLowerCase()}://${upstream}${m[2]}`, 'auth-url');
+}
+
+function keepaliveUpstream(ka: AuthKeepalive, name: string): string {
+  return `    upstream ${name} {\n        server 0.0.0.1; # placeholder: the peer was chosen under the address policy before the subrequest\n`
+    + `        balancer_by_lua_block {\n            require("external_peer").balance()\n        }\n`
+    + `        keepalive ${f.num(ka.connections, 'auth-keepalive')};\n        keepalive_requests ${f.num(ka.requests, 'auth-keepalive-requests')};\n`
+    + `        keepalive_timeout ${f.num(ka.timeout, 'auth-keepalive-timeout')}s;\n    }\n`;
 }
 
 /** The response headers copied upstream: the variable each is kept in, and the header. */
@@ -78,11 +117,26 @@ function signin(ea: ExternalAuthConfig): string {
   return f.url(withRd, 'auth-signin');
 }
 
+/** The Lua subrequest of auth-keepalive, filling the variables auth_request_set fills otherwise. */
+function keepaliveAccess(c: LocationContext, ea: ExternalAuthConfig, ka: AuthKeepalive): string {
+  const headers = responseHeaders(ea);
+  const opts = `{ host = ${f.luaString(ka.peerHost, 'auth-url')}, port = ${f.num(ka.peerPort, 'auth-url')}, share_vars = ${f.luaBool(ka.shareVars, 'auth-keepalive-share-vars')}, `
+    + `headers = { ${headers.map((h) => `${f.luaString(h.name, 'auth-response-headers')}, `).join('')}} }`;
+  return directives(["set $auth_cookie ''", ...headers.map((h) => `set $${h.var} ''`)])
+    + `${I}access_by_lua_block {\n${I}    require("external_auth").call(${f.luaString(authLocationName(c), 'auth-url')}, ${opts})\n${I}}\n`;
+}
+
 function access(c: LocationContext, ea: ExternalAuthConfig): string {
-  // The auth service's Set-Cookie reaches the client (oauth2-proxy refreshes its session so).
-  const d = [`auth_request ${f.quoteLiteral(authLocationName(c))}`, 'auth_request_set $auth_cookie $upstream_http_set_cookie', 'add_header Set-Cookie $auth_cookie'];
-  for (const h of responseHeaders(ea)) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`, `${c.hdr} ${h.name} $${h.var}`);
-  let out = directives(d);
+  // The auth service's Set-Cookie reaches the client (oauth2-proxy refreshes its session so);
+  // by default only on the answers add_header covers (2xx, 3xx), with always-set-cookie on all.
+  const cookie = `add_header Set-Cookie $auth_cookie${ea.alwaysSetCookie ? ' always' : ''}`;
+  const headers = responseHeaders(ea);
+  const d = ea.keepalive ? [cookie] : [`auth_request ${f.quoteLiteral(authLocationName(c))}`, 'auth_request_set $auth_cookie $upstream_http_set_cookie', cookie];
+  for (const h of headers) {
+    if (!ea.keepalive) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`);
+    d.push(`${c.hdr} ${h.name} $${h.var}`);
+  }
+  let out = (ea.keepalive ? keepaliveAccess(c, ea, ea.keepalive) : '') + directives(d);
   const url = signin(ea);
   if (url) out += `${I}set_by_lua_block $escaped_request_uri {\n${I}    return ngx.escape_uri(ngx.var.request_uri)\n${I}}\n${I}error_page 401 = ${url};\n`;
   return out;
@@ -98,7 +152,14 @@ export const authExternalBlock: RenderBlock = {
       if (!c.loc.externalAuth) return NONE;
       const ea = c.loc.externalAuth;
       const name = authLocationName(c);
-      return [{ name, text: () => authLocation(ea, name, c.settings) }];
+      const upstream = ea.keepalive ? keepaliveUpstreamName(c) : null;
+      return [{ name, text: () => authLocation(ea, name, c.settings, upstream) }];
+    },
+    http: (c): readonly Shared[] => {
+      const ka = c.loc.externalAuth?.keepalive;
+      if (!ka) return NONE;
+      const name = keepaliveUpstreamName(c);
+      return [{ name, text: () => keepaliveUpstream(ka, name) }];
     },
     uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? AUTH_CACHE : NONE),
   },

@@ -14,6 +14,7 @@ import { defaultBackendBlock } from './defaultbackend.js';
 import { http2PushPreloadBlock } from './http2pushpreload.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
+import { mirrorBlock } from './mirror.js';
 import { modsecurityBlock } from './modsecurity.js';
 import { opentelemetryBlock } from './opentelemetry.js';
 import { affinityBlock, canaryBlock, loadBalanceBlock, serviceUpstreamBlock, upstreamHashBlock } from './no-directives.js';
@@ -33,7 +34,7 @@ export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, sslCipherBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, authTLSBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
   corsBlock, proxyBlock, proxySSLBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
-  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, customHeadersBlock, http2PushPreloadBlock, modsecurityBlock, opentelemetryBlock,
+  customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock, customHeadersBlock, http2PushPreloadBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
 
@@ -52,11 +53,11 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, authTLSBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
-  proxy: [proxyBlock, proxySSLBlock, http2PushPreloadBlock],
+  proxy: [proxyBlock, proxySSLBlock, http2PushPreloadBlock, mirrorBlock],
   // Custom headers after the snippets, as ingress-nginx prints them (a later more_set_headers wins).
   snippet: [snippetsBlock, customHeadersBlock],
-  internal: [authExternalBlock, customHttpErrorsBlock],
-  http: [rateLimitBlock],
+  internal: [authExternalBlock, customHttpErrorsBlock, mirrorBlock],
+  http: [rateLimitBlock, authExternalBlock],
   uses: [authExternalBlock, proxySSLBlock],
 };
 

@@ -136,7 +136,7 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
     assert.ok(r.allowed, `${rule}: ${denials(r).join('; ')}`);
     assert.ok(rulesOf(r).includes(rule), `${rule} in ${JSON.stringify(r.findings)}`);
   };
-  check(reviewer.review(ingress('u', 'u.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'mirror-target': 'http://m/' } })), 'unsupported-annotation');
+  check(reviewer.review(ingress('u', 'u.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'no-such-annotation': 'http://m/' } })), 'unsupported-annotation');
   check(reviewer.review(ingress('s', 's.example.com', [['/', 'Prefix', 'noeps', 80]], { ts: NEW })), 'backend-endpoints');
   check(reviewer.review(ingress('m', 'm.example.com', [['/', 'Prefix', 'nosvc', 80]], { ts: NEW })), 'missing-object');
   check(reviewer.review(ingress('a', 'a.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'auth-type': 'basic', 'auth-secret': 'nope' } })), 'missing-object');

@@ -131,14 +131,14 @@ test('a CREATE as the API server sends it: allowed, uid echoed, admission.k8s.io
 test('an invalid Ingress is denied with a 400 status naming Ingress, field and reason; warnings ride along', async () => {
   const r = await send(withObject('create-ingress.json', (o) => {
     o.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-body-size'] = 'huge';
-    o.metadata.annotations!['nginx.ingress.kubernetes.io/mirror-target'] = 'http://mirror/';
+    o.metadata.annotations!['nginx.ingress.kubernetes.io/no-such-annotation'] = 'http://mirror/';
   }));
   const res = r.json.response;
   assert.is(res.allowed, false);
   assert.is(res.status.code, 400);
   assert.is(res.status.status, 'Failure');
   assert.is(res.status.message, 'ingress-rx refuses Ingress apps/shop:\n- metadata.annotations["nginx.ingress.kubernetes.io/proxy-body-size"]: "huge" is not a size (digits with an optional k, m or g, at most 2^63-1 bytes)');
-  assert.equal(res.warnings, ['metadata.annotations["nginx.ingress.kubernetes.io/mirror-target"]: annotation is not supported by ingress-rx; ignored']);
+  assert.equal(res.warnings, ['metadata.annotations["nginx.ingress.kubernetes.io/no-such-annotation"]: annotation is not supported by ingress-rx; ignored']);
 });
 
 test('an UPDATE is judged on the new object; DELETE and other kinds are not Ingress reviews', async () => {

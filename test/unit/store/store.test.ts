@@ -374,6 +374,26 @@ relevance('Secret: Helm release Secrets are not cached', () => {
   assert.is(s.getSecret('default/sh.helm.release.v1.x.v1'), undefined);
 });
 
+relevance('ConfigMap: named by a served Ingress annotation (auth-proxy-set-headers), and only while it names it', () => {
+  const s = createStore(defaultStoreOptions(), { ...TEST_REFERENCES, configMapAnnotations: ['auth-proxy-set-headers'] });
+  s.apply(ev('IngressClass', 'add', OURS));
+  s.apply(ev('Ingress', 'add', ingress('web', { className: 'nginx', annotations: { 'nginx.ingress.kubernetes.io/auth-proxy-set-headers': 'auth-headers' } })));
+  s.apply(ev('Ingress', 'add', ingress('api', { className: 'nginx', ns: 'team-b', annotations: { 'nginx.ingress.kubernetes.io/auth-proxy-set-headers': 'sso/shared' } })));
+  s.apply(ev('Ingress', 'add', ingress('foreign', { className: 'other', annotations: { 'nginx.ingress.kubernetes.io/auth-proxy-set-headers': 'theirs' } })));
+  const table: Array<[ConfigMap, boolean]> = [
+    [configMap('auth-headers', 'default', { 'X-A': '1' }), true],
+    [configMap('shared', 'sso', { 'X-A': '1' }), true],
+    [configMap('auth-headers', 'team-b'), false],
+    [configMap('theirs', 'default'), false],
+  ];
+  for (const [cm, expected] of table) assert.is(s.apply(ev('ConfigMap', 'add', cm)).relevant, expected, objectKey(cm));
+  assert.is(s.apply(ev('ConfigMap', 'update', configMap('auth-headers', 'default', { 'X-A': '2' }))).relevant, true);
+  s.apply(ev('Ingress', 'update', ingress('web', { className: 'nginx', rv: '2' })));
+  assert.is(s.apply(ev('ConfigMap', 'update', configMap('auth-headers', 'default', { 'X-A': '3' }))).relevant, false, 'no longer named');
+  s.apply(ev('Ingress', 'delete', ingress('api', { className: 'nginx', ns: 'team-b' })));
+  assert.is(s.apply(ev('ConfigMap', 'update', configMap('shared', 'sso', { 'X-A': '2' }))).relevant, false, 'its Ingress is gone');
+});
+
 relevance('ConfigMap: main, TCP/UDP, referenced by add-headers/proxy-set-headers, others cached only', () => {
   const s = store({ configmap: 'ingress-nginx/controller', tcpServicesConfigmap: 'ingress-nginx/tcp', udpServicesConfigmap: 'ingress-nginx/udp' });
   assert.equal(s.apply(ev('ConfigMap', 'add', configMap('headers', 'ingress-nginx', { 'X-A': '1' }))).relevant, false, 'not referenced yet');

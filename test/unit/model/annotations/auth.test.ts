@@ -2,8 +2,10 @@
 // with the Secret or the auth URL, and validated external-auth fields.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { AddressPolicy } from '../../../../src/model/address-policy.js';
 import { htpasswdLines } from '../../../../src/model/annotations/authbasic.js';
-import type { Secret } from '../../../../src/store/kube-types.js';
+import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import type { ConfigMap, Secret } from '../../../../src/store/kube-types.js';
 import { parse, secret, warnedKeys } from '../../../support/annotation-parse.js';
 
 const HTPASSWD = 'alice:$apr1$abc$Qm2v6f8QW0/Gm7xZ5b1nM.\nbob:{SHA}fEqNCco3Yq9h5ZUglD3CZJT4lBs=\n';
@@ -96,6 +98,7 @@ test('external auth with every field', () => {
     responseHeaders: ['X-Auth-Request-User', 'X-Auth-Request-Email'],
     cacheKey: '$remote_user$http_authorization',
     cacheDuration: ['200 202 10m', '401 30s'],
+    requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null,
   });
   assert.equal(warnings, []);
   assert.is(value.denied, null);
@@ -106,6 +109,7 @@ test('external auth defaults', () => {
   assert.equal(value.externalAuth, {
     url: 'http://auth.svc.cluster.local:8080/check', host: 'auth.svc.cluster.local', method: '', signin: '',
     signinRedirectParam: '', responseHeaders: [], cacheKey: '', cacheDuration: ['200 202 401 5m'],
+    requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null,
   });
 });
 
@@ -143,6 +147,125 @@ test('invalid auth-signin, param, cache key and duration fall back with warnings
     ['', '', '', ['200 202 401 5m']]);
   assert.equal(warnedKeys(warnings), ['auth-cache-duration', 'auth-cache-key', 'auth-signin', 'auth-signin-redirect-param']);
   assert.is(value.denied, null);
+});
+
+const cm = (name: string, data: Record<string, string>, ns = 'shop'): ConfigMap => ({ metadata: { name, namespace: ns }, data });
+
+test('external auth extras: request redirect, always-set-cookie, keepalive, headers from a ConfigMap', () => {
+  const { value, warnings } = parse({
+    'auth-url': 'http://auth.sso.svc:9000/check', 'auth-request-redirect': 'https://app.example.com$request_uri',
+    'auth-always-set-cookie': 'true', 'auth-keepalive': '10', 'auth-keepalive-requests': '50', 'auth-keepalive-timeout': '30',
+    'auth-keepalive-share-vars': 'true', 'auth-proxy-set-headers': 'auth-headers',
+  }, [], {}, [cm('auth-headers', { 'X-Team': 'blue', 'X-Client': '$remote_addr' })]);
+  assert.equal(warnings, []);
+  const ea = value.externalAuth!;
+  assert.equal([ea.requestRedirect, ea.alwaysSetCookie, ea.proxySetHeaders], ['https://app.example.com$request_uri', true, { 'X-Client': '$remote_addr', 'X-Team': 'blue' }]);
+  assert.equal(ea.keepalive, { connections: 10, requests: 50, timeout: 30, shareVars: true, peerHost: 'auth.sso.svc', peerPort: 9000 });
+});
+
+const keepaliveOff: Array<{ name: string; ann: Record<string, string>; key: string }> = [
+  { name: 'negative', ann: { 'auth-keepalive': '-1' }, key: 'auth-keepalive' },
+  { name: 'above the bound', ann: { 'auth-keepalive': '100000' }, key: 'auth-keepalive' },
+  { name: 'not a number', ann: { 'auth-keepalive': '10;' }, key: 'auth-keepalive' },
+  { name: 'zero requests', ann: { 'auth-keepalive': '10', 'auth-keepalive-requests': '0' }, key: 'auth-keepalive-requests' },
+  { name: 'zero timeout', ann: { 'auth-keepalive': '10', 'auth-keepalive-timeout': '0' }, key: 'auth-keepalive-timeout' },
+];
+for (const k of keepaliveOff) {
+  test(`auth-keepalive off with a warning: ${k.name}`, () => {
+    const { value, warnings } = parse({ 'auth-url': 'http://auth.sso.svc/check', ...k.ann });
+    assert.ok(value.externalAuth);
+    assert.is(value.externalAuth!.keepalive, null);
+    assert.equal(warnedKeys(warnings), [k.key]);
+  });
+}
+
+test('auth-keepalive to an address the upstream address policy refuses is off (auth_request asks as before)', () => {
+  for (const url of ['http://127.0.0.1:9000/check', 'http://[::1]:9000/check', 'http://169.254.169.254/check', 'http://localhost:9000/check']) {
+    const { value, warnings } = parse({ 'auth-url': url, 'auth-keepalive': '10' });
+    assert.ok(value.externalAuth, url);
+    assert.is(value.externalAuth!.keepalive, null, url);
+    assert.match(warnings[0]!.message, /address policy/, url);
+  }
+  const local: AddressPolicy = { allow: new Set(['loopback']), ownPorts: new Set([8080]) };
+  assert.equal(parse({ 'auth-url': 'http://[::1]:9000/check', 'auth-keepalive': '10' }, [], {}, [], local).value.externalAuth?.keepalive?.peerHost, '::1');
+  assert.is(parse({ 'auth-url': 'http://127.0.0.1:8080/check', 'auth-keepalive': '10' }, [], {}, [], local).value.externalAuth?.keepalive, null, 'own port');
+});
+
+test('invalid auth-request-redirect, auth-always-set-cookie and auth-keepalive-share-vars fall back with warnings', () => {
+  const { value, warnings } = parse({
+    'auth-url': 'http://a.com/', 'auth-request-redirect': '/x"; return 200 "', 'auth-always-set-cookie': 'yes', 'auth-keepalive': '2', 'auth-keepalive-share-vars': 'on',
+  });
+  assert.equal([value.externalAuth?.requestRedirect, value.externalAuth?.alwaysSetCookie, value.externalAuth?.keepalive?.shareVars], ['', false, false]);
+  assert.equal(warnedKeys(warnings), ['auth-always-set-cookie', 'auth-keepalive-share-vars', 'auth-request-redirect']);
+});
+
+test('auth-keepalive with $host in auth-url is off (the peer would follow the client)', () => {
+  const { value, warnings } = parse({ 'auth-url': 'http://$host/oauth2/auth', 'auth-keepalive': '10' });
+  assert.is(value.externalAuth!.keepalive, null);
+  assert.match(warnings[0]!.message, /variable/);
+});
+
+const headerDenials: Array<{ name: string; data?: Record<string, string>; ref?: string; ns?: string; reason: RegExp; settings?: Partial<NginxSettings> }> = [
+  { name: 'a missing ConfigMap', ref: 'nope', reason: /not found/ },
+  { name: 'another namespace', ref: 'kube-system/auth-headers', ns: 'kube-system', data: { 'X-A': 'b' }, reason: /another namespace/ },
+  { name: 'a header name with a space', data: { 'X Bad': 'b' }, reason: /X Bad/ },
+  { name: 'a value with a newline (header injection)', data: { 'X-A': 'b\r\nX-Injected: 1' }, reason: /X-A/ },
+  { name: 'a value ending the directive', data: { 'X-A': 'b; proxy_pass http://evil' }, reason: /X-A/ },
+  { name: 'a Host header (the auth location frames its request)', data: { Host: 'evil.example' }, reason: /frames/ },
+  { name: 'too many headers', data: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`X-H${i}`, 'v'])), reason: /at most 64/ },
+  { name: 'not a ConfigMap reference', ref: 'a/b/c', reason: /ConfigMap/ },
+];
+for (const h of headerDenials) {
+  test(`auth-proxy-set-headers denies the location: ${h.name}`, () => {
+    const ns = h.ns ?? 'shop';
+    const { value, warnings } = parse({ 'auth-url': 'http://auth.sso.svc/check', 'auth-proxy-set-headers': h.ref ?? 'auth-headers' }, [], h.settings ?? {},
+      h.data ? [cm('auth-headers', h.data, ns)] : []);
+    assert.is(value.externalAuth, null);
+    assert.match(value.denied ?? '', h.reason);
+    assert.equal(warnedKeys(warnings), ['auth-proxy-set-headers']);
+  });
+}
+
+test('auth-proxy-set-headers names another namespace with allow-cross-namespace-resources', () => {
+  const { value, warnings } = parse({ 'auth-url': 'http://auth.sso.svc/check', 'auth-proxy-set-headers': 'sso/auth-headers' }, [],
+    { allowCrossNamespaceResources: true }, [cm('auth-headers', { 'X-A': 'b' }, 'sso')]);
+  assert.equal(warnings, []);
+  assert.equal(value.externalAuth!.proxySetHeaders, { 'X-A': 'b' });
+});
+
+test('auth-snippet: refused without allow-snippet-annotations, kept with it, refused when it leaves its block', () => {
+  const off = parse({ 'auth-url': 'http://a.com/', 'auth-snippet': 'proxy_set_header X-A b;' });
+  assert.is(off.value.externalAuth!.snippet, '');
+  assert.equal(warnedKeys(off.warnings), ['auth-snippet']);
+  const allowed = { allowSnippetAnnotations: true, annotationsRiskLevel: 'Critical' } as const;
+  const on = parse({ 'auth-url': 'http://a.com/', 'auth-snippet': 'proxy_set_header X-A b;' }, [], allowed);
+  assert.is(on.value.externalAuth!.snippet, 'proxy_set_header X-A b;');
+  assert.equal(on.warnings, []);
+  const escape = parse({ 'auth-url': 'http://a.com/', 'auth-snippet': '} location /x { return 200;' }, [], allowed);
+  assert.is(escape.value.externalAuth!.snippet, '');
+  assert.equal(warnedKeys(escape.warnings), ['auth-snippet']);
+  const risk = parse({ 'auth-url': 'http://a.com/', 'auth-snippet': 'proxy_set_header X-A b;' }, [], { allowSnippetAnnotations: true, annotationsRiskLevel: 'High' });
+  assert.is(risk.value.externalAuth!.snippet, '');
+});
+
+test('global auth: every Ingress without auth-url, unless enable-global-auth is false; an Ingress auth-url wins', () => {
+  const settings = { globalAuthUrl: 'http://auth.sso.svc/check', globalAuthResponseHeaders: ['X-User'], globalAuthAlwaysSetCookie: true };
+  const plain = parse({}, [], settings);
+  assert.equal([plain.value.externalAuth?.url, plain.value.externalAuth?.responseHeaders, plain.value.externalAuth?.alwaysSetCookie], ['http://auth.sso.svc/check', ['X-User'], true]);
+  assert.equal(plain.warnings, []);
+  const off = parse({ 'enable-global-auth': 'false' }, [], settings);
+  assert.is(off.value.externalAuth, null);
+  const own = parse({ 'auth-url': 'http://mine.svc/check', 'enable-global-auth': 'true' }, [], settings);
+  assert.is(own.value.externalAuth?.url, 'http://mine.svc/check');
+  assert.equal(warnedKeys(own.warnings), ['enable-global-auth']);
+  const none = parse({}, [], {});
+  assert.is(none.value.externalAuth, null);
+});
+
+test('auth extras without auth-url warn that they are ignored', () => {
+  const { value, warnings } = parse({ 'auth-keepalive': '10', 'auth-always-set-cookie': 'true' });
+  assert.is(value.externalAuth, null);
+  assert.equal(warnedKeys(warnings), ['auth-always-set-cookie', 'auth-keepalive']);
 });
 
 test.run();

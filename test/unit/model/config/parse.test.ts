@@ -10,6 +10,7 @@ import type { ConfigMap, Secret } from '../../../../src/store/kube-types.js';
 import { execFileSync } from 'node:child_process';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES, isNginxSafe, stringsIn } from '../../../support/hostile.js';
+import { snippetProblem } from '../../../../src/model/snippet-check.js';
 
 const OBJECT = 'ConfigMap ingress-nginx/ingress-nginx-controller';
 const TICKET_KEY_80 = Buffer.alloc(80, 7).toString('base64');
@@ -156,6 +157,16 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'error-log-path': ['/dev/stderr', 'errorLogPath', '/dev/stderr'],
   'disable-http-access-log': ['true', 'disableHttpAccessLog', true],
   'enable-auth-access-log': ['true', 'enableAuthAccessLog', true],
+  'global-auth-url': ['http://auth.sso.svc:8080/check', 'globalAuthUrl', 'http://auth.sso.svc:8080/check'],
+  'global-auth-method': ['POST', 'globalAuthMethod', 'POST'],
+  'global-auth-signin': ['https://login.example.com/start', 'globalAuthSignin', 'https://login.example.com/start'],
+  'global-auth-signin-redirect-param': ['orig', 'globalAuthSigninRedirectParam', 'orig'],
+  'global-auth-response-headers': ['X-User, X-Email', 'globalAuthResponseHeaders', ['X-User', 'X-Email']],
+  'global-auth-request-redirect': ['https://app.example.com$request_uri', 'globalAuthRequestRedirect', 'https://app.example.com$request_uri'],
+  'global-auth-snippet': ['proxy_set_header X-Team a;', 'globalAuthSnippet', 'proxy_set_header X-Team a;'],
+  'global-auth-cache-key': ['$cookie_session', 'globalAuthCacheKey', '$cookie_session'],
+  'global-auth-cache-duration': ['200 202 10m, 401 1m', 'globalAuthCacheDuration', ['200 202 10m', '401 1m']],
+  'global-auth-always-set-cookie': ['true', 'globalAuthAlwaysSetCookie', true],
   'disable-stream-access-log': ['true', 'disableStreamAccessLog', true],
   'use-geoip2': ['true', 'useGeoip2', true],
   'disable-proxy-intercept-errors': ['true', 'disableProxyInterceptErrors', true],
@@ -233,6 +244,9 @@ const INVALID: Record<string, string> = {
   'worker-processes': 'many', 'max-worker-connections': '-5', 'large-client-header-buffers': '8k', 'gzip-level': '10',
   'gzip-types': 'text/html;', 'disable-access-log': 'maybe', 'log-format-upstream': "$remote_addr 'x'", 'error-log-level': 'loud', 'access-log-path': 'relative/access.log', 'error-log-path': '/var/log/../../etc/passwd', 'http-access-log-path': 'syslog:server=10.0.0.1',
   'proxy-protocol-header-timeout': 'soon',
+  'global-auth-url': 'http://unix:/var/run/x.sock:/check', 'global-auth-method': 'GET;', 'global-auth-signin': 'ftp://x',
+  'global-auth-signin-redirect-param': 'a b', 'global-auth-response-headers': 'X User', 'global-auth-request-redirect': 'a b',
+  'global-auth-snippet': 'proxy_pass http://x; }', 'global-auth-cache-duration': '200 forever', 'global-auth-always-set-cookie': 'sometimes',
   'proxy-cookie-domain': 'a b c', 'proxy-cookie-path': '/a "/b"', 'proxy-redirect-from': 'http://a/;b', 'proxy-redirect-to': 'x y',
   'proxy-busy-buffers-size': '8 k', 'default-type': 'text/html; charset=x', 'gzip-disable': '(unclosed', 'limit-conn-zone-variable': '$a b',
   'forwarded-host-header': 'X Host', 'bind-address': '10.0.0.0/8', 'worker-cpu-affinity': '0102', 'lua-shared-dicts': 'a: 1g',
@@ -396,10 +410,15 @@ test('no hostile value survives into the settings', () => {
             assert.not.match(s.value, /['\\\u0000-\u001f]/, `${spec.key} ← ${h.name}`);
             continue;
           }
+          // A snippet is directives by nature: what holds it in its block is the snippet check.
+          if (spec.key === 'global-auth-snippet') {
+            assert.is(snippetProblem(s.value), null, `${spec.key} ← ${h.name}`);
+            continue;
+          }
           assert.ok(isNginxSafe(s.value, { regex: regexFields.has(spec.field) }) || s.value === (defaults[spec.field] as unknown),
             `${spec.key} ← ${h.name}: ${JSON.stringify(s.value.slice(0, 60))}`);
         }
-        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'log-format-stream' && spec.key !== 'modsecurity-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
+        if (warnings.length === 0 && spec.key !== 'log-format-upstream' && spec.key !== 'log-format-stream' && spec.key !== 'modsecurity-snippet' && spec.key !== 'global-auth-snippet') assert.ok(stringsIn(value).every((s) => s.value !== raw) || isNginxSafe(raw, { regex: regexFields.has(spec.field) }), `${spec.key} kept ${h.name} without a warning`);
       }
     }
   }

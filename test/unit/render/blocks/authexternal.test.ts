@@ -9,11 +9,12 @@ import { inOrder, renderLocation, renderServer } from '../../../support/render-b
 const EA: ExternalAuthConfig = {
   url: 'http://auth.example.com/check', host: 'auth.example.com', method: '', signin: 'https://login.example.com/start',
   signinRedirectParam: '', responseHeaders: ['X-User'], cacheKey: '', cacheDuration: [],
+  requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null,
 };
 
 test('auth_request and the copied headers in the access slot, the auth location in the server', () => {
   const view = renderLocation({ externalAuth: EA });
-  const name = /auth_request "(\/_external-auth-[0-9a-f]{12})";/.exec(view.locationsText)?.[1];
+  const name = /auth_request "(\/_external-auth [0-9a-f]{12})";/.exec(view.locationsText)?.[1];
   assert.ok(name, view.locationsText);
   inOrder(view.locationsText, 'rewrite_by_lua_block', `auth_request "${name}";`, 'auth_request_set $auth_cookie $upstream_http_set_cookie;',
     'add_header Set-Cookie $auth_cookie;', 'auth_request_set $authHeader0 $upstream_http_x_user;', 'proxy_set_header X-User $authHeader0;',
@@ -29,7 +30,7 @@ test('one auth location for the two pieces of a Prefix split; a cache key asks f
     { path: '/p/', pathType: 'Prefix', ingressPath: '/p', externalAuth: ea },
     { path: '/p', pathType: 'Exact', ingressPath: '/p', externalAuth: ea },
   ]);
-  assert.is(view.extra.match(/location = "\/_external-auth-/g)?.length, 1);
+  assert.is(view.extra.match(/location = "\/_external-auth /g)?.length, 1);
   assert.match(view.extra, 'proxy_cache auth_cache;');
   assert.equal(view.uses, ['auth_cache']);
 });
@@ -37,6 +38,36 @@ test('one auth location for the two pieces of a Prefix split; a cache key asks f
 test('an auth URL the renderer refuses denies the location and adds no auth location', () => {
   const view = renderLocation({ externalAuth: { ...EA, url: 'http://auth.example.com/"; return 200; #' } });
   assert.equal(view.problems.map((p) => p.field), ['auth-url']);
+  assert.is(view.extra, '');
+});
+
+test('auth-proxy-set-headers replace the standard line of the same name; auth-request-redirect, always-set-cookie and auth-snippet', () => {
+  const view = renderLocation({ externalAuth: {
+    ...EA, proxySetHeaders: { 'X-Real-IP': '$http_x_client', 'X-Team': 'blue' }, requestRedirect: '/landing', alwaysSetCookie: true, snippet: 'proxy_set_header X-Snip on;',
+  } });
+  assert.match(view.locationsText, 'add_header Set-Cookie $auth_cookie always;');
+  assert.not.match(view.extra, 'proxy_set_header X-Real-IP $remote_addr;');
+  inOrder(view.extra, 'proxy_set_header X-Auth-Request-Redirect "/landing";', 'proxy_set_header X-Real-IP "$http_x_client";', 'proxy_set_header X-Team "blue";',
+    '# auth-snippet', 'proxy_set_header X-Snip on;', 'proxy_pass $target;');
+});
+
+test('auth-keepalive: a Lua subrequest in the access slot and an upstream per location at http level that keeps connections', () => {
+  const keepalive = { connections: 8, requests: 100, timeout: 30, shareVars: true, peerHost: 'auth.example.com', peerPort: 80 };
+  const view = renderLocation({ externalAuth: { ...EA, keepalive } });
+  assert.not.match(view.locationsText, 'auth_request ');
+  inOrder(view.locationsText, "set $auth_cookie '';", "set $authHeader0 '';", 'access_by_lua_block', 'require("external_auth").call("/_external-auth ',
+    'host = "auth.example.com", port = 80, share_vars = true', 'proxy_set_header X-User $authHeader0;');
+  const upstream = /upstream (auth_keepalive_[0-9a-f]{12}) \{/.exec(view.httpLevel)?.[1];
+  assert.ok(upstream, view.httpLevel);
+  inOrder(view.httpLevel, 'require("external_peer").balance()', 'keepalive 8;', 'keepalive_requests 100;', 'keepalive_timeout 30s;');
+  inOrder(view.extra, 'proxy_set_header Connection "";', `set $target "http://${upstream}/check";`);
+});
+
+test('a ConfigMap header value stays one quoted argument; one the renderer refuses denies the location', () => {
+  const quoted = renderLocation({ externalAuth: { ...EA, proxySetHeaders: { 'X-A': 'b"; return 200; #' } } });
+  assert.match(quoted.extra, 'proxy_set_header X-A "b\\"; return 200; #";');
+  const view = renderLocation({ externalAuth: { ...EA, proxySetHeaders: { 'X-A': 'b\nreturn 200;' } } });
+  assert.ok(view.problems.some((p) => p.field.startsWith('auth-proxy-set-headers')), JSON.stringify(view.problems));
   assert.is(view.extra, '');
 });
 

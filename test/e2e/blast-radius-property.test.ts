@@ -27,6 +27,8 @@ import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
 const SEED = Number(process.env.PROPERTY_SEED ?? 20_15);
 const BUDGET_MS = Number(process.env.PROPERTY_MS ?? 20_000);
 const P = 'nginx.ingress.kubernetes.io';
+const GOOD_CREATED = '2026-01-01T00:00:00Z';
+const FUZZ_CREATED = '2026-01-02T00:00:00Z';
 const KEYS = ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys));
 
 /** Values from the grammar of each kind of annotation, valid and borderline. */
@@ -84,7 +86,10 @@ function fuzzIngress(r: Random, n: number, echo: EchoServer) {
   }
   const host = r.pick(['fuzz.test', `fuzz-${n}.test`, `${'h'.repeat(r.int(40, 70))}.test`, '*.fuzz.test', 'good-1.test']);
   const path = r.pick(['/', '/f', '/api/(v1|v2', '/a++', '/[\\w-.]+', `/${'p'.repeat(r.int(1, 5000))}`, '/x y']);
-  return ingress('app', 'fuzz', { host, paths: [{ path, pathType: r.pick(['Prefix', 'ImplementationSpecific', 'Exact']), service: 'web' }], annotations });
+  // Newer than the good Ingresses, as anything written after them is: on a shared host the oldest
+  // Ingress's server-level settings (auth-tls, server-snippet, …) are the host's, so an older one
+  // may rightly change what good-1.test answers (an unusable auth-tls-secret closes the host).
+  return ingress('app', 'fuzz', { host, paths: [{ path, pathType: r.pick(['Prefix', 'ImplementationSpecific', 'Exact']), service: 'web' }], annotations, created: FUZZ_CREATED });
 }
 
 let h: NginxHarness;
@@ -124,7 +129,7 @@ test('random and hostile values on one Ingress: the good ones always serve, what
   };
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } };
   const goods = [1, 2, 3].map((i) => ingress('app', `good-${i}`, {
-    host: `good-${i}.test`, paths: [{ path: '/', service: 'web' }],
+    host: `good-${i}.test`, paths: [{ path: '/', service: 'web' }], created: GOOD_CREATED,
     annotations: i === 2 ? { [`${P}/proxy-read-timeout`]: '30', [`${P}/enable-cors`]: 'true' } : i === 3 ? { [`${P}/limit-rps`]: '1000' } : {},
   }));
   const first = await apply([cm, service('app', 'web'), ...slices('app', 'web', [echo]), ...goods]);

@@ -33,6 +33,26 @@ test('the oldest Ingress gives the host its client authentication and ciphers; a
   assert.is(config.servers.find((s) => s.hostname === 'b.example.com')!.tlsSettings, undefined);
 });
 
+test('unusable client authentication closes the host only when the oldest Ingress asks for it; a newer one closes its own paths', () => {
+  const store = testStore();
+  store.put('Service', service('web'));
+  store.put('EndpointSlice', slice('web-1', 'web', ['10.0.0.1']));
+  store.put('Ingress', ingress('owner', 'a.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-01-01T00:00:00Z' }));
+  store.put('Ingress', ingress('late', 'a.example.com', [['/late', 'Prefix', 'web', 80]], { ts: '2026-02-01T00:00:00Z', annotations: { 'auth-tls-secret': 'missing' } }));
+  store.put('Ingress', ingress('first', 'b.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-01-01T00:00:00Z', annotations: { 'auth-tls-secret': 'missing' } }));
+  store.put('Ingress', ingress('second', 'b.example.com', [['/two', 'Prefix', 'web', 80]], { ts: '2026-02-01T00:00:00Z' }));
+  const { config, warnings } = build(store);
+  const a = config.servers.find((s) => s.hostname === 'a.example.com')!;
+  assert.is(a.tlsSettings?.authTLS ?? null, null, 'the newer Ingress does not set the host\'s client authentication');
+  const of = (name: string) => a.locations.filter((l) => l.ingress?.name === name);
+  assert.ok(of('owner').length > 0 && of('owner').every((l) => l.denied === null), 'the owner\'s paths keep serving');
+  assert.ok(of('late').length > 0 && of('late').every((l) => /auth-tls-secret/.test(l.denied ?? '')), JSON.stringify(of('late').map((l) => l.denied)));
+  assert.ok(warnings.some((w) => w.object === 'Ingress default/late' && /paths on host a\.example\.com are closed/.test(w.message)), JSON.stringify(warnings));
+  // The host's oldest Ingress asks for it: the whole host stays closed (fail closed).
+  const b = config.servers.find((s) => s.hostname === 'b.example.com')!;
+  assert.ok(b.tlsSettings?.authTLS && 'error' in b.tlsSettings.authTLS);
+});
+
 test('a Secret an auth-tls / proxy-ssl annotation or ssl-dh-param names is relevant to the store; others are not', () => {
   const store = testStore({ configmap: 'ingress-nginx/config' });
   store.put('Service', service('web'));

@@ -7,6 +7,24 @@ import { CONFIGMAP_KEYS, defaultSettings } from '../src/model/config/parse.js';
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
+/**
+ * The end-to-end test files docs/fidelity.md names for each key of its `## <heading>` table (its
+ * rows and their tests are checked by test/unit/fidelity-docs.test.ts).
+ */
+function endToEndTests(heading: string): Map<string, string> {
+  const doc = readFileSync(new URL('../docs/fidelity.md', import.meta.url), 'utf8');
+  const start = doc.indexOf(`\n## ${heading}\n`);
+  const end = doc.indexOf('\n## ', start + 1);
+  const out = new Map<string, string>();
+  for (const line of doc.slice(start, end < 0 ? undefined : end).split('\n')) {
+    const m = /^\| `([a-z0-9-]+)` \| .*? \| (.*?) \| .*? \|$/.exec(line);
+    if (!m) continue;
+    const files = [...new Set([...m[2]!.matchAll(/`([a-z0-9.-]+)`:/g)].map((x) => x[1]!))];
+    out.set(m[1]!, files.map((f) => `[${f}](fidelity.md)`).join(', '));
+  }
+  return out;
+}
+
 export function renderAnnotationsDoc(): string {
   const out: string[] = [
     '# Annotations',
@@ -27,12 +45,14 @@ export function renderAnnotationsDoc(): string {
     'support are reported and ignored.',
     '',
   ];
+  out.splice(out.length - 1, 0, '', 'The last column names the end-to-end tests (`test/e2e/<name>.test.ts`, real NGINX and real', 'requests) that check the annotation; [fidelity.md](fidelity.md) says which behaviours each checks.');
+  const tested = endToEndTests('Annotations');
   for (const group of ANNOTATION_GROUPS) {
-    out.push(`## ${group.name}`, '', '| Annotation | Risk | Values | Default | Invalid value | Description |', '|---|---|---|---|---|---|');
+    out.push(`## ${group.name}`, '', '| Annotation | Risk | Values | Default | Invalid value | Description | Tested end to end |', '|---|---|---|---|---|---|---|');
     for (const [key, risk] of Object.entries(group.keys)) {
       const doc = group.docs?.[key];
       if (doc === undefined) throw new Error(`annotation ${key} has no docs`);
-      out.push(`| \`${key}\` | ${risk} | ${cell(doc.values)} | ${cell(doc.default)} | ${cell(doc.onInvalid ?? 'warning; default used')} | ${cell(doc.description)} |`);
+      out.push(`| \`${key}\` | ${risk} | ${cell(doc.values)} | ${cell(doc.default)} | ${cell(doc.onInvalid ?? 'warning; default used')} | ${cell(doc.description)} | ${tested.get(key) ?? '—'} |`);
     }
     out.push('');
   }
@@ -55,14 +75,17 @@ export function renderConfigMapDoc(): string {
     '',
     'Keys of the main ConfigMap (`--configmap`), with ingress-nginx defaults. An invalid value is',
     'reported naming the ConfigMap and the key, and the default is kept; unknown keys are reported',
-    'and ignored. Nothing else is lost when one key is bad.',
+    'and ignored. Nothing else is lost when one key is bad. The last column names the end-to-end',
+    'tests (`test/e2e/<name>.test.ts`, real NGINX and real requests) that check the key;',
+    '[fidelity.md](fidelity.md) says which behaviours each checks.',
     '',
-    '| Key | Values | Default | Description |',
-    '|---|---|---|---|',
+    '| Key | Values | Default | Description | Tested end to end |',
+    '|---|---|---|---|---|',
   ];
+  const tested = endToEndTests('ConfigMap keys');
   for (const k of [...CONFIGMAP_KEYS].sort((a, b) => a.key.localeCompare(b.key))) {
     const def = (k.kind !== 'headers' ? k.defaultText : undefined) ?? formatDefault(defaults[k.field]);
-    out.push(`| \`${k.key}\` | ${cell(k.values)} | ${cell(def)} | ${cell(k.description)} |`);
+    out.push(`| \`${k.key}\` | ${cell(k.values)} | ${cell(def)} | ${cell(k.description)} | ${tested.get(k.key) ?? '—'} |`);
   }
   out.push('');
   return out.join('\n');

@@ -5,6 +5,7 @@
 import { ANNOTATION_GROUPS } from '../model/annotations/index.js';
 import { CONFIGMAP_KEYS } from '../model/config/parse.js';
 import { INGRESS_NGINX_ANNOTATIONS, INGRESS_NGINX_CONFIGMAP_KEYS } from './ingress-nginx-keys.js';
+import { REFUSED_ANNOTATIONS, REFUSED_CONFIGMAP_KEYS, refusal } from '../model/refused.js';
 
 /** identical: same meaning; different: supported with a documented difference; refused: ignored with a warning; unknown: neither project knows the key (a typo?). */
 export type KeyStatus = 'identical' | 'different' | 'refused' | 'unknown';
@@ -108,45 +109,27 @@ const CONFIGMAP_DIFFERENCES: Notes = {
 
 const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs allow-snippet-annotations and annotations-risk-level Critical)';
 
-/** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
-const ANNOTATION_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
-];
-
-/** What to use instead of a ConfigMap key ingress-rx refuses. */
-const CONFIGMAP_ALTERNATIVES: ReadonlyArray<[RegExp, string]> = [
-  [/^jaeger-/, 'enable-opentelemetry with otlp-collector-host (Jaeger takes OTLP/HTTP on port 4318)'],
-  [/^opentelemetry-config$/, 'none needed: the otel-* and otlp-* keys configure the tracer (there is no module configuration file)'],
-  [/^use-geoip$/, 'use-geoip2 (the legacy GeoIP databases are not provided)'],
-  [/^geoip2-autoreload-in-minutes$/, 'none needed: --geoip-dir is watched and a changed database reloads NGINX'],
-  [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server is a unix socket only the controller can open, and every request needs its token'],
-  [/^enable-serial-reloads$/, 'not implemented: a reload does not wait for the previous reload\'s workers to exit; worker-shutdown-timeout bounds how long they linger'],
-  [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
-  [/^grpc-buffer-size-kb$/, "none: NGINX's defaults apply"],
-];
-
 const ANNOTATION_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
 const CONFIGMAP_KEY_NAMES = new Set(CONFIGMAP_KEYS.map((k) => k.key));
 const NGINX_ANNOTATIONS = new Set(INGRESS_NGINX_ANNOTATIONS);
 const NGINX_CONFIGMAP_KEYS = new Set(INGRESS_NGINX_CONFIGMAP_KEYS);
 
-function verdict(key: string, supported: Set<string>, known: Set<string>, differences: Notes, alternatives: ReadonlyArray<[RegExp, string]>, what: string): KeyVerdict {
+function verdict(key: string, supported: Set<string>, known: Set<string>, differences: Notes, alternatives: ReadonlyArray<readonly [RegExp, string]>, what: string): KeyVerdict {
   if (supported.has(key)) {
     const d = differences[key];
     return d ? { status: 'different', section: d.section, note: d.note } : { status: 'identical' };
   }
   if (!known.has(key)) return { status: 'unknown', note: `neither ingress-nginx nor ingress-rx has this ${what}: a typo?` };
-  const alt = alternatives.find(([re]) => re.test(key));
-  return { status: 'refused', note: alt ? alt[1] : `no equivalent in ingress-rx: the ${what} is ignored with a warning` };
+  return { status: 'refused', note: refusal(alternatives, key) ?? `no equivalent in ingress-rx: the ${what} is ignored with a warning` };
 }
 
 /** An annotation key (without prefix). */
 export function annotationVerdict(key: string): KeyVerdict {
-  return verdict(key, ANNOTATION_KEYS, NGINX_ANNOTATIONS, ANNOTATION_DIFFERENCES, ANNOTATION_ALTERNATIVES, 'annotation');
+  return verdict(key, ANNOTATION_KEYS, NGINX_ANNOTATIONS, ANNOTATION_DIFFERENCES, REFUSED_ANNOTATIONS, 'annotation');
 }
 
 export function configMapVerdict(key: string): KeyVerdict {
-  return verdict(key, CONFIGMAP_KEY_NAMES, NGINX_CONFIGMAP_KEYS, CONFIGMAP_DIFFERENCES, CONFIGMAP_ALTERNATIVES, 'key');
+  return verdict(key, CONFIGMAP_KEY_NAMES, NGINX_CONFIGMAP_KEYS, CONFIGMAP_DIFFERENCES, REFUSED_CONFIGMAP_KEYS, 'key');
 }
 
 /** Every section heading the catalogue links to (a test checks docs/differences.md has them). */

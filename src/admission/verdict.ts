@@ -1,6 +1,7 @@
 // Which of the model's warnings refuse an Ingress (the webhook denies it, `lint` fails) and which
 // only warn. The model decides what is wrong; this table only decides how hard to say it.
 import type { ModelWarning } from '../model/types.js';
+import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/refused.js';
 
 export type Severity = 'deny' | 'warn';
 
@@ -32,12 +33,12 @@ export const WARN_RULES: readonly WarnRule[] = [
   {
     name: 'unsupported-annotation',
     why: 'ingress-rx ignores it; the Ingress works without it (what to use instead: `ingress-rx migrate-report`)',
-    matches: (w) => isAnnotation(w) && w.message === 'annotation is not supported by ingress-rx; ignored',
+    matches: (w) => isAnnotation(w) && UNSUPPORTED_ANNOTATION.test(w.message),
   },
   {
     name: 'unsupported-configmap-key',
     why: 'ingress-rx ignores the key; the controller runs with its default',
-    matches: (w) => /^data\[/.test(w.field) && w.message === 'unknown key (not supported by ingress-rx); ignored',
+    matches: (w) => /^data\[/.test(w.field) && UNSUPPORTED_CONFIGMAP_KEY.test(w.message),
   },
   {
     name: 'missing-object',

@@ -40,6 +40,7 @@ import { prefixedAnnotations } from './reader.js';
 import type { AnnotationContext, AnnotationGroup, FieldScope, LocationSite } from './types.js';
 import { upstreamHashGroup } from './upstreamhash.js';
 import { upstreamVhostGroup } from './upstreamvhost.js';
+import { unsupportedAnnotationMessage } from '../refused.js';
 
 export { DEFAULT_ANNOTATIONS_PREFIX };
 
@@ -246,7 +247,7 @@ export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseRes
   const prefixed = prefixedAnnotations(ing, ctx.prefix);
   const value = runGroups(ing, { prefix: ctx.prefix, settings: ctx.settings, store: ctx.store, prefixed, ...(ctx.addressPolicy ? { addressPolicy: ctx.addressPolicy } : {}) }, warn);
   for (const key in prefixed) {
-    if (!KNOWN_KEYS.has(key)) warn(key, 'annotation is not supported by ingress-rx; ignored');
+    if (!KNOWN_KEYS.has(key)) warn(key, unsupportedAnnotationMessage(key));
   }
   return { value, warnings };
 }

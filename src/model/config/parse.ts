@@ -8,6 +8,7 @@ import { defaultSettings } from './defaults.js';
 import { CONFIGMAP_KEYS, headersFromConfigMap } from './keys.js';
 import { crossCheck } from './cross-checks.js';
 import type { NginxSettings } from './settings.js';
+import { unsupportedConfigMapKeyMessage } from '../refused.js';
 
 export { defaultSettings, CONFIGMAP_KEYS };
 
@@ -34,7 +35,7 @@ export function parseConfigMap(
   for (const [key, value] of Object.entries(data ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
     const spec = BY_KEY.get(key);
     if (spec === undefined) {
-      warn(key, 'unknown key (not supported by ingress-rx); ignored');
+      warn(key, unsupportedConfigMapKeyMessage(key));
       continue;
     }
     // A manifest written by hand may hold an unquoted number or boolean; the API server would

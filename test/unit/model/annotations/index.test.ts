@@ -457,4 +457,10 @@ test('the annotations that name Secrets come from the groups, each one of its ow
   for (const g of ANNOTATION_GROUPS) for (const key of g.secrets ?? []) assert.ok(key in g.keys, `${g.name}: ${key}`);
 });
 
+test('an annotation of ingress-nginx that ingress-rx refuses is warned about with the reason; an unknown one plainly', () => {
+  const { warnings } = parse({ satisfy: 'any', 'no-such-annotation': 'x' });
+  assert.match(warnings.find((w) => /satisfy/.test(w.field))!.message, /not supported by ingress-rx \(none: an allowlist and authentication both apply \(satisfy all\)\); ignored/);
+  assert.is(warnings.find((w) => /no-such-annotation/.test(w.field))!.message, 'annotation is not supported by ingress-rx; ignored');
+});
+
 test.run();

@@ -329,6 +329,12 @@ test('an unknown key is warned about and ignored', () => {
   assert.is(settings.proxyReadTimeout, 5);
 });
 
+test('a key of ingress-nginx that ingress-rx refuses is warned about with why and what to use instead', () => {
+  const { warnings } = parse({ 'enable-serial-reloads': 'true', 'jaeger-collector-host': 'jaeger' });
+  assert.match(warnings.find((w) => w.field === 'data["enable-serial-reloads"]')!.message, /not supported by ingress-rx \(not implemented: .*worker-shutdown-timeout.*\); ignored/);
+  assert.match(warnings.find((w) => w.field === 'data["jaeger-collector-host"]')!.message, /enable-opentelemetry with otlp-collector-host/);
+});
+
 test('unquoted numbers and booleans from hand-written manifests are read; objects are not', () => {
   const data = { 'proxy-read-timeout': 120, 'use-gzip': true, 'gzip-types': { a: 1 } } as unknown as Record<string, string>;
   const { settings, warnings } = parse(data);

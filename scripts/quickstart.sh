@@ -6,10 +6,13 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 HTTP_PORT=${HTTP_PORT:-8080} HTTPS_PORT=${HTTPS_PORT:-8443} HEALTHZ_PORT=${HEALTHZ_PORT:-10254}
+# A work directory of its own that `dbg` is pointed at below (NGINX's workers must be able to enter it).
+WORKDIR=${WORKDIR:-$(mktemp -d /tmp/ingress-rx-quickstart-XXXXXX)}
+chmod 755 "$WORKDIR"
 node examples/quickstart/echo-backends.mjs &
 echo_pid=$!
 bin/ingress-rx local --manifests examples/quickstart \
-  --http-port "$HTTP_PORT" --https-port "$HTTPS_PORT" --healthz-port "$HEALTHZ_PORT" "$@" &
+  --http-port "$HTTP_PORT" --https-port "$HTTPS_PORT" --healthz-port "$HEALTHZ_PORT" --workdir "$WORKDIR" "$@" &
 rx_pid=$!
 stop() { kill -TERM "$rx_pid" 2>/dev/null || true; wait "$rx_pid" 2>/dev/null || true; kill "$echo_pid" 2>/dev/null || true; }
 trap stop INT TERM EXIT
@@ -29,7 +32,8 @@ ingress-rx is serving examples/quickstart. Try:
   curl --resolve secure.example.test:$HTTPS_PORT:127.0.0.1 --cacert examples/quickstart/secure.example.test.crt https://secure.example.test:$HTTPS_PORT/
   curl -i --resolve secure.example.test:$HTTP_PORT:127.0.0.1 http://secure.example.test:$HTTP_PORT/
   curl http://127.0.0.1:$HEALTHZ_PORT/metrics
-  bin/ingress-rx dbg backends list
+  bin/ingress-rx dbg --workdir $WORKDIR backends list
+  bin/ingress-rx dbg --workdir $WORKDIR routes
 
 Edit examples/quickstart/*.yaml and the changes apply live. Ctrl-C to stop.
 

@@ -23,7 +23,7 @@ import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, leftOutPath, preparePrefix, type NginxRuntime } from '../render/runtime.js';
 import { createNginxProcess } from '../actors/nginx-process.js';
-import { workerAccessProblem } from '../render/worker-access.js';
+import { withLuaInReach, workerAccessProblem } from '../render/worker-access.js';
 import { createReloadActor } from '../actors/reload.js';
 import { ensureFallbackCertificate } from '../render/fallback-cert.js';
 import { writeControlToken } from '../render/control.js';
@@ -178,10 +178,11 @@ export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ow
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store } = opts;
   const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses);
-  const runtime: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
+  const configured: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
+  preparePrefix(configured);
+  const runtime = withLuaInReach(configured);
   const scheduler = asyncScheduler;
   const templateDir = opts.templateDir ?? DEFAULT_TEMPLATE_DIR;
-  preparePrefix(runtime);
   const controlToken = writeControlToken(runtime);
   const unreachable = workerAccessProblem(runtime);
   if (unreachable) throw new Error(unreachable);

@@ -1,10 +1,11 @@
 // NGINX's workers must reach the workdir: run as root, a master's workers are `nobody`. A workdir
 // under a directory they cannot enter is refused at start with a message naming that directory
 // (before, basic auth answered 500, a large POST 500 and dbg conf 403); under one they can
-// enter, basic auth, a 900 KB POST (a temp file) and dbg conf work.
+// enter, basic auth, a 900 KB POST (a temp file) and dbg conf work. Lua modules under a directory
+// they cannot enter (a checkout in `mktemp -d`) are copied into the prefix and read from there.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,10 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal } from '../support/local-harness.js';
 import { runDbg } from '../../src/cli/dbg.js';
 import { defaultRuntime } from '../../src/render/runtime.js';
-import { workerAccessProblem } from '../../src/render/worker-access.js';
+import { withLuaInReach, workerAccessProblem } from '../../src/render/worker-access.js';
+import { DEFAULT_LUA_DIR } from '../../src/render/runtime.js';
+import { createNginxHarness } from '../support/nginx-harness.js';
+import { configuration, server } from '../support/config-builder.js';
 import { freePorts } from '../support/ports.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -42,6 +46,51 @@ test('the check: a workdir under a 0700 directory is refused naming it when run 
   assert.is(workerAccessProblem(rt, { uid: 1000, user: { name: 'nobody', uid: 65534, gid: 65534 } }), null);
   chmodSync(closed, 0o711);
   assert.is(workerAccessProblem(rt, { uid: 0, user: { name: 'nobody', uid: 65534, gid: 65534 } }), null);
+});
+
+const NOBODY = { name: 'nobody', uid: 65534, gid: 65534 };
+
+/** A copy of the Lua modules under a directory only its owner may enter. */
+function closedLua(name: string): string {
+  const closed = join(base, name);
+  mkdirSync(closed, { recursive: true });
+  cpSync(DEFAULT_LUA_DIR, join(closed, 'lua'), { recursive: true });
+  chmodSync(closed, 0o700);
+  return join(closed, 'lua');
+}
+
+test('Lua modules the workers cannot reach are copied into the prefix; reachable ones, a non-root controller or a closed prefix keep the runtime', () => {
+  const luaDir = closedLua('closed-lua-unit');
+  const open = join(base, 'open-prefix');
+  mkdirSync(open, { recursive: true });
+  const rt = defaultRuntime({ prefix: open, luaDir });
+  assert.match(workerAccessProblem(rt, { uid: 0, user: NOBODY }) ?? '', /above the Lua modules/);
+  const moved = withLuaInReach(rt, { uid: 0, user: NOBODY });
+  assert.is(moved.luaDir, join(open, 'lua'));
+  assert.ok(existsSync(join(moved.luaDir, 'balancer.lua')));
+  assert.is(workerAccessProblem(moved, { uid: 0, user: NOBODY }), null);
+  assert.is(withLuaInReach(rt, { uid: 1000, user: NOBODY }), rt, 'the workers are the controller\'s user');
+  const reachableLua = join(base, 'open-lua');
+  cpSync(DEFAULT_LUA_DIR, reachableLua, { recursive: true });
+  chmodSync(reachableLua, 0o755);
+  const reachable = defaultRuntime({ prefix: open, luaDir: reachableLua });
+  assert.is(withLuaInReach(reachable, { uid: 0, user: NOBODY }), reachable, 'modules the workers reach stay where they are');
+  const closedPrefix = defaultRuntime({ prefix: join(luaDir, '..', 'work'), luaDir });
+  assert.is(withLuaInReach(closedPrefix, { uid: 0, user: NOBODY }), closedPrefix, 'a closed prefix is refused by the check, not worked around');
+});
+
+test('real NGINX as root with the Lua modules under a 0700 directory: its workers load them from the prefix', async () => {
+  const h = await createNginxHarness({ runtime: { luaDir: closedLua('closed-lua-nginx') } });
+  try {
+    if (root) assert.is(h.runtime.luaDir, join(h.prefix, 'lua'));
+    writeFileSync(h.runtime.confPath, h.renderer.render(configuration([server('a.example.com')]), h.runtime));
+    await h.nginx.start(h.runtime.confPath);
+    assert.is((await h.control('/healthz')).status, 200);
+    assert.is(await h.postBackends([]), 201, 'the Lua configuration endpoint answers from a worker');
+    assert.is((await h.http(h.runtime.defaultServerPort, '/anything')).status, 404);
+  } finally {
+    await h.close();
+  }
 });
 
 test('ingress-rx local with --workdir under a 0700 directory: as root it refuses to start, naming the directory', async () => {

@@ -13,6 +13,7 @@ import { controlRequest, type ControlResponse } from '../../src/actors/control-c
 import { silentLogger, type Logger } from '../../src/log.js';
 import type { Backend } from '../../src/model/types.js';
 import { freePorts } from './ports.js';
+import { withLuaInReach } from '../../src/render/worker-access.js';
 
 export interface HttpResult {
   status: number;
@@ -42,7 +43,7 @@ export async function createNginxHarness(opts: { templateDir?: string; logger?: 
   const [httpPort, httpsPort, statusPort, streamPort, defaultServerPort] = await freePorts(5);
   const logger = opts.logger ?? silentLogger();
   const base = defaultRuntime({ prefix });
-  const runtime = defaultRuntime({
+  const configured = defaultRuntime({
     prefix,
     listenAddresses: ['127.0.0.1'],
     httpPort: httpPort!, httpsPort: httpsPort!, statusPort: statusPort!, streamPort: streamPort!, defaultServerPort: defaultServerPort!,
@@ -54,7 +55,8 @@ export async function createNginxHarness(opts: { templateDir?: string; logger?: 
     upstreamAddresses: { allow: ['loopback'], ownPorts: [httpPort!, httpsPort!, defaultServerPort!] },
     ...opts.runtime,
   });
-  preparePrefix(runtime);
+  preparePrefix(configured);
+  const runtime = withLuaInReach(configured);
   writeControlToken(runtime);
   await ensureFallbackCertificate(join(prefix, 'ssl'));
   const renderer = createRenderer({ templateDir: opts.templateDir ?? DEFAULT_TEMPLATE_DIR, logger });

@@ -26,6 +26,17 @@ const root = process.getuid?.() === 0;
 const base = mkdtempSync(join(tmpdir(), 'irx-workdir-'));
 chmodSync(base, 0o711); // mkdtemp makes it 0700: the workers could not enter it either
 let echo: EchoServer;
+const NOBODY = { name: 'nobody', uid: 65534, gid: 65534 };
+
+/** A copy of the Lua modules the workers can reach, whatever the checkout's directory lets them do. */
+function openLua(): string {
+  const dir = join(base, 'open-lua');
+  if (!existsSync(dir)) {
+    cpSync(DEFAULT_LUA_DIR, dir, { recursive: true });
+    chmodSync(dir, 0o755);
+  }
+  return dir;
+}
 
 test.before(async () => {
   echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
@@ -40,15 +51,14 @@ test('the check: a workdir under a 0700 directory is refused naming it when run 
   const closed = join(base, 'closed');
   mkdirSync(join(closed, 'work'), { recursive: true });
   chmodSync(closed, 0o700);
-  const rt = defaultRuntime({ prefix: join(closed, 'work') });
-  const problem = workerAccessProblem(rt, { uid: 0, user: { name: 'nobody', uid: 65534, gid: 65534 } });
+  const rt = defaultRuntime({ prefix: join(closed, 'work'), luaDir: openLua() });
+  const problem = workerAccessProblem(rt, { uid: 0, user: NOBODY });
   assert.match(problem ?? '', new RegExp(`cannot enter ${closed} \\(mode 0700`));
-  assert.is(workerAccessProblem(rt, { uid: 1000, user: { name: 'nobody', uid: 65534, gid: 65534 } }), null);
+  assert.is(workerAccessProblem(rt, { uid: 1000, user: NOBODY }), null);
   chmodSync(closed, 0o711);
-  assert.is(workerAccessProblem(rt, { uid: 0, user: { name: 'nobody', uid: 65534, gid: 65534 } }), null);
+  assert.is(workerAccessProblem(rt, { uid: 0, user: NOBODY }), null);
 });
 
-const NOBODY = { name: 'nobody', uid: 65534, gid: 65534 };
 
 /** A copy of the Lua modules under a directory only its owner may enter. */
 function closedLua(name: string): string {
@@ -70,10 +80,7 @@ test('Lua modules the workers cannot reach are copied into the prefix; reachable
   assert.ok(existsSync(join(moved.luaDir, 'balancer.lua')));
   assert.is(workerAccessProblem(moved, { uid: 0, user: NOBODY }), null);
   assert.is(withLuaInReach(rt, { uid: 1000, user: NOBODY }), rt, 'the workers are the controller\'s user');
-  const reachableLua = join(base, 'open-lua');
-  cpSync(DEFAULT_LUA_DIR, reachableLua, { recursive: true });
-  chmodSync(reachableLua, 0o755);
-  const reachable = defaultRuntime({ prefix: open, luaDir: reachableLua });
+  const reachable = defaultRuntime({ prefix: open, luaDir: openLua() });
   assert.is(withLuaInReach(reachable, { uid: 0, user: NOBODY }), reachable, 'modules the workers reach stay where they are');
   const closedPrefix = defaultRuntime({ prefix: join(luaDir, '..', 'work'), luaDir });
   assert.is(withLuaInReach(closedPrefix, { uid: 0, user: NOBODY }), closedPrefix, 'a closed prefix is refused by the check, not worked around');

@@ -3,17 +3,15 @@
 // the oldest Ingress that sets each, backend TLS (proxy-ssl-*) from the oldest with a CA bundle.
 // A newer Ingress that asks for other client-certificate settings is told it does not get them.
 // Unusable client-certificate settings (a missing Secret, no ca.crt, …) close the whole host only
-// when they are the host's oldest Ingress's; a newer Ingress's close its own paths (`denied`), so
-// one Ingress added to a shared host cannot take the others down (blast radius).
+// when they are the host's oldest Ingress's; a newer Ingress's close its own paths alone (its
+// parser denies them), so one Ingress added to a shared host cannot take the others down.
 import { clientCertAuthOf, type AuthTLSSetting } from './annotations/authtls.js';
 import type { ProxySSLConfig } from './annotations/proxyssl.js';
 import type { IngressFragment } from './fragments.js';
 import type { ModelWarning, ServerTLSSettings } from './types.js';
 
 /** The host's settings, or undefined when none of its Ingresses sets any (most hosts). */
-export function serverTLSSettings(
-  host: string, fragments: readonly IngressFragment[], warnings: ModelWarning[], denied: Map<string, string>,
-): ServerTLSSettings | undefined {
+export function serverTLSSettings(host: string, fragments: readonly IngressFragment[], warnings: ModelWarning[]): ServerTLSSettings | undefined {
   let authTLS: IngressFragment | undefined;
   let proxySSL: ProxySSLConfig | null = null;
   let sslCiphers = '';
@@ -21,9 +19,10 @@ export function serverTLSSettings(
   for (const f of fragments) {
     const p = f.parsed;
     if (p.authTLS !== null && 'error' in p.authTLS && f !== fragments[0]) {
-      const reason = `auth-tls-secret cannot be used (${p.authTLS.error}); this Ingress's paths on host ${host} are closed, the host's other Ingresses keep serving`;
-      warnings.push({ object: `Ingress ${f.key}`, field: 'metadata.annotations', message: reason });
-      denied.set(f.key, reason);
+      warnings.push({
+        object: `Ingress ${f.key}`, field: 'metadata.annotations',
+        message: `client-certificate settings cannot be used (${p.authTLS.error}); this Ingress's paths on host ${host} are closed, the host's other Ingresses keep serving`,
+      });
     } else if (p.authTLS !== null) {
       if (authTLS === undefined) authTLS = f;
       else if (differs(authTLS.parsed.authTLS, p.authTLS) && clientCertAuthOf(p.authTLS) !== null) {

@@ -120,15 +120,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     redirectFromToWWW = false;
   }
 
-  const tlsDenied = new Map<string, string>();
-  const tlsSettings = serverTLSSettings(host, fragments, warnings, tlsDenied);
-  if (tlsDenied.size > 0) {
-    for (let i = 0; i < locations.length; i++) {
-      const loc = locations[i]!;
-      const reason = loc.ingress ? tlsDenied.get(`${loc.ingress.namespace}/${loc.ingress.name}`) : undefined;
-      if (reason !== undefined && loc.denied === null) locations[i] = { ...loc, denied: reason };
-    }
-  }
+  const tlsSettings = serverTLSSettings(host, fragments, warnings);
   const server: Server = {
     hostname: host,
     aliases: input.aliases,

@@ -74,7 +74,7 @@ export const authTLSGroup: AnnotationGroup<AuthTLSValue, typeof fields> = {
     'auth-tls-secret': {
       values: '`name` or `namespace/name` of a Secret with `ca.crt` (and optionally `ca.crl`); another namespace only with allow-cross-namespace-resources',
       default: 'none', description: 'Require client certificates signed by the CA bundle `ca.crt` on the host (HTTPS).',
-      onInvalid: "warning; the Ingress's locations are denied (503) and, when this Ingress gives the host its setting, the host answers 403 — also when the Secret is missing or has no valid ca.crt",
+      onInvalid: "warning; the Ingress's locations are denied (503) and, when this is the host's oldest Ingress, the whole host answers 403 — also when the Secret is missing or has no valid ca.crt",
     },
     'auth-tls-verify-client': { values: '"on", "off", "optional" or "optional_no_ca"', default: 'on', description: 'ssl_verify_client: whether a certificate is required, optional, or not checked.', onInvalid: 'warning; "on"' },
     'auth-tls-verify-depth': { values: 'integer (0 means 1)', default: '1', description: 'ssl_verify_depth: how many CA certificates may sign the client certificate in a chain.', onInvalid: 'warning; 1' },

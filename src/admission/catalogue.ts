@@ -61,7 +61,7 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'mirror-target': { section: NGINX, note: 'the copy is sent from Lua after the request (never delaying it), to an address the upstream address policy allows; a target without a path gets the request URI' },
   'auth-keepalive': { section: NGINX, note: 'the kept-alive auth subrequest is made from Lua; the service is dialled under the upstream address policy' },
   'auth-proxy-set-headers': { section: PARSING, note: 'a missing or foreign ConfigMap, or an invalid header in it, denies the location' },
-  'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403); ingress-nginx leaves the server without client authentication' },
+  'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403) when it is the host\'s oldest Ingress, else that Ingress\'s paths; ingress-nginx leaves the server without client authentication' },
   'auth-tls-verify-client': { section: NGINX, note: '"on": plain HTTP to the host is always redirected to HTTPS (ingress-nginx serves it without asking for a certificate)' },
   'auth-tls-match-cn': { section: PARSING, note: 'an expression NGINX would refuse closes the host (403)' },
   'auth-tls-error-page': { section: PARSING, note: 'a named location (@name) is refused: no Ingress can define one' },

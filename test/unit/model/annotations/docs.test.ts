@@ -24,6 +24,23 @@ test('every annotation key and ConfigMap key appears in the docs', () => {
   for (const k of CONFIGMAP_KEYS) assert.ok(configmap.includes(`| \`${k.key}\` |`), k.key);
 });
 
+test('the "tested end to end" column names, for every key, the e2e test files docs/fidelity.md gives it', () => {
+  const fidelity = readFileSync(new URL('docs/fidelity.md', root), 'utf8');
+  const section = (heading: string) => fidelity.slice(fidelity.indexOf(`\n## ${heading}\n`)).split('\n## ')[1]!.split('\n');
+  for (const [path, heading] of [['docs/annotations.md', 'Annotations'], ['docs/configmap.md', 'ConfigMap keys']] as const) {
+    const fidelityRows = section(heading);
+    const rows = readFileSync(new URL(path, root), 'utf8').split('\n').filter((l) => /^\| `[a-z0-9-]+` \|/.test(l));
+    assert.ok(rows.length > 100, path);
+    for (const row of rows) {
+      const key = /^\| `([a-z0-9-]+)`/.exec(row)![1]!;
+      const files = [...row.slice(row.lastIndexOf(' | ')).matchAll(/\[([a-z0-9.-]+)\]\(fidelity\.md\)/g)].map((m) => m[1]!);
+      assert.ok(files.length > 0, `${path}: ${key} names no end-to-end test`);
+      const fidelityRow = fidelityRows.find((l) => l.startsWith(`| \`${key}\` |`)) ?? '';
+      for (const f of files) assert.ok(fidelityRow.includes(`\`${f}\`:`), `${path}: ${key} names ${f}, which docs/fidelity.md does not give it`);
+    }
+  }
+});
+
 test('annotation defaults that name a ConfigMap key name a real one, and follow it', () => {
   const known = new Set(CONFIGMAP_KEYS.map((k) => k.key));
   for (const g of ANNOTATION_GROUPS) {

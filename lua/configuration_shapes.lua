@@ -191,6 +191,67 @@ _M.MAX_ROUTE_STRING = 4096
 local ROUTE_MATCHES = { exact = true, prefix = true, regex = true }
 local ROUTE_STRINGS = { "pattern", "namespace", "ingress", "service", "port", "path", "backend", "fallback", "redirect" }
 
+-- The URI and redirect settings of a route (src/model/route-uri.ts): their values reach response
+-- and upstream headers, so no control byte; a redirect names only the variables a location's
+-- `return` may use; a rewrite target holds URI bytes and captures $1-$9 only.
+local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+local MAX_REDIRECT_PARTS = 64
+local REDIRECT_VARIABLES = {
+  host = true, http_host = true, scheme = true, request_uri = true, uri = true, args = true, is_args = true,
+  server_port = true, remote_addr = true, request_method = true, request_id = true, remote_user = true,
+  server_addr = true, best_http_host = true, pass_access_scheme = true, pass_server_port = true,
+}
+
+local function header_value_problem(v, what)
+  if type(v) ~= "string" then return what .. " must be a string" end
+  if #v > _M.MAX_ROUTE_STRING then return what .. " is longer than " .. _M.MAX_ROUTE_STRING .. " bytes" end
+  if v:find("[%z\1-\31\127]") then return what .. " must not hold control characters" end
+end
+
+local function redirect_variable(name)
+  return type(name) == "string" and (REDIRECT_VARIABLES[name] or name:find("^arg_[a-z0-9_]+$")
+    or name:find("^http_[a-z0-9_]+$") or name:find("^cookie_[a-z0-9_]+$")) ~= nil
+end
+
+local function uri_settings_problem(e, where)
+  local r = e["return"]
+  if not absent(r) then
+    if not is_object(r) then return where .. ".return must be a JSON object" end
+    if not REDIRECT_CODES[r.code] then return where .. ".return.code must be 301, 302, 303, 307 or 308" end
+    if type(r.absolute) ~= "boolean" or type(r.port) ~= "boolean" then return where .. ".return: absolute and port must be true or false" end
+    local parts = r.parts
+    if not is_array(parts) or #parts % 2 ~= 1 or #parts > MAX_REDIRECT_PARTS then
+      return where .. ".return.parts must be an odd number (at most " .. MAX_REDIRECT_PARTS .. ") of strings"
+    end
+    for i, p in ipairs(parts) do
+      if i % 2 == 0 then
+        if not redirect_variable(p) then return where .. ".return.parts[" .. (i - 1) .. "] is not a variable a redirect may use" end
+      else
+        local problem = header_value_problem(p, where .. ".return.parts[" .. (i - 1) .. "]")
+        if problem then return problem end
+      end
+    end
+  end
+  local root = e.appRoot
+  if not absent(root) and (type(root) ~= "string" or #root > _M.MAX_ROUTE_STRING or not root:find("^/[^%s%c\"'\\<>%^`{|}%$]*$")) then
+    return where .. ".appRoot must be a path without white space, quotes, <>^`{|}$ or control characters"
+  end
+  local rw = e.rewrite
+  if not absent(rw) then
+    if not is_object(rw) or type(rw.regex) ~= "string" or type(rw.target) ~= "string" then return where .. ".rewrite must be an object with regex and target strings" end
+    if #rw.regex > _M.MAX_ROUTE_STRING or #rw.target > _M.MAX_ROUTE_STRING then return where .. ".rewrite is longer than " .. _M.MAX_ROUTE_STRING .. " bytes" end
+    if rw.regex:find("[%s%c]") then return where .. ".rewrite.regex must not hold white space" end
+    if rw.target == "" or not rw.target:find("^[%w%-%._~/:%?=&%%%+,@!%*%(%)%$]+$") then return where .. ".rewrite.target must hold only URI characters and captures" end
+  end
+  for _, k in ipairs({ "xForwardedPrefix", "upstreamVhost", "connection" }) do
+    if not absent(e[k]) then
+      local problem = header_value_problem(e[k], where .. "." .. k)
+      if problem then return problem end
+    end
+  end
+  return nil
+end
+
 local function route_problem(e, where)
   if not is_object(e) then return where .. " must be a JSON object" end
   if not ROUTE_MATCHES[e.match] then return where .. ".match must be exact, prefix or regex" end
@@ -202,7 +263,7 @@ local function route_problem(e, where)
   if e.match ~= "regex" and e.pattern:byte(1) ~= 47 then return where .. ".pattern must start with /" end
   if e.backend == "" then return where .. ".backend must not be empty" end
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
-  return nil
+  return uri_settings_problem(e, where)
 end
 
 --- The problem with a decoded route table ({ hosts: host → [entry] }), or nil.

@@ -12,6 +12,9 @@ local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local pcre2 = require("pcre2")
 local shapes = require("configuration_shapes")
+local route_redirect = require("route_redirect")
+local route_rewrite = require("route_rewrite")
+local route_upstream_headers = require("route_upstream_headers")
 local ngx = ngx
 local ipairs, pairs, tostring = ipairs, pairs, tostring
 local table_sort = table.sort
@@ -41,6 +44,8 @@ function _M.compile(decoded)
     local h = { exact = {}, prefix = {}, lengths = {}, regexes = {} }
     local seen_length = {}
     for _, e in ipairs(entries) do
+      local rewrite_err = route_rewrite.compile(e)
+      if rewrite_err then return nil, "host " .. name .. ": " .. rewrite_err end
       local p = e.pattern
       if e.match == "exact" then
         if h.exact[p] == nil then h.exact[p] = e end
@@ -163,6 +168,10 @@ function _M.serve()
   -- static location's bare proxy_pass.
   ngx.req.set_uri(uri)
   var.dynamic_upstream_uri = var.request_uri
+  -- In the location's order: its return and app-root, its rewrite, its headers, the SSL redirect.
+  route_redirect.apply(e)
+  route_rewrite.apply(e, uri)
+  route_upstream_headers.apply(e)
   if e.redirect ~= "" then lua_ingress.rewrite(e.redirect) end
   if e.fallback ~= "" then
     balancer.rewrite(e.backend, e.fallback)

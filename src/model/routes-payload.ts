@@ -3,9 +3,10 @@
 // the static location block would set per request — the variables logs and metrics read, the
 // backend and its default-backend fallback, the SSL-redirect flags — or that it answers 503.
 import { locationMatch, locationOrder } from './paths.js';
+import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
 import type { Configuration, Location, Server } from './types.js';
 
-export interface RouteEntry {
+export interface RouteEntry extends RouteUriFields {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
   readonly match: 'exact' | 'prefix' | 'regex';
   /** The path (exact, prefix) or the pattern (regex). */
@@ -40,7 +41,16 @@ function redirectFlags(loc: Location): string {
   if (rw.forceSSLRedirect) flags.push('force-ssl-redirect');
   if (rw.sslRedirect) flags.push('ssl-redirect');
   if (flags.length > 0 && rw.preserveTrailingSlash) flags.push('preserve-trailing-slash');
+  if (flags.length > 0 && rw.usePortInRedirects) flags.push('use-port-in-redirects');
   return flags.join(' ');
+}
+
+/** The URI and redirect settings of a location that is not denied (./route-uri.ts). */
+function uriFields(server: Server, loc: Location): RouteUriFields | null {
+  const redirect = redirectRouteFields(server, loc);
+  const rewrite = rewriteRouteFields(server, loc);
+  if (redirect === null || rewrite === null) return null;
+  return { ...redirect, ...rewrite, ...upstreamVhostRouteFields(loc), ...connectionRouteFields(loc) };
 }
 
 /** One server's entries, each distinct match once (the first, as the renderer keeps it). */
@@ -55,11 +65,12 @@ export function hostRoutes(server: Server): readonly RouteEntry[] {
     const key = `${m.kind === 'regex' ? (m.caseless ? '~*' : '~') : m.kind} ${pattern}`;
     if (seen.has(key)) continue;
     seen.add(key);
+    const uri = loc.denied === null ? uriFields(server, loc) : null;
     entries.push({
       match: m.kind,
       pattern,
       caseless: m.kind === 'regex' && m.caseless,
-      denied: loc.denied !== null,
+      denied: uri === null,
       namespace: loc.ingress?.namespace ?? '',
       ingress: loc.ingress?.name ?? '',
       service: loc.service?.name ?? '',
@@ -68,6 +79,7 @@ export function hostRoutes(server: Server): readonly RouteEntry[] {
       backend: loc.backend,
       fallback: loc.defaultBackend ?? '',
       redirect: redirectFlags(loc),
+      ...uri,
     });
   }
   out = entries;

@@ -2,7 +2,9 @@
 // the default server and every static wildcard server ask the Lua router in their server
 // rewrite phase whether the request's host is in the route table and, if so, move the request
 // to one internal location where lua/router.lua does what the host's location would.
+import type { NginxSettings } from '../model/config/settings.js';
 import type { Server } from '../model/types.js';
+import { standardHeaders } from './proxy-headers.js';
 
 /** The URI the router's location is reached by; a request for it from outside is 404 (internal). */
 export const DYNAMIC_ROUTE_URI = '/.ingress-rx/dynamic-route';
@@ -24,14 +26,23 @@ export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serve
 
 /**
  * The router's location. The variables the location would set are left to the router (a
- * denied route sets none, as a denied location); the request URI goes upstream unchanged.
+ * denied route sets none, as a denied location); the request URI goes upstream unchanged
+ * unless the route rewrites it. The standard proxy headers are the http level's, with Host and
+ * Connection from variables a route's upstream-vhost and connection-proxy-header may set
+ * (lua/route_upstream_headers.lua).
  */
-export const DYNAMIC_ROUTE_LOCATION = `        location = ${DYNAMIC_ROUTE_URI} {
+export function dynamicRouteLocation(s: NginxSettings): string {
+  const headers = standardHeaders(s, 'proxy_set_header', '$dynamic_upstream_host', '$dynamic_connection')
+    .map((d) => `            ${d};\n`).join('');
+  return `        location = ${DYNAMIC_ROUTE_URI} {
             internal;
             set $dynamic_upstream_uri "";
+            set $dynamic_upstream_host $best_http_host;
+            set $dynamic_connection $connection_upgrade;
             rewrite_by_lua_block {
                 router.serve()
             }
-            proxy_pass http://upstream_balancer$dynamic_upstream_uri;
+${headers}            proxy_pass http://upstream_balancer$dynamic_upstream_uri;
         }
 `;
+}

@@ -13,7 +13,7 @@ import { SERVER_LAYOUT, slotFunctions } from './blocks/index.js';
 import { spoofedClientGuard } from './settings-directives.js';
 import type { HttpFeature, ServerBlock, ServerContext as BlockServerContext } from './blocks/types.js';
 import { deniedText, renderLocation, type LocationFrame } from './location.js';
-import { DYNAMIC_ROUTE_HOOK, DYNAMIC_ROUTE_LOCATION, routesDynamicHosts } from './dynamic-routes.js';
+import { DYNAMIC_ROUTE_HOOK, dynamicRouteLocation, routesDynamicHosts } from './dynamic-routes.js';
 
 export interface ServerView {
   /** The host and its aliases (the `## start server` marker). */
@@ -176,7 +176,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   let after = '';
   for (const fn of AFTER) after += fn(bctx);
   const router = routesDynamicHosts(server, ctx.dynamicRoutes === true);
-  if (router) extra += DYNAMIC_ROUTE_LOCATION;
+  if (router) extra += dynamicRouteLocation(s);
   const guards = (s.blockCidrs.length > 0 ? '        if ($block_cidr) {\n            return 403;\n        }\n' : '')
     + (s.blockUserAgents.length > 0 ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
     + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')

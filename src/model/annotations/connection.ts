@@ -26,7 +26,7 @@ export const connectionGroup: AnnotationGroup<ConnectionValue, typeof fields> = 
   docs: {
     'connection-proxy-header': { values: 'comma-separated tokens, e.g. `keep-alive`', default: "'' (NGINX's own)", description: 'Value of the Connection header sent to the backend.' },
   },
-  perRequest: ({ connectionHeader }) => (connectionHeader === '' ? null : 'connection-proxy-header needs proxy_set_header in a location'),
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     return { connectionHeader: annotationReader(ing, ctx, keys, warn).get('connection-proxy-header', connectionTokens, '') };
   },

@@ -1,6 +1,7 @@
 // redirect group: permanent-redirect(-code), temporal-redirect(-code), from-to-www-redirect,
 // relative-redirects. A temporal redirect wins over a permanent one, as in ingress-nginx.
 import { bool, int, InvalidValue, safeStringWithVariables, url, type Check } from '../validate.js';
+import { redirectStaticReason } from '../redirect-url.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
 
@@ -51,7 +52,7 @@ export const redirectGroup: AnnotationGroup<RedirectValue, typeof fields> = {
     'relative-redirects': { values: '"true" or "false"', default: 'ConfigMap relative-redirects', description: 'Redirects NGINX issues (a redirect path, a directory\'s slash) keep a relative Location (absolute_redirect off).' },
   },
   perRequest: ({ redirect, fromToWWWRedirect }) => (fromToWWWRedirect ? 'from-to-www-redirect needs a server block for the other name'
-    : redirect !== null ? 'permanent-redirect and temporal-redirect are answered by NGINX\'s return' : null),
+    : redirectStaticReason(redirect)),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const temporal = r.get('temporal-redirect', httpUrl, '');

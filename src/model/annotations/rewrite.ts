@@ -2,6 +2,7 @@
 // preserve-trailing-slash, x-forwarded-prefix, and use-port-in-redirects (the port in the SSL
 // redirect and in the redirects NGINX issues).
 import { bool, InvalidValue, MAX_VALUE_LENGTH, uriPath, type Check } from '../validate.js';
+import { rewriteStaticReason } from '../redirect-url.js';
 import { annotationReader } from './reader.js';
 import { pathUnderAny } from './site.js';
 import type { AnnotationGroup } from './types.js';
@@ -60,10 +61,7 @@ export const rewriteGroup: AnnotationGroup<RewriteValue, typeof fields> = {
     'use-port-in-redirects': { values: '"true" or "false"', default: 'ConfigMap use-port-in-redirects', description: 'Name the port in redirects NGINX issues (port_in_redirect) and in the SSL redirect.' },
     'x-forwarded-prefix': { values: 'URI path', default: "''", description: 'Value of the X-Forwarded-Prefix header sent upstream.' },
   },
-  // The SSL-redirect settings are the Lua rewrite phase's already; the rest are directives.
-  perRequest: ({ rewrite: rw }) => (rw.target !== '' ? 'rewrite-target needs NGINX\'s rewrite'
-    : rw.appRoot !== '' ? 'app-root needs NGINX\'s return'
-      : rw.xForwardedPrefix !== '' ? 'x-forwarded-prefix needs proxy_set_header in a location' : null),
+  perRequest: ({ rewrite: rw }) => rewriteStaticReason(rw.target),
   atLocation: {
     // no-tls-redirect-locations (default: ACME challenges) are never redirected to HTTPS.
     rewrite: (rewrite, site) => (pathUnderAny(site.path, site.settings.noTLSRedirectLocations)

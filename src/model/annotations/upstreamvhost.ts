@@ -31,7 +31,7 @@ export const upstreamVhostGroup: AnnotationGroup<UpstreamVhostValue, typeof fiel
   docs: {
     'upstream-vhost': { values: 'host[:port] or one NGINX variable', default: "''", description: 'Host header sent to the backend.' },
   },
-  perRequest: ({ upstreamVhost }) => (upstreamVhost === '' ? null : 'upstream-vhost needs proxy_set_header Host in a location'),
+  perRequest: () => null,
   parse(ing, ctx, warn) {
     return { upstreamVhost: annotationReader(ing, ctx, keys, warn).get('upstream-vhost', vhost, '') };
   },

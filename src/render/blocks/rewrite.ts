@@ -3,7 +3,8 @@
 // redirects NGINX issues name the port (http level: use-port-in-redirects of the ConfigMap).
 import type { Location } from '../../model/types.js';
 import * as f from '../filters.js';
-import { I, directives, escapeRegex } from './layout.js';
+import { rewriteRegex } from '../../model/route-uri.js';
+import { I, directives } from './layout.js';
 import type { RenderBlock } from './types.js';
 
 /** The SSL redirect of the location as words for lua/lua_ingress.lua (`force` adds force-ssl-redirect); none: no redirect. */
@@ -31,7 +32,7 @@ export const rewriteBlock: RenderBlock = {
     },
     errors({ server, loc }) {
       if (loc.rewrite.target === '') return '';
-      const re = f.regex(server.useRegex ? `(?i)${loc.path}` : `(?i)^${escapeRegex(loc.path)}`, 'path');
+      const re = f.regex(rewriteRegex(server.useRegex, loc.path), 'path');
       return directives([`rewrite ${re} ${f.rewriteTarget(loc.rewrite.target, 'rewrite-target')} break`]);
     },
     headers: ({ loc, hdr }) => (loc.rewrite.xForwardedPrefix === '' ? null

@@ -8,6 +8,7 @@ import { DEFAULT_SERVER_STATIC, DYNAMIC_ROUTES_OFF, MAX_DYNAMIC_REGEX_LOCATIONS,
 import { defaultAnnotations } from '../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { snapshot } from '../../../src/model/hash.js';
+import { redirectParts, redirectStaticReason } from '../../../src/model/redirect-url.js';
 import { routesPayload } from '../../../src/model/routes-payload.js';
 import type { Configuration, Server } from '../../../src/model/types.js';
 import { ingress, service, testStore, PREFIX } from '../../support/model-objects.js';
@@ -25,7 +26,7 @@ function store() {
   s.put('Ingress', ingress('canary', 'canary.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'load-balance': 'ewma', 'ssl-redirect': 'false' } }));
   // Two Ingresses on one host: one needs directives, so the host keeps its server block.
   s.put('Ingress', ingress('mixed-a', 'mixed.example.com', [['/a', 'Prefix', 'web', 80]]));
-  s.put('Ingress', ingress('mixed-b', 'mixed.example.com', [['/b', 'Prefix', 'web', 80]], { annotations: { 'rewrite-target': '/' }, ts: '2026-01-02T00:00:00Z' }));
+  s.put('Ingress', ingress('mixed-b', 'mixed.example.com', [['/b', 'Prefix', 'web', 80]], { annotations: { 'rewrite-target': 'https://example.com/' }, ts: '2026-01-02T00:00:00Z' }));
   return s;
 }
 
@@ -35,7 +36,7 @@ test('per Ingress, then per host: dynamic unless some Ingress needs directives, 
   assert.is(server(config, 'canary.example.com').staticBecause, null, 'backend policies and ssl-redirect are applied per request');
   assert.is(server(config, 'auth.example.com').staticBecause, 'Ingress default/auth: auth-url needs an NGINX subrequest');
   assert.is(server(config, 'body.example.com').staticBecause, 'Ingress default/body: proxy-body-size needs client_max_body_size in a location');
-  assert.is(server(config, 'mixed.example.com').staticBecause, "Ingress default/mixed-b: rewrite-target needs NGINX's rewrite");
+  assert.is(server(config, 'mixed.example.com').staticBecause, "Ingress default/mixed-b: a rewrite-target that is a URL is a redirect by NGINX's rewrite");
   assert.is(server(config, '_').staticBecause, DEFAULT_SERVER_STATIC);
   assert.ok(routeRuleLines(config).includes('routes: plain.example.com: dynamic'));
   assert.ok(routeRuleLines(config).includes('routes: auth.example.com: static: Ingress default/auth: auth-url needs an NGINX subrequest'));
@@ -57,6 +58,46 @@ test('the route table: dynamic hosts only, locations as NGINX tries them, the va
   assert.equal({ ns: api.namespace, ing: api.ingress, svc: api.service, port: api.port, path: api.path, backend: api.backend, redirect: api.redirect },
     { ns: 'default', ing: 'plain', svc: 'web', port: '80', path: '/api', backend: 'default-web-80', redirect: 'ssl-redirect' });
   assert.is(hosts['canary.example.com']![0]!.redirect, '', 'ssl-redirect "false" is carried');
+});
+
+test('the route table carries the URI and redirect settings a location would apply, and only those set', () => {
+  const s = testStore();
+  s.put('Service', service('web'));
+  const one = (name: string, annotations: Record<string, string>, path = '/', pathType: 'Prefix' | 'ImplementationSpecific' = 'Prefix') =>
+    s.put('Ingress', ingress(name, `${name}.example.com`, [[path, pathType, 'web', 80]], { annotations }));
+  one('plain', {});
+  one('redirect', { 'permanent-redirect': '/to$uri?h=$host&s=$server_name&n=$nope', 'use-port-in-redirects': 'true', 'force-ssl-redirect': 'true' });
+  one('relative', { 'temporal-redirect': 'https://x.example/$request_uri', 'relative-redirects': 'true' });
+  one('rewrite', { 'rewrite-target': '/$2?a=$1', 'use-regex': 'true', 'app-root': '/app', 'x-forwarded-prefix': '/p' }, '/api(/|$)(.*)', 'ImplementationSpecific');
+  one('prefix', { 'rewrite-target': '/new' }, '/old');
+  one('headers', { 'upstream-vhost': 'in.example:81', 'connection-proxy-header': 'keep-alive' });
+  one('code300', { 'permanent-redirect': 'https://x.example/', 'permanent-redirect-code': '300' });
+  one('scheme-target', { 'rewrite-target': 'http://x.example/' });
+  const { config } = builder().build(s);
+  const { hosts } = routesPayload(config);
+  const entry = (host: string) => hosts[`${host}.example.com`]!.find((e) => e.path !== '' && !e.denied)!;
+  const uriFields = (host: string) => {
+    const { return: ret, appRoot, rewrite, xForwardedPrefix, upstreamVhost, connection } = entry(host);
+    return JSON.parse(JSON.stringify({ return: ret, appRoot, rewrite, xForwardedPrefix, upstreamVhost, connection })) as object;
+  };
+  assert.equal(uriFields('plain'), {}, 'a plain route carries none');
+  assert.equal(uriFields('redirect'), { return: { code: 301, parts: ['/to', 'uri', '?h=', 'host', '&s=redirect.example.com&n=$nope'], absolute: true, port: true } });
+  assert.is(entry('redirect').redirect, 'force-ssl-redirect ssl-redirect use-port-in-redirects', 'the SSL redirect names the port as the location does');
+  assert.equal(uriFields('relative'), { return: { code: 302, parts: ['https://x.example/', 'request_uri', ''], absolute: false, port: false } });
+  assert.equal(uriFields('rewrite'), { appRoot: '/app', rewrite: { regex: '(?i)/api(/|$)(.*)', target: '/$2?a=$1' }, xForwardedPrefix: '/p' });
+  assert.equal(uriFields('prefix'), { rewrite: { regex: '(?i)/old', target: '/new' } }, 'a rewrite-target other than the path makes the host a regex host');
+  assert.equal(uriFields('headers'), { upstreamVhost: 'in.example:81', connection: 'keep-alive' });
+  assert.is(server(config, 'code300.example.com').staticBecause, 'Ingress default/code300: redirect code 300 answers with the URL as the body (NGINX\'s return)');
+  assert.is(server(config, 'scheme-target.example.com').staticBecause, 'Ingress default/scheme-target: a rewrite-target that is a URL is a redirect by NGINX\'s rewrite');
+});
+
+test('a redirect URL as NGINX reads it: allowed variables, literal others, $server_name the host\'s; captures stay static', () => {
+  assert.equal(redirectParts('https://a/$host${uri}x$nope$', 'h.example'), ['https://a/', 'host', '', 'uri', 'x$nope$']);
+  assert.equal(redirectParts('/$server_name/$http_x_a-b', '*.w.example'), ['/*.w.example/', 'http_x_a', '-b']);
+  assert.is(redirectParts('/$1', 'h'), null);
+  assert.is(redirectParts('/$escaped_request_uri', 'h'), null);
+  assert.is(redirectStaticReason({ url: 'https://a/', code: 307 }), null);
+  assert.match(redirectStaticReason({ url: 'https://a/', code: 304 }) ?? '', /code 304/);
 });
 
 test('a host with more regular expressions than the router tries is static', () => {

@@ -1,0 +1,233 @@
+// The URI and redirect settings as the Lua router applies them (lua/route_redirect.lua,
+// route_rewrite.lua, route_upstream_headers.lua): permanent/temporal-redirect with variables,
+// relative-redirects and use-port-in-redirects, app-root, rewrite-target with use-regex captures
+// and query strings, x-forwarded-prefix, upstream-vhost, connection-proxy-header. Every answer
+// is asserted exactly; dynamic-uri.static.test.ts runs this file again with every host a server
+// block, so the router's answers are NGINX's own. Hostile values in the route table are refused.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runDbg } from '../../src/cli/dbg.js';
+import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { DYNAMIC_ROUTES_ARGS, ingress, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
+
+const NS = 'uri';
+const P = 'nginx.ingress.kubernetes.io';
+const dynamic = DYNAMIC_ROUTES_ARGS.length === 0;
+let ctl: LocalController;
+let echo: EchoServer;
+
+const a = (annotations: Record<string, string>) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`${P}/${k}`, v]));
+const on = (name: string, host: string, annotations: Record<string, string>, path = '/', pathType = 'Prefix') =>
+  ingress(NS, name, { host, annotations: a(annotations), paths: [{ path, pathType, service: 'main' }] });
+const upstream = (r: Reply) => {
+  assert.is(r.backend, 'main', `${r.status} ${r.body.slice(0, 200)}`);
+  return r.json?.path as string;
+};
+const headers = (r: Reply) => ({ ...(r.json?.headers ?? {}) }) as Record<string, string>;
+
+test.before(async () => {
+  echo = await startEchoServer({ address: '127.0.3.10', name: 'main' });
+  ctl = await startLocal({
+    files: {
+      'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo])],
+      'redirects.json': [
+        on('vars', 'vars.test', {
+          'permanent-redirect': 'https://example.org$request_uri&h=$host&x=$http_x_thing&s=$server_name&n=$nope&a=$arg_a$is_args',
+          'permanent-redirect-code': '308',
+        }),
+        on('path', 'path.test', { 'permanent-redirect': '/moved$uri' }),
+        on('path-port', 'path-port.test', { 'permanent-redirect': '/moved$uri', 'use-port-in-redirects': 'true' }),
+        on('path-rel', 'path-rel.test', { 'temporal-redirect': 'http://$host/t', 'permanent-redirect': '/moved', 'relative-redirects': 'true' }),
+        on('rel', 'rel.test', { 'permanent-redirect': '/moved$uri', 'relative-redirects': 'true' }),
+        on('see-other', 'see-other.test', { 'temporal-redirect': 'https://example.org/tmp', 'temporal-redirect-code': '303' }),
+        // `return 300 URL` answers with the URL as the body: the router does not, so the host stays static.
+        on('multiple', 'multiple.test', { 'permanent-redirect': 'https://example.org/m', 'permanent-redirect-code': '300' }),
+        // The location's return comes before the Lua SSL redirect.
+        ingress(NS, 'tls', {
+          host: 'tls.test', annotations: a({ 'permanent-redirect': 'https://example.org/tls' }),
+          tls: [{ hosts: ['tls.test'], secretName: 'nope' }], paths: [{ path: '/', service: 'main' }],
+        }),
+        on('approot', 'approot.test', { 'app-root': '/app' }),
+      ],
+      'rewrites.json': [
+        on('captures', 'captures.test', { 'rewrite-target': '/$2?from=$1', 'use-regex': 'true' }, '/api(/|$)(.*)', 'ImplementationSpecific'),
+        on('args', 'args.test', { 'rewrite-target': '/search?q=$2', 'use-regex': 'true' }, '/s(/|$)(.*)', 'ImplementationSpecific'),
+        on('drop', 'drop.test', { 'rewrite-target': '/only?' }, '/d'),
+        on('plain', 'plain-rewrite.test', { 'rewrite-target': '/new' }, '/old'),
+        on('xfp', 'xfp.test', { 'x-forwarded-prefix': '/pre', 'rewrite-target': '/' }, '/p'),
+        on('none', 'none.test', {}),
+      ],
+      'headers.json': [
+        on('vhost', 'vhost.test', { 'upstream-vhost': 'internal.example:8080', 'connection-proxy-header': 'keep-alive' }),
+        on('vhost-var', 'vhost-var.test', { 'upstream-vhost': '$host' }),
+      ],
+    },
+  });
+  await ctl.until('vhost.test', '/', (r) => r.backend === 'main', { what: 'vhost.test served' });
+});
+
+test.after(async () => {
+  await ctl?.stop();
+  await echo?.close();
+});
+
+test('the rule: these settings are dynamic; a redirect code that answers with a body keeps its host static', async () => {
+  let text = '';
+  assert.is(await runDbg(['routes'], { workdir: ctl.workdir }, (s) => { text += s; }), 0);
+  if (!dynamic) {
+    assert.ok(text.includes('every host static'), text);
+    return;
+  }
+  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'captures', 'args', 'drop', 'plain-rewrite', 'xfp', 'vhost', 'vhost-var']) {
+    assert.ok(text.includes(`routes: ${host}.test: dynamic\n`), `${host}: ${text}`);
+  }
+  assert.ok(text.includes('routes: multiple.test: static: Ingress uri/multiple: redirect code 300 answers with the URL as the body'), text);
+  assert.not.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('vars.test'), 'no server block');
+});
+
+test('permanent-redirect: variables are evaluated per request; unknown ones stay literal; the code is kept', async () => {
+  const r = await ctl.request('vars.test', '/a/b?a=1', { headers: { 'X-Thing': 'v' } });
+  assert.is(r.status, 308);
+  assert.is(r.headers.location, 'https://example.org/a/b?a=1&h=vars.test&x=v&s=vars.test&n=$nope&a=1?');
+  assert.match(r.body, /308 Permanent Redirect/);
+  const bare = await ctl.request('vars.test', '/');
+  assert.is(bare.headers.location, 'https://example.org/&h=vars.test&x=&s=vars.test&n=$nope&a=', 'missing values are empty');
+  const other = await ctl.request('see-other.test', '/x');
+  assert.is(other.status, 303);
+  assert.is(other.headers.location, 'https://example.org/tmp');
+  const multiple = await ctl.request('multiple.test', '/x');
+  assert.is(multiple.status, 300);
+  assert.is(multiple.headers.location, undefined);
+  assert.is(multiple.body, 'https://example.org/m');
+});
+
+test('a redirect to a path: absolute with the request host, the port only with use-port-in-redirects, relative with relative-redirects', async () => {
+  let r = await ctl.request('path.test', '/x?y=1');
+  assert.is(r.status, 301);
+  assert.is(r.headers.location, 'http://path.test/moved/x');
+  r = await ctl.request('path.test:1234', '/x');
+  assert.is(r.headers.location, 'http://path.test/moved/x', 'the Host header\'s port is not the server port');
+  r = await ctl.request('path-port.test', '/x');
+  assert.is(r.headers.location, `http://path-port.test:${ctl.ports.http}/moved/x`);
+  r = await ctl.request('path-port.test', '/x', { https: true });
+  assert.is(r.headers.location, `https://path-port.test:${ctl.ports.https}/moved/x`);
+  r = await ctl.request('rel.test', '/x');
+  assert.is(r.headers.location, '/moved/x');
+  r = await ctl.request('path-rel.test', '/x');
+  assert.is(r.status, 302, 'temporal-redirect wins');
+  assert.is(r.headers.location, 'http://path-rel.test/t');
+});
+
+test('the location\'s redirect comes before the SSL redirect; app-root redirects / only', async () => {
+  const r = await ctl.request('tls.test', '/x');
+  assert.is(r.status, 301);
+  assert.is(r.headers.location, 'https://example.org/tls');
+  const root = await ctl.request('approot.test:8123', '/?q=1');
+  assert.is(root.status, 302);
+  assert.is(root.headers.location, 'http://approot.test:8123/app');
+  assert.is((await ctl.request('approot.test', '/', { https: true })).headers.location, 'https://approot.test/app');
+  assert.is(upstream(await ctl.request('approot.test', '/other?q=1')), '/other?q=1');
+  assert.is(upstream(await ctl.request('approot.test', '/app')), '/app');
+});
+
+test('rewrite-target with use-regex: captures, the request arguments appended, the new URI escaped as NGINX escapes it', async () => {
+  const cases: Array<[string, string]> = [
+    ['/api/x?y=1', '/x?from=/&y=1'],
+    ['/API/x', '/x?from=/'],
+    ['/api', '/?from='],
+    ['/api/a%20b', '/a%20b?from=/'],
+    ['/api/a+b%3Fc', '/a+b%3Fc?from=/'],
+    ['/api/%C3%A9/%22q%22', '/%C3%A9/%22q%22?from=/'],
+    ['/api//x/../y', '/y?from=/'],
+  ];
+  for (const [path, want] of cases) assert.is(upstream(await ctl.request('captures.test', path)), want, path);
+});
+
+test('a capture in the arguments is escaped only when the request URI was quoted (%) or had a +', async () => {
+  const cases: Array<[string, string]> = [
+    ['/s/a&b', '/search?q=a&b'],
+    ['/s/a%26b', '/search?q=a%26b'],
+    ['/s/a+b', '/search?q=a%2Bb'],
+    ['/s/a b'.replace(' ', '%20'), '/search?q=a%20b'],
+    ['/s/x?z=1', '/search?q=x&z=1'],
+    ['/s/./a', '/search?q=a'],
+  ];
+  for (const [path, want] of cases) assert.is(upstream(await ctl.request('args.test', path)), want, path);
+});
+
+test('rewrite-target: a last ? drops the arguments; without use-regex the whole URI is replaced', async () => {
+  assert.is(upstream(await ctl.request('drop.test', '/d/x?y=1')), '/only');
+  assert.is(upstream(await ctl.request('plain-rewrite.test', '/old/x?y=1')), '/new?y=1');
+  assert.is(upstream(await ctl.request('plain-rewrite.test', '/OLD')), '/new');
+  assert.is(upstream(await ctl.request('none.test', '/a%2Fb/../c?x')), '/a%2Fb/../c?x', 'no rewrite: the request URI unchanged');
+});
+
+test('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Connection as set, the standard set otherwise', async () => {
+  const r = await ctl.request('xfp.test', '/p/x', { headers: { 'X-Forwarded-Prefix': '/evil' } });
+  assert.is(upstream(r), '/');
+  assert.is(headers(r)['x-forwarded-prefix'], '/pre');
+  assert.is(headers(await ctl.request('none.test', '/', { headers: { 'X-Forwarded-Prefix': '/client' } }))['x-forwarded-prefix'], '/client');
+
+  const v = headers(await ctl.request('vhost.test', '/', { headers: { 'X-Forwarded-For': '10.0.0.1' } }));
+  assert.ok(v['x-request-id']);
+  delete v['x-request-id'];
+  assert.equal(v, {
+    host: 'internal.example:8080',
+    connection: 'keep-alive',
+    'x-real-ip': '127.0.0.1',
+    'x-forwarded-for': '127.0.0.1',
+    'x-forwarded-host': 'vhost.test',
+    'x-forwarded-port': String(ctl.ports.http),
+    'x-forwarded-proto': 'http',
+    'x-forwarded-scheme': 'http',
+    'x-scheme': 'http',
+    'x-original-forwarded-for': '10.0.0.1',
+  });
+  assert.is(headers(await ctl.request('vhost-var.test', '/')).host, '$host', 'the value is literal, as the location quotes it');
+  const plain = headers(await ctl.request('none.test', '/', { headers: { Upgrade: 'websocket' } }));
+  assert.is(plain.host, 'none.test');
+  assert.is(plain.connection, 'upgrade');
+  assert.is(plain.upgrade, 'websocket');
+});
+
+test('hostile URI settings in a route table are refused whole; the table in use stays', async () => {
+  if (!dynamic) return;
+  const post = (body: string) => ctl.control('/configuration/routes', { method: 'POST', body });
+  const route = (over: Record<string, unknown>) => JSON.stringify({
+    hosts: {
+      'h.test': [{
+        match: 'prefix', pattern: '/', caseless: false, denied: false, namespace: 'uri', ingress: 'x', service: 'main', port: '80',
+        path: '/', backend: 'uri-main-80', fallback: '', redirect: '', ...over,
+      }],
+    },
+  });
+  const ret = (over: Record<string, unknown>) => ({ return: { code: 301, parts: ['https://x/'], absolute: true, port: false, ...over } });
+  const refused: Array<[string, Record<string, unknown>]> = [
+    ['a redirect code that is not a redirect', ret({ code: 200 })],
+    ['a CR LF in a redirect', ret({ parts: ['https://x/\r\nSet-Cookie: a=b'] })],
+    ['a variable a redirect may not use', ret({ parts: ['https://x/', 'dynamic_upstream_uri', ''] })],
+    ['an even number of parts', ret({ parts: ['https://x/', 'host'] })],
+    ['too many parts', ret({ parts: Array.from({ length: 65 }, (_, i) => (i % 2 ? 'host' : 'x')) })],
+    ['absolute not a boolean', ret({ absolute: 'yes' })],
+    ['an app-root with a quote', { appRoot: '/a"b' }],
+    ['an app-root not a path', { appRoot: 'http://evil' }],
+    ['a rewrite regex that does not compile', { rewrite: { regex: '(', target: '/' } }],
+    ['a rewrite target with a variable', { rewrite: { regex: '^/', target: '/$host' } }],
+    ['a rewrite target with $0', { rewrite: { regex: '^/', target: '/$0' } }],
+    ['a rewrite target with white space', { rewrite: { regex: '^/', target: '/a b' } }],
+    ['a huge rewrite regex', { rewrite: { regex: 'a'.repeat(5000), target: '/' } }],
+    ['a Host with CR LF', { upstreamVhost: 'a\r\nX: y' }],
+    ['a Connection not a string', { connection: 7 }],
+    ['an X-Forwarded-Prefix with a NUL', { xForwardedPrefix: '/a\u0000' }],
+  ];
+  for (const [what, over] of refused) {
+    const r = await post(route(over));
+    assert.is(r.status, 400, `${what}: ${r.status} ${r.body}`);
+  }
+  assert.is((await ctl.request('h.test', '/')).status, 404, 'no table with h.test was taken');
+  assert.is(upstream(await ctl.request('captures.test', '/api/x')), '/x?from=/', 'the table in use is kept');
+});
+
+test.run();

@@ -213,24 +213,33 @@ local function redirect_variable(name)
     or name:find("^http_[a-z0-9_]+$") or name:find("^cookie_[a-z0-9_]+$")) ~= nil
 end
 
+-- Literals and variable names, alternating, starting and ending with a literal.
+local function parts_problem(parts, what)
+  if not is_array(parts) or #parts % 2 ~= 1 or #parts > MAX_REDIRECT_PARTS then
+    return what .. " must be an odd number (at most " .. MAX_REDIRECT_PARTS .. ") of strings"
+  end
+  for i, p in ipairs(parts) do
+    if i % 2 == 0 then
+      if not redirect_variable(p) then return what .. "[" .. (i - 1) .. "] is not a variable a redirect may use" end
+    else
+      local problem = header_value_problem(p, what .. "[" .. (i - 1) .. "]")
+      if problem then return problem end
+    end
+  end
+end
+
 local function uri_settings_problem(e, where)
   local r = e["return"]
   if not absent(r) then
     if not is_object(r) then return where .. ".return must be a JSON object" end
     if not REDIRECT_CODES[r.code] then return where .. ".return.code must be 301, 302, 303, 307 or 308" end
     if type(r.absolute) ~= "boolean" or type(r.port) ~= "boolean" then return where .. ".return: absolute and port must be true or false" end
-    local parts = r.parts
-    if not is_array(parts) or #parts % 2 ~= 1 or #parts > MAX_REDIRECT_PARTS then
-      return where .. ".return.parts must be an odd number (at most " .. MAX_REDIRECT_PARTS .. ") of strings"
-    end
-    for i, p in ipairs(parts) do
-      if i % 2 == 0 then
-        if not redirect_variable(p) then return where .. ".return.parts[" .. (i - 1) .. "] is not a variable a redirect may use" end
-      else
-        local problem = header_value_problem(p, where .. ".return.parts[" .. (i - 1) .. "]")
-        if problem then return problem end
-      end
-    end
+    local problem = parts_problem(r.parts, where .. ".return.parts")
+    if problem then return problem end
+  end
+  if not absent(e.upstreamVhost) then
+    local problem = parts_problem(e.upstreamVhost, where .. ".upstreamVhost")
+    if problem then return problem end
   end
   local root = e.appRoot
   if not absent(root) and (type(root) ~= "string" or #root > _M.MAX_ROUTE_STRING or not root:find("^/[^%s%c\"'\\<>%^`{|}%$]*$")) then
@@ -243,7 +252,7 @@ local function uri_settings_problem(e, where)
     if rw.regex:find("[%s%c]") then return where .. ".rewrite.regex must not hold white space" end
     if rw.target == "" or not rw.target:find("^[%w%-%._~/:%?=&%%%+,@!%*%(%)%$]+$") then return where .. ".rewrite.target must hold only URI characters and captures" end
   end
-  for _, k in ipairs({ "xForwardedPrefix", "upstreamVhost", "connection" }) do
+  for _, k in ipairs({ "xForwardedPrefix", "connection" }) do
     if not absent(e[k]) then
       local problem = header_value_problem(e[k], where .. "." .. k)
       if problem then return problem end

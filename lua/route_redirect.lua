@@ -10,9 +10,9 @@ local concat = table.concat
 
 local _M = {}
 
--- The URL as NGINX evaluates the quoted `return` argument: literals at odd indexes, variables
--- (a missing one is empty) at even ones.
-local function evaluate(parts)
+--- A value as NGINX evaluates a quoted argument with variables: literals at odd indexes,
+--- variables (a missing one is empty) at even ones.
+function _M.evaluate(parts)
   local n = #parts
   if n == 1 then return parts[1] end
   local var = ngx.var
@@ -42,7 +42,7 @@ function _M.apply(e)
   local r = e["return"]
   -- JSON null (decoded as a non-nil value) stands for an absent field.
   if type(r) == "table" then
-    local url = evaluate(r.parts)
+    local url = _M.evaluate(r.parts)
     if r.absolute and string_byte(url, 1) == 47 then url = absolute(url, r.port) end
     -- Set through ngx.header, a Location starting with `/` stays as it is (relative-redirects).
     ngx.header["Location"] = url

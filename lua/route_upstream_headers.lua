@@ -1,10 +1,11 @@
 -- The headers a dynamic route's static location would send upstream in place of the standard
--- ones: X-Forwarded-Prefix (x-forwarded-prefix), Host (upstream-vhost, taken literally as the
--- location's quoted value is) and Connection (connection-proxy-header). The router's location
+-- ones: X-Forwarded-Prefix (x-forwarded-prefix), Host (upstream-vhost, its variables evaluated as
+-- in the location's quoted value) and Connection (connection-proxy-header). The router's location
 -- sends Host and Connection from $dynamic_upstream_host and $dynamic_connection
 -- (src/render/dynamic-routes.ts), which hold the standard values unless set here.
 local ngx = ngx
 local type = type
+local evaluate = require("route_redirect").evaluate
 
 local _M = {}
 
@@ -13,7 +14,7 @@ function _M.apply(e)
   -- A client's own X-Forwarded-Prefix is replaced, as proxy_set_header replaces it.
   -- JSON null (decoded as a non-nil value) stands for an absent field.
   if type(prefix) == "string" then ngx.req.set_header("X-Forwarded-Prefix", prefix) end
-  if type(vhost) == "string" then ngx.var.dynamic_upstream_host = vhost end
+  if type(vhost) == "table" then ngx.var.dynamic_upstream_host = evaluate(vhost) end
   if type(connection) == "string" then ngx.var.dynamic_connection = connection end
 end
 

@@ -9,7 +9,7 @@ export const ESCAPED_URL = /^https?:\/\/[^\s"'\\<>^`{|}]+$/;
 export const ESCAPED_PATH = /[\s"'\\<>^`{|}]/;
 
 /**
- * A redirect URL as NGINX reads the quoted `return` argument the renderer prints: `$name` and
+ * A redirect URL (or an upstream-vhost) as NGINX reads the quoted value the renderer prints: `$name` and
  * `${name}` of an allowed variable are variables, every other `$` is literal. `$server_name` is
  * the host's own name (its server block's). null when the router cannot give the same value: a
  * regex capture (`$1`, the location's) or `$escaped_request_uri` (no such variable in the router).

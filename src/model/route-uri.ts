@@ -31,8 +31,8 @@ export interface RouteUriFields {
   rewrite?: RouteRewrite;
   /** X-Forwarded-Prefix sent upstream. */
   xForwardedPrefix?: string;
-  /** The Host header sent upstream (upstream-vhost, taken literally as the location does). */
-  upstreamVhost?: string;
+  /** The Host header sent upstream (upstream-vhost): literals and variables, as a redirect's parts. */
+  upstreamVhost?: readonly string[];
   /** The Connection header sent upstream (connection-proxy-header). */
   connection?: string;
 }
@@ -73,8 +73,10 @@ export function rewriteRouteFields(server: Server, loc: Location): RouteUriField
 }
 
 /** The upstream-vhost group's field. */
-export function upstreamVhostRouteFields(loc: Location): RouteUriFields {
-  return loc.upstreamVhost === '' ? {} : { upstreamVhost: loc.upstreamVhost };
+export function upstreamVhostRouteFields(server: Server, loc: Location): RouteUriFields {
+  if (loc.upstreamVhost === '') return {};
+  const parts = redirectParts(loc.upstreamVhost, server.hostname);
+  return parts === null ? {} : { upstreamVhost: parts };
 }
 
 /** The connection group's field. */

@@ -50,7 +50,7 @@ function uriFields(server: Server, loc: Location): RouteUriFields | null {
   const redirect = redirectRouteFields(server, loc);
   const rewrite = rewriteRouteFields(server, loc);
   if (redirect === null || rewrite === null) return null;
-  return { ...redirect, ...rewrite, ...upstreamVhostRouteFields(loc), ...connectionRouteFields(loc) };
+  return { ...redirect, ...rewrite, ...upstreamVhostRouteFields(server, loc), ...connectionRouteFields(loc) };
 }
 
 /** One server's entries, each distinct match once (the first, as the renderer keeps it). */

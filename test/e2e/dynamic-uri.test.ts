@@ -62,6 +62,7 @@ test.before(async () => {
       'headers.json': [
         on('vhost', 'vhost.test', { 'upstream-vhost': 'internal.example:8080', 'connection-proxy-header': 'keep-alive' }),
         on('vhost-var', 'vhost-var.test', { 'upstream-vhost': '$host' }),
+        on('vhost-lit', 'vhost-lit.test', { 'upstream-vhost': '$nope' }),
       ],
     },
   });
@@ -80,7 +81,7 @@ test('the rule: these settings are dynamic; a redirect code that answers with a 
     assert.ok(text.includes('every host static'), text);
     return;
   }
-  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'captures', 'args', 'drop', 'plain-rewrite', 'xfp', 'vhost', 'vhost-var']) {
+  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'captures', 'args', 'drop', 'plain-rewrite', 'xfp', 'vhost', 'vhost-var', 'vhost-lit']) {
     assert.ok(text.includes(`routes: ${host}.test: dynamic\n`), `${host}: ${text}`);
   }
   assert.ok(text.includes('routes: multiple.test: static: Ingress uri/multiple: redirect code 300 answers with the URL as the body'), text);
@@ -185,7 +186,8 @@ test('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Conn
     'x-scheme': 'http',
     'x-original-forwarded-for': '10.0.0.1',
   });
-  assert.is(headers(await ctl.request('vhost-var.test', '/')).host, '$host', 'the value is literal, as the location quotes it');
+  assert.is(headers(await ctl.request('vhost-var.test', '/')).host, 'vhost-var.test', 'a variable is the request\'s value');
+  assert.is(headers(await ctl.request('vhost-lit.test', '/')).host, '$nope', 'another name is literal');
   const plain = headers(await ctl.request('none.test', '/', { headers: { Upgrade: 'websocket' } }));
   assert.is(plain.host, 'none.test');
   assert.is(plain.connection, 'upgrade');
@@ -218,7 +220,9 @@ test('hostile URI settings in a route table are refused whole; the table in use 
     ['a rewrite target with $0', { rewrite: { regex: '^/', target: '/$0' } }],
     ['a rewrite target with white space', { rewrite: { regex: '^/', target: '/a b' } }],
     ['a huge rewrite regex', { rewrite: { regex: 'a'.repeat(5000), target: '/' } }],
-    ['a Host with CR LF', { upstreamVhost: 'a\r\nX: y' }],
+    ['a Host with CR LF', { upstreamVhost: ['a\r\nX: y'] }],
+    ['a Host with a variable it may not use', { upstreamVhost: ['', 'dynamic_upstream_uri', ''] }],
+    ['a Host as a string', { upstreamVhost: 'a' }],
     ['a Connection not a string', { connection: 7 }],
     ['an X-Forwarded-Prefix with a NUL', { xForwardedPrefix: '/a\u0000' }],
   ];

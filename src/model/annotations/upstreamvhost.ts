@@ -1,5 +1,6 @@
 // upstream-vhost group: the Host header sent to the backend.
 import { hostname, InvalidValue, type Check } from '../validate.js';
+import { redirectParts } from '../redirect-url.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
 
@@ -31,7 +32,7 @@ export const upstreamVhostGroup: AnnotationGroup<UpstreamVhostValue, typeof fiel
   docs: {
     'upstream-vhost': { values: 'host[:port] or one NGINX variable', default: "''", description: 'Host header sent to the backend.' },
   },
-  perRequest: () => null,
+  perRequest: ({ upstreamVhost }) => (redirectParts(upstreamVhost, '') === null ? `upstream-vhost ${upstreamVhost} has no value in the router's location` : null),
   parse(ing, ctx, warn) {
     return { upstreamVhost: annotationReader(ing, ctx, keys, warn).get('upstream-vhost', vhost, '') };
   },

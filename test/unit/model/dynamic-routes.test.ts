@@ -86,7 +86,7 @@ test('the route table carries the URI and redirect settings a location would app
   assert.equal(uriFields('relative'), { return: { code: 302, parts: ['https://x.example/', 'request_uri', ''], absolute: false, port: false } });
   assert.equal(uriFields('rewrite'), { appRoot: '/app', rewrite: { regex: '(?i)/api(/|$)(.*)', target: '/$2?a=$1' }, xForwardedPrefix: '/p' });
   assert.equal(uriFields('prefix'), { rewrite: { regex: '(?i)/old', target: '/new' } }, 'a rewrite-target other than the path makes the host a regex host');
-  assert.equal(uriFields('headers'), { upstreamVhost: 'in.example:81', connection: 'keep-alive' });
+  assert.equal(uriFields('headers'), { upstreamVhost: ['in.example:81'], connection: 'keep-alive' });
   assert.is(server(config, 'code300.example.com').staticBecause, 'Ingress default/code300: redirect code 300 answers with the URL as the body (NGINX\'s return)');
   assert.is(server(config, 'scheme-target.example.com').staticBecause, 'Ingress default/scheme-target: a rewrite-target that is a URL is a redirect by NGINX\'s rewrite');
 });

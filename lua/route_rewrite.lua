@@ -9,7 +9,7 @@ local pcre2 = require("pcre2")
 local ngx = ngx
 local byte, char, format, sub = string.byte, string.char, string.format, string.sub
 local concat = table.concat
-local ipairs, pcall, setmetatable, type = ipairs, pcall, setmetatable, type
+local ipairs, setmetatable, type = ipairs, setmetatable, type
 
 local _M = {}
 
@@ -130,9 +130,9 @@ function _M.apply(e, uri)
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
   var.dynamic_upstream_uri = new_uri:gsub(URI_ESCAPED, HEX) .. (args ~= "" and "?" .. args or "")
-  -- $uri and $args as after the rewrite (what logs and upstream-hash-by read); a URI Lua refuses
-  -- to set (control bytes) leaves $uri as it was.
-  pcall(ngx.req.set_uri, new_uri)
+  -- $uri and $args as after the rewrite (what logs and upstream-hash-by read); `binary`: control
+  -- bytes a capture brings are NGINX's own as well.
+  ngx.req.set_uri(new_uri, false, true)
   ngx.req.set_uri_args(args)
 end
 

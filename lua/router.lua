@@ -165,8 +165,9 @@ function _M.serve()
   var.proxy_upstream_name = e.backend
   var.proxy_alternative_upstream_name = ""
   -- $uri as the client sent it again; the upstream gets the request URI unchanged, as from a
-  -- static location's bare proxy_pass.
-  ngx.req.set_uri(uri)
+  -- static location's bare proxy_pass. `binary`: a $uri NGINX decoded to control bytes is
+  -- NGINX's own, which Lua would otherwise refuse.
+  ngx.req.set_uri(uri, false, true)
   var.dynamic_upstream_uri = var.request_uri
   -- In the location's order: its return and app-root, its rewrite, its headers, the SSL redirect.
   route_redirect.apply(e)

@@ -142,6 +142,7 @@ test('rewrite-target with use-regex: captures, the request arguments appended, t
     ['/api/a+b%3Fc', '/a+b%3Fc?from=/'],
     ['/api/%C3%A9/%22q%22', '/%C3%A9/%22q%22?from=/'],
     ['/api//x/../y', '/y?from=/'],
+    ['/api/a%01b', '/a%01b?from=/'],
   ];
   for (const [path, want] of cases) assert.is(upstream(await ctl.request('captures.test', path)), want, path);
 });
@@ -163,6 +164,7 @@ test('rewrite-target: a last ? drops the arguments; without use-regex the whole 
   assert.is(upstream(await ctl.request('plain-rewrite.test', '/old/x?y=1')), '/new?y=1');
   assert.is(upstream(await ctl.request('plain-rewrite.test', '/OLD')), '/new');
   assert.is(upstream(await ctl.request('none.test', '/a%2Fb/../c?x')), '/a%2Fb/../c?x', 'no rewrite: the request URI unchanged');
+  assert.is(upstream(await ctl.request('none.test', '/a%01b%7F')), '/a%01b%7F', 'a URI that decodes to control bytes is served');
 });
 
 test('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Connection as set, the standard set otherwise', async () => {

@@ -125,6 +125,12 @@ test('the location\'s redirect comes before the SSL redirect; app-root redirects
   const r = await ctl.request('tls.test', '/x');
   assert.is(r.status, 301);
   assert.is(r.headers.location, 'https://example.org/tls');
+  const { date, ...overHttps } = (await ctl.request('tls.test', '/x', { https: true })).headers;
+  assert.ok(date);
+  assert.equal(overHttps, {
+    'content-type': 'text/html', 'content-length': '162', connection: 'close', location: 'https://example.org/tls',
+    'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  }, 'the same response headers, HSTS included');
   const root = await ctl.request('approot.test:8123', '/?q=1');
   assert.is(root.status, 302);
   assert.is(root.headers.location, 'http://approot.test:8123/app');

@@ -1,8 +1,9 @@
 // The route-table fields of the URI and redirect settings (docs/dynamic-routes.md): what a
 // static location's `return`, app-root `if`, `rewrite … break` and Host / Connection /
-// X-Forwarded-Prefix headers do, as data lua/route_uri.lua applies per request. One function
-// per annotation group; each gives only the fields its settings use, so a plain route stays small,
-// or null where the location's directives would refuse the value (the location answers 503).
+// X-Forwarded-Prefix headers do, as data lua/route_redirect.lua, route_rewrite.lua and
+// route_upstream_headers.lua apply per request. One function per annotation group; each gives
+// only the fields its settings use, so a plain route stays small, or null where the location's
+// directives would refuse the value (the location answers 503).
 import { checkRegex, escapeRegex } from './pcre.js';
 import { ESCAPED_PATH, ESCAPED_URL, redirectParts } from './redirect-url.js';
 import type { Location, Server } from './types.js';

@@ -240,6 +240,13 @@ test('hostile URI settings in a route table are refused whole; the table in use 
   }
   assert.is((await ctl.request('h.test', '/')).status, 404, 'no table with h.test was taken');
   assert.is(upstream(await ctl.request('captures.test', '/api/x')), '/x?from=/', 'the table in use is kept');
+
+  // A catastrophic rewrite regex: its match gives up at the bound; that request fails, the worker lives.
+  assert.is((await post(route({ rewrite: { regex: '^/(a+)+$', target: '/$1' } }))).status, 201);
+  const started = Date.now();
+  assert.is((await ctl.request('h.test', `/${'a'.repeat(40)}!`)).status, 500);
+  assert.ok(Date.now() - started < 5000, `bounded (${Date.now() - started} ms)`);
+  assert.is(upstream(await ctl.request('h.test', '/aaa')), '/aaa', 'the same worker serves the next request');
 });
 
 test.run();

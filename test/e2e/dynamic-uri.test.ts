@@ -58,6 +58,8 @@ test.before(async () => {
         on('plain', 'plain-rewrite.test', { 'rewrite-target': '/new' }, '/old'),
         on('xfp', 'xfp.test', { 'x-forwarded-prefix': '/pre', 'rewrite-target': '/' }, '/p'),
         on('none', 'none.test', {}),
+        // The Lua SSL redirect runs after the location's rewrite, on the request URI.
+        on('rw-ssl', 'rw-ssl.test', { 'rewrite-target': '/new', 'force-ssl-redirect': 'true' }, '/old'),
       ],
       'headers.json': [
         on('vhost', 'vhost.test', { 'upstream-vhost': 'internal.example:8080', 'connection-proxy-header': 'keep-alive' }),
@@ -81,7 +83,7 @@ test('the rule: these settings are dynamic; a redirect code that answers with a 
     assert.ok(text.includes('every host static'), text);
     return;
   }
-  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'captures', 'args', 'drop', 'plain-rewrite', 'xfp', 'vhost', 'vhost-var', 'vhost-lit']) {
+  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'captures', 'args', 'drop', 'plain-rewrite', 'rw-ssl', 'xfp', 'vhost', 'vhost-var', 'vhost-lit']) {
     assert.ok(text.includes(`routes: ${host}.test: dynamic\n`), `${host}: ${text}`);
   }
   assert.ok(text.includes('routes: multiple.test: static: Ingress uri/multiple: redirect code 300 answers with the URL as the body'), text);
@@ -108,8 +110,8 @@ test('a redirect to a path: absolute with the request host, the port only with u
   let r = await ctl.request('path.test', '/x?y=1');
   assert.is(r.status, 301);
   assert.is(r.headers.location, 'http://path.test/moved/x');
-  r = await ctl.request('path.test:1234', '/x');
-  assert.is(r.headers.location, 'http://path.test/moved/x', 'the Host header\'s port is not the server port');
+  r = await ctl.request('PATH.test.:1234', '/x');
+  assert.is(r.headers.location, 'http://path.test/moved/x', 'the host as NGINX keeps it (lower case, no dot, no port)');
   r = await ctl.request('path-port.test', '/x');
   assert.is(r.headers.location, `http://path-port.test:${ctl.ports.http}/moved/x`);
   r = await ctl.request('path-port.test', '/x', { https: true });
@@ -169,6 +171,10 @@ test('rewrite-target: a last ? drops the arguments; without use-regex the whole 
   assert.is(upstream(await ctl.request('drop.test', '/d/x?y=1')), '/only');
   assert.is(upstream(await ctl.request('plain-rewrite.test', '/old/x?y=1')), '/new?y=1');
   assert.is(upstream(await ctl.request('plain-rewrite.test', '/OLD')), '/new');
+  const ssl = await ctl.request('rw-ssl.test', '/old/x?y=1');
+  assert.is(ssl.status, 308);
+  assert.is(ssl.headers.location, `https://rw-ssl.test:${ctl.ports.https}/old/x?y=1`);
+  assert.is(upstream(await ctl.request('rw-ssl.test', '/old/x?y=1', { https: true })), '/new?y=1');
   assert.is(upstream(await ctl.request('none.test', '/a%2Fb/../c?x')), '/a%2Fb/../c?x', 'no rewrite: the request URI unchanged');
   assert.is(upstream(await ctl.request('none.test', '/a%01b%7F')), '/a%01b%7F', 'a URI that decodes to control bytes is served');
 });

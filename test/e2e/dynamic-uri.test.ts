@@ -32,12 +32,14 @@ test.before(async () => {
   ctl = await startLocal({
     files: {
       'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo])],
+      // One file each: a test changes them.
+      'path.json': [on('path', 'path.test', { 'permanent-redirect': '/moved$uri' })],
+      'captures.json': [on('captures', 'captures.test', { 'rewrite-target': '/$2?from=$1', 'use-regex': 'true' }, '/api(/|$)(.*)', 'ImplementationSpecific')],
       'redirects.json': [
         on('vars', 'vars.test', {
           'permanent-redirect': 'https://example.org$request_uri&h=$host&x=$http_x_thing&s=$server_name&n=$nope&a=$arg_a$is_args',
           'permanent-redirect-code': '308',
         }),
-        on('path', 'path.test', { 'permanent-redirect': '/moved$uri' }),
         on('path-port', 'path-port.test', { 'permanent-redirect': '/moved$uri', 'use-port-in-redirects': 'true' }),
         on('path-rel', 'path-rel.test', { 'temporal-redirect': 'http://$host/t', 'permanent-redirect': '/moved', 'relative-redirects': 'true' }),
         on('rel', 'rel.test', { 'permanent-redirect': '/moved$uri', 'relative-redirects': 'true' }),
@@ -52,7 +54,6 @@ test.before(async () => {
         on('approot', 'approot.test', { 'app-root': '/app' }),
       ],
       'rewrites.json': [
-        on('captures', 'captures.test', { 'rewrite-target': '/$2?from=$1', 'use-regex': 'true' }, '/api(/|$)(.*)', 'ImplementationSpecific'),
         on('args', 'args.test', { 'rewrite-target': '/search?q=$2', 'use-regex': 'true' }, '/s(/|$)(.*)', 'ImplementationSpecific'),
         on('drop', 'drop.test', { 'rewrite-target': '/only?' }, '/d'),
         on('plain', 'plain-rewrite.test', { 'rewrite-target': '/new' }, '/old'),
@@ -208,6 +209,17 @@ test('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Conn
   assert.is(plain.upgrade, 'websocket');
 });
 
+test('changing a rewrite-target or a redirect of a dynamic host is a POST, not a reload', async () => {
+  if (!dynamic) return;
+  const reloads = () => ctl.metric('nginx_ingress_controller_success');
+  const before = await reloads();
+  ctl.write('captures.json', [on('captures', 'captures.test', { 'rewrite-target': '/v2/$2', 'use-regex': 'true' }, '/api(/|$)(.*)', 'ImplementationSpecific')]);
+  ctl.write('path.json', [on('path', 'path.test', { 'temporal-redirect': 'https://example.org$uri', 'temporal-redirect-code': '307' })]);
+  await ctl.until('captures.test', '/api/x?y=1', (r) => r.json?.path === '/v2/x?y=1', { what: 'the new target' });
+  await ctl.until('path.test', '/x', (r) => r.status === 307 && r.headers.location === 'https://example.org/x', { what: 'the new redirect' });
+  assert.is(await reloads(), before, 'no reload');
+});
+
 test('hostile URI settings in a route table are refused whole; the table in use stays', async () => {
   if (!dynamic) return;
   const post = (body: string) => ctl.control('/configuration/routes', { method: 'POST', body });
@@ -245,7 +257,7 @@ test('hostile URI settings in a route table are refused whole; the table in use 
     assert.is(r.status, 400, `${what}: ${r.status} ${r.body}`);
   }
   assert.is((await ctl.request('h.test', '/')).status, 404, 'no table with h.test was taken');
-  assert.is(upstream(await ctl.request('captures.test', '/api/x')), '/x?from=/', 'the table in use is kept');
+  assert.is(upstream(await ctl.request('captures.test', '/api/x')), '/v2/x', 'the table in use is kept');
 
   // A catastrophic rewrite regex: its match gives up at the bound; that request fails, the worker lives.
   assert.is((await post(route({ rewrite: { regex: '^/(a+)+$', target: '/$1' } }))).status, 201);

@@ -11,6 +11,8 @@ local configuration = require("configuration")
 local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local pcre2 = require("pcre2")
+local route_access = require("route_access")
+local route_upstream = require("route_upstream")
 local shapes = require("configuration_shapes")
 local ngx = ngx
 local ipairs, pairs, tostring = ipairs, pairs, tostring
@@ -42,6 +44,8 @@ function _M.compile(decoded)
     local seen_length = {}
     for _, e in ipairs(entries) do
       local p = e.pattern
+      if not route_access.compile(e) then return nil, "host " .. name .. ": a source range of " .. p:sub(1, 100) .. " does not parse" end
+      route_upstream.compile(e)
       if e.match == "exact" then
         if h.exact[p] == nil then h.exact[p] = e end
       elseif e.match == "prefix" then
@@ -169,6 +173,8 @@ function _M.serve()
   else
     balancer.rewrite(e.backend)
   end
+  route_access.check(e)
+  route_upstream.rewrite(e)
 end
 
 return _M

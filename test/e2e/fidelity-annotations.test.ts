@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
-import { ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
+import { DYNAMIC_ROUTES_ARGS, ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
 import { grpcCall, startFastCgiServer, startGrpcServer, type ProtocolServer } from '../support/protocol-servers.js';
 import { freePort } from '../support/ports.js';
 
@@ -118,6 +118,16 @@ test.before(async () => {
         }),
         ingress(NS, 'old-allowlist', { host: 'whitelist.test', annotations: a({ 'whitelist-source-range': '10.0.0.0/8' }), paths: [{ path: '/', service: 'main' }] }),
       ],
+      'source-ranges.json': [
+        on('allow-local', 'allow-local.test', { 'allowlist-source-range': '10.0.0.0/8, 127.0.0.0/24' }),
+        // Host bits set: NGINX ignores them (127.0.0.77/24 is 127.0.0.0/24).
+        on('allow-bits', 'allow-bits.test', { 'allowlist-source-range': '127.0.0.77/24' }),
+        on('deny-first', 'deny-first.test', { 'denylist-source-range': '127.0.0.1/32', 'allowlist-source-range': '127.0.0.0/8' }),
+        on('deny-only', 'deny-only.test', { 'denylist-source-range': '2001:db8::/32, 127.0.8.0/24' }),
+        on('allow-v6', 'allow-v6.test', { 'allowlist-source-range': '::1/128' }),
+        on('allow-empty', 'allow-empty.test', { 'allowlist-source-range': '10.0.0.0/8' }, 'no-endpoints'),
+        on('allow-force', 'allow-force.test', { 'allowlist-source-range': '10.0.0.0/8', 'force-ssl-redirect': 'true' }),
+      ],
       'limits.json': [
         on('rps', 'rps.test', { 'limit-rps': '1', 'limit-burst-multiplier': '1' }),
         on('rpm', 'rpm.test', { 'limit-rpm': '1', 'limit-burst-multiplier': '1' }),
@@ -130,6 +140,8 @@ test.before(async () => {
       'proxy.json': [
         on('body', 'body.test', { 'proxy-body-size': '1k' }),
         on('timeout', 'timeout.test', { 'proxy-read-timeout': '1' }),
+        on('timeouts', 'timeouts.test', { 'proxy-connect-timeout': '3', 'proxy-send-timeout': '4', 'proxy-read-timeout': '1' }),
+        on('tries-more', 'tries-more.test', { 'proxy-next-upstream-tries': '5' }),
         on('httpver', 'httpver.test', { 'proxy-http-version': '1.0' }),
         on('nextup', 'nextup.test', {}, 'with-dead'),
         on('nextup-off', 'nextup-off.test', { 'proxy-next-upstream': 'off' }, 'with-dead-off'),
@@ -475,6 +487,28 @@ test('whitelist-source-range (the older name of allowlist-source-range) refuses 
   assert.is((await ctl.request('whitelist.test', '/')).status, 403);
 });
 
+test('allowlist- and denylist-source-range: the first matching network decides (the denylist first), as allow/deny in the location', async () => {
+  const status = async (host: string, localAddress?: string, more: Record<string, string> = {}) => (await ctl.request(host, '/', { localAddress, headers: more })).status;
+  assert.is(await status('allow-local.test'), 200);
+  assert.is(await status('allow-local.test', '127.0.8.1'), 403, 'outside the allowlist');
+  // A client's own X-Forwarded-For is not believed by default (use-forwarded-headers is off).
+  assert.is(await status('allow-local.test', '127.0.8.1', { 'X-Forwarded-For': '10.1.2.3' }), 403, 'a forged X-Forwarded-For');
+  assert.is(await status('allow-bits.test'), 200, 'host bits of a network are ignored');
+  assert.is(await status('allow-bits.test', '127.0.8.1'), 403);
+  assert.is(await status('deny-first.test'), 403, 'on both lists: denied');
+  assert.is(await status('deny-first.test', '127.0.8.1'), 200);
+  assert.is(await status('deny-only.test'), 200, 'a denylist alone lets the others in');
+  assert.is(await status('deny-only.test', '127.0.8.1'), 403);
+  assert.is(await status('allow-v6.test'), 403, 'an IPv4 client and an IPv6-only allowlist: deny all');
+  // The location's rewrite phase (the backend, the SSL redirect) comes before its access phase.
+  assert.is(await status('allow-empty.test'), 503, 'no endpoint: 503 before the lists are read');
+  const redirected = await ctl.request('allow-force.test', '/');
+  assert.is(redirected.status, 308, 'force-ssl-redirect before the lists are read');
+  const refused = await ctl.request('allow-force.test', '/', { https: true });
+  assert.is(refused.status, 403);
+  assert.match(refused.body, /403 Forbidden/);
+});
+
 // ---- rate limits
 
 const burst = (host: string, n: number, path = '/') => Promise.all(Array.from({ length: n }, () => ctl.request(host, path)));
@@ -514,8 +548,19 @@ test('proxy-body-size: a larger request body is refused with 413', async () => {
 });
 
 test('proxy-read-timeout: a slower backend gets 504', async () => {
-  assert.is((await ctl.request('timeout.test', '/__delay/1500')).status, 504);
-  assert.is((await ctl.request('timeout.test', '/__delay/50')).status, 200);
+  for (const host of ['timeout.test', 'timeouts.test']) {
+    assert.is((await ctl.request(host, '/__delay/1500')).status, 504, host);
+    assert.is((await ctl.request(host, '/__delay/50')).status, 200, host);
+  }
+});
+
+test('the router serves the hosts whose timeouts, tries and source ranges it applies; more tries than the ConfigMap allows keep a server block', () => {
+  const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
+  const dynamic = DYNAMIC_ROUTES_ARGS.length === 0;
+  for (const host of ['whitelist.test', 'allow-local.test', 'deny-first.test', 'deny-only.test', 'allow-force.test', 'timeout.test', 'timeouts.test', 'nextup-tries.test']) {
+    assert.is(conf.includes(`server_name ${host};`), !dynamic, host);
+  }
+  assert.ok(conf.includes('server_name tries-more.test;'), 'tries-more.test');
 });
 
 test('proxy-http-version 1.0 reaches the backend', async () => {

@@ -59,6 +59,35 @@ test('the route table: dynamic hosts only, locations as NGINX tries them, the va
   assert.is(hosts['canary.example.com']![0]!.redirect, '', 'ssl-redirect "false" is carried');
 });
 
+test('timeouts, tries and source ranges: carried where they differ from the http level, static where Lua cannot apply them exactly', () => {
+  const s = store();
+  const on = (name: string, annotations: Record<string, string>) => s.put('Ingress', ingress(name, `${name}.example.com`, [['/', 'Prefix', 'web', 80]], { annotations }));
+  on('timeouts', { 'proxy-read-timeout': '1', 'proxy-connect-timeout': '5', 'proxy-next-upstream-tries': '1' });
+  on('lists', { 'allowlist-source-range': '10.0.0.0/8, 127.0.0.1', 'denylist-source-range': '10.1.0.0/16' });
+  on('zero', { 'proxy-send-timeout': '0' });
+  on('tries', { 'proxy-next-upstream-tries': '4' });
+  on('unlimited', { 'proxy-next-upstream-tries': '0' });
+  on('zone', { 'allowlist-source-range': 'fe80::1%eth0' });
+  const { config } = builder().build(s);
+  const { hosts } = routesPayload(config);
+  const entry = (host: string) => hosts[`${host}.example.com`]![0]!;
+  // connect 5 is the ConfigMap's: 0 leaves the http level's.
+  assert.equal({ timeouts: entry('timeouts').timeouts, tries: entry('timeouts').tries }, { timeouts: [0, 0, 1], tries: 1 });
+  assert.equal({ deny: entry('lists').deny, allow: entry('lists').allow }, { deny: ['10.1.0.0/16'], allow: ['10.0.0.0/8', '127.0.0.1'] });
+  const plain = entry('plain');
+  assert.equal([plain.timeouts, plain.tries, plain.deny, plain.allow], [undefined, undefined, undefined, undefined], 'a plain route carries none');
+  assert.is(server(config, 'zero.example.com').staticBecause, 'Ingress default/zero: proxy-send-timeout 0 is not a timeout the Lua balancer can set');
+  assert.is(server(config, 'tries.example.com').staticBecause, "Ingress default/tries: proxy-next-upstream-tries 4 is above the ConfigMap's 3, the most the Lua balancer may try");
+  assert.is(server(config, 'unlimited.example.com').staticBecause, "Ingress default/unlimited: proxy-next-upstream-tries 0 (no limit) is above the ConfigMap's 3, the most the Lua balancer may try");
+  assert.is(server(config, 'zone.example.com').staticBecause, "Ingress default/zone: allowlist-source-range fe80::1%eth0: a zone index is NGINX's to read");
+
+  const b = builder();
+  const before = snapshot(b.build(s).config);
+  on('timeouts', { 'proxy-read-timeout': '2' });
+  const d = decide(before, snapshot(b.build(s).config));
+  assert.equal([d.kind, d.routesChanged, d.reason], ['dynamic', true, 'routes of timeouts.example.com changed']);
+});
+
 test('a host with more regular expressions than the router tries is static', () => {
   const s = testStore();
   s.put('Service', service('web'));
@@ -88,7 +117,7 @@ test('adding, changing or removing a dynamic host is a dynamic update of the rou
   assert.is(d.kind, 'dynamic', d.reason);
   assert.match(d.reason, /routes of new\.example\.com changed/);
 
-  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'proxy-read-timeout': '5' } }));
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'proxy-body-size': '5m' } }));
   const turned = snapshot(b.build(s).config);
   d = decide(changed, turned);
   assert.is(d.kind, 'reload', 'the host needs a server block now');

@@ -200,8 +200,25 @@ local function whole(v, max)
   return type(v) == "number" and v >= 0 and v <= max and floor(v) == v
 end
 
--- The per-route settings (lua/route_upstream.lua, lua/route_access.lua): absent, or exactly
--- what the model sends.
+_M.MAX_ROUTE_HEADERS = 100
+
+-- Response headers as [name, value] pairs: a token and a value without control characters
+-- (a CR or LF would start another header).
+local function header_list_problem(list, where)
+  if absent(list) then return nil end
+  if not is_array(list) or #list > _M.MAX_ROUTE_HEADERS then return where .. " must be an array of at most " .. _M.MAX_ROUTE_HEADERS .. " headers" end
+  for i, h in ipairs(list) do
+    local name, value = type(h) == "table" and h[1], type(h) == "table" and h[2]
+    if not is_array(h) or #h ~= 2 or type(name) ~= "string" or type(value) ~= "string" or #name > 256 or #value > _M.MAX_ROUTE_STRING
+       or not name:match("^[!#$%%&'*+.^_`|~%w-]+$") or value:find("%c") then
+      return where .. " [" .. (i - 1) .. "] must be a header name (a token) and a value without control characters"
+    end
+  end
+  return nil
+end
+
+-- The per-route settings (lua/route_upstream.lua, lua/route_access.lua, lua/route_headers.lua,
+-- lua/route_cors.lua): absent, or exactly what the model sends.
 local function route_settings_problem(e, where)
   local t = e.timeouts
   if not absent(t) then
@@ -210,6 +227,16 @@ local function route_settings_problem(e, where)
     end
   end
   if not absent(e.tries) and not whole(e.tries, _M.MAX_ROUTE_TRIES) then return where .. ".tries must be a whole number from 0 to " .. _M.MAX_ROUTE_TRIES end
+  local problem = header_list_problem(e.headers, where .. ".headers")
+  if problem then return problem end
+  local cors = e.cors
+  if not absent(cors) then
+    if not is_object(cors) or type(cors.origin) ~= "string" or #cors.origin > _M.MAX_ROUTE_STRING then
+      return where .. ".cors must be an object with an origin pattern string"
+    end
+    problem = header_list_problem(cors.headers, where .. ".cors.headers")
+    if problem then return problem end
+  end
   for _, k in ipairs({ "deny", "allow" }) do
     local list = e[k]
     if not absent(list) then

@@ -4,10 +4,10 @@
 // backend and its default-backend fallback, the SSL-redirect flags — or that it answers 503.
 import type { NginxSettings } from './config/settings.js';
 import { locationMatch, locationOrder } from './paths.js';
-import { routeAccess, routeUpstream, type RouteAccess, type RouteUpstream } from './route-settings.js';
+import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
 import type { Configuration, Location, Server } from './types.js';
 
-export interface RouteEntry extends RouteUpstream, RouteAccess {
+export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
   readonly match: 'exact' | 'prefix' | 'regex';
   /** The path (exact, prefix) or the pattern (regex). */
@@ -70,7 +70,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       backend: loc.backend,
       fallback: loc.defaultBackend ?? '',
       redirect: redirectFlags(loc),
-      ...(loc.denied === null ? { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc) } : {}),
+      ...(loc.denied === null ? { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc) } : {}),
     });
   }
   memo.set(server, { settings, entries });

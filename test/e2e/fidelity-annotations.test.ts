@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
@@ -63,6 +63,7 @@ test.before(async () => {
   const pool4 = [...pool, echo['pool-c']!, echo['pool-d']!];
 
   ctl = await startLocal({
+    args: ['--configmap', `${NS}/nginx-config`],
     files: {
       'services.json': [
         ...['main', 'canary', 'fallback'].flatMap((n) => [service(NS, n), ...slices(NS, n, [echo[n]!])]),
@@ -206,6 +207,14 @@ test.before(async () => {
         on('db-empty', 'db-empty.test', { 'default-backend': 'fallback' }, 'no-endpoints'),
         on('db-missing', 'db-missing.test', { 'default-backend': 'fallback' }, 'not-a-service'),
         on('db-healthy', 'db-healthy.test', { 'default-backend': 'fallback' }, 'main'),
+      ],
+      'response-headers.json': [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx-config', namespace: NS }, data: { 'global-allowed-response-headers': 'X-Team,X-Frame-Options,X-Echo-Name' } },
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'team-headers', namespace: NS }, data: { 'X-Team': 'blue $team', 'X-Frame-Options': 'DENY', 'X-Echo-Name': 'front' } },
+        on('custom', 'custom.test', { 'custom-headers': 'team-headers' }),
+        on('custom-cors', 'custom-cors.test', { 'custom-headers': 'team-headers', 'enable-cors': 'true', 'cors-allow-origin': 'https://*.example.com' }),
+        on('cors-allow', 'cors-allow.test', { 'enable-cors': 'true', 'allowlist-source-range': '10.0.0.0/8' }),
+        on('cors-empty', 'cors-empty.test', { 'enable-cors': 'true', 'custom-headers': 'team-headers' }, 'no-endpoints'),
       ],
       'cors.json': [
         on('cors', 'cors.test', { 'enable-cors': 'true' }),
@@ -352,6 +361,62 @@ test('cors-allow-origin list: matching origins (any scheme) are echoed with the 
   const otherPre = await ctl.request('cors-list.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://evil.example' } });
   assert.is(otherPre.status, 200);
   assert.is(otherPre.backend, 'main');
+});
+
+/** The answer's status line and header lines as NGINX sent them, without Date. */
+function rawHead(host: string, request: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(ctl.ports.http, '127.0.0.1', () => socket.write(request.replace('HOST', host)));
+    let out = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => { out += d; });
+    socket.on('close', () => resolve(out.slice(0, out.indexOf('\r\n\r\n')).split('\r\n').filter((l) => !l.startsWith('Date:'))));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
+  });
+}
+
+test('custom-headers and CORS together: the same header lines, in the same order, on answers, preflights and refusals', async () => {
+  const get = await rawHead('custom-cors.test', 'GET / HTTP/1.1\r\nHost: HOST\r\nOrigin: https://App.example.com\r\nConnection: close\r\n\r\n');
+  assert.equal(get.filter((l) => !/^(Content-Length|X-Echo-\w+(?<!Name)|Keep-Alive):/.test(l)), [
+    'HTTP/1.1 200 OK', 'Content-Type: application/json', 'Connection: close', 'x-echo-name: front',
+    'X-Frame-Options: DENY', 'X-Team: blue $team',
+    'Access-Control-Allow-Origin: https://App.example.com', 'Access-Control-Allow-Credentials: true',
+    'Access-Control-Allow-Methods: GET, PUT, POST, DELETE, PATCH, OPTIONS',
+    'Access-Control-Allow-Headers: DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization',
+    'Access-Control-Max-Age: 1728000',
+  ]);
+  const pre = await rawHead('custom-cors.test', 'OPTIONS / HTTP/1.1\r\nHost: HOST\r\nOrigin: https://a.example.com\r\nConnection: close\r\n\r\n');
+  assert.equal(pre, [
+    'HTTP/1.1 204 No Content', 'Connection: close', 'X-Echo-Name: front', 'X-Frame-Options: DENY', 'X-Team: blue $team',
+    'Access-Control-Allow-Origin: https://a.example.com', 'Access-Control-Allow-Credentials: true',
+    'Access-Control-Allow-Methods: GET, PUT, POST, DELETE, PATCH, OPTIONS',
+    'Access-Control-Allow-Headers: DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization',
+    'Access-Control-Max-Age: 1728000', 'Content-Length: 0',
+  ]);
+  // An origin two labels down, or another domain: no CORS header; its OPTIONS goes to the backend.
+  for (const origin of ['https://a.b.example.com', 'https://example.com.evil.test']) {
+    const other = await ctl.request('custom-cors.test', '/', { method: 'OPTIONS', headers: { Origin: origin } });
+    assert.is(other.status, 200, origin);
+    assert.is(other.headers['access-control-allow-origin'], undefined, origin);
+    assert.is(other.headers['x-team'], 'blue $team', origin);
+  }
+  // custom-headers alone replaces the backend's own header.
+  const custom = await ctl.request('custom.test', '/');
+  assert.equal([custom.status, custom.headers['x-echo-name'], custom.headers['x-team'], custom.headers['access-control-allow-origin']], [200, 'front', 'blue $team', undefined]);
+  // The preflight is answered before the source ranges are read; the refusal carries the CORS set.
+  const allowPre = await ctl.request('cors-allow.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://x.test' } });
+  assert.equal([allowPre.status, allowPre.headers['access-control-allow-origin']], [204, '*']);
+  const refused = await ctl.request('cors-allow.test', '/', { headers: { Origin: 'https://x.test' } });
+  assert.equal([refused.status, refused.headers['access-control-allow-origin']], [403, '*']);
+  const empty = await rawHead('cors-empty.test', 'GET / HTTP/1.1\r\nHost: HOST\r\nOrigin: https://x.test\r\nConnection: close\r\n\r\n');
+  assert.equal(empty.filter((l) => !l.startsWith('Server:')), [
+    'HTTP/1.1 503 Service Temporarily Unavailable', 'Content-Type: text/html', 'Content-Length: 190', 'Connection: close',
+    'X-Echo-Name: front', 'X-Frame-Options: DENY', 'X-Team: blue $team', 'Access-Control-Allow-Origin: *', 'Access-Control-Allow-Credentials: true',
+    'Access-Control-Allow-Methods: GET, PUT, POST, DELETE, PATCH, OPTIONS',
+    'Access-Control-Allow-Headers: DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization',
+    'Access-Control-Max-Age: 1728000',
+  ]);
 });
 
 test('affinity cookie on a non-root path: Path is the Ingress path, Max-Age, Expires, Secure over HTTP, HttpOnly', async () => {
@@ -554,10 +619,11 @@ test('proxy-read-timeout: a slower backend gets 504', async () => {
   }
 });
 
-test('the router serves the hosts whose timeouts, tries and source ranges it applies; more tries than the ConfigMap allows keep a server block', () => {
+test('the router serves the hosts whose timeouts, tries, source ranges, CORS and custom headers it applies; more tries than the ConfigMap allows keep a server block', () => {
   const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
   const dynamic = DYNAMIC_ROUTES_ARGS.length === 0;
-  for (const host of ['whitelist.test', 'allow-local.test', 'deny-first.test', 'deny-only.test', 'allow-force.test', 'timeout.test', 'timeouts.test', 'nextup-tries.test']) {
+  for (const host of ['whitelist.test', 'allow-local.test', 'deny-first.test', 'deny-only.test', 'allow-force.test', 'timeout.test', 'timeouts.test', 'nextup-tries.test',
+    'cors.test', 'cors-list.test', 'custom.test', 'custom-cors.test', 'cors-allow.test', 'cors-empty.test']) {
     assert.is(conf.includes(`server_name ${host};`), !dynamic, host);
   }
   assert.ok(conf.includes('server_name tries-more.test;'), 'tries-more.test');

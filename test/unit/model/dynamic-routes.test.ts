@@ -9,7 +9,9 @@ import { defaultAnnotations } from '../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { snapshot } from '../../../src/model/hash.js';
 import { routesPayload } from '../../../src/model/routes-payload.js';
-import type { Configuration, Server } from '../../../src/model/types.js';
+import { routeResponse } from '../../../src/model/route-settings.js';
+import { CORS_DEFAULTS } from '../../../src/model/annotations/cors.js';
+import type { Configuration, Location, Server } from '../../../src/model/types.js';
 import { ingress, service, testStore, PREFIX } from '../../support/model-objects.js';
 
 const NOW = new Date('2026-03-01T00:00:00Z');
@@ -130,8 +132,6 @@ test('adding, changing or removing a dynamic host is a dynamic update of the rou
   assert.match(d.reason, /routes of new\.example\.com removed/);
 });
 
-test.run();
-
 test("the operator's server- and location-snippets keep every host static: the router's request would leave their locations", () => {
   const settings = defaultSettings();
   const parsed = defaultAnnotations(settings);
@@ -140,3 +140,29 @@ test("the operator's server- and location-snippets keep every host static: the r
   assert.match(ingressStaticReason(parsed, { ...settings, locationSnippet: 'add_header X-A b;' }) ?? '', /location-snippet \(ConfigMap\)/);
   assert.match(ingressStaticReason(parsed, { ...settings, sslRejectHandshake: true }) ?? '', /ssl-reject-handshake/);
 });
+
+test('CORS and custom headers: the route carries the headers; names add-headers also sets, built-in names and values NGINX would trim keep the Ingress static', () => {
+  const settings = defaultSettings();
+  const cors = { ...CORS_DEFAULTS, enabled: true, allowOrigin: ['https://*.example.com', 'tauri://localhost:3000'], exposeHeaders: 'X-Total', allowCredentials: false };
+  const parsed = { ...defaultAnnotations(settings), cors, customHeaders: { 'X-Team': 'blue $team' } };
+  assert.is(ingressStaticReason(parsed, settings), null);
+  assert.equal(routeResponse({ cors, customHeaders: parsed.customHeaders } as unknown as Location), {
+    cors: {
+      origin: '^(https://[A-Za-z0-9-]+\\.example\\.com|tauri://localhost:3000)$',
+      headers: [['Access-Control-Allow-Methods', CORS_DEFAULTS.allowMethods], ['Access-Control-Allow-Headers', CORS_DEFAULTS.allowHeaders],
+        ['Access-Control-Expose-Headers', 'X-Total'], ['Access-Control-Max-Age', '1728000']],
+    },
+    headers: [['X-Team', 'blue $team']],
+  });
+  assert.equal(routeResponse({ cors: { ...cors, allowOrigin: ['*'] }, customHeaders: null } as unknown as Location).cors?.origin, '', 'any origin');
+  assert.equal(routeResponse({ cors: null, customHeaders: null } as unknown as Location), {});
+  const withGlobal = { ...settings, addHeaders: { 'x-team': 'global', 'Access-Control-Max-Age': '5' } };
+  assert.is(ingressStaticReason({ ...parsed, cors: null }, withGlobal), 'custom-headers sets X-Team, which add-headers (ConfigMap) sets too');
+  assert.is(ingressStaticReason({ ...parsed, customHeaders: null }, withGlobal), 'enable-cors sets Access-Control-Max-Age, which add-headers (ConfigMap) sets too');
+  const custom = (h: Record<string, string>) => ingressStaticReason({ ...parsed, cors: null, customHeaders: h }, settings);
+  assert.is(custom({ 'Cache-Control': 'no-store' }), 'custom-headers sets Cache-Control, a header NGINX sets itself');
+  assert.is(custom({ 'X-A': ' padded' }), "custom-headers X-A: an empty value or one with surrounding spaces is NGINX's to trim");
+  assert.is(custom({ 'X-A': '' }), "custom-headers X-A: an empty value or one with surrounding spaces is NGINX's to trim");
+});
+
+test.run();

@@ -361,6 +361,8 @@ phaseB('use-forwarded-headers: X-Forwarded-* of a trusted peer are believed; com
   assert.equal({ realIp, xff, proto, host, port }, {
     realIp: '198.51.100.7', xff: '198.51.100.7, 127.0.0.1', proto: 'https', host: 'public.example', port: '443',
   });
+  // proxy-set-headers is the http level's, which the router's location inherits as a server block's does.
+  assert.is(headers(r)['x-to-upstream'], 'v-plain.test');
 });
 
 phaseB('use-forwarded-headers with proxy-real-ip-cidr: allow/deny lists judge the real client; an untrusted peer is not believed', async () => {

@@ -11,6 +11,10 @@ local configuration = require("configuration")
 local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local pcre2 = require("pcre2")
+local route_access = require("route_access")
+local route_cors = require("route_cors")
+local route_headers = require("route_headers")
+local route_upstream = require("route_upstream")
 local shapes = require("configuration_shapes")
 local route_redirect = require("route_redirect")
 local route_rewrite = require("route_rewrite")
@@ -47,6 +51,11 @@ function _M.compile(decoded)
       local rewrite_err = route_rewrite.compile(e)
       if rewrite_err then return nil, "host " .. name .. ": " .. rewrite_err end
       local p = e.pattern
+      if not route_access.compile(e) then return nil, "host " .. name .. ": a source range of " .. p:sub(1, 100) .. " does not parse" end
+      route_upstream.compile(e)
+      route_headers.compile(e)
+      local cors, cors_err = route_cors.compile(e)
+      if not cors then return nil, "host " .. name .. ": cors origin of " .. p:sub(1, 100) .. ": " .. cors_err end
       if e.match == "exact" then
         if h.exact[p] == nil then h.exact[p] = e end
       elseif e.match == "prefix" then
@@ -169,8 +178,11 @@ function _M.serve()
   -- NGINX's own, which Lua would otherwise refuse.
   ngx.req.set_uri(uri, false, true)
   var.dynamic_upstream_uri = var.request_uri
-  -- In the location's order: its return and app-root, its rewrite, its headers, the SSL redirect.
+  -- In the order of the location's own directives: its custom headers (on every answer), its
+  -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
+  route_headers.rewrite(e)
   route_redirect.apply(e)
+  route_cors.rewrite(e)
   route_rewrite.apply(e, uri)
   route_upstream_headers.apply(e)
   if e.redirect ~= "" then lua_ingress.rewrite(e.redirect) end
@@ -179,6 +191,17 @@ function _M.serve()
   else
     balancer.rewrite(e.backend)
   end
+  route_access.check(e)
+  route_upstream.rewrite(e)
+end
+
+--- In the router location's header filter: the route's response headers, as its location's
+--- more_set_headers would set them (nothing to look up until a table has some).
+function _M.header_filter()
+  if not (route_headers.in_use or route_cors.in_use) then return end
+  local ctx = ngx.ctx
+  route_headers.header_filter(ctx)
+  route_cors.header_filter(ctx)
 end
 
 return _M

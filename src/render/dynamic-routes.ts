@@ -27,8 +27,9 @@ export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serve
 /**
  * The router's location. The variables the location would set are left to the router (a
  * denied route sets none, as a denied location); the request URI goes upstream unchanged
- * unless the route rewrites it. The standard proxy headers are the http level's, with Host and
- * Connection from variables a route's upstream-vhost and connection-proxy-header may set
+ * unless the route rewrites it. Its header filter is the server's (./view.ts) plus the route's
+ * response headers. The standard proxy headers are the http level's, with Host and Connection
+ * from variables a route's upstream-vhost and connection-proxy-header may set
  * (lua/route_upstream_headers.lua).
  */
 export function dynamicRouteLocation(s: NginxSettings): string {
@@ -41,6 +42,11 @@ export function dynamicRouteLocation(s: NginxSettings): string {
             set $dynamic_connection $connection_upgrade;
             rewrite_by_lua_block {
                 router.serve()
+            }
+            header_filter_by_lua_block {
+                balancer.header_filter()
+                lua_ingress.header()
+                router.header_filter()
             }
 ${headers}            proxy_pass http://upstream_balancer$dynamic_upstream_uri;
         }

@@ -52,6 +52,10 @@ test.before(async () => {
           tls: [{ hosts: ['tls.test'], secretName: 'nope' }], paths: [{ path: '/', service: 'main' }],
         }),
         on('approot', 'approot.test', { 'app-root': '/app' }),
+        // The location's return and app-root come before its CORS blocks; its rewrite after them.
+        on('cors-redirect', 'cors-redirect.test', { 'permanent-redirect': 'https://example.org/c', 'enable-cors': 'true' }),
+        on('cors-approot', 'cors-approot.test', { 'app-root': '/app', 'enable-cors': 'true' }),
+        on('cors-rewrite', 'cors-rewrite.test', { 'rewrite-target': '/new', 'enable-cors': 'true' }, '/old'),
       ],
       'rewrites.json': [
         on('args', 'args.test', { 'rewrite-target': '/search?q=$2', 'use-regex': 'true' }, '/s(/|$)(.*)', 'ImplementationSpecific'),
@@ -84,7 +88,7 @@ test('the rule: these settings are dynamic; a redirect code that answers with a 
     assert.ok(text.includes('every host static'), text);
     return;
   }
-  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'captures', 'args', 'drop', 'plain-rewrite', 'rw-ssl', 'xfp', 'vhost', 'vhost-var', 'vhost-lit']) {
+  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'cors-redirect', 'cors-approot', 'cors-rewrite', 'captures', 'args', 'drop', 'plain-rewrite', 'rw-ssl', 'xfp', 'vhost', 'vhost-var', 'vhost-lit']) {
     assert.ok(text.includes(`routes: ${host}.test: dynamic\n`), `${host}: ${text}`);
   }
   assert.ok(text.includes('routes: multiple.test: static: Ingress uri/multiple: redirect code 300 answers with the URL as the body'), text);
@@ -140,6 +144,27 @@ test('the location\'s redirect comes before the SSL redirect; app-root redirects
   assert.is((await ctl.request('approot.test', '/', { https: true })).headers.location, 'https://approot.test/app');
   assert.is(upstream(await ctl.request('approot.test', '/other?q=1')), '/other?q=1');
   assert.is(upstream(await ctl.request('approot.test', '/app')), '/app');
+});
+
+test('with CORS: the redirect and app-root answer first (no Access-Control header), a preflight comes before the rewrite', async () => {
+  const origin = { Origin: 'https://app.example' };
+  for (const method of ['GET', 'OPTIONS']) {
+    const r = await ctl.request('cors-redirect.test', '/x', { method, headers: origin });
+    assert.is(r.status, 301, method);
+    assert.is(r.headers['access-control-allow-origin'], undefined, method);
+    const root = await ctl.request('cors-approot.test', '/', { method, headers: origin });
+    assert.is(root.status, 302, method);
+    assert.is(root.headers['access-control-allow-origin'], undefined, method);
+  }
+  const preflight = await ctl.request('cors-approot.test', '/x', { method: 'OPTIONS', headers: origin });
+  assert.is(preflight.status, 204);
+  assert.is(preflight.headers['access-control-allow-origin'], '*');
+  const rewritten = await ctl.request('cors-rewrite.test', '/old/x?q=1', { headers: origin });
+  assert.is(upstream(rewritten), '/new?q=1');
+  assert.is(rewritten.headers['access-control-allow-origin'], '*');
+  const before = await ctl.request('cors-rewrite.test', '/old/x', { method: 'OPTIONS', headers: origin });
+  assert.is(before.status, 204);
+  assert.is(before.headers['access-control-allow-origin'], '*');
 });
 
 test('rewrite-target with use-regex: captures, the request arguments appended, the new URI escaped as NGINX escapes it', async () => {

@@ -212,6 +212,8 @@ test.before(async () => {
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx-config', namespace: NS }, data: { 'global-allowed-response-headers': 'X-Team,X-Frame-Options,X-Echo-Name' } },
         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'team-headers', namespace: NS }, data: { 'X-Team': 'blue $team', 'X-Frame-Options': 'DENY', 'X-Echo-Name': 'front' } },
         on('custom', 'custom.test', { 'custom-headers': 'team-headers' }),
+        on('custom-redirect', 'custom-redirect.test', { 'custom-headers': 'team-headers', 'permanent-redirect': '/r$uri' }),
+        on('custom-approot', 'custom-approot.test', { 'custom-headers': 'team-headers', 'app-root': '/app' }),
         on('custom-cors', 'custom-cors.test', { 'custom-headers': 'team-headers', 'enable-cors': 'true', 'cors-allow-origin': 'https://*.example.com' }),
         on('cors-allow', 'cors-allow.test', { 'enable-cors': 'true', 'allowlist-source-range': '10.0.0.0/8' }),
         on('cors-empty', 'cors-empty.test', { 'enable-cors': 'true', 'custom-headers': 'team-headers' }, 'no-endpoints'),
@@ -375,6 +377,20 @@ function rawHead(host: string, request: string): Promise<string[]> {
     socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
   });
 }
+
+test('custom-headers on permanent-redirect\'s and app-root\'s answers, as on any answer of the location', async () => {
+  // Sorted: a Location NGINX makes absolute comes before Connection, one the router sets after it.
+  const lines = async (host: string, path: string) => (await rawHead(host, `GET ${path} HTTP/1.1\r\nHost: HOST\r\nConnection: close\r\n\r\n`)).sort();
+  const custom = ['X-Echo-Name: front', 'X-Frame-Options: DENY', 'X-Team: blue $team'];
+  assert.equal(await lines('custom-redirect.test', '/x'), [
+    'Connection: close', 'Content-Length: 162', 'Content-Type: text/html', 'HTTP/1.1 301 Moved Permanently',
+    'Location: http://custom-redirect.test/r/x', ...custom,
+  ]);
+  assert.equal(await lines('custom-approot.test', '/'), [
+    'Connection: close', 'Content-Length: 138', 'Content-Type: text/html', 'HTTP/1.1 302 Moved Temporarily',
+    'Location: http://custom-approot.test/app', ...custom,
+  ]);
+});
 
 test('custom-headers and CORS together: the same header lines, in the same order, on answers, preflights and refusals', async () => {
   const get = await rawHead('custom-cors.test', 'GET / HTTP/1.1\r\nHost: HOST\r\nOrigin: https://App.example.com\r\nConnection: close\r\n\r\n');
@@ -623,7 +639,7 @@ test('the router serves the hosts whose timeouts, tries, source ranges, CORS and
   const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
   const dynamic = DYNAMIC_ROUTES_ARGS.length === 0;
   for (const host of ['whitelist.test', 'allow-local.test', 'deny-first.test', 'deny-only.test', 'allow-force.test', 'timeout.test', 'timeouts.test', 'nextup-tries.test',
-    'cors.test', 'cors-list.test', 'custom.test', 'custom-cors.test', 'cors-allow.test', 'cors-empty.test']) {
+    'cors.test', 'cors-list.test', 'custom.test', 'custom-cors.test', 'cors-allow.test', 'cors-empty.test', 'custom-redirect.test', 'custom-approot.test']) {
     assert.is(conf.includes(`server_name ${host};`), !dynamic, host);
   }
   assert.ok(conf.includes('server_name tries-more.test;'), 'tries-more.test');

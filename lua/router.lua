@@ -11,6 +11,7 @@ local configuration = require("configuration")
 local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local pcre2 = require("pcre2")
+local route_memo = require("route_memo")
 local shapes = require("configuration_shapes")
 local ngx = ngx
 local ipairs, pairs, tostring = ipairs, pairs, tostring
@@ -130,16 +131,24 @@ local function match(h, uri)
   return prefix
 end
 
+local matches = route_memo.new()
+
 --- In the server rewrite phase (set_by_lua): matches the request; its $uri when the host is
 --- dynamic (the location rewrite then moves it to the router's location), else "".
 function _M.find()
   chosen = nil
   local t = routes()
   if t == EMPTY then return "" end
-  local h = host_routes(t, ngx.var.host)
-  if h == nil then return "" end
-  local uri = ngx.var.uri
-  chosen = match(h, uri)
+  local var = ngx.var
+  local host, uri = var.host, var.uri
+  local e = matches:get(t, host, uri)
+  if e == nil then
+    local h = host_routes(t, host)
+    if h == nil then return "" end
+    e = match(h, uri)
+    if e ~= "error" then matches:put(host, uri, e or false) end
+  end
+  chosen = e or nil
   chosen_uri = uri
   return uri
 end

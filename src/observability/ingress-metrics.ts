@@ -2,11 +2,25 @@
 // has no endpoints (no-endpoint), from the configuration NGINX runs. (The check counters belong
 // to the admission webhook: src/admission/metrics.ts.)
 import { Gauge, type Registry } from 'prom-client';
-import type { Configuration } from '../model/types.js';
+import type { Configuration, Server } from '../model/types.js';
 
 export interface IngressMetrics {
   /** After an applied sync: orphan state of every Ingress in the configuration. */
   orphans(config: Configuration): void;
+}
+
+// An unchanged server is the same object from one sync to the next (the builder reuses it).
+const serverPairs = new WeakMap<Server, ReadonlyArray<{ key: string; backend: string }>>();
+
+/** The server's locations that an Ingress's Service backs: the Ingress (namespace/name) and backend. */
+function ingressBackends(server: Server): ReadonlyArray<{ key: string; backend: string }> {
+  let pairs = serverPairs.get(server);
+  if (!pairs) {
+    pairs = server.locations.filter((l) => l.ingress && l.service && !l.isDefBackend)
+      .map((l) => ({ key: `${l.ingress!.namespace}/${l.ingress!.name}`, backend: l.backend }));
+    serverPairs.set(server, pairs);
+  }
+  return pairs;
 }
 
 export function createIngressMetrics(opts: { registry: Registry; constLabels: Record<string, string> }): IngressMetrics {
@@ -28,11 +42,9 @@ export function createIngressMetrics(opts: { registry: Registry; constLabels: Re
       const backends = new Map(config.backends.map((b) => [b.name, b]));
       const state = new Map<string, { noService: boolean; noEndpoint: boolean | null }>();
       for (const server of config.servers) {
-        for (const loc of server.locations) {
-          if (!loc.ingress || !loc.service || loc.isDefBackend) continue;
-          const backend = backends.get(loc.backend);
+        for (const { key, backend: name } of ingressBackends(server)) {
+          const backend = backends.get(name);
           if (!backend) continue;
-          const key = `${loc.ingress.namespace}/${loc.ingress.name}`;
           let s = state.get(key);
           if (!s) state.set(key, (s = { noService: false, noEndpoint: null }));
           if (backend.service === null) s.noService = true;

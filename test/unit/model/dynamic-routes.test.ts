@@ -8,7 +8,7 @@ import { DEFAULT_SERVER_STATIC, DYNAMIC_ROUTES_OFF, MAX_DYNAMIC_REGEX_LOCATIONS,
 import { defaultAnnotations } from '../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { snapshot } from '../../../src/model/hash.js';
-import { routesPayload } from '../../../src/model/routes-payload.js';
+import { createRoutesSerialiser, routesPayload, type RouteEntry } from '../../../src/model/routes-payload.js';
 import type { Configuration, Server } from '../../../src/model/types.js';
 import { ingress, service, testStore, PREFIX } from '../../support/model-objects.js';
 
@@ -101,7 +101,28 @@ test('adding, changing or removing a dynamic host is a dynamic update of the rou
   assert.match(d.reason, /routes of new\.example\.com removed/);
 });
 
-test.run();
+test("the actor's route-table body is JSON.stringify's text, each unchanged host's entries serialised once", () => {
+  const s = store();
+  const b = builder();
+  const serialise = createRoutesSerialiser();
+  const same = (c: Configuration) => assert.is(serialise(routesPayload(c)).join(''), JSON.stringify(routesPayload(c)));
+  same(b.build(s).config);
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]]));
+  same(b.build(s).config);
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80], ['/more', 'Exact', 'web', 80]]));
+  same(b.build(s).config);
+  s.remove('Ingress', ingress('plain', 'plain.example.com', [['/', 'Prefix', 'web', 80]]));
+  same(b.build(s).config);
+  assert.is(serialise({ hosts: {} }).join(''), '{"hosts":{}}');
+
+  // The same entries array is taken as unchanged (the model never mutates one it handed out).
+  const entries = [{ ...routesPayload(b.build(s).config).hosts['new.example.com']![0]! }] as RouteEntry[];
+  const once = serialise({ hosts: { 'a.test': entries } }).join('');
+  entries.push({ ...entries[0]!, pattern: '/later' });
+  assert.is(serialise({ hosts: { 'a.test': entries } }).join(''), once, 'reused');
+  assert.ok(serialise({ hosts: { 'a.test': [...entries] } }).join('').includes('/later'), 'a new array is serialised');
+});
+
 
 test("the operator's server- and location-snippets keep every host static: the router's request would leave their locations", () => {
   const settings = defaultSettings();
@@ -111,3 +132,5 @@ test("the operator's server- and location-snippets keep every host static: the r
   assert.match(ingressStaticReason(parsed, { ...settings, locationSnippet: 'add_header X-A b;' }) ?? '', /location-snippet \(ConfigMap\)/);
   assert.match(ingressStaticReason(parsed, { ...settings, sslRejectHandshake: true }) ?? '', /ssl-reject-handshake/);
 });
+
+test.run();

@@ -88,10 +88,10 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, silentLogger());
     for (const e of generateEvents({ n: 1, plain: true, tlsFraction: 0, endpoints: () => up.map((p) => ({ address: '127.0.0.1', port: p })) })) {
       if (e.kind !== 'Ingress' || !e.object) { store.apply(e); continue; }
-      // hostOf(0) keeps a server block (a timeout needs a directive; it costs nothing per request);
+      // hostOf(0) keeps a server block (a body-size limit needs a directive; a GET never meets it);
       // the same Ingress without it, for another host, is dynamic.
       const ing = e.object as Ingress;
-      const staticIng = { ...ing, metadata: { ...ing.metadata, annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' } } };
+      const staticIng = { ...ing, metadata: { ...ing.metadata, annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' } } };
       store.apply({ ...e, object: staticIng });
       const rules = (ing.spec.rules ?? []).map((r) => ({ ...r, host: VARIANT_HOST.dynamic }));
       const dynamicIng = { ...ing, metadata: { ...ing.metadata, name: 'dynamic', uid: 'dynamic' }, spec: { ...ing.spec, rules } };

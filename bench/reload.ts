@@ -1,5 +1,5 @@
 // A reload at scale (local mode, real NGINX): N generated Ingresses, then new Ingresses written
-// one at a time, each with an annotation that needs a directive (proxy-read-timeout), so its host
+// one at a time, each with an annotation that needs a directive (proxy-body-size), so its host
 // gets a server block and NGINX reloads (a plain one is dynamic: bench/routes.ts); the clock runs from the
 // manifest write until the new host is served. The controller's own log says how long the
 // reload actor took and, within it, NGINX's check of the new configuration and the reload.
@@ -12,7 +12,7 @@ import { arg, attempt, emitFigures, isFull, loadAverage, median, printTable, rou
 function ingress(name: string, host: string, service: string, ns: string) {
   return {
     apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
-    metadata: { name, namespace: ns, annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' } },
+    metadata: { name, namespace: ns, annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' } },
     spec: { ingressClassName: 'nginx', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] },
   };
 }

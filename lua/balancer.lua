@@ -10,6 +10,7 @@ local dns = require("dns")
 local address_policy = require("address_policy")
 local passive_health = require("balancer.passive_health")
 local util = require("util")
+local route_upstream = require("route_upstream")
 local ngx = ngx
 
 local SYNC_INTERVAL = 0.1 -- seconds; a posted change reaches every worker within this
@@ -413,8 +414,10 @@ function _M.balance()
     return
   end
 
+  local most = MAX_TRIES
+  if route_upstream.in_use then most = route_upstream.balance(most) end -- a dynamic route's timeouts and tries
   if first_try then
-    local tries = math.min(#balancer.endpoints, MAX_TRIES)
+    local tries = math.min(#balancer.endpoints, most)
     if tries > 1 then ngx_balancer.set_more_tries(tries - 1) end
   end
   local ok, err = ngx_balancer.set_current_peer(endpoint.peer, endpoint.port)

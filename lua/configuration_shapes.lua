@@ -3,6 +3,7 @@
 -- running balancers and certificates keep what they had. Unknown fields are allowed (newer
 -- controllers may send more); JSON null stands for an absent optional field.
 local cjson = require("cjson.safe")
+local route_access = require("route_access")
 local null = cjson.null
 local type, pairs, ipairs, tostring, floor = type, pairs, ipairs, tostring, math.floor
 
@@ -191,6 +192,67 @@ _M.MAX_ROUTE_STRING = 4096
 local ROUTE_MATCHES = { exact = true, prefix = true, regex = true }
 local ROUTE_STRINGS = { "pattern", "namespace", "ingress", "service", "port", "path", "backend", "fallback", "redirect" }
 
+_M.MAX_ROUTE_SOURCE_RANGES = 5000 -- per list: each is tried per request (src/model/route-settings.ts)
+_M.MAX_ROUTE_TIMEOUT = 86400 -- seconds, the proxy group's bound
+_M.MAX_ROUTE_TRIES = 100
+
+local function whole(v, max)
+  return type(v) == "number" and v >= 0 and v <= max and floor(v) == v
+end
+
+_M.MAX_ROUTE_HEADERS = 100
+
+-- Response headers as [name, value] pairs: a token and a value without control characters
+-- (a CR or LF would start another header).
+local function header_list_problem(list, where)
+  if absent(list) then return nil end
+  if not is_array(list) or #list > _M.MAX_ROUTE_HEADERS then return where .. " must be an array of at most " .. _M.MAX_ROUTE_HEADERS .. " headers" end
+  for i, h in ipairs(list) do
+    local name, value = type(h) == "table" and h[1], type(h) == "table" and h[2]
+    if not is_array(h) or #h ~= 2 or type(name) ~= "string" or type(value) ~= "string" or #name > 256 or #value > _M.MAX_ROUTE_STRING
+       or not name:match("^[!#$%%&'*+.^_`|~%w-]+$") or value:find("%c") then
+      return where .. " [" .. (i - 1) .. "] must be a header name (a token) and a value without control characters"
+    end
+  end
+  return nil
+end
+
+-- The per-route settings (lua/route_upstream.lua, lua/route_access.lua, lua/route_headers.lua,
+-- lua/route_cors.lua): absent, or exactly what the model sends.
+local function route_settings_problem(e, where)
+  local t = e.timeouts
+  if not absent(t) then
+    if not is_array(t) or #t ~= 3 or not (whole(t[1], _M.MAX_ROUTE_TIMEOUT) and whole(t[2], _M.MAX_ROUTE_TIMEOUT) and whole(t[3], _M.MAX_ROUTE_TIMEOUT)) then
+      return where .. ".timeouts must be 3 whole seconds from 0 to " .. _M.MAX_ROUTE_TIMEOUT
+    end
+  end
+  if not absent(e.tries) and not whole(e.tries, _M.MAX_ROUTE_TRIES) then return where .. ".tries must be a whole number from 0 to " .. _M.MAX_ROUTE_TRIES end
+  local problem = header_list_problem(e.headers, where .. ".headers")
+  if problem then return problem end
+  local cors = e.cors
+  if not absent(cors) then
+    if not is_object(cors) or type(cors.origin) ~= "string" or #cors.origin > _M.MAX_ROUTE_STRING then
+      return where .. ".cors must be an object with an origin pattern string"
+    end
+    problem = header_list_problem(cors.headers, where .. ".cors.headers")
+    if problem then return problem end
+  end
+  for _, k in ipairs({ "deny", "allow" }) do
+    local list = e[k]
+    if not absent(list) then
+      if not is_array(list) or #list > _M.MAX_ROUTE_SOURCE_RANGES then
+        return where .. "." .. k .. " must be an array of at most " .. _M.MAX_ROUTE_SOURCE_RANGES .. " CIDRs"
+      end
+      for _, c in ipairs(list) do
+        if type(c) ~= "string" or #c > 64 or not route_access.parse_cidr(c) then
+          return where .. "." .. k .. ": " .. tostring(c):sub(1, 100) .. " is not an IP address or CIDR"
+        end
+      end
+    end
+  end
+  return nil
+end
+
 local function route_problem(e, where)
   if not is_object(e) then return where .. " must be a JSON object" end
   if not ROUTE_MATCHES[e.match] then return where .. ".match must be exact, prefix or regex" end
@@ -202,7 +264,7 @@ local function route_problem(e, where)
   if e.match ~= "regex" and e.pattern:byte(1) ~= 47 then return where .. ".pattern must start with /" end
   if e.backend == "" then return where .. ".backend must not be empty" end
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
-  return nil
+  return route_settings_problem(e, where)
 end
 
 --- The problem with a decoded route table ({ hosts: host → [entry] }), or nil.

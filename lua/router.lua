@@ -11,7 +11,11 @@ local configuration = require("configuration")
 local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local pcre2 = require("pcre2")
+local route_access = require("route_access")
+local route_cors = require("route_cors")
+local route_headers = require("route_headers")
 local route_memo = require("route_memo")
+local route_upstream = require("route_upstream")
 local shapes = require("configuration_shapes")
 local ngx = ngx
 local ipairs, pairs, tostring = ipairs, pairs, tostring
@@ -43,6 +47,11 @@ function _M.compile(decoded)
     local seen_length = {}
     for _, e in ipairs(entries) do
       local p = e.pattern
+      if not route_access.compile(e) then return nil, "host " .. name .. ": a source range of " .. p:sub(1, 100) .. " does not parse" end
+      route_upstream.compile(e)
+      route_headers.compile(e)
+      local cors, cors_err = route_cors.compile(e)
+      if not cors then return nil, "host " .. name .. ": cors origin of " .. p:sub(1, 100) .. ": " .. cors_err end
       if e.match == "exact" then
         if h.exact[p] == nil then h.exact[p] = e end
       elseif e.match == "prefix" then
@@ -172,12 +181,25 @@ function _M.serve()
   -- static location's bare proxy_pass.
   ngx.req.set_uri(uri)
   var.dynamic_upstream_uri = var.request_uri
+  route_headers.rewrite(e)
+  route_cors.rewrite(e)
   if e.redirect ~= "" then lua_ingress.rewrite(e.redirect) end
   if e.fallback ~= "" then
     balancer.rewrite(e.backend, e.fallback)
   else
     balancer.rewrite(e.backend)
   end
+  route_access.check(e)
+  route_upstream.rewrite(e)
+end
+
+--- In the router location's header filter: the route's response headers, as its location's
+--- more_set_headers would set them (nothing to look up until a table has some).
+function _M.header_filter()
+  if not (route_headers.in_use or route_cors.in_use) then return end
+  local ctx = ngx.ctx
+  route_headers.header_filter(ctx)
+  route_cors.header_filter(ctx)
 end
 
 return _M

@@ -2,10 +2,12 @@
 // its locations as NGINX would match them (./paths.ts locationMatch, in locationOrder) and what
 // the static location block would set per request — the variables logs and metrics read, the
 // backend and its default-backend fallback, the SSL-redirect flags — or that it answers 503.
+import type { NginxSettings } from './config/settings.js';
 import { locationMatch, locationOrder } from './paths.js';
+import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
 import type { Configuration, Location, Server } from './types.js';
 
-export interface RouteEntry {
+export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
   readonly match: 'exact' | 'prefix' | 'regex';
   /** The path (exact, prefix) or the pattern (regex). */
@@ -32,7 +34,7 @@ export interface RoutesPayload {
   readonly hosts: Readonly<Record<string, readonly RouteEntry[]>>;
 }
 
-const memo = new WeakMap<Server, readonly RouteEntry[]>();
+const memo = new WeakMap<Server, { readonly settings: NginxSettings; readonly entries: readonly RouteEntry[] }>();
 
 function redirectFlags(loc: Location): string {
   const rw = loc.rewrite;
@@ -44,9 +46,9 @@ function redirectFlags(loc: Location): string {
 }
 
 /** One server's entries, each distinct match once (the first, as the renderer keeps it). */
-export function hostRoutes(server: Server): readonly RouteEntry[] {
-  let out = memo.get(server);
-  if (out) return out;
+export function hostRoutes(server: Server, settings: NginxSettings): readonly RouteEntry[] {
+  const known = memo.get(server);
+  if (known && known.settings === settings) return known.entries;
   const seen = new Set<string>();
   const entries: RouteEntry[] = [];
   for (const loc of locationOrder(server)) {
@@ -68,18 +70,18 @@ export function hostRoutes(server: Server): readonly RouteEntry[] {
       backend: loc.backend,
       fallback: loc.defaultBackend ?? '',
       redirect: redirectFlags(loc),
+      ...(loc.denied === null ? { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc) } : {}),
     });
   }
-  out = entries;
-  memo.set(server, out);
-  return out;
+  memo.set(server, { settings, entries });
+  return entries;
 }
 
 /** The dynamic hosts of the model (those the rule let through), sorted by name. */
 export function routesPayload(config: Configuration): RoutesPayload {
   const hosts: Record<string, readonly RouteEntry[]> = {};
   if (!config.dynamicRoutes) return { hosts };
-  for (const s of config.servers) if (s.staticBecause === null) hosts[s.hostname.toLowerCase()] = hostRoutes(s);
+  for (const s of config.servers) if (s.staticBecause === null) hosts[s.hostname.toLowerCase()] = hostRoutes(s, config.settings);
   return { hosts };
 }
 

@@ -24,13 +24,19 @@ export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serve
 
 /**
  * The router's location. The variables the location would set are left to the router (a
- * denied route sets none, as a denied location); the request URI goes upstream unchanged.
+ * denied route sets none, as a denied location); the request URI goes upstream unchanged. Its
+ * header filter is the server's (./view.ts) plus the route's response headers.
  */
 export const DYNAMIC_ROUTE_LOCATION = `        location = ${DYNAMIC_ROUTE_URI} {
             internal;
             set $dynamic_upstream_uri "";
             rewrite_by_lua_block {
                 router.serve()
+            }
+            header_filter_by_lua_block {
+                balancer.header_filter()
+                lua_ingress.header()
+                router.header_filter()
             }
             proxy_pass http://upstream_balancer$dynamic_upstream_uri;
         }

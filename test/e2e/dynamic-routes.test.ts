@@ -155,6 +155,21 @@ test('a hostile route table is refused whole, or bounded per request; workers ke
     ['too many regexes', JSON.stringify({ hosts: { 'a.test': Array.from({ length: 101 }, (_, i) => route({ match: 'regex', pattern: `^/${i}` })) } })],
     ['a huge string', JSON.stringify({ hosts: { 'a.test': [route({ namespace: 'n'.repeat(5000) })] } })],
     ['a number for a string', JSON.stringify({ hosts: { 'a.test': [route({ backend: 7 })] } })],
+    ['two timeouts', JSON.stringify({ hosts: { 'a.test': [route({ timeouts: [1, 2] })] } })],
+    ['a fractional timeout', JSON.stringify({ hosts: { 'a.test': [route({ timeouts: [0, 0, 0.5] })] } })],
+    ['a timeout of days', JSON.stringify({ hosts: { 'a.test': [route({ timeouts: [0, 0, 86401] })] } })],
+    ['a billion tries', JSON.stringify({ hosts: { 'a.test': [route({ tries: 1e9 })] } })],
+    ['a network with 33 bits', JSON.stringify({ hosts: { 'a.test': [route({ allow: ['10.0.0.0/33'] })] } })],
+    ['a host name for a network', JSON.stringify({ hosts: { 'a.test': [route({ deny: ['example.com'] })] } })],
+    ['a string for a list', JSON.stringify({ hosts: { 'a.test': [route({ deny: '10.0.0.0/8' })] } })],
+    ['too many networks', JSON.stringify({ hosts: { 'a.test': [route({ allow: Array.from({ length: 5001 }, (_, i) => `10.${i >> 8}.${i & 255}.0/24`) })] } })],
+    ['a header value with CR LF', JSON.stringify({ hosts: { 'a.test': [route({ headers: [['X-A', 'b\r\nSet-Cookie: stolen=1']] })] } })],
+    ['a header name with a colon', JSON.stringify({ hosts: { 'a.test': [route({ headers: [['X-A: b', 'c']] })] } })],
+    ['a header without a value', JSON.stringify({ hosts: { 'a.test': [route({ headers: [['X-A']] })] } })],
+    ['101 headers', JSON.stringify({ hosts: { 'a.test': [route({ headers: Array.from({ length: 101 }, (_, i) => [`X-${i}`, 'v']) })] } })],
+    ['a CORS origin that is not a regex', JSON.stringify({ hosts: { 'a.test': [route({ cors: { origin: '^(a', headers: [] } })] } })],
+    ['a CORS header with a newline', JSON.stringify({ hosts: { 'a.test': [route({ cors: { origin: '', headers: [['Access-Control-Max-Age', '1\n2']] } })] } })],
+    ['a CORS without its origin', JSON.stringify({ hosts: { 'a.test': [route({ cors: { headers: [] } })] } })],
   ];
   for (const [what, body] of refused) {
     const r = await post(body);
@@ -170,6 +185,16 @@ test('a hostile route table is refused whole, or bounded per request; workers ke
   assert.is(r.status, 500);
   assert.ok(Date.now() - started < 5000, `bounded (${Date.now() - started} ms)`);
   assert.is((await ctl.request('bomb.test', '/aaa')).backend, 'root', 'the same worker serves the next request');
+
+  // JSON null stands for an absent setting; a route's lists and timeouts apply to it alone.
+  const lists = JSON.stringify({ hosts: {
+    'open.test': [route({ timeouts: null, tries: null, allow: null, deny: null, headers: null, cors: null })],
+    'closed.test': [route({ allow: ['10.0.0.0/8'], timeouts: [1, 1, 1], tries: 1 })],
+  } });
+  assert.is((await post(lists)).status, 201);
+  const open = await ctl.request('open.test', '/', { headers: { Origin: 'https://x.test' } });
+  assert.equal([open.backend, open.headers['access-control-allow-origin']], ['root', undefined]);
+  assert.is((await ctl.request('closed.test', '/')).status, 403);
 });
 
 test.run();

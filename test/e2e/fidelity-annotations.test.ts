@@ -7,11 +7,11 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
-import { ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
+import { DYNAMIC_ROUTES_ARGS, ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
 import { grpcCall, startFastCgiServer, startGrpcServer, type ProtocolServer } from '../support/protocol-servers.js';
 import { freePort } from '../support/ports.js';
 
@@ -63,6 +63,7 @@ test.before(async () => {
   const pool4 = [...pool, echo['pool-c']!, echo['pool-d']!];
 
   ctl = await startLocal({
+    args: ['--configmap', `${NS}/nginx-config`],
     files: {
       'services.json': [
         ...['main', 'canary', 'fallback'].flatMap((n) => [service(NS, n), ...slices(NS, n, [echo[n]!])]),
@@ -118,6 +119,16 @@ test.before(async () => {
         }),
         ingress(NS, 'old-allowlist', { host: 'whitelist.test', annotations: a({ 'whitelist-source-range': '10.0.0.0/8' }), paths: [{ path: '/', service: 'main' }] }),
       ],
+      'source-ranges.json': [
+        on('allow-local', 'allow-local.test', { 'allowlist-source-range': '10.0.0.0/8, 127.0.0.0/24' }),
+        // Host bits set: NGINX ignores them (127.0.0.77/24 is 127.0.0.0/24).
+        on('allow-bits', 'allow-bits.test', { 'allowlist-source-range': '127.0.0.77/24' }),
+        on('deny-first', 'deny-first.test', { 'denylist-source-range': '127.0.0.1/32', 'allowlist-source-range': '127.0.0.0/8' }),
+        on('deny-only', 'deny-only.test', { 'denylist-source-range': '2001:db8::/32, 127.0.8.0/24' }),
+        on('allow-v6', 'allow-v6.test', { 'allowlist-source-range': '::1/128' }),
+        on('allow-empty', 'allow-empty.test', { 'allowlist-source-range': '10.0.0.0/8' }, 'no-endpoints'),
+        on('allow-force', 'allow-force.test', { 'allowlist-source-range': '10.0.0.0/8', 'force-ssl-redirect': 'true' }),
+      ],
       'limits.json': [
         on('rps', 'rps.test', { 'limit-rps': '1', 'limit-burst-multiplier': '1' }),
         on('rpm', 'rpm.test', { 'limit-rpm': '1', 'limit-burst-multiplier': '1' }),
@@ -130,6 +141,8 @@ test.before(async () => {
       'proxy.json': [
         on('body', 'body.test', { 'proxy-body-size': '1k' }),
         on('timeout', 'timeout.test', { 'proxy-read-timeout': '1' }),
+        on('timeouts', 'timeouts.test', { 'proxy-connect-timeout': '3', 'proxy-send-timeout': '4', 'proxy-read-timeout': '1' }),
+        on('tries-more', 'tries-more.test', { 'proxy-next-upstream-tries': '5' }),
         on('httpver', 'httpver.test', { 'proxy-http-version': '1.0' }),
         on('nextup', 'nextup.test', {}, 'with-dead'),
         on('nextup-off', 'nextup-off.test', { 'proxy-next-upstream': 'off' }, 'with-dead-off'),
@@ -194,6 +207,14 @@ test.before(async () => {
         on('db-empty', 'db-empty.test', { 'default-backend': 'fallback' }, 'no-endpoints'),
         on('db-missing', 'db-missing.test', { 'default-backend': 'fallback' }, 'not-a-service'),
         on('db-healthy', 'db-healthy.test', { 'default-backend': 'fallback' }, 'main'),
+      ],
+      'response-headers.json': [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx-config', namespace: NS }, data: { 'global-allowed-response-headers': 'X-Team,X-Frame-Options,X-Echo-Name' } },
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'team-headers', namespace: NS }, data: { 'X-Team': 'blue $team', 'X-Frame-Options': 'DENY', 'X-Echo-Name': 'front' } },
+        on('custom', 'custom.test', { 'custom-headers': 'team-headers' }),
+        on('custom-cors', 'custom-cors.test', { 'custom-headers': 'team-headers', 'enable-cors': 'true', 'cors-allow-origin': 'https://*.example.com' }),
+        on('cors-allow', 'cors-allow.test', { 'enable-cors': 'true', 'allowlist-source-range': '10.0.0.0/8' }),
+        on('cors-empty', 'cors-empty.test', { 'enable-cors': 'true', 'custom-headers': 'team-headers' }, 'no-endpoints'),
       ],
       'cors.json': [
         on('cors', 'cors.test', { 'enable-cors': 'true' }),
@@ -342,6 +363,62 @@ test('cors-allow-origin list: matching origins (any scheme) are echoed with the 
   assert.is(otherPre.backend, 'main');
 });
 
+/** The answer's status line and header lines as NGINX sent them, without Date. */
+function rawHead(host: string, request: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(ctl.ports.http, '127.0.0.1', () => socket.write(request.replace('HOST', host)));
+    let out = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => { out += d; });
+    socket.on('close', () => resolve(out.slice(0, out.indexOf('\r\n\r\n')).split('\r\n').filter((l) => !l.startsWith('Date:'))));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
+  });
+}
+
+test('custom-headers and CORS together: the same header lines, in the same order, on answers, preflights and refusals', async () => {
+  const get = await rawHead('custom-cors.test', 'GET / HTTP/1.1\r\nHost: HOST\r\nOrigin: https://App.example.com\r\nConnection: close\r\n\r\n');
+  assert.equal(get.filter((l) => !/^(Content-Length|X-Echo-\w+(?<!Name)|Keep-Alive):/.test(l)), [
+    'HTTP/1.1 200 OK', 'Content-Type: application/json', 'Connection: close', 'x-echo-name: front',
+    'X-Frame-Options: DENY', 'X-Team: blue $team',
+    'Access-Control-Allow-Origin: https://App.example.com', 'Access-Control-Allow-Credentials: true',
+    'Access-Control-Allow-Methods: GET, PUT, POST, DELETE, PATCH, OPTIONS',
+    'Access-Control-Allow-Headers: DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization',
+    'Access-Control-Max-Age: 1728000',
+  ]);
+  const pre = await rawHead('custom-cors.test', 'OPTIONS / HTTP/1.1\r\nHost: HOST\r\nOrigin: https://a.example.com\r\nConnection: close\r\n\r\n');
+  assert.equal(pre, [
+    'HTTP/1.1 204 No Content', 'Connection: close', 'X-Echo-Name: front', 'X-Frame-Options: DENY', 'X-Team: blue $team',
+    'Access-Control-Allow-Origin: https://a.example.com', 'Access-Control-Allow-Credentials: true',
+    'Access-Control-Allow-Methods: GET, PUT, POST, DELETE, PATCH, OPTIONS',
+    'Access-Control-Allow-Headers: DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization',
+    'Access-Control-Max-Age: 1728000', 'Content-Length: 0',
+  ]);
+  // An origin two labels down, or another domain: no CORS header; its OPTIONS goes to the backend.
+  for (const origin of ['https://a.b.example.com', 'https://example.com.evil.test']) {
+    const other = await ctl.request('custom-cors.test', '/', { method: 'OPTIONS', headers: { Origin: origin } });
+    assert.is(other.status, 200, origin);
+    assert.is(other.headers['access-control-allow-origin'], undefined, origin);
+    assert.is(other.headers['x-team'], 'blue $team', origin);
+  }
+  // custom-headers alone replaces the backend's own header.
+  const custom = await ctl.request('custom.test', '/');
+  assert.equal([custom.status, custom.headers['x-echo-name'], custom.headers['x-team'], custom.headers['access-control-allow-origin']], [200, 'front', 'blue $team', undefined]);
+  // The preflight is answered before the source ranges are read; the refusal carries the CORS set.
+  const allowPre = await ctl.request('cors-allow.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://x.test' } });
+  assert.equal([allowPre.status, allowPre.headers['access-control-allow-origin']], [204, '*']);
+  const refused = await ctl.request('cors-allow.test', '/', { headers: { Origin: 'https://x.test' } });
+  assert.equal([refused.status, refused.headers['access-control-allow-origin']], [403, '*']);
+  const empty = await rawHead('cors-empty.test', 'GET / HTTP/1.1\r\nHost: HOST\r\nOrigin: https://x.test\r\nConnection: close\r\n\r\n');
+  assert.equal(empty.filter((l) => !l.startsWith('Server:')), [
+    'HTTP/1.1 503 Service Temporarily Unavailable', 'Content-Type: text/html', 'Content-Length: 190', 'Connection: close',
+    'X-Echo-Name: front', 'X-Frame-Options: DENY', 'X-Team: blue $team', 'Access-Control-Allow-Origin: *', 'Access-Control-Allow-Credentials: true',
+    'Access-Control-Allow-Methods: GET, PUT, POST, DELETE, PATCH, OPTIONS',
+    'Access-Control-Allow-Headers: DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization',
+    'Access-Control-Max-Age: 1728000',
+  ]);
+});
+
 test('affinity cookie on a non-root path: Path is the Ingress path, Max-Age, Expires, Secure over HTTP, HttpOnly', async () => {
   for (const path of ['/something', '/something/deeper']) {
     const r = await ctl.request('sticky.test', path);
@@ -475,6 +552,28 @@ test('whitelist-source-range (the older name of allowlist-source-range) refuses 
   assert.is((await ctl.request('whitelist.test', '/')).status, 403);
 });
 
+test('allowlist- and denylist-source-range: the first matching network decides (the denylist first), as allow/deny in the location', async () => {
+  const status = async (host: string, localAddress?: string, more: Record<string, string> = {}) => (await ctl.request(host, '/', { localAddress, headers: more })).status;
+  assert.is(await status('allow-local.test'), 200);
+  assert.is(await status('allow-local.test', '127.0.8.1'), 403, 'outside the allowlist');
+  // A client's own X-Forwarded-For is not believed by default (use-forwarded-headers is off).
+  assert.is(await status('allow-local.test', '127.0.8.1', { 'X-Forwarded-For': '10.1.2.3' }), 403, 'a forged X-Forwarded-For');
+  assert.is(await status('allow-bits.test'), 200, 'host bits of a network are ignored');
+  assert.is(await status('allow-bits.test', '127.0.8.1'), 403);
+  assert.is(await status('deny-first.test'), 403, 'on both lists: denied');
+  assert.is(await status('deny-first.test', '127.0.8.1'), 200);
+  assert.is(await status('deny-only.test'), 200, 'a denylist alone lets the others in');
+  assert.is(await status('deny-only.test', '127.0.8.1'), 403);
+  assert.is(await status('allow-v6.test'), 403, 'an IPv4 client and an IPv6-only allowlist: deny all');
+  // The location's rewrite phase (the backend, the SSL redirect) comes before its access phase.
+  assert.is(await status('allow-empty.test'), 503, 'no endpoint: 503 before the lists are read');
+  const redirected = await ctl.request('allow-force.test', '/');
+  assert.is(redirected.status, 308, 'force-ssl-redirect before the lists are read');
+  const refused = await ctl.request('allow-force.test', '/', { https: true });
+  assert.is(refused.status, 403);
+  assert.match(refused.body, /403 Forbidden/);
+});
+
 // ---- rate limits
 
 const burst = (host: string, n: number, path = '/') => Promise.all(Array.from({ length: n }, () => ctl.request(host, path)));
@@ -514,8 +613,20 @@ test('proxy-body-size: a larger request body is refused with 413', async () => {
 });
 
 test('proxy-read-timeout: a slower backend gets 504', async () => {
-  assert.is((await ctl.request('timeout.test', '/__delay/1500')).status, 504);
-  assert.is((await ctl.request('timeout.test', '/__delay/50')).status, 200);
+  for (const host of ['timeout.test', 'timeouts.test']) {
+    assert.is((await ctl.request(host, '/__delay/1500')).status, 504, host);
+    assert.is((await ctl.request(host, '/__delay/50')).status, 200, host);
+  }
+});
+
+test('the router serves the hosts whose timeouts, tries, source ranges, CORS and custom headers it applies; more tries than the ConfigMap allows keep a server block', () => {
+  const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
+  const dynamic = DYNAMIC_ROUTES_ARGS.length === 0;
+  for (const host of ['whitelist.test', 'allow-local.test', 'deny-first.test', 'deny-only.test', 'allow-force.test', 'timeout.test', 'timeouts.test', 'nextup-tries.test',
+    'cors.test', 'cors-list.test', 'custom.test', 'custom-cors.test', 'cors-allow.test', 'cors-empty.test']) {
+    assert.is(conf.includes(`server_name ${host};`), !dynamic, host);
+  }
+  assert.ok(conf.includes('server_name tries-more.test;'), 'tries-more.test');
 });
 
 test('proxy-http-version 1.0 reaches the backend', async () => {

@@ -12,7 +12,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startLocal, untilRunning, type LocalController, type Reply } from '../support/local-harness.js';
+import { DYNAMIC_ROUTES_ARGS, ingress, service, slices, startLocal, untilRunning, type LocalController, type Reply } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 
@@ -72,6 +72,9 @@ function handshake(host: string, opts: { maxVersion?: 'TLSv1.2' | 'TLSv1.3'; alp
     socket.on('error', (err) => resolve(err));
   });
 }
+
+/** Whether the host has no server block: the Lua router serves it. */
+const servedByRouter = (host: string) => !readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes(`server_name ${host};`);
 
 const PHASE_A: Record<string, string> = {
   'add-headers': `${NS}/resp-headers`,
@@ -358,6 +361,8 @@ phaseB('use-forwarded-headers: X-Forwarded-* of a trusted peer are believed; com
   assert.equal({ realIp, xff, proto, host, port }, {
     realIp: '198.51.100.7', xff: '198.51.100.7, 127.0.0.1', proto: 'https', host: 'public.example', port: '443',
   });
+  // proxy-set-headers is the http level's, which the router's location inherits as a server block's does.
+  assert.is(headers(r)['x-to-upstream'], 'v-plain.test');
 });
 
 phaseB('use-forwarded-headers with proxy-real-ip-cidr: allow/deny lists judge the real client; an untrusted peer is not believed', async () => {
@@ -366,6 +371,8 @@ phaseB('use-forwarded-headers with proxy-real-ip-cidr: allow/deny lists judge th
   const untrusted = await ctl.request('plain.test', '/', { localAddress: '127.0.5.1', headers: { 'X-Forwarded-For': '203.0.113.9' } });
   assert.is(untrusted.status, 200);
   assert.is(headers(untrusted)['x-real-ip'], '127.0.5.1');
+  // The ConfigMap's denylist judges the real client in the router as in a server block.
+  assert.is(servedByRouter('plain.test'), DYNAMIC_ROUTES_ARGS.length === 0, 'plain.test is the router\'s (a server block with --enable-dynamic-routes=false)');
 });
 
 phaseB('hsts false sends no Strict-Transport-Security; use-http2 false offers no h2; disable-access-log logs nothing', async () => {
@@ -423,7 +430,10 @@ phaseD.before(async () => {
     args: ['--configmap', `${NS}/nginx-config`, '--enable-ssl-passthrough', '--ssl-passthrough-proxy-port', String(await freePort())],
     files: {
       'services.json': [service(NS, 'main'), ...slices(NS, 'main', [echo.main!])],
-      'ingresses.json': [on('plain', 'plain.test'), on('passthrough', 'passthrough.test', { 'ssl-passthrough': 'true' })],
+      'ingresses.json': [
+        on('plain', 'plain.test'), on('passthrough', 'passthrough.test', { 'ssl-passthrough': 'true' }),
+        on('deny-pp', 'deny-pp.test', { 'denylist-source-range': '203.0.113.0/24', 'allowlist-source-range': '2001:db8::/32, 198.51.100.0/24' }),
+      ],
       'configmap.json': [configMap('nginx-config', {
         'use-proxy-protocol': 'true', 'proxy-protocol-header-timeout': '3',
         'http-access-log-path': join(logDir, 'http-d.log'), 'stream-access-log-path': join(logDir, 'stream-d.log'),
@@ -439,6 +449,17 @@ phaseD('use-proxy-protocol: the address of the PROXY header is the client; proxy
   const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string> };
   assert.is(body.headers['x-real-ip'], '203.0.113.9');
   assert.ok((await runningConf()).includes('proxy_protocol_timeout 3s;'));
+});
+
+phaseD('use-proxy-protocol: source ranges judge the address of the PROXY header, an IPv4-mapped IPv6 one by the IPv4 networks', async () => {
+  const status = async (from: string) => {
+    const family = from.includes(':') ? 'TCP6' : 'TCP4';
+    const to = family === 'TCP6' ? '::1' : '127.0.0.1';
+    return (await raw(ctl.ports.http, `PROXY ${family} ${from} ${to} 5555 80\r\nGET / HTTP/1.1\r\nHost: deny-pp.test\r\nConnection: close\r\n\r\n`)).split(' ')[1];
+  };
+  assert.equal([await status('203.0.113.9'), await status('198.51.100.7'), await status('192.0.2.1')], ['403', '200', '403']);
+  assert.equal([await status('::ffff:203.0.113.9'), await status('::ffff:198.51.100.7'), await status('2001:db8::7'), await status('2001:db9::7')], ['403', '200', '200', '403']);
+  assert.is(servedByRouter('deny-pp.test'), DYNAMIC_ROUTES_ARGS.length === 0, 'deny-pp.test is the router\'s (a server block with --enable-dynamic-routes=false)');
 });
 
 const viaProxyProtocol = (port: number, payload: string) => raw(port, `PROXY TCP4 203.0.113.9 127.0.0.1 5555 ${port}\r\n${payload}`);

@@ -75,9 +75,9 @@ test('HTTPS: the TLS host gets its Secret\'s certificate; other names and no SNI
 });
 
 test('a later structural change is tested and reloaded as before', async () => {
-  // proxy-read-timeout needs a directive: the host gets a server block (a dynamic host would not reload).
+  // proxy-body-size needs a directive: the host gets a server block (a dynamic host would not reload).
   ctl.write('more.json', [ingress('app', 'more', {
-    host: 'more.test', annotations: { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' }, paths: [{ path: '/', service: 'web' }],
+    host: 'more.test', annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' }, paths: [{ path: '/', service: 'web' }],
   })]);
   await ctl.until('more.test', '/', (r) => r.backend === 'a', { what: 'more.test served' });
   assert.is(reloads(), 1);

@@ -63,8 +63,8 @@ test('an endpoint change is applied without a reload', async () => {
 });
 
 test('a file added, edited and deleted while running', async () => {
-  // proxy-read-timeout needs a directive: the host gets a server block (a dynamic host would not reload).
-  const annotations = { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '61' };
+  // proxy-body-size needs a directive: the host gets a server block (a dynamic host would not reload).
+  const annotations = { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' };
   ctl.write('new.json', [ingress('app', 'new', { host: 'new.test', annotations, paths: [{ path: '/', service: 'web' }] })]);
   await ctl.until('new.test', '/', (r) => r.status === 200, { what: 'new.test to be served' });
   assert.is.not(await configHashOfRunningConf(), firstConfHash, 'a reload brings the new nginx.conf\'s hash');

@@ -141,4 +141,27 @@ test("a canary, a regex path and an alias from another namespace on a tenant's h
   assert.is(evil.backend, 'attacker', "the attacker's own host is still served");
 });
 
+test("an auth-url aimed at the controller's own port or the metadata address: the locations answer 503, NGINX never dials it", async () => {
+  const authAt = (name: string, url: string) => ingress('team-b', name, {
+    host: `${name}.test`, paths: [{ path: '/', service: 'evil' }],
+    annotations: { [`${P}/auth-url`]: url, [`${P}/auth-response-headers`]: 'Content-Type' },
+  });
+  ctl.write('ssrf.json', [
+    authAt('own-port', `http://127.0.0.1:${ctl.ports.healthz}/metrics`),
+    authAt('metadata', 'http://169.254.169.254/latest/meta-data/'),
+    authAt('mapped', `http://[::ffff:127.0.0.1]:${ctl.ports.healthz}/healthz`),
+    ingress('team-b', 'after-ssrf', { host: 'after-ssrf.test', paths: [{ path: '/', service: 'evil' }] }),
+  ]);
+  await ctl.until('after-ssrf.test', '/', (r) => r.backend === 'attacker', { what: 'the Ingresses written with the SSRF attempts' });
+  for (const name of ['own-port', 'metadata', 'mapped']) {
+    const r = await ctl.request(`${name}.test`, '/');
+    assert.is(r.status, 503, `${name}: ${r.status} ${r.body.slice(0, 120)}`);
+    assert.match(ctl.output(), new RegExp(`Ingress team-b/${name}.*auth-url.*refused by the upstream address policy`));
+  }
+  const conf = (await ctl.control('/nginx.conf')).body;
+  assert.not.match(conf, /169\.254\.169\.254|ffff:127/, 'the refused addresses are nowhere in nginx.conf');
+  assert.not.match(conf, new RegExp(`127\\.0\\.0\\.1:${ctl.ports.healthz}`));
+  await servedByVictim('shop.test');
+});
+
 test.run();

@@ -129,7 +129,29 @@ export interface ExternalAuthValue {
 const BOOL = '"true" or "false"';
 
 /** auth-keepalive* read as ingress-nginx reads them: any reason against keepalive turns it off, with a warning. */
-function readKeepalive(r: AnnotationReader, authUrl: string, policy: AddressPolicy): AuthKeepalive | null {
+/** The auth service's host as dialled (brackets off an IPv6 literal) and port. */
+function authPeer(authUrl: string): { host: string; port: number } {
+  const parsed = new URL(authUrl);
+  return {
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port),
+  };
+}
+
+/**
+ * Why the upstream address policy refuses the auth service a tenant named, or null. A literal
+ * address (or localhost) is judged here, whichever way NGINX will dial it: auth_request would
+ * otherwise reach the node's loopback services or the cloud metadata address, and copy their
+ * headers upstream (auth-response-headers). A name is judged where Lua dials it (auth-keepalive).
+ */
+function refusedAuthPeer(authUrl: string, policy: AddressPolicy): string | null {
+  const { host, port } = authPeer(authUrl);
+  if (host === AUTH_HOST_VARIABLE) return null;
+  const verdict = judgeExternalName(policy, host, String(port));
+  return verdict.ok ? null : `${host}:${port} refused by the upstream address policy: ${verdict.reason}`;
+}
+
+function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive | null {
   const connections = r.get('auth-keepalive', int(-(2 ** 31), 2 ** 31 - 1), 0);
   const requests = r.get('auth-keepalive-requests', int(-(2 ** 31), 2 ** 31 - 1), 1000);
   const timeout = r.get('auth-keepalive-timeout', int(-(2 ** 31), 86_400), 60);
@@ -138,21 +160,15 @@ function readKeepalive(r: AnnotationReader, authUrl: string, policy: AddressPoli
     if (connections < 0) r.warn('auth-keepalive', 'must not be negative; no keepalive');
     return null;
   }
-  const parsed = new URL(authUrl);
   const off = (key: string, why: string): null => {
     r.warn(key, `${why}; no keepalive`);
     return null;
   };
   if (connections > MAX_AUTH_KEEPALIVE) return off('auth-keepalive', `at most ${MAX_AUTH_KEEPALIVE} (NGINX allocates every connection slot when it loads the configuration)`);
-  if (parsed.hostname.includes('$')) return off('auth-keepalive', 'auth-url has a variable in its host');
+  const { host, port } = authPeer(authUrl);
+  if (host.includes('$')) return off('auth-keepalive', 'auth-url has a variable in its host');
   if (requests <= 0) return off('auth-keepalive-requests', 'must be greater than zero');
   if (timeout <= 0) return off('auth-keepalive-timeout', 'must be greater than zero');
-  const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
-  // The kept-alive peer is dialled from Lua under the address policy; an address it refuses
-  // would fail every request, so keepalive is off and auth_request asks the service as before.
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  const verdict = judgeExternalName(policy, host, String(port));
-  if (!verdict.ok) return off('auth-keepalive', `${host}:${port} refused by the upstream address policy: ${verdict.reason}`);
   return { connections, requests, timeout, shareVars, peerHost: host, peerPort: port };
 }
 
@@ -248,7 +264,7 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
     externalAuth: (auth, site) => (auth && !pathUnderAny(site.path, site.settings.noAuthLocations) ? auth : null),
   },
   docs: {
-    'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through.', onInvalid: 'warning; the location is denied (503)' },
+    'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through. An address as its host is judged by the upstream address policy.', onInvalid: 'warning; the location is denied (503), also for an address the policy refuses' },
     'auth-signin': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Where to send the client when the service answers 401.' },
     'auth-signin-redirect-param': { values: 'URL parameter name', default: "'' (rd)", description: 'Parameter of auth-signin carrying the original URL.' },
     'auth-response-headers': { values: 'comma-separated header names', default: "''", description: 'Headers of the auth response copied to the upstream request.', onInvalid: 'warning; the location is denied (503)' },
@@ -277,6 +293,11 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
     }
     const deny = (reason: string) => ({ externalAuth: null, denied: reason });
     if (target.state === 'invalid') return deny(`annotation auth-url: ${target.message}`);
+    const refused = refusedAuthPeer(target.value, ctx.addressPolicy ?? STRICT_ADDRESS_POLICY);
+    if (refused !== null) {
+      r.warn('auth-url', `${refused}; the locations answer 503`);
+      return deny(`annotation auth-url: ${refused}`);
+    }
     const method = r.read('auth-method', httpMethod);
     if (method.state === 'invalid') return deny(`annotation auth-method: ${method.message}`);
     const headers = r.read('auth-response-headers', headerNames);
@@ -298,7 +319,7 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
         alwaysSetCookie: r.get('auth-always-set-cookie', bool, false),
         snippet: readAuthSnippet(r, ctx.settings.allowSnippetAnnotations),
         proxySetHeaders,
-        keepalive: readKeepalive(r, target.value, ctx.addressPolicy ?? STRICT_ADDRESS_POLICY),
+        keepalive: readKeepalive(r, target.value),
       },
       denied: null,
     };

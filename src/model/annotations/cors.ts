@@ -1,6 +1,8 @@
 // cors group: Cross-Origin Resource Sharing headers for the Ingress's locations.
 import { bool, commaList, headerName, httpMethod, int, InvalidValue, preview, type Check } from '../validate.js';
+import { escapeRegex } from '../pcre.js';
 import { annotationReader } from './reader.js';
+import { responseHeadersPerRequest } from './response-headers.js';
 import type { AnnotationGroup } from './types.js';
 
 export const CORS_DEFAULTS = {
@@ -69,6 +71,28 @@ export interface CorsConfig {
   readonly maxAge: number;
 }
 
+/**
+ * The pattern `$http_origin ~*` is matched against (PCRE, caseless), or null when every origin is
+ * allowed (`*`). Any scheme, as ingress-nginx allows (`file://x`); `https://*.example.com` allows
+ * one sub-domain level.
+ */
+export function corsOriginPattern(origins: readonly string[]): string | null {
+  if (origins.length === 0 || origins.includes('*')) return null;
+  const alts = origins.map((o) => escapeRegex(o.replace(/\/$/, '')).replace('\\*\\.', '[A-Za-z0-9-]+\\.'));
+  return `^(${alts.join('|')})$`;
+}
+
+/** The Access-Control-* headers after Access-Control-Allow-Origin, in the order they are set. */
+export function corsHeaders(cors: CorsConfig): Array<[string, string]> {
+  return [
+    ...(cors.allowCredentials ? [['Access-Control-Allow-Credentials', 'true'] as [string, string]] : []),
+    ['Access-Control-Allow-Methods', cors.allowMethods],
+    ['Access-Control-Allow-Headers', cors.allowHeaders],
+    ...(cors.exposeHeaders !== '' ? [['Access-Control-Expose-Headers', cors.exposeHeaders] as [string, string]] : []),
+    ['Access-Control-Max-Age', String(cors.maxAge)],
+  ];
+}
+
 export interface CorsValue {
   readonly cors: CorsConfig | null;
 }
@@ -88,7 +112,7 @@ export const corsGroup: AnnotationGroup<CorsValue, typeof fields> = {
     'cors-allow-credentials': { values: '"true" or "false"', default: 'true', description: 'Access-Control-Allow-Credentials.' },
     'cors-max-age': { values: 'seconds', default: String(CORS_DEFAULTS.maxAge), description: 'Access-Control-Max-Age.' },
   },
-  perRequest: ({ cors }) => (cors === null ? null : 'enable-cors needs add_header and the preflight answer in a location'),
+  perRequest: ({ cors }, s) => (cors === null ? null : responseHeadersPerRequest('enable-cors', ['Access-Control-Allow-Origin', ...corsHeaders(cors)].map((h) => (typeof h === 'string' ? h : h[0])), s)),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     if (!r.get('enable-cors', bool, false)) return { cors: null };

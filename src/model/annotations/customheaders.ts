@@ -3,7 +3,9 @@
 // global-allowed-response-headers; any problem denies the locations (503), as in ingress-nginx.
 import { secretRef } from '../../store/secret-ref.js';
 import { headerName, InvalidValue, MAX_VALUE_LENGTH, preview, type Check } from '../validate.js';
+import type { NginxSettings } from '../config/settings.js';
 import { annotationReader } from './reader.js';
+import { responseHeadersPerRequest } from './response-headers.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = { 'custom-headers': 'Medium' } as const;
@@ -22,6 +24,20 @@ function headerValue(name: string, value: string): string {
   return value;
 }
 
+// Headers NGINX keeps apart from the others (headers-more and Lua each set them their own way).
+const BUILT_IN = new Set(['server', 'date', 'content-length', 'content-type', 'content-encoding', 'last-modified', 'location', 'refresh',
+  'accept-ranges', 'www-authenticate', 'expires', 'etag', 'cache-control', 'link', 'connection', 'keep-alive', 'transfer-encoding', 'set-cookie']);
+
+/** Why the Lua router cannot set these headers as more_set_headers would, or null. */
+function customHeadersPerRequest(headers: Readonly<Record<string, string>>, s: NginxSettings): string | null {
+  for (const [name, value] of Object.entries(headers)) {
+    if (BUILT_IN.has(name.toLowerCase())) return `custom-headers sets ${name}, a header NGINX sets itself`;
+    // more_set_headers trims the value and clears the header when nothing is left.
+    if (value.trim() !== value || value === '') return `custom-headers ${name}: an empty value or one with surrounding spaces is NGINX's to trim`;
+  }
+  return responseHeadersPerRequest('custom-headers', Object.keys(headers), s);
+}
+
 export interface CustomHeadersValue {
   /** Header → value (literal), in name order; null without the annotation. */
   readonly customHeaders: Readonly<Record<string, string>> | null;
@@ -34,6 +50,7 @@ export const customHeadersGroup: AnnotationGroup<CustomHeadersValue, typeof fiel
   keys,
   fields,
   configMaps: ['custom-headers'],
+  perRequest: ({ customHeaders }, s) => (customHeaders === null ? null : customHeadersPerRequest(customHeaders, s)),
   docs: {
     'custom-headers': {
       values: '`name` or `namespace/name` of a ConfigMap (another namespace only with allow-cross-namespace-resources)',

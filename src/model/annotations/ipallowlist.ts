@@ -2,6 +2,7 @@
 // denies the location (as ingress-nginx does), so a typo never opens it to everyone.
 import { cidrList, sortedUnique } from '../validate.js';
 import { annotationReader } from './reader.js';
+import { sourceRangesPerRequest } from './source-ranges.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = {
@@ -23,7 +24,7 @@ export const ipAllowlistGroup: AnnotationGroup<IpAllowlistValue, typeof fields> 
     'allowlist-source-range': { values: 'comma-separated IPs / CIDRs', default: 'ConfigMap whitelist-source-range', description: 'Client networks allowed to reach the location; others get 403.', onInvalid: 'warning; the location is denied (503)' },
     'whitelist-source-range': { values: 'comma-separated IPs / CIDRs', default: 'ConfigMap whitelist-source-range', description: 'Older name of allowlist-source-range (which wins when both are set).', onInvalid: 'warning; the location is denied (503)' },
   },
-  perRequest: ({ allowlist }) => (allowlist.length === 0 ? null : 'allowlist-source-range needs allow/deny in a location'),
+  perRequest: ({ allowlist }) => sourceRangesPerRequest('allowlist-source-range', allowlist),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     const key = r.has('allowlist-source-range') ? 'allowlist-source-range' : 'whitelist-source-range';

@@ -2,6 +2,7 @@
 // location (as ingress-nginx does).
 import { cidrList, sortedUnique } from '../validate.js';
 import { annotationReader } from './reader.js';
+import { sourceRangesPerRequest } from './source-ranges.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = { 'denylist-source-range': 'Medium' } as const;
@@ -19,7 +20,7 @@ export const ipDenylistGroup: AnnotationGroup<IpDenylistValue, typeof fields> = 
   docs: {
     'denylist-source-range': { values: 'comma-separated IPs / CIDRs', default: 'ConfigMap denylist-source-range', description: 'Client networks refused (403) at the location.', onInvalid: 'warning; the location is denied (503)' },
   },
-  perRequest: ({ denylist }) => (denylist.length === 0 ? null : 'denylist-source-range needs deny in a location'),
+  perRequest: ({ denylist }) => sourceRangesPerRequest('denylist-source-range', denylist),
   parse(ing, ctx, warn) {
     const reading = annotationReader(ing, ctx, keys, warn).read('denylist-source-range', cidrList);
     if (reading.state === 'invalid') return { denylist: [], denied: `annotation denylist-source-range: ${reading.message}` };

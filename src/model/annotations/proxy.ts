@@ -157,7 +157,7 @@ function buffersFit(
   return { busyBuffersSize: busy, maxTempFileSize: maxTemp };
 }
 
-/** Every proxy setting is a directive of the location's own once it differs from the ConfigMap's (the http level). */
+/** Every proxy setting but the timeouts and tries is a directive of the location's own once it differs from the ConfigMap's (the http level). */
 function proxyPerRequest(p: ProxyConfig, s: NginxSettings): string | null {
   const own: Array<[boolean, string]> = [
     [p.bodySize !== s.proxyBodySize, 'proxy-body-size needs client_max_body_size in a location'],
@@ -168,10 +168,14 @@ function proxyPerRequest(p: ProxyConfig, s: NginxSettings): string | null {
     [p.httpVersion !== s.proxyHttpVersion, 'proxy-http-version needs proxy_http_version in a location'],
     [p.nextUpstream.join(' ') !== s.proxyNextUpstream.join(' '), 'proxy-next-upstream needs proxy_next_upstream in a location'],
     [p.nextUpstreamTimeout !== s.proxyNextUpstreamTimeout, 'proxy-next-upstream-timeout needs proxy_next_upstream_timeout in a location'],
-    [p.nextUpstreamTries !== s.proxyNextUpstreamTries, 'proxy-next-upstream-tries needs proxy_next_upstream_tries in a location'],
-    [p.connectTimeout !== s.proxyConnectTimeout, 'proxy-connect-timeout needs proxy_connect_timeout in a location'],
-    [p.sendTimeout !== s.proxySendTimeout, 'proxy-send-timeout needs proxy_send_timeout in a location'],
-    [p.readTimeout !== s.proxyReadTimeout, 'proxy-read-timeout needs proxy_read_timeout in a location'],
+    // The Lua balancer applies these (src/model/route-settings.ts routeUpstream): set_timeouts
+    // takes only durations above 0, and set_more_tries never goes beyond the http level's
+    // proxy_next_upstream_tries (NGINX's hard limit in the router's location).
+    [p.nextUpstreamTries !== s.proxyNextUpstreamTries && s.proxyNextUpstreamTries !== 0 && (p.nextUpstreamTries === 0 || p.nextUpstreamTries > s.proxyNextUpstreamTries),
+      `proxy-next-upstream-tries ${p.nextUpstreamTries === 0 ? '0 (no limit)' : p.nextUpstreamTries} is above the ConfigMap's ${s.proxyNextUpstreamTries}, the most the Lua balancer may try`],
+    [p.connectTimeout !== s.proxyConnectTimeout && p.connectTimeout === 0, 'proxy-connect-timeout 0 is not a timeout the Lua balancer can set'],
+    [p.sendTimeout !== s.proxySendTimeout && p.sendTimeout === 0, 'proxy-send-timeout 0 is not a timeout the Lua balancer can set'],
+    [p.readTimeout !== s.proxyReadTimeout && p.readTimeout === 0, 'proxy-read-timeout 0 is not a timeout the Lua balancer can set'],
     [p.busyBuffersSize !== s.proxyBusyBuffersSize, 'proxy-busy-buffers-size needs proxy_busy_buffers_size in a location'],
     [p.maxTempFileSize !== s.proxyMaxTempFileSize, 'proxy-max-temp-file-size needs proxy_max_temp_file_size in a location'],
     [p.cookieDomain !== s.proxyCookieDomain, 'proxy-cookie-domain needs proxy_cookie_domain in a location'],

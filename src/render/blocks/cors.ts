@@ -1,21 +1,20 @@
 // cors group: CORS as ingress-nginx sets it. A request whose Origin is allowed (any request with
 // `*`) gets the whole Access-Control-* set; its preflight (OPTIONS) is answered 204 here. Other
 // origins get no CORS header and their OPTIONS goes to the backend.
-import type { CorsConfig } from '../../model/annotations/cors.js';
+import { corsHeaders, corsOriginPattern, type CorsConfig } from '../../model/annotations/cors.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
-import { I, escapeRegex } from './layout.js';
+import { I } from './layout.js';
 import type { RenderBlock } from './types.js';
 
 function originRegex(origins: readonly string[]): string | null {
-  if (origins.length === 0 || origins.includes('*')) return null;
-  const alts = origins.map((o) => {
-    // Any scheme, as ingress-nginx allows (`file://x`); the parser gave scheme://host[:port].
+  const pattern = corsOriginPattern(origins);
+  if (pattern === null) return null;
+  // Any scheme, as ingress-nginx allows (`file://x`); the parser gave scheme://host[:port].
+  for (const o of origins) {
     if (!/^[a-z][a-z0-9+.-]{0,15}:\/\/[A-Za-z0-9.*:-]+\/?$/.test(o)) throw new RenderError('cors-allow-origin', `not scheme://host[:port]: ${JSON.stringify(o.slice(0, 100))}`);
-    // `https://*.example.com` allows one sub-domain level, as ingress-nginx does.
-    return escapeRegex(o.replace(/\/$/, '')).replace('\\*\\.', '[A-Za-z0-9-]+\\.');
-  });
-  return f.regex(`^(${alts.join('|')})$`, 'cors-allow-origin');
+  }
+  return f.regex(pattern, 'cors-allow-origin');
 }
 
 function corsText(cors: CorsConfig): string {
@@ -25,11 +24,7 @@ function corsText(cors: CorsConfig): string {
     : `${I}set $cors "true";\n${I}set $cors_allow_origin "*";\n`;
   const headers = [
     '"Access-Control-Allow-Origin: $cors_allow_origin"',
-    ...(cors.allowCredentials ? ['"Access-Control-Allow-Credentials: true"'] : []),
-    f.moreHeader('Access-Control-Allow-Methods', cors.allowMethods),
-    f.moreHeader('Access-Control-Allow-Headers', cors.allowHeaders),
-    ...(cors.exposeHeaders !== '' ? [f.moreHeader('Access-Control-Expose-Headers', cors.exposeHeaders)] : []),
-    f.moreHeader('Access-Control-Max-Age', cors.maxAge),
+    ...corsHeaders(cors).map(([name, value]) => f.moreHeader(name, value)),
   ].map((h) => `${I}    more_set_headers ${h};\n`).join('');
   return `${origin}${I}if ($request_method = OPTIONS) {\n${I}    set $cors "\${cors}options";\n${I}}\n`
     + `${I}if ($cors = "true") {\n${headers}${I}}\n`

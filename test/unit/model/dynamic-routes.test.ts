@@ -9,7 +9,9 @@ import { defaultAnnotations } from '../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { snapshot } from '../../../src/model/hash.js';
 import { createRoutesSerialiser, routesPayload, type RouteEntry } from '../../../src/model/routes-payload.js';
-import type { Configuration, Server } from '../../../src/model/types.js';
+import { routeResponse } from '../../../src/model/route-settings.js';
+import { CORS_DEFAULTS } from '../../../src/model/annotations/cors.js';
+import type { Configuration, Location, Server } from '../../../src/model/types.js';
 import { ingress, service, testStore, PREFIX } from '../../support/model-objects.js';
 
 const NOW = new Date('2026-03-01T00:00:00Z');
@@ -59,6 +61,35 @@ test('the route table: dynamic hosts only, locations as NGINX tries them, the va
   assert.is(hosts['canary.example.com']![0]!.redirect, '', 'ssl-redirect "false" is carried');
 });
 
+test('timeouts, tries and source ranges: carried where they differ from the http level, static where Lua cannot apply them exactly', () => {
+  const s = store();
+  const on = (name: string, annotations: Record<string, string>) => s.put('Ingress', ingress(name, `${name}.example.com`, [['/', 'Prefix', 'web', 80]], { annotations }));
+  on('timeouts', { 'proxy-read-timeout': '1', 'proxy-connect-timeout': '5', 'proxy-next-upstream-tries': '1' });
+  on('lists', { 'allowlist-source-range': '10.0.0.0/8, 127.0.0.1', 'denylist-source-range': '10.1.0.0/16' });
+  on('zero', { 'proxy-send-timeout': '0' });
+  on('tries', { 'proxy-next-upstream-tries': '4' });
+  on('unlimited', { 'proxy-next-upstream-tries': '0' });
+  on('zone', { 'allowlist-source-range': 'fe80::1%eth0' });
+  const { config } = builder().build(s);
+  const { hosts } = routesPayload(config);
+  const entry = (host: string) => hosts[`${host}.example.com`]![0]!;
+  // connect 5 is the ConfigMap's: 0 leaves the http level's.
+  assert.equal({ timeouts: entry('timeouts').timeouts, tries: entry('timeouts').tries }, { timeouts: [0, 0, 1], tries: 1 });
+  assert.equal({ deny: entry('lists').deny, allow: entry('lists').allow }, { deny: ['10.1.0.0/16'], allow: ['10.0.0.0/8', '127.0.0.1'] });
+  const plain = entry('plain');
+  assert.equal([plain.timeouts, plain.tries, plain.deny, plain.allow], [undefined, undefined, undefined, undefined], 'a plain route carries none');
+  assert.is(server(config, 'zero.example.com').staticBecause, 'Ingress default/zero: proxy-send-timeout 0 is not a timeout the Lua balancer can set');
+  assert.is(server(config, 'tries.example.com').staticBecause, "Ingress default/tries: proxy-next-upstream-tries 4 is above the ConfigMap's 3, the most the Lua balancer may try");
+  assert.is(server(config, 'unlimited.example.com').staticBecause, "Ingress default/unlimited: proxy-next-upstream-tries 0 (no limit) is above the ConfigMap's 3, the most the Lua balancer may try");
+  assert.is(server(config, 'zone.example.com').staticBecause, "Ingress default/zone: allowlist-source-range fe80::1%eth0: a zone index is NGINX's to read");
+
+  const b = builder();
+  const before = snapshot(b.build(s).config);
+  on('timeouts', { 'proxy-read-timeout': '2' });
+  const d = decide(before, snapshot(b.build(s).config));
+  assert.equal([d.kind, d.routesChanged, d.reason], ['dynamic', true, 'routes of timeouts.example.com changed']);
+});
+
 test('a host with more regular expressions than the router tries is static', () => {
   const s = testStore();
   s.put('Service', service('web'));
@@ -88,7 +119,7 @@ test('adding, changing or removing a dynamic host is a dynamic update of the rou
   assert.is(d.kind, 'dynamic', d.reason);
   assert.match(d.reason, /routes of new\.example\.com changed/);
 
-  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'proxy-read-timeout': '5' } }));
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'proxy-body-size': '5m' } }));
   const turned = snapshot(b.build(s).config);
   d = decide(changed, turned);
   assert.is(d.kind, 'reload', 'the host needs a server block now');
@@ -123,7 +154,6 @@ test("the actor's route-table body is JSON.stringify's text, each unchanged host
   assert.ok(serialise({ hosts: { 'a.test': [...entries] } }).join('').includes('/later'), 'a new array is serialised');
 });
 
-
 test("the operator's server- and location-snippets keep every host static: the router's request would leave their locations", () => {
   const settings = defaultSettings();
   const parsed = defaultAnnotations(settings);
@@ -131,6 +161,30 @@ test("the operator's server- and location-snippets keep every host static: the r
   assert.match(ingressStaticReason(parsed, { ...settings, serverSnippet: 'location = /x { return 200; }' }) ?? '', /server-snippet \(ConfigMap\)/);
   assert.match(ingressStaticReason(parsed, { ...settings, locationSnippet: 'add_header X-A b;' }) ?? '', /location-snippet \(ConfigMap\)/);
   assert.match(ingressStaticReason(parsed, { ...settings, sslRejectHandshake: true }) ?? '', /ssl-reject-handshake/);
+});
+
+test('CORS and custom headers: the route carries the headers; names add-headers also sets, built-in names and values NGINX would trim keep the Ingress static', () => {
+  const settings = defaultSettings();
+  const cors = { ...CORS_DEFAULTS, enabled: true, allowOrigin: ['https://*.example.com', 'tauri://localhost:3000'], exposeHeaders: 'X-Total', allowCredentials: false };
+  const parsed = { ...defaultAnnotations(settings), cors, customHeaders: { 'X-Team': 'blue $team' } };
+  assert.is(ingressStaticReason(parsed, settings), null);
+  assert.equal(routeResponse({ cors, customHeaders: parsed.customHeaders } as unknown as Location), {
+    cors: {
+      origin: '^(https://[A-Za-z0-9-]+\\.example\\.com|tauri://localhost:3000)$',
+      headers: [['Access-Control-Allow-Methods', CORS_DEFAULTS.allowMethods], ['Access-Control-Allow-Headers', CORS_DEFAULTS.allowHeaders],
+        ['Access-Control-Expose-Headers', 'X-Total'], ['Access-Control-Max-Age', '1728000']],
+    },
+    headers: [['X-Team', 'blue $team']],
+  });
+  assert.equal(routeResponse({ cors: { ...cors, allowOrigin: ['*'] }, customHeaders: null } as unknown as Location).cors?.origin, '', 'any origin');
+  assert.equal(routeResponse({ cors: null, customHeaders: null } as unknown as Location), {});
+  const withGlobal = { ...settings, addHeaders: { 'x-team': 'global', 'Access-Control-Max-Age': '5' } };
+  assert.is(ingressStaticReason({ ...parsed, cors: null }, withGlobal), 'custom-headers sets X-Team, which add-headers (ConfigMap) sets too');
+  assert.is(ingressStaticReason({ ...parsed, customHeaders: null }, withGlobal), 'enable-cors sets Access-Control-Max-Age, which add-headers (ConfigMap) sets too');
+  const custom = (h: Record<string, string>) => ingressStaticReason({ ...parsed, cors: null, customHeaders: h }, settings);
+  assert.is(custom({ 'Cache-Control': 'no-store' }), 'custom-headers sets Cache-Control, a header NGINX sets itself');
+  assert.is(custom({ 'X-A': ' padded' }), "custom-headers X-A: an empty value or one with surrounding spaces is NGINX's to trim");
+  assert.is(custom({ 'X-A': '' }), "custom-headers X-A: an empty value or one with surrounding spaces is NGINX's to trim");
 });
 
 test.run();

@@ -179,16 +179,25 @@ for (const k of keepaliveOff) {
   });
 }
 
-test('auth-keepalive to an address the upstream address policy refuses is off (auth_request asks as before)', () => {
-  for (const url of ['http://127.0.0.1:9000/check', 'http://[::1]:9000/check', 'http://169.254.169.254/check', 'http://localhost:9000/check']) {
-    const { value, warnings } = parse({ 'auth-url': url, 'auth-keepalive': '10' });
-    assert.ok(value.externalAuth, url);
-    assert.is(value.externalAuth!.keepalive, null, url);
-    assert.match(warnings[0]!.message, /address policy/, url);
+test('an auth-url address the upstream address policy refuses denies the locations, with or without keepalive', () => {
+  const refused = ['http://127.0.0.1:9000/check', 'http://[::1]:9000/check', 'http://169.254.169.254/latest/meta-data/', 'http://localhost:9000/check',
+    'http://0.0.0.0:10254/metrics', 'http://[::ffff:127.0.0.1]:9000/', 'http://[::ffff:7f00:1]/', 'https://[fe80::1]/', 'http://127.1/', 'http://2130706433/'];
+  for (const url of refused) {
+    for (const extra of [{}, { 'auth-keepalive': '10' }] as Array<Record<string, string>>) {
+      const { value, warnings } = parse({ 'auth-url': url, ...extra });
+      assert.is(value.externalAuth, null, url);
+      assert.match(value.denied ?? '', /auth-url: .*refused by the upstream address policy/, url);
+      assert.equal(warnedKeys(warnings), ['auth-url'], url);
+    }
   }
   const local: AddressPolicy = { allow: new Set(['loopback']), ownPorts: new Set([8080]) };
   assert.equal(parse({ 'auth-url': 'http://[::1]:9000/check', 'auth-keepalive': '10' }, [], {}, [], local).value.externalAuth?.keepalive?.peerHost, '::1');
-  assert.is(parse({ 'auth-url': 'http://127.0.0.1:8080/check', 'auth-keepalive': '10' }, [], {}, [], local).value.externalAuth?.keepalive, null, 'own port');
+  assert.is(parse({ 'auth-url': 'http://127.0.0.1:9000/check' }, [], {}, [], local).value.denied, null, 'loopback opened by the policy');
+  const own = parse({ 'auth-url': 'http://127.0.0.1:8080/check' }, [], {}, [], local);
+  assert.match(own.value.denied ?? '', /auth-url: 127\.0\.0\.1:8080 refused/, 'own port');
+  // Names and $host are judged where they are dialled, not here.
+  assert.is(parse({ 'auth-url': 'http://auth.sso.svc:9000/check' }).value.denied, null);
+  assert.is(parse({ 'auth-url': 'https://$host/oauth2/auth' }).value.denied, null);
 });
 
 test('invalid auth-request-redirect, auth-always-set-cookie and auth-keepalive-share-vars fall back with warnings', () => {

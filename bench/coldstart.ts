@@ -6,38 +6,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../test/support/ports.js';
 import { sendRequest } from '../test/support/local-harness.js';
 import { REPO_ROOT, hostOf, writeManifests } from './gen.js';
-import { arg, attempt, emitFigures, isFull, loadAverage, printTable, round, verdict, type Row } from './lib.js';
-
-/** utime + stime of a live process, and cutime + cstime of its reaped children, from /proc (USER_HZ is 100 on Linux). */
-function processCpuSeconds(pid: number): { own: number; reaped: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { own: (Number(fields[11]) + Number(fields[12])) / 100, reaped: (Number(fields[13]) + Number(fields[14])) / 100 };
-}
-
-function childPids(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/** CPU of the NGINX master and its workers, alive under the controller (`nginx -t` runs are reaped: see `reaped`). */
-function nginxCpuSeconds(controllerPid: number): number {
-  let sum = 0;
-  for (const master of childPids(controllerPid)) {
-    if (!readFileSync(`/proc/${master}/cmdline`, 'utf8').includes('nginx')) continue;
-    for (const p of [master, ...childPids(master)]) sum += processCpuSeconds(p).own;
-  }
-  return sum;
-}
+import { arg, attempt, childPids, emitFigures, isFull, loadAverage, nginxCpuSeconds, printTable, processCpuSeconds, round, verdict, type Row } from './lib.js';
 
 /** SIGKILL skips the controller's own cleanup: take its NGINX (own process group) down with it. */
 function killHard(child: ChildProcess): void {

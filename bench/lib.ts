@@ -2,6 +2,7 @@
 // final machine-readable JSON line every script ends with.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import { readFileSync } from 'node:fs';
 
 export type Figures = Record<string, number | string | null>;
 
@@ -113,4 +114,29 @@ export async function timedChild(cmd: string, args: string[], opts: { cwd?: stri
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** utime + stime of a live process, and cutime + cstime of its reaped children, from /proc (USER_HZ is 100 on Linux). */
+export function processCpuSeconds(pid: number): { own: number; reaped: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { own: (Number(fields[11]) + Number(fields[12])) / 100, reaped: (Number(fields[13]) + Number(fields[14])) / 100 };
+}
+
+export function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** CPU of the NGINX master and its workers, alive under the controller (`nginx -t` runs are reaped: see `reaped`). */
+export function nginxCpuSeconds(controllerPid: number): number {
+  let sum = 0;
+  for (const master of childPids(controllerPid)) {
+    if (!readFileSync(`/proc/${master}/cmdline`, 'utf8').includes('nginx')) continue;
+    for (const p of [master, ...childPids(master)]) sum += processCpuSeconds(p).own;
+  }
+  return sum;
 }

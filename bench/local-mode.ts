@@ -14,6 +14,8 @@ export interface LocalMode {
   /** The manifests directory (the cluster). */
   manifests: string;
   workdir: string;
+  /** The controller's process (NGINX runs under it). */
+  pid: number;
   ports: { http: number; https: number; healthz: number };
   /** Writes a manifest file atomically (rename), as an editor or `kubectl` would change one. */
   write(file: string, items: object[]): void;
@@ -46,7 +48,7 @@ export async function startLocalMode(opts: { prefix: string; fill: (manifests: s
   let exited = false;
   child.on('exit', () => { exited = true; });
   return {
-    manifests, workdir, ports: { http: http!, https: https!, healthz: healthz! },
+    manifests, workdir, pid: child.pid!, ports: { http: http!, https: https!, healthz: healthz! },
     write(file, items) {
       const p = join(manifests, file);
       writeFileSync(`${p}.tmp`, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));

@@ -123,6 +123,8 @@ async function main(): Promise<void> {
   if (merged.cold_start_1k_s !== undefined) rows.push({ figure: 'cold_start_1k_s (not in JSON)', value: String(merged.cold_start_1k_s) });
   if (merged.replay_events !== undefined) rows.push({ figure: 'replay events measured (not in JSON)', value: String(merged.replay_events), note: Number(merged.replay_events) < 100_000 ? 'replay_100k_s is extrapolated' : '' });
   if (merged.dataplane_cpu_ratio !== undefined) rows.push({ figure: 'static / Lua NGINX CPU per request (not in JSON)', value: String(merged.dataplane_cpu_ratio), note: 'robust to other load; compare with dataplane_rps_ratio' });
+  if (merged.route_add_controller_cpu_ms_10k !== undefined) rows.push({ figure: 'CPU per new dynamic Ingress at 10k, controller / NGINX (not in JSON)', value: `${merged.route_add_controller_cpu_ms_10k} / ${merged.route_add_nginx_cpu_ms_10k} ms`, note: 'robust to other load; compare with route_add_served_ms_10k' });
+  if (merged.dataplane_dynamic_cpu_ratio !== undefined) rows.push({ figure: 'server block / dynamic host NGINX CPU per request (not in JSON)', value: String(merged.dataplane_dynamic_cpu_ratio), note: 'robust to other load; compare with dataplane_dynamic_ratio' });
   if (merged.endpoint_rate_limit !== undefined) rows.push({ figure: 'endpoint figures at --sync-rate-limit (not in JSON)', value: String(merged.endpoint_rate_limit) });
   rows.push({ figure: 'total', value: `${((performance.now() - t0) / 1000).toFixed(0)} s`, note: `load average at the end ${loadAverage()}` });
   printTable(`summary (${full ? 'full' : 'quick'})`, rows);

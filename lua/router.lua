@@ -14,6 +14,7 @@ local pcre2 = require("pcre2")
 local route_access = require("route_access")
 local route_cors = require("route_cors")
 local route_headers = require("route_headers")
+local route_memo = require("route_memo")
 local route_upstream = require("route_upstream")
 local shapes = require("configuration_shapes")
 local route_redirect = require("route_redirect")
@@ -39,12 +40,9 @@ function _M.decode(raw)
   return decoded
 end
 
---- The per-worker form of a decoded table: per host its exact paths, its prefixes by length
---- (longest first) and its compiled regular expressions in order; or nil and the first
---- regular expression PCRE2 refuses.
-function _M.compile(decoded)
-  local hosts = {}
-  for name, entries in pairs(decoded.hosts) do
+--- A host's per-worker form: its exact paths, its prefixes by length (longest first) and its
+--- compiled regular expressions in order; or nil and the first entry that does not compile.
+local function compile_host(name, entries)
     local h = { exact = {}, prefix = {}, lengths = {}, regexes = {} }
     local seen_length = {}
     for _, e in ipairs(entries) do
@@ -73,6 +71,16 @@ function _M.compile(decoded)
       end
     end
     table_sort(h.lengths, function(a, b) return a > b end)
+    return h
+end
+
+--- Every host of a decoded table compiled (the configuration endpoint's check before it stores
+--- a table); or nil and the first entry that does not compile.
+function _M.compile(decoded)
+  local hosts = {}
+  for name, entries in pairs(decoded.hosts) do
+    local h, err = compile_host(name, entries)
+    if not h then return nil, err end
     hosts[name] = h
   end
   return hosts
@@ -92,27 +100,44 @@ local function routes()
     current = EMPTY
     return current
   end
-  local decoded, err = _M.decode(raw)
-  local compiled
-  if decoded then compiled, err = _M.compile(decoded) end
-  if not compiled then
-    -- The endpoint checked it before storing it: this is a bug, and the old table stays.
-    ngx.log(ngx.ERR, "router: route table version ", version, " left aside: ", err)
+  -- The endpoint checked these bytes' shape and compiled every host before it stored them, so a
+  -- worker only decodes them, and compiles a host when a request first asks for it.
+  local decoded, err = decoder.decode(raw)
+  if decoded == nil then
+    -- A bug: the old table stays.
+    ngx.log(ngx.ERR, "router: route table version ", version, " left aside: invalid JSON: ", err)
     return current
   end
-  current = compiled
+  current = { hosts = decoded.hosts, compiled = {} }
   return current
+end
+
+-- The host's compiled form in table t (compiled on first use), false when it does not compile
+-- (a bug: the endpoint compiled it before storing the table), nil when t has no such host.
+local function compiled_host(t, name)
+  local h = t.compiled[name]
+  if h ~= nil then return h end
+  local entries = t.hosts[name]
+  if entries == nil then return nil end
+  local err
+  h, err = compile_host(name, entries)
+  if not h then
+    ngx.log(ngx.ERR, "router: ", err)
+    h = false
+  end
+  t.compiled[name] = h
+  return h
 end
 
 -- A host of the table: the name itself, or `*.rest` when the first label is one a wildcard
 -- server_name covers (`[\w-]+`, as src/render/view.ts wildcardServerName).
 local function host_routes(t, host)
-  local h = t[host]
-  if h then return h end
+  local h = compiled_host(t, host)
+  if h ~= nil then return h end
   local dot = host:find(".", 1, true)
   if not dot or dot == 1 then return nil end
   if host:find("^[%w_%-]+%.") == nil then return nil end
-  return t["*" .. string_sub(host, dot)]
+  return compiled_host(t, "*" .. string_sub(host, dot))
 end
 
 -- The route find() chose, for serve() of the same request: the phases between them run in one
@@ -144,16 +169,24 @@ local function match(h, uri)
   return prefix
 end
 
+local matches = route_memo.new()
+
 --- In the server rewrite phase (set_by_lua): matches the request; its $uri when the host is
 --- dynamic (the location rewrite then moves it to the router's location), else "".
 function _M.find()
   chosen = nil
   local t = routes()
   if t == EMPTY then return "" end
-  local h = host_routes(t, ngx.var.host)
-  if h == nil then return "" end
-  local uri = ngx.var.uri
-  chosen = match(h, uri)
+  local var = ngx.var
+  local host, uri = var.host, var.uri
+  local e = matches:get(t, host, uri)
+  if e == nil then
+    local h = host_routes(t, host)
+    if h == nil then return "" end
+    if h then e = match(h, uri) else e = "error" end
+    if e ~= "error" then matches:put(host, uri, e or false) end
+  end
+  chosen = e or nil
   chosen_uri = uri
   return uri
 end

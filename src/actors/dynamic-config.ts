@@ -8,6 +8,7 @@ import {
 import type { Logger } from '../log.js';
 import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
 import { createBackendsSerialiser, type DynamicPart, type DynamicUpdate } from '../model/payload.js';
+import { createRoutesSerialiser } from '../model/routes-payload.js';
 import type { ControlChannel } from '../render/control.js';
 import { controlRequest, describeChannel, type ControlBody } from './control-client.js';
 
@@ -85,12 +86,14 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
   const backoff = { ...DESIGN_BACKOFF, ...deps.backoff };
   // Unchanged backends come back as the same objects: their JSON text is reused.
   const serialiseBackends = createBackendsSerialiser();
+  const serialiseRoutes = createRoutesSerialiser();
 
   return (update) => defer(() => {
     const startedAt = scheduler.now();
     const pending = PARTS.filter((p) => update[p] !== undefined);
     const bodies = new Map(pending.map((p) => [
-      p, p === 'backends' && update.backends ? serialiseBackends(update.backends) : JSON.stringify(update[p]),
+      p, p === 'backends' && update.backends ? serialiseBackends(update.backends)
+        : p === 'routes' && update.routes ? serialiseRoutes(update.routes) : JSON.stringify(update[p]),
     ] as const));
     const posted: DynamicPart[] = [];
     const delays = backoffDelays(backoff);

@@ -95,3 +95,27 @@ export function routesPayload(config: Configuration): RoutesPayload {
   for (const s of config.servers) if (s.staticBecause === null) hosts[s.hostname.toLowerCase()] = hostRoutes(s, config.settings);
   return { hosts };
 }
+
+/**
+ * The dynamic-config actor's serialiser of route tables: the body as chunks, JSON.stringify's
+ * text exactly, each host's entries serialised once while the model hands them back unchanged
+ * (hostRoutes keeps them per server), so a sync that adds one host out of thousands serialises one.
+ */
+export function createRoutesSerialiser(): (payload: RoutesPayload) => string[] {
+  let texts = new WeakMap<readonly RouteEntry[], string>();
+  return (payload) => {
+    const next = new WeakMap<readonly RouteEntry[], string>();
+    const chunks: string[] = ['{"hosts":{'];
+    let first = true;
+    for (const [host, entries] of Object.entries(payload.hosts)) {
+      let text = texts.get(entries);
+      if (text === undefined) text = JSON.stringify(entries);
+      next.set(entries, text);
+      chunks.push(`${first ? '' : ','}${JSON.stringify(host)}:`, text);
+      first = false;
+    }
+    chunks.push('}}');
+    texts = next;
+    return chunks;
+  };
+}

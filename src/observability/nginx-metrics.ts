@@ -2,7 +2,7 @@
 // stub_status families, and ingress-rx's own counters of what the metrics log delivered.
 import { rmSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Configuration } from '../model/types.js';
+import type { Configuration, Server } from '../model/types.js';
 import { createMetricsLogReader } from './metrics-log-reader.js';
 import { createRequestMetrics, type LineOutcome, type RequestMetricsConfig } from './request-metrics.js';
 import { registerNginxProcessMetrics } from './nginx-process-metrics.js';
@@ -37,9 +37,19 @@ export function definedHosts(config: Configuration): Set<string> {
   return hosts;
 }
 
+// An unchanged server is the same object from one sync to the next (the builder reuses it).
+const serverIngresses = new WeakMap<Server, readonly string[]>();
+
 function ingressKeys(config: Configuration): Set<string> {
   const keys = new Set<string>();
-  for (const s of config.servers) for (const l of s.locations) if (l.ingress) keys.add(`${l.ingress.namespace}/${l.ingress.name}`);
+  for (const s of config.servers) {
+    let own = serverIngresses.get(s);
+    if (!own) {
+      own = s.locations.flatMap((l) => (l.ingress ? [`${l.ingress.namespace}/${l.ingress.name}`] : []));
+      serverIngresses.set(s, own);
+    }
+    for (const k of own) keys.add(k);
+  }
   return keys;
 }
 

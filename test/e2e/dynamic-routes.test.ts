@@ -108,6 +108,8 @@ test('a new Ingress, a new path and a removed Ingress are served without a reloa
   const before = await reloads();
   ctl.write('two.json', [ingress('app', 'two', { host: 'two.test', paths: [{ path: '/', service: 'two' }] })]);
   await ctl.until('two.test', '/', (r) => r.backend === 'two', { what: 'two.test served' });
+  // Matched (and kept in each worker's memo) under the old table: the new one must answer anew.
+  for (let i = 0; i < 4; i++) assert.is((await ctl.request('one.test', '/new/x')).backend, 'root');
   ctl.write('one.json', [ingress('app', 'one', {
     host: 'one.test',
     paths: [{ path: '/', service: 'root' }, { path: '/api', service: 'api' }, { path: '/new', service: 'two' }],

@@ -9,7 +9,7 @@ import { defaultAnnotations } from '../../../src/model/annotations/index.js';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { snapshot } from '../../../src/model/hash.js';
 import { redirectParts, redirectStaticReason } from '../../../src/model/redirect-url.js';
-import { routesPayload } from '../../../src/model/routes-payload.js';
+import { createRoutesSerialiser, routesPayload, type RouteEntry } from '../../../src/model/routes-payload.js';
 import { routeResponse } from '../../../src/model/route-settings.js';
 import { CORS_DEFAULTS } from '../../../src/model/annotations/cors.js';
 import type { Configuration, Location, Server } from '../../../src/model/types.js';
@@ -171,6 +171,28 @@ test('adding, changing or removing a dynamic host is a dynamic update of the rou
   d = decide(added, removed);
   assert.is(d.kind, 'dynamic', d.reason);
   assert.match(d.reason, /routes of new\.example\.com removed/);
+});
+
+test("the actor's route-table body is JSON.stringify's text, each unchanged host's entries serialised once", () => {
+  const s = store();
+  const b = builder();
+  const serialise = createRoutesSerialiser();
+  const same = (c: Configuration) => assert.is(serialise(routesPayload(c)).join(''), JSON.stringify(routesPayload(c)));
+  same(b.build(s).config);
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]]));
+  same(b.build(s).config);
+  s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80], ['/more', 'Exact', 'web', 80]]));
+  same(b.build(s).config);
+  s.remove('Ingress', ingress('plain', 'plain.example.com', [['/', 'Prefix', 'web', 80]]));
+  same(b.build(s).config);
+  assert.is(serialise({ hosts: {} }).join(''), '{"hosts":{}}');
+
+  // The same entries array is taken as unchanged (the model never mutates one it handed out).
+  const entries = [{ ...routesPayload(b.build(s).config).hosts['new.example.com']![0]! }] as RouteEntry[];
+  const once = serialise({ hosts: { 'a.test': entries } }).join('');
+  entries.push({ ...entries[0]!, pattern: '/later' });
+  assert.is(serialise({ hosts: { 'a.test': entries } }).join(''), once, 'reused');
+  assert.ok(serialise({ hosts: { 'a.test': [...entries] } }).join('').includes('/later'), 'a new array is serialised');
 });
 
 test("the operator's server- and location-snippets keep every host static: the router's request would leave their locations", () => {

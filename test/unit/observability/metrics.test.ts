@@ -90,6 +90,17 @@ test('orphaned Ingresses; a failed reload', async () => {
   assert.is(samples(f, 'nginx_ingress_controller_config_last_reload_successful')[0]!.value, 0);
   assert.is(samples(f, 'nginx_ingress_controller_errors')[0]!.value, 1);
   assert.equal(samples(f, 'nginx_ingress_controller_errors')[0]!.labels, LABELS);
+
+  // The next sync: 'gone' deleted, 'idle' given an endpoint, 'ok' now pointing at the missing Service.
+  const next = configuration([server('a.test', { locations: [loc('ok', 'missing')] }), server('b.test', { locations: [loc('idle', 'empty')] })], {
+    backends: [backend('upstream-default-backend'), backend('shop-missing-80'),
+      backend('shop-empty-80', [{ address: '10.0.0.2', port: '80' }], { service: { metadata: { namespace: 'shop', name: 'empty' }, spec: { type: 'ClusterIP' } } })],
+  });
+  m.observeSync(applied(next), () => undefined, 0);
+  const g = await scrape(m);
+  const now = (name: string, type: string) => samples(g, 'nginx_ingress_controller_orphan_ingress', { ingress: name, type })[0]?.value;
+  assert.equal([now('ok', 'no-service'), now('ok', 'no-endpoint'), now('gone', 'no-service'), now('idle', 'no-service'), now('idle', 'no-endpoint')], [1, undefined, undefined, 0, 0]);
+  assert.is(samples(g, 'nginx_ingress_controller_orphan_ingress').length, 3, 'a deleted Ingress leaves no series');
 });
 
 test('--enable-metrics: the metrics log in nginx.conf, kept by a location without access log; none without', () => {

@@ -94,10 +94,10 @@ export interface GeneratedCluster {
 
 /**
  * N generated Ingresses (10 per manifest file) whose endpoints are one `200 ok` HTTP server,
- * `ingress-rx local` on them with a raised rate limit (the bucket must not hold an isolated
- * change back: the figures are the change's own), resolved once they are served.
+ * `ingress-rx local` on them with a raised rate limit unless `defaultRateLimit` (the bucket must
+ * not hold an isolated change back: the figures are the change's own), resolved once they are served.
  */
-export async function startGeneratedCluster(prefix: string, n: number): Promise<GeneratedCluster> {
+export async function startGeneratedCluster(prefix: string, n: number, opts: { defaultRateLimit?: boolean } = {}): Promise<GeneratedCluster> {
   const echo = createServer((_req, res) => { res.writeHead(200); res.end('ok'); });
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   const port = (echo.address() as AddressInfo).port;
@@ -106,7 +106,7 @@ export async function startGeneratedCluster(prefix: string, n: number): Promise<
   let local: LocalMode;
   try {
     local = await startLocalMode({
-      prefix, args: ['--sync-rate-limit', '20'],
+      prefix, args: opts.defaultRateLimit ? [] : ['--sync-rate-limit', '20'],
       fill: (dir) => writeManifests(dir, { n, endpoints: () => [{ address: '127.0.0.1', port }] }, 10),
     });
   } catch (err) {

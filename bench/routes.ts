@@ -3,12 +3,11 @@
 // the Lua router serves from a POSTed route table; the clock runs from the manifest write until
 // the host is served (`route_add_served_ms_10k`). Then each of them gets a path added
 // (`route_change_served_ms_10k`). NGINX must not reload once for any of it.
-// Writes are spaced: each comes 300 ms after the previous one was served, with the sync rate
-// limit raised to 20/s (burst 1) as in bench/reload.ts, so the token bucket always holds a token
-// when a write lands and the figure is the change's own path (manifest watch and its 50 ms
-// debounce, model build, payloads, POSTs, each worker's first decode of the new table). At the
-// default limit (0.3/s, burst 1, as ingress-nginx) a write right after a sync waits up to 3.3 s
-// for a token by design; that wait is the rate limit's, not the route's.
+// Writes are spaced at the default sync rate limit (0.3/s, burst 1, as ingress-nginx): each comes
+// 3.4 s after the previous write, when the token bucket holds a token again, so the figure is the
+// change's own path (manifest watch and its 50 ms debounce, model build, payloads, POSTs, each
+// worker's first decode of the new table). A write within 3.3 s of a sync waits for its token by
+// design; that wait is the rate limit's, not the route's.
 // Quick mode 2k Ingresses, full mode 10k.
 //   node --import tsx bench/routes.ts [--full] [--n N] [--rounds R]
 import { namespaceOf, serviceOf } from './gen.js';
@@ -25,15 +24,18 @@ function ingress(name: string, host: string, service: string, ns: string, paths:
   };
 }
 
+/** A token of the default sync rate limit (0.3/s) comes back after 3.33 s; 70 ms of margin. */
+const TOKEN_PERIOD_MS = 3400;
+
 interface Routes {
   addMs: number[]; changeMs: number[]; reloads: number; startS: number;
-  /** CPU per new host from its write until it is served, the 300 ms pauses included (idle): the controller's, and NGINX's (workers' decode, the polls). */
+  /** CPU per new host from its write until it is served, the pauses for a token included (idle): the controller's, and NGINX's (workers' decode, the polls). */
   addCpuMs: { controller: number; nginx: number };
 }
 
 async function run(n: number, rounds: number): Promise<Routes> {
   // The setup of bench/reload.ts, so the two figures compare.
-  const cluster = await startGeneratedCluster('irx-bench-routes-', n);
+  const cluster = await startGeneratedCluster('irx-bench-routes-', n, { defaultRateLimit: true });
   const { local, startS } = cluster;
   try {
     const reloadsBefore = local.logs().filter((l) => l.msg === 'reload: done').length;
@@ -43,9 +45,12 @@ async function run(n: number, rounds: number): Promise<Routes> {
     const hostOfRound = (r: number) => `route-${r}.bench.example`;
     const write = (r: number, paths: Array<[string, string]>) =>
       local.write(`route-${r}.json`, [ingress(`route-${r}`, hostOfRound(r), serviceOf(1), namespaceOf(1), paths)]);
+    let lastWrite = performance.now();
+    // The bucket refills one token per 1/0.3 s after the previous sync took it (see the top).
+    const tokenBack = () => new Promise((res) => setTimeout(res, Math.max(0, lastWrite + TOKEN_PERIOD_MS - performance.now())));
     for (let r = 0; r < rounds; r++) {
-      await new Promise((res) => setTimeout(res, 300)); // the bucket refills (see the top)
-      const t = performance.now();
+      await tokenBack();
+      const t = lastWrite = performance.now();
       write(r, [['/only', 'Exact']]);
       await local.until(hostOfRound(r), (s) => s === 200, 120_000, '/only');
       out.addMs.push(performance.now() - t);
@@ -53,8 +58,8 @@ async function run(n: number, rounds: number): Promise<Routes> {
     const cpu1 = cpu();
     out.addCpuMs = { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds };
     for (let r = 0; r < rounds; r++) {
-      await new Promise((res) => setTimeout(res, 300));
-      const t = performance.now();
+      await tokenBack();
+      const t = lastWrite = performance.now();
       write(r, [['/only', 'Exact'], ['/new', 'Prefix']]);
       await local.until(hostOfRound(r), (s) => s === 200, 120_000, '/new/x');
       out.changeMs.push(performance.now() - t);

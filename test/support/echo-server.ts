@@ -5,6 +5,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { reservedPort } from './ports.js';
 
 export interface EchoReply {
   name: string;
@@ -80,12 +81,18 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
   let port = 0;
   const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(handler);
   server.keepAliveTimeout = 1000;
-  // Port 0: the kernel picks a free port on this address atomically, with no reuse race.
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, address, () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
+  // Port 0: the kernel picks a free port on this address atomically, with no reuse race. It may
+  // be a port a controller of a test listens on at 127.0.0.1, and the address policy refuses
+  // loopback endpoints at the controller's own ports: such a port is given back.
+  for (;;) {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, address, () => resolve());
+    });
+    port = (server.address() as AddressInfo).port;
+    if (opts.port !== undefined || !reservedPort(port)) break;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
   if (!opts.name) name = `${address}:${port}`;
   return {
     name,

@@ -13,12 +13,14 @@ const RESERVATIONS = join(tmpdir(), 'ingress-rx-test-ports');
 const mine = new Set<string>();
 let cleanupRegistered = false;
 
+// The wildcard address: the kernel then hands out a port no socket uses on any address (an
+// echo upstream on 127.0.0.2:P would otherwise not stop it giving P for 127.0.0.1).
 function kernelPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
     srv.on('error', reject);
-    srv.listen(0, host, () => {
+    srv.listen(0, host.includes(':') ? '::' : '0.0.0.0', () => {
       const addr = srv.address();
       if (addr && typeof addr === 'object') {
         const { port } = addr;
@@ -41,6 +43,15 @@ function tryCreate(file: string): boolean {
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return false;
+  }
+}
+
+/** Whether a live test process holds `port` (this one included). */
+export function reservedPort(port: number): boolean {
+  try {
+    return alive(Number(readFileSync(join(RESERVATIONS, String(port)), 'utf8')));
+  } catch {
     return false;
   }
 }

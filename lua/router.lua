@@ -205,12 +205,11 @@ function _M.serve()
   var.service_port = e.port
   var.location_path = e.path
   var.proxy_upstream_name = e.backend
-  var.proxy_alternative_upstream_name = ""
-  -- $uri as the client sent it again; the upstream gets the request URI unchanged, as from a
-  -- static location's bare proxy_pass. `binary`: a $uri NGINX decoded to control bytes is
-  -- NGINX's own, which Lua would otherwise refuse.
+  -- $uri as the client sent it again ($dynamic_upstream_uri, the request URI unchanged as from
+  -- a static location's bare proxy_pass, and $proxy_alternative_upstream_name are set by the
+  -- location). `binary`: a $uri NGINX decoded to control bytes is NGINX's own, which Lua would
+  -- otherwise refuse.
   ngx.req.set_uri(uri, false, true)
-  var.dynamic_upstream_uri = var.request_uri
   -- In the order of the location's own directives: its custom headers (on every answer), its
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
   route_headers.rewrite(e)

@@ -2,7 +2,7 @@
 // blocks, upstream_balancer, status server) around our lua/ modules, runs the real
 // /usr/sbin/nginx under a temp prefix, and offers small HTTP(S) helpers.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp, mkdir, writeFile, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, writeFile, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
@@ -14,6 +14,8 @@ import { waitFor } from './wait.js';
 import { backend as modelBackend } from './config-builder.js';
 import { controlChannel, writeControlToken, type ControlChannel } from '../../src/render/control.js';
 import { controlRequest } from '../../src/actors/control-client.js';
+import { defaultRuntime } from '../../src/render/runtime.js';
+import { withLuaInReach } from '../../src/render/worker-access.js';
 
 const run = promisify(execFile);
 const repoRoot = resolve(new URL('../..', import.meta.url).pathname);
@@ -122,7 +124,7 @@ function luaTable(obj: Record<string, string | number | boolean>): string {
 }
 
 function renderConf(o: {
-  prefix: string; workers: number; httpPort: number; httpsPort: number; control: ControlChannel; tokenPath: string;
+  prefix: string; luaDir: string; workers: number; httpPort: number; httpsPort: number; control: ControlChannel; tokenPath: string;
   fallback: GeneratedCertificate; locations: LuaNginxLocation[]; luaIngressConfig: Record<string, string | number | boolean>;
   extraInitLua: string; allow: string[]; extraLocations: string;
 }): string {
@@ -159,7 +161,7 @@ http {
   fastcgi_temp_path ${o.prefix}/fastcgi;
   uwsgi_temp_path ${o.prefix}/uwsgi;
   scgi_temp_path ${o.prefix}/scgi;
-  lua_package_path "${repoRoot}/lua/?.lua;;";
+  lua_package_path "${o.luaDir}/?.lua;;";
   lua_shared_dict configuration_data 20m;
   lua_shared_dict certificate_data 20m;
   lua_shared_dict certificate_servers 5m;
@@ -243,6 +245,10 @@ async function childPids(parent: number): Promise<number[]> {
 
 export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNginx> {
   const prefix = await mkdtemp(join(tmpdir(), 'ingress-rx-lua-'));
+  // As the controller does: workers (nobody, under a root master) read modules a worker requires
+  // first from a copy in the prefix when the checkout is a directory only its owner enters.
+  await chmod(prefix, 0o755);
+  const luaDir = withLuaInReach({ ...defaultRuntime({ prefix }), luaDir: join(repoRoot, 'lua') }).luaDir;
   const [httpPort, httpsPort] = await freePorts(2);
   const paths = { controlSocketPath: join(prefix, 'run', 'control.sock'), controlTokenPath: join(prefix, 'run', 'control.token') };
   writeControlToken(paths);
@@ -253,7 +259,7 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
     http_redirect_code: 308, hsts: true, hsts_max_age: 31536000, hsts_include_subdomains: true,
     hsts_preload: false, https_port: httpsPort, ...opts.luaIngressConfig,
   };
-  const conf = renderConf({ prefix, workers: opts.workers ?? 2, httpPort, httpsPort, control, tokenPath: paths.controlTokenPath, fallback, locations, luaIngressConfig, extraInitLua: opts.extraInitLua ?? '', allow: opts.allowUpstreamAddresses ?? ['loopback'], extraLocations: opts.extraLocations ?? '' });
+  const conf = renderConf({ prefix, luaDir, workers: opts.workers ?? 2, httpPort, httpsPort, control, tokenPath: paths.controlTokenPath, fallback, locations, luaIngressConfig, extraInitLua: opts.extraInitLua ?? '', allow: opts.allowUpstreamAddresses ?? ['loopback'], extraLocations: opts.extraLocations ?? '' });
   const confPath = join(prefix, 'nginx.conf');
   await writeFile(confPath, conf);
 

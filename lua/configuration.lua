@@ -137,6 +137,29 @@ end
 local handle_backends = json_document("backends", "array", BACKENDS_KEY, BACKENDS_VERSION_KEY, _M.get_backends_data,
                                       shapes.backends_problem)
 
+-- Certificates are stored by the hash of their PEM, so each rotation stores a new one: those no
+-- host names any more go, or the dictionary would fill with old ones until every certificate POST
+-- was refused. They go after a grace period: a handshake may have read the host's old uid just
+-- before the map changed.
+local UNREFERENCED_CERTIFICATE_TTL = 10
+
+local function forget_unreferenced_certificates()
+  local referenced = {}
+  for _, key in ipairs(certificate_servers:get_keys(0)) do
+    local uid = certificate_servers:get(key)
+    if uid then referenced[uid] = true end
+  end
+  for _, uid in ipairs(certificate_data:get_keys(0)) do
+    local ttl = certificate_data:ttl(uid)
+    if referenced[uid] then
+      -- Named again (by uid alone, without its PEM) within its grace period: it stays.
+      if ttl and ttl > 0 then certificate_data:expire(uid, 0) end
+    elseif ttl == 0 then
+      certificate_data:expire(uid, UNREFERENCED_CERTIFICATE_TTL)
+    end
+  end
+end
+
 local function handle_servers(method)
   if method ~= "POST" then
     return respond(ngx.HTTP_BAD_REQUEST, "servers: only POST is allowed")
@@ -154,14 +177,23 @@ local function handle_servers(method)
   for uid, pem in pairs(certificates) do
     if not store(certificate_data, "certificate_data", uid, pem, "certificate " .. uid) then return end
   end
+  local named = {}
   for hostname, uid in pairs(servers) do
     local key = hostname:lower()
+    named[key] = true
     if uid == EMPTY_UID then
       certificate_servers:delete(key)
     elseif not store(certificate_servers, "certificate_servers", key, uid, "server " .. hostname) then
       return
     end
   end
+  -- A complete map (what the controller posts) also says which hosts are gone.
+  if payload.complete == true then
+    for _, key in ipairs(certificate_servers:get_keys(0)) do
+      if not named[key] then certificate_servers:delete(key) end
+    end
+  end
+  forget_unreferenced_certificates()
   configuration_data:incr(CERTIFICATES_VERSION_KEY, 1, 0)
   respond(ngx.HTTP_CREATED)
 end

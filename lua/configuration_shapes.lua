@@ -147,6 +147,9 @@ function _M.servers_problem(payload, empty_uid, known)
   if not is_object(certificates) or not is_object(servers) then
     return "certificates and servers must be JSON objects"
   end
+  if not absent(payload.complete) and type(payload.complete) ~= "boolean" then
+    return "complete must be a boolean"
+  end
   for uid, pem in pairs(certificates) do
     if type(uid) ~= "string" or uid == "" or uid == empty_uid or type(pem) ~= "string" then
       return "certificates must map uid to PEM strings"

@@ -16,6 +16,8 @@ export const FALLBACK_UID = 'fallback';
 export interface ServersPayload {
   certificates: Record<string, string>;
   servers: Record<string, string>;
+  /** The whole map: Lua forgets the hosts it does not name (and certificates no host names); without it, a POST only adds and changes. */
+  complete?: true;
 }
 
 /** What one dynamic update posts: each part present is POSTed to /configuration/<part>. */
@@ -103,5 +105,5 @@ export function serversPayload(config: Configuration): ServersPayload {
   }
   // from-to-www: the other name of the host redirects, and needs the host's certificate for HTTPS.
   for (const [s, from] of wwwRedirectNames(config.servers)) servers.set(from, uidFor(s.certificate));
-  return { certificates: sortedRecord(certificates), servers: sortedRecord(servers) };
+  return { certificates: sortedRecord(certificates), servers: sortedRecord(servers), complete: true };
 }

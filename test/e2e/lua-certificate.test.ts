@@ -24,7 +24,11 @@ test.before(async () => {
       { path: '/noredirect/', backend: 'web', rewrite: { ssl_redirect: false } },
     ],
   });
-  forwarded = await startLuaNginx({ workers: 1, luaIngressConfig: { use_forwarded_headers: true, https_port: 443, http_redirect_code: 301 } });
+  forwarded = await startLuaNginx({
+    workers: 1, luaIngressConfig: { use_forwarded_headers: true, https_port: 443, http_redirect_code: 301 },
+    // The seconds left before a stored certificate expires (0: never), for the test of forgetting.
+    extraLocations: 'location = /certificate-ttl { content_by_lua_block { ngx.say(ngx.shared.certificate_data:ttl(ngx.var.arg_uid) or "absent") } }',
+  });
   const dir = join(nginx.prefix, 'test-certs');
   certs.a = await generateCertificate(dir, 'a.test');
   certs.a2 = await generateCertificate(dir, 'a-rotated.test', ['a.test']);
@@ -149,6 +153,34 @@ test('use-forwarded-headers: X-Forwarded-Proto https is not redirected; redirect
   const viaProxy = await forwarded.request({ path: '/a/', host: 'a.test', headers: { 'x-forwarded-proto': 'https' } });
   assert.is(viaProxy.status, 200);
   assert.is(viaProxy.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
+});
+
+test('a complete map forgets the hosts it does not name; certificates no host names expire after a grace period, unless named again', async () => {
+  const ttl = async (uid: string) => (await forwarded.request({ path: `/certificate-ttl?uid=${uid}`, host: 'ttl.test' })).body.trim();
+  await forwarded.configure('/configuration/servers', {
+    certificates: { 'c-a': certs.a.pem, 'c-wild': certs.wild.pem }, servers: { 'a.test': 'c-a', 'x.gone.test': 'c-wild' }, complete: true,
+  });
+  assert.is(await forwarded.servedCertificateCN('x.gone.test'), '*.wild.test');
+  assert.equal([await ttl('c-a'), await ttl('c-wild')], ['0', '0']);
+  // Before, hosts removed from the cluster kept their certificate, and every rotation (a new PEM
+  // hash) kept the old one: the dictionary filled until certificate POSTs were refused.
+  await forwarded.configure('/configuration/servers', { certificates: { 'c-rotated': certs.a2.pem }, servers: { 'a.test': 'c-rotated' }, complete: true });
+  assert.is(await forwarded.servedCertificateCN('x.gone.test'), 'fallback.invalid', 'a host the complete map leaves out is forgotten');
+  assert.is(await forwarded.servedCertificateCN('a.test'), 'a-rotated.test');
+  for (const uid of ['c-a', 'c-wild', 'uid-a', 'uid-wild']) {
+    const left = Number(await ttl(uid));
+    assert.ok(left > 0 && left <= 10, `${uid} expires within the grace period (ttl ${left})`);
+  }
+  assert.is(await ttl('c-rotated'), '0');
+  // Named again by uid alone within its grace period: kept for good; the one it replaced expires.
+  await forwarded.configure('/configuration/servers', { servers: { 'a.test': 'c-a' } });
+  assert.is(await forwarded.servedCertificateCN('a.test'), 'a.test');
+  assert.is(await ttl('c-a'), '0');
+  assert.ok(Number(await ttl('c-rotated')) > 0);
+  // Without `complete` a POST only adds and changes, as before.
+  await forwarded.configure('/configuration/servers', { certificates: { 'c-wild': certs.wild.pem }, servers: { 'y.wild.test': 'c-wild' } });
+  assert.is(await forwarded.servedCertificateCN('a.test'), 'a.test');
+  assert.is(await forwarded.servedCertificateCN('y.wild.test'), '*.wild.test');
 });
 
 test.run();

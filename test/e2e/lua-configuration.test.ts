@@ -121,7 +121,9 @@ test('servers: malformed payloads are 400; nothing of a refused payload is store
     JSON.stringify({ certificates: { u: cert.pem.split('-----BEGIN PRIVATE')[0] }, servers: { 'shape.test': 'u' } }),
     JSON.stringify({ certificates: {}, servers: { 'shape.test': 'nowhere' } }),
     JSON.stringify({ certificates: { u: cert.pem }, servers: { 'shape test': 'u' } }),
-    JSON.stringify({ certificates: { '-1': cert.pem }, servers: {} })]) {
+    JSON.stringify({ certificates: { '-1': cert.pem }, servers: {} }),
+    // `complete` forgets every host not named: only a real boolean may say so.
+    JSON.stringify({ certificates: { u: cert.pem }, servers: { 'shape.test': 'u' }, complete: 'yes' })]) {
     const r = await nginx.status('POST', '/configuration/servers', bad);
     assert.is(r.status, 400, bad);
     assert.match(r.body, /^servers: /);

@@ -266,6 +266,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         ssl_protocols: sslProtocols(s.sslProtocols),
         tls_settings: httpTLSSettings(s, runtime, config.servers.some((sv) => sv.tlsSettings?.authTLS)),
         resolvers: resolvers(runtime),
+        lua_resolvers: resolverList(runtime).map((r) => r.lua),
         upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
         listen: runtime.listenAddresses.map(listenAddress),
         block_cidrs: s.blockCidrs,
@@ -452,8 +453,17 @@ function mimeTypes(list: readonly string[], field = 'gzip-types'): string {
   return list.length ? list.join(' ') : 'text/html';
 }
 
-/** Resolver addresses: the runtime's, or the nameservers of /etc/resolv.conf (IPv6 bracketed). */
+/** Resolver addresses as NGINX's `resolver` reads them (IPv6 bracketed, an optional port). */
 export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'): string {
+  return resolverList(runtime, resolvConf).map((r) => r.nginx).join(' ');
+}
+
+/**
+ * The runtime's resolvers, or the nameservers of /etc/resolv.conf: for NGINX and, with the port
+ * spelled out, for lua/dns.lua, so that a name Lua dials (an auth-url, a mirror-target) is
+ * resolved by the nameservers NGINX itself asks.
+ */
+export function resolverList(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'): Array<{ nginx: string; lua: string }> {
   let list = runtime.resolvers;
   if (!list || list.length === 0) {
     list = [];
@@ -468,10 +478,14 @@ export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'
     if (list.length === 0) list = ['127.0.0.1'];
   }
   return list.map((a) => {
-    const bare = a.replace(/^\[|\]$/g, '');
+    const withPort = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(a);
+    const bare = withPort ? (withPort[1] ?? withPort[2])! : a.replace(/^\[|\]$/g, '');
     cidr(bare, 'resolver');
-    return bare.includes(':') ? `[${bare}]` : bare;
-  }).join(' ');
+    const port = withPort ? Number(withPort[3]) : 53;
+    if (port < 1 || port > 65535) throw new RenderError('resolver', `port out of range: ${a.slice(0, 60)}`);
+    const host = bare.includes(':') ? `[${bare}]` : bare;
+    return { nginx: withPort ? `${host}:${port}` : host, lua: `${host}:${port}` };
+  });
 }
 
 /** Files the configuration refers to that the reload actor writes before testing it (each block's `files`). */

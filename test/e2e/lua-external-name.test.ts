@@ -3,43 +3,14 @@
 // address policy judges what DNS answers, and reads every spelling as the model does.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createSocket, type Socket } from 'node:dgram';
 import { startLuaNginx, backend, type LuaNginx } from '../support/lua-nginx.js';
 import { startEchoServer, startEchoServers, closeAll, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
+import { startFakeDns } from '../support/fake-dns.js';
 import { NODE_LOCAL_SPELLINGS } from '../support/hostile.js';
 import { STRICT_ADDRESS_POLICY, judgeEndpointAddress, parseAddress } from '../../src/model/address-policy.js';
 
 const test = suite('lua ExternalName');
-
-/** A fake DNS server: name → IPv4 addresses (answer TTL 1 s); unknown names get NXDOMAIN. */
-async function startFakeDns(records: Map<string, string[]>): Promise<{ port: number; queries: string[]; close(): void }> {
-  const socket: Socket = createSocket('udp4');
-  const queries: string[] = [];
-  socket.on('message', (msg, rinfo) => {
-    let pos = 12;
-    const labels: string[] = [];
-    while (msg[pos] !== 0) { labels.push(msg.subarray(pos + 1, pos + 1 + msg[pos]).toString()); pos += msg[pos] + 1; }
-    const question = msg.subarray(12, pos + 5);
-    const name = labels.join('.');
-    queries.push(name);
-    const addresses = records.get(name);
-    const header = Buffer.alloc(12);
-    msg.copy(header, 0, 0, 2);
-    header.writeUInt16BE(addresses ? 0x8180 : 0x8183, 2);
-    header.writeUInt16BE(1, 4);
-    header.writeUInt16BE(addresses?.length ?? 0, 6);
-    const answers = (addresses ?? []).map((ip) => {
-      const a = Buffer.alloc(16);
-      a.writeUInt16BE(0xc00c, 0); a.writeUInt16BE(1, 2); a.writeUInt16BE(1, 4); a.writeUInt32BE(1, 6); a.writeUInt16BE(4, 10);
-      ip.split('.').forEach((o, i) => a.writeUInt8(Number(o), 12 + i));
-      return a;
-    });
-    socket.send(Buffer.concat([header, question, ...answers]), rinfo.port, rinfo.address);
-  });
-  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()));
-  return { port: socket.address().port, queries, close: () => socket.close() };
-}
 
 let nginx: LuaNginx;
 let echo: EchoServer[];

@@ -89,13 +89,16 @@ export const requestRedirect: Check<string> = (raw) => {
 /** auth-keepalive: connections NGINX keeps per worker; each is allocated when NGINX loads the configuration. */
 export const MAX_AUTH_KEEPALIVE = 1024;
 
-/** Kept-alive connections to the auth service (auth-keepalive), and where it is. */
+/**
+ * The auth service dialled from Lua under the address policy (every tenant auth-url but `$host`),
+ * and the connections kept to it (auth-keepalive; 0: a new connection per subrequest).
+ */
 export interface AuthKeepalive {
   readonly connections: number;
   readonly requests: number;
   /** Seconds. */
   readonly timeout: number;
-  /** auth-keepalive-share-vars: the subrequest shares the request's NGINX variables. */
+  /** auth-keepalive-share-vars: the subrequest shares the request's NGINX variables (always without keepalive, as auth_request's does). */
   readonly shareVars: boolean;
   /** The auth service's host (a name, or an IP address as written) and port, dialled through the address policy. */
   readonly peerHost: string;
@@ -128,7 +131,6 @@ export interface ExternalAuthValue {
 
 const BOOL = '"true" or "false"';
 
-/** auth-keepalive* read as ingress-nginx reads them: any reason against keepalive turns it off, with a warning. */
 /** The auth service's host as dialled (brackets off an IPv6 literal) and port. */
 function authPeer(authUrl: string): { host: string; port: number } {
   const parsed = new URL(authUrl);
@@ -142,7 +144,8 @@ function authPeer(authUrl: string): { host: string; port: number } {
  * Why the upstream address policy refuses the auth service a tenant named, or null. A literal
  * address (or localhost) is judged here, whichever way NGINX will dial it: auth_request would
  * otherwise reach the node's loopback services or the cloud metadata address, and copy their
- * headers upstream (auth-response-headers). A name is judged where Lua dials it (auth-keepalive).
+ * headers upstream (auth-response-headers). A name is judged where Lua dials it, with or without
+ * auth-keepalive.
  */
 function refusedAuthPeer(authUrl: string, policy: AddressPolicy): string | null {
   const { host, port } = authPeer(authUrl);
@@ -151,21 +154,28 @@ function refusedAuthPeer(authUrl: string, policy: AddressPolicy): string | null 
   return verdict.ok ? null : `${host}:${port} refused by the upstream address policy: ${verdict.reason}`;
 }
 
+/**
+ * auth-keepalive* read as ingress-nginx reads them (any reason against keepalive turns it off,
+ * with a warning), and the Lua-dialled peer, kept alive or not. Null only for `$host`, whose
+ * address the auth location's guard judges per request.
+ */
 function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive | null {
   const connections = r.get('auth-keepalive', int(-(2 ** 31), 2 ** 31 - 1), 0);
   const requests = r.get('auth-keepalive-requests', int(-(2 ** 31), 2 ** 31 - 1), 1000);
   const timeout = r.get('auth-keepalive-timeout', int(-(2 ** 31), 86_400), 60);
   const shareVars = r.get('auth-keepalive-share-vars', bool, false);
+  const { host, port } = authPeer(authUrl);
+  // Without keepalive the subrequest shares the request's variables, as auth_request's does.
+  const unpooled = host.includes('$') ? null : { connections: 0, requests, timeout, shareVars: true, peerHost: host, peerPort: port };
   if (connections <= 0) {
     if (connections < 0) r.warn('auth-keepalive', 'must not be negative; no keepalive');
-    return null;
+    return unpooled;
   }
-  const off = (key: string, why: string): null => {
+  const off = (key: string, why: string): AuthKeepalive | null => {
     r.warn(key, `${why}; no keepalive`);
-    return null;
+    return unpooled;
   };
   if (connections > MAX_AUTH_KEEPALIVE) return off('auth-keepalive', `at most ${MAX_AUTH_KEEPALIVE} (NGINX allocates every connection slot when it loads the configuration)`);
-  const { host, port } = authPeer(authUrl);
   if (host.includes('$')) return off('auth-keepalive', 'auth-url has a variable in its host');
   if (requests <= 0) return off('auth-keepalive-requests', 'must be greater than zero');
   if (timeout <= 0) return off('auth-keepalive-timeout', 'must be greater than zero');
@@ -264,14 +274,14 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
     externalAuth: (auth, site) => (auth && !pathUnderAny(site.path, site.settings.noAuthLocations) ? auth : null),
   },
   docs: {
-    'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through. An address as its host is judged by the upstream address policy.', onInvalid: 'warning; the location is denied (503), also for an address the policy refuses' },
+    'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through. Its host (but `$host`) is dialled from Lua under the upstream address policy: an address when the Ingress is read, every address a name resolves to when the subrequest is made (refused: 500, with an error log line naming the location).', onInvalid: 'warning; the location is denied (503), also for an address the policy refuses' },
     'auth-signin': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Where to send the client when the service answers 401.' },
     'auth-signin-redirect-param': { values: 'URL parameter name', default: "'' (rd)", description: 'Parameter of auth-signin carrying the original URL.' },
     'auth-response-headers': { values: 'comma-separated header names', default: "''", description: 'Headers of the auth response copied to the upstream request.', onInvalid: 'warning; the location is denied (503)' },
     'auth-method': { values: 'HTTP method', default: "'' (GET)", description: 'Method of the auth subrequest.', onInvalid: 'warning; the location is denied (503)' },
     'auth-cache-key': { values: 'NGINX variable expression', default: "'' (no cache)", description: 'Cache auth responses under this key.' },
     'auth-cache-duration': { values: 'comma-separated `[codes] time`', default: DEFAULT_AUTH_CACHE_DURATION.join(', '), description: 'How long auth responses are cached, per status.' },
-    'auth-keepalive': { values: `integer 0..${MAX_AUTH_KEEPALIVE}`, default: '0 (a new connection per subrequest)', description: 'Idle connections to the auth service kept per worker. Not with $host in auth-url. The subrequest is made from Lua, since auth_request never reuses a connection whose answer has a body (nginx ticket 1579); the service is dialled through the upstream address policy.' },
+    'auth-keepalive': { values: `integer 0..${MAX_AUTH_KEEPALIVE}`, default: '0 (a new connection per subrequest)', description: 'Idle connections to the auth service kept per worker. Not with $host in auth-url. The subrequest is made from Lua (also without keepalive, so the address policy judges the service), since auth_request never reuses a connection whose answer has a body (nginx ticket 1579).' },
     'auth-keepalive-requests': { values: 'integer ≥ 1', default: '1000', description: 'Requests per kept-alive connection.', onInvalid: 'warning; no keepalive' },
     'auth-keepalive-timeout': { values: 'seconds ≥ 1', default: '60', description: 'How long an idle kept-alive connection stays open.', onInvalid: 'warning; no keepalive' },
     'auth-keepalive-share-vars': { values: BOOL, default: 'false', description: "With auth-keepalive: the auth subrequest shares the request's NGINX variables." },

@@ -1,8 +1,9 @@
 // authexternal group: auth_request to an internal location per Ingress location that proxies a
 // body-less subrequest to the auth service (optionally cached), copies chosen response headers
-// upstream, passes the service's Set-Cookie to the client and sends a 401 to auth-signin. With
-// auth-keepalive the subrequest is made from Lua (lua/external_auth.lua) through an upstream per
-// location that keeps connections, its peer chosen under the address policy.
+// upstream, passes the service's Set-Cookie to the client and sends a 401 to auth-signin. A
+// tenant's auth service (its host not `$host`) is asked from Lua (lua/external_auth.lua) through
+// an upstream per location whose peer is chosen under the address policy, keeping connections
+// with auth-keepalive; auth_request remains for `$host` and the ConfigMap's global-auth-url.
 import { AUTH_HOST_VARIABLE, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
@@ -67,7 +68,8 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
   ];
   if (upstream) {
     // Connections to the upstream are kept only for HTTP/1.1 without `Connection: close`.
-    b.push('proxy_set_header Connection ""', `proxy_ssl_name ${f.quoteLiteral(new URL(ea.url).hostname, 'auth-url')}`);
+    if (ea.keepalive!.connections > 0) b.push('proxy_set_header Connection ""');
+    b.push(`proxy_ssl_name ${f.quoteLiteral(new URL(ea.url).hostname, 'auth-url')}`);
   }
   if (ea.cacheKey !== '') {
     // The key names the auth location (host and path), as ingress-nginx's does: one zone is shared
@@ -95,10 +97,11 @@ function keepaliveTarget(authUrl: string, upstream: string): string {
 }
 
 function keepaliveUpstream(ka: AuthKeepalive, name: string): string {
+  const pool = ka.connections === 0 ? ''
+    : `        keepalive ${f.num(ka.connections, 'auth-keepalive')};\n        keepalive_requests ${f.num(ka.requests, 'auth-keepalive-requests')};\n`
+      + `        keepalive_timeout ${f.num(ka.timeout, 'auth-keepalive-timeout')}s;\n`;
   return `    upstream ${name} {\n        server 0.0.0.1; # placeholder: the peer was chosen under the address policy before the subrequest\n`
-    + `        balancer_by_lua_block {\n            require("external_peer").balance()\n        }\n`
-    + `        keepalive ${f.num(ka.connections, 'auth-keepalive')};\n        keepalive_requests ${f.num(ka.requests, 'auth-keepalive-requests')};\n`
-    + `        keepalive_timeout ${f.num(ka.timeout, 'auth-keepalive-timeout')}s;\n    }\n`;
+    + `        balancer_by_lua_block {\n            require("external_peer").balance()\n        }\n${pool}    }\n`;
 }
 
 /** The response headers copied upstream: the variable each is kept in, and the header. */
@@ -117,7 +120,7 @@ function signin(ea: ExternalAuthConfig): string {
   return f.url(withRd, 'auth-signin');
 }
 
-/** The Lua subrequest of auth-keepalive, filling the variables auth_request_set fills otherwise. */
+/** The Lua subrequest to a tenant's auth service, filling the variables auth_request_set fills otherwise. */
 function keepaliveAccess(c: LocationContext, ea: ExternalAuthConfig, ka: AuthKeepalive): string {
   const headers = responseHeaders(ea);
   const opts = `{ host = ${f.luaString(ka.peerHost, 'auth-url')}, port = ${f.num(ka.peerPort, 'auth-url')}, share_vars = ${f.luaBool(ka.shareVars, 'auth-keepalive-share-vars')}, `

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { createRenderer } from '../../../src/render/engine.js';
 import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
 import { geoip2Setup } from '../../../src/render/geoip.js';
-import { resolvers } from '../../../src/render/engine.js';
+import { resolverList, resolvers } from '../../../src/render/engine.js';
 import { silentLogger } from '../../../src/log.js';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, location, mutable, server } from '../../support/config-builder.js';
@@ -130,6 +130,16 @@ golden('resolvers come from resolv.conf, IPv6 bracketed', () => {
     const file = join(dir, 'resolv.conf');
     writeFileSync(file, '# comment\nnameserver 10.0.0.10\nnameserver fe80::1%eth0\noptions ndots:5\n');
     assert.is(resolvers({ ...RUNTIME, resolvers: undefined }, file), '10.0.0.10 [fe80::1]');
+    // Lua's resolver (lua/dns.lua) asks the same nameservers, its port spelled out.
+    assert.equal(resolverList({ ...RUNTIME, resolvers: undefined }, file).map((r) => r.lua), ['10.0.0.10:53', '[fe80::1]:53']);
+    assert.equal(resolverList({ ...RUNTIME, resolvers: ['127.0.0.1:5353', '[::1]:5300', '10.0.0.1'] }).map((r) => [r.nginx, r.lua]),
+      [['127.0.0.1:5353', '127.0.0.1:5353'], ['[::1]:5300', '[::1]:5300'], ['10.0.0.1', '10.0.0.1:53']]);
+    for (const bad of ['127.0.0.1:0', '127.0.0.1:70000', 'dns.example:53', '10.0.0.1; include /x']) {
+      assert.throws(() => resolverList({ ...RUNTIME, resolvers: [bad] }), /resolver/, bad);
+    }
+    const text = newRenderer().render(configuration([]), { ...RUNTIME, resolvers: ['127.0.0.1:5353'] });
+    assert.match(text, 'resolver 127.0.0.1:5353 valid=30s');
+    assert.match(text, 'configuration.resolvers = { "127.0.0.1:5353", }');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

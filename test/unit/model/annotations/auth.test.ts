@@ -98,7 +98,9 @@ test('external auth with every field', () => {
     responseHeaders: ['X-Auth-Request-User', 'X-Auth-Request-Email'],
     cacheKey: '$remote_user$http_authorization',
     cacheDuration: ['200 202 10m', '401 30s'],
-    requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null,
+    requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {},
+    // Without auth-keepalive the name is still dialled from Lua, a new connection per subrequest.
+    keepalive: { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: 'auth.example.com', peerPort: 443 },
   });
   assert.equal(warnings, []);
   assert.is(value.denied, null);
@@ -109,7 +111,8 @@ test('external auth defaults', () => {
   assert.equal(value.externalAuth, {
     url: 'http://auth.svc.cluster.local:8080/check', host: 'auth.svc.cluster.local', method: '', signin: '',
     signinRedirectParam: '', responseHeaders: [], cacheKey: '', cacheDuration: ['200 202 401 5m'],
-    requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {}, keepalive: null,
+    requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {},
+    keepalive: { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: 'auth.svc.cluster.local', peerPort: 8080 },
   });
 });
 
@@ -174,7 +177,8 @@ for (const k of keepaliveOff) {
   test(`auth-keepalive off with a warning: ${k.name}`, () => {
     const { value, warnings } = parse({ 'auth-url': 'http://auth.sso.svc/check', ...k.ann });
     assert.ok(value.externalAuth);
-    assert.is(value.externalAuth!.keepalive, null);
+    // No connections kept; the service is still dialled from Lua under the address policy.
+    assert.equal([value.externalAuth!.keepalive?.connections, value.externalAuth!.keepalive?.peerHost], [0, 'auth.sso.svc']);
     assert.equal(warnedKeys(warnings), [k.key]);
   });
 }
@@ -211,6 +215,7 @@ test('invalid auth-request-redirect, auth-always-set-cookie and auth-keepalive-s
 test('auth-keepalive with $host in auth-url is off (the peer would follow the client)', () => {
   const { value, warnings } = parse({ 'auth-url': 'http://$host/oauth2/auth', 'auth-keepalive': '10' });
   assert.is(value.externalAuth!.keepalive, null);
+  assert.is(parse({ 'auth-url': 'http://$host/oauth2/auth' }).value.externalAuth!.keepalive, null, 'auth_request, its guard judging the Host per request');
   assert.match(warnings[0]!.message, /variable/);
 });
 

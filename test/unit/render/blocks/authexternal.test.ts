@@ -63,6 +63,19 @@ test('auth-keepalive: a Lua subrequest in the access slot and an upstream per lo
   inOrder(view.extra, 'proxy_set_header Connection "";', `set $target "http://${upstream}/check";`);
 });
 
+test('a tenant auth service without auth-keepalive: the same Lua subrequest through an upstream that keeps no connection', () => {
+  const keepalive = { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: 'auth.example.com', peerPort: 80 };
+  const view = renderLocation({ externalAuth: { ...EA, keepalive } });
+  assert.not.match(view.locationsText, 'auth_request ');
+  inOrder(view.locationsText, 'access_by_lua_block', 'host = "auth.example.com", port = 80, share_vars = true', 'proxy_set_header X-User $authHeader0;');
+  const upstream = /upstream (auth_keepalive_[0-9a-f]{12}) \{/.exec(view.httpLevel)?.[1];
+  assert.ok(upstream, view.httpLevel);
+  inOrder(view.httpLevel, 'require("external_peer").balance()', '}\n    }');
+  assert.not.match(view.httpLevel, 'keepalive ');
+  assert.not.match(view.extra, 'Connection');
+  inOrder(view.extra, 'proxy_set_header Host auth.example.com;', `set $target "http://${upstream}/check";`);
+});
+
 test('a ConfigMap header value stays one quoted argument; one the renderer refuses denies the location', () => {
   const quoted = renderLocation({ externalAuth: { ...EA, proxySetHeaders: { 'X-A': 'b"; return 200; #' } } });
   assert.match(quoted.extra, 'proxy_set_header X-A "b\\"; return 200; #";');

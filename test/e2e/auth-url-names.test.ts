@@ -1,0 +1,148 @@
+// A tenant's auth-url whose host is a name, without auth-keepalive, through real NGINX: Lua
+// resolves the name (with the nameservers NGINX's `resolver` asks, here a fake DNS) and the
+// address policy judges every answer before the subrequest is made; an allowed address gets the
+// answers auth_request gave (response headers, 401 with WWW-Authenticate, auth-signin, the auth
+// cache, auth-method), a refused one is never dialled.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { firstValueFrom } from 'rxjs';
+import { createReloadActor } from '../../src/actors/reload.js';
+import { createNginxHarness, type NginxHarness } from '../support/nginx-harness.js';
+import { parse } from '../support/annotation-parse.js';
+import { backend, configuration, location, server } from '../support/config-builder.js';
+import { startFakeDns, type FakeDns } from '../support/fake-dns.js';
+import { waitFor } from '../support/wait.js';
+
+interface Recorder { server: Server; port: number; seen: IncomingMessage[] }
+
+async function listen(answer: (req: IncomingMessage, res: import('node:http').ServerResponse) => void): Promise<Recorder> {
+  const seen: IncomingMessage[] = [];
+  const srv = createServer((req, res) => { seen.push(req); answer(req, res); });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  return { server: srv, port: (srv.address() as AddressInfo).port, seen };
+}
+
+let h: NginxHarness;
+let dns: FakeDns;
+let auth: Recorder;
+let nodeLocal: Recorder;
+let app: Recorder;
+
+const externalAuth = (annotations: Record<string, string>) => {
+  const parsed = parse(annotations);
+  assert.is(parsed.value.denied, null, JSON.stringify(annotations));
+  return parsed.value.externalAuth!;
+};
+
+test.before(async () => {
+  // The auth service: 200 with X-User for `Bearer ok`, else 401 with a challenge; a cookie on each answer but cached ones.
+  auth = await listen((req, res) => {
+    const ok = req.headers.authorization === 'Bearer ok';
+    res.writeHead(ok ? 200 : 401, {
+      ...(req.url?.includes('cached') ? {} : { 'Set-Cookie': 'session=s; Path=/' }),
+      ...(ok ? { 'X-User': 'alice' } : { 'WWW-Authenticate': 'Bearer realm="x"' }),
+    }).end(ok ? 'allowed' : 'denied');
+  });
+  // A service on the node the address policy refuses (its port stands for the node's loopback services).
+  nodeLocal = await listen((_req, res) => { res.writeHead(200, { 'X-User': 'root' }).end('node-local'); });
+  app = await listen((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url, headers: req.headers })); });
+  dns = await startFakeDns(new Map([
+    ['auth.sso.test', ['127.0.0.1']],
+    ['metadata.evil.test', ['169.254.169.254']],
+    ['node.evil.test', ['127.0.0.1']],
+    // Every answer is judged: the allowed one is taken, whatever order the resolver gives.
+    ['mixed.sso.test', ['169.254.169.254', '127.0.0.1']],
+  ]));
+  h = await createNginxHarness({
+    runtime: {
+      resolvers: [`127.0.0.1:${dns.port}`],
+      upstreamAddresses: { allow: ['loopback'], ownPorts: [nodeLocal.port] },
+    },
+  });
+  const authAt = (host: string, port: number, path: string) => `http://${host}:${port}${path}`;
+  const cfg = configuration([
+    server('names.test', {
+      locations: [
+        location({ path: '/ok', pathType: 'Prefix', externalAuth: externalAuth({
+          'auth-url': authAt('auth.sso.test', auth.port, '/check'), 'auth-response-headers': 'X-User',
+          'auth-signin': 'https://login.example/start', 'auth-method': 'POST',
+        }) }),
+        location({ path: '/cached', pathType: 'Prefix', externalAuth: externalAuth({
+          'auth-url': authAt('auth.sso.test', auth.port, '/cached'), 'auth-cache-key': '$http_authorization', 'auth-cache-duration': '200 401 5m',
+        }) }),
+        location({ path: '/mixed', pathType: 'Prefix', externalAuth: externalAuth({ 'auth-url': authAt('mixed.sso.test', auth.port, '/mixed') }) }),
+        location({ path: '/metadata', pathType: 'Prefix', externalAuth: externalAuth({ 'auth-url': authAt('metadata.evil.test', 80, '/latest/meta-data/'), 'auth-response-headers': 'X-User' }) }),
+        location({ path: '/node', pathType: 'Prefix', externalAuth: externalAuth({ 'auth-url': authAt('node.evil.test', nodeLocal.port, '/admin'), 'auth-response-headers': 'X-User' }) }),
+        location({ path: '/nxdomain', pathType: 'Prefix', externalAuth: externalAuth({ 'auth-url': authAt('gone.sso.test', auth.port, '/check') }) }),
+        location({ path: '/', pathType: 'Prefix' }),
+      ],
+    }),
+  ]);
+  const actor = createReloadActor({ renderer: h.renderer, nginx: h.nginx, runtime: h.runtime, logger: h.logger });
+  const r = await firstValueFrom(actor(cfg));
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.is(await h.postBackends([backend('default-web-80', [{ address: '127.0.0.1', port: String(app.port) }])]), 201);
+  await waitFor(async () => (await get('/')).status === 200, { what: 'backends synced' });
+});
+
+test.after(async () => {
+  await h?.close();
+  dns?.close();
+  for (const s of [auth, nodeLocal, app]) s?.server.closeAllConnections();
+  await Promise.all([auth, nodeLocal, app].map((s) => s && new Promise((r) => s.server.close(r))));
+});
+
+const get = (path: string, headers: Record<string, string> = {}) => h.http(h.runtime.httpPort, path, { host: 'names.test', headers });
+const errorLog = () => readFileSync(h.runtime.errorLogPath, 'utf8');
+const calls = (path: string) => auth.seen.filter((r) => r.url === path);
+
+test('an auth-url name is resolved by Lua and is dialled without auth_request; answers as before', async () => {
+  const conf = readFileSync(h.runtime.confPath, 'utf8');
+  assert.not.ok(/auth_request "/.test(conf), 'no tenant auth_request left');
+  assert.ok(/upstream auth_keepalive_[0-9a-f]{12} \{[^}]*balancer_by_lua_block \{[^}]*\}\s*\}/.test(conf), 'an upstream that keeps no connection');
+
+  const ok = await get('/ok/a', { authorization: 'Bearer ok' });
+  assert.is(ok.status, 200);
+  assert.is(JSON.parse(ok.body).headers['x-user'], 'alice', 'auth-response-headers reach the backend');
+  assert.is(ok.headers['set-cookie']?.[0], 'session=s; Path=/', 'the auth cookie reaches the client');
+  const check = calls('/check').at(-1)!;
+  assert.equal([check.method, check.headers.host, check.headers['x-original-uri'], check.headers.connection], ['POST', 'auth.sso.test', '/ok/a', 'close']);
+  assert.ok(dns.queries.includes('auth.sso.test'), 'the fake DNS was asked');
+
+  const refused = await get('/ok/b');
+  assert.equal([refused.status, refused.headers.location], [302, `https://login.example/start?rd=http://names.test${encodeURIComponent('/ok/b')}`]);
+
+  // Every subrequest on a new connection, as auth_request made them.
+  const sockets = new Set(calls('/check').map((r) => r.socket));
+  assert.is(sockets.size, calls('/check').length);
+});
+
+test('auth-cache answers a repeated request without asking the service again', async () => {
+  for (let i = 0; i < 3; i += 1) assert.is((await get(`/cached/${i}`, { authorization: 'Bearer ok' })).status, 200);
+  assert.is(calls('/cached').length, 1);
+  const denied = await get('/cached/x');
+  assert.equal([denied.status, denied.headers['www-authenticate']], [401, 'Bearer realm="x"']);
+});
+
+test('a name resolving to a link-local or a refused node address is never dialled: 500, the backend is not reached, the log names it', async () => {
+  const before = app.seen.length;
+  for (const path of ['/metadata/x', '/node/x']) {
+    const r = await get(path, { authorization: 'Bearer ok' });
+    assert.is(r.status, 500, path);
+  }
+  assert.is(nodeLocal.seen.length, 0, 'the node-local service was never asked');
+  assert.is(app.seen.length, before, 'no request reached the backend');
+  await waitFor(() => /metadata\.evil\.test resolves to 169\.254\.169\.254, which is a link-local address/.test(errorLog()), { what: 'the metadata refusal in the error log' });
+  await waitFor(() => /node\.evil\.test resolves to 127\.0\.0\.1, which is one of the controller's own ports/.test(errorLog()), { what: 'the node refusal in the error log' });
+  // A name that does not resolve is an error too, not an open door.
+  assert.is((await get('/nxdomain/x', { authorization: 'Bearer ok' })).status, 500);
+  // Of a name's answers, the allowed one is dialled.
+  assert.is((await get('/mixed/x', { authorization: 'Bearer ok' })).status, 200);
+  assert.is(calls('/mixed').length, 1);
+});
+
+test.run();

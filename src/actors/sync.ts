@@ -84,11 +84,13 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
   // reload that succeeded is not redone because a POST after it failed.
   let reloaded: S | null = null;
   let posted: S | null = null;
+  let postedRoutes: RoutesPayload | null = null;
+  let postedBackends: ReadonlySet<string> = new Set();
   let confChecksum = '';
 
   return (batch) => defer(() => {
     const tasks = batch.items.map((i) => i.input).filter(isTask);
-    if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; }
+    if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; postedRoutes = null; postedBackends = new Set(); }
     const forced = tasks.find((t) => FORCING_TASKS.has(t.task));
 
     const context: BatchContext = {
@@ -119,7 +121,9 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
 
     if (decision === 'none') return of(result({ applied: true }));
 
-    const reload$: Observable<ActorOutcome | null> = needsReload ? deps.reload(config) : of(null);
+    const reload$: Observable<ActorOutcome | null> = needsReload
+      ? routesBeforeReload(deps, postedRoutes, postedBackends, update.routes).pipe(switchMap(() => deps.reload(config)))
+      : of(null);
     return reload$.pipe(
       switchMap((reloadOutcome) => {
         if (reloadOutcome && !reloadOutcome.ok) return of(result({ reload: reloadOutcome }));
@@ -137,7 +141,11 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
         }
         if (posts.length === 0) return of(result({ applied: true, reload: reloadOutcome ?? undefined }));
         return deps.dynamic(update).pipe(map((dyn) => {
-          if (dyn.ok) posted = next;
+          if (dyn.ok) {
+            posted = next;
+            if (update.routes) postedRoutes = update.routes;
+            if (update.backends) postedBackends = new Set(update.backends.map((b) => b.name));
+          }
           return result({ applied: dyn.ok, reload: reloadOutcome ?? undefined, dynamic: dyn, posted: dyn.ok ? posts : [] });
         }));
       }),
@@ -150,6 +158,23 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
       durationMs: deps.scheduler.now() - batch.t, error: err instanceof Error ? err.message : String(err),
     })),
   );
+}
+
+/**
+ * Before a reload that also changes the route table: the table Lua holds, plus the hosts new to it
+ * whose backends Lua already holds. A host whose server block the reload removes is then in the
+ * table when the new workers start, while the old workers still have its server block, which wins
+ * over the router. Everything else (hosts that change or leave, new backends) follows the reload
+ * with the whole update, whatever this POST's outcome.
+ */
+function routesBeforeReload<S>(
+  deps: SyncDeps<S>, held: RoutesPayload | null, backends: ReadonlySet<string>, next: RoutesPayload | undefined,
+): Observable<unknown> {
+  if (held === null || next === undefined) return of(null);
+  const added = Object.entries(next.hosts).filter(([host, entries]) => held.hosts[host] === undefined
+    && entries.every((e) => backends.has(e.backend) && (e.fallback === '' || backends.has(e.fallback))));
+  if (added.length === 0) return of(null);
+  return deps.dynamic({ routes: { hosts: { ...held.hosts, ...Object.fromEntries(added) } } });
 }
 
 /** What Lua must be sent: every part when it holds nothing known (`side` null), else what changed. */

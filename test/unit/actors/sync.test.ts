@@ -7,6 +7,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { createPipeline } from '../../../src/pipeline/pipeline.js';
 import { createSyncer, type SyncResult, type ActorOutcome } from '../../../src/actors/sync.js';
 import type { DynamicUpdate } from '../../../src/model/payload.js';
+import type { RouteEntry, RoutesPayload } from '../../../src/model/routes-payload.js';
 import type { Backend, Configuration } from '../../../src/model/types.js';
 import type { PipelineInput } from '../../../src/store/events.js';
 import type { SyncBatch } from '../../../src/streams/hooks.js';
@@ -151,6 +152,49 @@ actor('a throwing model build becomes a failed result, and the pipeline retries 
     assert.is(results[1].applied, true);
     assert.is(results[1].t, 3334); // the retry waited for the next token
   });
+});
+
+actor('a reload that moves hosts into the route table posts them first beside the held table; hosts that leave or name a new backend wait for the reload', () => {
+  const s = newScheduler();
+  const entries = (backend: string) => [{ backend, fallback: '' }] as unknown as readonly RouteEntry[];
+  const old = entries('web');
+  let structure = 'a';
+  let routes: RoutesPayload = { hosts: { 'old.test': old } };
+  const calls: string[] = [];
+  const posted: DynamicUpdate[] = [];
+  const syncer = createSyncer<{ structure: string; routes: RoutesPayload }>({
+    scheduler: s,
+    build: () => ({ config: fakeConfig(structure), warnings: [] }),
+    snapshot: () => ({ structure, routes }),
+    decide: (running, next) => ({
+      kind: running === null || running.structure !== next.structure ? 'reload' : 'none', reason: 'structure',
+      backendsChanged: running === null, serversChanged: running === null, routesChanged: running?.routes !== next.routes, l4EndpointsChanged: false,
+    }),
+    backendsPayload: () => [{ name: 'web' } as Backend],
+    serversPayload: () => ({ certificates: {}, servers: {} }),
+    routesPayload: () => routes,
+    reload: (): Observable<ActorOutcome> => { calls.push('reload'); return of({ ok: true, checksum: `conf-${structure}` }); },
+    dynamic: (u: DynamicUpdate): Observable<ActorOutcome> => { calls.push(`post:${Object.keys(u).join('+')}`); posted.push(u); return of({ ok: true }); },
+  });
+  let n = 0;
+  const run = () => { let out: SyncResult | undefined; syncer({ n: ++n, t: s.now(), items: [] }).subscribe((r) => { out = r; }); return out!; };
+  assert.ok(run().applied);
+  assert.equal(calls, ['reload', 'post:backends+servers+routes']);
+
+  // moved.test loses its server block in this reload; fresh.test names a backend Lua does not hold yet.
+  const moved = entries('web');
+  structure = 'b';
+  routes = { hosts: { 'old.test': old, 'moved.test': moved, 'fresh.test': entries('new-svc') } };
+  assert.ok(run().applied);
+  assert.equal(calls.slice(2), ['post:routes', 'reload', 'post:routes']);
+  assert.equal(Object.keys(posted[1]!.routes!.hosts).sort(), ['moved.test', 'old.test'], 'before the reload: the held table and the moved host');
+  assert.equal(Object.keys(posted[2]!.routes!.hosts).sort(), ['fresh.test', 'moved.test', 'old.test'], 'after it: the whole table');
+
+  // A reload after which a host leaves the table adds nothing before it.
+  structure = 'c';
+  routes = { hosts: { 'moved.test': moved } };
+  assert.ok(run().applied);
+  assert.equal(calls.slice(5), ['reload', 'post:routes']);
 });
 
 actor.run();

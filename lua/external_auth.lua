@@ -16,11 +16,14 @@ local function first(value)
   return value
 end
 
---- opts: host and port of the auth service, share_vars (auth-keepalive-share-vars), headers (the
+--- opts: host (or host_from_request: the request's $host, as an auth-url of `http://$host/…`)
+--- and port of the auth service, share_vars (auth-keepalive-share-vars), headers (the
 --- auth-response-headers, copied into $authHeader0, $authHeader1, …). The location declares
 --- $auth_cookie and those variables.
 function _M.call(location, opts)
-  local address, why = external_peer.resolve(opts.host, opts.port)
+  local host = opts.host
+  if opts.host_from_request then host = ngx.var.host end
+  local address, why = external_peer.resolve(host, opts.port)
   if not address then
     warn(location, why)
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)

@@ -56,6 +56,8 @@ test.before(async () => {
     ['node.evil.test', ['127.0.0.1']],
     // Every answer is judged: the allowed one is taken, whatever order the resolver gives.
     ['mixed.sso.test', ['169.254.169.254', '127.0.0.1']],
+    // Hosts of the default server whose auth-url is `http://$host:<port>/…` (the oauth2-proxy pattern).
+    ['sso-self.test', ['127.0.0.1']],
   ]));
   h = await createNginxHarness({
     runtime: {
@@ -64,7 +66,7 @@ test.before(async () => {
     },
   });
   const authAt = (host: string, port: number, path: string) => `http://${host}:${port}${path}`;
-  const cfg = configuration([
+  const hosts = configuration([
     server('names.test', {
       locations: [
         location({ path: '/ok', pathType: 'Prefix', externalAuth: externalAuth({
@@ -82,6 +84,9 @@ test.before(async () => {
       ],
     }),
   ]);
+  // A rule without a host, in the default server: the client's Host header decides what `$host` is.
+  const self = location({ path: '/self', pathType: 'Prefix', externalAuth: externalAuth({ 'auth-url': `http://$host:${auth.port}/self`, 'auth-response-headers': 'X-User' }) });
+  const cfg = { ...hosts, servers: hosts.servers.map((s) => (s.hostname === '_' ? { ...s, locations: [self, ...s.locations] } : s)) };
   const actor = createReloadActor({ renderer: h.renderer, nginx: h.nginx, runtime: h.runtime, logger: h.logger });
   const r = await firstValueFrom(actor(cfg));
   assert.ok(r.ok, JSON.stringify(r));
@@ -143,6 +148,20 @@ test('a name resolving to a link-local or a refused node address is never dialle
   // Of a name's answers, the allowed one is dialled.
   assert.is((await get('/mixed/x', { authorization: 'Bearer ok' })).status, 200);
   assert.is(calls('/mixed').length, 1);
+});
+
+test("an auth-url of `http://$host:…` dials the request's host under the policy: a client's Host of the metadata address or a name leading there is never dialled", async () => {
+  const self = (host: string) => h.http(h.runtime.httpPort, '/self/x', { host, headers: { authorization: 'Bearer ok' } });
+  const ok = await self('sso-self.test');
+  assert.is(ok.status, 200);
+  assert.is(JSON.parse(ok.body).headers['x-user'], 'alice');
+  assert.is(calls('/self').at(-1)!.headers.host, 'sso-self.test', 'the auth service is asked with the Host the client sent');
+  const before = calls('/self').length;
+  for (const host of ['169.254.169.254', 'metadata.evil.test', '[::ffff:169.254.169.254]', '[fe80::1]']) {
+    assert.is((await self(host)).status, 500, host);
+  }
+  assert.is(calls('/self').length, before, 'no refused Host reached any service');
+  await waitFor(() => /169\.254\.169\.254 is a link-local address/.test(errorLog()), { what: 'the refused Host in the error log' });
 });
 
 test.run();

@@ -100,7 +100,7 @@ export interface AuthKeepalive {
   readonly timeout: number;
   /** auth-keepalive-share-vars: the subrequest shares the request's NGINX variables (always without keepalive, as auth_request's does). */
   readonly shareVars: boolean;
-  /** The auth service's host (a name, or an IP address as written) and port, dialled through the address policy. */
+  /** The auth service's host (a name, an IP address as written, or `$host`: the request's) and port, dialled through the address policy. */
   readonly peerHost: string;
   readonly peerPort: number;
 }
@@ -165,8 +165,9 @@ function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive | nu
   const timeout = r.get('auth-keepalive-timeout', int(-(2 ** 31), 86_400), 60);
   const shareVars = r.get('auth-keepalive-share-vars', bool, false);
   const { host, port } = authPeer(authUrl);
-  // Without keepalive the subrequest shares the request's variables, as auth_request's does.
-  const unpooled = host.includes('$') ? null : { connections: 0, requests, timeout, shareVars: true, peerHost: host, peerPort: port };
+  // Without keepalive the subrequest shares the request's variables, as auth_request's does. A
+  // `$host` peer is the request's own host, judged per request like a name.
+  const unpooled = { connections: 0, requests, timeout, shareVars: true, peerHost: host, peerPort: port };
   if (connections <= 0) {
     if (connections < 0) r.warn('auth-keepalive', 'must not be negative; no keepalive');
     return unpooled;

@@ -69,7 +69,7 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
   if (upstream) {
     // Connections to the upstream are kept only for HTTP/1.1 without `Connection: close`.
     if (ea.keepalive!.connections > 0) b.push('proxy_set_header Connection ""');
-    b.push(`proxy_ssl_name ${f.quoteLiteral(new URL(ea.url).hostname, 'auth-url')}`);
+    b.push(`proxy_ssl_name ${hostVariable ? AUTH_HOST_VARIABLE : f.quoteLiteral(new URL(ea.url).hostname, 'auth-url')}`);
   }
   if (ea.cacheKey !== '') {
     // The key names the auth location (host and path), as ingress-nginx's does: one zone is shared
@@ -123,7 +123,8 @@ function signin(ea: ExternalAuthConfig): string {
 /** The Lua subrequest to a tenant's auth service, filling the variables auth_request_set fills otherwise. */
 function keepaliveAccess(c: LocationContext, ea: ExternalAuthConfig, ka: AuthKeepalive): string {
   const headers = responseHeaders(ea);
-  const opts = `{ host = ${f.luaString(ka.peerHost, 'auth-url')}, port = ${f.num(ka.peerPort, 'auth-url')}, share_vars = ${f.luaBool(ka.shareVars, 'auth-keepalive-share-vars')}, `
+  const host = ka.peerHost === AUTH_HOST_VARIABLE ? 'host_from_request = true' : `host = ${f.luaString(ka.peerHost, 'auth-url')}`;
+  const opts = `{ ${host}, port = ${f.num(ka.peerPort, 'auth-url')}, share_vars = ${f.luaBool(ka.shareVars, 'auth-keepalive-share-vars')}, `
     + `headers = { ${headers.map((h) => `${f.luaString(h.name, 'auth-response-headers')}, `).join('')}} }`;
   return directives(["set $auth_cookie ''", ...headers.map((h) => `set $${h.var} ''`)])
     + `${I}access_by_lua_block {\n${I}    require("external_auth").call(${f.luaString(authLocationName(c), 'auth-url')}, ${opts})\n${I}}\n`;

@@ -212,11 +212,12 @@ test('invalid auth-request-redirect, auth-always-set-cookie and auth-keepalive-s
   assert.equal(warnedKeys(warnings), ['auth-always-set-cookie', 'auth-keepalive-share-vars', 'auth-request-redirect']);
 });
 
-test('auth-keepalive with $host in auth-url is off (the peer would follow the client)', () => {
+test('auth-keepalive with $host in auth-url keeps no connection (the peer would follow the client); Lua still dials the Host under the policy', () => {
   const { value, warnings } = parse({ 'auth-url': 'http://$host/oauth2/auth', 'auth-keepalive': '10' });
-  assert.is(value.externalAuth!.keepalive, null);
-  assert.is(parse({ 'auth-url': 'http://$host/oauth2/auth' }).value.externalAuth!.keepalive, null, 'auth_request, its guard judging the Host per request');
+  const unpooled = { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: '$host', peerPort: 80 };
+  assert.equal(value.externalAuth!.keepalive, unpooled);
   assert.match(warnings[0]!.message, /variable/);
+  assert.equal(parse({ 'auth-url': 'http://$host/oauth2/auth' }).value.externalAuth!.keepalive, unpooled, 'not auth_request, whose Host NGINX would dial as written');
 });
 
 const headerDenials: Array<{ name: string; data?: Record<string, string>; ref?: string; ns?: string; reason: RegExp; settings?: Partial<NginxSettings> }> = [

@@ -1,10 +1,13 @@
 // `ingress-rx local` end to end while running: files added, edited and deleted; endpoints
 // changed without a reload; bad input next to good input; metrics, dbg and graceful shutdown.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
+import { generateCertificate } from '../support/lua-nginx.js';
 import { runDbg } from '../../src/cli/dbg.js';
 import { waitFor } from '../support/wait.js';
 
@@ -73,6 +76,26 @@ test('a file added, edited and deleted while running', async () => {
   assert.is((await ctl.request('new.test', '/only')).status, 200);
   ctl.remove('new.json');
   await ctl.until('new.test', '/only', (r) => r.status === 404, { what: 'new.test to be gone' });
+});
+
+test("a rotated certificate is served, and a deleted TLS Ingress's host loses its certificate in NGINX", async () => {
+  const dir = join(ctl.workdir, 'test-certs');
+  const [first, second] = [await generateCertificate(dir, 'tls-gone.test'), await generateCertificate(dir, 'tls-gone.test')];
+  const tlsIngress = (c: typeof first) => [
+    tlsSecret('app', 'gone-cert', readFileSync(c.certPath, 'utf8'), readFileSync(c.keyPath, 'utf8')),
+    ingress('app', 'tls-gone', { host: 'tls-gone.test', tls: [{ hosts: ['tls-gone.test'], secretName: 'gone-cert' }], paths: [{ path: '/', service: 'web' }] }),
+  ];
+  const servedPem = async () => {
+    const r = await ctl.control('/configuration/certs?hostname=tls-gone.test');
+    return r.status === 200 ? r.body : null;
+  };
+  ctl.write('tls-gone.json', tlsIngress(first));
+  await waitFor(async () => (await servedPem())?.includes(readFileSync(first.certPath, 'utf8').trim().split('\n')[1]!), { what: 'the first certificate in NGINX', timeoutMs: 15_000 });
+  ctl.write('tls-gone.json', tlsIngress(second));
+  await waitFor(async () => (await servedPem())?.includes(readFileSync(second.certPath, 'utf8').trim().split('\n')[1]!), { what: 'the rotated certificate in NGINX', timeoutMs: 15_000 });
+  ctl.remove('tls-gone.json');
+  // Before, the host kept its certificate (and its key) in NGINX's shared memory until a restart.
+  await waitFor(async () => (await servedPem()) === null, { what: 'the deleted host to lose its certificate', timeoutMs: 15_000 });
 });
 
 test('a changed auth Secret applies to the Ingress that names it, the Ingress unchanged', async () => {

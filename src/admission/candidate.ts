@@ -1,9 +1,10 @@
 // The store as it would be with a candidate Ingress, narrowed to what the candidate can affect:
 // the Ingresses that share one of its server names (rule hosts, the default server `_`,
-// server aliases). The model builder run over this view builds only the candidate's hosts.
+// server aliases) or hold a wildcard host over one of them. The model builder run over this view builds only the candidate's hosts.
 import type { Ingress } from '../store/kube-types.js';
 import { byIngressOrder, timestamp } from '../store/store.js';
 import type { StoreReader } from '../store/types.js';
+import { wildcardOver } from '../model/takeovers.js';
 
 const DEFAULT_SERVER = '_';
 
@@ -46,12 +47,19 @@ export function createNameIndex(annotationsPrefix: string): (list: readonly Ingr
   };
 }
 
-/** The served Ingresses sharing a server name with the candidate, with the candidate in place of its stored version, in the store's order. */
+/**
+ * The served Ingresses sharing a server name with the candidate, or holding the wildcard host one
+ * of its names falls under (its host takes that name's requests), with the candidate in place of
+ * its stored version, in the store's order.
+ */
 export function neighbourhood(candidate: Ingress, index: Map<string, Ingress[]>, annotationsPrefix: string): Ingress[] {
   const key = keyOf(candidate);
   const picked = new Set<Ingress>();
   for (const name of serverNames(candidate, annotationsPrefix)) {
-    for (const ing of index.get(name) ?? []) if (keyOf(ing) !== key) picked.add(ing);
+    const wildcard = wildcardOver(name);
+    for (const n of wildcard === null ? [name] : [name, wildcard]) {
+      for (const ing of index.get(n) ?? []) if (keyOf(ing) !== key) picked.add(ing);
+    }
   }
   const list = [...picked, candidate].map((ing) => ({ t: timestamp(ing), key: keyOf(ing), ing }));
   list.sort(byIngressOrder);

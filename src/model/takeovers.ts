@@ -93,3 +93,27 @@ export function ownedBy(owners: ReadonlyMap<string, string>, host: string, f: In
   const owner = owners.get(host);
   return owner === undefined || owner === f.ref.namespace;
 }
+
+/** The wildcard host whose server name covers `host` (one label below it, as the server's regex does), or null. */
+export function wildcardOver(host: string): string | null {
+  if (host === DEFAULT_SERVER || host.startsWith('*.')) return null;
+  const dot = host.indexOf('.');
+  return dot > 0 ? `*${host.slice(dot)}` : null;
+}
+
+/**
+ * A host under another namespace's wildcard host is served by its own server block instead of
+ * the wildcard's: one warning on each Ingress, as for an alias there. Hosts are their own, so
+ * --host-ownership does not refuse it.
+ */
+export function wildcardHostTakeovers(byHost: ReadonlyMap<string, readonly IngressFragment[]>): ModelWarning[] {
+  const out: ModelWarning[] = [];
+  byHost.forEach((frags, host) => {
+    const wildcard = wildcardOver(host);
+    const taker = frags[0];
+    const victim = wildcard === null ? undefined : byHost.get(wildcard)?.[0];
+    if (!taker || !victim || victim.ref.namespace === taker.ref.namespace) return;
+    out.push(...takeoverWarnings(taker.ref, victim.ref, 'spec.rules', `host ${host} is served instead of the wildcard host ${wildcard}`));
+  });
+  return out;
+}

@@ -7,6 +7,7 @@ import { finishPlan, planUses, type BackendPlan, type PlanDraft } from './backen
 import type { IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from './paths.js';
 import { byName } from './sort.js';
+import { wildcardHostTakeovers, wildcardOver } from './takeovers.js';
 import {
   compareHosts, hostEntries, serverFor, sortedByName, topologyWarnings,
   type HostEntry, type Topology, type TopologyIndex, type TopologyOptions, type TopologyState,
@@ -67,6 +68,9 @@ export function updateTopology(
     byHost.set(h, frags);
     assembled.set(h, serverFor(state, opts, settings, h, frags, index.root, assembled.get(h)?.server.aliases ?? []));
   }
+  // A wildcard host, or a host under one: who takes whose names is found over every host again.
+  const wildcardsTouched = [...hostsTouched].some((h) => h.startsWith('*.') || byHost.has(wildcardOver(h) ?? ''));
+  if (wildcardsTouched) index.wildcardWarnings = wildcardHostTakeovers(byHost);
   const hosts: HostEntry[] = hostSetChanged
     ? hostEntries(byHost.keys(), index)
     : replaceAt(prev.hosts, [...hostsTouched].map((h) => sortedIndex(prev.hosts, (e) => compareHosts(e.host, h))),
@@ -95,7 +99,7 @@ export function updateTopology(
   const removedBackends = [...backendsTouched].filter((n) => !planIndex.has(n));
 
   // Without a warning from the changed Ingresses or hosts before or after, the warnings stay as they were.
-  const sameWarnings = !hostSetChanged && !hadHostWarnings && !hostWarnings() && changed.every((f) => f.warnings.length === 0);
+  const sameWarnings = !hostSetChanged && !wildcardsTouched && !hadHostWarnings && !hostWarnings() && changed.every((f) => f.warnings.length === 0);
   const topology: Topology = {
     settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
     customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : topologyWarnings(fragments, hosts, index),

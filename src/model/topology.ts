@@ -13,7 +13,7 @@ import type { IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from './paths.js';
 import { resolveAliases } from './server-aliases.js';
 import { assembleServer, type AssembledServer } from './servers.js';
-import { claimHosts } from './takeovers.js';
+import { claimHosts, wildcardHostTakeovers } from './takeovers.js';
 import { sameInputs } from './tracking.js';
 
 export interface HostEntry {
@@ -53,6 +53,8 @@ export interface TopologyIndex {
   aliasWarnings: readonly ModelWarning[];
   /** Rules refused under --host-ownership, and the hosts they were refused for. */
   ownershipWarnings: readonly ModelWarning[];
+  /** Hosts served instead of another namespace's wildcard host over them. */
+  wildcardWarnings: readonly ModelWarning[];
   contested: ReadonlySet<string>;
   /** Every alias any Ingress asks for. */
   aliasNames: ReadonlySet<string>;
@@ -140,6 +142,7 @@ export function topologyWarnings(fragments: readonly IngressFragment[], hosts: r
   const warnings: ModelWarning[] = [];
   for (const f of fragments) for (const w of f.warnings) warnings.push(w);
   for (const w of index.ownershipWarnings) warnings.push(w);
+  for (const w of index.wildcardWarnings) warnings.push(w);
   for (const w of index.aliasWarnings) warnings.push(w);
   for (const { host } of hosts) for (const w of index.assembled.get(host)!.warnings) warnings.push(w);
   for (const w of index.canaryWarnings) warnings.push(w);
@@ -207,7 +210,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   state.servers = servers;
 
   const index: TopologyIndex = {
-    root, byHost, assembled, plans, aliasWarnings: aliases.warnings, ownershipWarnings, contested: claims?.contested ?? new Set(),
+    root, byHost, assembled, plans, aliasWarnings: aliases.warnings, ownershipWarnings, wildcardWarnings: wildcardHostTakeovers(byHost), contested: claims?.contested ?? new Set(),
     aliasNames: aliases.names, canaryWarnings: canary.warnings, canaryHosts: canary.hosts, canaryBackends: canary.backends, passthrough,
   };
   const topology: Topology = {

@@ -159,6 +159,21 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
 });
 
+test("a host under another namespace's wildcard host is a takeover the review sees (the wildcard is in the candidate's neighbourhood)", () => {
+  const { reviewer, store } = cluster();
+  store.put('Ingress', ingress('wild', '*.wild.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-01-01T00:00:00Z' }));
+  store.put('Service', service('cart', 'team-b'));
+  store.put('EndpointSlice', slice('cart-1', 'cart', ['10.0.1.1'], 'team-b'));
+  const r = record(reviewer.review(ingress('under', 'a.wild.example.com', [['/', 'Prefix', 'cart', 80]], { ns: 'team-b', ts: NEW })));
+  assert.ok(r.allowed);
+  assert.ok(rulesOf(r).includes('cross-namespace-takeover'), JSON.stringify(r.findings));
+  // Two labels below the wildcard are not its names; the same namespace takes nothing from itself.
+  const deeper = reviewer.review(ingress('deeper', 'x.a.wild.example.com', [['/', 'Prefix', 'cart', 80]], { ns: 'team-b', ts: NEW }));
+  assert.not.ok(rulesOf(deeper).includes('cross-namespace-takeover'), JSON.stringify(deeper.findings));
+  const own = reviewer.review(ingress('own', 'b.wild.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW }));
+  assert.not.ok(rulesOf(own).includes('cross-namespace-takeover'), JSON.stringify(own.findings));
+});
+
 test('--disable-catch-all: a catch-all Ingress of ours is refused as ingress-nginx does', () => {
   const { reviewer } = cluster({ disableCatchAll: true });
   const catchAll: Ingress = {

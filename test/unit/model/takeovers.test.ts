@@ -85,6 +85,27 @@ test('an alias naming another tenant\'s host, or under its wildcard host, is no 
   assert.ok(owned.warnings.some((w) => w.object === 'Ingress team-b/x' && /host \*\.shop\.test belongs to namespace team-a .*its alias pay\.shop\.test, a name under that wildcard host, is refused/.test(w.message)));
 });
 
+test("a host under another namespace's wildcard host is warned on both Ingresses, by full and incremental builds alike", () => {
+  const store = cluster();
+  store.put('Ingress', ingress('wild', '*.shop.test', [['/', 'Prefix', 'web', 80]], { ns: 'team-a', ts: OLD }));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  assert.equal(takeovers(builder.build(store).warnings), []);
+  store.put('Ingress', ingress('under', 'pay.shop.test', [['/', 'Prefix', 'evil', 80]], { ns: 'team-b', ts: NEW }));
+  const incremental = builder.build(store, [{ kind: 'Ingress', key: 'team-b/under' }]);
+  const t = takeovers(incremental.warnings);
+  assert.equal(t, takeovers(build(store).warnings), 'the incremental build reports what a full one does');
+  assert.is(t.length, 2, t.join('\n'));
+  assert.match(t.find((w) => w.startsWith('Ingress team-b/under'))!, /takes traffic of Ingress team-a\/wild .*host pay\.shop\.test is served instead of the wildcard host \*\.shop\.test/);
+  assert.match(t.find((w) => w.startsWith('Ingress team-a/wild'))!, /Ingress team-b\/under of namespace team-b takes traffic of this Ingress/);
+  // Its own namespace's host under the wildcard, and a name two labels below, take nothing.
+  store.put('Ingress', ingress('own', 'cart.shop.test', [['/', 'Prefix', 'web', 80]], { ns: 'team-a', ts: NEW }));
+  store.put('Ingress', ingress('deep', 'x.pay2.shop.test', [['/', 'Prefix', 'evil', 80]], { ns: 'team-b', ts: NEW }));
+  assert.equal(takeovers(builder.build(store, [{ kind: 'Ingress', key: 'team-a/own' }, { kind: 'Ingress', key: 'team-b/deep' }]).warnings), t);
+  // The taker leaves: its warnings go with it, incrementally too.
+  store.remove('Ingress', ingress('under', 'pay.shop.test', [], { ns: 'team-b' }));
+  assert.equal(takeovers(builder.build(store, [{ kind: 'Ingress', key: 'team-b/under' }]).warnings), []);
+});
+
 test('--host-ownership: the namespace of the oldest Ingress owns a host; the owner changing is followed by incremental builds', () => {
   const store = cluster();
   const other = (path: string) => ingress('other', 'shop.test', [[path, 'Prefix', 'evil', 80]], { ns: 'team-b', ts: NEW });

@@ -1,6 +1,7 @@
--- A small A-record resolver for ExternalName backends (Debian packages no resty.dns): one UDP
--- query per name to the nameservers of configuration.resolvers or /etc/resolv.conf, answers
--- cached per worker for their TTL. Needs cosockets, so it runs only in timers.
+-- A small A-record resolver for ExternalName backends and the hosts annotations name (mirror,
+-- auth) (Debian packages no resty.dns): one UDP query per name to the nameservers of
+-- configuration.resolvers or /etc/resolv.conf, answers cached per worker for their TTL. Needs
+-- cosockets: timers and the rewrite, access and content phases.
 local ngx = ngx
 local bit = require("bit")
 local band, rshift = bit.band, bit.rshift

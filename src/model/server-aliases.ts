@@ -4,7 +4,7 @@
 // (a takeover, refused under --host-ownership).
 import type { IngressFragment } from './fragments.js';
 import { rawAliases } from './servers.js';
-import { refusedForOwner, takeoverWarnings, underWildcard } from './takeovers.js';
+import { refusedForOwner, takeoverWarnings, wildcardOver } from './takeovers.js';
 import type { ModelWarning } from './types.js';
 
 export interface ServerAliases {
@@ -24,7 +24,6 @@ export function resolveAliases(byHost: ReadonlyMap<string, readonly IngressFragm
   const names = new Set<string>();
   const warnings: ModelWarning[] = [];
   const out = new Map<string, string[]>();
-  const wildcards = [...byHost.keys()].filter((h) => h.startsWith('*.'));
   // forEach: destructuring a map's entries allocates a pair per host.
   byHost.forEach((frags, host) => {
     const raw = rawAliases(frags);
@@ -51,9 +50,9 @@ export function resolveAliases(byHost: ReadonlyMap<string, readonly IngressFragm
         });
         continue;
       }
-      const wildcard = wildcards.find((w) => underWildcard(w, a) && byHost.get(w)![0]!.ref.namespace !== by.ref.namespace);
-      if (wildcard) {
-        const victim = byHost.get(wildcard)![0]!;
+      const wildcard = wildcardOver(a);
+      const victim = wildcard === null ? undefined : byHost.get(wildcard)?.[0];
+      if (wildcard !== null && victim && victim.ref.namespace !== by.ref.namespace) {
         if (owners) {
           warnings.push(refusedForOwner(by, wildcard, victim.ref, `its alias ${a}, a name under that wildcard host, is`));
           continue;

@@ -51,11 +51,6 @@ export function regexTakeovers(host: string, locations: readonly Location[], fie
   return out;
 }
 
-/** Whether `name` falls under the wildcard host `pattern` (`*.example.com`: one label or more). */
-export function underWildcard(pattern: string, name: string): boolean {
-  return pattern.startsWith('*.') && name.length > pattern.length - 1 && name.endsWith(pattern.slice(1)) && name !== pattern;
-}
-
 /**
  * --host-ownership: each host (not the default server `_`) belongs to the namespace of its
  * oldest Ingress; other namespaces' Ingresses are taken off its list, each with a warning

@@ -13,6 +13,7 @@ import { leftOutPath, reloadLogPath, tempPaths, type NginxRuntime } from './runt
 import { registerFilters, RenderError, cidr, listenAddress, quoteLiteral } from './filters.js';
 import { prefixError, serverView, type RenderProblem, type ServerContext } from './view.js';
 import { RENDER_BLOCKS } from './blocks/index.js';
+import type { RenderBlock } from './blocks/types.js';
 import { nextUpstream } from './blocks/proxy.js';
 import { passthroughOff, passthroughStream } from './blocks/sslpassthrough.js';
 import type { AuxiliaryFile, HttpFeature } from './blocks/types.js';
@@ -352,25 +353,21 @@ export function ingressesOf(server: Server): IngressRef[] {
 const FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.files !== undefined);
 const SERVER_FILE_BLOCKS = RENDER_BLOCKS.filter((b) => b.serverFiles !== undefined);
 
-/** The files a server block itself needs written beside nginx.conf (e.g. a client CA bundle). */
-function serverFilesOf(server: Server, runtime: NginxRuntime): AuxiliaryFile[] {
+/** What `files` gives for each of `blocks`, one list (no allocation when none gives any). */
+function blockFiles(blocks: readonly RenderBlock[], files: (b: RenderBlock) => readonly AuxiliaryFile[]): AuxiliaryFile[] {
   let out: AuxiliaryFile[] | null = null;
-  for (const b of SERVER_FILE_BLOCKS) {
-    const files = b.serverFiles!(server, runtime);
-    if (files.length > 0) (out ??= []).push(...files);
+  for (const b of blocks) {
+    const f = files(b);
+    if (f.length > 0) (out ??= []).push(...f);
   }
   return out ?? [];
 }
 
+/** The files a server block itself needs written beside nginx.conf (e.g. a client CA bundle). */
+const serverFilesOf = (server: Server, runtime: NginxRuntime) => blockFiles(SERVER_FILE_BLOCKS, (b) => b.serverFiles!(server, runtime));
+
 /** The files a location needs written beside nginx.conf (e.g. htpasswd), from every block. */
-function filesOf(loc: Location, runtime: NginxRuntime): AuxiliaryFile[] {
-  let out: AuxiliaryFile[] | null = null;
-  for (const b of FILE_BLOCKS) {
-    const files = b.files!(loc, runtime);
-    if (files.length > 0) (out ??= []).push(...files);
-  }
-  return out ?? [];
-}
+const filesOf = (loc: Location, runtime: NginxRuntime) => blockFiles(FILE_BLOCKS, (b) => b.files!(loc, runtime));
 
 /** A rendered server's text and the files it names (written beside nginx.conf) identify it. */
 function fragmentHash(server: Server, runtime: NginxRuntime, text: string): string {

@@ -122,6 +122,7 @@ export interface ExternalAuthConfig {
   readonly snippet: string;
   /** Headers sent to the auth service (auth-proxy-set-headers): name → value, by name. */
   readonly proxySetHeaders: Readonly<Record<string, string>>;
+  /** How Lua dials a tenant's auth service under the address policy; null: NGINX's auth_request (the ConfigMap's global-auth-url). */
   readonly keepalive: AuthKeepalive | null;
 }
 
@@ -156,10 +157,10 @@ function refusedAuthPeer(authUrl: string, policy: AddressPolicy): string | null 
 
 /**
  * auth-keepalive* read as ingress-nginx reads them (any reason against keepalive turns it off,
- * with a warning), and the Lua-dialled peer, kept alive or not. Null only for `$host`, whose
- * address the auth location's guard judges per request.
+ * with a warning), and the Lua-dialled peer, kept alive or not (`$host`: the request's host,
+ * judged per request).
  */
-function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive | null {
+function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive {
   const connections = r.get('auth-keepalive', int(-(2 ** 31), 2 ** 31 - 1), 0);
   const requests = r.get('auth-keepalive-requests', int(-(2 ** 31), 2 ** 31 - 1), 1000);
   const timeout = r.get('auth-keepalive-timeout', int(-(2 ** 31), 86_400), 60);
@@ -172,7 +173,7 @@ function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive | nu
     if (connections < 0) r.warn('auth-keepalive', 'must not be negative; no keepalive');
     return unpooled;
   }
-  const off = (key: string, why: string): AuthKeepalive | null => {
+  const off = (key: string, why: string): AuthKeepalive => {
     r.warn(key, `${why}; no keepalive`);
     return unpooled;
   };

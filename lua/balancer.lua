@@ -185,6 +185,50 @@ local function safe_sync(backend)
   end
 end
 
+-- The location variables a backend's balancing reads: the cookie path of session affinity
+-- ($location_path), or an upstream-hash-by expression that names one. The router writes them for
+-- a route only when something reads them (lua/router.lua).
+local LOCATION_VARIABLE = "%$%{?([%w_]+)"
+local LOCATION_VARIABLES = { namespace = true, ingress_name = true, service_name = true, service_port = true, location_path = true }
+local location_variable_readers = {}
+
+local function reads_location_variables(backend)
+  local affinity = backend.sessionAffinityConfig
+  if type(affinity) == "table" and affinity.name == "cookie" then return true end
+  local hash = type(backend.upstreamHashByConfig) == "table" and backend.upstreamHashByConfig["upstream-hash-by"]
+  if type(hash) ~= "string" then return false end
+  for name in hash:gmatch(LOCATION_VARIABLE) do
+    if LOCATION_VARIABLES[name] then return true end
+  end
+  return false
+end
+
+-- Backends whose balancing, or whose canaries' balancing, reads a location variable.
+local function note_location_variable_readers(backends)
+  local readers, own = {}, {}
+  for _, backend in ipairs(backends) do
+    if type(backend) == "table" and type(backend.name) == "string" then own[backend.name] = reads_location_variables(backend) end
+  end
+  for _, backend in ipairs(backends) do
+    if type(backend) == "table" and type(backend.name) == "string" then
+      local reads = own[backend.name]
+      local alternatives = backend.alternativeBackends
+      if not reads and type(alternatives) == "table" then
+        for _, alt in ipairs(alternatives) do
+          if own[alt] then reads = true end
+        end
+      end
+      if reads then readers[backend.name] = true end
+    end
+  end
+  location_variable_readers = readers
+end
+
+--- Whether balancing a request for `name` (or its canary) reads a location variable.
+function _M.reads_location_variables(name)
+  return location_variable_readers[name] == true
+end
+
 local function note_stateful_balancers()
   for _, balancer in pairs(balancers) do
     if balancer.per_request_state then
@@ -228,6 +272,7 @@ local function sync_backends()
     if not keep[name] then balancers[name] = nil end
   end
   note_stateful_balancers()
+  note_location_variable_readers(backends)
   synced_version = version
   ngx.update_time()
   ngx.log(ngx.INFO, "backends version ", version, ": ", #backends, " backends synced in ",

@@ -105,8 +105,10 @@ local function build(parts, subject, escape)
   return concat(out)
 end
 
---- In serve(), after the redirects: rewrites the request as the location's rewrite would.
-function _M.apply(e, uri)
+--- After the redirects: rewrites the request as the location's rewrite would. `moved`: the
+--- request was moved to the dynamic-route location, whose proxy_pass sends $dynamic_upstream_uri
+--- (elsewhere a bare proxy_pass sends the rewritten $uri and $args as NGINX escapes them).
+function _M.apply(e, uri, moved)
   local t = compiled[e]
   if t == nil then return end
   local ok, err = pcre2.find(t.code, uri)
@@ -129,7 +131,7 @@ function _M.apply(e, uri)
     ngx.log(ngx.ERR, "router: the rewritten URI has a zero length")
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
-  var.dynamic_upstream_uri = new_uri:gsub(URI_ESCAPED, HEX) .. (args ~= "" and "?" .. args or "")
+  if moved then var.dynamic_upstream_uri = new_uri:gsub(URI_ESCAPED, HEX) .. (args ~= "" and "?" .. args or "") end
   -- $uri and $args as after the rewrite (what logs and upstream-hash-by read); `binary`: control
   -- bytes a capture brings are NGINX's own as well.
   ngx.req.set_uri(new_uri, false, true)

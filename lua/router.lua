@@ -1,9 +1,11 @@
--- The router of dynamic hosts (docs/dynamic-routes.md): the default server (and every static
--- wildcard server) asks find() in its server rewrite phase whether the request's host is in the
--- route table the controller POSTs (/configuration/routes) and, if so, matches the path as NGINX
--- matches locations; NGINX then moves the request to the internal dynamic-route location, where
--- serve() does what the host's static location block would have done: the variables logs and
--- metrics read, the SSL redirect, the backend (and its default-backend fallback) for the balancer.
+-- The router of dynamic hosts (docs/dynamic-routes.md): it looks the request's host up in the
+-- route table the controller POSTs (/configuration/routes), matches the path as NGINX matches
+-- locations, and does what the host's static location block would have done: the variables logs
+-- and metrics read, the SSL redirect, the backend (and its default-backend fallback) for the
+-- balancer. Where the default server's only location is the default backend's `/`, route() does
+-- it all in that location. Elsewhere (a default server with locations of its own, a static
+-- wildcard server) find() matches in the server rewrite phase, NGINX moves a dynamic host's
+-- request to the internal dynamic-route location, and serve() goes on from there.
 -- Each worker decodes and compiles a table once per version (one shared-dict read per request
 -- checks it) and swaps it whole, so a request sees one table, never a mix.
 local cjson = require("cjson.safe")
@@ -31,6 +33,21 @@ local _M = {}
 local decoder = cjson.new()
 decoder.decode_max_depth(8)
 
+-- $namespace, $ingress_name, $service_name, $service_port and $location_path cost a write by
+-- name each per request; a route writes them only when something reads them: nginx.conf (the
+-- renderer looks: configure()), its default-backend fallback, or its backend's balancing. (A
+-- route's own templates cannot name them: configuration_shapes.lua allows other variables only.)
+local configuration_reads = true
+-- The metrics log's routed format reads the route's four fields from one variable.
+local route_labels = false
+
+--- From init_by_lua: whether nginx.conf reads a location variable where a dynamic host's
+--- request goes (a log format, a snippet, …), and whether the metrics log is on.
+function _M.configure(opts)
+  configuration_reads = opts.location_variables_read ~= false
+  route_labels = opts.route_labels == true
+end
+
 --- The table decoded from JSON text, or nil and why; no regex is compiled.
 function _M.decode(raw)
   local decoded, err = decoder.decode(raw)
@@ -52,6 +69,9 @@ local function compile_host(name, entries)
       if not route_access.compile(e) then return nil, "host " .. name .. ": a source range of " .. p:sub(1, 100) .. " does not parse" end
       route_upstream.compile(e)
       route_headers.compile(e)
+      -- A default-backend fallback's request headers describe the route (balancer.lua).
+      e.writes_variables = configuration_reads or e.fallback ~= ""
+      e.labels = e.namespace .. "\t" .. e.ingress .. "\t" .. e.service .. "\t" .. e.path
       local cors, cors_err = route_cors.compile(e)
       if not cors then return nil, "host " .. name .. ": cors origin of " .. p:sub(1, 100) .. ": " .. cors_err end
       if e.match == "exact" then
@@ -171,51 +191,42 @@ end
 
 local matches = route_memo.new()
 
---- In the server rewrite phase (set_by_lua): matches the request; its $uri when the host is
---- dynamic (the location rewrite then moves it to the router's location), else "".
-function _M.find()
-  chosen = nil
+-- The request's route and its $uri: nil when its host is not dynamic, false when no path of the
+-- host matches, "error" when PCRE2 gave up.
+local function lookup(var)
   local t = routes()
-  if t == EMPTY then return "" end
-  local var = ngx.var
+  if t == EMPTY then return nil end
   local host, uri = var.host, var.uri
   local e = matches:get(t, host, uri)
   if e == nil then
     local h = host_routes(t, host)
-    if h == nil then return "" end
+    if h == nil then return nil end
     if h then e = match(h, uri) else e = "error" end
     if e ~= "error" then matches:put(host, uri, e or false) end
   end
-  chosen = e or nil
-  chosen_uri = uri
-  return uri
+  return e or false, uri
 end
 
---- In the dynamic-route location's rewrite phase: what the host's static location would do.
-function _M.serve()
-  local e, uri = chosen, chosen_uri
-  chosen = nil
-  if e == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+-- What the host's static location would do with the request, once matched to route e.
+local function apply(e, uri, var, moved)
+  if e == false then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   if e == "error" then return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR) end
   if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
-  local var = ngx.var
-  var.namespace = e.namespace
-  var.ingress_name = e.ingress
-  var.service_name = e.service
-  var.service_port = e.port
-  var.location_path = e.path
+  if e.writes_variables or balancer.reads_location_variables(e.backend) then
+    var.namespace = e.namespace
+    var.ingress_name = e.ingress
+    var.service_name = e.service
+    var.service_port = e.port
+    var.location_path = e.path
+  end
   var.proxy_upstream_name = e.backend
-  -- $uri as the client sent it again ($dynamic_upstream_uri, the request URI unchanged as from
-  -- a static location's bare proxy_pass, and $proxy_alternative_upstream_name are set by the
-  -- location). `binary`: a $uri NGINX decoded to control bytes is NGINX's own, which Lua would
-  -- otherwise refuse.
-  ngx.req.set_uri(uri, false, true)
+  if route_labels then var.ingress_rx_route_labels = e.labels end
   -- In the order of the location's own directives: its custom headers (on every answer), its
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
   route_headers.rewrite(e)
   route_redirect.apply(e)
   route_cors.rewrite(e)
-  route_rewrite.apply(e, uri)
+  route_rewrite.apply(e, uri, moved)
   route_upstream_headers.apply(e)
   if e.redirect ~= "" then lua_ingress.rewrite(e.redirect) end
   if e.fallback ~= "" then
@@ -225,6 +236,37 @@ function _M.serve()
   end
   route_access.check(e)
   route_upstream.rewrite(e)
+end
+
+--- In the server rewrite phase (set_by_lua): matches the request; its $uri when the host is
+--- dynamic (the location rewrite then moves it to the router's location), else "".
+function _M.find()
+  local e, uri = lookup(ngx.var)
+  chosen, chosen_uri = e, uri
+  if e == nil then return "" end
+  return uri
+end
+
+--- In the dynamic-route location's rewrite phase, after find() moved the request there.
+function _M.serve()
+  local e, uri = chosen, chosen_uri
+  chosen = nil
+  if e == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+  -- $uri as the client sent it again ($dynamic_upstream_uri, the request URI unchanged as from
+  -- a static location's bare proxy_pass, and $proxy_alternative_upstream_name are set by the
+  -- location). `binary`: a $uri NGINX decoded to control bytes is NGINX's own, which Lua would
+  -- otherwise refuse.
+  ngx.req.set_uri(uri, false, true)
+  apply(e, uri, ngx.var, true)
+end
+
+--- In the default server's `/` when the router takes it: a dynamic host's request is served
+--- where it is; any other request goes to the named location `default` (the default backend's).
+function _M.route(default)
+  local var = ngx.var
+  local e, uri = lookup(var)
+  if e == nil then return ngx.exec(default) end
+  apply(e, uri, var, false)
 end
 
 --- In the router location's header filter: the route's response headers, as its location's

@@ -4,7 +4,7 @@
 // classes. The label sets are bounded (--metrics-max-series); so are the methods (a client can
 // send any token as a method, and every new one would otherwise be a new series).
 import type { Registry } from 'prom-client';
-import { METRICS_LOG_FIELDS } from '../render/metrics-log.js';
+import { METRICS_LOG_FIELDS, METRICS_LOG_ROUTED_FIELDS } from '../render/metrics-log.js';
 import { goFloat, registerFamily, type Labels, type Sample } from './exposition.js';
 
 const PREFIX = 'nginx_ingress_controller_';
@@ -62,6 +62,21 @@ const HISTOGRAMS = [
   { family: 'bytes_sent', field: field('bytes_sent'), buckets: 'size' },
 ] as const;
 const FIELDS = METRICS_LOG_FIELDS.length;
+const ESCAPED_TAB = '\\x09';
+
+/**
+ * A line of the routed format (a request the Lua router served) in the other format's shape: its
+ * first field holds the first four, joined by tabs NGINX wrote escaped. Namespaces, Ingress and
+ * Service names never hold one, so the first three are the joins; the path keeps its own. A route
+ * whose labels were not set ("-") is left as it is (skipped as an unset namespace).
+ */
+function unrouted(line: string): string {
+  const first = line.indexOf('\t');
+  if (first < 0 || line.lastIndexOf(ESCAPED_TAB, first) < 0) return line;
+  const head = line.slice(0, first).split(ESCAPED_TAB);
+  if (head.length < 4) return line;
+  return `${head[0]}\t${head[1]}\t${head[2]}\t${head.slice(3).join(ESCAPED_TAB)}${line.slice(first)}`;
+}
 const CONNECT_TIME = field('upstream_connect_time');
 /** The label fields come first, in this order (the series key is the line's start up to the host). */
 const LABEL_FIELDS = ['namespace', 'ingress_name', 'service_name', 'location_path', 'proxy_alternative_upstream_name', 'request_method', 'status', 'host'] as const;
@@ -204,11 +219,12 @@ export function createRequestMetrics(opts: RequestMetricsConfig & { registry: Re
   const rawKeys = opts.perHost && !opts.statusClasses;
   const tabs = new Int32Array(FIELDS - 1);
 
-  function addLine(line: string): LineOutcome {
+  function addLine(raw: string): LineOutcome {
+    const line = unrouted(raw);
     let at = -1;
     for (let i = 0; i < FIELDS - 1; i++) {
       at = line.indexOf('\t', at + 1);
-      if (at < 0) return 'malformed';
+      if (at < 0) return i === METRICS_LOG_ROUTED_FIELDS - 1 && line.startsWith('-\t') ? 'skipped' : 'malformed';
       tabs[i] = at;
     }
     if (line.indexOf('\t', at + 1) >= 0) return 'malformed';

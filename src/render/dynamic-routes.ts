@@ -1,17 +1,56 @@
-// What nginx.conf holds for dynamic hosts (docs/dynamic-routes.md): no server block of their own;
-// the default server and every static wildcard server ask the Lua router in their server
-// rewrite phase whether the request's host is in the route table and, if so, move the request
-// to one internal location where lua/router.lua does what the host's location would.
+// What nginx.conf holds for dynamic hosts (docs/dynamic-routes.md): no server block of their own.
+// A default server whose only location is the built-in default backend's `/` routes in that
+// location itself: lua/router.lua serves a dynamic host's request where it is, and hands any
+// other to the default backend's location, kept as a named location. Any other default server,
+// and every static wildcard server, asks the router in its server rewrite phase whether the
+// request's host is in the route table and, if so, moves the request to one internal location
+// where the router does what the host's location would; their own locations stay as they are.
 import type { NginxSettings } from '../model/config/settings.js';
-import type { Server } from '../model/types.js';
+import type { Location, Server } from '../model/types.js';
 import { standardHeaders } from './proxy-headers.js';
+import { METRICS_LOG_ROUTED_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
+import type { NginxRuntime } from './runtime.js';
+import { httpAccessLog } from './settings-directives.js';
 
 /** The URI the router's location is reached by; a request for it from outside is 404 (internal). */
 export const DYNAMIC_ROUTE_URI = '/.ingress-rx/dynamic-route';
 
-/** Whether the server hands requests for dynamic hosts to the router. */
-export function routesDynamicHosts(server: Server, dynamicRoutes: boolean): boolean {
+/** Whether requests for dynamic hosts can reach the server: the default one, or a wildcard. */
+export function servesDynamicHosts(server: Server, dynamicRoutes: boolean): boolean {
   return dynamicRoutes && (server.hostname === '_' || server.hostname.startsWith('*.'));
+}
+
+/** Stands in nginx.conf for whether it reads a location variable where dynamic hosts' requests go. */
+export const LOCATION_VARIABLES_READ_TOKEN = '\u0000@@ingress-rx-location-variables-read@@\u0000';
+
+// A read of a variable a static location sets for its route (`set $namespace …` is a write).
+const LOCATION_VARIABLE_READ = /(?<!set )\$\{?(?:namespace|ingress_name|service_name|service_port|location_path)\b/;
+
+/**
+ * Whether the text reads $namespace, $ingress_name, $service_name, $service_port or
+ * $location_path. The router writes them per request (a lookup by name each) only where
+ * nginx.conf's http level, or a server dynamic hosts' requests reach, reads them (lua/router.lua).
+ */
+export function readsLocationVariables(text: string): boolean {
+  return LOCATION_VARIABLE_READ.test(text);
+}
+
+/** The named location the built-in default backend's `/` becomes when the router takes `/`. */
+export const DEFAULT_ROOT_LOCATION = '@ingress_rx_default_backend';
+
+/** How the server hands requests for dynamic hosts to the router, if it does. */
+export type RouterPlacement = 'none' | 'hook' | 'root';
+
+/**
+ * `root` when the server's only location is the built-in default backend's `/` (no Ingress's):
+ * routing there costs no second Lua entry, no internal move and no URI restored, and no
+ * location of the server can take a dynamic host's path first. `hook` otherwise.
+ */
+export function routerPlacement(server: Server, dynamicRoutes: boolean, ordered: readonly Location[]): RouterPlacement {
+  if (!servesDynamicHosts(server, dynamicRoutes)) return 'none';
+  const only = ordered.length === 1 ? ordered[0]! : null;
+  const builtInRoot = only !== null && only.ingress === null && only.path === '/' && only.pathType === 'Prefix';
+  return server.hostname === '_' && builtInRoot ? 'root' : 'hook';
 }
 
 /** Server level, after the guards: before any location is chosen. */
@@ -33,24 +72,43 @@ export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serve
  * from variables a route's upstream-vhost and connection-proxy-header may set
  * (lua/route_upstream_headers.lua).
  */
-export function dynamicRouteLocation(s: NginxSettings): string {
+export function dynamicRouteLocation(s: NginxSettings, runtime: NginxRuntime): string {
+  return routerLocation(s, runtime, `= ${DYNAMIC_ROUTE_URI}`, `            internal;
+            set $dynamic_upstream_uri $request_uri;
+`, 'router.serve()', 'http://upstream_balancer$dynamic_upstream_uri');
+}
+
+/**
+ * The default server's `/` when the router takes it (placement `root`): a dynamic host's request
+ * is served here (the URI is the request's own, so a bare proxy_pass sends it unchanged, or as
+ * the route rewrote it, as a static location's would); any other goes to the default backend.
+ */
+export function dynamicRouteRootLocation(s: NginxSettings, runtime: NginxRuntime): string {
+  return routerLocation(s, runtime, '"/"', '', `router.route(${JSON.stringify(DEFAULT_ROOT_LOCATION)})`, 'http://upstream_balancer');
+}
+
+function routerLocation(s: NginxSettings, runtime: NginxRuntime, matcher: string, first: string, call: string, pass: string): string {
   const headers = standardHeaders(s, 'proxy_set_header', '$dynamic_upstream_host', '$dynamic_connection')
     .map((d) => `            ${d};\n`).join('');
-  return `        location = ${DYNAMIC_ROUTE_URI} {
-            internal;
-            set $dynamic_upstream_uri $request_uri;
-            set $proxy_alternative_upstream_name "";
+  // With the metrics log, the routed format (one variable for the route's four fields) in place
+  // of the http level's, whose access log is then repeated (a location's access_log replaces them).
+  const main = runtime.metricsLog ? httpAccessLog(s, runtime) : '';
+  const logs = runtime.metricsLog
+    ? `${main ? `            ${main};\n` : ''}            ${metricsAccessLog(runtime.metricsLog, METRICS_LOG_ROUTED_FORMAT_NAME)};\n`
+    : '';
+  return `        location ${matcher} {
+${first}            set $proxy_alternative_upstream_name "";
             set $dynamic_upstream_host $best_http_host;
             set $dynamic_connection $connection_upgrade;
             rewrite_by_lua_block {
-                router.serve()
+                ${call}
             }
             header_filter_by_lua_block {
                 balancer.header_filter()
                 lua_ingress.header()
                 router.header_filter()
             }
-${headers}            proxy_pass http://upstream_balancer$dynamic_upstream_uri;
+${logs}${headers}            proxy_pass ${pass};
         }
 `;
 }

@@ -21,13 +21,14 @@ import { httpProxyHeaders } from './proxy-headers.js';
 import type { NginxSettings } from '../model/config/settings.js';
 import { streamServers } from './stream.js';
 import {
-  eventsDirectives, forwardedForProxyProtocol, headerVariable, httpDirectives, httpSnippet, listenAddresses, logTargets, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
+  eventsDirectives, forwardedForProxyProtocol, headerVariable, httpDirectives, httpSnippet, listenAddresses, configuredLogTargets, httpAccessLog, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
 } from './settings-directives.js';
 import { geoip2Setup } from './geoip.js';
 import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
 import { opentelemetryHttp } from './blocks/opentelemetry.js';
-import { METRICS_LOG_FORMAT, METRICS_LOG_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
+import { metricsLogHttp } from './metrics-log.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
+import { LOCATION_VARIABLES_READ_TOKEN, readsLocationVariables, servesDynamicHosts } from './dynamic-routes.js';
 
 export type { AuxiliaryFile, RenderProblem };
 
@@ -185,6 +186,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     const hashes: string[] = [];
     let httpLevel = '';
     const uses = new Set<HttpFeature>();
+    let routerServersRead = false;
     for (const server of config.servers) {
       // A dynamic host is the router's (./dynamic-routes.ts): no server block.
       if (server.staticBecause === null) continue;
@@ -210,6 +212,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         fragments.set(server, frag);
       }
       for (const p of frag.problems) problems.push(p);
+      if (servesDynamicHosts(server, config.dynamicRoutes)) routerServersRead ||= readsLocationVariables(frag.text);
       hashes.push(frag.hash);
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
@@ -233,6 +236,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
     if (passthroughPort !== undefined) stream += passthroughStream(config.servers, config.backends, runtime, passthroughPort, s, (w) => warnings.push(w));
     const checksum = createHash('sha256').update(ctxKey).update(hashes.join('')).update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(streamSnippetText).update('\u0000').update(geoip.directives).digest('hex');
+    const metricsLog = runtime.metricsLog ? metricsLogHttp(runtime.metricsLog, config.dynamicRoutes) : '';
     let head: string;
     let tail: string;
     try {
@@ -281,8 +285,9 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         has_stream: hasStream,
         passthrough: passthroughPort !== undefined,
         stream,
-        metrics_log: runtime.metricsLog ? `log_format ${METRICS_LOG_FORMAT_NAME} '${METRICS_LOG_FORMAT}';\n    ${metricsAccessLog(runtime.metricsLog)};` : '',
+        metrics_log: metricsLog,
         servers: SERVERS_TOKEN,
+        location_variables_read: LOCATION_VARIABLES_READ_TOKEN,
         cm: {
           main: mainDirectives(s),
           events: eventsDirectives(s),
@@ -291,11 +296,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           http_snippet: httpSnippet(s),
           forwarded_host: headerVariable(s.forwardedHostHeader, 'forwarded-host-header'),
           forwarded_for_proxy_protocol: s.useProxyProtocol && s.useForwardedHeaders ? forwardedForProxyProtocol(s) : '',
-          logs: logTargets(s, {
-            error: s.errorLogPath || runtime.errorLogPath,
-            http: s.httpAccessLogPath || s.accessLogPath || runtime.accessLogPath,
-            stream: s.streamAccessLogPath || s.accessLogPath || runtime.accessLogPath,
-          }),
+          logs: configuredLogTargets(s, runtime),
+          http_access_log: httpAccessLog(s, runtime),
           stream: hasStream ? streamDirectives(s) : '',
           stream_snippets: streamSnippetText,
         },
@@ -304,6 +306,9 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       if (at < 0 || text.indexOf(SERVERS_TOKEN, at + 1) >= 0) throw new Error('nginx.conf.liquid must print {{ servers }} exactly once');
       head = text.slice(0, at);
       tail = text.slice(at + SERVERS_TOKEN.length);
+      // The metrics log's own format is not used where the router serves (the routed one is).
+      const read = !config.dynamicRoutes || routerServersRead || readsLocationVariables(head.replace(metricsLog, '')) || readsLocationVariables(tail);
+      head = head.replace(LOCATION_VARIABLES_READ_TOKEN, String(read));
     } catch (err) {
       throw prefixError(unwrap(err), 'nginx.conf');
     }

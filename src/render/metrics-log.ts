@@ -17,6 +17,17 @@ export const METRICS_LOG_FIELDS = [
 export const METRICS_LOG_FORMAT_NAME = 'ingress_rx_metrics';
 export const METRICS_LOG_FORMAT = METRICS_LOG_FIELDS.map((f) => `$${f}`).join('\\t');
 
+/**
+ * The format of a request the Lua router served (a dynamic host): the four route fields come from
+ * one variable the router writes per request, `namespace\tingress\tservice\tpath`, whose tabs
+ * NGINX's escaping writes as `\x09` (one write instead of four; the reader splits them again).
+ */
+export const METRICS_LOG_ROUTED_FORMAT_NAME = 'ingress_rx_metrics_routed';
+export const ROUTE_LABELS_VARIABLE = 'ingress_rx_route_labels';
+export const METRICS_LOG_ROUTED_FORMAT = [`$${ROUTE_LABELS_VARIABLE}`, ...METRICS_LOG_FIELDS.slice(4).map((f) => `$${f}`)].join('\\t');
+/** How many fields a routed line has; its first holds the first four fields of a line. */
+export const METRICS_LOG_ROUTED_FIELDS = METRICS_LOG_FIELDS.length - 3;
+
 /** The file NGINX writes: under its prefix, reachable only through the file system. */
 export function metricsLogPath(prefix: string): string {
   return join(prefix, 'logs', 'metrics.log');
@@ -27,6 +38,17 @@ export function metricsLogPath(prefix: string): string {
  * (enable-access-log "false") repeats it, because `access_log off` would stop it too; NGINX
  * shares one buffer per file between the directives that name it with the same parameters.
  */
-export function metricsAccessLog(path: string): string {
-  return `access_log ${quoteLiteral(path, 'metrics log')} ${METRICS_LOG_FORMAT_NAME} buffer=64k flush=1s`;
+export function metricsAccessLog(path: string, format = METRICS_LOG_FORMAT_NAME): string {
+  return `access_log ${quoteLiteral(path, 'metrics log')} ${format} buffer=64k flush=1s`;
+}
+
+/**
+ * The http level's metrics log format and access_log; with dynamic routes, the routed format too
+ * and its variable, "-" (as an unset $namespace: the line is skipped) until the router sets it.
+ */
+export function metricsLogHttp(path: string, dynamicRoutes: boolean): string {
+  const routed = dynamicRoutes
+    ? `map "" $${ROUTE_LABELS_VARIABLE} {\n        default "-";\n    }\n    log_format ${METRICS_LOG_ROUTED_FORMAT_NAME} '${METRICS_LOG_ROUTED_FORMAT}';\n    `
+    : '';
+  return `log_format ${METRICS_LOG_FORMAT_NAME} '${METRICS_LOG_FORMAT}';\n    ${routed}${metricsAccessLog(path)};`;
 }

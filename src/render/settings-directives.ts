@@ -56,6 +56,22 @@ export function logTargets(s: NginxSettings, paths: { error: string; http: strin
   };
 }
 
+/** The log targets of the ConfigMap's paths, else the runtime's. */
+export function configuredLogTargets(s: NginxSettings, runtime: NginxRuntime): ReturnType<typeof logTargets> {
+  return logTargets(s, {
+    error: s.errorLogPath || runtime.errorLogPath,
+    http: s.httpAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+    stream: s.streamAccessLogPath || s.accessLogPath || runtime.accessLogPath,
+  });
+}
+
+/** The http level's access_log (without `;`), '' when the access log is off. */
+export function httpAccessLog(s: NginxSettings, runtime: NginxRuntime): string {
+  if (!s.enableAccessLog || s.disableHttpAccessLog) return '';
+  const logs = configuredLogTargets(s, runtime);
+  return `access_log ${logs.http} upstreaminfo if=$loggable${logs.params}`;
+}
+
 /** Directives of the main context (after worker_processes). */
 export function mainDirectives(s: NginxSettings): string {
   let out = '';

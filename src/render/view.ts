@@ -13,7 +13,7 @@ import { SERVER_LAYOUT, slotFunctions } from './blocks/index.js';
 import { spoofedClientGuard } from './settings-directives.js';
 import type { HttpFeature, ServerBlock, ServerContext as BlockServerContext } from './blocks/types.js';
 import { deniedText, renderLocation, type LocationFrame } from './location.js';
-import { DYNAMIC_ROUTE_HOOK, dynamicRouteLocation, routesDynamicHosts } from './dynamic-routes.js';
+import { DEFAULT_ROOT_LOCATION, DYNAMIC_ROUTE_HOOK, dynamicRouteLocation, dynamicRouteRootLocation, routerPlacement } from './dynamic-routes.js';
 
 export interface ServerView {
   /** The host and its aliases (the `## start server` marker). */
@@ -130,10 +130,11 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   let extra = '';
   let httpLevel = '';
   const ordered = locationOrder(server);
+  const router = routerPlacement(server, ctx.dynamicRoutes === true, ordered);
   for (const loc of ordered) {
     let m: string;
     try {
-      m = matcher(server, loc);
+      m = router === 'root' ? DEFAULT_ROOT_LOCATION : matcher(server, loc);
     } catch (err) {
       problems.push(problemOf(server, loc, err, 'location left out'));
       continue;
@@ -175,13 +176,13 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   }
   let after = '';
   for (const fn of AFTER) after += fn(bctx);
-  const router = routesDynamicHosts(server, ctx.dynamicRoutes === true);
-  if (router) extra += dynamicRouteLocation(s);
+  if (router === 'root') locationsText += dynamicRouteRootLocation(s, ctx.runtime);
+  if (router === 'hook') extra += dynamicRouteLocation(s, ctx.runtime);
   const guards = (s.blockCidrs.length > 0 ? '        if ($block_cidr) {\n            return 403;\n        }\n' : '')
     + (s.blockUserAgents.length > 0 ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
     + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')
     + spoofedClientGuard(s)
-    + (router ? DYNAMIC_ROUTE_HOOK : '');
+    + (router === 'hook' ? DYNAMIC_ROUTE_HOOK : '');
   return {
     names, serverName, listenText,
     luaPhases: OWNS_HEADER_FILTER.some((fn) => fn(bctx)) ? '' : serverLua(host),

@@ -3,6 +3,9 @@
 // lua/router.lua; adding, changing and removing them needs no reload; a host with an annotation
 // that needs directives keeps its server block; a hostile route table POSTed to the control
 // server is refused or bounded, and the workers keep serving.
+// The default server routes in its own `/` unless it has locations of its own:
+// dynamic-routes.hook.test.ts runs this file again with host-less Ingress paths in it, so that
+// the router is asked in the server rewrite phase instead (src/render/dynamic-routes.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 
+const HOOK = process.env.IRX_TEST_ROUTER_HOOK === '1';
 let ctl: LocalController;
 const echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
@@ -41,6 +45,7 @@ test.before(async () => {
         ],
       })],
       'wild.json': [ingress('app', 'wild', { host: '*.wild.test', paths: [{ path: '/', service: 'two' }] })],
+      ...(HOOK ? { 'hostless.json': [ingress('app', 'hostless', { paths: [{ path: '/api', service: 'static' }] })] } : {}),
       'static.json': [ingress('app', 'static', {
         host: 'static.test',
         annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1k' },
@@ -61,7 +66,15 @@ test('only hosts that need directives have a server block', () => {
   assert.ok(conf.includes('server_name static.test;'), 'static.test keeps its server block');
   assert.not.ok(conf.includes('one.test'), 'one.test has no server block');
   assert.not.ok(conf.includes('regex.test'), 'regex.test has no server block');
-  assert.ok(conf.includes('router.find()'), 'the default server asks the router');
+  const defaultServer = conf.slice(conf.indexOf('## start server _\n'), conf.indexOf('## end server _\n'));
+  if (HOOK) {
+    assert.ok(defaultServer.includes('set_by_lua_block $dynamic_route_uri {\n            return router.find()'), 'the default server asks the router before its locations');
+    assert.not.ok(defaultServer.includes('router.route('));
+  } else {
+    assert.ok(defaultServer.includes('location "/" {'), defaultServer);
+    assert.ok(defaultServer.includes('router.route("@ingress_rx_default_backend")'), 'the default server routes in its `/`');
+    assert.not.ok(defaultServer.includes('router.find()'), 'no server-level hook');
+  }
 });
 
 test('dbg routes prints the rule: which hosts are dynamic, and why the others are static', async () => {
@@ -90,6 +103,10 @@ test('paths are matched as NGINX matches locations: Exact, Prefix on element bou
   assert.is((await ctl.request('one.test', '/empty')).status, 503, 'a backend without endpoints answers 503');
   assert.is((await ctl.request('one.test', '/.ingress-rx/dynamic-route')).backend, 'root', 'the router\'s own location is not reachable as a path');
   assert.is((await ctl.request('nobody.test', '/.ingress-rx/dynamic-route')).status, 404);
+  if (HOOK) {
+    assert.is((await ctl.request('nobody.test', '/api/x')).backend, 'static', 'the host-less path serves hosts without a server block or a route');
+    assert.is((await ctl.request('one.test', '/api/x')).backend, 'api', 'a dynamic host\'s path wins over the default server\'s');
+  }
 });
 
 test('the upstream gets the request as from a static location', async () => {

@@ -92,7 +92,10 @@ test('the rule: these settings are dynamic; a redirect code that answers with a 
     assert.ok(text.includes(`routes: ${host}.test: dynamic\n`), `${host}: ${text}`);
   }
   assert.ok(text.includes('routes: multiple.test: static: Ingress uri/multiple: redirect code 300 answers with the URL as the body'), text);
-  assert.not.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('vars.test'), 'no server block');
+  const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
+  assert.not.ok(conf.includes('vars.test'), 'no server block');
+  // dynamic-uri.hook.test.ts: the default server asks the router in its server rewrite phase.
+  assert.is(conf.includes('return router.find()'), process.env.IRX_TEST_ROUTER_HOOK === '1', 'the server-level hook');
 });
 
 test('permanent-redirect: variables are evaluated per request; unknown ones stay literal; the code is kept', async () => {

@@ -645,6 +645,9 @@ test('the router serves the hosts whose timeouts, tries, source ranges, CORS and
     assert.is(conf.includes(`server_name ${host};`), !dynamic, host);
   }
   assert.ok(conf.includes('server_name tries-more.test;'), 'tries-more.test');
+  // The oauth Ingress has a host-less path: the default server keeps its locations and asks the
+  // router in its server rewrite phase (the other placement: dynamic-routes, dynamic-uri, local-*).
+  assert.is(conf.includes('return router.find()'), dynamic, 'the server-level hook');
 });
 
 test('proxy-http-version 1.0 reaches the backend', async () => {

@@ -19,6 +19,9 @@ test.before(async () => {
   single = await startLuaNginx({
     workers: 1,
     locations: ['rr', 'ewma', 'hash', 'subset', 'zero', 'self', 'switch', 'retry', 'retry-ewma', 'health', 'health-hash', 'health-dead'].map((b) => ({ path: `/${b}/`, backend: b })),
+    extraLocations: `    location = /location-variable-readers {
+      content_by_lua_block { ngx.print(balancer.reads_location_variables(ngx.var.arg_b) and "yes" or "no") }
+    }`,
   });
   multi = await startLuaNginx({ workers: 2, locations: [{ path: '/', backend: 'dyn' }] });
 });
@@ -331,6 +334,26 @@ test('after a reload the new workers serve the posted backends from the shared d
     return fresh.every((p) => seen.has(String(p)));
   }, { intervalMs: 1, what: 'answers from every new worker' });
   assert.equal(wrong, []);
+});
+
+test('which backends\' balancing reads a location variable (the router writes them for their routes only then)', async () => {
+  const eps = echo.slice(0, 1).map((e) => e.endpoint);
+  const cookie = { sessionAffinityConfig: { name: 'cookie', mode: 'balanced', cookieSessionAffinity: { name: 'route', path: '' } } };
+  await single.configure('/configuration/backends', [
+    backend('plain', eps),
+    backend('sticky', eps, cookie),
+    backend('hash-uri', eps, { upstreamHashByConfig: { 'upstream-hash-by': '$request_uri' } }),
+    backend('hash-service', eps, { upstreamHashByConfig: { 'upstream-hash-by': 'x${service_name}y' } }),
+    backend('hash-prefix', eps, { upstreamHashByConfig: { 'upstream-hash-by': '$namespace_id' } }),
+    backend('with-sticky-canary', eps, { alternativeBackends: ['sticky'] }),
+    backend('with-plain-canary', eps, { alternativeBackends: ['plain'] }),
+  ]);
+  const expected: Record<string, string> = {
+    plain: 'no', sticky: 'yes', 'hash-uri': 'no', 'hash-service': 'yes', 'hash-prefix': 'no', 'with-sticky-canary': 'yes', 'with-plain-canary': 'no', unknown: 'no',
+  };
+  const read = async () => Object.fromEntries(await Promise.all(Object.keys(expected).map(async (b) => [b, (await single.request({ path: `/location-variable-readers?b=${b}` })).body])));
+  await waitFor(async () => (await read()).sticky === 'yes', { what: 'the backends synced' });
+  assert.equal(await read(), expected);
 });
 
 test.run();

@@ -92,6 +92,15 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
  */
 export const DYNAMIC_ROUTES_ARGS: readonly string[] = process.env.IRX_TEST_DYNAMIC_ROUTES === '0' ? ['--enable-dynamic-routes=false'] : [];
 
+/**
+ * IRX_TEST_ROUTER_HOOK=1 adds a host-less Ingress path to every local controller's manifests, so
+ * the default server keeps a location of its own and asks the Lua router in its server rewrite
+ * phase instead of routing in its `/` (src/render/dynamic-routes.ts; test/e2e/*.hook.test.ts).
+ */
+const ROUTER_HOOK_FILES: Record<string, object[]> = process.env.IRX_TEST_ROUTER_HOOK === '1'
+  ? { 'router-hook.json': [ingress('irx-test', 'hostless', { paths: [{ path: '/irx-test-hostless', service: 'none' }] })] }
+  : {};
+
 export async function startLocal(opts: { files?: Record<string, object[] | string>; args?: string[]; env?: Record<string, string> } = {}): Promise<LocalController> {
   const dir = mkdtempSync(join(tmpdir(), 'irx-manifests-'));
   const write = (file: string, objects: object[] | string) => {
@@ -102,7 +111,7 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
     writeFileSync(`${p}.tmp`, text);
     renameSync(`${p}.tmp`, p);
   };
-  for (const [f, objs] of Object.entries(opts.files ?? {})) write(f, objs);
+  for (const [f, objs] of Object.entries({ ...ROUTER_HOOK_FILES, ...opts.files })) write(f, objs);
   const ctl = await startCli('local', (ports) => [
     '--manifests', dir,
     '--http-port', String(ports.http), '--https-port', String(ports.https), '--status-port', String(ports.status),

@@ -22,6 +22,12 @@ function line(r: Req = {}): string {
     r.host ?? 'a.test', r.reqLen ?? '75', r.bytes ?? '250', r.rt ?? '0.004', r.connect ?? '0.001', r.header ?? '0.003', r.response ?? '0.003'].join('\t');
 }
 
+/** The same request as the Lua router's routed format writes it: the four route fields in one, tabs escaped. */
+function routed(r: Req = {}): string {
+  const f = line(r).split('\t');
+  return [[f[0], f[1], f[2], f[3]].join('\\x09'), ...f.slice(4)].join('\t');
+}
+
 function setup(over: Partial<RequestMetricsConfig> = {}, hosts = ['_', 'a.test', 'b.test'], now = () => 0) {
   const registry = new Registry();
   const m = createRequestMetrics({ ...defaultRequestMetricsConfig(), ...over, registry, constLabels: CONTROLLER, now });
@@ -32,6 +38,22 @@ function setup(over: Partial<RequestMetricsConfig> = {}, hosts = ['_', 'a.test',
 test('the line format has the fields the parser reads', () => {
   assert.is(METRICS_LOG_FIELDS.length, 14);
   assert.is(line().split('\t').length, METRICS_LOG_FIELDS.length);
+});
+
+test('a routed line counts as the same request in a location\'s format would', async () => {
+  const a = setup();
+  const b = setup();
+  const reqs: Req[] = [{}, { path: '/x\\x09y', status: '404' }, { ns: '', ing: '', svc: '', path: '' }, { host: 'b.test', rt: '0.3' }];
+  for (const r of reqs) {
+    assert.is(a.m.addLine(line(r)), 'counted');
+    assert.is(b.m.addLine(routed(r)), 'counted', routed(r));
+  }
+  assert.equal(await b.scrape(), await a.scrape());
+  const [escaped] = samples(await b.scrape(), 'nginx_ingress_controller_requests').filter((x) => x.labels.status === '404');
+  assert.is(escaped!.labels.path, '/x\\x09y', 'a tab NGINX escaped in the path stays in the path');
+  assert.is(b.m.addLine(['-', ...line().split('\t').slice(4)].join('\t')), 'skipped', 'a route the router did not label (it answered itself)');
+  assert.is(b.m.addLine(routed().replace('\\x09', '-')), 'malformed', 'three joins or nothing');
+  assert.is(b.m.addLine(`${routed()}\textra`), 'malformed');
 });
 
 test('families, types, help and label sets are ingress-nginx\'s', async () => {

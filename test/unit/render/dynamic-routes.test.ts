@@ -1,0 +1,91 @@
+// Where nginx.conf hands dynamic hosts to the Lua router (src/render/dynamic-routes.ts): in the
+// default server's own `/` when that is its only location, else by the server-level hook; and
+// whether the router must write the location variables, read from the rendered text.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createRenderer } from '../../../src/render/engine.js';
+import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
+import { readsLocationVariables, routerPlacement } from '../../../src/render/dynamic-routes.js';
+import { silentLogger } from '../../../src/log.js';
+import type { Configuration, Server } from '../../../src/model/types.js';
+import type { NginxSettings } from '../../../src/model/config/settings.js';
+import { configuration, location, server } from '../../support/config-builder.js';
+
+const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', listenAddresses: ['*'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10'] });
+const METRICS = { ...RUNTIME, metricsLog: '/var/lib/ingress-rx/logs/metrics.log' };
+
+const defaultRoot = () => location({ ingress: null, service: null, backend: 'upstream-default-backend', isDefBackend: true });
+const hostless = () => location({ path: '/api' });
+
+function dynamic(servers: Server[] = [], settings: Partial<NginxSettings> = {}, over: Partial<Configuration> = {}): Configuration {
+  return configuration(servers.map((s) => ({ ...s, staticBecause: 'a server block' })), { dynamicRoutes: true, ...over }, settings);
+}
+const render = (config: Configuration, runtime = RUNTIME) => createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() }).render(config, runtime);
+const serverText = (conf: string, host: string) => conf.slice(conf.indexOf(`## start server ${host}\n`), conf.indexOf(`## end server ${host}\n`));
+const configured = (conf: string) => /router\.configure\(\{ location_variables_read = (\w+), route_labels = (\w+) \}\)/.exec(conf)?.slice(1);
+
+test('placement: the default server routes in its `/` only when that is the built-in default backend\'s and its only location', () => {
+  assert.is(routerPlacement(server('_', { locations: [defaultRoot()] }), true, [defaultRoot()]), 'root');
+  assert.is(routerPlacement(server('_'), true, [defaultRoot(), hostless()]), 'hook', 'a host-less Ingress path');
+  assert.is(routerPlacement(server('_'), true, [location()]), 'hook', 'a catch-all Ingress\'s own `/`');
+  assert.is(routerPlacement(server('*.w.test'), true, [location()]), 'hook', 'a static wildcard server');
+  assert.is(routerPlacement(server('a.test'), true, [location()]), 'none');
+  assert.is(routerPlacement(server('_'), false, [defaultRoot()]), 'none', 'dynamic routes off');
+});
+
+test('the default server\'s `/` is the router; the default backend\'s location becomes a named one it hands other hosts to', () => {
+  const conf = render(dynamic());
+  const s = serverText(conf, '_');
+  assert.ok(s.includes('location @ingress_rx_default_backend {\n            set $namespace "";'), s);
+  assert.ok(s.includes('location "/" {'), s);
+  assert.ok(s.includes('router.route("@ingress_rx_default_backend")'), s);
+  assert.ok(s.includes('proxy_pass http://upstream_balancer;\n        }\n    }'), 'a bare proxy_pass: the request URI goes upstream unchanged');
+  assert.not.ok(s.includes('set_by_lua_block'), 'no server-level hook');
+  assert.not.ok(s.includes('/.ingress-rx/dynamic-route'), s);
+});
+
+test('with a host-less path the default server keeps its locations and asks the router first', () => {
+  const withHostless = render({ ...dynamic(), servers: [server('_', { locations: [defaultRoot(), hostless()] })] });
+  const s = serverText(withHostless, '_');
+  assert.ok(s.includes('return router.find()'), s);
+  assert.ok(s.includes('location = /.ingress-rx/dynamic-route {'), s);
+  assert.ok(s.includes('location "/api" {'), s);
+  assert.ok(s.includes('location "/" {\n            set $namespace "";'), 'the default backend\'s `/` as it is');
+  assert.not.ok(s.includes('router.route('));
+});
+
+test('the router writes the location variables only where nginx.conf reads them', () => {
+  assert.equal(configured(render(dynamic())), ['false', 'false'], 'nothing reads them');
+  assert.equal(configured(render(dynamic([]), METRICS)), ['false', 'true'], 'the metrics log reads the routed format\'s one variable');
+  assert.equal(configured(render(configuration())), ['true', 'false'], 'dynamic routes off: every location sets them itself');
+  const upstream = '$remote_addr [$namespace/$ingress_name] $status';
+  assert.equal(configured(render(dynamic([], { logFormatUpstream: upstream })))?.[0], 'true', 'log-format-upstream');
+  assert.equal(configured(render(dynamic([], { httpSnippet: 'map ${service_name} $svc_class { default a; }' })))?.[0], 'true', 'http-snippet, ${} form');
+  const snippet = { serverSnippet: 'add_header X-Port $service_port;' };
+  assert.equal(configured(render(dynamic([server('a.test', snippet)])))?.[0], 'false', 'a host\'s own server block sets them for its own requests');
+  assert.equal(configured(render(dynamic([server('*.w.test', snippet)])))?.[0], 'true', 'a wildcard server also serves dynamic hosts');
+});
+
+test('readsLocationVariables: reads, not writes or longer names', () => {
+  assert.ok(readsLocationVariables('log_format x \'$location_path\';'));
+  assert.ok(readsLocationVariables('set $x $namespace;'), 'read into another variable');
+  assert.ok(readsLocationVariables('"${ingress_name}-x"'));
+  assert.not.ok(readsLocationVariables('set $namespace "a";\n            set $service_port "80";'));
+  assert.not.ok(readsLocationVariables('$namespace_id $service_names $location_paths'));
+});
+
+test('with the metrics log the router\'s location logs the routed format, and the access log as the http level does', () => {
+  const conf = render(dynamic(), METRICS);
+  const s = serverText(conf, '_');
+  const root = s.slice(s.indexOf('location "/" {'));
+  assert.ok(root.includes('access_log "/var/lib/ingress-rx/logs/access.log" upstreaminfo if=$loggable;'), root);
+  assert.ok(root.includes('access_log "/var/lib/ingress-rx/logs/metrics.log" ingress_rx_metrics_routed buffer=64k flush=1s;'), root);
+  assert.ok(conf.includes("log_format ingress_rx_metrics_routed '$ingress_rx_route_labels\\t$proxy_alternative_upstream_name\\t"), 'the routed format');
+  assert.ok(conf.includes('map "" $ingress_rx_route_labels {\n        default "-";'), 'unset until the router sets it');
+  const quiet = serverText(render(dynamic([], { enableAccessLog: false }), METRICS), '_');
+  assert.not.ok(quiet.includes('upstreaminfo'), 'no access log where the http level has none');
+  assert.ok(quiet.includes('ingress_rx_metrics_routed'));
+  assert.not.ok(serverText(render(dynamic()), '_').includes('access_log'), 'without the metrics log the http level\'s access log is inherited');
+});
+
+test.run();

@@ -1,6 +1,7 @@
 // Data plane: requests/s and p99 through our Lua balancer vs a static `upstream` block, in one
 // NGINX; and a dynamic host (no server block: lua/router.lua in the default server) vs the same
-// backend in a server block of its own (`dataplane_dynamic_ratio`). The production template is rendered for one Ingress; a copy of its server block under
+// backend in a server block of its own (`dataplane_dynamic_ratio`; again with the metrics log on,
+// `dataplane_dynamic_metrics_ratio`). The production template is rendered for one Ingress; a copy of its server block under
 // another host name, with the Lua phases removed and `proxy_pass` to a static upstream of the
 // same endpoints, is added next to it. The endpoints are a tiny `return 200` NGINX, and `wrk`
 // drives both hosts on loopback in turns (A B B A) so drift in the machine's load cancels out.
@@ -64,9 +65,9 @@ function twin(conf: string, host: string, variant: 'static' | 'balancer-only'): 
   return out.join('\n');
 }
 
-interface Comparison { lua: WrkResult; static: WrkResult; balancerOnly: WrkResult | null; dynamic: WrkResult | null; ratio: number; rounds: number; seconds: number }
+interface Comparison { lua: WrkResult; static: WrkResult | null; balancerOnly: WrkResult | null; dynamic: WrkResult | null; ratio: number | null; rounds: number; seconds: number }
 
-async function compare(seconds: number, rounds: number, variants: Variant[]): Promise<Comparison> {
+async function compare(seconds: number, rounds: number, variants: Variant[], metricsLog = false): Promise<Comparison> {
   const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-dp-'));
   const upstreamPrefix = join(prefix, 'upstream');
   const children: ChildProcess[] = [];
@@ -79,6 +80,8 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     const runtime = defaultRuntime({
       prefix, listenAddresses: ['127.0.0.1'], httpPort: http!, httpsPort: https!, statusPort: status!, streamPort: stream!,
       defaultServerPort: def!, resolvers: ['127.0.0.1'],
+      // --enable-metrics (the controller's default): every request also writes the metrics log line.
+      ...(metricsLog ? { metricsLog: join(prefix, 'logs', 'metrics.log') } : {}),
       // The upstream NGINX runs on loopback, as local mode allows.
       upstreamAddresses: { allow: ['loopback'], ownPorts: [http!, https!, def!] },
     });
@@ -133,10 +136,10 @@ async function compare(seconds: number, rounds: number, variants: Variant[]): Pr
     }
     const avg = averageTurns;
     const l = avg(results.get('lua')!);
-    const s = avg(results.get('static')!);
+    const s = variants.includes('static') ? avg(results.get('static')!) : null;
     const b = variants.includes('balancer-only') ? avg(results.get('balancer-only')!) : null;
     const d = variants.includes('dynamic') ? avg(results.get('dynamic')!) : null;
-    return { lua: l, static: s, balancerOnly: b, dynamic: d, ratio: l.rps / s.rps, rounds, seconds };
+    return { lua: l, static: s, balancerOnly: b, dynamic: d, ratio: s ? l.rps / s.rps : null, rounds, seconds };
   } finally {
     for (const c of children) await stopNginx(c);
     rmSync(prefix, { recursive: true, force: true });
@@ -147,27 +150,30 @@ async function main(): Promise<void> {
   ensureWrk();
   const full = isFull();
   const rows: Row[] = [];
-  const fig: Record<string, number | null> = { dataplane_rps_ratio: null, dataplane_p99_ms: null, dataplane_static_p99_ms: null, dataplane_rps: null, dataplane_static_rps: null, dataplane_balancer_only_ratio: null, dataplane_cpu_ratio: null, dataplane_dynamic_ratio: null, dataplane_dynamic_cpu_ratio: null };
+  const fig: Record<string, number | null> = { dataplane_rps_ratio: null, dataplane_p99_ms: null, dataplane_static_p99_ms: null, dataplane_rps: null, dataplane_static_rps: null, dataplane_balancer_only_ratio: null, dataplane_cpu_ratio: null, dataplane_dynamic_ratio: null, dataplane_dynamic_cpu_ratio: null, dataplane_dynamic_metrics_ratio: null, dataplane_dynamic_metrics_cpu_ratio: null };
   await attempt(rows, 'data plane', async () => {
     const ablate = full || process.argv.includes('--ablate');
     const c = await compare(full ? 15 : 5, 2, ablate ? ['lua', 'static', 'balancer-only', 'dynamic'] : ['lua', 'static', 'dynamic']);
-    fig.dataplane_rps_ratio = round(c.ratio, 3);
+    const stat = c.static!;
+    const ratioToStatic = c.ratio!;
+    fig.dataplane_rps_ratio = round(ratioToStatic, 3);
+    fig.dataplane_rps_ratio = round(ratioToStatic, 3);
     fig.dataplane_p99_ms = round(c.lua.p99, 2);
-    fig.dataplane_static_p99_ms = round(c.static.p99, 2);
+    fig.dataplane_static_p99_ms = round(stat.p99, 2);
     fig.dataplane_rps = round(c.lua.rps, 0);
-    fig.dataplane_static_rps = round(c.static.rps, 0);
+    fig.dataplane_static_rps = round(stat.rps, 0);
     const how = `wrk -t2 -c32 -d${c.seconds}s, ${c.rounds} turns each (A B B A), one NGINX, 3 endpoints (NGINX return 200)`;
     const cpu = (w: WrkResult) => `NGINX CPU ${w.cpuUsPerRequest!.toFixed(1)} µs/request`;
     rows.push({ figure: 'requests/s through the Lua balancer', value: c.lua.rps.toFixed(0), note: `p50 ${c.lua.p50.toFixed(2)} ms, p99 ${c.lua.p99.toFixed(2)} ms, errors ${c.lua.errors}; ${cpu(c.lua)}` });
-    rows.push({ figure: 'requests/s through a static upstream', value: c.static.rps.toFixed(0), note: `p50 ${c.static.p50.toFixed(2)} ms, p99 ${c.static.p99.toFixed(2)} ms, errors ${c.static.errors}; ${cpu(c.static)}` });
-    const cpuRatio = c.static.cpuUsPerRequest! / c.lua.cpuUsPerRequest!;
+    rows.push({ figure: 'requests/s through a static upstream', value: stat.rps.toFixed(0), note: `p50 ${stat.p50.toFixed(2)} ms, p99 ${stat.p99.toFixed(2)} ms, errors ${stat.errors}; ${cpu(stat)}` });
+    const cpuRatio = stat.cpuUsPerRequest! / c.lua.cpuUsPerRequest!;
     fig.dataplane_cpu_ratio = round(cpuRatio, 3);
     rows.push({ figure: 'static / Lua NGINX CPU per request', value: cpuRatio.toFixed(3), note: 'the requests/s ratio NGINX-bound throughput would show; robust to other load' });
-    rows.push({ figure: 'Lua / static requests/s', value: c.ratio.toFixed(3), target: '≥ 0.9', status: verdict(c.ratio, 0.9, true), note: how });
+    rows.push({ figure: 'Lua / static requests/s', value: ratioToStatic.toFixed(3), target: '≥ 0.9', status: verdict(ratioToStatic, 0.9, true), note: how });
     if (c.balancerOnly) {
-      fig.dataplane_balancer_only_ratio = round(c.balancerOnly.rps / c.static.rps, 3);
+      fig.dataplane_balancer_only_ratio = round(c.balancerOnly.rps / stat.rps, 3);
       rows.push({ figure: 'requests/s, Lua balancer + balancer.rewrite() only', value: c.balancerOnly.rps.toFixed(0),
-        note: `ratio to static ${(c.balancerOnly.rps / c.static.rps).toFixed(3)}; ${cpu(c.balancerOnly)} (static / this ${(c.static.cpuUsPerRequest! / c.balancerOnly.cpuUsPerRequest!).toFixed(3)})` });
+        note: `ratio to static ${(c.balancerOnly.rps / stat.rps).toFixed(3)}; ${cpu(c.balancerOnly)} (static / this ${(stat.cpuUsPerRequest! / c.balancerOnly.cpuUsPerRequest!).toFixed(3)})` });
     }
     if (c.dynamic) {
       const ratio = c.dynamic.rps / c.lua.rps;
@@ -177,7 +183,17 @@ async function main(): Promise<void> {
       rows.push({ figure: 'dynamic host / its server block, requests/s', value: ratio.toFixed(3), target: '≥ 0.95', status: verdict(ratio, 0.95, true),
         note: `NGINX CPU per request, server block / dynamic: ${fig.dataplane_dynamic_cpu_ratio}` });
     }
-    rows.push({ figure: 'p99 latency through the Lua balancer', value: `${c.lua.p99.toFixed(2)} ms`, note: `static: ${c.static.p99.toFixed(2)} ms (worst turn)` });
+    rows.push({ figure: 'p99 latency through the Lua balancer', value: `${c.lua.p99.toFixed(2)} ms`, note: `static: ${stat.p99.toFixed(2)} ms (worst turn)` });
+  });
+  // The same dynamic / server block comparison with the metrics log on (--enable-metrics, the
+  // controller's default): the router then also sets the route's metrics labels.
+  await attempt(rows, 'data plane with the metrics log', async () => {
+    const c = await compare(full ? 15 : 5, 2, ['lua', 'dynamic'], true);
+    const ratio = c.dynamic!.rps / c.lua.rps;
+    fig.dataplane_dynamic_metrics_ratio = round(ratio, 3);
+    fig.dataplane_dynamic_metrics_cpu_ratio = round(c.lua.cpuUsPerRequest! / c.dynamic!.cpuUsPerRequest!, 3);
+    rows.push({ figure: 'with the metrics log: dynamic host / its server block, requests/s', value: ratio.toFixed(3), target: '≥ 0.95', status: verdict(ratio, 0.95, true),
+      note: `NGINX CPU per request ${c.lua.cpuUsPerRequest!.toFixed(1)} / ${c.dynamic!.cpuUsPerRequest!.toFixed(1)} µs, server block / dynamic: ${fig.dataplane_dynamic_metrics_cpu_ratio}` });
   });
   rows.push({ figure: 'load average (1/5/15 min) at the end', value: loadAverage(), note: 'other load shares the 2 cores with wrk and NGINX' });
   printTable('data plane', rows);

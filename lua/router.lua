@@ -164,6 +164,7 @@ end
 -- go (no yield), so no other request can come in between.
 local chosen
 local chosen_uri
+local chosen_host
 
 -- NGINX's choice of location: an exact match, else the longest prefix unless a regular
 -- expression (tried in order) matches. nil when nothing matches; "error" when PCRE2 gave up.
@@ -191,8 +192,8 @@ end
 
 local matches = route_memo.new()
 
--- The request's route and its $uri: nil when its host is not dynamic, false when no path of the
--- host matches, "error" when PCRE2 gave up.
+-- The request's route, its $uri and its $host: nil when its host is not dynamic, false when no
+-- path of the host matches, "error" when PCRE2 gave up.
 local function lookup(var)
   local t = routes()
   if t == EMPTY then return nil end
@@ -204,11 +205,11 @@ local function lookup(var)
     if h then e = match(h, uri) else e = "error" end
     if e ~= "error" then matches:put(host, uri, e or false) end
   end
-  return e or false, uri
+  return e or false, uri, host
 end
 
 -- What the host's static location would do with the request, once matched to route e.
-local function apply(e, uri, var, moved)
+local function apply(e, uri, host, var, moved)
   if e == false then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   if e == "error" then return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR) end
   if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
@@ -228,7 +229,7 @@ local function apply(e, uri, var, moved)
   route_cors.rewrite(e)
   route_rewrite.apply(e, uri, moved)
   route_upstream_headers.apply(e)
-  if e.redirect ~= "" then lua_ingress.rewrite(e.redirect) end
+  if e.redirect ~= "" then lua_ingress.rewrite(e.redirect, host) end
   if e.fallback ~= "" then
     balancer.rewrite(e.backend, e.fallback)
   else
@@ -241,15 +242,15 @@ end
 --- In the server rewrite phase (set_by_lua): matches the request; its $uri when the host is
 --- dynamic (the location rewrite then moves it to the router's location), else "".
 function _M.find()
-  local e, uri = lookup(ngx.var)
-  chosen, chosen_uri = e, uri
+  local e, uri, host = lookup(ngx.var)
+  chosen, chosen_uri, chosen_host = e, uri, host
   if e == nil then return "" end
   return uri
 end
 
 --- In the dynamic-route location's rewrite phase, after find() moved the request there.
 function _M.serve()
-  local e, uri = chosen, chosen_uri
+  local e, uri, host = chosen, chosen_uri, chosen_host
   chosen = nil
   if e == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   -- $uri as the client sent it again ($dynamic_upstream_uri, the request URI unchanged as from
@@ -257,16 +258,16 @@ function _M.serve()
   -- location). `binary`: a $uri NGINX decoded to control bytes is NGINX's own, which Lua would
   -- otherwise refuse.
   ngx.req.set_uri(uri, false, true)
-  apply(e, uri, ngx.var, true)
+  apply(e, uri, host, ngx.var, true)
 end
 
 --- In the default server's `/` when the router takes it: a dynamic host's request is served
 --- where it is; any other request goes to the named location `default` (the default backend's).
 function _M.route(default)
   local var = ngx.var
-  local e, uri = lookup(var)
+  local e, uri, host = lookup(var)
   if e == nil then return ngx.exec(default) end
-  apply(e, uri, var, false)
+  apply(e, uri, host, var, false)
 end
 
 --- In the router location's header filter: the route's response headers, as its location's

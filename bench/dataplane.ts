@@ -188,7 +188,7 @@ async function main(): Promise<void> {
   // The same dynamic / server block comparison with the metrics log on (--enable-metrics, the
   // controller's default): the router then also sets the route's metrics labels.
   await attempt(rows, 'data plane with the metrics log', async () => {
-    const c = await compare(full ? 15 : 5, 2, ['lua', 'dynamic'], true);
+    const c = await compare(full ? 15 : 5, full ? 3 : 2, ['lua', 'dynamic'], true);
     const ratio = c.dynamic!.rps / c.lua.rps;
     fig.dataplane_dynamic_metrics_ratio = round(ratio, 3);
     fig.dataplane_dynamic_metrics_cpu_ratio = round(c.lua.cpuUsPerRequest! / c.dynamic!.cpuUsPerRequest!, 3);

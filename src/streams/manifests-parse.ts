@@ -46,9 +46,31 @@ export const API_LIMITS = {
   objectBytes: 1.5 * 1024 * 1024,
 } as const;
 
-/** Why an object is larger than the API allows, or null. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Why the API server would refuse the object's name or namespace, or null: names are DNS-1123
+ * subdomains (at most 253 characters), namespaces DNS-1123 labels (at most 63). Names reach file
+ * paths, log lines and metric labels, where a cluster's objects can never bring a tab or a `/`.
+ */
+function badName(meta: Record<string, unknown>): string | null {
+  const name = String(meta.name);
+  if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+    return `metadata.name ${JSON.stringify(name.slice(0, 80))} is not a DNS-1123 subdomain (lower-case letters, digits, "-" and ".", at most 253), as the API server requires`;
+  }
+  const ns = meta.namespace;
+  if (ns !== undefined && ns !== '' && (typeof ns !== 'string' || ns.length > 63 || !DNS_LABEL.test(ns))) {
+    return `metadata.namespace ${JSON.stringify(String(ns).slice(0, 80))} is not a DNS-1123 label (lower-case letters, digits and "-", at most 63), as the API server requires`;
+  }
+  return null;
+}
+
+/** Why the API server would refuse the object (too large, a name it does not allow), or null. */
 export function overApiLimits(raw: Record<string, unknown>): string | null {
   const meta = isRecord(raw.metadata) ? raw.metadata : {};
+  const named = badName(meta);
+  if (named) return named;
   if (isRecord(meta.annotations)) {
     let bytes = 0;
     for (const [k, v] of Object.entries(meta.annotations)) bytes += Buffer.byteLength(k) + (typeof v === 'string' ? Buffer.byteLength(v) : 0);

@@ -125,6 +125,23 @@ parse('wrong field types name the field; other documents survive', () => {
   ]);
 });
 
+parse('a name or namespace the API server refuses is refused by name; the other objects are kept', () => {
+  const text = [
+    'kind: Ingress', 'metadata: {name: "web\\tb", namespace: app}', '---',
+    'kind: Service', 'metadata: {name: Web, namespace: app}', '---',
+    'kind: Secret', 'metadata: {name: tls, namespace: "team/x"}', '---',
+    'kind: ConfigMap', `metadata: {name: ${'a'.repeat(254)}}`, '---',
+    'kind: Ingress', 'metadata: {name: web.v2-0, namespace: app-1}',
+  ].join('\n');
+  const r = parseManifestFile('f.yaml', text);
+  assert.equal(r.objects.map((o) => o.key), ['app-1/web.v2-0']);
+  assert.equal(r.errors.map((e) => e.line), [1, 4, 7, 10]);
+  assert.match(r.errors[0]!.reason, /^Ingress web\tb: metadata\.name "web\\tb" is not a DNS-1123 subdomain .*; refused$/);
+  assert.match(r.errors[1]!.reason, /metadata\.name "Web" is not a DNS-1123 subdomain/);
+  assert.match(r.errors[2]!.reason, /^Secret tls: metadata\.namespace "team\/x" is not a DNS-1123 label/);
+  assert.match(r.errors[3]!.reason, /at most 253/);
+});
+
 parse('re-parsing with the cache reuses unchanged documents and keeps lines right', () => {
   const docA = 'kind: ConfigMap\nmetadata: {name: a}\ndata:\n  script: |\n    echo ---\n     ---\n';
   const docB = '---\nkind: ConfigMap\nmetadata: {name: b}\n';

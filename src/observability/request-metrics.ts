@@ -62,6 +62,12 @@ const HISTOGRAMS = [
   { family: 'bytes_sent', field: field('bytes_sent'), buckets: 'size' },
 ] as const;
 const FIELDS = METRICS_LOG_FIELDS.length;
+const CONNECT_TIME = field('upstream_connect_time');
+/** The label fields come first, in this order (the series key is the line's start up to the host). */
+const LABEL_FIELDS = ['namespace', 'ingress_name', 'service_name', 'location_path', 'proxy_alternative_upstream_name', 'request_method', 'status', 'host'] as const;
+if (LABEL_FIELDS.some((f, i) => METRICS_LOG_FIELDS[i] !== f)) throw new Error('metrics log fields out of order');
+const MAX_LABEL_LENGTH = 4096;
+
 const ESCAPED_TAB = '\\x09';
 
 /**
@@ -77,11 +83,6 @@ function unrouted(line: string): string {
   if (head.length < 4) return line;
   return `${head[0]}\t${head[1]}\t${head[2]}\t${head.slice(3).join(ESCAPED_TAB)}${line.slice(first)}`;
 }
-const CONNECT_TIME = field('upstream_connect_time');
-/** The label fields come first, in this order (the series key is the line's start up to the host). */
-const LABEL_FIELDS = ['namespace', 'ingress_name', 'service_name', 'location_path', 'proxy_alternative_upstream_name', 'request_method', 'status', 'host'] as const;
-if (LABEL_FIELDS.some((f, i) => METRICS_LOG_FIELDS[i] !== f)) throw new Error('metrics log fields out of order');
-const MAX_LABEL_LENGTH = 4096;
 
 /** Go's summary defaults in ingress-nginx: objectives 0.5, 0.9, 0.99 over the last 10 minutes in 5 age buckets. */
 const QUANTILES = [0.5, 0.9, 0.99];

@@ -51,15 +51,32 @@ local function message(code)
   return n > 0 and ffi_string(buf, n) or ("PCRE2 error " .. code)
 end
 
+-- This worker's compiled patterns (by flag and text) of its current and previous generation:
+-- a route table mostly repeats the last one's patterns, and compiling them (JIT included) was
+-- most of a table's compile time. A compiled code is never changed, so routes can share one.
+local current, previous = {}, {}
+
+--- A new route table is being compiled: patterns neither it nor the last one used are let go.
+function _M.next_generation()
+  previous, current = current, {}
+end
+
 --- A compiled pattern, or nil and the error. `caseless` as `~*`.
 function _M.compile(pattern, caseless)
-  local code = C.pcre2_compile_8(pattern, #pattern, caseless and CASELESS or 0, errcode, erroffset, nil)
+  local key = (caseless and "i:" or "c:") .. pattern
+  local code = current[key] or previous[key]
+  if code then
+    current[key] = code
+    return code
+  end
+  code = C.pcre2_compile_8(pattern, #pattern, caseless and CASELESS or 0, errcode, erroffset, nil)
   if code == nil then
     return nil, message(errcode[0]) .. " at offset " .. tonumber(erroffset[0])
   end
   code = ffi_gc(code, C.pcre2_code_free_8)
   -- JIT gives the same answers faster; a pattern it cannot take runs interpreted.
   C.pcre2_jit_compile_8(code, JIT_COMPLETE)
+  current[key] = code
   return code
 end
 

@@ -97,6 +97,7 @@ end
 --- Every host of a decoded table compiled (the configuration endpoint's check before it stores
 --- a table); or nil and the first entry that does not compile.
 function _M.compile(decoded)
+  pcre2.next_generation()
   local hosts = {}
   for name, entries in pairs(decoded.hosts) do
     local h, err = compile_host(name, entries)
@@ -129,6 +130,7 @@ local function routes()
     return current
   end
   current = { hosts = decoded.hosts, compiled = {} }
+  pcre2.next_generation()
   return current
 end
 

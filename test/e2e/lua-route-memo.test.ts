@@ -1,6 +1,7 @@
 // The router's memo of path matches (lua/route_memo.lua) in a real NGINX worker: what it keeps,
 // that a new route table empties it, and its bounds against a client sending endless distinct
-// URIs. The router's answers with the memo in use are tested end to end in dynamic-routes.test.ts.
+// URIs; and its compiled patterns kept from one route table to the next (lua/pcre2.lua). The
+// router's answers with them in use are tested end to end in dynamic-routes.test.ts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startLuaNginx, type LuaNginx } from '../support/lua-nginx.js';
@@ -22,13 +23,21 @@ test.before(async () => {
         setfenv(chunk, { memo = memo, A = {}, B = {}, tostring = tostring })
         ngx.say(require("cjson").encode(chunk()))
       }
+    }
+    location = /pcre2 {
+      content_by_lua_block {
+        ngx.req.read_body()
+        local chunk = assert(loadstring(ngx.req.get_body_data()))
+        setfenv(chunk, { pcre2 = require("pcre2"), rawequal = rawequal })
+        ngx.say(require("cjson").encode(chunk()))
+      }
     }`,
   });
 });
 test.after(async () => { await nginx?.stop(); });
 
-async function probe(lua: string): Promise<unknown> {
-  const r = await nginx.request({ path: '/memo', method: 'POST', body: lua });
+async function probe(lua: string, path = '/memo'): Promise<unknown> {
+  const r = await nginx.request({ path, method: 'POST', body: lua });
   assert.is(r.status, 200, r.body);
   return JSON.parse(r.body);
 }
@@ -69,6 +78,22 @@ test('a client sending endless distinct URIs empties it at its bound; long URIs 
       long = tostring(memo:get(A, "a.test", "/123456789")), size = memo:size(),
     }`);
   assert.equal(got, { full: 3, after: 1, first_gone: 'nil', newest: 4, long: 'nil', size: 1 });
+});
+
+test('a compiled pattern is reused while this table or the last one uses it, per caseless flag; errors are not kept', async () => {
+  const got = await probe(`
+    local a = pcre2.compile("^/a(b)?", false)
+    local same = rawequal(a, pcre2.compile("^/a(b)?", false))
+    local caseless = rawequal(a, pcre2.compile("^/a(b)?", true))
+    pcre2.next_generation()
+    local kept = rawequal(a, pcre2.compile("^/a(b)?", false))
+    pcre2.next_generation()
+    pcre2.next_generation()
+    local fresh = pcre2.compile("^/a(b)?", false)
+    local bad, err = pcre2.compile("(", false)
+    return { same, caseless, kept, rawequal(a, fresh), bad == nil, err, pcre2.find(fresh, "/AB"), pcre2.find(fresh, "/ab") }
+  `, '/pcre2');
+  assert.equal(got, [true, false, true, false, true, 'missing closing parenthesis at offset 1', false, true]);
 });
 
 test.run();

@@ -282,8 +282,8 @@ local function header_list_problem(list, where)
   if not is_array(list) or #list > _M.MAX_ROUTE_HEADERS then return where .. " must be an array of at most " .. _M.MAX_ROUTE_HEADERS .. " headers" end
   for i, h in ipairs(list) do
     local name, value = type(h) == "table" and h[1], type(h) == "table" and h[2]
-    if not is_array(h) or #h ~= 2 or type(name) ~= "string" or type(value) ~= "string" or #name > 256 or #value > _M.MAX_ROUTE_STRING
-       or not name:match("^[!#$%%&'*+.^_`|~%w-]+$") or value:find("%c") then
+    if not is_array(h) or #h ~= 2 or type(name) ~= "string" or #name > 256 or not name:match("^[!#$%%&'*+.^_`|~%w-]+$")
+       or header_value_problem(value, "") then
       return where .. " [" .. (i - 1) .. "] must be a header name (a token) and a value without control characters"
     end
   end

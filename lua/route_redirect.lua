@@ -3,26 +3,12 @@
 -- with `/` made absolute as NGINX's header filter does under the location's absolute_redirect and
 -- port_in_redirect), then its `if ($uri = /) { return 302 $scheme://$http_host<app-root>; }`.
 -- The fields come from src/model/route-uri.ts; lua/configuration_shapes.lua checked them.
+local evaluate = require("util").evaluate_var_template
 local ngx = ngx
 local tonumber, type = tonumber, type
 local string_byte = string.byte
-local concat = table.concat
 
 local _M = {}
-
---- A value as NGINX evaluates a quoted argument with variables: literals at odd indexes,
---- variables (a missing one is empty) at even ones.
-function _M.evaluate(parts)
-  local n = #parts
-  if n == 1 then return parts[1] end
-  local var = ngx.var
-  local out = {}
-  for i = 1, n, 2 do
-    out[i] = parts[i]
-    if i < n then out[i + 1] = var[parts[i + 1]] or "" end
-  end
-  return concat(out)
-end
 
 -- What the header filter sends for a Location starting with `/` (server_name_in_redirect off):
 -- the scheme, the request's host, the port when port_in_redirect and not the scheme's default.
@@ -42,7 +28,7 @@ function _M.apply(e)
   local r = e["return"]
   -- JSON null (decoded as a non-nil value) stands for an absent field.
   if type(r) == "table" then
-    local url = _M.evaluate(r.parts)
+    local url = evaluate(r.parts)
     if r.absolute and string_byte(url, 1) == 47 then url = absolute(url, r.port) end
     -- Set through ngx.header, a Location starting with `/` stays as it is (relative-redirects).
     ngx.header["Location"] = url

@@ -5,7 +5,7 @@
 -- (src/render/dynamic-routes.ts), which hold the standard values unless set here.
 local ngx = ngx
 local type = type
-local evaluate = require("route_redirect").evaluate
+local evaluate = require("util").evaluate_var_template
 
 local _M = {}
 

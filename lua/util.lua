@@ -15,9 +15,10 @@ function _M.endpoint_key(endpoint)
 end
 
 --- Compiles an expression such as "$host$request_uri" or "user-${arg_user}" once (at sync
---- time) into literal and variable parts; `evaluate` joins them per request without regexes.
+--- time) into the parts evaluate_var_template joins per request without regexes: literals at
+--- odd indexes, variable names at even ones (the form route tables carry too).
 function _M.compile_var_template(expression)
-  local parts = {}
+  local parts = { "" }
   local pos, len = 1, #(expression or "")
   while pos <= len do
     local s, e, braced = expression:find("^%${([%w_]+)}", pos)
@@ -26,26 +27,28 @@ function _M.compile_var_template(expression)
       s, e, name = expression:find("^%$([%w_]+)", pos)
     end
     if s then
-      parts[#parts + 1] = { var = name }
+      parts[#parts + 1] = name
+      parts[#parts + 1] = ""
       pos = e + 1
     else
       local next_dollar = expression:find("$", pos + 1, true) or (len + 1)
-      parts[#parts + 1] = { literal = expression:sub(pos, next_dollar - 1) }
+      parts[#parts] = parts[#parts] .. expression:sub(pos, next_dollar - 1)
       pos = next_dollar
     end
   end
   return parts
 end
 
+--- A value as NGINX evaluates a quoted argument with variables: the parts of
+--- compile_var_template, a missing variable empty.
 function _M.evaluate_var_template(parts)
-  if #parts == 1 then
-    local p = parts[1]
-    return p.literal or ngx.var[p.var] or ""
-  end
+  local n = #parts
+  if n == 1 then return parts[1] end
+  local var = ngx.var
   local out = {}
-  for i = 1, #parts do
-    local p = parts[i]
-    out[i] = p.literal or ngx.var[p.var] or ""
+  for i = 1, n, 2 do
+    out[i] = parts[i]
+    if i < n then out[i + 1] = var[parts[i + 1]] or "" end
   end
   return table.concat(out)
 end

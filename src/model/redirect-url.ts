@@ -1,12 +1,23 @@
 // Which redirect and rewrite values the Lua router answers exactly as a location's `return` and
-// `rewrite` do (the annotation groups' perRequest and the route table both ask here).
+// `rewrite` do (the annotation groups' perRequest and the route table both ask here), and the
+// redirect values the renderer prints (src/render/filters.ts).
+import { namesUnixSocket } from './validate.js';
 
-/** Variables a redirect URL may use (the filters' quoteWithVariables keeps exactly these). */
-const ALLOWED_VARIABLE = /^(host|http_host|scheme|request_uri|escaped_request_uri|uri|args|is_args|server_name|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+)$/;
-/** Of those, the ones the router's location gives the same value as the host's own location. */
-const ROUTER_VARIABLE = /^(host|http_host|scheme|request_uri|uri|args|is_args|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+)$/;
-export const ESCAPED_URL = /^https?:\/\/[^\s"'\\<>^`{|}]+$/;
-export const ESCAPED_PATH = /[\s"'\\<>^`{|}]/;
+/** NGINX variables a URL or redirect target may use on purpose (ingress-nginx documents these); the renderer keeps exactly these, and captures, as variables. */
+export const REDIRECT_VARIABLE = /^(host|http_host|scheme|request_uri|escaped_request_uri|uri|args|is_args|server_name|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+)$/;
+
+/** Why the value is not an absolute http(s) URL NGINX's directives take as the renderer prints it, or null. */
+export function absoluteUrlProblem(url: string): string | null {
+  if (!/^https?:\/\/[^\s"'\\<>^`{|}]+$/.test(url.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x'))) return `not an absolute http(s) URL: ${JSON.stringify(url.slice(0, 100))}`;
+  if (namesUnixSocket(url)) return 'a URL naming a unix socket (http://unix:…) is not allowed';
+  return null;
+}
+
+/** Why the value is neither a path nor an absolute http(s) URL a location's `return` may answer with, or null. */
+export function redirectTargetProblem(target: string): string | null {
+  if (!target.startsWith('/') || target.startsWith('//')) return absoluteUrlProblem(target);
+  return /[\s"'\\<>^`{|}]/.test(target.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x')) ? 'invalid characters in path' : null;
+}
 
 /**
  * A redirect URL (or an upstream-vhost) as NGINX reads the quoted value the renderer prints: `$name` and
@@ -21,16 +32,15 @@ export function redirectParts(url: string, hostname: string): string[] | null {
   for (let m = re.exec(url); m !== null; m = re.exec(url)) {
     parts[parts.length - 1] += url.slice(last, m.index);
     last = m.index + m[0].length;
-    if (m[3] !== undefined) return null;
     const name = m[2] ?? m[4];
-    if (name === undefined || !ALLOWED_VARIABLE.test(name)) {
+    // A capture (`$1`, `${1}`) is the location's regex's; `$escaped_request_uri` no variable of the router's.
+    if (m[3] !== undefined || (name !== undefined && /^[0-9]$/.test(name)) || name === 'escaped_request_uri') return null;
+    if (name === undefined || !REDIRECT_VARIABLE.test(name)) {
       parts[parts.length - 1] += m[0];
     } else if (name === 'server_name') {
       parts[parts.length - 1] += hostname;
-    } else if (ROUTER_VARIABLE.test(name)) {
-      parts.push(name, '');
     } else {
-      return null;
+      parts.push(name, '');
     }
   }
   parts[parts.length - 1] += url.slice(last);
@@ -54,4 +64,3 @@ export function rewriteStaticReason(target: string): string | null {
   if (target.includes('$0')) return 'a rewrite-target with $0 needs NGINX\'s rewrite';
   return null;
 }
-

@@ -5,7 +5,7 @@
 // only the fields its settings use, so a plain route stays small, or null where the location's
 // directives would refuse the value (the location answers 503).
 import { checkRegex, escapeRegex } from './pcre.js';
-import { ESCAPED_PATH, ESCAPED_URL, redirectParts } from './redirect-url.js';
+import { redirectParts, redirectTargetProblem } from './redirect-url.js';
 import type { Location, Server } from './types.js';
 
 /** The redirect a static location answers with `return code url` (permanent/temporal-redirect). */
@@ -47,12 +47,8 @@ export function rewriteRegex(useRegex: boolean, path: string): string {
 export function redirectRouteFields(server: Server, loc: Location): RouteUriFields | null {
   const r = loc.redirect;
   if (!r) return {};
-  const url = r.url;
-  const valid = url.startsWith('/') && !url.startsWith('//')
-    ? !ESCAPED_PATH.test(url.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x'))
-    : ESCAPED_URL.test(url.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x')) && !/^https?:\/\/unix:/i.test(url);
-  const parts = redirectParts(url, server.hostname);
-  if (!valid || parts === null) return null;
+  const parts = redirectParts(r.url, server.hostname);
+  if (redirectTargetProblem(r.url) !== null || parts === null) return null;
   return { return: { code: r.code, parts, absolute: !loc.relativeRedirects, port: loc.rewrite.usePortInRedirects } };
 }
 

@@ -8,7 +8,7 @@
 // characters (newlines included) are refused.
 import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
-import { namesUnixSocket } from '../model/validate.js';
+import { REDIRECT_VARIABLE, absoluteUrlProblem, redirectTargetProblem } from '../model/redirect-url.js';
 import { operatorSnippetProblem, snippetProblem, type SnippetContext } from '../model/snippet-check.js';
 import { MAX_RULES_CHUNK, quoteForNginx, tenantRulesProblem } from '../model/seclang.js';
 import { checkRegex } from '../model/pcre.js';
@@ -48,8 +48,6 @@ export function quoteLiteral(v: unknown, field = 'value'): string {
   return `"${escapeQuoted(str(v, field))}"`;
 }
 
-/** NGINX variables a URL or redirect target may use on purpose (ingress-nginx documents these). */
-const ALLOWED_VARIABLE = /^(host|http_host|scheme|request_uri|escaped_request_uri|uri|args|is_args|server_name|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+|[0-9])$/;
 
 /** Quoted, with `$name` / `${name}` kept for allowed variables and every other `$` made literal. */
 export function quoteWithVariables(v: unknown, field = 'value'): string {
@@ -59,7 +57,7 @@ export function quoteWithVariables(v: unknown, field = 'value'): string {
     if (digit !== undefined) return m;
     const name = braced ?? bare;
     if (name === undefined) return '${literal_dollar}';
-    if (ALLOWED_VARIABLE.test(name)) return m;
+    if (REDIRECT_VARIABLE.test(name) || /^[0-9]$/.test(name)) return m;
     return `\${literal_dollar}${m.slice(1)}`;
   });
   return `"${out}"`;
@@ -68,21 +66,17 @@ export function quoteWithVariables(v: unknown, field = 'value'): string {
 /** An absolute http(s) URL; allowed NGINX variables (e.g. `$host`, `$escaped_request_uri`) are kept. */
 export function url(v: unknown, field = 'url'): string {
   const s = str(v, field);
-  if (!/^https?:\/\/[^\s"'\\<>^`{|}]+$/.test(s.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x'))) {
-    throw new RenderError(field, `not an absolute http(s) URL: ${JSON.stringify(s.slice(0, 100))}`);
-  }
-  if (namesUnixSocket(s)) throw new RenderError(field, 'a URL naming a unix socket (http://unix:…) is not allowed');
+  const problem = absoluteUrlProblem(s);
+  if (problem !== null) throw new RenderError(field, problem);
   return quoteWithVariables(s, field);
 }
 
 /** A redirect target: an absolute URL or a path. */
 export function redirectTarget(v: unknown, field = 'redirect'): string {
   const s = str(v, field);
-  if (s.startsWith('/') && !s.startsWith('//')) {
-    if (/[\s"'\\<>^`{|}]/.test(s.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x'))) throw new RenderError(field, 'invalid characters in path');
-    return quoteWithVariables(s, field);
-  }
-  return url(s, field);
+  const problem = redirectTargetProblem(s);
+  if (problem !== null) throw new RenderError(field, problem);
+  return quoteWithVariables(s, field);
 }
 
 /** A location path printed as a literal (prefix or exact match). */

@@ -97,6 +97,7 @@ test('a redirect URL as NGINX reads it: allowed variables, literal others, $serv
   assert.equal(redirectParts('https://a/$host${uri}x$nope$', 'h.example'), ['https://a/', 'host', '', 'uri', 'x$nope$']);
   assert.equal(redirectParts('/$server_name/$http_x_a-b', '*.w.example'), ['/*.w.example/', 'http_x_a', '-b']);
   assert.is(redirectParts('/$1', 'h'), null);
+  assert.is(redirectParts('/${1}', 'h'), null, 'a braced capture is a capture to NGINX as well');
   assert.is(redirectParts('/$escaped_request_uri', 'h'), null);
   assert.is(redirectStaticReason({ url: 'https://a/', code: 307 }), null);
   assert.match(redirectStaticReason({ url: 'https://a/', code: 304 }) ?? '', /code 304/);

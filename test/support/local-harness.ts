@@ -164,20 +164,7 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
     control(path, o = {}) {
       return controlRequest(controlChannel(defaultRuntime({ prefix: workdir })), o.method ?? 'GET', path, { body: o.body, anonymous: o.anonymous, timeoutMs: 10_000 });
     },
-    async until(host, path, check, o = {}) {
-      let last: Reply | undefined;
-      try {
-        return await waitFor(async () => {
-          // During a reload old and new workers both accept for ~100 ms; a reply from the new
-          // generation says nothing about the next request until the old one stops accepting.
-          if (!oneGeneration(workdir)) return undefined;
-          last = await ctl.request(host, path, o);
-          return check(last) && oneGeneration(workdir) ? last : undefined;
-        }, { timeoutMs: o.timeoutMs ?? 15_000, what: o.what ?? `${host}${path}` });
-      } catch (err) {
-        throw new Error(`${(err as Error).message}; last reply: ${last ? `${last.status} ${last.body.slice(0, 300)}` : 'none'}`);
-      }
-    },
+    until: (host, path, check, o = {}) => untilReply(workdir, () => ctl.request(host, path, o), check, { what: o.what ?? `${host}${path}`, timeoutMs: o.timeoutMs }),
     async stop(signal = 'SIGTERM') {
       if (exitCode === undefined) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -203,6 +190,22 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
     throw failure;
   }
   return ctl;
+}
+
+/** Sends `send()` until `check` holds for its reply, from one generation of NGINX workers (polls; no fixed sleep). */
+export async function untilReply(workdir: string, send: () => Promise<Reply>, check: (r: Reply) => boolean, o: { what: string; timeoutMs?: number }): Promise<Reply> {
+  let last: Reply | undefined;
+  try {
+    return await waitFor(async () => {
+      // During a reload old and new workers both accept for ~100 ms; a reply from the new
+      // generation says nothing about the next request until the old one stops accepting.
+      if (!oneGeneration(workdir)) return undefined;
+      last = await send();
+      return check(last) && oneGeneration(workdir) ? last : undefined;
+    }, { timeoutMs: o.timeoutMs ?? 15_000, what: o.what });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last reply: ${last ? `${last.status} ${last.body.slice(0, 300)}` : 'none'}`);
+  }
 }
 
 /** True when no more NGINX workers accept than one generation has (old ones are shutting down). */

@@ -51,14 +51,23 @@ function originList(report: (message: string) => void): Check<string[]> {
   };
 }
 
+// Lists are checked item by item but sent as written, as ingress-nginx sends them; only a space
+// may separate items (a tab or line break would reach the response header).
+function asWritten(raw: string): string {
+  if (/[^\x20-\x7e]/.test(raw)) throw new InvalidValue('only commas and spaces may separate the items');
+  return raw.trim();
+}
+
 const methodList: Check<string> = (raw) => {
-  const list = commaList(httpMethod)(raw);
-  if (list.length === 0) throw new InvalidValue('no method given');
-  return list.join(', ');
+  if (commaList(httpMethod)(raw).length === 0) throw new InvalidValue('no method given');
+  return asWritten(raw);
 };
 
 const headerNames = commaList(headerName);
-const headerList: Check<string> = (raw) => headerNames(raw).join(',');
+const headerList: Check<string> = (raw) => {
+  headerNames(raw);
+  return asWritten(raw);
+};
 const maxAge = int(0, 2 ** 31 - 1);
 
 export interface CorsConfig {

@@ -188,11 +188,12 @@ const cases: Case[] = [
       'cors-allow-headers': 'X-A, X-B', 'cors-expose-headers': 'X-Total', 'cors-allow-credentials': 'false', 'cors-max-age': '60',
     },
     pick: (v) => v.cors,
-    want: { enabled: true, allowOrigin: ['https://a.com', 'https://*.b.com:8443'], allowMethods: 'GET, POST', allowHeaders: 'X-A,X-B', exposeHeaders: 'X-Total', allowCredentials: false, maxAge: 60 },
+    want: { enabled: true, allowOrigin: ['https://a.com', 'https://*.b.com:8443'], allowMethods: 'get,POST', allowHeaders: 'X-A, X-B', exposeHeaders: 'X-Total', allowCredentials: false, maxAge: 60 },
   },
   { name: 'cors invalid origin dropped', ann: { 'enable-cors': 'true', 'cors-allow-origin': 'https://a.com, a b, http://c.org:8080' }, pick: (v) => v.cors?.allowOrigin, want: ['https://a.com', 'http://c.org:8080'], warn: ['cors-allow-origin'] },
   { name: 'cors origin invalid', ann: { 'enable-cors': 'true', 'cors-allow-origin': 'https://a.com/path' }, pick: (v) => v.cors?.allowOrigin, want: ['*'], warn: ['cors-allow-origin'] },
   { name: 'cors method invalid', ann: { 'enable-cors': 'true', 'cors-allow-methods': 'GET, FETCH' }, pick: (v) => v.cors?.allowMethods, want: 'GET, PUT, POST, DELETE, PATCH, OPTIONS', warn: ['cors-allow-methods'] },
+  { name: 'cors lists sent as written, but a tab or line break is refused', ann: { 'enable-cors': 'true', 'cors-allow-headers': 'X-A,\tX-B', 'cors-allow-methods': 'GET,\nPOST' }, pick: (v) => [v.cors?.allowHeaders.startsWith('DNT'), v.cors?.allowMethods], want: [true, 'GET, PUT, POST, DELETE, PATCH, OPTIONS'], warn: ['cors-allow-headers', 'cors-allow-methods'] },
   { name: 'cors header invalid', ann: { 'enable-cors': 'true', 'cors-allow-headers': 'X_A' }, pick: (v) => v.cors?.allowHeaders.startsWith('DNT'), want: true, warn: ['cors-allow-headers'] },
   { name: 'cors max-age invalid', ann: { 'enable-cors': 'true', 'cors-max-age': '-1' }, pick: (v) => v.cors?.maxAge, want: 1728000, warn: ['cors-max-age'] },
 

@@ -87,9 +87,19 @@ if [ "$(label_of "$IMAGE" org.ingress-rx.context)" = "$context" ]; then
   echo "image: $IMAGE is up to date (context $context)" >&2
 else
   echo "image: building $IMAGE from the Dockerfile" >&2
+  # Where this machine reaches the npm registry through a TLS proxy of its own, npm is told to
+  # trust its CA (npm's cafile) by a global npmrc mounted for the build only, never in the image.
+  extra=()
+  cafile=$(npm config get cafile 2>/dev/null || true)
+  if [ -n "$cafile" ] && [ "$cafile" != null ] && [ -f "$cafile" ]; then
+    npmrc=$(mktemp /var/tmp/irx-npmrc.XXXXXX)
+    printf 'cafile=/usr/local/etc/build-ca.pem\n' > "$npmrc"
+    extra=(--volume "$npmrc:/usr/local/etc/npmrc:ro" --volume "$cafile:/usr/local/etc/build-ca.pem:ro")
+  fi
   t0=$(date +%s)
-  buildah bud --quiet --isolation chroot --pull=never --layers=false \
+  buildah bud --quiet --isolation chroot --pull=never --layers=false "${extra[@]}" \
     --label "org.ingress-rx.context=$context" -t "$IMAGE" -f Dockerfile . >/dev/null
+  [ -z "${npmrc:-}" ] || rm -f "$npmrc"
   echo "image: built in $(( $(date +%s) - t0 ))s" >&2
 fi
 size=$(buildah images --format "{{.Size}}" "$IMAGE" | head -1)

@@ -8,6 +8,7 @@ import { asyncScheduler, interval, type Observable, type SchedulerLike, type Sub
 import type { Logger } from '../log.js';
 import type { Ingress, LoadBalancerIngress } from '../store/kube-types.js';
 import { sameAddresses, standardizeAddresses } from './status-address.js';
+import { describeForbidden } from '../streams/kube-errors.js';
 
 export interface StatusWriterDeps {
   networking: NetworkingV1Api;
@@ -97,7 +98,12 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
       }
       jobs.push(limiter.schedule(() => write(ing, addresses)).then(
         () => { out.written.push(key); written.set(key, { basedOn: ing.metadata.resourceVersion, addresses }); },
-        (err) => { out.failed.push({ ingress: key, error: String(err) }); log.warn({ ingress: key, err: String(err) }, 'could not update the Ingress status'); },
+        (err) => {
+          out.failed.push({ ingress: key, error: String(err) });
+          const forbidden = describeForbidden(err, `reading Ingress ${key} or updating its status (ingresses get, ingresses/status update)`);
+          if (forbidden) log.error({ ingress: key }, forbidden);
+          else log.warn({ ingress: key, err: String(err) }, 'could not update the Ingress status');
+        },
       ));
     }
     await Promise.all(jobs);

@@ -22,6 +22,7 @@ import { createAdmissionMetrics } from '../admission/metrics.js';
 import { startWebhookServer, type WebhookServer } from '../admission/server.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 import { version } from '../version.js';
+import { describeForbidden } from '../streams/kube-errors.js';
 
 export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost' | 'certificateAuthority'>): KubeConfig {
   const kc = new KubeConfig();
@@ -65,7 +66,7 @@ export async function runController(argv: string[]): Promise<number> {
   const storeOptions = toStoreOptions(o);
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const pod: ControllerPod = await readControllerPod(core, podName, podNamespace).catch((err: unknown) => {
-    logger.warn({ err: String(err) }, `cannot read pod ${podNamespace}/${podName}: status addresses from pods are unavailable`);
+    logger.warn({ err: describeForbidden(err, `get of pod ${podNamespace}/${podName}`) ?? String(err) }, `cannot read pod ${podNamespace}/${podName}: status addresses from pods are unavailable`);
     return { name: podName, namespace: podNamespace, labels: {} };
   });
 

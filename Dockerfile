@@ -21,7 +21,7 @@ COPY native/ ./native/
 COPY image/ ./image/
 
 # NET_BIND_SERVICE reaches NGINX under no_new_privs only if every program from the entrypoint on
-# passes it: tini and /nginx-ingress-controller hold it as a permitted file capability, and the
+# passes it (libcap2-bin stays: Debian's nginx needs iproute2, which needs it): tini and /nginx-ingress-controller hold it as a permitted file capability, and the
 # latter raises it into the ambient set for node and NGINX (image/nginx-ingress-controller.c).
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends tini libcap2-bin libmimalloc2.0 \
@@ -34,8 +34,9 @@ RUN apt-get update -qq \
  && setcap cap_net_bind_service=+p /nginx-ingress-controller \
  && setcap -v cap_net_bind_service=+p /usr/bin/tini \
  && setcap -v cap_net_bind_service=+p /nginx-ingress-controller \
- && apt-get purge -y -qq libcap2-bin gcc libc6-dev libpcre2-dev \
+ && apt-get purge -y -qq gcc libc6-dev libpcre2-dev \
  && apt-get autoremove -y -qq \
+ && nginx -v && node -e "require('/app/build/native/nginx-compat.node')" \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log /root/.npm /root/.cache /tmp/* \
       src tsconfig.json image
 

@@ -92,14 +92,17 @@ else
   extra=()
   cafile=$(npm config get cafile 2>/dev/null || true)
   if [ -n "$cafile" ] && [ "$cafile" != null ] && [ -f "$cafile" ]; then
-    npmrc=$(mktemp /var/tmp/irx-npmrc.XXXXXX)
-    printf 'cafile=/usr/local/etc/build-ca.pem\n' > "$npmrc"
-    extra=(--volume "$npmrc:/usr/local/etc/npmrc:ro" --volume "$cafile:/usr/local/etc/build-ca.pem:ro")
+    # Over /usr/local/etc, which the base has (empty): no mount point is left in the image.
+    npmrc=$(mktemp -d /var/tmp/irx-npmrc.XXXXXX)
+    cp "$cafile" "$npmrc/build-ca.pem"
+    printf 'cafile=/usr/local/etc/build-ca.pem\nupdate-notifier=false\n' > "$npmrc/npmrc"
+    chmod -R a+rX "$npmrc"
+    extra=(--volume "$npmrc:/usr/local/etc:ro")
   fi
   t0=$(date +%s)
   buildah bud --quiet --isolation chroot --pull=never --layers=false "${extra[@]}" \
     --label "org.ingress-rx.context=$context" -t "$IMAGE" -f Dockerfile . >/dev/null
-  [ -z "${npmrc:-}" ] || rm -f "$npmrc"
+  [ -z "${npmrc:-}" ] || rm -rf "$npmrc"
   echo "image: built in $(( $(date +%s) - t0 ))s" >&2
 fi
 size=$(buildah images --format "{{.Size}}" "$IMAGE" | head -1)

@@ -21,6 +21,16 @@ let startedAt: number;
 let readyAt: number;
 
 test.before(async () => {
+  try {
+    await setUp();
+  } catch (err) {
+    // uvu prints nothing for an error thrown in a before hook.
+    process.stderr.write(`setting up the pod failed: ${(err as Error).stack ?? String(err)}\n`);
+    throw err;
+  }
+});
+
+async function setUp(): Promise<void> {
   const manifests = helmCommonValues(IMAGE, `${NAMESPACE}/default-cert`);
   const objects: FakeObject[] = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }, service('apps', 'app'), ...slices('apps', 'app', [BACKEND])];
   for (let i = 0; i < INGRESSES; i++) {
@@ -34,7 +44,7 @@ test.before(async () => {
   startedAt = Date.now();
   pod = await cluster.start({ backends: [BACKEND] });
   readyAt = await untilReady(pod, 240_000);
-});
+}
 
 test.after(async () => {
   await cluster?.close();

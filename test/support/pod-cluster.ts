@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createConnection, createServer, type Server } from 'node:net';
+import { createConnection, type Server } from 'node:net';
+import { pipeServer } from './pipe.js';
 import { join } from 'node:path';
 import { startFakeApiServer, type FakeApiServer, type FakeObject } from './fake-apiserver.js';
 import { NAMESPACE, type Manifest } from './ingress-nginx-manifests.js';
@@ -93,12 +94,7 @@ export async function startPodCluster(objects: Manifest[], extra: FakeObject[] =
 
   // The API server as the pod's network reaches it.
   const apiSocket = join(dir, 'api.sock');
-  const apiPipe: Server = createServer((c) => {
-    const up = createConnection(fake.port, '127.0.0.1');
-    c.pipe(up).pipe(c);
-    c.on('error', () => up.destroy());
-    up.on('error', () => c.destroy());
-  });
+  const apiPipe: Server = pipeServer(() => createConnection(fake.port, '127.0.0.1'));
   await new Promise<void>((resolve) => apiPipe.listen(apiSocket, resolve));
 
   const pods: RunningPod[] = [];

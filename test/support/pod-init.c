@@ -1,10 +1,14 @@
 // The last step of runc's init, for test/support/pod.ts: the process state the kubelet (through
-// containerd and runc) gives a container before it execs the entrypoint. In runc's order:
+// containerd and runc) gives a container before it execs the entrypoint. First the root
+// filesystem is remounted without nosuid, as runc mounts it (bubblewrap mounts everything nosuid,
+// and on a nosuid mount the kernel ignores file capabilities). Then, in runc's order:
 // no_new_privs, the bounding set reduced to the capabilities the securityContext keeps, keep-caps
 // across the switch to the pod's uid/gid/groups, then the effective and permitted sets exactly
 // those capabilities, inheritable and ambient empty (Kubernetes sets none), then execve.
-// Usage: pod-init UID GID GROUPS CAPS NNP -- PROGRAM ARGS...
-//   GROUPS and CAPS are comma-separated (capability numbers), "-" for none; NNP is 0 or 1.
+// Usage: pod-init UID GID GROUPS CAPS NNP [NAME=VALUE...] -- PROGRAM ARGS...
+//   GROUPS and CAPS are comma-separated (capability numbers), "-" for none; NNP is 0 or 1; with
+//   NAME=VALUE arguments the program gets exactly that environment (as `runc exec` gives a hook
+//   the container's), else this one's.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
@@ -12,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,9 +27,15 @@ static void die(const char *what) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 8 || strcmp(argv[6], "--") != 0) {
-    fprintf(stderr, "usage: pod-init UID GID GROUPS CAPS NNP -- PROGRAM ARGS...\n");
+  int dashes = 6;
+  while (dashes < argc && strcmp(argv[dashes], "--") != 0) dashes++;
+  if (dashes + 1 >= argc) {
+    fprintf(stderr, "usage: pod-init UID GID GROUPS CAPS NNP [NAME=VALUE...] -- PROGRAM ARGS...\n");
     return 125;
+  }
+  if (dashes > 6) {
+    clearenv();
+    for (int i = 6; i < dashes; i++) putenv(argv[i]);
   }
   uid_t uid = (uid_t)strtoul(argv[1], NULL, 10);
   gid_t gid = (gid_t)strtoul(argv[2], NULL, 10);
@@ -39,6 +50,7 @@ int main(int argc, char **argv) {
   }
   int nnp = strcmp(argv[5], "1") == 0;
 
+  if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND, NULL) != 0) die("remounting / without nosuid");
   if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
   for (int cap = 0; cap <= 63; cap++) {
     if (keep & (1ULL << cap)) continue;
@@ -56,6 +68,6 @@ int main(int argc, char **argv) {
   data[1].effective = data[1].permitted = (unsigned)(keep >> 32);
   if (syscall(SYS_capset, &header, data) != 0) die("capset");
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) die("clearing the ambient set");
-  execv(argv[7], argv + 7);
-  die(argv[7]);
+  execv(argv[dashes + 1], argv + dashes + 1);
+  die(argv[dashes + 1]);
 }

@@ -9,7 +9,8 @@
 // - `backends`: echo servers on those addresses.
 // Prints one JSON line when everything listens; ends on SIGTERM.
 import { execFileSync } from 'node:child_process';
-import { createConnection, createServer, type Server } from 'node:net';
+import { createConnection, type Server } from 'node:net';
+import { pipeServer } from './pipe.js';
 import { rmSync } from 'node:fs';
 import { startEchoServer } from './echo-server.js';
 
@@ -20,15 +21,6 @@ export interface PodNetworkConfig {
   backends: Array<{ address: string; port: number; name: string }>;
 }
 
-function pipeServer(connect: () => ReturnType<typeof createConnection>): Server {
-  return createServer((client) => {
-    const upstream = connect();
-    client.pipe(upstream).pipe(client);
-    const close = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', close);
-    upstream.on('error', close);
-  });
-}
 
 const listen = (server: Server, ...args: unknown[]) => new Promise<void>((resolve, reject) => {
   server.once('error', reject);

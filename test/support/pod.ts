@@ -11,8 +11,9 @@
 // container ports out through unix sockets, and the test reaches each container port on a free
 // port of its own loopback (as a hostPort mapping does).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, type Server } from 'node:net';
+import { pipeServer } from './pipe.js';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from './ports.js';
@@ -99,7 +100,7 @@ function capabilityList(sc: ContainerManifest['securityContext']): number[] {
 }
 
 function imageConfig(image: string): { Env?: string[]; Entrypoint?: string[]; Cmd?: string[]; WorkingDir?: string; User?: string } {
-  return JSON.parse(execFileSync('buildah', ['inspect', '--type', 'image', '--format', '{{json .OCIv1.Config}}', image], { encoding: 'utf8' })) as never;
+  return (JSON.parse(execFileSync('buildah', ['inspect', '--type', 'image', image], { encoding: 'utf8', maxBuffer: 64 << 20 })) as { OCIv1: { config: never } }).OCIv1.config;
 }
 
 /** Kubernetes' $(VAR) expansion of command and args ($$ escapes; unknown names stay as written). */
@@ -107,14 +108,20 @@ export function expandVars(text: string, env: Record<string, string>): string {
   return text.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name: string | undefined) => (name === undefined ? '$' : env[name] ?? m));
 }
 
-function pipeServer(connect: () => ReturnType<typeof createConnection>): Server {
-  return createServer((client) => {
-    const upstream = connect();
-    client.pipe(upstream).pipe(client);
-    const close = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', close);
-    upstream.on('error', close);
-  });
+
+/** A path inside the root filesystem with its symlinks followed (Debian's /var/run → /run), as a runtime resolves a mount's destination. */
+function inRoot(rootfs: string, path: string): string {
+  const out: string[] = [];
+  const todo = path.split('/').filter(Boolean);
+  for (let hops = 0; todo.length > 0;) {
+    const part = todo.shift()!;
+    let target: string | undefined;
+    try { target = readlinkSync(join(rootfs, ...out, part)); } catch { /* not a symlink, or not there yet */ }
+    if (target === undefined || ++hops > 40) { out.push(part); continue; }
+    if (target.startsWith('/')) out.length = 0;
+    todo.unshift(...target.split('/').filter(Boolean));
+  }
+  return `/${out.join('/')}`;
 }
 
 export async function runPod(opts: PodOptions): Promise<RunningPod> {
@@ -137,6 +144,9 @@ export async function runPod(opts: PodOptions): Promise<RunningPod> {
   writeFileSync(join(sa, 'token'), opts.serviceAccount.token);
   writeFileSync(join(sa, 'ca.crt'), opts.serviceAccount.caCert);
   writeFileSync(join(sa, 'namespace'), pod.namespace);
+  // As the kubelet writes volumes (defaultMode 0644), whatever this process's umask.
+  for (const f of ['token', 'ca.crt', 'namespace']) chmodSync(join(sa, f), 0o644);
+  chmodSync(sa, 0o755);
   writeFileSync(join(dir, 'hosts'), `127.0.0.1\tlocalhost\n${pod.ip}\t${pod.name}\n`);
   writeFileSync(join(dir, 'hostname'), `${pod.name}\n`);
   // Every name resolves through 127.0.0.1 in a network namespace with only `lo`: nothing leaves it.
@@ -158,19 +168,25 @@ export async function runPod(opts: PodOptions): Promise<RunningPod> {
   const args = container.args ?? (container.command ? [] : config.Cmd ?? []);
   const argv = [...command, ...args].map((a) => expandVars(a, env));
 
+  // Mount points made as the runtime makes them (bwrap would make missing parents 0700).
+  const mountPoint = (path: string) => {
+    const target = inRoot(rootfs, path);
+    mkdirSync(join(rootfs, target), { recursive: true, mode: 0o755 });
+    return target;
+  };
   const envArgs = Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]);
   const mounts: string[] = [
     '--ro-bind', podInit(dir), '/dev/.pod-init',
-    '--ro-bind', sa, '/var/run/secrets/kubernetes.io/serviceaccount',
+    '--ro-bind', sa, mountPoint('/var/run/secrets/kubernetes.io/serviceaccount'),
     '--ro-bind', join(dir, 'hosts'), '/etc/hosts', '--ro-bind', join(dir, 'hostname'), '/etc/hostname',
     '--ro-bind', join(dir, 'resolv.conf'), '/etc/resolv.conf',
   ];
   for (const m of container.volumeMounts ?? []) {
     const src = opts.volumes[m.name];
     if (!src) throw new Error(`pod: volume ${m.name} has no source`);
-    mounts.push(m.readOnly ? '--ro-bind' : '--bind', src, m.mountPath.replace(/\/$/, ''));
+    mounts.push(m.readOnly ? '--ro-bind' : '--bind', src, mountPoint(m.mountPath));
   }
-  const initArgs = (program: string[]) => ['/dev/.pod-init', String(uid), String(gid), String(gid), caps.length ? caps.join(',') : '-', nnp ? '1' : '0', '--', ...program];
+  const initArgs = (program: string[], withEnv: string[] = []) => ['/dev/.pod-init', String(uid), String(gid), String(gid), caps.length ? caps.join(',') : '-', nnp ? '1' : '0', ...withEnv, '--', ...program];
   const bwrap = [
     '--bind', rootfs, '/', '--proc', '/proc', '--dev', '/dev', ...mounts,
     '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-ipc', '--hostname', pod.name, '--as-pid-1', '--die-with-parent',
@@ -179,6 +195,7 @@ export async function runPod(opts: PodOptions): Promise<RunningPod> {
   ];
   const child: ChildProcess = spawn('bwrap', bwrap, { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
   let output = '';
+  for (const fd of [3, 4]) (child.stdio[fd] as NodeJS.EventEmitter).on('error', () => undefined);
   child.stdout!.on('data', (d: Buffer) => { output += d; });
   child.stderr!.on('data', (d: Buffer) => { output += d; });
   let exitCode: number | null | undefined;
@@ -246,8 +263,9 @@ export async function runPod(opts: PodOptions): Promise<RunningPod> {
     kill(signal) { try { process.kill(pid, signal); } catch { /* gone */ } },
     exec(cmd) {
       return new Promise((resolve) => {
-        const p = spawn('nsenter', [`--target=${pid}`, '--mount', '--uts', '--ipc', '--net', '--pid', '--root', '--wd', '--', ...initArgs(cmd)],
-          { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        // The container's environment is set by pod-init, not given to nsenter (a host program).
+        const p = spawn('nsenter', [`--target=${pid}`, '--mount', '--uts', '--ipc', '--net', '--pid', '--root', '--wd', '--',
+          ...initArgs(cmd, Object.entries(env).map(([k, v]) => `${k}=${v}`))], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         p.stdout!.on('data', (d: Buffer) => { out += d; });
         p.stderr!.on('data', (d: Buffer) => { out += d; });

@@ -27,6 +27,7 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends tini libcap2-bin libmimalloc2.0 \
  && NODE_ENV=development SETUP_PROFILE=image bash scripts/setup.sh \
  && npm prune --omit=dev --no-audit --no-fund \
+ && find node_modules dist \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete \
  && cc -O2 -Wall -Wextra -o /nginx-ingress-controller image/nginx-ingress-controller.c \
  && install -m 0755 image/wait-shutdown /wait-shutdown \
  && ln -s "$(dpkg -L libmimalloc2.0 | grep '/libmimalloc\.so\.2$')" /usr/local/lib/libmimalloc.so \

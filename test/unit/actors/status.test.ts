@@ -177,6 +177,28 @@ test('at most ten writes at a time', async () => {
   }
 });
 
+test('written as ingress-nginx does (get, then update of /status); an Ingress whose class changed since the store saw it is left alone', async () => {
+  const fake = await startFakeApiServer();
+  fake.create(ingress('a'));
+  fake.create(ingress('b'));
+  const seen = listed(fake);
+  // Between the store's copy and the write, b moves to another controller's class.
+  const b = fake.get('networking.k8s.io/v1', 'Ingress', 'b', 'apps')!;
+  fake.update({ ...b, spec: { ...(b.spec as object), ingressClassName: 'other' } });
+  const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
+  try {
+    writer.start();
+    await writer.sync(seen);
+    assert.equal(fake.requests.filter((r) => r.verb === 'get' || r.verb === 'update').map((r) => `${r.verb} ${r.path.split('/').slice(6).join('/')}`).sort(),
+      ['get ingresses/a', 'get ingresses/b', 'update ingresses/a/status']);
+    assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
+    assert.is(statusOf(fake, 'b'), undefined);
+  } finally {
+    await writer.shutdown();
+    await fake.close();
+  }
+});
+
 test('a failing write is reported and retried on the next run', async () => {
   const fake = await startFakeApiServer();
   fake.create(ingress('a'));

@@ -4,10 +4,11 @@
 // of 1,000 Ingresses: the time from container start to the readiness probe passing is printed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { loadavg } from 'node:os';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import { helmCommonValues, NAMESPACE } from '../support/ingress-nginx-manifests.js';
-import { IMAGE, makeCertificate, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
+import { controllerCpuSeconds, IMAGE, makeCertificate, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
 import type { RunningPod } from '../support/pod.js';
 import type { FakeObject } from '../support/fake-apiserver.js';
 import { ingress, sendRequest, service, slices, tlsSecret } from '../support/local-harness.js';
@@ -19,6 +20,7 @@ let cluster: PodCluster;
 let pod: RunningPod;
 let startedAt: number;
 let readyAt: number;
+let readyCpu: number;
 
 test.before(async () => {
   try {
@@ -44,6 +46,7 @@ async function setUp(): Promise<void> {
   startedAt = Date.now();
   pod = await cluster.start({ backends: [BACKEND] });
   readyAt = await untilReady(pod, 240_000);
+  readyCpu = controllerCpuSeconds(pod);
 }
 
 test.after(async () => {
@@ -51,7 +54,7 @@ test.after(async () => {
 });
 
 test(`ready with ${INGRESSES} Ingresses; the last of them and the class-less one are served on the hostPorts`, async () => {
-  process.stdout.write(`container start to ready with ${INGRESSES} Ingresses: ${readyAt - startedAt} ms\n`);
+  process.stdout.write(`container start to ready with ${INGRESSES} Ingresses: ${readyAt - startedAt} ms, the controller's CPU ${readyCpu} s (load average ${loadavg()[0]!.toFixed(1)})\n`);
   const last = await sendRequest(pod.ports[80]!, `app-${INGRESSES - 1}.example`, '/');
   assert.is(last.status, 200);
   assert.is(last.backend, BACKEND.name);

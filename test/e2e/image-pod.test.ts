@@ -9,8 +9,9 @@
 import { test } from 'uvu';
 import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
+import { loadavg } from 'node:os';
 import { ingressNginxManifests, NAMESPACE, RELEASE } from '../support/ingress-nginx-manifests.js';
-import { admissionReview, IMAGE, LB_ADDRESS, POD, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
+import { admissionReview, controllerCpuSeconds, IMAGE, LB_ADDRESS, POD, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
 import type { RunningPod } from '../support/pod.js';
 import { ingress, sendRequest, service, slices } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
@@ -21,6 +22,7 @@ let cluster: PodCluster;
 let pod: RunningPod;
 let startedAt: number;
 let readyAt: number;
+let readyCpu: number;
 
 test.before(async () => {
   try {
@@ -48,6 +50,7 @@ async function setUp(): Promise<void> {
   startedAt = Date.now();
   pod = await cluster.start({ backends: [BACKEND] });
   readyAt = await untilReady(pod);
+  readyCpu = controllerCpuSeconds(pod);
 }
 
 test.after(async () => {
@@ -57,7 +60,7 @@ test.after(async () => {
 test('it starts and turns ready: the probes of the manifest (:10254/healthz) pass', async () => {
   assert.is(await probe(pod.healthzPort, '/healthz'), 200, 'liveness');
   assert.is(await probe(pod.healthzPort, '/healthz'), 200, 'readiness');
-  process.stdout.write(`container start to ready: ${readyAt - startedAt} ms\n`);
+  process.stdout.write(`container start to ready: ${readyAt - startedAt} ms, the controller's CPU ${readyCpu} s (load average ${loadavg()[0]!.toFixed(1)})\n`);
 });
 
 test('NGINX binds 80 and 443 as uid 101 with only NET_BIND_SERVICE, under no_new_privs; the chain from tini carries it', () => {

@@ -140,6 +140,14 @@ export async function untilReady(pod: RunningPod, timeoutMs = 120_000): Promise<
   return Date.now();
 }
 
+/** CPU seconds (user + system) the controller's node process has used so far: a figure load on the machine does not inflate as much as wall time. */
+export function controllerCpuSeconds(pod: RunningPod): number {
+  const node = pod.processes().find((p) => p.argv.includes('/app/bin/ingress-rx'));
+  if (!node) return NaN;
+  const fields = readFileSync(`/proc/${node.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** An AdmissionReview as the API server sends it to the webhook Service, over TLS checked against `ca`. */
 export function admissionReview(port: number, ca: string, object: { metadata: { name: string; namespace: string } }, servername = WEBHOOK_DNS): Promise<{ allowed: boolean; status?: { message: string } }> {
   const body = JSON.stringify({

@@ -160,8 +160,8 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
  * Flags that ingress-nginx's binary takes (pkg/flags/flags.go of v1.15.1, and klog's, which it
  * adds to its flag set) whose job ingress-rx does differently or never needs. Each is accepted so
  * that an ingress-nginx Deployment starts unchanged, and given it prints one warning at start
- * naming what applies instead. `refuse` names the values with which running would silently do
- * something the operator did not ask for: those stop the start, saying why.
+ * naming what applies instead. `refuseIfTrue` says why a true value stops the start: running
+ * would silently do something the operator did not ask for.
  */
 export interface InertFlag {
   name: string;

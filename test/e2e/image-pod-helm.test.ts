@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import { helmCommonValues, NAMESPACE } from '../support/ingress-nginx-manifests.js';
-import { controllerCpuSeconds, IMAGE, makeCertificate, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
+import { controllerCpuSeconds, IMAGE, makeCertificate, reportingFailure, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
 import type { RunningPod } from '../support/pod.js';
 import type { FakeObject } from '../support/fake-apiserver.js';
 import { ingress, sendRequest, service, slices, tlsSecret } from '../support/local-harness.js';
@@ -22,15 +22,7 @@ let startedAt: number;
 let readyAt: number;
 let readyCpu: number;
 
-test.before(async () => {
-  try {
-    await setUp();
-  } catch (err) {
-    // uvu prints nothing for an error thrown in a before hook.
-    process.stderr.write(`setting up the pod failed: ${(err as Error).stack ?? String(err)}\n`);
-    throw err;
-  }
-});
+test.before(() => reportingFailure(setUp));
 
 async function setUp(): Promise<void> {
   const manifests = helmCommonValues(IMAGE, `${NAMESPACE}/default-cert`);

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { loadavg } from 'node:os';
 import { ingressNginxManifests, NAMESPACE, RELEASE } from '../support/ingress-nginx-manifests.js';
-import { admissionReview, controllerCpuSeconds, IMAGE, LB_ADDRESS, POD, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
+import { admissionReview, controllerCpuSeconds, reportingFailure, IMAGE, LB_ADDRESS, POD, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
 import type { RunningPod } from '../support/pod.js';
 import { ingress, sendRequest, service, slices } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
@@ -24,15 +24,7 @@ let startedAt: number;
 let readyAt: number;
 let readyCpu: number;
 
-test.before(async () => {
-  try {
-    await setUp();
-  } catch (err) {
-    // uvu prints nothing for an error thrown in a before hook.
-    process.stderr.write(`setting up the pod failed: ${(err as Error).stack ?? String(err)}\n`);
-    throw err;
-  }
-});
+test.before(() => reportingFailure(setUp));
 
 async function setUp(): Promise<void> {
   const manifests = ingressNginxManifests(IMAGE);

@@ -121,6 +121,16 @@ export async function startPodCluster(objects: Manifest[], extra: FakeObject[] =
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
+/** Runs a test file's set-up, printing its error: uvu prints nothing for one thrown in a before hook. */
+export async function reportingFailure(setUp: () => Promise<void>): Promise<void> {
+  try {
+    await setUp();
+  } catch (err) {
+    process.stderr.write(`setting up the pod failed: ${(err as Error).stack ?? String(err)}\n`);
+    throw err;
+  }
+}
+
 /** The kubelet's httpGet probe: the status code, 0 when nothing answered within the timeout. */
 export function probe(port: number, path: string, timeoutMs = 1000): Promise<number> {
   return new Promise((resolve) => {

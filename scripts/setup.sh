@@ -5,12 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# prometheus: the dashboards test (test/e2e/prometheus-dashboards.test.ts) runs its own on a free port.
 # ModSecurity, its Core Rule Set and brotli are loaded only by configurations that use them.
+# gcc and the -dev packages build the native addon (the image purges them afterwards).
 DEB_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-cjson libnginx-mod-stream
   libnginx-mod-http-headers-more-filter libnginx-mod-http-geoip2
   libnginx-mod-http-modsecurity modsecurity-crs libnginx-mod-http-brotli-filter openssl ca-certificates
-  gcc libc6-dev libpcre2-dev prometheus)
+  gcc libc6-dev libpcre2-dev)
+# What only the tests need, not the image (the Dockerfile runs this script with SETUP_PROFILE=image):
+# prometheus for the dashboards test; buildah, mmdebstrap, bubblewrap and iproute2 build the image
+# and run it as the kubelet would (scripts/image.sh, test/e2e/image-pod.test.ts).
+if [ "${SETUP_PROFILE:-}" != image ]; then
+  DEB_PACKAGES+=(prometheus buildah mmdebstrap bubblewrap iproute2)
+fi
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

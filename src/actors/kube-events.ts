@@ -6,6 +6,7 @@ import { ApiException, PatchStrategy, setHeaderOptions, type CoreV1Api, type Cor
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Ingress } from '../store/kube-types.js';
+import { describeForbidden } from '../streams/kube-errors.js';
 
 export interface InvolvedObject {
   apiVersion: string;
@@ -120,7 +121,9 @@ export function createEventRecorder(deps: EventRecorderDeps): EventRecorder {
       }
       queued++;
       chain = chain.then(() => send(object, type, reason, message)).catch((err) => {
-        log.warn({ object: objectKey, reason, err: String(err) }, 'could not record a Kubernetes event');
+        const forbidden = describeForbidden(err, `create or patch of events in namespace ${object.namespace ?? 'default'}`);
+        if (forbidden) log.error({ object: objectKey, reason }, forbidden);
+        else log.warn({ object: objectKey, reason, err: String(err) }, 'could not record a Kubernetes event');
       }).finally(() => { queued--; });
     },
     flush() {

@@ -4,6 +4,7 @@
 import { ApiException, V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { BehaviorSubject, asyncScheduler, distinctUntilChanged, of, type Observable, type SchedulerLike } from 'rxjs';
 import type { Logger } from '../log.js';
+import { describeForbidden } from '../streams/kube-errors.js';
 
 export interface LeaderElectionTimings {
   /** How long a lease is valid after its last renewal (written as leaseDurationSeconds, rounded up). */
@@ -142,7 +143,9 @@ export function createLeaderElector(deps: LeaderElectorDeps): LeaderElector {
         attempt = await tryAcquireOrRenew();
       } catch (err) {
         attempt = 'error';
-        log.warn({ err: String(err) }, 'leader election: could not reach the lease');
+        const forbidden = describeForbidden(err, `get, create or update of the Lease ${namespace}/${name}`);
+        if (forbidden) log.error(forbidden);
+        else log.warn({ err: String(err) }, 'leader election: could not reach the lease');
       }
       if (stopped) break;
       if (attempt === 'held') {

@@ -2,12 +2,13 @@
 // status.loadBalancer.ingress equal to the controller's addresses — on a timer
 // (--status-update-interval) and after each sync — writing only the Ingresses that differ, at
 // most ten at a time. On shutdown the last replica clears the status it wrote.
-import { PatchStrategy, setHeaderOptions, type NetworkingV1Api } from '@kubernetes/client-node';
+import type { NetworkingV1Api, V1Ingress } from '@kubernetes/client-node';
 import Bottleneck from 'bottleneck';
 import { asyncScheduler, interval, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Ingress, LoadBalancerIngress } from '../store/kube-types.js';
 import { sameAddresses, standardizeAddresses } from './status-address.js';
+import { describeForbidden } from '../streams/kube-errors.js';
 
 export interface StatusWriterDeps {
   networking: NetworkingV1Api;
@@ -97,7 +98,12 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
       }
       jobs.push(limiter.schedule(() => write(ing, addresses)).then(
         () => { out.written.push(key); written.set(key, { basedOn: ing.metadata.resourceVersion, addresses }); },
-        (err) => { out.failed.push({ ingress: key, error: String(err) }); log.warn({ ingress: key, err: String(err) }, 'could not update the Ingress status'); },
+        (err) => {
+          out.failed.push({ ingress: key, error: String(err) });
+          const forbidden = describeForbidden(err, `reading Ingress ${key} or updating its status (ingresses get, ingresses/status update)`);
+          if (forbidden) log.error({ ingress: key }, forbidden);
+          else log.warn({ ingress: key, err: String(err) }, 'could not update the Ingress status');
+        },
       ));
     }
     await Promise.all(jobs);
@@ -112,13 +118,22 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
     return mine !== undefined && mine.basedOn === ing.metadata.resourceVersion && sameAddresses(mine.addresses, addresses);
   }
 
+  /**
+   * As ingress-nginx: read the Ingress, then update its status subresource with that object's
+   * resourceVersion (its RBAC grants ingresses get and ingresses/status update, not patch). If
+   * its class changed since the store saw it, it may be another controller's now: left alone;
+   * the store's next event says whether it is still ours.
+   */
   async function write(ing: Ingress, addresses: LoadBalancerIngress[]): Promise<void> {
-    // A merge patch of the status subresource: one request, and nothing else of the Ingress is touched.
-    const body = { status: { loadBalancer: { ingress: addresses.length > 0 ? addresses : null } } };
-    await deps.networking.patchNamespacedIngressStatus(
-      { name: ing.metadata.name, namespace: ing.metadata.namespace ?? 'default', body },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    const name = ing.metadata.name;
+    const namespace = ing.metadata.namespace ?? 'default';
+    const current = await deps.networking.readNamespacedIngress({ name, namespace });
+    if (classOf(current) !== classOf(ing)) {
+      log.info({ ingress: `${namespace}/${name}` }, 'the Ingress changed class since it was last seen; its status is left alone');
+      return;
+    }
+    current.status = { ...current.status, loadBalancer: { ingress: addresses.length > 0 ? addresses : undefined } };
+    await deps.networking.replaceNamespacedIngressStatus({ name, namespace, body: current });
   }
 
   return {
@@ -156,4 +171,9 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
       }
     },
   };
+}
+
+/** What decides an Ingress's class: spec.ingressClassName and the class annotation. */
+function classOf(ing: Ingress | V1Ingress): string {
+  return `${ing.spec?.ingressClassName ?? ''}|${ing.metadata?.annotations?.['kubernetes.io/ingress.class'] ?? ''}`;
 }

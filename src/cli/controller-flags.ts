@@ -1,6 +1,7 @@
 // The `controller` command's flags: ingress-nginx's names and defaults where they apply, plus
-// ingress-rx's own. CONTROLLER_FLAGS is the single table behind parsing, --help and the docs;
-// every other ingress-nginx flag is refused by name, never silently ignored.
+// ingress-rx's own. CONTROLLER_FLAGS (flags with an effect) and INERT_FLAGS (ingress-nginx's and
+// klog's flags accepted without one, each with a warning) are the tables behind parsing, --help
+// and docs/flags.md: every flag of an ingress-nginx Deployment starts the controller.
 import type { StoreOptions } from '../store/types.js';
 import {
   DEFAULT_LENGTH_BUCKETS, DEFAULT_MAX_REQUEST_SERIES, DEFAULT_SIZE_BUCKETS, DEFAULT_TIME_BUCKETS, REQUEST_FAMILIES,
@@ -19,6 +20,7 @@ export interface ControllerOptions extends ServePorts {
   // cluster access
   kubeconfig: string;
   apiserverHost: string;
+  certificateAuthority: string;
   // what to watch
   watchNamespace: string;
   watchNamespaceSelector: string;
@@ -57,6 +59,7 @@ export interface ControllerOptions extends ServePorts {
   maxBuckets: number;
   excludeSocketMetrics: string[];
   metricsMaxSeries: number;
+  healthzHost: string;
   // admission webhook
   validatingWebhook: string;
   validatingWebhookCertificate: string;
@@ -74,6 +77,7 @@ export interface ControllerOptions extends ServePorts {
   hostOwnership: boolean;
   dynamicRoutes: boolean;
   help: boolean;
+  version: boolean;
 }
 
 export interface ControllerFlag {
@@ -90,6 +94,7 @@ export interface ControllerFlag {
 export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'kubeconfig', key: 'kubeconfig', type: 'string', default: '', help: 'Path to a kubeconfig file with the API server address and credentials. Empty: the in-cluster configuration (the pod\'s service account).' },
   { name: 'apiserver-host', key: 'apiserverHost', type: 'string', default: '', help: 'Address of the Kubernetes API server, "protocol://address:port". Overrides the server of the kubeconfig.' },
+  { name: 'certificate-authority', key: 'certificateAuthority', type: 'string', default: '', help: 'PEM file of the CA that signed the API server\'s certificate; used only with --apiserver-host.' },
   { name: 'watch-namespace', key: 'watchNamespace', type: 'string', default: '', help: 'Namespace to watch for Ingresses, Services and the rest. Empty: all namespaces.' },
   { name: 'watch-namespace-selector', key: 'watchNamespaceSelector', type: 'string', default: '', help: 'Label selector of the namespaces to watch. Exclusive with --watch-namespace.' },
   { name: 'ingress-class', key: 'ingressClass', type: 'string', default: 'nginx', help: 'Ingress class this controller serves (annotation kubernetes.io/ingress.class, and the IngressClass name with --ingress-class-by-name).' },
@@ -118,17 +123,18 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'status-port', key: 'statusPort', type: 'int', default: 10246, help: 'Reserved (tcp-services may not take it); NGINX does not listen on it: the Lua configuration endpoint is on a unix socket in --workdir (docs/security.md).' },
   { name: 'stream-port', key: 'streamPort', type: 'int', default: 10247, help: 'Loopback port of the Lua TCP/UDP configuration endpoint.' },
   { name: 'healthz-port', key: 'healthzPort', type: 'int', default: 10254, help: 'Port of /healthz and /metrics.' },
+  { name: 'healthz-host', key: 'healthzHost', type: 'string', default: '', help: 'Address /healthz and /metrics listen on. Empty: every address.' },
   { name: 'default-server-port', key: 'defaultServerPort', type: 'int', default: 8181, help: 'Port of the default server (catch-all).' },
   { name: 'enable-ssl-passthrough', key: 'enableSslPassthrough', type: 'bool', default: false, help: 'Serve the ssl-passthrough annotation: a stream server on the HTTPS port reads the SNI and sends those hosts\' TLS to their backends untouched.' },
   { name: 'ssl-passthrough-proxy-port', key: 'sslPassthroughProxyPort', type: 'int', default: 442, help: 'Loopback port of NGINX\'s HTTPS servers when --enable-ssl-passthrough is on.' },
-  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: true, help: 'Collect request, NGINX process and stub_status metrics (NGINX writes a metrics log the controller reads); the controller\'s own metrics are exposed on the healthz port either way.' },
+  { name: 'enable-metrics', key: 'enableMetrics', type: 'bool', default: false, help: 'Collect request, NGINX process and stub_status metrics (NGINX writes a metrics log the controller reads); the controller\'s own metrics are exposed on the healthz port either way. Off by default, as in ingress-nginx since v1.12.' },
   { name: 'metrics-per-host', key: 'metricsPerHost', type: 'bool', default: true, help: 'Label request metrics with the host; requests to hosts no Ingress defines are then not counted.' },
   { name: 'metrics-per-undefined-host', key: 'metricsPerUndefinedHost', type: 'bool', default: false, help: 'Also count requests to hosts no Ingress defines, labelled with their host. Requires --metrics-per-host.' },
   { name: 'report-status-classes', key: 'reportStatusClasses', type: 'bool', default: false, help: 'Label request metrics with status classes (2xx, 3xx, 4xx, 5xx) instead of status codes.' },
   { name: 'time-buckets', key: 'timeBuckets', type: 'floats', default: DEFAULT_TIME_BUCKETS, help: 'Buckets of the request, response, header and connect duration histograms (seconds).' },
   { name: 'length-buckets', key: 'lengthBuckets', type: 'floats', default: DEFAULT_LENGTH_BUCKETS, help: 'Buckets of the request_size and response_size histograms (bytes).' },
   { name: 'size-buckets', key: 'sizeBuckets', type: 'floats', default: DEFAULT_SIZE_BUCKETS, help: 'Buckets of the bytes_sent histogram (bytes).' },
-  { name: 'bucket-factor', key: 'bucketFactor', type: 'float', default: 0, help: 'Native histograms\' bucket factor; only values up to 1 (native histograms off) are accepted: the text exposition has no native histograms.' },
+  { name: 'bucket-factor', key: 'bucketFactor', type: 'float', default: 0, help: 'Native histograms\' bucket factor. The text exposition has no native histograms: above 1, a warning says the classic buckets are exported, as ingress-nginx\'s text exposition does.' },
   { name: 'max-buckets', key: 'maxBuckets', type: 'int', default: 100, help: 'Native histograms\' maximum bucket count; without native histograms it has no effect.' },
   { name: 'exclude-socket-metrics', key: 'excludeSocketMetrics', type: 'strings', default: [], help: 'Request metric families neither collected nor exported, e.g. nginx_ingress_controller_request_size,nginx_ingress_controller_header_duration_seconds.' },
   { name: 'metrics-max-series', key: 'metricsMaxSeries', type: 'int', default: DEFAULT_MAX_REQUEST_SERIES, help: 'Label sets the controller keeps across the request metric families; requests of further ones are counted in ingress_rx_metrics_log_lines_total{outcome="dropped"}.', ours: true },
@@ -147,40 +153,71 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'host-ownership', key: 'hostOwnership', type: 'bool', default: false, help: 'The namespace of the oldest Ingress of a host owns it: rules, canaries and aliases for that host from other namespaces are refused with a warning (docs/security.md).', ours: true },
   { name: 'enable-dynamic-routes', key: 'dynamicRoutes', type: 'bool', default: true, help: 'Serve the hosts whose Ingresses Lua can apply per request from a route table the controller POSTs, so adding or changing them needs no reload (docs/dynamic-routes.md). false: every host has a server block, as in ingress-nginx.', ours: true },
   { name: 'help', key: 'help', type: 'bool', default: false, help: 'Print this help and exit.', ours: true },
+  { name: 'version', key: 'version', type: 'bool', default: false, help: 'Print the version and exit.' },
 ];
 
-/** ingress-nginx controller flags that ingress-rx refuses (pkg/flags/flags.go), with the reason. */
-export const REFUSED_INGRESS_NGINX_FLAGS: Readonly<Record<string, string>> = {
-  'certificate-authority': 'put the CA in the kubeconfig (--kubeconfig)',
-  'sync-period': 'watches relist on their own; there is no forced resync',
-  'profiling': 'there is no Go profiler; use node --inspect',
-  'profiler-port': 'there is no Go profiler',
-  'profiler-address': 'there is no Go profiler',
-  'health-check-path': '/healthz is fixed',
-  'health-check-timeout': 'the health check has a fixed timeout',
-  'healthz-host': '/healthz listens on all addresses',
-  'version': 'the controller command prints no version',
-  'disable-svc-external-name': 'ExternalName Services are handled as ingress-nginx does by default',
-  'enable-annotation-validation': 'annotations are always validated',
-  'enable-ssl-chain-completion': 'certificate chains are not completed',
-  'disable-full-test': 'the admission webhook never builds the full configuration: it always builds only the reviewed Ingress\'s hosts',
-  'internal-logger-address': 'there is no internal syslog listener',
-  'deep-inspect': 'annotations and paths are always validated',
-  'dynamic-configuration-retries': 'the retry schedule of dynamic configuration is fixed',
-  'disable-sync-events': 'ingress-rx records no Sync events',
-  'monitor-max-batch-size': 'NGINX writes request metrics to a buffered log the controller reads; there are no batches to bound (--metrics-max-series bounds the series)',
-  'enable-topology-aware-routing': 'topology aware routing is not implemented',
-  'maxmind-mirror': 'GeoIP databases are not downloaded; put them in --geoip-dir',
-  'maxmind-license-key': 'GeoIP databases are not downloaded; put them in --geoip-dir',
-  'maxmind-edition-ids': 'GeoIP databases are not downloaded; put them in --geoip-dir',
-  'maxmind-retries-count': 'GeoIP databases are not downloaded; put them in --geoip-dir',
-  'maxmind-retries-timeout': 'GeoIP databases are not downloaded; put them in --geoip-dir',
-};
+/**
+ * Flags that ingress-nginx's binary takes (pkg/flags/flags.go of v1.15.1, and klog's, which it
+ * adds to its flag set) whose job ingress-rx does differently or never needs. Each is accepted so
+ * that an ingress-nginx Deployment starts unchanged, and given it prints one warning at start
+ * naming what applies instead. `refuseIfTrue` says why a true value stops the start: running
+ * would silently do something the operator did not ask for.
+ */
+export interface InertFlag {
+  name: string;
+  from: 'ingress-nginx' | 'klog';
+  /** How its value is read (as pflag would: a bad value is refused as ingress-nginx refuses it). */
+  type: 'string' | 'bool' | 'int' | 'duration';
+  /** What applies instead, or why nothing needs to. */
+  instead: string;
+  /** For a bool: why it stops the start when true. */
+  refuseIfTrue?: string;
+}
 
-/** The Go logging (klog) flags ingress-nginx's binary also accepts. */
-export const REFUSED_KLOG_FLAGS: readonly string[] = [
-  'v', 'vmodule', 'logtostderr', 'alsologtostderr', 'log_dir', 'log_file', 'log_file_max_size',
-  'skip_headers', 'skip_log_headers', 'stderrthreshold', 'one_output', 'add_dir_header', 'log_backtrace_at',
+const GEOIP_INSTEAD = 'GeoIP2 databases are not downloaded: put them in --geoip-dir (they are watched there)';
+const KLOG_OUTPUT = 'ingress-rx writes its log as JSON lines to stdout (the container log), whatever the klog output flags say';
+
+export const INERT_FLAGS: readonly InertFlag[] = [
+  { name: 'sync-period', from: 'ingress-nginx', type: 'duration', instead: 'watches are relisted when they fail or go silent; there is no forced periodic resync' },
+  { name: 'profiling', from: 'ingress-nginx', type: 'bool', instead: 'there is no Go profiler; profile with node --inspect' },
+  { name: 'profiler-port', from: 'ingress-nginx', type: 'int', instead: 'there is no Go profiler' },
+  { name: 'profiler-address', from: 'ingress-nginx', type: 'string', instead: 'there is no Go profiler' },
+  { name: 'health-check-path', from: 'ingress-nginx', type: 'string', instead: 'the controller checks NGINX through its control socket; the probes\' /healthz on --healthz-port is unchanged' },
+  { name: 'health-check-timeout', from: 'ingress-nginx', type: 'int', instead: 'the controller checks NGINX through its control socket with a fixed timeout' },
+  {
+    name: 'disable-svc-external-name', from: 'ingress-nginx', type: 'bool', instead: 'ExternalName Services are served (their targets judged by the upstream address policy)',
+    refuseIfTrue: 'ingress-rx cannot disable ExternalName Services yet, and running would route to them although you asked it not to; remove the flag or set it to false',
+  },
+  { name: 'enable-annotation-validation', from: 'ingress-nginx', type: 'bool', instead: 'annotations are always validated' },
+  { name: 'enable-ssl-chain-completion', from: 'ingress-nginx', type: 'bool', instead: 'certificate chains are served as the Secret holds them, never completed' },
+  { name: 'disable-full-test', from: 'ingress-nginx', type: 'bool', instead: 'the admission webhook always checks only the reviewed Ingress and those sharing its hosts, with the controller\'s own rules; it never runs NGINX on user input' },
+  { name: 'internal-logger-address', from: 'ingress-nginx', type: 'string', instead: 'there is no internal syslog listener' },
+  { name: 'deep-inspect', from: 'ingress-nginx', type: 'bool', instead: 'annotations and paths are always validated' },
+  { name: 'dynamic-configuration-retries', from: 'ingress-nginx', type: 'int', instead: 'dynamic configuration retries on a fixed schedule (15 attempts over about 5 s), then the next sync tries again' },
+  { name: 'disable-sync-events', from: 'ingress-nginx', type: 'bool', instead: 'ingress-rx records no Sync events' },
+  { name: 'monitor-max-batch-size', from: 'ingress-nginx', type: 'int', instead: 'NGINX writes request metrics to a log the controller reads; there are no batches to bound (--metrics-max-series bounds the series)' },
+  { name: 'enable-topology-aware-routing', from: 'ingress-nginx', type: 'bool', instead: 'topology hints are not read: every ready endpoint gets traffic' },
+  { name: 'maxmind-mirror', from: 'ingress-nginx', type: 'string', instead: GEOIP_INSTEAD },
+  { name: 'maxmind-license-key', from: 'ingress-nginx', type: 'string', instead: GEOIP_INSTEAD },
+  { name: 'maxmind-edition-ids', from: 'ingress-nginx', type: 'string', instead: GEOIP_INSTEAD },
+  { name: 'maxmind-retries-count', from: 'ingress-nginx', type: 'int', instead: GEOIP_INSTEAD },
+  { name: 'maxmind-retries-timeout', from: 'ingress-nginx', type: 'duration', instead: GEOIP_INSTEAD },
+  // klog v2's flags (klog.InitFlags, as of ingress-nginx v1.15.1's klog v2.140).
+  { name: 'v', from: 'klog', type: 'int', instead: 'the log level is --log-level; without it, --v picks it: 0-2 info, 3-4 debug, 5 and more trace' },
+  { name: 'vmodule', from: 'klog', type: 'string', instead: 'the log level is one for the whole controller (--log-level)' },
+  { name: 'logtostderr', from: 'klog', type: 'bool', instead: KLOG_OUTPUT },
+  { name: 'alsologtostderr', from: 'klog', type: 'bool', instead: KLOG_OUTPUT },
+  { name: 'alsologtostderrthreshold', from: 'klog', type: 'string', instead: KLOG_OUTPUT },
+  { name: 'stderrthreshold', from: 'klog', type: 'string', instead: KLOG_OUTPUT },
+  { name: 'legacy_stderr_threshold_behavior', from: 'klog', type: 'bool', instead: KLOG_OUTPUT },
+  { name: 'one_output', from: 'klog', type: 'bool', instead: KLOG_OUTPUT },
+  { name: 'log_dir', from: 'klog', type: 'string', instead: `${KLOG_OUTPUT}; no log file is written` },
+  { name: 'log_file', from: 'klog', type: 'string', instead: `${KLOG_OUTPUT}; no log file is written` },
+  { name: 'log_file_max_size', from: 'klog', type: 'int', instead: `${KLOG_OUTPUT}; no log file is written` },
+  { name: 'skip_log_headers', from: 'klog', type: 'bool', instead: `${KLOG_OUTPUT}; no log file is written` },
+  { name: 'skip_headers', from: 'klog', type: 'bool', instead: 'log lines are JSON objects with their time and level as fields' },
+  { name: 'add_dir_header', from: 'klog', type: 'bool', instead: 'log lines are JSON objects; they name the actor, not the source file' },
+  { name: 'log_backtrace_at', from: 'klog', type: 'string', instead: 'no stack traces are logged on demand; errors carry theirs' },
 ];
 
 const MIN_STATUS_UPDATE_INTERVAL_MS = 5_000;
@@ -195,55 +232,72 @@ export function defaultControllerOptions(): ControllerOptions {
   return out as unknown as ControllerOptions;
 }
 
-/** Parses `--flag=value`, `--flag value` and Go-style booleans (`--flag`, `--flag=false`). */
+/** Where the manifests' args begin: ingress-nginx's program, which pflag takes as a positional argument. */
+const PROGRAM_NAME = /(^|\/)nginx-ingress-controller$/;
+
+/**
+ * Parses the args as ingress-nginx's pflag set does: `--flag=value`, `--flag value`, Go-style
+ * booleans (`--flag`, `--flag=false`), klog's `-v` shorthand (`-v=2`, `-v 2`, `-v2`), `--` ending
+ * the flags, and positional arguments ignored (the manifests' first arg is the program's path).
+ */
 export function parseControllerFlags(argv: string[]): ParseResult {
   const byName = new Map(CONTROLLER_FLAGS.map((f) => [f.name, f]));
+  const inertByName = new Map(INERT_FLAGS.map((f) => [f.name, f]));
   const values: Record<string, unknown> = { ...defaultControllerOptions() };
   const sliceSet = new Set<string>();
+  const given = new Map<string, string | number | boolean>();
+  const warnings: string[] = [];
+  let flagsEnded = false;
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '-h') { values.help = true; continue; }
-    if (!arg.startsWith('--') || arg === '--') {
-      return { ok: false, error: `unexpected argument "${arg}": the controller command takes only --flags` };
+    let arg = argv[i]!;
+    if (!flagsEnded && arg === '--') { flagsEnded = true; continue; }
+    if (!flagsEnded && arg === '-h') { values.help = true; continue; }
+    if (!flagsEnded && /^-v(=|\d|$)/.test(arg)) arg = `--v${arg.slice(2).replace(/^(\d)/, '=$1')}`;
+    if (flagsEnded || !arg.startsWith('-') || arg === '-') {
+      if (!PROGRAM_NAME.test(arg)) warnings.push(`positional argument "${arg}" ignored (as ingress-nginx ignores it): flags start with --`);
+      continue;
     }
+    if (!arg.startsWith('--')) return { ok: false, error: `unknown shorthand flag in "${arg}": long flags start with --` };
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const flag = byName.get(name);
-    if (!flag) return { ok: false, error: refusal(name) };
+    const inert = inertByName.get(name);
+    if (!flag && !inert) return { ok: false, error: `unknown flag --${name} (see \`ingress-rx controller --help\`)` };
+    const type = flag?.type ?? inert!.type;
     let raw: string;
     if (eq >= 0) raw = arg.slice(eq + 1);
-    else if (flag.type === 'bool') raw = 'true';
+    else if (type === 'bool') raw = 'true';
     else if (i + 1 < argv.length) raw = argv[++i]!;
     else return { ok: false, error: `flag --${name} needs a value` };
-    const parsed = parseValue(flag, raw);
+    const parsed = parseValue(name, type, raw);
     if (isError(parsed)) return { ok: false, error: parsed.error };
+    if (inert) {
+      const value = parsed as string | number | boolean;
+      if (value === true && inert.refuseIfTrue) return { ok: false, error: `--${name}=${raw}: ${inert.refuseIfTrue}` };
+      if (!given.has(name)) warnings.push(`--${name}=${raw} is ${inert.from === 'klog' ? 'a klog flag' : 'an ingress-nginx flag'} ingress-rx accepts without acting on it: ${inert.instead}`);
+      given.set(name, value);
+      continue;
+    }
+    given.set(name, parsed as string);
     if (Array.isArray(parsed)) {
       // pflag: the first occurrence replaces the default, later ones append.
-      values[flag.key] = sliceSet.has(flag.name) ? [...(values[flag.key] as unknown[]), ...parsed] : parsed;
-      sliceSet.add(flag.name);
+      values[flag!.key] = sliceSet.has(name) ? [...(values[flag!.key] as unknown[]), ...parsed] : parsed;
+      sliceSet.add(name);
     } else {
-      values[flag.key] = parsed;
+      values[flag!.key] = parsed;
     }
   }
-  return validate(values as unknown as ControllerOptions);
-}
-
-function refusal(name: string): string {
-  const reason = REFUSED_INGRESS_NGINX_FLAGS[name];
-  if (reason !== undefined) {
-    return `--${name} is an ingress-nginx flag that ingress-rx does not support (${reason}); remove it (see docs/differences.md)`;
-  }
-  if (REFUSED_KLOG_FLAGS.includes(name)) {
-    return `--${name} is an ingress-nginx (klog) logging flag that ingress-rx does not support; use --log-level`;
-  }
-  return `unknown flag --${name} (see \`ingress-rx controller --help\`)`;
+  const verbosity = given.get('v');
+  if (typeof verbosity === 'number' && !given.has('log-level')) values.logLevel = verbosity >= 5 ? 'trace' : verbosity >= 3 ? 'debug' : 'info';
+  const result = validate(values as unknown as ControllerOptions);
+  return result.ok ? { ...result, warnings: [...warnings, ...result.warnings] } : result;
 }
 
 const isError = (v: unknown): v is { error: string } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function parseValue(flag: ControllerFlag, raw: string): string | number | boolean | number[] | string[] | { error: string } {
-  const bad = (what: string) => ({ error: `invalid value "${raw}" for --${flag.name}: ${what}` });
-  switch (flag.type) {
+function parseValue(name: string, type: FlagType, raw: string): string | number | boolean | number[] | string[] | { error: string } {
+  const bad = (what: string) => ({ error: `invalid value "${raw}" for --${name}: ${what}` });
+  switch (type) {
     case 'string':
       return raw;
     case 'bool': {
@@ -325,7 +379,7 @@ function validate(o: ControllerOptions): ParseResult {
   if (o.lengthBuckets.length === 0) o.lengthBuckets = DEFAULT_LENGTH_BUCKETS;
   if (o.sizeBuckets.length === 0) o.sizeBuckets = DEFAULT_SIZE_BUCKETS;
   if (o.bucketFactor > 1) {
-    return { ok: false, error: `--bucket-factor=${o.bucketFactor} asks for native histograms, which ingress-rx does not export (the text exposition format has none); leave it at 0` };
+    warnings.push(`--bucket-factor=${o.bucketFactor} asks for native histograms, which only Prometheus' protobuf exposition carries; ingress-rx exports the text exposition, with the classic buckets (--time-buckets, --length-buckets, --size-buckets), as ingress-nginx's text exposition does`);
   }
   if (o.metricsMaxSeries < 1) return { ok: false, error: `invalid value ${o.metricsMaxSeries} for --metrics-max-series: expected a positive integer` };
   for (const m of o.excludeSocketMetrics) {
@@ -422,7 +476,7 @@ const TYPE_HINT: Record<FlagType, string> = {
   string: 'string', bool: '', int: 'int', float: 'float', duration: 'duration', seconds: 'seconds', floats: 'floats', strings: 'strings',
 };
 
-/** --help text: one entry per flag of CONTROLLER_FLAGS. */
+/** --help text: one entry per flag of CONTROLLER_FLAGS, then the flags accepted without effect. */
 export function controllerHelp(): string {
   const lines = ['Usage: ingress-rx controller [flags]', '',
     'Runs the Ingress controller against a Kubernetes cluster.', '', 'Flags:'];
@@ -432,19 +486,21 @@ export function controllerHelp(): string {
     lines.push(`  --${f.name}${hint ? ` ${hint}` : ''}`);
     lines.push(`      ${f.help}${showDefault ? ` (default ${formatDefault(f)})` : ''}`);
   }
-  lines.push('', `ingress-nginx flags that ingress-rx refuses: ${Object.keys(REFUSED_INGRESS_NGINX_FLAGS).map((n) => `--${n}`).join(', ')}.`);
+  lines.push('', 'Accepted for ingress-nginx\'s Deployments, with a warning at start (docs/flags.md says what applies instead):',
+    `  ${INERT_FLAGS.map((f) => `--${f.name}`).join(', ')}`);
   return lines.join('\n') + '\n';
 }
 
-/** The flags as a Markdown table (docs/controller.md is checked against it). */
+/** The flags with an effect as a Markdown table (docs/flags.md, written by scripts/gen-docs.ts). */
 export function controllerFlagsMarkdown(): string {
   const rows = CONTROLLER_FLAGS.map((f) =>
     `| \`--${f.name}\` | ${f.type} | ${f.default === '' ? '' : `\`${formatDefault(f).replace(/^"|"$/g, '')}\``} | ${f.ours ? 'ingress-rx' : 'ingress-nginx'} | ${f.help.replace(/\|/g, '\\|')} |`);
   return ['| Flag | Type | Default | From | Description |', '|---|---|---|---|---|', ...rows].join('\n') + '\n';
 }
 
-/** The refused ingress-nginx flags as a Markdown table (docs/controller.md is checked against it). */
-export function refusedFlagsMarkdown(): string {
-  const rows = Object.entries(REFUSED_INGRESS_NGINX_FLAGS).map(([name, why]) => `| \`--${name}\` | ${why} |`);
-  return ['| ingress-nginx flag | Why ingress-rx refuses it |', '|---|---|', ...rows].join('\n') + '\n';
+/** The flags accepted without effect as a Markdown table (docs/flags.md, written by scripts/gen-docs.ts). */
+export function inertFlagsMarkdown(): string {
+  const rows = INERT_FLAGS.map((f) =>
+    `| \`--${f.name}\` | ${f.from} | ${f.type} | ${f.instead.replace(/\|/g, '\\|')} | ${f.refuseIfTrue ? `\`true\`: ${f.refuseIfTrue}` : ''} |`);
+  return ['| Flag | From | Type | What applies instead | Stops the start |', '|---|---|---|---|---|', ...rows].join('\n') + '\n';
 }

@@ -21,12 +21,17 @@ import { createReviewer } from '../admission/review.js';
 import { createAdmissionMetrics } from '../admission/metrics.js';
 import { startWebhookServer, type WebhookServer } from '../admission/server.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { version } from '../version.js';
+import { describeForbidden } from '../streams/kube-errors.js';
 
-export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost'>): KubeConfig {
+export function kubeConfigFor(o: Pick<ControllerOptions, 'kubeconfig' | 'apiserverHost' | 'certificateAuthority'>): KubeConfig {
   const kc = new KubeConfig();
   if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
-  else if (o.apiserverHost) kc.loadFromClusterAndUser({ name: 'apiserver', server: o.apiserverHost, skipTLSVerify: false }, { name: 'ingress-rx' });
-  else kc.loadFromCluster();
+  else if (o.apiserverHost) {
+    kc.loadFromClusterAndUser({
+      name: 'apiserver', server: o.apiserverHost, skipTLSVerify: false, ...(o.certificateAuthority ? { caFile: o.certificateAuthority } : {}),
+    }, { name: 'ingress-rx' });
+  } else kc.loadFromCluster();
   if (o.apiserverHost && o.kubeconfig) {
     const cluster = kc.getCurrentCluster();
     if (cluster) kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: o.apiserverHost } : c));
@@ -44,6 +49,7 @@ export async function runController(argv: string[]): Promise<number> {
   }
   const o = parsed.options;
   if (o.help) { process.stdout.write(controllerHelp()); return 0; }
+  if (o.version) { process.stdout.write(`ingress-rx ${version()} (a drop-in for ingress-nginx's controller)\n`); return 0; }
   const logger = createLogger({ level: o.logLevel });
   for (const w of parsed.warnings) logger.warn(w);
   const podName = process.env.POD_NAME ?? hostname();
@@ -60,7 +66,7 @@ export async function runController(argv: string[]): Promise<number> {
   const storeOptions = toStoreOptions(o);
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const pod: ControllerPod = await readControllerPod(core, podName, podNamespace).catch((err: unknown) => {
-    logger.warn({ err: String(err) }, `cannot read pod ${podNamespace}/${podName}: status addresses from pods are unavailable`);
+    logger.warn({ err: describeForbidden(err, `get of pod ${podNamespace}/${podName}`) ?? String(err) }, `cannot read pod ${podNamespace}/${podName}: status addresses from pods are unavailable`);
     return { name: podName, namespace: podNamespace, labels: {} };
   });
 
@@ -107,7 +113,7 @@ export async function runController(argv: string[]): Promise<number> {
         kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
         onInitialState: () => { storeLoaded = true; onInitialState(); },
       }),
-      healthz: { host: '0.0.0.0', port: o.healthzPort },
+      healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,

@@ -75,6 +75,13 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runController(flags));
     });
 
+  program.command('wait-shutdown')
+    .description('The preStop hook (/wait-shutdown in the image): SIGTERM to the controller in this container, then wait until NGINX has stopped')
+    .action(async () => {
+      const { runWaitShutdown } = await import('./wait-shutdown.js');
+      setExit(await runWaitShutdown());
+    });
+
   program.command('render')
     .description('Render the model, Lua payloads and nginx.conf of a manifests directory, offline')
     .requiredOption('--manifests <dir>', 'directory of manifests')

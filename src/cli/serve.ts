@@ -167,6 +167,11 @@ export async function untilStopped(controller: Pick<RunningController, 'fatal'>)
   ]);
   process.removeListener('SIGTERM', onSignal);
   process.removeListener('SIGINT', onSignal);
+  // A second signal (the kubelet's SIGTERM after the preStop hook began the shutdown) must not
+  // kill the drain half-way: it is noted and the shutdown goes on.
+  const again = (s: NodeJS.Signals) => { process.stderr.write(`ingress-rx: ${s} received while shutting down; the shutdown goes on\n`); };
+  process.on('SIGTERM', again);
+  process.on('SIGINT', again);
   return stop;
 }
 

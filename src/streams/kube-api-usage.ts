@@ -45,7 +45,8 @@ export function leaderElectionUsage(electionId = DEFAULT_ELECTION_ID): ApiUsage[
 export function statusUsage(): ApiUsage[] {
   const by = 'src/actors/status.ts, src/actors/status-address.ts';
   return [
-    { group: 'networking.k8s.io', resource: 'ingresses/status', verbs: ['patch'], scope: 'cluster', by },
+    { group: 'networking.k8s.io', resource: 'ingresses', verbs: ['get'], scope: 'cluster', by },
+    { group: 'networking.k8s.io', resource: 'ingresses/status', verbs: ['update'], scope: 'cluster', by },
     { group: '', resource: 'services', verbs: ['get'], scope: 'cluster', by },
     { group: '', resource: 'nodes', verbs: ['get'], scope: 'cluster', by },
     { group: '', resource: 'pods', verbs: ['get', 'list'], scope: 'pod-namespace', by },

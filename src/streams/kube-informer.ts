@@ -7,7 +7,8 @@ import {
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { ResourceKind } from '../store/events.js';
-import { collectionPath, makeLister, type KubeList } from './kube-resources.js';
+import { KUBE_RESOURCES, collectionPath, makeLister, type KubeList } from './kube-resources.js';
+import { describeForbidden } from './kube-errors.js';
 import { KubeWatch } from './kube-watch.js';
 
 export interface InformerSpec {
@@ -93,6 +94,7 @@ export function runInformer(
   });
 
   const path = collectionPath(spec.kind, spec.namespace);
+  const scope = spec.namespace ? `in namespace ${spec.namespace}` : 'in all namespaces';
   const informer = new ListWatch<KubernetesObject>(path, watch, list, false, spec.labelSelector, spec.fieldSelector);
   informer.on('add', guard('add', handlers.upsert));
   informer.on('update', guard('update', handlers.upsert));
@@ -104,7 +106,10 @@ export function runInformer(
     if (stopped || restartTimer) return;
     const delay = backoff;
     backoff = Math.min(backoff * 2, timing.restartBackoffMs.max);
-    logger.warn({ err: describe(err), path, retryInMs: delay }, 'informer stopped on an error; restarting it');
+    const forbidden = describeForbidden(err, `list and watch of ${KUBE_RESOURCES[spec.kind].plural} (${scope})`);
+    // Until every kind has listed, the controller serves nothing and is not ready: never an empty list.
+    if (forbidden) logger.error({ path, retryInMs: delay }, forbidden);
+    else logger.warn({ err: describe(err), path, retryInMs: delay }, 'informer stopped on an error; restarting it');
     restartTimer = scheduler.schedule(() => {
       restartTimer = undefined;
       begin();

@@ -44,7 +44,7 @@ test.before(async () => {
   ctl = await startController({
     kubeconfig,
     // The echo backends run on loopback, which a controller refuses unless allowed.
-    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--report-status-classes', '--allow-upstream-addresses=loopback',
+    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--enable-metrics', '--report-status-classes', '--allow-upstream-addresses=loopback',
       `--validating-webhook=127.0.0.1:${webhookPort}`,
       `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },

@@ -1,6 +1,9 @@
 // An in-process Kubernetes API server for tests: list, watch, get, create, replace, patch and
 // delete over real HTTP on 127.0.0.1, with controls to inject the failures a real cluster shows.
+// Optionally as a cluster's is: HTTPS, bearer tokens checked, and the RBAC objects it holds enforced.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { authorize, forbiddenMessage, type RbacObjects } from './fake-rbac.js';
 import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -32,6 +35,14 @@ export const DEFAULT_RESOURCES: readonly ResourceType[] = [
   { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses', kind: 'Ingress', namespaced: true, status: true },
   { group: 'networking.k8s.io', version: 'v1', resource: 'ingressclasses', kind: 'IngressClass', namespaced: false },
   { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true },
+  { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', kind: 'RoleBinding', namespaced: true },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
+  { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false },
+  { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, status: true },
+  { group: 'apps', version: 'v1', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, status: true },
 ];
 
 /** A stored object: any JSON with `metadata.name`. */
@@ -51,6 +62,8 @@ export interface RecordedRequest {
   query: Record<string, string>;
   /** The HTTP status answered; 0 while unanswered (see `hangNext`). */
   status: number;
+  /** Who sent it, with `tokens`. */
+  user?: string;
   at: number;
 }
 
@@ -62,6 +75,15 @@ export interface FakeApiServerOptions {
   /** How a watch from a compacted resourceVersion is refused: HTTP 410, or 200 with an in-stream ERROR 410. */
   goneMode?: 'http' | 'event';
   resources?: readonly ResourceType[];
+  /** Serve HTTPS with this PEM certificate and key instead of HTTP. */
+  tls?: { cert: string; key: string };
+  /** Bearer token → user name: every request must carry one of them (else 401), as a cluster's. */
+  tokens?: Record<string, string>;
+  /**
+   * Authorize each request of a user (from `tokens`) by the Roles, ClusterRoles and their
+   * bindings this server holds, as the RBAC authorizer does: refused requests get 403.
+   */
+  rbac?: boolean;
 }
 
 type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -85,7 +107,7 @@ class HttpError extends Error {
 }
 
 export class FakeApiServer {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>` (`https://` with `tls`) */
   readonly url: string;
   /** Every request received, oldest first. */
   readonly requests: RecordedRequest[] = [];
@@ -105,7 +127,7 @@ export class FakeApiServer {
   private bookmarkTimer?: NodeJS.Timeout;
 
   private constructor(readonly port: number, private readonly opts: FakeApiServerOptions) {
-    this.url = `http://127.0.0.1:${port}`;
+    this.url = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
     this.goneMode = opts.goneMode ?? 'http';
     for (const rt of opts.resources ?? DEFAULT_RESOURCES) this.register(rt);
   }
@@ -124,11 +146,11 @@ export class FakeApiServer {
   }
 
   /** A KubeConfig whose current context points at this server (`skipTLSVerify` so http works). */
-  kubeConfig(): KubeConfig {
+  kubeConfig(token = Object.keys(this.opts.tokens ?? {})[0] ?? 'fake-token'): KubeConfig {
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
-      users: [{ name: 'fake', token: 'fake-token' }],
+      users: [{ name: 'fake', token }],
       contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
       currentContext: 'fake',
     });
@@ -257,8 +279,9 @@ export class FakeApiServer {
   /** Listens again (after `stop()`), on the same port. */
   async start(): Promise<void> {
     if (this.server) return;
-    const server = createServer((req, res) => this.handle(req, res));
-    server.on('connection', (s) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
+    const server: Server = this.opts.tls ? createHttpsServer({ cert: this.opts.tls.cert, key: this.opts.tls.key }, handler) : createServer(handler);
+    server.on(this.opts.tls ? 'secureConnection' : 'connection', (s: Socket) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
@@ -308,11 +331,25 @@ export class FakeApiServer {
     req.on('data', (c: string) => { body += c; });
     req.on('end', () => {
       try {
+        if (this.opts.tokens) {
+          const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+          record.user = token === undefined ? undefined : this.opts.tokens[token];
+          if (record.user === undefined) return reply(401, statusObject(401, 'Unauthorized', 'Unauthorized'));
+        }
         if (url.pathname === '/version') return reply(200, { major: '1', minor: '30', gitVersion: 'v1.30.0-fake' });
         if (url.pathname === '/healthz' || url.pathname === '/readyz') return reply(200, 'ok');
         const target = this.parsePath(url.pathname);
         const watch = query.watch === 'true' || query.watch === '1';
         record.verb = verbOf(method, target, watch);
+        if (this.opts.rbac) {
+          const request = {
+            verb: record.verb, group: target.rt.group, namespace: target.rt.namespaced ? target.namespace : undefined, name: target.name,
+            resource: target.subresource ? `${target.rt.resource}/${target.subresource}` : target.rt.resource,
+          };
+          if (!authorize(this.rbacObjects(), record.user ?? 'system:anonymous', request)) {
+            throw new HttpError(403, 'Forbidden', forbiddenMessage(record.user ?? 'system:anonymous', request));
+          }
+        }
         const failIdx = this.failures.findIndex((f) => !f.match || f.match({ verb: record.verb, path: url.pathname }));
         if (failIdx >= 0) {
           const [f] = this.failures.splice(failIdx, 1);
@@ -335,6 +372,11 @@ export class FakeApiServer {
         reply(e.code, statusObject(e.code, e.reason, e.message));
       }
     });
+  }
+
+  private rbacObjects(): RbacObjects {
+    const all = (kind: string) => this.list('rbac.authorization.k8s.io/v1', kind) as never[];
+    return { roles: all('Role'), clusterRoles: all('ClusterRole'), roleBindings: all('RoleBinding'), clusterRoleBindings: all('ClusterRoleBinding') };
   }
 
   private serve(method: string, t: Target, query: Record<string, string>, body: string, contentType: string): [number, unknown] {

@@ -124,7 +124,7 @@ export async function startLocal(opts: { files?: Record<string, object[] | strin
 }
 
 /** `ingress-rx controller` against an API server (e.g. the fake one), ingress-nginx flag syntax. */
-export async function startController(opts: { kubeconfig: string; args?: string[]; env?: Record<string, string> }): Promise<CliProcess> {
+export async function startController(opts: { kubeconfig: string; args?: string[]; env?: Record<string, string>; untilHealthy?: boolean }): Promise<CliProcess> {
   return startCli('controller', (ports) => [
     `--kubeconfig=${opts.kubeconfig}`,
     `--http-port=${ports.http}`, `--https-port=${ports.https}`, `--status-port=${ports.status}`,
@@ -132,12 +132,12 @@ export async function startController(opts: { kubeconfig: string; args?: string[
     '--sync-rate-limit=20', '--log-level=info', '--shutdown-grace-period=0', '--post-shutdown-grace-period=0',
     ...DYNAMIC_ROUTES_ARGS,
     ...(opts.args ?? []),
-  ], opts.env);
+  ], opts.env, undefined, opts.untilHealthy);
 }
 
 export type CliProcess = Omit<LocalController, 'dir' | 'write' | 'remove'>;
 
-async function startCli(command: string, argsFor: (ports: LocalController['ports']) => string[], env: Record<string, string> = {}, cleanup: () => void = () => {}): Promise<CliProcess> {
+async function startCli(command: string, argsFor: (ports: LocalController['ports']) => string[], env: Record<string, string> = {}, cleanup: () => void = () => {}, untilHealthy = true): Promise<CliProcess> {
   const workdir = mkdtempSync(join(tmpdir(), 'irx-work-'));
   const [http, https, status, stream, healthz, defaultServer] = await freePorts(6);
   const ports = { http, https, status, stream, healthz, defaultServer };
@@ -176,6 +176,7 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
     },
   };
 
+  if (!untilHealthy) return ctl;
   try {
     await waitFor(async () => {
       if (exitCode !== undefined) throw new Error(`ingress-rx ${command} exited with ${exitCode}:\n${out.slice(-4000)}`);

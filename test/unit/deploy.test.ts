@@ -93,6 +93,7 @@ test('the Deployment: service account, env from the downward API, probes, resour
   const sc = container.securityContext;
   assert.is(sc.runAsNonRoot, true);
   assert.is(sc.runAsUser, dockerfileUser().uid);
+  assert.is(sc.allowPrivilegeEscalation, false, 'no_new_privs, as ingress-nginx\'s manifests');
   assert.equal(sc.capabilities.drop, ['ALL']);
   assert.equal(sc.capabilities.add, ['NET_BIND_SERVICE']);
   assert.is(spec.securityContext.runAsNonRoot, true);
@@ -178,7 +179,7 @@ test('every request the code makes is allowed by the deployed RBAC, and every pe
     assert.equal((await writer.sync(ingresses())).written, ['apps/shop']);
     await writer.sync(ingresses());
     await writer.shutdown();
-    assert.is(fake.count({ verb: 'patch', path: '/ingresses/shop/status' }), 2, 'written, then cleared on shutdown');
+    assert.is(fake.count({ verb: 'update', path: '/ingresses/shop/status' }), 2, 'written, then cleared on shutdown');
 
     // Events: created, then aggregated with a patch.
     const events = createEventRecorder({ core, logger: silentLogger(), host: 'ctrl-a' });
@@ -356,7 +357,7 @@ function dockerfileUser(): { uid: number } {
   return { uid: Number(m![1]) };
 }
 
-test('the Dockerfile: Node 20 on bookworm-slim, setup.sh, tini, non-root, NGINX may bind low ports', () => {
+test('the Dockerfile: Node 20 on bookworm-slim, setup.sh, non-root, ingress-nginx\'s entrypoint and command (built and run: test/e2e/image-pod.test.ts)', () => {
   const ins = dockerfile();
   const from = ins.filter((i) => i.op === 'FROM');
   assert.is(from.length, 1);
@@ -364,19 +365,14 @@ test('the Dockerfile: Node 20 on bookworm-slim, setup.sh, tini, non-root, NGINX 
   const runs = ins.filter((i) => i.op === 'RUN').map((i) => i.args).join(' && ');
   assert.match(runs, /\bbash scripts\/setup\.sh\b/, 'NGINX and Lua come from the same setup script as the tests');
   assert.match(runs, /apt-get install[^&]*\btini\b/);
-  assert.match(runs, /setcap cap_net_bind_service=\+ep \/usr\/sbin\/nginx/);
   assert.ok(dockerfileUser().uid > 0, 'not root');
   const userIdx = ins.findIndex((i) => i.op === 'USER');
   assert.ok(ins.slice(userIdx + 1).every((i) => i.op !== 'RUN'), 'nothing runs as root after USER');
-
-  const entry = ins.filter((i) => i.op === 'ENTRYPOINT');
-  assert.is(entry.length, 1);
-  const argv = JSON.parse(entry[0]!.args) as string[];
-  assert.is(argv[0], '/usr/bin/tini', 'tini is PID 1');
-  assert.is(argv[1], '--');
-  const workdir = ins.filter((i) => i.op === 'WORKDIR').at(-1)!.args;
-  assert.is(argv[2], `${workdir}/bin/ingress-rx`);
-  assert.is(argv[3], 'controller');
+  const json = (op: string) => JSON.parse(ins.filter((i) => i.op === op).at(-1)!.args) as string[];
+  assert.equal(json('ENTRYPOINT'), ['/usr/bin/tini', '--'], 'tini is PID 1');
+  assert.equal(json('CMD'), ['/nginx-ingress-controller'], 'what the manifests\' args replace');
+  assert.is((container.args as string[])[0], '/nginx-ingress-controller');
+  assert.equal(container.lifecycle.preStop.exec.command, ['/wait-shutdown']);
 });
 
 test('the Dockerfile copies only what exists, what .dockerignore lets through, and what setup.sh and the CLI need', () => {
@@ -391,8 +387,8 @@ test('the Dockerfile copies only what exists, what .dockerignore lets through, a
       copied.push(path);
     }
   }
-  // What scripts/setup.sh reads (npm ci, tsc -p tsconfig.json over src and nginx) and bin/ingress-rx runs.
-  for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'src', 'nginx', 'lua', 'bin']) {
+  // What scripts/setup.sh reads (npm ci, tsc -p tsconfig.json over src and nginx), bin/ingress-rx runs, and image/ builds.
+  for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'src', 'nginx', 'lua', 'bin', 'image']) {
     assert.ok(copied.includes(needed), `${needed} is copied`);
   }
   const setup = readFileSync(join(root, 'scripts/setup.sh'), 'utf8');

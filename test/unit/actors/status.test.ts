@@ -41,7 +41,7 @@ function listed(fake: FakeApiServer): Ingress[] {
 function statusOf(fake: FakeApiServer, name: string): unknown {
   return (fake.get('networking.k8s.io/v1', 'Ingress', name, 'apps') as { status?: { loadBalancer?: { ingress?: unknown } } }).status?.loadBalancer?.ingress;
 }
-const patches = (fake: FakeApiServer) => fake.count({ verb: 'patch', path: STATUS_PATCH });
+const writes = (fake: FakeApiServer) => fake.count({ verb: 'update', path: STATUS_PATCH });
 
 function writerDeps(fake: FakeApiServer, over: Partial<StatusWriterDeps> & { addresses?: () => Promise<LoadBalancerIngress[]> }): StatusWriterDeps {
   const kc = fake.kubeConfig();
@@ -69,12 +69,12 @@ test('only the leader writes, and only the Ingresses whose status differs', asyn
     writer.start();
     const follower = await writer.sync(listed(fake));
     assert.is(follower.leader, false);
-    assert.is(patches(fake), 0, 'a follower writes nothing');
+    assert.is(writes(fake), 0, 'a follower writes nothing');
 
     // Becoming leader writes at once, with the Ingresses of the last sync.
     leader.next(true);
-    await waitFor(() => patches(fake) === 2, { timeoutMs: 3000, what: 'the new leader\'s writes' });
-    assert.equal(fake.requests.filter((r) => r.verb === 'patch').map((r) => r.path.split('/')[7]).sort(), ['a', 'c']);
+    await waitFor(() => writes(fake) === 2, { timeoutMs: 3000, what: 'the new leader\'s writes' });
+    assert.equal(fake.requests.filter((r) => r.verb === 'update').map((r) => r.path.split('/')[7]).sort(), ['a', 'c']);
     assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }, { hostname: 'lb.example.com' }]);
     assert.equal(statusOf(fake, 'c'), [{ ip: '192.0.2.1' }, { hostname: 'lb.example.com' }]);
     // The rest of the Ingress is untouched by a status write.
@@ -84,11 +84,11 @@ test('only the leader writes, and only the Ingresses whose status differs', asyn
     const run = await writer.sync(listed(fake));
     assert.equal(run.written, []);
     assert.is(run.unchanged, 3);
-    assert.is(patches(fake), 2);
+    assert.is(writes(fake), 2);
 
     addresses = [{ ip: '192.0.2.2' }];
     assert.equal((await writer.sync(listed(fake))).written, ['apps/a', 'apps/b', 'apps/c']);
-    assert.is(patches(fake), 5);
+    assert.is(writes(fake), 5);
     assert.equal(statusOf(fake, 'b'), [{ ip: '192.0.2.2' }]);
   } finally {
     await writer.shutdown();
@@ -105,7 +105,7 @@ test('the store lagging behind our own write does not cause a second write; some
     const before = listed(fake); // as the store holds it until the watch delivers our write
     assert.equal((await writer.sync(before)).written, ['apps/a']);
     assert.equal((await writer.sync(before)).written, [], 'same resourceVersion as when we wrote');
-    assert.is(patches(fake), 1);
+    assert.is(writes(fake), 1);
 
     const current = fake.get('networking.k8s.io/v1', 'Ingress', 'a', 'apps')!;
     fake.update({ ...current, status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }] } } });
@@ -150,7 +150,7 @@ test('at most ten writes at a time', async () => {
   const observed = new Proxy(networking, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
-      if (prop !== 'patchNamespacedIngressStatus' || typeof v !== 'function') return v;
+      if (prop !== 'replaceNamespacedIngressStatus' || typeof v !== 'function') return v;
       return async (...args: unknown[]) => {
         inFlight++;
         maxInFlight = Math.max(maxInFlight, inFlight);
@@ -167,11 +167,33 @@ test('at most ten writes at a time', async () => {
     writer.start();
     const run = await writer.sync(listed(fake));
     assert.is(run.written.length, 30);
-    assert.is(patches(fake), 30);
+    assert.is(writes(fake), 30);
     assert.ok(maxInFlight <= 10, `max in flight ${maxInFlight}`);
     assert.ok(maxInFlight > 1, `writes run concurrently (${maxInFlight})`);
   } finally {
     giveUp.abort();
+    await writer.shutdown();
+    await fake.close();
+  }
+});
+
+test('written as ingress-nginx does (get, then update of /status); an Ingress whose class changed since the store saw it is left alone', async () => {
+  const fake = await startFakeApiServer();
+  fake.create(ingress('a'));
+  fake.create(ingress('b'));
+  const seen = listed(fake);
+  // Between the store's copy and the write, b moves to another controller's class.
+  const b = fake.get('networking.k8s.io/v1', 'Ingress', 'b', 'apps')!;
+  fake.update({ ...b, spec: { ...(b.spec as object), ingressClassName: 'other' } });
+  const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
+  try {
+    writer.start();
+    await writer.sync(seen);
+    assert.equal(fake.requests.filter((r) => r.verb === 'get' || r.verb === 'update').map((r) => `${r.verb} ${r.path.split('/').slice(6).join('/')}`).sort(),
+      ['get ingresses/a', 'get ingresses/b', 'update ingresses/a/status']);
+    assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
+    assert.is(statusOf(fake, 'b'), undefined);
+  } finally {
     await writer.shutdown();
     await fake.close();
   }
@@ -184,7 +206,7 @@ test('a failing write is reported and retried on the next run', async () => {
   const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
   try {
     writer.start();
-    fake.failNext(1, 500, (r) => r.verb === 'patch' && r.path.endsWith('/ingresses/a/status'));
+    fake.failNext(1, 500, (r) => r.verb === 'update' && r.path.endsWith('/ingresses/a/status'));
     const run = await writer.sync(listed(fake));
     assert.equal(run.written, ['apps/b']);
     assert.equal(run.failed.map((f) => f.ingress), ['apps/a']);
@@ -213,7 +235,7 @@ test('with two replicas under leader election, only the leader\'s writer writes'
     await waitFor(() => leading.includes(true), { timeoutMs: 5000, what: 'a leader' });
     const runs = await Promise.all(writers.map((w) => w.sync(listed(fake))));
     assert.equal(runs.map((r) => r.leader), leading);
-    assert.is(patches(fake), 2, 'each Ingress written once, by the leader');
+    assert.is(writes(fake), 2, 'each Ingress written once, by the leader');
   } finally {
     for (const w of writers) await w.shutdown();
     for (const e of electors) await e.stop();
@@ -241,9 +263,9 @@ test('shutdown: the last replica clears the status; with another replica running
     fake.create(pod('ctrl-b'));
     const notLast = writer({});
     await notLast.sync(listed(fake));
-    const before = patches(fake);
+    const before = writes(fake);
     await notLast.shutdown();
-    assert.is(patches(fake), before, 'not the last replica: no write on shutdown');
+    assert.is(writes(fake), before, 'not the last replica: no write on shutdown');
     assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
 
     // --update-status-on-shutdown=false: nothing either, even as the last replica.
@@ -251,18 +273,18 @@ test('shutdown: the last replica clears the status; with another replica running
     const keep = writer({ updateStatusOnShutdown: false });
     await keep.sync(listed(fake));
     await keep.shutdown();
-    assert.is(patches(fake), before);
+    assert.is(writes(fake), before);
 
     // The last replica clears every served Ingress that has a status.
     const last = writer({});
     await last.sync(listed(fake));
     await last.shutdown();
-    assert.is(patches(fake), before + 2);
+    assert.is(writes(fake), before + 2);
     assert.is(statusOf(fake, 'a'), undefined);
     assert.is(statusOf(fake, 'b'), undefined);
-    const after = patches(fake);
+    const after = writes(fake);
     assert.equal((await last.sync(listed(fake))).written, [], 'nothing after shutdown');
-    assert.is(patches(fake), after);
+    assert.is(writes(fake), after);
   } finally {
     for (const w of writers) await w.shutdown();
     await fake.close();

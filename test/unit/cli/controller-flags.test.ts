@@ -1,10 +1,11 @@
-// The controller's flags: ingress-nginx's names and defaults, Go-style values, and refusals.
+// The controller's flags: ingress-nginx's names and defaults, Go-style values, every ingress-nginx
+// and klog flag accepted (with a warning where it has no effect), and the few refusals.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import {
-  CONTROLLER_FLAGS, REFUSED_INGRESS_NGINX_FLAGS, controllerFlagsMarkdown, controllerHelp, defaultControllerOptions,
-  parseControllerFlags, parseGoDuration, refusedFlagsMarkdown, toRequestMetricsConfig, toStoreOptions, type ControllerOptions,
+  CONTROLLER_FLAGS, INERT_FLAGS, controllerFlagsMarkdown, controllerHelp, defaultControllerOptions,
+  parseControllerFlags, parseGoDuration, inertFlagsMarkdown, toRequestMetricsConfig, toStoreOptions, type ControllerOptions,
 } from '../../../src/cli/controller-flags.js';
 
 function parsed(argv: string[]): ControllerOptions {
@@ -31,7 +32,7 @@ test('defaults are ingress-nginx\'s', () => {
   assert.equal([o.httpPort, o.httpsPort, o.statusPort, o.streamPort, o.healthzPort, o.defaultServerPort],
     [80, 443, 10246, 10247, 10254, 8181]);
   assert.is(o.annotationsPrefix, 'nginx.ingress.kubernetes.io');
-  assert.is(o.enableMetrics, true);
+  assert.is(o.enableMetrics, false, 'off since ingress-nginx v1.12 (#12095)');
   assert.is(o.shutdownGracePeriodMs, 0);
   assert.is(o.postShutdownGracePeriodMs, 10_000);
   assert.is(o.watchIngressWithoutClass, false);
@@ -102,12 +103,11 @@ const refusals: Array<[string[], RegExp]> = [
   [['--enable-ssl-passthrough=maybe'], /invalid value "maybe" for --enable-ssl-passthrough/],
   [['--validating-webhook=:8443'], /--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key/],
   [['--validating-webhook=8443', '--validating-webhook-certificate=/c', '--validating-webhook-key=/k'], /--validating-webhook: expected "<host>:port"/],
-  [['--disable-full-test'], /--disable-full-test is an ingress-nginx flag .*only the reviewed Ingress's hosts/],
-  [['--maxmind-license-key', 'x'], /--maxmind-license-key is an ingress-nginx flag/],
-  [['--v=2'], /klog.*--log-level/],
+  [['--disable-svc-external-name'], /--disable-svc-external-name=true: ingress-rx cannot disable ExternalName Services yet, and running would route to them/],
+  [['--sync-period=often'], /invalid value "often" for --sync-period/],
+  [['--v=loud'], /invalid value "loud" for --v/],
   [['--no-such-flag'], /unknown flag --no-such-flag/],
-  [['positional'], /unexpected argument "positional"/],
-  [['-ingress-class=nginx'], /unexpected argument/],
+  [['-ingress-class=nginx'], /unknown shorthand flag in "-ingress-class=nginx"/],
   [['--update-status=yes'], /invalid value "yes" for --update-status/],
   [['--http-port=eighty'], /invalid value "eighty" for --http-port/],
   [['--http-port=70000'], /--http-port: expected a port/],
@@ -123,8 +123,6 @@ const refusals: Array<[string[], RegExp]> = [
   [['--time-buckets=1,0.5'], /--time-buckets: expected increasing/],
   [['--size-buckets=-1,10'], /--size-buckets: expected increasing non-negative/],
   [['--length-buckets=ten'], /invalid value "ten" for --length-buckets/],
-  [['--bucket-factor=1.1'], /native histograms/],
-  [['--monitor-max-batch-size=20000'], /--monitor-max-batch-size is an ingress-nginx flag that ingress-rx does not support/],
   [['--metrics-max-series=0'], /--metrics-max-series/],
 ];
 test('the metrics flags become the request metrics\' configuration, with ingress-nginx\'s defaults', () => {
@@ -148,40 +146,82 @@ for (const [argv, want] of refusals) {
   });
 }
 
-test('every ingress-nginx flag is either supported or refused by name', () => {
-  // The 72 flags of ingress-nginx's pkg/flags/flags.go.
-  const ingressNginx = [
-    'apiserver-host', 'certificate-authority', 'kubeconfig', 'default-backend-service', 'ingress-class',
-    'controller-class', 'watch-ingress-without-class', 'ingress-class-by-name', 'configmap', 'publish-service',
-    'tcp-services-configmap', 'udp-services-configmap', 'sync-period', 'watch-namespace', 'watch-namespace-selector',
-    'profiling', 'default-ssl-certificate', 'health-check-path', 'health-check-timeout', 'update-status',
-    'election-id', 'election-ttl', 'update-status-on-shutdown', 'report-node-internal-ip-address', 'version',
-    'enable-ssl-passthrough', 'disable-leader-election', 'disable-svc-external-name', 'annotations-prefix',
-    'enable-annotation-validation', 'enable-ssl-chain-completion', 'sync-rate-limit', 'publish-status-address',
-    'enable-metrics', 'metrics-per-host', 'metrics-per-undefined-host', 'report-status-classes', 'time-buckets',
-    'length-buckets', 'size-buckets', 'bucket-factor', 'max-buckets', 'exclude-socket-metrics',
-    'monitor-max-batch-size', 'http-port', 'https-port', 'ssl-passthrough-proxy-port', 'default-server-port',
-    'healthz-port', 'healthz-host', 'disable-catch-all', 'validating-webhook', 'validating-webhook-certificate',
-    'validating-webhook-key', 'disable-full-test', 'status-port', 'stream-port', 'internal-logger-address',
-    'profiler-port', 'profiler-address', 'status-update-interval', 'shutdown-grace-period',
-    'post-shutdown-grace-period', 'deep-inspect', 'dynamic-configuration-retries', 'disable-sync-events',
-    'enable-topology-aware-routing', 'maxmind-mirror', 'maxmind-license-key', 'maxmind-edition-ids',
-    'maxmind-retries-count', 'maxmind-retries-timeout',
-  ];
-  assert.is(ingressNginx.length, 72);
-  const ours = new Set(CONTROLLER_FLAGS.filter((f) => !f.ours).map((f) => f.name));
-  const refusedNames = new Set(Object.keys(REFUSED_INGRESS_NGINX_FLAGS));
-  for (const name of ingressNginx) {
-    assert.ok(ours.has(name) !== refusedNames.has(name), `--${name}: exactly one of supported/refused`);
-    const r = parseControllerFlags([`--${name}=1`]);
-    if (refusedNames.has(name)) {
-      assert.not.ok(r.ok);
-      if (!r.ok) assert.match(r.error, 'ingress-nginx flag');
-    }
+// The 72 flags of ingress-nginx's pkg/flags/flags.go (v1.15.1).
+const INGRESS_NGINX_FLAGS = [
+  'apiserver-host', 'certificate-authority', 'kubeconfig', 'default-backend-service', 'ingress-class',
+  'controller-class', 'watch-ingress-without-class', 'ingress-class-by-name', 'configmap', 'publish-service',
+  'tcp-services-configmap', 'udp-services-configmap', 'sync-period', 'watch-namespace', 'watch-namespace-selector',
+  'profiling', 'default-ssl-certificate', 'health-check-path', 'health-check-timeout', 'update-status',
+  'election-id', 'election-ttl', 'update-status-on-shutdown', 'report-node-internal-ip-address', 'version',
+  'enable-ssl-passthrough', 'disable-leader-election', 'disable-svc-external-name', 'annotations-prefix',
+  'enable-annotation-validation', 'enable-ssl-chain-completion', 'sync-rate-limit', 'publish-status-address',
+  'enable-metrics', 'metrics-per-host', 'metrics-per-undefined-host', 'report-status-classes', 'time-buckets',
+  'length-buckets', 'size-buckets', 'bucket-factor', 'max-buckets', 'exclude-socket-metrics',
+  'monitor-max-batch-size', 'http-port', 'https-port', 'ssl-passthrough-proxy-port', 'default-server-port',
+  'healthz-port', 'healthz-host', 'disable-catch-all', 'validating-webhook', 'validating-webhook-certificate',
+  'validating-webhook-key', 'disable-full-test', 'status-port', 'stream-port', 'internal-logger-address',
+  'profiler-port', 'profiler-address', 'status-update-interval', 'shutdown-grace-period',
+  'post-shutdown-grace-period', 'deep-inspect', 'dynamic-configuration-retries', 'disable-sync-events',
+  'enable-topology-aware-routing', 'maxmind-mirror', 'maxmind-license-key', 'maxmind-edition-ids',
+  'maxmind-retries-count', 'maxmind-retries-timeout',
+];
+// klog v2.140's InitFlags, which ingress-nginx adds to its flag set.
+const KLOG_FLAGS = [
+  'log_dir', 'log_file', 'log_file_max_size', 'logtostderr', 'alsologtostderr', 'legacy_stderr_threshold_behavior', 'v',
+  'add_dir_header', 'skip_headers', 'one_output', 'skip_log_headers', 'stderrthreshold', 'alsologtostderrthreshold',
+  'vmodule', 'log_backtrace_at',
+];
+/** A value of each flag's type that ingress-nginx's own binary would take. */
+const SAMPLE: Record<string, string> = { string: 'x', bool: 'false', int: '3', duration: '10s', float: '0.5', seconds: '12', floats: '1,2', strings: 'a,b' };
+
+test('every ingress-nginx and klog flag is accepted: with an effect, or with one warning naming what applies instead', () => {
+  assert.is(INGRESS_NGINX_FLAGS.length, 72);
+  const effective = new Set(CONTROLLER_FLAGS.filter((f) => !f.ours).map((f) => f.name));
+  const inert = new Map(INERT_FLAGS.map((f) => [f.name, f]));
+  for (const name of [...INGRESS_NGINX_FLAGS, ...KLOG_FLAGS]) {
+    assert.ok(effective.has(name) !== inert.has(name), `--${name}: exactly one of with effect / without`);
+    const type = CONTROLLER_FLAGS.find((f) => f.name === name)?.type ?? inert.get(name)!.type;
+    const value = name === 'validating-webhook' ? ':8443' : name.endsWith('configmap') || name.endsWith('-service') || name === 'default-ssl-certificate' ? 'ns/x'
+      : name === 'https-port' || name.endsWith('-port') ? '8080' : SAMPLE[type]!;
+    const extra = name === 'validating-webhook' ? ['--validating-webhook-certificate=/c', '--validating-webhook-key=/k'] : [];
+    const r = parseControllerFlags([`--${name}=${value}`, ...extra]);
+    assert.ok(r.ok, `--${name}=${value}: ${r.ok ? '' : r.error}`);
+    if (!r.ok) continue;
+    const mentions = r.warnings.filter((w) => w.startsWith(`--${name}=`));
+    if (inert.has(name)) {
+      assert.is(mentions.length, 1, `--${name}: one warning`);
+      assert.ok(mentions[0]!.includes(inert.get(name)!.instead), `--${name}: the warning says what applies instead`);
+    } else assert.is(mentions.length, 0, `--${name} has an effect: no warning`);
   }
-  // Nothing marked as ingress-nginx's is invented.
-  for (const name of ours) assert.ok(ingressNginx.includes(name), `--${name} is not an ingress-nginx flag`);
-  for (const name of refusedNames) assert.ok(ingressNginx.includes(name), `--${name} is not an ingress-nginx flag`);
+  // Nothing marked as ingress-nginx's or klog's is invented.
+  for (const name of effective) assert.ok(INGRESS_NGINX_FLAGS.includes(name), `--${name} is not an ingress-nginx flag`);
+  for (const f of INERT_FLAGS) assert.ok((f.from === 'klog' ? KLOG_FLAGS : INGRESS_NGINX_FLAGS).includes(f.name), `--${f.name} is not a ${f.from} flag`);
+});
+
+test('an ingress-nginx Deployment\'s args start the controller as they are: the program name, pflag spellings, klog\'s -v', () => {
+  const r = parseControllerFlags(['/nginx-ingress-controller', '--publish-service=ingress-nginx/ingress-nginx-controller',
+    '--election-id=ingress-nginx-leader', '--v=2', '--logtostderr', '-v', '3', '--enable-metrics=true', '--', 'trailing']);
+  assert.ok(r.ok, r.ok ? '' : r.error);
+  if (!r.ok) return;
+  assert.is(r.options.electionId, 'ingress-nginx-leader');
+  assert.is(r.options.enableMetrics, true);
+  assert.is(r.options.logLevel, 'debug', 'the last --v (3) picks debug');
+  assert.is(r.warnings.filter((w) => w.startsWith('--v=')).length, 1, 'one warning per flag, however often given');
+  assert.ok(r.warnings.some((w) => w.includes('positional argument "trailing" ignored')));
+  assert.not.ok(r.warnings.some((w) => w.includes('/nginx-ingress-controller')), 'the program\'s own path is expected, not warned about');
+  for (const [argv, level] of [[['-v=5'], 'trace'], [['-v2'], 'info'], [['--v=4'], 'debug'], [['--v=9', '--log-level=warn'], 'warn']] as const) {
+    const p = parseControllerFlags([...argv]);
+    assert.ok(p.ok && p.options.logLevel === level, `${argv.join(' ')} → ${level}`);
+  }
+});
+
+test('flags whose value has an effect: --healthz-host, --certificate-authority, --version; --bucket-factor above 1 warns', () => {
+  const o = parsed(['--healthz-host=127.0.0.1', '--apiserver-host=https://10.0.0.1', '--certificate-authority=/ca.crt', '--version']);
+  assert.is(o.healthzHost, '127.0.0.1');
+  assert.is(o.certificateAuthority, '/ca.crt');
+  assert.is(o.version, true);
+  const r = parseControllerFlags(['--bucket-factor=1.1']);
+  assert.ok(r.ok && r.warnings.some((w) => /native histograms.*classic buckets/.test(w)));
 });
 
 test('a too low status interval is raised to 5 s with a warning, as ingress-nginx does', () => {
@@ -213,11 +253,11 @@ test('help documents every flag with its default', () => {
   assert.match(help, /--ingress-class string\n.*\(default "nginx"\)/);
 });
 
-test('docs/controller.md shows the flag tables generated from the code', () => {
-  const doc = readFileSync(new URL('../../../docs/controller.md', import.meta.url), 'utf8');
+test('docs/flags.md shows the flag tables generated from the code', () => {
+  const doc = readFileSync(new URL('../../../docs/flags.md', import.meta.url), 'utf8');
   const between = (name: string) => doc.split(`<!-- ${name}:begin -->\n`)[1]?.split(`<!-- ${name}:end -->`)[0];
   assert.is(between('flags'), controllerFlagsMarkdown());
-  assert.is(between('refused'), refusedFlagsMarkdown());
+  assert.is(between('inert'), inertFlagsMarkdown());
 });
 
 test('tenant isolation flags: node-local upstreams refused and host ownership off unless asked for', () => {

@@ -119,8 +119,14 @@ export interface ServerBlock {
 export interface AuxiliaryFile {
   path: string;
   content: string;
-  /** File mode; 0644 when absent (0600 for private keys). */
+  /** File mode; 0644 when absent (0600 for what comes from a Secret's private values). */
   mode?: number;
+  /**
+   * NGINX's workers read it per request (an htpasswd file), not its master at load: a 0600 file is
+   * then given to the workers' user when the controller runs as root (a root master's workers are
+   * another user).
+   */
+  readByWorkers?: true;
   /** How `content` becomes bytes: UTF-8 when absent, `latin1` for binary content (one byte per character). */
   encoding?: 'latin1';
 }

@@ -14,14 +14,18 @@ export const ADDRESS_CLASSES: readonly AddressClass[] = ['loopback', 'unspecifie
  * lists the source of each). They are the class `metadata` even inside link-local, so that
  * allowing link-local (a node-local DNS cache on 169.254.20.10) does not open them.
  */
-const METADATA_IPV4: ReadonlySet<string> = new Set([
+const METADATA_IPV4: ReadonlySet<number> = new Set([
   '169.254.169.254', // AWS, GCP, Azure, Oracle Cloud, DigitalOcean, OpenStack, Hetzner, Huawei
   '169.254.170.2', // AWS ECS task metadata and credentials
   '169.254.0.23', // Tencent Cloud (metadata.tencentyun.com)
   '100.100.100.200', // Alibaba Cloud
   '168.63.129.16', // Azure WireServer (guest agent configuration)
   '192.0.0.192', // Oracle Cloud Classic
-]);
+].map((a) => ipv4Number(a.split('.').map(Number))));
+function ipv4Number(b: readonly number[]): number {
+  return ((b[0]! * 256 + b[1]!) * 256 + b[2]!) * 256 + b[3]!;
+}
+
 const METADATA_IPV6: ReadonlySet<string> = new Set([
   'fd00:ec2::254', // AWS (Nitro instances over IPv6)
   'fe80::a9fe:a9fe', // OpenStack over IPv6
@@ -113,7 +117,7 @@ function parseIPv6(s: string): number[] | null {
 }
 
 function ipv4Class(b: readonly number[]): AddressClass | null {
-  if (METADATA_IPV4.has(b.join('.'))) return 'metadata';
+  if (METADATA_IPV4.has(ipv4Number(b))) return 'metadata';
   if (b[0] === 127) return 'loopback';
   if (b[0] === 0) return 'unspecified';
   if (b[0] === 169 && b[1] === 254) return 'link-local';

@@ -36,6 +36,8 @@ export interface Shared {
  * whole standard set again, with these lines before it and these values in it.
  */
 export interface HeaderPart {
+  /** Directives that fill variables the lines or values use (printed as they are, before the lines). */
+  readonly setup?: string;
   readonly lines?: readonly string[];
   /** The standard set's Host value. */
   readonly host?: string;

@@ -32,16 +32,33 @@ function pumped(attack: NonNullable<Extract<Diagnostics, { status: 'vulnerable' 
   return attack.pumps.map((p) => p.prefix + p.pump.repeat(times)).join('') + attack.suffix;
 }
 
+/**
+ * The pattern in the syntax recheck reads (JavaScript's), for PCRE2-only forms whose cost is at
+ * most that of what they become: a possessive quantifier (`a++`) or an atomic group (`(?>…)`)
+ * backtracks less than the greedy one, and a leading `(?i)` is the `i` flag. null: nothing to change.
+ */
+function readableForm(pattern: string, caseless: boolean): { source: string; caseless: boolean } | null {
+  let source = pattern.replace(/([*+?}])\+/g, '$1').replace(/\(\?>/g, '(?:');
+  let i = caseless;
+  if (/^\^?\(\?i\)/.test(source)) { source = source.replace('(?i)', ''); i = true; }
+  return source === pattern && i === caseless ? null : { source, caseless: i };
+}
+
 function judge(pattern: string, caseless: boolean): RegexCostProblem | null {
   // Deterministic: no time limit (recheck's own size limits bound it), a fixed seed for fuzzing.
-  const d = checkSync(pattern, caseless ? 'i' : '', { timeout: null, randomSeed: 1 });
+  const check = (source: string, i: boolean) => checkSync(source, i ? 'i' : '', { timeout: null, randomSeed: 1 });
+  let d = check(pattern, caseless);
+  // A PCRE2-only form recheck cannot read is judged as a costlier one it can; then only PCRE2
+  // running the attack on the pattern itself may refuse it.
+  const readable = d.status === 'unknown' && d.error.kind === 'invalid' ? readableForm(pattern, caseless) : null;
+  if (readable) d = check(readable.source, readable.caseless);
   if (d.status === 'safe') return null;
   if (d.status === 'unknown') {
     return { reason: `cannot be shown to match in bounded time (recheck: ${d.error.kind === 'invalid' || d.error.kind === 'unsupported' ? `${d.error.kind}: ${d.error.message}` : d.error.kind})` };
   }
   const attack = pumped(d.attack, ATTACK_LENGTH);
   const within = nginxCompat().pcreWithinLimit(pattern, caseless, attack, MATCH_STEPS);
-  if (within === true && d.complexity.type === 'polynomial') return null;
+  if (within === true && (readable !== null || d.complexity.type === 'polynomial')) return null;
   return {
     reason: `can backtrack catastrophically (${d.complexity.summary}): a ${attack.length}-byte request takes PCRE2 more than ${MATCH_STEPS} steps`,
     attack,

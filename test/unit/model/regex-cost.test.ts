@@ -22,8 +22,11 @@ test('exponential and steep polynomial patterns are refused, with an attack that
   }
 });
 
-test('a pattern the checker cannot read is refused, saying why', () => {
-  const problem = regexCostProblem('^/a++(?i)b*', true);
+test('PCRE2-only forms are judged as the costlier forms recheck reads; what it cannot read at all is refused, saying why', () => {
+  for (const p of ['^/a++', '^/(?>a+)b', '^(?i)/a*b', '^/x*+y']) assert.is(regexCostProblem(p, true), null, p);
+  // A possessive quantifier cannot save a pattern whose other part backtracks.
+  assert.ok(regexCostProblem('^/b++(a|aa)+$', true), 'the (a|aa)+ part still refuses it');
+  const problem = regexCostProblem('^/(a(?1)?b)', true);
   assert.ok(problem);
   assert.match(problem!.reason, /cannot be shown to match in bounded time \(recheck: invalid/);
 });

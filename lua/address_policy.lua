@@ -129,14 +129,18 @@ end
 
 -- Cloud metadata and platform services (the model's list, src/model/address-policy.ts, where
 -- each is named; docs/security.md gives the sources): the class "metadata", even inside link-local.
-local METADATA_IPV4 = {
-  ["169.254.169.254"] = true, ["169.254.170.2"] = true, ["169.254.0.23"] = true,
-  ["100.100.100.200"] = true, ["168.63.129.16"] = true, ["192.0.0.192"] = true,
-}
+local function ipv4_number(b)
+  return ((b[1] * 256 + b[2]) * 256 + b[3]) * 256 + b[4]
+end
+-- Keyed by the address as a number: judging an endpoint allocates no string.
+local METADATA_IPV4 = {}
+for _, b in ipairs({ { 169, 254, 169, 254 }, { 169, 254, 170, 2 }, { 169, 254, 0, 23 }, { 100, 100, 100, 200 }, { 168, 63, 129, 16 }, { 192, 0, 0, 192 } }) do
+  METADATA_IPV4[ipv4_number(b)] = true
+end
 local METADATA_IPV6 = {} -- concat(words, ":") → true, filled below from the addresses' spellings
 
 local function ipv4_class(b)
-  if METADATA_IPV4[b[1] .. "." .. b[2] .. "." .. b[3] .. "." .. b[4]] then return "metadata" end
+  if METADATA_IPV4[ipv4_number(b)] then return "metadata" end
   if b[1] == 127 then return "loopback" end
   if b[1] == 0 then return "unspecified" end
   if b[1] == 169 and b[2] == 254 then return "link-local" end

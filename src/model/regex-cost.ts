@@ -6,8 +6,13 @@
 // is linear and, if not, an attack string; the attack, pumped to the longest request line NGINX
 // reads by default, is then run through the PCRE2 NGINX links (src/model/native.ts), and the
 // pattern is refused when it needs more than MATCH_STEPS steps. The verdict is cached per pattern.
-import { checkSync, type Diagnostics } from 'recheck';
+import { createRequire } from 'node:module';
+import type { Diagnostics, checkSync as CheckSync } from 'recheck';
 import { nginxCompat } from './native.js';
+
+// recheck takes ~0.5 s to load: only a process that meets a pattern worth analysing pays it.
+let recheck: typeof CheckSync | undefined;
+const checkSync: typeof CheckSync = (...args) => (recheck ??= (createRequire(import.meta.url)('recheck') as { checkSync: typeof CheckSync }).checkSync)(...args);
 
 /** Backtracking steps one match may take (the Lua router stops at 1,000,000: lua/pcre2.lua). */
 export const MATCH_STEPS = 100_000;

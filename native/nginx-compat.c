@@ -82,6 +82,48 @@ static napi_value pcre_compile_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * pcreWithinLimit(pattern, caseless, subject, limit) → true when PCRE2 (interpreted, as NGINX
+ * runs a location's regex without pcre_jit) matches or fails to match `subject` within `limit`
+ * backtracking steps, false when it gives up (match, depth or heap limit), null when the pattern
+ * does not compile.
+ */
+static napi_value pcre_within_limit_js(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  size_t plen, slen;
+  char *pattern = string_arg(env, argv[0], &plen);
+  if (pattern == NULL) return NULL;
+  char *subject = string_arg(env, argv[2], &slen);
+  if (subject == NULL) { free(pattern); return NULL; }
+  bool caseless = false;
+  napi_get_value_bool(env, argv[1], &caseless);
+  double limit = 0;
+  napi_get_value_double(env, argv[3], &limit);
+
+  int errcode;
+  PCRE2_SIZE erroff;
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR) pattern, plen, caseless ? PCRE2_CASELESS : 0, &errcode, &erroff, NULL);
+  free(pattern);
+  if (re == NULL) {
+    free(subject);
+    CHECK(napi_get_null(env, &result));
+    return result;
+  }
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  pcre2_match_context *mc = pcre2_match_context_create(NULL);
+  pcre2_set_match_limit(mc, (uint32_t) limit);
+  int rc = pcre2_match(re, (PCRE2_SPTR) subject, slen, 0, PCRE2_NO_JIT, md, mc);
+  pcre2_match_context_free(mc);
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  free(subject);
+  bool within = !(rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT);
+  CHECK(napi_get_boolean(env, within, &result));
+  return result;
+}
+
 /* The few libssl/libcrypto functions used, resolved once from the system library. */
 static struct {
   int loaded; /* 0 not tried, 1 ok, -1 failed */
@@ -215,6 +257,8 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "pcreCompile", NAPI_AUTO_LENGTH, pcre_compile_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "pcreCompile", fn));
+  CHECK(napi_create_function(env, "pcreWithinLimit", NAPI_AUTO_LENGTH, pcre_within_limit_js, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "pcreWithinLimit", fn));
   CHECK(napi_create_function(env, "opensslAccepts", NAPI_AUTO_LENGTH, openssl_accepts_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "opensslAccepts", fn));
   CHECK(napi_create_function(env, "opensslLoads", NAPI_AUTO_LENGTH, openssl_loads_js, NULL, &fn));

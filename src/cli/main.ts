@@ -55,7 +55,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--record <file>', 'record every event and task to an NDJSON log')
     .option('--record-secrets', 'keep Secret data in the recording', false)
     .option('--trace [file]', 'trace every event through the pipeline (Chrome trace-event JSON)')
-    .option('--allow-upstream-addresses <classes>', 'node-local upstream addresses allowed (loopback, unspecified, link-local; empty: none); the controller\'s own ports never', allowedClasses, allowedClasses('loopback'))
+    .option('--allow-upstream-addresses <classes>', 'node-local and metadata upstream addresses allowed (loopback, unspecified, link-local, metadata; empty: none); the controller\'s own ports never', allowedClasses, allowedClasses('loopback'))
     .option('--host-ownership', 'a host belongs to the namespace of its oldest Ingress; other namespaces\' rules for it are refused', false)
     .option('--enable-dynamic-routes [bool]', 'serve the hosts whose Ingresses Lua can apply per request from a route table, without reloads (docs/dynamic-routes.md); =false gives every host a server block', onOff, true)
     .addOption(logLevel())

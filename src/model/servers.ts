@@ -3,6 +3,7 @@
 // placeholder, host-wide regex mode, ingress-nginx's location order and the Prefix split.
 import type { Location, ModelWarning, Server } from './types.js';
 import { checkRegex } from './pcre.js';
+import { describeAttack, regexCostProblem } from './regex-cost.js';
 import type { IngressFragment } from './fragments.js';
 import { regexTakeovers } from './takeovers.js';
 import { hostStaticReason } from './dynamic-routes.js';
@@ -145,7 +146,8 @@ function regexPathProblem(path: string): string | null {
   const r = checkRegex(`^${path}`, { caseless: true });
   if (!r.ok) return `is not a regular expression NGINX accepts (${r.error} at offset ${Math.max(0, r.offset - 1)})`;
   if (r.names.length > 0) return 'has named groups, which NGINX would make variables of the whole configuration (use numbered groups)';
-  return null;
+  const cost = regexCostProblem(`^${path}`, true);
+  return cost === null ? null : `${cost.reason}${cost.attack === undefined ? '' : ` (attack: ${describeAttack(cost.attack)})`}`;
 }
 
 /** Why a host cannot have a www twin: a wildcard, or a twin longer than a DNS name may be. */

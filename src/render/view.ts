@@ -182,13 +182,29 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     + (s.blockUserAgents.length > 0 ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
     + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')
     + spoofedClientGuard(s)
-    + (router === 'hook' ? DYNAMIC_ROUTE_HOOK : '');
+    + (router === 'hook' ? DYNAMIC_ROUTE_HOOK : '')
+    + (needsHostGuard(server, ordered) ? HOST_GUARD : '');
   return {
     names, serverName, listenText,
     luaPhases: OWNS_HEADER_FILTER.some((fn) => fn(bctx)) ? '' : serverLua(host),
     guards, directives, locationsText, extra, after, httpLevel, uses: [...uses], problems,
   };
 }
+
+/**
+ * A server whose names do not bound $host (the default server, NGINX's own `*.` wildcards of
+ * server-alias) lets a request's Host through as it came (`evil.test#.a.test` matches `*.a.test`),
+ * and NGINX names $host in every absolute redirect it builds (a path's trailing slash, a relative
+ * Location): such a server answers a host that is no DNS name or IP literal with 400, before any
+ * location. Dynamic hosts were moved to the router before it (their host is a route's); a default
+ * server with no Ingress location redirects nothing.
+ */
+function needsHostGuard(server: Server, ordered: readonly Location[]): boolean {
+  if (server.hostname === '_') return ordered.some((l) => l.ingress !== null);
+  return server.aliases.some((a) => a.startsWith('*'));
+}
+
+const HOST_GUARD = '        if ($host !~ "^([a-z0-9_.-]+|\\[[0-9a-f:.]+\\])$") {\n            return 400;\n        }\n';
 
 // No log_by_lua: the EWMA learns in the header filter (see lua/balancer.lua).
 const serverLua = (host: string) => `        header_filter_by_lua_block {\n            balancer.header_filter()\n            lua_ingress.header(${host})\n        }\n`;

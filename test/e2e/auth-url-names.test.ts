@@ -141,7 +141,7 @@ test('a name resolving to a link-local or a refused node address is never dialle
   }
   assert.is(nodeLocal.seen.length, 0, 'the node-local service was never asked');
   assert.is(app.seen.length, before, 'no request reached the backend');
-  await waitFor(() => /metadata\.evil\.test resolves to 169\.254\.169\.254, which is a link-local address/.test(errorLog()), { what: 'the metadata refusal in the error log' });
+  await waitFor(() => /metadata\.evil\.test resolves to 169\.254\.169\.254, which is a metadata address/.test(errorLog()), { what: 'the metadata refusal in the error log' });
   await waitFor(() => /node\.evil\.test resolves to 127\.0\.0\.1, which is one of the controller's own ports/.test(errorLog()), { what: 'the node refusal in the error log' });
   // A name that does not resolve is an error too, not an open door.
   assert.is((await get('/nxdomain/x', { authorization: 'Bearer ok' })).status, 500);
@@ -161,7 +161,7 @@ test("an auth-url of `http://$host:…` dials the request's host under the polic
     assert.is((await self(host)).status, 500, host);
   }
   assert.is(calls('/self').length, before, 'no refused Host reached any service');
-  await waitFor(() => /169\.254\.169\.254 is a link-local address/.test(errorLog()), { what: 'the refused Host in the error log' });
+  await waitFor(() => /169\.254\.169\.254 is a metadata address/.test(errorLog()), { what: 'the refused Host in the error log' });
 });
 
 test.run();

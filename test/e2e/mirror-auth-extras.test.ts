@@ -239,7 +239,7 @@ test('mirror-target with $host: the address policy judges the client\'s Host per
   const metadata = await ctl.request('169.254.169.254', '/latest/meta-data/');
   assert.is(metadata.status, 200);
   assert.is(metadata.backend, 'main');
-  await waitFor(() => /copy not sent: 169\.254\.169\.254 is a link-local address/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the refusal in the error log' });
+  await waitFor(() => /copy not sent: 169\.254\.169\.254 is a metadata address/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the refusal in the error log' });
   assert.not.ok(mirror.seen.some((s) => s.url.includes('meta-data')));
 });
 

@@ -8,6 +8,7 @@ import { AUTH_HOST_VARIABLE, type AuthKeepalive, type ExternalAuthConfig } from 
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
+import { escapedValue } from '../header-values.js';
 import { I, NONE, directives } from './layout.js';
 import { modsecurityOff } from './modsecurity.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
@@ -25,7 +26,7 @@ const authLocationName = (c: LocationContext): string => `/_external-auth ${c.id
 const keepaliveUpstreamName = (c: LocationContext): string => `auth_keepalive_${c.id()}`;
 
 /** Headers the auth location frames its request with; a ConfigMap header of the same name replaces the line. */
-function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string): Array<[string, string]> {
+function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string, requestRedirect: string): Array<[string, string]> {
   return [
     ['Content-Length', '""'],
     ['X-Forwarded-Proto', '""'],
@@ -37,7 +38,7 @@ function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string): Array<
     ['X-Sent-From', '"nginx-ingress-controller"'],
     ['X-Real-IP', '$remote_addr'],
     ['X-Forwarded-For', '$full_x_forwarded_for'],
-    ['X-Auth-Request-Redirect', ea.requestRedirect ? f.quoteWithVariables(ea.requestRedirect, 'auth-request-redirect') : '$request_uri'],
+    ['X-Auth-Request-Redirect', requestRedirect],
     ['Host', hostHeader],
   ];
 }
@@ -52,17 +53,27 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
   else if (upstream) hostHeader = f.quoteLiteral(new URL(ea.url).host, 'auth-url');
   if (ea.method && !/^[A-Z]{1,20}$/.test(ea.method)) throw new RenderError('auth-method', `not an HTTP method: ${JSON.stringify(ea.method.slice(0, 50))}`);
   const own = new Set(Object.keys(ea.proxySetHeaders).map((h) => h.toLowerCase()));
+  // Values with a variable a client fills ($uri, a header) are escaped before they reach the auth request (../header-values.ts).
+  let setup = '';
+  const escaped = (quoted: string, variable: string, place: 'header' | 'url'): string => {
+    const e = escapedValue(quoted, variable, place);
+    setup += e.setup;
+    return e.value;
+  };
+  const requestRedirect = ea.requestRedirect ? escaped(f.quoteWithVariables(ea.requestRedirect, 'auth-request-redirect'), 'auth_request_redirect', 'header') : '$request_uri';
+  const ownHeaders = Object.entries(ea.proxySetHeaders).map(([h, v], i) => `proxy_set_header ${f.headerName(h, 'auth-proxy-set-headers')} ${escaped(f.quoteWithVariables(v, `auth-proxy-set-headers[${h}]`), `auth_header_${i}`, 'header')}`);
+  const targetValue = escapedValue(upstream ? keepaliveTarget(ea.url, upstream) : target, 'target', 'url');
   const b: string[] = [
     'internal',
     // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
     ...(settings.enableAuthAccessLog ? [] : ['access_log off']),
     ...modsecurityOff(settings),
     'proxy_pass_request_body off',
-    ...standardAuthHeaders(ea, hostHeader).filter(([h]) => !own.has(h.toLowerCase())).flatMap(([h, v]) => [
+    ...standardAuthHeaders(ea, hostHeader, requestRedirect).filter(([h]) => !own.has(h.toLowerCase())).flatMap(([h, v]) => [
       ...(h === 'X-Original-URI' && ea.method ? [`proxy_method ${ea.method}`] : []),
       `proxy_set_header ${h} ${v}`,
     ]),
-    ...Object.entries(ea.proxySetHeaders).map(([h, v]) => `proxy_set_header ${f.headerName(h, 'auth-proxy-set-headers')} ${f.quoteWithVariables(v, `auth-proxy-set-headers[${h}]`)}`),
+    ...ownHeaders,
     'proxy_http_version 1.1',
     'proxy_pass_request_headers on',
   ];
@@ -82,11 +93,11 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
     }
   }
   const snippet = ea.snippet === '' ? '' : `${I}# auth-snippet\n${I}${f.snippet(ea.snippet, 'auth-snippet').split('\n        ').join(`\n${I}`)}\n`;
-  b.push(`set $target ${upstream ? keepaliveTarget(ea.url, upstream) : target}`);
+  const setTarget = targetValue.setup || directives([`set $target ${targetValue.value}`]);
   // proxy_pass with variables parses its URL per request, and `http://unix:/path:` names a
   // socket: whatever a variable holds, the subrequest never goes there.
   const guard = hostVariable ? `${I}if ($target ~* "^https?://unix:") {\n${I}    return 500;\n${I}}\n` : '';
-  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${snippet}${guard}${I}proxy_pass $target;\n        }\n`;
+  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${setup}${snippet}${setTarget}${guard}${I}proxy_pass $target;\n        }\n`;
 }
 
 /** The auth URL with its host and port replaced by the kept-alive upstream's name (NGINX finds the upstream by that name). */
@@ -112,12 +123,17 @@ function responseHeaders(ea: ExternalAuthConfig): Array<{ var: string; upstreamV
   });
 }
 
-function signin(ea: ExternalAuthConfig): string {
-  if (!ea.signin) return '';
+/**
+ * Where a 401 sends the client: auth-signin with `rd=` the request's own URL, naming the validated
+ * host (never the raw Host header) and the escaped URI; a variable a client fills in auth-signin
+ * itself is escaped first (../header-values.ts).
+ */
+function signin(ea: ExternalAuthConfig): { setup: string; value: string } | null {
+  if (!ea.signin) return null;
   const param = ea.signinRedirectParam || 'rd';
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(param)) throw new RenderError('auth-signin-redirect-param', 'invalid parameter name');
-  const withRd = /[?&]rd=/.test(ea.signin) ? ea.signin : `${ea.signin}${ea.signin.includes('?') ? '&' : '?'}${param}=$pass_access_scheme://$http_host$escaped_request_uri`;
-  return f.url(withRd, 'auth-signin');
+  const withRd = /[?&]rd=/.test(ea.signin) ? ea.signin : `${ea.signin}${ea.signin.includes('?') ? '&' : '?'}${param}=$pass_access_scheme://$redirect_http_host$escaped_request_uri`;
+  return escapedValue(f.redirectUrl(withRd, 'auth-signin'), 'auth_signin', 'header');
 }
 
 /** The Lua subrequest to a tenant's auth service, filling the variables auth_request_set fills otherwise. */
@@ -142,7 +158,7 @@ function access(c: LocationContext, ea: ExternalAuthConfig): string {
   }
   let out = (ea.keepalive ? keepaliveAccess(c, ea, ea.keepalive) : '') + directives(d);
   const url = signin(ea);
-  if (url) out += `${I}set_by_lua_block $escaped_request_uri {\n${I}    return ngx.escape_uri(ngx.var.request_uri)\n${I}}\n${I}error_page 401 = ${url};\n`;
+  if (url) out += `${I}set_by_lua_block $escaped_request_uri {\n${I}    return ngx.escape_uri(ngx.var.request_uri)\n${I}}\n${url.setup}${I}error_page 401 = ${url.value};\n`;
   return out;
 }
 

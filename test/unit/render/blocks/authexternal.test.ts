@@ -18,7 +18,7 @@ test('auth_request and the copied headers in the access slot, the auth location 
   assert.ok(name, view.locationsText);
   inOrder(view.locationsText, 'rewrite_by_lua_block', `auth_request "${name}";`, 'auth_request_set $auth_cookie $upstream_http_set_cookie;',
     'add_header Set-Cookie $auth_cookie;', 'auth_request_set $authHeader0 $upstream_http_x_user;', 'proxy_set_header X-User $authHeader0;',
-    'error_page 401 = "https://login.example.com/start?rd=$pass_access_scheme://$http_host$escaped_request_uri";',
+    'error_page 401 = "https://login.example.com/start?rd=$pass_access_scheme://$redirect_http_host$escaped_request_uri";',
     'proxy_set_header Host $best_http_host;', 'proxy_pass');
   inOrder(view.extra, `location = "${name}" {`, 'internal;', 'access_log off;', 'proxy_set_header Host auth.example.com;', 'set $target "http://auth.example.com/check";', 'proxy_pass $target;');
   assert.equal(view.uses, []);
@@ -47,8 +47,20 @@ test('auth-proxy-set-headers replace the standard line of the same name; auth-re
   } });
   assert.match(view.locationsText, 'add_header Set-Cookie $auth_cookie always;');
   assert.not.match(view.extra, 'proxy_set_header X-Real-IP $remote_addr;');
-  inOrder(view.extra, 'proxy_set_header X-Auth-Request-Redirect "/landing";', 'proxy_set_header X-Real-IP "$http_x_client";', 'proxy_set_header X-Team "blue";',
+  // A header a client fills may carry control bytes: escaped by Lua before it is sent; a literal is printed as it is.
+  inOrder(view.extra, 'proxy_set_header X-Auth-Request-Redirect "/landing";', 'proxy_set_header X-Real-IP $auth_header_0;', 'proxy_set_header X-Team "blue";',
+    'set $auth_header_0 "$http_x_client";', 'set_by_lua_block $auth_header_0 {', 'return require("util").header_value(ngx.var.auth_header_0)',
     '# auth-snippet', 'proxy_set_header X-Snip on;', 'proxy_pass $target;');
+});
+
+test('values with variables a client fills are escaped before they reach a header or the auth request line', () => {
+  const view = renderLocation({ externalAuth: { ...EA, url: 'http://auth.example.com/check$uri', signin: 'https://login.example.com/start?rd=$scheme://$http_host$uri', requestRedirect: '$uri' } });
+  inOrder(view.extra, 'proxy_set_header X-Auth-Request-Redirect $auth_request_redirect;', 'set $auth_request_redirect "$uri";',
+    'return require("util").header_value(ngx.var.auth_request_redirect)', 'set $target "http://auth.example.com/check$uri";',
+    'set_by_lua_block $target {', 'return require("util").url_value(ngx.var.target)', 'proxy_pass $target;');
+  // The signin URL names the validated host, and its $uri is escaped.
+  inOrder(view.locationsText, 'set $auth_signin "https://login.example.com/start?rd=$scheme://${redirect_http_host}$uri";',
+    'return require("util").header_value(ngx.var.auth_signin)', 'error_page 401 = $auth_signin;');
 });
 
 test('auth-keepalive: a Lua subrequest in the access slot and an upstream per location at http level that keeps connections', () => {

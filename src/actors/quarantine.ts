@@ -11,6 +11,7 @@ import type { Configuration, IngressRef, Server } from '../model/types.js';
 import type { StoreReader } from '../store/types.js';
 import type { Ingress } from '../store/kube-types.js';
 import { ingressesOf, type RenderedChunks } from '../render/engine.js';
+import { overConfBudgets, type Budgets } from '../model/budgets.js';
 
 /** What the reload actor knows of a configuration NGINX refused. */
 export interface Refusal {
@@ -34,6 +35,11 @@ export interface Narrower {
   applied(config: Configuration): void;
   /** What NGINX's error points at, in the model's words (for an error nothing could be set aside for). */
   explain(refusal: Refusal): string;
+  /**
+   * Sets aside the Ingresses whose locations pass the nginx.conf budgets in `rendered` and
+   * returns the configuration without them, or null when none does (src/model/budgets.ts).
+   */
+  overBudget(rendered: RenderedChunks): Configuration | null;
 }
 
 export interface NarrowerDeps {
@@ -46,6 +52,8 @@ export interface NarrowerDeps {
   logger: Logger;
   /** Most `nginx -t` runs of probes per narrowing (default 48). */
   maxProbes?: number;
+  /** The budgets of nginx.conf's size; none when absent. */
+  budgets?: Budgets;
 }
 
 /** Where `nginx -t` says the error is. */
@@ -152,6 +160,20 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
     applied(config) {
       appliedServers = new WeakSet(config.servers);
       quarantine.accepted(quarantine.view(store));
+    },
+    overBudget(rendered) {
+      const b = deps.budgets;
+      if (!b) return null;
+      // No Ingress can take more than the whole text: a small configuration is not counted.
+      const limits = [b.maxBytesPerIngress, b.maxBytesPerNamespace].filter((n) => n > 0);
+      if (limits.length === 0 || rendered.chunks.reduce((n, c) => n + c.length, 0) <= Math.min(...limits)) return null;
+      const over = overConfBudgets(rendered.ingressBytes(), quarantine.view(store).listIngresses().map(ingressKey), b);
+      if (over.length === 0) return null;
+      for (const o of over) {
+        quarantine.addIngress(store, o.key, o.reason, o.scope);
+        logger.warn({ ingress: o.key, reason: o.reason, scope: o.scope }, `Ingress ${o.key} set aside: ${o.reason}`);
+      }
+      return rebuild();
     },
   };
 }

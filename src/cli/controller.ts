@@ -11,7 +11,7 @@ import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
-import { controllerHelp, parseControllerFlags, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
+import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
 import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
@@ -111,6 +111,7 @@ export async function runController(argv: string[]): Promise<number> {
       allowUpstreamAddresses,
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
+      budgets: toBudgets(o),
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,
       hooks: obs.hooks,
@@ -170,11 +171,12 @@ export async function runController(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** A Warning Event (reason Quarantined) on each Ingress NGINX refuses, repeated while it stays so (the recorder aggregates). */
+/** A Warning Event (reason Quarantined) on each Ingress NGINX refuses or a budget sets aside, repeated while it stays so (the recorder aggregates). */
 function reportQuarantined(entries: SyncResult['quarantined'], store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>): void {
   for (const e of entries) {
     const ing = e.kind === 'Ingress' ? store.getIngress(e.key) : undefined;
-    if (ing) recordInvalidIngress(events, ing, `quarantined: NGINX refuses it (${e.reason}); the other Ingresses are applied without it`, 'Quarantined');
+    const why = e.budget ? e.reason : `NGINX refuses it (${e.reason})`;
+    if (ing) recordInvalidIngress(events, ing, `quarantined: ${why}; the other Ingresses are applied without it`, 'Quarantined');
   }
 }
 

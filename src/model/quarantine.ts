@@ -1,11 +1,13 @@
 // Quarantine: the objects NGINX refused (an Ingress whose server or location fails `nginx -t`,
-// a ConfigMap whose settings do), set aside so that everything else applies. The model is built
-// from a view of the store without them. An object leaves quarantine when it changes, or when
-// what surrounds it changes (the template, the main ConfigMap, an Ingress of one of its hosts, a
-// Secret it names), so that it is tried again: if NGINX still refuses it, it comes back.
+// a ConfigMap whose settings do), and the Ingresses over a budget (./budgets.ts), set aside so
+// that everything else applies. The model is built from a view of the store without them. An
+// object leaves quarantine when it changes, or when what surrounds it changes (the template, the
+// main ConfigMap, an Ingress of one of its hosts, a Secret it names; for a budget, what its
+// scope says), so that it is tried again: if it is still refused, it comes back.
 import type { ConfigMap, Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
 import type { ResourceKind } from '../store/events.js';
+import type { BudgetScope } from './budgets.js';
 
 export interface QuarantineEntry {
   kind: 'Ingress' | 'ConfigMap';
@@ -15,6 +17,8 @@ export interface QuarantineEntry {
   reason: string;
   /** When it was set aside (ms since the epoch). */
   since: number;
+  /** Set when a budget set it aside rather than NGINX: what lets it go (./budgets.ts). */
+  budget?: BudgetScope;
 }
 
 /** What the sync knows changed: source events, and whether tasks or dropped events blur it. */
@@ -31,11 +35,13 @@ interface Held<T> {
   hosts: Set<string>;
 }
 
+const namespaceOf = (key: string) => key.slice(0, key.indexOf('/'));
+
 export interface Quarantine {
   /** Lets go of what the changes may have fixed; returns the keys released. */
   release(store: StoreReader, changes: QuarantineChanges): string[];
-  /** Sets an Ingress aside (as it is in the store now). */
-  addIngress(store: StoreReader, key: string, reason: string): void;
+  /** Sets an Ingress aside (as it is in the store now); `budget` when a budget does, not NGINX. */
+  addIngress(store: StoreReader, key: string, reason: string, budget?: BudgetScope): void;
   /** Sets the main ConfigMap aside: its last accepted version (or defaults) is used instead. */
   addConfigMap(store: StoreReader, reason: string): void;
   /** Records that NGINX took a configuration built from `view`: its ConfigMap is the last good one. */
@@ -76,11 +82,20 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
     return false;
   }
 
+  /** A budget's room may have changed: something in the namespace did (or, for `cluster`, any Ingress). */
+  function roomChanged(key: string, scope: BudgetScope, changes: QuarantineChanges): boolean {
+    if (scope === 'object') return false;
+    const ns = namespaceOf(key);
+    return changes.objects.some((c) => (c.kind !== 'Namespace' && c.kind !== 'IngressClass' && c.key.startsWith(`${ns}/`)) || (scope === 'cluster' && c.kind === 'Ingress'));
+  }
+
   return {
     release(store, changes) {
       const released: string[] = [];
       for (const [key, held] of ingresses) {
-        if (changes.everything || !sameIngress(store.getIngress(key), held.object) || changedNearby(store, held, key, changes)) {
+        const budget = held.entry.budget;
+        if (changes.everything || !sameIngress(store.getIngress(key), held.object)
+          || (budget === undefined ? changedNearby(store, held, key, changes) : roomChanged(key, budget, changes))) {
           ingresses.delete(key);
           released.push(`Ingress ${key}`);
         }
@@ -95,9 +110,9 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
       if (released.length > 0) version++;
       return released;
     },
-    addIngress(store, key, reason) {
+    addIngress(store, key, reason, budget) {
       const object = store.getIngress(key);
-      ingresses.set(key, { entry: { kind: 'Ingress', key, reason, since: now() }, object, hosts: hostsOf(object) });
+      ingresses.set(key, { entry: { kind: 'Ingress', key, reason, since: now(), ...(budget ? { budget } : {}) }, object, hosts: hostsOf(object) });
       version++;
     },
     addConfigMap(store, reason) {

@@ -196,7 +196,7 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
     server: { address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey },
     reviewer: {
       annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
-      reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort).ownPorts],
       addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>),
       hostOwnership: o.hostOwnership,
       budgets: toBudgets(o),

@@ -194,7 +194,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
 
   const renderer = createRenderer({ templateDir, logger });
-  const reservedPorts = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port];
+  // A TCP/UDP service may take none of the controller's own ports (the ssl-passthrough proxy's too).
+  const reservedPorts = [...addressPolicy.ownPorts];
   const modelOptions = { annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts, addressPolicy, hostOwnership: opts.hostOwnership, dynamicRoutes: opts.dynamicRoutes };
   const builder = createModelBuilder({ ...modelOptions, logger });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one

@@ -11,7 +11,7 @@ import type { BudgetScope } from './budgets.js';
 
 export interface QuarantineEntry {
   kind: 'Ingress' | 'ConfigMap';
-  /** `namespace/name`. */
+  /** `namespace/name`; for one entry of a TCP/UDP services ConfigMap, `namespace/name:port`. */
   key: string;
   /** What NGINX said, mapped to the object and field where possible. */
   reason: string;
@@ -44,6 +44,8 @@ export interface Quarantine {
   addIngress(store: StoreReader, key: string, reason: string, budget?: BudgetScope): void;
   /** Sets the main ConfigMap aside: its last accepted version (or defaults) is used instead. */
   addConfigMap(store: StoreReader, reason: string): void;
+  /** Sets one entry (`port`) of a TCP/UDP services ConfigMap aside; the others are served. */
+  addServiceEntry(store: StoreReader, configmap: string, port: string, reason: string): void;
   /** Records that NGINX took a configuration built from `view`: its ConfigMap is the last good one. */
   accepted(view: StoreReader): void;
   entries(): QuarantineEntry[];
@@ -59,6 +61,8 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
   const now = opts.now ?? Date.now;
   const ingresses = new Map<string, Held<Ingress>>();
   let configMap: Held<ConfigMap> | null = null;
+  /** Entries of the TCP/UDP services ConfigMaps, by `namespace/name:port`. */
+  const serviceEntries = new Map<string, { entry: QuarantineEntry; configmap: string; port: string; object: ConfigMap | undefined; service: string }>();
   /** The main ConfigMap NGINX last took (undefined: none was ever taken, defaults are used). */
   let lastGoodConfigMap: ConfigMap | undefined;
   let version = 0;
@@ -100,6 +104,15 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
           released.push(`Ingress ${key}`);
         }
       }
+      for (const [key, held] of serviceEntries) {
+        // The ConfigMap changed, or the Service the entry names or an EndpointSlice of its namespace did.
+        const ns = held.service.slice(0, held.service.indexOf('/') + 1);
+        if (changes.everything || store.getConfigMap(held.configmap) !== held.object
+          || changes.objects.some((c) => (c.kind === 'Service' || c.kind === 'EndpointSlice') && ns !== '' && c.key.startsWith(ns))) {
+          serviceEntries.delete(key);
+          released.push(`ConfigMap ${key}`);
+        }
+      }
       if (configMap) {
         const key = store.options.configmap;
         if (store.getConfigMap(key) !== configMap.object || changes.objects.some((c) => c.kind === 'ConfigMap' && c.key === key)) {
@@ -120,28 +133,42 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
       configMap = { entry: { kind: 'ConfigMap', key, reason, since: now() }, object: store.getConfigMap(key), hosts: new Set() };
       version++;
     },
+    addServiceEntry(store, configmap, port, reason) {
+      const key = `${configmap}:${port}`;
+      const object = store.getConfigMap(configmap);
+      const service = (object?.data?.[port] ?? '').split(':')[0] ?? '';
+      serviceEntries.set(key, { entry: { kind: 'ConfigMap', key, reason, since: now() }, configmap, port, object, service });
+      version++;
+    },
     accepted(view) {
       const key = view.options.configmap;
       if (key) lastGoodConfigMap = view.getConfigMap(key);
     },
     entries() {
       const out = [...ingresses.values()].map((h) => h.entry);
+      for (const h of serviceEntries.values()) out.unshift(h.entry);
       if (configMap) out.unshift(configMap.entry);
       return out;
     },
     has(kind, key) {
-      return kind === 'Ingress' ? ingresses.has(key) : configMap?.entry.key === key;
+      return kind === 'Ingress' ? ingresses.has(key) : configMap?.entry.key === key || serviceEntries.has(key);
     },
     get size() {
-      return ingresses.size + (configMap ? 1 : 0);
+      return ingresses.size + (configMap ? 1 : 0) + serviceEntries.size;
     },
     get version() {
       return version;
     },
     view(store) {
-      if (ingresses.size === 0 && configMap === null) return store;
+      if (ingresses.size === 0 && configMap === null && serviceEntries.size === 0) return store;
       if (viewMemo && viewMemo.store === store && viewMemo.version === version) return viewMemo.view;
-      const view = quarantinedView(store, new Set(ingresses.keys()), configMap === null ? undefined : { fallback: lastGoodConfigMap });
+      const entries = new Map<string, Set<string>>();
+      for (const h of serviceEntries.values()) {
+        const ports = entries.get(h.configmap) ?? new Set<string>();
+        ports.add(h.port);
+        entries.set(h.configmap, ports);
+      }
+      const view = quarantinedView(store, new Set(ingresses.keys()), configMap === null ? undefined : { fallback: lastGoodConfigMap }, entries);
       viewMemo = { store, version, view };
       return view;
     },
@@ -156,10 +183,24 @@ function sameIngress(a: Ingress | undefined, b: Ingress | undefined): boolean {
 }
 
 /**
- * The store without some Ingresses, and with the main ConfigMap replaced by `configMap.fallback`
- * (an empty one: defaults) when `configMap` is given.
+ * The store without some Ingresses, with the main ConfigMap replaced by `configMap.fallback`
+ * (an empty one: defaults) when `configMap` is given, and without the given entries (ports) of
+ * TCP/UDP services ConfigMaps.
  */
-export function quarantinedView(store: StoreReader, hidden: ReadonlySet<string>, configMap?: { fallback: ConfigMap | undefined }): StoreReader {
+export function quarantinedView(
+  store: StoreReader, hidden: ReadonlySet<string>, configMap?: { fallback: ConfigMap | undefined }, serviceEntries: ReadonlyMap<string, ReadonlySet<string>> = new Map(),
+): StoreReader {
+  const trimmed = new Map<string, { from: ConfigMap | undefined; to: ConfigMap | undefined }>();
+  const withoutEntries = (key: string, cm: ConfigMap | undefined): ConfigMap | undefined => {
+    const ports = serviceEntries.get(key);
+    if (!ports || !cm) return cm;
+    const memo = trimmed.get(key);
+    if (memo?.from === cm) return memo.to;
+    const data = Object.fromEntries(Object.entries(cm.data ?? {}).filter(([k]) => !ports.has(k)));
+    const to = { ...cm, data };
+    trimmed.set(key, { from: cm, to });
+    return to;
+  };
   const keyOf = (ing: Ingress) => `${ing.metadata.namespace ?? 'default'}/${ing.metadata.name}`;
   let listed: { from: Ingress[]; list: Ingress[] } | null = null;
   const mainKey = store.options.configmap;
@@ -176,7 +217,7 @@ export function quarantinedView(store: StoreReader, hidden: ReadonlySet<string>,
     getService: (key) => store.getService(key),
     getEndpointSlices: (key) => store.getEndpointSlices(key),
     getSecret: (key) => store.getSecret(key),
-    getConfigMap: (key) => (configMap && key === mainKey ? configMap.fallback ?? empty : store.getConfigMap(key)),
+    getConfigMap: (key) => (configMap && key === mainKey ? configMap.fallback ?? empty : withoutEntries(key, store.getConfigMap(key))),
     getIngressClass: (name) => store.getIngressClass(name),
     getNamespace: (name) => store.getNamespace(name),
     ingressesReferencingSecret: (key) => store.ingressesReferencingSecret(key).filter((k) => !hidden.has(k)),

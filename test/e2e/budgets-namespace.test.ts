@@ -6,8 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
-import { runDbg } from '../../src/cli/dbg.js';
+import { dbgQuarantine, ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
 
 let ctl: LocalController;
@@ -24,11 +23,7 @@ function many(ns: string, name: string, created: string, paths: number, prefix =
   });
 }
 
-async function dbgQuarantine(): Promise<string> {
-  let text = '';
-  await runDbg(['quarantine'], { workdir: ctl.workdir }, (s) => { text += s; });
-  return text;
-}
+const quarantined = () => dbgQuarantine(ctl.workdir);
 
 test.before(async () => {
   echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
@@ -51,7 +46,7 @@ test('paths: a namespace\'s Ingress that would pass its budget is set aside by n
   ctl.write('team-b-new.json', [ingress('team-b', 'new', { host: 'new.test', paths: [{ path: '/', service: 'web' }] })]);
   await ctl.until('new.test', '/', (r) => r.status === 200, { what: 'the other tenant\'s new host', timeoutMs: 30_000 });
   await ctl.until('p2.mallory.test', '/p0', (r) => r.status === 200, { what: 'the older Ingresses served' });
-  const report = await waitFor(async () => { const t = await dbgQuarantine(); return /mallory\/p3/.test(t) ? t : null; }, { what: 'p3 named' });
+  const report = await waitFor(async () => { const t = await quarantined(); return /mallory\/p3/.test(t) ? t : null; }, { what: 'p3 named' });
   assert.match(report, /Ingress mallory\/p3 .*namespace mallory holds 120 paths in older Ingresses and this one adds 60, more than a namespace may hold \(--max-paths-per-namespace=150\)/);
   assert.is((await ctl.request('p3.mallory.test', '/p0')).status, 404);
   // Room made in the namespace: the set-aside one comes back.
@@ -67,7 +62,7 @@ test('bytes: a namespace past its byte budget loses its youngest Ingress there, 
   ctl.write('mallory.json', Array.from({ length: 8 }, (_, i) => many('mallory', `b${i}`, `2026-03-02T00:00:0${i}Z`, 18, LONG)));
   ctl.write('team-b.json', [ingress('team-b', 'shop', { host: 'shop.test', paths: [{ path: '/', service: 'web' }, { path: '/v2', service: 'web' }] })]);
   await ctl.until('shop.test', '/v2/x', (r) => r.status === 200 && r.json?.path === '/v2/x', { what: 'the other tenant\'s change', timeoutMs: 30_000 });
-  const report = await waitFor(async () => { const t = await dbgQuarantine(); return /Ingress mallory\/b7 /.test(t) ? t : null; }, { what: 'the youngest named', timeoutMs: 30_000 });
+  const report = await waitFor(async () => { const t = await quarantined(); return /Ingress mallory\/b7 /.test(t) ? t : null; }, { what: 'the youngest named', timeoutMs: 30_000 });
   assert.match(report, /Ingress mallory\/b7 .*over budget: namespace mallory (puts|takes) .* more than a namespace may \(--max-bytes-per-namespace=73728\)/);
   assert.not.match(report, /mallory\/b0 |team-b/);
   await ctl.until('b0.mallory.test', `${LONG}0`, (r) => r.status === 200, { what: 'the oldest served' });

@@ -8,8 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
-import { runDbg } from '../../src/cli/dbg.js';
+import { dbgQuarantine, ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
 
 const DYNAMIC = process.env.IRX_TEST_DYNAMIC_ROUTES !== '0';
@@ -51,11 +50,7 @@ function bulky(ns: string, name: string, created: string, svc: string, hosts: nu
   };
 }
 
-async function dbgQuarantine(): Promise<string> {
-  let text = '';
-  await runDbg(['quarantine'], { workdir: ctl.workdir }, (s) => { text += s; });
-  return text;
-}
+const quarantined = () => dbgQuarantine(ctl.workdir);
 
 async function quarantinedMetric(ns: string, name: string): Promise<number> {
   const body = (await ctl.request('127.0.0.1', '/metrics', { port: ctl.ports.healthz })).body;
@@ -111,8 +106,8 @@ test('finding 8: a tenant filling the configuration endpoint\'s dict is trimmed,
   assert.is(changed.json?.path, '/v2/x');
 
   // Named: the log, dbg quarantine and the metric; the oldest filler is still served.
-  await waitFor(async () => /Ingress mallory\/fill-5 .*over budget: the data plane cannot hold the route table and backends/.test(await dbgQuarantine()), { what: 'the youngest filler set aside' });
-  const report = await dbgQuarantine();
+  await waitFor(async () => /Ingress mallory\/fill-5 .*over budget: the data plane cannot hold the route table and backends/.test(await quarantined()), { what: 'the youngest filler set aside' });
+  const report = await quarantined();
   assert.match(report, /Ingress mallory\/fill-5 .*namespace mallory holds the most/);
   assert.not.match(report, /team-b/, 'nothing of the other tenant is set aside');
   assert.not.match(report, /mallory\/fill-0 /, 'the oldest filler is kept');
@@ -124,7 +119,7 @@ test('finding 8: a tenant filling the configuration endpoint\'s dict is trimmed,
   assert.not.match(ctl.output().split('\n').slice(-200).join('\n'), /dynamic configuration failed after/);
   ctl.remove('mallory.json');
   ctl.remove('team-b-new.json');
-  await waitFor(async () => (await dbgQuarantine()).includes('Nothing is quarantined'), { what: 'the quarantine emptied once the filler is gone' });
+  await waitFor(async () => (await quarantined()).includes('Nothing is quarantined'), { what: 'the quarantine emptied once the filler is gone' });
 });
 
 test('finding 10: an Ingress with more paths than one may hold is set aside and named; NGINX does not grow; the others change', async () => {
@@ -139,7 +134,7 @@ test('finding 10: an Ingress with more paths than one may hold is set aside and 
   const after = nginxPssMiB();
   assert.ok(after - before < 15, `NGINX PSS ${before.toFixed(1)} → ${after.toFixed(1)} MiB`);
   assert.is((await ctl.request('paths.mallory.test', '/p1')).status, 404, 'not served');
-  await waitFor(async () => /Ingress mallory\/paths .*over budget: spec\.rules holds 1500 paths, more than one Ingress may hold \(--max-paths-per-ingress=1000\)/.test(await dbgQuarantine()), { what: 'the Ingress named' });
+  await waitFor(async () => /Ingress mallory\/paths .*over budget: spec\.rules holds 1500 paths, more than one Ingress may hold \(--max-paths-per-ingress=1000\)/.test(await quarantined()), { what: 'the Ingress named' });
   assert.is(await quarantinedMetric('mallory', 'paths'), 1);
   ctl.remove('mallory-paths.json');
   ctl.remove('team-b-later.json');

@@ -13,10 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import { dbgQuarantine, ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
-import { runDbg } from '../../src/cli/dbg.js';
 
 let fake: FakeApiServer;
 let ctl: CliProcess;
@@ -47,11 +46,7 @@ const staticHost = (name: string) => ingress('shop', name, {
   annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '3m' },
 });
 
-async function dbgQuarantine(): Promise<string> {
-  let text = '';
-  await runDbg(['quarantine'], { workdir: ctl.workdir }, (s) => { text += s; });
-  return text;
-}
+const quarantined = () => dbgQuarantine(ctl.workdir);
 
 test.before(async () => {
   echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
@@ -108,14 +103,14 @@ test('an entry on a port another process holds is set aside and named; the other
   fake.set(tcpServices({ [ports.good]: 'shop/db:5432', [ports.taken]: 'shop/db:5432' }));
   fake.create(staticHost('after-taken'));
   await ctl.until('after-taken.test', '/', (r) => r.status === 200, { what: 'the other change, in spite of the taken port', timeoutMs: 30_000 });
-  const report = await waitFor(async () => { const t = await dbgQuarantine(); return t.includes(`ingress/tcp-services:${ports.taken}`) ? t : null; }, { what: 'the entry named' });
+  const report = await waitFor(async () => { const t = await quarantined(); return t.includes(`ingress/tcp-services:${ports.taken}`) ? t : null; }, { what: 'the entry named' });
   assert.match(report, new RegExp(`ConfigMap ingress/tcp-services:${ports.taken} .*data\\["${ports.taken}"\\]: NGINX refuses it: bind\\(\\) to \\S+:${ports.taken} failed`));
   assert.is(await banner(ports.good), 'hello from db\n', 'the other entry is served');
   // Once the port is free and the ConfigMap changes, the entry is tried again and served.
   await new Promise<void>((r) => taken.close(() => r()));
   fake.set(tcpServices({ [ports.good]: 'shop/db:5432', [ports.taken]: 'shop/db:5432', [ports.sneak]: 'shop/db:5432' }));
   await waitFor(async () => (await banner(ports.taken)) === 'hello from db\n', { what: 'the entry back', timeoutMs: 30_000 });
-  await waitFor(async () => !(await dbgQuarantine()).includes('tcp-services'), { what: 'the quarantine report without it' });
+  await waitFor(async () => !(await quarantined()).includes('tcp-services'), { what: 'the quarantine report without it' });
 });
 
 test('an entry on the controller\'s own ssl-passthrough port is refused by name; reloads go on', async () => {

@@ -4,7 +4,7 @@
 import type { Location, ModelWarning, Server } from './types.js';
 import { checkRegex } from './pcre.js';
 import { describeAttack, regexCostProblem } from './regex-cost.js';
-import type { IngressFragment } from './fragments.js';
+import type { IngressFragment, PathEntry } from './fragments.js';
 import { regexTakeovers } from './takeovers.js';
 import { hostStaticReason } from './dynamic-routes.js';
 import { serverTLSSettings } from './server-tls.js';
@@ -51,8 +51,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
   if (root) merged.set(pathKey(ROOT_PATH, 'Prefix'), root);
 
   for (const frag of fragments) {
-    for (const entry of frag.paths) {
-      if (entry.host !== host) continue;
+    for (const entry of pathsOf(frag, host)) {
       const loc = entry.location;
       const key = pathKey(loc.path, loc.pathType);
       const existing = merged.get(key);
@@ -139,6 +138,27 @@ export function assembleServer(input: ServerInput): AssembledServer {
   const primaries = new Map<string, Location>();
   for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
   return { server, primaries, warnings };
+}
+
+const pathsByHost = new WeakMap<IngressFragment, Map<string, PathEntry[]>>();
+
+/**
+ * A fragment's paths on one host. An Ingress may name tens of thousands of hosts: scanning all of
+ * its paths for each of them would make a server's assembly quadratic in the Ingress's size.
+ */
+function pathsOf(frag: IngressFragment, host: string): readonly PathEntry[] {
+  if (frag.hosts.length === 1) return frag.hosts[0] === host ? frag.paths : [];
+  let index = pathsByHost.get(frag);
+  if (!index) {
+    index = new Map();
+    for (const e of frag.paths) {
+      const list = index.get(e.host);
+      if (list) list.push(e);
+      else index.set(e.host, [e]);
+    }
+    pathsByHost.set(frag, index);
+  }
+  return index.get(host) ?? [];
 }
 
 /** Why NGINX would refuse `~* ^path` as a regular expression, or null. */

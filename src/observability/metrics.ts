@@ -22,8 +22,8 @@ export interface ControllerMetrics {
 
 /** The quarantine metrics: one series per object set aside, and how many there are. */
 function quarantineGauges(registry: Registry): (entries: SyncResult['quarantined']) => void {
-  const ingresses = new Gauge({ name: 'ingress_rx_quarantined_ingresses', help: 'Ingresses set aside because NGINX refuses them (1 per Ingress); everything else is applied', labelNames: ['namespace', 'name'], registers: [registry] });
-  const configmaps = new Gauge({ name: 'ingress_rx_quarantined_configmaps', help: 'Main ConfigMaps whose settings NGINX refuses (1 each); the previous settings stay in use', labelNames: ['namespace', 'name'], registers: [registry] });
+  const ingresses = new Gauge({ name: 'ingress_rx_quarantined_ingresses', help: 'Ingresses set aside because NGINX refuses them or they pass a budget (1 per Ingress); everything else is applied', labelNames: ['namespace', 'name'], registers: [registry] });
+  const configmaps = new Gauge({ name: 'ingress_rx_quarantined_configmaps', help: 'Main ConfigMaps whose settings NGINX refuses, and TCP/UDP services entries it refuses (1 each); everything else is applied', labelNames: ['namespace', 'name'], registers: [registry] });
   const total = new Gauge({ name: 'ingress_rx_quarantined_objects', help: 'Objects set aside because NGINX refuses them', registers: [registry] });
   total.set(0);
   let last = '';

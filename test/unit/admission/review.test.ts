@@ -102,6 +102,17 @@ test('a host and path another Ingress already owns denies, naming it; the older 
   assert.ok(reviewer.review(updated).allowed);
 });
 
+test('an Ingress over the per-Ingress path budget is denied before any model is built, naming the flag', () => {
+  const { store } = cluster();
+  const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, budgets: { maxPathsPerIngress: 5, maxPathsPerNamespace: 0, maxBytesPerIngress: 0, maxBytesPerNamespace: 0 } });
+  const paths = (n: number) => Array.from({ length: n }, (_, i) => [`/p${i}`, 'Prefix', 'web', 80] as [string, 'Prefix', string, number]);
+  assert.ok(reviewer.review(ingress('five', 'five.example.com', paths(5), { ts: NEW })).allowed);
+  const r = reviewer.review(ingress('six', 'six.example.com', paths(6), { ts: NEW }));
+  assert.is(r.allowed, false);
+  assert.equal(denials(r), ['spec.rules: 6 paths, more than one Ingress may hold (--max-paths-per-ingress=5); the controller would set it aside']);
+  assert.is(r.tested, 0, 'no model was built');
+});
+
 test('a candidate without creationTimestamp is the newest (it is being created)', () => {
   const { reviewer } = cluster();
   const ing = ingress('fresh', 'shop.example.com', [['/cart', 'Prefix', 'api', 80]]);

@@ -33,6 +33,8 @@ export interface LintOptions {
   defaultServerPort?: number;
   /** Certificate expiry and the creation time of objects without one. */
   now?: () => Date;
+  /** The controller's --host-ownership: other namespaces' rules for a host are refused. */
+  hostOwnership?: boolean;
 }
 
 export interface ManifestText { file: string; text: string }
@@ -101,7 +103,7 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
 /** The model's warnings over a loaded cluster, placed and graded. */
 export function modelFindings(loaded: LoadedCluster, opts: LintOptions): LintFinding[] {
   const built = createModelBuilder({
-    annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort ?? 8181, now: opts.now,
+    annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort ?? 8181, now: opts.now, hostOwnership: opts.hostOwnership,
   }).build(loaded.store);
   return built.warnings.map((w) => finding(w, loaded));
 }

@@ -122,6 +122,22 @@ test('host-wide regex mode: patterns are compared as automata; what cannot be co
   assert.match(takeovers(build(store).warnings).join('\n'), /may win requests that path \/internal \(location "~\* \^\/internal\/"\) matches \(its regular expressions could not be compared\)/);
 });
 
+test('past the bound of comparisons per host, what was not compared is said as possible, not dropped', () => {
+  // 40 patterns, none of which shares a request with /internal/: each costs a comparison.
+  const patterns: Paths = Array.from({ length: 40 }, (_, i) => [`/internal[0-9]+x{${i + 1}}`, 'ImplementationSpecific']);
+  const { store, taker } = cluster([['/internal', 'Prefix']], patterns, { takerAnnotations: { 'use-regex': 'true' } });
+  store.put('Ingress', taker);
+  const started = process.hrtime.bigint();
+  const t = takeovers(build(store).warnings);
+  assert.ok(Number(process.hrtime.bigint() - started) / 1e6 < 20_000, 'bounded');
+  assert.is(t.length, 2, t.join('\n'));
+  assert.match(t[0]!, /may win requests that path \/internal \(location "~\* \^\/internal\/"\) matches \(its regular expressions could not be compared\)/);
+  // Under the bound the same patterns are compared, and found to share nothing.
+  const few = cluster([['/internal', 'Prefix']], patterns.slice(0, 20), { takerAnnotations: { 'use-regex': 'true' } });
+  few.store.put('Ingress', few.taker);
+  assert.equal(takeovers(build(few.store).warnings), []);
+});
+
 test('the admission review says it before it is applied: a takeover is a warning, a duplicate of an older location a denial', () => {
   const reviewFor = (victim: Paths, taker: Paths) => {
     const { store, taker: t } = cluster(victim, taker);

@@ -1,7 +1,7 @@
 // Which of a server's locations NGINX, and the Lua router (lua/router.lua match()), choose for a
 // URI: an exact location, else a prefix location `/p/` for the URI `/p` (NGINX answers with a 301
 // to it, its auto_redirect), else the first regular expression in order that matches, else the
-// longest prefix. The model asks it which requests a path wins (./takeovers.ts); it never runs a
+// longest prefix. The model asks it which requests a path wins (./path-takeovers.ts); it never runs a
 // tenant's pattern: regular expressions are automata (./regex-language.ts).
 import type { Location } from './types.js';
 import { locationMatch, locationOrder } from './paths.js';

@@ -83,9 +83,9 @@ export function regexLanguage(pattern: string, caseless: boolean): RegexLanguage
   }
 }
 
-/** The language of a literal location: `= s` (exact), `s` (prefix), `~* ^s` (caseless prefix). */
-export function literalLanguage(s: string, kind: 'exact' | 'prefix', caseless: boolean): RegexLanguage {
-  return regexLanguage(`${escapeRegex(s)}${kind === 'exact' ? '$' : ''}`, caseless)!;
+/** The language of a literal location: `= s` (exact), `s` (prefix), `~* ^s` (caseless prefix); null when too long. */
+export function literalLanguage(s: string, kind: 'exact' | 'prefix', caseless: boolean): RegexLanguage | null {
+  return regexLanguage(`${escapeRegex(s)}${kind === 'exact' ? '$' : ''}`, caseless);
 }
 
 function exampleOf(ws: WordSet): string | null {

@@ -36,6 +36,8 @@ export interface LintOptions {
   now?: () => Date;
   /** The controller's path budgets (src/model/budgets.ts); the defaults when absent. */
   budgets?: Budgets;
+  /** The controller's --host-ownership: other namespaces' rules for a host are refused. */
+  hostOwnership?: boolean;
 }
 
 export interface ManifestText { file: string; text: string }
@@ -104,7 +106,7 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
 /** The model's warnings over a loaded cluster, placed and graded. */
 export function modelFindings(loaded: LoadedCluster, opts: LintOptions): LintFinding[] {
   const built = createModelBuilder({
-    annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort ?? 8181, now: opts.now,
+    annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort ?? 8181, now: opts.now, hostOwnership: opts.hostOwnership,
   }).build(loaded.store);
   // What the controller would set aside for its paths (the byte budgets need the data plane's render: not checked here).
   const overBudget = overPathBudgets(loaded.store.listIngresses(), opts.budgets ?? DEFAULT_BUDGETS)

@@ -114,6 +114,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .description('Check manifests (files, directories, or - for a `kubectl get -o yaml` dump on stdin) as the admission webhook would; file:line per finding; exit 1 on errors')
     .argument('<paths...>', 'manifest files or directories, or - for stdin')
     .option('--strict', 'warnings fail too (exit 1)', false)
+    .option('--host-ownership', 'as the controller\'s flag: a host belongs to the namespace of its oldest Ingress', false)
     .addOption(new Option('--output <format>', 'text or json').choices(['text', 'json']).default('text')))
     .action(async (paths: string[], opts) => {
       const { runLint } = await import('./lint.js');
@@ -176,6 +177,9 @@ function buildProgram(setExit: (code: number) => void): Command {
   dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
     .option('--workdir <dir>', "the controller's --workdir")
     .action((_o, c: Command) => dbgRun(['quarantine'], c));
+  dbg.command('takeovers').description("Ingresses that take another namespace's traffic on a shared host or name, and whose")
+    .option('--workdir <dir>', "the controller's --workdir")
+    .action((_o, c: Command) => dbgRun(['takeovers'], c));
 
   return program;
 }

@@ -39,6 +39,7 @@ import { createBudgetCheck } from '../actors/budget-check.js';
 import { DEFAULT_BUDGETS, type Budgets } from '../model/budgets.js';
 import { QUARANTINE_FILE } from './dbg.js';
 import { routesReport } from './routes-report.js';
+import { takeoversReport } from './takeovers-report.js';
 import { startHealthServer } from '../observability/health-server.js';
 import { createLeftOutReporter } from '../observability/left-out.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
@@ -280,6 +281,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine, budgets: budgetCheck }));
   const report = quarantineReport(runtime, logger);
   const reportRoutes = routesReport(runtime.prefix, logger);
+  const reportTakeovers = takeoversReport(runtime.prefix, logger);
   const results$ = createPipeline({ inputs, store, scheduler, sync: syncer, syncRateLimit: opts.syncRateLimit, hooks });
 
   let resolveReady!: () => void;
@@ -299,6 +301,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
     if (r.applied && r.config) reportRoutes(r.config);
+    if (r.config) reportTakeovers(r.warnings);
     for (const id of r.itemIds) received.delete(id);
     report(r.quarantined);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;

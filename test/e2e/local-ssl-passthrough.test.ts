@@ -5,13 +5,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { connect, createServer, type Server as TlsServer } from 'node:tls';
+import { createServer, type Server as TlsServer } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
 import { freePort } from '../support/ports.js';
+import { tlsExchange } from '../support/tls-exchange.js';
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
 
 const P = 'nginx.ingress.kubernetes.io';
@@ -55,21 +56,9 @@ test.after(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-/** A raw TLS exchange on the HTTPS port: the peer certificate's CN and the answer. */
-function passthroughRequest(servername: string): Promise<{ cn: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port: ctl.ports.https, servername, rejectUnauthorized: false }, () => {
-      const cn = String(socket.getPeerCertificate().subject?.CN ?? '');
-      let data = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (d: string) => { data += d; });
-      socket.on('end', () => resolve({ cn, body: data.slice(data.indexOf('\r\n\r\n') + 4) }));
-      socket.write(`GET / HTTP/1.1\r\nHost: ${servername}\r\n\r\n`);
-    });
-    socket.on('error', reject);
-    socket.setTimeout(10_000, () => socket.destroy(new Error('timed out')));
-  });
-}
+/** A raw TLS exchange on the HTTPS port: the peer certificate's CN and the answer's body. */
+const passthroughRequest = (servername: string) => tlsExchange(ctl.ports.https, servername)
+  .then(({ cn, text }) => ({ cn, body: text.slice(text.indexOf('\r\n\r\n') + 4) }));
 
 /** An HTTPS request through NGINX from 127.0.0.9, trusting NGINX's certificate for web.test. */
 function nginxRequest(): Promise<{ status: number; cn: string; body: string }> {

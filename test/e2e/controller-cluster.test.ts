@@ -14,9 +14,11 @@ import { waitFor } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
 import { admissionReview } from '../support/admission-review.js';
 import { createServer } from 'node:net';
+import { protocolMatrix } from '../support/protocols.js';
 
 let fake: FakeApiServer;
 let ctl: CliProcess;
+const over = protocolMatrix(test, () => ctl);
 let a: EchoServer;
 let b: EchoServer;
 const tmp = mkdtempSync(join(tmpdir(), 'irx-cluster-'));
@@ -58,9 +60,9 @@ test.after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-test('serves the Ingresses of its class from the cluster', async () => {
-  await ctl.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
-  assert.is((await ctl.request('other.test', '/')).status, 404);
+over.both('serves the Ingresses of its class from the cluster', async (p) => {
+  await p.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
+  assert.is((await p.request('other.test', '/')).status, 404);
 });
 
 test('request metrics follow the metrics flags; the leader reports its election', async () => {

@@ -170,6 +170,23 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
 });
 
+test('what fails only for HTTP/2 clients is a warning: a snippet with a Lua API HTTP/2 requests cannot use, ciphers HTTP/2 clients refuse', () => {
+  const { store, reviewer } = cluster({ configmap: 'ingress/cfg' });
+  const cfg = (data: Record<string, string>) => store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'ingress' }, data } as ConfigMap);
+  cfg({ 'annotations-risk-level': 'Critical', 'allow-snippet-annotations': 'true', 'ssl-protocols': 'TLSv1.2' });
+  const capture = 'access_by_lua_block {\n  local res = ngx.location.capture("/check")\n}';
+  const lua = record(reviewer.review(ingress('capture', 'capture.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'configuration-snippet': capture } })));
+  assert.ok(lua.allowed, JSON.stringify(lua.findings));
+  assert.match(warnings(lua).find((f) => f.rule === 'fails-over-http2')?.message ?? '', /line 2: lua-nginx-module refuses ngx\.location\.capture inside an HTTP\/2 request/);
+  const ciphers = record(reviewer.review(ingress('cbc', 'cbc.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'ssl-ciphers': 'AES128-SHA:AES256-SHA' } })));
+  assert.ok(ciphers.allowed);
+  assert.match(warnings(ciphers).find((f) => f.rule === 'fails-over-http2')?.message ?? '', /HTTP\/2 needs an ECDHE or DHE cipher with GCM/);
+  // With use-http2 off, or with an AEAD cipher, nothing to say.
+  assert.equal(rulesOf(reviewer.review(ingress('gcm', 'gcm.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'ssl-ciphers': 'ECDHE-RSA-AES128-GCM-SHA256' } }))), []);
+  cfg({ 'annotations-risk-level': 'Critical', 'allow-snippet-annotations': 'true', 'ssl-protocols': 'TLSv1.2', 'use-http2': 'false' });
+  assert.equal(rulesOf(reviewer.review(ingress('capture', 'capture.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'configuration-snippet': capture } }))), []);
+});
+
 test("a host under another namespace's wildcard host is a takeover the review sees (the wildcard is in the candidate's neighbourhood)", () => {
   const { reviewer, store } = cluster();
   store.put('Ingress', ingress('wild', '*.wild.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-01-01T00:00:00Z' }));

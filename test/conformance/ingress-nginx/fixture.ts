@@ -6,6 +6,10 @@
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
 import { ingress, oneGeneration, service, slices, startLocal, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateCertificate } from '../../support/lua-nginx.js';
 
 export const PREFIX = 'nginx.ingress.kubernetes.io';
 
@@ -39,6 +43,17 @@ export const CONFIGMAP_NAME = 'ingress-nginx-controller';
 
 export const configMap = (ns: string, name: string, data: Record<string, string>) =>
   ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+
+/** A self-signed certificate for `hosts` (the first is its CN), as framework.CreateIngressTLSSecret makes. */
+export async function certificate(hosts: string[]): Promise<{ cert: string; key: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cert-'));
+  try {
+    const c = await generateCertificate(dir, hosts[0]!, hosts);
+    return { cert: readFileSync(c.certPath, 'utf8'), key: readFileSync(c.keyPath, 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** Syncs the controller logged as done so far, and whether the last one applied. */
 function syncsLogged(output: string): { count: number; lastApplied: boolean } {

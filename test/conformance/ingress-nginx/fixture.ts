@@ -55,10 +55,15 @@ export async function certificate(hosts: string[]): Promise<{ cert: string; key:
   }
 }
 
-/** Syncs the controller logged as done so far, and whether the last one applied. */
-function syncsLogged(output: string): { count: number; lastApplied: boolean } {
-  const lines = output.split('\n').filter((l) => /"msg":"sync \d+: /.test(l));
-  return { count: lines.length, lastApplied: lines.length > 0 && lines[lines.length - 1]!.includes('"applied":true') };
+/**
+ * The syncs the controller logged, each with when it started (its log time less its duration: a
+ * sync that started after a write read what the write wrote) and whether it applied.
+ */
+function syncsLogged(output: string): Array<{ startedMs: number; applied: boolean }> {
+  return output.split('\n').filter((l) => /"msg":"sync \d+: /.test(l)).map((l) => {
+    const e = JSON.parse(l) as { time: number; durationMs: number; applied: boolean };
+    return { startedMs: e.time - e.durationMs, applied: e.applied };
+  });
 }
 
 /** The headers the echo upstream saw, lower-case names. */
@@ -97,11 +102,13 @@ export async function startFixture(ns: string, opts: {
       if (!withConfigMap) throw new Error('configure needs startFixture(ns, { configmap: {...} })');
       const next = JSON.stringify(data);
       if (next === configured) return;
-      const before = syncsLogged(ctl.output()).count;
+      // A sync that started before the write cannot hold it, though it may be logged after (the
+      // sync of an Ingress NGINX already serves dynamically): wait for one that started after.
+      const writtenMs = Date.now();
       configured = next;
       ctl.write('configmap.json', [configMap(ns, CONFIGMAP_NAME, data)]);
-      const after = await waitFor(() => { const s = syncsLogged(ctl.output()); return s.count > before ? s : null; }, { timeoutMs: 20_000, what: `the sync of ConfigMap ${next.slice(0, 200)}` });
-      if (!after.lastApplied) throw new Error(`the sync of ConfigMap ${next.slice(0, 200)} was not applied:\n${ctl.output().slice(-3000)}`);
+      const sync = await waitFor(() => syncsLogged(ctl.output()).find((s) => s.startedMs >= writtenMs) ?? null, { timeoutMs: 20_000, what: `the sync of ConfigMap ${next.slice(0, 200)}` });
+      if (!sync.applied) throw new Error(`the sync of ConfigMap ${next.slice(0, 200)} was not applied:\n${ctl.output().slice(-3000)}`);
       await waitFor(() => oneGeneration(ctl.workdir), { timeoutMs: 15_000, what: 'the previous NGINX workers to stop accepting' });
     },
     async stop() {

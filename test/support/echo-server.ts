@@ -2,7 +2,8 @@
 // answers with its address, port, name, method, path, request headers and the body's length and
 // SHA-256 as JSON. A few paths act like httpbin's: `/__status/<code>` answers that status,
 // `/__bytes/<n>` n bytes, `/__content/<type>/<subtype>/<n>` n bytes of text of that content
-// type, and `/__delay/<ms>` answers after ms (each may sit anywhere in the path, after a prefix).
+// type, `/__header/<name>/<value>` adds that response header (value URL-encoded), and
+// `/__delay/<ms>` answers after ms (each may sit anywhere in the path, after a prefix).
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { createHash } from 'node:crypto';
@@ -81,6 +82,8 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
         res.end(Buffer.alloc(Number(content[2]), 'echo '));
         return;
       }
+      const header = /\/__header\/([A-Za-z0-9-]+)\/([^/?]*)/.exec(url);
+      if (header) res.setHeader(header[1]!, decodeURIComponent(header[2]!));
       const body: EchoReply = {
         name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers, bodyBytes, bodySha256: hash.digest('hex'),
       };

@@ -46,11 +46,11 @@ export const CONFIGMAP_NAME = 'ingress-nginx-controller';
 export const configMap = (ns: string, name: string, data: Record<string, string>) =>
   ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
 
-/** A self-signed certificate for `hosts` (the first is its CN), as framework.CreateIngressTLSSecret makes. */
-export async function certificate(hosts: string[]): Promise<{ cert: string; key: string }> {
+/** A self-signed certificate for `hosts` (the first is its CN), as framework.CreateIngressTLSSecret makes (an EC key unless `rsa`). */
+export async function certificate(hosts: string[], opts: { rsa?: boolean } = {}): Promise<{ cert: string; key: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cert-'));
   try {
-    const c = await generateCertificate(dir, hosts[0]!, hosts);
+    const c = await generateCertificate(dir, hosts[0]!, hosts, opts);
     return { cert: readFileSync(c.certPath, 'utf8'), key: readFileSync(c.keyPath, 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -163,6 +163,8 @@ const cases: Case[] = [
     },
   },
   { name: 'proxy-body-size invalid', ann: { 'proxy-body-size': '10 m' }, pick: (v) => v.proxy.bodySize, want: '1m', warn: ['proxy-body-size'] },
+  // ingress-nginx's e2e settings/proxy_next_upstream.go sets these; NGINX takes them.
+  { name: 'proxy-next-upstream bounds as large as ingress-nginx takes', ann: { 'proxy-next-upstream-timeout': '999999', 'proxy-next-upstream-tries': '888888', 'proxy-read-timeout': '100000' }, pick: (v) => [v.proxy.nextUpstreamTimeout, v.proxy.nextUpstreamTries, v.proxy.readTimeout], want: [999999, 888888, 100000] },
   { name: 'proxy-read-timeout invalid', ann: { 'proxy-read-timeout': '60s' }, pick: (v) => v.proxy.readTimeout, want: 60, warn: ['proxy-read-timeout'] },
   { name: 'proxy-next-upstream invalid', ann: { 'proxy-next-upstream': 'error always' }, pick: (v) => v.proxy.nextUpstream, want: ['error', 'timeout'], warn: ['proxy-next-upstream'] },
   { name: 'proxy-http-version invalid', ann: { 'proxy-http-version': '2' }, pick: (v) => v.proxy.httpVersion, want: '1.1', warn: ['proxy-http-version'] },

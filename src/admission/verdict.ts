@@ -76,6 +76,16 @@ export const WARN_RULES: readonly WarnRule[] = [
     matches: (w) => isAnnotation(w) && /( is ignored without |; they are ignored$)/.test(w.message),
   },
   {
+    name: 'shared-backend',
+    why: 'as in ingress-nginx, a backend (one per Service and port) has one set of balancing settings, taken from the Ingresses using it in a fixed order; the warning names the Ingress whose settings it takes',
+    matches: (w) => w.field === 'metadata.annotations' && /^backend \S+ is shared with Ingress \S+/.test(w.message),
+  },
+  {
+    name: 'session-cookie-path',
+    why: 'ingress-nginx only logs it: the cookie works, with the Ingress path (a regular expression) as its Path',
+    matches: (w) => w.field === 'metadata.annotations' && w.message.startsWith('session-cookie-path should be set when use-regex is true'),
+  },
+  {
     name: 'path-listed-twice',
     why: 'the Ingress repeats one of its own paths; the first is used (ingress-nginx accepts it too)',
     matches: (w) => w.field === 'spec.rules' && / is listed twice; the first one is used$/.test(w.message),

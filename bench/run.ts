@@ -18,6 +18,8 @@ export const FIGURE_KEYS = [
   'route_add_served_ms_10k', 'route_add_served_p99_ms_10k', 'route_change_served_ms_10k', 'route_reloads_10k', 'dataplane_dynamic_ratio',
   'modsecurity_crs_nginx_t_ms', 'modsecurity_crs_rss_mb', 'modsecurity_crs_per_location_nginx_t_ms', 'modsecurity_crs_per_location_rss_mb',
   'otel_rps_ratio', 'otel_cpu_ratio',
+  'regex_neighbour_p99_ms', 'regex_neighbour_quiet_p99_ms', 'regex_neighbour_ratio',
+  'nginx_rss_mb_per_1k_paths_static', 'nginx_rss_mb_per_1k_paths_dynamic', 'nginx_pss_mb_per_1k_paths_static', 'nginx_pss_mb_per_1k_paths_dynamic',
 ] as const;
 
 /** Targets from the issue: upper bounds unless `atLeast`. */
@@ -40,6 +42,7 @@ const TARGETS: Partial<Record<(typeof FIGURE_KEYS)[number], { bound: number; atL
   route_add_served_p99_ms_10k: { bound: 1000, text: '≤ 1000 ms' },
   route_reloads_10k: { bound: 0, text: '0' },
   dataplane_dynamic_ratio: { bound: 0.95, atLeast: true, text: '≥ 0.95' },
+  regex_neighbour_ratio: { bound: 2, text: '≤ 2 (loaded p99 / quiet p99)' },
 };
 
 interface Script { name: string; quickBudgetS: number; fullBudgetS: number }
@@ -58,6 +61,8 @@ const SCRIPTS: Script[] = [
   { name: 'rolling', quickBudgetS: 60, fullBudgetS: 60 },
   { name: 'modsecurity', quickBudgetS: 60, fullBudgetS: 240 },
   { name: 'opentelemetry', quickBudgetS: 60, fullBudgetS: 150 },
+  { name: 'regex-neighbour', quickBudgetS: 60, fullBudgetS: 120 },
+  { name: 'nginx-memory', quickBudgetS: 180, fullBudgetS: 300 },
 ];
 
 /** Runs one script, echoing its output; resolves with its last JSON line or an error. */

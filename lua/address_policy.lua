@@ -1,10 +1,13 @@
 -- The upstream address policy inside NGINX, with the rules of src/model/address-policy.ts: an
 -- endpoint address (as posted, or as DNS answered for an ExternalName) is read in every spelling
--- inet_aton and inet_pton accept, then refused when it points back at this node (loopback,
--- unspecified) or at link-local services, unless the operator allowed that class. The model
--- refuses first; this is the second line, and the only one for names resolved at request time.
+-- inet_aton and inet_pton accept, the IPv4 addresses embedded in an IPv6 one are unwrapped, then
+-- it is refused when it points back at this node (loopback, unspecified), at link-local services
+-- or at a cloud's metadata service, unless the operator allowed that class. The model refuses
+-- first; this is the second line, and the only one for names resolved at request time.
 local tonumber, type, ipairs = tonumber, type, ipairs
 local floor = math.floor
+local concat = table.concat
+local bxor = require("bit").bxor
 
 local _M = {}
 
@@ -124,29 +127,99 @@ local function parse_ipv6(s)
   return words
 end
 
+-- Cloud metadata and platform services (the model's list, src/model/address-policy.ts, where
+-- each is named; docs/security.md gives the sources): the class "metadata", even inside link-local.
+local function ipv4_number(b)
+  return ((b[1] * 256 + b[2]) * 256 + b[3]) * 256 + b[4]
+end
+-- Keyed by the address as a number: judging an endpoint allocates no string.
+local METADATA_IPV4 = {}
+for _, b in ipairs({ { 169, 254, 169, 254 }, { 169, 254, 170, 2 }, { 169, 254, 0, 23 }, { 100, 100, 100, 200 }, { 168, 63, 129, 16 }, { 192, 0, 0, 192 } }) do
+  METADATA_IPV4[ipv4_number(b)] = true
+end
+local METADATA_IPV6 = {} -- concat(words, ":") → true, filled below from the addresses' spellings
+
 local function ipv4_class(b)
+  if METADATA_IPV4[ipv4_number(b)] then return "metadata" end
   if b[1] == 127 then return "loopback" end
   if b[1] == 0 then return "unspecified" end
   if b[1] == 169 and b[2] == 254 then return "link-local" end
   return nil
 end
 
-local function ipv6_class(w)
-  local function zero_up_to(n)
-    for i = 1, n do
+-- RFC 6052's IPv4 inside an IPv6 prefix of `bits` (48..96), from the 16 bytes `b` (1-based): four
+-- bytes from the prefix's end, the u byte (index 9) skipped; nil unless u and the suffix are zero.
+local function rfc6052_ipv4(b, bits)
+  local out, i = {}, bits / 8 + 1
+  while #out < 4 do
+    if i ~= 9 then out[#out + 1] = b[i] end
+    i = i + 1
+  end
+  if bits < 64 and b[9] ~= 0 then return nil end
+  for k = i, 16 do
+    if b[k] ~= 0 then return nil end
+  end
+  return out
+end
+
+-- Every IPv4 address an IPv6 address carries where it is dialled: mapped, translated, compatible;
+-- NAT64 (64:ff9b::/96; 64:ff9b:1::/48 at each RFC 6052 length, 0.0.0.0/8 being no destination);
+-- 6to4 (2002::/16); Teredo (2001::/32: the server, and the client with its bits inverted).
+local function embedded_ipv4(w)
+  local function zero(from, to)
+    for i = from, to do
       if w[i] ~= 0 then return false end
     end
     return true
   end
-  if zero_up_to(7) and w[8] == 1 then return "loopback" end
+  local b = {}
+  for i = 1, 8 do
+    b[2 * i - 1], b[2 * i] = floor(w[i] / 256), w[i] % 256
+  end
+  local tail = { b[13], b[14], b[15], b[16] }
+  if (zero(1, 5) and w[6] == 0xffff) or (zero(1, 4) and w[5] == 0xffff and w[6] == 0) or zero(1, 6) then return { tail } end
+  if w[1] == 0x64 and w[2] == 0xff9b then
+    if zero(3, 6) then return { tail } end
+    if w[3] == 1 then
+      local out = {}
+      for _, bits in ipairs({ 48, 56, 64, 96 }) do
+        local v4 = rfc6052_ipv4(b, bits)
+        if v4 and v4[1] ~= 0 then out[#out + 1] = v4 end
+      end
+      return out
+    end
+  end
+  if w[1] == 0x2002 then return { { b[3], b[4], b[5], b[6] } } end
+  if w[1] == 0x2001 and w[2] == 0 then
+    return { { b[5], b[6], b[7], b[8] }, { bxor(b[13], 0xff), bxor(b[14], 0xff), bxor(b[15], 0xff), bxor(b[16], 0xff) } }
+  end
+  return {}
+end
+
+-- When an address carries several IPv4 addresses, the class least often allowed decides.
+local CLASS_ORDER = { "metadata", "unspecified", "link-local", "loopback" }
+
+local function ipv6_class(w)
+  if METADATA_IPV6[concat(w, ":")] then return "metadata" end
+  local loopback = w[8] == 1
+  for i = 1, 7 do
+    if w[i] ~= 0 then loopback = false end
+  end
+  if loopback then return "loopback" end
   if w[1] >= 0xfe80 and w[1] <= 0xfebf then return "link-local" end
-  -- IPv4-mapped, IPv4-translated, IPv4-compatible (and :: itself): the IPv4 address inside decides.
-  local mapped = zero_up_to(5) and w[6] == 0xffff
-  local translated = zero_up_to(4) and w[5] == 0xffff and w[6] == 0
-  if mapped or translated or zero_up_to(6) then
-    return ipv4_class({ floor(w[7] / 256), w[7] % 256, floor(w[8] / 256), w[8] % 256 })
+  local found = {}
+  for _, v4 in ipairs(embedded_ipv4(w)) do
+    local class = ipv4_class(v4)
+    if class then found[class] = true end
+  end
+  for _, class in ipairs(CLASS_ORDER) do
+    if found[class] then return class end
   end
   return nil
+end
+
+for _, spelling in ipairs({ "fd00:ec2::254", "fe80::a9fe:a9fe" }) do
+  METADATA_IPV6[concat(parse_ipv6(spelling), ":")] = true
 end
 
 --- An IP address in any spelling → { family, address (what NGINX is given), class }; nil if

@@ -204,6 +204,7 @@ local REDIRECT_VARIABLES = {
   host = true, http_host = true, scheme = true, request_uri = true, uri = true, args = true, is_args = true,
   server_port = true, remote_addr = true, request_method = true, request_id = true, remote_user = true,
   server_addr = true, best_http_host = true, pass_access_scheme = true, pass_server_port = true,
+  redirect_http_host = true, redirect_best_http_host = true,
 }
 
 local function header_value_problem(v, what)

@@ -2,7 +2,7 @@
 -- at the time it is dialled and judged by the upstream address policy (address_policy.lua): an
 -- address in any spelling is read as NGINX would dial it, a name is resolved here (dns.lua), and
 -- every answer is judged, so neither a literal nor a name nor a Host header leads to the node's
--- loopback, the controller's ports or link-local services. Names need cosockets: call resolve()
+-- loopback, the controller's ports, link-local or metadata services. Names need cosockets: call resolve()
 -- in a timer or in the rewrite, access or content phase.
 local ngx = ngx
 local address_policy = require("address_policy")
@@ -52,7 +52,7 @@ function _M.dial_address(address)
 end
 
 --- balancer_by_lua of an upstream whose peer the request chose earlier (ngx.ctx.external_peer,
---- e.g. given to ngx.location.capture as the subrequest's ctx).
+--- e.g. by external_auth.choose_peer in the auth subrequest).
 function _M.balance()
   local peer = ngx.ctx.external_peer
   if not peer then

@@ -266,11 +266,15 @@ local function spans_json(q, from, to)
   return "[" .. table.concat(parts, ",") .. "]"
 end
 
--- One OTLP/HTTP request; returns true when the collector took the spans.
+-- One OTLP/HTTP request; returns true when the collector took the spans. The collector's address
+-- is judged by the upstream address policy like every other address NGINX dials (a name: every
+-- answer), so not even a misspelt or hijacked collector name leads to a metadata service.
 local function post(body)
+  local address, why = require("external_peer").resolve(config.host, config.port)
+  if not address then return false, "collector " .. config.host .. ":" .. config.port .. ": " .. tostring(why) end
   local sock = ngx.socket.tcp()
   sock:settimeout(5000)
-  local ok, err = sock:connect(config.host, config.port)
+  local ok, err = sock:connect(address, config.port)
   if not ok then return false, "connect to " .. config.host .. ":" .. config.port .. ": " .. tostring(err) end
   local host = config.host:find(":", 1, true) and ("[" .. config.host .. "]") or config.host
   local req = "POST /v1/traces HTTP/1.1\r\nHost: " .. host .. ":" .. config.port

@@ -1,9 +1,10 @@
 -- permanent-redirect / temporal-redirect and app-root of a dynamic route, answered as the host's
 -- static location answers them: its `return <code> <url>` (variables evaluated, a URL starting
 -- with `/` made absolute as NGINX's header filter does under the location's absolute_redirect and
--- port_in_redirect), then its `if ($uri = /) { return 302 $scheme://$http_host<app-root>; }`.
+-- port_in_redirect), then its `if ($uri = /) { return 302 $scheme://$redirect_http_host<app-root>; }`.
 -- The fields come from src/model/route-uri.ts; lua/configuration_shapes.lua checked them.
-local evaluate = require("util").evaluate_var_template
+local util = require("util")
+local evaluate, header_value = util.evaluate_var_template, util.header_value
 local ngx = ngx
 local tonumber, type = tonumber, type
 local string_byte = string.byte
@@ -28,7 +29,8 @@ function _M.apply(e)
   local r = e["return"]
   -- JSON null (decoded as a non-nil value) stands for an absent field.
   if type(r) == "table" then
-    local url = evaluate(r.parts)
+    -- A variable may hold decoded bytes ($uri's %0d%0a): escaped as a location's value is.
+    local url = header_value(evaluate(r.parts))
     if r.absolute and string_byte(url, 1) == 47 then url = absolute(url, r.port) end
     -- Set through ngx.header, a Location starting with `/` stays as it is (relative-redirects).
     ngx.header["Location"] = url
@@ -37,7 +39,8 @@ function _M.apply(e)
   local root = e.appRoot
   if type(root) == "string" and ngx.var.uri == "/" then
     local var = ngx.var
-    ngx.header["Location"] = var.scheme .. "://" .. (var.http_host or "") .. root
+    -- The validated host and the Host header's port, never the raw header (nginx.conf.liquid).
+    ngx.header["Location"] = var.scheme .. "://" .. var.redirect_http_host .. root
     return ngx.exit(302)
   end
 end

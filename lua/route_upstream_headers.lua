@@ -5,7 +5,8 @@
 -- (src/render/dynamic-routes.ts), which hold the standard values unless set here.
 local ngx = ngx
 local type = type
-local evaluate = require("util").evaluate_var_template
+local util = require("util")
+local evaluate, header_value = util.evaluate_var_template, util.header_value
 
 local _M = {}
 
@@ -14,7 +15,8 @@ function _M.apply(e)
   -- A client's own X-Forwarded-Prefix is replaced, as proxy_set_header replaces it.
   -- JSON null (decoded as a non-nil value) stands for an absent field.
   if type(prefix) == "string" then ngx.req.set_header("X-Forwarded-Prefix", prefix) end
-  if type(vhost) == "table" then ngx.var.dynamic_upstream_host = evaluate(vhost) end
+  -- A variable may hold decoded bytes ($uri's %0d%0a): escaped as a location's value is.
+  if type(vhost) == "table" then ngx.var.dynamic_upstream_host = header_value(evaluate(vhost)) end
   if type(connection) == "string" then ngx.var.dynamic_connection = connection end
 end
 

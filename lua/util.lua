@@ -53,6 +53,29 @@ function _M.evaluate_var_template(parts)
   return table.concat(out)
 end
 
+-- Control bytes a header value must not carry (tab may), and what a request line must not
+-- carry (white space too), each replaced by %XX: the escape lua-nginx-module applies to a header
+-- set through ngx.header, so a value reads the same from a location (src/render/header-values.ts
+-- calls these) and from the router.
+local HEADER_UNSAFE = "[%z\1-\8\10-\31\127]"
+local URL_UNSAFE = "[%z\1-\32\127]"
+
+local function percent(c)
+  return string.format("%%%02X", string_byte(c))
+end
+
+--- A value for a header: CR, LF, NUL and the other control bytes but tab as %XX.
+function _M.header_value(s)
+  if s == nil or not s:find(HEADER_UNSAFE) then return s end
+  return (s:gsub(HEADER_UNSAFE, percent))
+end
+
+--- A value for a request line (a URL): control bytes, space and tab as %XX.
+function _M.url_value(s)
+  if s == nil or not s:find(URL_UNSAFE) then return s end
+  return (s:gsub(URL_UNSAFE, percent))
+end
+
 --- The ngx.var name of a request header: "X-Canary" → "http_x_canary".
 function _M.header_var_name(header)
   return "http_" .. header:lower():gsub("-", "_")

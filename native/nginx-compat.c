@@ -82,6 +82,48 @@ static napi_value pcre_compile_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * pcreWithinLimit(pattern, caseless, subject, limit) → true when PCRE2 (interpreted, as NGINX
+ * runs a location's regex without pcre_jit) matches or fails to match `subject` within `limit`
+ * backtracking steps, false when it gives up (match, depth or heap limit), null when the pattern
+ * does not compile.
+ */
+static napi_value pcre_within_limit_js(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  size_t plen, slen;
+  char *pattern = string_arg(env, argv[0], &plen);
+  if (pattern == NULL) return NULL;
+  char *subject = string_arg(env, argv[2], &slen);
+  if (subject == NULL) { free(pattern); return NULL; }
+  bool caseless = false;
+  napi_get_value_bool(env, argv[1], &caseless);
+  double limit = 0;
+  napi_get_value_double(env, argv[3], &limit);
+
+  int errcode;
+  PCRE2_SIZE erroff;
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR) pattern, plen, caseless ? PCRE2_CASELESS : 0, &errcode, &erroff, NULL);
+  free(pattern);
+  if (re == NULL) {
+    free(subject);
+    CHECK(napi_get_null(env, &result));
+    return result;
+  }
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  pcre2_match_context *mc = pcre2_match_context_create(NULL);
+  pcre2_set_match_limit(mc, (uint32_t) limit);
+  int rc = pcre2_match(re, (PCRE2_SPTR) subject, slen, 0, PCRE2_NO_JIT, md, mc);
+  pcre2_match_context_free(mc);
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  free(subject);
+  bool within = !(rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT);
+  CHECK(napi_get_boolean(env, within, &result));
+  return result;
+}
+
 /* The few libssl/libcrypto functions used, resolved once from the system library. */
 static struct {
   int loaded; /* 0 not tried, 1 ok, -1 failed */
@@ -102,6 +144,8 @@ static struct {
   void *(*OPENSSL_sk_value)(const void *, int);
   void (*OPENSSL_sk_pop_free)(void *, void (*)(void *));
   void (*X509_INFO_free)(void *);
+  void *(*SSL_CTX_get_ciphers)(const void *);
+  const char *(*SSL_CIPHER_get_name)(const void *);
 } ssl;
 
 /* The first members of OpenSSL's public X509_INFO (x509.h). */
@@ -117,7 +161,7 @@ static int load_ssl(void) {
   if (h == NULL) return -1;
 #define SYM(name) if ((*(void **) &ssl.name = dlsym(h, #name)) == NULL) return -1
   SYM(TLS_method); SYM(SSL_CTX_new); SYM(SSL_CTX_free); SYM(SSL_CTX_set_cipher_list);
-  SYM(SSL_CTX_ctrl); SYM(ERR_clear_error); SYM(OPENSSL_init_ssl);
+  SYM(SSL_CTX_ctrl); SYM(ERR_clear_error); SYM(OPENSSL_init_ssl); SYM(SSL_CTX_get_ciphers); SYM(SSL_CIPHER_get_name);
   /* libcrypto's, found through libssl's dependencies. */
   SYM(BIO_new_mem_buf); SYM(BIO_free); SYM(PEM_read_bio_Parameters); SYM(SSL_CTX_set0_tmp_dh_pkey);
   SYM(EVP_PKEY_free); SYM(PEM_X509_INFO_read_bio); SYM(OPENSSL_sk_num); SYM(OPENSSL_sk_value);
@@ -211,14 +255,49 @@ static napi_value openssl_loads_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* opensslCipherNames(list) → the names of the ciphers SSL_CTX_set_cipher_list enables for the
+ * list on a fresh context (TLS 1.3 suites included), [] when it refuses the list; throws when
+ * libssl.so.3 cannot be loaded. */
+static napi_value openssl_cipher_names_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result, name;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (load_ssl() != 1) {
+    napi_throw_error(env, NULL, "libssl.so.3 could not be loaded");
+    return NULL;
+  }
+  char *list = string_arg(env, argv[0], NULL);
+  if (list == NULL) return NULL;
+  CHECK(napi_create_array(env, &result));
+  void *ctx = ssl.SSL_CTX_new(ssl.TLS_method());
+  if (ctx != NULL) {
+    if (ssl.SSL_CTX_set_cipher_list(ctx, list) == 1) {
+      void *ciphers = ssl.SSL_CTX_get_ciphers(ctx);
+      int n = ciphers != NULL ? ssl.OPENSSL_sk_num(ciphers) : 0;
+      for (int i = 0; i < n; i++) {
+        CHECK(napi_create_string_utf8(env, ssl.SSL_CIPHER_get_name(ssl.OPENSSL_sk_value(ciphers, i)), NAPI_AUTO_LENGTH, &name));
+        CHECK(napi_set_element(env, result, (uint32_t) i, name));
+      }
+    }
+    ssl.SSL_CTX_free(ctx);
+  }
+  ssl.ERR_clear_error();
+  free(list);
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "pcreCompile", NAPI_AUTO_LENGTH, pcre_compile_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "pcreCompile", fn));
+  CHECK(napi_create_function(env, "pcreWithinLimit", NAPI_AUTO_LENGTH, pcre_within_limit_js, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "pcreWithinLimit", fn));
   CHECK(napi_create_function(env, "opensslAccepts", NAPI_AUTO_LENGTH, openssl_accepts_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "opensslAccepts", fn));
   CHECK(napi_create_function(env, "opensslLoads", NAPI_AUTO_LENGTH, openssl_loads_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "opensslLoads", fn));
+  CHECK(napi_create_function(env, "opensslCipherNames", NAPI_AUTO_LENGTH, openssl_cipher_names_js, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "opensslCipherNames", fn));
   char version[64] = "";
   pcre2_config(PCRE2_CONFIG_VERSION, version);
   napi_value v;

@@ -3,7 +3,8 @@
 // runs `nginx -t` once per distinct configuration — and the dynamic actor keeps the payloads
 // it would have POSTed. Both answer at once, so they take no virtual time.
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writePrivateFile } from '../streams/record-writer.js';
 import { dirname, join } from 'node:path';
 import { of, type Observable } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -68,7 +69,7 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
     if (!outDir) return;
     const full = join(outDir, path);
     mkdirSync(dirname(full), { recursive: true });
-    writeFileSync(full, text);
+    writePrivateFile(full, text);
   };
 
   const keep = (into: Map<string, string>, dir: string, ext: string, text: string): string => {

@@ -6,7 +6,7 @@
 // Errors become result values; reloads never overlap. With no NGINX running (cold start) there
 // is nothing to protect: the master starts on the file, and its start is the test.
 
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync, chmodSync, chownSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -14,6 +14,7 @@ import type { Configuration, ModelWarning } from '../model/types.js';
 import { auxiliaryFiles, type AuxiliaryFile, type RenderedChunks, type RenderProblem, type Renderer } from '../render/engine.js';
 import type { Narrower, Refusal } from './quarantine.js';
 import { reloadLogPath, type NginxRuntime } from '../render/runtime.js';
+import { workerUser, type WorkerUser } from '../render/worker-access.js';
 import { controlChannel, type ControlChannel } from '../render/control.js';
 import { controlRequest } from './control-client.js';
 import type { NginxProcess } from './nginx-process.js';
@@ -60,6 +61,8 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
   const { renderer, nginx, runtime, logger } = deps;
   const now = deps.now ?? Date.now;
   const confPath = runtime.confPath;
+  // Whom a private file the workers read per request belongs to: a root master's workers are another user.
+  const workers = process.getuid?.() === 0 ? workerUser(runtime) : null;
   const confDir = dirname(confPath);
   let queue: Promise<unknown> = Promise.resolve();
   let seq = 0;
@@ -76,6 +79,11 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     let current = config;
     for (let round = 0; ; round++) {
       const outcome = await applyOnce(current, t0);
+      if (outcome.ok === 'over-budget') {
+        // Set aside before NGINX ever read it; what is left renders smaller.
+        if (round < MAX_NARROWING_ROUNDS) { current = outcome.next; continue; }
+        return { ok: false, durationMs: now() - t0, error: 'reload: Ingresses still over the nginx.conf budgets after setting some aside' };
+      }
       if (outcome.ok) {
         deps.narrower?.applied(current);
         return { ...outcome.result, config: current };
@@ -92,19 +100,22 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     }
   }
 
-  type Attempt = { ok: true; result: Extract<ReloadResult, { ok: true }> } | { ok: false; error: string; refusal: Refusal };
+  type Attempt = { ok: true; result: Extract<ReloadResult, { ok: true }> } | { ok: false; error: string; refusal: Refusal }
+    | { ok: 'over-budget'; next: Configuration };
 
   /** Renders, tests and installs one configuration (or starts NGINX on it). */
   async function applyOnce(config: Configuration, t0: number): Promise<Attempt> {
     let rendered: RenderedChunks;
     try {
       rendered = renderer.renderChunks(config, runtime);
-      for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file);
+      for (const file of auxiliaryFiles(config, runtime)) writeIfChanged(file, workers);
     } catch (err) {
       const error = `render: ${(err as Error).message}`;
       logger.error({ err: (err as Error).message }, 'reload: render failed; the running configuration is kept');
       return { ok: false, error, refusal: { config, rendered: null, output: error } };
     }
+    const narrowed = deps.narrower?.overBudget(rendered);
+    if (narrowed) return { ok: 'over-budget', next: narrowed };
     for (const w of rendered.warnings) logger.warn(w);
     mkdirSync(confDir, { recursive: true });
     const tmp = join(confDir, `.${basename(confPath)}.tmp-${process.pid}-${++seq}`);
@@ -373,13 +384,19 @@ function writeChunks(path: string, chunks: string[]): void {
   }
 }
 
-function writeIfChanged({ path, content, mode = 0o644, encoding: given }: AuxiliaryFile): void {
+function writeIfChanged({ path, content, mode = 0o644, encoding: given, readByWorkers }: AuxiliaryFile, workers: WorkerUser | null): void {
   const encoding: BufferEncoding = given ?? 'utf8';
-  if (existsSync(path) && readFileSync(path, encoding) === content) return;
+  const owner = readByWorkers && workers ? workers : null;
+  if (existsSync(path) && readFileSync(path, encoding) === content) {
+    // Same bytes, but a file written by an earlier version may be more open than it should be.
+    const st = statSync(path);
+    if ((st.mode & 0o777) === mode && (owner === null || st.uid === owner.uid)) return;
+  }
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, content, { mode, encoding });
   chmodSync(tmp, mode);
+  if (owner) chownSync(tmp, owner.uid, owner.gid);
   renameSync(tmp, path);
 }
 

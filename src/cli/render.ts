@@ -2,6 +2,7 @@
 // deterministic JSON files (model.json, backends.json, servers.json) and nginx.conf rendered for
 // fixed paths; `--test` runs `nginx -t` on it in a scratch prefix. Warnings go to stderr.
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { writePrivateFile } from '../streams/record-writer.js';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../log.js';
 import { createModelBuilder, type BuildResult } from '../model/build.js';
@@ -98,10 +99,11 @@ export async function runRender(opts: {
     for (const w of r.warnings) process.stderr.write(`warning: ${formatWarning(w)}\n`);
     for (const l of r.leftOut) process.stderr.write(`left out: ${formatLeftOut(l)}\n`);
     mkdirSync(opts.out, { recursive: true });
-    writeFileSync(join(opts.out, 'model.json'), stableJSON(r.config));
-    writeFileSync(join(opts.out, 'backends.json'), stableJSON(backendsPayload(r.config)));
-    writeFileSync(join(opts.out, 'servers.json'), stableJSON(serversPayload(r.config)));
-    writeFileSync(join(opts.out, 'routes.json'), stableJSON(routesPayload(r.config)));
+    // The model and the servers payload hold the certificates' keys.
+    writePrivateFile(join(opts.out, 'model.json'), stableJSON(r.config));
+    writePrivateFile(join(opts.out, 'backends.json'), stableJSON(backendsPayload(r.config)));
+    writePrivateFile(join(opts.out, 'servers.json'), stableJSON(serversPayload(r.config)));
+    writePrivateFile(join(opts.out, 'routes.json'), stableJSON(routesPayload(r.config)));
     for (const line of routeRuleLines(r.config)) process.stderr.write(`${line}\n`);
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
     const rendered = renderer.renderWithWarnings(r.config, offlineRuntime(opts.defaultServerPort ?? DEFAULT_SERVER_PORT));

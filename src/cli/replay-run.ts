@@ -3,6 +3,7 @@
 // real time scaled by --speed. Out come the decisions, every distinct nginx.conf and payload,
 // and the final ones; replaying one log twice in virtual time gives byte-identical output.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writePrivateFile } from '../streams/record-writer.js';
 import { join } from 'node:path';
 import {
   Observable, VirtualAction, VirtualTimeScheduler, asyncScheduler, lastValueFrom, takeWhile, tap,
@@ -76,11 +77,11 @@ const OUTPUTS = ['decisions.ndjson', 'configs', 'payloads', 'final'];
 function writeFinal(outDir: string, actors: OfflineActors): boolean {
   const dir = join(outDir, 'final');
   mkdirSync(dir, { recursive: true });
-  if (actors.backends !== null) writeFileSync(join(dir, 'backends.json'), actors.backends);
-  if (actors.servers !== null) writeFileSync(join(dir, 'servers.json'), actors.servers);
-  if (actors.routes !== null) writeFileSync(join(dir, 'routes.json'), actors.routes);
+  if (actors.backends !== null) writePrivateFile(join(dir, 'backends.json'), actors.backends);
+  if (actors.servers !== null) writePrivateFile(join(dir, 'servers.json'), actors.servers);
+  if (actors.routes !== null) writePrivateFile(join(dir, 'routes.json'), actors.routes);
   if (actors.nginxConf === null) return false;
-  writeFileSync(join(dir, 'nginx.conf'), actors.nginxConf);
+  writePrivateFile(join(dir, 'nginx.conf'), actors.nginxConf);
   return true;
 }
 

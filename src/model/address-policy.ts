@@ -1,11 +1,35 @@
 // The upstream address policy: endpoint addresses and ExternalName targets are normalised from
-// every spelling a resolver or NGINX accepts, then refused when they point back at the node
-// (loopback, unspecified) or at link-local services (cloud metadata), unless the operator allows
-// that class. lua/address_policy.lua applies the same rules to what DNS answers at request time.
+// every spelling a resolver or NGINX accepts, IPv4 addresses embedded in IPv6 ones (mapped,
+// compatible, NAT64, 6to4, Teredo) are unwrapped, then refused when they point back at the node
+// (loopback, unspecified), at link-local services or at a cloud's metadata service, unless the
+// operator allows that class. lua/address_policy.lua applies the same rules to what DNS answers
+// at request time; test/support/hostile.ts holds the table both are checked against.
 
-export type AddressClass = 'loopback' | 'unspecified' | 'link-local';
+export type AddressClass = 'loopback' | 'unspecified' | 'link-local' | 'metadata';
 
-export const ADDRESS_CLASSES: readonly AddressClass[] = ['loopback', 'unspecified', 'link-local'];
+export const ADDRESS_CLASSES: readonly AddressClass[] = ['loopback', 'unspecified', 'link-local', 'metadata'];
+
+/**
+ * Cloud metadata and platform services, by the address each provider documents (docs/security.md
+ * lists the source of each). They are the class `metadata` even inside link-local, so that
+ * allowing link-local (a node-local DNS cache on 169.254.20.10) does not open them.
+ */
+const METADATA_IPV4: ReadonlySet<number> = new Set([
+  '169.254.169.254', // AWS, GCP, Azure, Oracle Cloud, DigitalOcean, OpenStack, Hetzner, Huawei
+  '169.254.170.2', // AWS ECS task metadata and credentials
+  '169.254.0.23', // Tencent Cloud (metadata.tencentyun.com)
+  '100.100.100.200', // Alibaba Cloud
+  '168.63.129.16', // Azure WireServer (guest agent configuration)
+  '192.0.0.192', // Oracle Cloud Classic
+].map((a) => ipv4Number(a.split('.').map(Number))));
+function ipv4Number(b: readonly number[]): number {
+  return ((b[0]! * 256 + b[1]!) * 256 + b[2]!) * 256 + b[3]!;
+}
+
+const METADATA_IPV6: ReadonlySet<string> = new Set([
+  'fd00:ec2::254', // AWS (Nitro instances over IPv6)
+  'fe80::a9fe:a9fe', // OpenStack over IPv6
+]);
 
 export interface AddressPolicy {
   /** Node-local classes allowed as upstreams (none by default). */
@@ -93,22 +117,59 @@ function parseIPv6(s: string): number[] | null {
 }
 
 function ipv4Class(b: readonly number[]): AddressClass | null {
+  if (METADATA_IPV4.has(ipv4Number(b))) return 'metadata';
   if (b[0] === 127) return 'loopback';
   if (b[0] === 0) return 'unspecified';
   if (b[0] === 169 && b[1] === 254) return 'link-local';
   return null;
 }
 
-function ipv6Class(w: readonly number[]): AddressClass | null {
+/** The 16 bytes of eight 16-bit words. */
+function bytesOf(w: readonly number[]): number[] {
+  return w.flatMap((x) => [x >> 8, x & 0xff]);
+}
+
+/**
+ * RFC 6052's IPv4 inside an IPv6 prefix of `bits` (48..96): four bytes from the prefix's end, the
+ * `u` byte (8) skipped; null when the address is not of that form (`u` and the suffix are zero).
+ */
+function rfc6052IPv4(b: readonly number[], bits: number): number[] | null {
+  const out: number[] = [];
+  let i = bits / 8;
+  for (; out.length < 4; i++) if (i !== 8) out.push(b[i]!);
+  return (bits < 64 ? [8] : []).concat(Array.from({ length: 16 - i }, (_, k) => i + k)).every((k) => b[k] === 0) ? out : null;
+}
+
+/**
+ * Every IPv4 address an IPv6 address carries to where it is dialled: IPv4-mapped (::ffff:a.b.c.d),
+ * -translated (::ffff:0:a.b.c.d), -compatible (::a.b.c.d, :: itself); NAT64 (RFC 6052's
+ * 64:ff9b::/96, and RFC 8215's local-use 64:ff9b:1::/48 read at each prefix length RFC 6052
+ * allows in it, an IPv4 address in 0.0.0.0/8 being no NAT64 destination); 6to4 (2002::/16,
+ * RFC 3056); Teredo (2001::/32, RFC 4380: the server, and the client with its bits inverted).
+ */
+function embeddedIPv4(w: readonly number[]): number[][] {
   const zeroUpTo = (n: number) => w.slice(0, n).every((x) => x === 0);
-  if (zeroUpTo(7) && w[7] === 1) return 'loopback';
+  const b = bytesOf(w);
+  const tail = b.slice(12);
+  if ((zeroUpTo(5) && w[5] === 0xffff) || (zeroUpTo(4) && w[4] === 0xffff && w[5] === 0) || zeroUpTo(6)) return [tail];
+  if (w[0] === 0x64 && w[1] === 0xff9b) {
+    if (w.slice(2, 6).every((x) => x === 0)) return [tail];
+    if (w[2] === 1) return [48, 56, 64, 96].map((bits) => rfc6052IPv4(b, bits)).filter((v): v is number[] => v !== null && v[0] !== 0);
+  }
+  if (w[0] === 0x2002) return [b.slice(2, 6)];
+  if (w[0] === 0x2001 && w[1] === 0) return [b.slice(4, 8), tail.map((x) => x ^ 0xff)];
+  return [];
+}
+
+/** When an address carries several IPv4 addresses, the class least often allowed decides. */
+const CLASS_ORDER: readonly AddressClass[] = ['metadata', 'unspecified', 'link-local', 'loopback'];
+
+function ipv6Class(w: readonly number[]): AddressClass | null {
+  if (METADATA_IPV6.has(formatIPv6(w))) return 'metadata';
+  if (w.slice(0, 7).every((x) => x === 0) && w[7] === 1) return 'loopback';
   if ((w[0]! & 0xffc0) === 0xfe80) return 'link-local';
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d,
-  // :: itself): judged by the IPv4 address inside.
-  const mapped = zeroUpTo(5) && w[5] === 0xffff;
-  const translated = zeroUpTo(4) && w[4] === 0xffff && w[5] === 0;
-  if (mapped || translated || zeroUpTo(6)) return ipv4Class([w[6]! >> 8, w[6]! & 0xff, w[7]! >> 8, w[7]! & 0xff]);
-  return null;
+  const classes = embeddedIPv4(w).map(ipv4Class);
+  return CLASS_ORDER.find((c) => classes.includes(c)) ?? null;
 }
 
 /** RFC 5952: lower case, no leading zeros, the longest run (2+) of zero groups as `::`. */

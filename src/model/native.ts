@@ -7,6 +7,11 @@ import { REPO_ROOT } from '../version.js';
 export interface NginxCompat {
   /** null: compiles; [message, offset]: PCRE2's error; { names }: compiles, with named groups. */
   pcreCompile(pattern: string, caseless: boolean): null | [string, number] | { names: string[] };
+  /**
+   * Whether PCRE2, interpreted as NGINX runs a location's regex, decides `subject` within `limit`
+   * backtracking steps; null when the pattern does not compile.
+   */
+  pcreWithinLimit(pattern: string, caseless: boolean, subject: string, limit: number): boolean | null;
   /** Whether SSL_CTX_set_cipher_list (`ciphers`) or SSL_CTX_set1_curves_list (`curves`) accepts the list. */
   opensslAccepts(kind: 'ciphers' | 'curves', list: string): boolean;
   /**
@@ -15,6 +20,8 @@ export interface NginxCompat {
    * proxy_ssl_trusted_certificate), `crl` (ssl_crl).
    */
   opensslLoads(kind: 'dhparam' | 'certificates' | 'crl', pem: string): boolean;
+  /** The names of the ciphers SSL_CTX_set_cipher_list enables for a list (TLS 1.3 suites too); [] when it refuses it. */
+  opensslCipherNames(list: string): string[];
   pcreVersion: string;
 }
 

@@ -4,7 +4,16 @@
 import { namesUnixSocket } from './validate.js';
 
 /** NGINX variables a URL or redirect target may use on purpose (ingress-nginx documents these); the renderer keeps exactly these, and captures, as variables. */
-export const REDIRECT_VARIABLE = /^(host|http_host|scheme|request_uri|escaped_request_uri|uri|args|is_args|server_name|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+)$/;
+export const REDIRECT_VARIABLE = /^(host|http_host|redirect_http_host|redirect_best_http_host|scheme|request_uri|escaped_request_uri|uri|args|is_args|server_name|server_port|remote_addr|request_method|request_id|remote_user|server_addr|best_http_host|pass_access_scheme|pass_server_port|(arg|http|cookie)_[a-z0-9_]+)$/;
+
+/**
+ * In a redirect the controller renders (permanent/temporal-redirect, auth-signin,
+ * auth-tls-error-page, app-root), the Host header's variables stand for a validated host: `$host`
+ * (which NGINX validated, and which a server's names or its host guard bound) with the Host
+ * header's port (`$redirect_http_host`, nginx.conf.liquid), so `Host: a.test:1@evil.test` cannot
+ * make a Location name evil.test.
+ */
+export const REDIRECT_HOST_VARIABLES: Readonly<Record<string, string>> = { http_host: 'redirect_http_host', best_http_host: 'redirect_best_http_host' };
 
 /** Why the value is not an absolute http(s) URL NGINX's directives take as the renderer prints it, or null. */
 export function absoluteUrlProblem(url: string): string | null {
@@ -25,7 +34,7 @@ export function redirectTargetProblem(target: string): string | null {
  * the host's own name (its server block's). null when the router cannot give the same value: a
  * regex capture (`$1`, the location's) or `$escaped_request_uri` (no such variable in the router).
  */
-export function redirectParts(url: string, hostname: string): string[] | null {
+export function redirectParts(url: string, hostname: string, rename: Readonly<Record<string, string>> = {}): string[] | null {
   const parts: string[] = [''];
   const re = /\$(\{([A-Za-z0-9_]+)\}|([0-9])|([A-Za-z_][A-Za-z0-9_]*))?/g;
   let last = 0;
@@ -40,7 +49,7 @@ export function redirectParts(url: string, hostname: string): string[] | null {
     } else if (name === 'server_name') {
       parts[parts.length - 1] += hostname;
     } else {
-      parts.push(name, '');
+      parts.push(rename[name] ?? name, '');
     }
   }
   parts[parts.length - 1] += url.slice(last);

@@ -5,7 +5,7 @@
 // only the fields its settings use, so a plain route stays small, or null where the location's
 // directives would refuse the value (the location answers 503).
 import { checkRegex, escapeRegex } from './pcre.js';
-import { redirectParts, redirectTargetProblem } from './redirect-url.js';
+import { REDIRECT_HOST_VARIABLES, redirectParts, redirectTargetProblem } from './redirect-url.js';
 import type { Location, Server } from './types.js';
 
 /** The redirect a static location answers with `return code url` (permanent/temporal-redirect). */
@@ -47,7 +47,7 @@ export function rewriteRegex(useRegex: boolean, path: string): string {
 export function redirectRouteFields(server: Server, loc: Location): RouteUriFields | null {
   const r = loc.redirect;
   if (!r) return {};
-  const parts = redirectParts(r.url, server.hostname);
+  const parts = redirectParts(r.url, server.hostname, REDIRECT_HOST_VARIABLES);
   if (redirectTargetProblem(r.url) !== null || parts === null) return null;
   return { return: { code: r.code, parts, absolute: !loc.relativeRedirects, port: loc.rewrite.usePortInRedirects } };
 }

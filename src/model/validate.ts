@@ -2,6 +2,7 @@
 // into a typed value that is safe to put into nginx.conf, or throws InvalidValue saying why.
 import { isIPv4, isIPv6 } from 'node:net';
 import { checkRegex } from './pcre.js';
+import { describeAttack, regexCostProblem } from './regex-cost.js';
 
 export class InvalidValue extends Error {}
 
@@ -312,6 +313,8 @@ export function pcreRegex(opts: { caseless: boolean }): Check<string> {
     const r = checkRegex(raw, opts);
     if (!r.ok) invalid(`"${preview(raw)}" is not a regular expression NGINX accepts: ${r.error} at offset ${r.offset}`);
     if (r.names.length > 0) invalid(`named groups (${r.names.slice(0, 3).map((n) => `"${preview(n, 32)}"`).join(', ')}) are not allowed: NGINX makes each a variable of the whole configuration; use numbered groups`);
+    const cost = regexCostProblem(raw, opts.caseless);
+    if (cost) invalid(`"${preview(raw)}" ${cost.reason}${cost.attack === undefined ? '' : ` (attack: ${describeAttack(cost.attack)})`}`);
     return raw;
   };
 }

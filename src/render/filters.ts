@@ -8,7 +8,7 @@
 // characters (newlines included) are refused.
 import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
-import { REDIRECT_VARIABLE, absoluteUrlProblem, redirectTargetProblem } from '../model/redirect-url.js';
+import { REDIRECT_HOST_VARIABLES, REDIRECT_VARIABLE, absoluteUrlProblem, redirectTargetProblem } from '../model/redirect-url.js';
 import { operatorSnippetProblem, snippetProblem, type SnippetContext } from '../model/snippet-check.js';
 import { MAX_RULES_CHUNK, quoteForNginx, tenantRulesProblem } from '../model/seclang.js';
 import { checkRegex } from '../model/pcre.js';
@@ -49,15 +49,19 @@ export function quoteLiteral(v: unknown, field = 'value'): string {
 }
 
 
-/** Quoted, with `$name` / `${name}` kept for allowed variables and every other `$` made literal. */
-export function quoteWithVariables(v: unknown, field = 'value'): string {
+/**
+ * Quoted, with `$name` / `${name}` kept for allowed variables and every other `$` made literal;
+ * `rename` gives a variable another name (REDIRECT_HOST_VARIABLES in redirects).
+ */
+export function quoteWithVariables(v: unknown, field = 'value', rename: Readonly<Record<string, string>> = {}): string {
   const s = escapeQuoted(str(v, field));
   // NGINX reads one digit after `$` as a regex capture (`$1abc` is capture 1, then `abc`).
   const out = s.replace(/\$(\{([A-Za-z0-9_]+)\}|([0-9])|([A-Za-z_][A-Za-z0-9_]*))?/g, (m, _g, braced?: string, digit?: string, bare?: string) => {
     if (digit !== undefined) return m;
     const name = braced ?? bare;
     if (name === undefined) return '${literal_dollar}';
-    if (REDIRECT_VARIABLE.test(name) || /^[0-9]$/.test(name)) return m;
+    if (/^[0-9]$/.test(name)) return m;
+    if (REDIRECT_VARIABLE.test(name)) return rename[name] === undefined ? m : `\${${rename[name]}}`;
     return `\${literal_dollar}${m.slice(1)}`;
   });
   return `"${out}"`;
@@ -71,12 +75,20 @@ export function url(v: unknown, field = 'url'): string {
   return quoteWithVariables(s, field);
 }
 
-/** A redirect target: an absolute URL or a path. */
+/** A redirect target: an absolute URL or a path; the Host header's variables name a validated host. */
 export function redirectTarget(v: unknown, field = 'redirect'): string {
   const s = str(v, field);
   const problem = redirectTargetProblem(s);
   if (problem !== null) throw new RenderError(field, problem);
-  return quoteWithVariables(s, field);
+  return quoteWithVariables(s, field, REDIRECT_HOST_VARIABLES);
+}
+
+/** An absolute http(s) URL a redirect sends the client to (auth-signin): as `url`, the Host header's variables naming a validated host. */
+export function redirectUrl(v: unknown, field = 'url'): string {
+  const s = str(v, field);
+  const problem = absoluteUrlProblem(s);
+  if (problem !== null) throw new RenderError(field, problem);
+  return quoteWithVariables(s, field, REDIRECT_HOST_VARIABLES);
 }
 
 /** A location path printed as a literal (prefix or exact match). */
@@ -205,11 +217,11 @@ export function moreHeader(name: unknown, value: unknown, field = 'header'): str
   return quote(`${n}: ${str(value, `${field}[${n}]`)}`, field);
 }
 
-/** The app-root redirect target: a path on the same host. */
+/** The app-root redirect target: a path on the same host (the validated host, with the Host header's port). */
 export function appRoot(v: unknown, field = 'app-root'): string {
   const s = str(v, field);
   if (!/^\/[^\s"'\\<>^`{|}$]*$/.test(s)) throw new RenderError(field, `not a path: ${JSON.stringify(s.slice(0, 100))}`);
-  return `"$scheme://$http_host${escapeQuoted(s)}"`;
+  return `"$scheme://$redirect_http_host${escapeQuoted(s)}"`;
 }
 
 /**

@@ -145,6 +145,7 @@ function luaPhase(c: LocationContext, host: string): string {
 /** The location's own headers and then the whole standard set, when any block sets headers. */
 function headers(c: LocationContext): string {
   let own = false;
+  let setup = '';
   let lines: string[] = [];
   let host = '$best_http_host';
   let connection = '$connection_upgrade';
@@ -152,9 +153,10 @@ function headers(c: LocationContext): string {
     const part: HeaderPart | null = fn(c);
     if (part === null) continue;
     own = true;
+    if (part.setup) setup += part.setup;
     if (part.lines) lines = lines.concat(part.lines);
     host = part.host ?? host;
     connection = part.connection ?? connection;
   }
-  return own ? `\n${directives(lines)}${directives(standardHeaders(c.settings, c.hdr, host, connection))}` : '';
+  return own ? `\n${setup}${directives(lines)}${directives(standardHeaders(c.settings, c.hdr, host, connection))}` : '';
 }

@@ -46,6 +46,8 @@ export interface ServerView {
   uses: readonly HttpFeature[];
   /** Values the renderer refused: each denied or left out its location, or left out server directives. */
   problems: RenderProblem[];
+  /** Each Ingress's bytes of the text: its locations and what they made first (the budgets read it). */
+  ingressBytes: ReadonlyMap<IngressRef, number>;
 }
 
 /**
@@ -129,6 +131,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   let locationsText = '';
   let extra = '';
   let httpLevel = '';
+  const ingressBytes = new Map<IngressRef, number>();
   const ordered = locationOrder(server);
   const router = routerPlacement(server, ctx.dynamicRoutes === true, ordered);
   for (const loc of ordered) {
@@ -156,6 +159,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
       locationsText += r.text;
       extra += own;
       httpLevel += http;
+      if (loc.ingress) ingressBytes.set(loc.ingress, (ingressBytes.get(loc.ingress) ?? 0) + r.text.length + own.length + http.length);
       for (const u of r.uses) uses.add(u);
     } catch (err) {
       // One value the renderer cannot express denies its location (503), not the server.
@@ -182,13 +186,29 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     + (s.blockUserAgents.length > 0 ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
     + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')
     + spoofedClientGuard(s)
-    + (router === 'hook' ? DYNAMIC_ROUTE_HOOK : '');
+    + (router === 'hook' ? DYNAMIC_ROUTE_HOOK : '')
+    + (needsHostGuard(server, ordered) ? HOST_GUARD : '');
   return {
     names, serverName, listenText,
     luaPhases: OWNS_HEADER_FILTER.some((fn) => fn(bctx)) ? '' : serverLua(host),
-    guards, directives, locationsText, extra, after, httpLevel, uses: [...uses], problems,
+    guards, directives, locationsText, extra, after, httpLevel, uses: [...uses], problems, ingressBytes,
   };
 }
+
+/**
+ * A server whose names do not bound $host (the default server, NGINX's own `*.` wildcards of
+ * server-alias) lets a request's Host through as it came (`evil.test#.a.test` matches `*.a.test`),
+ * and NGINX names $host in every absolute redirect it builds (a path's trailing slash, a relative
+ * Location): such a server answers a host that is no DNS name or IP literal with 400, before any
+ * location. Dynamic hosts were moved to the router before it (their host is a route's); a default
+ * server with no Ingress location redirects nothing.
+ */
+function needsHostGuard(server: Server, ordered: readonly Location[]): boolean {
+  if (server.hostname === '_') return ordered.some((l) => l.ingress !== null);
+  return server.aliases.some((a) => a.startsWith('*'));
+}
+
+const HOST_GUARD = '        if ($host !~ "^([a-z0-9_.-]+|\\[[0-9a-f:.]+\\])$") {\n            return 400;\n        }\n';
 
 // No log_by_lua: the EWMA learns in the header filter (see lua/balancer.lua).
 const serverLua = (host: string) => `        header_filter_by_lua_block {\n            balancer.header_filter()\n            lua_ingress.header(${host})\n        }\n`;

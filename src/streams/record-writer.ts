@@ -1,7 +1,36 @@
-// An append-only line writer for the recorder and the tracer: lines are queued in memory and
+// Files that may hold what came from Secrets, readable by their owner only; and an append-only
+// line writer for the recorder and the tracer on top of them: lines are queued in memory and
 // handed to the file stream only while it accepts more, so a slow disk grows the queue instead
 // of stalling the pipeline, and a write error (a full disk) is reported once, never thrown.
-import { closeSync, createWriteStream, openSync, writeSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fchmodSync, fstatSync, openSync, writeSync, type WriteStream } from 'node:fs';
+
+/**
+ * Recordings and traces are readable by their owner only (a recording made with --record-secrets
+ * holds keys, and any log names the cluster's objects): created 0600, and an existing file that was
+ * more open is narrowed before anything is written to it.
+ */
+export function openPrivate(file: string): number {
+  const fd = openSync(file, 'w', 0o600);
+  try {
+    // Only a regular file: a device such as /dev/full keeps its mode.
+    if (fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
+
+/** Writes a whole file readable by its owner only (replay and render outputs: payloads hold certificates, and keys when recorded). */
+export function writePrivateFile(file: string, text: string): void {
+  const fd = openPrivate(file);
+  try {
+    const buf = Buffer.from(text, 'utf8');
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 export interface LineWriter {
   /** Queues one line (without its newline). Discarded after a failure. */
@@ -24,7 +53,15 @@ export function createLineWriter(file: string, onError: (err: Error) => void, op
   let failed = false;
   let waitingForDrain = false;
   let flushScheduled = false;
-  let stream: WriteStream | null = createWriteStream(file, { flags: 'w' });
+  let stream: WriteStream | null;
+  try {
+    stream = createWriteStream(file, { fd: openPrivate(file) });
+  } catch (err) {
+    // Reported once, as a failed write would be: the caller never sees a throw.
+    stream = null;
+    failed = true;
+    queueMicrotask(() => onError(err as Error));
+  }
 
   const fail = (err: Error) => {
     if (failed) return;
@@ -35,8 +72,8 @@ export function createLineWriter(file: string, onError: (err: Error) => void, op
   };
   // A chunk handed to the stream that then fails is lost as a whole.
   const lostOnError = (lines: number) => (err?: Error | null) => { if (err) lost += lines; };
-  stream.on('error', fail);
-  stream.on('drain', () => { waitingForDrain = false; flush(); });
+  stream?.on('error', fail);
+  stream?.on('drain', () => { waitingForDrain = false; flush(); });
 
   function flush(): void {
     if (failed || !stream || waitingForDrain || queue.length === 0) return;
@@ -109,7 +146,7 @@ function createSyncLineWriter(file: string, onError: (err: Error) => void): Line
     writeOut(text);
   };
   try {
-    fd = openSync(file, 'w');
+    fd = openPrivate(file);
   } catch (err) {
     fail(err as Error);
   }

@@ -1,7 +1,7 @@
 // The recorder behind `--record FILE`: appends every raw pipeline input (before the store
 // filters it) to an NDJSON log — a header line with the flags that shape the model, then one
 // line per event or task with its time offset. Writing never blocks or breaks the pipeline.
-import { createHash } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { SchedulerLike } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Secret } from '../store/kube-types.js';
@@ -13,8 +13,12 @@ import { createLineWriter } from './record-writer.js';
 export const RECORD_FORMAT = 'ingress-rx-record';
 /** Bump when a reader of the old format would misread the new one. */
 export const RECORD_FORMAT_VERSION = 1;
-/** Prefix of the value that replaces a redacted Secret value; a fingerprint of the value follows. */
-export const REDACTED_PREFIX = 'ingress-rx:redacted:sha256:';
+/** What every redacted Secret value starts with (earlier recorders wrote `…:sha256:<16 hex>` after it). */
+export const REDACTED_MARKER = 'ingress-rx:redacted:';
+/** Prefix of the value that replaces a redacted Secret value; a keyed fingerprint of the value follows. */
+export const REDACTED_PREFIX = `${REDACTED_MARKER}hmac-sha256:`;
+/** The Secret metadata the store reads (identity, order, the Helm label); everything else is dropped from a redacted Secret. */
+const KEPT_SECRET_METADATA = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'labels'] as const;
 /** Secret keys whose values are public and kept even when secrets are redacted. */
 export const PUBLIC_SECRET_KEYS: ReadonlySet<string> = new Set(['tls.crt', 'ca.crt']);
 
@@ -86,33 +90,47 @@ export interface RecorderOptions {
 }
 
 /**
- * Replaces every non-public value of a Secret by a marker with a fingerprint of the value, so a
- * changed value still shows as a change. Under `data` the marker is base64-encoded like the value
- * it replaces, so it decodes to readable text: an auth Secret then holds a placeholder user
- * (`ingress-rx`, hash `redacted:sha256:…`) and keeps its shape; a TLS key is no PEM key.
+ * Makes the redactor of one recording. Every non-public value of a Secret becomes a marker with a
+ * fingerprint of the value: an HMAC-SHA256 (128 bits) under a key drawn for this recording and
+ * never written anywhere, so within the log equal values have equal markers (a changed value
+ * still shows as a change, which is all replay needs), while nobody holding the log can confirm a
+ * guessed value, nor match values across two logs. Under `data` the marker is base64-encoded like
+ * the value it replaces, so it decodes to readable text: an auth Secret then holds a placeholder
+ * user (`ingress-rx`, hash `redacted:hmac-sha256:…`) and keeps its shape; a TLS key is no PEM key.
+ * Of the Secret's metadata only what the store reads is kept: annotations (kubectl's
+ * last-applied-configuration holds the whole Secret) and managedFields are dropped.
  */
-export function redactSecret(secret: Secret): Secret {
+export function createSecretRedactor(key: Buffer = randomBytes(32)): (secret: Secret) => Secret {
+  const fingerprint = (v: string) => REDACTED_PREFIX + createHmac('sha256', key).update(v).digest('hex').slice(0, 32);
   const redact = (values: Record<string, string> | undefined, encoded: boolean) => {
     if (!values) return values;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(values)) {
       if (PUBLIC_SECRET_KEYS.has(k)) { out[k] = v; continue; }
-      const marker = REDACTED_PREFIX + createHash('sha256').update(v).digest('hex').slice(0, 16);
+      const marker = fingerprint(v);
       out[k] = encoded ? Buffer.from(marker).toString('base64') : marker;
     }
     return out;
   };
-  const out: Secret = { ...secret };
-  if (secret.data) out.data = redact(secret.data, true);
-  if (secret.stringData) out.stringData = redact(secret.stringData, false);
-  return out;
+  return (secret) => {
+    const metadata: Record<string, unknown> = {};
+    for (const field of KEPT_SECRET_METADATA) {
+      const v = (secret.metadata as unknown as Record<string, unknown>)[field];
+      if (v !== undefined) metadata[field] = v;
+    }
+    const out: Secret = { apiVersion: secret.apiVersion, kind: secret.kind, metadata: metadata as unknown as Secret['metadata'] };
+    if (secret.type !== undefined) out.type = secret.type;
+    if (secret.data) out.data = redact(secret.data, true);
+    if (secret.stringData) out.stringData = redact(secret.stringData, false);
+    return out;
+  };
 }
 
-/** Whether a Secret's value under `key` (in `data` or `stringData`) was redacted by the recorder. */
+/** Whether a Secret's value under `key` (in `data` or `stringData`) was redacted by a recorder (of any version). */
 export function isRedacted(secret: Secret, key: string): boolean {
   const b64 = secret.data?.[key];
-  if (b64 !== undefined) return Buffer.from(b64, 'base64').toString('utf8').startsWith(REDACTED_PREFIX);
-  return secret.stringData?.[key]?.startsWith(REDACTED_PREFIX) ?? false;
+  if (b64 !== undefined) return Buffer.from(b64, 'base64').toString('utf8').startsWith(REDACTED_MARKER);
+  return secret.stringData?.[key]?.startsWith(REDACTED_MARKER) ?? false;
 }
 
 export function createRecorder(opts: RecorderOptions): Recorder {
@@ -127,6 +145,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
   };
   let written = 0;
   let lost = 0;
+  const redactSecret = opts.recordSecrets ? null : createSecretRedactor();
   const writer = createLineWriter(opts.file, (err) => {
     logger.error({ err, file: opts.file }, `record: cannot write ${opts.file}: ${err.message}; recording stopped`);
   });
@@ -145,7 +164,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
   const entry = (input: PipelineInput, t: number): RecordEntry => {
     const offset = Math.max(0, burstTime(t) - start);
     if (isTask(input)) return input.detail === undefined ? { t: offset, task: input.task } : { t: offset, task: input.task, detail: input.detail };
-    const object = input.kind === 'Secret' && !opts.recordSecrets ? redactSecret(input.object as Secret) : input.object;
+    const object = input.kind === 'Secret' && redactSecret ? redactSecret(input.object as Secret) : withoutManagedFields(input.object);
     return { t: offset, kind: input.kind, type: input.type, key: input.key, object };
   };
 
@@ -167,6 +186,14 @@ export function createRecorder(opts: RecorderOptions): Recorder {
     get written() { return written; },
     get lost() { return lost + writer.lost; },
   };
+}
+
+/** The object without `metadata.managedFields` (the store never reads them; a kube source already drops them). */
+function withoutManagedFields(object: unknown): unknown {
+  const meta = (object as { metadata?: Record<string, unknown> } | null)?.metadata;
+  if (!meta || meta.managedFields === undefined) return object;
+  const { managedFields: _, ...rest } = meta;
+  return { ...(object as object), metadata: rest };
 }
 
 /**

@@ -127,7 +127,7 @@ test('DNS answers that point at link-local services or NGINX itself are refused;
     assert.is(res.status, 200, 'the refused answer is never tried');
     assert.is((JSON.parse(res.body) as { name: string }).name, echo[0].name);
   }
-  assert.match(await nginx.errorLog(), /refusing endpoint 169\.254\.169\.254:\d+ \(resolved from metadata\.external\.test\): a link-local address/);
+  assert.match(await nginx.errorLog(), /refusing endpoint 169\.254\.169\.254:\d+ \(resolved from metadata\.external\.test\): a metadata address/);
 });
 
 test.run();

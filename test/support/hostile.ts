@@ -86,11 +86,67 @@ export const NODE_LOCAL_SPELLINGS: ReadonlyArray<[string, string, string]> = [
   ['[::ffff:0.0.0.0]', '::ffff:0.0.0.0', 'unspecified'],
   ['::127.0.0.1', '::7f00:1', 'loopback'],
   ['::ffff:0:127.0.0.1', '::ffff:0:7f00:1', 'loopback'],
-  ['169.254.169.254', '169.254.169.254', 'link-local'],
-  ['0xa9fea9fe', '169.254.169.254', 'link-local'],
-  ['0251.0376.0251.0376', '169.254.169.254', 'link-local'],
-  ['::ffff:169.254.169.254', '::ffff:169.254.169.254', 'link-local'],
+  ['169.254.169.254', '169.254.169.254', 'metadata'],
+  ['0xa9fea9fe', '169.254.169.254', 'metadata'],
+  ['0251.0376.0251.0376', '169.254.169.254', 'metadata'],
+  ['::ffff:169.254.169.254', '::ffff:169.254.169.254', 'metadata'],
+  ['169.254.20.10', '169.254.20.10', 'link-local'],
   ['fe80::1', 'fe80::1', 'link-local'],
   ['FE80::1%eth0', 'fe80::1%eth0', 'link-local'],
   ['febf:ffff::1', 'febf:ffff::1', 'link-local'],
+];
+
+/**
+ * Cloud metadata services by provider, and IPv4 addresses embedded in IPv6 ones (NAT64, 6to4,
+ * Teredo, IPv4-compatible and -mapped), with ordinary addresses of the same forms:
+ * [spelling, canonical spelling, class or null]. The model and lua/address_policy.lua must give
+ * the same class to each. Tests judge these; none is ever dialled.
+ */
+export const METADATA_AND_EMBEDDED: ReadonlyArray<[string, string, string | null]> = [
+  // AWS (IMDS over IPv6; ECS task credentials), Alibaba, Azure WireServer, Oracle Classic, Tencent, OpenStack over IPv6.
+  ['fd00:ec2::254', 'fd00:ec2::254', 'metadata'],
+  ['FD00:0EC2:0:0:0:0:0:0254', 'fd00:ec2::254', 'metadata'],
+  ['[fd00:ec2::254]', 'fd00:ec2::254', 'metadata'],
+  ['169.254.170.2', '169.254.170.2', 'metadata'],
+  ['100.100.100.200', '100.100.100.200', 'metadata'],
+  ['0x646464c8', '100.100.100.200', 'metadata'],
+  ['::ffff:100.100.100.200', '::ffff:100.100.100.200', 'metadata'],
+  ['168.63.129.16', '168.63.129.16', 'metadata'],
+  ['192.0.0.192', '192.0.0.192', 'metadata'],
+  ['169.254.0.23', '169.254.0.23', 'metadata'],
+  ['fe80::a9fe:a9fe', 'fe80::a9fe:a9fe', 'metadata'],
+  // NAT64, the well-known prefix (RFC 6052).
+  ['64:ff9b::127.0.0.1', '64:ff9b::7f00:1', 'loopback'],
+  ['64:ff9b::7f00:1', '64:ff9b::7f00:1', 'loopback'],
+  ['64:ff9b::169.254.169.254', '64:ff9b::a9fe:a9fe', 'metadata'],
+  ['64:ff9b::100.100.100.200', '64:ff9b::6464:64c8', 'metadata'],
+  ['64:ff9b::0.0.0.0', '64:ff9b::', 'unspecified'],
+  ['64:ff9b::169.254.1.1', '64:ff9b::a9fe:101', 'link-local'],
+  ['64:ff9b::1.2.3.4', '64:ff9b::102:304', null],
+  // NAT64, local use (RFC 8215): 127.0.0.1 at the /48, /56, /64 and /96 positions; 169.254.169.254 at /96.
+  ['64:ff9b:1:7f00:0:100::', '64:ff9b:1:7f00:0:100::', 'loopback'],
+  ['64:ff9b:1:7f:0:1::', '64:ff9b:1:7f:0:1::', 'loopback'],
+  ['64:ff9b:1:0:7f:0:100:0', '64:ff9b:1:0:7f:0:100:0', 'loopback'],
+  ['64:ff9b:1::7f00:1', '64:ff9b:1::7f00:1', 'loopback'],
+  ['64:ff9b:1::a9fe:a9fe', '64:ff9b:1::a9fe:a9fe', 'metadata'],
+  ['64:ff9b:1:102:3:400::', '64:ff9b:1:102:3:400::', null],
+  ['64:ff9b:1::102:304', '64:ff9b:1::102:304', null],
+  // 6to4 (RFC 3056).
+  ['2002:7f00:1::', '2002:7f00:1::', 'loopback'],
+  ['2002:a9fe:a9fe::1', '2002:a9fe:a9fe::1', 'metadata'],
+  ['2002:6464:64c8:1::1', '2002:6464:64c8:1::1', 'metadata'],
+  ['2002:102:304::1', '2002:102:304::1', null],
+  // Teredo (RFC 4380): the client is the inverted last 32 bits; the server follows the prefix.
+  ['2001:0:4136:e378:8000:63bf:80ff:fffe', '2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+  ['2001:0:4136:e378:8000:63bf:5601:5601', '2001:0:4136:e378:8000:63bf:5601:5601', 'metadata'],
+  ['2001:0:7f00:1::1', '2001:0:7f00:1::1', 'loopback'],
+  ['2001:0:4136:e378:8000:63bf:fefd:fcfb', '2001:0:4136:e378:8000:63bf:fefd:fcfb', null],
+  // IPv4-compatible and -mapped (the ones in NODE_LOCAL_SPELLINGS are loopback and unspecified).
+  ['::169.254.169.254', '::a9fe:a9fe', 'metadata'],
+  ['::ffff:0:169.254.169.254', '::ffff:0:a9fe:a9fe', 'metadata'],
+  ['::ffff:1.2.3.4', '::ffff:1.2.3.4', null],
+  // Near misses: ordinary addresses.
+  ['fd00:ec2::255', 'fd00:ec2::255', null],
+  ['100.100.100.201', '100.100.100.201', null],
+  ['2001:db8::1', '2001:db8::1', null],
 ];

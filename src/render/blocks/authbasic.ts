@@ -29,6 +29,7 @@ export const authBasicBlock: RenderBlock = {
     for (const line of ba.users) {
       if (/[\r\n\u0000]/.test(line) || !/^[^:]+:/.test(line)) throw new f.RenderError(`auth-secret ${ba.secret}`, 'invalid htpasswd line');
     }
-    return [{ path: authFilePath(runtime, ba.secret), content: ba.users.map((l) => `${l}\n`).join('') }];
+    // Password hashes: readable by NGINX's workers only.
+    return [{ path: authFilePath(runtime, ba.secret), content: ba.users.map((l) => `${l}\n`).join(''), mode: 0o600, readByWorkers: true }];
   },
 };

@@ -1,13 +1,14 @@
 // authexternal group: auth_request to an internal location per Ingress location that proxies a
 // body-less subrequest to the auth service (optionally cached), copies chosen response headers
 // upstream, passes the service's Set-Cookie to the client and sends a 401 to auth-signin. A
-// tenant's auth service (its host not `$host`) is asked from Lua (lua/external_auth.lua) through
-// an upstream per location whose peer is chosen under the address policy, keeping connections
-// with auth-keepalive; auth_request remains for `$host` and the ConfigMap's global-auth-url.
+// tenant's auth service is dialled through an upstream per location whose peer the auth
+// location's rewrite phase chooses under the address policy (lua/external_auth.lua), keeping
+// connections with auth-keepalive. auth_request serves HTTP/1.1 and HTTP/2 alike.
 import { AUTH_HOST_VARIABLE, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
+import { escapedValue } from '../header-values.js';
 import { I, NONE, directives } from './layout.js';
 import { modsecurityOff } from './modsecurity.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';
@@ -25,7 +26,7 @@ const authLocationName = (c: LocationContext): string => `/_external-auth ${c.id
 const keepaliveUpstreamName = (c: LocationContext): string => `auth_keepalive_${c.id()}`;
 
 /** Headers the auth location frames its request with; a ConfigMap header of the same name replaces the line. */
-function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string): Array<[string, string]> {
+function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string, requestRedirect: string): Array<[string, string]> {
   return [
     ['Content-Length', '""'],
     ['X-Forwarded-Proto', '""'],
@@ -37,13 +38,18 @@ function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string): Array<
     ['X-Sent-From', '"nginx-ingress-controller"'],
     ['X-Real-IP', '$remote_addr'],
     ['X-Forwarded-For', '$full_x_forwarded_for'],
-    ['X-Auth-Request-Redirect', ea.requestRedirect ? f.quoteWithVariables(ea.requestRedirect, 'auth-request-redirect') : '$request_uri'],
+    ['X-Auth-Request-Redirect', requestRedirect],
     ['Host', hostHeader],
   ];
 }
 
-/** The internal location that makes the subrequest; `upstream` names the kept-alive upstream. */
-function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings, upstream: string | null): string {
+/**
+ * The internal location that makes the subrequest; `upstream` names the kept-alive upstream.
+ * `bodySize` is the protected location's proxy-body-size: NGINX checks the request's
+ * Content-Length against the subrequest's location too, so a body the location takes would
+ * otherwise fail the auth check (413, answered 500), as ingress-nginx's auth location repeats it.
+ */
+function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings, upstream: string | null, bodySize: string): string {
   const target = f.url(ea.url, 'auth-url');
   let hostHeader = '$proxy_host';
   const hostVariable = ea.host === AUTH_HOST_VARIABLE;
@@ -52,17 +58,28 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
   else if (upstream) hostHeader = f.quoteLiteral(new URL(ea.url).host, 'auth-url');
   if (ea.method && !/^[A-Z]{1,20}$/.test(ea.method)) throw new RenderError('auth-method', `not an HTTP method: ${JSON.stringify(ea.method.slice(0, 50))}`);
   const own = new Set(Object.keys(ea.proxySetHeaders).map((h) => h.toLowerCase()));
+  // Values with a variable a client fills ($uri, a header) are escaped before they reach the auth request (../header-values.ts).
+  let setup = '';
+  const escaped = (quoted: string, variable: string, place: 'header' | 'url'): string => {
+    const e = escapedValue(quoted, variable, place);
+    setup += e.setup;
+    return e.value;
+  };
+  const requestRedirect = ea.requestRedirect ? escaped(f.quoteWithVariables(ea.requestRedirect, 'auth-request-redirect'), 'auth_request_redirect', 'header') : '$request_uri';
+  const ownHeaders = Object.entries(ea.proxySetHeaders).map(([h, v], i) => `proxy_set_header ${f.headerName(h, 'auth-proxy-set-headers')} ${escaped(f.quoteWithVariables(v, `auth-proxy-set-headers[${h}]`), `auth_header_${i}`, 'header')}`);
+  const targetValue = escapedValue(upstream ? keepaliveTarget(ea.url, upstream) : target, 'target', 'url');
   const b: string[] = [
     'internal',
     // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
     ...(settings.enableAuthAccessLog ? [] : ['access_log off']),
     ...modsecurityOff(settings),
+    ...(bodySize === settings.proxyBodySize ? [] : [`client_max_body_size ${f.size(bodySize, 'proxy-body-size')}`]),
     'proxy_pass_request_body off',
-    ...standardAuthHeaders(ea, hostHeader).filter(([h]) => !own.has(h.toLowerCase())).flatMap(([h, v]) => [
+    ...standardAuthHeaders(ea, hostHeader, requestRedirect).filter(([h]) => !own.has(h.toLowerCase())).flatMap(([h, v]) => [
       ...(h === 'X-Original-URI' && ea.method ? [`proxy_method ${ea.method}`] : []),
       `proxy_set_header ${h} ${v}`,
     ]),
-    ...Object.entries(ea.proxySetHeaders).map(([h, v]) => `proxy_set_header ${f.headerName(h, 'auth-proxy-set-headers')} ${f.quoteWithVariables(v, `auth-proxy-set-headers[${h}]`)}`),
+    ...ownHeaders,
     'proxy_http_version 1.1',
     'proxy_pass_request_headers on',
   ];
@@ -82,11 +99,18 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
     }
   }
   const snippet = ea.snippet === '' ? '' : `${I}# auth-snippet\n${I}${f.snippet(ea.snippet, 'auth-snippet').split('\n        ').join(`\n${I}`)}\n`;
-  b.push(`set $target ${upstream ? keepaliveTarget(ea.url, upstream) : target}`);
+  const setTarget = targetValue.setup || directives([`set $target ${targetValue.value}`]);
   // proxy_pass with variables parses its URL per request, and `http://unix:/path:` names a
   // socket: whatever a variable holds, the subrequest never goes there.
   const guard = hostVariable ? `${I}if ($target ~* "^https?://unix:") {\n${I}    return 500;\n${I}}\n` : '';
-  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${snippet}${guard}${I}proxy_pass $target;\n        }\n`;
+  const peer = ea.keepalive ? peerChoice(name, ea.keepalive) : '';
+  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${setup}${snippet}${setTarget}${guard}${peer}${I}proxy_pass $target;\n        }\n`;
+}
+
+/** The rewrite phase of the auth subrequest choosing the auth service's address under the address policy. */
+function peerChoice(name: string, ka: AuthKeepalive): string {
+  const host = ka.peerHost === AUTH_HOST_VARIABLE ? 'host_from_request = true' : `host = ${f.luaString(ka.peerHost, 'auth-url')}`;
+  return `${I}rewrite_by_lua_block {\n${I}    require("external_auth").choose_peer(${f.luaString(name, 'auth-url')}, { ${host}, port = ${f.num(ka.peerPort, 'auth-url')} })\n${I}}\n`;
 }
 
 /** The auth URL with its host and port replaced by the kept-alive upstream's name (NGINX finds the upstream by that name). */
@@ -112,37 +136,31 @@ function responseHeaders(ea: ExternalAuthConfig): Array<{ var: string; upstreamV
   });
 }
 
-function signin(ea: ExternalAuthConfig): string {
-  if (!ea.signin) return '';
+/**
+ * Where a 401 sends the client: auth-signin with `rd=` the request's own URL, naming the validated
+ * host (never the raw Host header) and the escaped URI; a variable a client fills in auth-signin
+ * itself is escaped first (../header-values.ts).
+ */
+function signin(ea: ExternalAuthConfig): { setup: string; value: string } | null {
+  if (!ea.signin) return null;
   const param = ea.signinRedirectParam || 'rd';
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(param)) throw new RenderError('auth-signin-redirect-param', 'invalid parameter name');
-  const withRd = /[?&]rd=/.test(ea.signin) ? ea.signin : `${ea.signin}${ea.signin.includes('?') ? '&' : '?'}${param}=$pass_access_scheme://$http_host$escaped_request_uri`;
-  return f.url(withRd, 'auth-signin');
-}
-
-/** The Lua subrequest to a tenant's auth service, filling the variables auth_request_set fills otherwise. */
-function keepaliveAccess(c: LocationContext, ea: ExternalAuthConfig, ka: AuthKeepalive): string {
-  const headers = responseHeaders(ea);
-  const host = ka.peerHost === AUTH_HOST_VARIABLE ? 'host_from_request = true' : `host = ${f.luaString(ka.peerHost, 'auth-url')}`;
-  const opts = `{ ${host}, port = ${f.num(ka.peerPort, 'auth-url')}, share_vars = ${f.luaBool(ka.shareVars, 'auth-keepalive-share-vars')}, `
-    + `headers = { ${headers.map((h) => `${f.luaString(h.name, 'auth-response-headers')}, `).join('')}} }`;
-  return directives(["set $auth_cookie ''", ...headers.map((h) => `set $${h.var} ''`)])
-    + `${I}access_by_lua_block {\n${I}    require("external_auth").call(${f.luaString(authLocationName(c), 'auth-url')}, ${opts})\n${I}}\n`;
+  const withRd = /[?&]rd=/.test(ea.signin) ? ea.signin : `${ea.signin}${ea.signin.includes('?') ? '&' : '?'}${param}=$pass_access_scheme://$redirect_http_host$escaped_request_uri`;
+  return escapedValue(f.redirectUrl(withRd, 'auth-signin'), 'auth_signin', 'header');
 }
 
 function access(c: LocationContext, ea: ExternalAuthConfig): string {
   // The auth service's Set-Cookie reaches the client (oauth2-proxy refreshes its session so);
   // by default only on the answers add_header covers (2xx, 3xx), with always-set-cookie on all.
-  const cookie = `add_header Set-Cookie $auth_cookie${ea.alwaysSetCookie ? ' always' : ''}`;
-  const headers = responseHeaders(ea);
-  const d = ea.keepalive ? [cookie] : [`auth_request ${f.quoteLiteral(authLocationName(c))}`, 'auth_request_set $auth_cookie $upstream_http_set_cookie', cookie];
-  for (const h of headers) {
-    if (!ea.keepalive) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`);
-    d.push(`${c.hdr} ${h.name} $${h.var}`);
-  }
-  let out = (ea.keepalive ? keepaliveAccess(c, ea, ea.keepalive) : '') + directives(d);
+  const d = [
+    `auth_request ${f.quoteLiteral(authLocationName(c))}`,
+    'auth_request_set $auth_cookie $upstream_http_set_cookie',
+    `add_header Set-Cookie $auth_cookie${ea.alwaysSetCookie ? ' always' : ''}`,
+  ];
+  for (const h of responseHeaders(ea)) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`, `${c.hdr} ${h.name} $${h.var}`);
+  let out = directives(d);
   const url = signin(ea);
-  if (url) out += `${I}set_by_lua_block $escaped_request_uri {\n${I}    return ngx.escape_uri(ngx.var.request_uri)\n${I}}\n${I}error_page 401 = ${url};\n`;
+  if (url) out += `${I}set_by_lua_block $escaped_request_uri {\n${I}    return ngx.escape_uri(ngx.var.request_uri)\n${I}}\n${url.setup}${I}error_page 401 = ${url.value};\n`;
   return out;
 }
 
@@ -157,7 +175,7 @@ export const authExternalBlock: RenderBlock = {
       const ea = c.loc.externalAuth;
       const name = authLocationName(c);
       const upstream = ea.keepalive ? keepaliveUpstreamName(c) : null;
-      return [{ name, text: () => authLocation(ea, name, c.settings, upstream) }];
+      return [{ name, text: () => authLocation(ea, name, c.settings, upstream, c.loc.proxy.bodySize) }];
     },
     http: (c): readonly Shared[] => {
       const ka = c.loc.externalAuth?.keepalive;

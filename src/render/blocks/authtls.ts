@@ -8,6 +8,7 @@ import { pathUnderAny } from '../../model/annotations/site.js';
 import { checkRegex } from '../../model/pcre.js';
 import type { Server } from '../../model/types.js';
 import * as f from '../filters.js';
+import { mayHoldControlBytes } from '../header-values.js';
 import { secretFile, secretFilePath } from '../secret-files.js';
 import { sslRedirectFlags } from './rewrite.js';
 import type { RenderBlock, ServerContext } from './types.js';
@@ -45,7 +46,12 @@ function clientAuthDirectives({ server, runtime }: ServerContext): string {
     + `${S}ssl_verify_client ${auth.verifyClient};\n`
     + `${S}ssl_verify_depth ${f.num(auth.verifyDepth, 'auth-tls-verify-depth')};\n`;
   if (auth.crl !== null) out += `${S}ssl_crl ${f.quoteLiteral(secretFilePath(runtime, auth.secret, 'ca.crl'), 'auth-tls-secret')};\n`;
-  if (auth.errorPage !== '') out += `${S}error_page 495 496 = ${f.redirectTarget(auth.errorPage, 'auth-tls-error-page')};\n`;
+  if (auth.errorPage !== '') {
+    const target = f.redirectTarget(auth.errorPage, 'auth-tls-error-page');
+    // 495 and 496 are answered before any phase runs, so no Lua could escape the value first.
+    if (mayHoldControlBytes(target)) throw new f.RenderError('auth-tls-error-page', 'a variable a client fills (such as $uri) cannot be escaped in a certificate error page');
+    out += `${S}error_page 495 496 = ${target};\n`;
+  }
   if (auth.matchCN !== '') out += `${S}if ($ssl_client_s_dn !~ ${matchCN(auth.matchCN)}) {\n${S}    return 403 "client certificate unauthorized";\n${S}}\n`;
   return out;
 }

@@ -1,7 +1,9 @@
 // redirect group: permanent/temporal-redirect as a `return` in the location, relative-redirects
 // (absolute_redirect; http level: the ConfigMap's), and from-to-www-redirect as a server of the
 // other name that redirects to this one.
+import type { Location } from '../../model/types.js';
 import * as f from '../filters.js';
+import { escapedValue } from '../header-values.js';
 import { directives } from './layout.js';
 import type { RenderBlock, ServerContext } from './types.js';
 
@@ -16,13 +18,19 @@ function wwwRedirectServer({ server, settings, listen, wwwRedirectFrom }: Server
     + `        return ${f.num(settings.httpRedirectCode, 'http-redirect-code')} $redirect_to;\n    }\n    ## end server ${from}\n`;
 }
 
+/** The location's `return`; a URL with a variable a client fills is escaped first (../header-values.ts). */
+function redirectReturn(r: NonNullable<Location['redirect']>): string {
+  const { setup, value } = escapedValue(f.redirectTarget(r.url, 'permanent-redirect'), 'redirect_target', 'header');
+  return setup + directives([`return ${f.num(r.code, 'redirect code')} ${value}`]);
+}
+
 export const redirectBlock: RenderBlock = {
   group: 'redirect',
   applied: 'directives',
   location: {
     redirect: ({ loc, settings }) => (loc.relativeRedirects === settings.relativeRedirects ? ''
       : directives([`absolute_redirect ${f.onoff(!loc.relativeRedirects, 'relative-redirects')}`]))
-      + (loc.redirect ? directives([`return ${f.num(loc.redirect.code, 'redirect code')} ${f.redirectTarget(loc.redirect.url, 'permanent-redirect')}`]) : ''),
+      + (loc.redirect ? redirectReturn(loc.redirect) : ''),
   },
   server: { after: wwwRedirectServer },
 };

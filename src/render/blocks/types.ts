@@ -36,6 +36,8 @@ export interface Shared {
  * whole standard set again, with these lines before it and these values in it.
  */
 export interface HeaderPart {
+  /** Directives that fill variables the lines or values use (printed as they are, before the lines). */
+  readonly setup?: string;
   readonly lines?: readonly string[];
   /** The standard set's Host value. */
   readonly host?: string;
@@ -119,8 +121,14 @@ export interface ServerBlock {
 export interface AuxiliaryFile {
   path: string;
   content: string;
-  /** File mode; 0644 when absent (0600 for private keys). */
+  /** File mode; 0644 when absent (0600 for what comes from a Secret's private values). */
   mode?: number;
+  /**
+   * NGINX's workers read it per request (an htpasswd file), not its master at load: a 0600 file is
+   * then given to the workers' user when the controller runs as root (a root master's workers are
+   * another user).
+   */
+  readByWorkers?: true;
   /** How `content` becomes bytes: UTF-8 when absent, `latin1` for binary content (one byte per character). */
   encoding?: 'latin1';
 }

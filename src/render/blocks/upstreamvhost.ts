@@ -1,12 +1,18 @@
 // upstream-vhost group: the Host header sent upstream (a variable such as `$host` is expanded, as
 // ingress-nginx's quoted value is).
 import * as f from '../filters.js';
+import { escapedValue } from '../header-values.js';
 import type { RenderBlock } from './types.js';
 
 export const upstreamVhostBlock: RenderBlock = {
   group: 'upstreamvhost',
   applied: 'directives',
   location: {
-    headers: ({ loc }) => (loc.upstreamVhost === '' ? null : { host: f.quoteWithVariables(loc.upstreamVhost, 'upstream-vhost') }),
+    headers: ({ loc }) => {
+      if (loc.upstreamVhost === '') return null;
+      // A variable a client fills ($uri, a header) could end the Host line: escaped first.
+      const { setup, value } = escapedValue(f.quoteWithVariables(loc.upstreamVhost, 'upstream-vhost'), 'upstream_vhost', 'header');
+      return { setup, host: value };
+    },
   },
 };

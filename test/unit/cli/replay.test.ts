@@ -18,7 +18,7 @@ import { silentLogger } from '../../../src/log.js';
 import { asyncScheduler, toArray, lastValueFrom, map } from 'rxjs';
 import type { Backend } from '../../../src/model/types.js';
 import type { Ingress, Secret } from '../../../src/store/kube-types.js';
-import { redactSecret, type RecordedEvent, type RecordEntry } from '../../../src/streams/record.js';
+import { createSecretRedactor, type RecordedEvent, type RecordEntry } from '../../../src/streams/record.js';
 import { baseCluster, header, ingress, logText, slice, stormEntries } from '../../fixtures/replay/logs.js';
 import { listFiles } from '../../support/files.js';
 
@@ -199,7 +199,7 @@ play('a TLS Secret recorded with its key redacted replays with the default certi
   const uid = servers(tmp('tls-kept')).servers['storm.example.com']!;
   assert.match(servers(tmp('tls-kept')).certificates[uid]!, /BEGIN CERTIFICATE/);
 
-  const redacted = await replay({ log: parseReplayLog(logText(header(), withTLS(redactSecret(secret)))), mode: { instant: true }, outDir: tmp('tls-redacted'), logger: silentLogger() });
+  const redacted = await replay({ log: parseReplayLog(logText(header(), withTLS(createSecretRedactor()(secret)))), mode: { instant: true }, outDir: tmp('tls-redacted'), logger: silentLogger() });
   assert.ok(redacted.warnings.some((w) => /1 TLS Secret\(s\) were recorded with redacted keys/.test(w)), redacted.warnings.join('\n'));
   assert.is(servers(tmp('tls-redacted')).servers['storm.example.com'], 'fallback', 'the default (fallback) certificate is served');
   assert.is(redacted.failedSyncs, 0);
@@ -216,7 +216,7 @@ play('an auth Secret recorded redacted keeps its shape: the same nginx.conf and 
     return [...baseCluster().filter((e) => (e as RecordedEvent).kind !== 'Ingress'), { t: 0, kind: 'Secret', type: 'add', key: 'default/htpasswd', object: s }, ing];
   };
   await replay({ log: parseReplayLog(logText(header({ secretsRedacted: false }), withAuth(auth))), mode: { instant: true }, outDir: tmp('auth-kept'), logger: silentLogger() });
-  const redacted = await replay({ log: parseReplayLog(logText(header(), withAuth(redactSecret(auth)))), mode: { instant: true }, outDir: tmp('auth-redacted'), logger: silentLogger() });
+  const redacted = await replay({ log: parseReplayLog(logText(header(), withAuth(createSecretRedactor()(auth)))), mode: { instant: true }, outDir: tmp('auth-redacted'), logger: silentLogger() });
   // The configuration checksum hashes the whole model, users included; everything else is the same.
   const conf = (d: string) => {
     const text = readFileSync(join(tmp(d), 'final', 'nginx.conf'), 'utf8');

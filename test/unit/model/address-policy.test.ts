@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import {
   STRICT_ADDRESS_POLICY, judgeEndpointAddress, judgeExternalName, parseAddress, parseAllowedClasses, type AddressPolicy,
 } from '../../../src/model/address-policy.js';
-import { NODE_LOCAL_SPELLINGS as HOSTILE_SPELLINGS } from '../../support/hostile.js';
+import { METADATA_AND_EMBEDDED, NODE_LOCAL_SPELLINGS as HOSTILE_SPELLINGS } from '../../support/hostile.js';
 
 test('every spelling of a node-local address is read as the address it is', () => {
   for (const [spelling, canonical, cls] of HOSTILE_SPELLINGS) {
@@ -21,12 +21,36 @@ test('every spelling of a node-local address is read as the address it is', () =
   }
 });
 
+test('cloud metadata services and IPv4 addresses inside NAT64, 6to4, Teredo and compatible forms are judged as what they reach', () => {
+  for (const [spelling, canonical, cls] of METADATA_AND_EMBEDDED) {
+    const p = parseAddress(spelling);
+    assert.ok(p, `${spelling} is an address`);
+    assert.is(p!.canonical, canonical, spelling);
+    assert.is(p!.class, cls, `${spelling}: class`);
+    const v = judgeEndpointAddress(STRICT_ADDRESS_POLICY, spelling, '80');
+    assert.is(v.ok, cls === null, `${spelling}: ${JSON.stringify(v)}`);
+    assert.is(judgeExternalName(STRICT_ADDRESS_POLICY, spelling, '80').ok, cls === null, `ExternalName ${spelling}`);
+  }
+});
+
+test('metadata services stay refused where link-local is allowed; allowing metadata opens them', () => {
+  const linkLocal: AddressPolicy = { allow: new Set(['link-local']), ownPorts: new Set() };
+  assert.equal(judgeEndpointAddress(linkLocal, '169.254.20.10', '53'), { ok: true, address: '169.254.20.10' }, 'a node-local DNS cache');
+  for (const a of ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', '64:ff9b::a9fe:a9fe']) {
+    const v = judgeEndpointAddress(linkLocal, a, '80');
+    assert.is(v.ok, false, a);
+    assert.match((v as { reason: string }).reason, /a metadata address \(allowed only with --allow-upstream-addresses=metadata\)/);
+  }
+  const metadata: AddressPolicy = { allow: new Set(['metadata']), ownPorts: new Set() };
+  assert.equal(judgeEndpointAddress(metadata, '100.100.100.200', '80'), { ok: true, address: '100.100.100.200' });
+});
+
 test('ordinary addresses pass in their canonical spelling', () => {
   const cases: Array<[string, string]> = [
     ['10.0.0.1', '10.0.0.1'], ['192.168.1.20', '192.168.1.20'], ['010.0.0.1', '8.0.0.1'], ['1.2.3.4.', '1.2.3.4'],
     ['2001:db8::1', '2001:db8::1'], ['2001:DB8:0:0:0:0:0:1', '2001:db8::1'], ['[2001:db8::10]', '2001:db8::10'],
     ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'], ['fec0::1', 'fec0::1'], ['1::', '1::'], ['::2:3:4:5:6:7:8', '0:2:3:4:5:6:7:8'],
-    ['64:ff9b::127.0.0.1', '64:ff9b::7f00:1'],
+    ['64:ff9b::1.2.3.4', '64:ff9b::102:304'], ['2002:102:304::1', '2002:102:304::1'],
   ];
   for (const [spelling, canonical] of cases) {
     const p = parseAddress(spelling);
@@ -69,12 +93,13 @@ test('allowed classes pass, except on the controller\'s own ports', () => {
   // Unspecified is its own class: allowing loopback does not allow it, and link-local stays refused.
   assert.is(judgeEndpointAddress(local, '0.0.0.0', '9000').ok, false);
   assert.is(judgeEndpointAddress(local, '169.254.169.254', '80').ok, false);
-  const metadata: AddressPolicy = { allow: new Set(['link-local']), ownPorts: new Set([80]) };
-  assert.equal(judgeEndpointAddress(metadata, '169.254.169.254', '80'), { ok: true, address: '169.254.169.254' }, 'own ports guard only this node');
+  const linkLocal: AddressPolicy = { allow: new Set(['link-local']), ownPorts: new Set([80]) };
+  assert.equal(judgeEndpointAddress(linkLocal, '169.254.20.10', '80'), { ok: true, address: '169.254.20.10' }, 'own ports guard only this node');
 });
 
 test('--allow-upstream-addresses is parsed strictly', () => {
   assert.equal([...(parseAllowedClasses('loopback, link-local') as Set<string>)], ['loopback', 'link-local']);
+  assert.equal([...(parseAllowedClasses('metadata') as Set<string>)], ['metadata']);
   assert.equal([...(parseAllowedClasses('') as Set<string>)], []);
   assert.match((parseAllowedClasses('loopback,private') as { error: string }).error, /"private" is not an address class/);
 });

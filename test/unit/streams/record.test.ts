@@ -2,13 +2,14 @@
 // hooks that feed it from the pipeline.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { SchedulerLike } from 'rxjs';
 import {
-  createRecorder, isRedacted, recordingHooks, redactSecret, REDACTED_PREFIX, RECORD_FORMAT, RECORD_FORMAT_VERSION, type RecordHeader,
+  createRecorder, createSecretRedactor, isRedacted, recordingHooks, REDACTED_PREFIX, RECORD_FORMAT, RECORD_FORMAT_VERSION, type RecordHeader,
 } from '../../../src/streams/record.js';
 import { parseReplayLog } from '../../../src/streams/replay-log.js';
 import { defaultStoreOptions } from '../../../src/store/store.js';
@@ -89,12 +90,13 @@ rec('writes a header with the model-shaping flags, then one line per event or ta
 
 rec('redacts Secret values but keeps the public certificate; a changed key still shows as a change', async () => {
   const original = tlsSecret('-----BEGIN PRIVATE KEY-----\nSECRET\n-----END PRIVATE KEY-----\n');
+  const redactSecret = createSecretRedactor();
   const redacted = redactSecret(original);
   assert.is(redacted.data!['tls.crt'], original.data!['tls.crt'], 'public certificate kept');
   assert.is(redacted.data!['ca.crt'], original.data!['ca.crt'], 'CA certificate kept');
   const decoded = (v: string) => Buffer.from(v, 'base64').toString('utf8');
-  assert.match(decoded(redacted.data!['tls.key']!), new RegExp(`^${REDACTED_PREFIX}[0-9a-f]{16}$`), 'base64 like the value it replaces');
-  assert.match(redacted.stringData!.auth!, new RegExp(`^${REDACTED_PREFIX}[0-9a-f]{16}$`), 'plain under stringData');
+  assert.match(decoded(redacted.data!['tls.key']!), new RegExp(`^${REDACTED_PREFIX}[0-9a-f]{32}$`), 'base64 like the value it replaces');
+  assert.match(redacted.stringData!.auth!, new RegExp(`^${REDACTED_PREFIX}[0-9a-f]{32}$`), 'plain under stringData');
   assert.ok(isRedacted(redacted, 'tls.key') && isRedacted(redacted, 'auth') && !isRedacted(redacted, 'tls.crt') && !isRedacted(original, 'tls.key'));
   // The placeholder is a valid htpasswd line, so an auth Secret keeps its shape on replay.
   assert.equal(htpasswdLines(redacted.stringData!.auth!), [redacted.stringData!.auth!]);
@@ -119,6 +121,50 @@ rec('redacts Secret values but keeps the public certificate; a changed key still
   const keptText = readFileSync(kept, 'utf8');
   assert.match(keptText, original.data!['tls.key']!);
   assert.is(JSON.parse(keptText.split('\n')[0]!).secretsRedacted, false);
+});
+
+rec('fingerprints are keyed per recording: equal within one log, unrelated across logs, and no plain SHA-256 of the value', () => {
+  const secret = tlsSecret('hunter2');
+  const one = createSecretRedactor();
+  const two = createSecretRedactor();
+  assert.is(one(secret).data!['tls.key'], one(tlsSecret('hunter2')).data!['tls.key'], 'the same value gives the same marker within a recording');
+  assert.is.not(one(secret).data!['tls.key'], two(secret).data!['tls.key'], 'another recording cannot be matched against this one');
+  const marker = Buffer.from(one(secret).data!['tls.key']!, 'base64').toString('utf8');
+  const plain = createHash('sha256').update(b64('hunter2')).digest('hex');
+  const plainOfDecoded = createHash('sha256').update('hunter2').digest('hex');
+  assert.not.ok(plain.includes(marker.slice(REDACTED_PREFIX.length, REDACTED_PREFIX.length + 16)) || plainOfDecoded.includes(marker.slice(REDACTED_PREFIX.length, REDACTED_PREFIX.length + 16)),
+    'a guessed password cannot be confirmed by hashing it');
+});
+
+rec("a redacted Secret keeps only the metadata the store reads: kubectl's last-applied copy and managedFields are gone", () => {
+  const key = '-----BEGIN PRIVATE KEY-----\nPLANTED\n-----END PRIVATE KEY-----\n';
+  const applied: Secret = {
+    ...tlsSecret(key),
+    metadata: {
+      name: 'tls', namespace: 'default', resourceVersion: '7', uid: 'u-1', creationTimestamp: '2026-01-01T00:00:00Z', labels: { owner: 'team' },
+      annotations: {
+        'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ data: { 'tls.key': b64(key) } }),
+        'note': 'password: hunter2',
+      },
+      managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:data': { 'v:"hunter2"': {} } } }],
+    } as Secret['metadata'],
+  };
+  const redacted = createSecretRedactor()(applied);
+  assert.equal(redacted.metadata, { name: 'tls', namespace: 'default', uid: 'u-1', resourceVersion: '7', creationTimestamp: '2026-01-01T00:00:00Z', labels: { owner: 'team' } });
+  const text = JSON.stringify(redacted);
+  for (const planted of [b64(key), 'PLANTED', 'hunter2']) assert.not.ok(text.includes(planted), planted);
+  assert.is(redacted.type, 'kubernetes.io/tls');
+});
+
+rec('recordings are readable by their owner only, even over an existing world-readable file', async () => {
+  const file = join(dir, 'private.ndjson');
+  writeFileSync(file, 'old', { mode: 0o644 });
+  chmodSync(file, 0o644);
+  const recorder = createRecorder({ file, header: headerFields(), recordSecrets: false, logger: silentLogger(), scheduler: clock(0).scheduler });
+  recorder.record(sliceEvent(1), 0);
+  await recorder.close();
+  assert.is(statSync(file).mode & 0o777, 0o600);
+  assert.is(readFileSync(file, 'utf8').split('\n').length, 3, 'the old content is replaced');
 });
 
 rec('a full disk (/dev/full) is logged once and counted, never thrown', async () => {

@@ -42,7 +42,7 @@ const refused: Array<{ name: string; target: string; reason: RegExp }> = [
   { name: 'loopback', target: 'http://127.0.0.1:10246/', reason: /loopback/ },
   { name: 'loopback in another spelling', target: 'http://0x7f.1/', reason: /loopback/ },
   { name: 'localhost', target: 'http://localhost:8080/', reason: /loopback/ },
-  { name: 'the metadata service', target: 'http://169.254.169.254/latest/meta-data/', reason: /link-local/ },
+  { name: 'the metadata service', target: 'http://169.254.169.254/latest/meta-data/', reason: /metadata/ },
   { name: 'IPv6 loopback', target: 'http://[::1]/', reason: /loopback/ },
   { name: 'the unspecified address', target: 'http://0.0.0.0:10254/', reason: /unspecified/ },
   { name: 'another variable as host', target: 'http://$http_x_target/', reason: /not an http\(s\) URL/ },

@@ -15,8 +15,8 @@ test('auth_basic in the access slot and Authorization "" before the standard hea
     'proxy_set_header Authorization "";', 'proxy_set_header Host $best_http_host;', 'proxy_pass');
 });
 
-test('the htpasswd file: one per Secret, none for a denied location, a line that would break the file refused', () => {
-  assert.equal(authBasicBlock.files!(location({ basicAuth: AUTH }), RUNTIME), [{ path: '/var/lib/ingress-rx/auth/team-x/auth.passwd', content: 'bob:$apr1$x$y\n' }]);
+test('the htpasswd file: one per Secret, private to the workers, none for a denied location, a line that would break the file refused', () => {
+  assert.equal(authBasicBlock.files!(location({ basicAuth: AUTH }), RUNTIME), [{ path: '/var/lib/ingress-rx/auth/team-x/auth.passwd', content: 'bob:$apr1$x$y\n', mode: 0o600, readByWorkers: true }]);
   assert.equal(authBasicBlock.files!(location({ basicAuth: AUTH, denied: 'annotation x: bad' }), RUNTIME), []);
   assert.throws(() => authBasicBlock.files!(location({ basicAuth: { ...AUTH, users: ['bob:x\nroot:y'] } }), RUNTIME), /invalid htpasswd line/);
 });

@@ -32,7 +32,7 @@ test.before(async () => {
     const ip = clusterIps[id]!;
     const name = `svc-${id}`;
     const svc = service(fx.ns, name, { port: ip.port }) as { spec: Record<string, unknown> };
-    return [{ ...svc, spec: { ...svc.spec, clusterIP: ip.address } }, ...slices(fx.ns, name, fx.echo), fx.single(name, host(id), a, { svc: name, port: ip.port })];
+    return [{ ...svc, spec: { ...svc.spec, clusterIP: ip.address } }, ...slices(fx.ns, name, [...fx.echo]), fx.single(name, host(id), a, { svc: name, port: ip.port })];
   }));
   await Promise.all(Object.keys(HOSTS).map((id) => fx.ctl.until(host(id), '/', (r) => r.backend !== undefined, { what: `${host(id)} served` })));
 });

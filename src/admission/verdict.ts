@@ -3,6 +3,7 @@
 import type { ModelWarning } from '../model/types.js';
 import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/refused.js';
 import { HTTP2_FAILURE } from '../model/http2.js';
+import { GRPC_CLEARTEXT } from '../model/annotations/backendprotocol.js';
 
 export type Severity = 'deny' | 'warn';
 
@@ -95,6 +96,11 @@ export const WARN_RULES: readonly WarnRule[] = [
     name: 'fails-over-http2',
     why: 'HTTP/1.1 clients are served; HTTP/2 clients fail where it applies (a Lua API lua-nginx-module refuses in HTTP/2 requests, TLS settings HTTP/2 clients refuse), so the warning says so before browsers find it',
     matches: (w) => w.message.startsWith(HTTP2_FAILURE),
+  },
+  {
+    name: 'grpc-cleartext',
+    why: 'gRPC over TLS is served; a client that spoke cleartext HTTP/2 to ingress-nginx\'s HTTP port must move to TLS (NGINX 1.22 serves HTTP/2 only over TLS)',
+    matches: (w) => isAnnotation(w) && w.message.startsWith(GRPC_CLEARTEXT),
   },
   {
     name: 'cert-manager-certificate',

@@ -153,6 +153,7 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   check(reviewer.review(ingress('a', 'a.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'auth-type': 'basic', 'auth-secret': 'nope' } })), 'missing-object');
   check(reviewer.review(ingress('c', 'nocanary.example.com', [['/', 'Prefix', 'api', 80]], { ts: NEW, annotations: { canary: 'true', 'canary-weight': '10' } })), 'canary-pairing');
   check(reviewer.review(ingress('n', 'n.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'canary-weight': '10' } })), 'no-effect');
+  check(reviewer.review(ingress('g', 'g.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'backend-protocol': 'GRPC' } })), 'grpc-cleartext');
   const twice = ingress('t', 't.example.com', [['/p', 'Prefix', 'web', 80], ['/p', 'Prefix', 'api', 80]], { ts: NEW });
   check(reviewer.review(twice), 'path-listed-twice');
   store.put('Ingress', ingress('first', 'first.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'server-alias': 'shared.example.com' } }));

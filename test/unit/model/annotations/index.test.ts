@@ -121,7 +121,8 @@ const cases: Case[] = [
   { name: 'service-upstream', ann: { 'service-upstream': 'true' }, pick: (v) => v.serviceUpstream, want: true },
 
   // backend protocol, vhost, connection, default backend, custom errors
-  { name: 'backend-protocol', ann: { 'backend-protocol': 'grpcs' }, pick: (v) => v.backendProtocol, want: 'GRPCS' },
+  { name: 'backend-protocol', ann: { 'backend-protocol': 'grpcs' }, pick: (v) => v.backendProtocol, want: 'GRPCS', warn: ['backend-protocol'] },
+  { name: 'backend-protocol https', ann: { 'backend-protocol': 'HTTPS' }, pick: (v) => v.backendProtocol, want: 'HTTPS' },
   { name: 'backend-protocol invalid', ann: { 'backend-protocol': 'AJP' }, pick: (v) => v.backendProtocol, want: 'HTTP', warn: ['backend-protocol'] },
   { name: 'upstream-vhost', ann: { 'upstream-vhost': 'Internal.Example.com:8080' }, pick: (v) => v.upstreamVhost, want: 'internal.example.com:8080' },
   { name: 'upstream-vhost variable', ann: { 'upstream-vhost': '$host' }, pick: (v) => v.upstreamVhost, want: '$host' },

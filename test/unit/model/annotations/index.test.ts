@@ -90,7 +90,7 @@ const cases: Case[] = [
   { name: 'canary annotations without canary', ann: { 'canary-weight': '10' }, pick: (v) => v.canary.enabled, want: false, warn: ['canary'] },
 
   // affinity
-  { name: 'affinity cookie defaults', ann: { affinity: 'cookie' }, pick: (v) => [v.affinity.type, v.affinity.mode, v.affinity.canaryBehavior, v.affinity.cookie.name], want: ['cookie', 'balanced', 'sticky', 'INGRESSCOOKIE'] },
+  { name: 'affinity cookie defaults', ann: { affinity: 'cookie' }, pick: (v) => [v.affinity.type, v.affinity.mode, v.affinity.canaryBehavior, v.affinity.cookie.name], want: ['cookie', '', 'sticky', 'INGRESSCOOKIE'] },
   { name: 'affinity invalid type', ann: { affinity: 'ip' }, pick: (v) => v.affinity.type, want: '', warn: ['affinity'] },
   { name: 'affinity-mode persistent', ann: { affinity: 'cookie', 'affinity-mode': 'persistent' }, pick: (v) => v.affinity.mode, want: 'persistent' },
   { name: 'affinity-canary-behavior legacy', ann: { 'affinity-canary-behavior': 'legacy' }, pick: (v) => v.affinity.canaryBehavior, want: 'legacy' },
@@ -121,7 +121,8 @@ const cases: Case[] = [
   { name: 'service-upstream', ann: { 'service-upstream': 'true' }, pick: (v) => v.serviceUpstream, want: true },
 
   // backend protocol, vhost, connection, default backend, custom errors
-  { name: 'backend-protocol', ann: { 'backend-protocol': 'grpcs' }, pick: (v) => v.backendProtocol, want: 'GRPCS' },
+  { name: 'backend-protocol', ann: { 'backend-protocol': 'grpcs' }, pick: (v) => v.backendProtocol, want: 'GRPCS', warn: ['backend-protocol'] },
+  { name: 'backend-protocol https', ann: { 'backend-protocol': 'HTTPS' }, pick: (v) => v.backendProtocol, want: 'HTTPS' },
   { name: 'backend-protocol invalid', ann: { 'backend-protocol': 'AJP' }, pick: (v) => v.backendProtocol, want: 'HTTP', warn: ['backend-protocol'] },
   { name: 'upstream-vhost', ann: { 'upstream-vhost': 'Internal.Example.com:8080' }, pick: (v) => v.upstreamVhost, want: 'internal.example.com:8080' },
   { name: 'upstream-vhost variable', ann: { 'upstream-vhost': '$host' }, pick: (v) => v.upstreamVhost, want: '$host' },
@@ -286,7 +287,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '', usePortInRedirects: false });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
-  assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
+  assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', '', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
   assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null]);
   assert.equal([d.customHeaders, d.disableProxyInterceptErrors, d.http2PushPreload, d.relativeRedirects, d.rewriteLog, d.streamSnippet], [null, false, false, false, false, '']);

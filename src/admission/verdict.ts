@@ -81,6 +81,11 @@ export const WARN_RULES: readonly WarnRule[] = [
     matches: (w) => w.field === 'spec.rules' && / is listed twice; the first one is used$/.test(w.message),
   },
   {
+    name: 'regex-mode-exact',
+    why: 'the Exact path is served as its pathType says; ingress-nginx would also send longer paths and other cases to it (docs/differences.md, Model)',
+    matches: (w) => w.field === 'spec.rules' && / is in regex mode \(use-regex or rewrite-target\): Exact path .* matches only itself here/.test(w.message),
+  },
+  {
     name: 'cert-manager-certificate',
     why: 'cert-manager issues or renews the Secret after it sees the Ingress, so a Secret that does not fit the host yet is expected',
     matches: (w, ctx) => isTLSSecret(w) && CERT_MANAGER_ANNOTATIONS.some((a) => ctx.annotations[a] !== undefined),

@@ -164,7 +164,7 @@ phaseA.before(async () => {
         }),
         on('blocked-word', 'blocked-word.test', { 'upstream-vhost': 'evil.example' }),
         on('cross', 'cross.test', { 'auth-type': 'basic', 'auth-secret': 'other/users' }),
-        on('strict', 'strict.test', {}, 'main', [['/file.txt', 'Exact']]),
+        on('strict', 'strict.test', {}, 'main', [['/file+txt', 'Exact']]),
         on('noauth', 'noauth.test', { 'auth-type': 'basic', 'auth-secret': 'users' }, 'main', [['/', 'Prefix'], ['/public', 'Prefix']]),
         on('plain-http', 'plain-http.test', {}, 'main', [['/', 'Prefix'], ['/plain-http', 'Prefix']]),
         // The echo answers 200 to any path: an auth service that lets everything through.
@@ -305,8 +305,8 @@ phaseA('allow-cross-namespace-resources lets auth-secret name another namespace;
   assert.is(headers(await ctl.request('cross.test', '/', { headers: basic })).authorization, undefined);
 });
 
-phaseA('strict-validate-path-type false accepts an Exact path with a dot', async () => {
-  assert.is((await ctl.request('strict.test', '/file.txt')).status, 200);
+phaseA('strict-validate-path-type false accepts an Exact path with a plus', async () => {
+  assert.is((await ctl.request('strict.test', '/file+txt')).status, 200);
 });
 
 phaseA('ssl-protocols, ssl-ciphers, ssl-ecdh-curve, ssl-session-* and the other TLS keys: what NGINX negotiates and runs', async () => {
@@ -386,8 +386,8 @@ phaseB('hsts false sends no Strict-Transport-Security; use-http2 false offers no
   assert.is(accessLog().length, before);
 });
 
-phaseB('the defaults again: strict-validate-path-type drops the dotted Exact path, auth-secret of another namespace denies', async () => {
-  assert.is((await ctl.request('strict.test', '/file.txt')).status, 404);
+phaseB('the defaults again: strict-validate-path-type drops the Exact path with a plus, auth-secret of another namespace denies', async () => {
+  assert.is((await ctl.request('strict.test', '/file+txt')).status, 404);
   assert.is((await ctl.request('cross.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` } })).status, 503);
 });
 

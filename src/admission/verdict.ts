@@ -2,6 +2,7 @@
 // only warn. The model decides what is wrong; this table only decides how hard to say it.
 import type { ModelWarning } from '../model/types.js';
 import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/refused.js';
+import { HTTP2_FAILURE } from '../model/http2.js';
 
 export type Severity = 'deny' | 'warn';
 
@@ -84,6 +85,11 @@ export const WARN_RULES: readonly WarnRule[] = [
     name: 'regex-mode-exact',
     why: 'the Exact path is served as its pathType says; ingress-nginx would also send longer paths and other cases to it (docs/differences.md, Model)',
     matches: (w) => w.field === 'spec.rules' && / is in regex mode \(use-regex or rewrite-target\): Exact path .* matches only itself here/.test(w.message),
+  },
+  {
+    name: 'fails-over-http2',
+    why: 'HTTP/1.1 clients are served; HTTP/2 clients fail where it applies (a Lua API lua-nginx-module refuses in HTTP/2 requests, TLS settings HTTP/2 clients refuse), so the warning says so before browsers find it',
+    matches: (w) => w.message.startsWith(HTTP2_FAILURE),
   },
   {
     name: 'cert-manager-certificate',

@@ -71,6 +71,7 @@ export function needsRegex(loc: Location): boolean {
  * path precedence over a Prefix path of the same value, whatever the Ingresses' ages). Both
  * pieces keep the Ingress path as `ingressPath` ($location_path, cookie affinity). The twin of
  * `/p/` is `= /p` (the spec: Prefix `/p/` matches `/p`), where ingress-nginx makes `= /p/`.
+ * Twins left out for an Exact path go to `shadowed` (the Exact path takes their requests).
  *
  * A host in regex mode is not split: ingress-nginx prints both pieces as `~* ^/p/` and `~* ^/p`
  * one after the other, which match what `~* ^/p` alone matches, at the place of `/p` in the
@@ -78,7 +79,7 @@ export function needsRegex(loc: Location): boolean {
  * locations first), and answer `/foo/bar/bar` from a Prefix path where ingress-nginx's longer
  * `/foo/bar/[a-z]{3}` takes it (its user guide, ingress-path-matching.md).
  */
-export function splitPrefixLocations(sorted: Location[]): Location[] {
+export function splitPrefixLocations(sorted: Location[], shadowed?: Location[]): Location[] {
   if (sorted.some(needsRegex)) return sorted;
   const exact = new Set(sorted.filter((l) => l.pathType === 'Exact').map((l) => l.path));
   const out: Location[] = [];
@@ -95,7 +96,9 @@ export function splitPrefixLocations(sorted: Location[]): Location[] {
       continue;
     }
     out.push(trailing ? loc : { ...loc, path: `${bare}/`, ingressPath: loc.path });
-    if (!exact.has(bare)) out.push({ ...loc, path: bare, pathType: 'Exact', ingressPath: loc.path });
+    const twin: Location = { ...loc, path: bare, pathType: 'Exact', ingressPath: loc.path };
+    if (!exact.has(bare)) out.push(twin);
+    else shadowed?.push(twin);
   }
   return out;
 }

@@ -93,6 +93,11 @@ export const WARN_RULES: readonly WarnRule[] = [
     matches: (w) => w.field === 'spec.rules' && / is listed twice; the first one is used$/.test(w.message),
   },
   {
+    name: 'regex-mode-exact',
+    why: 'the Exact path is served as its pathType says; ingress-nginx would also send longer paths and other cases to it (docs/differences.md, Model)',
+    matches: (w) => w.field === 'spec.rules' && / is in regex mode \(use-regex or rewrite-target\): Exact path .* matches only itself here/.test(w.message),
+  },
+  {
     name: 'fails-over-http2',
     why: 'HTTP/1.1 clients are served; HTTP/2 clients fail where it applies (a Lua API lua-nginx-module refuses in HTTP/2 requests, TLS settings HTTP/2 clients refuse), so the warning says so before browsers find it',
     matches: (w) => w.message.startsWith(HTTP2_FAILURE),

@@ -156,6 +156,7 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   check(reviewer.review(ingress('g', 'g.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'backend-protocol': 'GRPC' } })), 'grpc-cleartext');
   const twice = ingress('t', 't.example.com', [['/p', 'Prefix', 'web', 80], ['/p', 'Prefix', 'api', 80]], { ts: NEW });
   check(reviewer.review(twice), 'path-listed-twice');
+  check(reviewer.review(ingress('rx', 'rx.example.com', [['/exact', 'Exact', 'web', 80], ['/r', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'rewrite-target': '/' } })), 'regex-mode-exact');
   store.put('Ingress', ingress('first', 'first.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'server-alias': 'shared.example.com' } }));
   check(reviewer.review(ingress('second', 'second.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shared.example.com' } })), 'alias-taken');
   check(reviewer.review(ingress('third', 'third.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shop.example.com' } })), 'alias-taken');
@@ -257,7 +258,7 @@ test('the review and the controller\'s full build agree on what is refused, Ingr
     ingress('tlsgood', 'tls.example.com', [['/ok', 'Prefix', 'web', 80]], { ts: '2026-02-04T00:00:00Z', tls: [{ hosts: ['tls.example.com'], secretName: 'tls' }] }),
     ingress('aliasA', 'a1.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-05T00:00:00Z', annotations: { 'server-alias': 'same.example.com' } }),
     ingress('aliasB', 'b1.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-06T00:00:00Z', annotations: { 'server-alias': 'same.example.com' } }),
-    ingress('strict', 's.example.com', [['/a.b', 'Prefix', 'web', 80]], { ts: '2026-02-07T00:00:00Z' }),
+    ingress('strict', 's.example.com', [['/a+b', 'Prefix', 'web', 80]], { ts: '2026-02-07T00:00:00Z' }),
     ingress('fine', 'f.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-08T00:00:00Z' }),
   ];
   for (const o of objects) store.put('Ingress', o);

@@ -90,7 +90,7 @@ const cases: Case[] = [
   { name: 'canary annotations without canary', ann: { 'canary-weight': '10' }, pick: (v) => v.canary.enabled, want: false, warn: ['canary'] },
 
   // affinity
-  { name: 'affinity cookie defaults', ann: { affinity: 'cookie' }, pick: (v) => [v.affinity.type, v.affinity.mode, v.affinity.canaryBehavior, v.affinity.cookie.name], want: ['cookie', 'balanced', 'sticky', 'INGRESSCOOKIE'] },
+  { name: 'affinity cookie defaults', ann: { affinity: 'cookie' }, pick: (v) => [v.affinity.type, v.affinity.mode, v.affinity.canaryBehavior, v.affinity.cookie.name], want: ['cookie', '', 'sticky', 'INGRESSCOOKIE'] },
   { name: 'affinity invalid type', ann: { affinity: 'ip' }, pick: (v) => v.affinity.type, want: '', warn: ['affinity'] },
   { name: 'affinity-mode persistent', ann: { affinity: 'cookie', 'affinity-mode': 'persistent' }, pick: (v) => v.affinity.mode, want: 'persistent' },
   { name: 'affinity-canary-behavior legacy', ann: { 'affinity-canary-behavior': 'legacy' }, pick: (v) => v.affinity.canaryBehavior, want: 'legacy' },
@@ -121,7 +121,8 @@ const cases: Case[] = [
   { name: 'service-upstream', ann: { 'service-upstream': 'true' }, pick: (v) => v.serviceUpstream, want: true },
 
   // backend protocol, vhost, connection, default backend, custom errors
-  { name: 'backend-protocol', ann: { 'backend-protocol': 'grpcs' }, pick: (v) => v.backendProtocol, want: 'GRPCS' },
+  { name: 'backend-protocol', ann: { 'backend-protocol': 'grpcs' }, pick: (v) => v.backendProtocol, want: 'GRPCS', warn: ['backend-protocol'] },
+  { name: 'backend-protocol https', ann: { 'backend-protocol': 'HTTPS' }, pick: (v) => v.backendProtocol, want: 'HTTPS' },
   { name: 'backend-protocol invalid', ann: { 'backend-protocol': 'AJP' }, pick: (v) => v.backendProtocol, want: 'HTTP', warn: ['backend-protocol'] },
   { name: 'upstream-vhost', ann: { 'upstream-vhost': 'Internal.Example.com:8080' }, pick: (v) => v.upstreamVhost, want: 'internal.example.com:8080' },
   { name: 'upstream-vhost variable', ann: { 'upstream-vhost': '$host' }, pick: (v) => v.upstreamVhost, want: '$host' },
@@ -168,6 +169,8 @@ const cases: Case[] = [
     },
   },
   { name: 'proxy-body-size invalid', ann: { 'proxy-body-size': '10 m' }, pick: (v) => v.proxy.bodySize, want: '1m', warn: ['proxy-body-size'] },
+  // ingress-nginx's e2e settings/proxy_next_upstream.go sets these; NGINX takes them.
+  { name: 'proxy-next-upstream bounds as large as ingress-nginx takes', ann: { 'proxy-next-upstream-timeout': '999999', 'proxy-next-upstream-tries': '888888', 'proxy-read-timeout': '100000' }, pick: (v) => [v.proxy.nextUpstreamTimeout, v.proxy.nextUpstreamTries, v.proxy.readTimeout], want: [999999, 888888, 100000] },
   { name: 'proxy-read-timeout invalid', ann: { 'proxy-read-timeout': '60s' }, pick: (v) => v.proxy.readTimeout, want: 60, warn: ['proxy-read-timeout'] },
   { name: 'proxy-next-upstream invalid', ann: { 'proxy-next-upstream': 'error always' }, pick: (v) => v.proxy.nextUpstream, want: ['error', 'timeout'], warn: ['proxy-next-upstream'] },
   { name: 'proxy-http-version invalid', ann: { 'proxy-http-version': '2' }, pick: (v) => v.proxy.httpVersion, want: '1.1', warn: ['proxy-http-version'] },
@@ -289,7 +292,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   ]);
   assert.equal(d.rewrite, { target: '', useRegex: false, appRoot: '', sslRedirect: true, forceSSLRedirect: false, preserveTrailingSlash: false, xForwardedPrefix: '', usePortInRedirects: false });
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
-  assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
+  assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', '', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
   assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null]);
   assert.equal([d.customHeaders, d.disableProxyInterceptErrors, d.http2PushPreload, d.relativeRedirects, d.rewriteLog, d.streamSnippet], [null, false, false, false, false, '']);

@@ -58,6 +58,8 @@ test.before(async () => { try {
     ...cookies('cookie-always', { ...cookieAuth(), 'auth-always-set-cookie': 'true' }),
     on('external', external()),
     on('misconfigured', { ...external(), ...realm('something') }),
+    on('param', { ...external(), 'auth-signin-redirect-param': 'orig' }),
+    on('param-misconfigured', { ...external(), 'auth-signin-redirect-param': 'orig', ...realm('something') }),
     on('overwrite', { ...external(), 'auth-response-headers': 'Foo' }),
     on('invalid-url', { 'auth-url': 'https://invalid..auth.url' }, { path: '/denied-auth' }),
   ]);
@@ -66,7 +68,8 @@ test.before(async () => { try {
     ['basic-cors', '/', (r) => r.status === 401], ['basic-map', '/', (r) => r.status === 401], ['basic-invalid', '/', (r) => r.status === 401],
     ['snippet', '/', (r) => r.status === 401], ['snippet-alone', '/', (r) => r.status === 200], ['headers', '/', (r) => r.status === 401],
     ['cache', '/', (r) => r.status === 200], ['cookie', '/', (r) => r.status === 200], ['cookie-always', '/error', (r) => r.status === 503],
-    ['external', '/', (r) => r.status === 302], ['misconfigured', '/', (r) => r.status === 503], ['overwrite', '/', (r) => r.status === 302],
+    ['external', '/', (r) => r.status === 302], ['misconfigured', '/', (r) => r.status === 503],
+    ['param', '/', (r) => r.status === 302], ['param-misconfigured', '/', (r) => r.status === 503], ['overwrite', '/', (r) => r.status === 302],
     ['invalid-url', '/denied-auth', (r) => r.status === 503],
   ];
   // The cache host is asked with credentials: its key is a constant, so the first answer is everyone's for 30m.
@@ -184,13 +187,15 @@ its.both('annotations/auth.go:490', async (p) => {
   assert.is(r.headers.location, `http://${h('external')}/auth/start?rd=${scheme(p)}://${h('external')}${encodeURIComponent('/?a=b&c=d')}`);
 });
 
-its.both('annotations/auth.go:501', async (p) => {
-  // An Ingress whose basic auth names a missing Secret is denied (503) while a new Ingress is applied.
-  assert.is((await p.request(h('misconfigured'), '/')).status, 503);
-  const host = `different-${p.tag}.auth.test`;
-  const r = await fx.applyAndWait(`different-${p.tag}.json`, [fx.single(`different-${p.tag}`, host)], host);
+/** An Ingress whose basic auth names a missing Secret is denied (503) while a new Ingress is applied. */
+async function newIngressBeside(p: ProtocolClient, misconfigured: string, name: string): Promise<void> {
+  assert.is((await p.request(h(misconfigured), '/')).status, 503);
+  const host = `${name}-${p.tag}.auth.test`;
+  const r = await fx.applyAndWait(`${name}-${p.tag}.json`, [fx.single(`${name}-${p.tag}`, host)], host);
   assert.is(r.status, 200);
-});
+}
+
+its.both('annotations/auth.go:501', (p) => newIngressBeside(p, 'misconfigured', 'different'));
 
 its.both('annotations/auth.go:525', async (p) => {
   // The auth service answers no Foo: the client's Foo does not reach the upstream.
@@ -198,6 +203,18 @@ its.both('annotations/auth.go:525', async (p) => {
   assert.is(r.status, 200);
   assert.not.ok(JSON.stringify(upstreamHeaders(r)).toLowerCase().includes('"foo":"bar"'));
 });
+
+its.both('annotations/auth.go:701', async (p) => {
+  assert.is((await p.request(h('param'), '/', { headers: basic('user', 'password') })).status, 200);
+});
+
+its.both('annotations/auth.go:710', async (p) => {
+  const r = await p.request(h('param'), '/?a=b&c=d');
+  assert.is(r.status, 302);
+  assert.is(r.headers.location, `http://${h('param')}/auth/start?orig=${scheme(p)}://${h('param')}${encodeURIComponent('/?a=b&c=d')}`);
+});
+
+its.both('annotations/auth.go:721', (p) => newIngressBeside(p, 'param-misconfigured', 'other'));
 
 its.both('annotations/auth.go:887', async (p) => {
   assert.is((await p.request(h('invalid-url'), '/denied-auth')).status, 503);

@@ -23,6 +23,12 @@ export interface Fixture {
   readonly echo: readonly EchoServer[];
   /** One Ingress with one rule: `host` → `path` (Prefix) → `svc` (the echo Service by default). */
   single(name: string, host: string, a?: Record<string, string>, opts?: { path?: string; pathType?: string; svc?: string; port?: number }): object;
+  /**
+   * A Service `name` (port 80) over the echo endpoints, with its EndpointSlices: a backend of its
+   * own, as each It of ingress-nginx has in its own namespace (backend-level settings such as
+   * affinity are shared by every Ingress using a Service).
+   */
+  echoService(name: string): object[];
   /** Writes `objects` as the manifest file `file` (replacing what it held). */
   apply(file: string, objects: object[]): void;
   /** Writes a manifest and waits until `check` holds for a reply of `host` (by default: an echo endpoint answered). */
@@ -96,6 +102,7 @@ export async function startFixture(ns: string, opts: {
       const path: PathSpec = { path: o.path ?? '/', pathType: o.pathType ?? 'Prefix', service: o.svc ?? 'echo', port: o.port };
       return ingress(ns, name, { host, annotations: annotations(a), paths: [path] });
     },
+    echoService: (name) => [service(ns, name), ...slices(ns, name, echo)],
     apply: (file, objects) => ctl.write(file, objects),
     async applyAndWait(file, objects, host, path = '/', check = (r: Reply) => r.backend !== undefined) {
       ctl.write(file, objects);

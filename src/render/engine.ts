@@ -261,7 +261,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         },
         server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
-        worker_connections: workerConnections(s),
+        worker_open_files: workerOpenFiles(s, runtime),
+        worker_connections: workerConnections(s, runtime),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
         lua_package_path: `${runtime.luaDir}/?.lua;;`,
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
@@ -438,23 +439,17 @@ function workerProcesses(v: string): string {
 }
 
 /**
- * max-worker-connections, or for 0 what ingress-nginx computes: 3/4 of max-worker-open-files,
- * itself the open-files limit less 1024 (at least 1024) when 0.
+ * worker_rlimit_nofile: max-worker-open-files, or for 0 what ingress-nginx computes: the hard
+ * open-files limit NGINX inherits less 1024, at least 1024.
  */
-function workerConnections(s: Configuration['settings']): number {
-  if (s.workerConnections > 0) return s.workerConnections;
-  const openFiles = s.maxWorkerOpenFiles > 0 ? s.maxWorkerOpenFiles : Math.max(1024, openFilesLimit() - 1024);
-  return Math.floor((openFiles * 3) / 4);
+function workerOpenFiles(s: Configuration['settings'], runtime: NginxRuntime): number {
+  return s.maxWorkerOpenFiles > 0 ? s.maxWorkerOpenFiles : Math.max(1024, runtime.openFilesLimit - 1024);
 }
 
-/** This process's soft RLIMIT_NOFILE (NGINX, its child, inherits it); 1024 when unknown. */
-function openFilesLimit(): number {
-  try {
-    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
-    return m ? Number(m[1]) : 1024;
-  } catch {
-    return 1024;
-  }
+/** max-worker-connections, or for 0 what ingress-nginx computes: 3/4 of worker_rlimit_nofile. */
+function workerConnections(s: Configuration['settings'], runtime: NginxRuntime): number {
+  if (s.workerConnections > 0) return s.workerConnections;
+  return Math.floor((workerOpenFiles(s, runtime) * 3) / 4);
 }
 
 const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warn', 'error', 'crit', 'alert', 'emerg']);

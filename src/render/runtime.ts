@@ -1,6 +1,6 @@
 // NginxRuntime: everything nginx.conf needs that is not in the model — where NGINX lives on
 // disk, which ports it listens on, and where the Lua modules and GeoIP files are.
-import { mkdirSync, chmodSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, chmodSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT as repoRoot } from '../version.js';
 import { prepareControlDirs } from './control.js';
@@ -46,6 +46,11 @@ export interface NginxRuntime {
   user?: string;
   /** Directory holding GeoLite2-*.mmdb files. */
   geoipDir: string;
+  /**
+   * The hard RLIMIT_NOFILE NGINX inherits, read when the runtime is made (worker_rlimit_nofile
+   * and worker_connections derive from it when the ConfigMap leaves them 0).
+   */
+  openFilesLimit: number;
   /** Overrides settings.workerProcesses when set (tests use 1). */
   workerProcesses?: string;
   /** Self-signed certificate used when no certificate matches (see ensureFallbackCertificate). */
@@ -90,6 +95,7 @@ export function defaultRuntime(overrides: Partial<NginxRuntime> & { prefix?: str
     luaDir: DEFAULT_LUA_DIR,
     modulesDir: '/usr/lib/nginx/modules',
     geoipDir: join(prefix, 'geoip'),
+    openFilesLimit: hardOpenFilesLimit(),
     fallbackCert: { certPath: join(prefix, 'ssl', 'default-fake-certificate.pem'), keyPath: join(prefix, 'ssl', 'default-fake-certificate.key') },
     ...overrides,
   };
@@ -170,4 +176,14 @@ export function removeStaleSockets(runtime: NginxRuntime): void {
   }
   for (const n of names) if (/^passthrough-\d+\.sock$/.test(n)) rmSync(join(runtime.prefix, n), { force: true });
   rmSync(runtime.controlSocketPath, { force: true });
+}
+
+/** This process's hard RLIMIT_NOFILE (NGINX, its child, inherits it), as getrlimit's rlim_max; 1024 when unknown. */
+function hardOpenFilesLimit(): number {
+  try {
+    const m = /^Max open files\s+\S+\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : 1024;
+  } catch {
+    return 1024;
+  }
 }

@@ -113,7 +113,8 @@ export function sendRequest(port: number, host: string, path: string, opts: Requ
     };
     const req = opts.https
       // `servername: ''` sends no SNI where Node would otherwise send the Host's name.
-      ? httpsRequest({ ...common, servername: '', ...tls, rejectUnauthorized: opts.ca !== undefined, agent: false }, handle)
+      // An agent (even `agent: false`'s own) would ignore `createConnection`, and so a preface.
+      ? httpsRequest({ ...common, servername: '', ...tls, rejectUnauthorized: opts.ca !== undefined, ...(opts.preface === undefined ? { agent: false } : {}) }, handle)
       : httpRequest(common, handle);
     req.on('timeout', () => req.destroy(new Error(`request to ${host}${path} timed out`)));
     req.on('error', reject);

@@ -277,7 +277,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   // workers and client connections
   key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes.'),
   key('max-worker-connections', 'workerConnections', int(0, 1_000_000), 'integer (0 = 3/4 of max-worker-open-files)', 'worker_connections.'),
-  key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = computed)', 'worker_rlimit_nofile.'),
+  key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = the hard open-files limit less 1024, at least 1024)', 'worker_rlimit_nofile.'),
   key('worker-shutdown-timeout', 'workerShutdownTimeout', timeMsec, 'NGINX time', 'worker_shutdown_timeout.'),
   key('reuse-port', 'reusePort', bool, BOOL, 'reuseport on the listeners.'),
   key('bind-address', 'bindAddress', ipAddressList, 'comma-separated IPv4/IPv6 addresses', 'Addresses the HTTP, HTTPS, default and TCP/UDP listeners bind to (by family; empty: all).'),

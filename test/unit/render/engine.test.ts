@@ -22,7 +22,7 @@ import { ANNOTATION_REFERENCES } from '../../../src/model/annotations/index.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/render/', import.meta.url));
 /** A fixed runtime so golden files do not depend on temp paths or free ports. */
-const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', listenAddresses: ['*', '[::]'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10', 'fd00::a'] });
+const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', openFilesLimit: 1048576, listenAddresses: ['*', '[::]'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10', 'fd00::a'] });
 const newRenderer = () => createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() });
 
 const golden = suite('render golden');

@@ -28,15 +28,22 @@ export const keyOf = (ing: Ingress) => `${ing.metadata.namespace ?? ''}/${ing.me
 
 /**
  * Server name → the served Ingresses that name it, built once per list of served Ingresses (the
- * store hands back the same array until an Ingress changes).
+ * store hands back the same array until an Ingress changes). Each Ingress object's names are kept
+ * (the store's objects are immutable), so the index after a change regroups names, not rules.
  */
 export function createNameIndex(annotationsPrefix: string): (list: readonly Ingress[]) => Map<string, Ingress[]> {
+  const namesOf = new WeakMap<Ingress, readonly string[]>();
   let last: { list: readonly Ingress[]; index: Map<string, Ingress[]> } | null = null;
   return (list) => {
     if (last?.list === list) return last.index;
     const index = new Map<string, Ingress[]>();
     for (const ing of list) {
-      for (const name of serverNames(ing, annotationsPrefix)) {
+      let names = namesOf.get(ing);
+      if (!names) {
+        names = serverNames(ing, annotationsPrefix);
+        namesOf.set(ing, names);
+      }
+      for (const name of names) {
         const at = index.get(name);
         if (at) at.push(ing);
         else index.set(name, [ing]);

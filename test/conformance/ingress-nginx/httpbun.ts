@@ -1,11 +1,14 @@
 // A loopback stand-in for the httpbun Service ingress-nginx's e2e framework deploys
 // (`WithHTTPBunEnabled`), with the endpoints its annotation tests call: `/basic-auth/<user>/<pass>`
 // answers 200 to those Basic credentials and 401 to anything else; `/status/<code>` answers that
-// status. Each request is recorded.
+// status; `/cookies/set/<name>/<value>` answers 200 with that cookie set; `/error` answers 503
+// (auth.go's NGINX with a cookie and an error location); `/` answers 200. Each request is recorded.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface HttpBun {
+  readonly address: string;
+  readonly port: number;
   /** `host:port`, as an auth-url names it. */
   readonly authority: string;
   readonly requests: Array<{ method: string; url: string; headers: IncomingMessage['headers'] }>;
@@ -24,14 +27,21 @@ export async function startHttpBun(address: string): Promise<HttpBun> {
       res.end(JSON.stringify({ authenticated: ok, user: basic[1] }));
       return;
     }
-    const status = /^\/status\/(\d{3})/.exec(req.url ?? '');
-    res.writeHead(status ? Number(status[1]) : 404);
+    const cookie = /^\/cookies\/set\/([^/]+)\/([^/?]+)/.exec(req.url ?? '');
+    if (cookie) {
+      res.writeHead(200, { 'set-cookie': `${cookie[1]}=${cookie[2]}`, 'content-type': 'text/plain' });
+      res.end('OK\n');
+      return;
+    }
+    const path = (req.url ?? '').split('?')[0];
+    const status = /^\/status\/(\d{3})/.exec(path ?? '')?.[1] ?? (path === '/error' ? '503' : path === '/' ? '200' : '404');
+    res.writeHead(Number(status));
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    authority: `${address}:${port}`,
+    address, port, authority: `${address}:${port}`,
     requests,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };

@@ -55,16 +55,24 @@ const add = (index: Map<string, Ingress[]>, key: string, ing: Ingress) => {
 
 /**
  * Server name and backend → the served Ingresses that name it, built once per list of served
- * Ingresses (the store hands back the same array until an Ingress changes).
+ * Ingresses (the store hands back the same array until an Ingress changes). Each Ingress object's
+ * names and backends are kept (the store's objects are immutable), so the index after a change
+ * regroups them instead of reading every Ingress again.
  */
 export function createNameIndex(annotationsPrefix: string): (list: readonly Ingress[]) => NeighbourIndex {
+  const keysOf = new WeakMap<Ingress, { names: readonly string[]; backends: readonly string[] }>();
   let last: { list: readonly Ingress[]; index: NeighbourIndex } | null = null;
   return (list) => {
     if (last?.list === list) return last.index;
     const index: NeighbourIndex = { byName: new Map(), byBackend: new Map() };
     for (const ing of list) {
-      for (const name of serverNames(ing, annotationsPrefix)) add(index.byName, name, ing);
-      for (const b of backendKeys(ing)) add(index.byBackend, b, ing);
+      let keys = keysOf.get(ing);
+      if (!keys) {
+        keys = { names: serverNames(ing, annotationsPrefix), backends: backendKeys(ing) };
+        keysOf.set(ing, keys);
+      }
+      for (const name of keys.names) add(index.byName, name, ing);
+      for (const b of keys.backends) add(index.byBackend, b, ing);
     }
     last = { list, index };
     return index;

@@ -15,12 +15,21 @@ const port = parentPort!;
 const post = (m: FromWorker) => port.postMessage(m);
 const logger = createLogger({ level: data.logLevel });
 const store = createStore(data.storeOptions, ANNOTATION_REFERENCES, logger);
+const reviewer = createReviewer({ ...data.reviewer, store });
 let loaded = false;
 let server: WebhookServer | null = null;
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'event') store.apply(m.event);
-  else if (m.type === 'loaded') loaded = true;
+  else if (m.type === 'loaded') {
+    // Before the first review is answered: it then runs compiled code over a built index.
+    try {
+      reviewer.warm();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'webhook: warm-up review failed');
+    }
+    loaded = true;
+  }
   else if (m.type === 'close') void (server?.close() ?? Promise.resolve()).then(() => port.close());
 });
 
@@ -28,7 +37,7 @@ try {
   server = await startWebhookServer({
     ...data.server,
     logger,
-    reviewer: createReviewer({ ...data.reviewer, store }),
+    reviewer,
     metrics: { observe: (ns, name, result, ms) => post({ type: 'observe', ns, name, result, ms }) },
     ready: () => loaded,
   });

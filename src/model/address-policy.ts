@@ -191,10 +191,40 @@ function formatIPv6(w: readonly number[]): string {
 }
 
 /**
+ * The bytes of an address in strict dotted decimal (four parts of 0-255 without leading zeros),
+ * the spelling EndpointSlices carry and its own canonical form; null for any other spelling.
+ * parseAddress's fast path: it reads such an address as the general path does, without splitting.
+ */
+function dottedQuad(s: string): number[] | null {
+  const bytes: number[] = [];
+  let part = 0;
+  let digits = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || bytes.length === 3) return null;
+      bytes.push(part);
+      part = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && part === 0) return null;
+      part = part * 10 + (c - 48);
+      if (part > 255) return null;
+      digits++;
+    } else return null;
+  }
+  if (digits === 0 || bytes.length !== 3) return null;
+  bytes.push(part);
+  return bytes;
+}
+
+/**
  * An IP address in any spelling (inet_aton's IPv4 forms, IPv6 with brackets, an embedded IPv4,
  * a zone id), or null. A single trailing dot is read as a resolver would read the name.
  */
 export function parseAddress(raw: string): ParsedAddress | null {
+  const quad = dottedQuad(raw);
+  if (quad) return { family: 4, canonical: raw, class: ipv4Class(quad) };
   let s = raw.trim();
   if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
   if (s.endsWith('.') && !s.includes(':')) s = s.slice(0, -1);

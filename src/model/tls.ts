@@ -15,10 +15,25 @@ import type { Certificate, ModelWarning, Server } from './types.js';
 /** What the TLS selection keeps between builds. */
 export interface TLSCache {
   /** Host → its server with a certificate, valid while its base server and certificate are the same. */
-  readonly servers: Map<string, { base: Server; certificate: string | null; tlsSecret: string | null; server: Server }>;
+  readonly servers: Map<string, ServerEntry>;
   /** Per parsed certificate: host → whether it covers the host. */
   readonly coverage: WeakMap<ParsedCertificate, Map<string, boolean>>;
 }
+
+interface ServerEntry {
+  base: Server;
+  certificate: string | null;
+  tlsSecret: string | null;
+  server: Server;
+  /**
+   * The Secret object and certificate a host's TLS section named (by the host, or a section
+   * without hosts): with the same base server and Secret object, the same certificate again,
+   * unless it has expired since. Null when the choice read anything else.
+   */
+  source: CertificateSource | null;
+}
+
+interface CertificateSource { secret: Secret; parsed: ParsedCertificate }
 
 export function createTLSCache(): TLSCache {
   return { servers: new Map(), coverage: new WeakMap() };
@@ -92,7 +107,7 @@ export function selectTLS(cache: TLSCache, hosts: readonly HostEntry[], inputs: 
   const defaultCertificate = defaultCertificateOf(inputs, certificates);
 
   /** The certificate of a host: the oldest Ingress of the host with a TLS section decides, as in ingress-nginx. */
-  function tlsFor(host: string, frags: readonly IngressFragment[]): { certificate: string | null; tlsSecret: string | null } {
+  function tlsFor(host: string, frags: readonly IngressFragment[]): { certificate: string | null; tlsSecret: string | null; source?: CertificateSource } {
     if (host === DEFAULT_SERVER) return { certificate: defaultCertificate, tlsSecret: null };
     // A host with TLS but no usable Secret keeps HTTPS (and ssl-redirect) with the default certificate.
     const fallback = { certificate: defaultCertificate ?? FALLBACK_UID, tlsSecret: null };
@@ -102,6 +117,7 @@ export function selectTLS(cache: TLSCache, hosts: readonly HostEntry[], inputs: 
     const lower = host.toLowerCase();
     let index = f.tls.findIndex((t) => (t.hosts ?? []).some((h) => h.toLowerCase() === lower));
     if (index < 0) index = f.tls.findIndex((t) => (t.hosts ?? []).length === 0 && !!t.secretName);
+    const named = index >= 0;
     if (index < 0) {
       index = f.tls.findIndex((t) => {
         if (!t.secretName) return false;
@@ -130,7 +146,7 @@ export function selectTLS(cache: TLSCache, hosts: readonly HostEntry[], inputs: 
     if (!covers(cache, r.value, host)) return bad(`certificate is not valid for ${host} (it names ${r.value.certificate.hosts.join(', ') || 'no host'})`);
     if (certificateExpired(r.value, date)) return bad(`certificate expired at ${r.value.certificate.notAfter}`);
     certificates[r.value.certificate.uid] = r.value.certificate;
-    return { certificate: r.value.certificate.uid, tlsSecret: secretKey };
+    return { certificate: r.value.certificate.uid, tlsSecret: secretKey, ...(named ? { source: { secret, parsed: r.value } } : {}) };
   }
 
   const servers = new Array<Server>(hosts.length);
@@ -141,16 +157,24 @@ export function selectTLS(cache: TLSCache, hosts: readonly HostEntry[], inputs: 
       servers[i] = base;
       continue;
     }
+    let e = cache.servers.get(host);
+    // The same Ingresses naming the same Secret object: the same choice, unless the certificate expired since.
+    const source = e?.base === base ? e.source : null;
+    if (source && store.getSecret(e!.tlsSecret!) === source.secret && !certificateExpired(source.parsed, date)) {
+      certificates[source.parsed.certificate.uid] = source.parsed.certificate;
+      servers[i] = e!.server;
+      continue;
+    }
     const tls = tlsFor(host, frags);
     if (tls.certificate === null && tls.tlsSecret === null) {
       servers[i] = base;
       continue;
     }
-    let e = cache.servers.get(host);
     if (!e || e.base !== base || e.certificate !== tls.certificate || e.tlsSecret !== tls.tlsSecret) {
-      e = { base, ...tls, server: { ...base, ...tls } };
+      e = { base, certificate: tls.certificate, tlsSecret: tls.tlsSecret, server: { ...base, certificate: tls.certificate, tlsSecret: tls.tlsSecret }, source: null };
       cache.servers.set(host, e);
     }
+    e.source = tls.source ?? null;
     servers[i] = e.server;
   }
 

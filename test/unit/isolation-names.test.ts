@@ -45,13 +45,19 @@ test('path components escape what is not plain, the escape character included', 
   assert.is(pathComponent('.hidden'), '%2Ehidden');
 });
 
-test('two Services with one ingress-nginx backend name: the older keeps it, the younger gets its own', () => {
+/** Services team-x/auth and team/x-auth (both team-x-auth-80 to ingress-nginx), the first used by the older Ingress team-x/site. */
+function twoServicesOneName() {
   const store = testStore();
   store.put('Service', service('auth', 'team-x'));
   store.put('EndpointSlice', slice('auth-1', 'auth', ['10.0.0.1'], 'team-x'));
   store.put('Service', service('x-auth', 'team'));
   store.put('EndpointSlice', slice('x-auth-1', 'x-auth', ['10.0.9.9'], 'team'));
   store.put('Ingress', ingress('site', 'x.test', [['/', 'Prefix', 'auth', 80]], { ns: 'team-x', ts: '2026-01-01T00:00:00Z' }));
+  return store;
+}
+
+test('two Services with one ingress-nginx backend name: the older keeps it, the younger gets its own', () => {
+  const store = twoServicesOneName();
   store.put('Ingress', ingress('bypass', 'bypass.test', [['/', 'Prefix', 'x-auth', 80]], { ns: 'team', ts: '2026-02-01T00:00:00Z' }));
   const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181 });
   const { config, warnings } = builder.build(store);
@@ -69,6 +75,27 @@ test('two Services with one ingress-nginx backend name: the older keeps it, the 
   const after = builder.build(store, [{ kind: 'Ingress', key: 'team-x/site' }]);
   assert.is(after.config.servers.find((s) => s.hostname === 'bypass.test')!.locations.find((l) => l.path === '/')!.backend, 'team-x-auth-80');
   assert.is(stableJSON(after.config), stableJSON(createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181 }).build(store).config));
+});
+
+test('an Ingress updated in place into and out of a name conflict: each build equals a cold one', () => {
+  const store = twoServicesOneName();
+  // Enough others that one updated Ingress is a small change of the list (the claims' incremental path).
+  for (let i = 0; i < 8; i++) {
+    store.put('Service', service(`web-${i}`, 'team'));
+    store.put('Ingress', ingress(`other-${i}`, `o${i}.test`, [['/', 'Prefix', `web-${i}`, 80]], { ns: 'team', ts: `2026-03-0${i + 1}T00:00:00Z` }));
+  }
+  const at = (svc: string) => ingress('bypass', 'bypass.test', [['/', 'Prefix', svc, 80]], { ns: 'team', ts: '2026-02-01T00:00:00Z' });
+  store.put('Ingress', at('web-0'));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181 });
+  builder.build(store);
+  const backendOf = (config: { servers: ReadonlyArray<{ hostname: string; locations: ReadonlyArray<{ path: string; backend: string }> }> }) =>
+    config.servers.find((s) => s.hostname === 'bypass.test')!.locations.find((l) => l.path === '/')!.backend;
+  for (const [svc, backend] of [['x-auth', 'team/x-auth:80'], ['web-1', 'team-web-1-80'], ['x-auth', 'team/x-auth:80']] as const) {
+    store.put('Ingress', at(svc));
+    const { config } = builder.build(store, [{ kind: 'Ingress', key: 'team/bypass' }]);
+    assert.is(backendOf(config), backend, svc);
+    assert.is(stableJSON(config), stableJSON(createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181 }).build(store).config), svc);
+  }
 });
 
 test("default-backend Services of two namespaces with one ingress-nginx name keep their own error backends", () => {

@@ -102,6 +102,20 @@ test('a host and path another Ingress already owns denies, naming it; the older 
   assert.ok(reviewer.review(updated).allowed);
 });
 
+test('after warm() and store changes, a review sees each Ingress under its current hosts only', () => {
+  const { reviewer, store } = cluster();
+  const thief = () => ingress('thief', 'shop.example.com', [['/cart', 'Prefix', 'api', 80]], { ts: NEW });
+  reviewer.warm();
+  assert.not.ok(reviewer.review(thief()).allowed, 'the owner holds shop.example.com/cart');
+  // The owner moves to another host: its old host is free, the new one taken.
+  store.put('Ingress', ingress('owner', 'moved.example.com', [['/cart', 'Prefix', 'web', 80]], { ts: '2026-01-01T00:00:00Z' }));
+  const r = reviewer.review(thief());
+  assert.ok(r.allowed, denials(r).join('; '));
+  assert.is(r.tested, 1, 'no other Ingress names shop.example.com now');
+  const moved = reviewer.review(ingress('thief', 'moved.example.com', [['/cart', 'Prefix', 'api', 80]], { ts: NEW }));
+  assert.equal(denials(moved), ['spec.rules: host moved.example.com path /cart (Prefix) is already defined by the older Ingress default/owner; ignored']);
+});
+
 test('an Ingress over the per-Ingress path budget is denied before any model is built, naming the flag', () => {
   const { store } = cluster();
   const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, budgets: { maxPathsPerIngress: 5, maxPathsPerNamespace: 0, maxBytesPerIngress: 0, maxBytesPerNamespace: 0 } });

@@ -61,6 +61,25 @@ test('ordinary addresses pass in their canonical spelling', () => {
   }
 });
 
+test('strict dotted decimal (the fast path) reads as every other spelling is read', () => {
+  // `a.b.c.d.` takes the general path (a resolver's trailing dot); `a.b.c.d` the fast one when it is strict.
+  const parts = ['0', '00', '07', '1', '01', '9', '10', '99', '100', '199', '255', '256', '300', '0x1f', '1a', ''];
+  let checked = 0;
+  for (const a of parts) for (const b of parts) for (const c of parts) {
+    for (const tail of [[], ['4'], parts]) {
+      for (const d of tail.length === 0 ? [null] : tail) {
+        const s = [a, b, c, ...(d === null ? [] : [d])].join('.');
+        if (s.endsWith('.')) continue; // its own trailing dot
+        assert.equal(parseAddress(s), parseAddress(`${s}.`), s);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked > parts.length ** 4);
+  assert.equal(parseAddress('10.1.2.3'), { family: 4, canonical: '10.1.2.3', class: null });
+  assert.equal(parseAddress('169.254.169.254'), { family: 4, canonical: '169.254.169.254', class: 'metadata' });
+});
+
 test('what is not an address: refused as an endpoint, left to DNS as an ExternalName', () => {
   for (const s of ['256.0.0.1', '1.2.3.4.5', '08.0.0.1', '0x', '1..2', '4294967296', '0x100000000', '1.2.3.256', '1::2::3', ':::1',
     '12345::', '1:2:3:4:5:6:7:8:9', '1:2:3:4:5:6:7::8', '::ffff:127.0.0.01', '::1%', '::1%a b', 'example.com', '', ' ', '127.0.0.1 x']) {

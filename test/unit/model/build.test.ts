@@ -376,6 +376,25 @@ memo('a changed TLS Secret gives the host a new certificate; other servers are u
   assert.ok(server(r.config, 'other.example.com') === server(a, 'other.example.com'));
 });
 
+memo('a certificate that expires between two builds of one builder is refused by the second', () => {
+  const pem = (f: string) => readFileSync(join(MODEL_FIXTURES, '_certs', f), 'utf8');
+  const store = testStore();
+  store.put('Service', service('web'));
+  store.put('EndpointSlice', slice('web-1', 'web', ['10.0.0.1']));
+  store.put('Secret', tlsSecret('exp', pem('expired.crt'), pem('expired.key')));
+  store.put('Ingress', ingress('secure', 'expired.example.com', [['/', 'Prefix', 'web', 80]], { tls: [{ hosts: ['expired.example.com'], secretName: 'exp' }] }));
+  let now = new Date('2020-01-01T12:00:00Z');
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => now });
+  const valid = builder.build(store);
+  assert.is.not(server(valid.config, 'expired.example.com').certificate, FALLBACK_UID);
+  assert.equal(valid.warnings, []);
+  now = new Date('2020-01-03T00:00:00Z');
+  const expired = builder.build(store);
+  assert.is(server(expired.config, 'expired.example.com').certificate, FALLBACK_UID);
+  assert.equal(expired.config.certificates, {});
+  assert.ok(expired.warnings.some((w) => w.object === 'Ingress default/secure' && w.message.includes('expired')), JSON.stringify(expired.warnings));
+});
+
 memo('incremental rebuilds give exactly what a cold build gives (300 random changes)', () => {
   let seed = 42;
   const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };

@@ -8,8 +8,8 @@
 // rendered text, loaded with SIGHUP; bench-only, no setting), and each one's NGINX CPU per request
 // against the default's.
 //   node --import tsx bench/dataplane-plain.ts [--full]
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -193,12 +193,53 @@ async function load(local: LocalMode, conf: string, tag: string): Promise<void> 
   });
 }
 
+// ---- --callgrind: instructions per request, which no other load on the machine changes
+
+/** The controller's nginx.conf for a copy of its work directory: other ports, one process, no master. */
+function cloneConf(conf: string, workdir: string, clone: string, ports: Array<[number, number]>): string {
+  let text = conf.replaceAll(workdir, clone).replace('worker_processes auto;', 'worker_processes 1;').replace('master_process on;', 'master_process off;');
+  for (const [from, to] of ports) text = text.replaceAll(`127.0.0.1:${from} `, `127.0.0.1:${to} `).replaceAll(`127.0.0.1:${from};`, `127.0.0.1:${to};`);
+  return text;
+}
+
+/** Valgrind's callgrind on NGINX (`conf`, one process): instructions per request over `n` HTTP/2 requests after a warm-up. */
+async function instructionsPerRequest(prefix: string, conf: string, port: number, n: number, ready: () => Promise<void>): Promise<number> {
+  writeFileSync(join(prefix, 'nginx.conf'), conf);
+  const out = join(prefix, 'callgrind.out');
+  rmSync(out, { force: true });
+  const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, '/usr/sbin/nginx', '-p', `${prefix}/`, '-c', join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => { err += d; });
+  try {
+    await waitFor(async () => {
+      if (child.exitCode !== null) throw new Error(`NGINX under valgrind exited: ${err.slice(-500)}`);
+      return (await sendRequest(port, HOST, '/', { https: true }).catch(() => null)) !== null;
+    }, { timeoutMs: 120_000, what: 'NGINX under valgrind' });
+    await ready();
+    await run('h2load', ['-c4', '-m10', `-n${Math.max(200, n / 4)}`, `--connect-to=127.0.0.1:${port}`, `https://${HOST}/`], { timeout: 600_000 });
+    await run('callgrind_control', ['-z', String(child.pid)]);
+    const { stdout } = await run('h2load', ['-c4', '-m10', `-n${n}`, `--connect-to=127.0.0.1:${port}`, `https://${HOST}/`], { timeout: 600_000 });
+    const ok = Number(/status codes: (\d+) 2xx/.exec(stdout)?.[1] ?? 0);
+    if (ok !== n) throw new Error(`${n - ok} of ${n} requests not answered 2xx under valgrind`);
+    await run('callgrind_control', ['-d', String(child.pid)]);
+    const dumps = readdirSync(prefix).filter((f) => f.startsWith('callgrind.out')).map((f) => join(prefix, f));
+    const totals = dumps.map((f) => Number(/^(?:totals|summary): (\d+)/m.exec(readFileSync(f, 'utf8'))?.[1] ?? 0));
+    // The dump after the zeroing is the one with the fewest instructions (the final one at exit is not written yet).
+    const measured = Math.min(...totals.filter((t) => t > 0));
+    return measured / n;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+    for (const f of readdirSync(prefix).filter((f) => f.startsWith('callgrind.out'))) rmSync(join(prefix, f), { force: true });
+  }
+}
+
 async function main(): Promise<void> {
   ensureWrk();
   ensureDebianTool('h2load', 'nghttp2-client');
   const full = isFull();
   const rows: Row[] = [];
-  const fig: Record<string, number | null> = { dataplane_vs_plain_h2: null, dataplane_vs_plain_h1: null, dataplane_vs_plain_h2_cpu: null, dataplane_vs_plain_h1_cpu: null };
+  const fig: Record<string, number | null> = { dataplane_vs_plain_h2: null, dataplane_vs_plain_h1: null, dataplane_vs_plain_h2_cpu: null, dataplane_vs_plain_h1_cpu: null, dataplane_vs_plain_h2_instructions: null };
   const children: ChildProcess[] = [];
   let local: LocalMode | null = null;
   const dir = mkdtempSync(join(tmpdir(), 'irx-bench-plain-'));
@@ -254,13 +295,15 @@ async function main(): Promise<void> {
       loads.push(`${client} ${loadAverage()}`);
     }
 
-    // Where the difference goes: one feature removed at a time, in the controller's NGINX (HTTP/2).
-    await attempt(rows, 'per-feature cost', async () => {
+    // What router.route() sets for the route, for the variants that set it statically.
+    const logLine = readFileSync(join(local.workdir, 'logs', 'access.log'), 'utf8').trim().split('\n').pop() ?? '';
+    const backend = /\[([^\]]+)\] \[[^\]]*\] 127\.0\.0\.1:/.exec(logLine)?.[1];
+    if (!backend) throw new Error(`no backend name in the access log line ${logLine}`);
+    const names: Names = { backend, labels: 'default\tsite\tbe\t/' };
+    // Where the difference goes: one feature removed at a time, in the controller's NGINX (HTTP/2),
+    // by CPU time; or, with --callgrind, by instructions in a copy under valgrind.
+    if (!process.argv.includes('--callgrind')) await attempt(rows, 'per-feature cost', async () => {
       const original = readFileSync(join(local!.workdir, 'nginx.conf'), 'utf8');
-      const logLine = readFileSync(join(local!.workdir, 'logs', 'access.log'), 'utf8').trim().split('\n').pop() ?? '';
-      const backend = /\[([^\]]+)\] \[[^\]]*\] 127\.0\.0\.1:/.exec(logLine)?.[1];
-      if (!backend) throw new Error(`no backend name in the access log line ${logLine}`);
-      const names: Names = { backend, labels: 'default\tsite\tbe\t/' };
       const client: Client = arg('--ablate-client') === 'h1' ? 'h1' : 'h2';
       const seconds = full ? 3 : 1.5;
       const measure = async (conf: string, tag: string) => {
@@ -289,6 +332,43 @@ async function main(): Promise<void> {
       }
       rows.push({ figure: 'cost of log_by_lua', value: '0', note: 'no log phase is rendered (the EWMA sample is taken in the header filter)' });
     });
+    if (process.argv.includes('--callgrind')) {
+      await attempt(rows, 'instructions per request (callgrind)', async () => {
+        ensureDebianTool('valgrind', 'valgrind');
+        const control = controlChannel(defaultRuntime({ prefix: local!.workdir }));
+        const payloads = new Map<string, string>();
+        // The certificate as the controller posts it (PEM of certificate and key, by a uid); the
+        // backends and routes as the controller's NGINX holds them.
+        payloads.set('servers', JSON.stringify({ certificates: { 'bench-site-tls': `${cert}\n${key}` }, servers: { [HOST]: 'bench-site-tls' }, complete: true }));
+        for (const what of ['backends', 'routes']) payloads.set(what, (await controlRequest(control, 'GET', `/configuration/${what}`, { timeoutMs: 10_000 })).body);
+        const clone = join(dir, 'clone');
+        cpSync(local!.workdir, clone, { recursive: true, filter: (f) => !f.endsWith('.sock') && !f.endsWith('nginx.pid') });
+        const [h, s, d] = await freePorts(3);
+        const conf = readFileSync(join(local!.workdir, 'nginx.conf'), 'utf8');
+        const ports = [[local!.ports.http, h!], [irxPort, s!], [Number(/listen 127\.0\.0\.1:(\d+) default_server;/.exec(conf)?.[1]), d!]] as Array<[number, number]>;
+        const post = async () => {
+          const cloneControl = controlChannel(defaultRuntime({ prefix: clone }));
+          for (const [what, body] of payloads) {
+            const r = await controlRequest(cloneControl, 'POST', `/configuration/${what}`, { body, timeoutMs: 60_000 });
+            if (r.status !== 201) throw new Error(`POST ${what} to the copy: ${r.status} ${r.body}`);
+          }
+        };
+        const n = full ? 4000 : 1000;
+        const plainCg = join(dir, 'plain-cg');
+        mkdirSync(join(plainCg, 'logs'), { recursive: true });
+        const [pp] = await freePorts(1);
+        const plainIr = await instructionsPerRequest(plainCg, plainConf(plainCg, pp!, upPort!, files.cert, files.key).replace('worker_processes auto;', 'worker_processes 1;').replace('master_process on;', 'master_process off;'), pp!, n, async () => {});
+        const irxIr = await instructionsPerRequest(clone, cloneConf(conf, local!.workdir, clone, ports), s!, n, post);
+        fig.dataplane_vs_plain_h2_instructions = round(plainIr / irxIr, 3);
+        rows.push({ figure: 'instructions per HTTP/2 request, plain NGINX / ingress-rx', value: `${(plainIr / 1000).toFixed(1)}k / ${(irxIr / 1000).toFixed(1)}k`,
+          note: `ratio ${(plainIr / irxIr).toFixed(3)}; callgrind, one NGINX process, h2load -c4 -m10 -n${n} after a warm-up; user space only (the kernel's share is not counted)` });
+        const only = arg('--only');
+        for (const v of VARIANTS.filter((x) => (only ? x.name.includes(only) : full || x.quick) && x.name !== 'log_by_lua')) {
+          const ir = await instructionsPerRequest(clone, cloneConf(v.edit(conf, names, upPort!, files), local!.workdir, clone, ports), s!, n, post);
+          rows.push({ figure: `instructions of ${v.name}`, value: `${((irxIr - ir) / 1000).toFixed(2)}k`, note: `${v.what}; ${(ir / 1000).toFixed(1)}k without it` });
+        }
+      });
+    }
     loads.push(`end ${loadAverage()}`);
   } finally {
     if (local) await local.stop();

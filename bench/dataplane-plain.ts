@@ -353,7 +353,7 @@ async function main(): Promise<void> {
             if (r.status !== 201) throw new Error(`POST ${what} to the copy: ${r.status} ${r.body}`);
           }
         };
-        const n = full ? 4000 : 1000;
+        const n = full ? 3000 : 1000;
         const plainCg = join(dir, 'plain-cg');
         mkdirSync(join(plainCg, 'logs'), { recursive: true });
         const [pp] = await freePorts(1);

@@ -266,7 +266,7 @@ async function main(): Promise<void> {
     const irxPort = local.ports.https;
     await waitFor(async () => (await get(upPort!, 'x', '/').catch(() => ({ status: 0 }))).status === 200, { timeoutMs: 10_000, what: 'the upstream NGINX' }).catch(failure(children[0]!, 'upstream NGINX'));
     await waitFor(async () => (await sendRequest(plainPort!, HOST, '/', { https: true }).catch(() => null))?.status === 200, { timeoutMs: 10_000, what: 'plain NGINX' }).catch(failure(plain, 'plain NGINX'));
-    await waitFor(async () => (await sendRequest(irxPort, HOST, '/', { https: true }).catch(() => null))?.status === 200, { timeoutMs: 30_000, what: 'ingress-rx serving the TLS host' });
+    await waitFor(async () => (await sendRequest(irxPort, HOST, '/', { https: true }).catch(() => null))?.status === 200, { timeoutMs: 120_000, what: 'ingress-rx serving the TLS host' });
     const irxMaster = () => Number(readFileSync(join(local!.workdir, 'nginx.pid'), 'utf8'));
     const target = { plain: { pid: plain.pid!, port: plainPort! }, irx: { pid: irxMaster(), port: irxPort } };
 

@@ -23,10 +23,12 @@ COPY image/ ./image/
 # NET_BIND_SERVICE reaches NGINX under no_new_privs only if every program from the entrypoint on
 # passes it (libcap2-bin stays: Debian's nginx needs iproute2, which needs it): tini and /nginx-ingress-controller hold it as a permitted file capability, and the
 # latter raises it into the ambient set for node and NGINX (image/nginx-ingress-controller.c).
+# recheck (the regex cost check) runs its linux-x64 agent; its Java fallback (23 MB) needs a JVM the image has not.
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends tini libcap2-bin libmimalloc2.0 \
  && NODE_ENV=development SETUP_PROFILE=image bash scripts/setup.sh \
  && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/recheck-jar \
  && find node_modules dist \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -delete \
  && cc -O2 -Wall -Wextra -o /nginx-ingress-controller image/nginx-ingress-controller.c \
  && install -m 0755 image/wait-shutdown /wait-shutdown \

@@ -82,6 +82,16 @@ local function location_config(flags)
   return parsed
 end
 
+-- With use-forwarded-headers the redirect names the host X-Forwarded-Host gives, as ingress-nginx
+-- does: the first of a list, without a port. A value that is not a host name is not followed.
+local function forwarded_host()
+  local forwarded = ngx.var.http_x_forwarded_host
+  if not forwarded then return nil end
+  local name = forwarded:match("^[^,:]*")
+  if name == "" or name:find("[^%w%.%-_]") then return nil end
+  return name
+end
+
 --- The SSL redirect. The template calls it only for locations that have ssl-redirect or
 --- force-ssl-redirect; `flags` as described at location_configs. `host` is the request's $host
 --- when the template knows it (a server with one exact name), saving the variable read.
@@ -97,7 +107,7 @@ function _M.rewrite(flags, host)
     return
   end
 
-  host = host or ngx.var.host
+  host = config.use_forwarded_headers and forwarded_host() or host or ngx.var.host
   local uri = ngx.var.request_uri
   if not location.preserve_trailing_slash and string_byte(uri, -1) == 47 then
     uri = uri:sub(1, -2)

@@ -286,6 +286,13 @@ function _M.route(default)
   apply(e, uri, host, var, false)
 end
 
+--- Whether `host` is a dynamic host of the route table (its requests are served in the default
+--- server, whose server_name is "_", but are not the default server's own).
+function _M.serves(host)
+  local t = routes()
+  return t ~= EMPTY and host_routes(t, host) ~= nil
+end
+
 --- In the router location's header filter: the route's response headers, as its location's
 --- more_set_headers would set them (nothing to look up until a table has some).
 function _M.header_filter()

@@ -24,14 +24,17 @@ function testFiles(dir: string): string[] {
   });
 }
 
-/** Every ported It: the registrations `.both('<id>'`, `.http1Only('<id>', '<why>'` and `.noClient('<id>', '<why>'` in the port files. */
+/** Every ported It: the registrations `.both('<id>'`, `.http1Only('<id>', '<why>'`, `.http2Only('<id>', '<why>'` and `.noClient('<id>', '<why>'` in the port files. */
 export function portedTests(): Port[] {
   const out: Port[] = [];
-  const call = /\.(both|http1Only|noClient)\(\s*'([a-z0-9_/.-]+\.go:\d+)'(?:,\s*'((?:[^'\\]|\\.)*)')?/g;
+  const call = /\.(both|http1Only|http2Only|noClient)\(\s*'([a-z0-9_/.-]+\.go:\d+)'(?:,\s*'((?:[^'\\]|\\.)*)')?/g;
   for (const path of testFiles(PORT_DIR).sort()) {
     const file = relative(ROOT, path);
     for (const m of readFileSync(path, 'utf8').matchAll(call)) {
-      const protocols = m[1] === 'both' ? 'HTTP/1.1, HTTP/2' : m[1] === 'http1Only' ? `HTTP/1.1 only (${m[3]})` : `no HTTP client (${m[3]})`;
+      const protocols = m[1] === 'both' ? 'HTTP/1.1, HTTP/2'
+        : m[1] === 'http1Only' ? `HTTP/1.1 only (${m[3]})`
+        : m[1] === 'http2Only' ? `HTTP/2 only (${m[3]})`
+        : `no HTTP client (${m[3]})`;
       out.push({ id: m[2]!, file, protocols });
     }
   }

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000);
-const RUN_TIMEOUT_MS = Number(process.env.TEST_RUN_TIMEOUT_MS ?? 18 * 60_000);
+const RUN_TIMEOUT_MS = Number(process.env.TEST_RUN_TIMEOUT_MS ?? 25 * 60_000);
 const JOBS = Number(process.env.TEST_JOBS ?? 2);
 const filters = process.argv.slice(2);
 
@@ -87,10 +87,39 @@ function reapOrphanedNginx() {
   }
 }
 
-const queue = [...files];
+// scripts/test.sh builds the container image while the other files run; the files that run the
+// image go last and wait for the build's exit status (a failed build fails them, with its log).
+const imageStatus = process.env.IMAGE_BUILD_STATUS;
+const needsImage = (f) => Boolean(imageStatus) && /image-pod/.test(f);
+let imageBuilt;
+function imageBuild() {
+  imageBuilt ??= new Promise((resolve) => {
+    const poll = () => {
+      let code;
+      try { code = readFileSync(imageStatus, 'utf8').trim(); } catch { setTimeout(poll, 1000); return; }
+      let log = '';
+      try { log = readFileSync(process.env.IMAGE_BUILD_LOG ?? '', 'utf8'); } catch { /* no log */ }
+      process.stdout.write(log.split('\n').filter((l) => l.startsWith('image: ')).map((l) => `${l}\n`).join(''));
+      resolve({ ok: code === '0', log });
+    };
+    poll();
+  });
+  return imageBuilt;
+}
+
+const queue = [...files.filter((f) => !needsImage(f)), ...files.filter(needsImage)];
 async function worker() {
   while (queue.length) {
     const f = queue.shift();
+    if (needsImage(f)) {
+      const build = await imageBuild();
+      if (!build.ok) {
+        process.stdout.write(`FAIL    ${f}  (the image build failed)\n`);
+        failures.push({ file: f, out: `scripts/image.sh failed:\n${build.log}` });
+        totals.failed += 1;
+        continue;
+      }
+    }
     const r = await runFile(f);
     reapOrphanedNginx();
     totals.passed += r.passed; totals.failed += r.failed; totals.skipped += r.skipped;

@@ -108,11 +108,14 @@ local function cookie_string(self, value)
 end
 
 --- ingress-nginx sets the cookie only on the locations listed for the host (when the list is
---- known); without a $location_path variable every path of a listed host qualifies.
+--- known); without a $location_path variable every path of a listed host qualifies. A rule
+--- without host is listed under "_": the default server's own requests look there (a dynamic
+--- host's are served in the default server too, under their own name).
 local function should_set_cookie(self)
   local locations = self.cookie.locations
   if type(locations) ~= "table" or next(locations) == nil then return true end
   local host = ngx.var.host
+  if locations["_"] ~= nil and ngx.var.server_name == "_" and not require("router").serves(host) then host = "_" end
   local paths = locations[host]
   if paths == nil then
     -- A wildcard server's locations are listed under its "*." name.

@@ -3,6 +3,7 @@
 import type { ModelWarning } from '../model/types.js';
 import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/refused.js';
 import { HTTP2_FAILURE } from '../model/http2.js';
+import { GRPC_CLEARTEXT } from '../model/annotations/backendprotocol.js';
 
 export type Severity = 'deny' | 'warn';
 
@@ -77,14 +78,34 @@ export const WARN_RULES: readonly WarnRule[] = [
     matches: (w) => isAnnotation(w) && /( is ignored without |; they are ignored$)/.test(w.message),
   },
   {
+    name: 'shared-backend',
+    why: 'as in ingress-nginx, a backend (one per Service and port) has one set of balancing settings, taken from the Ingresses using it in a fixed order; the warning names the Ingress whose settings it takes',
+    matches: (w) => w.field === 'metadata.annotations' && /^backend \S+ is shared with Ingress \S+/.test(w.message),
+  },
+  {
+    name: 'session-cookie-path',
+    why: 'ingress-nginx only logs it: the cookie works, with the Ingress path (a regular expression) as its Path',
+    matches: (w) => w.field === 'metadata.annotations' && w.message.startsWith('session-cookie-path should be set when use-regex is true'),
+  },
+  {
     name: 'path-listed-twice',
     why: 'the Ingress repeats one of its own paths; the first is used (ingress-nginx accepts it too)',
     matches: (w) => w.field === 'spec.rules' && / is listed twice; the first one is used$/.test(w.message),
   },
   {
+    name: 'regex-mode-exact',
+    why: 'the Exact path is served as its pathType says; ingress-nginx would also send longer paths and other cases to it (docs/differences.md, Model)',
+    matches: (w) => w.field === 'spec.rules' && / is in regex mode \(use-regex or rewrite-target\): Exact path .* matches only itself here/.test(w.message),
+  },
+  {
     name: 'fails-over-http2',
     why: 'HTTP/1.1 clients are served; HTTP/2 clients fail where it applies (a Lua API lua-nginx-module refuses in HTTP/2 requests, TLS settings HTTP/2 clients refuse), so the warning says so before browsers find it',
     matches: (w) => w.message.startsWith(HTTP2_FAILURE),
+  },
+  {
+    name: 'grpc-cleartext',
+    why: 'gRPC over TLS is served; a client that spoke cleartext HTTP/2 to ingress-nginx\'s HTTP port must move to TLS (NGINX 1.22 serves HTTP/2 only over TLS)',
+    matches: (w) => isAnnotation(w) && w.message.startsWith(GRPC_CLEARTEXT),
   },
   {
     name: 'cert-manager-certificate',

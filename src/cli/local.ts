@@ -17,6 +17,8 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
   workdir?: string;
   configmap: string;
+  /** --default-backend-service: `namespace/name` of the Service of the default server ('' : the built-in 404). */
+  defaultBackendService?: string;
   syncRateLimit: number;
   geoipDir?: string;
   logLevel: string;
@@ -39,7 +41,10 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   const prefix = resolve(opts.workdir ?? mkdtempSync(join(tmpdir(), 'ingress-rx-')));
   // Ingresses without a class, and with ingressClassName nginx but no IngressClass manifest, are
   // what a developer trying their Ingresses expects to see served.
-  const storeOptions = { ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap };
+  const storeOptions = {
+    ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap,
+    defaultBackendService: opts.defaultBackendService ?? '',
+  };
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const runtime = runtimeFor(opts, {
     prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),

@@ -15,9 +15,10 @@ const NO_COOKIE: CookieSessionAffinity = {
 
 export const NO_AFFINITY: SessionAffinityConfig = { name: '', mode: '', cookieSessionAffinity: NO_COOKIE };
 
-export function sessionAffinity(a: ParsedAnnotations | null, locations: Record<string, string[]>): SessionAffinityConfig {
+/** Cookie affinity with `a`'s cookie, set on `locations` (host → paths); `mode` '' is balanced. */
+export function sessionAffinity(a: ParsedAnnotations | null, mode: SessionAffinityConfig['mode'], locations: Record<string, string[]>): SessionAffinityConfig {
   if (!a || a.affinity.type !== 'cookie') return NO_AFFINITY;
-  return { name: 'cookie', mode: a.affinity.mode, cookieSessionAffinity: { ...a.affinity.cookie, locations } };
+  return { name: 'cookie', mode, cookieSessionAffinity: { ...a.affinity.cookie, locations } };
 }
 
 export function upstreamHashBy(a: ParsedAnnotations | null): UpstreamHashByConfig {

@@ -146,6 +146,11 @@ export function buildFragment(
     }
   }
 
+  // As ingress-nginx warns: without it the cookie's Path is the location's regular expression.
+  if (paths.length > 0 && parsed.affinity.type === 'cookie' && parsed.rewrite.useRegex && parsed.affinity.cookie.path === '') {
+    warn('metadata.annotations', 'session-cookie-path should be set when use-regex is true (the cookie\'s Path is the Ingress path otherwise, a regular expression)');
+  }
+
   const rootBackend = defaultBackend?.name ?? DEFAULT_UPSTREAM;
   const rootLocation = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, rootBackend, template, settings, true);
   const catchAll = defaultBackend !== null && rules.length === 0;

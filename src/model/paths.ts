@@ -8,8 +8,8 @@ import { sortShort } from './sort.js';
 export const ROOT_PATH = '/';
 export const DEFAULT_SERVER = '_';
 
-// ingress-nginx's strict-validate-path-type rule for Exact and Prefix paths.
-const STRICT_PATH = /^\/[a-z0-9_\-/]*$/i;
+// ingress-nginx's strict-validate-path-type rule for Exact and Prefix paths (v1.15: letters, digits, `._-/`).
+const STRICT_PATH = /^\/[a-z0-9._\-/]*$/i;
 // Any path must start with `/` and hold no whitespace or control characters (they would end
 // an NGINX token); everything else is escaped by the renderer.
 const SAFE_PATH = /^\/[^\s\u0000-\u001f\u007f]*$/;
@@ -39,7 +39,7 @@ export function pathProblem(path: string, pathType: PathType, strict: boolean): 
   if (!SAFE_PATH.test(path)) return `path ${JSON.stringify(path.slice(0, 200))} must start with "/" and contain no whitespace or control characters`;
   if (pathTokenBytes(path) > MAX_PATH_TOKEN_BYTES) return `path is ${path.length} characters long; NGINX takes at most about ${MAX_PATH_TOKEN_BYTES} bytes once quoted`;
   if (strict && pathType !== 'ImplementationSpecific' && !STRICT_PATH.test(path)) {
-    return `path ${JSON.stringify(path.slice(0, 200))} of pathType ${pathType} may only contain letters, digits, "_", "-" and "/" (strict-validate-path-type)`;
+    return `path ${JSON.stringify(path.slice(0, 200))} of pathType ${pathType} may only contain letters, digits, ".", "_", "-" and "/" (strict-validate-path-type)`;
   }
   return null;
 }
@@ -72,8 +72,15 @@ export function needsRegex(loc: Location): boolean {
  * pieces keep the Ingress path as `ingressPath` ($location_path, cookie affinity). The twin of
  * `/p/` is `= /p` (the spec: Prefix `/p/` matches `/p`), where ingress-nginx makes `= /p/`.
  * Twins left out for an Exact path go to `shadowed` (the Exact path takes their requests).
+ *
+ * A host in regex mode is not split: ingress-nginx prints both pieces as `~* ^/p/` and `~* ^/p`
+ * one after the other, which match what `~* ^/p` alone matches, at the place of `/p` in the
+ * order. An exact twin would instead win over every regular expression (NGINX tries exact
+ * locations first), and answer `/foo/bar/bar` from a Prefix path where ingress-nginx's longer
+ * `/foo/bar/[a-z]{3}` takes it (its user guide, ingress-path-matching.md).
  */
 export function splitPrefixLocations(sorted: Location[], shadowed?: Location[]): Location[] {
+  if (sorted.some(needsRegex)) return sorted;
   const exact = new Set(sorted.filter((l) => l.pathType === 'Exact').map((l) => l.path));
   const out: Location[] = [];
   for (const loc of sorted) {

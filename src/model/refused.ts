@@ -2,9 +2,7 @@
 // instead: the parsers' warnings say it, and the migration report's catalogue reads it from here.
 
 /** What to use instead of an annotation ingress-rx refuses; the first matching pattern wins. */
-export const REFUSED_ANNOTATIONS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/^satisfy$/, 'none: an allowlist and authentication both apply (satisfy all)'],
-];
+export const REFUSED_ANNOTATIONS: ReadonlyArray<readonly [RegExp, string]> = [];
 
 /** What to use instead of a ConfigMap key ingress-rx refuses. */
 export const REFUSED_CONFIGMAP_KEYS: ReadonlyArray<readonly [RegExp, string]> = [

@@ -114,20 +114,20 @@ export function assembleServer(input: ServerInput): AssembledServer {
   const locations = dropped ? slots.filter((l): l is Location => l !== null) : slots as Location[];
 
   // Host-wide regex mode matches every other location by `~* ^path`: each must compile as NGINX's
-  // PCRE2 compiles it, whichever Ingress asked for regex mode.
-  let useRegex = locations.some(needsRegex);
+  // PCRE2 compiles it, whichever Ingress asked for regex mode. The host is in regex mode when a
+  // path that asks for it was not an older Ingress's already (`pre`, as splitPrefixLocations
+  // decides), even when that path is then set aside: its Prefix paths were not split.
+  const useRegex = pre.some(needsRegex);
   if (useRegex) {
     const kept = locations.filter((loc) => {
       const problem = loc.pathType === 'Exact' ? null : regexPathProblem(loc.path);
       if (problem && loc.ingress) {
         warnings.push({ object: `Ingress ${ingressName(loc)}`, field: 'spec.rules', message: `host ${host} is in regex mode (use-regex or rewrite-target) and path ${JSON.stringify(loc.path.slice(0, 200))} ${problem}; path ignored` });
       }
+      if (!problem && loc.pathType === 'Exact' && loc.ingress) warnings.push(exactInRegexMode(host, loc));
       return problem === null;
     });
-    if (kept.length !== locations.length) {
-      locations.splice(0, locations.length, ...kept);
-      useRegex = locations.some(needsRegex);
-    }
+    if (kept.length !== locations.length) locations.splice(0, locations.length, ...kept);
   }
 
   let redirectFromToWWW = first?.parsed.fromToWWWRedirect ?? false;
@@ -157,6 +157,14 @@ export function assembleServer(input: ServerInput): AssembledServer {
   const primaries = new Map<string, Location>();
   for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
   return { server, primaries, warnings };
+}
+
+/** An Exact path on a host in regex mode stays exact; ingress-nginx makes it `~* ^path` too. */
+function exactInRegexMode(host: string, loc: Location): ModelWarning {
+  return {
+    object: `Ingress ${ingressName(loc)}`, field: 'spec.rules',
+    message: `host ${host} is in regex mode (use-regex or rewrite-target): Exact path ${JSON.stringify(loc.path.slice(0, 200))} matches only itself here, where ingress-nginx matches it as ~* "^${loc.path.slice(0, 200)}" (any case, longer paths too)`,
+  };
 }
 
 const pathsByHost = new WeakMap<IngressFragment, Map<string, PathEntry[]>>();

@@ -98,11 +98,12 @@ export function updateTopology(
     : replaceAt(prev.plans, [...backendsTouched].map((n) => sortedIndex(prev.plans, (p) => byName(p, { name: n }))), (p) => planIndex.get(p.name)!);
   const removedBackends = [...backendsTouched].filter((n) => !planIndex.has(n));
 
-  // Without a warning from the changed Ingresses or hosts before or after, the warnings stay as they were.
-  const sameWarnings = !hostSetChanged && !wildcardsTouched && !hadHostWarnings && !hostWarnings() && changed.every((f) => f.warnings.length === 0);
+  // Without a warning from the changed Ingresses, hosts or backends before or after, the warnings stay as they were.
+  const planWarnings = [...backendsTouched].some((n) => (previousPlans.get(n)?.warnings.length ?? 0) > 0 || (planIndex.get(n)?.warnings.length ?? 0) > 0);
+  const sameWarnings = !hostSetChanged && !wildcardsTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
   const topology: Topology = {
     settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
-    customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : topologyWarnings(fragments, hosts, index),
+    customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : topologyWarnings(fragments, hosts, plans, index),
     removed: { hosts: removedHosts, backends: removedBackends },
   };
   return { topology, index };

@@ -138,7 +138,7 @@ export function hostEntries(hosts: Iterable<string>, index: Pick<TopologyIndex, 
 }
 
 /** The warnings of a topology, in the order the model reports them. */
-export function topologyWarnings(fragments: readonly IngressFragment[], hosts: readonly HostEntry[], index: TopologyIndex): ModelWarning[] {
+export function topologyWarnings(fragments: readonly IngressFragment[], hosts: readonly HostEntry[], plans: readonly BackendPlan[], index: TopologyIndex): ModelWarning[] {
   const warnings: ModelWarning[] = [];
   for (const f of fragments) for (const w of f.warnings) warnings.push(w);
   for (const w of index.ownershipWarnings) warnings.push(w);
@@ -146,6 +146,7 @@ export function topologyWarnings(fragments: readonly IngressFragment[], hosts: r
   for (const w of index.aliasWarnings) warnings.push(w);
   for (const { host } of hosts) for (const w of index.assembled.get(host)!.warnings) warnings.push(w);
   for (const w of index.canaryWarnings) warnings.push(w);
+  for (const p of plans) for (const w of p.warnings) warnings.push(w);
   return warnings;
 }
 
@@ -215,7 +216,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   };
   const topology: Topology = {
     settings, fragments, hosts, plans: sorted, planned: new Set(plans.keys()), customDefaults: [...customDefaults.values()],
-    warnings: topologyWarnings(fragments, hosts, index), removed: null,
+    warnings: topologyWarnings(fragments, hosts, sorted, index), removed: null,
   };
   return { topology, index };
 }

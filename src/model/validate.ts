@@ -253,6 +253,8 @@ export function url(schemes: readonly string[] = ['http', 'https']): Check<strin
     const scheme = parsed.protocol.replace(/:$/, '');
     if (!schemes.includes(scheme)) invalid(`URL scheme must be ${schemes.join(' or ')}, not "${preview(scheme)}"`);
     if (parsed.hostname === '') invalid('URL has no host');
+    // ingress-nginx's URL check refuses it too: no DNS name has an empty label.
+    if (parsed.hostname.includes('..')) invalid(`URL host "${preview(parsed.hostname)}" has an empty label`);
     if (namesUnixSocket(v)) invalid('URL names a unix socket (NGINX reads http://unix:/path: as one); unix sockets are not allowed');
     safeStringWithVariables(v);
     return v;

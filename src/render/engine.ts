@@ -291,6 +291,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         geoip,
         has_stream: hasStream,
         passthrough: passthroughPort !== undefined,
+        https_listen_port: passthroughPort ?? runtime.httpsPort,
         stream,
         metrics_log: metricsLog,
         servers: SERVERS_TOKEN,

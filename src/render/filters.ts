@@ -202,7 +202,12 @@ export function luaString(v: unknown, field = 'value'): string {
 /** A user-agent or referer pattern for a map: `~*regex` or a literal, quoted. */
 export function mapPattern(v: unknown, field = 'pattern'): string {
   const s = str(v, field);
-  if (s.startsWith('~')) regex(s.replace(/^~\*?/, ''), field);
+  // Quoted, a space belongs to the pattern: ingress-nginx's users write it `\ ` (its template
+  // prints patterns unquoted), which PCRE reads as a space too.
+  if (s.startsWith('~')) {
+    const r = checkRegex(s.replace(/^~\*?/, ''), { caseless: s.startsWith('~*') });
+    if (!r.ok) throw new RenderError(field, `not a regular expression NGINX accepts: ${r.error}`);
+  }
   return quoteLiteral(s, field);
 }
 

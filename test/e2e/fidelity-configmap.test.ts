@@ -167,7 +167,7 @@ phaseA.before(async () => {
         }),
         on('blocked-word', 'blocked-word.test', { 'upstream-vhost': 'evil.example' }),
         on('cross', 'cross.test', { 'auth-type': 'basic', 'auth-secret': 'other/users' }),
-        on('strict', 'strict.test', {}, 'main', [['/file.txt', 'Exact']]),
+        on('strict', 'strict.test', {}, 'main', [['/file+txt', 'Exact']]),
         on('noauth', 'noauth.test', { 'auth-type': 'basic', 'auth-secret': 'users' }, 'main', [['/', 'Prefix'], ['/public', 'Prefix']]),
         on('plain-http', 'plain-http.test', {}, 'main', [['/', 'Prefix'], ['/plain-http', 'Prefix']]),
         // The echo answers 200 to any path: an auth service that lets everything through.
@@ -317,8 +317,8 @@ overA.both('allow-cross-namespace-resources lets auth-secret name another namesp
   assert.is(headers(await p.request('cross.test', '/', { headers: basic })).authorization, undefined);
 });
 
-overA.both('strict-validate-path-type false accepts an Exact path with a dot', async (p) => {
-  assert.is((await p.request('strict.test', '/file.txt')).status, 200);
+overA.both('strict-validate-path-type false accepts an Exact path with a plus', async (p) => {
+  assert.is((await p.request('strict.test', '/file+txt')).status, 200);
 });
 
 overA.noRequest('ssl-protocols, ssl-ciphers, ssl-ecdh-curve, ssl-session-* and the other TLS keys: what NGINX negotiates and runs', 'TLS handshakes and the running nginx.conf', async () => {
@@ -397,8 +397,8 @@ overB.both('hsts false sends no Strict-Transport-Security; disable-access-log lo
   assert.is(accessLog().length, before);
 });
 
-overB.both('the defaults again: strict-validate-path-type drops the dotted Exact path, auth-secret of another namespace denies', async (p) => {
-  assert.is((await p.request('strict.test', '/file.txt')).status, 404);
+overB.both('the defaults again: strict-validate-path-type drops the Exact path with a plus, auth-secret of another namespace denies', async (p) => {
+  assert.is((await p.request('strict.test', '/file+txt')).status, 404);
   assert.is((await p.request('cross.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` } })).status, 503);
 });
 

@@ -73,6 +73,8 @@ test.before(async () => {
         feature('allow', 'allow.test', { [`${P}/allowlist-source-range`]: '10.0.0.0/8' }),
         feature('allow-me', 'allowme.test', { [`${P}/allowlist-source-range`]: '127.0.0.1/32, 10.0.0.0/8' }),
         feature('deny', 'deny.test', { [`${P}/denylist-source-range`]: '127.0.0.0/8' }),
+        feature('any', 'any.test', { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: 'basic', [`${P}/allowlist-source-range`]: '10.0.0.0/8', [`${P}/satisfy`]: 'any' }),
+        feature('any-me', 'anyme.test', { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: 'basic', [`${P}/allowlist-source-range`]: '127.0.0.1/32', [`${P}/satisfy`]: 'any' }),
       ],
     },
   });
@@ -177,6 +179,13 @@ over.both('allow and deny lists by source address', async (p) => {
   assert.is((await p.request('allow.test', '/')).status, 403);
   assert.is((await p.request('allowme.test', '/')).status, 200);
   assert.is((await p.request('deny.test', '/')).status, 403);
+});
+
+over.both('satisfy any: basic auth or the allowlist lets a request through', async (p) => {
+  const bob = { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` };
+  assert.is((await p.request('any.test', '/')).status, 401, 'outside the allowlist, without credentials');
+  assert.is((await p.request('any.test', '/', { headers: bob })).status, 200, 'outside the allowlist, with credentials');
+  assert.is((await p.request('anyme.test', '/')).status, 200, 'inside the allowlist, without credentials');
 });
 
 test.run();

@@ -47,6 +47,8 @@ test.before(async () => {
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
   });
   await ctl.until(HOST, '/admin', (r) => r.backend === 'evil', { what: "team-a's Exact /admin served" });
+  // The webhook starts in a thread of its own, which may listen after the first sync.
+  await waitFor(() => /validating webhook listening/.test(ctl.output()), { what: 'the webhook' });
 });
 
 test.after(async () => {

@@ -1,7 +1,8 @@
 // Small HTTP echo upstreams for NGINX tests: each listens on its own 127.0.0.x address and
 // answers with its address, port, name, method, path, request headers and the body's length and
-// SHA-256 as JSON. A few paths
-// act like httpbin's: `/__status/<code>` answers that status, `/__bytes/<n>` n bytes, and
+// SHA-256 as JSON. A few paths act like httpbin's: `/__status/<code>` answers that status,
+// `/__bytes/<n>` n bytes, `/__content/<type>/<subtype>/<n>` n bytes of text of that content
+// type, `/__header/<name>/<value>` adds that response header (value URL-encoded), and
 // `/__delay/<ms>` answers after ms (each may sit anywhere in the path, after a prefix).
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -75,6 +76,14 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
         res.end(Buffer.alloc(Number(bytes[1]), 'x'));
         return;
       }
+      const content = /\/__content\/([a-z]+\/[a-z0-9.+-]+)\/(\d+)/.exec(url);
+      if (content) {
+        res.writeHead(200, { 'content-type': content[1], 'content-length': content[2], 'x-echo-name': name });
+        res.end(Buffer.alloc(Number(content[2]), 'echo '));
+        return;
+      }
+      const header = /\/__header\/([A-Za-z0-9-]+)\/([^/?]*)/.exec(url);
+      if (header) res.setHeader(header[1]!, decodeURIComponent(header[2]!));
       const body: EchoReply = {
         name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers, bodyBytes, bodySha256: hash.digest('hex'),
       };

@@ -218,7 +218,8 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
       if (exitCode !== undefined) throw new Error(`ingress-rx ${command} exited with ${exitCode}:\n${out.slice(-4000)}`);
       const r = await sendRequest(healthz, '127.0.0.1', '/healthz').catch(() => null);
       return r?.status === 200;
-    }, { timeoutMs: 30_000, what: `ingress-rx ${command} to become healthy` });
+      // Generous: CI builds the image beside the tests, and a loaded machine starts Node slowly.
+    }, { timeoutMs: 60_000, what: `ingress-rx ${command} to become healthy` });
   } catch (err) {
     await ctl.stop('SIGKILL');
     const failure = new Error(`${(err as Error).message}\n--- output ---\n${out.slice(-4000)}`);

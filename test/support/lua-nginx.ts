@@ -100,14 +100,14 @@ export interface GeneratedCertificate {
   pem: string;
 }
 
-/** A self-signed EC certificate made with the openssl CLI. */
-export async function generateCertificate(dir: string, cn: string, sans: string[] = [cn]): Promise<GeneratedCertificate> {
+/** A self-signed EC certificate (RSA with `rsa`, for the ECDHE-RSA ciphers) made with the openssl CLI. */
+export async function generateCertificate(dir: string, cn: string, sans: string[] = [cn], opts: { rsa?: boolean } = {}): Promise<GeneratedCertificate> {
   await mkdir(dir, { recursive: true });
   const base = join(dir, cn.replace(/[^a-zA-Z0-9.-]/g, '_') + '-' + Math.random().toString(36).slice(2, 8));
   const certPath = `${base}.crt`;
   const keyPath = `${base}.key`;
   await run('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    'req', '-x509', ...(opts.rsa ? ['-newkey', 'rsa:2048'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']), '-nodes',
     '-keyout', keyPath, '-out', certPath, '-days', '2', '-subj', `/CN=${cn}`,
     '-addext', `subjectAltName=${sans.map((s) => `DNS:${s}`).join(',')}`,
   ]);

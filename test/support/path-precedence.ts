@@ -22,28 +22,35 @@ interface Piece {
 
 const identity = (p: Piece) => (p.kind === 'exact' || p.kind === 'one' ? `= ${p.s}` : p.s);
 
-function pieces(ingresses: readonly HostIngress[]): Piece[] {
-  const out: Piece[] = [];
+function pieces(ingresses: readonly HostIngress[]): { pieces: Piece[]; regexMode: boolean } {
   // A path an older Ingress already has (same spelling and pathType; `/` of Prefix and
   // ImplementationSpecific are one) is ignored.
   const listed = new Set<string>();
+  const entries: Array<{ n: number; path: string; pathType: PathType }> = [];
   ingresses.forEach((ing, n) => {
     for (const { path, pathType } of ing.paths) {
       const key = path === '/' && pathType !== 'Exact' ? '/' : `${path}|${pathType}`;
       if (listed.has(key)) continue;
       listed.add(key);
-      const piece = (kind: Piece['kind'], s: string, twin = false) => out.push({ ing: n, kind, s, from: path, twin });
-      if (pathType === 'Exact') piece(path.length > 1 && path.endsWith('/') ? 'one' : 'exact', path);
-      else if (ing.regex) piece('regex', path);
-      else if (path === '/' || (path.endsWith('/') && pathType === 'ImplementationSpecific')) piece('prefix', path);
-      else {
-        const bare = path.replace(/\/+$/, '');
-        piece('prefix', `${bare}/`);
-        piece('exact', bare, true);
-      }
+      entries.push({ n, path, pathType });
     }
   });
-  return out;
+  // Host-wide regex mode when a path left is a use-regex Ingress's (Exact too): every other
+  // path is `~* ^path` as written, none split.
+  const regexMode = entries.some((e) => ingresses[e.n]!.regex);
+  const out: Piece[] = [];
+  for (const { n, path, pathType } of entries) {
+    const piece = (kind: Piece['kind'], s: string, twin = false) => out.push({ ing: n, kind, s, from: path, twin });
+    if (pathType === 'Exact') piece(path.length > 1 && path.endsWith('/') ? 'one' : 'exact', path);
+    else if (regexMode) piece('regex', path);
+    else if (path === '/' || (path.endsWith('/') && pathType === 'ImplementationSpecific')) piece('prefix', path);
+    else {
+      const bare = path.replace(/\/+$/, '');
+      piece('prefix', `${bare}/`);
+      piece('exact', bare, true);
+    }
+  }
+  return { pieces: out, regexMode };
 }
 
 export interface Precedence {
@@ -58,19 +65,20 @@ export interface Precedence {
 }
 
 /**
- * The rule: a path an older Ingress already has is ignored; each path makes its NGINX locations
- * (Prefix `/p` and `/p/`: `/p/` and `= /p`; an ImplementationSpecific `/p/`: `/p/`; paths of a
- * use-regex Ingress are not split); of two paths making one location, an Exact path beats the
- * twin of a Prefix path, else the oldest Ingress keeps it; when a kept location is a path of a
- * use-regex Ingress (Exact too), the host is in regex mode: every non-Exact location is
- * `~* ^path`. A URI goes to the exact location equal to it, else to the prefix location that is
+ * The rule: a path an older Ingress already has is ignored; when a path left is a use-regex
+ * Ingress's (Exact too), the host is in regex mode: every non-Exact path is the location
+ * `~* ^path`, not split (ingress-nginx's two pieces `~* ^/p/` and `~* ^/p` match what `~* ^/p`
+ * does). Otherwise each path makes its NGINX locations (Prefix `/p` and `/p/`: `/p/` and `= /p`;
+ * an ImplementationSpecific `/p/`: `/p/`). Of two paths making one location, an Exact path beats
+ * the twin of a Prefix path, else the oldest Ingress keeps it. A URI goes to the exact location equal to it, else to the prefix location that is
  * it plus `/` (NGINX's 301 there), else the first regular expression, longest first (then the
  * longer Ingress path, then the greater path), else the longest prefix.
  */
 export function precedence(ingresses: readonly HostIngress[]): Precedence {
   const kept = new Map<string, Piece>();
   const shadowed: Piece[] = [];
-  for (const p of pieces(ingresses)) {
+  const { pieces: all0, regexMode } = pieces(ingresses);
+  for (const p of all0) {
     const id = identity(p);
     const other = kept.get(id);
     if (!other) { kept.set(id, p); continue; }
@@ -80,9 +88,7 @@ export function precedence(ingresses: readonly HostIngress[]): Precedence {
     kept.set(id, keep);
     if (lose.twin && keep.kind === 'exact' && !keep.twin) shadowed.push(lose);
   }
-  // Host-wide regex mode when a kept location is a use-regex Ingress's: every other prefix is `~* ^path` too.
-  const regexMode = [...kept.values()].some((p) => ingresses[p.ing]!.regex);
-  const all = [...kept.values()].map((p) => (regexMode && p.kind === 'prefix' ? { ...p, kind: 'regex' as const } : p));
+  const all = [...kept.values()];
   const regexes = all.filter((p) => p.kind === 'regex' || p.kind === 'one')
     .sort((a, b) => b.s.length - a.s.length || b.from.length - a.from.length || (a.from > b.from ? -1 : a.from < b.from ? 1 : 0));
   // A prefix `/p/` answers `/p` too: NGINX's 301 to `/p/` when no `= /p` exists (its auto_redirect).

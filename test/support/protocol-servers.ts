@@ -20,7 +20,8 @@ const method = (name: string, requestStream: boolean, responseStream: boolean) =
 });
 
 /**
- * echo.Echo: Say (unary: the server's name, the call's path and metadata, the request), Count
+ * echo.Echo: Say (unary: the server's name, the call's path, :authority and metadata, the request;
+ * answered after the request's `delayMs`), Count
  * (server streaming: `n` messages), Sum (client streaming: the sum of the messages' `n`) and Fail
  * (unary: NOT_FOUND with the request's `message`).
  */
@@ -35,7 +36,10 @@ export async function startGrpcServer(opts: { address: string; name: string; tls
   const server = new grpc.Server();
   server.addService(ECHO_SERVICE, {
     say: (call: grpc.ServerUnaryCall<Json, Json>, done: grpc.sendUnaryData<Json>) => {
-      done(null, { name: opts.name, path: call.getPath(), metadata: call.metadata.getMap(), request: call.request });
+      const reply = { name: opts.name, path: call.getPath(), host: call.getHost(), metadata: call.metadata.getMap(), request: call.request };
+      const delayMs = Number(call.request.delayMs ?? 0);
+      if (delayMs > 0) setTimeout(() => done(null, reply), delayMs);
+      else done(null, reply);
     },
     count: (call: grpc.ServerWritableStream<Json, Json>) => {
       for (let i = 0; i < Number(call.request.n); i += 1) call.write({ i, name: opts.name });
@@ -69,11 +73,15 @@ export interface EchoClient {
   close(): void;
 }
 
-/** An echo.Echo client over HTTP/2 with TLS to `port` (NGINX's HTTPS listener), SNI and `:authority` `host`. */
-export function grpcClient(port: number, host: string): EchoClient {
+/**
+ * An echo.Echo client over HTTP/2 with TLS to `port` (NGINX's HTTPS listener), SNI and
+ * `:authority` `host`; with `cleartext`, HTTP/2 without TLS (prior knowledge) to a plain listener.
+ */
+export function grpcClient(port: number, host: string, opts: { cleartext?: boolean } = {}): EchoClient {
   const Client = grpc.makeGenericClientConstructor(ECHO_SERVICE, 'Echo');
   // The default certificate is self-signed: the client trusts what NGINX presents.
-  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false }), {
+  const credentials = opts.cleartext ? grpc.credentials.createInsecure() : grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false });
+  const client = new Client(`127.0.0.1:${port}`, credentials, {
     'grpc.ssl_target_name_override': host, 'grpc.default_authority': host,
   }) as unknown as Record<string, (...args: unknown[]) => grpc.ClientReadableStream<Json> & grpc.ClientWritableStream<Json>> & grpc.Client;
   const unary = (name: string, request: Json, metadata: Record<string, string> = {}) => new Promise<Json>((resolve, reject) => {

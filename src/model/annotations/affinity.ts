@@ -44,7 +44,8 @@ export interface AffinityCookie {
 
 export interface AffinityConfig {
   readonly type: '' | 'cookie';
-  readonly mode: 'balanced' | 'persistent';
+  /** '' when not set (balanced): a shared backend takes the first mode set (see backend-plans.ts). */
+  readonly mode: '' | 'balanced' | 'persistent';
   readonly canaryBehavior: 'sticky' | 'legacy';
   readonly cookie: AffinityCookie;
 }
@@ -61,7 +62,7 @@ export const affinityGroup: AnnotationGroup<AffinityValue, typeof fields> = {
   fields,
   docs: {
     affinity: { values: '"cookie"', default: "'' (none)", description: 'Session affinity type.' },
-    'affinity-mode': { values: '"balanced" or "persistent"', default: 'balanced', description: 'Whether sessions are rebalanced when the backend scales.' },
+    'affinity-mode': { values: '"balanced" or "persistent"', default: "''", description: 'Whether sessions are rebalanced when the backend scales; unset is balanced, and a Service shared by several Ingresses takes the oldest one set.' },
     'affinity-canary-behavior': { values: '"sticky" or "legacy"', default: 'sticky', description: 'Whether a session that reached the canary stays on it.' },
     'session-cookie-name': { values: 'cookie name', default: DEFAULT_AFFINITY_COOKIE, description: 'Name of the affinity cookie.' },
     'session-cookie-path': { values: 'URI path', default: "'' (the location's path)", description: 'Path attribute of the cookie.' },
@@ -80,7 +81,7 @@ export const affinityGroup: AnnotationGroup<AffinityValue, typeof fields> = {
     return {
       affinity: {
         type: r.get('affinity', affinityType, '' as const),
-        mode: r.get('affinity-mode', affinityMode, 'balanced'),
+        mode: r.get('affinity-mode', affinityMode, '' as const),
         canaryBehavior: r.get('affinity-canary-behavior', canaryBehavior, 'sticky'),
         cookie: {
           name: r.get('session-cookie-name', cookieName, DEFAULT_AFFINITY_COOKIE),

@@ -1,6 +1,7 @@
 // authbasic group: HTTP basic/digest authentication with users from a Secret (an htpasswd file
-// under key `auth`, or a user → hash map). Any problem with the Secret denies the location, so
-// a broken Secret never leaves it open.
+// under key `auth`, or a user → hash map). A missing Secret or `auth` key denies the location;
+// entries that are not user:hash match no password (401), as in ingress-nginx. A broken Secret
+// never leaves the location open.
 import type { Secret } from '../../store/kube-types.js';
 import { InvalidValue, oneOf, preview, safeString, type Check } from '../validate.js';
 import { annotationReader } from './reader.js';
@@ -28,19 +29,21 @@ const authSecretType = oneOf(['auth-file', 'auth-map'] as const);
 const USER = /^[^:\s\u0000-\u001f\u007f]{1,256}$/;
 const HASH = /^[\u0021-\u007e]{1,1024}$/;
 
-/** Validates htpasswd lines (`user:hash`, or `user:realm:hash` for digest). */
-export function htpasswdLines(text: string): string[] {
+/**
+ * The htpasswd lines (`user:hash`, or `user:realm:hash` for digest) of a file, and the numbers of
+ * the lines that are not such a line. NGINX would match no password against those (ingress-nginx
+ * writes them as they are, and answers 401); here they are left out of the file NGINX reads.
+ */
+export function htpasswdLines(text: string): { users: string[]; skipped: number[] } {
   const users: string[] = [];
+  const skipped: number[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
     if (line.trim() === '' || line.startsWith('#')) return;
     const sep = line.indexOf(':');
-    if (sep < 0 || !USER.test(line.slice(0, sep)) || !HASH.test(line.slice(sep + 1))) {
-      throw new InvalidValue(`line ${i + 1} of the htpasswd file is not user:hash`);
-    }
-    users.push(line);
+    if (sep < 0 || !USER.test(line.slice(0, sep)) || !HASH.test(line.slice(sep + 1))) skipped.push(i + 1);
+    else users.push(line);
   });
-  if (users.length === 0) throw new InvalidValue('the htpasswd file has no users');
-  return users;
+  return { users, skipped };
 }
 
 function secretValue(secret: Secret, key: string): string | undefined {
@@ -49,20 +52,25 @@ function secretValue(secret: Secret, key: string): string | undefined {
   return secret.stringData?.[key];
 }
 
-function usersFromSecret(secret: Secret, type: BasicAuthConfig['secretType']): string[] {
+/** The users of the Secret, and what in it no password can match (said in a warning). */
+function usersFromSecret(secret: Secret, type: BasicAuthConfig['secretType']): { users: string[]; unusable: string | null } {
   if (type === 'auth-file') {
     const file = secretValue(secret, 'auth');
     if (file === undefined) throw new InvalidValue('the Secret has no `auth` key');
-    return htpasswdLines(file);
+    const { users, skipped } = htpasswdLines(file);
+    if (skipped.length > 0) return { users, unusable: `line${skipped.length > 1 ? 's' : ''} ${skipped.slice(0, 10).join(', ')} of the htpasswd file ${skipped.length > 1 ? 'are' : 'is'} not user:hash` };
+    return { users, unusable: users.length === 0 ? 'the htpasswd file has no users' : null };
   }
   const names = [...new Set([...Object.keys(secret.data ?? {}), ...Object.keys(secret.stringData ?? {})])].sort();
-  const lines = names.map((user) => {
+  const users: string[] = [];
+  const bad: string[] = [];
+  for (const user of names) {
     const hash = (secretValue(secret, user) ?? '').trim();
-    if (!USER.test(user) || !HASH.test(hash)) throw new InvalidValue(`entry "${preview(user)}" of the auth-map Secret is not user → hash`);
-    return `${user}:${hash}`;
-  });
-  if (lines.length === 0) throw new InvalidValue('the auth-map Secret has no users');
-  return lines;
+    if (USER.test(user) && HASH.test(hash)) users.push(`${user}:${hash}`);
+    else bad.push(preview(user));
+  }
+  if (bad.length > 0) return { users, unusable: `entries ${bad.slice(0, 10).map((u) => `"${u}"`).join(', ')} of the auth-map Secret are not user → hash` };
+  return { users, unusable: users.length === 0 ? 'the auth-map Secret has no users' : null };
 }
 
 export interface BasicAuthConfig {
@@ -93,7 +101,7 @@ export const authBasicGroup: AnnotationGroup<BasicAuthValue, typeof fields> = {
   },
   docs: {
     'auth-type': { values: '"basic" or "digest"', default: 'none', description: 'Protect the location with HTTP authentication.', onInvalid: 'warning; the location is denied (503)' },
-    'auth-secret': { values: '`name` or `namespace/name` of a Secret (another namespace only with allow-cross-namespace-resources)', default: 'none', description: 'Secret holding the users.', onInvalid: 'warning; the location is denied (503) — also when the Secret is missing or holds no valid users' },
+    'auth-secret': { values: '`name` or `namespace/name` of a Secret (another namespace only with allow-cross-namespace-resources)', default: 'none', description: 'Secret holding the users.', onInvalid: 'warning; the location is denied (503) — also when the Secret or its `auth` key is missing; entries that are not user:hash are warned about and match no password (401)' },
     'auth-secret-type': { values: '"auth-file" or "auth-map"', default: 'auth-file', description: '`auth-file`: htpasswd file under key `auth`; `auth-map`: one key per user, value the hash.', onInvalid: 'warning; the location is denied (503)' },
     'auth-realm': { values: 'string without quotes, `;`, braces, `$`, backslash', default: "''", description: 'Realm shown in the authentication prompt.' },
   },
@@ -130,7 +138,10 @@ export const authBasicGroup: AnnotationGroup<BasicAuthValue, typeof fields> = {
     const kind = secretType.state === 'ok' ? secretType.value : 'auth-file';
     let users: string[];
     try {
-      users = usersFromSecret(secret, kind);
+      const read = usersFromSecret(secret, kind);
+      users = read.users;
+      // As ingress-nginx: such entries match no password (401), the location stays protected.
+      if (read.unusable) warn('auth-secret', `Secret ${secretKey}: ${read.unusable}; no password matches ${users.length === 0 ? 'any user' : 'them'}`);
     } catch (err) {
       if (!(err instanceof InvalidValue)) throw err;
       return fail(`Secret ${secretKey}: ${err.message}`);

@@ -9,6 +9,9 @@ export const BACKEND_PROTOCOLS: readonly BackendProtocol[] = ['HTTP', 'HTTPS', '
 
 const keys = { 'backend-protocol': 'Low' } as const;
 
+/** How the warning on a gRPC backend begins (docs/differences.md, "gRPC over cleartext HTTP/2"). */
+export const GRPC_CLEARTEXT = 'no cleartext HTTP/2 (h2c)';
+
 const backendProtocol: Check<BackendProtocol> = oneOf(BACKEND_PROTOCOLS, { caseInsensitive: true });
 
 export interface BackendProtocolValue {
@@ -26,6 +29,9 @@ export const backendProtocolGroup: AnnotationGroup<BackendProtocolValue, typeof 
   },
   perRequest: ({ backendProtocol }) => (backendProtocol === 'HTTP' ? null : `backend-protocol ${backendProtocol} needs a location of its own`),
   parse(ing, ctx, warn) {
-    return { backendProtocol: annotationReader(ing, ctx, keys, warn).get('backend-protocol', backendProtocol, 'HTTP') };
+    const r = annotationReader(ing, ctx, keys, warn);
+    const protocol = r.get('backend-protocol', backendProtocol, 'HTTP');
+    if (protocol === 'GRPC' || protocol === 'GRPCS') r.warn('backend-protocol', `${GRPC_CLEARTEXT}: gRPC clients are served over TLS (the HTTPS port); ingress-nginx also serves them in cleartext HTTP/2 on the HTTP port, which NGINX 1.22 cannot beside HTTP/1.1`);
+    return { backendProtocol: protocol };
   },
 };

@@ -31,6 +31,7 @@ import { proxySSLGroup } from './proxyssl.js';
 import { rateLimitGroup } from './ratelimit.js';
 import { redirectGroup } from './redirect.js';
 import { rewriteGroup } from './rewrite.js';
+import { satisfyGroup } from './satisfy.js';
 import { serverAliasGroup } from './serveralias.js';
 import { serviceUpstreamGroup } from './serviceupstream.js';
 import { snippetsGroup } from './snippets.js';
@@ -47,7 +48,7 @@ export { DEFAULT_ANNOTATIONS_PREFIX };
 /** Every group, in the order they run (the first group to deny names the reason). */
 const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, sslCipherGroup, snippetsGroup,
-  authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, rateLimitGroup,
+  authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, satisfyGroup, rateLimitGroup,
   corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
   customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup, customHeadersGroup, http2PushPreloadGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,

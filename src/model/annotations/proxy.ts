@@ -31,8 +31,9 @@ const keys = {
   'proxy-redirect-to': 'Medium',
 } as const;
 
-const seconds = int(0, 86_400);
-const tries = int(0, 100);
+// As the ConfigMap's (../config/keys.ts): ingress-nginx takes any integer.
+const seconds = int(0, 2 ** 31 - 1);
+const tries = int(0, 2 ** 31 - 1);
 const httpVersion = oneOf(['1.0', '1.1'] as const);
 
 export interface ProxyConfig {
@@ -84,7 +85,7 @@ export const proxyGroup: AnnotationGroup<ProxyValue, typeof fields> = {
     'proxy-request-buffering': { values: '"on" or "off"', default: 'ConfigMap proxy-request-buffering', description: 'proxy_request_buffering.' },
     'proxy-next-upstream': { values: 'space-separated conditions (error timeout http_502 …)', default: 'ConfigMap proxy-next-upstream', description: 'When to try the next upstream.' },
     'proxy-next-upstream-timeout': { values: 'seconds (0 = no limit)', default: 'ConfigMap proxy-next-upstream-timeout', description: 'Time limit for passing a request to the next upstream.' },
-    'proxy-next-upstream-tries': { values: 'integer 0..100', default: 'ConfigMap proxy-next-upstream-tries', description: 'Attempts to pass a request to the next upstream.' },
+    'proxy-next-upstream-tries': { values: 'integer (0 = no limit)', default: 'ConfigMap proxy-next-upstream-tries', description: 'Attempts to pass a request to the next upstream.' },
     'proxy-http-version': { values: '"1.0" or "1.1"', default: 'ConfigMap proxy-http-version', description: 'proxy_http_version.' },
     'client-body-buffer-size': { values: 'size (k or m)', default: 'ConfigMap client-body-buffer-size', description: 'client_body_buffer_size of the location.' },
     'proxy-busy-buffers-size': { values: 'size between proxy-buffer-size and all proxy buffers but one', default: 'ConfigMap proxy-busy-buffers-size', description: 'proxy_busy_buffers_size: buffers busy sending to the client while the answer is still read.', onInvalid: 'warning; the ConfigMap value is used, or NGINX\'s own (twice proxy-buffer-size) when that does not fit the location\'s buffers either' },

@@ -30,7 +30,8 @@ export interface AnnotationContext {
  * Where a field of the model applies: `location` fields are copied onto every Location of the
  * Ingress (each location its own Ingress's values); `server` fields are taken by the host's
  * server from its oldest Ingress that sets them; `backend` fields by the backend from the first
- * Ingress that uses it (the Lua balancer applies them per request, from the backends payload).
+ * Ingress that uses it, cookie affinity from the paths that set it (src/model/backend-plans.ts;
+ * the Lua balancer applies them per request, from the backends payload).
  */
 export type FieldScope = 'location' | 'server' | 'backend';
 

@@ -63,7 +63,8 @@ function key<F extends Field>(k: string, field: F, check: Check<NginxSettings[F]
 }
 
 const BOOL = '"true" or "false"';
-const seconds = int(0, 86_400);
+// Whole seconds up to 2^31 - 1, which NGINX's millisecond times hold (ingress-nginx takes any integer).
+const seconds = int(0, 2 ** 31 - 1);
 const positive = int(1, 2 ** 31 - 1);
 
 const riskLevel = oneOf(['Low', 'Medium', 'High', 'Critical'] as const);
@@ -200,7 +201,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('proxy-request-buffering', 'proxyRequestBuffering', onOff, '"on" or "off"', 'proxy_request_buffering (annotation default).'),
   key('proxy-next-upstream', 'proxyNextUpstream', nextUpstream, 'space-separated conditions', 'proxy_next_upstream (annotation default).'),
   key('proxy-next-upstream-timeout', 'proxyNextUpstreamTimeout', seconds, 'seconds (0 = no limit)', 'proxy_next_upstream_timeout (annotation default).'),
-  key('proxy-next-upstream-tries', 'proxyNextUpstreamTries', int(0, 100), 'integer 0..100', 'proxy_next_upstream_tries (annotation default).'),
+  key('proxy-next-upstream-tries', 'proxyNextUpstreamTries', int(0, 2 ** 31 - 1), 'integer (0 = no limit)', 'proxy_next_upstream_tries (annotation default).'),
   key('proxy-http-version', 'proxyHttpVersion', oneOf(['1.0', '1.1'] as const), '"1.0" or "1.1"', 'proxy_http_version (annotation default).'),
   key('client-body-buffer-size', 'clientBodyBufferSize', size, 'size', 'client_body_buffer_size (annotation default).'),
   key('proxy-headers-hash-max-size', 'proxyHeadersHashMaxSize', positive, 'integer', 'proxy_headers_hash_max_size.'),

@@ -23,6 +23,7 @@ import { proxySSLBlock } from './proxyssl.js';
 import { rateLimitBlock } from './ratelimit.js';
 import { redirectBlock } from './redirect.js';
 import { rewriteBlock } from './rewrite.js';
+import { satisfyBlock } from './satisfy.js';
 import { serverAliasBlock } from './serveralias.js';
 import { snippetsBlock } from './snippets.js';
 import { sslCipherBlock } from './sslcipher.js';
@@ -32,7 +33,7 @@ import { upstreamVhostBlock } from './upstreamvhost.js';
 
 export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, sslCipherBlock, snippetsBlock,
-  authBasicBlock, authExternalBlock, authTLSBlock, ipAllowlistBlock, ipDenylistBlock, rateLimitBlock,
+  authBasicBlock, authExternalBlock, authTLSBlock, ipAllowlistBlock, ipDenylistBlock, satisfyBlock, rateLimitBlock,
   corsBlock, proxyBlock, proxySSLBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
   customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock, customHeadersBlock, http2PushPreloadBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
@@ -49,7 +50,7 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   redirect: [redirectBlock, rewriteBlock],
   lua: [opentelemetryBlock, rewriteBlock, authTLSBlock, defaultBackendBlock, snippetsBlock],
   // The denylist before the allowlist, as ingress-nginx: NGINX takes the first rule that matches.
-  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, rateLimitBlock, authBasicBlock, authExternalBlock, modsecurityBlock],
+  access: [accessLogBlock, ipDenylistBlock, ipAllowlistBlock, satisfyBlock, rateLimitBlock, authBasicBlock, authExternalBlock, modsecurityBlock],
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, authTLSBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],

@@ -2,8 +2,14 @@
 // per test file with its own namespace, an echo Service (`echo`, port 80, two endpoints, like
 // `NewEchoDeployment` with two replicas), and Ingresses written as manifests and awaited until
 // NGINX serves them. Each It uses hosts of its own, so the Its of a file share one controller.
+// Settings Its change the main ConfigMap (`configure`), each state awaited until NGINX runs it.
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
-import { ingress, service, slices, startLocal, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
+import { ingress, oneGeneration, service, slices, startLocal, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
+import { waitFor } from '../../support/wait.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateCertificate } from '../../support/lua-nginx.js';
 
 export const PREFIX = 'nginx.ingress.kubernetes.io';
 
@@ -17,33 +23,103 @@ export interface Fixture {
   readonly echo: readonly EchoServer[];
   /** One Ingress with one rule: `host` → `path` (Prefix) → `svc` (the echo Service by default). */
   single(name: string, host: string, a?: Record<string, string>, opts?: { path?: string; pathType?: string; svc?: string; port?: number }): object;
+  /**
+   * A Service `name` (port 80) over the echo endpoints, with its EndpointSlices: a backend of its
+   * own, as each It of ingress-nginx has in its own namespace (backend-level settings such as
+   * affinity are shared by every Ingress using a Service).
+   */
+  echoService(name: string): object[];
   /** Writes `objects` as the manifest file `file` (replacing what it held). */
   apply(file: string, objects: object[]): void;
   /** Writes a manifest and waits until `check` holds for a reply of `host` (by default: an echo endpoint answered). */
   applyAndWait(file: string, objects: object[], host: string, path?: string, check?: (r: Reply) => boolean): Promise<Reply>;
+  /**
+   * Makes `data` the main ConfigMap's (startFixture's `configmap`) and waits until a sync after
+   * the write is applied and only NGINX workers of that generation accept; nothing happens when
+   * it already holds `data`. Call it while the controller is idle (earlier changes awaited).
+   */
+  configure(data: Record<string, string>): Promise<void>;
+  /** The access log NGINX writes when the ConfigMap names none (local mode: under the workdir). */
+  readonly accessLog: string;
+  /** The messages the controller logged as warnings so far (a refused value, say). */
+  warnings(): string[];
   stop(): Promise<void>;
+}
+
+/** The main ConfigMap's name, as ingress-nginx's manifests call it. */
+export const CONFIGMAP_NAME = 'ingress-nginx-controller';
+
+export const configMap = (ns: string, name: string, data: Record<string, string>) =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+
+/** A self-signed certificate for `hosts` (the first is its CN), as framework.CreateIngressTLSSecret makes (an EC key unless `rsa`). */
+export async function certificate(hosts: string[], opts: { rsa?: boolean } = {}): Promise<{ cert: string; key: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cert-'));
+  try {
+    const c = await generateCertificate(dir, hosts[0]!, hosts, opts);
+    return { cert: readFileSync(c.certPath, 'utf8'), key: readFileSync(c.keyPath, 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The syncs the controller logged, each with when it started (its log time less its duration: a
+ * sync that started after a write read what the write wrote) and whether it applied.
+ */
+function syncsLogged(output: string): Array<{ startedMs: number; applied: boolean }> {
+  return output.split('\n').filter((l) => /"msg":"sync \d+: /.test(l)).map((l) => {
+    const e = JSON.parse(l) as { time: number; durationMs: number; applied: boolean };
+    return { startedMs: e.time - e.durationMs, applied: e.applied };
+  });
 }
 
 /** The headers the echo upstream saw, lower-case names. */
 export const upstreamHeaders = (r: Reply): Record<string, string> => (r.json?.headers ?? {}) as Record<string, string>;
 
-export async function startFixture(ns: string, opts: { args?: string[]; files?: Record<string, object[]>; replicas?: number; firstAddress?: string } = {}): Promise<Fixture> {
+export async function startFixture(ns: string, opts: {
+  args?: string[]; files?: Record<string, object[]>; replicas?: number; firstAddress?: string;
+  /** The main ConfigMap's first data (`--configmap <ns>/ingress-nginx-controller`), for `configure`. */
+  configmap?: Record<string, string>;
+} = {}): Promise<Fixture> {
   const base = opts.firstAddress ?? '127.0.9.';
   const echo = await Promise.all(Array.from({ length: opts.replicas ?? 2 }, (_, i) => startEchoServer({ address: `${base}${10 + i}`, name: `echo-${i}` })));
+  const withConfigMap = opts.configmap !== undefined;
+  let configured = JSON.stringify(opts.configmap ?? {});
   const ctl = await startLocal({
-    args: opts.args,
-    files: { 'echo.json': [service(ns, 'echo'), ...slices(ns, 'echo', echo)], ...opts.files },
+    args: [...(withConfigMap ? ['--configmap', `${ns}/${CONFIGMAP_NAME}`] : []), ...(opts.args ?? [])],
+    files: {
+      'echo.json': [service(ns, 'echo'), ...slices(ns, 'echo', echo)],
+      ...(withConfigMap ? { 'configmap.json': [configMap(ns, CONFIGMAP_NAME, opts.configmap!)] } : {}),
+      ...opts.files,
+    },
   });
   const fx: Fixture = {
     ns, ctl, echo,
+    accessLog: `${ctl.workdir}/logs/access.log`,
+    warnings: () => ctl.output().split('\n').filter((l) => l.startsWith('{"level":40')).map((l) => String((JSON.parse(l) as { msg: string }).msg)),
     single(name, host, a = {}, o = {}) {
       const path: PathSpec = { path: o.path ?? '/', pathType: o.pathType ?? 'Prefix', service: o.svc ?? 'echo', port: o.port };
       return ingress(ns, name, { host, annotations: annotations(a), paths: [path] });
     },
+    echoService: (name) => [service(ns, name), ...slices(ns, name, echo)],
     apply: (file, objects) => ctl.write(file, objects),
     async applyAndWait(file, objects, host, path = '/', check = (r: Reply) => r.backend !== undefined) {
       ctl.write(file, objects);
       return ctl.until(host, path, check, { what: `${host}${path} after ${file}` });
+    },
+    async configure(data) {
+      if (!withConfigMap) throw new Error('configure needs startFixture(ns, { configmap: {...} })');
+      const next = JSON.stringify(data);
+      if (next === configured) return;
+      // A sync that started before the write cannot hold it, though it may be logged after (the
+      // sync of an Ingress NGINX already serves dynamically): wait for one that started after.
+      const writtenMs = Date.now();
+      configured = next;
+      ctl.write('configmap.json', [configMap(ns, CONFIGMAP_NAME, data)]);
+      const sync = await waitFor(() => syncsLogged(ctl.output()).find((s) => s.startedMs >= writtenMs) ?? null, { timeoutMs: 20_000, what: `the sync of ConfigMap ${next.slice(0, 200)}` });
+      if (!sync.applied) throw new Error(`the sync of ConfigMap ${next.slice(0, 200)} was not applied:\n${ctl.output().slice(-3000)}`);
+      await waitFor(() => oneGeneration(ctl.workdir), { timeoutMs: 15_000, what: 'the previous NGINX workers to stop accepting' });
     },
     async stop() {
       await ctl.stop();

@@ -47,6 +47,10 @@ export function ported(register: Register, target: () => Target) {
     http1Only(id: string, why: string, fn: (p: ProtocolClient) => Promise<void>): void {
       matrix.http1Only(portedName(id), why, fn);
     },
+    /** A behaviour only HTTP/2 has (gRPC); `why` names it. */
+    http2Only(id: string, why: string, fn: (p: ProtocolClient) => Promise<void>): void {
+      matrix.http2Only(portedName(id), why, fn);
+    },
     /** A behaviour with no client request at all (status, leader election, the webhook's answer). */
     noClient(id: string, why: string, fn: () => Promise<void>): void {
       register(`${portedName(id)} [no HTTP client: ${why}]`, fn);

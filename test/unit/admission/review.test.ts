@@ -153,8 +153,10 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   check(reviewer.review(ingress('a', 'a.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'auth-type': 'basic', 'auth-secret': 'nope' } })), 'missing-object');
   check(reviewer.review(ingress('c', 'nocanary.example.com', [['/', 'Prefix', 'api', 80]], { ts: NEW, annotations: { canary: 'true', 'canary-weight': '10' } })), 'canary-pairing');
   check(reviewer.review(ingress('n', 'n.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'canary-weight': '10' } })), 'no-effect');
+  check(reviewer.review(ingress('g', 'g.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'backend-protocol': 'GRPC' } })), 'grpc-cleartext');
   const twice = ingress('t', 't.example.com', [['/p', 'Prefix', 'web', 80], ['/p', 'Prefix', 'api', 80]], { ts: NEW });
   check(reviewer.review(twice), 'path-listed-twice');
+  check(reviewer.review(ingress('rx', 'rx.example.com', [['/exact', 'Exact', 'web', 80], ['/r', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'rewrite-target': '/' } })), 'regex-mode-exact');
   store.put('Ingress', ingress('first', 'first.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'server-alias': 'shared.example.com' } }));
   check(reviewer.review(ingress('second', 'second.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shared.example.com' } })), 'alias-taken');
   check(reviewer.review(ingress('third', 'third.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'server-alias': 'shop.example.com' } })), 'alias-taken');
@@ -168,6 +170,22 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   store.put('EndpointSlice', slice('web-1', 'web', ['10.0.3.1'], 'default-b'));
   store.put('Ingress', ingress('older', 'older.example.com', [['/', 'Prefix', 'b-web', 80]], { ts: '2026-01-01T00:00:00Z' }));
   check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
+  check(reviewer.review(ingress('regex', 'regex.example.com', [['/r/.*', 'ImplementationSpecific', 'web', 80]], { ts: NEW, annotations: { affinity: 'cookie', 'use-regex': 'true' } })), 'session-cookie-path');
+});
+
+test('a backend shared with an Ingress on another host: the review sees the Ingress that decides its settings', () => {
+  const { reviewer, store } = cluster();
+  store.put('Ingress', ingress('sticky', 'sticky.example.com', [['/', 'Prefix', 'api', 80]], { ts: '2026-01-02T00:00:00Z', annotations: { affinity: 'cookie' } }));
+  const r = record(reviewer.review(ingress('plain', 'plain.example.com', [['/', 'Prefix', 'api', 80]], { ts: NEW })));
+  assert.ok(r.allowed);
+  assert.equal(warnings(r).map((f) => `${f.rule}: ${f.message}`), [
+    'shared-backend: backend default-api-80 is shared with Ingress default/sticky, which sets affinity "cookie": on this Ingress\'s paths a request keeps the endpoint its cookie names, and no cookie is set',
+  ]);
+  // The oldest user of a backend is in the neighbourhood (its load balancing is the backend's), not every user.
+  for (let i = 0; i < 20; i++) store.put('Ingress', ingress(`user-${i}`, `user-${i}.example.com`, [['/', 'Prefix', 'other', 80]], { ts: NEW }));
+  const hashed = record(reviewer.review(ingress('hashed', 'hashed.example.com', [['/', 'Prefix', 'other', 80]], { ts: '2026-06-01T00:00:00Z', annotations: { 'upstream-hash-by': '$uri' } })));
+  assert.is(hashed.tested, 2);
+  assert.match(warnings(hashed)[0]!.message, /^backend default-other-80 is shared with Ingress default\/user-\d+, the oldest Ingress using it: its upstream-hash-by are/);
 });
 
 test('what fails only for HTTP/2 clients is a warning: a snippet with a Lua API HTTP/2 requests cannot use, ciphers HTTP/2 clients refuse', () => {
@@ -224,10 +242,11 @@ test('a review builds only the neighbourhood: 300 other Ingresses are not in the
   const { store, reviewer } = cluster();
   for (let i = 0; i < 300; i++) store.put('Ingress', ingress(`bulk-${i}`, `bulk-${i}.example.com`, [['/', 'Prefix', 'web', 80]]));
   store.put('Ingress', ingress('neighbour', 'shop.example.com', [['/other', 'Prefix', 'web', 80]], { annotations: { 'server-alias': 'alias.example.com' } }));
-  assert.is(reviewer.review(ingress('solo', 'solo.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW })).tested, 1);
+  // Of the Ingresses sharing its Service, only the oldest (default/owner: the backend's settings are its).
+  assert.is(reviewer.review(ingress('solo', 'solo.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW })).tested, 2);
   assert.is(reviewer.review(ingress('near', 'shop.example.com', [['/x', 'Prefix', 'web', 80]], { ts: NEW })).tested, 3);
   // Claiming a name another Ingress uses as an alias brings that Ingress in.
-  assert.is(reviewer.review(ingress('alias', 'alias.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW })).tested, 2);
+  assert.is(reviewer.review(ingress('alias', 'alias.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW })).tested, 3);
 });
 
 test('the review and the controller\'s full build agree on what is refused, Ingress by Ingress', () => {
@@ -239,7 +258,7 @@ test('the review and the controller\'s full build agree on what is refused, Ingr
     ingress('tlsgood', 'tls.example.com', [['/ok', 'Prefix', 'web', 80]], { ts: '2026-02-04T00:00:00Z', tls: [{ hosts: ['tls.example.com'], secretName: 'tls' }] }),
     ingress('aliasA', 'a1.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-05T00:00:00Z', annotations: { 'server-alias': 'same.example.com' } }),
     ingress('aliasB', 'b1.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-06T00:00:00Z', annotations: { 'server-alias': 'same.example.com' } }),
-    ingress('strict', 's.example.com', [['/a.b', 'Prefix', 'web', 80]], { ts: '2026-02-07T00:00:00Z' }),
+    ingress('strict', 's.example.com', [['/a+b', 'Prefix', 'web', 80]], { ts: '2026-02-07T00:00:00Z' }),
     ingress('fine', 'f.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-02-08T00:00:00Z' }),
   ];
   for (const o of objects) store.put('Ingress', o);

@@ -289,7 +289,8 @@ test('metrics: ingress-nginx\'s check counters per Ingress and the admission gau
   for (const g of ['admission_tested_ingresses', 'admission_tested_duration', 'admission_render_ingresses', 'admission_render_duration', 'admission_config_size', 'admission_roundtrip_duration']) {
     assert.match(text, new RegExp(`^nginx_ingress_controller_${g} \\S+$`, 'm'));
   }
-  assert.match(text, /^nginx_ingress_controller_admission_tested_ingresses 1$/m);
+  // The last review's neighbourhood: the candidate and apps/owner, the oldest user of its Service.
+  assert.match(text, /^nginx_ingress_controller_admission_tested_ingresses 2$/m);
 });
 
 test('a rotated certificate is served without a restart; a half-written pair keeps the old one', async () => {

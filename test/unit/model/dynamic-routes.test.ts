@@ -29,6 +29,8 @@ function store() {
   // Two Ingresses on one host: one needs directives, so the host keeps its server block.
   s.put('Ingress', ingress('mixed-a', 'mixed.example.com', [['/a', 'Prefix', 'web', 80]]));
   s.put('Ingress', ingress('mixed-b', 'mixed.example.com', [['/b', 'Prefix', 'web', 80]], { annotations: { 'rewrite-target': 'https://example.com/' }, ts: '2026-01-02T00:00:00Z' }));
+  s.put('Ingress', ingress('satisfy', 'satisfy.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { satisfy: 'any', 'allowlist-source-range': '10.0.0.0/8' } }));
+  s.put('Ingress', ingress('rewrite-log', 'rewrite-log.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'rewrite-target': '/x', 'enable-rewrite-log': 'true' } }));
   return s;
 }
 
@@ -39,6 +41,8 @@ test('per Ingress, then per host: dynamic unless some Ingress needs directives, 
   assert.is(server(config, 'auth.example.com').staticBecause, 'Ingress default/auth: auth-url needs an NGINX subrequest');
   assert.is(server(config, 'body.example.com').staticBecause, 'Ingress default/body: proxy-body-size needs client_max_body_size in a location');
   assert.is(server(config, 'mixed.example.com').staticBecause, "Ingress default/mixed-b: a rewrite-target that is a URL is a redirect by NGINX's rewrite");
+  assert.is(server(config, 'satisfy.example.com').staticBecause, "Ingress default/satisfy: satisfy any needs NGINX's satisfy in a location");
+  assert.is(server(config, 'rewrite-log.example.com').staticBecause, 'Ingress default/rewrite-log: enable-rewrite-log needs rewrite_log in a location');
   assert.is(server(config, '_').staticBecause, DEFAULT_SERVER_STATIC);
   assert.ok(routeRuleLines(config).includes('routes: plain.example.com: dynamic'));
   assert.ok(routeRuleLines(config).includes('routes: auth.example.com: static: Ingress default/auth: auth-url needs an NGINX subrequest'));

@@ -37,6 +37,12 @@ filters('regex quotes braces and keeps escapes after NGINX unescaping', () => {
   assert.throws(() => f.regex('a b', 'path'), /white space/);
 });
 
+filters('map patterns keep spaces, as ingress-nginx\'s escaped `\\ ` (block-user-agents of its e2e suite)', () => {
+  assert.is(f.mapPattern(String.raw`~*chrome\/68\.0\ safari`), String.raw`"~*chrome\\/68\\.0\\ safari"`);
+  assert.is(f.mapPattern('Mozilla 4.0'), '"Mozilla 4.0"');
+  assert.throws(() => f.mapPattern('~*(unclosed', 'block-user-agents'), /block-user-agents: not a regular expression/);
+});
+
 filters('header name, size, duration, number, on/off, cidr, host', () => {
   assert.is(f.headerName('X-Foo_1'), 'X-Foo_1');
   assert.throws(() => f.headerName('X-Foo: 1', 'h'), /h: not a valid header name/);

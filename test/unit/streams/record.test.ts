@@ -99,7 +99,7 @@ rec('redacts Secret values but keeps the public certificate; a changed key still
   assert.match(redacted.stringData!.auth!, new RegExp(`^${REDACTED_PREFIX}[0-9a-f]{32}$`), 'plain under stringData');
   assert.ok(isRedacted(redacted, 'tls.key') && isRedacted(redacted, 'auth') && !isRedacted(redacted, 'tls.crt') && !isRedacted(original, 'tls.key'));
   // The placeholder is a valid htpasswd line, so an auth Secret keeps its shape on replay.
-  assert.equal(htpasswdLines(redacted.stringData!.auth!), [redacted.stringData!.auth!]);
+  assert.equal(htpasswdLines(redacted.stringData!.auth!).users, [redacted.stringData!.auth!]);
   assert.is(original.data!['tls.key'], b64('-----BEGIN PRIVATE KEY-----\nSECRET\n-----END PRIVATE KEY-----\n'), 'input not mutated');
   const other = redactSecret(tlsSecret('another key'));
   assert.is.not(other.data!['tls.key'], redacted.data!['tls.key']);

@@ -10,9 +10,11 @@ const NGINX = '/usr/sbin/nginx';
 
 const stderrOf = new WeakMap<ChildProcess, string[]>();
 
-export function startNginx(prefix: string, conf: string): ChildProcess {
+export function startNginx(prefix: string, conf: string, opts: { ownSession?: boolean } = {}): ChildProcess {
   // Same process group as this script: if `npm run bench` stops the script, NGINX goes too.
-  const child = spawn(NGINX, ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // `ownSession`: a session of its own, as the controller starts NGINX: with the kernel's
+  // autogroup scheduling, a session is what gets a fair share of a loaded machine's CPU.
+  const child = spawn(NGINX, ['-p', prefix, '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: opts.ownSession === true });
   const text: string[] = [];
   stderrOf.set(child, text);
   child.stderr!.on('data', (d: Buffer) => { text.push(String(d)); });
@@ -71,6 +73,19 @@ export function nginxCpuUs(masterPid: number): number {
   return total * 10_000; // USER_HZ 100
 }
 
+/**
+ * Time on CPU (µs) of an NGINX master and its workers from /proc/<pid>/schedstat: nanoseconds,
+ * where /proc/<pid>/stat counts 10 ms ticks (too coarse for a turn of a second or two).
+ */
+export function nginxRunUs(masterPid: number): number {
+  const run = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  let total = run(masterPid);
+  for (const child of readFileSync(`/proc/${masterPid}/task/${masterPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) {
+    try { total += run(Number(child)); } catch { /* exited */ }
+  }
+  return total;
+}
+
 function toMs(v: string): number {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(v.trim());
   if (!m) return NaN;
@@ -78,8 +93,8 @@ function toMs(v: string): number {
   return m[2] === 'us' ? x / 1000 : m[2] === 'ms' ? x : m[2] === 's' ? x * 1000 : x * 60_000;
 }
 
-export async function wrk(port: number, host: string, seconds: number): Promise<WrkResult> {
-  const { stdout } = await run('wrk', ['-t2', '-c32', `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}/`], { timeout: (seconds + 30) * 1000 });
+export async function wrk(port: number, host: string, seconds: number, scheme: 'http' | 'https' = 'http'): Promise<WrkResult> {
+  const { stdout } = await run('wrk', ['-t2', '-c32', `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, `${scheme}://127.0.0.1:${port}/`], { timeout: (seconds + 30) * 1000 });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
   const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
@@ -126,8 +141,13 @@ export function averageTurns(xs: WrkResult[]): WrkResult {
 
 /** Installs Debian's wrk when it is missing (the data-plane benches drive NGINX with it). */
 export function ensureWrk(): void {
+  ensureDebianTool('wrk', 'wrk');
+}
+
+/** Installs Debian package `pkg` when `binary` is missing (e.g. h2load from nghttp2-client). */
+export function ensureDebianTool(binary: string, pkg: string): void {
   try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    execFileSync(binary, ['--version'], { stdio: 'ignore' });
     return;
   } catch (err) {
     // wrk --version exits 1 after printing its version; only a missing binary is ENOENT.
@@ -136,5 +156,5 @@ export function ensureWrk(): void {
   const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
   const apt = (args: string[]) => execFileSync(sudo[0] ?? 'apt-get', [...(sudo.length ? ['apt-get'] : []), ...args], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   apt(['update', '-qq']);
-  apt(['install', '-y', '-qq', '--no-install-recommends', 'wrk']);
+  apt(['install', '-y', '-qq', '--no-install-recommends', pkg]);
 }

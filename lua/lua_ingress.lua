@@ -19,11 +19,22 @@ local DEFAULTS = {
 -- Set once in init_by_lua (before workers fork); read-only afterwards.
 local config = DEFAULTS
 
+-- The Strict-Transport-Security value, built once from the settings (not per response).
+local function hsts_value(c)
+  local value = "max-age=" .. c.hsts_max_age
+  if c.hsts_include_subdomains then value = value .. "; includeSubDomains" end
+  if c.hsts_preload then value = value .. "; preload" end
+  return value
+end
+
+local hsts_header = hsts_value(DEFAULTS)
+
 function _M.set_config(new_config)
   local merged = {}
   for k, v in pairs(DEFAULTS) do merged[k] = v end
   for k, v in pairs(new_config or {}) do merged[k] = v end
   config = merged
+  hsts_header = hsts_value(merged)
 end
 
 function _M.get_config()
@@ -131,10 +142,7 @@ function _M.header(host)
   if not config.hsts then return end
   if not certificate.configured_for_host(host or ngx.var.host) then return end
   if ngx.is_subrequest or request_scheme() ~= "https" then return end
-  local value = "max-age=" .. config.hsts_max_age
-  if config.hsts_include_subdomains then value = value .. "; includeSubDomains" end
-  if config.hsts_preload then value = value .. "; preload" end
-  ngx.header["Strict-Transport-Security"] = value
+  ngx.header["Strict-Transport-Security"] = hsts_header
 end
 
 return _M

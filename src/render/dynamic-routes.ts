@@ -7,7 +7,7 @@
 // where the router does what the host's location would; their own locations stay as they are.
 import type { NginxSettings } from '../model/config/settings.js';
 import type { Location, Server } from '../model/types.js';
-import { standardHeaders } from './proxy-headers.js';
+import { headerVariables, standardHeaders } from './proxy-headers.js';
 import { METRICS_LOG_ROUTED_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
 import type { NginxRuntime } from './runtime.js';
 import { httpAccessLog } from './settings-directives.js';
@@ -98,7 +98,7 @@ function routerLocation(s: NginxSettings, runtime: NginxRuntime, matcher: string
     : '';
   return `        location ${matcher} {
 ${first}            set $proxy_alternative_upstream_name "";
-            set $dynamic_upstream_host $best_http_host;
+            set $dynamic_upstream_host ${headerVariables(s).host};
             set $dynamic_connection $connection_upgrade;
             rewrite_by_lua_block {
                 ${call}

@@ -10,7 +10,7 @@ import * as f from './filters.js';
 import { LOCATION_LAYOUT, slotFunctions } from './blocks/index.js';
 import { I, NONE, directives } from './blocks/layout.js';
 import type { HeaderPart, HttpFeature, LocationBlock, LocationContext, LuaPart, Shared, Upstream } from './blocks/types.js';
-import { standardHeaders } from './proxy-headers.js';
+import { headerVariables, standardHeaders } from './proxy-headers.js';
 import type { NginxRuntime } from './runtime.js';
 
 function shortId(...parts: string[]): string {
@@ -147,7 +147,7 @@ function headers(c: LocationContext): string {
   let own = false;
   let setup = '';
   let lines: string[] = [];
-  let host = '$best_http_host';
+  let host = headerVariables(c.settings).host;
   let connection = '$connection_upgrade';
   for (const fn of HEADERS) {
     const part: HeaderPart | null = fn(c);

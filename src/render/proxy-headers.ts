@@ -5,19 +5,35 @@
 import type { NginxSettings } from '../model/config/settings.js';
 import * as f from './filters.js';
 
-export function standardHeaders(s: NginxSettings, hdr: string, host = '$best_http_host', connection = '$connection_upgrade'): string[] {
+/**
+ * The variables the standard headers read. Without use-forwarded-headers, $best_http_host,
+ * $pass_port, $pass_access_scheme and $full_x_forwarded_for are maps that only pass on
+ * $this_host, $server_port, $scheme and $remote_addr: reading those directly spares every request
+ * one to two map evaluations (each a copy) per header. The maps stay defined for whatever else
+ * reads them; where a snippet may `set` one of them (snippet annotations allowed, or a ConfigMap
+ * snippet), the headers read the maps as ingress-nginx's do.
+ */
+export function headerVariables(s: NginxSettings): { host: string; port: string; scheme: string; forwardedFor: string } {
+  const snippets = s.allowSnippetAnnotations || s.httpSnippet !== '' || s.serverSnippet !== '' || s.locationSnippet !== '';
+  return s.useForwardedHeaders || snippets
+    ? { host: '$best_http_host', port: '$pass_port', scheme: '$pass_access_scheme', forwardedFor: '$full_x_forwarded_for' }
+    : { host: '$this_host', port: '$server_port', scheme: '$scheme', forwardedFor: '$remote_addr' };
+}
+
+export function standardHeaders(s: NginxSettings, hdr: string, host = headerVariables(s).host, connection = '$connection_upgrade'): string[] {
+  const v = headerVariables(s);
   return [
     `${hdr} Host ${host}`,
     `${hdr} Upgrade $http_upgrade`,
     `${hdr} Connection ${connection}`,
     `${hdr} X-Request-ID $req_id`,
     `${hdr} X-Real-IP $remote_addr`,
-    `${hdr} ${f.headerName(s.forwardedForHeader, 'forwarded-for-header')} $full_x_forwarded_for`,
-    `${hdr} X-Forwarded-Host $best_http_host`,
-    `${hdr} X-Forwarded-Port $pass_port`,
-    `${hdr} X-Forwarded-Proto $pass_access_scheme`,
-    `${hdr} X-Forwarded-Scheme $pass_access_scheme`,
-    `${hdr} X-Scheme $pass_access_scheme`,
+    `${hdr} ${f.headerName(s.forwardedForHeader, 'forwarded-for-header')} ${v.forwardedFor}`,
+    `${hdr} X-Forwarded-Host ${v.host}`,
+    `${hdr} X-Forwarded-Port ${v.port}`,
+    `${hdr} X-Forwarded-Proto ${v.scheme}`,
+    `${hdr} X-Forwarded-Scheme ${v.scheme}`,
+    `${hdr} X-Scheme ${v.scheme}`,
     ...(s.proxyAddOriginalUriHeader ? [`${hdr} X-Original-URI $request_uri`] : []),
     // What the client sent, passed on as ingress-nginx does (empty: not sent).
     `${hdr} X-Original-Forwarded-For $http_${f.headerName(s.forwardedForHeader, 'forwarded-for-header').toLowerCase().replace(/-/g, '_')}`,

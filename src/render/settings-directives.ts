@@ -65,11 +65,16 @@ export function configuredLogTargets(s: NginxSettings, runtime: NginxRuntime): R
   });
 }
 
-/** The http level's access_log (without `;`), '' when the access log is off. */
+/**
+ * The http level's access_log (without `;`), '' when the access log is off. `if=$loggable` only
+ * with skip-access-log-urls: otherwise $loggable is always 1 and the condition a per-request
+ * evaluation for nothing (the map stays defined for whatever else reads it).
+ */
 export function httpAccessLog(s: NginxSettings, runtime: NginxRuntime): string {
   if (!s.enableAccessLog || s.disableHttpAccessLog) return '';
   const logs = configuredLogTargets(s, runtime);
-  return `access_log ${logs.http} upstreaminfo if=$loggable${logs.params}`;
+  const condition = s.skipAccessLogUrls.length > 0 ? ' if=$loggable' : '';
+  return `access_log ${logs.http} upstreaminfo${condition}${logs.params}`;
 }
 
 /** Directives of the main context (after worker_processes). */

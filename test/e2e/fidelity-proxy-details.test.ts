@@ -280,7 +280,7 @@ over.noRequest('keys without a visible effect are in the nginx.conf NGINX runs',
   const conf = await runningConf();
   for (const line of [
     'proxy_busy_buffers_size 8k;', 'proxy_max_temp_file_size 0;', 'rewrite_log on;', 'http2_push_preload on;',
-    'limit_conn_zone $binary_remote_addr$http_x_tenant zone=', 'access_log "', ' upstreaminfo if=$loggable buffer=4k flush=1s;',
+    'limit_conn_zone $binary_remote_addr$http_x_tenant zone=', 'access_log "', ' upstreaminfo buffer=4k flush=1s;',
     "log_format log_stream '$remote_addr STREAMFMT $status';", 'proxy_timeout 17s;', 'proxy_next_upstream off;',
     'proxy_next_upstream_timeout 7s;', 'proxy_next_upstream_tries 4;', 'proxy_responses 2;',
     'worker_cpu_affinity auto;', 'multi_accept off;', 'debug_connection 127.0.0.99;',

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
-import { listenAddresses, logTargets, mainDirectives } from '../../../src/render/settings-directives.js';
+import { httpAccessLog, listenAddresses, logTargets, mainDirectives } from '../../../src/render/settings-directives.js';
 import { defaultRuntime } from '../../../src/render/runtime.js';
 
 const rt = (listen: string[]) => ({ ...defaultRuntime(), listenAddresses: listen });
@@ -32,6 +32,13 @@ test('the main-snippet is read again when rendered: a block it cannot hold is re
   assert.match(mainDirectives({ ...defaultSettings(), mainSnippet: 'env A;', workerCpuAffinity: 'auto' }), /worker_cpu_affinity auto;\n# main-snippet \(ConfigMap\)\nenv A;/);
   assert.throws(() => mainDirectives({ ...defaultSettings(), mainSnippet: 'http { }' }), /http/);
   assert.throws(() => mainDirectives({ ...defaultSettings(), mainSnippet: 'env A; }\nhttp {' }));
+});
+
+test('the access log asks $loggable only when skip-access-log-urls can make it 0', () => {
+  const s = defaultSettings();
+  assert.not.ok(httpAccessLog(s, defaultRuntime()).includes('if='), httpAccessLog(s, defaultRuntime()));
+  assert.ok(httpAccessLog({ ...s, skipAccessLogUrls: ['/healthz'] }, defaultRuntime()).includes(' upstreaminfo if=$loggable'));
+  assert.equal(httpAccessLog({ ...s, enableAccessLog: false }, defaultRuntime()), '');
 });
 
 test.run();

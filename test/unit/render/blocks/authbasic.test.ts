@@ -12,7 +12,7 @@ const AUTH: BasicAuthConfig = { type: 'basic', realm: 'Staff only', secret: 'tea
 test('auth_basic in the access slot and Authorization "" before the standard headers', () => {
   const text = renderLocation({ basicAuth: AUTH, denylist: ['10.0.0.0/8'] }).locationsText;
   inOrder(text, 'deny 10.0.0.0/8;', 'auth_basic "Staff only";', 'auth_basic_user_file "/var/lib/ingress-rx/auth/team-x/auth.passwd";',
-    'proxy_set_header Authorization "";', 'proxy_set_header Host $best_http_host;', 'proxy_pass');
+    'proxy_set_header Authorization "";', 'proxy_set_header Host $this_host;', 'proxy_pass');
 });
 
 test('the htpasswd file: one per Secret, private to the workers, none for a denied location, a line that would break the file refused', () => {

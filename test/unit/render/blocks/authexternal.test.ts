@@ -20,7 +20,7 @@ test('auth_request and the copied headers in the access slot, the auth location 
   inOrder(view.locationsText, 'rewrite_by_lua_block', `auth_request "${name}";`, 'auth_request_set $auth_cookie $upstream_http_set_cookie;',
     'add_header Set-Cookie $auth_cookie;', 'auth_request_set $authHeader0 $upstream_http_x_user;', 'proxy_set_header X-User $authHeader0;',
     'error_page 401 = "https://login.example.com/start?rd=$pass_access_scheme://$redirect_http_host$escaped_request_uri";',
-    'proxy_set_header Host $best_http_host;', 'proxy_pass');
+    'proxy_set_header Host $this_host;', 'proxy_pass');
   inOrder(view.extra, `location = "${name}" {`, 'internal;', 'access_log off;', 'proxy_set_header Host auth.example.com;', 'set $target "http://auth.example.com/check";', 'proxy_pass $target;');
   assert.equal(view.uses, []);
 });

@@ -12,7 +12,7 @@ test('each protocol its pass directive', () => {
   assert.match(pass('GRPCS'), 'grpc_pass grpcs://upstream_balancer;');
   assert.match(pass('FCGI'), 'include /etc/nginx/fastcgi_params;\n            fastcgi_pass upstream_balancer;');
   const grpc = pass('GRPC');
-  assert.match(grpc, 'grpc_set_header Host $best_http_host;');
+  assert.match(grpc, 'grpc_set_header Host $this_host;');
   assert.not.match(grpc, 'proxy_set_header');
 });
 

@@ -13,7 +13,7 @@ test('app-root, the SSL-redirect words, rewrite-target and X-Forwarded-Prefix, e
     path: '/api', rewrite: { ...REWRITE, appRoot: '/app', sslRedirect: true, preserveTrailingSlash: true, target: '/v2/$1', xForwardedPrefix: '/api' },
   }).locationsText;
   inOrder(text, 'if ($uri = /) {', 'return 302 "$scheme://$redirect_http_host/app";', 'rewrite_by_lua_block {', 'lua_ingress.rewrite("ssl-redirect preserve-trailing-slash", "app.example.com")',
-    'rewrite "(?i)^/api" "/v2/$1" break;', 'proxy_set_header X-Forwarded-Prefix "/api";', 'proxy_set_header Host $best_http_host;', 'proxy_pass');
+    'rewrite "(?i)^/api" "/v2/$1" break;', 'proxy_set_header X-Forwarded-Prefix "/api";', 'proxy_set_header Host $this_host;', 'proxy_pass');
 });
 
 test('no redirect words without a redirect; a regex host rewrites with the path as a regex', () => {

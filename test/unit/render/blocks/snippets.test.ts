@@ -8,7 +8,7 @@ test('configuration-snippet last before the pass; one that sets headers makes th
   const text = renderLocation({ configurationSnippet: 'more_set_headers "X-A: b";' }).locationsText;
   inOrder(text, 'balancer.rewrite()', '# configuration-snippet', 'more_set_headers "X-A: b";', 'proxy_pass');
   assert.not.match(text, 'proxy_set_header');
-  assert.match(renderLocation({ configurationSnippet: 'proxy_set_header X-A b;' }).locationsText, 'proxy_set_header Host $best_http_host;');
+  assert.match(renderLocation({ configurationSnippet: 'proxy_set_header X-A b;' }).locationsText, 'proxy_set_header Host $this_host;');
 });
 
 test('server-snippet in the server; one that sets the header filter replaces the server\'s; a refused one is left out, named', () => {

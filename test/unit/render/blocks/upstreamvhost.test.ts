@@ -7,7 +7,7 @@ import { renderLocation } from '../../../support/render-blocks.js';
 test('Host is the vhost; without it the location inherits the http-level set', () => {
   const text = renderLocation({ upstreamVhost: 'api.internal:8080' }).locationsText;
   assert.match(text, 'proxy_set_header Host "api.internal:8080";');
-  assert.match(text, 'proxy_set_header X-Forwarded-Host $best_http_host;');
+  assert.match(text, 'proxy_set_header X-Forwarded-Host $this_host;');
   assert.not.match(renderLocation({}).locationsText, 'proxy_set_header');
   assert.match(renderLocation({ upstreamVhost: '$host' }).locationsText, 'proxy_set_header Host "$host";', 'a variable is expanded');
   assert.match(renderLocation({ upstreamVhost: '$nope' }).locationsText, 'proxy_set_header Host "${literal_dollar}nope";', 'other names stay literal');

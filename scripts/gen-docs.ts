@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ANNOTATION_GROUPS, DEFAULT_ANNOTATIONS_PREFIX } from '../src/model/annotations/index.js';
 import { CONFIGMAP_KEYS, defaultSettings } from '../src/model/config/parse.js';
 import { controllerFlagsMarkdown, inertFlagsMarkdown } from '../src/cli/controller-flags.js';
+import { ANNOTATION_ROUTING, CONFIGMAP_ROUTING, routingText } from '../src/model/dynamic-keys.js';
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -46,14 +47,17 @@ export function renderAnnotationsDoc(): string {
     'support are reported and ignored.',
     '',
   ];
-  out.splice(out.length - 1, 0, '', 'The last column names the end-to-end tests (`test/e2e/<name>.test.ts`, real NGINX and real', 'requests) that check the annotation; [fidelity.md](fidelity.md) says which behaviours each checks.');
+  out.splice(out.length - 1, 0, '', 'The last column names the end-to-end tests (`test/e2e/<name>.test.ts`, real NGINX and real', 'requests) that check the annotation; [fidelity.md](fidelity.md) says which behaviours each checks.',
+    'The column before it says how the key reaches a request of a dynamic host ([dynamic-routes.md](dynamic-routes.md)):', 'applied by the Lua router or balancer, or keeping the host static (src/model/dynamic-keys.ts).');
   const tested = endToEndTests('Annotations');
   for (const group of ANNOTATION_GROUPS) {
-    out.push(`## ${group.name}`, '', '| Annotation | Risk | Values | Default | Invalid value | Description | Tested end to end |', '|---|---|---|---|---|---|---|');
+    out.push(`## ${group.name}`, '', '| Annotation | Risk | Values | Default | Invalid value | Description | On a dynamic host | Tested end to end |', '|---|---|---|---|---|---|---|---|');
     for (const [key, risk] of Object.entries(group.keys)) {
       const doc = group.docs?.[key];
       if (doc === undefined) throw new Error(`annotation ${key} has no docs`);
-      out.push(`| \`${key}\` | ${risk} | ${cell(doc.values)} | ${cell(doc.default)} | ${cell(doc.onInvalid ?? 'warning; default used')} | ${cell(doc.description)} | ${tested.get(key) ?? '—'} |`);
+      const routing = ANNOTATION_ROUTING[key];
+      if (routing === undefined) throw new Error(`annotation ${key} has no decision for dynamic hosts (src/model/dynamic-keys.ts)`);
+      out.push(`| \`${key}\` | ${risk} | ${cell(doc.values)} | ${cell(doc.default)} | ${cell(doc.onInvalid ?? 'warning; default used')} | ${cell(doc.description)} | ${cell(routingText(routing))} | ${tested.get(key) ?? '—'} |`);
     }
     out.push('');
   }
@@ -78,15 +82,18 @@ export function renderConfigMapDoc(): string {
     'reported naming the ConfigMap and the key, and the default is kept; unknown keys are reported',
     'and ignored. Nothing else is lost when one key is bad. The last column names the end-to-end',
     'tests (`test/e2e/<name>.test.ts`, real NGINX and real requests) that check the key;',
-    '[fidelity.md](fidelity.md) says which behaviours each checks.',
+    '[fidelity.md](fidelity.md) says which behaviours each checks. The column before it says how the',
+    'key reaches a request of a dynamic host ([dynamic-routes.md](dynamic-routes.md); src/model/dynamic-keys.ts).',
     '',
-    '| Key | Values | Default | Description | Tested end to end |',
-    '|---|---|---|---|---|',
+    '| Key | Values | Default | Description | On a dynamic host | Tested end to end |',
+    '|---|---|---|---|---|---|',
   ];
   const tested = endToEndTests('ConfigMap keys');
   for (const k of [...CONFIGMAP_KEYS].sort((a, b) => a.key.localeCompare(b.key))) {
     const def = (k.kind !== 'headers' ? k.defaultText : undefined) ?? formatDefault(defaults[k.field]);
-    out.push(`| \`${k.key}\` | ${cell(k.values)} | ${cell(def)} | ${cell(k.description)} | ${tested.get(k.key) ?? '—'} |`);
+    const routing = CONFIGMAP_ROUTING[k.key];
+    if (routing === undefined) throw new Error(`ConfigMap key ${k.key} has no decision for dynamic hosts (src/model/dynamic-keys.ts)`);
+    out.push(`| \`${k.key}\` | ${cell(k.values)} | ${cell(def)} | ${cell(k.description)} | ${cell(routingText(routing))} | ${tested.get(k.key) ?? '—'} |`);
   }
   out.push('');
   return out.join('\n');

@@ -22,8 +22,10 @@ export const accessLogGroup: AnnotationGroup<AccessLogValue, typeof fields> = {
     'enable-access-log': { values: '"true" or "false"', default: 'ConfigMap disable-access-log (negated)', description: 'Log requests of the location.' },
     'enable-rewrite-log': { values: '"true" or "false"', default: 'false', description: 'Log how the location rewrites requests (rewrite_log; at notice level in the error log).' },
   },
-  // A location logs as the http level does unless it turns logging off where the http level logs.
-  perRequest: ({ accessLog }, s) => (accessLog || !s.enableAccessLog || s.disableHttpAccessLog ? null : 'enable-access-log "false" needs access_log off in a location'),
+  // A location logs as the http level does unless it turns logging off where the http level logs;
+  // rewrite_log has no equivalent in the router (its rewrites are Lua's, which NGINX does not log).
+  perRequest: ({ accessLog, rewriteLog }, s) => (rewriteLog ? 'enable-rewrite-log needs rewrite_log in a location'
+    : accessLog || !s.enableAccessLog || s.disableHttpAccessLog ? null : 'enable-access-log "false" needs access_log off in a location'),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return { accessLog: r.get('enable-access-log', bool, ctx.settings.enableAccessLog), rewriteLog: r.get('enable-rewrite-log', bool, false) };

@@ -10,7 +10,7 @@ import {
 } from '../validate.js';
 import type { NginxSettings } from './settings.js';
 import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../openssl.js';
-import { authUrl, cacheDurations, headerNames, httpUrl, paramName, requestRedirect } from '../annotations/authexternal.js';
+import { authUrl, cacheDurations, cacheKey, headerNames, httpUrl, paramName, requestRedirect } from '../annotations/authexternal.js';
 import { snippet } from '../annotations/snippets.js';
 import { hashExpression } from '../annotations/upstreamhash.js';
 import { cookieDomainRewrite, cookiePathRewrite, optionalSize, redirectFrom, redirectTo } from '../proxy-details.js';
@@ -345,7 +345,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('global-auth-response-headers', 'globalAuthResponseHeaders', headerNames, 'comma-separated header names', 'Headers of the global auth answer passed to the upstream.'),
   { ...key('global-auth-request-redirect', 'globalAuthRequestRedirect', requestRedirect, 'URL or path (NGINX variables allowed)', 'X-Auth-Request-Redirect sent to the global auth service.'), defaultText: '(the request URI)' },
   key('global-auth-snippet', 'globalAuthSnippet', snippet, 'NGINX directives', 'Directives added to the global auth subrequest location (structure-checked as snippet annotations are).'),
-  key('global-auth-cache-key', 'globalAuthCacheKey', safeStringWithVariables, 'NGINX variable expression', 'Cache global auth answers under this key.'),
+  key('global-auth-cache-key', 'globalAuthCacheKey', cacheKey, 'NGINX variable expression', 'Cache global auth answers under this key.'),
   key('global-auth-cache-duration', 'globalAuthCacheDuration', cacheDurations, 'comma-separated `[codes] time`', 'How long global auth answers are cached, per status.'),
   key('global-auth-always-set-cookie', 'globalAuthAlwaysSetCookie', bool, BOOL, "Pass the global auth service's Set-Cookie on every answer, errors included."),
   key('log-format-upstream', 'logFormatUpstream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format.'),

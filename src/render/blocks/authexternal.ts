@@ -4,7 +4,7 @@
 // tenant's auth service (its host not `$host`) is asked from Lua (lua/external_auth.lua) through
 // an upstream per location whose peer is chosen under the address policy, keeping connections
 // with auth-keepalive; auth_request remains for `$host` and the ConfigMap's global-auth-url.
-import { AUTH_HOST_VARIABLE, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
+import { AUTH_HOST_VARIABLE, cacheKeyVariable, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
@@ -86,7 +86,7 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
     // The key names the auth location (host and path), as ingress-nginx's does: one zone is shared
     // by every Ingress, and another host's cached 200 must not open this one. NGINX caches only
     // buffered responses.
-    b.push('proxy_buffering on', 'proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(`${name}:${ea.cacheKey}`, 'auth-cache-key')}`);
+    b.push('proxy_buffering on', 'proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(`${name}:${ea.cacheKey}`, 'auth-cache-key', {}, cacheKeyVariable)}`);
     for (const d of ea.cacheDuration.length ? ea.cacheDuration : ['200 202 401 5m']) {
       if (!CACHE_VALID.test(d)) throw new RenderError('auth-cache-duration', `invalid: ${JSON.stringify(d.slice(0, 50))}`);
       b.push(`proxy_cache_valid ${d.split(/\s+/).join(' ')}`);

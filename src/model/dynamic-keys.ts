@@ -140,6 +140,8 @@ export const ANNOTATION_ROUTING: Readonly<Record<string, AnnotationRouting>> = {
   'upstream-vhost': router('lua/route_upstream_headers.lua: its variables evaluated per request, the location\'s ($service_name, …) as the route\'s'),
   'backend-protocol': router('HTTP only; the others need grpc_pass, proxy_ssl or fastcgi_pass in a location'),
   'connection-proxy-header': router('lua/route_upstream_headers.lua'),
+  'fastcgi-index': keepsStatic('fastcgi_index in the location'),
+  'fastcgi-params-configmap': keepsStatic('fastcgi_param in the location'),
   'custom-http-errors': keepsStatic('error_page and internal locations'),
   'disable-proxy-intercept-errors': router('does nothing without custom-http-errors, which keeps the host static'),
   'default-backend': balancer('the fallback while the backend has no endpoint'),

@@ -46,7 +46,7 @@ test('golden: lint of the cluster dump', () => {
   const r = lintManifests(dump(), options());
   golden('migrate/expected/lint.txt', r.findings.map((f) => formatFinding(f)).join('\n') + '\n');
   assert.equal(r.skipped, [{ key: 'other/traefik-app', reason: 'IngressClass "traefik" not found' }]);
-  assert.is(r.served.length, 16);
+  assert.is(r.served.length, 17);
 });
 
 test('golden: lint of a repository of manifests (syntax error, a field\'s line, an object defined twice)', () => {

@@ -31,6 +31,7 @@ const SECRETS = [
 ];
 const CONFIG_MAPS: ConfigMap[] = [
   { metadata: { name: 'headers', namespace: 'shop' }, data: { 'X-Custom': 'yes' } },
+  { metadata: { name: 'fcgi', namespace: 'shop' }, data: { SCRIPT_FILENAME: '/var/www/html/index.php' } },
 ];
 const WEB: Service = { metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ port: 80 }] } };
 const STORE: StoreReader = { ...storeWith(SECRETS, CONFIG_MAPS), getService: (key: string) => (key === 'shop/web' ? WEB : undefined) } as StoreReader;
@@ -140,6 +141,8 @@ const SAMPLES: Record<string, { ann: Record<string, string>; settings?: Partial<
   'upstream-vhost': { ann: { 'upstream-vhost': '$service_name.$namespace.svc.cluster.local:8084' } },
   'backend-protocol': { ann: { 'backend-protocol': 'HTTP' } },
   'connection-proxy-header': { ann: { 'connection-proxy-header': 'keep-alive' } },
+  'fastcgi-index': { ann: { 'backend-protocol': 'FCGI', 'fastcgi-index': 'index.php' } },
+  'fastcgi-params-configmap': { ann: { 'backend-protocol': 'FCGI', 'fastcgi-params-configmap': 'fcgi' } },
   'custom-http-errors': { ann: { 'custom-http-errors': '404' } },
   'disable-proxy-intercept-errors': { ann: { 'disable-proxy-intercept-errors': 'true' } },
   'default-backend': { ann: { 'default-backend': 'web' } },

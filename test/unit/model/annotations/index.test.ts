@@ -287,7 +287,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal(Object.keys(d).sort(), [
     'accessLog', 'affinity', 'allowlist', 'authTLS', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
     'cors', 'customHeaders', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'disableProxyInterceptErrors',
-    'externalAuth', 'fromToWWWRedirect', 'http2PushPreload', 'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit',
+    'externalAuth', 'fastcgi', 'fromToWWWRedirect', 'http2PushPreload', 'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit',
     'redirect', 'relativeRedirects', 'rewrite', 'rewriteLog', 'serverAliases', 'serverSnippet', 'serviceUpstream', 'sslCiphers', 'sslPassthrough',
     'sslPreferServerCiphers', 'streamSnippet', 'upstreamHashBy', 'upstreamVhost',
   ]);
@@ -295,7 +295,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', 'balanced', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
-  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null]);
+  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry, d.fastcgi], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null, null]);
   assert.equal([d.customHeaders, d.disableProxyInterceptErrors, d.http2PushPreload, d.relativeRedirects, d.rewriteLog, d.streamSnippet], [null, false, false, false, false, '']);
   assert.equal([d.proxy.cookieDomain, d.proxy.cookiePath, d.proxy.redirectFrom, d.proxy.redirectTo, d.proxy.busyBuffersSize, d.proxy.maxTempFileSize], ['off', 'off', 'off', 'off', '', '1024m']);
   assert.equal([d.authTLS, d.proxySSL, d.sslCiphers, d.sslPreferServerCiphers], [null, null, '', null]);

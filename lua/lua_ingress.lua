@@ -14,6 +14,7 @@ local DEFAULTS = {
   hsts_preload = false,
   https_port = 443,
   use_forwarded_headers = false,
+  use_proxy_protocol = false,
 }
 
 -- Set once in init_by_lua (before workers fork); read-only afterwards.
@@ -35,12 +36,22 @@ function _M.init_worker()
   certificate.init_worker()
 end
 
+-- The scheme the client used, as ingress-nginx's $pass_access_scheme: X-Forwarded-Proto with
+-- use-forwarded-headers, https for a PROXY header naming port 443 (nginx.conf's maps).
 local function request_scheme()
-  if config.use_forwarded_headers then
-    local forwarded = ngx.var.http_x_forwarded_proto
-    if forwarded and forwarded ~= "" then return forwarded:lower() end
-  end
+  if config.use_forwarded_headers or config.use_proxy_protocol then return ngx.var.pass_access_scheme end
   return ngx.var.scheme
+end
+
+-- The host an SSL redirect names, as ingress-nginx's redirect_host(): $best_http_host (the first
+-- X-Forwarded-Host with use-forwarded-headers) up to its first colon; `host` when there is none,
+-- or when what is left is not a host name (a Location must name a host, never more).
+local function redirect_host(host)
+  if not config.use_forwarded_headers then return host or ngx.var.host end
+  local forwarded = ngx.var.best_http_host
+  local name = forwarded and forwarded:match("^[^:]*") or ""
+  if name == "" or not name:find("^[%w%.%-_]+$") then return host or ngx.var.host end
+  return name
 end
 
 -- A location's redirect settings, written in the template as a string of words so that a
@@ -86,7 +97,7 @@ function _M.rewrite(flags, host)
     return
   end
 
-  host = host or ngx.var.host
+  host = redirect_host(host)
   local uri = ngx.var.request_uri
   if not location.preserve_trailing_slash and string_byte(uri, -1) == 47 then
     uri = uri:sub(1, -2)
@@ -120,7 +131,8 @@ end
 function _M.header(host)
   if not config.hsts then return end
   if not certificate.configured_for_host(host or ngx.var.host) then return end
-  if ngx.is_subrequest or request_scheme() ~= "https" then return end
+  -- The connection's scheme, not X-Forwarded-Proto: ingress-nginx's header() reads $scheme.
+  if ngx.is_subrequest or ngx.var.scheme ~= "https" then return end
   local value = "max-age=" .. config.hsts_max_age
   if config.hsts_include_subdomains then value = value .. "; includeSubDomains" end
   if config.hsts_preload then value = value .. "; preload" end

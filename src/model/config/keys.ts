@@ -245,7 +245,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('use-forwarded-headers', 'useForwardedHeaders', bool, BOOL, 'Trust X-Forwarded-* from the client (behind another proxy).'),
   key('compute-full-forwarded-for', 'computeFullForwardedFor', bool, BOOL, 'Append the client address to X-Forwarded-For.'),
   key('forwarded-for-header', 'forwardedForHeader', headerName, 'header name', 'Header carrying the client address.'),
-  key('forwarded-host-header', 'forwardedHostHeader', headerName, 'header name', 'With use-forwarded-headers, the header carrying the original host.'),
+  key('forwarded-host-header', 'forwardedHostHeader', headerName, 'header name', 'The header X-Original-Forwarded-Host is sent from (as ingress-nginx\'s code; with use-forwarded-headers the Host comes from the first X-Forwarded-Host).'),
   key('forwarded-for-proxy-protocol-header', 'forwardedForProxyProtocolHeader', headerName, 'header name', 'With use-forwarded-headers and use-proxy-protocol: the request header the client address is read from (forwarded-for-header of a PROXY peer in proxy-real-ip-cidr, else the PROXY address).'),
   key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header.'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', cidrList, 'comma-separated CIDRs', 'Trusted proxies for the real IP.'),

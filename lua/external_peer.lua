@@ -52,7 +52,7 @@ function _M.dial_address(address)
 end
 
 --- balancer_by_lua of an upstream whose peer the request chose earlier (ngx.ctx.external_peer,
---- e.g. given to ngx.location.capture as the subrequest's ctx).
+--- e.g. by external_auth.choose_peer in the auth subrequest).
 function _M.balance()
   local peer = ngx.ctx.external_peer
   if not peer then

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate, type GeneratedCertificate } from '../support/lua-nginx.js';
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 let ctl: LocalController;
 let primary: EchoServer;
@@ -20,6 +21,7 @@ let authServer: Server;
 let cert: GeneratedCertificate;
 const certDir = mkdtempSync(join(tmpdir(), 'irx-certs-'));
 const P = 'nginx.ingress.kubernetes.io';
+const over = protocolMatrix(test, () => ctl);
 
 test.before(async () => {
   primary = await startEchoServer({ address: '127.0.0.2', name: 'primary' });
@@ -88,93 +90,93 @@ test.after(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-test('HTTPS serves the Secret\'s certificate by SNI, trusted with that certificate as CA', async () => {
-  const r = await ctl.request('tls.test', '/', { https: true, ca: await readText(cert.certPath) });
+over.both('HTTPS serves the Secret\'s certificate by SNI, trusted with that certificate as CA', async (p) => {
+  const r = await p.request('tls.test', '/', { https: true, ca: await readText(cert.certPath) });
   assert.is(r.status, 200);
   assert.is(r.backend, 'primary');
   assert.match(String(r.headers['strict-transport-security']), /max-age=31536000/);
 });
 
-test('HTTP to a host with a certificate redirects to HTTPS with 308', async () => {
-  const r = await ctl.request('tls.test', '/path?q=1');
+over.http1Only('HTTP to a host with a certificate redirects to HTTPS with 308', 'the redirect answers plain HTTP', async (p) => {
+  const r = await p.request('tls.test', '/path?q=1');
   assert.is(r.status, 308);
   assert.is(r.headers.location, `https://tls.test:${ctl.ports.https}/path?q=1`);
   // ACME HTTP-01 challenges (no-tls-redirect-locations) are answered over HTTP.
-  const acme = await ctl.request('tls.test', '/.well-known/acme-challenge/tok3n');
+  const acme = await p.request('tls.test', '/.well-known/acme-challenge/tok3n');
   assert.is(acme.status, 200);
   assert.is(acme.json?.path, '/.well-known/acme-challenge/tok3n');
   // A host without a certificate is not redirected.
-  assert.is((await ctl.request('canary.test', '/')).status, 200);
+  assert.is((await p.request('canary.test', '/')).status, 200);
 });
 
-test('canary by header: always / never / absent', async () => {
-  assert.is((await ctl.request('canary.test', '/', { headers: { 'X-Canary': 'always' } })).backend, 'canary');
-  assert.is((await ctl.request('canary.test', '/', { headers: { 'X-Canary': 'never' } })).backend, 'primary');
-  for (let i = 0; i < 5; i++) assert.is((await ctl.request('canary.test', '/')).backend, 'primary');
+over.both('canary by header: always / never / absent', async (p) => {
+  assert.is((await p.request('canary.test', '/', { headers: { 'X-Canary': 'always' } })).backend, 'canary');
+  assert.is((await p.request('canary.test', '/', { headers: { 'X-Canary': 'never' } })).backend, 'primary');
+  for (let i = 0; i < 5; i++) assert.is((await p.request('canary.test', '/')).backend, 'primary');
 });
 
-test('canary by cookie', async () => {
-  assert.is((await ctl.request('canary.test', '/', { headers: { Cookie: 'use_canary=always' } })).backend, 'canary');
-  assert.is((await ctl.request('canary.test', '/', { headers: { Cookie: 'use_canary=never' } })).backend, 'primary');
+over.both('canary by cookie', async (p) => {
+  assert.is((await p.request('canary.test', '/', { headers: { Cookie: 'use_canary=always' } })).backend, 'canary');
+  assert.is((await p.request('canary.test', '/', { headers: { Cookie: 'use_canary=never' } })).backend, 'primary');
 });
 
-test('canary by weight: about 30 of 100 over 400 requests', async () => {
+over.both('canary by weight: about 30 of 100 over 400 requests', async (p) => {
   let hits = 0;
-  for (let i = 0; i < 400; i++) if ((await ctl.request('weight.test', '/')).backend === 'canary') hits++;
+  for (let i = 0; i < 400; i++) if ((await p.request('weight.test', '/')).backend === 'canary') hits++;
   // Binomial(400, 0.3): mean 120, sd ≈ 9.2; ±5 sd.
   assert.ok(hits > 74 && hits < 166, `canary hits: ${hits}`);
 });
 
-test('round robin spreads requests over all endpoints', async () => {
+over.both('round robin spreads requests over all endpoints', async (p) => {
   const seen = new Map<string, number>();
   for (let i = 0; i < 30; i++) {
-    const b = (await ctl.request('rr.test', '/')).backend!;
+    const b = (await p.request('rr.test', '/')).backend!;
     seen.set(b, (seen.get(b) ?? 0) + 1);
   }
   assert.is(seen.size, 3);
 });
 
-test('cookie affinity pins a client to one endpoint', async () => {
-  const first = await ctl.request('sticky.test', '/');
+over.both('cookie affinity pins a client to one endpoint', async (p) => {
+  const first = await p.request('sticky.test', '/');
   const setCookie = String(first.headers['set-cookie'] ?? '');
   assert.match(setCookie, /^route=/);
   const cookie = setCookie.split(';')[0];
   for (let i = 0; i < 10; i++) {
-    assert.is((await ctl.request('sticky.test', '/', { headers: { Cookie: cookie } })).backend, first.backend);
+    assert.is((await p.request('sticky.test', '/', { headers: { Cookie: cookie } })).backend, first.backend);
   }
 });
 
-test('CORS preflight answers 204 with the allowed origin', async () => {
-  const r = await ctl.request('cors.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET' } });
+over.both('CORS preflight answers 204 with the allowed origin', async (p) => {
+  const r = await p.request('cors.test', '/', { method: 'OPTIONS', headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET' } });
   assert.is(r.status, 204);
   assert.is(r.headers['access-control-allow-origin'], 'https://app.example.com');
   assert.ok(r.headers['access-control-allow-methods']);
-  const get = await ctl.request('cors.test', '/', { headers: { Origin: 'https://app.example.com' } });
+  const get = await p.request('cors.test', '/', { headers: { Origin: 'https://app.example.com' } });
   assert.is(get.headers['access-control-allow-origin'], 'https://app.example.com');
 });
 
-test('basic auth: 401 without credentials, 200 with', async () => {
-  const denied = await ctl.request('basic.test', '/');
+over.both('basic auth: 401 without credentials, 200 with', async (p) => {
+  const denied = await p.request('basic.test', '/');
   assert.is(denied.status, 401);
   assert.match(String(denied.headers['www-authenticate']), /Members only/);
-  const bad = await ctl.request('basic.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:wrong').toString('base64')}` } });
+  const bad = await p.request('basic.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:wrong').toString('base64')}` } });
   assert.is(bad.status, 401);
-  const ok = await ctl.request('basic.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` } });
+  const ok = await p.request('basic.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` } });
   assert.is(ok.status, 200);
   assert.is(ok.backend, 'primary');
 });
 
-test('external auth: the auth service decides; its response header reaches the upstream', async () => {
-  assert.is((await ctl.request('external.test', '/')).status, 401);
-  const ok = await ctl.request('external.test', '/', { headers: { 'X-Allow': 'yes' } });
+over.both('external auth: the auth service decides; its response header reaches the upstream', async (p) => {
+  assert.is((await p.request('external.test', '/')).status, 401);
+  const ok = await p.request('external.test', '/', { headers: { 'X-Allow': 'yes' } });
   assert.is(ok.status, 200);
   assert.is((ok.json?.headers as Record<string, string>)['x-auth-user'], 'alice');
 });
 
-test('allow and deny lists by source address', async () => {
-  assert.is((await ctl.request('allow.test', '/')).status, 403);
-  assert.is((await ctl.request('allowme.test', '/')).status, 200);
-  assert.is((await ctl.request('deny.test', '/')).status, 403);
+over.both('allow and deny lists by source address', async (p) => {
+  assert.is((await p.request('allow.test', '/')).status, 403);
+  assert.is((await p.request('allowme.test', '/')).status, 200);
+  assert.is((await p.request('deny.test', '/')).status, 403);
 });
 
 test.run();

@@ -1,5 +1,5 @@
-// authexternal group: authentication by a subrequest to an external service (auth_request, or
-// a Lua subrequest over kept-alive connections with auth-keepalive), and the global external
+// authexternal group: authentication by a subrequest to an external service (auth_request, its
+// peer chosen in Lua under the address policy and kept alive with auth-keepalive), and the global external
 // auth of the ConfigMap (global-auth-*) for locations without auth-url of their own. An invalid
 // auth-url, auth-method, auth-response-headers or auth-proxy-set-headers denies the location, as
 // in ingress-nginx: a broken auth configuration must not leave the location open.
@@ -111,16 +111,15 @@ export const cacheKey: Check<string> = (raw) => {
 export const MAX_AUTH_KEEPALIVE = 1024;
 
 /**
- * The auth service dialled from Lua under the address policy (every tenant auth-url but `$host`),
- * and the connections kept to it (auth-keepalive; 0: a new connection per subrequest).
+ * The auth service of a tenant's auth-url, whose address Lua chooses under the address policy when
+ * the subrequest is made, and the connections kept to it (auth-keepalive; 0: a new connection per
+ * subrequest).
  */
 export interface AuthKeepalive {
   readonly connections: number;
   readonly requests: number;
   /** Seconds. */
   readonly timeout: number;
-  /** auth-keepalive-share-vars: the subrequest shares the request's NGINX variables (always without keepalive, as auth_request's does). */
-  readonly shareVars: boolean;
   /** The auth service's host (a name, an IP address as written, or `$host`: the request's) and port, dialled through the address policy. */
   readonly peerHost: string;
   readonly peerPort: number;
@@ -143,7 +142,7 @@ export interface ExternalAuthConfig {
   readonly snippet: string;
   /** Headers sent to the auth service (auth-proxy-set-headers): name → value, by name. */
   readonly proxySetHeaders: Readonly<Record<string, string>>;
-  /** How Lua dials a tenant's auth service under the address policy; null: NGINX's auth_request (the ConfigMap's global-auth-url). */
+  /** How a tenant's auth service is dialled under the address policy; null: as auth-url names it (the ConfigMap's global-auth-url). */
   readonly keepalive: AuthKeepalive | null;
 }
 
@@ -178,18 +177,18 @@ function refusedAuthPeer(authUrl: string, policy: AddressPolicy): string | null 
 
 /**
  * auth-keepalive* read as ingress-nginx reads them (any reason against keepalive turns it off,
- * with a warning), and the Lua-dialled peer, kept alive or not (`$host`: the request's host,
- * judged per request).
+ * with a warning), and the peer chosen in Lua, kept alive or not (`$host`: the request's host,
+ * judged per request). auth-keepalive-share-vars is only checked: auth_request's subrequest
+ * always shares the request's variables.
  */
 function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive {
   const connections = r.get('auth-keepalive', int(-(2 ** 31), 2 ** 31 - 1), 0);
   const requests = r.get('auth-keepalive-requests', int(-(2 ** 31), 2 ** 31 - 1), 1000);
   const timeout = r.get('auth-keepalive-timeout', int(-(2 ** 31), 86_400), 60);
-  const shareVars = r.get('auth-keepalive-share-vars', bool, false);
+  r.get('auth-keepalive-share-vars', bool, false);
   const { host, port } = authPeer(authUrl);
-  // Without keepalive the subrequest shares the request's variables, as auth_request's does. A
-  // `$host` peer is the request's own host, judged per request like a name.
-  const unpooled = { connections: 0, requests, timeout, shareVars: true, peerHost: host, peerPort: port };
+  // A `$host` peer is the request's own host, judged per request like a name.
+  const unpooled = { connections: 0, requests, timeout, peerHost: host, peerPort: port };
   if (connections <= 0) {
     if (connections < 0) r.warn('auth-keepalive', 'must not be negative; no keepalive');
     return unpooled;
@@ -202,7 +201,7 @@ function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive {
   if (host.includes('$')) return off('auth-keepalive', 'auth-url has a variable in its host');
   if (requests <= 0) return off('auth-keepalive-requests', 'must be greater than zero');
   if (timeout <= 0) return off('auth-keepalive-timeout', 'must be greater than zero');
-  return { connections, requests, timeout, shareVars, peerHost: host, peerPort: port };
+  return { connections, requests, timeout, peerHost: host, peerPort: port };
 }
 
 function readAuthSnippet(r: AnnotationReader, allowed: boolean): string {
@@ -297,17 +296,17 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
     externalAuth: (auth, site) => (auth && !pathUnderAny(site.path, site.settings.noAuthLocations) ? auth : null),
   },
   docs: {
-    'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: 'URL of the authentication service; 2xx lets the request through. Its host (but `$host`) is dialled from Lua under the upstream address policy: an address when the Ingress is read, every address a name resolves to when the subrequest is made (refused: 500, with an error log line naming the location).', onInvalid: 'warning; the location is denied (503), also for an address the policy refuses' },
+    'auth-url': { values: 'http(s) URL (NGINX variables allowed; the host a name or `$host`)', default: 'none', description: "URL of the authentication service, asked by NGINX's auth_request (HTTP/1.1 and HTTP/2 clients alike); 2xx lets the request through. Its address is chosen in Lua under the upstream address policy: a literal address when the Ingress is read, every address a name (or `$host`) resolves to when the subrequest is made (refused: 500, with an error log line naming the location).", onInvalid: 'warning; the location is denied (503), also for an address the policy refuses' },
     'auth-signin': { values: 'http(s) URL (NGINX variables allowed)', default: "''", description: 'Where to send the client when the service answers 401.' },
     'auth-signin-redirect-param': { values: 'URL parameter name', default: "'' (rd)", description: 'Parameter of auth-signin carrying the original URL.' },
     'auth-response-headers': { values: 'comma-separated header names', default: "''", description: 'Headers of the auth response copied to the upstream request.', onInvalid: 'warning; the location is denied (503)' },
     'auth-method': { values: 'HTTP method', default: "'' (GET)", description: 'Method of the auth subrequest.', onInvalid: 'warning; the location is denied (503)' },
     'auth-cache-key': { values: 'NGINX variable expression', default: "'' (no cache)", description: 'Cache auth responses under this key.' },
     'auth-cache-duration': { values: 'comma-separated `[codes] time`', default: DEFAULT_AUTH_CACHE_DURATION.join(', '), description: 'How long auth responses are cached, per status.' },
-    'auth-keepalive': { values: `integer 0..${MAX_AUTH_KEEPALIVE}`, default: '0 (a new connection per subrequest)', description: 'Idle connections to the auth service kept per worker. Not with $host in auth-url. The subrequest is made from Lua (also without keepalive, so the address policy judges the service), since auth_request never reuses a connection whose answer has a body (nginx ticket 1579).' },
+    'auth-keepalive': { values: `integer 0..${MAX_AUTH_KEEPALIVE}`, default: '0 (a new connection per subrequest)', description: 'Idle connections to the auth service kept per worker. Not with $host in auth-url. As with any auth_request, a connection whose auth answer has a body is closed (nginx ticket 1579); answers without one (oauth2-proxy\'s 202) keep it.' },
     'auth-keepalive-requests': { values: 'integer ≥ 1', default: '1000', description: 'Requests per kept-alive connection.', onInvalid: 'warning; no keepalive' },
     'auth-keepalive-timeout': { values: 'seconds ≥ 1', default: '60', description: 'How long an idle kept-alive connection stays open.', onInvalid: 'warning; no keepalive' },
-    'auth-keepalive-share-vars': { values: BOOL, default: 'false', description: "With auth-keepalive: the auth subrequest shares the request's NGINX variables." },
+    'auth-keepalive-share-vars': { values: BOOL, default: 'false', description: "Checked, without effect: the auth subrequest (auth_request's) always shares the request's NGINX variables, as `true` does. ingress-nginx's kept-alive subrequest, which shares them only with `true`, refuses HTTP/2 requests." },
     'auth-proxy-set-headers': { values: '`name` or `namespace/name` of a ConfigMap (another namespace only with allow-cross-namespace-resources)', default: 'none', description: 'Headers (ConfigMap data: header → value, NGINX variables allowed) sent to the auth service.', onInvalid: 'warning; the location is denied (503) — also when the ConfigMap is missing or holds an invalid header' },
     'auth-request-redirect': { values: 'URL or path (NGINX variables allowed)', default: 'the request URI', description: 'Value of the X-Auth-Request-Redirect header sent to the auth service.' },
     'auth-always-set-cookie': { values: BOOL, default: 'false', description: "Pass the auth service's Set-Cookie on every answer, errors included (by default only on 2xx and 3xx)." },

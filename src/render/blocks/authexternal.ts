@@ -1,9 +1,9 @@
 // authexternal group: auth_request to an internal location per Ingress location that proxies a
 // body-less subrequest to the auth service (optionally cached), copies chosen response headers
 // upstream, passes the service's Set-Cookie to the client and sends a 401 to auth-signin. A
-// tenant's auth service (its host not `$host`) is asked from Lua (lua/external_auth.lua) through
-// an upstream per location whose peer is chosen under the address policy, keeping connections
-// with auth-keepalive; auth_request remains for `$host` and the ConfigMap's global-auth-url.
+// tenant's auth service is dialled through an upstream per location whose peer the auth
+// location's rewrite phase chooses under the address policy (lua/external_auth.lua), keeping
+// connections with auth-keepalive. auth_request serves HTTP/1.1 and HTTP/2 alike.
 import { AUTH_HOST_VARIABLE, cacheKeyVariable, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
@@ -97,7 +97,14 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
   // proxy_pass with variables parses its URL per request, and `http://unix:/path:` names a
   // socket: whatever a variable holds, the subrequest never goes there.
   const guard = hostVariable ? `${I}if ($target ~* "^https?://unix:") {\n${I}    return 500;\n${I}}\n` : '';
-  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${setup}${snippet}${setTarget}${guard}${I}proxy_pass $target;\n        }\n`;
+  const peer = ea.keepalive ? peerChoice(name, ea.keepalive) : '';
+  return `\n        location = ${f.quoteLiteral(name, 'auth-url')} {\n${directives(b)}${setup}${snippet}${setTarget}${guard}${peer}${I}proxy_pass $target;\n        }\n`;
+}
+
+/** The rewrite phase of the auth subrequest choosing the auth service's address under the address policy. */
+function peerChoice(name: string, ka: AuthKeepalive): string {
+  const host = ka.peerHost === AUTH_HOST_VARIABLE ? 'host_from_request = true' : `host = ${f.luaString(ka.peerHost, 'auth-url')}`;
+  return `${I}rewrite_by_lua_block {\n${I}    require("external_auth").choose_peer(${f.luaString(name, 'auth-url')}, { ${host}, port = ${f.num(ka.peerPort, 'auth-url')} })\n${I}}\n`;
 }
 
 /** The auth URL with its host and port replaced by the kept-alive upstream's name (NGINX finds the upstream by that name). */
@@ -136,27 +143,16 @@ function signin(ea: ExternalAuthConfig): { setup: string; value: string } | null
   return escapedValue(f.redirectUrl(withRd, 'auth-signin'), 'auth_signin', 'header');
 }
 
-/** The Lua subrequest to a tenant's auth service, filling the variables auth_request_set fills otherwise. */
-function keepaliveAccess(c: LocationContext, ea: ExternalAuthConfig, ka: AuthKeepalive): string {
-  const headers = responseHeaders(ea);
-  const host = ka.peerHost === AUTH_HOST_VARIABLE ? 'host_from_request = true' : `host = ${f.luaString(ka.peerHost, 'auth-url')}`;
-  const opts = `{ ${host}, port = ${f.num(ka.peerPort, 'auth-url')}, share_vars = ${f.luaBool(ka.shareVars, 'auth-keepalive-share-vars')}, `
-    + `headers = { ${headers.map((h) => `${f.luaString(h.name, 'auth-response-headers')}, `).join('')}} }`;
-  return directives(["set $auth_cookie ''", ...headers.map((h) => `set $${h.var} ''`)])
-    + `${I}access_by_lua_block {\n${I}    require("external_auth").call(${f.luaString(authLocationName(c), 'auth-url')}, ${opts})\n${I}}\n`;
-}
-
 function access(c: LocationContext, ea: ExternalAuthConfig): string {
   // The auth service's Set-Cookie reaches the client (oauth2-proxy refreshes its session so);
   // by default only on the answers add_header covers (2xx, 3xx), with always-set-cookie on all.
-  const cookie = `add_header Set-Cookie $auth_cookie${ea.alwaysSetCookie ? ' always' : ''}`;
-  const headers = responseHeaders(ea);
-  const d = ea.keepalive ? [cookie] : [`auth_request ${f.quoteLiteral(authLocationName(c))}`, 'auth_request_set $auth_cookie $upstream_http_set_cookie', cookie];
-  for (const h of headers) {
-    if (!ea.keepalive) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`);
-    d.push(`${c.hdr} ${h.name} $${h.var}`);
-  }
-  let out = (ea.keepalive ? keepaliveAccess(c, ea, ea.keepalive) : '') + directives(d);
+  const d = [
+    `auth_request ${f.quoteLiteral(authLocationName(c))}`,
+    'auth_request_set $auth_cookie $upstream_http_set_cookie',
+    `add_header Set-Cookie $auth_cookie${ea.alwaysSetCookie ? ' always' : ''}`,
+  ];
+  for (const h of responseHeaders(ea)) d.push(`auth_request_set $${h.var} $upstream_http_${h.upstreamVar}`, `${c.hdr} ${h.name} $${h.var}`);
+  let out = directives(d);
   const url = signin(ea);
   if (url) out += `${I}set_by_lua_block $escaped_request_uri {\n${I}    return ngx.escape_uri(ngx.var.request_uri)\n${I}}\n${url.setup}${I}error_page 401 = ${url.value};\n`;
   return out;

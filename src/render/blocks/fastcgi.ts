@@ -21,7 +21,7 @@ export const fastcgiBlock: RenderBlock = {
       if (c === null) return '';
       return directives([
         ...(c.index === '' ? [] : [`fastcgi_index ${f.quoteLiteral(c.index, 'fastcgi-index')}`]),
-        ...Object.entries(c.params).map(([name, value]) => `fastcgi_param ${paramName(name)} ${f.quoteWithVariables(value, `fastcgi-params-configmap[${name}]`, fastcgiVariable)}`),
+        ...Object.entries(c.params).map(([name, value]) => `fastcgi_param ${paramName(name)} ${f.quoteWithVariables(value, `fastcgi-params-configmap[${name}]`, {}, fastcgiVariable)}`),
       ]);
     },
   },

@@ -100,7 +100,7 @@ test('external auth with every field', () => {
     cacheDuration: ['200 202 10m', '401 30s'],
     requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {},
     // Without auth-keepalive the name is still dialled from Lua, a new connection per subrequest.
-    keepalive: { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: 'auth.example.com', peerPort: 443 },
+    keepalive: { connections: 0, requests: 1000, timeout: 60, peerHost: 'auth.example.com', peerPort: 443 },
   });
   assert.equal(warnings, []);
   assert.is(value.denied, null);
@@ -112,7 +112,7 @@ test('external auth defaults', () => {
     url: 'http://auth.svc.cluster.local:8080/check', host: 'auth.svc.cluster.local', method: '', signin: '',
     signinRedirectParam: '', responseHeaders: [], cacheKey: '', cacheDuration: ['200 202 401 5m'],
     requestRedirect: '', alwaysSetCookie: false, snippet: '', proxySetHeaders: {},
-    keepalive: { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: 'auth.svc.cluster.local', peerPort: 8080 },
+    keepalive: { connections: 0, requests: 1000, timeout: 60, peerHost: 'auth.svc.cluster.local', peerPort: 8080 },
   });
 });
 
@@ -163,7 +163,7 @@ test('external auth extras: request redirect, always-set-cookie, keepalive, head
   assert.equal(warnings, []);
   const ea = value.externalAuth!;
   assert.equal([ea.requestRedirect, ea.alwaysSetCookie, ea.proxySetHeaders], ['https://app.example.com$request_uri', true, { 'X-Client': '$remote_addr', 'X-Team': 'blue' }]);
-  assert.equal(ea.keepalive, { connections: 10, requests: 50, timeout: 30, shareVars: true, peerHost: 'auth.sso.svc', peerPort: 9000 });
+  assert.equal(ea.keepalive, { connections: 10, requests: 50, timeout: 30, peerHost: 'auth.sso.svc', peerPort: 9000 });
 });
 
 const keepaliveOff: Array<{ name: string; ann: Record<string, string>; key: string }> = [
@@ -204,17 +204,17 @@ test('an auth-url address the upstream address policy refuses denies the locatio
   assert.is(parse({ 'auth-url': 'https://$host/oauth2/auth' }).value.denied, null);
 });
 
-test('invalid auth-request-redirect, auth-always-set-cookie and auth-keepalive-share-vars fall back with warnings', () => {
+test('invalid auth-request-redirect, auth-always-set-cookie and auth-keepalive-share-vars are warned; the first two fall back', () => {
   const { value, warnings } = parse({
     'auth-url': 'http://a.com/', 'auth-request-redirect': '/x"; return 200 "', 'auth-always-set-cookie': 'yes', 'auth-keepalive': '2', 'auth-keepalive-share-vars': 'on',
   });
-  assert.equal([value.externalAuth?.requestRedirect, value.externalAuth?.alwaysSetCookie, value.externalAuth?.keepalive?.shareVars], ['', false, false]);
+  assert.equal([value.externalAuth?.requestRedirect, value.externalAuth?.alwaysSetCookie], ['', false]);
   assert.equal(warnedKeys(warnings), ['auth-always-set-cookie', 'auth-keepalive-share-vars', 'auth-request-redirect']);
 });
 
 test('auth-keepalive with $host in auth-url keeps no connection (the peer would follow the client); Lua still dials the Host under the policy', () => {
   const { value, warnings } = parse({ 'auth-url': 'http://$host/oauth2/auth', 'auth-keepalive': '10' });
-  const unpooled = { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: '$host', peerPort: 80 };
+  const unpooled = { connections: 0, requests: 1000, timeout: 60, peerHost: '$host', peerPort: 80 };
   assert.equal(value.externalAuth!.keepalive, unpooled);
   assert.match(warnings[0]!.message, /variable/);
   assert.equal(parse({ 'auth-url': 'http://$host/oauth2/auth' }).value.externalAuth!.keepalive, unpooled, 'not auth_request, whose Host NGINX would dial as written');

@@ -63,29 +63,29 @@ test('values with variables a client fills are escaped before they reach a heade
     'return require("util").header_value(ngx.var.auth_signin)', 'error_page 401 = $auth_signin;');
 });
 
-test('auth-keepalive: a Lua subrequest in the access slot and an upstream per location at http level that keeps connections', () => {
-  const keepalive = { connections: 8, requests: 100, timeout: 30, shareVars: true, peerHost: 'auth.example.com', peerPort: 80 };
+test('auth-keepalive: auth_request as without it; the auth location chooses its peer in Lua; an upstream per location keeps connections', () => {
+  const keepalive = { connections: 8, requests: 100, timeout: 30, peerHost: 'auth.example.com', peerPort: 80 };
   const view = renderLocation({ externalAuth: { ...EA, keepalive } });
-  assert.not.match(view.locationsText, 'auth_request ');
-  inOrder(view.locationsText, "set $auth_cookie '';", "set $authHeader0 '';", 'access_by_lua_block', 'require("external_auth").call("/_external-auth ',
-    'host = "auth.example.com", port = 80, share_vars = true', 'proxy_set_header X-User $authHeader0;');
+  assert.not.match(view.locationsText, 'access_by_lua');
+  inOrder(view.locationsText, 'auth_request "/_external-auth ', 'auth_request_set $authHeader0 $upstream_http_x_user;', 'proxy_set_header X-User $authHeader0;');
   const upstream = /upstream (auth_keepalive_[0-9a-f]{12}) \{/.exec(view.httpLevel)?.[1];
   assert.ok(upstream, view.httpLevel);
   inOrder(view.httpLevel, 'require("external_peer").balance()', 'keepalive 8;', 'keepalive_requests 100;', 'keepalive_timeout 30s;');
-  inOrder(view.extra, 'proxy_set_header Connection "";', `set $target "http://${upstream}/check";`);
+  inOrder(view.extra, 'proxy_set_header Connection "";', `set $target "http://${upstream}/check";`, 'rewrite_by_lua_block',
+    'require("external_auth").choose_peer("/_external-auth ', '{ host = "auth.example.com", port = 80 }', 'proxy_pass $target;');
 });
 
-test('a tenant auth service without auth-keepalive: the same Lua subrequest through an upstream that keeps no connection', () => {
-  const keepalive = { connections: 0, requests: 1000, timeout: 60, shareVars: true, peerHost: 'auth.example.com', peerPort: 80 };
-  const view = renderLocation({ externalAuth: { ...EA, keepalive } });
-  assert.not.match(view.locationsText, 'auth_request ');
-  inOrder(view.locationsText, 'access_by_lua_block', 'host = "auth.example.com", port = 80, share_vars = true', 'proxy_set_header X-User $authHeader0;');
+test('a tenant auth service without auth-keepalive: its peer chosen in Lua, through an upstream that keeps no connection', () => {
+  const keepalive = { connections: 0, requests: 1000, timeout: 60, peerHost: '$host', peerPort: 443 };
+  const view = renderLocation({ externalAuth: { ...EA, url: 'https://$host/oauth2/auth', host: '$host', keepalive } });
+  assert.match(view.locationsText, 'auth_request "/_external-auth ');
   const upstream = /upstream (auth_keepalive_[0-9a-f]{12}) \{/.exec(view.httpLevel)?.[1];
   assert.ok(upstream, view.httpLevel);
   inOrder(view.httpLevel, 'require("external_peer").balance()', '}\n    }');
   assert.not.match(view.httpLevel, 'keepalive ');
   assert.not.match(view.extra, 'Connection');
-  inOrder(view.extra, 'proxy_set_header Host auth.example.com;', `set $target "http://${upstream}/check";`);
+  inOrder(view.extra, 'proxy_set_header Host $host;', `set $target "https://${upstream}/oauth2/auth";`, 'if ($target ~* "^https?://unix:")',
+    'choose_peer("/_external-auth ', '{ host_from_request = true, port = 443 }', 'proxy_pass $target;');
 });
 
 test('a ConfigMap header value stays one quoted argument; one the renderer refuses denies the location', () => {

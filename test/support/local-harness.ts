@@ -4,6 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, unlinkSync, mkdirSync, renameSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { connect as tcpConnect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { cpus, tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +21,11 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export interface Reply {
   status: number;
   headers: IncomingHttpHeaders;
+  /** The header names and values as received, in order (HTTP/2: without pseudo-headers). */
+  rawHeaders: string[];
   body: string;
+  /** The body's bytes as received (a compressed answer's, say). */
+  bytes: Buffer;
   /** The echo backend's name when the reply came from one. */
   backend?: string;
   json?: Record<string, unknown>;
@@ -35,6 +41,23 @@ export interface RequestOptions {
   body?: string;
   /** Source address of the connection (any 127.x address works on loopback). */
   localAddress?: string;
+  /** Sent on the connection before HTTP or TLS begins (a PROXY protocol header). */
+  preface?: string;
+  /** TLS: the server name sent (null: none); the host's name by default. */
+  sni?: string | null;
+  /** TLS: a client certificate and its key (PEM). */
+  cert?: string;
+  key?: string;
+}
+
+/** The TLS options of a request: SNI (none for an address or `sni: null`), trust and client certificate. */
+export function tlsOptions(host: string, opts: RequestOptions): { servername?: string; ca?: string | Buffer; cert?: string; key?: string } {
+  const name = opts.sni === undefined ? (host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.split(':')[0]!) : opts.sni;
+  return {
+    ...(name && !isIP(name) ? { servername: name } : {}),
+    ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
+    ...(opts.cert !== undefined ? { cert: opts.cert, key: opts.key } : {}),
+  };
 }
 
 export interface LocalController {
@@ -55,29 +78,41 @@ export interface LocalController {
   child: ChildProcess;
 }
 
+/** A reply from what a client received: the body read as UTF-8 and, for JSON, parsed (an echo backend names itself in it). */
+export function replyOf(status: number, headers: IncomingHttpHeaders, rawHeaders: string[], chunks: Buffer[]): Reply {
+  const bytes = Buffer.concat(chunks);
+  const reply: Reply = { status, headers, rawHeaders, body: bytes.toString('utf8'), bytes };
+  if (String(headers['content-type'] ?? '').includes('application/json')) {
+    try { reply.json = JSON.parse(reply.body) as Record<string, unknown>; reply.backend = String(reply.json.name ?? ''); } catch { /* not JSON */ }
+  }
+  return reply;
+}
+
+/** A TCP connection to 127.0.0.1:`port` that sends `preface` first, then TLS (`tls`) or nothing more. */
+export function prefacedConnection(port: number, preface: string, tls?: ReturnType<typeof tlsOptions> & { ALPNProtocols?: string[] }): Socket {
+  const tcp = tcpConnect(port, '127.0.0.1');
+  tcp.write(preface);
+  return tls ? tlsConnect({ socket: tcp, ...tls, rejectUnauthorized: tls.ca !== undefined }) : tcp;
+}
+
 export function sendRequest(port: number, host: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const [hostname] = host.split(':');
+    const tls = tlsOptions(host, opts);
     const common = {
       host: '127.0.0.1', port, path, method: opts.method ?? 'GET',
       headers: { Host: host, Connection: 'close', ...(opts.headers ?? {}) },
       timeout: 10_000,
       ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
+      ...(opts.preface !== undefined ? { createConnection: () => prefacedConnection(port, opts.preface!, opts.https ? tls : undefined) } : {}),
     };
     const handle = (res: import('node:http').IncomingMessage) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => { body += d; });
-      res.on('end', () => {
-        const reply: Reply = { status: res.statusCode ?? 0, headers: res.headers, body };
-        if (String(res.headers['content-type'] ?? '').includes('application/json')) {
-          try { reply.json = JSON.parse(body) as Record<string, unknown>; reply.backend = String(reply.json.name ?? ''); } catch { /* not JSON */ }
-        }
-        resolve(reply);
-      });
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve(replyOf(res.statusCode ?? 0, res.headers, res.rawHeaders, chunks)));
     };
     const req = opts.https
-      ? httpsRequest({ ...common, servername: hostname, ca: opts.ca, rejectUnauthorized: opts.ca !== undefined }, handle)
+      // `servername: ''` sends no SNI where Node would otherwise send the Host's name.
+      ? httpsRequest({ ...common, servername: '', ...tls, rejectUnauthorized: opts.ca !== undefined, agent: false }, handle)
       : httpRequest(common, handle);
     req.on('timeout', () => req.destroy(new Error(`request to ${host}${path} timed out`)));
     req.on('error', reject);

@@ -4,17 +4,19 @@
 // test (status, headers, body, backend). A request the HTTP/1.1 leg sends over plain HTTP goes
 // over HTTPS on the HTTP/2 leg (a host without TLS gets the default certificate), since NGINX
 // offers HTTP/2 only with TLS. A behaviour that exists only in HTTP/1.1 (the WebSocket upgrade,
-// `Expect: 100-continue`, the plain-HTTP port itself) is registered with `http1Only` and says why.
+// `Expect: 100-continue`, the plain-HTTP port itself) is registered with `http1Only`, one only
+// HTTP/2 has (gRPC) with `http2Only`, each saying why.
 // docs/fidelity.md's protocol column is read from these registrations (scripts/gen-docs.ts).
 import { connect, type IncomingHttpHeaders as Http2Headers } from 'node:http2';
-import { isIP } from 'node:net';
-import { untilReply, type CliProcess, type Reply, type RequestOptions } from './local-harness.js';
+import { prefacedConnection, replyOf, tlsOptions, untilReply, type CliProcess, type Reply, type RequestOptions } from './local-harness.js';
 
 export type Protocol = 'HTTP/1.1' | 'HTTP/2';
 export const PROTOCOLS: readonly Protocol[] = ['HTTP/1.1', 'HTTP/2'];
 
 export interface ProtocolClient {
   readonly protocol: Protocol;
+  /** `h1` or `h2`: a short label for paths and names one run must not share with the other. */
+  readonly tag: 'h1' | 'h2';
   /** The scheme and port a request without `https` reaches: plain HTTP for HTTP/1.1, HTTPS for HTTP/2. */
   readonly scheme: 'http' | 'https';
   readonly port: number;
@@ -31,6 +33,13 @@ type Register = (name: string, fn: () => Promise<void>) => void;
 // Headers HTTP/2 forbids (RFC 9113 8.2.2); `Host` travels as `:authority`.
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
 
+/** An HTTP/2 stream the server reset (RST_STREAM) or ended without an answer; `code` is the reset's error code. */
+export class StreamReset extends Error {
+  constructor(readonly code: number, what: string) {
+    super(`HTTP/2 stream of ${what} ended without an answer (RST_STREAM code ${code})`);
+  }
+}
+
 /**
  * One request over HTTP/2 to `port` (a TLS listener), SNI and `:authority` `host`, on its own
  * connection as the HTTP/1.1 helper's `Connection: close` request is. Fails when the server
@@ -40,12 +49,11 @@ export function http2Request(port: number, host: string, path: string, opts: Req
   return new Promise((resolve, reject) => {
     const given = Object.entries(opts.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v] as const);
     const authority = given.find(([k]) => k === 'host')?.[1] ?? host;
-    const hostname = authority.startsWith('[') ? authority.slice(1, authority.indexOf(']')) : authority.split(':')[0]!;
+    const tls = { ALPNProtocols: ['h2'], ...tlsOptions(authority, opts) };
     const session = connect(`https://127.0.0.1:${port}`, {
-      ALPNProtocols: ['h2'],
-      ...(isIP(hostname) ? {} : { servername: hostname }),
-      ca: opts.ca, rejectUnauthorized: opts.ca !== undefined,
+      ...tls, rejectUnauthorized: opts.ca !== undefined,
       ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
+      ...(opts.preface !== undefined ? { createConnection: () => prefacedConnection(port, opts.preface!, tls) } : {}),
     });
     const fail = (err: Error) => { session.destroy(); reject(err); };
     session.setTimeout(10_000, () => fail(new Error(`HTTP/2 request to ${host}${path} timed out`)));
@@ -58,18 +66,18 @@ export function http2Request(port: number, host: string, path: string, opts: Req
       ...Object.fromEntries(given.filter(([k]) => !CONNECTION_HEADERS.has(k))),
     });
     let head: Http2Headers = {};
+    let raw: string[] = [];
     const chunks: Buffer[] = [];
-    req.on('response', (h) => { head = h; });
+    req.on('response', (h: Http2Headers, _flags: number, rawHeaders: string[]) => {
+      head = h;
+      raw = rawHeaders.flatMap((v, i) => (i % 2 === 0 && !v.startsWith(':') ? [v, rawHeaders[i + 1]!] : []));
+    });
     req.on('data', (d: Buffer) => chunks.push(d));
-    req.on('error', fail);
-    req.on('end', () => {
+    req.on('error', (err: Error) => (head[':status'] === undefined ? undefined : fail(err)));
+    req.on('close', () => {
       session.close();
-      const headers = Object.fromEntries(Object.entries(head).filter(([k]) => !k.startsWith(':')));
-      const reply: Reply = { status: Number(head[':status'] ?? 0), headers, body: Buffer.concat(chunks).toString('utf8') };
-      if (String(headers['content-type'] ?? '').includes('application/json')) {
-        try { reply.json = JSON.parse(reply.body) as Record<string, unknown>; reply.backend = String(reply.json.name ?? ''); } catch { /* not JSON */ }
-      }
-      resolve(reply);
+      if (head[':status'] === undefined) fail(new StreamReset(req.rstCode ?? 0, `${host}${path}`));
+      else resolve(replyOf(Number(head[':status']), Object.fromEntries(Object.entries(head).filter(([k]) => !k.startsWith(':'))), raw, chunks));
     });
     req.end(opts.body);
   });
@@ -88,6 +96,7 @@ export function protocolClient(target: Target, protocol: Protocol): ProtocolClie
   };
   return {
     protocol,
+    tag: protocol === 'HTTP/1.1' ? 'h1' : 'h2',
     scheme: protocol === 'HTTP/1.1' ? 'http' : 'https',
     port: protocol === 'HTTP/1.1' ? target.ports.http : target.ports.https,
     request,
@@ -115,6 +124,14 @@ export function protocolMatrix(register: Register, target: () => Target) {
     /** A behaviour only HTTP/1.1 has; `why` names it (it is printed in docs/fidelity.md). */
     http1Only(name: string, why: string, fn: (p: ProtocolClient) => Promise<void>): void {
       register(`${name} [HTTP/1.1 only: ${why}]`, () => fn(protocolClient(target(), 'HTTP/1.1')));
+    },
+    /** A behaviour only HTTP/2 has (gRPC); `why` names it. */
+    http2Only(name: string, why: string, fn: (p: ProtocolClient) => Promise<void>): void {
+      register(`${name} [HTTP/2 only: ${why}]`, () => fn(protocolClient(target(), 'HTTP/2')));
+    },
+    /** A check that sends no HTTP request (it reads the running nginx.conf, a TLS handshake, a log); `what` says what it reads. */
+    noRequest(name: string, what: string, fn: () => Promise<void> | void): void {
+      register(`${name} [no request: ${what}]`, async () => { await fn(); });
     },
   };
 }

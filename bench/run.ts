@@ -19,6 +19,7 @@ export const FIGURE_KEYS = [
   'modsecurity_crs_nginx_t_ms', 'modsecurity_crs_rss_mb', 'modsecurity_crs_per_location_nginx_t_ms', 'modsecurity_crs_per_location_rss_mb',
   'otel_rps_ratio', 'otel_cpu_ratio',
   'regex_neighbour_p99_ms', 'regex_neighbour_quiet_p99_ms', 'regex_neighbour_ratio',
+  'nginx_rss_mb_per_1k_paths_static', 'nginx_rss_mb_per_1k_paths_dynamic', 'nginx_pss_mb_per_1k_paths_static', 'nginx_pss_mb_per_1k_paths_dynamic',
 ] as const;
 
 /** Targets from the issue: upper bounds unless `atLeast`. */
@@ -61,6 +62,7 @@ const SCRIPTS: Script[] = [
   { name: 'modsecurity', quickBudgetS: 60, fullBudgetS: 240 },
   { name: 'opentelemetry', quickBudgetS: 60, fullBudgetS: 150 },
   { name: 'regex-neighbour', quickBudgetS: 60, fullBudgetS: 120 },
+  { name: 'nginx-memory', quickBudgetS: 180, fullBudgetS: 300 },
 ];
 
 /** Runs one script, echoing its output; resolves with its last JSON line or an error. */

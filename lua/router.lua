@@ -91,6 +91,15 @@ local function compile_host(name, entries)
       end
     end
     table_sort(h.lengths, function(a, b) return a > b end)
+    -- NGINX answers `/p` with a 301 to `/p/` when a proxied prefix location `/p/` exists and no
+    -- `= /p` (its auto_redirect, before any regex): the same here, so static and dynamic hosts agree.
+    h.slash = {}
+    for p, e in pairs(h.prefix) do
+      if #p > 1 and string_sub(p, -1) == "/" and not e.denied then
+        local bare = string_sub(p, 1, -2)
+        if h.exact[bare] == nil then h.slash[bare] = { slash = p } end
+      end
+    end
     return h
 end
 
@@ -168,10 +177,11 @@ local chosen
 local chosen_uri
 local chosen_host
 
--- NGINX's choice of location: an exact match, else the longest prefix unless a regular
--- expression (tried in order) matches. nil when nothing matches; "error" when PCRE2 gave up.
+-- NGINX's choice of location: an exact match (or the 301 of a `/p/` asked as `/p`), else the
+-- longest prefix unless a regular expression (tried in order) matches. nil when nothing matches;
+-- "error" when PCRE2 gave up.
 local function match(h, uri)
-  local e = h.exact[uri]
+  local e = h.exact[uri] or h.slash[uri]
   if e then return e end
   local prefix
   local n = #uri
@@ -214,6 +224,10 @@ end
 local function apply(e, uri, host, var, moved)
   if e == false then return ngx.exit(ngx.HTTP_NOT_FOUND) end
   if e == "error" then return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR) end
+  if e.slash then
+    local args = var.args
+    return ngx.redirect(args and args ~= "" and (e.slash .. "?" .. args) or e.slash, ngx.HTTP_MOVED_PERMANENTLY)
+  end
   if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
   if e.writes_variables or balancer.reads_location_variables(e.backend) then
     var.namespace = e.namespace

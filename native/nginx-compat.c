@@ -144,6 +144,8 @@ static struct {
   void *(*OPENSSL_sk_value)(const void *, int);
   void (*OPENSSL_sk_pop_free)(void *, void (*)(void *));
   void (*X509_INFO_free)(void *);
+  void *(*SSL_CTX_get_ciphers)(const void *);
+  const char *(*SSL_CIPHER_get_name)(const void *);
 } ssl;
 
 /* The first members of OpenSSL's public X509_INFO (x509.h). */
@@ -159,7 +161,7 @@ static int load_ssl(void) {
   if (h == NULL) return -1;
 #define SYM(name) if ((*(void **) &ssl.name = dlsym(h, #name)) == NULL) return -1
   SYM(TLS_method); SYM(SSL_CTX_new); SYM(SSL_CTX_free); SYM(SSL_CTX_set_cipher_list);
-  SYM(SSL_CTX_ctrl); SYM(ERR_clear_error); SYM(OPENSSL_init_ssl);
+  SYM(SSL_CTX_ctrl); SYM(ERR_clear_error); SYM(OPENSSL_init_ssl); SYM(SSL_CTX_get_ciphers); SYM(SSL_CIPHER_get_name);
   /* libcrypto's, found through libssl's dependencies. */
   SYM(BIO_new_mem_buf); SYM(BIO_free); SYM(PEM_read_bio_Parameters); SYM(SSL_CTX_set0_tmp_dh_pkey);
   SYM(EVP_PKEY_free); SYM(PEM_X509_INFO_read_bio); SYM(OPENSSL_sk_num); SYM(OPENSSL_sk_value);
@@ -253,6 +255,37 @@ static napi_value openssl_loads_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* opensslCipherNames(list) → the names of the ciphers SSL_CTX_set_cipher_list enables for the
+ * list on a fresh context (TLS 1.3 suites included), [] when it refuses the list; throws when
+ * libssl.so.3 cannot be loaded. */
+static napi_value openssl_cipher_names_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result, name;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (load_ssl() != 1) {
+    napi_throw_error(env, NULL, "libssl.so.3 could not be loaded");
+    return NULL;
+  }
+  char *list = string_arg(env, argv[0], NULL);
+  if (list == NULL) return NULL;
+  CHECK(napi_create_array(env, &result));
+  void *ctx = ssl.SSL_CTX_new(ssl.TLS_method());
+  if (ctx != NULL) {
+    if (ssl.SSL_CTX_set_cipher_list(ctx, list) == 1) {
+      void *ciphers = ssl.SSL_CTX_get_ciphers(ctx);
+      int n = ciphers != NULL ? ssl.OPENSSL_sk_num(ciphers) : 0;
+      for (int i = 0; i < n; i++) {
+        CHECK(napi_create_string_utf8(env, ssl.SSL_CIPHER_get_name(ssl.OPENSSL_sk_value(ciphers, i)), NAPI_AUTO_LENGTH, &name));
+        CHECK(napi_set_element(env, result, (uint32_t) i, name));
+      }
+    }
+    ssl.SSL_CTX_free(ctx);
+  }
+  ssl.ERR_clear_error();
+  free(list);
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "pcreCompile", NAPI_AUTO_LENGTH, pcre_compile_js, NULL, &fn));
@@ -263,6 +296,8 @@ static napi_value init(napi_env env, napi_value exports) {
   CHECK(napi_set_named_property(env, exports, "opensslAccepts", fn));
   CHECK(napi_create_function(env, "opensslLoads", NAPI_AUTO_LENGTH, openssl_loads_js, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "opensslLoads", fn));
+  CHECK(napi_create_function(env, "opensslCipherNames", NAPI_AUTO_LENGTH, openssl_cipher_names_js, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "opensslCipherNames", fn));
   char version[64] = "";
   pcre2_config(PCRE2_CONFIG_VERSION, version);
   napi_value v;

@@ -20,6 +20,8 @@ export interface DynamicResult {
   durationMs: number;
   /** The parts NGINX accepted (all of them when ok). */
   posted: DynamicPart[];
+  /** The part the configuration endpoint refused as too large (413): not retried, the same body would be refused again. */
+  tooLarge?: DynamicPart;
   /** Scheduler time the actor started. */
   startedAt: number;
 }
@@ -98,13 +100,15 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
     const posted: DynamicPart[] = [];
     const delays = backoffDelays(backoff);
     let attempts = 0;
+    let tooLarge: DynamicPart | undefined;
     const result = (ok: boolean, error?: string): DynamicResult => ({
-      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, ...(error ? { error } : {}),
+      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, ...(error ? { error } : {}), ...(tooLarge ? { tooLarge } : {}),
     });
     if (pending.length === 0) return of(result(true));
 
     const post = (part: DynamicPart) => exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler).pipe(
       map((res) => {
+        if (res.status === 413) tooLarge = part;
         if (res.status !== 201) throw new Error(`POST /configuration/${part}: HTTP ${res.status}${res.body ? `: ${res.body.trim().slice(0, 200)}` : ''}`);
         posted.push(part);
         return part;
@@ -122,6 +126,7 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
       retry({
         count: delays.length,
         delay: (err: Error, retryCount) => {
+          if (tooLarge) return throwError(() => err);
           const wait = delays[retryCount - 1];
           logger.warn({ attempt: retryCount, nextInMs: wait, error: err.message }, 'dynamic configuration failed; retrying');
           return timer(wait, scheduler);

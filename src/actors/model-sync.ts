@@ -1,6 +1,6 @@
 // Binds the model (build, snapshot, decide, payloads) and two actors into the sync actor's
 // dependencies: the one wiring that local mode, the cluster controller and replay share.
-import { defer, map, type Observable, type SchedulerLike } from 'rxjs';
+import { defer, map, tap, type Observable, type SchedulerLike } from 'rxjs';
 import type { StoreReader } from '../store/types.js';
 import type { ModelBuilder } from '../model/build.js';
 import { snapshot, type ModelSnapshot } from '../model/hash.js';
@@ -11,6 +11,7 @@ import type { Configuration } from '../model/types.js';
 import type { Quarantine } from '../model/quarantine.js';
 import type { ActorOutcome, SyncDeps } from './sync.js';
 import type { DynamicUpdate } from '../model/payload.js';
+import type { BudgetCheck } from './budget-check.js';
 
 export interface ModelSyncOptions {
   store: StoreReader;
@@ -20,6 +21,8 @@ export interface ModelSyncOptions {
   dynamic: (update: DynamicUpdate) => Observable<ActorOutcome>;
   /** What NGINX refused: the model is built without it, until a change may have fixed it. */
   quarantine?: Quarantine;
+  /** The budgets (./budget-check.ts), held through the quarantine. */
+  budgets?: BudgetCheck;
 }
 
 export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
@@ -35,10 +38,11 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
     scheduler,
     build: (changes, context) => {
       const q = opts.quarantine;
-      if (!q || q.size === 0) return opts.builder.build(opts.store, changes);
+      if (!q) return opts.builder.build(opts.store, changes);
       // What is let go is in the model again: the builder's change hints do not say so.
-      const released = q.release(opts.store, context ?? { objects: changes ?? [], everything: changes === undefined });
-      return opts.builder.build(q.view(opts.store), released.length > 0 ? undefined : changes);
+      const released = q.size === 0 ? [] : q.release(opts.store, context ?? { objects: changes ?? [], everything: changes === undefined });
+      const hint = released.length > 0 ? undefined : changes;
+      return opts.budgets ? opts.budgets.build(hint) : opts.builder.build(q.view(opts.store), hint);
     },
     snapshot,
     decide,
@@ -46,7 +50,7 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
     serversPayload,
     routesPayload,
     reload: timed(opts.reload),
-    dynamic: timed(opts.dynamic),
+    dynamic: (update) => timed(opts.dynamic)(update).pipe(tap((o) => { if (o.tooLarge) opts.budgets?.refused(o.tooLarge); })),
     ...(opts.quarantine ? { quarantined: () => opts.quarantine!.entries() } : {}),
   };
 }

@@ -11,6 +11,7 @@ import type { Configuration, IngressRef, Server } from '../model/types.js';
 import type { StoreReader } from '../store/types.js';
 import type { Ingress } from '../store/kube-types.js';
 import { ingressesOf, type RenderedChunks } from '../render/engine.js';
+import { overConfBudgets, type Budgets } from '../model/budgets.js';
 
 /** What the reload actor knows of a configuration NGINX refused. */
 export interface Refusal {
@@ -34,6 +35,11 @@ export interface Narrower {
   applied(config: Configuration): void;
   /** What NGINX's error points at, in the model's words (for an error nothing could be set aside for). */
   explain(refusal: Refusal): string;
+  /**
+   * Sets aside the Ingresses whose locations pass the nginx.conf budgets in `rendered` and
+   * returns the configuration without them, or null when none does (src/model/budgets.ts).
+   */
+  overBudget(rendered: RenderedChunks): Configuration | null;
 }
 
 export interface NarrowerDeps {
@@ -46,6 +52,8 @@ export interface NarrowerDeps {
   logger: Logger;
   /** Most `nginx -t` runs of probes per narrowing (default 48). */
   maxProbes?: number;
+  /** The budgets of nginx.conf's size; none when absent. */
+  budgets?: Budgets;
 }
 
 /** Where `nginx -t` says the error is. */
@@ -92,6 +100,15 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
       return [...await refused(keys.slice(0, half), null), ...await refused(keys.slice(half), null)];
     }
 
+    // An entry of a TCP/UDP services ConfigMap: a port NGINX cannot bind, or a line of its stream server.
+    const entries = serviceEntryCulprits(refusal, store).filter((e) => !quarantine.has('ConfigMap', `${e.configmap}:${e.port}`));
+    if (entries.length > 0) {
+      for (const e of entries) {
+        quarantine.addServiceEntry(store, e.configmap, e.port, `data["${e.port}"]: NGINX refuses it: ${reason}; the other entries are served`);
+        logger.info({ configmap: e.configmap, port: e.port, reason }, `quarantined entry ${e.port} of ConfigMap ${e.configmap}: NGINX refuses it; everything else is applied`);
+      }
+      return rebuild();
+    }
     const culprit = refusal.rendered ? locate(refusal.output, refusal.rendered, refusal.config, store) : { kind: 'configmap', line: '' } as Culprit;
     let found: Array<{ key: string; why: string; output: string }> = [];
     if (culprit.kind === 'ingress' && !quarantine.has('Ingress', culprit.key)) {
@@ -153,6 +170,20 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
       appliedServers = new WeakSet(config.servers);
       quarantine.accepted(quarantine.view(store));
     },
+    overBudget(rendered) {
+      const b = deps.budgets;
+      if (!b) return null;
+      // No Ingress can take more than the whole text: a small configuration is not counted.
+      const limits = [b.maxBytesPerIngress, b.maxBytesPerNamespace].filter((n) => n > 0);
+      if (limits.length === 0 || rendered.chunks.reduce((n, c) => n + c.length, 0) <= Math.min(...limits)) return null;
+      const over = overConfBudgets(rendered.ingressBytes(), quarantine.view(store).listIngresses().map(ingressKey), b);
+      if (over.length === 0) return null;
+      for (const o of over) {
+        quarantine.addIngress(store, o.key, o.reason, o.scope);
+        logger.warn({ ingress: o.key, reason: o.reason, scope: o.scope }, `Ingress ${o.key} set aside: ${o.reason}`);
+      }
+      return rebuild();
+    },
   };
 }
 
@@ -195,6 +226,39 @@ export function locate(output: string, rendered: RenderedChunks, config: Configu
     start += lines;
   }
   return { kind: 'unknown' };
+}
+
+/**
+ * The entries of the TCP/UDP services ConfigMaps NGINX's error is about: a port it could not bind
+ * (`bind() to 0.0.0.0:5432 failed`: no line is named), or the line of an entry's upstream or
+ * server in the stream block, at the end of the rendered text.
+ */
+export function serviceEntryCulprits(refusal: Refusal, store: StoreReader): Array<{ configmap: string; port: string }> {
+  const ports = new Set<number>();
+  for (const m of refusal.output.matchAll(/bind\(\) to (?:\[[^\]]*\]|[^\s:]+):(\d+) failed/g)) ports.add(Number(m[1]));
+  const line = /\[emerg\][^\n]* in \S+:(\d+)\s*$/m.exec(refusal.output);
+  if (line && refusal.rendered) {
+    const { chunks } = refusal.rendered;
+    const before = chunks.slice(0, -1).reduce((n, c) => n + countLines(c), 0);
+    const at = Number(line[1]) - 1 - before;
+    const rows = chunks[chunks.length - 1]!.split('\n');
+    if (at >= 0 && at < rows.length) {
+      // The entry's upstream opens its block; its server ends with `proxy_pass <proto>-<port>;` and `}`.
+      for (let r = at; r >= 0; r--) {
+        const m = /^ {4}upstream (tcp|udp)-(\d+) \{$/.exec(rows[r]!);
+        if (!m) continue;
+        let end = r;
+        while (end < rows.length && rows[end] !== `        proxy_pass ${m[1]}-${m[2]};`) end++;
+        if (at <= end + 1) ports.add(Number(m[2]));
+        break;
+      }
+    }
+  }
+  const out: Array<{ configmap: string; port: string }> = [];
+  for (const [list, configmap] of [[refusal.config.tcpEndpoints, store.options.tcpServicesConfigmap], [refusal.config.udpEndpoints, store.options.udpServicesConfigmap]] as const) {
+    for (const svc of list) if (ports.has(svc.port) && configmap) out.push({ configmap, port: String(svc.port) });
+  }
+  return out;
 }
 
 function countLines(text: string): number {

@@ -79,6 +79,11 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     let current = config;
     for (let round = 0; ; round++) {
       const outcome = await applyOnce(current, t0);
+      if (outcome.ok === 'over-budget') {
+        // Set aside before NGINX ever read it; what is left renders smaller.
+        if (round < MAX_NARROWING_ROUNDS) { current = outcome.next; continue; }
+        return { ok: false, durationMs: now() - t0, error: 'reload: Ingresses still over the nginx.conf budgets after setting some aside' };
+      }
       if (outcome.ok) {
         deps.narrower?.applied(current);
         return { ...outcome.result, config: current };
@@ -95,7 +100,8 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
     }
   }
 
-  type Attempt = { ok: true; result: Extract<ReloadResult, { ok: true }> } | { ok: false; error: string; refusal: Refusal };
+  type Attempt = { ok: true; result: Extract<ReloadResult, { ok: true }> } | { ok: false; error: string; refusal: Refusal }
+    | { ok: 'over-budget'; next: Configuration };
 
   /** Renders, tests and installs one configuration (or starts NGINX on it). */
   async function applyOnce(config: Configuration, t0: number): Promise<Attempt> {
@@ -108,6 +114,8 @@ export function createReloadActor(deps: ReloadDeps): (config: Configuration) => 
       logger.error({ err: (err as Error).message }, 'reload: render failed; the running configuration is kept');
       return { ok: false, error, refusal: { config, rendered: null, output: error } };
     }
+    const narrowed = deps.narrower?.overBudget(rendered);
+    if (narrowed) return { ok: 'over-budget', next: narrowed };
     for (const w of rendered.warnings) logger.warn(w);
     mkdirSync(confDir, { recursive: true });
     const tmp = join(confDir, `.${basename(confPath)}.tmp-${process.pid}-${++seq}`);

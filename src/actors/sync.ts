@@ -25,6 +25,8 @@ export interface ActorOutcome {
   config?: Configuration;
   /** A reload's: what the renderer refused, as warnings naming the objects. */
   problems?: ModelWarning[];
+  /** A dynamic update's: the part the configuration endpoint refused as too large (413). */
+  tooLarge?: DynamicPart;
 }
 
 /** What a batch changed, for the quarantine: which objects, or everything (templates, ConfigMap, a lossy batch). */

@@ -73,26 +73,49 @@ export function admissionReviewResponse(uid: string, r: AdmissionResponse): stri
 
 /** The API's limit on all annotations of one object together (keys and values). */
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+/**
+ * The largest object the API server could send: it takes request bodies of at most 3 MiB, and
+ * stores objects of at most 1.5 MiB (in etcd's encoding, which JSON only makes larger).
+ */
+export const MAX_OBJECT_BYTES = 3 * 1024 * 1024;
+
+/** A DNS-1123 subdomain (a name) and label (a namespace): the API server refuses anything else. */
+const NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
- * The request's object as an Ingress of the shape the model reads, or what is wrong with it. The
- * API server only ever sends valid Ingresses; anything else is a caller that is not the API server.
+ * The request's object as an Ingress holding only the fields the model reads, each of its type,
+ * or what is wrong with it. The API server only ever sends valid Ingresses; anything else is a
+ * caller that is not the API server, and gets a denial naming the field.
  */
-export function ingressOf(req: AdmissionRequest): { ok: true; ingress: Ingress } | { ok: false; message: string } {
+export function ingressOf(req: AdmissionRequest, bodyBytes = 0): { ok: true; ingress: Ingress } | { ok: false; message: string } {
   const o = req.object;
-  const problem = shapeProblem(o, INGRESS, 'object');
-  if (problem) return { ok: false, message: `request.${problem}` };
-  const ing = o as Ingress;
-  const size = Object.entries(ing.metadata.annotations ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  if (!isRecord(o)) return { ok: false, message: `request.object must be an Ingress object, not ${o === null ? 'null' : Array.isArray(o) ? 'a list' : typeof o}` };
+  // Only a body that large can hold an object that large: the common case costs nothing.
+  if (bodyBytes > MAX_OBJECT_BYTES) {
+    const size = Buffer.byteLength(JSON.stringify(o));
+    if (size > MAX_OBJECT_BYTES) return { ok: false, message: `request.object is ${size} bytes; the API server never sends an object over ${MAX_OBJECT_BYTES} bytes` };
+  }
+  const read = project(o, INGRESS, 'request.object');
+  if ('problem' in read) return { ok: false, message: read.problem };
+  const ing = read.value as unknown as Ingress;
+  const annotations = ing.metadata.annotations ?? {};
+  const size = Object.entries(annotations).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
   if (size > MAX_ANNOTATIONS_BYTES) return { ok: false, message: `request.object.metadata.annotations: ${size} bytes, more than the API allows (${MAX_ANNOTATIONS_BYTES})` };
   // The API server fills namespace and name before validating admission; a hand-made review may not.
   const metadata = { ...ing.metadata, name: ing.metadata.name || req.name, namespace: ing.metadata.namespace || req.namespace };
   if (!metadata.name) return { ok: false, message: 'request.object.metadata.name is missing' };
   if (!metadata.namespace) return { ok: false, message: 'request.object.metadata.namespace is missing' };
-  return { ok: true, ingress: { ...ing, metadata } };
+  if (!NAME.test(metadata.name)) return { ok: false, message: `request.object.metadata.name ${JSON.stringify(metadata.name.slice(0, 80))} is not a name the API server accepts` };
+  if (!NAMESPACE.test(metadata.namespace)) return { ok: false, message: `request.object.metadata.namespace ${JSON.stringify(metadata.namespace.slice(0, 80))} is not a namespace the API server accepts` };
+  return { ok: true, ingress: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata, spec: ing.spec ?? {} } };
 }
 
-/** A tiny schema of the fields the model reads; other fields pass unchecked. */
+/**
+ * A tiny schema of the fields the model reads. Reading an object keeps only these fields (the
+ * model never meets a field of another type, or a nesting it did not ask for); null is read as
+ * absent (the API server writes an unset time as null), except as an element of a list.
+ */
 type Shape = 'string' | 'int' | { map: 'string' } | { list: Shape } | { fields: Record<string, Shape>; required?: string[] };
 
 const BACKEND: Shape = {
@@ -132,30 +155,37 @@ const INGRESS: Shape = {
   },
 };
 
-function shapeProblem(v: unknown, shape: Shape, at: string): string | null {
-  if (v === undefined || v === null) return null;
-  if (shape === 'string') return typeof v === 'string' ? null : `${at} must be a string`;
-  if (shape === 'int') return Number.isInteger(v) ? null : `${at} must be an integer`;
+type Projected = { value: unknown } | { problem: string };
+
+function project(v: unknown, shape: Shape, at: string): Projected {
+  if (shape === 'string') return typeof v === 'string' ? { value: v } : { problem: `${at} must be a string` };
+  if (shape === 'int') return Number.isSafeInteger(v) ? { value: v } : { problem: `${at} must be an integer` };
   if ('map' in shape) {
-    if (!isRecord(v)) return `${at} must be an object`;
-    for (const [k, x] of Object.entries(v)) if (typeof x !== 'string') return `${at}[${JSON.stringify(k)}] must be a string`;
-    return null;
+    if (!isRecord(v)) return { problem: `${at} must be an object of strings` };
+    for (const [k, x] of Object.entries(v)) if (typeof x !== 'string') return { problem: `${at}[${JSON.stringify(k.slice(0, 80))}] must be a string` };
+    return { value: v };
   }
   if ('list' in shape) {
-    if (!Array.isArray(v)) return `${at} must be a list`;
+    if (!Array.isArray(v)) return { problem: `${at} must be a list` };
+    const out = new Array<unknown>(v.length);
     for (let i = 0; i < v.length; i++) {
-      const p = shapeProblem(v[i], shape.list, `${at}[${i}]`);
-      if (p) return p;
+      if (v[i] === null || v[i] === undefined) return { problem: `${at}[${i}] must be ${typeof shape.list === 'string' ? `a ${shape.list === 'int' ? 'integer' : 'string'}` : 'an object'}, not null` };
+      const p = project(v[i], shape.list, `${at}[${i}]`);
+      if ('problem' in p) return p;
+      out[i] = p.value;
     }
-    return null;
+    return { value: out };
   }
-  if (!isRecord(v)) return `${at} must be an object`;
-  for (const r of shape.required ?? []) if (v[r] === undefined || v[r] === null) return `${at}.${r} is missing`;
+  if (!isRecord(v)) return { problem: `${at} must be an object` };
+  const out: Record<string, unknown> = {};
+  for (const r of shape.required ?? []) if (v[r] === undefined || v[r] === null) return { problem: `${at}.${r} is missing` };
   for (const [k, s] of Object.entries(shape.fields)) {
-    const p = shapeProblem(v[k], s, `${at}.${k}`);
-    if (p) return p;
+    if (v[k] === undefined || v[k] === null) continue;
+    const p = project(v[k], s, `${at}.${k}`);
+    if ('problem' in p) return p;
+    out[k] = p.value;
   }
-  return null;
+  return { value: out };
 }
 
 // ---- Messages

@@ -14,6 +14,7 @@ import { createModelBuilder } from '../model/build.js';
 import type { ModelWarning } from '../model/types.js';
 import { warnRuleOf, type Severity } from './verdict.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { DEFAULT_BUDGETS, overPathBudgets, type Budgets } from '../model/budgets.js';
 
 export interface LintFinding {
   severity: Severity;
@@ -33,6 +34,10 @@ export interface LintOptions {
   defaultServerPort?: number;
   /** Certificate expiry and the creation time of objects without one. */
   now?: () => Date;
+  /** The controller's path budgets (src/model/budgets.ts); the defaults when absent. */
+  budgets?: Budgets;
+  /** The controller's --host-ownership: other namespaces' rules for a host are refused. */
+  hostOwnership?: boolean;
 }
 
 export interface ManifestText { file: string; text: string }
@@ -117,9 +122,12 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
 /** The model's warnings over a loaded cluster, placed and graded. */
 export function modelFindings(loaded: LoadedCluster, opts: LintOptions): LintFinding[] {
   const built = createModelBuilder({
-    annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort ?? 8181, now: opts.now,
+    annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort ?? 8181, now: opts.now, hostOwnership: opts.hostOwnership,
   }).build(loaded.store);
-  return built.warnings.map((w) => finding(w, loaded));
+  // What the controller would set aside for its paths (the byte budgets need the data plane's render: not checked here).
+  const overBudget = overPathBudgets(loaded.store.listIngresses(), opts.budgets ?? DEFAULT_BUDGETS)
+    .map((o) => ({ object: `Ingress ${o.key}`, field: 'spec.rules', message: `${o.reason.replace(/^over budget: /, '')}; the controller sets it aside` }));
+  return [...overBudget, ...built.warnings].map((w) => finding(w, loaded));
 }
 
 /** Lints the given files as one cluster; `file` names are shown as given. */

@@ -11,6 +11,7 @@ import type { AddressPolicy } from '../model/address-policy.js';
 import type { ModelWarning } from '../model/types.js';
 import { createNameIndex, keyOf, neighbourhood, serverNames, storeView } from './candidate.js';
 import { warnRuleOf, type Severity } from './verdict.js';
+import { DEFAULT_BUDGETS, pathBudgetProblem, type Budgets } from '../model/budgets.js';
 
 export interface Finding extends ModelWarning {
   severity: Severity;
@@ -44,6 +45,8 @@ export interface ReviewerOptions {
   /** The controller's upstream address policy and --host-ownership, so a review sees what the controller will. */
   addressPolicy?: AddressPolicy;
   hostOwnership?: boolean;
+  /** The controller's budgets: an Ingress over the per-Ingress path budget is denied before any model is built. */
+  budgets?: Budgets;
 }
 
 export interface Reviewer {
@@ -77,6 +80,13 @@ export function createReviewer(opts: ReviewerOptions): Reviewer {
           return { ...notServed(verdict.reason), served: true, allowed: false, findings: [finding] };
         }
         return notServed(verdict.reason);
+      }
+      // The controller would set it aside; its size is known without building it, and the work of
+      // a review stays bounded by the budget.
+      const tooBig = pathBudgetProblem(candidate, opts.budgets ?? DEFAULT_BUDGETS);
+      if (tooBig) {
+        const finding: Finding = { severity: 'deny', object: `Ingress ${keyOf(candidate)}`, field: 'spec.rules', message: `${tooBig}; the controller would set it aside` };
+        return { served: true, reason: verdict.reason, allowed: false, findings: [finding], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
       }
       const ingresses = neighbourhood(candidate, indexOf(store.listIngresses()), opts.annotationsPrefix);
       const view = storeView(store, ingresses, candidate);

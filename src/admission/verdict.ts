@@ -2,6 +2,7 @@
 // only warn. The model decides what is wrong; this table only decides how hard to say it.
 import type { ModelWarning } from '../model/types.js';
 import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/refused.js';
+import { HTTP2_FAILURE } from '../model/http2.js';
 
 export type Severity = 'deny' | 'warn';
 
@@ -79,6 +80,11 @@ export const WARN_RULES: readonly WarnRule[] = [
     name: 'path-listed-twice',
     why: 'the Ingress repeats one of its own paths; the first is used (ingress-nginx accepts it too)',
     matches: (w) => w.field === 'spec.rules' && / is listed twice; the first one is used$/.test(w.message),
+  },
+  {
+    name: 'fails-over-http2',
+    why: 'HTTP/1.1 clients are served; HTTP/2 clients fail where it applies (a Lua API lua-nginx-module refuses in HTTP/2 requests, TLS settings HTTP/2 clients refuse), so the warning says so before browsers find it',
+    matches: (w) => w.message.startsWith(HTTP2_FAILURE),
   },
   {
     name: 'cert-manager-certificate',

@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { defaultStoreOptions } from '../store/store.js';
 import type { StoreOptions } from '../store/types.js';
+import { DEFAULT_BUDGETS, type Budgets } from '../model/budgets.js';
 
 export interface ClusterFlags {
   ingressClass: string;
@@ -17,6 +18,8 @@ export interface ClusterFlags {
   defaultSslCertificate: string;
   defaultBackendService: string;
   annotationsPrefix: string;
+  maxPathsPerIngress: number;
+  maxPathsPerNamespace: number;
 }
 
 /** The controller flags that decide what the files mean. */
@@ -34,7 +37,19 @@ export function addClusterFlags(cmd: Command): Command {
     .option('--udp-services-configmap <ns/name>', 'the UDP services ConfigMap', '')
     .option('--default-ssl-certificate <ns/name>', 'the default certificate\'s Secret', '')
     .option('--default-backend-service <ns/name>', 'the default backend Service', '')
-    .addOption(new Option('--annotations-prefix <prefix>', 'annotation prefix').default(d.annotationsPrefix));
+    .addOption(new Option('--annotations-prefix <prefix>', 'annotation prefix').default(d.annotationsPrefix))
+    .option('--max-paths-per-ingress <n>', 'the controller\'s path budget per Ingress (0: none)', count, DEFAULT_BUDGETS.maxPathsPerIngress)
+    .option('--max-paths-per-namespace <n>', 'the controller\'s path budget per namespace (0: none)', count, DEFAULT_BUDGETS.maxPathsPerNamespace);
+}
+
+function count(v: string): number {
+  if (!/^\d{1,9}$/.test(v.trim())) throw new Error(`not a whole number: ${v}`);
+  return Number(v);
+}
+
+/** The budgets the files are read against: the paths ones from the flags (bytes need the data plane's render). */
+export function budgetsOf(f: ClusterFlags): Budgets {
+  return { ...DEFAULT_BUDGETS, maxPathsPerIngress: f.maxPathsPerIngress, maxPathsPerNamespace: f.maxPathsPerNamespace };
 }
 
 export function storeOptionsOf(f: ClusterFlags): StoreOptions {

@@ -9,12 +9,13 @@ import {
 } from '../observability/request-metrics.js';
 import type { ServePorts } from './serve.js';
 import { parseAllowedClasses } from '../model/address-policy.js';
+import { BUDGET_HELP, DEFAULT_BUDGETS, parseBudgetBytes, type Budgets } from '../model/budgets.js';
 
 /**
  * How a flag's value is read. `duration` and `seconds` both end up in milliseconds; `floats` and
  * `strings` are pflag slices (comma-separated; a repeated flag appends).
  */
-export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds' | 'floats' | 'strings';
+export type FlagType = 'string' | 'bool' | 'int' | 'float' | 'duration' | 'seconds' | 'floats' | 'strings' | 'count' | 'bytes';
 
 export interface ControllerOptions extends ServePorts {
   // cluster access
@@ -76,6 +77,10 @@ export interface ControllerOptions extends ServePorts {
   allowUpstreamAddresses: string;
   hostOwnership: boolean;
   dynamicRoutes: boolean;
+  maxPathsPerIngress: number;
+  maxPathsPerNamespace: number;
+  maxBytesPerIngress: number;
+  maxBytesPerNamespace: number;
   help: boolean;
   version: boolean;
 }
@@ -152,6 +157,10 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'allow-upstream-addresses', key: 'allowUpstreamAddresses', type: 'string', default: '', help: 'Node-local and metadata upstream addresses to allow, comma-separated: loopback, unspecified, link-local, metadata. Empty: endpoints and ExternalName targets of these classes are refused with a warning (docs/security.md).', ours: true },
   { name: 'host-ownership', key: 'hostOwnership', type: 'bool', default: false, help: 'The namespace of the oldest Ingress of a host owns it: rules, canaries and aliases for that host from other namespaces are refused with a warning (docs/security.md).', ours: true },
   { name: 'enable-dynamic-routes', key: 'dynamicRoutes', type: 'bool', default: true, help: 'Serve the hosts whose Ingresses Lua can apply per request from a route table the controller POSTs, so adding or changing them needs no reload (docs/dynamic-routes.md). false: every host has a server block, as in ingress-nginx.', ours: true },
+  { name: 'max-paths-per-ingress', key: 'maxPathsPerIngress', type: 'count', default: DEFAULT_BUDGETS.maxPathsPerIngress, help: BUDGET_HELP.maxPathsPerIngress, ours: true },
+  { name: 'max-paths-per-namespace', key: 'maxPathsPerNamespace', type: 'count', default: DEFAULT_BUDGETS.maxPathsPerNamespace, help: BUDGET_HELP.maxPathsPerNamespace, ours: true },
+  { name: 'max-bytes-per-ingress', key: 'maxBytesPerIngress', type: 'bytes', default: DEFAULT_BUDGETS.maxBytesPerIngress, help: BUDGET_HELP.maxBytesPerIngress, ours: true },
+  { name: 'max-bytes-per-namespace', key: 'maxBytesPerNamespace', type: 'bytes', default: DEFAULT_BUDGETS.maxBytesPerNamespace, help: BUDGET_HELP.maxBytesPerNamespace, ours: true },
   { name: 'help', key: 'help', type: 'bool', default: false, help: 'Print this help and exit.', ours: true },
   { name: 'version', key: 'version', type: 'bool', default: false, help: 'Print the version and exit.' },
 ];
@@ -326,6 +335,12 @@ function parseValue(name: string, type: FlagType, raw: string): string | number 
     }
     case 'strings':
       return raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+    case 'count':
+      return /^\d{1,9}$/.test(raw.trim()) ? Number(raw) : bad('expected a whole number (0: no limit)');
+    case 'bytes': {
+      const n = parseBudgetBytes(raw);
+      return n === null ? bad('expected a size in bytes, or with k, m or g (0: no limit)') : n;
+    }
   }
 }
 
@@ -447,6 +462,11 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
 }
 
 /** The request metrics these flags ask for (--enable-metrics on). */
+/** The budgets of src/model/budgets.ts from their flags. */
+export function toBudgets(o: Pick<ControllerOptions, keyof Budgets>): Budgets {
+  return { maxPathsPerIngress: o.maxPathsPerIngress, maxPathsPerNamespace: o.maxPathsPerNamespace, maxBytesPerIngress: o.maxBytesPerIngress, maxBytesPerNamespace: o.maxBytesPerNamespace };
+}
+
 export function toRequestMetricsConfig(o: ControllerOptions): RequestMetricsConfig {
   const excluded = new Set(o.excludeSocketMetrics.map((m) => m.replace(/^nginx_ingress_controller_/, '')));
   return {
@@ -462,8 +482,14 @@ export function toRequestMetricsConfig(o: ControllerOptions): RequestMetricsConf
 function formatDefault(f: ControllerFlag): string {
   if (f.type === 'duration') return formatDuration(f.default as number);
   if (f.type === 'seconds') return String((f.default as number) / 1000);
+  if (f.type === 'bytes') return formatSize(f.default as number);
   if (Array.isArray(f.default)) return `[${(f.default as Array<number | string>).join(', ')}]`;
   return typeof f.default === 'string' ? JSON.stringify(f.default) : String(f.default);
+}
+
+function formatSize(n: number): string {
+  for (const [unit, size] of [['g', 1024 ** 3], ['m', 1024 ** 2], ['k', 1024]] as const) if (n > 0 && n % size === 0) return `${n / size}${unit}`;
+  return String(n);
 }
 
 function formatDuration(ms: number): string {
@@ -474,6 +500,7 @@ function formatDuration(ms: number): string {
 
 const TYPE_HINT: Record<FlagType, string> = {
   string: 'string', bool: '', int: 'int', float: 'float', duration: 'duration', seconds: 'seconds', floats: 'floats', strings: 'strings',
+  count: 'int', bytes: 'size',
 };
 
 /** --help text: one entry per flag of CONTROLLER_FLAGS, then the flags accepted without effect. */

@@ -11,16 +11,16 @@ import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
-import { controllerHelp, parseControllerFlags, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
+import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
 import { reachApiServer } from '../streams/kube-reach.js';
 import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
-import type { Registry } from 'prom-client';
 import type { NginxRuntime } from '../render/runtime.js';
-import { createReviewer } from '../admission/review.js';
-import { createAdmissionMetrics } from '../admission/metrics.js';
-import { startWebhookServer, type WebhookServer } from '../admission/server.js';
+import { createAdmissionMetrics, type AdmissionMetrics } from '../admission/metrics.js';
+import { startWebhookThread, type WebhookThread } from '../admission/webhook-thread.js';
+import { isTask } from '../store/events.js';
+import type { PipelineHooks } from '../streams/hooks.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 import { version } from '../version.js';
 import { describeForbidden } from '../streams/kube-errors.js';
@@ -117,25 +117,28 @@ export async function runController(argv: string[]): Promise<number> {
     return 1;
   }
 
-  // The webhook reviews against the store once it holds the informers' initial lists (applied
-  // synchronously as they are emitted), whether or not NGINX runs a configuration yet: a bad
-  // Ingress that keeps NGINX from starting must stay fixable.
-  let storeLoaded = false;
+  // The webhook runs in a thread of its own with its own store, fed the same source events; it
+  // reviews once that store holds the informers' initial lists, whether or not NGINX runs a
+  // configuration yet: a bad Ingress that keeps NGINX from starting must stay fixable.
+  let admissionMetrics: AdmissionMetrics | null = null;
+  const webhook: WebhookThread | null = o.validatingWebhook ? startAdmissionWebhook(o, { logger, runtime, storeOptions, metrics: { observe: (...a) => admissionMetrics?.observe(...a) } }) : null;
+  const hooks: PipelineHooks[] = webhook ? [...obs.hooks, { received: (it) => { if (!isTask(it.input)) webhook.forward(it.input); } }] : obs.hooks;
   let controller;
   try {
     controller = await serve({
       logger, store, runtime,
       source: (onInitialState) => kubeSource({
         kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
-        onInitialState: () => { storeLoaded = true; onInitialState(); },
+        onInitialState: () => { webhook?.loaded(); onInitialState(); },
       }),
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
+      budgets: toBudgets(o),
       annotationsPrefix: o.annotationsPrefix,
       syncRateLimit: o.syncRateLimit,
-      hooks: obs.hooks,
+      hooks,
       metricsLabels: { controller_namespace: podNamespace, controller_class: o.controllerClass, controller_pod: podName },
       ...(o.enableMetrics ? { requestMetrics: toRequestMetricsConfig(o) } : {}),
       shutdownGracePeriodMs: Math.max(o.shutdownGracePeriodMs, 30_000),
@@ -149,15 +152,18 @@ export async function runController(argv: string[]): Promise<number> {
     });
   } catch (err) {
     logger.fatal({ err }, `ingress-rx controller could not start: ${(err as Error).message}`);
+    await webhook?.close();
     await obs.close();
     return 1;
   }
-  let webhook: WebhookServer | null = null;
-  if (o.validatingWebhook) {
+  if (webhook) {
+    admissionMetrics = createAdmissionMetrics(controller.registry);
     try {
-      webhook = await startAdmissionWebhook(o, { store, logger, registry: controller.registry, ready: () => storeLoaded, runtime });
+      const port = await webhook.listening;
+      logger.info({ address: o.validatingWebhook, port }, 'validating webhook listening (in its own thread)');
     } catch (err) {
       logger.fatal({ err: (err as Error).message }, `the validating webhook could not start: ${(err as Error).message}`);
+      await webhook.close();
       await controller.shutdown();
       await obs.close();
       return 1;
@@ -192,30 +198,32 @@ export async function runController(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** A Warning Event (reason Quarantined) on each Ingress NGINX refuses, repeated while it stays so (the recorder aggregates). */
+/** A Warning Event (reason Quarantined) on each Ingress NGINX refuses or a budget sets aside, repeated while it stays so (the recorder aggregates). */
 function reportQuarantined(entries: SyncResult['quarantined'], store: ReturnType<typeof createStore>, events: ReturnType<typeof createEventRecorder>): void {
   for (const e of entries) {
     const ing = e.kind === 'Ingress' ? store.getIngress(e.key) : undefined;
-    if (ing) recordInvalidIngress(events, ing, `quarantined: NGINX refuses it (${e.reason}); the other Ingresses are applied without it`, 'Quarantined');
+    const why = e.budget ? e.reason : `NGINX refuses it (${e.reason})`;
+    if (ing) recordInvalidIngress(events, ing, `quarantined: ${why}; the other Ingresses are applied without it`, 'Quarantined');
   }
 }
 
-/** --validating-webhook: reviews against the controller's store, refused until the store holds the cluster. */
-async function startAdmissionWebhook(o: ControllerOptions, ctx: {
-  store: ReturnType<typeof createStore>; logger: Logger; registry: Registry; ready: () => boolean; runtime: NginxRuntime;
-}): Promise<WebhookServer> {
+/** --validating-webhook: a thread reviewing against its own copy of the store, refused until that holds the cluster. */
+function startAdmissionWebhook(o: ControllerOptions, ctx: {
+  logger: Logger; runtime: NginxRuntime; storeOptions: ReturnType<typeof toStoreOptions>; metrics: AdmissionMetrics;
+}): WebhookThread {
   const { runtime } = ctx;
-  return startWebhookServer({
-    address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey, logger: ctx.logger,
-    reviewer: createReviewer({
-      store: ctx.store, annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
-      reservedPorts: [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, o.healthzPort],
+  return startWebhookThread({
+    logLevel: o.logLevel,
+    storeOptions: ctx.storeOptions,
+    server: { address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey },
+    reviewer: {
+      annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
+      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort).ownPorts],
       addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>),
       hostOwnership: o.hostOwnership,
-    }),
-    metrics: createAdmissionMetrics(ctx.registry),
-    ready: ctx.ready,
-  });
+      budgets: toBudgets(o),
+    },
+  }, { logger: ctx.logger, metrics: ctx.metrics });
 }
 
 /** One Warning Event per invalid Ingress named by the model's warnings. */

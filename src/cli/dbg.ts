@@ -8,6 +8,7 @@ import { controlChannel } from '../render/control.js';
 import { defaultRuntime } from '../render/runtime.js';
 import { controlRequest } from '../actors/control-client.js';
 import { ROUTES_REPORT_FILE } from './routes-report.js';
+import { TAKEOVERS_REPORT_FILE } from './takeovers-report.js';
 
 /** Written by the controller into its workdir whenever the quarantine changes. */
 export const QUARANTINE_FILE = 'quarantine.json';
@@ -81,17 +82,20 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
       for (const e of quarantined) out(`${e.kind} ${e.key} (since ${new Date(e.since).toISOString()}): ${e.reason}\n`);
       return 0;
     }
-    if (what === 'routes') {
-      // Which hosts the Lua router serves and why the others keep a server block (the controller's report).
-      const file = join(opts.workdir ?? DEFAULT_DBG_WORKDIR, ROUTES_REPORT_FILE);
+    // The controller's reports in its workdir: which hosts the Lua router serves and why the
+    // others keep a server block; which Ingress takes another namespace's traffic, and whose.
+    const report = (name: string, file: string) => {
+      const path = join(opts.workdir ?? DEFAULT_DBG_WORKDIR, file);
       try {
-        out(readFileSync(file, 'utf8'));
+        out(readFileSync(path, 'utf8'));
         return 0;
       } catch {
-        out(`No dynamic-routes report at ${file} (is --workdir the controller's?)\n`);
+        out(`No ${name} report at ${path} (is --workdir the controller's?)\n`);
         return 1;
       }
-    }
+    };
+    if (what === 'routes') return report('dynamic-routes', ROUTES_REPORT_FILE);
+    if (what === 'takeovers') return report('takeovers', TAKEOVERS_REPORT_FILE);
     if (what === 'conf') {
       const res = await get('/nginx.conf');
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }

@@ -3,10 +3,11 @@
 import type { Writable } from 'node:stream';
 import { formatFinding, lintManifests } from '../admission/lint.js';
 import { readInputs } from './manifest-inputs.js';
-import { storeOptionsOf, type ClusterFlags } from './cluster-flags.js';
+import { budgetsOf, storeOptionsOf, type ClusterFlags } from './cluster-flags.js';
 
 export interface LintCommandOptions extends ClusterFlags {
   strict?: boolean;
+  hostOwnership?: boolean;
   output?: 'text' | 'json';
   /** Clock for certificate expiry (tests). */
   now?: () => Date;
@@ -17,7 +18,7 @@ export function runLint(paths: string[], opts: LintCommandOptions, out: Writable
   const inputs = readInputs(paths, opts.stdin);
   for (const e of inputs.errors) err.write(`lint: ${e}\n`);
   if (inputs.errors.length > 0 || inputs.files.length === 0) return 2;
-  const r = lintManifests(inputs.files, { store: storeOptionsOf(opts), annotationsPrefix: opts.annotationsPrefix, now: opts.now });
+  const r = lintManifests(inputs.files, { store: storeOptionsOf(opts), annotationsPrefix: opts.annotationsPrefix, now: opts.now, budgets: budgetsOf(opts), hostOwnership: opts.hostOwnership });
   const errors = r.findings.filter((f) => f.severity === 'deny').length;
   const warnings = r.findings.length - errors;
   if (opts.output === 'json') {

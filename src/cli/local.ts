@@ -11,6 +11,7 @@ import type { AddressClass } from '../model/address-policy.js';
 import { observability, type ObservabilityOptions } from './observability.js';
 import { defaultRequestMetricsConfig } from '../observability/request-metrics.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { DEFAULT_BUDGETS } from '../model/budgets.js';
 
 export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
@@ -24,6 +25,11 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   hostOwnership: boolean;
   /** --enable-dynamic-routes (on unless false) */
   enableDynamicRoutes?: boolean;
+  /** --max-paths-per-ingress and the other budgets (src/model/budgets.ts); the defaults when absent. */
+  maxPathsPerIngress?: number;
+  maxPathsPerNamespace?: number;
+  maxBytesPerIngress?: number;
+  maxBytesPerNamespace?: number;
 }
 
 export async function runLocal(opts: LocalOptions): Promise<number> {
@@ -72,6 +78,12 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       allowUpstreamAddresses: opts.allowUpstreamAddresses,
       hostOwnership: opts.hostOwnership,
       dynamicRoutes: opts.enableDynamicRoutes !== false,
+      budgets: {
+        maxPathsPerIngress: opts.maxPathsPerIngress ?? DEFAULT_BUDGETS.maxPathsPerIngress,
+        maxPathsPerNamespace: opts.maxPathsPerNamespace ?? DEFAULT_BUDGETS.maxPathsPerNamespace,
+        maxBytesPerIngress: opts.maxBytesPerIngress ?? DEFAULT_BUDGETS.maxBytesPerIngress,
+        maxBytesPerNamespace: opts.maxBytesPerNamespace ?? DEFAULT_BUDGETS.maxBytesPerNamespace,
+      },
       annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
       syncRateLimit: opts.syncRateLimit,
       hooks: obs.hooks,

@@ -3,6 +3,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../version.js';
 import { parseAllowedClasses } from '../model/address-policy.js';
+import { BUDGET_HELP, DEFAULT_BUDGETS, parseBudgetBytes } from '../model/budgets.js';
 import { addClusterFlags } from './cluster-flags.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -22,6 +23,16 @@ const positive = (v: string) => {
 const onOff = (v: string) => {
   if (v !== 'true' && v !== 'false') throw new CommanderError(2, 'ingress-rx.bool', `not true or false: ${v}`);
   return v === 'true';
+};
+
+const count = (v: string) => {
+  if (!/^\d{1,9}$/.test(v.trim())) throw new CommanderError(2, 'ingress-rx.count', `not a whole number: ${v}`);
+  return Number(v);
+};
+const bytes = (v: string) => {
+  const n = parseBudgetBytes(v);
+  if (n === null) throw new CommanderError(2, 'ingress-rx.bytes', `not a size (bytes, or with k, m or g): ${v}`);
+  return n;
 };
 
 const allowedClasses = (v: string) => {
@@ -58,6 +69,10 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--allow-upstream-addresses <classes>', 'node-local and metadata upstream addresses allowed (loopback, unspecified, link-local, metadata; empty: none); the controller\'s own ports never', allowedClasses, allowedClasses('loopback'))
     .option('--host-ownership', 'a host belongs to the namespace of its oldest Ingress; other namespaces\' rules for it are refused', false)
     .option('--enable-dynamic-routes [bool]', 'serve the hosts whose Ingresses Lua can apply per request from a route table, without reloads (docs/dynamic-routes.md); =false gives every host a server block', onOff, true)
+    .option('--max-paths-per-ingress <n>', BUDGET_HELP.maxPathsPerIngress, count, DEFAULT_BUDGETS.maxPathsPerIngress)
+    .option('--max-paths-per-namespace <n>', BUDGET_HELP.maxPathsPerNamespace, count, DEFAULT_BUDGETS.maxPathsPerNamespace)
+    .option('--max-bytes-per-ingress <size>', BUDGET_HELP.maxBytesPerIngress, bytes, DEFAULT_BUDGETS.maxBytesPerIngress)
+    .option('--max-bytes-per-namespace <size>', BUDGET_HELP.maxBytesPerNamespace, bytes, DEFAULT_BUDGETS.maxBytesPerNamespace)
     .addOption(logLevel())
     .action(async (opts) => {
       const { runLocal } = await import('./local.js');
@@ -99,6 +114,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .description('Check manifests (files, directories, or - for a `kubectl get -o yaml` dump on stdin) as the admission webhook would; file:line per finding; exit 1 on errors')
     .argument('<paths...>', 'manifest files or directories, or - for stdin')
     .option('--strict', 'warnings fail too (exit 1)', false)
+    .option('--host-ownership', 'as the controller\'s flag: a host belongs to the namespace of its oldest Ingress', false)
     .addOption(new Option('--output <format>', 'text or json').choices(['text', 'json']).default('text')))
     .action(async (paths: string[], opts) => {
       const { runLint } = await import('./lint.js');
@@ -161,6 +177,9 @@ function buildProgram(setExit: (code: number) => void): Command {
   dbg.command('quarantine').description('objects NGINX refuses, set aside while everything else applies')
     .option('--workdir <dir>', "the controller's --workdir")
     .action((_o, c: Command) => dbgRun(['quarantine'], c));
+  dbg.command('takeovers').description("Ingresses that take another namespace's traffic on a shared host or name, and whose")
+    .option('--workdir <dir>', "the controller's --workdir")
+    .action((_o, c: Command) => dbgRun(['takeovers'], c));
 
   return program;
 }

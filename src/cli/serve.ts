@@ -35,8 +35,11 @@ import { metricsLogPath } from '../render/metrics-log.js';
 import type { RequestMetricsConfig } from '../observability/request-metrics.js';
 import { createQuarantine, type QuarantineEntry } from '../model/quarantine.js';
 import { createNarrower } from '../actors/quarantine.js';
+import { createBudgetCheck } from '../actors/budget-check.js';
+import { DEFAULT_BUDGETS, type Budgets } from '../model/budgets.js';
 import { QUARANTINE_FILE } from './dbg.js';
 import { routesReport } from './routes-report.js';
+import { takeoversReport } from './takeovers-report.js';
 import { startHealthServer } from '../observability/health-server.js';
 import { createLeftOutReporter } from '../observability/left-out.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
@@ -69,6 +72,8 @@ export interface ServeOptions {
   hostOwnership?: boolean;
   /** --enable-dynamic-routes (src/model/dynamic-routes.ts). */
   dynamicRoutes?: boolean;
+  /** What one Ingress and one namespace may put into the data plane (src/model/budgets.ts); the defaults when absent. */
+  budgets?: Budgets;
 }
 
 export interface RunningController {
@@ -140,7 +145,8 @@ function quarantineReport(runtime: NginxRuntime, logger: Logger): (entries: Quar
     for (const [k, e] of now) {
       if (last.get(k) === e) continue;
       changed = true;
-      logger.error({ object: k, reason: e.reason }, `${k} is quarantined: NGINX refuses it (${e.reason}); everything else is applied`);
+      logger.error({ object: k, reason: e.reason, ...(e.budget ? { budget: e.budget } : {}) },
+        `${k} is quarantined: ${e.budget ? e.reason : `NGINX refuses it (${e.reason})`}; everything else is applied`);
     }
     for (const k of last.keys()) if (!now.has(k)) logger.info({ object: k }, `${k} left quarantine`);
     last = now;
@@ -194,7 +200,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   await ensureFallbackCertificate(dirname(runtime.fallbackCert.certPath));
 
   const renderer = createRenderer({ templateDir, logger });
-  const reservedPorts = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, opts.healthz.port];
+  // A TCP/UDP service may take none of the controller's own ports (the ssl-passthrough proxy's too).
+  const reservedPorts = [...addressPolicy.ownPorts];
   const modelOptions = { annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort, reservedPorts, addressPolicy, hostOwnership: opts.hostOwnership, dynamicRoutes: opts.dynamicRoutes };
   const builder = createModelBuilder({ ...modelOptions, logger });
   // NGINX starts with the first sync, directly on its configuration (its start is the test, one
@@ -205,8 +212,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const nginx = createNginxProcess({ runtime, logger });
   // What NGINX refuses is set aside, named, and everything else applied in the same sync.
   const quarantine = createQuarantine();
+  const budgets = opts.budgets ?? DEFAULT_BUDGETS;
   const narrower = createNarrower({
-    store, quarantine, builder, logger,
+    store, quarantine, builder, logger, budgets,
     probeBuilder: () => createModelBuilder(modelOptions),
   });
   const reload = createReloadActor({ renderer, nginx, runtime, logger, fallback: bootstrap, narrower });
@@ -269,9 +277,11 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       filtered: () => reportLeftOut(store.leftOutIngresses()),
     },
   );
-  const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine }));
+  const budgetCheck = createBudgetCheck({ store, quarantine, builder, budgets, logger });
+  const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine, budgets: budgetCheck }));
   const report = quarantineReport(runtime, logger);
   const reportRoutes = routesReport(runtime.prefix, logger);
+  const reportTakeovers = takeoversReport(runtime.prefix, logger);
   const results$ = createPipeline({ inputs, store, scheduler, sync: syncer, syncRateLimit: opts.syncRateLimit, hooks });
 
   let resolveReady!: () => void;
@@ -291,6 +301,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
     if (r.applied && r.config) reportRoutes(r.config);
+    if (r.config) reportTakeovers(r.warnings);
     for (const id of r.itemIds) received.delete(id);
     report(r.quarantined);
     if (initialStateId !== null && r.itemIds.includes(initialStateId)) initialStateMerged = true;

@@ -6,6 +6,7 @@
 // two objects of one name are compared by their hashes.
 import { backendHashes, certificateUids, l4Hashes, serverStructureHash, settingsHash, type ModelSnapshot } from './hash.js';
 import type { Backend, L4Service, Server } from './types.js';
+import { sniRoutes } from './sni.js';
 
 export type DecisionKind = 'none' | 'dynamic' | 'reload';
 
@@ -125,6 +126,8 @@ function structureChanges(running: ModelSnapshot, next: ModelSnapshot, servers: 
   if (running.backends !== next.backends && passthroughEndpoints(running.backends) !== passthroughEndpoints(next.backends)) {
     out.push('ssl-passthrough endpoints changed');
   }
+  // A dynamic host's name under a passthrough wildcard host is a line of the SNI map too.
+  if (running.servers !== next.servers && sniRoutes(running.servers).text !== sniRoutes(next.servers).text) out.push('ssl-passthrough names changed');
   for (const { name, before, after } of servers.pairs) {
     // A dynamic host's routes are the router's table, not nginx.conf (routeChanges).
     if (dynamicOrAbsent(before) && dynamicOrAbsent(after)) continue;

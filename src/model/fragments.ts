@@ -110,6 +110,7 @@ export function buildFragment(
   }
 
   const hosts: string[] = [];
+  const named = new Set<string>();
   const paths: PathEntry[] = [];
   const rules = ing.spec.rules ?? [];
   const template = locationTemplate(parsed);
@@ -122,7 +123,10 @@ export function buildFragment(
       continue;
     }
     const host = raw === '' ? DEFAULT_SERVER : raw;
-    if (!hosts.includes(host)) hosts.push(host);
+    if (!named.has(host)) {
+      named.add(host);
+      hosts.push(host);
+    }
     const rulePaths = rule.http?.paths ?? [];
     for (let j = 0; j < rulePaths.length; j++) {
       const p = rulePaths[j]!;

@@ -20,6 +20,8 @@ export interface NginxCompat {
    * proxy_ssl_trusted_certificate), `crl` (ssl_crl).
    */
   opensslLoads(kind: 'dhparam' | 'certificates' | 'crl', pem: string): boolean;
+  /** The names of the ciphers SSL_CTX_set_cipher_list enables for a list (TLS 1.3 suites too); [] when it refuses it. */
+  opensslCipherNames(list: string): string[];
   pcreVersion: string;
 }
 

@@ -71,8 +71,9 @@ export function needsRegex(loc: Location): boolean {
  * path precedence over a Prefix path of the same value, whatever the Ingresses' ages). Both
  * pieces keep the Ingress path as `ingressPath` ($location_path, cookie affinity). The twin of
  * `/p/` is `= /p` (the spec: Prefix `/p/` matches `/p`), where ingress-nginx makes `= /p/`.
+ * Twins left out for an Exact path go to `shadowed` (the Exact path takes their requests).
  */
-export function splitPrefixLocations(sorted: Location[]): Location[] {
+export function splitPrefixLocations(sorted: Location[], shadowed?: Location[]): Location[] {
   const exact = new Set(sorted.filter((l) => l.pathType === 'Exact').map((l) => l.path));
   const out: Location[] = [];
   for (const loc of sorted) {
@@ -88,7 +89,9 @@ export function splitPrefixLocations(sorted: Location[]): Location[] {
       continue;
     }
     out.push(trailing ? loc : { ...loc, path: `${bare}/`, ingressPath: loc.path });
-    if (!exact.has(bare)) out.push({ ...loc, path: bare, pathType: 'Exact', ingressPath: loc.path });
+    const twin: Location = { ...loc, path: bare, pathType: 'Exact', ingressPath: loc.path };
+    if (!exact.has(bare)) out.push(twin);
+    else shadowed?.push(twin);
   }
   return out;
 }

@@ -88,34 +88,68 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
   return entries;
 }
 
-/** The dynamic hosts of the model (those the rule let through), sorted by name. */
+const payloads = new WeakMap<Configuration, RoutesPayload>();
+
+/** The dynamic hosts of the model (those the rule let through), sorted by name; once per configuration (the budgets read it before the sync posts it). */
 export function routesPayload(config: Configuration): RoutesPayload {
+  let payload = payloads.get(config);
+  if (payload) return payload;
   const hosts: Record<string, readonly RouteEntry[]> = {};
-  if (!config.dynamicRoutes) return { hosts };
-  for (const s of config.servers) if (s.staticBecause === null) hosts[s.hostname.toLowerCase()] = hostRoutes(s, config.settings);
-  return { hosts };
+  if (config.dynamicRoutes) for (const s of config.servers) if (s.staticBecause === null) hosts[s.hostname.toLowerCase()] = hostRoutes(s, config.settings);
+  payload = { hosts };
+  payloads.set(config, payload);
+  return payload;
+}
+
+/** A host's route entries as JSON (JSON.stringify's text exactly) and the bytes of each Ingress's entries in it. */
+export interface HostRoutesText {
+  readonly text: string;
+  /** `namespace/name` → bytes of its entries (the default backend's root entries belong to none). */
+  readonly byIngress: ReadonlyMap<string, number>;
+  /** The same by namespace. */
+  readonly byNamespace: ReadonlyMap<string, number>;
+}
+
+const hostTexts = new WeakMap<readonly RouteEntry[], HostRoutesText>();
+
+/** Memoised per entries array (the model hands back unchanged hosts' entries as the same array). */
+export function hostRoutesText(entries: readonly RouteEntry[]): HostRoutesText {
+  let t = hostTexts.get(entries);
+  if (!t) {
+    const parts = new Array<string>(entries.length);
+    const byIngress = new Map<string, number>();
+    const byNamespace = new Map<string, number>();
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      const json = JSON.stringify(e);
+      parts[i] = json;
+      if (e.ingress !== '') {
+        const k = `${e.namespace}/${e.ingress}`;
+        byIngress.set(k, (byIngress.get(k) ?? 0) + json.length + 1);
+        byNamespace.set(e.namespace, (byNamespace.get(e.namespace) ?? 0) + json.length + 1);
+      }
+    }
+    t = { text: `[${parts.join(',')}]`, byIngress, byNamespace };
+    hostTexts.set(entries, t);
+  }
+  return t;
 }
 
 /**
  * The dynamic-config actor's serialiser of route tables: the body as chunks, JSON.stringify's
  * text exactly, each host's entries serialised once while the model hands them back unchanged
- * (hostRoutes keeps them per server), so a sync that adds one host out of thousands serialises one.
+ * (hostRoutes keeps them per server, hostRoutesText their text), so a sync that adds one host out
+ * of thousands serialises one.
  */
 export function createRoutesSerialiser(): (payload: RoutesPayload) => string[] {
-  let texts = new WeakMap<readonly RouteEntry[], string>();
   return (payload) => {
-    const next = new WeakMap<readonly RouteEntry[], string>();
     const chunks: string[] = ['{"hosts":{'];
     let first = true;
     for (const [host, entries] of Object.entries(payload.hosts)) {
-      let text = texts.get(entries);
-      if (text === undefined) text = JSON.stringify(entries);
-      next.set(entries, text);
-      chunks.push(`${first ? '' : ','}${JSON.stringify(host)}:`, text);
+      chunks.push(`${first ? '' : ','}${JSON.stringify(host)}:`, hostRoutesText(entries).text);
       first = false;
     }
     chunks.push('}}');
-    texts = next;
     return chunks;
   };
 }

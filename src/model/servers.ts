@@ -1,11 +1,12 @@
 // One host's Ingress fragments (oldest first) → its Server: paths of all Ingresses merged, the
-// oldest winning a duplicate host+path+pathType and the server-level annotations, a root `/`
+// oldest winning a duplicate NGINX location (whatever the paths' spelling) and the server-level
+// annotations, other namespaces' paths that win an older Ingress's requests warned, a root `/`
 // placeholder, host-wide regex mode, ingress-nginx's location order and the Prefix split.
-import type { Location, ModelWarning, Server } from './types.js';
+import type { IngressRef, Location, ModelWarning, Server } from './types.js';
 import { checkRegex } from './pcre.js';
 import { describeAttack, regexCostProblem } from './regex-cost.js';
-import type { IngressFragment } from './fragments.js';
-import { regexTakeovers } from './takeovers.js';
+import type { IngressFragment, PathEntry } from './fragments.js';
+import { pathTakeovers } from './path-takeovers.js';
 import { hostStaticReason } from './dynamic-routes.js';
 import { serverTLSSettings } from './server-tls.js';
 import {
@@ -51,8 +52,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
   if (root) merged.set(pathKey(ROOT_PATH, 'Prefix'), root);
 
   for (const frag of fragments) {
-    for (const entry of frag.paths) {
-      if (entry.host !== host) continue;
+    for (const entry of pathsOf(frag, host)) {
       const loc = entry.location;
       const key = pathKey(loc.path, loc.pathType);
       const existing = merged.get(key);
@@ -78,24 +78,40 @@ export function assembleServer(input: ServerInput): AssembledServer {
   const first = host === DEFAULT_SERVER ? undefined : fragments[0];
   const withSnippet = fragments.find((f) => f.parsed.serverSnippet !== '');
   const pre = sortLocations([...merged.values()]);
-  const split = splitPrefixLocations(pre);
-  const seen = new Map<string, Location>();
-  const locations: Location[] = [];
+  const shadowed: Location[] = [];
+  const split = splitPrefixLocations(pre, shadowed);
+  // Paths that make one NGINX location (Prefix `/p` and ImplementationSpecific `/p/` both make
+  // `/p/`): the oldest Ingress's is kept, whatever the spelling.
+  const rankOf = (ing: IngressRef | null) => (ing ? fragments.findIndex((f) => f.ref.name === ing.name && f.ref.namespace === ing.namespace) : -1);
+  const seen = new Map<string, number>();
+  const slots: Array<Location | null> = [];
+  let dropped = false;
   for (const loc of split) {
     const id = locationIdentity(loc);
-    const other = seen.get(id);
-    if (other) {
-      if (loc.ingress) {
-        warnings.push({
-          object: `Ingress ${ingressName(loc)}`, field: 'spec.rules',
-          message: `host ${host} location "${id}" would duplicate the one from Ingress ${ingressName(other)}; ignored`,
-        });
-      }
+    const at = seen.get(id);
+    if (at === undefined) {
+      seen.set(id, slots.length);
+      slots.push(loc);
       continue;
     }
-    seen.set(id, loc);
-    locations.push(loc);
+    // The winner keeps its own place in the order (regular expressions of one length keep it).
+    const other = slots[at]!;
+    const older = rankOf(loc.ingress) < rankOf(other.ingress);
+    if (older) {
+      slots[at] = null;
+      dropped = true;
+      seen.set(id, slots.length);
+      slots.push(loc);
+    }
+    const [winner, loser] = older ? [loc, other] : [other, loc];
+    if (loser.ingress) {
+      warnings.push({
+        object: `Ingress ${ingressName(loser)}`, field: 'spec.rules',
+        message: `host ${host} location "${id}" would duplicate the one from the older Ingress ${ingressName(winner)}; ignored`,
+      });
+    }
   }
+  const locations = dropped ? slots.filter((l): l is Location => l !== null) : slots as Location[];
 
   // Host-wide regex mode matches every other location by `~* ^path`: each must compile as NGINX's
   // PCRE2 compiles it, whichever Ingress asked for regex mode.
@@ -135,10 +151,33 @@ export function assembleServer(input: ServerInput): AssembledServer {
     locations,
     staticBecause: hostStaticReason({ host, ingresses: fragments, locations, useRegex, dynamicRoutes: input.dynamicRoutes }),
   };
-  if (server.useRegex) for (const w of regexTakeovers(host, locations, 'spec.rules')) warnings.push(w);
+  if (fragments.some((f) => f.ref.namespace !== fragments[0]!.ref.namespace)) {
+    for (const w of pathTakeovers(host, server, (ing) => { const r = rankOf(ing); return r < 0 ? undefined : r; }, shadowed)) warnings.push(w);
+  }
   const primaries = new Map<string, Location>();
   for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
   return { server, primaries, warnings };
+}
+
+const pathsByHost = new WeakMap<IngressFragment, Map<string, PathEntry[]>>();
+
+/**
+ * A fragment's paths on one host. An Ingress may name tens of thousands of hosts: scanning all of
+ * its paths for each of them would make a server's assembly quadratic in the Ingress's size.
+ */
+function pathsOf(frag: IngressFragment, host: string): readonly PathEntry[] {
+  if (frag.hosts.length === 1) return frag.hosts[0] === host ? frag.paths : [];
+  let index = pathsByHost.get(frag);
+  if (!index) {
+    index = new Map();
+    for (const e of frag.paths) {
+      const list = index.get(e.host);
+      if (list) list.push(e);
+      else index.set(e.host, [e]);
+    }
+    pathsByHost.set(frag, index);
+  }
+  return index.get(host) ?? [];
 }
 
 /** Why NGINX would refuse `~* ^path` as a regular expression, or null. */

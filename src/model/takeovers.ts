@@ -1,9 +1,9 @@
 // Cross-namespace takeovers: one namespace's Ingress changing where another namespace's traffic
-// goes (a canary on its path, a regex path matched before its paths, an alias on its host or
-// under its wildcard). ingress-nginx allows these silently; here each is a warning on both
-// Ingresses (an Event in controller mode), and --host-ownership refuses what crosses a host's
-// owner.
-import type { IngressRef, Location, ModelWarning } from './types.js';
+// goes (a canary on its path, a path of its own that NGINX chooses for requests an older
+// Ingress's path matches: ./path-takeovers.ts, an alias on its host or under its wildcard).
+// ingress-nginx allows these silently; here each is a warning on both Ingresses (an Event in
+// controller mode), and --host-ownership refuses what crosses a host's owner.
+import type { IngressRef, ModelWarning } from './types.js';
 import type { IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from './paths.js';
 
@@ -18,37 +18,6 @@ export function takeoverWarnings(taker: IngressRef, victim: IngressRef, field: s
     { object: `Ingress ${keyOf(taker)}`, field, reason: TAKEOVER_REASON, message: `takes traffic of Ingress ${keyOf(victim)} (namespace ${victim.namespace}): ${what}` },
     { object: `Ingress ${keyOf(victim)}`, field: 'spec.rules', reason: TAKEOVER_REASON, message: `Ingress ${keyOf(taker)} of namespace ${taker.namespace} takes traffic of this Ingress: ${what}` },
   ];
-}
-
-/**
- * On a host in regex mode every non-Exact path is `~* ^path`, tried longest first: a path of
- * another namespace that comes first and matches this path's own URI takes its requests.
- */
-export function regexTakeovers(host: string, locations: readonly Location[], field: string): ModelWarning[] {
-  const out: ModelWarning[] = [];
-  const regexes = locations.filter((l) => l.pathType !== 'Exact' && l.ingress !== null && !l.isDefBackend);
-  // The renderer's order: longest path first, stable.
-  const ordered = regexes.map((l, i) => ({ l, i })).sort((a, b) => b.l.path.length - a.l.path.length || a.i - b.i).map((x) => x.l);
-  const reported = new Set<string>();
-  for (let i = 0; i < ordered.length; i++) {
-    const taker = ordered[i]!;
-    let re: RegExp;
-    try {
-      re = new RegExp(`^${taker.path.replace(/^\(\?i\)/, '')}`, 'i');
-    } catch {
-      continue;
-    }
-    for (let j = i + 1; j < ordered.length; j++) {
-      const victim = ordered[j]!;
-      if (victim.ingress!.namespace === taker.ingress!.namespace || !re.test(victim.path)) continue;
-      const id = `${keyOf(taker.ingress!)}|${taker.path}|${keyOf(victim.ingress!)}|${victim.path}`;
-      if (reported.has(id)) continue;
-      reported.add(id);
-      out.push(...takeoverWarnings(taker.ingress!, victim.ingress!, field,
-        `on host ${host} the regular expression path ${taker.path} is tried before path ${victim.path} and matches it`));
-    }
-  }
-  return out;
 }
 
 /**

@@ -5,6 +5,7 @@
 // labels in ingress-nginx, so they live in a second registry printed after the first.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SyncResult } from '../actors/sync.js';
+import { TAKEOVER_REASON } from '../model/takeovers.js';
 import { version } from '../version.js';
 import { createCertificateMetrics } from './certificate-metrics.js';
 import { createIngressMetrics } from './ingress-metrics.js';
@@ -22,8 +23,8 @@ export interface ControllerMetrics {
 
 /** The quarantine metrics: one series per object set aside, and how many there are. */
 function quarantineGauges(registry: Registry): (entries: SyncResult['quarantined']) => void {
-  const ingresses = new Gauge({ name: 'ingress_rx_quarantined_ingresses', help: 'Ingresses set aside because NGINX refuses them (1 per Ingress); everything else is applied', labelNames: ['namespace', 'name'], registers: [registry] });
-  const configmaps = new Gauge({ name: 'ingress_rx_quarantined_configmaps', help: 'Main ConfigMaps whose settings NGINX refuses (1 each); the previous settings stay in use', labelNames: ['namespace', 'name'], registers: [registry] });
+  const ingresses = new Gauge({ name: 'ingress_rx_quarantined_ingresses', help: 'Ingresses set aside because NGINX refuses them or they pass a budget (1 per Ingress); everything else is applied', labelNames: ['namespace', 'name'], registers: [registry] });
+  const configmaps = new Gauge({ name: 'ingress_rx_quarantined_configmaps', help: 'Main ConfigMaps whose settings NGINX refuses, and TCP/UDP services entries it refuses (1 each); everything else is applied', labelNames: ['namespace', 'name'], registers: [registry] });
   const total = new Gauge({ name: 'ingress_rx_quarantined_objects', help: 'Objects set aside because NGINX refuses them', registers: [registry] });
   total.set(0);
   let last = '';
@@ -38,6 +39,34 @@ function quarantineGauges(registry: Registry): (entries: SyncResult['quarantined
       (e.kind === 'Ingress' ? ingresses : configmaps).set({ namespace: e.key.slice(0, slash), name: e.key.slice(slash + 1) }, 1);
     }
     total.set(entries.length);
+  };
+}
+
+/**
+ * Cross-namespace takeovers (Event reason Takeover): per Ingress, how many warnings say it takes
+ * another namespace's traffic (`side="takes"`) or that its traffic is taken (`side="taken"`).
+ */
+function takeoverGauges(registry: Registry): (warnings: SyncResult['warnings']) => void {
+  const gauge = new Gauge({ name: 'ingress_rx_takeovers', help: "Takeover warnings per Ingress: it takes another namespace's traffic (side=takes), or another namespace takes its traffic (side=taken)", labelNames: ['namespace', 'name', 'side'], registers: [registry] });
+  let last = '';
+  return (warnings) => {
+    const counts = new Map<string, number>();
+    for (const w of warnings) {
+      if (w.reason !== TAKEOVER_REASON) continue;
+      const side = /^takes traffic of /.test(w.message) ? 'takes' : / takes traffic of this Ingress: /.test(w.message) ? 'taken' : null;
+      const m = /^Ingress ([^/\s]+)\/(\S+)$/.exec(w.object);
+      if (!side || !m) continue;
+      const key = `${m[1]}\u0000${m[2]}\u0000${side}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const key = [...counts].map(([k, n]) => `${k}\u0000${n}`).sort().join('\n');
+    if (key === last) return;
+    last = key;
+    gauge.reset();
+    for (const [k, n] of counts) {
+      const [namespace, name, side] = k.split('\u0000') as [string, string, string];
+      gauge.set({ namespace, name, side }, n);
+    }
   };
 }
 
@@ -78,11 +107,14 @@ export function createMetrics(labels: { controller_namespace: string; controller
   const eventToApplied = new Histogram({ name: 'ingress_rx_event_to_applied_seconds', help: 'Time from an event entering the pipeline to NGINX running its effect', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
   lastReloadOk.set(1);
   const observeQuarantine = quarantineGauges(registry);
+  const observeTakeovers = takeoverGauges(registry);
 
   return {
     registry,
     observeSync(r, receivedAt, now) {
       observeQuarantine(r.quarantined);
+      // A sync that built a model reports every warning of it.
+      if (r.config) observeTakeovers(r.warnings);
       syncs.inc({ decision: r.decision, applied: String(r.applied) });
       syncDuration.observe(r.durationMs / 1000);
       if (r.reload) {

@@ -17,6 +17,12 @@ export interface ControlChannel {
   token(): string;
 }
 
+/**
+ * The largest body the configuration endpoint takes (nginx.conf.liquid's client_max_body_size
+ * and client_body_buffer_size of /configuration): a bigger POST is answered 413.
+ */
+export const CONFIGURATION_BODY_BYTES = 21 * 1024 * 1024;
+
 /** sun_path holds 108 bytes with its NUL; NGINX refuses a longer path only when it binds. */
 const MAX_SOCKET_PATH = 107;
 

@@ -28,6 +28,7 @@ import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/
 import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { metricsLogHttp } from './metrics-log.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
+import { CONFIGURATION_BODY_BYTES } from './control.js';
 import { LOCATION_VARIABLES_READ_TOKEN, readsLocationVariables, servesDynamicHosts } from './dynamic-routes.js';
 
 export type { AuxiliaryFile, RenderProblem };
@@ -56,6 +57,8 @@ export interface RenderedChunks {
   httpLevel: string;
   /** Whether NGINX running this text writes the reload log (a custom template may not). */
   writesReloadLog: boolean;
+  /** `namespace/name` → bytes of nginx.conf its locations take (the budgets of src/model/budgets.ts); counted when asked. */
+  ingressBytes(): ReadonlyMap<string, number>;
 }
 
 export interface Renderer {
@@ -83,6 +86,7 @@ interface Fragment {
   httpLevel: string;
   uses: readonly HttpFeature[];
   problems: RenderProblem[];
+  ingressBytes: ReadonlyMap<IngressRef, number>;
 }
 
 interface Templates {
@@ -187,6 +191,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let httpLevel = '';
     const uses = new Set<HttpFeature>();
     let routerServersRead = false;
+    const charged: Array<ReadonlyMap<IngressRef, number>> = [];
     for (const server of config.servers) {
       // A dynamic host is the router's (./dynamic-routes.ts): no server block.
       if (server.staticBecause === null) continue;
@@ -199,7 +204,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           const view = serverView(server, www === null ? serverCtx : { ...serverCtx, wwwRedirectFrom: www });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
-          frag = { ctxKey, www, text, hash: fragmentHash(server, runtime, text), httpLevel: view.httpLevel, uses: view.uses, problems: view.problems };
+          frag = { ctxKey, www, text, hash: fragmentHash(server, runtime, text), httpLevel: view.httpLevel, uses: view.uses, problems: view.problems, ingressBytes: view.ingressBytes };
         } catch (err) {
           // A server the renderer cannot express is left out; the others render.
           const e = unwrap(err);
@@ -207,7 +212,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
             ingresses: ingressesOf(server), host: server.hostname, field: e instanceof RenderError ? e.field : 'server',
             message: e instanceof RenderError ? e.message.slice(e.field.length + 2) : String((e as Error)?.message ?? e), outcome: 'server left out',
           };
-          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', uses: [], problems: [problem] };
+          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', uses: [], problems: [problem], ingressBytes: new Map() };
         }
         fragments.set(server, frag);
       }
@@ -217,6 +222,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
       for (const u of frag.uses) uses.add(u);
+      if (frag.ingressBytes.size > 0) charged.push(frag.ingressBytes);
     }
     cachedFragments = config.servers.length;
 
@@ -261,6 +267,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         temp: { ...tempPaths(runtime), auth_cache: join(runtime.prefix, 'tmp', 'auth-cache') },
         reload_log: reloadLogPath(runtime),
         left_out_path: leftOutPath(runtime),
+        configuration_body_size: `${CONFIGURATION_BODY_BYTES / (1024 * 1024)}m`,
         proxy_headers: httpProxyHeaders(s),
         proxy_next_upstream: nextUpstream(s.retryNonIdempotent && !s.proxyNextUpstream.includes('non_idempotent') ? [...s.proxyNextUpstream, 'non_idempotent'] : s.proxyNextUpstream, 'proxy-next-upstream'),
         log_escape: s.logFormatEscapeJson ? ' escape=json' : s.logFormatEscapeNone ? ' escape=none' : '',
@@ -313,7 +320,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     }
     parts[0] = head;
     parts.push(tail);
-    return { chunks: parts, checksum, warnings, problems, httpLevel, writesReloadLog: head.includes(`error_log ${quoteLiteral(reloadLogPath(runtime))} notice;`) };
+    return { chunks: parts, checksum, warnings, problems, httpLevel, writesReloadLog: head.includes(`error_log ${quoteLiteral(reloadLogPath(runtime))} notice;`), ingressBytes: () => sumByIngress(charged) };
   }
 
   function renderWithWarnings(config: Configuration, runtime: NginxRuntime): RenderResult {
@@ -347,6 +354,17 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
 }
 
 /** The Ingresses whose paths a server serves. */
+function sumByIngress(charged: ReadonlyArray<ReadonlyMap<IngressRef, number>>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of charged) {
+    for (const [ref, n] of m) {
+      const k = `${ref.namespace}/${ref.name}`;
+      out.set(k, (out.get(k) ?? 0) + n);
+    }
+  }
+  return out;
+}
+
 export function ingressesOf(server: Server): IngressRef[] {
   const seen = new Map<string, IngressRef>();
   for (const loc of server.locations) if (loc.ingress) seen.set(`${loc.ingress.namespace}/${loc.ingress.name}`, loc.ingress);

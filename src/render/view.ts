@@ -46,6 +46,8 @@ export interface ServerView {
   uses: readonly HttpFeature[];
   /** Values the renderer refused: each denied or left out its location, or left out server directives. */
   problems: RenderProblem[];
+  /** Each Ingress's bytes of the text: its locations and what they made first (the budgets read it). */
+  ingressBytes: ReadonlyMap<IngressRef, number>;
 }
 
 /**
@@ -129,6 +131,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   let locationsText = '';
   let extra = '';
   let httpLevel = '';
+  const ingressBytes = new Map<IngressRef, number>();
   const ordered = locationOrder(server);
   const router = routerPlacement(server, ctx.dynamicRoutes === true, ordered);
   for (const loc of ordered) {
@@ -156,6 +159,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
       locationsText += r.text;
       extra += own;
       httpLevel += http;
+      if (loc.ingress) ingressBytes.set(loc.ingress, (ingressBytes.get(loc.ingress) ?? 0) + r.text.length + own.length + http.length);
       for (const u of r.uses) uses.add(u);
     } catch (err) {
       // One value the renderer cannot express denies its location (503), not the server.
@@ -187,7 +191,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   return {
     names, serverName, listenText,
     luaPhases: OWNS_HEADER_FILTER.some((fn) => fn(bctx)) ? '' : serverLua(host),
-    guards, directives, locationsText, extra, after, httpLevel, uses: [...uses], problems,
+    guards, directives, locationsText, extra, after, httpLevel, uses: [...uses], problems, ingressBytes,
   };
 }
 

@@ -1,8 +1,9 @@
-// A tenant's auth-url whose host is a name, without auth-keepalive, through real NGINX: Lua
-// resolves the name (with the nameservers NGINX's `resolver` asks, here a fake DNS) and the
-// address policy judges every answer before the subrequest is made; an allowed address gets the
-// answers auth_request gave (response headers, 401 with WWW-Authenticate, auth-signin, the auth
-// cache, auth-method), a refused one is never dialled.
+// A tenant's auth-url whose host is a name, without auth-keepalive, through real NGINX over
+// HTTP/1.1 and HTTP/2: in the rewrite phase of auth_request's subrequest Lua resolves the name
+// (with the nameservers NGINX's `resolver` asks, here a fake DNS) and the address policy judges
+// every answer before the subrequest is dialled; an allowed address gets auth_request's answers
+// (response headers, 401 with WWW-Authenticate, auth-signin, the auth cache, auth-method), a
+// refused one is never dialled.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
@@ -11,7 +12,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { firstValueFrom } from 'rxjs';
 import { createReloadActor } from '../../src/actors/reload.js';
-import { createNginxHarness, type NginxHarness } from '../support/nginx-harness.js';
+import { createNginxHarness, harnessTarget, type NginxHarness } from '../support/nginx-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 import { parse } from '../support/annotation-parse.js';
 import { backend, configuration, location, server } from '../support/config-builder.js';
 import { startFakeDns, type FakeDns } from '../support/fake-dns.js';
@@ -27,6 +29,7 @@ async function listen(answer: (req: IncomingMessage, res: import('node:http').Se
 }
 
 let h: NginxHarness;
+const over = protocolMatrix(test, () => harnessTarget(h));
 let dns: FakeDns;
 let auth: Recorder;
 let nodeLocal: Recorder;
@@ -74,7 +77,7 @@ test.before(async () => {
           'auth-signin': 'https://login.example/start', 'auth-method': 'POST',
         }) }),
         location({ path: '/cached', pathType: 'Prefix', externalAuth: externalAuth({
-          'auth-url': authAt('auth.sso.test', auth.port, '/cached'), 'auth-cache-key': '$http_authorization', 'auth-cache-duration': '200 401 5m',
+          'auth-url': authAt('auth.sso.test', auth.port, '/cached'), 'auth-cache-key': '$http_authorization$http_x_run', 'auth-cache-duration': '200 401 5m',
         }) }),
         location({ path: '/mixed', pathType: 'Prefix', externalAuth: externalAuth({ 'auth-url': authAt('mixed.sso.test', auth.port, '/mixed') }) }),
         location({ path: '/metadata', pathType: 'Prefix', externalAuth: externalAuth({ 'auth-url': authAt('metadata.evil.test', 80, '/latest/meta-data/'), 'auth-response-headers': 'X-User' }) }),
@@ -91,7 +94,7 @@ test.before(async () => {
   const r = await firstValueFrom(actor(cfg));
   assert.ok(r.ok, JSON.stringify(r));
   assert.is(await h.postBackends([backend('default-web-80', [{ address: '127.0.0.1', port: String(app.port) }])]), 201);
-  await waitFor(async () => (await get('/')).status === 200, { what: 'backends synced' });
+  await waitFor(async () => (await h.http(h.runtime.httpPort, '/', { host: 'names.test' })).status === 200, { what: 'backends synced' });
 });
 
 test.after(async () => {
@@ -101,16 +104,16 @@ test.after(async () => {
   await Promise.all([auth, nodeLocal, app].map((s) => s && new Promise((r) => s.server.close(r))));
 });
 
-const get = (path: string, headers: Record<string, string> = {}) => h.http(h.runtime.httpPort, path, { host: 'names.test', headers });
 const errorLog = () => readFileSync(h.runtime.errorLogPath, 'utf8');
 const calls = (path: string) => auth.seen.filter((r) => r.url === path);
 
-test('an auth-url name is resolved by Lua and is dialled without auth_request; answers as before', async () => {
+over.both('an auth-url name is resolved by Lua in auth_request\'s subrequest and dialled under the policy; answers as auth_request gives them', async (p) => {
   const conf = readFileSync(h.runtime.confPath, 'utf8');
-  assert.not.ok(/auth_request "/.test(conf), 'no tenant auth_request left');
+  assert.ok(/auth_request "\/_external-auth /.test(conf), 'the tenant auth-url is auth_request\'s');
+  assert.ok(/rewrite_by_lua_block \{\s*require\("external_auth"\)\.choose_peer\(/.test(conf), 'the auth location chooses its peer in Lua');
   assert.ok(/upstream auth_keepalive_[0-9a-f]{12} \{[^}]*balancer_by_lua_block \{[^}]*\}\s*\}/.test(conf), 'an upstream that keeps no connection');
 
-  const ok = await get('/ok/a', { authorization: 'Bearer ok' });
+  const ok = await p.request('names.test', '/ok/a', { headers: { authorization: 'Bearer ok' } });
   assert.is(ok.status, 200);
   assert.is(JSON.parse(ok.body).headers['x-user'], 'alice', 'auth-response-headers reach the backend');
   assert.is(ok.headers['set-cookie']?.[0], 'session=s; Path=/', 'the auth cookie reaches the client');
@@ -118,25 +121,25 @@ test('an auth-url name is resolved by Lua and is dialled without auth_request; a
   assert.equal([check.method, check.headers.host, check.headers['x-original-uri'], check.headers.connection], ['POST', 'auth.sso.test', '/ok/a', 'close']);
   assert.ok(dns.queries.includes('auth.sso.test'), 'the fake DNS was asked');
 
-  const refused = await get('/ok/b');
-  assert.equal([refused.status, refused.headers.location], [302, `https://login.example/start?rd=http://names.test${encodeURIComponent('/ok/b')}`]);
+  const refused = await p.request('names.test', '/ok/b');
+  assert.equal([refused.status, refused.headers.location], [302, `https://login.example/start?rd=${p.scheme}://names.test${encodeURIComponent('/ok/b')}`]);
 
   // Every subrequest on a new connection, as auth_request made them.
   const sockets = new Set(calls('/check').map((r) => r.socket));
   assert.is(sockets.size, calls('/check').length);
 });
 
-test('auth-cache answers a repeated request without asking the service again', async () => {
-  for (let i = 0; i < 3; i += 1) assert.is((await get(`/cached/${i}`, { authorization: 'Bearer ok' })).status, 200);
-  assert.is(calls('/cached').length, 1);
-  const denied = await get('/cached/x');
+over.both('auth-cache answers a repeated request without asking the service again', async (p) => {
+  for (let i = 0; i < 3; i += 1) assert.is((await p.request('names.test', `/cached/${i}`, { headers: { authorization: 'Bearer ok', 'x-run': p.tag } })).status, 200);
+  assert.is(calls('/cached').filter((r) => r.headers['x-run'] === p.tag).length, 1);
+  const denied = await p.request('names.test', '/cached/x');
   assert.equal([denied.status, denied.headers['www-authenticate']], [401, 'Bearer realm="x"']);
 });
 
-test('a name resolving to a link-local or a refused node address is never dialled: 500, the backend is not reached, the log names it', async () => {
+over.both('a name resolving to a link-local or a refused node address is never dialled: 500, the backend is not reached, the log names it', async (p) => {
   const before = app.seen.length;
   for (const path of ['/metadata/x', '/node/x']) {
-    const r = await get(path, { authorization: 'Bearer ok' });
+    const r = await p.request('names.test', path, { headers: { authorization: 'Bearer ok' } });
     assert.is(r.status, 500, path);
   }
   assert.is(nodeLocal.seen.length, 0, 'the node-local service was never asked');
@@ -144,14 +147,15 @@ test('a name resolving to a link-local or a refused node address is never dialle
   await waitFor(() => /metadata\.evil\.test resolves to 169\.254\.169\.254, which is a metadata address/.test(errorLog()), { what: 'the metadata refusal in the error log' });
   await waitFor(() => /node\.evil\.test resolves to 127\.0\.0\.1, which is one of the controller's own ports/.test(errorLog()), { what: 'the node refusal in the error log' });
   // A name that does not resolve is an error too, not an open door.
-  assert.is((await get('/nxdomain/x', { authorization: 'Bearer ok' })).status, 500);
+  assert.is((await p.request('names.test', '/nxdomain/x', { headers: { authorization: 'Bearer ok' } })).status, 500);
   // Of a name's answers, the allowed one is dialled.
-  assert.is((await get('/mixed/x', { authorization: 'Bearer ok' })).status, 200);
-  assert.is(calls('/mixed').length, 1);
+  const mixed = calls('/mixed').length;
+  assert.is((await p.request('names.test', '/mixed/x', { headers: { authorization: 'Bearer ok' } })).status, 200);
+  assert.is(calls('/mixed').length, mixed + 1);
 });
 
-test("an auth-url of `http://$host:…` dials the request's host under the policy: a client's Host of the metadata address or a name leading there is never dialled", async () => {
-  const self = (host: string) => h.http(h.runtime.httpPort, '/self/x', { host, headers: { authorization: 'Bearer ok' } });
+over.both("an auth-url of `http://$host:…` dials the request's host under the policy: a client's Host of the metadata address or a name leading there is never dialled", async (p) => {
+  const self = (host: string) => p.request(host, '/self/x', { headers: { authorization: 'Bearer ok' } });
   const ok = await self('sso-self.test');
   assert.is(ok.status, 200);
   assert.is(JSON.parse(ok.body).headers['x-user'], 'alice');

@@ -8,9 +8,11 @@ import * as assert from 'uvu/assert';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController, type PathSpec } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let echo: EchoServer;
 
 interface Case {
@@ -124,9 +126,9 @@ async function checkCases(suffix: string) {
   assert.ok(log.split('\n').some((l) => l.includes(`Ingress app/port-newline${suffix}`) && l.includes('port name')), 'the port name with a newline is named');
 }
 
-test('cold start: ready, every good Ingress serves, each listed value refused by name or working', async () => {
+over.both('cold start: ready, every good Ingress serves, each listed value refused by name or working', async (p) => {
   assert.is((await ctl.request('127.0.0.1', '/healthz', { port: ctl.ports.healthz })).status, 200);
-  assert.is((await ctl.request('good.test', '/')).status, 200);
+  assert.is((await p.request('good.test', '/')).status, 200);
   await checkCases('');
   const log = ctl.output();
   for (const key of ['ssl-ciphers', 'ssl-ecdh-curve', 'limit-req-status-code', 'ssl-session-cache-size', 'worker-shutdown-timeout']) {
@@ -136,13 +138,13 @@ test('cold start: ready, every good Ingress serves, each listed value refused by
   assert.is(await ctl.metric('ingress_rx_quarantined_objects'), 0, 'validation caught them all: nothing reached nginx -t');
 });
 
-test('running: the same values arrive with a good change; the good change is served in that sync', async () => {
+over.both('running: the same values arrive with a good change; the good change is served in that sync', async (p) => {
   ctl.write('more.json', [...manifests(list, '-2'), badPortIngress('-2'), ingress('app', 'good2', { host: 'good2.test', paths: [{ path: '/', service: 'web' }] })]);
-  await ctl.until('good2.test', '/', (r) => r.status === 200, { what: 'the good change' });
+  await p.until('good2.test', '/', (r) => r.status === 200, { what: 'the good change' });
   await waitFor(() => ctl.output().includes('Ingress app/port-newline-2'), { what: 'the second batch to be read' });
   await checkCases('-2');
   assert.is(await ctl.metric('nginx_ingress_controller_errors'), 0, 'no reload failed');
-  assert.is((await ctl.request('good.test', '/')).status, 200);
+  assert.is((await p.request('good.test', '/')).status, 200);
 });
 
 test.run();

@@ -7,9 +7,11 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { runDbg } from '../../src/cli/dbg.js';
 import { waitFor } from '../support/wait.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let echo: EchoServer;
 
 const configMap = (data: Record<string, string>) => ({
@@ -54,10 +56,10 @@ test.after(async () => {
   await echo?.close();
 });
 
-test('cold start: the first configuration NGINX runs is the largest valid one; ready, the bad ones named', async () => {
+over.both('cold start: the first configuration NGINX runs is the largest valid one; ready, the bad ones named', async (p) => {
   assert.is((await ctl.request('127.0.0.1', '/healthz', { port: ctl.ports.healthz })).status, 200);
-  assert.is((await ctl.request('good.test', '/')).status, 200);
-  assert.is((await ctl.request('bad1.test', '/')).status, 404, 'a quarantined Ingress is not served');
+  assert.is((await p.request('good.test', '/')).status, 200);
+  assert.is((await p.request('bad1.test', '/')).status, 404, 'a quarantined Ingress is not served');
   const report = await dbgQuarantine();
   assert.match(report, /Ingress app\/bad-directive .*no_such_directive/);
   assert.match(report, /Ingress app\/bad-merge .*proxy_buffers/);
@@ -67,23 +69,23 @@ test('cold start: the first configuration NGINX runs is the largest valid one; r
   assert.match(ctl.output(), /Ingress app\/bad-directive is quarantined/);
 });
 
-test('running: a new bad Ingress and a good change in one sync; the good change is served, the bad one named', async () => {
+over.both('running: a new bad Ingress and a good change in one sync; the good change is served, the bad one named', async (p) => {
   ctl.write('more.json', [
     web('bad-later', 'bad3.test', { [`${P}/configuration-snippet`]: 'also_not_a_directive;' }),
     web('good-later', 'good2.test'),
   ]);
-  await ctl.until('good2.test', '/', (r) => r.status === 200, { what: 'the good change to be served' });
+  await p.until('good2.test', '/', (r) => r.status === 200, { what: 'the good change to be served' });
   await waitFor(async () => /Ingress app\/bad-later/.test(await dbgQuarantine()), { what: 'bad-later in dbg quarantine' });
   assert.is(await ctl.metric('nginx_ingress_controller_errors'), 0, 'no failed reload: the bad Ingress was set aside in the same reload');
-  assert.is((await ctl.request('good.test', '/')).status, 200);
+  assert.is((await p.request('good.test', '/')).status, 200);
 });
 
-test('a fixed Ingress leaves quarantine and is served', async () => {
+over.both('a fixed Ingress leaves quarantine and is served', async (p) => {
   ctl.write('bad.json', [
     web('bad-directive', 'bad1.test', { [`${P}/configuration-snippet`]: 'add_header X-Fixed yes;' }),
     web('bad-merge', 'bad2.test', { [`${P}/configuration-snippet`]: 'proxy_buffers 1 4k;' }),
   ]);
-  await ctl.until('bad1.test', '/', (r) => r.status === 200 && r.headers['x-fixed'] === 'yes', { what: 'the fixed Ingress to be served' });
+  await p.until('bad1.test', '/', (r) => r.status === 200 && r.headers['x-fixed'] === 'yes', { what: 'the fixed Ingress to be served' });
   // The report follows the sync's result, a moment after NGINX serves it.
   const report = await waitFor(async () => { const r = await dbgQuarantine(); return /bad-directive/.test(r) ? null : r; }, { what: 'bad-directive to leave dbg quarantine' });
   assert.match(report, /bad-merge/);
@@ -91,10 +93,10 @@ test('a fixed Ingress leaves quarantine and is served', async () => {
   await waitFor(() => /Ingress app\/bad-directive left quarantine/.test(ctl.output()), { what: 'the log line saying bad-directive left quarantine' });
 });
 
-test('a ConfigMap NGINX refuses: its previous settings stay, Ingress changes still apply', async () => {
+over.both('a ConfigMap NGINX refuses: its previous settings stay, Ingress changes still apply', async (p) => {
   ctl.write('cm.json', [configMap({ 'max-worker-connections': '1', 'proxy-read-timeout': '7' })]);
   ctl.write('good3.json', [web('good3', 'good3.test')]);
-  await ctl.until('good3.test', '/', (r) => r.status === 200, { what: 'the Ingress added with the bad ConfigMap' });
+  await p.until('good3.test', '/', (r) => r.status === 200, { what: 'the Ingress added with the bad ConfigMap' });
   await waitFor(async () => /ConfigMap ingress\/nginx/.test(await dbgQuarantine()), { what: 'the ConfigMap in dbg quarantine' });
   const report = await dbgQuarantine();
   assert.match(report, /worker_connections/, report);

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate, type GeneratedCertificate } from '../support/lua-nginx.js';
 import { service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const NS = 'conformance';
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -35,10 +36,10 @@ const SERVICES = [
   'aaa-slash-bbb-slash-prefix', 'foo-slash-exact', 'ingress-class-prefix', 'older-prefix',
 ];
 
-const get = (host: string, path: string, o: Parameters<LocalController['request']>[2] = {}) => ctl.request(host, path, o);
 const servedBy = (r: Reply) => r.backend?.replace(/-\d+$/, '');
 
 const defaultBackend = suite('default backend and load balancing (a catch-all Ingress)');
+const overDefaultBackend = protocolMatrix(defaultBackend, () => ctl);
 
 defaultBackend.before(async () => {
   echo['echo-service'] = await Promise.all(Array.from({ length: 10 }, (_, i) => startEchoServer({ address: `127.0.0.${10 + i}`, name: `echo-service-${i}` })));
@@ -54,13 +55,13 @@ defaultBackend.before(async () => {
   });
 });
 
-defaultBackend('an Ingress with no rules sends every request to its default backend', async () => {
+overDefaultBackend.both('an Ingress with no rules sends every request to its default backend', async (p) => {
   const cases: Array<[string, string, string]> = [
     ['GET', 'my-host', '/'], ['GET', 'my-host', '/sub-path'], ['POST', 'some-host', '/'],
-    ['PUT', `127.0.0.1:${ctl.ports.http}`, '/resource'], ['DELETE', 'some-host', '/resource'], ['PATCH', 'my-host', '/resource'],
+    ['PUT', `127.0.0.1:${p.port}`, '/resource'], ['DELETE', 'some-host', '/resource'], ['PATCH', 'my-host', '/resource'],
   ];
   for (const [method, host, path] of cases) {
-    const r = await get(host, path, { method, headers: { 'User-Agent': 'Go-http-client/1.1' } });
+    const r = await p.request(host, path, { method, headers: { 'User-Agent': 'Go-http-client/1.1' } });
     const what = `${method} ${host}${path}`;
     assert.is(r.status, 200, what);
     assert.is(servedBy(r), 'echo-service', what);
@@ -74,10 +75,10 @@ defaultBackend('an Ingress with no rules sends every request to its default back
   }
 });
 
-defaultBackend('load balancing: 100 requests reach all 10 endpoints of the backend', async () => {
+overDefaultBackend.both('load balancing: 100 requests reach all 10 endpoints of the backend', async (p) => {
   const seen = new Set<string>();
   for (let i = 0; i < 100; i++) {
-    const r = await get('load-balancing', '/');
+    const r = await p.request('load-balancing', '/');
     assert.is(r.status, 200);
     seen.add(r.backend!);
   }
@@ -90,6 +91,7 @@ defaultBackend.after(async () => {
 });
 
 const hostRules = suite('host rules');
+const overHostRules = protocolMatrix(hostRules, () => ctl);
 
 hostRules.before(async () => {
   ctl.write('tls.json', [tlsSecret(NS, 'conformance-tls', readFileSync(cert.certPath, 'utf8'), readFileSync(cert.keyPath, 'utf8'))]);
@@ -103,35 +105,36 @@ hostRules.before(async () => {
   await ctl.until('foo.bar.com', '/', (r) => r.status === 200 && r.headers['strict-transport-security'] !== undefined, { https: true, ca: readFileSync(cert.certPath) });
 });
 
-hostRules('TLS to the matching host, the certificate verified for its name', async () => {
-  const r = await get('foo.bar.com', '/', { https: true, ca: readFileSync(cert.certPath) });
+overHostRules.both('TLS to the matching host, the certificate verified for its name', async (p) => {
+  const r = await p.request('foo.bar.com', '/', { https: true, ca: readFileSync(cert.certPath) });
   assert.is(r.status, 200);
   assert.is(servedBy(r), 'foo-bar-com');
   assert.is((r.json?.headers as Record<string, string>).host, 'foo.bar.com');
 });
 
-hostRules('HTTP to the matching host (redirected to HTTPS, since the host has TLS)', async () => {
-  const r = await get('foo.bar.com', '/x/');
+overHostRules.http1Only('HTTP to the matching host (redirected to HTTPS, since the host has TLS)', 'the redirect answers plain HTTP', async (p) => {
+  const r = await p.request('foo.bar.com', '/x/');
   // The feature expects 200 over plain HTTP; with TLS on the host, ingress-nginx (and so
   // ingress-rx) redirects first (ssl-redirect defaults to true), without the trailing slash.
   assert.is(r.status, 308);
   assert.is(r.headers.location, `https://foo.bar.com:${ctl.ports.https}/x`);
 });
 
-hostRules('no route for a host that does not match', async () => {
-  assert.is((await get('subdomain.bar.com', '/')).status, 404);
+overHostRules.both('no route for a host that does not match', async (p) => {
+  assert.is((await p.request('subdomain.bar.com', '/')).status, 404);
 });
 
-hostRules('a wildcard host matches one DNS label, not two and not none', async () => {
-  const r = await get('bar.foo.com', '/');
+overHostRules.both('a wildcard host matches one DNS label, not two and not none', async (p) => {
+  const r = await p.request('bar.foo.com', '/');
   assert.is(r.status, 200);
   assert.is(servedBy(r), 'wildcard-foo-com');
   assert.is((r.json?.headers as Record<string, string>).host, 'bar.foo.com');
-  assert.is((await get('baz.bar.foo.com', '/')).status, 404);
-  assert.is((await get('foo.com', '/')).status, 404);
+  assert.is((await p.request('baz.bar.foo.com', '/')).status, 404);
+  assert.is((await p.request('foo.com', '/')).status, 404);
 });
 
 const pathRules = suite('path rules');
+const overPathRules = protocolMatrix(pathRules, () => ctl);
 
 const PATH_CASES: Array<[string, string, number, string?]> = [
   ['exact-path-rules', '/foo', 200, 'foo-exact'],
@@ -173,23 +176,24 @@ pathRules.before(async () => {
   for (const [host, path, status] of PATH_CASES) if (status === 200) await ctl.until(host, path, (r) => r.status === 200);
 });
 
-pathRules('each scenario of path_rules.feature', async () => {
+overPathRules.both('each scenario of path_rules.feature', async (p) => {
   for (const [host, path, status, by] of PATH_CASES) {
-    const r = await get(host, path);
+    const r = await p.request(host, path);
     assert.is(r.status, status, `${host}${path}`);
     if (by) assert.is(servedBy(r), by, `${host}${path}`);
   }
 });
 
 const ingressClass = suite('ingress class');
+const overIngressClass = protocolMatrix(ingressClass, () => ctl);
 
-ingressClass('an Ingress with an IngressClass that does not exist is not served, and is named with the reason', async () => {
+overIngressClass.both('an Ingress with an IngressClass that does not exist is not served, and is named with the reason', async (p) => {
   ctl.write('class.json', [{
     ...ing('test-ingress-class', { ingressClassName: 'some-invalid-class-name', rules: [rule('ingress-class', [['/', 'Prefix', 'ingress-class-prefix']])] }),
   }]);
   const line = `Ingress ${NS}/test-ingress-class is not served: IngressClass \\"some-invalid-class-name\\" not found`;
   await ctl.until('ingress-class', '/', () => ctl.output().includes(line), { what: 'the log line naming the Ingress' });
-  assert.is((await get('ingress-class', '/')).status, 404);
+  assert.is((await p.request('ingress-class', '/')).status, 404);
   const { stdout } = await promisify(execFile)(process.execPath, [
     '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), 'dbg', 'ingresses', '--workdir', ctl.workdir,
   ], { cwd: ROOT });

@@ -5,7 +5,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
@@ -13,10 +12,13 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
+import { admissionReview } from '../support/admission-review.js';
 import { createServer } from 'node:net';
+import { protocolMatrix } from '../support/protocols.js';
 
 let fake: FakeApiServer;
 let ctl: CliProcess;
+const over = protocolMatrix(test, () => ctl);
 let a: EchoServer;
 let b: EchoServer;
 const tmp = mkdtempSync(join(tmpdir(), 'irx-cluster-'));
@@ -58,9 +60,9 @@ test.after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-test('serves the Ingresses of its class from the cluster', async () => {
-  await ctl.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
-  assert.is((await ctl.request('other.test', '/')).status, 404);
+over.both('serves the Ingresses of its class from the cluster', async (p) => {
+  await p.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
+  assert.is((await p.request('other.test', '/')).status, 404);
 });
 
 test('request metrics follow the metrics flags; the leader reports its election', async () => {
@@ -109,40 +111,18 @@ test('an Ingress NGINX refuses is quarantined with a Warning Event on it; the ot
   assert.is(await ctl.metric('nginx_ingress_controller_errors'), 0);
 });
 
-/** An AdmissionReview for an Ingress as the API server sends it; resolves with its response. */
-function admissionReview(object: unknown): Promise<{ allowed: boolean; status?: { message: string }; warnings?: string[] }> {
-  const body = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-    request: {
-      uid: 'e2e-1', kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
-      resource: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
-      name: (object as { metadata: { name: string } }).metadata.name, namespace: 'shop', operation: 'CREATE',
-      userInfo: { username: 'e2e' }, object, oldObject: null, dryRun: false,
-    },
-  });
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: webhookPort, method: 'POST', path: '/networking/v1/ingresses', agent: false,
-      ca: readFileSync(join(certs, 'default.crt')), servername: 'ingress.local', headers: { 'content-type': 'application/json' },
-    }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => { text += d; });
-      res.on('end', () => { try { resolve((JSON.parse(text) as { response: never }).response); } catch (err) { reject(new Error(`${res.statusCode} ${text}: ${String(err)}`)); } });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** An AdmissionReview for an Ingress of namespace shop, sent to the controller's webhook. */
+const review = (object: unknown) => admissionReview({ port: webhookPort, ca: readFileSync(join(certs, 'default.crt')), namespace: 'shop', object });
 
 test('the validating webhook reviews against the watched cluster: a taken host and path is refused, a good Ingress passes', async () => {
   // Without a creationTimestamp, as in a hand-made review: it is the newest Ingress.
   const thief = ingress('shop', 'thief', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] });
-  const refused = await admissionReview(thief);
+  const refused = await review(thief);
   assert.is(refused.allowed, false);
   assert.match(refused.status!.message, /host shop\.test path \/ \(Prefix\) is already defined by the older Ingress shop\/web/);
-  const fine = await admissionReview(ingress('shop', 'fresh', { host: 'fresh.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
+  const fine = await review(ingress('shop', 'fresh', { host: 'fresh.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
   assert.is(fine.allowed, true);
-  const theirs = await admissionReview(ingress('shop', 'theirs', { host: 'shop.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
+  const theirs = await review(ingress('shop', 'theirs', { host: 'shop.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
   assert.is(theirs.allowed, true, 'another class is not ours to judge');
   assert.is(await ctl.metric('nginx_ingress_controller_check_errors'), 1);
   assert.is(await ctl.metric('nginx_ingress_controller_admission_tested_ingresses'), 1);

@@ -14,11 +14,22 @@ import { runDbg } from '../../src/cli/dbg.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const HOOK = process.env.IRX_TEST_ROUTER_HOOK === '1';
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 const echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
+const ONE = ingress('app', 'one', {
+  host: 'one.test',
+  paths: [
+    { path: '/', service: 'root' },
+    { path: '/api', service: 'api' },
+    { path: '/exact', pathType: 'Exact', service: 'exact' },
+    { path: '/empty', service: 'empty' },
+  ],
+});
 
 test.before(async () => {
   for (const [name, octet] of [['root', 2], ['api', 3], ['exact', 4], ['regex', 5], ['two', 6], ['static', 7]] as const) {
@@ -27,15 +38,7 @@ test.before(async () => {
   ctl = await startLocal({
     files: {
       'services.json': Object.keys(echo).flatMap((n) => [service('app', n), ...slices('app', n, [echo[n]!])]).concat([service('app', 'empty')]),
-      'one.json': [ingress('app', 'one', {
-        host: 'one.test',
-        paths: [
-          { path: '/', service: 'root' },
-          { path: '/api', service: 'api' },
-          { path: '/exact', pathType: 'Exact', service: 'exact' },
-          { path: '/empty', service: 'empty' },
-        ],
-      })],
+      'one.json': [ONE],
       'regex.json': [ingress('app', 'regex', {
         host: 'regex.test',
         annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' },
@@ -61,7 +64,7 @@ test.after(async () => {
   await Promise.all(Object.values(echo).map((e) => e.close()));
 });
 
-test('only hosts that need directives have a server block', () => {
+over.noRequest('only hosts that need directives have a server block', 'the nginx.conf written', () => {
   const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
   assert.ok(conf.includes('server_name static.test;'), 'static.test keeps its server block');
   assert.not.ok(conf.includes('one.test'), 'one.test has no server block');
@@ -77,7 +80,7 @@ test('only hosts that need directives have a server block', () => {
   }
 });
 
-test('dbg routes prints the rule: which hosts are dynamic, and why the others are static', async () => {
+over.noRequest('dbg routes prints the rule: which hosts are dynamic, and why the others are static', 'dbg', async () => {
   let text = '';
   assert.is(await runDbg(['routes'], { workdir: ctl.workdir }, (s) => { text += s; }), 0);
   assert.ok(text.includes('routes: one.test: dynamic\n'), text);
@@ -85,77 +88,80 @@ test('dbg routes prints the rule: which hosts are dynamic, and why the others ar
   assert.ok(text.includes('routes: static.test: static: Ingress app/static: proxy-body-size needs client_max_body_size in a location\n'), text);
 });
 
-test('paths are matched as NGINX matches locations: Exact, Prefix on element boundaries, regex', async () => {
-  assert.is((await ctl.request('one.test', '/')).backend, 'root');
-  assert.is((await ctl.request('one.test', '/api')).backend, 'api');
-  assert.is((await ctl.request('one.test', '/api/x?y=1')).backend, 'api');
-  assert.is((await ctl.request('one.test', '/apix')).backend, 'root');
-  assert.is((await ctl.request('one.test', '/exact')).backend, 'exact');
-  assert.is((await ctl.request('one.test', '/exact/more')).backend, 'root');
-  assert.is((await ctl.request('ONE.test', '/api')).backend, 'api', 'host names are caseless');
-  assert.is((await ctl.request('regex.test', '/v2/items/9')).backend, 'regex');
-  assert.is((await ctl.request('regex.test', '/V2/ITEMS')).backend, 'regex', 'use-regex paths are caseless (~*)');
-  assert.is((await ctl.request('regex.test', '/vx/items')).backend, 'root');
-  assert.is((await ctl.request('a.wild.test', '/')).backend, 'two');
-  assert.is((await ctl.request('a.b.wild.test', '/')).status, 404, 'a wildcard covers one label');
-  assert.is((await ctl.request('nobody.test', '/')).status, 404);
-  assert.is((await ctl.request('static.test', '/')).backend, 'static');
-  assert.is((await ctl.request('one.test', '/empty')).status, 503, 'a backend without endpoints answers 503');
-  assert.is((await ctl.request('one.test', '/.ingress-rx/dynamic-route')).backend, 'root', 'the router\'s own location is not reachable as a path');
-  assert.is((await ctl.request('nobody.test', '/.ingress-rx/dynamic-route')).status, 404);
+over.both('paths are matched as NGINX matches locations: Exact, Prefix on element boundaries, regex', async (p) => {
+  assert.is((await p.request('one.test', '/')).backend, 'root');
+  assert.is((await p.request('one.test', '/api')).backend, 'api');
+  assert.is((await p.request('one.test', '/api/x?y=1')).backend, 'api');
+  assert.is((await p.request('one.test', '/apix')).backend, 'root');
+  assert.is((await p.request('one.test', '/exact')).backend, 'exact');
+  assert.is((await p.request('one.test', '/exact/more')).backend, 'root');
+  assert.is((await p.request('ONE.test', '/api')).backend, 'api', 'host names are caseless');
+  assert.is((await p.request('regex.test', '/v2/items/9')).backend, 'regex');
+  assert.is((await p.request('regex.test', '/V2/ITEMS')).backend, 'regex', 'use-regex paths are caseless (~*)');
+  assert.is((await p.request('regex.test', '/vx/items')).backend, 'root');
+  assert.is((await p.request('a.wild.test', '/')).backend, 'two');
+  assert.is((await p.request('a.b.wild.test', '/')).status, 404, 'a wildcard covers one label');
+  assert.is((await p.request('nobody.test', '/')).status, 404);
+  assert.is((await p.request('static.test', '/')).backend, 'static');
+  assert.is((await p.request('one.test', '/empty')).status, 503, 'a backend without endpoints answers 503');
+  assert.is((await p.request('one.test', '/.ingress-rx/dynamic-route')).backend, 'root', 'the router\'s own location is not reachable as a path');
+  assert.is((await p.request('nobody.test', '/.ingress-rx/dynamic-route')).status, 404);
   if (HOOK) {
-    assert.is((await ctl.request('nobody.test', '/api/x')).backend, 'static', 'the host-less path serves hosts without a server block or a route');
-    assert.is((await ctl.request('one.test', '/api/x')).backend, 'api', 'a dynamic host\'s path wins over the default server\'s');
+    assert.is((await p.request('nobody.test', '/api/x')).backend, 'static', 'the host-less path serves hosts without a server block or a route');
+    assert.is((await p.request('one.test', '/api/x')).backend, 'api', 'a dynamic host\'s path wins over the default server\'s');
   }
 });
 
-test('the upstream gets the request as from a static location', async () => {
-  const r = await ctl.request('one.test', '/api//a/../b%2Fc?x=1&y');
+over.both('the upstream gets the request as from a static location', async (p) => {
+  const r = await p.request('one.test', '/api//a/../b%2Fc?x=1&y');
   assert.is(r.json?.path, '/api//a/../b%2Fc?x=1&y', 'the request URI is passed unchanged');
   const headers = r.json?.headers as Record<string, string>;
   assert.is(headers['x-forwarded-host'], 'one.test');
   assert.is(headers['x-real-ip'], '127.0.0.1');
   assert.ok(headers['x-request-id']);
-  const https = await ctl.request('one.test', '/api', { https: true });
+  const https = await p.request('one.test', '/api', { https: true });
   assert.is(https.backend, 'api', 'HTTPS is routed too (the default certificate)');
   assert.is((https.json?.headers as Record<string, string>)['x-forwarded-proto'], 'https');
 });
 
-test('a new Ingress, a new path and a removed Ingress are served without a reload', async () => {
+over.both('a new Ingress, a new path and a removed Ingress are served without a reload', async (p) => {
   const before = await reloads();
   ctl.write('two.json', [ingress('app', 'two', { host: 'two.test', paths: [{ path: '/', service: 'two' }] })]);
-  await ctl.until('two.test', '/', (r) => r.backend === 'two', { what: 'two.test served' });
+  await p.until('two.test', '/', (r) => r.backend === 'two', { what: 'two.test served' });
   // Matched (and kept in each worker's memo) under the old table: the new one must answer anew.
-  for (let i = 0; i < 4; i++) assert.is((await ctl.request('one.test', '/new/x')).backend, 'root');
+  for (let i = 0; i < 4; i++) assert.is((await p.request('one.test', '/new/x')).backend, 'root');
   ctl.write('one.json', [ingress('app', 'one', {
     host: 'one.test',
     paths: [{ path: '/', service: 'root' }, { path: '/api', service: 'api' }, { path: '/new', service: 'two' }],
   })]);
-  await ctl.until('one.test', '/new/x', (r) => r.backend === 'two', { what: 'the new path served' });
-  assert.is((await ctl.request('one.test', '/exact')).backend, 'root', 'the removed Exact path is gone');
+  await p.until('one.test', '/new/x', (r) => r.backend === 'two', { what: 'the new path served' });
+  assert.is((await p.request('one.test', '/exact')).backend, 'root', 'the removed Exact path is gone');
   ctl.remove('two.json');
-  await ctl.until('two.test', '/', (r) => r.status === 404, { what: 'two.test gone' });
+  await p.until('two.test', '/', (r) => r.status === 404, { what: 'two.test gone' });
   assert.is(await reloads(), before, 'no reload');
+  // one.test as it was, for the next protocol's run.
+  ctl.write('one.json', [ONE]);
+  await p.until('one.test', '/exact', (r) => r.backend === 'exact', { what: 'one.test as it was' });
 });
 
-test('an annotation that needs directives moves the host to a server block (a reload), and back', async () => {
+over.both('an annotation that needs directives moves the host to a server block (a reload), and back', async (p) => {
   const before = await reloads();
   ctl.write('two.json', [ingress('app', 'two', {
     host: 'two.test', annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1k' }, paths: [{ path: '/', service: 'two' }],
   })]);
-  await ctl.until('two.test', '/', (r) => r.backend === 'two', { what: 'static two.test served' });
-  const big = await ctl.request('two.test', '/', { method: 'POST', body: 'x'.repeat(4096) });
-  assert.is(big.status, 413, 'its client_max_body_size applies');
+  // Its client_max_body_size applies once the server block serves.
+  await p.until('two.test', '/', (r) => r.status === 413, { what: 'static two.test served', method: 'POST', body: 'x'.repeat(4096) });
+  assert.is((await p.request('two.test', '/')).backend, 'two');
   // The metric follows the sync's result, which may come just after the first answer.
   await waitFor(async () => (await reloads()) > before, { what: 'a reload' });
   assert.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('server_name two.test;'));
 
   ctl.write('two.json', [ingress('app', 'two', { host: 'two.test', paths: [{ path: '/', service: 'two' }] })]);
-  await ctl.until('two.test', '/', (r) => r.status === 200, { what: 'dynamic two.test', method: 'POST', body: 'x'.repeat(4096) });
+  await p.until('two.test', '/', (r) => r.status === 200, { what: 'dynamic two.test', method: 'POST', body: 'x'.repeat(4096) });
   assert.not.ok(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8').includes('two.test'), 'the server block is gone');
 });
 
-test('a hostile route table is refused whole, or bounded per request; workers keep serving', async () => {
+over.both('a hostile route table is refused whole, or bounded per request; workers keep serving', async (p) => {
   const post = (body: string) => ctl.control('/configuration/routes', { method: 'POST', body });
   const route = (over: Record<string, unknown> = {}) => ({
     match: 'prefix', pattern: '/', caseless: false, denied: false, namespace: 'app', ingress: 'x', service: 'root', port: '80',
@@ -192,16 +198,16 @@ test('a hostile route table is refused whole, or bounded per request; workers ke
     const r = await post(body);
     assert.is(r.status, 400, `${what}: ${r.status} ${r.body}`);
   }
-  assert.is((await ctl.request('one.test', '/api')).backend, 'api', 'the table in use is kept');
+  assert.is((await p.request('one.test', '/api')).backend, 'api', 'the table in use is kept');
 
   // A catastrophic regex: the match gives up at the bound; that request fails, the worker lives.
   const bomb = JSON.stringify({ hosts: { 'bomb.test': [route({ match: 'regex', pattern: '^/(a+)+$', caseless: true }), route()] } });
   assert.is((await post(bomb)).status, 201);
   const started = Date.now();
-  const r = await ctl.request('bomb.test', `/${'a'.repeat(40)}!`);
+  const r = await p.request('bomb.test', `/${'a'.repeat(40)}!`);
   assert.is(r.status, 500);
   assert.ok(Date.now() - started < 5000, `bounded (${Date.now() - started} ms)`);
-  assert.is((await ctl.request('bomb.test', '/aaa')).backend, 'root', 'the same worker serves the next request');
+  assert.is((await p.request('bomb.test', '/aaa')).backend, 'root', 'the same worker serves the next request');
 
   // JSON null stands for an absent setting; a route's lists and timeouts apply to it alone.
   const lists = JSON.stringify({ hosts: {
@@ -209,9 +215,12 @@ test('a hostile route table is refused whole, or bounded per request; workers ke
     'closed.test': [route({ allow: ['10.0.0.0/8'], timeouts: [1, 1, 1], tries: 1 })],
   } });
   assert.is((await post(lists)).status, 201);
-  const open = await ctl.request('open.test', '/', { headers: { Origin: 'https://x.test' } });
+  const open = await p.request('open.test', '/', { headers: { Origin: 'https://x.test' } });
   assert.equal([open.backend, open.headers['access-control-allow-origin']], ['root', undefined]);
-  assert.is((await ctl.request('closed.test', '/')).status, 403);
+  assert.is((await p.request('closed.test', '/')).status, 403);
+  // A change of the controller's own makes it POST its table again, for the next protocol's run.
+  ctl.write(`restore-${p.tag}.json`, [ingress('app', `restore-${p.tag}`, { host: `restore-${p.tag}.test`, paths: [{ path: '/', service: 'root' }] })]);
+  await p.until('one.test', '/api', (r) => r.backend === 'api', { what: 'the controller\'s route table again' });
 });
 
 test.run();

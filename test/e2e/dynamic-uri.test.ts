@@ -12,11 +12,13 @@ import { runDbg } from '../../src/cli/dbg.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
 import { DYNAMIC_ROUTES_ARGS, ingress, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const NS = 'uri';
 const P = 'nginx.ingress.kubernetes.io';
 const dynamic = DYNAMIC_ROUTES_ARGS.length === 0;
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let echo: EchoServer;
 
 const a = (annotations: Record<string, string>) => Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`${P}/${k}`, v]));
@@ -88,7 +90,7 @@ test.after(async () => {
   await echo?.close();
 });
 
-test('the rule: these settings are dynamic; a redirect code that answers with a body keeps its host static', async () => {
+over.noRequest('the rule: these settings are dynamic; a redirect code that answers with a body keeps its host static', 'the nginx.conf written', async () => {
   let text = '';
   assert.is(await runDbg(['routes'], { workdir: ctl.workdir }, (s) => { text += s; }), 0);
   if (!dynamic) {
@@ -107,79 +109,81 @@ test('the rule: these settings are dynamic; a redirect code that answers with a 
   assert.is(conf.includes('return router.find()'), process.env.IRX_TEST_ROUTER_HOOK === '1', 'the server-level hook');
 });
 
-test('permanent-redirect: variables are evaluated per request; unknown ones stay literal; the code is kept', async () => {
-  const r = await ctl.request('vars.test', '/a/b?a=1', { headers: { 'X-Thing': 'v' } });
+over.both('permanent-redirect: variables are evaluated per request; unknown ones stay literal; the code is kept', async (p) => {
+  const r = await p.request('vars.test', '/a/b?a=1', { headers: { 'X-Thing': 'v' } });
   assert.is(r.status, 308);
   assert.is(r.headers.location, 'https://example.org/a/b?a=1&h=vars.test&x=v&s=vars.test&n=$nope&a=1?');
   assert.match(r.body, /308 Permanent Redirect/);
-  const bare = await ctl.request('vars.test', '/');
+  const bare = await p.request('vars.test', '/');
   assert.is(bare.headers.location, 'https://example.org/&h=vars.test&x=&s=vars.test&n=$nope&a=', 'missing values are empty');
-  const other = await ctl.request('see-other.test', '/x');
+  const other = await p.request('see-other.test', '/x');
   assert.is(other.status, 303);
   assert.is(other.headers.location, 'https://example.org/tmp');
-  const multiple = await ctl.request('multiple.test', '/x');
+  const multiple = await p.request('multiple.test', '/x');
   assert.is(multiple.status, 300);
   assert.is(multiple.headers.location, undefined);
   assert.is(multiple.body, 'https://example.org/m');
 });
 
-test('a redirect to a path: absolute with the request host, the port only with use-port-in-redirects, relative with relative-redirects', async () => {
-  let r = await ctl.request('path.test', '/x?y=1');
+over.both('a redirect to a path: absolute with the request host, the port only with use-port-in-redirects, relative with relative-redirects', async (p) => {
+  let r = await p.request('path.test', '/x?y=1');
   assert.is(r.status, 301);
-  assert.is(r.headers.location, 'http://path.test/moved/x');
-  r = await ctl.request('PATH.test.:1234', '/x');
-  assert.is(r.headers.location, 'http://path.test/moved/x', 'the host as NGINX keeps it (lower case, no dot, no port)');
-  r = await ctl.request('path-port.test', '/x');
-  assert.is(r.headers.location, `http://path-port.test:${ctl.ports.http}/moved/x`);
-  r = await ctl.request('path-port.test', '/x', { https: true });
+  assert.is(r.headers.location, `${p.scheme}://path.test/moved/x`);
+  r = await p.request('PATH.test.:1234', '/x');
+  assert.is(r.headers.location, `${p.scheme}://path.test/moved/x`, 'the host as NGINX keeps it (lower case, no dot, no port)');
+  r = await p.request('path-port.test', '/x');
+  assert.is(r.headers.location, `${p.scheme}://path-port.test:${p.port}/moved/x`);
+  r = await p.request('path-port.test', '/x', { https: true });
   assert.is(r.headers.location, `https://path-port.test:${ctl.ports.https}/moved/x`);
-  r = await ctl.request('rel.test', '/x');
+  r = await p.request('rel.test', '/x');
   assert.is(r.headers.location, '/moved/x');
-  r = await ctl.request('path-rel.test', '/x');
+  r = await p.request('path-rel.test', '/x');
   assert.is(r.status, 302, 'temporal-redirect wins');
   assert.is(r.headers.location, 'http://path-rel.test/t');
 });
 
-test('the location\'s redirect comes before the SSL redirect; app-root redirects / only', async () => {
-  const r = await ctl.request('tls.test', '/x');
+over.both('the location\'s redirect comes before the SSL redirect; app-root redirects / only', async (p) => {
+  const r = await p.request('tls.test', '/x');
   assert.is(r.status, 301);
   assert.is(r.headers.location, 'https://example.org/tls');
-  const { date, ...overHttps } = (await ctl.request('tls.test', '/x', { https: true })).headers;
+  // Connection is HTTP/1.1's framing (HTTP/2 has none).
+  const { date, connection, ...overHttps } = (await p.request('tls.test', '/x', { https: true })).headers;
   assert.ok(date);
+  assert.is(connection, p.protocol === 'HTTP/1.1' ? 'close' : undefined);
   assert.equal(overHttps, {
-    'content-type': 'text/html', 'content-length': '162', connection: 'close', location: 'https://example.org/tls',
+    'content-type': 'text/html', 'content-length': '162', location: 'https://example.org/tls',
     'strict-transport-security': 'max-age=31536000; includeSubDomains',
   }, 'the same response headers, HSTS included');
-  const root = await ctl.request('approot.test:8123', '/?q=1');
+  const root = await p.request('approot.test:8123', '/?q=1');
   assert.is(root.status, 302);
-  assert.is(root.headers.location, 'http://approot.test:8123/app');
-  assert.is((await ctl.request('approot.test', '/', { https: true })).headers.location, 'https://approot.test/app');
-  assert.is(upstream(await ctl.request('approot.test', '/other?q=1')), '/other?q=1');
-  assert.is(upstream(await ctl.request('approot.test', '/app')), '/app');
+  assert.is(root.headers.location, `${p.scheme}://approot.test:8123/app`);
+  assert.is((await p.request('approot.test', '/', { https: true })).headers.location, 'https://approot.test/app');
+  assert.is(upstream(await p.request('approot.test', '/other?q=1')), '/other?q=1');
+  assert.is(upstream(await p.request('approot.test', '/app')), '/app');
 });
 
-test('with CORS: the redirect and app-root answer first (no Access-Control header), a preflight comes before the rewrite', async () => {
+over.both('with CORS: the redirect and app-root answer first (no Access-Control header), a preflight comes before the rewrite', async (p) => {
   const origin = { Origin: 'https://app.example' };
   for (const method of ['GET', 'OPTIONS']) {
-    const r = await ctl.request('cors-redirect.test', '/x', { method, headers: origin });
+    const r = await p.request('cors-redirect.test', '/x', { method, headers: origin });
     assert.is(r.status, 301, method);
     assert.is(r.headers['access-control-allow-origin'], undefined, method);
-    const root = await ctl.request('cors-approot.test', '/', { method, headers: origin });
+    const root = await p.request('cors-approot.test', '/', { method, headers: origin });
     assert.is(root.status, 302, method);
     assert.is(root.headers['access-control-allow-origin'], undefined, method);
   }
-  const preflight = await ctl.request('cors-approot.test', '/x', { method: 'OPTIONS', headers: origin });
+  const preflight = await p.request('cors-approot.test', '/x', { method: 'OPTIONS', headers: origin });
   assert.is(preflight.status, 204);
   assert.is(preflight.headers['access-control-allow-origin'], '*');
-  const rewritten = await ctl.request('cors-rewrite.test', '/old/x?q=1', { headers: origin });
+  const rewritten = await p.request('cors-rewrite.test', '/old/x?q=1', { headers: origin });
   assert.is(upstream(rewritten), '/new?q=1');
   assert.is(rewritten.headers['access-control-allow-origin'], '*');
-  const before = await ctl.request('cors-rewrite.test', '/old/x', { method: 'OPTIONS', headers: origin });
+  const before = await p.request('cors-rewrite.test', '/old/x', { method: 'OPTIONS', headers: origin });
   assert.is(before.status, 204);
   assert.is(before.headers['access-control-allow-origin'], '*');
 });
 
-test('rewrite-target with use-regex: captures, the request arguments appended, the new URI escaped as NGINX escapes it', async () => {
+over.both('rewrite-target with use-regex: captures, the request arguments appended, the new URI escaped as NGINX escapes it', async (p) => {
   const cases: Array<[string, string]> = [
     ['/api/x?y=1', '/x?from=/&y=1'],
     ['/API/x', '/x?from=/'],
@@ -190,10 +194,10 @@ test('rewrite-target with use-regex: captures, the request arguments appended, t
     ['/api//x/../y', '/y?from=/'],
     ['/api/a%01b', '/a%01b?from=/'],
   ];
-  for (const [path, want] of cases) assert.is(upstream(await ctl.request('captures.test', path)), want, path);
+  for (const [path, want] of cases) assert.is(upstream(await p.request('captures.test', path)), want, path);
 });
 
-test('a capture in the arguments is escaped only when the request URI was quoted (%) or had a +', async () => {
+over.both('a capture in the arguments is escaped only when the request URI was quoted (%) or had a +', async (p) => {
   const cases: Array<[string, string]> = [
     ['/s/a&b', '/search?q=a&b'],
     ['/s/a%26b', '/search?q=a%26b'],
@@ -202,31 +206,32 @@ test('a capture in the arguments is escaped only when the request URI was quoted
     ['/s/x?z=1', '/search?q=x&z=1'],
     ['/s/./a', '/search?q=a'],
   ];
-  for (const [path, want] of cases) assert.is(upstream(await ctl.request('args.test', path)), want, path);
+  for (const [path, want] of cases) assert.is(upstream(await p.request('args.test', path)), want, path);
 });
 
-test('rewrite-target: a last ? drops the arguments; without use-regex the whole URI is replaced', async () => {
-  assert.is(upstream(await ctl.request('drop.test', '/d/x?y=1')), '/only');
-  assert.is(upstream(await ctl.request('plain-rewrite.test', '/old/x?y=1')), '/new?y=1');
-  assert.is(upstream(await ctl.request('plain-rewrite.test', '/OLD')), '/new');
+over.both('rewrite-target: a last ? drops the arguments; without use-regex the whole URI is replaced', async (p) => {
+  assert.is(upstream(await p.request('drop.test', '/d/x?y=1')), '/only');
+  assert.is(upstream(await p.request('plain-rewrite.test', '/old/x?y=1')), '/new?y=1');
+  assert.is(upstream(await p.request('plain-rewrite.test', '/OLD')), '/new');
+  // The SSL redirect answers plain HTTP, HTTP/1.1 whatever the run.
   const ssl = await ctl.request('rw-ssl.test', '/old/x?y=1');
   assert.is(ssl.status, 308);
   assert.is(ssl.headers.location, `https://rw-ssl.test:${ctl.ports.https}/old/x?y=1`);
-  assert.is(upstream(await ctl.request('rw-ssl.test', '/old/x?y=1', { https: true })), '/new?y=1');
-  assert.is(upstream(await ctl.request('none.test', '/a%2Fb/../c?x')), '/a%2Fb/../c?x', 'no rewrite: the request URI unchanged');
-  assert.is(upstream(await ctl.request('none.test', '/a%01b%7F')), '/a%01b%7F', 'a URI that decodes to control bytes is served');
+  assert.is(upstream(await p.request('rw-ssl.test', '/old/x?y=1', { https: true })), '/new?y=1');
+  assert.is(upstream(await p.request('none.test', '/a%2Fb/../c?x')), '/a%2Fb/../c?x', 'no rewrite: the request URI unchanged');
+  assert.is(upstream(await p.request('none.test', '/a%01b%7F')), '/a%01b%7F', 'a URI that decodes to control bytes is served');
 });
 
-test('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Connection as set, the standard set otherwise', async () => {
-  const cap = await ctl.request('xfp-cap.test', '/tenant-blue/app/x?y=1');
+over.both('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Connection as set, the standard set otherwise', async (p) => {
+  const cap = await p.request('xfp-cap.test', '/tenant-blue/app/x?y=1');
   assert.is(upstream(cap), '/x?y=1');
   assert.is(headers(cap)['x-forwarded-prefix'], '/tenant-blue/app', 'the capture is expanded');
-  const r = await ctl.request('xfp.test', '/p/x', { headers: { 'X-Forwarded-Prefix': '/evil' } });
+  const r = await p.request('xfp.test', '/p/x', { headers: { 'X-Forwarded-Prefix': '/evil' } });
   assert.is(upstream(r), '/');
   assert.is(headers(r)['x-forwarded-prefix'], '/pre');
-  assert.is(headers(await ctl.request('none.test', '/', { headers: { 'X-Forwarded-Prefix': '/client' } }))['x-forwarded-prefix'], '/client');
+  assert.is(headers(await p.request('none.test', '/', { headers: { 'X-Forwarded-Prefix': '/client' } }))['x-forwarded-prefix'], '/client');
 
-  const v = headers(await ctl.request('vhost.test', '/', { headers: { 'X-Forwarded-For': '10.0.0.1' } }));
+  const v = headers(await p.request('vhost.test', '/', { headers: { 'X-Forwarded-For': '10.0.0.1' } }));
   assert.ok(v['x-request-id']);
   delete v['x-request-id'];
   assert.equal(v, {
@@ -235,39 +240,39 @@ test('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Conn
     'x-real-ip': '127.0.0.1',
     'x-forwarded-for': '127.0.0.1',
     'x-forwarded-host': 'vhost.test',
-    'x-forwarded-port': String(ctl.ports.http),
-    'x-forwarded-proto': 'http',
-    'x-forwarded-scheme': 'http',
-    'x-scheme': 'http',
+    'x-forwarded-port': String(p.port),
+    'x-forwarded-proto': p.scheme,
+    'x-forwarded-scheme': p.scheme,
+    'x-scheme': p.scheme,
     'x-original-forwarded-for': '10.0.0.1',
   });
-  assert.is(headers(await ctl.request('vhost-var.test', '/')).host, 'vhost-var.test', 'a variable is the request\'s value');
-  assert.is(headers(await ctl.request('vhost-tpl.test', '/')).host, 'main.uri.svc.cluster.local:8084', 'the location\'s variables');
-  assert.is(headers(await ctl.request('vhost-hdr.test', '/', { headers: { 'X-Tenant': 'blue' } })).host, 'blue.internal', 'a request header, per request');
-  const plain = headers(await ctl.request('none.test', '/', { headers: { Upgrade: 'websocket' } }));
+  assert.is(headers(await p.request('vhost-var.test', '/')).host, 'vhost-var.test', 'a variable is the request\'s value');
+  assert.is(headers(await p.request('vhost-tpl.test', '/')).host, 'main.uri.svc.cluster.local:8084', 'the location\'s variables');
+  assert.is(headers(await p.request('vhost-hdr.test', '/', { headers: { 'X-Tenant': 'blue' } })).host, 'blue.internal', 'a request header, per request');
+  // An upgrade is HTTP/1.1's (HTTP/2 forbids the header): over HTTP/2 the request goes upstream without one.
+  const plain = headers(await p.request('none.test', '/', { headers: { Upgrade: 'websocket' } }));
   assert.is(plain.host, 'none.test');
-  assert.is(plain.connection, 'upgrade');
-  assert.is(plain.upgrade, 'websocket');
+  assert.equal([plain.connection, plain.upgrade], p.protocol === 'HTTP/1.1' ? ['upgrade', 'websocket'] : [undefined, undefined]);
 });
 
-test('enable-rewrite-log: the rewrite is logged at notice level, whatever serves the other hosts', async () => {
-  assert.is(upstream(await ctl.request('rwlog.test', '/old/x?y=1')), '/logged?y=1');
-  await waitFor(() => /rewritten data: "\/logged"/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the rewrite in the error log' });
+over.both('enable-rewrite-log: the rewrite is logged at notice level, whatever serves the other hosts', async (p) => {
+  const logged = () => readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8').split('rewritten data: "/logged"').length - 1;
+  const before = logged();
+  assert.is(upstream(await p.request('rwlog.test', '/old/x?y=1')), '/logged?y=1');
+  await waitFor(() => logged() > before, { what: 'the rewrite in the error log' });
 });
 
-test('changing a rewrite-target or a redirect of a dynamic host is a POST, not a reload', async () => {
-  if (!dynamic) return;
+if (dynamic) over.both('changing a rewrite-target or a redirect of a dynamic host is a POST, not a reload', async (p) => {
   const reloads = () => ctl.metric('nginx_ingress_controller_success');
   const before = await reloads();
   ctl.write('captures.json', [on('captures', 'captures.test', { 'rewrite-target': '/v2/$2', 'use-regex': 'true' }, '/api(/|$)(.*)', 'ImplementationSpecific')]);
   ctl.write('path.json', [on('path', 'path.test', { 'temporal-redirect': 'https://example.org$uri', 'temporal-redirect-code': '307' })]);
-  await ctl.until('captures.test', '/api/x?y=1', (r) => r.json?.path === '/v2/x?y=1', { what: 'the new target' });
-  await ctl.until('path.test', '/x', (r) => r.status === 307 && r.headers.location === 'https://example.org/x', { what: 'the new redirect' });
+  await p.until('captures.test', '/api/x?y=1', (r) => r.json?.path === '/v2/x?y=1', { what: 'the new target' });
+  await p.until('path.test', '/x', (r) => r.status === 307 && r.headers.location === 'https://example.org/x', { what: 'the new redirect' });
   assert.is(await reloads(), before, 'no reload');
 });
 
-test('hostile URI settings in a route table are refused whole; the table in use stays', async () => {
-  if (!dynamic) return;
+if (dynamic) over.both('hostile URI settings in a route table are refused whole; the table in use stays', async (p) => {
   const post = (body: string) => ctl.control('/configuration/routes', { method: 'POST', body });
   const route = (over: Record<string, unknown>) => JSON.stringify({
     hosts: {
@@ -302,15 +307,18 @@ test('hostile URI settings in a route table are refused whole; the table in use 
     const r = await post(route(over));
     assert.is(r.status, 400, `${what}: ${r.status} ${r.body}`);
   }
-  assert.is((await ctl.request('h.test', '/')).status, 404, 'no table with h.test was taken');
-  assert.is(upstream(await ctl.request('captures.test', '/api/x')), '/v2/x', 'the table in use is kept');
+  assert.is((await p.request('h.test', '/')).status, 404, 'no table with h.test was taken');
+  assert.is(upstream(await p.request('captures.test', '/api/x')), '/v2/x', 'the table in use is kept');
 
   // A catastrophic rewrite regex: its match gives up at the bound; that request fails, the worker lives.
   assert.is((await post(route({ rewrite: { regex: '^/(a+)+$', target: '/$1' } }))).status, 201);
   const started = Date.now();
-  assert.is((await ctl.request('h.test', `/${'a'.repeat(40)}!`)).status, 500);
+  assert.is((await p.request('h.test', `/${'a'.repeat(40)}!`)).status, 500);
   assert.ok(Date.now() - started < 5000, `bounded (${Date.now() - started} ms)`);
-  assert.is(upstream(await ctl.request('h.test', '/aaa')), '/aaa', 'the same worker serves the next request');
+  assert.is(upstream(await p.request('h.test', '/aaa')), '/aaa', 'the same worker serves the next request');
+  // A change of the controller's own makes it POST its table again, for the next protocol's run.
+  ctl.write(`restore-${p.tag}.json`, [on(`restore-${p.tag}`, `restore-${p.tag}.test`, {})]);
+  await p.until('h.test', '/', (r) => r.status === 404, { what: 'the controller\'s route table again' });
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // ConfigMap keys as ingress-nginx answers them (its docs and test/e2e/settings/*.go): one
-// `ingress-rx local` whose ConfigMap is rewritten in four phases (keys that exclude each other,
-// such as use-forwarded-headers on and off or the PROXY protocol, get phases of their own), real
-// NGINX and real requests. docs/fidelity.md names the test of each key.
+// `ingress-rx local` whose ConfigMap is rewritten in phases (keys that exclude each other, such as
+// use-forwarded-headers on and off, use-http2 off or the PROXY protocol, get phases of their own),
+// real NGINX and real requests over HTTP/1.1 and HTTP/2. docs/fidelity.md names the test of each key.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
@@ -9,11 +9,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { connect as http2Connect } from 'node:http2';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { DYNAMIC_ROUTES_ARGS, ingress, service, slices, startLocal, untilRunning, type LocalController, type Reply } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
+import { protocolMatrix, StreamReset } from '../support/protocols.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'fid';
@@ -133,6 +135,7 @@ const PHASE_A: Record<string, string> = {
 };
 
 const phaseA = suite('phase A: one ConfigMap with most keys away from their defaults');
+const overA = protocolMatrix(phaseA, () => ctl);
 
 phaseA.before(async () => {
   for (const [i, name] of ['main', 'slow', 'fast'].entries()) echo[name] = await startEchoServer({ address: `127.0.4.${10 + i}`, name, delayMs: name === 'slow' ? 150 : 0 });
@@ -175,8 +178,8 @@ phaseA.before(async () => {
   await phase(PHASE_A, 'worker_processes 1;');
 });
 
-phaseA('add-headers, proxy-set-headers, allow-backend-server-header, hide-headers, proxy-add-original-uri-header, proxy-http-version', async () => {
-  const r = await ctl.request('plain.test', '/p?q=1');
+overA.both('add-headers, proxy-set-headers, allow-backend-server-header, hide-headers, proxy-add-original-uri-header, proxy-http-version', async (p) => {
+  const r = await p.request('plain.test', '/p?q=1');
   assert.is(r.status, 200);
   assert.is(r.headers['x-global'], 'yes');
   assert.is(r.headers.server, 'echo');
@@ -186,130 +189,139 @@ phaseA('add-headers, proxy-set-headers, allow-backend-server-header, hide-header
   assert.is(r.json?.proto, '1.0');
 });
 
-phaseA('server-tokens: NGINX names itself on its own answers', async () => {
-  assert.match(String((await ctl.request('unknown.test', '/')).headers.server), /^nginx\/\d/);
+overA.both('server-tokens: NGINX names itself on its own answers', async (p) => {
+  assert.match(String((await p.request('unknown.test', '/')).headers.server), /^nginx\/\d/);
 });
 
-phaseA('block-cidrs, block-user-agents, block-referers, denylist-source-range and whitelist-source-range as defaults of every location', async () => {
-  assert.is((await ctl.request('plain.test', '/')).status, 200);
-  assert.is((await ctl.request('plain.test', '/', { localAddress: '127.0.9.1' })).status, 403, 'block-cidrs');
-  assert.is((await ctl.request('plain.test', '/', { headers: { 'User-Agent': 'BadBot/1.0' } })).status, 403, 'block-user-agents');
-  assert.is((await ctl.request('plain.test', '/', { headers: { Referer: 'spam.example' } })).status, 403, 'block-referers');
-  assert.is((await ctl.request('plain.test', '/', { localAddress: '127.0.8.1' })).status, 403, 'denylist-source-range');
-  assert.is((await ctl.request('plain.test', '/', { localAddress: '127.0.7.1' })).status, 403, 'whitelist-source-range');
+overA.both('block-cidrs, block-user-agents, block-referers, denylist-source-range and whitelist-source-range as defaults of every location', async (p) => {
+  assert.is((await p.request('plain.test', '/')).status, 200);
+  assert.is((await p.request('plain.test', '/', { localAddress: '127.0.9.1' })).status, 403, 'block-cidrs');
+  assert.is((await p.request('plain.test', '/', { headers: { 'User-Agent': 'BadBot/1.0' } })).status, 403, 'block-user-agents');
+  assert.is((await p.request('plain.test', '/', { headers: { Referer: 'spam.example' } })).status, 403, 'block-referers');
+  assert.is((await p.request('plain.test', '/', { localAddress: '127.0.8.1' })).status, 403, 'denylist-source-range');
+  assert.is((await p.request('plain.test', '/', { localAddress: '127.0.7.1' })).status, 403, 'whitelist-source-range');
 });
 
-phaseA('custom-http-errors as the default of every location: the default backend answers those codes', async () => {
-  assert.is((await ctl.request('plain.test', '/__status/418')).status, 404);
-  assert.is((await ctl.request('plain.test', '/__status/500')).status, 500);
+overA.both('custom-http-errors as the default of every location: the default backend answers those codes', async (p) => {
+  assert.is((await p.request('plain.test', '/__status/418')).status, 404);
+  assert.is((await p.request('plain.test', '/__status/500')).status, 500);
 });
 
-phaseA('the access log: log-format-upstream with escape=json, skip-access-log-urls, enable-access-log-for-default-backend', async () => {
-  await ctl.request('plain.test', '/logged?a="b"');
-  await ctl.request('plain.test', '/skipme');
-  await ctl.request('unknown.test', '/default-backend-logged');
+overA.both('the access log: log-format-upstream with escape=json, skip-access-log-urls, enable-access-log-for-default-backend', async (p) => {
+  await p.request('plain.test', '/logged?a="b"');
+  await p.request('plain.test', '/skipme');
+  await p.request('unknown.test', '/default-backend-logged');
   await waitFor(() => accessLog().includes('/default-backend-logged'), { what: 'the default backend request in the access log' });
   assert.match(accessLog(), /^127\.0\.0\.1 FID \/logged\?a=\\"b\\" 200 \/logged$/m);
   assert.not.match(accessLog(), /skipme/);
 });
 
-phaseA('enable-auth-access-log: the external auth subrequest has its own access log line', async () => {
-  assert.is((await ctl.request('extauth.test', '/authed')).status, 200);
+overA.both('enable-auth-access-log: the external auth subrequest has its own access log line', async (p) => {
+  assert.is((await p.request('extauth.test', '/authed')).status, 200);
   await waitFor(() => /^127\.0\.0\.1 FID \/authed 200 \/_external-auth \w+$/m.test(accessLog()), { what: 'the auth subrequest in the access log' });
 });
 
-phaseA('ssl-redirect false; hsts-max-age, hsts-include-subdomains, hsts-preload', async () => {
-  assert.is((await ctl.request('tls.test', '/')).status, 200, 'no redirect');
-  const r = await ctl.request('tls.test', '/', { https: true });
+overA.both('ssl-redirect false; hsts-max-age, hsts-include-subdomains, hsts-preload', async (p) => {
+  assert.is((await p.request('tls.test', '/')).status, 200, 'no redirect');
+  const r = await p.request('tls.test', '/', { https: true });
   assert.is(r.headers['strict-transport-security'], 'max-age=100; preload');
 });
 
-phaseA('use-gzip with gzip-level, gzip-min-length, gzip-types', async () => {
-  const r = await ctl.request('plain.test', '/gz', { headers: { 'Accept-Encoding': 'gzip' } });
+overA.both('use-gzip with gzip-level, gzip-min-length, gzip-types', async (p) => {
+  const r = await p.request('plain.test', '/gz', { headers: { 'Accept-Encoding': 'gzip' } });
   assert.is(r.headers['content-encoding'], 'gzip');
-  const small = await ctl.request('plain.test', '/__bytes/50', { headers: { 'Accept-Encoding': 'gzip' } });
+  const small = await p.request('plain.test', '/__bytes/50', { headers: { 'Accept-Encoding': 'gzip' } });
   assert.is(small.headers['content-encoding'], undefined, 'octet-stream is not in gzip-types');
   // The body decompresses to the echo's JSON.
-  const bytes = await new Promise<Buffer>((resolve, reject) => {
-    import('node:http').then(({ request }) => {
-      const req = request({ host: '127.0.0.1', port: ctl.ports.http, path: '/gz', headers: { Host: 'plain.test', 'Accept-Encoding': 'gzip' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => resolve(Buffer.concat(chunks)));
-      });
-      req.on('error', reject);
-      req.end();
-    }, reject);
-  });
-  assert.is(JSON.parse(gunzipSync(bytes).toString()).name, 'main');
+  assert.is(JSON.parse(gunzipSync(r.bytes).toString()).name, 'main');
 });
 
-phaseA('limit-req-status-code and limit-conn-status-code', async () => {
-  const rps = (await Promise.all(Array.from({ length: 6 }, () => ctl.request('rps.test', '/')))).map((r) => r.status);
+overA.both('limit-req-status-code and limit-conn-status-code', async (p) => {
+  const rps = (await Promise.all(Array.from({ length: 6 }, () => p.request('rps.test', '/')))).map((r) => r.status);
   assert.ok(rps.includes(429), String(rps));
-  const conn = (await Promise.all(Array.from({ length: 3 }, () => ctl.request('conn.test', '/__delay/300')))).map((r) => r.status);
+  const conn = (await Promise.all(Array.from({ length: 3 }, () => p.request('conn.test', '/__delay/300')))).map((r) => r.status);
   assert.ok(conn.includes(430), String(conn));
 });
 
-phaseA('limit-rate and limit-rate-after as the default of every location (with proxy-buffering on)', async () => {
+overA.both('limit-rate and limit-rate-after as the default of every location (with proxy-buffering on)', async (p) => {
   const t0 = Date.now();
-  assert.is((await ctl.request('plain.test', '/__bytes/4000')).body.length, 4000);
+  assert.is((await p.request('plain.test', '/__bytes/4000')).body.length, 4000);
   assert.ok(Date.now() - t0 >= 700);
 });
 
-phaseA('load-balance ewma as the default of every backend', async () => {
+overA.both('load-balance ewma as the default of every backend', async (p) => {
   const backends = JSON.parse((await ctl.control('/configuration/backends')).body) as Array<Record<string, unknown>>;
   assert.is(backends.find((b) => b.name === `${NS}-ewma-80`)?.['load-balance'], 'ewma');
   let fast = 0;
-  for (let i = 0; i < 20; i++) if ((await ctl.request('ewma.test', '/')).json?.name === 'fast') fast++;
+  for (let i = 0; i < 20; i++) if ((await p.request('ewma.test', '/')).json?.name === 'fast') fast++;
   assert.ok(fast >= 12, `fast endpoint: ${fast} of 20`);
 });
 
-phaseA('proxy-body-size, proxy-read-timeout, proxy-next-upstream off as the defaults of every location', async () => {
-  assert.is((await ctl.request('plain.test', '/', { method: 'POST', body: 'x'.repeat(2000) })).status, 413);
-  assert.is((await ctl.request('plain.test', '/__delay/1500')).status, 504);
+overA.both('proxy-body-size, proxy-read-timeout, proxy-next-upstream off as the defaults of every location', async (p) => {
+  assert.is((await p.request('plain.test', '/', { method: 'POST', body: 'x'.repeat(2000) })).status, 413);
+  assert.is((await p.request('plain.test', '/__delay/1500')).status, 504);
   const codes: number[] = [];
-  for (let i = 0; i < 6; i++) codes.push((await ctl.request('dead.test', '/')).status);
+  for (let i = 0; i < 6; i++) codes.push((await p.request('dead.test', '/')).status);
   assert.ok(codes.includes(502), String(codes));
 });
 
-phaseA('large-client-header-buffers and client-header-buffer-size: a header above them is refused', async () => {
-  assert.is((await ctl.request('plain.test', '/', { headers: { 'X-Big': 'x'.repeat(1500) } })).status, 400);
+overA.both('large-client-header-buffers and client-header-buffer-size: a header above them is refused', async (p) => {
+  // HTTP/1.1: 400 (Request Header Or Cookie Too Large); HTTP/2: NGINX refuses the stream without an
+  // answer (ENHANCE_YOUR_CALM; with keep-alive 0 the connection may end first, which cancels it).
+  const answer = await p.request('plain.test', '/', { headers: { 'X-Big': 'x'.repeat(1500) } }).then((r) => r.status, (e: unknown) => (e instanceof StreamReset ? 'reset' : e));
+  assert.is(answer, p.protocol === 'HTTP/1.1' ? 400 : 'reset');
+  assert.is((await p.request('plain.test', '/', { headers: { 'X-Big': 'x'.repeat(900) } })).status, 200);
 });
 
-phaseA('enable-underscores-in-headers passes headers with underscores', async () => {
-  assert.is(headers(await ctl.request('plain.test', '/', { headers: { X_Under: 'yes' } }))['x_under'], 'yes');
+overA.both('enable-underscores-in-headers passes headers with underscores', async (p) => {
+  assert.is(headers(await p.request('plain.test', '/', { headers: { X_Under: 'yes' } }))['x_under'], 'yes');
 });
 
-phaseA('keep-alive 0 closes every connection', async () => {
-  const text = await raw(ctl.ports.http, 'GET / HTTP/1.1\r\nHost: plain.test\r\nConnection: keep-alive\r\n\r\n');
-  assert.match(text, /^HTTP\/1.1 200/);
-  assert.match(text, /\r\nConnection: close\r\n/i);
+overA.both('keep-alive 0 closes every connection', async (p) => {
+  if (p.protocol === 'HTTP/1.1') {
+    const text = await raw(ctl.ports.http, 'GET / HTTP/1.1\r\nHost: plain.test\r\nConnection: keep-alive\r\n\r\n');
+    assert.match(text, /^HTTP\/1.1 200/);
+    assert.match(text, /\r\nConnection: close\r\n/i);
+    // The client's own request is counted as the protocol client's.
+    assert.is((await p.request('plain.test', '/')).headers.connection, 'close');
+    return;
+  }
+  // HTTP/2: NGINX ends the connection (GOAWAY) once its stream is answered.
+  const session = http2Connect(`https://127.0.0.1:${p.port}`, { servername: 'plain.test', rejectUnauthorized: false });
+  const goaway = new Promise<void>((resolve) => session.once('goaway', () => resolve()));
+  const closed = new Promise<void>((resolve) => session.once('close', () => resolve()));
+  session.on('error', () => {});
+  const req = session.request({ ':path': '/', ':authority': 'plain.test' });
+  req.resume();
+  await new Promise((resolve) => req.once('end', resolve));
+  await goaway;
+  await closed;
+  assert.is((await p.request('plain.test', '/')).status, 200);
 });
 
-phaseA('annotation-value-word-blocklist refuses the annotation; annotations-risk-level Critical with allow-snippet-annotations allows snippets', async () => {
-  assert.is(headers(await ctl.request('blocked-word.test', '/')).host, 'blocked-word.test');
+overA.both('annotation-value-word-blocklist refuses the annotation; annotations-risk-level Critical with allow-snippet-annotations allows snippets', async (p) => {
+  assert.is(headers(await p.request('blocked-word.test', '/')).host, 'blocked-word.test');
   assert.match(ctl.output(), /upstream-vhost.*annotation-value-word-blocklist/);
-  assert.is((await ctl.request('snippet.test', '/')).headers['x-snippet'], 'location');
-  const s = await ctl.request('snippet.test', '/from-server-snippet');
+  assert.is((await p.request('snippet.test', '/')).headers['x-snippet'], 'location');
+  const s = await p.request('snippet.test', '/from-server-snippet');
   assert.is(s.body, 'server-snippet');
 });
 
-phaseA('allow-cross-namespace-resources lets auth-secret name another namespace; no-auth-locations skips authentication', async () => {
+overA.both('allow-cross-namespace-resources lets auth-secret name another namespace; no-auth-locations skips authentication', async (p) => {
   const basic = { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` };
-  assert.is((await ctl.request('cross.test', '/')).status, 401);
-  assert.is((await ctl.request('cross.test', '/', { headers: basic })).status, 200);
-  assert.is((await ctl.request('noauth.test', '/')).status, 401);
-  assert.is((await ctl.request('noauth.test', '/public/x')).status, 200);
+  assert.is((await p.request('cross.test', '/')).status, 401);
+  assert.is((await p.request('cross.test', '/', { headers: basic })).status, 200);
+  assert.is((await p.request('noauth.test', '/')).status, 401);
+  assert.is((await p.request('noauth.test', '/public/x')).status, 200);
   // The credentials stay with NGINX (ingress-nginx clears Authorization upstream).
-  assert.is(headers(await ctl.request('cross.test', '/', { headers: basic })).authorization, undefined);
+  assert.is(headers(await p.request('cross.test', '/', { headers: basic })).authorization, undefined);
 });
 
-phaseA('strict-validate-path-type false accepts an Exact path with a dot', async () => {
-  assert.is((await ctl.request('strict.test', '/file.txt')).status, 200);
+overA.both('strict-validate-path-type false accepts an Exact path with a dot', async (p) => {
+  assert.is((await p.request('strict.test', '/file.txt')).status, 200);
 });
 
-phaseA('ssl-protocols, ssl-ciphers, ssl-ecdh-curve, ssl-session-* and the other TLS keys: what NGINX negotiates and runs', async () => {
+overA.noRequest('ssl-protocols, ssl-ciphers, ssl-ecdh-curve, ssl-session-* and the other TLS keys: what NGINX negotiates and runs', 'TLS handshakes and the running nginx.conf', async () => {
   const tls13 = await handshake('tls.test', { alpn: ['h2', 'http/1.1'] });
   assert.ok(!(tls13 instanceof Error) && tls13.version === 'TLSv1.3', String(tls13));
   assert.is(!(tls13 instanceof Error) && tls13.alpn, 'h2', 'use-http2 (default true) offers h2');
@@ -322,14 +334,14 @@ phaseA('ssl-protocols, ssl-ciphers, ssl-ecdh-curve, ssl-session-* and the other 
   ]) assert.ok(conf.includes(d), d);
 });
 
-phaseA('worker-processes: NGINX runs that many workers', async () => {
+overA.noRequest('worker-processes: NGINX runs that many workers', "NGINX's processes", async () => {
   const master = Number(readFileSync(join(ctl.workdir, 'nginx.pid'), 'utf8'));
   const workers = () => readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/)
     .filter((pid) => { try { const c = readFileSync(`/proc/${pid}/cmdline`, 'utf8'); return c.includes('worker process') && !c.includes('shutting down'); } catch { return false; } });
   await waitFor(() => workers().length === 1, { what: 'one worker' });
 });
 
-phaseA('keys without a visible effect are in the configuration NGINX runs', async () => {
+overA.noRequest('keys without a visible effect are in the configuration NGINX runs', 'the running nginx.conf', async () => {
   const conf = await runningConf();
   for (const d of [
     'proxy_connect_timeout 3s;', 'proxy_send_timeout 4s;', 'proxy_buffer_size 8k;', 'proxy_buffers 8 8k;', 'proxy_request_buffering off;',
@@ -345,17 +357,18 @@ phaseA('keys without a visible effect are in the configuration NGINX runs', asyn
 });
 
 const phaseB = suite('phase B: use-forwarded-headers and other defaults turned back');
+const overB = protocolMatrix(phaseB, () => ctl);
 
 phaseB.before(async () => {
   await phase({
     'use-forwarded-headers': 'true', 'compute-full-forwarded-for': 'true', 'proxy-real-ip-cidr': '127.0.0.0/24',
-    'denylist-source-range': '203.0.113.0/24', hsts: 'false', 'disable-access-log': 'true', 'use-http2': 'false',
+    'denylist-source-range': '203.0.113.0/24', hsts: 'false', 'disable-access-log': 'true',
     'proxy-set-headers': `${NS}/req-headers`,
   }, 'set_real_ip_from 127.0.0.0/24;');
 });
 
-phaseB('use-forwarded-headers: X-Forwarded-* of a trusted peer are believed; compute-full-forwarded-for appends the peer', async () => {
-  const r = await ctl.request('plain.test', '/', { headers: { 'X-Forwarded-For': '198.51.100.7', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.example', 'X-Forwarded-Port': '443' } });
+overB.both('use-forwarded-headers: X-Forwarded-* of a trusted peer are believed; compute-full-forwarded-for appends the peer', async (p) => {
+  const r = await p.request('plain.test', '/', { headers: { 'X-Forwarded-For': '198.51.100.7', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.example', 'X-Forwarded-Port': '443' } });
   assert.is(r.status, 200);
   const { 'x-real-ip': realIp, 'x-forwarded-for': xff, 'x-forwarded-proto': proto, 'x-forwarded-host': host, 'x-forwarded-port': port } = headers(r);
   assert.equal({ realIp, xff, proto, host, port }, {
@@ -365,33 +378,45 @@ phaseB('use-forwarded-headers: X-Forwarded-* of a trusted peer are believed; com
   assert.is(headers(r)['x-to-upstream'], 'v-plain.test');
 });
 
-phaseB('use-forwarded-headers with proxy-real-ip-cidr: allow/deny lists judge the real client; an untrusted peer is not believed', async () => {
-  assert.is((await ctl.request('plain.test', '/', { headers: { 'X-Forwarded-For': '203.0.113.9' } })).status, 403);
-  assert.is((await ctl.request('plain.test', '/', { headers: { 'X-Forwarded-For': '198.51.100.7' } })).status, 200);
-  const untrusted = await ctl.request('plain.test', '/', { localAddress: '127.0.5.1', headers: { 'X-Forwarded-For': '203.0.113.9' } });
+overB.both('use-forwarded-headers with proxy-real-ip-cidr: allow/deny lists judge the real client; an untrusted peer is not believed', async (p) => {
+  assert.is((await p.request('plain.test', '/', { headers: { 'X-Forwarded-For': '203.0.113.9' } })).status, 403);
+  assert.is((await p.request('plain.test', '/', { headers: { 'X-Forwarded-For': '198.51.100.7' } })).status, 200);
+  const untrusted = await p.request('plain.test', '/', { localAddress: '127.0.5.1', headers: { 'X-Forwarded-For': '203.0.113.9' } });
   assert.is(untrusted.status, 200);
   assert.is(headers(untrusted)['x-real-ip'], '127.0.5.1');
   // The ConfigMap's denylist judges the real client in the router as in a server block.
   assert.is(servedByRouter('plain.test'), DYNAMIC_ROUTES_ARGS.length === 0, 'plain.test is the router\'s (a server block with --enable-dynamic-routes=false)');
 });
 
-phaseB('hsts false sends no Strict-Transport-Security; use-http2 false offers no h2; disable-access-log logs nothing', async () => {
-  const r = await ctl.request('tls.test', '/', { https: true });
+overB.both('hsts false sends no Strict-Transport-Security; disable-access-log logs nothing', async (p) => {
+  const r = await p.request('tls.test', '/', { https: true });
   assert.is(r.status, 200);
   assert.is(r.headers['strict-transport-security'], undefined);
-  const hs = await handshake('tls.test', { alpn: ['h2', 'http/1.1'] });
-  assert.ok(!(hs instanceof Error) && hs.alpn !== 'h2', String(!(hs instanceof Error) && hs.alpn));
   const before = accessLog().length;
-  await ctl.request('plain.test', '/not-logged');
+  await p.request('plain.test', '/not-logged');
   assert.is(accessLog().length, before);
 });
 
-phaseB('the defaults again: strict-validate-path-type drops the dotted Exact path, auth-secret of another namespace denies', async () => {
-  assert.is((await ctl.request('strict.test', '/file.txt')).status, 404);
-  assert.is((await ctl.request('cross.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` } })).status, 503);
+overB.both('the defaults again: strict-validate-path-type drops the dotted Exact path, auth-secret of another namespace denies', async (p) => {
+  assert.is((await p.request('strict.test', '/file.txt')).status, 404);
+  assert.is((await p.request('cross.test', '/', { headers: { Authorization: `Basic ${Buffer.from('bob:s3cret').toString('base64')}` } })).status, 503);
+});
+
+const phaseNoH2 = suite('phase: use-http2 false');
+const overNoH2 = protocolMatrix(phaseNoH2, () => ctl);
+
+phaseNoH2.before(async () => {
+  await phase({ 'use-http2': 'false' }, 'listen 127.0.0.1:' + String(ctl.ports.https) + ' ssl;');
+});
+
+overNoH2.http1Only('use-http2 false: ALPN offers no h2; HTTPS is served over HTTP/1.1', 'the ConfigMap turns HTTP/2 off', async (p) => {
+  const hs = await handshake('tls.test', { alpn: ['h2', 'http/1.1'] });
+  assert.ok(!(hs instanceof Error) && hs.alpn !== 'h2', String(!(hs instanceof Error) && hs.alpn));
+  assert.is((await p.request('tls.test', '/', { https: true })).status, 200);
 });
 
 const phaseC = suite('phase C: enable-real-ip with forwarded-for-header; force-ssl-redirect with http-redirect-code');
+const overC = protocolMatrix(phaseC, () => ctl);
 
 phaseC.before(async () => {
   await phase({
@@ -402,27 +427,28 @@ phaseC.before(async () => {
   accessLogFile = join(logDir, 'access-c.log');
 });
 
-phaseC('enable-real-ip and forwarded-for-header: the client address comes from that header', async () => {
-  const r = await ctl.request('plain-http.test', '/plain-http/x', { headers: { 'X-Client-IP': '192.0.2.44' } });
+overC.both('enable-real-ip and forwarded-for-header: the client address comes from that header', async (p) => {
+  const r = await p.request('plain-http.test', '/plain-http/x', { headers: { 'X-Client-IP': '192.0.2.44' } });
   assert.is(headers(r)['x-real-ip'], '192.0.2.44');
   await waitFor(() => accessLog().includes('FIDC'), { what: 'the phase C access log line' });
 });
 
-phaseC('access-log-path and error-log-path: NGINX writes its logs there', async () => {
+overC.noRequest('access-log-path and error-log-path: NGINX writes its logs there', "NGINX's log files", async () => {
   await waitFor(() => existsSync(accessLogFile) && accessLog().includes('FIDC'), { what: 'the access log at access-log-path' });
   await waitFor(() => existsSync(join(logDir, 'error-c.log')) && /start worker process/.test(readFileSync(join(logDir, 'error-c.log'), 'utf8')), { what: 'the error log at error-log-path' });
 });
 
-phaseC('force-ssl-redirect with http-redirect-code 301; no-tls-redirect-locations stays on HTTP; log-format-escape-none', async () => {
-  const r = await ctl.request('plain-http.test', '/x');
+overC.http1Only('force-ssl-redirect with http-redirect-code 301; no-tls-redirect-locations stays on HTTP; log-format-escape-none', 'the SSL redirect answers plain HTTP', async (p) => {
+  const r = await p.request('plain-http.test', '/x');
   assert.is(r.status, 301);
   assert.is(r.headers.location, `https://plain-http.test:${ctl.ports.https}/x`);
-  assert.is((await ctl.request('plain-http.test', '/plain-http')).status, 200);
-  await ctl.request('plain-http.test', '/plain-http?a="b"');
+  assert.is((await p.request('plain-http.test', '/plain-http')).status, 200);
+  await p.request('plain-http.test', '/plain-http?a="b"');
   await waitFor(() => accessLog().includes('FIDC /plain-http?a="b"'), { what: 'an unescaped line' });
 });
 
 const phaseD = suite('phase D: use-proxy-protocol');
+const overD = protocolMatrix(phaseD, () => ctl);
 
 phaseD.before(async () => {
   await ctl.stop(); // NGINX keeps PROXY-protocol listeners: the harness's plain requests no longer fit
@@ -434,52 +460,52 @@ phaseD.before(async () => {
         on('plain', 'plain.test'), on('passthrough', 'passthrough.test', { 'ssl-passthrough': 'true' }),
         on('deny-pp', 'deny-pp.test', { 'denylist-source-range': '203.0.113.0/24', 'allowlist-source-range': '2001:db8::/32, 198.51.100.0/24' }),
       ],
-      'configmap.json': [configMap('nginx-config', {
-        'use-proxy-protocol': 'true', 'proxy-protocol-header-timeout': '3',
-        'http-access-log-path': join(logDir, 'http-d.log'), 'stream-access-log-path': join(logDir, 'stream-d.log'),
-      })],
+      'configmap.json': [configMap('nginx-config', LOGS_D)],
     },
   });
   accessLogFile = join(logDir, 'http-d.log');
 });
 
-phaseD('use-proxy-protocol: the address of the PROXY header is the client; proxy-protocol-header-timeout on the ssl-passthrough listener', async () => {
-  const text = await raw(ctl.ports.http, 'PROXY TCP4 203.0.113.9 127.0.0.1 5555 80\r\nGET / HTTP/1.1\r\nHost: plain.test\r\nConnection: close\r\n\r\n');
-  assert.match(text, /^HTTP\/1.1 200/);
-  const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string> };
-  assert.is(body.headers['x-real-ip'], '203.0.113.9');
+/** A PROXY protocol v1 header naming `from` as the client. */
+const proxyHeader = (from: string) => (from.includes(':') ? `PROXY TCP6 ${from} ::1 5555 80\r\n` : `PROXY TCP4 ${from} 127.0.0.1 5555 80\r\n`);
+
+// Over HTTP/2 the PROXY header goes to the HTTPS port, where the ssl-passthrough listener reads it
+// and hands the TLS connection on with the client address.
+overD.both('use-proxy-protocol: the address of the PROXY header is the client; proxy-protocol-header-timeout on the ssl-passthrough listener', async (p) => {
+  const r = await p.request('plain.test', '/', { preface: proxyHeader('203.0.113.9') });
+  assert.is(r.status, 200);
+  assert.is(headers(r)['x-real-ip'], '203.0.113.9');
   assert.ok((await runningConf()).includes('proxy_protocol_timeout 3s;'));
 });
 
-phaseD('use-proxy-protocol: source ranges judge the address of the PROXY header, an IPv4-mapped IPv6 one by the IPv4 networks', async () => {
-  const status = async (from: string) => {
-    const family = from.includes(':') ? 'TCP6' : 'TCP4';
-    const to = family === 'TCP6' ? '::1' : '127.0.0.1';
-    return (await raw(ctl.ports.http, `PROXY ${family} ${from} ${to} 5555 80\r\nGET / HTTP/1.1\r\nHost: deny-pp.test\r\nConnection: close\r\n\r\n`)).split(' ')[1];
-  };
-  assert.equal([await status('203.0.113.9'), await status('198.51.100.7'), await status('192.0.2.1')], ['403', '200', '403']);
-  assert.equal([await status('::ffff:203.0.113.9'), await status('::ffff:198.51.100.7'), await status('2001:db8::7'), await status('2001:db9::7')], ['403', '200', '200', '403']);
+overD.both('use-proxy-protocol: source ranges judge the address of the PROXY header, an IPv4-mapped IPv6 one by the IPv4 networks', async (p) => {
+  const status = async (from: string) => (await p.request('deny-pp.test', '/', { preface: proxyHeader(from) })).status;
+  assert.equal([await status('203.0.113.9'), await status('198.51.100.7'), await status('192.0.2.1')], [403, 200, 403]);
+  assert.equal([await status('::ffff:203.0.113.9'), await status('::ffff:198.51.100.7'), await status('2001:db8::7'), await status('2001:db9::7')], [403, 200, 200, 403]);
   assert.is(servedByRouter('deny-pp.test'), DYNAMIC_ROUTES_ARGS.length === 0, 'deny-pp.test is the router\'s (a server block with --enable-dynamic-routes=false)');
 });
 
-const viaProxyProtocol = (port: number, payload: string) => raw(port, `PROXY TCP4 203.0.113.9 127.0.0.1 5555 ${port}\r\n${payload}`);
+const LOGS_D = {
+  'use-proxy-protocol': 'true', 'proxy-protocol-header-timeout': '3',
+  'http-access-log-path': join(logDir, 'http-d.log'), 'stream-access-log-path': join(logDir, 'stream-d.log'),
+};
 
-phaseD('http-access-log-path and stream-access-log-path split the two logs; disable-http-access-log and disable-stream-access-log stop them', async () => {
-  await viaProxyProtocol(ctl.ports.http, 'GET /to-http-log HTTP/1.1\r\nHost: plain.test\r\nConnection: close\r\n\r\n');
-  await waitFor(() => existsSync(accessLogFile) && accessLog().includes('/to-http-log'), { what: 'the request in http-access-log-path' });
+overD.both('http-access-log-path and stream-access-log-path split the two logs; disable-http-access-log and disable-stream-access-log stop them', async (p) => {
+  await p.request('plain.test', `/to-http-log-${p.tag}`, { preface: proxyHeader('203.0.113.9') });
+  await waitFor(() => existsSync(accessLogFile) && accessLog().includes(`/to-http-log-${p.tag}`), { what: 'the request in http-access-log-path' });
   // A TCP session through the ssl-passthrough stream server (not TLS: it goes to NGINX's HTTPS servers, which close it).
-  await viaProxyProtocol(ctl.ports.https, 'not tls\r\n\r\n').catch(() => '');
-  const streamLog = join(logDir, 'stream-d.log');
-  await waitFor(() => existsSync(streamLog) && readFileSync(streamLog, 'utf8').length > 0, { what: 'the session in stream-access-log-path' });
-  await phase({
-    'use-proxy-protocol': 'true', 'disable-http-access-log': 'true', 'disable-stream-access-log': 'true',
-    'http-access-log-path': join(logDir, 'http-d.log'), 'stream-access-log-path': streamLog,
-  }, "$session_time';\n    access_log off;", { probe: false });
-  const [httpBefore, streamBefore] = [accessLog().length, readFileSync(streamLog, 'utf8').length];
-  await viaProxyProtocol(ctl.ports.http, 'GET /not-logged HTTP/1.1\r\nHost: plain.test\r\nConnection: close\r\n\r\n');
-  await viaProxyProtocol(ctl.ports.https, 'not tls\r\n\r\n').catch(() => '');
+  const streamLog = LOGS_D['stream-access-log-path'];
+  const streamBefore = existsSync(streamLog) ? readFileSync(streamLog, 'utf8').length : 0;
+  await raw(ctl.ports.https, `${proxyHeader('203.0.113.9')}not tls\r\n\r\n`).catch(() => '');
+  await waitFor(() => existsSync(streamLog) && readFileSync(streamLog, 'utf8').length > streamBefore, { what: 'the session in stream-access-log-path' });
+  await phase({ ...LOGS_D, 'disable-http-access-log': 'true', 'disable-stream-access-log': 'true' }, "$session_time';\n    access_log off;", { probe: false });
+  const [httpBefore, streamNow] = [accessLog().length, readFileSync(streamLog, 'utf8').length];
+  await p.request('plain.test', '/not-logged', { preface: proxyHeader('203.0.113.9') });
+  await raw(ctl.ports.https, `${proxyHeader('203.0.113.9')}not tls\r\n\r\n`).catch(() => '');
   assert.is(accessLog().length, httpBefore);
-  assert.is(readFileSync(streamLog, 'utf8').length, streamBefore);
+  assert.is(readFileSync(streamLog, 'utf8').length, streamNow);
+  // The logs on again for the next protocol's run.
+  await phase(LOGS_D, ' log_stream;', { probe: false });
 });
 
 phaseD.after(async () => {
@@ -490,5 +516,6 @@ phaseD.after(async () => {
 
 phaseA.run();
 phaseB.run();
+phaseNoH2.run();
 phaseC.run();
 phaseD.run();

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, untilRunning, type LocalController, type Reply } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
+import { protocolMatrix } from '../support/protocols.js';
 import { waitFor } from '../support/wait.js';
 
 const NS = 'pd';
@@ -84,6 +85,7 @@ const BASE: Record<string, string> = {
 };
 
 const t = suite('proxy details, logs, process keys and operator snippets');
+const over = protocolMatrix(t, () => ctl);
 
 t.before(async () => { try { await setup(); } catch (err) { console.error('SETUP FAILED', err, ctl?.output().slice(-3000)); throw err; } });
 
@@ -141,41 +143,40 @@ async function setup(): Promise<void> {
 
 t.after(async () => {
   await ctl?.stop();
-  await echo?.close();
   await echo2?.close();
   backend?.close();
 });
 
-t('proxy-cookie-domain, proxy-cookie-path and proxy-redirect-from/-to rewrite the answer; the ConfigMap gives the default', async () => {
-  const cookie = await ctl.request('cookies.test', '/app/x');
+over.both('proxy-cookie-domain, proxy-cookie-path and proxy-redirect-from/-to rewrite the answer; the ConfigMap gives the default', async (p) => {
+  const cookie = await p.request('cookies.test', '/app/x');
   assert.is(cookie.headers['set-cookie']?.[0], 'sid=1; Domain=example.test; Path=/');
-  const plain = await ctl.request('plain.test', '/app/x');
+  const plain = await p.request('plain.test', '/app/x');
   assert.is(plain.headers['set-cookie']?.[0], 'sid=1; Domain=cm.test; Path=/app/', 'the ConfigMap default, and no path rewrite');
-  const redirect = await ctl.request('cookies.test', '/redirect');
+  const redirect = await p.request('cookies.test', '/redirect');
   assert.is(redirect.status, 302);
   assert.is(redirect.headers.location, 'https://front.test/next');
-  assert.is((await ctl.request('plain.test', '/redirect')).headers.location, 'http://backend.local:8080/next', 'proxy_redirect off by default');
+  assert.is((await p.request('plain.test', '/redirect')).headers.location, 'http://backend.local:8080/next', 'proxy_redirect off by default');
 });
 
-t('relative-redirects and use-port-in-redirects: the Location NGINX writes itself', async () => {
-  assert.is((await ctl.request('redirects.test', '/x')).headers.location, '/elsewhere', 'ConfigMap relative-redirects');
-  assert.is((await ctl.request('absolute.test', '/x')).headers.location, `http://absolute.test:${ctl.ports.http}/elsewhere`);
-  assert.is((await ctl.request('absolute-noport.test', '/x')).headers.location, 'http://absolute-noport.test/elsewhere', 'no port by default, as ingress-nginx');
+over.both('relative-redirects and use-port-in-redirects: the Location NGINX writes itself', async (p) => {
+  assert.is((await p.request('redirects.test', '/x')).headers.location, '/elsewhere', 'ConfigMap relative-redirects');
+  assert.is((await p.request('absolute.test', '/x')).headers.location, `${p.scheme}://absolute.test:${p.port}/elsewhere`);
+  assert.is((await p.request('absolute-noport.test', '/x')).headers.location, `${p.scheme}://absolute-noport.test/elsewhere`, 'no port by default, as ingress-nginx');
 });
 
-t('preserve-trailing-slash (ConfigMap) keeps the slash in the SSL redirect', async () => {
-  const r = await ctl.request('ssl.test', '/dir/');
+over.http1Only('preserve-trailing-slash (ConfigMap) keeps the slash in the SSL redirect', 'the SSL redirect answers plain HTTP', async (p) => {
+  const r = await p.request('ssl.test', '/dir/');
   assert.is(r.status, 308);
   assert.match(r.headers.location ?? '', /^https:\/\/ssl\.test(:\d+)?\/dir\/$/);
 });
 
-t('custom-headers: the ConfigMap\'s headers are sent literally; other namespaces, unlisted headers and missing ConfigMaps deny', async () => {
-  const r = await ctl.request('headers.test', '/');
+over.both('custom-headers: the ConfigMap\'s headers are sent literally; other namespaces, unlisted headers and missing ConfigMaps deny', async (p) => {
+  const r = await p.request('headers.test', '/');
   assert.is(r.status, 200);
   assert.is(r.headers['x-team'], 'blue $team');
   assert.is(r.headers['x-frame-options'], 'DENY');
   for (const host of ['headers-cross.test', 'headers-bad.test', 'headers-missing.test']) {
-    const denied = await ctl.request(host, '/');
+    const denied = await p.request(host, '/');
     assert.is(denied.status, 503, host);
     assert.is(denied.headers['x-team'], undefined, host);
   }
@@ -184,22 +185,22 @@ t('custom-headers: the ConfigMap\'s headers are sent literally; other namespaces
   assert.match(ctl.output(), /not in global-allowed-response-headers/);
 });
 
-t('disable-proxy-intercept-errors passes the upstream\'s own error through', async () => {
-  const intercepted = await ctl.request('intercept.test', '/__status/503');
+over.both('disable-proxy-intercept-errors passes the upstream\'s own error through', async (p) => {
+  const intercepted = await p.request('intercept.test', '/__status/503');
   assert.is(intercepted.status, 404, 'the built-in default backend answers the intercepted error');
   assert.is(intercepted.headers['x-echo-name'], undefined);
-  const passed = await ctl.request('passthrough.test', '/__status/503');
+  const passed = await p.request('passthrough.test', '/__status/503');
   assert.is(passed.status, 503);
   assert.is(passed.headers['x-echo-name'], 'main', 'the upstream\'s own answer');
 });
 
-t('snippets of the ConfigMap: main, http, server, location and stream', async () => {
+over.both('snippets of the ConfigMap: main, http, server, location and stream', async (p) => {
   const conf = await runningConf();
   assert.match(conf, /^env IRX_MAIN_SNIPPET;$/m);
-  const probe = await ctl.request('plain.test', '/__cm-server', { headers: { 'x-probe': 'hi' } });
+  const probe = await p.request('plain.test', '/__cm-server', { headers: { 'x-probe': 'hi' } });
   assert.is(probe.body, 'http-snippet-hi', 'the server-snippet answers with the http-snippet\'s map');
   assert.is(probe.headers['content-type'], 'application/x-irx', 'default-type');
-  assert.is((await ctl.request('headers.test', '/')).headers['x-location-snippet'], 'yes');
+  assert.is((await p.request('headers.test', '/')).headers['x-location-snippet'], 'yes');
   const text = await new Promise<string>((resolve, reject) => {
     const socket = tcpConnect(streamPort, '127.0.0.1');
     let out = '';
@@ -215,35 +216,35 @@ t('snippets of the ConfigMap: main, http, server, location and stream', async ()
   assert.match(ctl.output(), /stream-bad/, 'a stream-snippet opening a location is refused, naming its Ingress');
 });
 
-t('request ids, the forwarded host header, gzip-disable', async () => {
-  const noId = await ctl.request('headers.test', '/');
+over.both('request ids, the forwarded host header, gzip-disable', async (p) => {
+  const noId = await p.request('headers.test', '/');
   assert.is(headers(noId)['x-request-id'], undefined, 'generate-request-id false: none made up');
-  assert.is(headers(await ctl.request('headers.test', '/', { headers: { 'x-request-id': 'abc' } }))['x-request-id'], 'abc');
+  assert.is(headers(await p.request('headers.test', '/', { headers: { 'x-request-id': 'abc' } }))['x-request-id'], 'abc');
   // As ingress-nginx: the Host comes from X-Forwarded-Host (lua_ingress.lua), forwarded-host-header names X-Original-Forwarded-Host's source.
-  const fwd = await ctl.request('headers.test', '/', { headers: { 'x-original-host': 'original.example', 'x-forwarded-host': 'public.example' } });
+  const fwd = await p.request('headers.test', '/', { headers: { 'x-original-host': 'original.example', 'x-forwarded-host': 'public.example' } });
   assert.equal([headers(fwd).host, headers(fwd)['x-original-forwarded-host']], ['public.example', 'original.example']);
-  const gz = await ctl.request('headers.test', '/', { headers: { 'accept-encoding': 'gzip', 'user-agent': 'modern/1.0' } });
+  const gz = await p.request('headers.test', '/', { headers: { 'accept-encoding': 'gzip', 'user-agent': 'modern/1.0' } });
   assert.is(gz.headers['content-encoding'], 'gzip');
-  const plain = await ctl.request('headers.test', '/', { headers: { 'accept-encoding': 'gzip', 'user-agent': 'irx-old-browser/1.0' } });
+  const plain = await p.request('headers.test', '/', { headers: { 'accept-encoding': 'gzip', 'user-agent': 'irx-old-browser/1.0' } });
   assert.is(plain.headers['content-encoding'], undefined);
 });
 
-t('upstream-hash-by, -subset and -subset-size (ConfigMap defaults): one URI always reaches the same endpoint (subsets of one)', async () => {
+over.both('upstream-hash-by, -subset and -subset-size (ConfigMap defaults): one URI always reaches the same endpoint (subsets of one)', async (p) => {
   for (const uri of ['/a', '/b', '/c']) {
-    const first = (await ctl.request('hashed.test', uri)).backend;
-    for (let i = 0; i < 4; i++) assert.is((await ctl.request('hashed.test', uri)).backend, first, uri);
+    const first = (await p.request('hashed.test', uri)).backend;
+    for (let i = 0; i < 4; i++) assert.is((await p.request('hashed.test', uri)).backend, first, uri);
   }
   const backends = JSON.parse((await ctl.control('/configuration/backends')).body) as Array<{ name: string; upstreamHashByConfig?: Record<string, unknown> }>;
   const two = backends.find((b) => b.name.includes('two'));
   assert.equal(two?.upstreamHashByConfig, { 'upstream-hash-by': '$request_uri', 'upstream-hash-by-subset': true, 'upstream-hash-by-subset-size': 1 });
 });
 
-t('service-upstream (ConfigMap default): the Service cluster IP is the only endpoint; a Service without one keeps its endpoints', async () => {
-  for (let i = 0; i < 3; i++) assert.is((await ctl.request('clustered.test', '/')).backend, 'second');
-  assert.is((await ctl.request('headers.test', '/')).backend, 'main');
+over.both('service-upstream (ConfigMap default): the Service cluster IP is the only endpoint; a Service without one keeps its endpoints', async (p) => {
+  for (let i = 0; i < 3; i++) assert.is((await p.request('clustered.test', '/')).backend, 'second');
+  assert.is((await p.request('headers.test', '/')).backend, 'main');
 });
 
-t('http2-push-preload: the backend\'s Link: rel=preload becomes an HTTP/2 push', async () => {
+over.http2Only('http2-push-preload: the backend\'s Link: rel=preload becomes an HTTP/2 push', 'server push is HTTP/2', async () => {
   const session = http2Connect(`https://127.0.0.1:${ctl.ports.https}`, { servername: 'push.test', rejectUnauthorized: false });
   try {
     const pushed: string[] = [];
@@ -267,16 +268,16 @@ t('http2-push-preload: the backend\'s Link: rel=preload becomes an HTTP/2 push',
   }
 });
 
-t('custom-headers: a change of the named ConfigMap reaches the answers', async () => {
+over.both('custom-headers: a change of the named ConfigMap reaches the answers', async (p) => {
   ctl.write('headers.json', [
-    configMap('team-headers', { 'X-Team': 'green', 'X-Frame-Options': 'DENY' }),
+    configMap('team-headers', { 'X-Team': `green-${p.tag}`, 'X-Frame-Options': 'DENY' }),
     configMap('bad-headers', { 'X-Powered-By': 'evil' }),
     configMap('team-headers', { 'X-Team': 'other' }, 'elsewhere'),
   ]);
-  await ctl.until('headers.test', '/', (r) => r.headers['x-team'] === 'green', { what: 'the new X-Team' });
+  await p.until('headers.test', '/', (r) => r.headers['x-team'] === `green-${p.tag}`, { what: 'the new X-Team' });
 });
 
-t('keys without a visible effect are in the nginx.conf NGINX runs', async () => {
+over.noRequest('keys without a visible effect are in the nginx.conf NGINX runs', 'the running nginx.conf', async () => {
   const conf = await runningConf();
   for (const line of [
     'proxy_busy_buffers_size 8k;', 'proxy_max_temp_file_size 0;', 'rewrite_log on;', 'http2_push_preload on;',
@@ -290,7 +291,7 @@ t('keys without a visible effect are in the nginx.conf NGINX runs', async () => 
   assert.not.ok(conf.includes('10.255.0.1'), 'bind-address replaces only wildcard listeners; local mode listens on 127.0.0.1');
 });
 
-t('enable-syslog: the access log line reaches a UDP syslog receiver', async () => {
+over.both('enable-syslog: the access log line reaches a UDP syslog receiver', async (p) => {
   const udp: Socket = createSocket('udp4');
   const lines: string[] = [];
   udp.on('message', (m) => lines.push(m.toString('utf8')));
@@ -298,7 +299,7 @@ t('enable-syslog: the access log line reaches a UDP syslog receiver', async () =
   const port = udp.address().port;
   try {
     await phase({ ...BASE, 'enable-syslog': 'true', 'syslog-host': '127.0.0.1', 'syslog-port': String(port), 'log-format-upstream': 'SYSLOGLINE $request_uri $status' }, `syslog:server=127.0.0.1:${port}`);
-    await ctl.request('plain.test', '/to-syslog');
+    await p.request('plain.test', '/to-syslog');
     const line = await waitFor(() => lines.find((l) => l.includes('SYSLOGLINE /to-syslog 200')), { timeoutMs: 5000, what: 'the access log line over syslog' });
     assert.match(line, /^<\d+>/, 'a syslog message with its priority');
   } finally {
@@ -306,17 +307,20 @@ t('enable-syslog: the access log line reaches a UDP syslog receiver', async () =
   }
 });
 
-t('an operator snippet NGINX refuses quarantines the ConfigMap: the previous settings keep serving', async () => {
+over.both('an operator snippet NGINX refuses quarantines the ConfigMap: the previous settings keep serving', async (p) => {
   ctl.write('configmap.json', [configMap('nginx-config', { ...BASE, 'http-snippet': 'irx_no_such_directive on;', 'default-type': 'application/x-after' })]);
   await waitFor(() => /quarantined ConfigMap pd\/nginx-config/.test(ctl.output()), { timeoutMs: 15_000, what: 'the ConfigMap quarantined' });
-  const probe = await ctl.request('plain.test', '/__cm-server');
+  const probe = await p.request('plain.test', '/__cm-server');
   assert.is(probe.status, 200);
   assert.is(probe.headers['content-type'], 'application/x-irx', 'the previous settings');
-  assert.is((await ctl.request('cookies.test', '/app/x')).headers['set-cookie']?.[0], 'sid=1; Domain=example.test; Path=/');
+  assert.is((await p.request('cookies.test', '/app/x')).headers['set-cookie']?.[0], 'sid=1; Domain=example.test; Path=/');
 });
 
-t('forwarded-for-proxy-protocol-header: a PROXY peer in proxy-real-ip-cidr is believed about X-Forwarded-For, any other is the client', async () => {
-  await ctl.stop();
+// A controller of its own: every listener expects the PROXY protocol.
+const proxied = suite('forwarded-for-proxy-protocol-header');
+const overProxied = protocolMatrix(proxied, () => ctl);
+
+proxied.before(async () => {
   ctl = await startLocal({
     args: ['--configmap', `${NS}/nginx-config`],
     files: {
@@ -329,24 +333,27 @@ t('forwarded-for-proxy-protocol-header: a PROXY peer in proxy-real-ip-cidr is be
     },
   });
   await untilRunning(ctl, 'real_ip_header X-Irx-Client;');
-  const realIp = async (peer: string, xff: string, extra = '') => {
-    const text = await new Promise<string>((resolve, reject) => {
-      const socket = tcpConnect(ctl.ports.http, '127.0.0.1', () => socket.write(
-        `PROXY TCP4 ${peer} 127.0.0.1 5555 80\r\nGET / HTTP/1.1\r\nHost: plain.test\r\nX-Forwarded-For: ${xff}\r\n${extra}Connection: close\r\n\r\n`));
-      let out = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (d: string) => { out += d; });
-      socket.on('close', () => resolve(out));
-      socket.on('error', reject);
-    });
-    assert.match(text, /^HTTP\/1.1 200/, text.slice(0, 200));
-    return (JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string> }).headers['x-real-ip'];
+});
+
+proxied.after(async () => {
+  await ctl?.stop();
+  await echo?.close();
+});
+
+overProxied.both('forwarded-for-proxy-protocol-header: a PROXY peer in proxy-real-ip-cidr is believed about X-Forwarded-For, any other is the client', async (p) => {
+  const answer = (peer: string, xff: string, extra: Record<string, string> = {}) =>
+    p.request('plain.test', '/', { preface: `PROXY TCP4 ${peer} 127.0.0.1 5555 80\r\n`, headers: { 'X-Forwarded-For': xff, ...extra } });
+  const realIp = async (peer: string, xff: string) => {
+    const r = await answer(peer, xff);
+    assert.is(r.status, 200, r.body.slice(0, 200));
+    return headers(r)['x-real-ip'];
   };
   await waitFor(async () => (await realIp('192.0.2.1', '198.51.100.7').catch(() => undefined)) !== undefined, { what: 'NGINX answering PROXY requests' });
   assert.is(await realIp('203.0.113.9', '198.51.100.7'), '198.51.100.7', 'a trusted PROXY peer is believed');
   assert.is(await realIp('192.0.2.1', '198.51.100.7'), '192.0.2.1', 'an untrusted one is the client');
-  const spoofed = await realIp('192.0.2.1', '198.51.100.7', 'X-Irx-Client: 10.9.9.9\r\n').then(() => null, (err: Error) => err);
-  assert.match(String(spoofed?.message), /^HTTP\/1.1 400/, 'a client that sends the header itself is refused');
+  const spoofed = await answer('192.0.2.1', '198.51.100.7', { 'X-Irx-Client': '10.9.9.9' });
+  assert.is(spoofed.status, 400, 'a client that sends the header itself is refused');
 });
 
 t.run();
+proxied.run();

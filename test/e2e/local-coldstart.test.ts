@@ -16,8 +16,10 @@ import { freePorts } from '../support/ports.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate, type GeneratedCertificate } from '../support/lua-nginx.js';
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let a: EchoServer;
 let cert: GeneratedCertificate;
 let certDir: string;
@@ -58,29 +60,30 @@ function servedCN(servername: string | null): Promise<string> {
   });
 }
 
-test('the first configuration is served by the NGINX started on it: no reload, no failed file', async () => {
-  await ctl.until('plain.test', '/', (r) => r.backend === 'a', { what: 'plain.test served' });
+over.both('the first configuration is served by the NGINX started on it: no reload, no failed file', async (p) => {
+  await p.until('plain.test', '/', (r) => r.backend === 'a', { what: 'plain.test served' });
   assert.is(reloads(), 0, 'no SIGHUP before the first configuration was served');
   assert.is(readdirSync(ctl.workdir).filter((n) => n.startsWith('nginx.conf.failed-')).length, 0);
   assert.match(ctl.output(), /reload: NGINX started/);
 });
 
-test('HTTPS: the TLS host gets its Secret\'s certificate; other names and no SNI get the fallback', async () => {
+over.both('HTTPS: the TLS host gets its Secret\'s certificate; other names and no SNI get the fallback', async (p) => {
   assert.is(await servedCN('tls.test'), 'tls.test');
   assert.is(await servedCN('plain.test'), 'Kubernetes Ingress Controller Fake Certificate');
   assert.is(await servedCN('unknown.test'), 'Kubernetes Ingress Controller Fake Certificate');
   assert.is(await servedCN(null), 'Kubernetes Ingress Controller Fake Certificate');
-  const r = await ctl.request('tls.test', '/', { https: true, ca: await readFile(cert.certPath, 'utf8') });
+  const r = await p.request('tls.test', '/', { https: true, ca: await readFile(cert.certPath, 'utf8') });
   assert.is(r.backend, 'a');
 });
 
-test('a later structural change is tested and reloaded as before', async () => {
+over.both('a later structural change is tested and reloaded as before', async (p) => {
   // proxy-body-size needs a directive: the host gets a server block (a dynamic host would not reload).
-  ctl.write('more.json', [ingress('app', 'more', {
-    host: 'more.test', annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' }, paths: [{ path: '/', service: 'web' }],
+  const before = reloads();
+  ctl.write(`more-${p.tag}.json`, [ingress('app', `more-${p.tag}`, {
+    host: `more-${p.tag}.test`, annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' }, paths: [{ path: '/', service: 'web' }],
   })]);
-  await ctl.until('more.test', '/', (r) => r.backend === 'a', { what: 'more.test served' });
-  assert.is(reloads(), 1);
+  await p.until(`more-${p.tag}.test`, '/', (r) => r.backend === 'a', { what: 'the new host served' });
+  assert.is(reloads(), before + 1);
 });
 
 test('NGINX unable to start on any configuration (HTTP port taken): NGINX\'s error, exit code 1', async () => {

@@ -4,8 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let a: EchoServer;
 
 test.before(async () => {
@@ -18,15 +20,16 @@ test.after(async () => {
   await a?.close();
 });
 
-test('an empty cluster becomes healthy after its first (empty) sync and answers 404', async () => {
+over.both('an empty cluster becomes healthy after its first (empty) sync and answers 404', async (p) => {
   assert.is((await ctl.request('127.0.0.1', '/healthz', { port: ctl.ports.healthz })).status, 200);
   assert.ok((await ctl.metric('nginx_ingress_controller_success')) >= 1, 'the empty configuration was applied');
-  assert.is((await ctl.request('any.test', '/')).status, 404);
+  assert.is((await p.request('any.test', '/')).status, 404);
 });
 
-test('what is added to an empty directory is served', async () => {
-  ctl.write('app.json', [service('app', 'web'), ...slices('app', 'web', [a]), ingress('app', 'web', { host: 'web.test', paths: [{ path: '/', service: 'web' }] })]);
-  await ctl.until('web.test', '/', (r) => r.backend === 'a', { what: 'web.test served' });
+over.both('what is added to an empty directory is served', async (p) => {
+  const host = `web-${p.tag}.test`;
+  ctl.write(`app-${p.tag}.json`, [service('app', 'web'), ...slices('app', 'web', [a]), ingress('app', `web-${p.tag}`, { host, paths: [{ path: '/', service: 'web' }] })]);
+  await p.until(host, '/', (r) => r.backend === 'a', { what: `${host} served` });
 });
 
 test.run();

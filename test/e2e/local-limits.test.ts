@@ -8,8 +8,10 @@ import { readFileSync } from 'node:fs';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let echo: EchoServer;
 
 /** The controller process's resident memory, in MiB. */
@@ -36,8 +38,8 @@ test.after(async () => {
   await echo?.close();
 });
 
-test('objects over the API limits are refused by name; memory stays near the baseline and returns after', async () => {
-  for (let i = 0; i < 20; i++) assert.is((await ctl.request('good.test', '/')).status, 200);
+over.both('objects over the API limits are refused by name; memory stays near the baseline and returns after', async (p) => {
+  for (let i = 0; i < 20; i++) assert.is((await p.request('good.test', '/')).status, 200);
   const baseline = rssMiB();
   // Generous: what matters is not growing by the size of what was refused (the issue saw 1.8 GB).
   const bound = baseline + 120;
@@ -50,10 +52,10 @@ test('objects over the API limits are refused by name; memory stays near the bas
   // Annotations over 256 KiB, and an object over 1.5 MiB, in files under the cap.
   ctl.write('annotations.json', [web('annotated', { 'example.com/blob': 'y'.repeat(300 * 1024) }), web('fine')]);
   ctl.write('object.json', [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'app' }, data: { blob: 'z'.repeat(1600 * 1024) } }]);
-  await ctl.until('fine.test', '/', (r) => r.status === 200, { what: 'the good Ingress next to the oversized one' });
+  await p.until('fine.test', '/', (r) => r.status === 200, { what: 'the good Ingress next to the oversized one' });
   await waitFor(() => /Ingress annotated: metadata\.annotations hold \d+ bytes; the API server allows 262144; refused/.test(ctl.output()), { what: 'the annotations refused by name' });
   await waitFor(() => /ConfigMap big: the object is \d+ bytes; the API server allows 1572864; refused/.test(ctl.output()), { what: 'the object refused by name' });
-  assert.is((await ctl.request('annotated.test', '/')).status, 404, 'the refused Ingress is not served');
+  assert.is((await p.request('annotated.test', '/')).status, 404, 'the refused Ingress is not served');
 
   // An edit of each, then everything removed: memory comes back.
   ctl.write('annotations.json', [web('annotated', { 'example.com/blob': 'w'.repeat(300 * 1024) }), web('fine')]);
@@ -62,8 +64,8 @@ test('objects over the API limits are refused by name; memory stays near the bas
   ctl.remove('huge.json');
   ctl.remove('annotations.json');
   ctl.remove('object.json');
-  await ctl.until('fine.test', '/', (r) => r.status === 404, { what: 'the removed files to be gone' });
-  assert.is((await ctl.request('good.test', '/')).status, 200);
+  await p.until('fine.test', '/', (r) => r.status === 404, { what: 'the removed files to be gone' });
+  assert.is((await p.request('good.test', '/')).status, 200);
   const after = await waitFor(() => { const r = rssMiB(); return r < bound ? r : null; }, { what: `RSS to return under ${bound} MiB`, timeoutMs: 15_000 });
   assert.ok(after < bound, `RSS ${after} MiB after (baseline ${baseline})`);
   console.log(`  RSS: baseline ${baseline.toFixed(0)} MiB, after ${after.toFixed(0)} MiB`);

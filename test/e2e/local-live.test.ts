@@ -10,8 +10,10 @@ import { ingress, service, slices, startLocal, tlsSecret, type LocalController }
 import { generateCertificate } from '../support/lua-nginx.js';
 import { runDbg } from '../../src/cli/dbg.js';
 import { waitFor } from '../support/wait.js';
+import { protocolClient, protocolMatrix, PROTOCOLS } from '../support/protocols.js';
 
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let a: EchoServer;
 let b: EchoServer;
 const P = 'nginx.ingress.kubernetes.io';
@@ -48,7 +50,7 @@ test.after(async () => {
   await Promise.all([a, b].map((e) => e?.close()));
 });
 
-test('healthz is 200 and metrics use ingress-nginx names', async () => {
+over.noRequest('healthz is 200 and metrics use ingress-nginx names', "the controller's health and metrics", async () => {
   assert.is((await ctl.request('127.0.0.1', '/healthz', { port: ctl.ports.healthz })).status, 200);
   assert.ok((await ctl.metric('nginx_ingress_controller_success')) >= 1);
   assert.is(await ctl.metric('nginx_ingress_controller_config_last_reload_successful'), 1);
@@ -56,29 +58,31 @@ test('healthz is 200 and metrics use ingress-nginx names', async () => {
   assert.ok(firstConfHash > 0);
 });
 
-test('an endpoint change is applied without a reload', async () => {
-  assert.is((await ctl.request('web.test', '/')).backend, 'a');
+over.both('an endpoint change is applied without a reload', async (p) => {
+  // From a to b (the next run: back to a).
+  const [from, to] = p.protocol === 'HTTP/1.1' ? [a, b] : [b, a];
+  assert.is((await p.request('web.test', '/')).backend, from.name);
   const reloads = await ctl.metric('nginx_ingress_controller_success');
-  ctl.write('svc.json', [service('app', 'web'), ...slices('app', 'web', [b])]);
-  await ctl.until('web.test', '/', (r) => r.backend === 'b', { what: 'endpoint b to serve' });
+  ctl.write('svc.json', [service('app', 'web'), ...slices('app', 'web', [to])]);
+  await p.until('web.test', '/', (r) => r.backend === to.name, { what: `endpoint ${to.name} to serve` });
   assert.is(await ctl.metric('nginx_ingress_controller_success'), reloads);
   assert.is(await configHashOfRunningConf(), firstConfHash, 'a dynamic update keeps the config hash');
 });
 
-test('a file added, edited and deleted while running', async () => {
+over.both('a file added, edited and deleted while running', async (p) => {
   // proxy-body-size needs a directive: the host gets a server block (a dynamic host would not reload).
   const annotations = { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' };
   ctl.write('new.json', [ingress('app', 'new', { host: 'new.test', annotations, paths: [{ path: '/', service: 'web' }] })]);
-  await ctl.until('new.test', '/', (r) => r.status === 200, { what: 'new.test to be served' });
+  await p.until('new.test', '/', (r) => r.status === 200, { what: 'new.test to be served' });
   assert.is.not(await configHashOfRunningConf(), firstConfHash, 'a reload brings the new nginx.conf\'s hash');
   ctl.write('new.json', [ingress('app', 'new', { host: 'new.test', annotations, paths: [{ path: '/only', pathType: 'Exact', service: 'web' }] })]);
-  await ctl.until('new.test', '/', (r) => r.status === 404, { what: 'edited new.test to drop /' });
-  assert.is((await ctl.request('new.test', '/only')).status, 200);
+  await p.until('new.test', '/', (r) => r.status === 404, { what: 'edited new.test to drop /' });
+  assert.is((await p.request('new.test', '/only')).status, 200);
   ctl.remove('new.json');
-  await ctl.until('new.test', '/only', (r) => r.status === 404, { what: 'new.test to be gone' });
+  await p.until('new.test', '/only', (r) => r.status === 404, { what: 'new.test to be gone' });
 });
 
-test("a rotated certificate is served, and a deleted TLS Ingress's host loses its certificate in NGINX", async () => {
+over.noRequest("a rotated certificate is served, and a deleted TLS Ingress's host loses its certificate in NGINX", 'the certificates NGINX holds', async () => {
   const dir = join(ctl.workdir, 'test-certs');
   const [first, second] = [await generateCertificate(dir, 'tls-gone.test'), await generateCertificate(dir, 'tls-gone.test')];
   const tlsIngress = (c: typeof first) => [
@@ -98,7 +102,7 @@ test("a rotated certificate is served, and a deleted TLS Ingress's host loses it
   await waitFor(async () => (await servedPem()) === null, { what: 'the deleted host to lose its certificate', timeoutMs: 15_000 });
 });
 
-test('a changed auth Secret applies to the Ingress that names it, the Ingress unchanged', async () => {
+over.both('a changed auth Secret applies to the Ingress that names it, the Ingress unchanged', async (p) => {
   // The store knows auth-secret names a Secret from the annotation groups (ANNOTATION_REFERENCES,
   // wired in by the CLI); without it the Secret's change would count as irrelevant.
   const htpasswd = (user: string, password: string) => ({
@@ -109,16 +113,16 @@ test('a changed auth Secret applies to the Ingress that names it, the Ingress un
   ctl.write('auth.json', [htpasswd('bob', 'one'), ingress('app', 'auth', {
     host: 'auth.test', paths: [{ path: '/', service: 'web' }], annotations: { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: 'users' },
   })]);
-  await ctl.until('auth.test', '/', (r) => r.status === 200, { what: 'bob to be let in', headers: basic('bob', 'one') });
+  await p.until('auth.test', '/', (r) => r.status === 200, { what: 'bob to be let in', headers: basic('bob', 'one') });
   ctl.write('auth.json', [htpasswd('carol', 'two'), ingress('app', 'auth', {
     host: 'auth.test', paths: [{ path: '/', service: 'web' }], annotations: { [`${P}/auth-type`]: 'basic', [`${P}/auth-secret`]: 'users' },
   })]);
-  await ctl.until('auth.test', '/', (r) => r.status === 200, { what: 'carol to be let in', headers: basic('carol', 'two') });
-  assert.is((await ctl.request('auth.test', '/', { headers: basic('bob', 'one') })).status, 401);
+  await p.until('auth.test', '/', (r) => r.status === 200, { what: 'carol to be let in', headers: basic('carol', 'two') });
+  assert.is((await p.request('auth.test', '/', { headers: basic('bob', 'one') })).status, 401);
   ctl.remove('auth.json');
 });
 
-test('a malformed file and an Ingress with hostile annotations: the good ones keep serving', async () => {
+over.both('a malformed file and an Ingress with hostile annotations: the good ones keep serving', async (p) => {
   ctl.write('broken.yaml', 'apiVersion: v1\nkind: Service\nmetadata: {name: x\n  - : [\n');
   ctl.write('hostile.json', [
     ingress('app', 'hostile', {
@@ -134,9 +138,9 @@ test('a malformed file and an Ingress with hostile annotations: the good ones ke
     }),
     ingress('app', 'after-hostile', { host: 'good2.test', paths: [{ path: '/', service: 'web' }] }),
   ]);
-  await ctl.until('good2.test', '/', (r) => r.status === 200, { what: 'good2.test next to the hostile Ingress' });
-  assert.is((await ctl.request('web.test', '/')).status, 200);
-  const h = await ctl.request('hostile.test', '/');
+  await p.until('good2.test', '/', (r) => r.status === 200, { what: 'good2.test next to the hostile Ingress' });
+  assert.is((await p.request('web.test', '/')).status, 200);
+  const h = await p.request('hostile.test', '/');
   assert.not.match(h.body, /pwned|snippet/);
   assert.is(await ctl.metric('nginx_ingress_controller_config_last_reload_successful'), 1);
   const conf = await ctl.control('/nginx.conf');
@@ -144,7 +148,7 @@ test('a malformed file and an Ingress with hostile annotations: the good ones ke
   assert.match(ctl.output(), /broken\.yaml/);
 });
 
-test('dbg reads backends, certificates and the running configuration', async () => {
+over.noRequest('dbg reads backends, certificates and the running configuration', 'dbg', async () => {
   let out = '';
   const write = (s: string) => { out += s; };
   assert.is(await runDbg(['backends', 'list'], { workdir: ctl.workdir }, write), 0);
@@ -172,11 +176,13 @@ test('dbg reads backends, certificates and the running configuration', async () 
   assert.is(out, 'No server found for host nobody.test\n');
 });
 
-test('SIGTERM: healthz stops, NGINX quits, exit 0', async () => {
+test('SIGTERM: healthz stops, NGINX quits, exit 0 (neither HTTP/1.1 nor HTTP/2 is answered)', async () => {
   const code = await ctl.stop('SIGTERM');
   assert.is(code, 0);
-  const r = await ctl.request('web.test', '/').catch((err: Error) => err);
-  assert.instance(r, Error, 'NGINX no longer listens');
+  for (const protocol of PROTOCOLS) {
+    const r = await protocolClient(ctl, protocol).request('web.test', '/').catch((err: Error) => err);
+    assert.instance(r, Error, `NGINX no longer listens (${protocol})`);
+  }
 });
 
 test.run();

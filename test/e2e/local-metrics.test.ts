@@ -15,6 +15,7 @@ import { generateCertificate, type GeneratedCertificate } from '../support/lua-n
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
 import { parsePromText, samples, type PromFamily } from '../support/prom-text.js';
 import { waitFor } from '../support/wait.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 /** ingress-nginx's default log-format-upstream, as its log-format documentation gives it. */
@@ -29,6 +30,7 @@ function formatParser(format: string): (line: string) => Record<string, string> 
 }
 
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let backend: Server;
 let canary: Server;
 let auth: Server;
@@ -90,16 +92,18 @@ test.after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-test('request metrics: ingress-nginx\'s families and labels for 2xx, 4xx, 5xx, canary and two Ingresses', async () => {
-  // Paths of their own: nothing else requests them, so the counts start at zero.
-  for (let i = 0; i < 20; i++) await ctl.request('a.test', `/counted/${i}`);
-  for (let i = 0; i < 5; i++) await ctl.request('b.test', '/status/404');
-  for (let i = 0; i < 3; i++) assert.is((await ctl.request('b.test', '/down/x')).status, 503);
-  await ctl.request('b.test', '/status/201', { method: 'POST', body: 'x'.repeat(300) });
+over.both('request metrics: ingress-nginx\'s families and labels for 2xx, 4xx, 5xx, canary and two Ingresses', async (p) => {
+  // Paths of their own: nothing else requests them, so what they count is this run's.
+  const before = await scrape();
+  for (let i = 0; i < 20; i++) await p.request('a.test', `/counted/${i}`);
+  for (let i = 0; i < 5; i++) await p.request('b.test', '/status/404');
+  for (let i = 0; i < 3; i++) assert.is((await p.request('b.test', '/down/x')).status, 503);
+  await p.request('b.test', '/status/201', { method: 'POST', body: 'x'.repeat(300) });
   // A host no Ingress defines: answered by the catch-all server, not counted (--metrics-per-host).
-  assert.is((await ctl.request('undefined.test', '/')).status, 404);
+  assert.is((await p.request('undefined.test', '/')).status, 404);
 
-  const req = (m: Map<string, PromFamily>, match: Record<string, string>) => value(m, 'nginx_ingress_controller_requests', match);
+  const since = (m: Map<string, PromFamily>, name: string, match: Record<string, string>) => value(m, name, match) - value(before, name, match);
+  const req = (m: Map<string, PromFamily>, match: Record<string, string>) => since(m, 'nginx_ingress_controller_requests', match);
   const f = await waitFor(async () => {
     const m = await scrape();
     return req(m, { path: '/counted' }) >= 20 && req(m, { path: '/down' }) >= 3 && req(m, { path: '/status' }) >= 6 ? m : null;
@@ -120,23 +124,23 @@ test('request metrics: ingress-nginx\'s families and labels for 2xx, 4xx, 5xx, c
   assert.is(samples(f, 'nginx_ingress_controller_requests', { host: 'undefined.test' }).length, 0);
   // Every histogram family has the series; the upstream ones only for proxied requests.
   for (const h of ['request_duration_seconds', 'response_duration_seconds', 'header_duration_seconds', 'connect_duration_seconds', 'request_size', 'response_size', 'bytes_sent']) {
-    assert.is(value(f, `nginx_ingress_controller_${h}_count`, { path: '/status', status: '404' }), 5, h);
+    assert.is(since(f, `nginx_ingress_controller_${h}_count`, { path: '/status', status: '404' }), 5, h);
   }
   assert.is(samples(f, 'nginx_ingress_controller_response_duration_seconds_count', { path: '/down' }).length, 0, 'a 503 from NGINX has no upstream time');
   assert.ok(value(f, 'nginx_ingress_controller_request_size_sum', { method: 'POST' }) > 300);
-  assert.is(value(f, 'nginx_ingress_controller_ingress_upstream_latency_seconds_count', { ingress: 'web-a', canary: 'app-canary-80' })
-    + value(f, 'nginx_ingress_controller_ingress_upstream_latency_seconds_count', { ingress: 'web-a', canary: '' }) >= 20, true);
+  assert.is(since(f, 'nginx_ingress_controller_ingress_upstream_latency_seconds_count', { ingress: 'web-a', canary: 'app-canary-80' })
+    + since(f, 'nginx_ingress_controller_ingress_upstream_latency_seconds_count', { ingress: 'web-a', canary: '' }) >= 20, true);
   assert.ok(value(f, 'ingress_rx_metrics_log_lines_total', { outcome: 'skipped' }) >= 1);
   assert.is(value(f, 'ingress_rx_metrics_log_lines_total', { outcome: 'malformed' }), 0);
 });
 
-test('a location with enable-access-log "false" is counted; auth subrequests are not', async () => {
+over.both('a location with enable-access-log "false" is counted; auth subrequests are not', async (p) => {
   const before = await scrape();
   const q0 = value(before, 'nginx_ingress_controller_requests', { ingress: 'quiet' });
   const g0 = value(before, 'nginx_ingress_controller_requests', { ingress: 'guarded' });
   const auth0 = hits.auth;
-  for (let i = 0; i < 4; i++) assert.is((await ctl.request('q.test', '/quiet-request')).status, 200);
-  for (let i = 0; i < 3; i++) assert.is((await ctl.request('auth.test', '/guarded-request')).status, 200);
+  for (let i = 0; i < 4; i++) assert.is((await p.request('q.test', '/quiet-request')).status, 200);
+  for (let i = 0; i < 3; i++) assert.is((await p.request('auth.test', '/guarded-request')).status, 200);
   assert.is(hits.auth - auth0, 3, 'each request made one auth subrequest');
   const f = await waitFor(async () => {
     const m = await scrape();
@@ -150,7 +154,7 @@ test('a location with enable-access-log "false" is counted; auth subrequests are
   assert.not.ok(log.includes('/check'), 'auth subrequests stay out of the access log, as in ingress-nginx');
 });
 
-test('NGINX process and stub_status families', async () => {
+over.noRequest('NGINX process and stub_status families', 'the metrics', async () => {
   const f = await scrape();
   const g = (name: string, match: Record<string, string> = {}) => value(f, `nginx_ingress_controller_nginx_process_${name}`, match);
   // The master and its children (workers of a finished reload may still be exiting: read both until they agree).
@@ -177,7 +181,7 @@ test('NGINX process and stub_status families', async () => {
   assert.is(f.get('nginx_ingress_controller_nginx_process_connections')!.type, 'gauge');
 });
 
-test('controller families: certificates per host, orphaned Ingresses, build, reloads', async () => {
+over.noRequest('controller families: certificates per host, orphaned Ingresses, build, reloads', 'the metrics', async () => {
   const f = await scrape();
   const x = new X509Certificate(readFileSync(cert.certPath));
   const [expiry] = samples(f, 'nginx_ingress_controller_ssl_expire_time_seconds', { host: 'tls.test' });
@@ -204,10 +208,10 @@ test('controller families: certificates per host, orphaned Ingresses, build, rel
   assert.ok(value(f, 'process_cpu_seconds_total') > 0, "the controller's own process families");
 });
 
-test('access log: a known request\'s line parses with the format ingress-nginx documents', async () => {
+over.both('access log: a known request\'s line parses with the format ingress-nginx documents', async (p) => {
   const parse = formatParser(DOCUMENTED_FORMAT);
-  const id = '0123456789abcdef0123456789abcdef';
-  const r = await ctl.request('b.test', '/golden?x=1', { headers: { 'User-Agent': 'golden-agent/1.0', Referer: 'https://ref.example/p', 'X-Request-ID': id } });
+  const id = p.protocol === 'HTTP/1.1' ? '0123456789abcdef0123456789abcdef' : 'fedcba9876543210fedcba9876543210';
+  const r = await p.request('b.test', '/golden?x=1', { headers: { 'User-Agent': 'golden-agent/1.0', Referer: 'https://ref.example/p', 'X-Request-ID': id } });
   assert.is(r.status, 200);
   const line = await waitFor(() => readFileSync(join(ctl.workdir, 'logs', 'access.log'), 'utf8').split('\n').find((l) => l.includes(id)), { what: 'the logged line' });
   const g = parse(line);
@@ -215,7 +219,7 @@ test('access log: a known request\'s line parses with the format ingress-nginx d
   assert.is(g!.remote_addr, '127.0.0.1');
   assert.is(g!.remote_user, '-');
   assert.match(g!.time_local!, /^\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}$/);
-  assert.is(g!.request, 'GET /golden?x=1 HTTP/1.1');
+  assert.is(g!.request, `GET /golden?x=1 ${p.protocol === 'HTTP/1.1' ? 'HTTP/1.1' : 'HTTP/2.0'}`);
   assert.is(g!.status, '200');
   assert.is(g!.body_bytes_sent, String(Buffer.byteLength(r.body)));
   assert.is(g!.http_referer, 'https://ref.example/p');
@@ -240,33 +244,33 @@ async function configure(data: Record<string, string>): Promise<void> {
 }
 const accessLog = () => readFileSync(join(ctl.workdir, 'logs', 'access.log'), 'utf8');
 
-test('access log options: escape-json, escape-none, skip-access-log-urls, access-log-path, error-log-path, disable-access-log', async () => {
+over.both('access log options: escape-json, escape-none, skip-access-log-urls, access-log-path, error-log-path, disable-access-log', async (p) => {
   const hostile = 'agent "quoted" \\ back';
   // escape=json: a JSON format stays JSON whatever the client sends.
   await configure({ 'log-format-escape-json': 'true', 'log-format-upstream': '{"ua": "$http_user_agent", "uri": "$request_uri", "status": $status}' });
-  await ctl.request('b.test', '/json-line', { headers: { 'User-Agent': hostile } });
-  const json = await waitFor(() => accessLog().split('\n').find((l) => l.includes('/json-line')), { what: 'the JSON line' });
-  assert.equal(JSON.parse(json), { ua: hostile, uri: '/json-line', status: 200 });
+  await p.request('b.test', `/json-line-${p.tag}`, { headers: { 'User-Agent': hostile } });
+  const json = await waitFor(() => accessLog().split('\n').find((l) => l.includes(`/json-line-${p.tag}`)), { what: 'the JSON line' });
+  assert.equal(JSON.parse(json), { ua: hostile, uri: `/json-line-${p.tag}`, status: 200 });
 
   await configure({ 'log-format-escape-none': 'true', 'log-format-upstream': '$request_uri $http_user_agent' });
-  await ctl.request('b.test', '/raw-line', { headers: { 'User-Agent': 'raw "q"' } });
-  assert.ok(await waitFor(() => accessLog().includes('/raw-line raw "q"')), 'escape=none writes the quotes as they came');
+  await p.request('b.test', `/raw-line-${p.tag}`, { headers: { 'User-Agent': 'raw "q"' } });
+  assert.ok(await waitFor(() => accessLog().includes(`/raw-line-${p.tag} raw "q"`)), 'escape=none writes the quotes as they came');
 
-  const other = join(tmp, 'other-access.log');
-  const errors = join(tmp, 'other-error.log');
+  const other = join(tmp, `other-access-${p.tag}.log`);
+  const errors = join(tmp, `other-error-${p.tag}.log`);
   await configure({ 'skip-access-log-urls': '/skipped', 'access-log-path': other, 'error-log-path': errors });
-  await ctl.request('b.test', '/skipped');
-  await ctl.request('b.test', '/not-skipped');
-  const text = await waitFor(() => (existsSync(other) && readFileSync(other, 'utf8').includes('/not-skipped') ? readFileSync(other, 'utf8') : null), { what: 'the log at access-log-path' });
+  await p.request('b.test', '/skipped');
+  await p.request('b.test', `/not-skipped-${p.tag}`);
+  const text = await waitFor(() => (existsSync(other) && readFileSync(other, 'utf8').includes(`/not-skipped-${p.tag}`) ? readFileSync(other, 'utf8') : null), { what: 'the log at access-log-path' });
   assert.not.ok(text.includes('GET /skipped'), 'skip-access-log-urls');
   assert.ok(existsSync(errors), 'NGINX opened error-log-path');
-  assert.not.ok(accessLog().includes('/not-skipped'));
+  assert.not.ok(accessLog().includes(`/not-skipped-${p.tag}`));
 
   // disable-access-log: nothing logged, request metrics still counted.
   const before = value(await scrape(), 'nginx_ingress_controller_requests', { ingress: 'web-b', path: '/' });
   await configure({ 'disable-access-log': 'true', 'access-log-path': other });
   const size = readFileSync(other, 'utf8').length;
-  for (let i = 0; i < 3; i++) await ctl.request('b.test', '/unlogged');
+  for (let i = 0; i < 3; i++) await p.request('b.test', '/unlogged');
   await waitFor(async () => value(await scrape(), 'nginx_ingress_controller_requests', { ingress: 'web-b', path: '/' }) >= before + 3, { what: 'metrics without an access log' });
   assert.is(readFileSync(other, 'utf8').length, size);
 });

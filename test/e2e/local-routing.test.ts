@@ -4,8 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 const echo: Record<string, EchoServer> = {};
 
 test.before(async () => {
@@ -58,56 +60,56 @@ test.after(async () => {
   await Promise.all(Object.values(echo).map((e) => e.close()));
 });
 
-test('Exact matches only the exact path', async () => {
-  assert.is((await ctl.request('routes.test', '/exact')).backend, 'exact');
-  assert.is((await ctl.request('routes.test', '/exact/more')).backend, 'root');
+over.both('Exact matches only the exact path', async (p) => {
+  assert.is((await p.request('routes.test', '/exact')).backend, 'exact');
+  assert.is((await p.request('routes.test', '/exact/more')).backend, 'root');
 });
 
-test('Prefix matches on path-element boundaries: /foo and /foo/bar, not /foobar', async () => {
-  assert.is((await ctl.request('routes.test', '/foo')).backend, 'prefix');
-  assert.is((await ctl.request('routes.test', '/foo/bar')).backend, 'prefix');
-  assert.is((await ctl.request('routes.test', '/foobar')).backend, 'root');
+over.both('Prefix matches on path-element boundaries: /foo and /foo/bar, not /foobar', async (p) => {
+  assert.is((await p.request('routes.test', '/foo')).backend, 'prefix');
+  assert.is((await p.request('routes.test', '/foo/bar')).backend, 'prefix');
+  assert.is((await p.request('routes.test', '/foobar')).backend, 'root');
 });
 
-test('the path reaches the upstream unchanged without rewrite', async () => {
-  const r = await ctl.request('routes.test', '/foo/bar?x=1');
+over.both('the path reaches the upstream unchanged without rewrite', async (p) => {
+  const r = await p.request('routes.test', '/foo/bar?x=1');
   assert.is(r.json?.path, '/foo/bar?x=1');
   const headers = r.json?.headers as Record<string, string>;
   assert.is(headers['x-forwarded-host'], 'routes.test');
-  assert.is(headers['x-forwarded-proto'], 'http');
+  assert.is(headers['x-forwarded-proto'], p.scheme);
   assert.ok(headers['x-request-id'], 'X-Request-ID is set');
   assert.is(headers['x-real-ip'], '127.0.0.1');
 });
 
-test('an unknown host gets 404 from the default server', async () => {
-  const r = await ctl.request('nobody.test', '/');
+over.both('an unknown host gets 404 from the default server', async (p) => {
+  const r = await p.request('nobody.test', '/');
   assert.is(r.status, 404);
 });
 
-test('a Service without endpoints answers 503; not-ready endpoints are not used', async () => {
-  assert.is((await ctl.request('routes.test', '/empty')).status, 503);
-  assert.is((await ctl.request('routes.test', '/notready')).status, 503);
+over.both('a Service without endpoints answers 503; not-ready endpoints are not used', async (p) => {
+  assert.is((await p.request('routes.test', '/empty')).status, 503);
+  assert.is((await p.request('routes.test', '/notready')).status, 503);
 });
 
-test('the oldest Ingress wins a duplicate host and path', async () => {
+over.both('the oldest Ingress wins a duplicate host and path', async (p) => {
   for (let i = 0; i < 5; i++) {
-    const r = await ctl.request('dup.test', '/');
+    const r = await p.request('dup.test', '/');
     assert.is(r.backend, 'old', `reply ${i}: ${r.status} ${r.body.slice(0, 200)}`);
   }
 });
 
-test('rewrite-target with regex captures', async () => {
-  const r = await ctl.request('rw.test', '/api/users/7');
+over.both('rewrite-target with regex captures', async (p) => {
+  const r = await p.request('rw.test', '/api/users/7');
   assert.is(r.backend, 'rw');
   assert.is(r.json?.path, '/users/7');
-  assert.is((await ctl.request('rw.test', '/api')).json?.path, '/');
+  assert.is((await p.request('rw.test', '/api')).json?.path, '/');
 });
 
-test('permanent-redirect and app-root redirect', async () => {
-  const r = await ctl.request('redirect.test', '/anything');
+over.both('permanent-redirect and app-root redirect', async (p) => {
+  const r = await p.request('redirect.test', '/anything');
   assert.is(r.status, 301);
   assert.is(r.headers.location, 'https://example.org/moved');
-  const a = await ctl.request('approot.test', '/');
+  const a = await p.request('approot.test', '/');
   assert.is(a.status, 302);
   assert.match(String(a.headers.location), /\/app1$/);
 });

@@ -4,19 +4,21 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
-import { connect, createServer, type Server as TlsServer } from 'node:tls';
+import { createServer, type Server as TlsServer } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
 import { freePort } from '../support/ports.js';
+import { tlsExchange } from '../support/tls-exchange.js';
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 const certDir = mkdtempSync(join(tmpdir(), 'irx-certs-'));
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let echo: EchoServer;
 let backend: TlsServer;
 let nginxCert: string;
@@ -55,59 +57,29 @@ test.after(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-/** A raw TLS exchange on the HTTPS port: the peer certificate's CN and the answer. */
-function passthroughRequest(servername: string): Promise<{ cn: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port: ctl.ports.https, servername, rejectUnauthorized: false }, () => {
-      const cn = String(socket.getPeerCertificate().subject?.CN ?? '');
-      let data = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (d: string) => { data += d; });
-      socket.on('end', () => resolve({ cn, body: data.slice(data.indexOf('\r\n\r\n') + 4) }));
-      socket.write(`GET / HTTP/1.1\r\nHost: ${servername}\r\n\r\n`);
-    });
-    socket.on('error', reject);
-    socket.setTimeout(10_000, () => socket.destroy(new Error('timed out')));
-  });
-}
+/** A raw TLS exchange on the HTTPS port: the peer certificate's CN and the answer's body. */
+const passthroughRequest = (servername: string) => tlsExchange(ctl.ports.https, servername)
+  .then(({ cn, text }) => ({ cn, body: text.slice(text.indexOf('\r\n\r\n') + 4) }));
 
-/** An HTTPS request through NGINX from 127.0.0.9, trusting NGINX's certificate for web.test. */
-function nginxRequest(): Promise<{ status: number; cn: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: ctl.ports.https, path: '/', servername: 'web.test', ca: nginxCert, localAddress: '127.0.0.9',
-      headers: { Host: 'web.test', Connection: 'close' }, agent: false, timeout: 10_000,
-    }, (res) => {
-      const cn = String((res.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN ?? '');
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => { body += d; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, cn, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-test('the passthrough host gets the backend\'s own certificate and answer, TLS untouched by NGINX', async () => {
-  await ctl.until('web.test', '/', (r) => r.status === 200, { what: 'web.test served' });
+over.both('the passthrough host gets the backend\'s own certificate and answer, TLS untouched by NGINX', async (p) => {
+  await p.until('web.test', '/', (r) => r.status === 200, { what: 'web.test served' });
   const r = await passthroughRequest('backend.test');
   assert.is(r.cn, 'backend.test');
   assert.is(r.body, 'from the backend');
 });
 
-test('a normal TLS host on the same port gets NGINX\'s certificate and is proxied with the client address kept', async () => {
-  const r = await nginxRequest();
+over.both('a normal TLS host on the same port gets NGINX\'s certificate and is proxied with the client address kept', async (p) => {
+  // Trusting NGINX's certificate for web.test only: the answer came through NGINX's TLS.
+  const r = await p.request('web.test', '/', { https: true, ca: nginxCert, localAddress: '127.0.0.9' });
   assert.is(r.status, 200);
-  assert.is(r.cn, 'web.test');
-  const headers = (JSON.parse(r.body) as { name: string; headers: Record<string, string> });
-  assert.is(headers.name, 'web');
-  assert.is(headers.headers['x-real-ip'], '127.0.0.9');
-  assert.is(headers.headers['x-forwarded-for'], '127.0.0.9');
+  assert.is(r.backend, 'web');
+  const headers = r.json?.headers as Record<string, string>;
+  assert.is(headers['x-real-ip'], '127.0.0.9');
+  assert.is(headers['x-forwarded-for'], '127.0.0.9');
 });
 
-test('plain HTTP is unaffected, and nginx.conf has the SNI stream server', async () => {
-  const r = await ctl.request('web.test', '/');
+over.both('plain HTTP is unaffected, and nginx.conf has the SNI stream server', async (p) => {
+  const r = await p.request('web.test', '/');
   assert.is(r.status, 200);
   assert.is(r.backend, 'web');
   const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');

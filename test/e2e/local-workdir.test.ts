@@ -19,6 +19,7 @@ import { DEFAULT_LUA_DIR } from '../../src/render/runtime.js';
 import { createNginxHarness } from '../support/nginx-harness.js';
 import { configuration, server } from '../support/config-builder.js';
 import { freePorts } from '../support/ports.js';
+import { protocolClient, PROTOCOLS } from '../support/protocols.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const P = 'nginx.ingress.kubernetes.io';
@@ -126,7 +127,7 @@ test('ingress-rx local with --workdir under a 0700 directory: as root it refuses
   }
 });
 
-test('under a directory the workers can enter: basic auth answers 401/200, a 900 KB POST goes through a temp file, dbg conf works', async () => {
+test('under a directory the workers can enter: basic auth answers 401/200, a 900 KB POST goes through a temp file (HTTP/1.1 and HTTP/2), dbg conf works', async () => {
   const open = join(base, 'open');
   mkdirSync(join(open, 'work'), { recursive: true });
   chmodSync(open, 0o711);
@@ -143,12 +144,15 @@ test('under a directory the workers can enter: basic auth answers 401/200, a 900
     },
   });
   try {
-    assert.is((await ctl.request('basic.test', '/')).status, 401);
-    const auth = `Basic ${Buffer.from('bob:secret').toString('base64')}`;
-    assert.is((await ctl.request('basic.test', '/', { headers: { Authorization: auth } })).status, 200);
-    const body = 'b'.repeat(900 * 1024);
-    const post = await ctl.request('upload.test', '/', { method: 'POST', body, headers: { 'Content-Length': String(body.length) } });
-    assert.is(post.status, 200, post.body.slice(0, 300));
+    for (const protocol of PROTOCOLS) {
+      const p = protocolClient(ctl, protocol);
+      assert.is((await p.request('basic.test', '/')).status, 401, protocol);
+      const auth = `Basic ${Buffer.from('bob:secret').toString('base64')}`;
+      assert.is((await p.request('basic.test', '/', { headers: { Authorization: auth } })).status, 200, protocol);
+      const body = 'b'.repeat(900 * 1024);
+      const post = await p.request('upload.test', '/', { method: 'POST', body, headers: { 'Content-Length': String(body.length) } });
+      assert.is(post.status, 200, `${protocol}: ${post.body.slice(0, 300)}`);
+    }
     let conf = '';
     assert.is(await runDbg(['conf'], { workdir: join(open, 'work') }, (s) => { conf += s; }), 0, conf.slice(0, 300));
     assert.match(conf, /## start server basic\.test/);

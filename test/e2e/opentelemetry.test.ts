@@ -13,6 +13,7 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const NS = 'otel';
 const P = 'nginx.ingress.kubernetes.io';
@@ -53,6 +54,7 @@ async function phase(data: Record<string, string>, marker: (conf: string) => boo
 }
 
 const fromConfigMap = suite('tracing from the ConfigMap');
+const overConfigMap = protocolMatrix(fromConfigMap, () => ctl);
 
 fromConfigMap.before(async () => {
   receiver = createServer((req, res) => {
@@ -104,13 +106,13 @@ fromConfigMap.before(async () => {
   }, (c) => c.includes('service_name = "edge"'));
 });
 
-fromConfigMap('a request gets a server span; the upstream sees its trace context; the collector gets it as OTLP/HTTP JSON', async () => {
-  const r = await ctl.request('traced.test', '/orders?id=7', { headers: { 'User-Agent': 'probe/1' } });
+overConfigMap.both('a request gets a server span; the upstream sees its trace context; the collector gets it as OTLP/HTTP JSON', async (p) => {
+  const r = await p.request('traced.test', `/orders-${p.tag}?id=7`, { headers: { 'User-Agent': 'probe/1' } });
   assert.is(r.status, 200);
   const m = TRACEPARENT.exec(upstreamHeaders(r).traceparent ?? '');
   assert.ok(m, `upstream traceparent: ${upstreamHeaders(r).traceparent}`);
   assert.is(m![3], '1', 'sampled (AlwaysOn)');
-  const span = await waitFor(() => spanOf('traced.test', '/orders?id=7'), { what: 'the span at the collector' });
+  const span = await waitFor(() => spanOf('traced.test', `/orders-${p.tag}?id=7`), { what: 'the span at the collector' });
   assert.is(span.traceId, m![1]);
   assert.is(span.spanId, m![2]);
   assert.is(span.parentSpanId, undefined);
@@ -118,80 +120,81 @@ fromConfigMap('a request gets a server span; the upstream sees its trace context
   // The ConfigMap's operation name, its NGINX variables expanded for the request.
   assert.is(span.name, 'HTTP GET');
   assert.equal([attr(span, 'http.method'), attr(span, 'http.status_code'), attr(span, 'http.user_agent'), attr(span, 'http.scheme'), attr(span, 'net.host.port')],
-    ['GET', '200', 'probe/1', 'http', String(ctl.ports.http)]);
+    ['GET', '200', 'probe/1', p.scheme, String(p.port)]);
   assert.ok(BigInt(span.startTimeUnixNano) <= BigInt(span.endTimeUnixNano));
   assert.ok(Math.abs(Number(BigInt(span.startTimeUnixNano) / 1_000_000n) - Date.now()) < 60_000, 'the start time is now');
   const e = received.find((x) => x.spans.includes(span))!;
   assert.equal([e.service, e.scope], ['edge', 'ingress-rx']);
   // What a client sends is text in the JSON, whatever it holds (the receiver parses it); a byte
   // that is not UTF-8 (Node sends this header as Latin-1) becomes U+FFFD, the rest is kept.
-  await ctl.request('traced.test', '/q"uote?a="b"\\', { headers: { 'User-Agent': 'probe "quoted" \\ back\\slash \u00e9' } });
-  const hostile = await waitFor(() => spans().find((x) => attr(x, 'http.target') === '/q"uote?a="b"\\'), { what: 'the span of the hostile request' });
+  await p.request('traced.test', `/q"uote-${p.tag}?a="b"\\`, { headers: { 'User-Agent': 'probe "quoted" \\ back\\slash \u00e9' } });
+  const hostile = await waitFor(() => spans().find((x) => attr(x, 'http.target') === `/q"uote-${p.tag}?a="b"\\`), { what: 'the span of the hostile request' });
   assert.is(attr(hostile, 'http.user_agent'), 'probe "quoted" \\ back\\slash \ufffd');
   // Every request its own trace and span.
-  const ids = await Promise.all(Array.from({ length: 20 }, () => ctl.request('traced.test', '/many').then((x) => TRACEPARENT.exec(upstreamHeaders(x).traceparent ?? '')!)));
+  const ids = await Promise.all(Array.from({ length: 20 }, () => p.request('traced.test', `/many-${p.tag}`).then((x) => TRACEPARENT.exec(upstreamHeaders(x).traceparent ?? '')!)));
   assert.is(new Set(ids.map((x) => x[1])).size, 20);
   assert.is(new Set(ids.map((x) => x[2])).size, 20);
   // All twenty reach the collector, at most otel-max-export-batch-size (5) in one request.
-  await waitFor(() => spans().filter((x) => attr(x, 'http.target') === '/many').length === 20, { what: 'the twenty spans' });
+  await waitFor(() => spans().filter((x) => attr(x, 'http.target') === `/many-${p.tag}`).length === 20, { what: 'the twenty spans' });
   assert.ok(received.every((x) => x.spans.length <= 5), `batches: ${received.map((x) => x.spans.length).join(' ')}`);
 });
 
-fromConfigMap("the client's trace is continued: same trace id, its span as parent, its tracestate kept", async () => {
+overConfigMap.both("the client's trace is continued: same trace id, its span as parent, its tracestate kept", async (p) => {
   const client = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-  const r = await ctl.request('traced.test', '/continued', { headers: { traceparent: client, tracestate: 'vendor=x' } });
+  const r = await p.request('traced.test', `/continued-${p.tag}`, { headers: { traceparent: client, tracestate: 'vendor=x' } });
   const m = TRACEPARENT.exec(upstreamHeaders(r).traceparent ?? '')!;
   assert.is(m[1], '4bf92f3577b34da6a3ce929d0e0e4736');
   assert.is.not(m[2], '00f067aa0ba902b7');
   assert.is(upstreamHeaders(r).tracestate, 'vendor=x');
-  const span = await waitFor(() => spanOf('traced.test', '/continued'), { what: 'the continued span' });
+  const span = await waitFor(() => spanOf('traced.test', `/continued-${p.tag}`), { what: 'the continued span' });
   assert.equal([span.traceId, span.parentSpanId, span.spanId], ['4bf92f3577b34da6a3ce929d0e0e4736', '00f067aa0ba902b7', m[2]]);
   // A malformed traceparent starts a new trace.
-  const bad = await ctl.request('traced.test', '/malformed', { headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' } });
+  const bad = await p.request('traced.test', '/malformed', { headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' } });
   assert.is.not(TRACEPARENT.exec(upstreamHeaders(bad).traceparent ?? '')?.[1], '4bf92f3577b34da6a3ce929d0e0e4736');
 });
 
-fromConfigMap('opentelemetry-trust-incoming-span "false" starts a new trace and drops the client\'s tracestate; without enable-opentelemetry "true" it is ignored', async () => {
-  const r = await ctl.request('notrust.test', '/', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=x' } });
+overConfigMap.both('opentelemetry-trust-incoming-span "false" starts a new trace and drops the client\'s tracestate; without enable-opentelemetry "true" it is ignored', async (p) => {
+  const r = await p.request('notrust.test', `/${p.tag}`, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=x' } });
   const m = TRACEPARENT.exec(upstreamHeaders(r).traceparent ?? '')!;
   assert.is.not(m[1], '4bf92f3577b34da6a3ce929d0e0e4736');
   assert.is(upstreamHeaders(r).tracestate, undefined);
-  const span = await waitFor(() => spanOf('notrust.test', '/'), { what: 'the untrusting span' });
+  const span = await waitFor(() => spanOf('notrust.test', `/${p.tag}`), { what: 'the untrusting span' });
   assert.is(span.parentSpanId, undefined);
   assert.is(span.traceId, m[1]);  // Set without enable-opentelemetry "true" on its Ingress, it is ignored (as ingress-nginx) and named in a warning.
-  const kept = await ctl.request('ignored.test', '/', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+  const kept = await p.request('ignored.test', `/${p.tag}`, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
   assert.match(upstreamHeaders(kept).traceparent ?? '', /^00-4bf92f3577b34da6a3ce929d0e0e4736-/);
-  assert.is((await waitFor(() => spanOf('ignored.test', '/'), { what: 'the span of the ignored annotations' })).name, 'HTTP GET');
+  assert.is((await waitFor(() => spanOf('ignored.test', `/${p.tag}`), { what: 'the span of the ignored annotations' })).name, 'HTTP GET');
   await waitFor(() => /opentelemetry-trust-incoming-span[^\n]*applies only with enable-opentelemetry/.test(ctl.output()), { what: 'the warning naming the ignored annotation' });
 });
 
-fromConfigMap('opentelemetry-operation-name on an Ingress names its spans; enable-opentelemetry "false" turns tracing off for its Ingress', async () => {
-  await ctl.request('named.test', '/pay');
-  assert.is((await waitFor(() => spanOf('named.test', '/pay'), { what: 'the named span' })).name, 'checkout');
-  const off = await ctl.request('off.test', '/quiet');
+overConfigMap.both('opentelemetry-operation-name on an Ingress names its spans; enable-opentelemetry "false" turns tracing off for its Ingress', async (p) => {
+  await p.request('named.test', `/pay-${p.tag}`);
+  assert.is((await waitFor(() => spanOf('named.test', `/pay-${p.tag}`), { what: 'the named span' })).name, 'checkout');
+  const off = await p.request('off.test', `/quiet-${p.tag}`);
   assert.is(upstreamHeaders(off).traceparent, undefined);
   // Spans of later requests arrived while this one's would have: it was never made.
-  await ctl.request('traced.test', '/after-quiet');
-  await waitFor(() => spanOf('traced.test', '/after-quiet'), { what: 'a later span' });
-  assert.is(spanOf('off.test', '/quiet'), undefined);
+  await p.request('traced.test', `/after-quiet-${p.tag}`);
+  await waitFor(() => spanOf('traced.test', `/after-quiet-${p.tag}`), { what: 'a later span' });
+  assert.is(spanOf('off.test', `/quiet-${p.tag}`), undefined);
 });
 
-fromConfigMap('a request NGINX redirects internally (custom-http-errors) keeps its span', async () => {
+overConfigMap.both('a request NGINX redirects internally (custom-http-errors) keeps its span', async (p) => {
   // The echo's 418 goes to the built-in default backend, which answers 404.
-  assert.is((await ctl.request('errors.test', '/__status/418')).status, 404);
-  const span = await waitFor(() => spanOf('errors.test', '/__status/418'), { what: 'the span of the redirected request' });
+  assert.is((await p.request('errors.test', `/${p.tag}/__status/418`)).status, 404);
+  const span = await waitFor(() => spanOf('errors.test', `/${p.tag}/__status/418`), { what: 'the span of the redirected request' });
   assert.equal([attr(span, 'http.status_code'), span.kind, span.name], ['404', 2, 'HTTP GET']);
 });
 
-fromConfigMap("a parent that was not sampled is followed (otel-sampler-parent-based): its context passes on, no span", async () => {
-  const r = await ctl.request('traced.test', '/unsampled', { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00' } });
+overConfigMap.both("a parent that was not sampled is followed (otel-sampler-parent-based): its context passes on, no span", async (p) => {
+  const r = await p.request('traced.test', `/unsampled-${p.tag}`, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00' } });
   assert.match(upstreamHeaders(r).traceparent ?? '', /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-00$/);
-  await ctl.request('traced.test', '/after-unsampled');
-  await waitFor(() => spanOf('traced.test', '/after-unsampled'), { what: 'a later span' });
-  assert.is(spanOf('traced.test', '/unsampled'), undefined);
+  await p.request('traced.test', `/after-unsampled-${p.tag}`);
+  await waitFor(() => spanOf('traced.test', `/after-unsampled-${p.tag}`), { what: 'a later span' });
+  assert.is(spanOf('traced.test', `/unsampled-${p.tag}`), undefined);
 });
 
 const perIngress = suite('tracing per Ingress, a ratio sampler, a collector that is down');
+const overPerIngress = protocolMatrix(perIngress, () => ctl);
 
 perIngress.before(async () => {
   const closed = await freePort();
@@ -201,33 +204,35 @@ perIngress.before(async () => {
   }, (c) => c.includes('sampler = "TraceIdRatioBased"'));
 });
 
-perIngress('only the annotated Ingress is traced; ratio 0 samples nothing; requests are answered while the collector is down', async () => {
-  const traced = await ctl.request('annotated.test', '/');
+overPerIngress.both('only the annotated Ingress is traced; ratio 0 samples nothing; requests are answered while the collector is down', async (p) => {
+  const traced = await p.request('annotated.test', '/');
   assert.is(traced.status, 200);
   assert.match(upstreamHeaders(traced).traceparent ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
-  assert.is(upstreamHeaders(await ctl.request('traced.test', '/')).traceparent, undefined);
+  assert.is(upstreamHeaders(await p.request('traced.test', '/')).traceparent, undefined);
   // A sampled parent is still followed, and its span is exported to a collector that is down: the request does not wait for it.
   const t0 = Date.now();
-  const r = await ctl.request('annotated.test', '/to-nowhere', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+  const r = await p.request('annotated.test', '/to-nowhere', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
   assert.is(r.status, 200);
   assert.ok(Date.now() - t0 < 2000);
-  await waitFor(() => /opentelemetry: export of 1 spans failed[^\n]*connect to 127\.0\.0\.1/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the failed export in the error log' });
+  const failedExports = () => (readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8').match(/opentelemetry: export of 1 spans failed[^\n]*connect to 127\.0\.0\.1/g) ?? []).length;
+  await waitFor(() => failedExports() >= (p.protocol === 'HTTP/1.1' ? 1 : 2), { what: 'the failed export in the error log' });
 });
 
 const fullQueue = suite('a collector that does not answer: the queue is bounded');
+const overFullQueue = protocolMatrix(fullQueue, () => ctl);
 
 fullQueue.before(async () => {
-  held = [];
   await phase({
     'enable-opentelemetry': 'true', 'otlp-collector-host': '127.0.0.1', 'otlp-collector-port': String(receiverPort),
     'otel-schedule-delay-millis': '100', 'otel-max-queuesize': '2', 'worker-processes': '2',
   }, (c) => c.includes('max_queue = 2,'));
 });
 
-fullQueue('otel-max-queuesize: while an export hangs a worker keeps at most that many spans, drops the rest and says so; requests are answered', async () => {
+overFullQueue.both('otel-max-queuesize: while an export hangs a worker keeps at most that many spans, drops the rest and says so; requests are answered', async (p) => {
+  held = [];
   const before = posts;
   const t0 = Date.now();
-  for (let i = 0; i < 20; i++) assert.is((await ctl.request('traced.test', `/queued-${i}`)).status, 200);
+  for (let i = 0; i < 20; i++) assert.is((await p.request('traced.test', `/queued-${p.tag}-${i}`)).status, 200);
   assert.ok(Date.now() - t0 < 5000, 'requests do not wait for the collector');
   // Each of the two workers has one export (at most 2 spans) hanging; what comes after it waits
   // in a queue of 2 or is dropped.
@@ -236,7 +241,7 @@ fullQueue('otel-max-queuesize: while an export hangs a worker keeps at most that
   release();
   held = null;
   await waitFor(() => /opentelemetry: [^\n]*spans dropped so far: the queue \(otel-max-queuesize 2\) was full/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the dropped spans in the error log' });
-  const arrived = () => spans().filter((x) => /^\/queued-/.test(attr(x, 'http.target') ?? '')).length;
+  const arrived = () => spans().filter((x) => (attr(x, 'http.target') ?? '').startsWith(`/queued-${p.tag}-`)).length;
   await waitFor(() => arrived() >= 2, { what: 'the exported spans' });
   assert.ok(arrived() <= 8, `${arrived()} of 20 spans exported (at most 2 exporting and 2 queued per worker)`);
 });

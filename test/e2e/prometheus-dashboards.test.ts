@@ -17,6 +17,7 @@ import { ingress, service, slices, startLocal, tlsSecret, type LocalController }
 import { startPrometheus, type Prometheus, type PromVector } from '../support/prometheus.js';
 import { waitFor } from '../support/wait.js';
 import { REPO_ROOT } from '../../src/version.js';
+import { protocolClient, PROTOCOLS } from '../support/protocols.js';
 
 interface Expect { labels?: Record<string, string[]>; positive?: boolean; finite?: boolean }
 interface Fixture {
@@ -50,7 +51,7 @@ async function statusServer(address: string): Promise<Server> {
 }
 const endpoint = (s: Server) => s.address() as AddressInfo as unknown as EchoServer;
 
-/** A steady mix until told to stop: mostly 200s, and 404, 500 and 503 enough for the error alerts. */
+/** A steady mix until told to stop: mostly 200s, and 404, 500 and 503 enough for the error alerts, over both protocols. */
 async function runTraffic(): Promise<void> {
   const mix: Array<[string, string, string?]> = [
     ['a.test', '/'], ['a.test', '/'], ['a.test', '/'], ['b.test', '/'], ['b.test', '/', 'POST'],
@@ -58,7 +59,8 @@ async function runTraffic(): Promise<void> {
   ];
   for (let i = 0; !stopTraffic; i++) {
     const [host, path, method] = mix[i % mix.length]!;
-    await ctl.request(host, path, { method: method ?? 'GET', ...(method === 'POST' ? { body: 'payload' } : {}) }).catch(() => {});
+    // Browsers' HTTP/2 and other clients' HTTP/1.1, in turns.
+    await protocolClient(ctl, PROTOCOLS[i % 2]!).request(host, path, { method: method ?? 'GET', ...(method === 'POST' ? { body: 'payload' } : {}) }).catch(() => {});
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -17,7 +17,8 @@ import { lineDiff } from '../../src/actors/line-diff.js';
 import { DEFAULT_TEMPLATE_DIR } from '../../src/render/runtime.js';
 import type { NginxProcess } from '../../src/actors/nginx-process.js';
 import type { Configuration } from '../../src/model/types.js';
-import { createNginxHarness, type NginxHarness } from '../support/nginx-harness.js';
+import { createNginxHarness, harnessTarget, type NginxHarness } from '../support/nginx-harness.js';
+import { protocolClient, PROTOCOLS } from '../support/protocols.js';
 import { backend, configuration, location, server } from '../support/config-builder.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
@@ -309,7 +310,7 @@ test('reloads never overlap; the operator form answers in order', async () => {
   }
 });
 
-test('annotations on the wire: basic auth, rewrite, redirects, CORS, allowlist, denied, vhost', async () => {
+test('annotations on the wire over HTTP/1.1 and HTTP/2: basic auth, rewrite, redirects, CORS, allowlist, denied, vhost', async () => {
   const { h, echo, reload, backends } = await setup();
   try {
     const hash = execFileSync('openssl', ['passwd', '-apr1', 'secret']).toString().trim();
@@ -332,50 +333,53 @@ test('annotations on the wire: basic auth, rewrite, redirects, CORS, allowlist, 
     const r = await reload(cfg);
     assert.ok(r.ok, JSON.stringify(r));
     await backends(cfg);
-    const get = (host: string, path: string, headers: Record<string, string> = {}, method = 'GET') => h.http(h.runtime.httpPort, path, { host, headers, method });
+    for (const protocol of PROTOCOLS) {
+      const client = protocolClient(harnessTarget(h), protocol);
+      const get = (host: string, path: string, headers: Record<string, string> = {}, method = 'GET') => client.request(host, path, { headers, method });
 
-    const denied = await get('auth.example.com', '/');
-    assert.is(denied.status, 401);
-    assert.match(String(denied.headers['www-authenticate']), /Basic realm="Who "are" you"/);
-    assert.is((await get('auth.example.com', '/', { authorization: `Basic ${Buffer.from('foo:secret').toString('base64')}` })).status, 200);
-    assert.is((await get('auth.example.com', '/', { authorization: `Basic ${Buffer.from('foo:wrong').toString('base64')}` })).status, 401);
+      const denied = await get('auth.example.com', '/');
+      assert.is(denied.status, 401);
+      assert.match(String(denied.headers['www-authenticate']), /Basic realm="Who "are" you"/);
+      assert.is((await get('auth.example.com', '/', { authorization: `Basic ${Buffer.from('foo:secret').toString('base64')}` })).status, 200);
+      assert.is((await get('auth.example.com', '/', { authorization: `Basic ${Buffer.from('foo:wrong').toString('base64')}` })).status, 401);
 
-    const rw = await get('re.example.com', '/api/v1/items');
-    assert.is(rw.status, 200);
-    assert.is(JSON.parse(rw.body).path, '/v1/items');
-    assert.is(JSON.parse(rw.body).headers['x-forwarded-prefix'], '/api');
+      const rw = await get('re.example.com', '/api/v1/items');
+      assert.is(rw.status, 200);
+      assert.is(JSON.parse(rw.body).path, '/v1/items');
+      assert.is(JSON.parse(rw.body).headers['x-forwarded-prefix'], '/api');
 
-    const moved = await get('misc.example.com', '/moved/a');
-    assert.is(moved.status, 301);
-    assert.is(moved.headers.location, 'https://new.example.com/x');
+      const moved = await get('misc.example.com', '/moved/a');
+      assert.is(moved.status, 301);
+      assert.is(moved.headers.location, 'https://new.example.com/x');
 
-    const pre = await get('misc.example.com', '/cors/a', { origin: 'https://a.example.com' }, 'OPTIONS');
-    assert.is(pre.status, 204);
-    assert.is(pre.headers['access-control-allow-origin'], 'https://a.example.com');
-    assert.is(pre.headers['access-control-allow-methods'], 'GET, PUT');
-    assert.is(pre.headers['access-control-allow-credentials'], 'true');
-    const simple = await get('misc.example.com', '/cors/a', { origin: 'https://a.example.com' });
-    assert.is(simple.status, 200);
-    assert.is(simple.headers['access-control-expose-headers'], 'X-B');
-    const other = await get('misc.example.com', '/cors/a', { origin: 'https://evil.example.com' }, 'OPTIONS');
-    assert.is(other.headers['access-control-allow-origin'], undefined);
+      const pre = await get('misc.example.com', '/cors/a', { origin: 'https://a.example.com' }, 'OPTIONS');
+      assert.is(pre.status, 204);
+      assert.is(pre.headers['access-control-allow-origin'], 'https://a.example.com');
+      assert.is(pre.headers['access-control-allow-methods'], 'GET, PUT');
+      assert.is(pre.headers['access-control-allow-credentials'], 'true');
+      const simple = await get('misc.example.com', '/cors/a', { origin: 'https://a.example.com' });
+      assert.is(simple.status, 200);
+      assert.is(simple.headers['access-control-expose-headers'], 'X-B');
+      const other = await get('misc.example.com', '/cors/a', { origin: 'https://evil.example.com' }, 'OPTIONS');
+      assert.is(other.headers['access-control-allow-origin'], undefined);
 
-    assert.is((await get('misc.example.com', '/private/x')).status, 403);
-    assert.is((await get('misc.example.com', '/denied/x')).status, 503);
-    // The standard proxy headers are set at http level; a location with a header of its own
-    // (upstream-vhost, or one from a configuration-snippet) must repeat all of them.
-    const vhost = JSON.parse((await get('misc.example.com', '/vhost/x')).body).headers;
-    assert.is(vhost.host, 'internal.svc');
-    assert.is(vhost['x-forwarded-host'], 'misc.example.com');
-    assert.is(vhost['x-real-ip'], '127.0.0.1');
-    const snippet = JSON.parse((await get('misc.example.com', '/snippet/x')).body).headers;
-    assert.is(snippet['x-snippet'], 'yes');
-    assert.is(snippet.host, 'misc.example.com');
-    assert.is(snippet['x-forwarded-for'], '127.0.0.1');
-    assert.match(snippet['x-request-id'], /^[0-9a-f]{32}$/);
-    const root = await get('misc.example.com', '/');
-    assert.is(root.status, 302);
-    assert.is(root.headers.location, 'http://misc.example.com/app');
+      assert.is((await get('misc.example.com', '/private/x')).status, 403);
+      assert.is((await get('misc.example.com', '/denied/x')).status, 503);
+      // The standard proxy headers are set at http level; a location with a header of its own
+      // (upstream-vhost, or one from a configuration-snippet) must repeat all of them.
+      const vhost = JSON.parse((await get('misc.example.com', '/vhost/x')).body).headers;
+      assert.is(vhost.host, 'internal.svc');
+      assert.is(vhost['x-forwarded-host'], 'misc.example.com');
+      assert.is(vhost['x-real-ip'], '127.0.0.1');
+      const snippet = JSON.parse((await get('misc.example.com', '/snippet/x')).body).headers;
+      assert.is(snippet['x-snippet'], 'yes');
+      assert.is(snippet.host, 'misc.example.com');
+      assert.is(snippet['x-forwarded-for'], '127.0.0.1');
+      assert.match(snippet['x-request-id'], /^[0-9a-f]{32}$/);
+      const root = await get('misc.example.com', '/');
+      assert.is(root.status, 302);
+      assert.is(root.headers.location, `${client.scheme}://misc.example.com/app`);
+    }
   } finally {
     await h.close();
     await echo.close();

@@ -5,10 +5,13 @@
 // stops accepting (SIGTERM), finishes what it has, exits and leaves the slice. NGINX learns of
 // each change up to ~3.3 s late (the bucket), so requests meet pods that refuse: they are
 // retried on another pod, and a pod that refused is not tried again by that worker. Then the
-// Deployment is scaled to zero: terminating pods that still serve answer until none does.
+// Deployment is scaled to zero: terminating pods that still serve answer until none does. The
+// load is HTTP/1.1 over kept-alive connections and HTTP/2 streams over one connection, as
+// browsers send it, at the same time.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'node:http';
+import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ingress, service, startLocal, type LocalController } from '../support/local-harness.js';
@@ -49,37 +52,65 @@ function slice(pods: Pod[], port: number) {
   };
 }
 
-/** Constant load: `concurrency` keep-alive loops of GET until stopped; every answer but a 200 from a pod is a failure. */
-function startLoad(port: number, concurrency: number) {
+type Protocol = 'HTTP/1.1' | 'HTTP/2';
+
+/**
+ * Constant load: `concurrency` loops of GET per protocol until stopped, HTTP/1.1 on kept-alive
+ * connections to `ports.http`, HTTP/2 as streams of one TLS connection to `ports.https`; every
+ * answer but a 200 from a pod is a failure, named with its protocol.
+ */
+function startLoad(ports: { http: number; https: number }, concurrency: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  let session: ClientHttp2Session | null = null;
+  const h2 = () => {
+    if (!session || session.closed || session.destroyed) {
+      session = http2Connect(`https://127.0.0.1:${ports.https}`, { servername: HOST, rejectUnauthorized: false });
+      session.on('error', () => {});
+    }
+    return session;
+  };
   let running = true;
-  let total = 0;
+  const total: Record<Protocol, number> = { 'HTTP/1.1': 0, 'HTTP/2': 0 };
   const failures: string[] = [];
   const servedBy = new Map<string, number>();
-  const once = () => new Promise<void>((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', agent, headers: { Host: HOST }, timeout: 10_000 }, (res) => {
+  const answered = (protocol: Protocol, status: number, pod: string, body: string) => {
+    total[protocol]++;
+    if (status === 200 && pod !== '') servedBy.set(pod, (servedBy.get(pod) ?? 0) + 1);
+    else failures.push(`${protocol} ${status} ${body.slice(0, 80)}`);
+  };
+  const failed = (protocol: Protocol, err: Error) => { total[protocol]++; failures.push(`${protocol} error ${err.message}`); };
+  const overHttp1 = () => new Promise<void>((resolve) => {
+    const req = request({ host: '127.0.0.1', port: ports.http, path: '/', agent, headers: { Host: HOST }, timeout: 10_000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => { body += d; });
-      res.on('end', () => {
-        total++;
-        const pod = String(res.headers['x-echo-name'] ?? '');
-        if (res.statusCode === 200 && pod !== '') servedBy.set(pod, (servedBy.get(pod) ?? 0) + 1);
-        else failures.push(`${res.statusCode} ${body.slice(0, 80)}`);
-        resolve();
-      });
+      res.on('end', () => { answered('HTTP/1.1', res.statusCode ?? 0, String(res.headers['x-echo-name'] ?? ''), body); resolve(); });
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (err) => { total++; failures.push(`error ${err.message}`); resolve(); });
+    req.on('error', (err) => { failed('HTTP/1.1', err); resolve(); });
     req.end();
   });
-  const loops = Array.from({ length: concurrency }, async () => { while (running) await once(); });
+  const overHttp2 = () => new Promise<void>((resolve) => {
+    const req = h2().request({ ':path': '/', ':authority': HOST });
+    let status = 0;
+    let pod = '';
+    let body = '';
+    req.setTimeout(10_000, () => req.close());
+    req.on('response', (h) => { status = Number(h[':status']); pod = String(h['x-echo-name'] ?? ''); });
+    req.setEncoding('utf8');
+    req.on('data', (d: string) => { body += d; });
+    req.on('end', () => { answered('HTTP/2', status, pod, body); resolve(); });
+    req.on('error', (err) => { failed('HTTP/2', err); resolve(); });
+    req.end();
+  });
+  const loops = [overHttp1, overHttp2].flatMap((once) => Array.from({ length: concurrency }, async () => { while (running) await once(); }));
   return {
-    total: () => total, failures, servedBy,
+    total: () => total['HTTP/1.1'] + total['HTTP/2'], totals: total, failures, servedBy,
     async stop() {
       running = false;
       await Promise.all(loops);
       agent.destroy();
+      (session as ClientHttp2Session | null)?.close();
     },
   };
 }
@@ -91,7 +122,7 @@ async function nginxEndpoints(ctl: LocalController): Promise<string[]> {
   return (backends.find((b) => b.name === 'default-web-80')?.endpoints ?? []).map((e) => e.address).sort();
 }
 
-test('10 pods replaced one by one under constant load, at the default sync rate limit: no request fails; scaled to zero, the terminating pods that serve answer until none does', async () => {
+test('10 pods replaced one by one under constant HTTP/1.1 and HTTP/2 load, at the default sync rate limit: no request fails; scaled to zero, the terminating pods that serve answer until none does', async () => {
   const { port, old } = await podsOnOnePort();
   const fresh = await startPods(30, PODS, 'new', port);
   const pods: Pod[] = old.map((server) => ({ server, ready: true, terminating: false, serving: true }));
@@ -103,7 +134,7 @@ test('10 pods replaced one by one under constant load, at the default sync rate 
   try {
     await waitFor(async () => (await ctl.request(HOST, '/')).status === 200, { what: 'the old pods serve' });
     const reloads = await ctl.metric('nginx_ingress_controller_success');
-    load = startLoad(ctl.ports.http, 6);
+    load = startLoad(ctl.ports, 3);
     await waitFor(() => load!.total() > 100, { what: 'load running' });
     const started = Date.now();
     for (let i = 0; i < PODS; i++) {
@@ -130,7 +161,7 @@ test('10 pods replaced one by one under constant load, at the default sync rate 
     await load.stop();
 
     assert.equal(load.failures.slice(0, 10), [], `${load.failures.length} of ${load.total()} requests failed`);
-    assert.ok(load.total() > 1000, `only ${load.total()} requests`);
+    assert.ok(load.totals['HTTP/1.1'] > 500 && load.totals['HTTP/2'] > 500, `only ${JSON.stringify(load.totals)} requests`);
     for (const s of fresh) assert.ok((load.servedBy.get(s.name) ?? 0) > 0, `${s.name} served nothing`);
     // NGINX did meet pods that refused (the sync lags), and did not keep choosing them: each
     // worker tries a refusing pod about once (twice if that try was a request's last).

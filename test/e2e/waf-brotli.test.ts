@@ -6,12 +6,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
+import { protocolMatrix, type ProtocolClient } from '../support/protocols.js';
 
 const NS = 'waf';
 const P = 'nginx.ingress.kubernetes.io';
@@ -46,16 +46,10 @@ async function phase(data: Record<string, string>, marker: (conf: string) => boo
 }
 
 /** The raw bytes of an answer (the harness reads text, which would mangle a brotli body). */
-function bytes(host: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: ctl.ports.http, path, headers: { Host: host, Connection: 'close', ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+/** A request over `p`'s protocol: its status, Content-Encoding and body as received. */
+async function bytes(p: ProtocolClient, host: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
+  const r = await p.request(host, path, { headers });
+  return { status: r.status, encoding: r.headers['content-encoding'], body: r.bytes };
 }
 
 /** Headers that make the echo's JSON answer about `n` bytes longer (it repeats the request headers). */
@@ -80,6 +74,7 @@ const WAF_INGRESSES = [
 const SNIPPETS_ALLOWED = { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' };
 
 const perIngress = suite('phase 1: ModSecurity per Ingress; brotli at level 1 for application/json of at least 1000 bytes');
+const overPerIngress = protocolMatrix(perIngress, () => ctl);
 
 perIngress.before(async () => {
   echo = await startEchoServer({ address: '127.0.6.10', name: 'main' });
@@ -95,56 +90,56 @@ perIngress.before(async () => {
     (c) => c.includes('brotli_comp_level 1;') && c.includes('modsecurity_transaction_id'), WAF_INGRESSES);
 });
 
-perIngress('enable-owasp-core-rules with SecRuleEngine On blocks an XSS probe with 403; other hosts are untouched', async () => {
-  assert.is((await ctl.request('waf.test', XSS)).status, 403);
-  const ok = await ctl.request('waf.test', '/search?q=shoes');
+overPerIngress.both('enable-owasp-core-rules with SecRuleEngine On blocks an XSS probe with 403; other hosts are untouched', async (p) => {
+  assert.is((await p.request('waf.test', XSS)).status, 403);
+  const ok = await p.request('waf.test', '/search?q=shoes');
   assert.is(ok.status, 200);
   assert.is(ok.backend, 'main');
-  for (const host of ['plain.test', 'off.test', 'tenant-off.test']) assert.is((await ctl.request(host, XSS)).status, 200, host);
+  for (const host of ['plain.test', 'off.test', 'tenant-off.test']) assert.is((await p.request(host, XSS)).status, 200, host);
   // Two Ingresses ask for the Core Rule Set; NGINX parses it once (ingress-nginx: once per location).
   assert.is((await runningConf()).match(/modsecurity_rules_file "[^"]*owasp-crs\.conf";/g)?.length, 1);
 });
 
-perIngress('modsecurity-transaction-id names the transaction in ModSecurity\'s log', async () => {
-  assert.is((await ctl.request('waf.test', XSS, { headers: { 'X-Test-Txn': 'abc123' } })).status, 403);
+overPerIngress.both('modsecurity-transaction-id names the transaction in ModSecurity\'s log', async (p) => {
+  assert.is((await p.request('waf.test', XSS, { headers: { 'X-Test-Txn': 'abc123' } })).status, 403);
   await waitFor(() => /ModSecurity: Access denied with code 403[^\n]*\[unique_id "waf-abc123"\][^\n]*host: "waf.test"/.test(errorLog()), { what: 'the denial with its transaction id' });
 });
 
-perIngress('without SecRuleEngine On the base configuration only detects (as ingress-nginx ships it)', async () => {
-  assert.is((await ctl.request('detect.test', XSS)).status, 200);
+overPerIngress.both('without SecRuleEngine On the base configuration only detects (as ingress-nginx ships it)', async (p) => {
+  assert.is((await p.request('detect.test', XSS)).status, 200);
   // The base configuration's audit log holds the transaction (RelevantOnly: it had warnings).
   const audit = join(ctl.workdir, 'logs', 'modsec_audit.log');
   await waitFor(() => existsSync(audit) && /Host: detect\.test[\s\S]*XSS Attack Detected/.test(readFileSync(audit, 'utf8')), { what: 'the detection in the audit log' });
   assert.not.match(errorLog(), /Access denied[^\n]*host: "detect.test"/);
 });
 
-perIngress("ingress-nginx's own modsecurity-snippet blocks what it says and lets the rest through", async () => {
-  assert.is((await ctl.request('ua.test', '/', { headers: { 'User-Agent': 'block-ua' } })).status, 403);
-  assert.is((await ctl.request('ua.test', '/', { headers: { 'User-Agent': 'curl/8' } })).status, 200);
+overPerIngress.both("ingress-nginx's own modsecurity-snippet blocks what it says and lets the rest through", async (p) => {
+  assert.is((await p.request('ua.test', '/', { headers: { 'User-Agent': 'block-ua' } })).status, 403);
+  assert.is((await p.request('ua.test', '/', { headers: { 'User-Agent': 'curl/8' } })).status, 200);
   // Only the Core Rule Set's locations have it: an XSS probe passes here.
-  assert.is((await ctl.request('ua.test', XSS)).status, 200);
+  assert.is((await p.request('ua.test', XSS)).status, 200);
 });
 
-perIngress('a snippet that would read a file on the node is refused and named; its Ingress and the others are served', async () => {
+overPerIngress.both('a snippet that would read a file on the node is refused and named; its Ingress and the others are served', async (p) => {
   const out = ctl.output();
   assert.match(out, /Ingress waf\/evil[^\n]*modsecurity-snippet[^\n]*line 2: Include reads files on the node/);
   assert.match(out, /Ingress waf\/evil-snippet[^\n]*configuration-snippet[^\n]*modsecurity_rules: line 1: Include reads files on the node/);
   const conf = await runningConf();
   assert.not.match(conf, /Include \/etc\/passwd/);
   assert.not.match(conf, /root:x:0:0/);
-  assert.is((await ctl.request('evil.test', '/')).status, 200);
-  assert.is((await ctl.request('evil-snippet.test', '/')).status, 200);
+  assert.is((await p.request('evil.test', '/')).status, 200);
+  assert.is((await p.request('evil-snippet.test', '/')).status, 200);
 });
 
-perIngress('rules ModSecurity itself refuses quarantine their Ingress alone', async () => {
+overPerIngress.both('rules ModSecurity itself refuses quarantine their Ingress alone', async (p) => {
   await waitFor(() => /Ingress waf\/broken is quarantined/.test(ctl.output()), { what: 'broken to be quarantined' });
-  assert.is((await ctl.request('broken.test', '/')).status, 404, 'a quarantined Ingress is not served');
-  assert.is((await ctl.request('waf.test', XSS)).status, 403);
-  assert.is((await ctl.request('ua.test', '/')).status, 200);
+  assert.is((await p.request('broken.test', '/')).status, 404, 'a quarantined Ingress is not served');
+  assert.is((await p.request('waf.test', XSS)).status, 403);
+  assert.is((await p.request('ua.test', '/')).status, 200);
 });
 
-perIngress('brotli: application/json of at least brotli-min-length bytes, decoded by Node to the echo\'s answer', async () => {
-  const big = await bytes('plain.test', '/json', { 'Accept-Encoding': 'br', ...padded(3000) });
+overPerIngress.both('brotli: application/json of at least brotli-min-length bytes, decoded by Node to the echo\'s answer', async (p) => {
+  const big = await bytes(p, 'plain.test', '/json', { 'Accept-Encoding': 'br', ...padded(3000) });
   assert.is(big.status, 200);
   assert.is(big.encoding, 'br');
   const json = JSON.parse(brotliDecompressSync(big.body).toString()) as { name: string; headers: Record<string, string> };
@@ -152,17 +147,18 @@ perIngress('brotli: application/json of at least brotli-min-length bytes, decode
   assert.is(json.headers['x-pad'], 'p'.repeat(3000));
   level1Size = big.body.length;
   // Shorter than brotli-min-length, another type, or a client that does not ask: as the backend sent it.
-  const small = await bytes('plain.test', '/json', { 'Accept-Encoding': 'br' });
+  const small = await bytes(p, 'plain.test', '/json', { 'Accept-Encoding': 'br' });
   assert.ok(small.body.length < 1000);
   assert.is(small.encoding, undefined);
   assert.is(JSON.parse(small.body.toString()).name, 'main');
-  assert.is((await bytes('plain.test', '/__bytes/5000', { 'Accept-Encoding': 'br' })).encoding, undefined, 'application/octet-stream is not in brotli-types');
-  assert.is((await bytes('plain.test', '/json', { 'Accept-Encoding': 'gzip', ...padded(3000) })).encoding, undefined);
+  assert.is((await bytes(p, 'plain.test', '/__bytes/5000', { 'Accept-Encoding': 'br' })).encoding, undefined, 'application/octet-stream is not in brotli-types');
+  assert.is((await bytes(p, 'plain.test', '/json', { 'Accept-Encoding': 'gzip', ...padded(3000) })).encoding, undefined);
 });
 
 let level1Size = 0;
 
 const fromConfigMap = suite('phase 2: ModSecurity and the Core Rule Set from the ConfigMap; brotli at level 11');
+const overConfigMap = protocolMatrix(fromConfigMap, () => ctl);
 
 fromConfigMap.before(async () => {
   await phase({
@@ -171,36 +167,37 @@ fromConfigMap.before(async () => {
   }, (c) => c.includes('brotli_comp_level 11;') && c.includes("    modsecurity_rules 'SecRuleEngine On';"));
 });
 
-fromConfigMap('every host is inspected; enable-modsecurity "false" and a tenant\'s SecRuleEngine Off turn it off for their own locations only', async () => {
-  assert.is((await ctl.request('plain.test', XSS)).status, 403);
-  assert.is((await ctl.request('plain.test', '/search?q=shoes')).status, 200);
-  assert.is((await ctl.request('off.test', XSS)).status, 200);
-  assert.is((await ctl.request('tenant-off.test', XSS)).status, 200);
+overConfigMap.both('every host is inspected; enable-modsecurity "false" and a tenant\'s SecRuleEngine Off turn it off for their own locations only', async (p) => {
+  assert.is((await p.request('plain.test', XSS)).status, 403);
+  assert.is((await p.request('plain.test', '/search?q=shoes')).status, 200);
+  assert.is((await p.request('off.test', XSS)).status, 200);
+  assert.is((await p.request('tenant-off.test', XSS)).status, 200);
   // The controller still reaches NGINX's control server, which ModSecurity leaves alone.
   assert.is((await ctl.control('/healthz')).status, 200);
 });
 
-fromConfigMap('brotli-level: level 11 sends fewer bytes than level 1 for the same answer', async () => {
-  const r = await bytes('plain.test', '/json', { 'Accept-Encoding': 'br', ...padded(3000) });
+overConfigMap.both('brotli-level: level 11 sends fewer bytes than level 1 for the same answer', async (p) => {
+  const r = await bytes(p, 'plain.test', '/json', { 'Accept-Encoding': 'br', ...padded(3000) });
   assert.is(r.encoding, 'br');
   assert.is(JSON.parse(brotliDecompressSync(r.body).toString()).headers['x-pad'], 'p'.repeat(3000));
   assert.ok(level1Size > 0 && r.body.length < level1Size, `level 11: ${r.body.length} bytes, level 1: ${level1Size}`);
 });
 
 const neither = suite('phase 3: nothing asks for ModSecurity or brotli');
+const overNeither = protocolMatrix(neither, () => ctl);
 
 neither.before(async () => {
   await phase({ ...SNIPPETS_ALLOWED }, (c) => !c.includes('brotli'));
 });
 
-neither('neither module is loaded, nothing is compressed or inspected', async () => {
+overNeither.both('neither module is loaded, nothing is compressed or inspected', async (p) => {
   const conf = await runningConf();
   assert.not.match(conf, /modsecurity/);
   assert.not.match(conf, /brotli/);
-  assert.is((await bytes('plain.test', '/json', { 'Accept-Encoding': 'br', ...padded(3000) })).encoding, undefined);
-  assert.is((await ctl.request('plain.test', XSS)).status, 200);
+  assert.is((await bytes(p, 'plain.test', '/json', { 'Accept-Encoding': 'br', ...padded(3000) })).encoding, undefined);
+  assert.is((await p.request('plain.test', XSS)).status, 200);
   // tenant-off.test's snippet alone does not turn ModSecurity on (as ingress-nginx).
-  assert.is((await ctl.request('tenant-off.test', '/')).status, 200);
+  assert.is((await p.request('tenant-off.test', '/')).status, 200);
 });
 
 neither.after(async () => {

@@ -14,12 +14,14 @@ import { generateCertificate, type GeneratedCertificate } from '../support/lua-n
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
 import { controlRequest } from '../../src/actors/control-client.js';
 import { defaultRuntime } from '../../src/render/runtime.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 /** The spellings of issue 14 that reach the node: as an ExternalName, and as an EndpointSlice address. */
 const SPELLINGS = ['0.0.0.0', '::', '::ffff:127.0.0.1', '::ffff:7f00:1', '127.000.000.001', '0177.0.0.1', '2130706433', 'localhost.'];
 const SLICE_SPELLINGS = SPELLINGS.filter((s) => s !== 'localhost.');
 
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let victim: EchoServer;
 let marker: EchoServer;
 let cert: GeneratedCertificate;
@@ -83,16 +85,16 @@ test.after(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-test('no spelling of the node, via ExternalName or EndpointSlice, reaches the control server', async () => {
+over.both('no spelling of the node, via ExternalName or EndpointSlice, reaches the control server', async (p) => {
   const reached: string[] = [];
   const refusals: string[] = [];
   for (const { host, via, spelling } of attackHosts) {
     // A few tries: each NGINX worker syncs ExternalName backends in its own timer.
     for (let attempt = 0; attempt < 3; attempt++) {
       const before = reached.length;
-      const certs: Reply = await ctl.request(host, `/configuration/certs?hostname=victim.test`);
-      const conf = await ctl.request(host, '/nginx.conf');
-      const write = await ctl.request(host, '/configuration/backends', {
+      const certs: Reply = await p.request(host, `/configuration/certs?hostname=victim.test`);
+      const conf = await p.request(host, '/nginx.conf');
+      const write = await p.request(host, '/configuration/backends', {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify([{ name: 'team-a-web-80', endpoints: [{ address: '127.0.0.1', port: '9' }] }]),
       });
@@ -116,7 +118,7 @@ test('no spelling of the node, via ExternalName or EndpointSlice, reaches the co
   for (const r of refusals) assert.match(ctl.output(), new RegExp(r), r);
 });
 
-test('the control server: no TCP port, a private socket directory, every path refused without the token', async () => {
+over.noRequest('the control server: no TCP port, a private socket directory, every path refused without the token', "the control server's socket", async () => {
   const refused = await new Promise<boolean>((resolve) => {
     const s = connect(ctl.ports.status, '127.0.0.1');
     s.once('connect', () => { s.destroy(); resolve(false); });
@@ -151,14 +153,14 @@ test('the control server: no TCP port, a private socket directory, every path re
   await victimServed('after the control server probes');
 });
 
-test('garbage posted to the configuration endpoint is refused and every host keeps its backends', async () => {
+over.both('garbage posted to the configuration endpoint is refused and every host keeps its backends', async (p) => {
   for (const body of ['[1,"x",null,{"name":5}]', '[{"name":"team-a-web-80","endpoints":"x"}]', '{"certificates":{"u":"x"},"servers":{"victim.test":"u"}}']) {
     const path = body.startsWith('{') ? '/configuration/servers' : '/configuration/backends';
     const r = await ctl.control(path, { method: 'POST', body });
     assert.is(r.status, 400, `${path} ${body}: ${r.body}`);
   }
   await victimServed('after the garbage');
-  const https = await ctl.request('victim.test', '/', { https: true, ca: readFileSync(cert.certPath, 'utf8') });
+  const https = await p.request('victim.test', '/', { https: true, ca: readFileSync(cert.certPath, 'utf8') });
   assert.is(https.status, 200, 'the victim certificate is still served');
 });
 

@@ -11,9 +11,11 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { freePorts } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
 let victim: EchoServer;
 let attacker: EchoServer;
 let escapePorts: number[];
@@ -100,22 +102,22 @@ test.after(async () => {
   await attacker?.close();
 });
 
-test('two namespaces whose names spell the same keep their own basic-auth files', async () => {
-  const get = (host: string, user: string, pw: string) => ctl.request(host, '/', { headers: basic(user, pw) }).then((r) => r.status);
+over.both('two namespaces whose names spell the same keep their own basic-auth files', async (p) => {
+  const get = (host: string, user: string, pw: string) => p.request(host, '/', { headers: basic(user, pw) }).then((r) => r.status);
   assert.is(await get('x.test', 'alice', 'alpha'), 200, "team-x's password opens team-x's site");
   assert.is(await get('team.test', 'bob', 'bravo'), 200, "team's password opens team's site");
   assert.is(await get('x.test', 'bob', 'bravo'), 401, "team's password does not open team-x's site");
   assert.is(await get('team.test', 'alice', 'alpha'), 401, "team-x's password does not open team's site");
 });
 
-test("a Service whose backend name is another namespace's does not reach that namespace's endpoints", async () => {
-  const bypass = await ctl.request('bypass.test', '/');
+over.both("a Service whose backend name is another namespace's does not reach that namespace's endpoints", async (p) => {
+  const bypass = await p.request('bypass.test', '/');
   assert.is(bypass.backend, 'attacker', "bypass.test is served by its own Service, not team-x's behind no password");
-  assert.is((await ctl.request('x.test', '/')).status, 401, "team-x's site still asks for its password");
+  assert.is((await p.request('x.test', '/')).status, 401, "team-x's site still asks for its password");
   assert.match(ctl.output(), /Ingress team\/bypass.*backend name team-x-web-80 of Service team\/x-web port 80 is already that of Service team-x\/web port 80 \(Ingress team-x\/site\)/);
 });
 
-test('snippets that leave their block or reach outside the Ingress are refused; everything else is served', async () => {
+over.both('snippets that leave their block or reach outside the Ingress are refused; everything else is served', async (p) => {
   for (const port of escapePorts) assert.not.ok(await listening(port), `no server of the snippet listens on ${port}`);
   const out = ctl.output();
   assert.match(out, /Ingress team-b\/escape.*configuration-snippet.*snippet line 2: closes a block it did not open/);
@@ -124,7 +126,7 @@ test('snippets that leave their block or reach outside the Ingress are refused; 
   assert.match(out, /Ingress team-b\/lua-file.*loads Lua from a file/);
   // The refused snippets are left out; their Ingresses and everyone else's are served.
   for (const host of ['escape.test', 'include.test', 'server.test', 'lua.test']) {
-    const r = await ctl.request(host, '/');
+    const r = await p.request(host, '/');
     assert.is(r.backend, 'attacker', host);
   }
   await servedByVictim('shop.test');
@@ -132,17 +134,17 @@ test('snippets that leave their block or reach outside the Ingress are refused; 
   assert.not.match(conf, /pwned|include \/etc\/passwd|evil\.lua/);
 });
 
-test("a canary, a regex path and an alias from another namespace on a tenant's host: refused and named", async () => {
+over.both("a canary, a regex path and an alias from another namespace on a tenant's host: refused and named", async (p) => {
   for (let i = 0; i < 8; i++) await servedByVictim('shop.test', `/any-${i}`);
   const out = ctl.output();
   assert.match(out, /Ingress team-b\/canary.*host shop\.test belongs to namespace team-a \(its oldest Ingress is team-a\/shop\); its canary for path \/ is refused/);
   assert.match(out, /Ingress team-b\/regex.*host shop\.test belongs to namespace team-a .*its rules for it are refused/);
   assert.match(out, /Ingress team-b\/alias.*alias shop\.test of host evil\.test is a host of Ingress team-a\/shop \(namespace team-a\); ignored/);
-  const evil = await ctl.request('evil.test', '/');
+  const evil = await p.request('evil.test', '/');
   assert.is(evil.backend, 'attacker', "the attacker's own host is still served");
 });
 
-test("an auth-url aimed at the controller's own port or the metadata address: the locations answer 503, NGINX never dials it", async () => {
+over.both("an auth-url aimed at the controller's own port or the metadata address: the locations answer 503, NGINX never dials it", async (p) => {
   const authAt = (name: string, url: string) => ingress('team-b', name, {
     host: `${name}.test`, paths: [{ path: '/', service: 'evil' }],
     annotations: { [`${P}/auth-url`]: url, [`${P}/auth-response-headers`]: 'Content-Type' },
@@ -153,9 +155,9 @@ test("an auth-url aimed at the controller's own port or the metadata address: th
     authAt('mapped', `http://[::ffff:127.0.0.1]:${ctl.ports.healthz}/healthz`),
     ingress('team-b', 'after-ssrf', { host: 'after-ssrf.test', paths: [{ path: '/', service: 'evil' }] }),
   ]);
-  await ctl.until('after-ssrf.test', '/', (r) => r.backend === 'attacker', { what: 'the Ingresses written with the SSRF attempts' });
+  await p.until('after-ssrf.test', '/', (r) => r.backend === 'attacker', { what: 'the Ingresses written with the SSRF attempts' });
   for (const name of ['own-port', 'metadata', 'mapped']) {
-    const r = await ctl.request(`${name}.test`, '/');
+    const r = await p.request(`${name}.test`, '/');
     assert.is(r.status, 503, `${name}: ${r.status} ${r.body.slice(0, 120)}`);
     // The sync's warnings are logged once NGINX has applied it: the line may follow the answer.
     const warning = new RegExp(`Ingress team-b/${name}.*auth-url.*refused by the upstream address policy`);

@@ -1,9 +1,11 @@
 // Small HTTP echo upstreams for NGINX tests: each listens on its own 127.0.0.x address and
-// answers with its address, port, name, method, path and request headers as JSON. A few paths
+// answers with its address, port, name, method, path, request headers and the body's length and
+// SHA-256 as JSON. A few paths
 // act like httpbin's: `/__status/<code>` answers that status, `/__bytes/<n>` n bytes, and
 // `/__delay/<ms>` answers after ms (each may sit anywhere in the path, after a prefix).
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { reservedPort } from './ports.js';
 
@@ -16,6 +18,9 @@ export interface EchoReply {
   /** The HTTP version the request arrived with (e.g. `1.1`). */
   proto: string;
   headers: IncomingHttpHeaders;
+  /** The request body as it arrived: its length and SHA-256 (hex). */
+  bodyBytes: number;
+  bodySha256: string;
 }
 
 export interface EchoServer {
@@ -59,6 +64,8 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     hits += 1;
     const url = req.url ?? '';
+    const hash = createHash('sha256');
+    let bodyBytes = 0;
     const reply = (): void => {
       if (closed) return; // closed while this answer was delayed
       if (stopping) res.setHeader('connection', 'close');
@@ -68,18 +75,22 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
         res.end(Buffer.alloc(Number(bytes[1]), 'x'));
         return;
       }
-      const body: EchoReply = { name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers };
+      const body: EchoReply = {
+        name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers, bodyBytes, bodySha256: hash.digest('hex'),
+      };
       const text = JSON.stringify(body);
       const status = Number(/\/__status\/(\d{3})/.exec(url)?.[1] ?? 200);
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-echo-name': name, server: 'echo' });
       res.end(text);
     };
     const delay = Number(/\/__delay\/(\d+)/.exec(url)?.[1] ?? delayMs);
-    req.resume();
+    req.on('data', (d: Buffer) => { hash.update(d); bodyBytes += d.length; });
     req.on('end', () => (delay > 0 ? setTimeout(reply, delay) : reply()));
   };
   let port = 0;
-  const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(handler);
+  // Headers as large as NGINX passes with its largest buffers (Node's own limit is 16 KB).
+  const maxHeaderSize = 64 * 1024;
+  const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key, maxHeaderSize }, handler) : createServer({ maxHeaderSize }, handler);
   server.keepAliveTimeout = 1000;
   // Port 0: the kernel picks a free port on this address atomically, with no reuse race. It may
   // be a port a controller of a test listens on at 127.0.0.1, and the address policy refuses

@@ -15,6 +15,7 @@ import type { EchoServer } from './echo-server.js';
 import { controlChannel } from '../../src/render/control.js';
 import { defaultRuntime } from '../../src/render/runtime.js';
 import { controlRequest, type ControlResponse } from '../../src/actors/control-client.js';
+import { runDbg } from '../../src/cli/dbg.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -310,6 +311,13 @@ export function tlsSecret(ns: string, name: string, cert: string, key: string) {
     apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name, namespace: ns },
     data: { 'tls.crt': Buffer.from(cert).toString('base64'), 'tls.key': Buffer.from(key).toString('base64') },
   };
+}
+
+/** What `ingress-rx dbg quarantine` prints for the controller of this work directory. */
+export async function dbgQuarantine(workdir: string): Promise<string> {
+  let text = '';
+  await runDbg(['quarantine'], { workdir }, (s) => { text += s; });
+  return text;
 }
 
 /** Waits until NGINX's workers run a configuration (as its status server serves it) that has `marker`. */

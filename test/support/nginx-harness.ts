@@ -14,6 +14,8 @@ import { silentLogger, type Logger } from '../../src/log.js';
 import type { Backend } from '../../src/model/types.js';
 import { freePorts } from './ports.js';
 import { withLuaInReach } from '../../src/render/worker-access.js';
+import { sendRequest } from './local-harness.js';
+import type { Target } from './protocols.js';
 
 export interface HttpResult {
   status: number;
@@ -144,4 +146,14 @@ export function confStructure(text: string): string[] {
     words.push(words.length === 0 ? w : 'A');
   }
   return out;
+}
+
+/** The harness's NGINX as a target of the protocol matrix (test/support/protocols.ts): its HTTP and HTTPS listeners. */
+export function harnessTarget(h: NginxHarness): Target {
+  const ports = { http: h.runtime.httpPort, https: h.runtime.httpsPort };
+  return {
+    ports: { ...ports, status: h.runtime.statusPort, stream: h.runtime.streamPort, healthz: 0, defaultServer: h.runtime.defaultServerPort },
+    workdir: h.prefix,
+    request: (host, path, opts = {}) => sendRequest(opts.port ?? (opts.https ? ports.https : ports.http), host, path, opts),
+  };
 }

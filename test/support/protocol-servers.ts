@@ -1,7 +1,7 @@
-// Upstreams speaking what backend-protocol names besides HTTP(S): a gRPC server (HTTP/2,
-// cleartext or TLS) and a FastCGI responder, each answering what it received as JSON, and a
-// gRPC client call through NGINX's HTTPS port.
-import { connect, createSecureServer, createServer as createH2Server, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+// Upstreams speaking what backend-protocol names besides HTTP(S): a gRPC server (@grpc/grpc-js,
+// cleartext or TLS) with a gRPC client of it through NGINX's HTTPS port, and a FastCGI responder
+// answering what it received as JSON.
+import * as grpc from '@grpc/grpc-js';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 
 export interface ProtocolServer {
@@ -10,65 +10,94 @@ export interface ProtocolServer {
   close(): Promise<void>;
 }
 
-/** One gRPC message frame: flag 0 (not compressed), big-endian length, payload. */
-function grpcFrame(payload: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(payload.length, 1);
-  return Buffer.concat([head, payload]);
-}
+// Messages are JSON: the methods need no .proto, and a reply shows what the server received.
+type Json = Record<string, unknown>;
+const toBuffer = (v: Json): Buffer => Buffer.from(JSON.stringify(v));
+const fromBuffer = (b: Buffer): Json => JSON.parse(b.toString()) as Json;
+const method = (name: string, requestStream: boolean, responseStream: boolean) => ({
+  path: `/echo.Echo/${name}`, requestStream, responseStream,
+  requestSerialize: toBuffer, requestDeserialize: fromBuffer, responseSerialize: toBuffer, responseDeserialize: fromBuffer,
+});
 
-/** A gRPC server answering every call with grpc-status 0 and a JSON message of the call's path and metadata. */
+/**
+ * echo.Echo: Say (unary: the server's name, the call's path and metadata, the request), Count
+ * (server streaming: `n` messages), Sum (client streaming: the sum of the messages' `n`) and Fail
+ * (unary: NOT_FOUND with the request's `message`).
+ */
+const ECHO_SERVICE = {
+  say: method('Say', false, false),
+  count: method('Count', false, true),
+  sum: method('Sum', true, false),
+  fail: method('Fail', false, false),
+} satisfies grpc.ServiceDefinition;
+
 export async function startGrpcServer(opts: { address: string; name: string; tls?: { cert: string; key: string } }): Promise<ProtocolServer> {
-  const server: Http2Server = opts.tls ? createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }) : createH2Server();
-  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-    stream.resume();
-    stream.on('end', () => {
-      const body = Buffer.from(JSON.stringify({ name: opts.name, path: headers[':path'], headers }));
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0', 'grpc-message': '' }));
-      stream.end(grpcFrame(body));
-    });
+  const server = new grpc.Server();
+  server.addService(ECHO_SERVICE, {
+    say: (call: grpc.ServerUnaryCall<Json, Json>, done: grpc.sendUnaryData<Json>) => {
+      done(null, { name: opts.name, path: call.getPath(), metadata: call.metadata.getMap(), request: call.request });
+    },
+    count: (call: grpc.ServerWritableStream<Json, Json>) => {
+      for (let i = 0; i < Number(call.request.n); i += 1) call.write({ i, name: opts.name });
+      call.end();
+    },
+    sum: (call: grpc.ServerReadableStream<Json, Json>, done: grpc.sendUnaryData<Json>) => {
+      let total = 0;
+      let messages = 0;
+      call.on('data', (m: Json) => { total += Number(m.n); messages += 1; });
+      call.on('end', () => done(null, { name: opts.name, total, messages }));
+    },
+    fail: (call: grpc.ServerUnaryCall<Json, Json>, done: grpc.sendUnaryData<Json>) => {
+      done({ code: grpc.status.NOT_FOUND, details: String(call.request.message) });
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, opts.address, resolve));
+  const credentials = opts.tls
+    ? grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(opts.tls.key), cert_chain: Buffer.from(opts.tls.cert) }], false)
+    : grpc.ServerCredentials.createInsecure();
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${opts.address}:0`, credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+  return { address: opts.address, port, close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())) };
+}
+
+/** A client of echo.Echo: each call resolves with its messages or rejects with the gRPC error (its `code`, `details`). */
+export interface EchoClient {
+  say(request: Json, metadata?: Record<string, string>): Promise<Json>;
+  count(n: number): Promise<Json[]>;
+  sum(ns: number[]): Promise<Json>;
+  fail(message: string): Promise<Json>;
+  close(): void;
+}
+
+/** An echo.Echo client over HTTP/2 with TLS to `port` (NGINX's HTTPS listener), SNI and `:authority` `host`. */
+export function grpcClient(port: number, host: string): EchoClient {
+  const Client = grpc.makeGenericClientConstructor(ECHO_SERVICE, 'Echo');
+  // The default certificate is self-signed: the client trusts what NGINX presents.
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false }), {
+    'grpc.ssl_target_name_override': host, 'grpc.default_authority': host,
+  }) as unknown as Record<string, (...args: unknown[]) => grpc.ClientReadableStream<Json> & grpc.ClientWritableStream<Json>> & grpc.Client;
+  const unary = (name: string, request: Json, metadata: Record<string, string> = {}) => new Promise<Json>((resolve, reject) => {
+    const md = new grpc.Metadata();
+    for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+    client[name]!(request, md, (err: grpc.ServiceError | null, reply: Json) => (err ? reject(err) : resolve(reply)));
+  });
   return {
-    address: opts.address,
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    say: (request, metadata) => unary('say', request, metadata),
+    fail: (message) => unary('fail', { message }),
+    count: (n) => new Promise((resolve, reject) => {
+      const out: Json[] = [];
+      const call = client.count!({ n });
+      call.on('data', (m: Json) => out.push(m));
+      call.on('error', reject);
+      call.on('end', () => resolve(out));
+    }),
+    sum: (ns) => new Promise((resolve, reject) => {
+      const call = client.sum!((err: grpc.ServiceError | null, reply: Json) => (err ? reject(err) : resolve(reply)));
+      for (const n of ns) call.write({ n });
+      call.end();
+    }),
+    close: () => client.close(),
   };
-}
-
-export interface GrpcReply {
-  status: number;
-  grpcStatus: string | undefined;
-  message: Record<string, unknown> | null;
-}
-
-/** A unary gRPC call over HTTP/2 with TLS to `port` (NGINX's HTTPS listener), SNI `host`. */
-export function grpcCall(port: number, host: string, path: string, metadata: Record<string, string> = {}): Promise<GrpcReply> {
-  return new Promise((resolve, reject) => {
-    const session = connect(`https://127.0.0.1:${port}`, { servername: host, rejectUnauthorized: false });
-    session.on('error', reject);
-    const req = session.request({
-      ':method': 'POST', ':path': path, ':authority': host, 'content-type': 'application/grpc', te: 'trailers', ...metadata,
-    });
-    let status = 0;
-    let grpcStatus: string | undefined;
-    const chunks: Buffer[] = [];
-    req.on('response', (h) => {
-      status = Number(h[':status']);
-      if (h['grpc-status'] !== undefined) grpcStatus = String(h['grpc-status']);
-    });
-    req.on('trailers', (t) => { if (t['grpc-status'] !== undefined) grpcStatus = String(t['grpc-status']); });
-    req.on('data', (d: Buffer) => chunks.push(d));
-    req.on('error', reject);
-    req.on('end', () => {
-      session.close();
-      const all = Buffer.concat(chunks);
-      const message = all.length >= 5 ? JSON.parse(all.subarray(5, 5 + all.readUInt32BE(1)).toString()) as Record<string, unknown> : null;
-      resolve({ status, grpcStatus, message });
-    });
-    req.end(grpcFrame(Buffer.alloc(0)));
-  });
 }
 
 // ---- FastCGI (the responder role; records as the FastCGI 1.0 specification lays them out)

@@ -5,6 +5,7 @@
 // outside the Ingress.
 import { InvalidValue, type Check } from '../validate.js';
 import { snippetProblem } from '../snippet-check.js';
+import { http2LuaProblem } from '../http2.js';
 import { annotationReader, type AnnotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
 
@@ -42,6 +43,13 @@ function readSnippet(r: AnnotationReader, allowed: boolean, key: keyof typeof ke
   return r.get(key, check, '');
 }
 
+/** A snippet that works for HTTP/1.1 clients only is kept, with a warning while use-http2 is on. */
+export function warnIfHttp1Only(r: AnnotationReader, key: string, text: string, useHttp2: boolean): string {
+  const problem = useHttp2 && text !== '' ? http2LuaProblem(text) : null;
+  if (problem) r.warn(key, problem);
+  return text;
+}
+
 export interface SnippetsValue {
   /** Only set when snippets are allowed; otherwise ''. */
   readonly configurationSnippet: string;
@@ -70,8 +78,8 @@ export const snippetsGroup: AnnotationGroup<SnippetsValue, typeof fields> = {
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
     return {
-      configurationSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'configuration-snippet'),
-      serverSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'server-snippet'),
+      configurationSnippet: warnIfHttp1Only(r, 'configuration-snippet', readSnippet(r, ctx.settings.allowSnippetAnnotations, 'configuration-snippet'), ctx.settings.useHttp2),
+      serverSnippet: warnIfHttp1Only(r, 'server-snippet', readSnippet(r, ctx.settings.allowSnippetAnnotations, 'server-snippet'), ctx.settings.useHttp2),
       streamSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'stream-snippet', streamSnippet),
     };
   },

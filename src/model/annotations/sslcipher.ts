@@ -6,6 +6,7 @@ import { opensslCipherList } from '../openssl.js';
 import { bool } from '../validate.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
+import { http2TlsProblem } from '../http2.js';
 
 const keys = { 'ssl-ciphers': 'Low', 'ssl-prefer-server-ciphers': 'Low' } as const;
 
@@ -28,8 +29,12 @@ export const sslCipherGroup: AnnotationGroup<SslCipherValue, typeof fields> = {
   },
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
+    const sslCiphers = r.get('ssl-ciphers', opensslCipherList, '');
+    // With protocols HTTP/2 cannot have, the ConfigMap's ssl-protocols is warned already.
+    const http2 = ctx.settings.useHttp2 && sslCiphers !== '' ? http2TlsProblem(ctx.settings.sslProtocols, sslCiphers, { protocols: 'ssl-protocols', ciphers: 'ssl-ciphers' }) : null;
+    if (http2?.key === 'ssl-ciphers') r.warn('ssl-ciphers', http2.message);
     return {
-      sslCiphers: r.get('ssl-ciphers', opensslCipherList, ''),
+      sslCiphers,
       sslPreferServerCiphers: r.get<boolean | null>('ssl-prefer-server-ciphers', bool, null),
     };
   },

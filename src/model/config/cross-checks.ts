@@ -1,9 +1,11 @@
 // Checks of ConfigMap keys against each other, once every key is read: the operator's snippets
 // against annotations-risk-level, buffer sizes NGINX checks together, syslog without a host.
-// A value that fails goes back to its default with a warning naming the key.
+// A value that fails goes back to its default with a warning naming the key. What fails only for
+// HTTP/2 clients (src/model/http2.ts) is kept, with a warning.
 import { defaultSettings } from './defaults.js';
 import type { NginxSettings } from './settings.js';
 import { busyBuffersProblem, maxTempFileProblem } from '../proxy-details.js';
+import { http2LuaProblem, http2TlsProblem } from '../http2.js';
 
 /** The operator's snippet keys: Critical, as the snippet annotations are. */
 export const SNIPPET_KEYS = {
@@ -37,4 +39,17 @@ export function crossCheck(settings: NginxSettings, warn: (key: string, message:
     warn('enable-syslog', 'syslog-host is not set; the logs stay in their files');
     settings.enableSyslog = false;
   }
+  if (settings.useHttp2) http2Checks(settings, warn);
+}
+
+function http2Checks(settings: NginxSettings, warn: (key: string, message: string) => void): void {
+  const tls = http2TlsProblem(settings.sslProtocols, settings.sslCiphers, { protocols: 'ssl-protocols', ciphers: 'ssl-ciphers' });
+  if (tls) warn(tls.key, tls.message);
+  for (const [key, field] of Object.entries(SNIPPET_KEYS)) {
+    // The stream context carries no HTTP request.
+    const problem = key === 'stream-snippet' ? null : http2LuaProblem(settings[field]);
+    if (problem) warn(key, problem);
+  }
+  const auth = http2LuaProblem(settings.globalAuthSnippet);
+  if (auth) warn('global-auth-snippet', auth);
 }

@@ -43,8 +43,13 @@ function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string, request
   ];
 }
 
-/** The internal location that makes the subrequest; `upstream` names the kept-alive upstream. */
-function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings, upstream: string | null): string {
+/**
+ * The internal location that makes the subrequest; `upstream` names the kept-alive upstream.
+ * `bodySize` is the protected location's proxy-body-size: NGINX checks the request's
+ * Content-Length against the subrequest's location too, so a body the location takes would
+ * otherwise fail the auth check (413, answered 500), as ingress-nginx's auth location repeats it.
+ */
+function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings, upstream: string | null, bodySize: string): string {
   const target = f.url(ea.url, 'auth-url');
   let hostHeader = '$proxy_host';
   const hostVariable = ea.host === AUTH_HOST_VARIABLE;
@@ -68,6 +73,7 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
     // As ingress-nginx: auth subrequests are logged (and counted in request metrics) only with enable-auth-access-log.
     ...(settings.enableAuthAccessLog ? [] : ['access_log off']),
     ...modsecurityOff(settings),
+    ...(bodySize === settings.proxyBodySize ? [] : [`client_max_body_size ${f.size(bodySize, 'proxy-body-size')}`]),
     'proxy_pass_request_body off',
     ...standardAuthHeaders(ea, hostHeader, requestRedirect).filter(([h]) => !own.has(h.toLowerCase())).flatMap(([h, v]) => [
       ...(h === 'X-Original-URI' && ea.method ? [`proxy_method ${ea.method}`] : []),
@@ -169,7 +175,7 @@ export const authExternalBlock: RenderBlock = {
       const ea = c.loc.externalAuth;
       const name = authLocationName(c);
       const upstream = ea.keepalive ? keepaliveUpstreamName(c) : null;
-      return [{ name, text: () => authLocation(ea, name, c.settings, upstream) }];
+      return [{ name, text: () => authLocation(ea, name, c.settings, upstream, c.loc.proxy.bodySize) }];
     },
     http: (c): readonly Shared[] => {
       const ka = c.loc.externalAuth?.keepalive;

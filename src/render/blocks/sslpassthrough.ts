@@ -7,9 +7,12 @@ import * as f from '../filters.js';
 import { listenAddress } from '../filters.js';
 import { passthroughSocketPath, type NginxRuntime } from '../runtime.js';
 import { upstreamServers } from '../stream.js';
+import { sniRoutes } from '../../model/sni.js';
 import type { RenderBlock } from './types.js';
 
 export const sslPassthroughBlock: RenderBlock = { group: 'sslpassthrough', applied: 'stream' };
+
+const HTTPS = 'ingress_rx_https';
 
 /** ingress-nginx ignores the annotation without --enable-ssl-passthrough; so do we, saying so. */
 export function passthroughOff(server: Server): string {
@@ -26,21 +29,34 @@ export function passthroughOff(server: Server): string {
  */
 export function passthroughStream(servers: readonly Server[], backends: readonly Backend[], rt: NginxRuntime, proxyPort: number, s: NginxSettings, warn: (msg: string) => void): string {
   const byName = new Map(backends.map((b) => [b.name, b]));
-  const routes: { host: string; id: number; backend: Backend }[] = [];
   const ids = new Map<string, number>();
-  for (const server of servers) {
-    if (!server.sslPassthrough || server.hostname === '_') continue;
-    const root = server.locations.find((l) => l.path === '/' && !l.isDefBackend && l.denied === null);
-    const backend = root ? byName.get(root.backend) : undefined;
-    if (!backend) {
-      warn(`server ${server.hostname}: ssl-passthrough needs a backend for the path "/"; TLS is terminated by NGINX`);
-      continue;
+  // The stream upstream of a passthrough server; NGINX's HTTPS when it has no backend for `/`.
+  const upstreams = new Map<Server, string>();
+  const upstreamOf = (server: Server | null): string => {
+    if (server === null) return HTTPS;
+    let name = upstreams.get(server);
+    if (name === undefined) {
+      const root = server.locations.find((l) => l.path === '/' && !l.isDefBackend && l.denied === null);
+      const backend = root ? byName.get(root.backend) : undefined;
+      if (!backend) {
+        warn(`server ${server.hostname}: ssl-passthrough needs a backend for the path "/"; TLS is terminated by NGINX`);
+        name = HTTPS;
+      } else {
+        if (!ids.has(backend.name)) ids.set(backend.name, ids.size);
+        name = `ingress_rx_passthrough_${ids.get(backend.name)}`;
+      }
+      upstreams.set(server, name);
     }
-    if (!ids.has(backend.name)) ids.set(backend.name, ids.size);
-    for (const h of [server.hostname, ...server.aliases]) routes.push({ host: f.host(h, 'host'), id: ids.get(backend.name)!, backend });
-  }
+    return name;
+  };
+  // Names first (a name some server has), then wildcards: a host's one label deep, an alias's at any depth, as server_name matches.
+  const routes = sniRoutes(servers);
   let out = '\n    # ssl-passthrough\n    map $ssl_preread_server_name $ingress_rx_passthrough {\n        hostnames;\n';
-  for (const r of routes) out += `        ${r.host} ingress_rx_passthrough_${r.id};\n`;
+  for (const r of routes.names) out += `        ${f.host(r.name, 'host')} ${upstreamOf(r.server)};\n`;
+  for (const r of routes.wildcards) {
+    const name = f.host(r.name, 'host');
+    out += `        ${r.anyDepth ? name : `"~*^[\\w-]+${name.slice(1).replace(/\./g, '\\.')}$"`} ${upstreamOf(r.server)};\n`;
+  }
   out += '        default ingress_rx_https;\n    }\n';
   out += `    upstream ingress_rx_https {\n        server 127.0.0.1:${f.num(proxyPort, 'ssl-passthrough-proxy-port')};\n    }\n`;
   out += `    server {\n${rt.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${f.num(rt.httpsPort)}${s.useProxyProtocol ? ' proxy_protocol' : ''};\n`).join('')}`;

@@ -56,6 +56,21 @@ test('golden: lint of a repository of manifests (syntax error, a field\'s line, 
   golden('lint/expected/repo.txt', r.findings.map((f) => formatFinding(f)).join('\n') + '\n');
 });
 
+test('the path budgets: an Ingress over its own, and a namespace\'s youngest past its own, are errors naming the flag', () => {
+  const doc = (name: string, created: string, paths: number) => ({
+    apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace: 'team', creationTimestamp: created },
+    spec: { rules: [{ host: `${name}.test`, http: { paths: Array.from({ length: paths }, (_, i) => ({ path: `/p${i}`, pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } })) } }] },
+  });
+  const text = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [doc('old', '2026-01-01T00:00:00Z', 6), doc('young', '2026-01-02T00:00:00Z', 6), doc('huge', '2026-01-03T00:00:00Z', 20)] });
+  const r = lintManifests([{ file: 'budget.json', text }], { ...options({ configmap: '' }), budgets: { maxPathsPerIngress: 10, maxPathsPerNamespace: 10, maxBytesPerIngress: 0, maxBytesPerNamespace: 0 } });
+  // In file order.
+  const over = r.findings.filter((f) => f.field === 'spec.rules').map((f) => `${f.severity} ${f.object}: ${f.message}`);
+  assert.equal(over, [
+    'deny Ingress team/young: namespace team holds 6 paths in older Ingresses and this one adds 6, more than a namespace may hold (--max-paths-per-namespace=10); the older ones are served; the controller sets it aside',
+    'deny Ingress team/huge: spec.rules holds 20 paths, more than one Ingress may hold (--max-paths-per-ingress=10); the controller sets it aside',
+  ]);
+});
+
 test('a finding points at the line of its field, also inside a List item', () => {
   const r = lintManifests(dump(), options());
   const lines = dump()[0]!.text.split('\n');

@@ -102,6 +102,17 @@ test('a host and path another Ingress already owns denies, naming it; the older 
   assert.ok(reviewer.review(updated).allowed);
 });
 
+test('an Ingress over the per-Ingress path budget is denied before any model is built, naming the flag', () => {
+  const { store } = cluster();
+  const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, budgets: { maxPathsPerIngress: 5, maxPathsPerNamespace: 0, maxBytesPerIngress: 0, maxBytesPerNamespace: 0 } });
+  const paths = (n: number) => Array.from({ length: n }, (_, i) => [`/p${i}`, 'Prefix', 'web', 80] as [string, 'Prefix', string, number]);
+  assert.ok(reviewer.review(ingress('five', 'five.example.com', paths(5), { ts: NEW })).allowed);
+  const r = reviewer.review(ingress('six', 'six.example.com', paths(6), { ts: NEW }));
+  assert.is(r.allowed, false);
+  assert.equal(denials(r), ['spec.rules: 6 paths, more than one Ingress may hold (--max-paths-per-ingress=5); the controller would set it aside']);
+  assert.is(r.tested, 0, 'no model was built');
+});
+
 test('a candidate without creationTimestamp is the newest (it is being created)', () => {
   const { reviewer } = cluster();
   const ing = ingress('fresh', 'shop.example.com', [['/cart', 'Prefix', 'api', 80]]);
@@ -157,6 +168,23 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   store.put('EndpointSlice', slice('web-1', 'web', ['10.0.3.1'], 'default-b'));
   store.put('Ingress', ingress('older', 'older.example.com', [['/', 'Prefix', 'b-web', 80]], { ts: '2026-01-01T00:00:00Z' }));
   check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
+});
+
+test('what fails only for HTTP/2 clients is a warning: a snippet with a Lua API HTTP/2 requests cannot use, ciphers HTTP/2 clients refuse', () => {
+  const { store, reviewer } = cluster({ configmap: 'ingress/cfg' });
+  const cfg = (data: Record<string, string>) => store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'ingress' }, data } as ConfigMap);
+  cfg({ 'annotations-risk-level': 'Critical', 'allow-snippet-annotations': 'true', 'ssl-protocols': 'TLSv1.2' });
+  const capture = 'access_by_lua_block {\n  local res = ngx.location.capture("/check")\n}';
+  const lua = record(reviewer.review(ingress('capture', 'capture.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'configuration-snippet': capture } })));
+  assert.ok(lua.allowed, JSON.stringify(lua.findings));
+  assert.match(warnings(lua).find((f) => f.rule === 'fails-over-http2')?.message ?? '', /line 2: lua-nginx-module refuses ngx\.location\.capture inside an HTTP\/2 request/);
+  const ciphers = record(reviewer.review(ingress('cbc', 'cbc.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'ssl-ciphers': 'AES128-SHA:AES256-SHA' } })));
+  assert.ok(ciphers.allowed);
+  assert.match(warnings(ciphers).find((f) => f.rule === 'fails-over-http2')?.message ?? '', /HTTP\/2 needs an ECDHE or DHE cipher with GCM/);
+  // With use-http2 off, or with an AEAD cipher, nothing to say.
+  assert.equal(rulesOf(reviewer.review(ingress('gcm', 'gcm.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'ssl-ciphers': 'ECDHE-RSA-AES128-GCM-SHA256' } }))), []);
+  cfg({ 'annotations-risk-level': 'Critical', 'allow-snippet-annotations': 'true', 'ssl-protocols': 'TLSv1.2', 'use-http2': 'false' });
+  assert.equal(rulesOf(reviewer.review(ingress('capture', 'capture.example.com', [['/', 'Prefix', 'web', 80]], { ts: NEW, annotations: { 'configuration-snippet': capture } }))), []);
 });
 
 test("a host under another namespace's wildcard host is a takeover the review sees (the wildcard is in the candidate's neighbourhood)", () => {

@@ -194,6 +194,23 @@ test('endpoints of an ssl-passthrough backend → reload (static stream upstream
   assert.is(decide(running, next).kind, 'dynamic');
 });
 
+test('a dynamic host added under an ssl-passthrough wildcard host → reload (its name joins the SNI map); elsewhere it stays dynamic', () => {
+  const store = testStore();
+  store.put('Service', service('tls-app'));
+  store.put('Service', service('web'));
+  store.put('Ingress', ingress('pass', '*.a.test', [['/', 'Prefix', 'tls-app', 80]], { annotations: { 'ssl-passthrough': 'true' } }));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true });
+  const running = snapshot(builder.build(store).config);
+  store.put('Ingress', ingress('elsewhere', 'web.b.test', [['/', 'Prefix', 'web', 80]]));
+  const other = builder.build(store).config;
+  assert.is(other.servers.find((x) => x.hostname === 'web.b.test')!.staticBecause, null, 'a dynamic host');
+  assert.is(decide(running, snapshot(other)).kind, 'dynamic');
+  store.put('Ingress', ingress('under', 'www.a.test', [['/', 'Prefix', 'web', 80]]));
+  const d = decide(running, snapshot(builder.build(store).config));
+  assert.is(d.kind, 'reload');
+  assert.match(d.reason, 'ssl-passthrough names changed');
+});
+
 test('TCP service endpoints → reload (static stream upstreams)', () => {
   const store = testStore({ tcpServicesConfigmap: 'ingress-nginx/tcp' });
   store.put('Service', service('db'));

@@ -11,7 +11,7 @@ import { createModelBuilder } from '../../../src/model/build.js';
 import { createRenderer } from '../../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
 import { offlineRuntime } from '../../../src/render/offline.js';
-import { createNarrower, firstError, locate } from '../../../src/actors/quarantine.js';
+import { createNarrower, firstError, locate, serviceEntryCulprits } from '../../../src/actors/quarantine.js';
 import { silentLogger } from '../../../src/log.js';
 import { ingress, service } from '../../support/local-harness.js';
 import { ANNOTATION_REFERENCES } from '../../../src/model/annotations/index.js';
@@ -103,6 +103,30 @@ test('NGINX\'s file:line maps to the location\'s Ingress, the server, or the set
   const narrower = createNarrower({ store, quarantine: createQuarantine(), builder: createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 }), probeBuilder: () => createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 }), logger: silentLogger() });
   assert.is(narrower.explain({ config, rendered, output: emerg(bTimeout) }), 'something wrong [Ingress app/b, location "/" of b.test (proxy_read_timeout)]');
   assert.is(firstError('2026/11/25 01:42:37 [emerg] 12821#12821: there must be at least 2 "proxy_buffers" in /x:3'), 'there must be at least 2 "proxy_buffers"');
+});
+
+test('an entry of a TCP services ConfigMap NGINX refuses is found (a failed bind, a line of its stream server), set aside alone, and let go when the ConfigMap changes', () => {
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, tcpServicesConfigmap: 'ingress/tcp' }, ANNOTATION_REFERENCES);
+  const tcp = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tcp', namespace: 'ingress' }, data });
+  for (const o of [service('app', 'web'), web('a', 'a.test'), tcp({ '5432': 'app/web:80', '6000': 'app/web:80' })]) put(store, o);
+  const { config } = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 }).build(store);
+  const rendered = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() }).renderChunks(config, offlineRuntime(8181));
+  const lines = rendered.chunks.join('').split('\n');
+  const bind = 'nginx: [emerg] bind() to 0.0.0.0:6000 failed (98: Address already in use)';
+  assert.equal(serviceEntryCulprits({ config, rendered, output: bind }, store), [{ configmap: 'ingress/tcp', port: '6000' }]);
+  const listen = lines.findIndex((l) => /listen .*:5432;/.test(l)) + 1;
+  assert.equal(serviceEntryCulprits({ config, rendered, output: `nginx: [emerg] something in /x/nginx.conf:${listen}` }, store), [{ configmap: 'ingress/tcp', port: '5432' }]);
+  const upstream = lines.findIndex((l) => l.includes('upstream tcp-6000 {')) + 2;
+  assert.equal(serviceEntryCulprits({ config, rendered, output: `nginx: [emerg] invalid port in /x/nginx.conf:${upstream}` }, store), [{ configmap: 'ingress/tcp', port: '6000' }]);
+  assert.equal(serviceEntryCulprits({ config, rendered, output: 'nginx: [emerg] bind() to 0.0.0.0:7777 failed' }, store), [], 'not an entry\'s port');
+
+  const q = createQuarantine();
+  q.addServiceEntry(store, 'ingress/tcp', '6000', 'bind() failed');
+  assert.equal(Object.keys(q.view(store).getConfigMap('ingress/tcp')!.data!), ['5432']);
+  assert.equal(q.entries().map((e) => `${e.kind} ${e.key}`), ['ConfigMap ingress/tcp:6000']);
+  assert.equal(q.release(store, { objects: [{ kind: 'Ingress', key: 'app/a' }], everything: false }), []);
+  put(store, tcp({ '5432': 'app/web:80', '6000': 'app/web:80', '7000': 'app/web:80' }));
+  assert.equal(q.release(store, { objects: [{ kind: 'ConfigMap', key: 'ingress/tcp' }], everything: false }), ['ConfigMap ingress/tcp:6000']);
 });
 
 test.run();

@@ -103,6 +103,26 @@ test('orphaned Ingresses; a failed reload', async () => {
   assert.is(samples(g, 'nginx_ingress_controller_orphan_ingress').length, 3, 'a deleted Ingress leaves no series');
 });
 
+test('takeovers: per Ingress and side, from each built sync\'s warnings; gone with them', async () => {
+  const m = createMetrics(LABELS);
+  const cfg = configuration([server('a.test')]);
+  const warnings = [
+    { object: 'Ingress team-a/taker', field: 'spec.rules', reason: 'Takeover', message: 'takes traffic of Ingress team-b/victim (namespace team-b): on host a.test …' },
+    { object: 'Ingress team-b/victim', field: 'spec.rules', reason: 'Takeover', message: 'Ingress team-a/taker of namespace team-a takes traffic of this Ingress: on host a.test …' },
+    { object: 'Ingress team-c/other', field: 'spec.rules', reason: 'Takeover', message: 'host a.test belongs to namespace team-b (its oldest Ingress is team-b/victim); its rules for it are refused (--host-ownership)' },
+    { object: 'Ingress team-a/taker', field: 'spec.rules', message: 'host a.test location "/x/" would duplicate the one from the older Ingress team-b/victim; ignored' },
+  ];
+  m.observeSync(applied(cfg, { warnings }), () => undefined, 0);
+  const f = await scrape(m);
+  assert.equal(samples(f, 'ingress_rx_takeovers').map((s) => [s.labels.namespace, s.labels.name, s.labels.side, s.value]),
+    [['team-a', 'taker', 'takes', 1], ['team-b', 'victim', 'taken', 1]]);
+  // A failed sync (no model) keeps the last report; the next build without takeovers clears it.
+  m.observeSync({ ...applied(cfg), config: undefined, warnings: [] }, () => undefined, 0);
+  assert.is(samples(await scrape(m), 'ingress_rx_takeovers').length, 2);
+  m.observeSync(applied(cfg), () => undefined, 0);
+  assert.is(samples(await scrape(m), 'ingress_rx_takeovers').length, 0);
+});
+
 test('--enable-metrics: the metrics log in nginx.conf, kept by a location without access log; none without', () => {
   const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() });
   const quiet = location({ path: '/quiet', pathType: 'Exact', accessLog: false, ingress: { namespace: 'shop', name: 'web' } });

@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ExternalAuthConfig } from '../../../../src/model/annotations/authexternal.js';
 import { inOrder, renderLocation, renderServer } from '../../../support/render-blocks.js';
+import { location } from '../../../support/config-builder.js';
 
 const EA: ExternalAuthConfig = {
   url: 'http://auth.example.com/check', host: 'auth.example.com', method: '', signin: 'https://login.example.com/start',
@@ -86,6 +87,13 @@ test('a tenant auth service without auth-keepalive: its peer chosen in Lua, thro
   assert.not.match(view.extra, 'Connection');
   inOrder(view.extra, 'proxy_set_header Host $host;', `set $target "https://${upstream}/oauth2/auth";`, 'if ($target ~* "^https?://unix:")',
     'choose_peer("/_external-auth ', '{ host_from_request = true, port = 443 }', 'proxy_pass $target;');
+});
+
+test('the auth location repeats a proxy-body-size of its own: NGINX checks the request\'s Content-Length in the subrequest too', () => {
+  const plain = renderLocation({ externalAuth: EA });
+  assert.not.match(plain.extra, 'client_max_body_size');
+  const big = renderLocation({ externalAuth: EA, proxy: { ...location().proxy, bodySize: '8m' } });
+  inOrder(big.extra, 'location = "/_external-auth ', 'client_max_body_size 8m;', 'proxy_pass_request_body off;');
 });
 
 test('a ConfigMap header value stays one quoted argument; one the renderer refuses denies the location', () => {

@@ -46,7 +46,7 @@ test('with the flag: SNI map, upstreams, stream listen, HTTPS moved to the proxy
   const text = r.text;
   assert.equal(r.warnings.filter((w) => w.includes('passthrough')), []);
   assert.match(text, 'ngx_stream_module.so');
-  assert.match(text, 'map $ssl_preread_server_name $ingress_rx_passthrough {\n        hostnames;\n        tls.example.com ingress_rx_passthrough_0;\n        alias.example.com ingress_rx_passthrough_0;\n        default ingress_rx_https;\n    }');
+  assert.match(text, 'map $ssl_preread_server_name $ingress_rx_passthrough {\n        hostnames;\n        alias.example.com ingress_rx_passthrough_0;\n        tls.example.com ingress_rx_passthrough_0;\n        default ingress_rx_https;\n    }');
   assert.match(text, 'upstream ingress_rx_https {\n        server 127.0.0.1:4442;\n    }');
   assert.match(text, `listen 127.0.0.1:${rt.httpsPort};\n        ssl_preread on;\n        proxy_protocol on;\n        proxy_pass $ingress_rx_passthrough;`);
   assert.match(text, 'upstream ingress_rx_passthrough_0_endpoints {\n        server 10.0.0.7:8443;\n    }');
@@ -55,6 +55,29 @@ test('with the flag: SNI map, upstreams, stream listen, HTTPS moved to the proxy
   assert.match(text, 'listen 127.0.0.1:4442 proxy_protocol ssl');
   assert.not.match(text, `listen 127.0.0.1:${rt.httpsPort} ssl`);
   assert.match(text, 'set_real_ip_from 127.0.0.1;\n    real_ip_header proxy_protocol;');
+  const t = await h.test(text);
+  assert.ok(t.ok, t.output);
+});
+
+test('a passthrough wildcard host gets the names one label below it that no server has (docs/security.md, SNI)', async () => {
+  const cfg = configuration([
+    server('*.a.test', { sslPassthrough: true, locations: [location({ service: { name: 'tls', port: '443' }, ingress: { namespace: 'team-a', name: 'wild' } })] }),
+    server('www.a.test', { aliases: ['alias.a.test', 'x.alias.b.test'] }),
+    server('b.test', { redirectFromToWWW: true }),
+    server('*.b.test'),
+    server('pass.c.test', { sslPassthrough: true, aliases: ['*.d.test'], locations: [location({ service: { name: 'tls', port: '443' }, ingress: { namespace: 'team-a', name: 'wild' } })] }),
+    server('x.y.d.test'),
+  ], { backends: [backend('upstream-default-backend'), backend('team-a-tls-443', [{ address: '10.0.0.7', port: '8443' }], { sslPassthrough: true })] });
+  const rt = { ...h.runtime, sslPassthrough: { proxyPort: 4442 } };
+  const text = h.renderer.render(cfg, rt);
+  // Names a server has go to NGINX's HTTPS; wildcards as server_name matches them: a host's one
+  // label deep, an alias's at any depth.
+  assert.match(text, [
+    '        hostnames;', '        alias.a.test ingress_rx_https;', '        pass.c.test ingress_rx_passthrough_0;', '        www.a.test ingress_rx_https;',
+    '        x.y.d.test ingress_rx_https;', '        "~*^[\\w-]+\\.a\\.test$" ingress_rx_passthrough_0;', '        *.d.test ingress_rx_passthrough_0;',
+    '        default ingress_rx_https;',
+  ].join('\n'));
+  assert.not.match(text, 'www.b.test ingress_rx', 'not under the passthrough wildcard: the default goes to NGINX already');
   const t = await h.test(text);
   assert.ok(t.ok, t.output);
 });

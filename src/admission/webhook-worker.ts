@@ -1,0 +1,38 @@
+// The validating webhook's thread (./webhook-thread.ts starts it): its own store, kept in step with
+// the controller's by the source events the controller forwards, its own reviewer and HTTPS
+// server. Nothing it does runs on the controller's event loop, so syncs, /healthz and the Lease
+// never wait on a review, however large or many.
+import { parentPort, workerData } from 'node:worker_threads';
+import { createLogger } from '../log.js';
+import { createStore } from '../store/store.js';
+import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { createReviewer } from './review.js';
+import { startWebhookServer, type WebhookServer } from './server.js';
+import type { WebhookThreadData, ToWorker, FromWorker } from './webhook-thread.js';
+
+const data = workerData as WebhookThreadData;
+const port = parentPort!;
+const post = (m: FromWorker) => port.postMessage(m);
+const logger = createLogger({ level: data.logLevel });
+const store = createStore(data.storeOptions, ANNOTATION_REFERENCES, logger);
+let loaded = false;
+let server: WebhookServer | null = null;
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'event') store.apply(m.event);
+  else if (m.type === 'loaded') loaded = true;
+  else if (m.type === 'close') void (server?.close() ?? Promise.resolve()).then(() => port.close());
+});
+
+try {
+  server = await startWebhookServer({
+    ...data.server,
+    logger,
+    reviewer: createReviewer({ ...data.reviewer, store }),
+    metrics: { observe: (ns, name, result, ms) => post({ type: 'observe', ns, name, result, ms }) },
+    ready: () => loaded,
+  });
+  post({ type: 'listening', port: server.port });
+} catch (err) {
+  post({ type: 'failed', message: (err as Error).message });
+}

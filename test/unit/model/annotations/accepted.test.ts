@@ -74,7 +74,7 @@ test('the configuration holding all of them passes nginx -t, and prints their va
   const h = await createNginxHarness();
   try {
     const text = h.renderer.render(config, h.runtime);
-    assert.ok(text.includes('proxy_set_header Host "$service_name.$namespace.svc.cluster.local:8084";'));
+    assert.ok(text.includes('set $upstream_vhost "$service_name.$namespace.svc.cluster.local:8084";'));
     assert.ok(text.includes('proxy_ssl_name "$service_name.$namespace.svc";'));
     assert.ok(text.includes('proxy_set_header X-Forwarded-Prefix "/$1";'));
     assert.match(text, /proxy_cache_key "[^"]*:\$ssl_client_s_dn";/);

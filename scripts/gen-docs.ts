@@ -19,12 +19,64 @@ function endToEndTests(heading: string): Map<string, string> {
   const end = doc.indexOf('\n## ', start + 1);
   const out = new Map<string, string>();
   for (const line of doc.slice(start, end < 0 ? undefined : end).split('\n')) {
-    const m = /^\| `([a-z0-9-]+)` \| .*? \| (.*?) \| .*? \|$/.exec(line);
+    const m = /^\| `([a-z0-9-]+)` \| .*? \| (.*?) \| .*? \| .*? \|$/.exec(line);
     if (!m) continue;
     const files = [...new Set([...m[2]!.matchAll(/`([a-z0-9.-]+)`:/g)].map((x) => x[1]!))];
     out.set(m[1]!, files.map((f) => `[${f}](fidelity.md)`).join(', '));
   }
   return out;
+}
+
+const e2eSources = new Map<string, string>();
+
+/**
+ * The protocols a test of `test/e2e/<file>.test.ts` runs over, read from how it is registered
+ * (test/support/protocols.ts): `both` (named `… [HTTP/1.1]` and `… [HTTP/2]`), `http1Only` or
+ * `http2Only` (with why), `noRequest`; any other registration sends the harness's HTTP/1.1.
+ */
+export function testProtocols(file: string, title: string): string {
+  if (!e2eSources.has(file)) {
+    let text = '';
+    try { text = readFileSync(new URL(`../test/e2e/${file}.test.ts`, import.meta.url), 'utf8'); } catch { /* a missing file is fidelity-docs.test.ts's finding */ }
+    e2eSources.set(file, text);
+  }
+  const text = e2eSources.get(file)!;
+  const opening = [`('${title.replace(/'/g, "\\'")}',`, `("${title}",`, `(\`${title}\`,`].find((o) => text.includes(o));
+  if (!opening) return '?';
+  const at = text.indexOf(opening);
+  const how = /(\w+)\s*$/.exec(text.slice(Math.max(0, at - 40), at))?.[1];
+  const why = /^\s*(['"`])((?:\\.|(?!\1).)*)\1/.exec(text.slice(at + opening.length))?.[2]?.replace(/\\(.)/g, '$1') ?? '';
+  switch (how) {
+    case 'both': return 'HTTP/1.1, HTTP/2';
+    case 'http1Only': return `HTTP/1.1 only: ${why}`;
+    case 'http2Only': return `HTTP/2 only: ${why}`;
+    case 'noRequest': return `no request: ${why}`;
+    default: return 'HTTP/1.1 (outside the protocol matrix)';
+  }
+}
+
+/** The cells of a Markdown table row (escaped pipes stay in their cell). */
+const cells = (line: string): string[] => line.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim());
+
+/**
+ * docs/fidelity.md with the Protocols column of its Annotations and ConfigMap keys tables
+ * generated: one line per test the Tests column names, in its order.
+ */
+export function renderFidelityDoc(): string {
+  const doc = readFileSync(new URL('../docs/fidelity.md', import.meta.url), 'utf8');
+  let inTable = false;
+  return doc.split('\n').map((line) => {
+    if (line.startsWith('## ')) inTable = line === '## Annotations' || line === '## ConfigMap keys';
+    if (!inTable || !line.startsWith('| ')) return line;
+    const c = cells(line);
+    const [key, behaviours, tests, difference] = c.length === 5 ? [c[0], c[1], c[2], c[4]] : c;
+    if (key === 'Annotation' || key === 'Key') return `| ${key} | Behaviours checked | Tests | Protocols | Difference |`;
+    const protocols = tests!.split('<br>').map((ref) => {
+      const m = /^`([a-z0-9.-]+)`: (.+)$/.exec(ref.trim());
+      return m ? testProtocols(m[1]!, m[2]!) : '?';
+    });
+    return `| ${key} | ${behaviours} | ${tests} | ${protocols.join('<br>')} | ${difference} |`;
+  }).join('\n').replace(/\n\|---\|---\|---\|---\|\n(?=\| `)/g, '\n|---|---|---|---|---|\n');
 }
 
 export function renderAnnotationsDoc(): string {
@@ -136,6 +188,7 @@ export const GENERATED_DOCS: Record<string, () => string> = {
   'docs/annotations.md': renderAnnotationsDoc,
   'docs/configmap.md': renderConfigMapDoc,
   'docs/flags.md': renderFlagsDoc,
+  'docs/fidelity.md': renderFidelityDoc,
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

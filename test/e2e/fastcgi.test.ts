@@ -6,7 +6,6 @@
 // a ConfigMap created after the Ingress is picked up without a restart.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connect } from 'node:http2';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { generateCertificate, type GeneratedCertificate } from '../support/lua-n
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
 import { startPhpFpm, type PhpFpm } from '../support/php-fpm.js';
 import { waitFor } from '../support/wait.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const NS = 'php';
 const P = 'nginx.ingress.kubernetes.io';
@@ -21,6 +21,7 @@ let ctl: LocalController;
 let fpm: PhpFpm;
 let cert: GeneratedCertificate;
 const certDir = mkdtempSync(join(tmpdir(), 'irx-fcgi-certs-'));
+const over = protocolMatrix(test, () => ctl);
 
 // What PHP-FPM hands the script, as JSON.
 const SCRIPT = `<?php
@@ -75,46 +76,27 @@ test.after(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-test('HTTP/1.1: fastcgi-index picks index.php for /, SCRIPT_FILENAME and a parameter come from the ConfigMap', async () => {
-  const r = await ctl.request('php.test', '/?q=1', { https: true, ca: readFileSync(cert.certPath, 'utf8') });
+over.both('fastcgi-index picks index.php for /, SCRIPT_FILENAME and a parameter come from the ConfigMap', async (p) => {
+  const ca = readFileSync(cert.certPath, 'utf8');
+  const r = await p.request('php.test', '/?q=1', { https: true, ca });
   assert.is(r.status, 200, r.body);
   assert.equal(r.json, {
-    script: `${fpm.root}/index.php`, greeting: 'hello-from-the-configmap', uri: '/?q=1', method: 'GET', protocol: 'HTTP/1.1', body: '', file: 'index.php',
+    script: `${fpm.root}/index.php`, greeting: 'hello-from-the-configmap', uri: '/?q=1', method: 'GET',
+    protocol: p.protocol === 'HTTP/2' ? 'HTTP/2.0' : 'HTTP/1.1', body: '', file: 'index.php',
   });
-  const other = await ctl.request('php.test', '/other.php', { https: true, ca: readFileSync(cert.certPath, 'utf8'), method: 'POST', body: 'a=1' });
+  const other = await p.request('php.test', '/other.php', { https: true, ca, method: 'POST', body: 'a=1' });
   assert.equal([other.json?.file, other.json?.script, other.json?.method, other.json?.body], ['other.php', `${fpm.root}/other.php`, 'POST', 'a=1']);
 });
 
-test('HTTP/2: the same script, the same parameters', async () => {
-  const session = connect(`https://127.0.0.1:${ctl.ports.https}`, { servername: 'php.test', ca: readFileSync(cert.certPath, 'utf8') });
-  try {
-    const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = session.request({ ':path': '/?h2=1', ':authority': 'php.test' });
-      let body = '';
-      let status = 0;
-      req.on('response', (h) => { status = Number(h[':status']); });
-      req.setEncoding('utf8');
-      req.on('data', (d: string) => { body += d; });
-      req.on('end', () => resolve({ status, body }));
-      req.on('error', reject);
-      req.end();
-    });
-    assert.is(reply.status, 200, reply.body);
-    const json = JSON.parse(reply.body) as Record<string, unknown>;
-    assert.equal([json.script, json.greeting, json.protocol, json.uri], [`${fpm.root}/index.php`, 'hello-from-the-configmap', 'HTTP/2.0', '/?h2=1']);
-  } finally {
-    session.close();
-  }
+over.both('without the parameters PHP-FPM cannot find the script (why the annotation exists)', async (p) => {
+  const unknown = () => readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8').split('FastCGI sent in stderr: "Primary script unknown"').length - 1;
+  const before = unknown();
+  assert.is((await p.request('bare.test', '/')).status, 404);
+  await waitFor(() => unknown() > before, { what: 'PHP-FPM\'s answer in NGINX\'s error log' });
 });
 
-test('without the parameters PHP-FPM cannot find the script (why the annotation exists)', async () => {
-  const r = await ctl.request('bare.test', '/');
-  assert.is(r.status, 404);
-  await waitFor(() => /FastCGI sent in stderr: "Primary script unknown"/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'PHP-FPM\'s answer in NGINX\'s error log' });
-});
-
-test('a ConfigMap of another namespace, `;` or braces in a value: the location is denied (503) and the warning names the Ingress and the annotation', async () => {
-  for (const host of ['cross.test', 'injection.test', 'braces.test']) assert.is((await ctl.request(host, '/')).status, 503, host);
+over.both('a ConfigMap of another namespace, `;` or braces in a value: the location is denied (503) and the warning names the Ingress and the annotation', async (p) => {
+  for (const host of ['cross.test', 'injection.test', 'braces.test']) assert.is((await p.request(host, '/')).status, 503, host);
   const out = ctl.output();
   assert.match(out, /Ingress php\/cross: metadata\.annotations\[\\"nginx\.ingress\.kubernetes\.io\/fastcgi-params-configmap\\"\]: ConfigMap other-team\/stolen is in another namespace/);
   assert.match(out, /Ingress php\/injection: metadata\.annotations\[\\"nginx\.ingress\.kubernetes\.io\/fastcgi-params-configmap\\"\]: ConfigMap php\/injected: the value of SCRIPT_FILENAME holds characters/);

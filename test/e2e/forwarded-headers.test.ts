@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate, type GeneratedCertificate } from '../support/lua-nginx.js';
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
 
 const NS = 'fwd';
 let forwarded: LocalController;
@@ -23,6 +24,8 @@ let echo: EchoServer;
 let cert: GeneratedCertificate;
 const certDir = mkdtempSync(join(tmpdir(), 'irx-fwd-'));
 
+const overForwarded = protocolMatrix(test, () => forwarded);
+const overProxied = protocolMatrix(test, () => proxied);
 const upstream = (r: Reply) => (r.json?.headers ?? {}) as Record<string, string>;
 
 function files(config: Record<string, string>) {
@@ -63,8 +66,8 @@ test.after(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-test('use-forwarded-headers: the first X-Forwarded-Host is the Host upstream; forwarded-host-header gives X-Original-Forwarded-Host', async () => {
-  const r = await forwarded.request('app.test', '/x', {
+overForwarded.both('use-forwarded-headers: the first X-Forwarded-Host is the Host upstream; forwarded-host-header gives X-Original-Forwarded-Host', async (p) => {
+  const r = await p.request('app.test', '/x', {
     https: true, ca: readFileSync(cert.certPath, 'utf8'),
     headers: { 'X-Forwarded-Host': 'public.example:8443, lb.internal', 'X-Original-Host': 'original.example', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Port': '8443' },
   });
@@ -72,22 +75,22 @@ test('use-forwarded-headers: the first X-Forwarded-Host is the Host upstream; fo
   const h = upstream(r);
   assert.equal([h.host, h['x-forwarded-host'], h['x-original-forwarded-host'], h['x-forwarded-port'], h['x-forwarded-proto']],
     ['public.example:8443', 'public.example:8443', 'original.example', '8443', 'https']);
-  const plain = upstream(await forwarded.request('app.test', '/x', { https: true, ca: readFileSync(cert.certPath, 'utf8') }));
+  const plain = upstream(await p.request('app.test', '/x', { https: true, ca: readFileSync(cert.certPath, 'utf8') }));
   assert.equal([plain.host, plain['x-forwarded-host']], ['app.test', 'app.test'], 'without the header, the request\'s own');
 });
 
-test('use-forwarded-headers: the SSL redirect names the forwarded host; X-Forwarded-Proto https is not redirected, and gets no HSTS without TLS', async () => {
-  const r = await forwarded.request('app.test', '/path?q=1', { headers: { 'X-Forwarded-Host': 'public.example:8080, lb.internal' } });
+overForwarded.http1Only('use-forwarded-headers: the SSL redirect names the forwarded host; X-Forwarded-Proto https is not redirected, and gets no HSTS without TLS', 'the SSL redirect answers plain HTTP', async (p) => {
+  const r = await p.request('app.test', '/path?q=1', { headers: { 'X-Forwarded-Host': 'public.example:8080, lb.internal' } });
   assert.is(r.status, 308);
   assert.is(r.headers.location, `https://public.example:${forwarded.ports.https}/path?q=1`);
-  const behindTls = await forwarded.request('app.test', '/', { headers: { 'X-Forwarded-Proto': 'https' } });
+  const behindTls = await p.request('app.test', '/', { headers: { 'X-Forwarded-Proto': 'https' } });
   assert.is(behindTls.status, 200, 'the client used https at the proxy');
   assert.is(behindTls.headers['strict-transport-security'], undefined, 'HSTS on a TLS connection only, as ingress-nginx ($scheme)');
-  const overTls = await forwarded.request('app.test', '/', { https: true, ca: readFileSync(cert.certPath, 'utf8') });
+  const overTls = await p.request('app.test', '/', { https: true, ca: readFileSync(cert.certPath, 'utf8') });
   assert.match(String(overTls.headers['strict-transport-security']), /^max-age=31536000; includeSubDomains$/);
 });
 
-test('use-proxy-protocol: the PROXY header\'s destination port is X-Forwarded-Port, 443 means https (no redirect)', async () => {
+overProxied.http1Only('use-proxy-protocol: the PROXY header\'s destination port is X-Forwarded-Port, 443 means https (no redirect)', 'a PROXY header before plain HTTP', async () => {
   const via = (port: number) => raw(proxied.ports.http, `PROXY TCP4 203.0.113.9 198.51.100.1 5555 ${port}\r\nGET /p HTTP/1.1\r\nHost: app.test\r\nConnection: close\r\n\r\n`);
   const tls443 = await via(443);
   assert.match(tls443, /^HTTP\/1\.1 200 /);

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, navigationProtocol } from '../support/browser.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
@@ -46,7 +46,7 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
 }
 
 /** A new browser context (its own cookies and HSTS state) and a page in it. */
-async function freshPage(): Promise<{ context: BrowserContext; page: import('playwright-core').Page }> {
+async function freshPage(): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   return { context, page: await context.newPage() };
 }

@@ -6,7 +6,7 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-export const CHROMIUM = process.env.IRX_TEST_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM = '/usr/bin/chromium';
 
 /** base64(SHA-256(SubjectPublicKeyInfo)) of a PEM certificate: the form Chromium's SPKI list takes. */
 export function spkiHash(certPem: string): string {

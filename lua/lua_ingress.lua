@@ -14,6 +14,7 @@ local DEFAULTS = {
   hsts_preload = false,
   https_port = 443,
   use_forwarded_headers = false,
+  use_proxy_protocol = false,
 }
 
 -- Set once in init_by_lua (before workers fork); read-only afterwards.
@@ -46,11 +47,10 @@ function _M.init_worker()
   certificate.init_worker()
 end
 
+-- The scheme the client used, as ingress-nginx's $pass_access_scheme: X-Forwarded-Proto with
+-- use-forwarded-headers, https for a PROXY header naming port 443 (nginx.conf's maps).
 local function request_scheme()
-  if config.use_forwarded_headers then
-    local forwarded = ngx.var.http_x_forwarded_proto
-    if forwarded and forwarded ~= "" then return forwarded:lower() end
-  end
+  if config.use_forwarded_headers or config.use_proxy_protocol then return ngx.var.pass_access_scheme end
   return ngx.var.scheme
 end
 
@@ -141,7 +141,8 @@ end
 function _M.header(host)
   if not config.hsts then return end
   if not certificate.configured_for_host(host or ngx.var.host) then return end
-  if ngx.is_subrequest or request_scheme() ~= "https" then return end
+  -- The connection's scheme, not X-Forwarded-Proto: ingress-nginx's header() reads $scheme.
+  if ngx.is_subrequest or ngx.var.scheme ~= "https" then return end
   ngx.header["Strict-Transport-Security"] = hsts_header
 end
 

@@ -130,6 +130,12 @@ function _M.send(spec)
     return ngx.exit(ngx.HTTP_NO_CONTENT)
   end
   local host = spec.host or ngx.var.host
+  local host_header = spec.host_header or ngx.var.host
+  -- A mirror-host made of variables may evaluate to anything a client sent: one header line only.
+  if host_header == "" or host_header:find("[%c%s]") then
+    warn(name, "mirror-host evaluates to no valid Host header; copy dropped")
+    return ngx.exit(ngx.HTTP_NO_CONTENT)
+  end
   local data, file, length
   if spec.body then
     local err
@@ -137,7 +143,7 @@ function _M.send(spec)
     if err then warn(name, "cannot read the request body: ", err) end
   end
   local head = ngx.req.get_method() .. " " .. request_target() .. " HTTP/1.1\r\n"
-    .. header_lines(spec.host_header or ngx.var.host, length)
+    .. header_lines(host_header, length)
   local job = {
     name = name, host = host, port = spec.port, tls = spec.scheme == "https",
     sni = not external_peer.is_address(host) and host or nil, head = head, body = data, file = file,

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { ANNOTATION_GROUPS, DEFAULT_ANNOTATIONS_PREFIX } from '../src/model/annotations/index.js';
 import { CONFIGMAP_KEYS, defaultSettings } from '../src/model/config/parse.js';
 import { controllerFlagsMarkdown, inertFlagsMarkdown } from '../src/cli/controller-flags.js';
+import { ANNOTATION_ROUTING, CONFIGMAP_ROUTING, routingText } from '../src/model/dynamic-keys.js';
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -18,12 +19,64 @@ function endToEndTests(heading: string): Map<string, string> {
   const end = doc.indexOf('\n## ', start + 1);
   const out = new Map<string, string>();
   for (const line of doc.slice(start, end < 0 ? undefined : end).split('\n')) {
-    const m = /^\| `([a-z0-9-]+)` \| .*? \| (.*?) \| .*? \|$/.exec(line);
+    const m = /^\| `([a-z0-9-]+)` \| .*? \| (.*?) \| .*? \| .*? \|$/.exec(line);
     if (!m) continue;
     const files = [...new Set([...m[2]!.matchAll(/`([a-z0-9.-]+)`:/g)].map((x) => x[1]!))];
     out.set(m[1]!, files.map((f) => `[${f}](fidelity.md)`).join(', '));
   }
   return out;
+}
+
+const e2eSources = new Map<string, string>();
+
+/**
+ * The protocols a test of `test/e2e/<file>.test.ts` runs over, read from how it is registered
+ * (test/support/protocols.ts): `both` (named `… [HTTP/1.1]` and `… [HTTP/2]`), `http1Only` or
+ * `http2Only` (with why), `noRequest`; any other registration sends the harness's HTTP/1.1.
+ */
+export function testProtocols(file: string, title: string): string {
+  if (!e2eSources.has(file)) {
+    let text = '';
+    try { text = readFileSync(new URL(`../test/e2e/${file}.test.ts`, import.meta.url), 'utf8'); } catch { /* a missing file is fidelity-docs.test.ts's finding */ }
+    e2eSources.set(file, text);
+  }
+  const text = e2eSources.get(file)!;
+  const opening = [`('${title.replace(/'/g, "\\'")}',`, `("${title}",`, `(\`${title}\`,`].find((o) => text.includes(o));
+  if (!opening) return '?';
+  const at = text.indexOf(opening);
+  const how = /(\w+)\s*$/.exec(text.slice(Math.max(0, at - 40), at))?.[1];
+  const why = /^\s*(['"`])((?:\\.|(?!\1).)*)\1/.exec(text.slice(at + opening.length))?.[2]?.replace(/\\(.)/g, '$1') ?? '';
+  switch (how) {
+    case 'both': return 'HTTP/1.1, HTTP/2';
+    case 'http1Only': return `HTTP/1.1 only: ${why}`;
+    case 'http2Only': return `HTTP/2 only: ${why}`;
+    case 'noRequest': return `no request: ${why}`;
+    default: return 'HTTP/1.1 (outside the protocol matrix)';
+  }
+}
+
+/** The cells of a Markdown table row (escaped pipes stay in their cell). */
+const cells = (line: string): string[] => line.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim());
+
+/**
+ * docs/fidelity.md with the Protocols column of its Annotations and ConfigMap keys tables
+ * generated: one line per test the Tests column names, in its order.
+ */
+export function renderFidelityDoc(): string {
+  const doc = readFileSync(new URL('../docs/fidelity.md', import.meta.url), 'utf8');
+  let inTable = false;
+  return doc.split('\n').map((line) => {
+    if (line.startsWith('## ')) inTable = line === '## Annotations' || line === '## ConfigMap keys';
+    if (!inTable || !line.startsWith('| ')) return line;
+    const c = cells(line);
+    const [key, behaviours, tests, difference] = c.length === 5 ? [c[0], c[1], c[2], c[4]] : c;
+    if (key === 'Annotation' || key === 'Key') return `| ${key} | Behaviours checked | Tests | Protocols | Difference |`;
+    const protocols = tests!.split('<br>').map((ref) => {
+      const m = /^`([a-z0-9.-]+)`: (.+)$/.exec(ref.trim());
+      return m ? testProtocols(m[1]!, m[2]!) : '?';
+    });
+    return `| ${key} | ${behaviours} | ${tests} | ${protocols.join('<br>')} | ${difference} |`;
+  }).join('\n').replace(/\n\|---\|---\|---\|---\|\n(?=\| `)/g, '\n|---|---|---|---|---|\n');
 }
 
 export function renderAnnotationsDoc(): string {
@@ -46,14 +99,17 @@ export function renderAnnotationsDoc(): string {
     'support are reported and ignored.',
     '',
   ];
-  out.splice(out.length - 1, 0, '', 'The last column names the end-to-end tests (`test/e2e/<name>.test.ts`, real NGINX and real', 'requests) that check the annotation; [fidelity.md](fidelity.md) says which behaviours each checks.');
+  out.splice(out.length - 1, 0, '', 'The last column names the end-to-end tests (`test/e2e/<name>.test.ts`, real NGINX and real', 'requests) that check the annotation; [fidelity.md](fidelity.md) says which behaviours each checks.',
+    'The column before it says how the key reaches a request of a dynamic host ([dynamic-routes.md](dynamic-routes.md)):', 'applied by the Lua router or balancer, or keeping the host static (src/model/dynamic-keys.ts).');
   const tested = endToEndTests('Annotations');
   for (const group of ANNOTATION_GROUPS) {
-    out.push(`## ${group.name}`, '', '| Annotation | Risk | Values | Default | Invalid value | Description | Tested end to end |', '|---|---|---|---|---|---|---|');
+    out.push(`## ${group.name}`, '', '| Annotation | Risk | Values | Default | Invalid value | Description | On a dynamic host | Tested end to end |', '|---|---|---|---|---|---|---|---|');
     for (const [key, risk] of Object.entries(group.keys)) {
       const doc = group.docs?.[key];
       if (doc === undefined) throw new Error(`annotation ${key} has no docs`);
-      out.push(`| \`${key}\` | ${risk} | ${cell(doc.values)} | ${cell(doc.default)} | ${cell(doc.onInvalid ?? 'warning; default used')} | ${cell(doc.description)} | ${tested.get(key) ?? '—'} |`);
+      const routing = ANNOTATION_ROUTING[key];
+      if (routing === undefined) throw new Error(`annotation ${key} has no decision for dynamic hosts (src/model/dynamic-keys.ts)`);
+      out.push(`| \`${key}\` | ${risk} | ${cell(doc.values)} | ${cell(doc.default)} | ${cell(doc.onInvalid ?? 'warning; default used')} | ${cell(doc.description)} | ${cell(routingText(routing))} | ${tested.get(key) ?? '—'} |`);
     }
     out.push('');
   }
@@ -78,15 +134,18 @@ export function renderConfigMapDoc(): string {
     'reported naming the ConfigMap and the key, and the default is kept; unknown keys are reported',
     'and ignored. Nothing else is lost when one key is bad. The last column names the end-to-end',
     'tests (`test/e2e/<name>.test.ts`, real NGINX and real requests) that check the key;',
-    '[fidelity.md](fidelity.md) says which behaviours each checks.',
+    '[fidelity.md](fidelity.md) says which behaviours each checks. The column before it says how the',
+    'key reaches a request of a dynamic host ([dynamic-routes.md](dynamic-routes.md); src/model/dynamic-keys.ts).',
     '',
-    '| Key | Values | Default | Description | Tested end to end |',
-    '|---|---|---|---|---|',
+    '| Key | Values | Default | Description | On a dynamic host | Tested end to end |',
+    '|---|---|---|---|---|---|',
   ];
   const tested = endToEndTests('ConfigMap keys');
   for (const k of [...CONFIGMAP_KEYS].sort((a, b) => a.key.localeCompare(b.key))) {
     const def = (k.kind !== 'headers' ? k.defaultText : undefined) ?? formatDefault(defaults[k.field]);
-    out.push(`| \`${k.key}\` | ${cell(k.values)} | ${cell(def)} | ${cell(k.description)} | ${tested.get(k.key) ?? '—'} |`);
+    const routing = CONFIGMAP_ROUTING[k.key];
+    if (routing === undefined) throw new Error(`ConfigMap key ${k.key} has no decision for dynamic hosts (src/model/dynamic-keys.ts)`);
+    out.push(`| \`${k.key}\` | ${cell(k.values)} | ${cell(def)} | ${cell(k.description)} | ${cell(routingText(routing))} | ${tested.get(k.key) ?? '—'} |`);
   }
   out.push('');
   return out.join('\n');
@@ -129,6 +188,7 @@ export const GENERATED_DOCS: Record<string, () => string> = {
   'docs/annotations.md': renderAnnotationsDoc,
   'docs/configmap.md': renderConfigMapDoc,
   'docs/flags.md': renderFlagsDoc,
+  'docs/fidelity.md': renderFidelityDoc,
 };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

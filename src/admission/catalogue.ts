@@ -1,7 +1,8 @@
 // What moving from ingress-nginx changes, key by key: whether ingress-rx reads an annotation or
-// ConfigMap key (from the parsers themselves, so this cannot drift from the code), where it
-// behaves differently (a section of docs/differences.md), and what to use instead of a key it
-// refuses.
+// ConfigMap key (from the parsers themselves, so this cannot drift from the code), whether
+// ingress-nginx reads it (from its own parsers, ./ingress-nginx-keys.ts, generated from its
+// source), where it behaves differently (a section of docs/differences.md), and what to use
+// instead of a key it refuses. test/unit/admission/catalogue.test.ts checks the two sides agree.
 import { ANNOTATION_GROUPS } from '../model/annotations/index.js';
 import { CONFIGMAP_KEYS } from '../model/config/parse.js';
 import { INGRESS_NGINX_ANNOTATIONS, INGRESS_NGINX_CONFIGMAP_KEYS } from './ingress-nginx-keys.js';
@@ -61,6 +62,7 @@ const ANNOTATION_DIFFERENCES: Notes = {
   'mirror-target': { section: NGINX, note: 'the copy is sent from Lua after the request (never delaying it), to an address the upstream address policy allows; a target without a path gets the request URI' },
   'auth-keepalive': { section: NGINX, note: "auth_request's subrequest (HTTP/2 too) keeps a connection only when the auth answer has no body; the service is dialled under the upstream address policy" },
   'auth-keepalive-share-vars': { section: NGINX, note: "no effect: the auth subrequest always shares the request's variables, as \"true\" does" },
+  'fastcgi-params-configmap': { section: PARSING, note: 'a ConfigMap of another namespace (with allow-cross-namespace-resources) is read there (ingress-nginx reads the Ingress\'s namespace even then); an invalid entry denies the location' },
   'auth-proxy-set-headers': { section: PARSING, note: 'a missing or foreign ConfigMap, or an invalid header in it, denies the location' },
   'auth-tls-secret': { section: PARSING, note: 'a missing Secret, one in another namespace (without allow-cross-namespace-resources) or one without a valid ca.crt closes the host (403) when it is the host\'s oldest Ingress, else that Ingress\'s paths; ingress-nginx leaves the server without client authentication' },
   'auth-tls-verify-client': { section: NGINX, note: '"on": plain HTTP to the host is always redirected to HTTPS (ingress-nginx serves it without asking for a certificate)' },
@@ -83,6 +85,7 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'proxy-protocol-header-timeout': { section: PARSING, note: 'seconds; `5` and `5s` both accepted; applies to the ssl-passthrough listener, as in ingress-nginx' },
   'log-format-upstream': { section: PARSING, note: "may not contain ', backslash or control characters" },
   'load-balance': { section: PARSING, note: 'round_robin or ewma; consistent hashing is the upstream-hash-by annotation' },
+  'worker-processes': { section: NGINX, note: 'default `auto`: NGINX counts the CPUs (ingress-nginx writes the count the controller sees)' },
   'enable-owasp-modsecurity-crs': { section: WAF, note: "Debian's Core Rule Set 3.3 (ingress-nginx bundles CRS 4)" },
   'modsecurity-snippet': { section: WAF, note: 'split into several modsecurity_rules when longer than NGINX takes in one parameter' },
   'enable-opentelemetry': { section: TRACING, note: 'spans are made in Lua and exported as OTLP/HTTP JSON (ingress-nginx: its C++ module, OTLP/gRPC)' },
@@ -108,6 +111,12 @@ const CONFIGMAP_DIFFERENCES: Notes = {
   'stream-snippet': { section: PARSING, note: 'as main-snippet' },
 };
 
+/** Keys ingress-rx reads that ingress-nginx does not: a ConfigMap carrying one behaved otherwise under ingress-nginx. */
+export const INGRESS_RX_ONLY_CONFIGMAP_KEYS: Readonly<Record<string, string>> = {
+  'ssl-prefer-server-ciphers': 'ingress-nginx has no such ConfigMap key: it ignored it and always preferred the server\'s ciphers; ingress-rx applies it',
+};
+export const INGRESS_RX_ONLY_ANNOTATIONS: Readonly<Record<string, string>> = {};
+
 const SNIPPETS = 'a configuration-snippet or server-snippet annotation (needs allow-snippet-annotations and annotations-risk-level Critical)';
 
 const ANNOTATION_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
@@ -115,22 +124,26 @@ const CONFIGMAP_KEY_NAMES = new Set(CONFIGMAP_KEYS.map((k) => k.key));
 const NGINX_ANNOTATIONS = new Set(INGRESS_NGINX_ANNOTATIONS);
 const NGINX_CONFIGMAP_KEYS = new Set(INGRESS_NGINX_CONFIGMAP_KEYS);
 
-function verdict(key: string, supported: Set<string>, known: Set<string>, differences: Notes, alternatives: ReadonlyArray<readonly [RegExp, string]>, what: string): KeyVerdict {
+function verdict(key: string, supported: Set<string>, known: Set<string>, differences: Notes, ownOnly: Readonly<Record<string, string>>,
+  alternatives: ReadonlyArray<readonly [RegExp, string]>, what: string): KeyVerdict {
   if (supported.has(key)) {
+    if (!known.has(key)) return { status: 'different', section: PARSING, note: ownOnly[key] ?? `ingress-nginx has no such ${what} and ignored it; ingress-rx applies it` };
     const d = differences[key];
     return d ? { status: 'different', section: d.section, note: d.note } : { status: 'identical' };
   }
-  if (!known.has(key)) return { status: 'unknown', note: `neither ingress-nginx nor ingress-rx has this ${what}: a typo?` };
-  return { status: 'refused', note: refusal(alternatives, key) ?? `no equivalent in ingress-rx: the ${what} is ignored with a warning` };
+  const why = refusal(alternatives, key);
+  // A key ingress-nginx reads today, or one an earlier version read (jaeger-*, use-geoip).
+  if (!known.has(key) && why === undefined) return { status: 'unknown', note: `neither ingress-nginx nor ingress-rx has this ${what}: a typo?` };
+  return { status: 'refused', note: why ?? `no equivalent in ingress-rx: the ${what} is ignored with a warning` };
 }
 
 /** An annotation key (without prefix). */
 export function annotationVerdict(key: string): KeyVerdict {
-  return verdict(key, ANNOTATION_KEYS, NGINX_ANNOTATIONS, ANNOTATION_DIFFERENCES, REFUSED_ANNOTATIONS, 'annotation');
+  return verdict(key, ANNOTATION_KEYS, NGINX_ANNOTATIONS, ANNOTATION_DIFFERENCES, INGRESS_RX_ONLY_ANNOTATIONS, REFUSED_ANNOTATIONS, 'annotation');
 }
 
 export function configMapVerdict(key: string): KeyVerdict {
-  return verdict(key, CONFIGMAP_KEY_NAMES, NGINX_CONFIGMAP_KEYS, CONFIGMAP_DIFFERENCES, REFUSED_CONFIGMAP_KEYS, 'key');
+  return verdict(key, CONFIGMAP_KEY_NAMES, NGINX_CONFIGMAP_KEYS, CONFIGMAP_DIFFERENCES, INGRESS_RX_ONLY_CONFIGMAP_KEYS, REFUSED_CONFIGMAP_KEYS, 'key');
 }
 
 /** Every section heading the catalogue links to (a test checks docs/differences.md has them). */

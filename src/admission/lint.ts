@@ -52,6 +52,12 @@ export interface LoadedCluster {
   /** Syntax errors and objects defined twice. */
   findings: LintFinding[];
   objects: number;
+  /**
+   * What was assumed because the input holds no IngressClass (manifests rarely carry the
+   * cluster's): an ingressClassName equal to --ingress-class names this controller's class. null
+   * when nothing was.
+   */
+  assumed: string | null;
 }
 
 export interface LintResult {
@@ -61,6 +67,8 @@ export interface LintResult {
   /** Ingresses this controller would serve, and the others with the reason. */
   served: string[];
   skipped: Array<{ key: string; reason: string }>;
+  /** LoadedCluster.assumed. */
+  assumed: string | null;
 }
 
 /** Reads the files as local mode would ("the last file wins": files in name order). */
@@ -71,6 +79,7 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
   const located = new Map<string, ObjectLocation>();
   const firstSeen = new Map<string, { file: string; line: number }>();
   let objects = 0;
+  let ingressClasses = 0;
   const ordered = [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   for (const { file, text } of ordered) {
     const parsed = parseManifestFile(file, text);
@@ -78,6 +87,7 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
     const where = locateObjects(file, text);
     for (const o of parsed.objects) {
       objects++;
+      if (o.kind === 'IngressClass') ingressClasses++;
       const id = locationKey(o.kind, o.key);
       const at = where.get(id);
       const line = at?.line ?? o.line;
@@ -94,13 +104,19 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
     }
     cluster.setFile(file, parsed);
   }
-  const store = createStore(opts.store, ANNOTATION_REFERENCES);
+  // Without any IngressClass in the input, `ingressClassName: nginx` would name a class that is
+  // not there and every such Ingress would be skipped unchecked: take --ingress-class as ours.
+  const assume = ingressClasses === 0 && !opts.store.ingressClassByName;
+  const store = createStore(assume ? { ...opts.store, ingressClassByName: true } : opts.store, ANNOTATION_REFERENCES);
+  const assumed = assume
+    ? `the input holds no IngressClass: ingressClassName ${JSON.stringify(opts.store.ingressClass)} (--ingress-class) is taken as this controller's class`
+    : null;
   const ingresses = new Map<string, Ingress>();
   for (const e of cluster.commit()) {
     store.apply(e);
     if (e.kind === 'Ingress') ingresses.set(e.key, e.object as Ingress);
   }
-  return { store, ingresses, located, findings, objects };
+  return { store, ingresses, located, findings, objects, assumed };
 }
 
 /** The model's warnings over a loaded cluster, placed and graded. */
@@ -123,7 +139,7 @@ export function lintManifests(files: readonly ManifestText[], opts: LintOptions)
   const model = modelFindings(loaded, opts).filter((f) => hasEndpoints || !NO_READY_ENDPOINTS.test(f.message));
   const findings = [...loaded.findings, ...model].sort(byPlace);
   const served = loaded.store.listIngresses().map((i) => `${i.metadata.namespace}/${i.metadata.name}`);
-  return { findings, files: files.length, objects: loaded.objects, served, skipped: skippedIngresses(loaded, new Set(served)) };
+  return { findings, files: files.length, objects: loaded.objects, served, skipped: skippedIngresses(loaded, new Set(served)), assumed: loaded.assumed };
 }
 
 export function skippedIngresses(loaded: LoadedCluster, served: Set<string>): Array<{ key: string; reason: string }> {

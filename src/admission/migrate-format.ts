@@ -33,6 +33,7 @@ function summaryLines(r: MigrationReport): string[] {
     `Annotation keys: ${counts(s.annotationKeys)} (uses: ${counts(s.annotationUses)})`,
     `ConfigMap keys: ${r.configMap ? counts(s.configMapKeys) : 'no --configmap given'}`,
     `Values ingress-rx refuses: ${s.refusedValues}`,
+    ...(r.assumed ? [`Note: ${r.assumed}`] : []),
   ];
 }
 

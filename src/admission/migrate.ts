@@ -30,6 +30,8 @@ export interface MigrationReport {
   configMap: { key: string; found: boolean; entries: KeyReport[] } | null;
   ingresses: IngressReport[];
   skipped: Array<{ key: string; reason: string }>;
+  /** What was assumed of the Ingress class (LoadedCluster.assumed). */
+  assumed: string | null;
   /** Every annotation key in use, with how many served Ingresses use it. */
   annotationKeys: Array<KeyVerdict & { key: string; uses: number }>;
   summary: {
@@ -113,5 +115,5 @@ export function migrationReport(files: readonly ManifestText[], opts: MigrateOpt
     if (r.problems.some((p) => p.severity === 'deny')) summary.refusedValues++;
   }
   const served = new Set(ingresses.map((i) => i.key));
-  return { configMap, ingresses, skipped: skippedIngresses(loaded, served), annotationKeys, summary };
+  return { configMap, ingresses, skipped: skippedIngresses(loaded, served), assumed: loaded.assumed, annotationKeys, summary };
 }

@@ -14,6 +14,7 @@ import { createEventRecorder, podObject, recordInvalidIngress, recordReload } fr
 import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
+import { reachApiServer } from '../streams/kube-reach.js';
 import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
 import type { NginxRuntime } from '../render/runtime.js';
 import { createAdmissionMetrics, type AdmissionMetrics } from '../admission/metrics.js';
@@ -62,6 +63,15 @@ export async function runController(argv: string[]): Promise<number> {
     logger.fatal({ err }, 'no Kubernetes configuration: give --kubeconfig or --apiserver-host, or run in a cluster');
     return 1;
   }
+  // As ingress-nginx: nothing starts until the API server answers; if it never does, exit.
+  const reach = await reachApiServer(kc, {
+    onRetry: (attempt, error, delayMs) => logger.warn({ attempt, err: error, retryInMs: delayMs }, 'the Kubernetes API server does not answer yet'),
+  });
+  if (!reach.ok) {
+    logger.fatal(`cannot reach the Kubernetes API server: ${reach.error}; give --kubeconfig or --apiserver-host, or run in a cluster`);
+    return 1;
+  }
+  logger.info({ version: reach.version }, 'the Kubernetes API server answers');
   const core = kc.makeApiClient(CoreV1Api);
   const storeOptions = toStoreOptions(o);
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
@@ -93,13 +103,19 @@ export async function runController(argv: string[]): Promise<number> {
     metrics: o.enableMetrics,
   });
   const allowUpstreamAddresses = parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>;
-  const obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
-    logger,
-    header: {
-      storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
-      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
-    },
-  });
+  let obs;
+  try {
+    obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
+      logger,
+      header: {
+        storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
+        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
+      },
+    });
+  } catch (err) {
+    logger.fatal((err as Error).message);
+    return 1;
+  }
 
   // The webhook runs in a thread of its own with its own store, fed the same source events; it
   // reviews once that store holds the informers' initial lists, whether or not NGINX runs a
@@ -135,7 +151,7 @@ export async function runController(argv: string[]): Promise<number> {
       },
     });
   } catch (err) {
-    logger.fatal({ err }, 'ingress-rx controller could not start');
+    logger.fatal({ err }, `ingress-rx controller could not start: ${(err as Error).message}`);
     await webhook?.close();
     await obs.close();
     return 1;
@@ -146,7 +162,7 @@ export async function runController(argv: string[]): Promise<number> {
       const port = await webhook.listening;
       logger.info({ address: o.validatingWebhook, port }, 'validating webhook listening (in its own thread)');
     } catch (err) {
-      logger.fatal({ err: (err as Error).message }, 'the validating webhook could not start');
+      logger.fatal({ err: (err as Error).message }, `the validating webhook could not start: ${(err as Error).message}`);
       await webhook.close();
       await controller.shutdown();
       await obs.close();

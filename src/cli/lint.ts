@@ -22,8 +22,9 @@ export function runLint(paths: string[], opts: LintCommandOptions, out: Writable
   const errors = r.findings.filter((f) => f.severity === 'deny').length;
   const warnings = r.findings.length - errors;
   if (opts.output === 'json') {
-    out.write(`${JSON.stringify({ findings: r.findings, errors, warnings, files: r.files, objects: r.objects, served: r.served, skipped: r.skipped }, null, 2)}\n`);
+    out.write(`${JSON.stringify({ findings: r.findings, errors, warnings, files: r.files, objects: r.objects, served: r.served, skipped: r.skipped, assumed: r.assumed }, null, 2)}\n`);
   } else {
+    if (r.assumed) out.write(`note: ${r.assumed}\n`);
     for (const f of r.findings) out.write(`${formatFinding(f)}\n`);
     const skipped = r.skipped.length ? `; ${r.skipped.length} Ingress${r.skipped.length === 1 ? '' : 'es'} of another class skipped` : '';
     out.write(`${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'} in ${r.served.length} Ingress${r.served.length === 1 ? '' : 'es'} (${r.objects} objects, ${r.files} file${r.files === 1 ? '' : 's'})${skipped}\n`);

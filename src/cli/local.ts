@@ -1,6 +1,6 @@
 // `ingress-rx local`: a directory of manifests is the cluster, and real NGINX serves it on
 // loopback. Ingresses without a class are served, as a developer trying them expects.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLogger } from '../log.js';
@@ -37,6 +37,12 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
 export async function runLocal(opts: LocalOptions): Promise<number> {
   // `--trace` without a file traces to the log, which says nothing below trace level.
   const logger = createLogger({ level: opts.trace === true ? 'trace' : opts.logLevel });
+  // A directory that is not there is a typo: serving an empty cluster would hide it.
+  const manifests = resolve(opts.manifests);
+  if (!statSync(manifests, { throwIfNoEntry: false })?.isDirectory()) {
+    logger.fatal(`--manifests ${opts.manifests}: no such directory`);
+    return 1;
+  }
   const ownWorkdir = opts.workdir === undefined;
   const prefix = resolve(opts.workdir ?? mkdtempSync(join(tmpdir(), 'ingress-rx-')));
   // Ingresses without a class, and with ingressClassName nginx but no IngressClass manifest, are
@@ -50,21 +56,28 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
     prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
     metrics: true,
   });
-  const obs = await observability(opts, {
-    logger,
-    header: {
-      storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort,
-      upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, opts.healthzPort, opts.allowUpstreamAddresses)), hostOwnership: opts.hostOwnership,
-      dynamicRoutes: opts.enableDynamicRoutes !== false,
-    },
-  });
+  let obs;
+  try {
+    obs = await observability(opts, {
+      logger,
+      header: {
+        storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort,
+        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, opts.healthzPort, opts.allowUpstreamAddresses)), hostOwnership: opts.hostOwnership,
+        dynamicRoutes: opts.enableDynamicRoutes !== false,
+      },
+    });
+  } catch (err) {
+    logger.fatal((err as Error).message);
+    if (ownWorkdir) rmSync(prefix, { recursive: true, force: true });
+    return 1;
+  }
 
   let controller;
   try {
     controller = await serve({
       logger,
       store,
-      source: (onInitialState) => manifestsSource({ dir: resolve(opts.manifests), logger, onInitialState }),
+      source: (onInitialState) => manifestsSource({ dir: manifests, logger, onInitialState }),
       runtime,
       healthz: { host: '127.0.0.1', port: opts.healthzPort },
       allowUpstreamAddresses: opts.allowUpstreamAddresses,
@@ -87,7 +100,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       requestMetrics: defaultRequestMetricsConfig(),
     });
   } catch (err) {
-    logger.fatal({ err }, 'ingress-rx local could not start');
+    logger.fatal({ err }, `ingress-rx local could not start: ${(err as Error).message}`);
     await obs.close();
     return 1;
   }

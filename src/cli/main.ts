@@ -185,6 +185,17 @@ function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
+/**
+ * The process entry (bin/ingress-rx, and the tests' cli-entry): runs the CLI and exits with its
+ * code. A command that failed exits at once: a handle left open by a start that failed half way
+ * (a timer, a watcher, a socket) must not keep the process waiting forever after its error.
+ */
+export async function runProcess(argv: string[]): Promise<void> {
+  const code = await main(argv);
+  process.exitCode = code;
+  if (code !== 0) process.exit(code);
+}
+
 /** Runs the CLI; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   let code = 0;

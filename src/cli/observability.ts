@@ -1,5 +1,6 @@
 // --record and --trace for the live commands: builds the recorder and tracer the flags ask for
 // and hands back their pipeline hooks; nothing is installed when neither flag is given.
+import { closeSync, openSync } from 'node:fs';
 import { asyncScheduler } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { PipelineHooks } from '../streams/hooks.js';
@@ -30,6 +31,15 @@ export async function observability(opts: ObservabilityOptions, ctx: {
     upstreamAddresses?: { allow: string[]; ownPorts: number[] }; hostOwnership?: boolean; dynamicRoutes?: boolean;
   };
 }): Promise<Observability> {
+  // A file asked for that cannot be written is a start error, not a recording silently lost.
+  for (const [flag, file] of [['--record', opts.record], ['--trace', typeof opts.trace === 'string' ? opts.trace : undefined]] as const) {
+    if (file === undefined || file === '') continue;
+    try {
+      closeSync(openSync(file, 'w'));
+    } catch (err) {
+      throw new Error(`${flag} ${file}: cannot write it: ${(err as Error).message}`);
+    }
+  }
   const hooks: PipelineHooks[] = [];
   const closers: Array<() => Promise<void>> = [];
   let onSync: ((r: SyncResult) => void) | undefined;

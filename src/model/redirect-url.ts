@@ -15,6 +15,15 @@ export const REDIRECT_VARIABLE = /^(host|http_host|redirect_http_host|redirect_b
  */
 export const REDIRECT_HOST_VARIABLES: Readonly<Record<string, string>> = { http_host: 'redirect_http_host', best_http_host: 'redirect_best_http_host' };
 
+/**
+ * The variables every location sets for its route (src/render/location.ts), which the router
+ * knows as the route's constants: a value naming them (upstream-vhost) takes them from the route.
+ */
+export const LOCATION_VARIABLE = /^(namespace|ingress_name|service_name|service_port)$/;
+
+/** The route's values of the location variables, by name. */
+export type LocationConstants = Readonly<Record<string, string>>;
+
 /** Why the value is not an absolute http(s) URL NGINX's directives take as the renderer prints it, or null. */
 export function absoluteUrlProblem(url: string): string | null {
   if (!/^https?:\/\/[^\s"'\\<>^`{|}]+$/.test(url.replace(/\$\{[A-Za-z0-9_]+\}/g, 'x'))) return `not an absolute http(s) URL: ${JSON.stringify(url.slice(0, 100))}`;
@@ -31,10 +40,11 @@ export function redirectTargetProblem(target: string): string | null {
 /**
  * A redirect URL (or an upstream-vhost) as NGINX reads the quoted value the renderer prints: `$name` and
  * `${name}` of an allowed variable are variables, every other `$` is literal. `$server_name` is
- * the host's own name (its server block's). null when the router cannot give the same value: a
- * regex capture (`$1`, the location's) or `$escaped_request_uri` (no such variable in the router).
+ * the host's own name (its server block's), a location variable (`$service_name`, …) the route's
+ * value in `location`. null when the router cannot give the same value: a regex capture (`$1`,
+ * the location's) or `$escaped_request_uri` (no such variable in the router).
  */
-export function redirectParts(url: string, hostname: string, rename: Readonly<Record<string, string>> = {}): string[] | null {
+export function redirectParts(url: string, hostname: string, rename: Readonly<Record<string, string>> = {}, location: LocationConstants = {}): string[] | null {
   const parts: string[] = [''];
   const re = /\$(\{([A-Za-z0-9_]+)\}|([0-9])|([A-Za-z_][A-Za-z0-9_]*))?/g;
   let last = 0;
@@ -44,7 +54,9 @@ export function redirectParts(url: string, hostname: string, rename: Readonly<Re
     const name = m[2] ?? m[4];
     // A capture (`$1`, `${1}`) is the location's regex's; `$escaped_request_uri` no variable of the router's.
     if (m[3] !== undefined || (name !== undefined && /^[0-9]$/.test(name)) || name === 'escaped_request_uri') return null;
-    if (name === undefined || !REDIRECT_VARIABLE.test(name)) {
+    if (name !== undefined && Object.hasOwn(location, name)) {
+      parts[parts.length - 1] += location[name];
+    } else if (name === undefined || !REDIRECT_VARIABLE.test(name)) {
       parts[parts.length - 1] += m[0];
     } else if (name === 'server_name') {
       parts[parts.length - 1] += hostname;

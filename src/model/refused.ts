@@ -14,6 +14,8 @@ export const REFUSED_CONFIGMAP_KEYS: ReadonlyArray<readonly [RegExp, string]> = 
   [/^enable-serial-reloads$/, 'not implemented: a reload does not wait for the previous reload\'s workers to exit; worker-shutdown-timeout bounds how long they linger'],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
   [/^grpc-buffer-size-kb$/, "none: NGINX's defaults apply"],
+  [/^app-root$/, 'the app-root annotation (ingress-nginx reads this ConfigMap key but uses it nowhere)'],
+  [/^bind-address-ipv[46]$/, 'bind-address (ingress-nginx fills these two from it)'],
 ];
 
 /** Why a key is refused and what to use instead, or undefined when it is not one ingress-rx refuses on purpose. */

@@ -69,10 +69,12 @@ export function rewriteRouteFields(server: Server, loc: Location): RouteUriField
   return out;
 }
 
-/** The upstream-vhost group's field. */
+/** The upstream-vhost group's field: the location's variables are the route's constants. */
 export function upstreamVhostRouteFields(server: Server, loc: Location): RouteUriFields {
   if (loc.upstreamVhost === '') return {};
-  const parts = redirectParts(loc.upstreamVhost, server.hostname);
+  const parts = redirectParts(loc.upstreamVhost, server.hostname, {}, {
+    namespace: loc.ingress?.namespace ?? '', ingress_name: loc.ingress?.name ?? '', service_name: loc.service?.name ?? '', service_port: loc.service?.port ?? '',
+  });
   return parts === null ? {} : { upstreamVhost: parts };
 }
 

@@ -41,11 +41,16 @@ export const safeString: Check<string> = (raw) => {
   return raw;
 };
 
-/** Like safeString but `$name` NGINX variables are allowed (e.g. `$host` in auth-signin). */
+/**
+ * Like safeString but NGINX variables, `$name` or `${name}`, are allowed (e.g. `$host` in
+ * auth-signin, `${request_uri}` in upstream-hash-by, as ingress-nginx accepts): a brace only
+ * around a variable's name.
+ */
 export const safeStringWithVariables: Check<string> = (raw) => {
   checkLength(raw);
-  rejectChars(raw, /["';{}\\]|[\u0000-\u001f\u007f]/);
-  const bad = /\$(?![A-Za-z_][A-Za-z0-9_]*)/.exec(raw);
+  const unbraced = raw.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, '$$$1');
+  rejectChars(unbraced, /["';{}\\]|[\u0000-\u001f\u007f]/);
+  const bad = /\$(?![A-Za-z_][A-Za-z0-9_]*)/.exec(unbraced);
   if (bad) invalid('`$` must start an NGINX variable name');
   return raw;
 };

@@ -21,7 +21,7 @@ import { httpProxyHeaders } from './proxy-headers.js';
 import type { NginxSettings } from '../model/config/settings.js';
 import { streamServers } from './stream.js';
 import {
-  eventsDirectives, forwardedForProxyProtocol, headerVariable, httpDirectives, httpSnippet, listenAddresses, configuredLogTargets, httpAccessLog, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
+  eventsDirectives, forwardedForProxyProtocol, httpDirectives, httpSnippet, listenAddresses, configuredLogTargets, httpAccessLog, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
 } from './settings-directives.js';
 import { geoip2Setup } from './geoip.js';
 import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
@@ -303,7 +303,6 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           lua_shared_dicts: luaSharedDicts(s),
           http: httpDirectives(s),
           http_snippet: httpSnippet(s),
-          forwarded_host: headerVariable(s.forwardedHostHeader, 'forwarded-host-header'),
           forwarded_for_proxy_protocol: s.useProxyProtocol && s.useForwardedHeaders ? forwardedForProxyProtocol(s) : '',
           logs: configuredLogTargets(s, runtime),
           http_access_log: httpAccessLog(s, runtime),

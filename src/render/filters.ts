@@ -50,10 +50,11 @@ export function quoteLiteral(v: unknown, field = 'value'): string {
 
 
 /**
- * Quoted, with `$name` / `${name}` kept for allowed variables and every other `$` made literal;
- * `rename` gives a variable another name (REDIRECT_HOST_VARIABLES in redirects).
+ * Quoted, with `$name` / `${name}` kept for allowed variables (by default those of redirect URLs)
+ * and every other `$` made literal; `rename` gives a variable another name (REDIRECT_HOST_VARIABLES
+ * in redirects).
  */
-export function quoteWithVariables(v: unknown, field = 'value', rename: Readonly<Record<string, string>> = {}): string {
+export function quoteWithVariables(v: unknown, field = 'value', rename: Readonly<Record<string, string>> = {}, allowed: (name: string) => boolean = (name) => REDIRECT_VARIABLE.test(name)): string {
   const s = escapeQuoted(str(v, field));
   // NGINX reads one digit after `$` as a regex capture (`$1abc` is capture 1, then `abc`).
   const out = s.replace(/\$(\{([A-Za-z0-9_]+)\}|([0-9])|([A-Za-z_][A-Za-z0-9_]*))?/g, (m, _g, braced?: string, digit?: string, bare?: string) => {
@@ -61,7 +62,7 @@ export function quoteWithVariables(v: unknown, field = 'value', rename: Readonly
     const name = braced ?? bare;
     if (name === undefined) return '${literal_dollar}';
     if (/^[0-9]$/.test(name)) return m;
-    if (REDIRECT_VARIABLE.test(name)) return rename[name] === undefined ? m : `\${${rename[name]}}`;
+    if (allowed(name)) return rename[name] === undefined ? m : `\${${rename[name]}}`;
     return `\${literal_dollar}${m.slice(1)}`;
   });
   return `"${out}"`;

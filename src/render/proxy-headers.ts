@@ -37,7 +37,8 @@ export function standardHeaders(s: NginxSettings, hdr: string, host = headerVari
     ...(s.proxyAddOriginalUriHeader ? [`${hdr} X-Original-URI $request_uri`] : []),
     // What the client sent, passed on as ingress-nginx does (empty: not sent).
     `${hdr} X-Original-Forwarded-For $http_${f.headerName(s.forwardedForHeader, 'forwarded-for-header').toLowerCase().replace(/-/g, '_')}`,
-    `${hdr} X-Original-Forwarded-Host $http_x_forwarded_host`,
+    // forwarded-host-header names this one only; the Host comes from X-Forwarded-Host (as ingress-nginx).
+    `${hdr} X-Original-Forwarded-Host $http_${f.headerName(s.forwardedHostHeader, 'forwarded-host-header').toLowerCase().replace(/-/g, '_')}`,
     `${hdr} Proxy ""`,
     ...Object.entries(s.proxySetHeaders).map(([k, v]) => `${hdr} ${f.headerName(k, 'proxy-set-headers')} ${f.quoteWithVariables(v, `proxy-set-headers[${k}]`)}`),
   ];

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDbg } from '../../src/cli/dbg.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
+import { waitFor } from '../support/wait.js';
 import { DYNAMIC_ROUTES_ARGS, ingress, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
 
@@ -63,7 +64,11 @@ test.before(async () => {
         on('args', 'args.test', { 'rewrite-target': '/search?q=$2', 'use-regex': 'true' }, '/s(/|$)(.*)', 'ImplementationSpecific'),
         on('drop', 'drop.test', { 'rewrite-target': '/only?' }, '/d'),
         on('plain', 'plain-rewrite.test', { 'rewrite-target': '/new' }, '/old'),
+        // rewrite_log has no counterpart in the router: the host keeps its server block, and logs.
+        on('rwlog', 'rwlog.test', { 'rewrite-target': '/logged', 'enable-rewrite-log': 'true' }, '/old'),
         on('xfp', 'xfp.test', { 'x-forwarded-prefix': '/pre', 'rewrite-target': '/' }, '/p'),
+        // A capture of the location's regex in x-forwarded-prefix (ingress-nginx expands it): NGINX's rewrite only.
+        on('xfp-cap', 'xfp-cap.test', { 'x-forwarded-prefix': '/$1/app', 'rewrite-target': '/$3', 'use-regex': 'true' }, '/(tenant-[a-z]+)/app(/|$)(.*)', 'ImplementationSpecific'),
         on('none', 'none.test', {}),
         // The Lua SSL redirect runs after the location's rewrite, on the request URI.
         on('rw-ssl', 'rw-ssl.test', { 'rewrite-target': '/new', 'force-ssl-redirect': 'true' }, '/old'),
@@ -71,7 +76,9 @@ test.before(async () => {
       'headers.json': [
         on('vhost', 'vhost.test', { 'upstream-vhost': 'internal.example:8080', 'connection-proxy-header': 'keep-alive' }),
         on('vhost-var', 'vhost-var.test', { 'upstream-vhost': '$host' }),
-        on('vhost-lit', 'vhost-lit.test', { 'upstream-vhost': '$nope' }),
+        // Linkerd's documented setup: the location's variables, as the route's values on a dynamic host.
+        on('vhost-tpl', 'vhost-tpl.test', { 'upstream-vhost': '$service_name.$namespace.svc.cluster.local:8084' }),
+        on('vhost-hdr', 'vhost-hdr.test', { 'upstream-vhost': '${http_x_tenant}.internal' }),
       ],
     },
   });
@@ -90,10 +97,12 @@ over.noRequest('the rule: these settings are dynamic; a redirect code that answe
     assert.ok(text.includes('every host static'), text);
     return;
   }
-  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'cors-redirect', 'cors-approot', 'cors-rewrite', 'captures', 'args', 'drop', 'plain-rewrite', 'rw-ssl', 'xfp', 'vhost', 'vhost-var', 'vhost-lit']) {
+  for (const host of ['vars', 'path', 'path-port', 'path-rel', 'rel', 'see-other', 'tls', 'approot', 'cors-redirect', 'cors-approot', 'cors-rewrite', 'captures', 'args', 'drop', 'plain-rewrite', 'rw-ssl', 'xfp', 'vhost', 'vhost-var', 'vhost-tpl', 'vhost-hdr']) {
     assert.ok(text.includes(`routes: ${host}.test: dynamic\n`), `${host}: ${text}`);
   }
   assert.ok(text.includes('routes: multiple.test: static: Ingress uri/multiple: redirect code 300 answers with the URL as the body'), text);
+  assert.ok(text.includes('routes: rwlog.test: static: Ingress uri/rwlog: enable-rewrite-log needs rewrite_log in a location'), text);
+  assert.ok(text.includes('routes: xfp-cap.test: static: Ingress uri/xfp-cap: an x-forwarded-prefix with captures or variables needs the location\'s proxy_set_header'), text);
   const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
   assert.not.ok(conf.includes('vars.test'), 'no server block');
   // dynamic-uri.hook.test.ts: the default server asks the router in its server rewrite phase.
@@ -214,6 +223,9 @@ over.both('rewrite-target: a last ? drops the arguments; without use-regex the w
 });
 
 over.both('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and Connection as set, the standard set otherwise', async (p) => {
+  const cap = await p.request('xfp-cap.test', '/tenant-blue/app/x?y=1');
+  assert.is(upstream(cap), '/x?y=1');
+  assert.is(headers(cap)['x-forwarded-prefix'], '/tenant-blue/app', 'the capture is expanded');
   const r = await p.request('xfp.test', '/p/x', { headers: { 'X-Forwarded-Prefix': '/evil' } });
   assert.is(upstream(r), '/');
   assert.is(headers(r)['x-forwarded-prefix'], '/pre');
@@ -235,11 +247,19 @@ over.both('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and
     'x-original-forwarded-for': '10.0.0.1',
   });
   assert.is(headers(await p.request('vhost-var.test', '/')).host, 'vhost-var.test', 'a variable is the request\'s value');
-  assert.is(headers(await p.request('vhost-lit.test', '/')).host, '$nope', 'another name is literal');
+  assert.is(headers(await p.request('vhost-tpl.test', '/')).host, 'main.uri.svc.cluster.local:8084', 'the location\'s variables');
+  assert.is(headers(await p.request('vhost-hdr.test', '/', { headers: { 'X-Tenant': 'blue' } })).host, 'blue.internal', 'a request header, per request');
   // An upgrade is HTTP/1.1's (HTTP/2 forbids the header): over HTTP/2 the request goes upstream without one.
   const plain = headers(await p.request('none.test', '/', { headers: { Upgrade: 'websocket' } }));
   assert.is(plain.host, 'none.test');
   assert.equal([plain.connection, plain.upgrade], p.protocol === 'HTTP/1.1' ? ['upgrade', 'websocket'] : [undefined, undefined]);
+});
+
+over.both('enable-rewrite-log: the rewrite is logged at notice level, whatever serves the other hosts', async (p) => {
+  const logged = () => readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8').split('rewritten data: "/logged"').length - 1;
+  const before = logged();
+  assert.is(upstream(await p.request('rwlog.test', '/old/x?y=1')), '/logged?y=1');
+  await waitFor(() => logged() > before, { what: 'the rewrite in the error log' });
 });
 
 if (dynamic) over.both('changing a rewrite-target or a redirect of a dynamic host is a POST, not a reload', async (p) => {

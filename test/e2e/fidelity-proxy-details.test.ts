@@ -220,8 +220,9 @@ over.both('request ids, the forwarded host header, gzip-disable', async (p) => {
   const noId = await p.request('headers.test', '/');
   assert.is(headers(noId)['x-request-id'], undefined, 'generate-request-id false: none made up');
   assert.is(headers(await p.request('headers.test', '/', { headers: { 'x-request-id': 'abc' } }))['x-request-id'], 'abc');
-  const fwd = await p.request('headers.test', '/', { headers: { 'x-original-host': 'original.example' } });
-  assert.is(headers(fwd).host, 'original.example');
+  // As ingress-nginx: the Host comes from X-Forwarded-Host (lua_ingress.lua), forwarded-host-header names X-Original-Forwarded-Host's source.
+  const fwd = await p.request('headers.test', '/', { headers: { 'x-original-host': 'original.example', 'x-forwarded-host': 'public.example' } });
+  assert.equal([headers(fwd).host, headers(fwd)['x-original-forwarded-host']], ['public.example', 'original.example']);
   const gz = await p.request('headers.test', '/', { headers: { 'accept-encoding': 'gzip', 'user-agent': 'modern/1.0' } });
   assert.is(gz.headers['content-encoding'], 'gzip');
   const plain = await p.request('headers.test', '/', { headers: { 'accept-encoding': 'gzip', 'user-agent': 'irx-old-browser/1.0' } });

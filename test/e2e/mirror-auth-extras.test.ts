@@ -149,6 +149,9 @@ test.before(async () => {
         // Another tenant's Ingress on the same host squatting on the mirror location's name (as
         // it would be spelled without the space no path may hold): both are served.
         ingress('squat', 'squat', { host: 'mirror.test', paths: [{ path: `/_mirror-${sha1(`mirror\u0000${NS}\u0000mirror`)}`, pathType: 'Exact', service: 'main' }] }),
+        // mirror-host with variables, as ingress-nginx accepts: the request's Host, or a template of a request header.
+        on('mirror-vhost', 'mirror-vhost.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}/vhost$request_uri`, 'mirror-host': '$host', 'enable-global-auth': 'false' }),
+        on('mirror-tpl', 'mirror-tpl.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}/tpl$request_uri`, 'mirror-host': 'shadow-${http_x_tenant}.test', 'enable-global-auth': 'false' }),
         on('mirror-nobody', 'mirror-nobody.test', { 'mirror-target': `http://127.0.0.1:${mirror.port}`, 'mirror-request-body': 'off', 'enable-global-auth': 'false' }),
         on('mirror-slow', 'mirror-slow.test', { 'mirror-target': `http://127.0.0.1:${slow.port}/slow`, 'enable-global-auth': 'false' }),
         on('mirror-tls', 'mirror-tls.test', { 'mirror-target': `https://127.0.0.1:${tlsMirror.port}/tls$request_uri`, 'enable-global-auth': 'false' }),
@@ -191,6 +194,17 @@ over.both('mirror-target, mirror-host and mirror-request-body: the mirror gets a
   await p.request('mirror-nobody.test', `/nobody-${p.tag}`, { method: 'POST', body: 'secret-body', headers: { 'Content-Type': 'text/plain' } });
   const bare = await waitFor(() => mirror.seen.find((s) => s.url === `/nobody-${p.tag}`), { what: 'the body-less copy' });
   assert.equal([bare.method, bare.body, bare.headers.host], ['POST', '', `127.0.0.1`]);
+
+  // mirror-host variables are the request's: its Host, a header of it; a value no Host line can hold drops the copy.
+  await ctl.request('mirror-vhost.test', '/v');
+  const vhost = await waitFor(() => mirror.seen.find((s) => s.url === '/vhost/v'), { what: 'the copy with the request\'s Host' });
+  assert.is(vhost.headers.host, 'mirror-vhost.test');
+  await ctl.request('mirror-tpl.test', '/t', { headers: { 'X-Tenant': 'blue' } });
+  const tpl = await waitFor(() => mirror.seen.find((s) => s.url === '/tpl/t'), { what: 'the copy with the templated Host' });
+  assert.is(tpl.headers.host, 'shadow-blue.test');
+  assert.is((await ctl.request('mirror-tpl.test', '/spaced', { headers: { 'X-Tenant': 'a b' } })).status, 200, 'the client is served');
+  await waitFor(() => /mirror-host evaluates to no valid Host header; copy dropped/.test(readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8')), { what: 'the dropped copy logged' });
+  assert.not.ok(mirror.seen.some((s) => s.url === '/tpl/spaced'));
 
   // An https target: the copy goes over TLS (the mirror's certificate is not verified, as proxy_ssl_verify off).
   await p.request('mirror-tls.test', `/secure-${p.tag}`, { method: 'PUT', body: 'tls-body' });

@@ -40,10 +40,12 @@ export const NGINX_BREAKING = /["';{}\\]|[\u0000-\u001f\u007f]/;
 export function isNginxSafe(value: string, opts: { maxLength?: number; regex?: boolean } = {}): boolean {
   if (value.length > (opts.maxLength ?? 4096)) return false;
   // A regular expression may hold backslash escapes, but never a lone trailing backslash.
-  const checked = opts.regex ? value.replace(/\\[^"'\u0000-\u001f]/g, '') : value;
+  // `${name}` is a variable, as `$name` (the quoting filters print both as such or both literal).
+  const unbraced = opts.regex ? value : value.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, '$$x');
+  const checked = opts.regex ? value.replace(/\\[^"'\u0000-\u001f]/g, '') : unbraced;
   if (NGINX_BREAKING.test(checked)) return false;
   if (opts.regex) return true; // `$` is an anchor there
-  return !/\$(?![A-Za-z_][A-Za-z0-9_]*|\d)/.test(value);
+  return !/\$(?![A-Za-z_][A-Za-z0-9_]*|\d)/.test(unbraced);
 }
 
 /** Every string inside a value (deeply), with its path. */

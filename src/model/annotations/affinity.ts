@@ -20,7 +20,8 @@ const keys = {
 } as const;
 
 /** Seconds, kept as the digits string the Lua balancer expects. */
-const secondsNumber = int(0, 2 ** 31 - 1);
+// Negative as ingress-nginx accepts: an Expires in the past, a Max-Age that deletes the cookie.
+const secondsNumber = int(-(2 ** 31), 2 ** 31 - 1);
 const seconds: Check<string> = (raw) => String(secondsNumber(raw));
 const affinityType = oneOf(['cookie'] as const);
 const affinityMode = oneOf(['balanced', 'persistent'] as const);
@@ -67,8 +68,8 @@ export const affinityGroup: AnnotationGroup<AffinityValue, typeof fields> = {
     'session-cookie-name': { values: 'cookie name', default: DEFAULT_AFFINITY_COOKIE, description: 'Name of the affinity cookie.' },
     'session-cookie-path': { values: 'URI path', default: "'' (the location's path)", description: 'Path attribute of the cookie.' },
     'session-cookie-domain': { values: 'domain name', default: "''", description: 'Domain attribute of the cookie.' },
-    'session-cookie-expires': { values: 'seconds', default: "''", description: 'Expires attribute of the cookie, in seconds from now.' },
-    'session-cookie-max-age': { values: 'seconds', default: "''", description: 'Max-Age attribute of the cookie.' },
+    'session-cookie-expires': { values: 'seconds (negative: in the past)', default: "''", description: 'Expires attribute of the cookie, in seconds from now.' },
+    'session-cookie-max-age': { values: 'seconds (0 or negative: the browser deletes the cookie)', default: "''", description: 'Max-Age attribute of the cookie.' },
     'session-cookie-secure': { values: '"true" or "false"', default: 'false', description: 'Set the Secure attribute regardless of the request scheme.' },
     'session-cookie-samesite': { values: '"None", "Lax" or "Strict"', default: "''", description: 'SameSite attribute of the cookie.' },
     'session-cookie-conditional-samesite-none': { values: '"true" or "false"', default: 'false', description: 'Omit SameSite=None for clients known to reject it.' },

@@ -7,6 +7,7 @@ import type { ConfigMap } from '../../store/kube-types.js';
 import { judgeExternalName, STRICT_ADDRESS_POLICY, type AddressPolicy } from '../address-policy.js';
 import { secretRef } from '../../store/secret-ref.js';
 import type { NginxSettings } from '../config/settings.js';
+import { LOCATION_VARIABLE, REDIRECT_VARIABLE } from '../redirect-url.js';
 import {
   bool, commaList, headerName, httpMethod, int, InvalidValue, preview, safeStringWithVariables, statusCode, timeSec, url, type Check,
 } from '../validate.js';
@@ -83,6 +84,26 @@ function hostHeader(authUrl: string): string {
 export const requestRedirect: Check<string> = (raw) => {
   const v = safeStringWithVariables(raw.trim());
   if (v === '' || /\s/.test(v)) throw new InvalidValue('must be a URL or path without white space');
+  return v;
+};
+
+/**
+ * A variable an auth cache key may name: one NGINX gives a value per request in the location. A
+ * name the renderer would print as literal text would make one key for every client, so that one
+ * client's cached 200 would open the location to all: such a key is refused instead.
+ */
+export function cacheKeyVariable(name: string): boolean {
+  return REDIRECT_VARIABLE.test(name) || LOCATION_VARIABLE.test(name)
+    || /^(binary_remote_addr|realip_remote_addr|proxy_protocol_addr|query_string|request|document_uri|server_protocol|content_type|content_length|ssl_client_[a-z_]+|ssl_server_name|ssl_protocol|ssl_cipher)$/.test(name);
+}
+
+/** auth-cache-key (and global-auth-cache-key): text and variables of the request. */
+export const cacheKey: Check<string> = (raw) => {
+  const v = safeStringWithVariables(raw.trim());
+  for (const m of v.matchAll(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g)) {
+    const name = m[1] ?? m[2]!;
+    if (!cacheKeyVariable(name)) throw new InvalidValue(`$${name} is not a variable of the request: the key would be the same for every client`);
+  }
   return v;
 };
 
@@ -324,7 +345,7 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
         signin: r.get('auth-signin', httpUrl, ''),
         signinRedirectParam: r.get('auth-signin-redirect-param', paramName, ''),
         responseHeaders: headers.state === 'ok' ? headers.value : [],
-        cacheKey: r.get('auth-cache-key', safeStringWithVariables, ''),
+        cacheKey: r.get('auth-cache-key', cacheKey, ''),
         cacheDuration: r.get('auth-cache-duration', cacheDurations, [...DEFAULT_AUTH_CACHE_DURATION]),
         requestRedirect: r.get('auth-request-redirect', requestRedirect, ''),
         alwaysSetCookie: r.get('auth-always-set-cookie', bool, false),

@@ -1,5 +1,5 @@
 // cors group: Cross-Origin Resource Sharing headers for the Ingress's locations.
-import { bool, commaList, headerName, httpMethod, int, InvalidValue, preview, type Check } from '../validate.js';
+import { bool, commaList, headerName, int, InvalidValue, preview, type Check } from '../validate.js';
 import { escapeRegex } from '../pcre.js';
 import { annotationReader } from './reader.js';
 import { responseHeadersPerRequest } from './response-headers.js';
@@ -24,13 +24,13 @@ const keys = {
   'cors-max-age': 'Low',
 } as const;
 
-/** `*`, or `scheme://host[:port]` where host may start with `*.`. */
+/** `*`, `null` (the Origin of sandboxed and file pages), or `scheme://host[:port]` where host may start with `*.`. */
 export const corsOrigin: Check<string> = (raw) => {
   const v = raw.trim();
-  if (v === '*') return v;
+  if (v === '*' || v === 'null') return v;
   const label = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
   const re = new RegExp(`^[a-z][a-z0-9+.-]{0,15}://(\\*\\.)?${label}(\\.${label})*(:\\d{1,5})?$`);
-  if (!re.test(v)) throw new InvalidValue(`origin "${preview(v)}" is not * or scheme://host[:port]`);
+  if (!re.test(v)) throw new InvalidValue(`origin "${preview(v)}" is not *, null or scheme://host[:port]`);
   return v;
 };
 
@@ -58,14 +58,26 @@ function asWritten(raw: string): string {
   return raw.trim();
 }
 
+/** A method token, as ingress-nginx accepts any (WebDAV's PROPFIND, …). */
+const methodToken: Check<string> = (raw) => {
+  if (!/^[A-Za-z]{1,32}$/.test(raw)) throw new InvalidValue(`"${preview(raw)}" is not an HTTP method`);
+  return raw;
+};
+
 const methodList: Check<string> = (raw) => {
-  if (commaList(httpMethod)(raw).length === 0) throw new InvalidValue('no method given');
+  if (commaList(methodToken)(raw).length === 0) throw new InvalidValue('no method given');
   return asWritten(raw);
 };
 
 const headerNames = commaList(headerName);
 const headerList: Check<string> = (raw) => {
   headerNames(raw);
+  return asWritten(raw);
+};
+
+/** Access-Control-Expose-Headers may also be `*` (every header, for requests without credentials). */
+const exposeList: Check<string> = (raw) => {
+  commaList((h) => (h === '*' ? h : headerName(h)))(raw);
   return asWritten(raw);
 };
 const maxAge = int(0, 2 ** 31 - 1);
@@ -114,10 +126,10 @@ export const corsGroup: AnnotationGroup<CorsValue, typeof fields> = {
   fields,
   docs: {
     'enable-cors': { values: '"true" or "false"', default: 'false', description: 'Add CORS headers and answer preflight requests.' },
-    'cors-allow-origin': { values: 'comma-separated `*` or `scheme://host[:port]` (host may start with `*.`)', default: CORS_DEFAULTS.allowOrigin.join(','), description: 'Access-Control-Allow-Origin.', onInvalid: 'warning; invalid origins are dropped, `*` when none is left' },
-    'cors-allow-methods': { values: 'comma-separated HTTP methods', default: CORS_DEFAULTS.allowMethods, description: 'Access-Control-Allow-Methods.' },
+    'cors-allow-origin': { values: 'comma-separated `*`, `null` or `scheme://host[:port]` (host may start with `*.`)', default: CORS_DEFAULTS.allowOrigin.join(','), description: 'Access-Control-Allow-Origin.', onInvalid: 'warning; invalid origins are dropped, `*` when none is left' },
+    'cors-allow-methods': { values: 'comma-separated HTTP method tokens (letters)', default: CORS_DEFAULTS.allowMethods, description: 'Access-Control-Allow-Methods.' },
     'cors-allow-headers': { values: 'comma-separated header names', default: CORS_DEFAULTS.allowHeaders, description: 'Access-Control-Allow-Headers.' },
-    'cors-expose-headers': { values: 'comma-separated header names', default: "''", description: 'Access-Control-Expose-Headers.' },
+    'cors-expose-headers': { values: 'comma-separated header names or `*`', default: "''", description: 'Access-Control-Expose-Headers.' },
     'cors-allow-credentials': { values: '"true" or "false"', default: 'true', description: 'Access-Control-Allow-Credentials.' },
     'cors-max-age': { values: 'seconds', default: String(CORS_DEFAULTS.maxAge), description: 'Access-Control-Max-Age.' },
   },
@@ -131,7 +143,7 @@ export const corsGroup: AnnotationGroup<CorsValue, typeof fields> = {
         allowOrigin: r.get('cors-allow-origin', originList((m) => r.warn('cors-allow-origin', m)), [...CORS_DEFAULTS.allowOrigin]),
         allowMethods: r.get('cors-allow-methods', methodList, CORS_DEFAULTS.allowMethods),
         allowHeaders: r.get('cors-allow-headers', headerList, CORS_DEFAULTS.allowHeaders),
-        exposeHeaders: r.get('cors-expose-headers', headerList, CORS_DEFAULTS.exposeHeaders),
+        exposeHeaders: r.get('cors-expose-headers', exposeList, CORS_DEFAULTS.exposeHeaders),
         allowCredentials: r.get('cors-allow-credentials', bool, CORS_DEFAULTS.allowCredentials),
         maxAge: r.get('cors-max-age', maxAge, CORS_DEFAULTS.maxAge),
       },

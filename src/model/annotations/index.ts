@@ -19,6 +19,7 @@ import { corsGroup } from './cors.js';
 import { customHeadersGroup } from './customheaders.js';
 import { customHttpErrorsGroup } from './customhttperrors.js';
 import { defaultBackendGroup } from './defaultbackend.js';
+import { fastcgiGroup } from './fastcgi.js';
 import { http2PushPreloadGroup } from './http2pushpreload.js';
 import { ipAllowlistGroup } from './ipallowlist.js';
 import { ipDenylistGroup } from './ipdenylist.js';
@@ -49,7 +50,7 @@ export { DEFAULT_ANNOTATIONS_PREFIX };
 const GROUPS = [
   rewriteGroup, redirectGroup, serverAliasGroup, sslPassthroughGroup, sslCipherGroup, snippetsGroup,
   authBasicGroup, authExternalGroup, authTLSGroup, ipAllowlistGroup, ipDenylistGroup, satisfyGroup, rateLimitGroup,
-  corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, connectionGroup,
+  corsGroup, proxyGroup, proxySSLGroup, upstreamVhostGroup, backendProtocolGroup, fastcgiGroup, connectionGroup,
   customHttpErrorsGroup, defaultBackendGroup, accessLogGroup, mirrorGroup, customHeadersGroup, http2PushPreloadGroup, modsecurityGroup, opentelemetryGroup,
   canaryGroup, affinityGroup, loadBalanceGroup, upstreamHashGroup, serviceUpstreamGroup,
 ] as const;

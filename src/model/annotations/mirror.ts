@@ -6,6 +6,7 @@
 import { judgeExternalName, parseAddress, STRICT_ADDRESS_POLICY } from '../address-policy.js';
 import { hostname, InvalidValue, namesUnixSocket, oneOf, preview, safeStringWithVariables, type Check } from '../validate.js';
 import { annotationReader } from './reader.js';
+import { hostTemplate } from './upstreamvhost.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = {
@@ -24,7 +25,7 @@ export interface MirrorConfig {
   readonly port: number;
   /** Path and query of the copy; NGINX variables allowed (`$request_uri` when the target has none). */
   readonly uri: string;
-  /** The copy's Host header: mirror-host, else the target's host; `$host` for the request's. */
+  /** The copy's Host header: mirror-host (a name, or host characters with NGINX variables, as ingress-nginx accepts), else the target's host; `$host` for the request's. */
   readonly hostHeader: string;
   /** mirror-request-body: the copy carries the request body. */
   readonly requestBody: boolean;
@@ -78,6 +79,9 @@ function defaultHostHeader(t: Target): string {
 
 const requestBody = oneOf(['on', 'off'] as const);
 
+/** mirror-host: `$host` (or `${host}`) is the request's own host. */
+const mirrorHost: Check<string> = (raw) => (/^\$(\{host\}|host)$/.test(raw.trim()) ? MIRROR_HOST_VARIABLE : hostTemplate(raw));
+
 const fields = { mirror: 'location' } as const;
 
 export const mirrorGroup: AnnotationGroup<MirrorValue, typeof fields> = {
@@ -92,7 +96,7 @@ export const mirrorGroup: AnnotationGroup<MirrorValue, typeof fields> = {
       description: 'Send a copy of each request of the Ingress there; its answer is ignored and the client never waits for it. A target without a path gets the request URI. Addresses are judged by the upstream address policy (also every address a name resolves to).',
       onInvalid: 'warning; no mirroring',
     },
-    'mirror-host': { values: 'host name[:port]', default: "the target's host", description: 'Host header of the copies.' },
+    'mirror-host': { values: 'host name[:port], or host characters with NGINX variables (`$host`, `$http_*`, …)', default: "the target's host", description: 'Host header of the copies (its variables are the request\'s).' },
     'mirror-request-body': { values: '"on" or "off"', default: 'on', description: 'Whether the copies carry the request body.' },
   },
   parse(ing, ctx, warn) {
@@ -115,7 +119,7 @@ export const mirrorGroup: AnnotationGroup<MirrorValue, typeof fields> = {
     return {
       mirror: {
         ...t,
-        hostHeader: r.get('mirror-host', hostname({ port: true }), defaultHostHeader(t)),
+        hostHeader: r.get('mirror-host', mirrorHost, defaultHostHeader(t)),
         requestBody: r.get('mirror-request-body', (raw) => requestBody(raw.trim()), 'on') === 'on',
       },
     };

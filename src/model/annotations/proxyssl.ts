@@ -7,6 +7,7 @@
 import { opensslCipherList } from '../openssl.js';
 import { caBundle, fromReferencedSecret, keyPair, secretReference, type KeyPair } from '../tls-secrets.js';
 import { hostname, int, InvalidValue, onOff, preview, sortedUnique, type Check } from '../validate.js';
+import { hostTemplate } from './upstreamvhost.js';
 import { annotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
 
@@ -29,7 +30,7 @@ export interface ProxySSLConfig {
   readonly clientCertificate: KeyPair | null;
   readonly ciphers: string;
   readonly protocols: readonly string[];
-  /** proxy_ssl_name: a host name or `$host`; '' for NGINX's default ($proxy_host). */
+  /** proxy_ssl_name: a host name or a template with variables (`$host`); '' for NGINX's default ($proxy_host). */
   readonly name: string;
   readonly verify: 'on' | 'off';
   readonly verifyDepth: number;
@@ -47,7 +48,8 @@ const protocols: Check<string[]> = (raw) => {
   if (bad !== undefined || list.length === 0) throw new InvalidValue(`"${preview(raw)}" is not a space-separated list of TLSv1.2 and TLSv1.3`);
   return sortedUnique(list);
 };
-const sslName: Check<string> = (raw) => (raw.trim() === '$host' ? '$host' : hostname()(raw));
+/** A host name, or host characters with variables of the request or location (`$host`, `$service_name.$namespace.svc`), as ingress-nginx accepts. */
+const sslName: Check<string> = (raw) => (raw.includes('$') ? hostTemplate(raw) : hostname()(raw));
 const depth: Check<number> = (raw) => int(0, 2 ** 31 - 1)(raw) || 1;
 
 const fields = { proxySSL: 'location' } as const;
@@ -65,7 +67,7 @@ export const proxySSLGroup: AnnotationGroup<ProxySSLValue, typeof fields> = {
     },
     'proxy-ssl-ciphers': { values: 'OpenSSL cipher list', default: 'DEFAULT', description: 'proxy_ssl_ciphers.' },
     'proxy-ssl-protocols': { values: 'space-separated: TLSv1.2 TLSv1.3', default: 'TLSv1.2', description: 'proxy_ssl_protocols.' },
-    'proxy-ssl-name': { values: 'host name or `$host`', default: "none (the upstream's name)", description: 'proxy_ssl_name: the name checked against the backend certificate and sent by SNI.' },
+    'proxy-ssl-name': { values: 'host name, or host characters with NGINX variables of the request or location (`$host`, `$service_name.$namespace.svc`)', default: "none (the upstream's name)", description: 'proxy_ssl_name: the name checked against the backend certificate and sent by SNI.' },
     'proxy-ssl-verify': { values: '"on" or "off"', default: 'off', description: "proxy_ssl_verify: check the backend's certificate against ca.crt." },
     'proxy-ssl-verify-depth': { values: 'integer (0 means 1)', default: '1', description: 'proxy_ssl_verify_depth.' },
     'proxy-ssl-server-name': { values: '"on" or "off"', default: 'off', description: 'proxy_ssl_server_name: send the name by SNI.' },

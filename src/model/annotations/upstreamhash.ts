@@ -15,7 +15,7 @@ const keys = {
 /** An NGINX variable expression such as `$request_uri` or `$binary_remote_addr$http_x_user`. */
 export const hashExpression: Check<string> = (raw) => {
   const v = safeStringWithVariables(raw.trim());
-  if (!/^[A-Za-z0-9_$\-.:/]+$/.test(v)) throw new InvalidValue('upstream-hash-by must be NGINX variables and plain text (letters, digits, _-.:/)');
+  if (!/^[A-Za-z0-9_$\-.:/]+$/.test(v.replace(/\$\{([A-Za-z0-9_]+)\}/g, '$$$1'))) throw new InvalidValue('upstream-hash-by must be NGINX variables ($name or ${name}) and plain text (letters, digits, _-.:/)');
   return v;
 };
 

@@ -10,7 +10,7 @@ import {
 } from '../validate.js';
 import type { NginxSettings } from './settings.js';
 import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../openssl.js';
-import { authUrl, cacheDurations, headerNames, httpUrl, paramName, requestRedirect } from '../annotations/authexternal.js';
+import { authUrl, cacheDurations, cacheKey, headerNames, httpUrl, paramName, requestRedirect } from '../annotations/authexternal.js';
 import { snippet } from '../annotations/snippets.js';
 import { hashExpression } from '../annotations/upstreamhash.js';
 import { cookieDomainRewrite, cookiePathRewrite, optionalSize, redirectFrom, redirectTo } from '../proxy-details.js';
@@ -246,7 +246,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('use-forwarded-headers', 'useForwardedHeaders', bool, BOOL, 'Trust X-Forwarded-* from the client (behind another proxy).'),
   key('compute-full-forwarded-for', 'computeFullForwardedFor', bool, BOOL, 'Append the client address to X-Forwarded-For.'),
   key('forwarded-for-header', 'forwardedForHeader', headerName, 'header name', 'Header carrying the client address.'),
-  key('forwarded-host-header', 'forwardedHostHeader', headerName, 'header name', 'With use-forwarded-headers, the header carrying the original host.'),
+  key('forwarded-host-header', 'forwardedHostHeader', headerName, 'header name', 'The header X-Original-Forwarded-Host is sent from (as ingress-nginx\'s code; with use-forwarded-headers the Host comes from the first X-Forwarded-Host).'),
   key('forwarded-for-proxy-protocol-header', 'forwardedForProxyProtocolHeader', headerName, 'header name', 'With use-forwarded-headers and use-proxy-protocol: the request header the client address is read from (forwarded-for-header of a PROXY peer in proxy-real-ip-cidr, else the PROXY address).'),
   key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header.'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', cidrList, 'comma-separated CIDRs', 'Trusted proxies for the real IP.'),
@@ -275,7 +275,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   { ...key('stream-snippet', 'streamSnippet', operatorSnippet('stream'), 'NGINX directives', 'Directives in the stream block (Critical: only with annotations-risk-level Critical).'), defaultText: "''" },
 
   // workers and client connections
-  key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes.'),
+  key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes. The default `auto` lets NGINX count the CPUs; ingress-nginx writes the number of CPUs the controller sees (Go\'s runtime.NumCPU, which honours the CPU affinity but not a CPU limit): the same on a machine without CPU pinning.'),
   key('max-worker-connections', 'workerConnections', int(0, 1_000_000), 'integer (0 = 3/4 of max-worker-open-files)', 'worker_connections.'),
   key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = the hard open-files limit less 1024, at least 1024)', 'worker_rlimit_nofile.'),
   key('worker-shutdown-timeout', 'workerShutdownTimeout', timeMsec, 'NGINX time', 'worker_shutdown_timeout.'),
@@ -346,7 +346,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('global-auth-response-headers', 'globalAuthResponseHeaders', headerNames, 'comma-separated header names', 'Headers of the global auth answer passed to the upstream.'),
   { ...key('global-auth-request-redirect', 'globalAuthRequestRedirect', requestRedirect, 'URL or path (NGINX variables allowed)', 'X-Auth-Request-Redirect sent to the global auth service.'), defaultText: '(the request URI)' },
   key('global-auth-snippet', 'globalAuthSnippet', snippet, 'NGINX directives', 'Directives added to the global auth subrequest location (structure-checked as snippet annotations are).'),
-  key('global-auth-cache-key', 'globalAuthCacheKey', safeStringWithVariables, 'NGINX variable expression', 'Cache global auth answers under this key.'),
+  key('global-auth-cache-key', 'globalAuthCacheKey', cacheKey, 'NGINX variable expression', 'Cache global auth answers under this key.'),
   key('global-auth-cache-duration', 'globalAuthCacheDuration', cacheDurations, 'comma-separated `[codes] time`', 'How long global auth answers are cached, per status.'),
   key('global-auth-always-set-cookie', 'globalAuthAlwaysSetCookie', bool, BOOL, "Pass the global auth service's Set-Cookie on every answer, errors included."),
   key('log-format-upstream', 'logFormatUpstream', logFormat, "NGINX log format without ', backslash or control characters", 'Access log format.'),

@@ -4,7 +4,7 @@
 // tenant's auth service is dialled through an upstream per location whose peer the auth
 // location's rewrite phase chooses under the address policy (lua/external_auth.lua), keeping
 // connections with auth-keepalive. auth_request serves HTTP/1.1 and HTTP/2 alike.
-import { AUTH_HOST_VARIABLE, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
+import { AUTH_HOST_VARIABLE, cacheKeyVariable, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
@@ -92,7 +92,7 @@ function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSetti
     // The key names the auth location (host and path), as ingress-nginx's does: one zone is shared
     // by every Ingress, and another host's cached 200 must not open this one. NGINX caches only
     // buffered responses.
-    b.push('proxy_buffering on', 'proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(`${name}:${ea.cacheKey}`, 'auth-cache-key')}`);
+    b.push('proxy_buffering on', 'proxy_cache auth_cache', `proxy_cache_key ${f.quoteWithVariables(`${name}:${ea.cacheKey}`, 'auth-cache-key', {}, cacheKeyVariable)}`);
     for (const d of ea.cacheDuration.length ? ea.cacheDuration : ['200 202 401 5m']) {
       if (!CACHE_VALID.test(d)) throw new RenderError('auth-cache-duration', `invalid: ${JSON.stringify(d.slice(0, 50))}`);
       b.push(`proxy_cache_valid ${d.split(/\s+/).join(' ')}`);

@@ -11,6 +11,7 @@ import { corsBlock } from './cors.js';
 import { customHeadersBlock } from './customheaders.js';
 import { customHttpErrorsBlock } from './customhttperrors.js';
 import { defaultBackendBlock } from './defaultbackend.js';
+import { fastcgiBlock } from './fastcgi.js';
 import { http2PushPreloadBlock } from './http2pushpreload.js';
 import { ipAllowlistBlock } from './ipallowlist.js';
 import { ipDenylistBlock } from './ipdenylist.js';
@@ -34,7 +35,7 @@ import { upstreamVhostBlock } from './upstreamvhost.js';
 export const RENDER_BLOCKS: readonly RenderBlock[] = [
   rewriteBlock, redirectBlock, serverAliasBlock, sslPassthroughBlock, sslCipherBlock, snippetsBlock,
   authBasicBlock, authExternalBlock, authTLSBlock, ipAllowlistBlock, ipDenylistBlock, satisfyBlock, rateLimitBlock,
-  corsBlock, proxyBlock, proxySSLBlock, upstreamVhostBlock, backendProtocolBlock, connectionBlock,
+  corsBlock, proxyBlock, proxySSLBlock, upstreamVhostBlock, backendProtocolBlock, fastcgiBlock, connectionBlock,
   customHttpErrorsBlock, defaultBackendBlock, accessLogBlock, mirrorBlock, customHeadersBlock, http2PushPreloadBlock, modsecurityBlock, opentelemetryBlock,
   canaryBlock, affinityBlock, loadBalanceBlock, upstreamHashBlock, serviceUpstreamBlock,
 ];
@@ -54,7 +55,7 @@ export const LOCATION_LAYOUT: { readonly [S in keyof LocationBlock]-?: readonly 
   cors: [corsBlock],
   errors: [customHttpErrorsBlock, rewriteBlock],
   headers: [backendProtocolBlock, rewriteBlock, authBasicBlock, authExternalBlock, authTLSBlock, upstreamVhostBlock, connectionBlock, snippetsBlock],
-  proxy: [proxyBlock, proxySSLBlock, http2PushPreloadBlock, mirrorBlock],
+  proxy: [proxyBlock, proxySSLBlock, fastcgiBlock, http2PushPreloadBlock, mirrorBlock],
   // Custom headers after the snippets, as ingress-nginx prints them (a later more_set_headers wins).
   snippet: [snippetsBlock, customHeadersBlock],
   internal: [authExternalBlock, customHttpErrorsBlock, mirrorBlock],

@@ -5,6 +5,7 @@
 // after the request may have ended, and NGINX's temporary files have no name by then.
 import { createHash } from 'node:crypto';
 import { MIRROR_HOST_VARIABLE, type MirrorConfig } from '../../model/annotations/mirror.js';
+import { upstreamVhostVariable } from '../../model/annotations/upstreamvhost.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import * as f from '../filters.js';
 import { I, NONE, directives } from './layout.js';
@@ -31,13 +32,16 @@ const ms = (seconds: number, field: string): string => f.num(seconds * 1000, fie
 
 function mirrorLocation(m: MirrorConfig, name: string, s: NginxSettings): string {
   const host = m.host === MIRROR_HOST_VARIABLE ? 'nil' : f.luaString(m.host, 'mirror-target');
-  const hostHeader = m.hostHeader === MIRROR_HOST_VARIABLE ? 'nil' : f.luaString(m.hostHeader, 'mirror-host');
+  // A Host made of variables is evaluated by NGINX for the request (`set`), then checked by mirror.lua.
+  const template = m.hostHeader !== MIRROR_HOST_VARIABLE && m.hostHeader.includes('$');
+  const hostHeader = m.hostHeader === MIRROR_HOST_VARIABLE ? 'nil' : template ? 'ngx.var.mirror_host' : f.luaString(m.hostHeader, 'mirror-host');
   if (m.scheme !== 'http' && m.scheme !== 'https') throw new f.RenderError('mirror-target', 'not an http(s) URL');
   const spec = `{ scheme = ${f.luaString(m.scheme)}, host = ${host}, port = ${f.num(m.port, 'mirror-target')}, host_header = ${hostHeader}, `
     + `body = ${f.luaBool(m.requestBody, 'mirror-request-body')}, connect_timeout = ${ms(s.proxyConnectTimeout, 'proxy-connect-timeout')}, `
     + `send_timeout = ${ms(s.proxySendTimeout, 'proxy-send-timeout')}, read_timeout = ${ms(s.proxyReadTimeout, 'proxy-read-timeout')} }`;
   // Copies are not requests of their own: not logged, not counted in the request metrics.
-  return `\n        location = ${quotedName(name)} {\n${directives(['internal', 'access_log off', ...modsecurityOff(s), `set $mirror_uri ${f.quoteWithVariables(m.uri, 'mirror-target')}`])}`
+  return `\n        location = ${quotedName(name)} {\n${directives(['internal', 'access_log off', ...modsecurityOff(s), `set $mirror_uri ${f.quoteWithVariables(m.uri, 'mirror-target')}`,
+    ...(template ? [`set $mirror_host ${f.quoteWithVariables(m.hostHeader, 'mirror-host', {}, upstreamVhostVariable)}`] : [])])}`
     + `${I}content_by_lua_block {\n${I}    require("mirror").send(${spec})\n${I}}\n        }\n`;
 }
 

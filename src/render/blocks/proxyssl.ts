@@ -5,6 +5,7 @@
 import type { ProxySSLConfig } from '../../model/annotations/proxyssl.js';
 import type { NginxSettings } from '../../model/config/settings.js';
 import type { Location, Server } from '../../model/types.js';
+import { upstreamVhostVariable } from '../../model/annotations/upstreamvhost.js';
 import * as f from '../filters.js';
 import type { NginxRuntime } from '../runtime.js';
 import { secretFile, secretFilePath } from '../secret-files.js';
@@ -23,7 +24,7 @@ function sslDirectives(p: ProxySSLConfig, runtime: NginxRuntime, prefix: string,
       `${prefix}verify_depth ${f.num(p.verifyDepth, 'proxy-ssl-verify-depth')}`,
     );
   }
-  if (p.name !== '') out.push(`${prefix}name ${p.name === '$host' ? '$host' : f.quoteLiteral(f.host(p.name, 'proxy-ssl-name'), 'proxy-ssl-name')}`);
+  if (p.name !== '') out.push(`${prefix}name ${p.name.includes('$') ? f.quoteWithVariables(p.name, 'proxy-ssl-name', {}, upstreamVhostVariable) : f.quoteLiteral(f.host(p.name, 'proxy-ssl-name'), 'proxy-ssl-name')}`);
   // ingress-nginx prints the server's only with a name; each location's always.
   if (where === 'location' || p.name !== '') out.push(`${prefix}server_name ${f.onoff(p.serverName === 'on', 'proxy-ssl-server-name')}`);
   if (p.clientCertificate !== null) {

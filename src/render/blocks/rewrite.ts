@@ -36,6 +36,6 @@ export const rewriteBlock: RenderBlock = {
       return directives([`rewrite ${re} ${f.rewriteTarget(loc.rewrite.target, 'rewrite-target')} break`]);
     },
     headers: ({ loc, hdr }) => (loc.rewrite.xForwardedPrefix === '' ? null
-      : { lines: [`${hdr} X-Forwarded-Prefix ${f.quote(loc.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] }),
+      : { lines: [`${hdr} X-Forwarded-Prefix ${f.quoteWithVariables(loc.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] }),
   },
 };

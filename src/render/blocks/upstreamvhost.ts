@@ -1,5 +1,6 @@
-// upstream-vhost group: the Host header sent upstream (a variable such as `$host` is expanded, as
-// ingress-nginx's quoted value is).
+// upstream-vhost group: the Host header sent upstream (a variable such as `$host` or the location's
+// `$service_name` is expanded, as ingress-nginx's quoted value is).
+import { upstreamVhostVariable } from '../../model/annotations/upstreamvhost.js';
 import * as f from '../filters.js';
 import { escapedValue } from '../header-values.js';
 import type { RenderBlock } from './types.js';
@@ -11,7 +12,7 @@ export const upstreamVhostBlock: RenderBlock = {
     headers: ({ loc }) => {
       if (loc.upstreamVhost === '') return null;
       // A variable a client fills ($uri, a header) could end the Host line: escaped first.
-      const { setup, value } = escapedValue(f.quoteWithVariables(loc.upstreamVhost, 'upstream-vhost'), 'upstream_vhost', 'header');
+      const { setup, value } = escapedValue(f.quoteWithVariables(loc.upstreamVhost, 'upstream-vhost', {}, upstreamVhostVariable), 'upstream_vhost', 'header');
       return { setup, host: value };
     },
   },

@@ -83,8 +83,9 @@ test('uriPath: absolute paths without breaking characters', () => {
 test('safeString and safeStringWithVariables', () => {
   accepts(safeString, [['plain text, with (parens) & stuff', 'plain text, with (parens) & stuff']]);
   rejects(safeString, ['a;b', 'a"b', "a'b", 'a{b', 'a}b', 'a\\b', 'a$b', 'a\nb', 'a\u0000b', 'a'.repeat(5000)]);
-  accepts(safeStringWithVariables, [['$remote_addr-$host', '$remote_addr-$host']]);
-  rejects(safeStringWithVariables, ['$', '${host}', '$1', 'a;$b']);
+  // `${name}` is a variable as ingress-nginx's validators accept it; a brace anywhere else is not.
+  accepts(safeStringWithVariables, [['$remote_addr-$host', '$remote_addr-$host'], ['${request_uri}$host', '${request_uri}$host']]);
+  rejects(safeStringWithVariables, ['$', '${', '${1}', '${host', 'a{b}', '$1', 'a;$b', '${host};']);
 });
 
 test('safeRegex: compiles, no NGINX-breaking characters, no lone trailing backslash', () => {

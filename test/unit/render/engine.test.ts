@@ -39,11 +39,18 @@ for (const [name, cfg] of Object.entries(goldenConfigurations())) {
   });
 }
 
-golden('use-forwarded-headers reaches the Lua SSL redirect', () => {
+golden('use-forwarded-headers and use-proxy-protocol reach the Lua SSL redirect and the maps of what the client used', () => {
   const on = newRenderer().render(configuration([server('a.example.com')], {}, { useForwardedHeaders: true }), RUNTIME);
-  assert.match(on, 'use_forwarded_headers = true })');
+  assert.match(on, 'use_forwarded_headers = true, use_proxy_protocol = false })');
+  // The first X-Forwarded-Host, as ingress-nginx's Lua splits it.
+  assert.match(on, /map \$http_x_forwarded_host \$best_http_host \{\s+"~\^\\s\*\(\?<forwarded_first_host>\[\^,\\s\]\+\)" \$forwarded_first_host;\s+default \$this_host;/);
   const off = newRenderer().render(configuration([server('a.example.com')]), RUNTIME);
-  assert.match(off, 'use_forwarded_headers = false })');
+  assert.match(off, 'use_forwarded_headers = false, use_proxy_protocol = false })');
+  assert.match(off, /map "" \$pass_access_scheme \{\s+default \$scheme;/);
+  const proxied = newRenderer().render(configuration([server('a.example.com')], {}, { useProxyProtocol: true }), RUNTIME);
+  assert.match(proxied, 'use_proxy_protocol = true })');
+  assert.match(proxied, /map \$proxy_protocol_server_port \$pass_access_scheme \{\s+default \$forwarded_access_scheme;\s+443 https;/);
+  assert.match(proxied, /map "" \$pass_server_port \{\s+default \$proxy_protocol_server_port;/);
 });
 
 golden('the rewrite phase carries the redirect words, the host of a one-name server and the backend; snippets and other names fall back to variables', () => {
@@ -73,7 +80,7 @@ golden('the Lua wiring contract is rendered as agreed', () => {
   assert.not.match(text, /listen [^;]*10246/);
   assert.ok(/access_by_lua_block \{\s+control\.authorize\(\)\s+\}/.test(text));
   assert.ok(text.includes('address_policy.configure({ allow = { }, own_ports = { }, default_server_port = 8181 })'));
-  assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false })'));
+  assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false, use_proxy_protocol = false })'));
   assert.ok(/init_worker_by_lua_block \{\s+lua_ingress.init_worker\(\)\s+balancer.init_worker\(\)\s+\}/.test(text));
   // Constants where the model knows them: the backend name, the host of a one-name server; no
   // lua_ingress.rewrite where the location cannot redirect, no log phase.

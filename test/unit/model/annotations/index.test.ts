@@ -132,6 +132,12 @@ const cases: Case[] = [
   { name: 'satisfy unset', ann: {}, pick: (v) => v.satisfy, want: '' },
   // ingress-nginx compares case-sensitively and drops any other value.
   { name: 'satisfy invalid', ann: { satisfy: 'ANY' }, pick: (v) => v.satisfy, want: '', warn: ['satisfy'] },
+  // Linkerd's documented dashboard setup; ingress-nginx accepts host characters and variables.
+  { name: 'upstream-vhost template', ann: { 'upstream-vhost': '$service_name.$namespace.svc.cluster.local:8084' }, pick: (v) => v.upstreamVhost, want: '$service_name.$namespace.svc.cluster.local:8084' },
+  { name: 'upstream-vhost braced', ann: { 'upstream-vhost': '${http_x_tenant}.internal' }, pick: (v) => v.upstreamVhost, want: '${http_x_tenant}.internal' },
+  { name: 'upstream-vhost unknown variable', ann: { 'upstream-vhost': '$nope.example' }, pick: (v) => v.upstreamVhost, want: '', warn: ['upstream-vhost'] },
+  { name: 'upstream-vhost injection', ann: { 'upstream-vhost': '$host";proxy_pass http://evil' }, pick: (v) => v.upstreamVhost, want: '', warn: ['upstream-vhost'] },
+  { name: 'upstream-vhost capture', ann: { 'upstream-vhost': '$1.example' }, pick: (v) => v.upstreamVhost, want: '', warn: ['upstream-vhost'] },
   { name: 'connection-proxy-header', ann: { 'connection-proxy-header': 'keep-alive' }, pick: (v) => v.connectionHeader, want: 'keep-alive' },
   { name: 'connection-proxy-header invalid', ann: { 'connection-proxy-header': 'close"' }, pick: (v) => v.connectionHeader, want: '', warn: ['connection-proxy-header'] },
   { name: 'default-backend found', ann: { 'default-backend': 'errors' }, pick: (v) => [v.defaultBackendService, v.defaultBackend], want: ['shop/errors', 'custom-default-backend-shop-errors'] },
@@ -200,7 +206,10 @@ const cases: Case[] = [
   },
   { name: 'cors invalid origin dropped', ann: { 'enable-cors': 'true', 'cors-allow-origin': 'https://a.com, a b, http://c.org:8080' }, pick: (v) => v.cors?.allowOrigin, want: ['https://a.com', 'http://c.org:8080'], warn: ['cors-allow-origin'] },
   { name: 'cors origin invalid', ann: { 'enable-cors': 'true', 'cors-allow-origin': 'https://a.com/path' }, pick: (v) => v.cors?.allowOrigin, want: ['*'], warn: ['cors-allow-origin'] },
-  { name: 'cors method invalid', ann: { 'enable-cors': 'true', 'cors-allow-methods': 'GET, FETCH' }, pick: (v) => v.cors?.allowMethods, want: 'GET, PUT, POST, DELETE, PATCH, OPTIONS', warn: ['cors-allow-methods'] },
+  // Any method token, as ingress-nginx (WebDAV's PROPFIND), sent as written: not punctuation.
+  { name: 'cors method token', ann: { 'enable-cors': 'true', 'cors-allow-methods': 'get, PROPFIND' }, pick: (v) => v.cors?.allowMethods, want: 'get, PROPFIND' },
+  { name: 'cors null origin and any expose header', ann: { 'enable-cors': 'true', 'cors-allow-origin': 'null, https://a.com', 'cors-expose-headers': '*' }, pick: (v) => [v.cors?.allowOrigin, v.cors?.exposeHeaders], want: [['null', 'https://a.com'], '*'] },
+  { name: 'cors method invalid', ann: { 'enable-cors': 'true', 'cors-allow-methods': 'GET, X-Y' }, pick: (v) => v.cors?.allowMethods, want: 'GET, PUT, POST, DELETE, PATCH, OPTIONS', warn: ['cors-allow-methods'] },
   { name: 'cors lists sent as written, but a tab or line break is refused', ann: { 'enable-cors': 'true', 'cors-allow-headers': 'X-A,\tX-B', 'cors-allow-methods': 'GET,\nPOST' }, pick: (v) => [v.cors?.allowHeaders.startsWith('DNT'), v.cors?.allowMethods], want: [true, 'GET, PUT, POST, DELETE, PATCH, OPTIONS'], warn: ['cors-allow-headers', 'cors-allow-methods'] },
   { name: 'cors header invalid', ann: { 'enable-cors': 'true', 'cors-allow-headers': 'X_A' }, pick: (v) => v.cors?.allowHeaders.startsWith('DNT'), want: true, warn: ['cors-allow-headers'] },
   { name: 'cors max-age invalid', ann: { 'enable-cors': 'true', 'cors-max-age': '-1' }, pick: (v) => v.cors?.maxAge, want: 1728000, warn: ['cors-max-age'] },
@@ -286,7 +295,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal(Object.keys(d).sort(), [
     'accessLog', 'affinity', 'allowlist', 'authTLS', 'backendProtocol', 'basicAuth', 'canary', 'configurationSnippet', 'connectionHeader',
     'cors', 'customHeaders', 'customHttpErrors', 'defaultBackend', 'defaultBackendService', 'denied', 'denylist', 'disableProxyInterceptErrors',
-    'externalAuth', 'fromToWWWRedirect', 'http2PushPreload', 'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit',
+    'externalAuth', 'fastcgi', 'fromToWWWRedirect', 'http2PushPreload', 'loadBalance', 'mirror', 'modsecurity', 'opentelemetry', 'proxy', 'proxySSL', 'rateLimit',
     'redirect', 'relativeRedirects', 'rewrite', 'rewriteLog', 'satisfy', 'serverAliases', 'serverSnippet', 'serviceUpstream', 'sslCiphers', 'sslPassthrough',
     'sslPreferServerCiphers', 'streamSnippet', 'upstreamHashBy', 'upstreamVhost',
   ]);
@@ -294,7 +303,7 @@ test('defaults: every field, with the values of ingress-nginx', () => {
   assert.equal(d.canary, { enabled: false, weight: 0, weightTotal: 100, header: '', headerValue: '', headerPattern: '', headerPatternInvalid: false, cookie: '' });
   assert.equal([d.affinity.type, d.affinity.mode, d.affinity.canaryBehavior, d.affinity.cookie.name], ['', '', 'sticky', 'INGRESSCOOKIE']);
   assert.equal(d.upstreamHashBy, { hashBy: '', subset: false, subsetSize: 3 });
-  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null]);
+  assert.equal([d.backendProtocol, d.loadBalance, d.accessLog, d.redirect, d.cors, d.rateLimit, d.denied, d.defaultBackend, d.mirror, d.modsecurity, d.opentelemetry, d.fastcgi], ['HTTP', 'round_robin', true, null, null, null, null, null, null, null, null, null]);
   assert.equal([d.customHeaders, d.disableProxyInterceptErrors, d.http2PushPreload, d.relativeRedirects, d.rewriteLog, d.streamSnippet], [null, false, false, false, false, '']);
   assert.equal([d.proxy.cookieDomain, d.proxy.cookiePath, d.proxy.redirectFrom, d.proxy.redirectTo, d.proxy.busyBuffersSize, d.proxy.maxTempFileSize], ['off', 'off', 'off', 'off', '', '1024m']);
   assert.equal([d.authTLS, d.proxySSL, d.sslCiphers, d.sslPreferServerCiphers], [null, null, '', null]);

@@ -1,0 +1,78 @@
+// Whether the Kubernetes API server answers, asked once before anything else starts, as
+// ingress-nginx's createApiserverClient does: GET /version with its backoff (10 tries, from 1 s,
+// factor 1.5, jitter 0.1), then the controller gives up and exits. A configuration that cannot
+// work however long it is retried (no server URL, an invalid one, credentials refused) fails at once.
+import { ApiException, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+
+export interface ReachBackoff {
+  steps: number;
+  initialMs: number;
+  factor: number;
+  jitter: number;
+}
+
+/** ingress-nginx's wait.Backoff for the first request. */
+export const REACH_BACKOFF: ReachBackoff = { steps: 10, initialMs: 1000, factor: 1.5, jitter: 0.1 };
+
+export type Reach = { ok: true; version: string } | { ok: false; error: string };
+
+export interface ReachOptions {
+  backoff?: ReachBackoff;
+  /** Waits between tries (injected: tests pass a virtual clock). */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** Called after each failed try that will be retried. */
+  onRetry?: (attempt: number, error: string, delayMs: number) => void;
+}
+
+/** The server of the current context, or why there is none to ask. */
+export function serverProblem(kc: KubeConfig): string | null {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) return 'the Kubernetes configuration names no API server';
+  try {
+    const url = new URL(server);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return `the API server ${JSON.stringify(server)} is not an http(s) URL`;
+  } catch {
+    return `the API server ${JSON.stringify(server)} is not a URL`;
+  }
+  return null;
+}
+
+/**
+ * Whether waiting may help: a connection that failed, a server error or an overloaded server may
+ * answer later (ingress-nginx's reason for the backoff); credentials refused, or a configuration
+ * the client refuses to use (http without insecure-skip-tls-verify), never will.
+ */
+function describe(err: unknown): { message: string; retry: boolean } {
+  if (err instanceof ApiException) return { message: `HTTP ${err.code}`, retry: err.code >= 500 || err.code === 429 };
+  const e = err as (Error & { code?: unknown; cause?: { code?: unknown } }) | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return { message: e?.message ?? String(err), retry: typeof code === 'string' && /^E[A-Z_]+$/.test(code) };
+}
+
+export async function reachApiServer(kc: KubeConfig, opts: ReachOptions = {}): Promise<Reach> {
+  const problem = serverProblem(kc);
+  if (problem) return { ok: false, error: problem };
+  const b = opts.backoff ?? REACH_BACKOFF;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const random = opts.random ?? Math.random;
+  const api = kc.makeApiClient(VersionApi);
+  let delay = b.initialMs;
+  let last = '';
+  for (let attempt = 1; attempt <= b.steps; attempt++) {
+    try {
+      const v = await api.getCode();
+      return { ok: true, version: v.gitVersion };
+    } catch (err) {
+      const d = describe(err);
+      last = d.message;
+      if (!d.retry) break;
+      if (attempt === b.steps) break;
+      const wait = Math.round(delay * (1 + b.jitter * random()));
+      opts.onRetry?.(attempt, last, wait);
+      await sleep(wait);
+      delay *= b.factor;
+    }
+  }
+  return { ok: false, error: `the API server ${kc.getCurrentCluster()!.server} does not answer: ${last}` };
+}

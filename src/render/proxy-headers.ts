@@ -6,18 +6,19 @@ import type { NginxSettings } from '../model/config/settings.js';
 import * as f from './filters.js';
 
 /**
- * The variables the standard headers read. Without use-forwarded-headers, $best_http_host,
- * $pass_port, $pass_access_scheme and $full_x_forwarded_for are maps that only pass on
- * $this_host, $server_port, $scheme and $remote_addr: reading those directly spares every request
+ * The variables the standard headers read. Without use-forwarded-headers and use-proxy-protocol,
+ * $best_http_host, $pass_access_scheme and $full_x_forwarded_for are maps that only pass on
+ * $this_host, $scheme and $remote_addr: reading those directly spares every request
  * one to two map evaluations (each a copy) per header. The maps stay defined for whatever else
  * reads them; where a snippet may `set` one of them (snippet annotations allowed, or a ConfigMap
  * snippet), the headers read the maps as ingress-nginx's do.
  */
 export function headerVariables(s: NginxSettings): { host: string; port: string; scheme: string; forwardedFor: string } {
   const snippets = s.allowSnippetAnnotations || s.httpSnippet !== '' || s.serverSnippet !== '' || s.locationSnippet !== '';
-  return s.useForwardedHeaders || snippets
+  // $pass_port stays: it announces HTTPS on a port of its own (--https-port, the ssl-passthrough proxy port) as 443.
+  return s.useForwardedHeaders || s.useProxyProtocol || snippets
     ? { host: '$best_http_host', port: '$pass_port', scheme: '$pass_access_scheme', forwardedFor: '$full_x_forwarded_for' }
-    : { host: '$this_host', port: '$server_port', scheme: '$scheme', forwardedFor: '$remote_addr' };
+    : { host: '$this_host', port: '$pass_port', scheme: '$scheme', forwardedFor: '$remote_addr' };
 }
 
 export function standardHeaders(s: NginxSettings, hdr: string, host = headerVariables(s).host, connection = '$connection_upgrade'): string[] {

@@ -1,4 +1,4 @@
-// The standard proxy headers read $this_host, $server_port, $scheme and $remote_addr directly
+// The standard proxy headers read $this_host, $scheme and $remote_addr directly
 // when the ingress-nginx maps would only pass them on, and the maps when they can differ.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -9,15 +9,16 @@ const MAPS = { host: '$best_http_host', port: '$pass_port', scheme: '$pass_acces
 
 test('by default the headers read the variables the maps equal', () => {
   const s = defaultSettings();
-  assert.equal(headerVariables(s), { host: '$this_host', port: '$server_port', scheme: '$scheme', forwardedFor: '$remote_addr' });
+  assert.equal(headerVariables(s), { host: '$this_host', port: '$pass_port', scheme: '$scheme', forwardedFor: '$remote_addr' });
   const text = standardHeaders(s, 'proxy_set_header').join('\n');
-  for (const line of ['Host $this_host', 'X-Forwarded-For $remote_addr', 'X-Forwarded-Host $this_host', 'X-Forwarded-Port $server_port', 'X-Forwarded-Proto $scheme', 'X-Scheme $scheme']) {
+  for (const line of ['Host $this_host', 'X-Forwarded-For $remote_addr', 'X-Forwarded-Host $this_host', 'X-Forwarded-Port $pass_port', 'X-Forwarded-Proto $scheme', 'X-Scheme $scheme']) {
     assert.ok(text.includes(`proxy_set_header ${line}`), line);
   }
 });
 
-test('use-forwarded-headers: the maps, which then read X-Forwarded-*', () => {
+test('use-forwarded-headers and use-proxy-protocol: the maps, which then read X-Forwarded-* or the PROXY header', () => {
   assert.equal(headerVariables({ ...defaultSettings(), useForwardedHeaders: true }), MAPS);
+  assert.equal(headerVariables({ ...defaultSettings(), useProxyProtocol: true }), MAPS);
 });
 
 test('where a snippet may set a map variable, the headers read the maps', () => {

@@ -240,7 +240,8 @@ over.both('upstream headers: X-Forwarded-Prefix replaces the client\'s, Host and
     'x-real-ip': '127.0.0.1',
     'x-forwarded-for': '127.0.0.1',
     'x-forwarded-host': 'vhost.test',
-    'x-forwarded-port': String(p.port),
+    // HTTPS on a port of its own is announced as 443, as ingress-nginx's $pass_port.
+    'x-forwarded-port': p.scheme === 'https' ? '443' : String(p.port),
     'x-forwarded-proto': p.scheme,
     'x-forwarded-scheme': p.scheme,
     'x-scheme': p.scheme,

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -92,6 +92,7 @@ test('NGINX unable to start on any configuration (HTTP port taken): NGINX\'s err
   await new Promise<void>((r) => taken.listen(http, '127.0.0.1', r));
   const dir = mkdtempSync(join(tmpdir(), 'irx-cold-taken-'));
   chmodSync(dir, 0o711); // as root, NGINX's workers (nobody) must enter the workdir's parent
+  mkdirSync(join(dir, 'manifests')); // an empty cluster (a missing directory is a start error of its own)
   try {
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test', 'support', 'cli-entry.ts'), 'local',

@@ -152,7 +152,8 @@ test('use-forwarded-headers: X-Forwarded-Proto https is not redirected; redirect
   assert.is(r.headers.location, 'https://a.test/a');
   const viaProxy = await forwarded.request({ path: '/a/', host: 'a.test', headers: { 'x-forwarded-proto': 'https' } });
   assert.is(viaProxy.status, 200);
-  assert.is(viaProxy.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains');
+  // HSTS needs the connection's own TLS: ingress-nginx's header() reads $scheme.
+  assert.is(viaProxy.headers['strict-transport-security'], undefined);
 });
 
 test('a complete map forgets the hosts it does not name; certificates no host names expire after a grace period, unless named again', async () => {

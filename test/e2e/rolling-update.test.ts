@@ -72,6 +72,7 @@ function startLoad(ports: { http: number; https: number }, concurrency: number) 
   let running = true;
   const total: Record<Protocol, number> = { 'HTTP/1.1': 0, 'HTTP/2': 0 };
   const failures: string[] = [];
+  const retried = { refused: 0 };
   const servedBy = new Map<string, number>();
   const answered = (protocol: Protocol, status: number, pod: string, body: string) => {
     total[protocol]++;
@@ -100,12 +101,23 @@ function startLoad(ports: { http: number; https: number }, concurrency: number) 
     req.setEncoding('utf8');
     req.on('data', (d: string) => { body += d; });
     req.on('end', () => { answered('HTTP/2', status, pod, body); resolve(); });
-    req.on('error', (err) => { failed('HTTP/2', err); resolve(); });
+    req.on('error', (err) => {
+      // A stream NGINX refused (a worker leaving sent GOAWAY first) was not processed, and
+      // clients retry it on a new connection (RFC 9113 §8.7), as browsers do; counted apart.
+      if (/NGHTTP2_REFUSED_STREAM/.test(err.message) && retried.refused < 1000) {
+        retried.refused++;
+        session = null;
+        resolve(overHttp2());
+        return;
+      }
+      failed('HTTP/2', err);
+      resolve();
+    });
     req.end();
   });
   const loops = [overHttp1, overHttp2].flatMap((once) => Array.from({ length: concurrency }, async () => { while (running) await once(); }));
   return {
-    total: () => total['HTTP/1.1'] + total['HTTP/2'], totals: total, failures, servedBy,
+    total: () => total['HTTP/1.1'] + total['HTTP/2'], totals: total, failures, servedBy, retried,
     async stop() {
       running = false;
       await Promise.all(loops);

@@ -156,6 +156,11 @@ error_log ${o.prefix}/error.log notice;
 events { worker_connections 1024; }
 http {
   access_log off;
+  # The scheme lua_ingress reads with use-forwarded-headers, as nginx.conf.liquid maps it.
+  map $http_x_forwarded_proto $pass_access_scheme {
+    default $http_x_forwarded_proto;
+    "" $scheme;
+  }
   client_body_temp_path ${o.prefix}/client_body;
   proxy_temp_path ${o.prefix}/proxy;
   fastcgi_temp_path ${o.prefix}/fastcgi;

@@ -210,12 +210,14 @@ overPerIngress.both('only the annotated Ingress is traced; ratio 0 samples nothi
   assert.match(upstreamHeaders(traced).traceparent ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
   assert.is(upstreamHeaders(await p.request('traced.test', '/')).traceparent, undefined);
   // A sampled parent is still followed, and its span is exported to a collector that is down: the request does not wait for it.
+  // A batch may hold more than this span (the other leg's, a retry): any failed export after this request counts.
+  const failedExports = () => (readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8').match(/opentelemetry: export of \d+ spans failed[^\n]*connect to 127\.0\.0\.1/g) ?? []).length;
+  const before = failedExports();
   const t0 = Date.now();
   const r = await p.request('annotated.test', '/to-nowhere', { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
   assert.is(r.status, 200);
   assert.ok(Date.now() - t0 < 2000);
-  const failedExports = () => (readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8').match(/opentelemetry: export of 1 spans failed[^\n]*connect to 127\.0\.0\.1/g) ?? []).length;
-  await waitFor(() => failedExports() >= (p.protocol === 'HTTP/1.1' ? 1 : 2), { what: 'the failed export in the error log' });
+  await waitFor(() => failedExports() > before, { what: 'the failed export in the error log' });
 });
 
 const fullQueue = suite('a collector that does not answer: the queue is bounded');

@@ -256,7 +256,9 @@ export function oneGeneration(prefix: string): boolean {
       // The cache manager and loader (auth-cache) are children too, but accept nothing.
       try { return /worker process$/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '')); } catch { return false; }
     });
-    return accepting.length <= cpus().length;
+    // As many as the running configuration asks for (auto: one per CPU).
+    const asked = /\nworker_processes (\d+);/.exec(readFileSync(join(prefix, 'nginx.conf'), 'utf8'))?.[1];
+    return accepting.length <= (asked ? Number(asked) : cpus().length);
   } catch {
     return true; // no NGINX (yet): nothing to wait for
   }

@@ -318,26 +318,29 @@ local function export_all(spans, n)
   return lost, reason
 end
 
--- Exports what the worker holds (timer context). One log line at most per call, and at most
--- one every 10 s: the spans lost in the export and those the full queue dropped meanwhile.
-local reported_dropped = 0
+-- Exports what the worker holds (timer context). At most one log line every 10 s: the spans lost
+-- and dropped since the last line. A line the limit held back is written by a later call, also
+-- when nothing is queued, so a failure is reported even if no request follows it.
+local reported_dropped, reported_failed, last_reason = 0, 0, nil
 function _M.export()
   scheduled = false
-  if exporting or queued == 0 then return end
-  exporting = true
-  local spans, n = queue, queued
-  queue, queued = {}, 0
-  local ok, lost, reason = pcall(export_all, spans, n)
-  exporting = false
-  if not ok then lost, reason = n, lost end
-  failed = failed + lost
-  local newly_dropped = dropped - reported_dropped
-  if lost > 0 or newly_dropped > 0 then
-    local msg = {}
-    if lost > 0 then msg[#msg + 1] = "export of " .. lost .. " spans failed (" .. failed .. " lost so far): " .. tostring(reason) end
-    if newly_dropped > 0 then msg[#msg + 1] = dropped .. " spans dropped so far: the queue (otel-max-queuesize " .. config.max_queue .. ") was full" end
-    if complain(table.concat(msg, "; ")) then reported_dropped = dropped end
+  if exporting then return end
+  if queued > 0 then
+    exporting = true
+    local spans, n = queue, queued
+    queue, queued = {}, 0
+    local ok, lost, reason = pcall(export_all, spans, n)
+    exporting = false
+    if not ok then lost, reason = n, lost end
+    failed = failed + lost
+    if lost > 0 then last_reason = reason end
   end
+  local newly_failed, newly_dropped = failed - reported_failed, dropped - reported_dropped
+  if newly_failed == 0 and newly_dropped == 0 then return end
+  local msg = {}
+  if newly_failed > 0 then msg[#msg + 1] = "export of " .. newly_failed .. " spans failed (" .. failed .. " lost so far): " .. tostring(last_reason) end
+  if newly_dropped > 0 then msg[#msg + 1] = dropped .. " spans dropped so far: the queue (otel-max-queuesize " .. config.max_queue .. ") was full" end
+  if complain(table.concat(msg, "; ")) then reported_failed, reported_dropped = failed, dropped end
 end
 
 function _M.init_worker()

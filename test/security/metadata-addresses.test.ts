@@ -78,6 +78,8 @@ test.after(async () => {
 });
 
 test('each path names the refused address in a warning, and NGINX is given none of them', async () => {
+  // NGINX may serve the new configuration before the sync's result (and its warnings) is logged.
+  await waitFor(() => /mirror-target[^\n]*fd00:ec2::254/.test(ctl.output()) && /sync \d+: /.test(ctl.output()), { what: 'the first sync\'s warnings logged' });
   const out = ctl.output();
   for (const [svc, address] of ENDPOINTS) {
     assert.ok(out.includes(`EndpointSlice ${NS}/${svc}-0: address \\"${address}\\" port 80 refused: a metadata address`), `${svc}: ${address} refused`);

@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import { helmCommonValues, NAMESPACE } from '../support/ingress-nginx-manifests.js';
-import { controllerCpuSeconds, IMAGE, makeCertificate, reportingFailure, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
+import { IMAGE, makeCertificate, reportingFailure, probe, startPodCluster, startUntilReady, type PodCluster } from '../support/pod-cluster.js';
 import type { RunningPod } from '../support/pod.js';
 import type { FakeObject } from '../support/fake-apiserver.js';
 import { ingress, sendRequest, service, slices, tlsSecret } from '../support/local-harness.js';
@@ -18,8 +18,7 @@ const INGRESSES = 1000;
 const BACKEND = { address: '10.244.2.10', port: 8080, name: 'app' };
 let cluster: PodCluster;
 let pod: RunningPod;
-let startedAt: number;
-let readyAt: number;
+let readyMs: number;
 let readyCpu: number;
 
 test.before(() => reportingFailure(setUp));
@@ -35,10 +34,7 @@ async function setUp(): Promise<void> {
   cluster = await startPodCluster(manifests, objects);
   const cert = makeCertificate(cluster.dir, 'default', 'default.example', ['default.example']);
   cluster.fake.create(tlsSecret(NAMESPACE, 'default-cert', cert.cert, cert.key));
-  startedAt = Date.now();
-  pod = await cluster.start({ backends: [BACKEND] });
-  readyAt = await untilReady(pod, 240_000);
-  readyCpu = controllerCpuSeconds(pod);
+  ({ pod, readyMs, readyCpu } = await startUntilReady(cluster, [BACKEND], 240_000));
 }
 
 test.after(async () => {
@@ -46,7 +42,7 @@ test.after(async () => {
 });
 
 test(`ready with ${INGRESSES} Ingresses; the last of them and the class-less one are served on the hostPorts`, async () => {
-  process.stdout.write(`container start to ready with ${INGRESSES} Ingresses: ${readyAt - startedAt} ms, the controller's CPU ${readyCpu} s (load average ${loadavg()[0]!.toFixed(1)})\n`);
+  process.stdout.write(`container start to ready with ${INGRESSES} Ingresses: ${readyMs} ms, the controller's CPU ${readyCpu} s (load average ${loadavg()[0]!.toFixed(1)})\n`);
   const last = await sendRequest(pod.ports[80]!, `app-${INGRESSES - 1}.example`, '/');
   assert.is(last.status, 200);
   assert.is(last.backend, BACKEND.name);

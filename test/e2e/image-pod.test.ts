@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { loadavg } from 'node:os';
 import { ingressNginxManifests, NAMESPACE, RELEASE } from '../support/ingress-nginx-manifests.js';
-import { admissionReview, controllerCpuSeconds, reportingFailure, IMAGE, LB_ADDRESS, POD, probe, startPodCluster, untilReady, type PodCluster } from '../support/pod-cluster.js';
+import { admissionReview, reportingFailure, IMAGE, LB_ADDRESS, POD, probe, startPodCluster, startUntilReady, type PodCluster } from '../support/pod-cluster.js';
 import type { RunningPod } from '../support/pod.js';
 import { ingress, sendRequest, service, slices } from '../support/local-harness.js';
 import { waitFor } from '../support/wait.js';
@@ -20,8 +20,7 @@ const BACKEND = { address: '10.244.1.10', port: 8080, name: 'web-a' };
 const NET_BIND_SERVICE = '0000000000000400';
 let cluster: PodCluster;
 let pod: RunningPod;
-let startedAt: number;
-let readyAt: number;
+let readyMs: number;
 let readyCpu: number;
 
 test.before(() => reportingFailure(setUp));
@@ -39,10 +38,7 @@ async function setUp(): Promise<void> {
   // The LoadBalancer Service's address, as the cloud provider sets it.
   const svc = cluster.fake.get('v1', 'Service', 'ingress-nginx-controller', NAMESPACE)!;
   cluster.fake.set({ ...svc, status: { loadBalancer: { ingress: [{ ip: LB_ADDRESS }] } } });
-  startedAt = Date.now();
-  pod = await cluster.start({ backends: [BACKEND] });
-  readyAt = await untilReady(pod);
-  readyCpu = controllerCpuSeconds(pod);
+  ({ pod, readyMs, readyCpu } = await startUntilReady(cluster, [BACKEND]));
 }
 
 test.after(async () => {
@@ -52,7 +48,7 @@ test.after(async () => {
 test('it starts and turns ready: the probes of the manifest (:10254/healthz) pass', async () => {
   assert.is(await probe(pod.healthzPort, '/healthz'), 200, 'liveness');
   assert.is(await probe(pod.healthzPort, '/healthz'), 200, 'readiness');
-  process.stdout.write(`container start to ready: ${readyAt - startedAt} ms, the controller's CPU ${readyCpu} s (load average ${loadavg()[0]!.toFixed(1)})\n`);
+  process.stdout.write(`container start to ready: ${readyMs} ms, the controller's CPU ${readyCpu} s (load average ${loadavg()[0]!.toFixed(1)})\n`);
 });
 
 test('NGINX binds 80 and 443 as uid 101 with only NET_BIND_SERVICE, under no_new_privs; the chain from tini carries it', () => {

@@ -150,6 +150,14 @@ export async function untilReady(pod: RunningPod, timeoutMs = 120_000): Promise<
   return Date.now();
 }
 
+/** The container started, its readiness probe awaited; the figures a test prints of its start. */
+export async function startUntilReady(cluster: PodCluster, backends: Array<{ address: string; port: number; name: string }>, timeoutMs?: number): Promise<{ pod: RunningPod; readyMs: number; readyCpu: number }> {
+  const startedAt = Date.now();
+  const pod = await cluster.start({ backends });
+  const readyAt = await untilReady(pod, timeoutMs);
+  return { pod, readyMs: readyAt - startedAt, readyCpu: controllerCpuSeconds(pod) };
+}
+
 /** CPU seconds (user + system) the controller's node process has used so far: a figure load on the machine does not inflate as much as wall time. */
 export function controllerCpuSeconds(pod: RunningPod): number {
   const node = pod.processes().find((p) => p.argv.includes('/app/bin/ingress-rx'));

@@ -20,31 +20,28 @@ test.before(async () => {
 });
 test.after(() => fx.stop());
 
-/** What NGINX itself says of the request: the scheme and port it arrived on (HTTPS as 443). */
-const own = (p: ProtocolClient) => ({ proto: p.scheme, port: p.scheme === 'https' ? '443' : String(fx.ctl.ports.http) });
-
-its.both('settings/enable_real_ip.go:40', async (p) => {
-  await fx.configure({ 'enable-real-ip': 'true' });
+/** The request sent with CLIENT_HEADERS; what reached the upstream, with the host and the scheme and port NGINX saw (HTTPS as 443). */
+async function forwarded(p: ProtocolClient): Promise<Record<string, string>> {
   const r = await p.request(HOST, '/', { headers: CLIENT_HEADERS });
   assert.is(r.status, 200);
   const h = upstreamHeaders(r);
   assert.is(h.host, HOST);
   assert.is(h['x-forwarded-host'], HOST);
-  assert.is(h['x-forwarded-proto'], own(p).proto);
-  assert.is(h['x-forwarded-port'], own(p).port);
+  assert.is(h['x-forwarded-proto'], p.scheme);
+  assert.is(h['x-forwarded-port'], p.scheme === 'https' ? '443' : String(fx.ctl.ports.http));
+  return h;
+}
+
+its.both('settings/enable_real_ip.go:40', async (p) => {
+  await fx.configure({ 'enable-real-ip': 'true' });
+  const h = await forwarded(p);
   assert.is(h['x-forwarded-for'], '1.2.3.4', 'the client address is the one X-Forwarded-For names');
   assert.is(h['x-real-ip'], '1.2.3.4');
 });
 
 its.both('settings/enable_real_ip.go:80', async (p) => {
   await fx.configure({ 'enable-real-ip': 'false' });
-  const r = await p.request(HOST, '/', { headers: CLIENT_HEADERS });
-  assert.is(r.status, 200);
-  const h = upstreamHeaders(r);
-  assert.is(h.host, HOST);
-  assert.is(h['x-forwarded-host'], HOST);
-  assert.is(h['x-forwarded-proto'], own(p).proto);
-  assert.is(h['x-forwarded-port'], own(p).port);
+  const h = await forwarded(p);
   assert.is(h['x-original-forwarded-for'], '1.2.3.4');
   assert.is(h['x-original-forwarded-host'], 'myhost');
   assert.is(h['x-forwarded-for'], '127.0.0.1', 'the client address is the connection\'s');

@@ -34,9 +34,15 @@ export interface CanaryInputs {
 /** Plans the canaries' backends and merges each into its primary's alternatives. */
 export function mergeCanaries(inputs: CanaryInputs): CanaryMerge {
   const { fragments, plans, assembled, byHost, owners } = inputs;
+  // Only these may be dropped: a canary's backend may also be other Ingresses' primary backend.
+  const planned = new Set<string>();
   for (const f of fragments) {
     if (!f.canary) continue;
-    const plan = (use: BackendUse) => { if (!plans.has(use.name)) plans.set(use.name, newPlan(use, f)); };
+    const plan = (use: BackendUse) => {
+      if (plans.has(use.name)) return;
+      plans.set(use.name, newPlan(use, f));
+      planned.add(use.name);
+    };
     if (f.defaultBackend) plan(f.defaultBackend);
     for (const e of f.paths) if (!owners || ownedBy(owners, e.host, f)) plan(e.use);
   }
@@ -95,10 +101,11 @@ export function mergeCanaries(inputs: CanaryInputs): CanaryMerge {
   }
   for (const [alt, { f, where }] of unmerged) {
     if (merged.has(alt)) continue;
-    plans.delete(alt);
+    const own = planned.has(alt);
+    if (own) plans.delete(alt);
     warnings.push({
       object: `Ingress ${f.key}`, field: 'metadata.annotations',
-      message: `canary: no primary Ingress serves ${where.join(', ')}; backend ${alt} dropped`,
+      message: `canary: no primary Ingress serves ${where.join(', ')}; ${own ? `backend ${alt} dropped` : 'ignored'}`,
     });
   }
   return { warnings, hosts, backends, affinityFrom };

@@ -135,6 +135,19 @@ rules('a canary without a primary creates no server and its backend is dropped w
   assert.ok(warnings.some((w) => w.object === 'Ingress default/lost-canary' && w.message.includes('dropped')));
 });
 
+rules('a canary without a primary whose Service others use as their primary backend leaves that backend to them', () => {
+  const store = testStore();
+  store.put('Service', service('web'));
+  store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.1']));
+  store.put('Ingress', ingress('site', 'site.example.com', [['/', 'Prefix', 'web', 80]]));
+  store.put('Ingress', ingress('lost-canary', 'nohost.example.com', [['/', 'Prefix', 'web', 80]], { ts: '2026-01-02T00:00:00Z', annotations: { canary: 'true' } }));
+  const { config, warnings } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+  assert.equal(backend(config, 'default-web-80')?.endpoints.map((e) => e.address), ['10.0.0.1'], 'the other Ingress keeps its backend');
+  assert.equal(locs(server(config, 'site.example.com')), ['/ -> default-web-80']);
+  const w = warnings.find((x) => x.object === 'Ingress default/lost-canary');
+  assert.match(w?.message ?? '', /canary: no primary Ingress serves host nohost\.example\.com path \/ \(Prefix\); ignored/);
+});
+
 rules('TLS: valid certificates per host (wildcards, aliases), the default certificate for the default server', () => {
   const { config, warnings } = fixture('tls-valid');
   const tls = server(config, 'tls.example.com');

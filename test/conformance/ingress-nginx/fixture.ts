@@ -42,6 +42,8 @@ export interface Fixture {
   configure(data: Record<string, string>): Promise<void>;
   /** The access log NGINX writes when the ConfigMap names none (local mode: under the workdir). */
   readonly accessLog: string;
+  /** NGINX's error log (local mode: under the workdir). */
+  readonly errorLog: string;
   /** The messages the controller logged as warnings so far (a refused value, say). */
   warnings(): string[];
   stop(): Promise<void>;
@@ -138,6 +140,7 @@ export async function startFixture(ns: string, opts: {
   const fx: Fixture = {
     ns, ctl, echo,
     accessLog: `${ctl.workdir}/logs/access.log`,
+    errorLog: `${ctl.workdir}/logs/error.log`,
     warnings: () => ctl.output().split('\n').filter((l) => l.startsWith('{"level":40')).map((l) => String((JSON.parse(l) as { msg: string }).msg)),
     single(name, host, a = {}, o = {}) {
       const path: PathSpec = { path: o.path ?? '/', pathType: o.pathType ?? 'Prefix', service: o.svc ?? 'echo', port: o.port };

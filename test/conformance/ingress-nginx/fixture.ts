@@ -49,6 +49,12 @@ export interface Fixture {
   stop(): Promise<void>;
 }
 
+/**
+ * The port an HTTPS redirect names: none on 443, as ingress-nginx; local mode's unprivileged
+ * HTTPS port is named, so the redirect reaches it (docs/differences.md, "Redirect port").
+ */
+export const redirectPort = (fx: Pick<Fixture, 'ctl'>): string => (fx.ctl.ports.https === 443 ? '' : `:${fx.ctl.ports.https}`);
+
 /** The main ConfigMap's name, as ingress-nginx's manifests call it. */
 export const CONFIGMAP_NAME = 'ingress-nginx-controller';
 

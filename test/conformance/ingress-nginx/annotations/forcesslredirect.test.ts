@@ -3,7 +3,7 @@
 // preserve-trailing-slash is off); a request that came over TLS is served.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startFixture, type Fixture } from '../fixture.js';
+import { redirectPort, startFixture, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
 
 let fx: Fixture;
@@ -16,14 +16,11 @@ test.before(async () => {
 });
 test.after(() => fx.stop());
 
-/** None on 443, as ingress-nginx; local mode's HTTPS port is named (docs/differences.md, "Redirect port"). */
-const redirectPort = () => (fx.ctl.ports.https === 443 ? '' : `:${fx.ctl.ports.https}`);
-
 its.both('annotations/forcesslredirect.go:34', async (p) => {
   if (p.protocol === 'HTTP/1.1') {
     const r = await p.request(HOST, '/');
     assert.is(r.status, 308);
-    assert.is(r.headers.location, `https://${HOST}${redirectPort()}`);
+    assert.is(r.headers.location, `https://${HOST}${redirectPort(fx)}`);
   }
   // HTTP/2 runs over TLS: the request is already secure and is served.
   const secure = await p.request(HOST, '/', { https: true });

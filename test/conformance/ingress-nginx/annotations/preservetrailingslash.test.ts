@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ingress, tlsSecret } from '../../../support/local-harness.js';
-import { annotations, certificate, startFixture, type Fixture } from '../fixture.js';
+import { annotations, certificate, redirectPort, startFixture, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
 
 let fx: Fixture;
@@ -25,14 +25,11 @@ test.before(async () => {
 });
 test.after(() => fx.stop());
 
-/** None on 443, as ingress-nginx; local mode's HTTPS port is named (docs/differences.md, "Redirect port"). */
-const redirectPort = () => (fx.ctl.ports.https === 443 ? '' : `:${fx.ctl.ports.https}`);
-
 its.both('annotations/preservetrailingslash.go:34', async (p) => {
   if (p.protocol === 'HTTP/1.1') {
     const r = await p.request(HOST, '/');
     assert.is(r.status, 308);
-    assert.is(r.headers.location, `https://${HOST}${redirectPort()}/`);
+    assert.is(r.headers.location, `https://${HOST}${redirectPort(fx)}/`);
   }
   const secure = await p.request(HOST, '/', { https: true });
   assert.is(secure.status, 200);

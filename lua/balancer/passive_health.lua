@@ -1,10 +1,10 @@
--- Passive health checks, per worker: a peer whose try failed (refused, reset, timed out: NGINX's
--- "failed", not a response proxy_next_upstream passed on) is skipped for FAIL_TIMEOUT seconds
--- while another peer of its backend is live, as NGINX's max_fails=1 fail_timeout=10s do for a
--- static upstream. An old pod that stopped accepting in a rolling update then costs each worker
--- one failed try (retried on another peer), not one request in N until the controller's next
--- sync removes it. Round robin and hashing only: EWMA and cookie affinity keep their own
--- per-request tries, and the cookie names the peer it chose.
+-- Passive health checks, per worker: a peer whose try failed (NGINX's "failed": refused, reset,
+-- timed out, or an answer proxy_next_upstream passed on other than 403 and 404) is skipped for
+-- FAIL_TIMEOUT seconds while another peer of its backend is live, as NGINX's max_fails=1
+-- fail_timeout=10s do for a static upstream. An old pod that stopped accepting in a rolling
+-- update then costs each worker one failed try (retried on another peer), not one request in N
+-- until the controller's next sync removes it. Round robin and hashing only: EWMA and cookie
+-- affinity keep their own per-request tries, and the cookie names the peer it chose.
 local ngx = ngx
 
 local FAIL_TIMEOUT = 10 -- seconds

@@ -19,6 +19,8 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   configmap: string;
   /** --default-backend-service: `namespace/name` of the Service of the default server ('' : the built-in 404). */
   defaultBackendService?: string;
+  /** --tcp-services-configmap: `namespace/name` of the TCP services ConfigMap ('' : none). */
+  tcpServicesConfigmap?: string;
   syncRateLimit: number;
   geoipDir?: string;
   logLevel: string;
@@ -49,7 +51,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   // what a developer trying their Ingresses expects to see served.
   const storeOptions = {
     ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap,
-    defaultBackendService: opts.defaultBackendService ?? '',
+    defaultBackendService: opts.defaultBackendService ?? '', tcpServicesConfigmap: opts.tcpServicesConfigmap ?? '',
   };
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const runtime = runtimeFor(opts, {

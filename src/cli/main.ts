@@ -62,6 +62,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--workdir <dir>', 'NGINX prefix: config, logs, temp files (default: a new temporary directory)')
     .option('--configmap <ns/name>', 'the main ConfigMap', '')
     .option('--default-backend-service <ns/name>', 'the Service that answers requests no Ingress serves (ingress-nginx\'s flag; empty: a built-in 404)', '')
+    .option('--tcp-services-configmap <ns/name>', 'ConfigMap of TCP services (ingress-nginx\'s flag): keys are ports NGINX listens on at 127.0.0.1, values "namespace/service:port"', '')
     .option('--sync-rate-limit <rate>', 'syncs per second', positive, 0.3)
     .option('--geoip-dir <dir>', 'GeoIP2 databases folder (watched)')
     .option('--record <file>', 'record every event and task to an NDJSON log')

@@ -129,8 +129,12 @@ function structureChanges(running: ModelSnapshot, next: ModelSnapshot, servers: 
   // A dynamic host's name under a passthrough wildcard host is a line of the SNI map too.
   if (running.servers !== next.servers && sniRoutes(running.servers).text !== sniRoutes(next.servers).text) out.push('ssl-passthrough names changed');
   for (const { name, before, after } of servers.pairs) {
-    // A dynamic host's routes are the router's table, not nginx.conf (routeChanges).
-    if (dynamicOrAbsent(before) && dynamicOrAbsent(after)) continue;
+    // A dynamic host's routes are the router's table, not nginx.conf (routeChanges); its
+    // Ingresses' stream-snippets are the stream block's, whichever way the host is served.
+    if (dynamicOrAbsent(before) && dynamicOrAbsent(after)) {
+      if (streamSnippetsOf(before) !== streamSnippetsOf(after)) out.push(`stream-snippet of ${name} changed`);
+      continue;
+    }
     if (!before) out.push(`server ${name} added`);
     else if (!after) out.push(`server ${name} removed`);
     else if (serverStructureHash(before) !== serverStructureHash(after)) out.push(`server ${name} changed`);
@@ -140,6 +144,15 @@ function structureChanges(running: ModelSnapshot, next: ModelSnapshot, servers: 
 }
 
 const dynamicOrAbsent = (s: Server | undefined): boolean => s === undefined || s.staticBecause === null;
+
+/** The stream-snippets the server's locations carry, with their Ingresses ('' for none). */
+function streamSnippetsOf(s: Server | undefined): string {
+  let text = '';
+  for (const loc of s?.locations ?? []) {
+    if (loc.streamSnippet !== '' && loc.ingress) text += `${loc.ingress.namespace}/${loc.ingress.name}\n${loc.streamSnippet}\n`;
+  }
+  return text;
+}
 
 /** Dynamic hosts added, changed or removed; a host turning static or dynamic is a structure change as well. */
 function routeChanges(servers: ListDiff<Server>): string[] {

@@ -53,6 +53,8 @@ export interface EchoOptions {
   delayMs?: number;
   /** Serve HTTPS with this certificate and key (PEM). */
   tls?: { cert: string; key: string };
+  /** The status of every answer whose path asks for none (`/__status/<code>`); 200 by default. */
+  status?: number;
 }
 
 export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServer> {
@@ -88,7 +90,7 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
         name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers, bodyBytes, bodySha256: hash.digest('hex'),
       };
       const text = JSON.stringify(body);
-      const status = Number(/\/__status\/(\d{3})/.exec(url)?.[1] ?? 200);
+      const status = Number(/\/__status\/(\d{3})/.exec(url)?.[1] ?? opts.status ?? 200);
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-echo-name': name, server: 'echo' });
       res.end(text);
     };

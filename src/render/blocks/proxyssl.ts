@@ -57,15 +57,24 @@ export function usesBackendTLS(loc: Location, server: Server, settings: NginxSet
   return loc.proxySSL !== null || (!settings.proxySSLLocationOnly && (server.tlsSettings?.proxySSL ?? null) !== null);
 }
 
+/** $proxy_host under ingress-nginx, whose every location passes to `upstream_balancer`. */
+const INGRESS_NGINX_PROXY_HOST = 'upstream_balancer';
+
 export const proxySSLBlock: RenderBlock = {
   group: 'proxyssl',
   applied: 'directives',
   location: {
     proxy: ({ loc, server, settings, runtime, hdr }) => {
-      if (loc.proxySSL) return directives(sslDirectives(loc.proxySSL, runtime, hdr === 'grpc_set_header' ? 'grpc_ssl_' : 'proxy_ssl_', 'location'));
-      // The server's proxy_ssl_* never reach grpc_pass: a gRPC location inheriting them gets them as grpc_ssl_*.
+      const prefix = hdr === 'grpc_set_header' ? 'grpc_ssl_' : 'proxy_ssl_';
       const inherited = settings.proxySSLLocationOnly ? null : server.tlsSettings?.proxySSL ?? null;
-      return inherited !== null && hdr === 'grpc_set_header' ? directives(sslDirectives(inherited, runtime, 'grpc_ssl_', 'location')) : '';
+      // The server's proxy_ssl_* never reach grpc_pass: a gRPC location inheriting them gets them as grpc_ssl_*.
+      const out = loc.proxySSL ? sslDirectives(loc.proxySSL, runtime, prefix, 'location')
+        : inherited !== null && prefix === 'grpc_ssl_' ? sslDirectives(inherited, runtime, prefix, 'location') : [];
+      // With no proxy-ssl-name, NGINX names the backend by proxy_pass's host: ingress-nginx's is
+      // upstream_balancer (the SNI sent, the name verified), which ours must stay though its
+      // TLS locations pass to upstream_balancer_tls.
+      if (usesBackendTLS(loc, server, settings) && (loc.proxySSL?.name || inherited?.name || '') === '') out.push(`${prefix}name ${INGRESS_NGINX_PROXY_HOST}`);
+      return directives(out);
     },
     uses: ({ loc, server, settings }) => (usesBackendTLS(loc, server, settings) ? ['tls_upstream'] : []),
   },

@@ -6,7 +6,8 @@
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
 import { ingress, oneGeneration, service, slices, startLocal, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificate } from '../../support/lua-nginx.js';
@@ -41,10 +42,18 @@ export interface Fixture {
   configure(data: Record<string, string>): Promise<void>;
   /** The access log NGINX writes when the ConfigMap names none (local mode: under the workdir). */
   readonly accessLog: string;
+  /** NGINX's error log (local mode: under the workdir). */
+  readonly errorLog: string;
   /** The messages the controller logged as warnings so far (a refused value, say). */
   warnings(): string[];
   stop(): Promise<void>;
 }
+
+/**
+ * The port an HTTPS redirect names: none on 443, as ingress-nginx; local mode's unprivileged
+ * HTTPS port is named, so the redirect reaches it (docs/differences.md, "Redirect port").
+ */
+export const redirectPort = (fx: Pick<Fixture, 'ctl'>): string => (fx.ctl.ports.https === 443 ? '' : `:${fx.ctl.ports.https}`);
 
 /** The main ConfigMap's name, as ingress-nginx's manifests call it. */
 export const CONFIGMAP_NAME = 'ingress-nginx-controller';
@@ -62,6 +71,46 @@ export async function certificate(hosts: string[], opts: { rsa?: boolean } = {})
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+export interface Issued { cert: string; key: string }
+export interface CertificateAuthority extends Issued {
+  /** A leaf certificate for `cn` (DNS names `sans`, the CN by default) signed by this CA. */
+  issue(cn: string, sans?: string[]): Issued;
+}
+
+/**
+ * A CA (self-signed, EC) named `name`, as framework.CreateIngressMASecret makes for mutual TLS:
+ * its certificate is a Secret's `ca.crt`, the leaves it issues a server's and a client's.
+ */
+export function certificateAuthority(name: string): CertificateAuthority {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  /** Runs `steps` in a directory of its own holding `files`; answers the pair `base`.crt/.key it made. */
+  const inTemp = (files: Record<string, string>, base: string, steps: string[][]): Issued => {
+    const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-ca-'));
+    try {
+      for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text);
+      for (const args of steps) execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      return { cert: readFileSync(join(dir, `${base}.crt`), 'utf8'), key: readFileSync(join(dir, `${base}.key`), 'utf8') };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const ca = inTemp({}, 'ca', [['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', `/CN=${name}`,
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']]);
+  return {
+    ...ca,
+    issue: (cn, sans = [cn]) => inTemp({ 'ca.crt': ca.cert, 'ca.key': ca.key, 'leaf.ext': `subjectAltName=${sans.map((s) => `DNS:${s}`).join(',')}\n` }, 'leaf', [
+      ['req', ...ec, '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', `/CN=${cn}`],
+      ['x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.crt', '-days', '2', '-extfile', 'leaf.ext'],
+    ]),
+  };
+}
+
+/** A Secret of `data` (text values, base64-encoded here): a CA bundle's `ca.crt`, a TLS pair. */
+export const secret = (ns: string, name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns },
+  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+});
 
 /**
  * The syncs the controller logged, each with when it started (its log time less its duration: a
@@ -97,6 +146,7 @@ export async function startFixture(ns: string, opts: {
   const fx: Fixture = {
     ns, ctl, echo,
     accessLog: `${ctl.workdir}/logs/access.log`,
+    errorLog: `${ctl.workdir}/logs/error.log`,
     warnings: () => ctl.output().split('\n').filter((l) => l.startsWith('{"level":40')).map((l) => String((JSON.parse(l) as { msg: string }).msg)),
     single(name, host, a = {}, o = {}) {
       const path: PathSpec = { path: o.path ?? '/', pathType: o.pathType ?? 'Prefix', service: o.svc ?? 'echo', port: o.port };

@@ -211,6 +211,31 @@ test('a dynamic host added under an ssl-passthrough wildcard host → reload (it
   assert.match(d.reason, 'ssl-passthrough names changed');
 });
 
+test('a dynamic host whose Ingress adds, changes or drops a stream-snippet → reload (the stream block is nginx.conf\'s); its other changes stay dynamic', () => {
+  const store = testStore({ configmap: 'ingress-nginx/nginx' });
+  store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress-nginx' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } } as never);
+  store.put('Service', service('web'));
+  store.put('Service', service('other'));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true });
+  const at = (snippet: string | null, svc = 'web') => ingress('streamy', 'streamy.test', [['/', 'Prefix', svc, 80]], { annotations: snippet === null ? {} : { 'stream-snippet': snippet } });
+  store.put('Ingress', at(null));
+  let running = snapshot(builder.build(store).config);
+  const step = (ing: ReturnType<typeof at>) => {
+    store.put('Ingress', ing);
+    const { config } = builder.build(store);
+    assert.is(config.servers.find((x) => x.hostname === 'streamy.test')!.staticBecause, null, 'a dynamic host');
+    const d = decide(running, snapshot(config));
+    running = snapshot(config);
+    return d;
+  };
+  const added = step(at('server { listen 127.0.0.1:9999; return x; }'));
+  assert.is(added.kind, 'reload');
+  assert.match(added.reason, 'stream-snippet of streamy.test changed');
+  assert.is(step(at('server { listen 127.0.0.1:9999; return y; }')).kind, 'reload');
+  assert.is(step(at('server { listen 127.0.0.1:9999; return y; }', 'other')).kind, 'dynamic');
+  assert.is(step(at(null, 'other')).kind, 'reload');
+});
+
 test('TCP service endpoints → reload (static stream upstreams)', () => {
   const store = testStore({ tcpServicesConfigmap: 'ingress-nginx/tcp' });
   store.put('Service', service('db'));

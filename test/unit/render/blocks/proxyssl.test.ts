@@ -64,6 +64,30 @@ test('proxy-ssl-location-only: no server settings; the gRPC location keeps the k
   assert.match(locationBlock(text, '/own'), /proxy_pass https:\/\/upstream_balancer_tls;/);
 });
 
+test('without proxy-ssl-name the backend is named upstream_balancer, as ingress-nginx\'s $proxy_host, not the balancer TLS passes to', async () => {
+  const unnamed = { ...sslConfig, name: '' };
+  const text = await checked(configuration([
+    server('app.example.com', {
+      tlsSettings: { authTLS: null, proxySSL: unnamed, sslCiphers: '', sslPreferServerCiphers: null },
+      locations: [
+        location({ path: '/own', backendProtocol: 'HTTPS', proxySSL: unnamed }),
+        location({ path: '/inherits', backendProtocol: 'HTTPS' }),
+        location({ path: '/grpc', backendProtocol: 'GRPCS' }),
+      ],
+    }),
+    server('named.example.com', {
+      tlsSettings: { authTLS: null, proxySSL: sslConfig, sslCiphers: '', sslPreferServerCiphers: null },
+      locations: [location({ path: '/own-unnamed', backendProtocol: 'HTTPS', proxySSL: unnamed })],
+    }),
+    server('plain.example.com', { locations: [location({ path: '/plain', backendProtocol: 'HTTPS' })] }),
+  ], {}, { proxySSLLocationOnly: false }));
+  for (const path of ['/own', '/inherits']) assert.match(locationBlock(text, path), /proxy_ssl_name upstream_balancer;[\s\S]*proxy_pass https:\/\/upstream_balancer_tls;/);
+  assert.match(locationBlock(text, '/grpc'), /grpc_ssl_name upstream_balancer;/);
+  // A location passing to upstream_balancer has that $proxy_host already; one inheriting the server's name keeps it.
+  assert.not.match(locationBlock(text, '/own-unnamed'), /proxy_ssl_name/);
+  assert.not.match(locationBlock(text, '/plain'), /ssl_name/);
+});
+
 test('without any backend TLS the balancer for it is not rendered', async () => {
   const text = await checked(configuration([server('web.example.com')]));
   assert.not.match(text, 'upstream_balancer_tls');

@@ -95,6 +95,11 @@ function toMs(v: string): number {
 
 export async function wrk(port: number, host: string, seconds: number, scheme: 'http' | 'https' = 'http'): Promise<WrkResult> {
   const { stdout } = await run('wrk', ['-t2', '-c32', `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, `${scheme}://127.0.0.1:${port}/`], { timeout: (seconds + 30) * 1000 });
+  return parseWrk(stdout);
+}
+
+/** wrk's printed summary (run with `--latency`): errors are non-2xx/3xx answers plus socket errors. */
+export function parseWrk(stdout: string): WrkResult {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
   const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1] ?? '');

@@ -77,7 +77,7 @@ test('20 hosts under HTTP/1.1 (kept-alive and new connections) and HTTP/2 load: 
       const k = load!.counts(c, p);
       return [p, { requests: k.requests, failed: k.failures, p99ms: Math.round(p99(k.latenciesMs) * 10) / 10 }];
     }))]));
-    process.stdout.write(`\n  changes under load: ${JSON.stringify({ ...summary, h2: load.h2, keepAliveConnections: keepAliveOpen })}\n`);
+    process.stdout.write(`\n  changes under load: ${JSON.stringify({ ...summary, h2: load.h2, keepAliveConnections: keepAliveOpen, closedByServer: load.keepAliveClosedByServer(), failures: load.failures.slice(0, 8) })}\n`);
 
     const failed = (phase: string) => load!.failures.filter((f) => f.phase === phase);
     for (const phase of ['quiet', 'changes', 'after']) assert.equal(failed(phase).slice(0, 5), [], `${failed(phase).length} failed requests while ${phase}`);

@@ -21,6 +21,9 @@ export const RELOAD_HOST = `static.${DOMAIN}`;
 /** TLS hosts keep serving plain HTTP: the HTTP/1.1 clients send plain HTTP to every host. */
 const NO_REDIRECT = { 'nginx.ingress.kubernetes.io/ssl-redirect': 'false' };
 
+/** Class `nginx`: beside a generated cluster (bench/gen.ts) that has that IngressClass, a class-less Ingress would be ignored. */
+const ing = (name: string, o: Parameters<typeof ingress>[2]) => ingress('default', name, { className: 'nginx', ...o });
+
 export const hostOf = (i: number) => `h${i}.${DOMAIN}`;
 export const otherHostOf = (i: number) => `other${i}.${DOMAIN}`;
 
@@ -87,7 +90,7 @@ export interface Scenario {
 export function scenario(opts: { web: Endpoint[]; churn: Endpoint[]; certs: { first: { cert: string; key: string }; rotated: { cert: string; key: string } }; others?: number }): Scenario {
   const others = opts.others ?? 4;
   const serviceOf = (i: number) => (i >= 10 ? 'churn' : 'web');
-  const loaded = (i: number) => ingress('default', `h${i}`, {
+  const loaded = (i: number) => ing(`h${i}`, {
     host: hostOf(i), paths: [{ path: '/', service: serviceOf(i) }],
     ...(i < TLS_HOSTS ? { tls: [{ hosts: [hostOf(i)], secretName: 'wildcard' }], annotations: NO_REDIRECT } : {}),
   });
@@ -95,8 +98,8 @@ export function scenario(opts: { web: Endpoint[]; churn: Endpoint[]; certs: { fi
   const moving = (inA: boolean): Write => ({
     file: 'moving.json', what: `${MOVING_PATH} moves to Ingress moving-${inA ? 'a' : 'b'}`,
     items: [
-      ingress('default', 'moving-a', { host: hostOf(0), paths: [{ path: inA ? MOVING_PATH : '/a-only', service: 'web' }], annotations: NO_REDIRECT }),
-      ingress('default', 'moving-b', { host: hostOf(0), paths: [{ path: inA ? '/b-only' : MOVING_PATH, service: 'churn' }], annotations: NO_REDIRECT }),
+      ing('moving-a', { host: hostOf(0), paths: [{ path: inA ? MOVING_PATH : '/a-only', service: 'web' }], annotations: NO_REDIRECT }),
+      ing('moving-b', { host: hostOf(0), paths: [{ path: inA ? '/b-only' : MOVING_PATH, service: 'churn' }], annotations: NO_REDIRECT }),
     ],
   });
   const churnAt = (step: number): Write => {
@@ -110,7 +113,7 @@ export function scenario(opts: { web: Endpoint[]; churn: Endpoint[]; certs: { fi
   };
   const other = (i: number, changed: boolean): Write => ({
     file: `other${i}.json`, what: `Ingress other${i} ${changed ? 'changed' : 'added'}`,
-    items: [ingress('default', `other${i}`, { host: otherHostOf(i), paths: [{ path: changed ? '/v2' : '/v1', service: changed ? 'churn' : 'web' }] })],
+    items: [ing(`other${i}`, { host: otherHostOf(i), paths: [{ path: changed ? '/v2' : '/v1', service: changed ? 'churn' : 'web' }] })],
   });
   const secret = (rotated: boolean): Write => ({
     file: 'wildcard.json', what: `certificate ${rotated ? 'rotated' : 'first'}`,
@@ -144,7 +147,7 @@ export function scenario(opts: { web: Endpoint[]; churn: Endpoint[]; certs: { fi
   ];
   const reload: Write = {
     file: 'static.json', what: 'a new host with proxy-body-size (a server block: reload)',
-    items: [ingress('default', 'static', { host: RELOAD_HOST, paths: [{ path: '/', service: 'web' }], annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' } })],
+    items: [ing('static', { host: RELOAD_HOST, paths: [{ path: '/', service: 'web' }], annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '8m' } })],
   };
   return { initial, groups, reload };
 }

@@ -32,6 +32,8 @@ export function startLoad(opts: LoadOptions) {
   /** Kept-alive sockets ever opened (each connection NGINX accepted for the keep-alive client). */
   const keepAliveSockets = new Set<Socket>();
   const h2 = { sessions: 0, goaways: 0, refusedRetried: 0 };
+  /** Answers on kept-alive connections that said `Connection: close` (the server ends the connection after them). */
+  const keepAliveClosedByServer = { count: 0 };
   const of = (client: LoadClient, p: string) => {
     const key = `${client}|${p}`;
     let c = counts.get(key);
@@ -57,6 +59,7 @@ export function startLoad(opts: LoadOptions) {
       ...(fresh ? { agent: false, headers: { Host: target.host, Connection: 'close' } } : { agent: keepAlive, headers: { Host: target.host } }),
     }, (res) => {
       res.resume();
+      if (!fresh && res.headers.connection === 'close') keepAliveClosedByServer.count++;
       res.on('end', () => { done(client, p, target, started, res.statusCode === 200 ? null : `status ${res.statusCode}`); resolve(); });
       res.on('error', (err) => { done(client, p, target, started, `response ${err.message}`); resolve(); });
     });
@@ -123,6 +126,7 @@ export function startLoad(opts: LoadOptions) {
     total: () => [...counts.values()].reduce((a, c) => a + c.requests, 0),
     failures,
     keepAliveSockets: () => keepAliveSockets.size,
+    keepAliveClosedByServer: () => keepAliveClosedByServer.count,
     h2,
     async stop() {
       running = false;

@@ -10,8 +10,13 @@
 // comes from a real request's answer.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { createServer, request, type ServerResponse } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { startLocal, type LocalController } from '../support/local-harness.js';
+import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { scenario, targets, wildcardCertificate, hostOf, RELOAD_HOST, TLS_HOSTS, type ChangeGroup, type Write } from '../support/changes-scenario.js';
 import { startLoad, LOAD_CLIENTS, type Load } from '../support/load-clients.js';
 import { tlsExchange } from '../support/tls-exchange.js';
@@ -30,18 +35,74 @@ async function churnEndpoints(ctl: LocalController): Promise<string[]> {
   return (backends.find((b) => b.name === 'default-churn-80')?.endpoints ?? []).map((e) => `${e.address}:${e.port}`).sort();
 }
 
+const HELD_HOST = 'held.under-load.example';
+
+/** An endpoint that answers only when told to: requests in progress across a reload. */
+async function heldEndpoint() {
+  const waiting: ServerResponse[] = [];
+  const server = createServer((_req, res) => { waiting.push(res); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    address: '127.0.0.1', port: (server.address() as AddressInfo).port,
+    waiting: () => waiting.length,
+    release: () => { for (const res of waiting.splice(0)) res.end('released'); },
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+/** A request to the held host over HTTP/1.1 (no `Connection: close`: the connection may be kept). */
+function heldOverHttp1(port: number): Promise<{ status: number; connection: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', headers: { Host: HELD_HOST } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: String(res.headers.connection ?? '') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The same over HTTP/2: a stream open across the reload; resolves with its status and whether the session got GOAWAY. */
+function heldOverHttp2(port: number): Promise<{ status: number; goaway: boolean }> {
+  return new Promise((resolve, reject) => {
+    const session = http2Connect(`https://127.0.0.1:${port}`, { servername: HELD_HOST, rejectUnauthorized: false });
+    let goaway = false;
+    session.on('goaway', () => { goaway = true; });
+    session.on('error', reject);
+    const stream = session.request({ ':path': '/', ':authority': HELD_HOST });
+    let status = 0;
+    stream.on('response', (h) => { status = Number(h[':status']); });
+    stream.resume();
+    stream.on('end', () => { session.close(); resolve({ status, goaway }); });
+    stream.on('error', reject);
+    stream.end();
+  });
+}
+
+/** NGINX workers of an older generation still finishing their connections. */
+function shuttingDownWorkers(workdir: string): number {
+  const master = readFileSync(join(workdir, 'nginx.pid'), 'utf8').trim();
+  return readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).filter((pid) => {
+    try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down'); } catch { return false; }
+  }).length;
+}
+
 const p99 = (xs: number[]) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.ceil(0.99 * xs.length) - 1]!);
 
 test('20 hosts under HTTP/1.1 (kept-alive and new connections) and HTTP/2 load: Ingresses added, changed and deleted, a path moving, a certificate rotating and endpoints churning fail no request; one reload fails no HTTP/2 request and at most one request per kept-alive connection', async () => {
   const web = await Promise.all([0, 1].map((i) => startEchoServer({ name: `web-${i}` })));
   const churn = await Promise.all([0, 1, 2].map((i) => startEchoServer({ name: `churn-${i}` })));
   const all: EchoServer[] = [...web, ...churn];
+  const held = await heldEndpoint();
   const s = scenario({
     web: web.map((e) => ({ address: e.address, port: e.port })), churn: churn.map((e) => ({ address: e.address, port: e.port })),
     certs: { first: wildcardCertificate('first'), rotated: wildcardCertificate('rotated') },
   });
   const ctl = await startLocal({
-    files: Object.fromEntries(s.initial.map((w) => [w.file, w.items!])),
+    files: {
+      ...Object.fromEntries(s.initial.map((w) => [w.file, w.items!])),
+      'held.json': [service('default', 'held'), ...slices('default', 'held', [held]), ingress('default', 'held', { host: HELD_HOST, paths: [{ path: '/', service: 'held' }] })],
+    },
     args: ['--sync-rate-limit', '0.3'],
   });
   let load: Load | undefined;
@@ -63,7 +124,17 @@ test('20 hosts under HTTP/1.1 (kept-alive and new connections) and HTTP/2 load: 
     load.phase('reload');
     const goawaysBefore = load.h2.goaways;
     const keepAliveBefore = load.keepAliveSockets();
+    // Two requests in progress when the reload comes, one per protocol: the old worker finishes
+    // them (telling the HTTP/1.1 client to close its connection) before it exits.
+    const heldH1 = heldOverHttp1(ctl.ports.http);
+    const heldH2 = heldOverHttp2(ctl.ports.https);
+    await waitFor(() => held.waiting() === 2, { what: 'both held requests at the endpoint' });
     apply(ctl, s.reload);
+    await waitFor(() => shuttingDownWorkers(ctl.workdir) > 0, { timeoutMs: 20_000, what: 'old workers shutting down' });
+    held.release();
+    const [h1, h2] = await Promise.all([heldH1, heldH2]);
+    assert.equal(h1, { status: 200, connection: 'close' }, 'the request in progress over HTTP/1.1 is answered, with Connection: close');
+    assert.is(h2.status, 200, 'the stream in progress over HTTP/2 is answered');
     // `until` waits until one generation of workers is left: the old ones have closed their connections.
     await ctl.until(RELOAD_HOST, '/', (r) => r.status === 200, { what: 'the reloaded host served', timeoutMs: 20_000 });
     assert.is(await ctl.metric('nginx_ingress_controller_success'), reloads + 1, 'exactly one reload');
@@ -97,6 +168,7 @@ test('20 hosts under HTTP/1.1 (kept-alive and new connections) and HTTP/2 load: 
     await load?.stop();
     await ctl.stop();
     await Promise.all(all.map((e) => e.close()));
+    await held.close();
   }
 });
 

@@ -28,7 +28,8 @@ import { arg, attempt, emitFigures, isFull, loadAverage, percentile, printTable,
 
 const run = promisify(execFile);
 
-interface RunResult { client: string; requests: number; errors: number; p99: number | null }
+/** One client's run; `kinds` counts its failures by kind (wrk: non-2xx and each socket error; HTTP/2: failed, GOAWAY received, refused streams retried). */
+interface RunResult { client: string; requests: number; errors: number; p99: number | null; kinds: Record<string, number> }
 
 /** A wrk Lua script cycling through the targets (`close`: a new connection per request). */
 function wrkScript(dir: string, list: Target[], close: boolean): string {
@@ -47,7 +48,10 @@ end
 async function wrkRun(client: string, script: string, port: number, connections: number, seconds: number): Promise<RunResult> {
   const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}/`], { timeout: (seconds + 30) * 1000 });
   const r: WrkResult = parseWrk(stdout);
-  return { client, requests: r.requests, errors: r.errors, p99: r.p99 };
+  const sockets = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  const kinds: Record<string, number> = { 'non-2xx': Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0) };
+  ['connect', 'read', 'write', 'timeout (2 s)'].forEach((k, i) => { kinds[k] = Number(sockets?.[i + 1] ?? 0); });
+  return { client, requests: r.requests, errors: r.errors, p99: r.p99, kinds };
 }
 
 /**
@@ -61,7 +65,10 @@ async function http2Run(local: LocalMode, seconds: number): Promise<RunResult> {
   await new Promise((r) => setTimeout(r, seconds * 1000));
   await h2.stop();
   const c = h2.counts('HTTP/2', 'run');
-  return { client: `Node HTTP/2, 8 streams in flight over a TLS session per host (${h2.h2.goaways} GOAWAY, ${h2.h2.refusedRetried} refused streams retried)`, requests: c.requests, errors: c.failures, p99: round(percentile(c.latenciesMs, 99), 2) };
+  return {
+    client: 'Node HTTP/2, 8 streams in flight over a TLS session per host', requests: c.requests, errors: c.failures, p99: round(percentile(c.latenciesMs, 99), 2),
+    kinds: { failed: c.failures, 'GOAWAY received': h2.h2.goaways, 'refused streams retried': h2.h2.refusedRetried },
+  };
 }
 
 /** All clients at once for `seconds`. */
@@ -175,7 +182,10 @@ async function main(): Promise<void> {
       const sum = (rs: RunResult[]) => rs.reduce((x, r) => x + r.errors, 0);
       const requests = (rs: RunResult[]) => rs.reduce((x, r) => x + r.requests, 0);
       const listed = (phase: string, rs: RunResult[]) => {
-        for (const r of rs) rows.push({ figure: `${phase}: ${r.client}`, value: `${r.errors} failed`, note: `of ${r.requests}${r.p99 !== null ? `, p99 ${r.p99} ms` : ''}` });
+        for (const r of rs) {
+          const kinds = Object.entries(r.kinds).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ');
+          rows.push({ figure: `${phase}: ${r.client}`, value: `${r.errors} failed`, note: `of ${r.requests}${r.p99 !== null ? `, p99 ${r.p99} ms` : ''}${kinds ? `; ${kinds}` : ''}` });
+        }
       };
       listed('quiet', quiet);
       listed('changes', changes);
@@ -202,7 +212,13 @@ async function main(): Promise<void> {
       while (!reloaded.done && !reloaded.error) runs.push(await load(l, dir, 10));
       if (reloaded.error) throw reloaded.error;
       const reloadS = (performance.now() - r0) / 1000;
-      const reload = runs[0]!.map((r, i) => ({ ...r, requests: runs.reduce((x, run) => x + run[i]!.requests, 0), errors: runs.reduce((x, run) => x + run[i]!.errors, 0), p99: r.p99 === null ? null : Math.max(...runs.map((run) => run[i]!.p99!)) }));
+      const reload = runs[0]!.map((r, i): RunResult => ({
+        client: r.client,
+        requests: runs.reduce((x, run) => x + run[i]!.requests, 0),
+        errors: runs.reduce((x, run) => x + run[i]!.errors, 0),
+        p99: r.p99 === null ? null : Math.max(...runs.map((run) => run[i]!.p99!)),
+        kinds: Object.fromEntries(Object.keys(r.kinds).map((k) => [k, runs.reduce((x, run) => x + run[i]!.kinds[k]!, 0)])),
+      }));
       listed('one reload', reload);
       fig.changes_under_load_reload_errors = sum(reload);
       rows.push({

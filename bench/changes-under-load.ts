@@ -65,9 +65,11 @@ async function http2Run(local: LocalMode, seconds: number): Promise<RunResult> {
   await new Promise((r) => setTimeout(r, seconds * 1000));
   await h2.stop();
   const c = h2.counts('HTTP/2', 'run');
+  const reasons: Record<string, number> = {};
+  for (const f of h2.failures) reasons[f.reason] = (reasons[f.reason] ?? 0) + 1;
   return {
     client: 'Node HTTP/2, 8 streams in flight over a TLS session per host', requests: c.requests, errors: c.failures, p99: round(percentile(c.latenciesMs, 99), 2),
-    kinds: { failed: c.failures, 'GOAWAY received': h2.h2.goaways, 'refused streams retried': h2.h2.refusedRetried },
+    kinds: { ...reasons, 'GOAWAY received': h2.h2.goaways, 'refused streams retried': h2.h2.refusedRetried },
   };
 }
 
@@ -217,7 +219,7 @@ async function main(): Promise<void> {
         requests: runs.reduce((x, run) => x + run[i]!.requests, 0),
         errors: runs.reduce((x, run) => x + run[i]!.errors, 0),
         p99: r.p99 === null ? null : Math.max(...runs.map((run) => run[i]!.p99!)),
-        kinds: Object.fromEntries(Object.keys(r.kinds).map((k) => [k, runs.reduce((x, run) => x + run[i]!.kinds[k]!, 0)])),
+        kinds: Object.fromEntries([...new Set(runs.flatMap((run) => Object.keys(run[i]!.kinds)))].map((k) => [k, runs.reduce((x, run) => x + (run[i]!.kinds[k] ?? 0), 0)])),
       }));
       listed('one reload', reload);
       fig.changes_under_load_reload_errors = sum(reload);

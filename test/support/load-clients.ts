@@ -3,7 +3,7 @@
 // browser keeps one). Every request is counted from its real answer, under the phase label that
 // was current when it was sent: its status, its latency, or its error.
 import { Agent, request, type ClientRequest } from 'node:http';
-import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
+import { connect as http2Connect, constants, type ClientHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Target } from './changes-scenario.js';
 
@@ -81,27 +81,37 @@ export function startLoad(opts: LoadOptions) {
   };
 
   const overHttp2 = (target: Target, p = phase, started = performance.now()) => new Promise<void>((resolve) => {
-    // A stream NGINX refused (numbered after its GOAWAY's last stream) was not processed: a client
-    // retries it on a new connection (RFC 9113 §8.7, §6.8), as browsers do; counted apart.
-    const retry = () => { h2.refusedRetried++; resolve(overHttp2(target, p, started)); };
     let stream;
     try {
       stream = session(target.host).request({ ':path': target.path, ':authority': target.host });
     } catch (err) {
-      // The session got GOAWAY between the check and the request: nothing was sent.
-      if ((err as NodeJS.ErrnoException).code === 'ERR_HTTP2_GOAWAY_SESSION' || (err as NodeJS.ErrnoException).code === 'ERR_HTTP2_INVALID_SESSION') { retry(); return; }
+      // The session got GOAWAY between the check and the request: nothing was sent; send it on a new one.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ERR_HTTP2_GOAWAY_SESSION' || code === 'ERR_HTTP2_INVALID_SESSION') { resolve(overHttp2(target, p, started)); return; }
       done('HTTP/2', p, target, started, (err as Error).message);
       resolve();
       return;
     }
     let status = 0;
+    let ended = false;
+    let error: string | null = null;
     stream.setTimeout(10_000, () => stream.close());
     stream.on('response', (h) => { status = Number(h[':status']); });
+    stream.on('end', () => { ended = true; });
+    stream.on('error', (err: NodeJS.ErrnoException) => { error = err.code ?? err.message; });
     stream.resume();
-    stream.on('end', () => { done('HTTP/2', p, target, started, status === 200 ? null : `status ${status}`); resolve(); });
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (status === 0 && /NGHTTP2_REFUSED_STREAM/.test(err.message)) { retry(); return; }
-      done('HTTP/2', p, target, started, err.code ?? err.message);
+    // Decided once, when the stream is closed ('end' and 'error' can both come, in either order).
+    stream.on('close', () => {
+      if (status === 0 && stream.rstCode === constants.NGHTTP2_REFUSED_STREAM) {
+        // Refused (numbered after NGINX's GOAWAY's last stream): not processed, so a client retries
+        // it on a new connection (RFC 9113 §8.7), as browsers do; counted apart.
+        h2.refusedRetried++;
+        resolve(overHttp2(target, p, started));
+        return;
+      }
+      const failure = status === 200 && ended && error === null ? null
+        : error ?? (status === 0 ? `no answer (RST_STREAM ${stream.rstCode})` : `status ${status}`);
+      done('HTTP/2', p, target, started, failure);
       resolve();
     });
     stream.end();

@@ -23,12 +23,12 @@ import { startLoad } from '../test/support/load-clients.js';
 import { RELOAD_HOST, scenario, targets, wildcardCertificate, type Target, type Write } from '../test/support/changes-scenario.js';
 import { hostOf, isCanary, writeManifests } from './gen.js';
 import { startLocalMode, type LocalMode } from './local-mode.js';
-import { ensureWrk, parseWrk, startNginx, stopNginx, upstreamConf, type WrkResult } from './nginx-tools.js';
+import { ensureWrk, parseWrk, startNginx, stopNginx, upstreamConf } from './nginx-tools.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, percentile, printTable, round, verdict, type Row } from './lib.js';
 
 const run = promisify(execFile);
 
-/** One client's run; `kinds` counts its failures by kind (wrk: non-2xx and each socket error; HTTP/2: failed, GOAWAY received, refused streams retried). */
+/** One client's run; `kinds` counts by kind (wrk: non-2xx and each socket error, `timeout` = no answer within 2 s; HTTP/2: each failure's reason, GOAWAYs received, refused streams retried). */
 interface RunResult { client: string; requests: number; errors: number; p99: number | null; kinds: Record<string, number> }
 
 /** A wrk Lua script cycling through the targets (`close`: a new connection per request). */
@@ -47,11 +47,8 @@ end
 
 async function wrkRun(client: string, script: string, port: number, connections: number, seconds: number): Promise<RunResult> {
   const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, `http://127.0.0.1:${port}/`], { timeout: (seconds + 30) * 1000 });
-  const r: WrkResult = parseWrk(stdout);
-  const sockets = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
-  const kinds: Record<string, number> = { 'non-2xx': Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0) };
-  ['connect', 'read', 'write', 'timeout (2 s)'].forEach((k, i) => { kinds[k] = Number(sockets?.[i + 1] ?? 0); });
-  return { client, requests: r.requests, errors: r.errors, p99: r.p99, kinds };
+  const r = parseWrk(stdout);
+  return { client, requests: r.requests, errors: r.errors, p99: r.p99, kinds: { ...r.errorKinds } };
 }
 
 /**

@@ -135,6 +135,8 @@ test('20 hosts under HTTP/1.1 (kept-alive and new connections) and HTTP/2 load: 
     assert.is(h2.status, 200, 'the stream in progress over HTTP/2 is answered');
     // `until` waits until one generation of workers is left: the old ones have closed their connections.
     await ctl.until(RELOAD_HOST, '/', (r) => r.status === 200, { what: 'the reloaded host served', timeoutMs: 20_000 });
+    // The controller counts the reload once its actor is done, which can come after the new host answers.
+    await waitFor(async () => (await ctl.metric('nginx_ingress_controller_success')) > reloads, { what: 'the reload counted' });
     assert.is(await ctl.metric('nginx_ingress_controller_success'), reloads + 1, 'exactly one reload');
     const keepAliveOpen = load.keepAliveSockets() - keepAliveBefore + CONCURRENCY['HTTP/1.1 keep-alive'];
 
@@ -160,7 +162,7 @@ test('20 hosts under HTTP/1.1 (kept-alive and new connections) and HTTP/2 load: 
     // closed gets a reset (Node's agent does not retry it): at most one per such connection.
     const keptAlive = aroundReload.filter((f) => f.client === 'HTTP/1.1 keep-alive');
     assert.ok(keptAlive.length <= keepAliveOpen, `${keptAlive.length} kept-alive requests failed, more than the ${keepAliveOpen} connections the old workers had`);
-    assert.ok(keptAlive.every((f) => f.reason === 'ECONNRESET'), `only resets: ${JSON.stringify(keptAlive.slice(0, 3))}`);
+    assert.ok(keptAlive.every((f) => f.reason === 'ECONNRESET' || f.reason === 'EPIPE'), `only resets: ${JSON.stringify(keptAlive.slice(0, 3))}`);
     assert.equal(aroundReload.filter((f) => f.client === 'HTTP/1.1 new connection'), [], 'a new connection is served by an old worker or a new one, never dropped');
   } finally {
     await load?.stop();

@@ -53,7 +53,11 @@ ${ports.map((p) => `  server { listen 127.0.0.1:${p}; location / { return 200 "o
 `;
 }
 
-export interface WrkResult { rps: number; p99: number; p50: number; errors: number; requests: number; cpuUsPerRequest?: number }
+export interface WrkResult {
+  rps: number; p99: number; p50: number; errors: number; requests: number; cpuUsPerRequest?: number;
+  /** The errors by kind: non-2xx/3xx answers and each kind of socket error (`timeout`: no answer within wrk's 2 s). */
+  errorKinds?: Record<'non-2xx' | 'connect' | 'read' | 'write' | 'timeout', number>;
+}
 
 /** CPU time (user + system, µs) of an NGINX master and its workers, from /proc. */
 export function nginxCpuUs(masterPid: number): number {
@@ -95,15 +99,21 @@ function toMs(v: string): number {
 
 export async function wrk(port: number, host: string, seconds: number, scheme: 'http' | 'https' = 'http'): Promise<WrkResult> {
   const { stdout } = await run('wrk', ['-t2', '-c32', `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, `${scheme}://127.0.0.1:${port}/`], { timeout: (seconds + 30) * 1000 });
+  return parseWrk(stdout);
+}
+
+/** wrk's printed summary (run with `--latency`): errors are non-2xx/3xx answers plus socket errors. */
+export function parseWrk(stdout: string): WrkResult {
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p99 = toMs(/^\s+99%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
   const p50 = toMs(/^\s+50%\s+(\S+)/m.exec(stdout)?.[1] ?? '');
   const requests = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
   const sockErr = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
-  const errors = non2xx + (sockErr ? sockErr.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  const [connect, read, write, timeout] = [1, 2, 3, 4].map((i) => Number(sockErr?.[i] ?? 0)) as [number, number, number, number];
+  const errors = non2xx + connect + read + write + timeout;
   if (!Number.isFinite(rps)) throw new Error(`wrk output not understood: ${stdout.slice(0, 200)}`);
-  return { rps, p99, p50, errors, requests };
+  return { rps, p99, p50, errors, requests, errorKinds: { 'non-2xx': non2xx, connect, read, write, timeout } };
 }
 
 /** A wrk turn with the NGINX CPU it cost per request: unlike requests/s, not skewed by other load. */

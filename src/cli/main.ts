@@ -64,6 +64,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--default-backend-service <ns/name>', 'the Service that answers requests no Ingress serves (ingress-nginx\'s flag; empty: a built-in 404)', '')
     .option('--sync-rate-limit <rate>', 'syncs per second', positive, 0.3)
     .option('--geoip-dir <dir>', 'GeoIP2 databases folder (watched)')
+    .option('--resolv-conf <file>', 'the resolv.conf whose nameservers (IP or IP:PORT), search domains and ndots NGINX and Lua resolve names with (ExternalName, auth-url); default /etc/resolv.conf')
     .option('--record <file>', 'record every event and task to an NDJSON log')
     .option('--record-secrets', 'keep Secret data in the recording', false)
     .option('--trace [file]', 'trace every event through the pipeline (Chrome trace-event JSON)')

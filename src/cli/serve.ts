@@ -105,7 +105,7 @@ export interface ServePorts {
 }
 
 /** NGINX's runtime for those ports. */
-export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; metrics?: boolean }): NginxRuntime {
+export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; resolvConf?: string; metrics?: boolean }): NginxRuntime {
   const runtime = defaultRuntime({
     ...(where.prefix ? { prefix: where.prefix } : {}),
     listenAddresses: where.listenAddresses,
@@ -115,6 +115,7 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
     streamPort: ports.streamPort,
     defaultServerPort: ports.defaultServerPort,
     ...(where.geoipDir ? { geoipDir: where.geoipDir } : {}),
+    ...(where.resolvConf ? { resolvConf: where.resolvConf } : {}),
     ...(ports.enableSslPassthrough ? { sslPassthrough: { proxyPort: ports.sslPassthroughProxyPort } } : {}),
   });
   if (where.metrics) runtime.metricsLog = metricsLogPath(runtime.prefix);

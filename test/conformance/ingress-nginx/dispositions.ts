@@ -8,4 +8,8 @@ export type Disposition =
   | { kind: 'not applicable'; why: string };
 
 export const DISPOSITIONS: Readonly<Record<string, Disposition>> = {
+  'tcpudp/tcp.go:80': {
+    kind: 'differs on purpose', differences: 'NGINX configuration',
+    why: 'a TCP/UDP service\'s ExternalName must be an address: a host name is refused with a warning (NGINX would resolve it at start, past the upstream address policy; ingress-rx has no stream Lua to resolve and judge it)',
+  },
 };

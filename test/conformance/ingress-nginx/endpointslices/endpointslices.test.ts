@@ -17,7 +17,7 @@ const LONG = 'long-name-foobar-foobar-foobar-foobar-foobar-bar-foo-bar-foobuz';
 
 test.before(async () => {
   fx = await startFixture(NS);
-  const hinted = slices(NS, 'topology', fx.echo).map((s, i) => ({
+  const hinted = slices(NS, 'topology', [...fx.echo]).map((s, i) => ({
     ...s, endpoints: s.endpoints.map((e) => ({ ...e, zone: `zone-${i}`, hints: { forZones: [{ name: `zone-${i}` }] } })),
   }));
   fx.apply('objects.json', [

@@ -88,6 +88,8 @@ export interface RunningController {
   metrics: ControllerMetrics;
   /** The metrics registry served on the healthz port (the admission webhook adds its families). */
   registry: Registry;
+  /** /healthz answers 500 from now on (readiness fails) while everything still runs: the shutdown grace period. */
+  announceShutdown(): void;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
   shutdown(): Promise<void>;
 }
@@ -330,6 +332,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     results$,
     metrics,
     registry: metrics.registry,
+    announceShutdown() {
+      shuttingDown = true;
+    },
     shutdown() {
       shutdownPromise ??= (async () => {
         shuttingDown = true;

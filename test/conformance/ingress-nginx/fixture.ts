@@ -6,7 +6,8 @@
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
 import { ingress, oneGeneration, service, slices, startLocal, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificate } from '../../support/lua-nginx.js';
@@ -127,4 +128,25 @@ export async function startFixture(ns: string, opts: {
     },
   };
   return fx;
+}
+
+/**
+ * For Its that need `ingress-rx controller` (a flag local mode lacks, the webhook, the status,
+ * the shutdown): the fake API server holding ingress-nginx's IngressClass `nginx` and `objects`,
+ * with a kubeconfig for it.
+ */
+export async function startFakeCluster(objects: object[]): Promise<{ fake: FakeApiServer; kubeconfig: string; close(): Promise<void> }> {
+  const fake = await startFakeApiServer();
+  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
+  for (const o of objects) fake.create(o as FakeObject);
+  const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cluster-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  return {
+    fake, kubeconfig,
+    async close() {
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

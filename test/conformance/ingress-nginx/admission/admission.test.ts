@@ -7,13 +7,13 @@
 // types, snippets allowed); each It has hosts of its own.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ported } from '../port.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../support/fake-apiserver.js';
+import { startFakeCluster } from '../fixture.js';
+import type { FakeApiServer } from '../../../support/fake-apiserver.js';
 import { startEchoServer, closeAll, type EchoServer } from '../../../support/echo-server.js';
 import { ingress, service, slices, startController, type CliProcess } from '../../../support/local-harness.js';
 import { waitFor } from '../../../support/wait.js';
@@ -25,20 +25,14 @@ let fake: FakeApiServer;
 let ctl: CliProcess;
 let echo: EchoServer[];
 let webhookPort: number;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-conformance-admission-'));
+let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
 const certs = new URL('../../../fixtures/model/_certs/', import.meta.url).pathname;
 const CA = readFileSync(join(certs, 'default.crt'));
 const its = ported(test, () => ctl);
 
 test.before(async () => {
   echo = await Promise.all(['echo', 'slow-echo'].map((name, i) => startEchoServer({ address: `127.0.34.${10 + i}`, name })));
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  for (const e of echo) {
-    fake.create(service(NS, e.name));
-    for (const s of slices(NS, e.name, [e])) fake.create(s);
-  }
-  fake.create({
+  cluster = await startFakeCluster([...echo.flatMap((e) => [service(NS, e.name), ...slices(NS, e.name, [e])]), {
     apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS },
     data: {
       // admission.go:167 and :181 each set one word; one list holds both.
@@ -46,11 +40,11 @@ test.before(async () => {
       'strict-validate-path-type': 'true',
       'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical',
     },
-  });
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
+  }]);
+  fake = cluster.fake;
   webhookPort = await freePort();
   ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
+    kubeconfig: cluster.kubeconfig,
     args: ['--election-id=irx-conformance-admission', '--allow-upstream-addresses=loopback', `--configmap=${NS}/ingress-nginx-controller`,
       `--validating-webhook=127.0.0.1:${webhookPort}`,
       `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
@@ -62,9 +56,8 @@ test.before(async () => {
 });
 test.after(async () => {
   await ctl?.stop();
-  await fake?.close();
+  await cluster?.close();
   await closeAll(echo ?? []);
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 interface Answer { status: number; allowed?: boolean; message: string }

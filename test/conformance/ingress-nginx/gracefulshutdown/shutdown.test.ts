@@ -6,12 +6,10 @@
 // stops NGINX after max(--shutdown-grace-period, 30 s) whatever worker-shutdown-timeout says.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ported } from '../port.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../support/fake-apiserver.js';
+import { startFakeCluster } from '../fixture.js';
+import type { FakeApiServer } from '../../../support/fake-apiserver.js';
 import { ingress, sendRequest, service, startController, type CliProcess } from '../../../support/local-harness.js';
 import { waitFor } from '../../../support/wait.js';
 import type { Target } from '../../../support/protocols.js';
@@ -23,7 +21,7 @@ let slow: Server;
 let slowPort: number;
 let ctl: CliProcess;
 let arrived = 0;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-conformance-shutdown-'));
+let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
 // Each It starts its own controller after its protocol client is made: the client reaches the current one.
 const current: Target = {
   get ports() { return ctl.ports; },
@@ -40,29 +38,24 @@ test.before(async () => {
   });
   await new Promise<void>((r) => slow.listen(0, '127.0.38.10', r));
   slowPort = (slow.address() as { port: number }).port;
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create(service(NS, 'slow-echo'));
-  fake.create({
+  cluster = await startFakeCluster([service(NS, 'slow-echo'), {
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'slow-echo-1', namespace: NS, labels: { 'kubernetes.io/service-name': 'slow-echo' } },
     addressType: 'IPv4', ports: [{ name: 'http', port: slowPort }], endpoints: [{ addresses: ['127.0.38.10'], conditions: { ready: true } }],
-  });
-  fake.create(ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'slow-echo' }] }));
-  fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS }, data: {} });
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
+  }, ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'slow-echo' }] }),
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS }, data: {} }]);
+  fake = cluster.fake;
 });
 test.after(async () => {
   await ctl?.stop();
-  await fake?.close();
+  await cluster?.close();
   slow?.close();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 /** A controller of its own, the ConfigMap's worker-shutdown-timeout set, serving HOST. */
 async function start(workerShutdownTimeout: string, flags: string[] = []): Promise<void> {
   fake.set({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS }, data: { 'worker-shutdown-timeout': workerShutdownTimeout } } as never);
   ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
+    kubeconfig: cluster.kubeconfig,
     args: ['--election-id=irx-conformance-shutdown', '--allow-upstream-addresses=loopback', '--update-status=false', `--configmap=${NS}/ingress-nginx-controller`, ...flags],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: NS },
   });

@@ -8,11 +8,8 @@
 // the It looks for. The e2e chart sets --enable-metrics (controller.metrics.enabled), as the port does.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ported } from '../port.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../support/fake-apiserver.js';
+import { startFakeCluster } from '../fixture.js';
 import { startEchoServer, type EchoServer } from '../../../support/echo-server.js';
 import { ingress, sendRequest, service, slices, startController, type CliProcess } from '../../../support/local-harness.js';
 import { waitFor } from '../../../support/wait.js';
@@ -20,24 +17,18 @@ import type { ProtocolClient } from '../../../support/protocols.js';
 
 const NS = 'metrics';
 const HOST = 'foo.com';
-let fake: FakeApiServer;
+let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
 let echo: EchoServer;
 let a: CliProcess;
 let b: CliProcess;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-conformance-metrics-'));
 const onA = ported(test, () => a);
 const onB = ported(test, () => b);
 
 test.before(async () => {
   echo = await startEchoServer({ address: '127.0.36.10', name: 'echo' });
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create(service(NS, 'echo'));
-  for (const s of slices(NS, 'echo', [echo])) fake.create(s);
-  fake.create(ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'echo' }] }));
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
+  cluster = await startFakeCluster([service(NS, 'echo'), ...slices(NS, 'echo', [echo]), ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'echo' }] })]);
   const start = (name: string, flags: string[]) => startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
+    kubeconfig: cluster.kubeconfig,
     args: [`--election-id=irx-conformance-metrics-${name}`, '--allow-upstream-addresses=loopback', '--update-status=false', '--enable-metrics=true', ...flags],
     env: { POD_NAME: `ingress-rx-${name}`, POD_NAMESPACE: NS },
   });
@@ -49,9 +40,8 @@ test.before(async () => {
 });
 test.after(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
-  await fake?.close();
+  await cluster?.close();
   await echo?.close();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 const metrics = async (c: CliProcess) => (await sendRequest(c.ports.healthz, '127.0.0.1', '/metrics')).body;

@@ -5,11 +5,9 @@
 // stops and restarts the fake API server on its port instead of the proxy.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ported } from '../port.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../support/fake-apiserver.js';
+import { startFakeCluster } from '../fixture.js';
+import type { FakeApiServer } from '../../../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../../../support/echo-server.js';
 import { ingress, service, slices, startController, type CliProcess } from '../../../support/local-harness.js';
 import { waitFor } from '../../../support/wait.js';
@@ -20,28 +18,23 @@ const ELECTION = 'ingress-controller-leader';
 let fake: FakeApiServer;
 let echo: EchoServer;
 let ctl: CliProcess;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-conformance-status-'));
+let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
 const its = ported(test, () => ctl);
 
 test.before(async () => {
   echo = await startEchoServer({ address: '127.0.37.10', name: 'echo' });
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create(service(NS, 'echo'));
-  for (const s of slices(NS, 'echo', [echo])) fake.create(s);
-  fake.create(ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'echo' }] }));
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
+  cluster = await startFakeCluster([service(NS, 'echo'), ...slices(NS, 'echo', [echo]), ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'echo' }] })]);
+  fake = cluster.fake;
   ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
+    kubeconfig: cluster.kubeconfig,
     args: [`--election-id=${ELECTION}`, '--election-ttl=4s', '--allow-upstream-addresses=loopback', '--publish-status-address=1.1.0.0'],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: NS },
   });
 });
 test.after(async () => {
   await ctl?.stop();
-  await fake?.close();
+  await cluster?.close();
   await echo?.close();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 const statusOf = () => (fake.get('networking.k8s.io/v1', 'Ingress', HOST, NS) as { status?: { loadBalancer?: { ingress?: unknown[] } } } | undefined)?.status?.loadBalancer?.ingress ?? [];

@@ -6,11 +6,9 @@
 // an address, not a name (docs/differences.md).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ported } from '../port.js';
-import { startFakeApiServer, type FakeApiServer } from '../../../support/fake-apiserver.js';
+import { startFakeCluster } from '../fixture.js';
+import type { FakeApiServer } from '../../../support/fake-apiserver.js';
 import { startEchoServer, closeAll, type EchoServer } from '../../../support/echo-server.js';
 import { service, slices, startController, type CliProcess } from '../../../support/local-harness.js';
 import { waitFor } from '../../../support/wait.js';
@@ -22,7 +20,7 @@ let fake: FakeApiServer;
 let ctl: CliProcess;
 let echo: EchoServer[];
 let tcpPort: number;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-conformance-tcp-'));
+let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
 const its = ported(test, () => ctl);
 
 const tcpServices = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tcp-services', namespace: NS }, data });
@@ -30,24 +28,18 @@ const tcpServices = (data: Record<string, string>) => ({ apiVersion: 'v1', kind:
 test.before(async () => {
   echo = await Promise.all(['echo', 'first-service', 'second-service'].map((name, i) => startEchoServer({ address: `127.0.33.${10 + i}`, name })));
   tcpPort = await freePort();
-  fake = await startFakeApiServer();
-  for (const e of echo) {
-    fake.create(service(NS, e.name));
-    for (const s of slices(NS, e.name, [e])) fake.create(s);
-  }
-  fake.create(tcpServices({}));
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
+  cluster = await startFakeCluster([...echo.flatMap((e) => [service(NS, e.name), ...slices(NS, e.name, [e])]), tcpServices({})]);
+  fake = cluster.fake;
   ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
+    kubeconfig: cluster.kubeconfig,
     args: ['--election-id=irx-conformance-tcp', '--allow-upstream-addresses=loopback', `--tcp-services-configmap=${NS}/tcp-services`, '--update-status=false'],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: NS },
   });
 });
 test.after(async () => {
   await ctl?.stop();
-  await fake?.close();
+  await cluster?.close();
   await closeAll(echo ?? []);
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 const overTcp = { get port() { return tcpPort; } };

@@ -75,6 +75,15 @@ function syncsLogged(output: string): Array<{ startedMs: number; applied: boolea
   });
 }
 
+/**
+ * Waits until a sync that started at or after `sinceMs` (a manifest write's time) is logged as
+ * applied, and only one generation of NGINX workers accepts: what the write changes is running.
+ */
+export async function untilSynced(ctl: LocalController, sinceMs: number): Promise<void> {
+  await waitFor(() => syncsLogged(ctl.output()).find((s) => s.startedMs >= sinceMs && s.applied) ?? null, { timeoutMs: 20_000, what: 'the sync of the last write' });
+  await waitFor(() => oneGeneration(ctl.workdir), { timeoutMs: 15_000, what: 'the previous NGINX workers to stop accepting' });
+}
+
 /** The headers the echo upstream saw, lower-case names. */
 export const upstreamHeaders = (r: Reply): Record<string, string> => (r.json?.headers ?? {}) as Record<string, string>;
 

@@ -1,7 +1,8 @@
 -- A small A-record resolver for ExternalName backends and the hosts annotations name (mirror,
--- auth) (Debian packages no resty.dns): one UDP query per name to the nameservers of
--- configuration.resolvers or /etc/resolv.conf, answers cached per worker for their TTL. Needs
--- cosockets: timers and the rewrite, access and content phases.
+-- auth) (Debian packages no resty.dns): one UDP query per name (and per search domain, as
+-- resolv.conf asks) to the nameservers of configuration.resolvers or /etc/resolv.conf, answers
+-- cached per worker for their TTL. Needs cosockets: timers and the rewrite, access and content
+-- phases.
 local ngx = ngx
 local bit = require("bit")
 local band, rshift = bit.band, bit.rshift
@@ -120,17 +121,40 @@ local function query(name)
   return nil, last_err
 end
 
+--- The names asked for `name`, as the C library and ingress-nginx's resolver order them: a name
+--- with a trailing dot as it is; otherwise, with fewer dots than ndots, each search domain
+--- appended first and the name last, else the name first (configuration.dns_search/dns_ndots,
+--- from the controller's resolv.conf).
+local function candidates(name)
+  local conf = package.loaded.configuration
+  local search = conf and type(conf.dns_search) == "table" and conf.dns_search or {}
+  if #search == 0 or name:sub(-1) == "." then return { name } end
+  local _, dots = name:gsub("%.", "")
+  local list = {}
+  local first = dots >= (conf.dns_ndots or 1)
+  if first then list[1] = name end
+  for _, domain in ipairs(search) do list[#list + 1] = name .. "." .. domain end
+  if not first then list[#list + 1] = name end
+  return list
+end
+
 --- Addresses of `name`; a failed lookup keeps the last known addresses (if any) for a while.
 function _M.lookup(name)
   local now = ngx.now()
   local entry = cache[name]
   if entry and entry.expires > now then return entry.addresses end
-  local addresses, ttl_or_err = query(name)
+  local addresses, ttl_or_err
+  local errors = {}
+  for _, candidate in ipairs(candidates(name)) do
+    addresses, ttl_or_err = query(candidate)
+    if addresses then break end
+    errors[#errors + 1] = candidate .. ": " .. tostring(ttl_or_err)
+  end
   if addresses then
     cache[name] = { addresses = addresses, expires = now + ttl_or_err }
     return addresses
   end
-  ngx.log(ngx.ERR, "cannot resolve ", name, ": ", ttl_or_err)
+  ngx.log(ngx.ERR, "cannot resolve ", name, ": ", table.concat(errors, "; "))
   local stale = entry and entry.addresses or {}
   cache[name] = { addresses = stale, expires = now + RETRY_AFTER_FAILURE }
   return stale

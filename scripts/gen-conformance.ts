@@ -27,14 +27,18 @@ function testFiles(dir: string): string[] {
 /** Every ported It: the registrations `.both('<id>'`, `.http1Only('<id>', '<why>'`, `.http2Only('<id>', '<why>'` and `.noClient('<id>', '<why>'` in the port files. */
 export function portedTests(): Port[] {
   const out: Port[] = [];
-  const call = /\.(both|http1Only|http2Only|noClient)\(\s*'([a-z0-9_/.-]+\.go:\d+)'(?:,\s*'((?:[^'\\]|\\.)*)')?/g;
+  // The reason is a literal or a constant the file declares as one (`const WHY = '…'`).
+  const call = /\.(both|http1Only|http2Only|noClient)\(\s*'([a-z0-9_/.-]+\.go:\d+)'(?:,\s*(?:'((?:[^'\\]|\\.)*)'|([A-Za-z_$][\w$]*)\b))?/g;
   for (const path of testFiles(PORT_DIR).sort()) {
     const file = relative(ROOT, path);
-    for (const m of readFileSync(path, 'utf8').matchAll(call)) {
+    const text = readFileSync(path, 'utf8');
+    const constant = (name: string) => new RegExp(`const ${name.replace(/\$/g, '\\$')} = (['"])((?:(?!\\1)[^\\\\]|\\\\.)*)\\1`).exec(text)?.[2] ?? name;
+    for (const m of text.matchAll(call)) {
+      const why = m[3] ?? (m[4] ? constant(m[4]) : undefined);
       const protocols = m[1] === 'both' ? 'HTTP/1.1, HTTP/2'
-        : m[1] === 'http1Only' ? `HTTP/1.1 only (${m[3]})`
-        : m[1] === 'http2Only' ? `HTTP/2 only (${m[3]})`
-        : `no HTTP client (${m[3]})`;
+        : m[1] === 'http1Only' ? `HTTP/1.1 only (${why})`
+        : m[1] === 'http2Only' ? `HTTP/2 only (${why})`
+        : `no HTTP client (${why})`;
       out.push({ id: m[2]!, file, protocols });
     }
   }

@@ -4,6 +4,7 @@ import type { ModelWarning } from '../model/types.js';
 import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/refused.js';
 import { HTTP2_FAILURE } from '../model/http2.js';
 import { GRPC_CLEARTEXT } from '../model/annotations/backendprotocol.js';
+import { DEEP_INSPECTION_WARNING } from '../model/paths.js';
 
 export type Severity = 'deny' | 'warn';
 
@@ -106,6 +107,11 @@ export const WARN_RULES: readonly WarnRule[] = [
     name: 'grpc-cleartext',
     why: 'gRPC over TLS is served; a client that spoke cleartext HTTP/2 to ingress-nginx\'s HTTP port must move to TLS (NGINX 1.22 serves HTTP/2 only over TLS)',
     matches: (w) => isAnnotation(w) && w.message.startsWith(GRPC_CLEARTEXT),
+  },
+  {
+    name: 'deep-inspection',
+    why: 'the path is served (escaped, never a file path); ingress-nginx refuses the whole Ingress for it (--deep-inspect), so the warning says so before traffic moves (docs/differences.md, Model)',
+    matches: (w) => w.message.startsWith(DEEP_INSPECTION_WARNING),
   },
   {
     name: 'cert-manager-certificate',

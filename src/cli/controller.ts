@@ -183,7 +183,8 @@ export async function runController(argv: string[]): Promise<number> {
   } else {
     logger.info({ signal: stop, gracePeriodMs: o.shutdownGracePeriodMs }, 'received signal; shutting down');
     // ingress-nginx waits --shutdown-grace-period before stopping, so load balancers notice the
-    // failing readiness probe first.
+    // failing readiness probe first: /healthz answers 500 meanwhile.
+    controller.announceShutdown();
     await sleep(o.shutdownGracePeriodMs);
   }
   await webhook?.close();

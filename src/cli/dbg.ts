@@ -55,6 +55,8 @@ export async function runDbg(args: string[], opts: DbgOptions, out: (s: string) 
     }
     if (what === 'general') {
       const res = await get('/configuration/general');
+      // No general document posted: `{}`, what ingress-nginx's dbg prints (it posts none either).
+      if (res.status === 404) { out('{}\n'); return 0; }
       if (res.status !== 200) { out(`Nginx returned code ${res.status}\n`); return 1; }
       out(`${JSON.stringify(JSON.parse(res.body || '{}'), null, 2)}\n`);
       return 0;

@@ -23,6 +23,8 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   tcpServicesConfigmap?: string;
   syncRateLimit: number;
   geoipDir?: string;
+  /** --resolv-conf: the nameservers (IP[:PORT]), search domains and ndots NGINX and Lua use. */
+  resolvConf?: string;
   logLevel: string;
   /** --allow-upstream-addresses, already parsed (local mode allows loopback by default). */
   allowUpstreamAddresses: Set<AddressClass>;
@@ -45,6 +47,10 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
     logger.fatal(`--manifests ${opts.manifests}: no such directory`);
     return 1;
   }
+  if (opts.resolvConf !== undefined && !statSync(opts.resolvConf, { throwIfNoEntry: false })?.isFile()) {
+    logger.fatal(`--resolv-conf ${opts.resolvConf}: no such file`);
+    return 1;
+  }
   const ownWorkdir = opts.workdir === undefined;
   const prefix = resolve(opts.workdir ?? mkdtempSync(join(tmpdir(), 'ingress-rx-')));
   // Ingresses without a class, and with ingressClassName nginx but no IngressClass manifest, are
@@ -56,6 +62,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const runtime = runtimeFor(opts, {
     prefix, listenAddresses: ['127.0.0.1'], ...(opts.geoipDir ? { geoipDir: resolve(opts.geoipDir) } : {}),
+    ...(opts.resolvConf ? { resolvConf: resolve(opts.resolvConf) } : {}),
     metrics: true,
   });
   let obs;

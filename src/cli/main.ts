@@ -65,6 +65,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--tcp-services-configmap <ns/name>', 'ConfigMap of TCP services (ingress-nginx\'s flag): keys are ports NGINX listens on at 127.0.0.1, values "namespace/service:port"', '')
     .option('--sync-rate-limit <rate>', 'syncs per second', positive, 0.3)
     .option('--geoip-dir <dir>', 'GeoIP2 databases folder (watched)')
+    .option('--resolv-conf <file>', 'the resolv.conf whose nameservers (IP or IP:PORT), search domains and ndots NGINX and Lua resolve names with (ExternalName, auth-url); default /etc/resolv.conf')
     .option('--record <file>', 'record every event and task to an NDJSON log')
     .option('--record-secrets', 'keep Secret data in the recording', false)
     .option('--trace [file]', 'trace every event through the pipeline (Chrome trace-event JSON)')

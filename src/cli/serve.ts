@@ -88,6 +88,8 @@ export interface RunningController {
   metrics: ControllerMetrics;
   /** The metrics registry served on the healthz port (the admission webhook adds its families). */
   registry: Registry;
+  /** /healthz answers 500 from now on (readiness fails) while everything still runs: the shutdown grace period. */
+  announceShutdown(): void;
   /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
   shutdown(): Promise<void>;
 }
@@ -105,7 +107,7 @@ export interface ServePorts {
 }
 
 /** NGINX's runtime for those ports. */
-export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; metrics?: boolean }): NginxRuntime {
+export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAddresses: string[]; geoipDir?: string; resolvConf?: string; metrics?: boolean }): NginxRuntime {
   const runtime = defaultRuntime({
     ...(where.prefix ? { prefix: where.prefix } : {}),
     listenAddresses: where.listenAddresses,
@@ -115,6 +117,7 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
     streamPort: ports.streamPort,
     defaultServerPort: ports.defaultServerPort,
     ...(where.geoipDir ? { geoipDir: where.geoipDir } : {}),
+    ...(where.resolvConf ? { resolvConf: where.resolvConf } : {}),
     ...(ports.enableSslPassthrough ? { sslPassthrough: { proxyPort: ports.sslPassthroughProxyPort } } : {}),
   });
   if (where.metrics) runtime.metricsLog = metricsLogPath(runtime.prefix);
@@ -329,6 +332,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     results$,
     metrics,
     registry: metrics.registry,
+    announceShutdown() {
+      shuttingDown = true;
+    },
     shutdown() {
       shutdownPromise ??= (async () => {
         shuttingDown = true;

@@ -7,7 +7,7 @@ import {
 } from './annotations/index.js';
 import type { NginxSettings } from './config/settings.js';
 import type { IngressRef, Location, ModelWarning } from './types.js';
-import { DEFAULT_SERVER, ROOT_PATH, hostProblem, pathProblem } from './paths.js';
+import { DEEP_INSPECTION_WARNING, DEFAULT_SERVER, ROOT_PATH, deepInspectionMatch, hostProblem, pathProblem } from './paths.js';
 import { ingressStaticReason } from './dynamic-routes.js';
 
 export const DEFAULT_UPSTREAM = 'upstream-default-backend';
@@ -137,6 +137,8 @@ export function buildFragment(
         warn(`spec.rules[${i}].http.paths[${j}].path`, `${pp}; path ignored`);
         continue;
       }
+      const inspected = deepInspectionMatch(path);
+      if (inspected) warn(`spec.rules[${i}].http.paths[${j}].path`, `${DEEP_INSPECTION_WARNING} (${inspected}); served here, where a path is escaped and never a file path`);
       const u = backendUse(ns, p.backend);
       if (typeof u === 'string') {
         warn(`spec.rules[${i}].http.paths[${j}].backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);

@@ -44,6 +44,27 @@ export function pathProblem(path: string, pathType: PathType, strict: boolean): 
   return null;
 }
 
+// ingress-nginx's deep inspection (--deep-inspect, on by default) refuses a whole Ingress whose
+// path matches one of these: NGINX directives or file paths a path could smuggle into its
+// nginx.conf. Here a path is escaped and never a file path, so it is served; a warning says that
+// ingress-nginx would refuse it.
+const DEEP_INSPECTION: ReadonlyArray<[RegExp, string]> = [
+  [/alias[\s\S]*;/, 'an alias directive'],
+  [/root[\s\S]*;/, 'a root directive'],
+  [/\/etc\/(passwd|shadow|group|nginx|ingress-controller)/, 'a file under /etc'],
+  [/\/var\/run\/secrets/, '/var/run/secrets'],
+  [/_by_lua/, 'a *_by_lua directive'],
+];
+
+/** The start of the warning about such a path (the webhook only warns about it: src/admission/verdict.ts). */
+export const DEEP_INSPECTION_WARNING = "ingress-nginx's deep inspection refuses the whole Ingress for this path";
+
+/** What of ingress-nginx's deep-inspection rules `path` matches, or null. */
+export function deepInspectionMatch(path: string): string | null {
+  if (!path.includes(';') && !path.includes('/etc/') && !path.includes('/var/run/secrets') && !path.includes('_by_lua')) return null;
+  return DEEP_INSPECTION.find(([re]) => re.test(path))?.[1] ?? null;
+}
+
 /** A problem with a rule host, or null ('' is the default server and is fine). */
 export function hostProblem(host: string): string | null {
   if (host === '') return null;

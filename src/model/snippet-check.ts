@@ -12,6 +12,9 @@ import { tenantRulesProblem } from './seclang.js';
 const REFUSED: ReadonlyArray<[RegExp, string]> = [
   [/^(server|http|stream|events|mail|upstream|types)$/, 'opens a block that belongs outside an Ingress'],
   [/^include$/, 'reads another file'],
+  // ingress-nginx's NGINX is built without them (its patch drop-alias-root): a snippet serving
+  // files of the controller's filesystem there never ran.
+  [/^(alias|root)$/, 'serves files from the controller\'s filesystem (ingress-nginx\'s NGINX has no alias or root directive)'],
   [/^load_module$/, 'loads an NGINX module'],
   [/^ssl_engine$/, 'loads an OpenSSL engine'],
   [/_by_lua(_block)?_file$|^lua_package_c?path$|_by_lua_file$/, 'loads Lua from a file'],

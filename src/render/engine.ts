@@ -280,6 +280,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         tls_settings: httpTLSSettings(s, runtime, config.servers.some((sv) => sv.tlsSettings?.authTLS)),
         resolvers: resolvers(runtime),
         lua_resolvers: resolverList(runtime).map((r) => r.lua),
+        dns_search: dnsSearch(runtime),
         upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
         listen: runtime.listenAddresses.map(listenAddress),
         block_cidrs: s.blockCidrs,
@@ -469,8 +470,47 @@ function mimeTypes(list: readonly string[], field = 'gzip-types'): string {
 }
 
 /** Resolver addresses as NGINX's `resolver` reads them (IPv6 bracketed, an optional port). */
-export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'): string {
+export function resolvers(runtime: NginxRuntime, resolvConf = runtime.resolvConf ?? '/etc/resolv.conf'): string {
   return resolverList(runtime, resolvConf).map((r) => r.nginx).join(' ');
+}
+
+/** What a resolv.conf says: nameservers (an ingress-rx extension: `IP:PORT`), search domains, ndots. */
+interface ResolvConf { nameservers: string[]; search: string[]; ndots: number }
+
+const DNS_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/i;
+
+function readResolvConf(path: string): ResolvConf {
+  const conf: ResolvConf = { nameservers: [], search: [], ndots: 1 };
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return conf; // no resolv.conf: loopback below, no search
+  }
+  for (const line of text.split('\n')) {
+    const [keyword, ...values] = line.trim().split(/\s+/);
+    if (keyword === 'nameserver' && values[0]) conf.nameservers.push(values[0].replace(/%.*$/, ''));
+    // As the C library reads them: the last search (or domain) line wins, ndots at most 15.
+    else if (keyword === 'search' || keyword === 'domain') conf.search = values.map((d) => d.replace(/\.$/, '')).filter((d) => DNS_NAME.test(d) && d.length <= 253);
+    else if (keyword === 'options') {
+      for (const o of values) {
+        const m = /^ndots:(\d+)$/.exec(o);
+        if (m) conf.ndots = Math.min(15, Number(m[1]));
+      }
+    }
+  }
+  return conf;
+}
+
+/**
+ * The search domains and ndots lua/dns.lua applies to a name without a trailing dot (a
+ * Service's short name as an ExternalName), as ingress-nginx's resolver does: from the
+ * resolv.conf the nameservers come from, none when the runtime names its resolvers.
+ */
+export function dnsSearch(runtime: NginxRuntime, resolvConf = runtime.resolvConf ?? '/etc/resolv.conf'): { search: string[]; ndots: number } {
+  if (runtime.resolvers && runtime.resolvers.length > 0) return { search: [], ndots: 1 };
+  const { search, ndots } = readResolvConf(resolvConf);
+  return { search, ndots };
 }
 
 /**
@@ -478,18 +518,10 @@ export function resolvers(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'
  * spelled out, for lua/dns.lua, so that a name Lua dials (an auth-url, a mirror-target) is
  * resolved by the nameservers NGINX itself asks.
  */
-export function resolverList(runtime: NginxRuntime, resolvConf = '/etc/resolv.conf'): Array<{ nginx: string; lua: string }> {
+export function resolverList(runtime: NginxRuntime, resolvConf = runtime.resolvConf ?? '/etc/resolv.conf'): Array<{ nginx: string; lua: string }> {
   let list = runtime.resolvers;
   if (!list || list.length === 0) {
-    list = [];
-    try {
-      for (const line of readFileSync(resolvConf, 'utf8').split('\n')) {
-        const m = /^\s*nameserver\s+(\S+)/.exec(line);
-        if (m) list.push(m[1]!.replace(/%.*$/, ''));
-      }
-    } catch {
-      // no resolv.conf: fall back to loopback below
-    }
+    list = readResolvConf(resolvConf).nameservers;
     if (list.length === 0) list = ['127.0.0.1'];
   }
   return list.map((a) => {

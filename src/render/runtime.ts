@@ -55,8 +55,10 @@ export interface NginxRuntime {
   workerProcesses?: string;
   /** Self-signed certificate used when no certificate matches (see ensureFallbackCertificate). */
   fallbackCert: FallbackCert;
-  /** Resolver addresses (already bracketed for IPv6); empty → read /etc/resolv.conf. */
+  /** Resolver addresses (already bracketed for IPv6); empty → read `resolvConf`. */
   resolvers?: string[];
+  /** The resolv.conf whose nameservers, search domains and ndots NGINX and Lua use (default /etc/resolv.conf; local mode's --resolv-conf). */
+  resolvConf?: string;
   /**
    * --enable-ssl-passthrough: a stream server on the HTTPS port reads the SNI and hands
    * ssl-passthrough hosts' TLS to their backends; NGINX's HTTPS servers move to

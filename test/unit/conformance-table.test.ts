@@ -27,6 +27,11 @@ test('registrations: known ids, none twice, none both ported and set aside', () 
   assert.equal(registrationProblems(portedTests()), []);
 });
 
+test('every HTTP/1.1-only, HTTP/2-only or client-less port says why, in words (a constant is read)', () => {
+  const unexplained = portedTests().filter((p) => /\((undefined|[A-Z_]+)\)$/.test(p.protocols)).map((p) => `${p.id}: ${p.protocols}`);
+  assert.equal(unexplained, []);
+});
+
 test('a deliberate difference names a heading of docs/differences.md', () => {
   const headings = new Set([...read('docs/differences.md').matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.trim()));
   for (const [id, d] of Object.entries(DISPOSITIONS)) {

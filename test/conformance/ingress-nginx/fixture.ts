@@ -8,6 +8,7 @@ import { ingress, oneGeneration, service, slices, startLocal, type LocalControll
 import { waitFor } from '../../support/wait.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificate } from '../../support/lua-nginx.js';
@@ -123,6 +124,15 @@ function syncsLogged(output: string): Array<{ startedMs: number; applied: boolea
   });
 }
 
+/**
+ * Waits until a sync that started at or after `sinceMs` (a manifest write's time) is logged as
+ * applied, and only one generation of NGINX workers accepts: what the write changes is running.
+ */
+export async function untilSynced(ctl: LocalController, sinceMs: number): Promise<void> {
+  await waitFor(() => syncsLogged(ctl.output()).find((s) => s.startedMs >= sinceMs && s.applied) ?? null, { timeoutMs: 20_000, what: 'the sync of the last write' });
+  await waitFor(() => oneGeneration(ctl.workdir), { timeoutMs: 15_000, what: 'the previous NGINX workers to stop accepting' });
+}
+
 /** The headers the echo upstream saw, lower-case names. */
 export const upstreamHeaders = (r: Reply): Record<string, string> => (r.json?.headers ?? {}) as Record<string, string>;
 
@@ -177,4 +187,25 @@ export async function startFixture(ns: string, opts: {
     },
   };
   return fx;
+}
+
+/**
+ * For Its that need `ingress-rx controller` (a flag local mode lacks, the webhook, the status,
+ * the shutdown): the fake API server holding ingress-nginx's IngressClass `nginx` and `objects`,
+ * with a kubeconfig for it.
+ */
+export async function startFakeCluster(objects: object[]): Promise<{ fake: FakeApiServer; kubeconfig: string; close(): Promise<void> }> {
+  const fake = await startFakeApiServer();
+  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
+  for (const o of objects) fake.create(o as FakeObject);
+  const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cluster-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  return {
+    fake, kubeconfig,
+    async close() {
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -11,6 +11,7 @@ import { createReviewer, type ReviewResult } from '../../../src/admission/review
 import { WARN_RULES, severityOf, warnRulesMarkdown } from '../../../src/admission/verdict.js';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { PREFIX, ingress, service, slice, testStore, tlsSecret } from '../../support/model-objects.js';
+import { deepInspectionMatch } from '../../../src/model/paths.js';
 
 const certs = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
 const pem = (f: string) => readFileSync(join(certs, f), 'utf8');
@@ -185,6 +186,9 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   store.put('Ingress', ingress('older', 'older.example.com', [['/', 'Prefix', 'b-web', 80]], { ts: '2026-01-01T00:00:00Z' }));
   check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
   check(reviewer.review(ingress('regex', 'regex.example.com', [['/r/.*', 'ImplementationSpecific', 'web', 80]], { ts: NEW, annotations: { affinity: 'cookie', 'use-regex': 'true' } })), 'session-cookie-path');
+  check(reviewer.review(ingress('etc', 'etc.example.com', [['/etc/nginx', 'Prefix', 'web', 80]], { ts: NEW })), 'deep-inspection');
+  check(reviewer.review(ingress('lua', 'lua.example.com', [['/x_by_lua', 'ImplementationSpecific', 'web', 80]], { ts: NEW })), 'deep-inspection');
+  assert.equal(['/etc', '/etcetera/nginx', '/grassroots', '/a/root;x', '/var/run/secrets/token'].map(deepInspectionMatch), [null, null, null, 'a root directive', '/var/run/secrets']);
 });
 
 test('a backend shared with an Ingress on another host: the review sees the Ingress that decides its settings', () => {

@@ -62,6 +62,8 @@ test('directives that reach outside the Ingress are refused, quoted or not', () 
     ['"include" /etc/passwd;', /"include" reads another file/],
     ["'inc\\lude' x;", null as unknown as RegExp],
     ['load_module /tmp/evil.so;', /loads an NGINX module/],
+    ['alias /www/html;', /"alias" serves files from the controller's filesystem/],
+    ['location /x { "root" /srv/www; }', /"root" serves files/],
     ['ssl_engine pkcs11;', /loads an OpenSSL engine/],
     ['content_by_lua_file /tmp/x.lua;', /loads Lua from a file/],
     ['access_by_lua_file /tmp/x.lua;', /loads Lua from a file/],

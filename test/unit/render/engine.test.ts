@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { createRenderer } from '../../../src/render/engine.js';
 import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
 import { geoip2Setup } from '../../../src/render/geoip.js';
-import { resolverList, resolvers } from '../../../src/render/engine.js';
+import { dnsSearch, resolverList, resolvers } from '../../../src/render/engine.js';
 import { silentLogger } from '../../../src/log.js';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
 import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, location, mutable, server } from '../../support/config-builder.js';
@@ -144,7 +144,16 @@ golden('resolvers come from resolv.conf, IPv6 bracketed', () => {
     for (const bad of ['127.0.0.1:0', '127.0.0.1:70000', 'dns.example:53', '10.0.0.1; include /x']) {
       assert.throws(() => resolverList({ ...RUNTIME, resolvers: [bad] }), /resolver/, bad);
     }
+    // Its search domains and ndots reach Lua (lua/dns.lua), not when the runtime names its resolvers.
+    assert.equal(dnsSearch({ ...RUNTIME, resolvers: undefined }, file), { search: [], ndots: 5 });
+    writeFileSync(file, 'nameserver 127.0.0.1:5353\nsearch old.example\nsearch ns.svc.cluster.local svc.cluster.local. bad_domain\noptions ndots:99\n');
+    assert.equal(dnsSearch({ ...RUNTIME, resolvers: undefined }, file), { search: ['ns.svc.cluster.local', 'svc.cluster.local'], ndots: 15 });
+    assert.equal(dnsSearch(RUNTIME, file), { search: [], ndots: 1 });
+    const searched = newRenderer().render(configuration([]), { ...RUNTIME, resolvers: undefined, resolvConf: file });
+    assert.match(searched, 'configuration.resolvers = { "127.0.0.1:5353", }');
+    assert.match(searched, 'configuration.dns_search = { "ns.svc.cluster.local", "svc.cluster.local", }\n        configuration.dns_ndots = 15\n');
     const text = newRenderer().render(configuration([]), { ...RUNTIME, resolvers: ['127.0.0.1:5353'] });
+    assert.not.match(text, 'dns_search');
     assert.match(text, 'resolver 127.0.0.1:5353 valid=30s');
     assert.match(text, 'configuration.resolvers = { "127.0.0.1:5353", }');
   } finally {

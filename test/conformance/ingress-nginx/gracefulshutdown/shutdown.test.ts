@@ -1,0 +1,106 @@
+// ingress-nginx test/e2e/gracefulshutdown/{grace_period,shutdown,slow_requests}.go, ported:
+// `ingress-rx controller` against the fake API server, a controller per It (each ends one), a
+// slow backend whose /sleep/<n> answers after n seconds (ingress-nginx's slow echo). The e2e test
+// scales the controller's Deployment to zero; the port sends SIGTERM, what the kubelet sends.
+// shutdown.go's "60 seconds" and "150 seconds" pending-connection Its are not ported: ingress-rx
+// stops NGINX after max(--shutdown-grace-period, 30 s) whatever worker-shutdown-timeout says.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createServer, type Server } from 'node:http';
+import { ported } from '../port.js';
+import { startFakeCluster } from '../fixture.js';
+import type { FakeApiServer } from '../../../support/fake-apiserver.js';
+import { ingress, sendRequest, service, startController, type CliProcess } from '../../../support/local-harness.js';
+import { waitFor } from '../../../support/wait.js';
+import type { Target } from '../../../support/protocols.js';
+
+const NS = 'shutdown';
+const HOST = 'shutdown';
+let fake: FakeApiServer;
+let slow: Server;
+let slowPort: number;
+let ctl: CliProcess;
+let arrived = 0;
+let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
+// Each It starts its own controller after its protocol client is made: the client reaches the current one.
+const current: Target = {
+  get ports() { return ctl.ports; },
+  get workdir() { return ctl.workdir; },
+  request: (host, path, opts) => ctl.request(host, path, opts),
+};
+const its = ported(test, () => current);
+
+test.before(async () => {
+  slow = createServer((req, res) => {
+    arrived += 1;
+    const seconds = Number(/^\/sleep\/(\d+)/.exec(req.url ?? '')?.[1] ?? 0);
+    setTimeout(() => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end(`slept ${seconds}\n`); }, seconds * 1000);
+  });
+  await new Promise<void>((r) => slow.listen(0, '127.0.38.10', r));
+  slowPort = (slow.address() as { port: number }).port;
+  cluster = await startFakeCluster([service(NS, 'slow-echo'), {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'slow-echo-1', namespace: NS, labels: { 'kubernetes.io/service-name': 'slow-echo' } },
+    addressType: 'IPv4', ports: [{ name: 'http', port: slowPort }], endpoints: [{ addresses: ['127.0.38.10'], conditions: { ready: true } }],
+  }, ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'slow-echo' }] }),
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS }, data: {} }]);
+  fake = cluster.fake;
+});
+test.after(async () => {
+  await ctl?.stop();
+  await cluster?.close();
+  slow?.close();
+});
+
+/** A controller of its own, the ConfigMap's worker-shutdown-timeout set, serving HOST. */
+async function start(workerShutdownTimeout: string, flags: string[] = []): Promise<void> {
+  fake.set({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS }, data: { 'worker-shutdown-timeout': workerShutdownTimeout } } as never);
+  ctl = await startController({
+    kubeconfig: cluster.kubeconfig,
+    args: ['--election-id=irx-conformance-shutdown', '--allow-upstream-addresses=loopback', '--update-status=false', `--configmap=${NS}/ingress-nginx-controller`, ...flags],
+    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: NS },
+  });
+  await ctl.until(HOST, '/sleep/0', (r) => r.status === 200, { what: `${HOST} served` });
+}
+
+const exited = () => new Promise<number | null>((resolve) => {
+  if (ctl.child.exitCode !== null) resolve(ctl.child.exitCode);
+  else ctl.child.once('exit', (code) => resolve(code));
+});
+
+its.noClient('gracefulshutdown/grace_period.go:35', 'the controller\'s /healthz during its shutdown', async () => {
+  await start('600s', ['--shutdown-grace-period=5']);
+  const healthz = async () => (await sendRequest(ctl.ports.healthz, '127.0.0.1', '/healthz').catch(() => null))?.status;
+  assert.is(await healthz(), 200);
+  const done = exited();
+  ctl.child.kill('SIGTERM');
+  await waitFor(async () => (await healthz()) === 500, { what: '/healthz 500 during the grace period' });
+  // The grace period: readiness fails while NGINX still serves, so load balancers drain first.
+  assert.is((await ctl.request(HOST, '/sleep/0')).status, 200, 'still serving');
+  assert.is(ctl.child.exitCode, null, 'still running');
+  assert.is(await done, 0);
+});
+
+its.both('gracefulshutdown/shutdown.go:40', async (p) => {
+  await start('600s');
+  assert.is((await p.request(HOST, '/sleep/1')).status, 200);
+  const done = exited();
+  const t0 = Date.now();
+  ctl.child.kill('SIGTERM');
+  assert.is(await done, 0);
+  assert.ok(Date.now() - t0 < 60_000, `stopped in ${Date.now() - t0} ms`);
+});
+
+its.both('gracefulshutdown/slow_requests.go:33', async (p) => {
+  await start('50s');
+  const before = arrived;
+  const pending = p.request(HOST, '/sleep/3');
+  await waitFor(() => arrived > before, { what: 'the slow request at the backend' });
+  const done = exited();
+  ctl.child.kill('SIGTERM');
+  const r = await pending;
+  assert.is(r.status, 200, 'the slow request finished');
+  assert.is(r.body, 'slept 3\n');
+  assert.is(await done, 0);
+});
+
+test.run();

@@ -8,4 +8,8 @@ export type Disposition =
   | { kind: 'not applicable'; why: string };
 
 export const DISPOSITIONS: Readonly<Record<string, Disposition>> = {
+  'annotations/auth.go:641': {
+    kind: 'not applicable',
+    why: "auth-keepalive-share-vars chooses whether ingress-nginx's kept-alive auth subrequest (Lua's ngx.location.capture) shares the request's variables. ingress-rx makes every auth subrequest with NGINX's auth_request, which always shares them, as \"true\" does (auth-keepalive-share-vars is checked, without effect; docs/differences.md, \"auth-keepalive\"; annotations/auth.go:660 is ported)",
+  },
 };

@@ -34,7 +34,7 @@ const CACHE_ITS = ['780', '800', '828'];
 const TAGS = ['h1', 'h2'] as const;
 
 test.before(async () => { try {
-  fx = await startFixture('auth-keepalive');
+  fx = await startFixture('auth-keepalive-cache');
   bun = await startHttpBun('127.0.9.41');
   let next = 42;
   for (const it of CACHE_ITS) for (const tag of TAGS) cacheBuns.set(`${it}-${tag}`, await startHttpBun(`127.0.9.${next++}`));

@@ -52,7 +52,7 @@ const badJson = (p: ProtocolClient, it: string) =>
   p.request(h(it), `/body-${it}-${p.tag}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"a":' });
 
 const perIngress = suite('ModSecurity per Ingress');
-const global = suite('ModSecurity for all (ConfigMap), the Core Rule Set and the operator\'s snippet');
+const forAll = suite('ModSecurity for all (ConfigMap), the Core Rule Set and the operator\'s snippet');
 const snippetsOff = suite('ModSecurity for all, snippet annotations turned off');
 
 perIngress.before(async () => { try {
@@ -128,12 +128,12 @@ perIngress('a modsecurity-snippet naming its own audit log files (modsecurity.go
   assert.is((await fx.ctl.request(h('354'), '/', { headers: { 'User-Agent': 'block-ua' } })).status, 200);
 });
 
-global.before(async () => {
+forAll.before(async () => {
   await fx.configure(GLOBAL);
   await fx.ctl.until(h('plain'), XSS, (r) => r.status === 403, { what: 'ModSecurity on for all' });
 });
 
-const second = ported(global, () => fx.ctl);
+const second = ported(forAll, () => fx.ctl);
 
 second.both('settings/modsecurity/modsecurity_snippet.go:30', async (p) => {
   // The operator's snippet (`SecRuleEngine On`) is the http-level configuration: an Ingress without
@@ -181,5 +181,5 @@ third.both('annotations/modsecurity/modsecurity.go:309', async (p) => {
 });
 
 perIngress.run();
-global.run();
+forAll.run();
 snippetsOff.run();

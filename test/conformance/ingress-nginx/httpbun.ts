@@ -11,14 +11,15 @@ export interface HttpBun {
   readonly port: number;
   /** `host:port`, as an auth-url names it. */
   readonly authority: string;
-  readonly requests: Array<{ method: string; url: string; headers: IncomingMessage['headers'] }>;
+  /** Each request, with the client port of the connection it came on (a kept-alive connection repeats it). */
+  readonly requests: Array<{ method: string; url: string; headers: IncomingMessage['headers']; peerPort: number }>;
   close(): Promise<void>;
 }
 
 export async function startHttpBun(address: string): Promise<HttpBun> {
   const requests: HttpBun['requests'] = [];
   const server: Server = createServer((req, res) => {
-    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, peerPort: req.socket.remotePort ?? 0 });
     const basic = /^\/basic-auth\/([^/]+)\/([^/?]+)/.exec(req.url ?? '');
     if (basic) {
       const expected = `Basic ${Buffer.from(`${basic[1]}:${basic[2]}`).toString('base64')}`;
@@ -35,7 +36,8 @@ export async function startHttpBun(address: string): Promise<HttpBun> {
     }
     const path = (req.url ?? '').split('?')[0];
     const status = /^\/status\/(\d{3})/.exec(path ?? '')?.[1] ?? (path === '/error' ? '503' : path === '/' ? '200' : '404');
-    res.writeHead(Number(status));
+    // No body, said so (an auth_request connection stays open only for an answer without one).
+    res.writeHead(Number(status), { 'content-length': '0' });
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, address, resolve));

@@ -14,7 +14,7 @@ import { createEventRecorder, podObject, recordInvalidIngress, recordReload } fr
 import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
-import { reachApiServer } from '../streams/kube-reach.js';
+import { ingressClassesForbidden, reachApiServer } from '../streams/kube-reach.js';
 import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
 import type { NginxRuntime } from '../render/runtime.js';
 import { createAdmissionMetrics, type AdmissionMetrics } from '../admission/metrics.js';
@@ -72,6 +72,12 @@ export async function runController(argv: string[]): Promise<number> {
     return 1;
   }
   logger.info({ version: reach.version }, 'the Kubernetes API server answers');
+  // As ingress-nginx: without the right to list IngressClasses, the class annotation (and
+  // --watch-ingress-without-class) alone say which Ingresses are served.
+  const ingressClassRefusal = await ingressClassesForbidden(kc);
+  if (ingressClassRefusal !== undefined) {
+    logger.warn({ err: ingressClassRefusal }, 'no permission to list IngressClasses: Ingresses are served by the kubernetes.io/ingress.class annotation only, an ingressClassName is not served');
+  }
   const core = kc.makeApiClient(CoreV1Api);
   const storeOptions = toStoreOptions(o);
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
@@ -129,6 +135,7 @@ export async function runController(argv: string[]): Promise<number> {
       logger, store, runtime,
       source: (onInitialState) => kubeSource({
         kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+        withoutIngressClasses: ingressClassRefusal !== undefined,
         onInitialState: () => { webhook?.loaded(); onInitialState(); },
       }),
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },

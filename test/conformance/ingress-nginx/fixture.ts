@@ -4,9 +4,10 @@
 // NGINX serves them. Each It uses hosts of its own, so the Its of a file share one controller.
 // Settings Its change the main ConfigMap (`configure`), each state awaited until NGINX runs it.
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
-import { ingress, oneGeneration, service, slices, startLocal, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
+import { ingress, oneGeneration, service, slices, startController, startLocal, type CliProcess, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
+import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions } from '../../support/fake-apiserver.js';
 import { waitFor } from '../../support/wait.js';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificate } from '../../support/lua-nginx.js';
@@ -127,4 +128,61 @@ export async function startFixture(ns: string, opts: {
     },
   };
   return fx;
+}
+
+/**
+ * The Its about the controller's flags and the cluster (IngressClass objects, namespaces, a
+ * flag ingress-rx local does not take): the in-process fake API server with an echo Service per
+ * namespace, and `ingress-rx controller`s against it, each with its own flags and, through
+ * --watch-namespace, its own namespace, so one file's controllers share one server.
+ */
+export interface ClusterFixture {
+  readonly fake: FakeApiServer;
+  readonly echo: readonly EchoServer[];
+  /** The echo Service (port 80) and its EndpointSlices in `ns`, created in the fake cluster. */
+  echoService(ns: string, name?: string): void;
+  /** A controller with `args` after the fixture's (loopback backends allowed, no status updates); stopped with the fixture. */
+  controller(args?: string[]): Promise<CliProcess>;
+  stop(): Promise<void>;
+}
+
+export async function startClusterFixture(opts: {
+  replicas?: number; firstAddress?: string;
+  /** The fake API server's options: with `tokens` and `rbac`, the controllers use the first token and RBAC applies. */
+  api?: FakeApiServerOptions;
+  /** The controllers' POD_NAMESPACE (where they hold their election Lease). */
+  podNamespace?: string;
+} = {}): Promise<ClusterFixture> {
+  const base = opts.firstAddress ?? '127.0.9.';
+  const echo = await Promise.all(Array.from({ length: opts.replicas ?? 1 }, (_, i) => startEchoServer({ address: `${base}${10 + i}`, name: `echo-${i}` })));
+  const fake = await startFakeApiServer(opts.api);
+  const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cluster-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  const controllers: CliProcess[] = [];
+  return {
+    fake, echo,
+    echoService(ns, name = 'echo') {
+      fake.set(service(ns, name));
+      for (const s of slices(ns, name, echo)) fake.set(s);
+    },
+    async controller(args = []) {
+      const ctl = await startController({
+        kubeconfig,
+        args: [
+          '--allow-upstream-addresses=loopback', '--update-status=false',
+          ...(args.some((a) => a.startsWith('--election-id=')) ? [] : [`--election-id=conformance-${controllers.length}`]), ...args,
+        ],
+        env: { POD_NAME: `ingress-rx-${controllers.length}`, POD_NAMESPACE: opts.podNamespace ?? 'ingress-rx' },
+      });
+      controllers.push(ctl);
+      return ctl;
+    },
+    async stop() {
+      await Promise.all(controllers.map((c) => c.stop()));
+      await fake.close();
+      await closeAll(echo);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -35,6 +35,7 @@ export interface ControllerOptions extends ServePorts {
   defaultBackendService: string;
   defaultSSLCertificate: string;
   disableCatchAll: boolean;
+  disableSvcExternalName: boolean;
   annotationsPrefix: string;
   // status and leader election
   publishService: string;
@@ -111,7 +112,8 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'udp-services-configmap', key: 'udpServicesConfigmap', type: 'string', default: '', help: 'ConfigMap of UDP services to expose, "namespace/name"; keys are external ports, values "namespace/service:port".' },
   { name: 'default-backend-service', key: 'defaultBackendService', type: 'string', default: '', help: 'Service, "namespace/name", that serves requests matching no server (catch-all). Empty: a built-in 404.' },
   { name: 'default-ssl-certificate', key: 'defaultSSLCertificate', type: 'string', default: '', help: 'Secret, "namespace/name", with the certificate of the default HTTPS server.' },
-  { name: 'disable-catch-all', key: 'disableCatchAll', type: 'bool', default: false, help: 'Ignore catch-all Ingresses (a spec.defaultBackend and no rules).' },
+  { name: 'disable-catch-all', key: 'disableCatchAll', type: 'bool', default: false, help: 'Ignore catch-all Ingresses: every Ingress with a spec.defaultBackend, rules or not (as ingress-nginx).' },
+  { name: 'disable-svc-external-name', key: 'disableSvcExternalName', type: 'bool', default: false, help: 'ExternalName Services give no endpoints: a backend of one answers 503, with a warning naming the Service.' },
   { name: 'annotations-prefix', key: 'annotationsPrefix', type: 'string', default: 'nginx.ingress.kubernetes.io', help: 'Prefix of the Ingress annotations this controller reads.' },
   { name: 'publish-service', key: 'publishService', type: 'string', default: '', help: 'Service, "namespace/name", fronting the controller; its addresses become the load-balancer status of the Ingresses. Exclusive with --publish-status-address.' },
   { name: 'publish-status-address', key: 'publishStatusAddress', type: 'string', default: '', help: 'Address or addresses (comma-separated IPs or hostnames) to set as the load-balancer status of the Ingresses.' },
@@ -193,10 +195,6 @@ export const INERT_FLAGS: readonly InertFlag[] = [
   { name: 'profiler-address', from: 'ingress-nginx', type: 'string', instead: 'there is no Go profiler' },
   { name: 'health-check-path', from: 'ingress-nginx', type: 'string', instead: 'the controller checks NGINX through its control socket; the probes\' /healthz on --healthz-port is unchanged' },
   { name: 'health-check-timeout', from: 'ingress-nginx', type: 'int', instead: 'the controller checks NGINX through its control socket with a fixed timeout' },
-  {
-    name: 'disable-svc-external-name', from: 'ingress-nginx', type: 'bool', instead: 'ExternalName Services are served (their targets judged by the upstream address policy)',
-    refuseIfTrue: 'ingress-rx cannot disable ExternalName Services yet, and running would route to them although you asked it not to; remove the flag or set it to false',
-  },
   { name: 'enable-annotation-validation', from: 'ingress-nginx', type: 'bool', instead: 'annotations are always validated' },
   { name: 'enable-ssl-chain-completion', from: 'ingress-nginx', type: 'bool', instead: 'certificate chains are served as the Secret holds them, never completed' },
   { name: 'disable-full-test', from: 'ingress-nginx', type: 'bool', instead: 'the admission webhook always checks only the reviewed Ingress and those sharing its hosts, with the controller\'s own rules; it never runs NGINX on user input' },

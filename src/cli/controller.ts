@@ -140,6 +140,7 @@ export async function runController(argv: string[]): Promise<number> {
       }),
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
+      disableServiceExternalName: o.disableSvcExternalName,
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
       budgets: toBudgets(o),
@@ -226,7 +227,7 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
     reviewer: {
       annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
       reservedPorts: [...addressPolicyFor(runtime, o.healthzPort).ownPorts],
-      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>),
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName),
       hostOwnership: o.hostOwnership,
       budgets: toBudgets(o),
     },

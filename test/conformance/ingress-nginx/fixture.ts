@@ -130,6 +130,10 @@ export async function startFixture(ns: string, opts: {
   return fx;
 }
 
+/** An IngressClass `name` of `controller` (by default the class ingress-nginx's manifests create). */
+export const ingressClass = (name = 'nginx', controller = 'k8s.io/ingress-nginx') =>
+  ({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name }, spec: { controller } });
+
 /**
  * The Its about the controller's flags and the cluster (IngressClass objects, namespaces, a
  * flag ingress-rx local does not take): the in-process fake API server with an echo Service per

@@ -7,7 +7,7 @@
 // own (the protocol's tag in the name), as its Ingresses change.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startClusterFixture, type ClusterFixture } from '../fixture.js';
+import { ingressClass, startClusterFixture, type ClusterFixture } from '../fixture.js';
 import { ingressNginxManifests, NAMESPACE } from '../../../support/ingress-nginx-manifests.js';
 import type { FakeObject } from '../../../support/fake-apiserver.js';
 import { ported } from '../port.js';
@@ -34,10 +34,7 @@ const withoutClass = ported(test, () => ctl.withoutClass!);
 const byName = ported(test, () => ctl.byName!);
 const noPermission = ported(test, () => ctl.noPermission!);
 const SERVICE_ACCOUNT = `system:serviceaccount:${NAMESPACE}:ingress-nginx`;
-const ingressClassObjects = [
-  { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: OWN_CLASS }, spec: { controller: 'k8s.io/ingress-nginx' } },
-  { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: OTHER_CLASS }, spec: { controller: OTHER_CONTROLLER } },
-];
+const ingressClassObjects = [ingressClass(OWN_CLASS), ingressClass(OTHER_CLASS, OTHER_CONTROLLER)];
 
 /** ingress-nginx's RBAC without the IngressClass permission (the e2e test binds it to another ServiceAccount). */
 async function startRestricted(): Promise<ClusterFixture> {

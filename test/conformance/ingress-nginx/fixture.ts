@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificate } from '../../support/lua-nginx.js';
+import { connect as tlsConnect } from 'node:tls';
 
 export const PREFIX = 'nginx.ingress.kubernetes.io';
 
@@ -189,4 +190,27 @@ export async function startClusterFixture(opts: {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** What one TLS handshake gave a client: whether it resumed, the session to resume, the ticket it got. */
+export interface TlsSession { reused: boolean; session: Buffer | undefined; ticket: Buffer | undefined; version: string }
+
+/**
+ * One TLS 1.2 handshake (a session NGINX may resume by its cache or a ticket) to the HTTPS port,
+ * SNI `host`, offering `alpn`; `session` is one to resume.
+ */
+export function tlsSession(port: number, host: string, opts: { ca?: string; alpn?: string; session?: Buffer } = {}): Promise<TlsSession> {
+  return new Promise((resolve, reject) => {
+    let session: Buffer | undefined;
+    const s = tlsConnect({
+      host: '127.0.0.1', port, servername: host, maxVersion: 'TLSv1.2', ALPNProtocols: [opts.alpn ?? 'http/1.1'],
+      ...(opts.ca ? { ca: opts.ca } : { rejectUnauthorized: false }), ...(opts.session ? { session: opts.session } : {}),
+    }, () => {
+      // A TLS 1.2 session is known once the handshake ends ('session' fires before this callback).
+      resolve({ reused: s.isSessionReused(), session: session ?? s.getSession(), ticket: s.getTLSTicket(), version: s.getProtocol() ?? '' });
+      s.end();
+    });
+    s.on('session', (b: Buffer) => { session = b; });
+    s.on('error', reject);
+  });
 }

@@ -286,7 +286,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('worker-cpu-affinity', 'workerCpuAffinity', workerCpuAffinity, '"auto", "auto <mask>" or CPU masks', 'worker_cpu_affinity.'),
   key('enable-multi-accept', 'enableMultiAccept', bool, BOOL, 'multi_accept: a worker accepts every pending connection at once.'),
   key('enable-aio-write', 'enableAioWrite', bool, BOOL, 'aio_write: temporary files are written with threads.'),
-  key('lua-shared-dicts', 'luaSharedDicts', luaSharedDicts, '`name: size` list (MB, or with k/m; at most 200m)', 'Sizes of the Lua shared dictionaries, and dictionaries of your own.'),
+  key('lua-shared-dicts', 'luaSharedDicts', luaSharedDicts, '`name: size` list (MB, or with k/m; at most 200m)', 'Sizes of the Lua shared dictionaries, and dictionaries of your own; an entry that is not one is left out with a warning, the others apply. A reload that resizes a dictionary posts Lua its data again.'),
   key('keep-alive', 'keepAlive', seconds, 'seconds', 'keepalive_timeout.'),
   key('keep-alive-requests', 'keepAliveRequests', int(0, 1_000_000_000), 'integer', 'keepalive_requests.'),
   key('use-http2', 'useHttp2', bool, BOOL, 'HTTP/2 on the HTTPS listener.'),

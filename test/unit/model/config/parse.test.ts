@@ -267,6 +267,15 @@ test('every ConfigMap key has a valid-value case here', () => {
   assert.ok(CONFIGMAP_KEYS.length >= 60, `only ${CONFIGMAP_KEYS.length} keys`);
 });
 
+test('lua-shared-dicts: a bad entry is left out with a warning, the others apply (as ingress-nginx)', () => {
+  const { settings, warnings } = parse({ 'lua-shared-dicts': 'configuration_data:60,certificate_data:300, my_dict: 15 , invalid: 1a' });
+  assert.equal(settings.luaSharedDicts, { configuration_data: 60 * 1024, my_dict: 15 * 1024 });
+  assert.equal(warnings.map((w) => w.message), [
+    'dictionary certificate_data: 300 is not between 1k and 200m; left out',
+    '"invalid:1a" is not "name: size" (a name of letters, digits and _, a size in MB or with k/m); left out',
+  ]);
+});
+
 /** Keys that apply only beside another: the snippets need annotations-risk-level Critical, syslog a host. */
 const CRITICAL = { 'annotations-risk-level': 'Critical' };
 const WITH: Record<string, Record<string, string>> = {
@@ -317,7 +326,8 @@ for (const [key, raw] of Object.entries(INVALID)) {
     assert.is(warnings.length, 1);
     assert.is(warnings[0]!.object, OBJECT);
     assert.is(warnings[0]!.field, `data["${key}"]`);
-    assert.match(warnings[0]!.message, /default/);
+    // A list whose every entry is bad leaves each out (lua-shared-dicts): the default too.
+    assert.match(warnings[0]!.message, /default|left out/);
     assert.equal(settings[spec!.field], defaultSettings()[spec!.field]);
   });
 }

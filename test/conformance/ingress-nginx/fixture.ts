@@ -4,7 +4,7 @@
 // NGINX serves them. Each It uses hosts of its own, so the Its of a file share one controller.
 // Settings Its change the main ConfigMap (`configure`), each state awaited until NGINX runs it.
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
-import { ingress, oneGeneration, service, slices, startController, startLocal, type CliProcess, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
+import { ingress, oneGeneration, service, slices, startController, startLocal, tlsSecret, type CliProcess, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
 import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions } from '../../support/fake-apiserver.js';
 import { waitFor } from '../../support/wait.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -190,6 +190,21 @@ export async function startClusterFixture(opts: {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Serves `host` over HTTPS from the echo Service with a certificate of its own (Secret and
+ * Ingress `tls` in the fixture's namespace, manifest `tls.json`); resolves with the certificate,
+ * the CA a client trusts, once NGINX answers with it.
+ */
+export async function serveTlsHost(fx: Fixture, host: string): Promise<string> {
+  const { cert, key } = await certificate([host]);
+  fx.apply('tls.json', [
+    tlsSecret(fx.ns, 'tls', cert, key),
+    ingress(fx.ns, 'tls', { host, tls: [{ hosts: [host], secretName: 'tls' }], paths: [{ path: '/', service: 'echo' }] }),
+  ]);
+  await fx.ctl.until(host, '/', (r) => r.status === 200, { https: true, ca: cert });
+  return cert;
 }
 
 /** What one TLS handshake gave a client: whether it resumed, the session to resume, the ticket it got. */

@@ -6,26 +6,18 @@
 // ConfigMap state run together (three states).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { certificate, startFixture, tlsSession, type Fixture } from '../fixture.js';
+import { serveTlsHost, startFixture, tlsSession, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
-import { ingress, tlsSecret } from '../../../support/local-harness.js';
 import type { ProtocolClient } from '../../../support/protocols.js';
 
 let fx: Fixture;
 const its = ported(test, () => fx.ctl);
-const NS = 'ssl-session-cache';
 const HOST = 'ssl-session-cache.test';
 let ca = '';
 
 test.before(async () => {
-  fx = await startFixture(NS, { configmap: {} });
-  const { cert, key } = await certificate([HOST]);
-  ca = cert;
-  fx.apply('ingress.json', [
-    tlsSecret(NS, 'tls', cert, key),
-    ingress(NS, 'tls', { host: HOST, tls: [{ hosts: [HOST], secretName: 'tls' }], paths: [{ path: '/', service: 'echo' }] }),
-  ]);
-  await fx.ctl.until(HOST, '/', (r) => r.status === 200, { https: true, ca });
+  fx = await startFixture('ssl-session-cache', { configmap: {} });
+  ca = await serveTlsHost(fx, HOST);
 });
 test.after(() => fx.stop());
 

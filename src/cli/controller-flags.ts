@@ -36,6 +36,7 @@ export interface ControllerOptions extends ServePorts {
   defaultSSLCertificate: string;
   disableCatchAll: boolean;
   disableSvcExternalName: boolean;
+  disableSyncEvents: boolean;
   annotationsPrefix: string;
   // status and leader election
   publishService: string;
@@ -113,6 +114,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'default-backend-service', key: 'defaultBackendService', type: 'string', default: '', help: 'Service, "namespace/name", that serves requests matching no server (catch-all). Empty: a built-in 404.' },
   { name: 'default-ssl-certificate', key: 'defaultSSLCertificate', type: 'string', default: '', help: 'Secret, "namespace/name", with the certificate of the default HTTPS server.' },
   { name: 'disable-catch-all', key: 'disableCatchAll', type: 'bool', default: false, help: 'Ignore catch-all Ingresses: every Ingress with a spec.defaultBackend, rules or not (as ingress-nginx).' },
+  { name: 'disable-sync-events', key: 'disableSyncEvents', type: 'bool', default: false, help: 'Record no Sync Event on the Ingresses served as they are added or changed.' },
   { name: 'disable-svc-external-name', key: 'disableSvcExternalName', type: 'bool', default: false, help: 'ExternalName Services give no endpoints: a backend of one answers 503, with a warning naming the Service.' },
   { name: 'annotations-prefix', key: 'annotationsPrefix', type: 'string', default: 'nginx.ingress.kubernetes.io', help: 'Prefix of the Ingress annotations this controller reads.' },
   { name: 'publish-service', key: 'publishService', type: 'string', default: '', help: 'Service, "namespace/name", fronting the controller; its addresses become the load-balancer status of the Ingresses. Exclusive with --publish-status-address.' },
@@ -201,7 +203,6 @@ export const INERT_FLAGS: readonly InertFlag[] = [
   { name: 'internal-logger-address', from: 'ingress-nginx', type: 'string', instead: 'there is no internal syslog listener' },
   { name: 'deep-inspect', from: 'ingress-nginx', type: 'bool', instead: 'annotations and paths are always validated' },
   { name: 'dynamic-configuration-retries', from: 'ingress-nginx', type: 'int', instead: 'dynamic configuration retries on a fixed schedule (15 attempts over about 5 s), then the next sync tries again' },
-  { name: 'disable-sync-events', from: 'ingress-nginx', type: 'bool', instead: 'ingress-rx records no Sync events' },
   { name: 'monitor-max-batch-size', from: 'ingress-nginx', type: 'int', instead: 'NGINX writes request metrics to a log the controller reads; there are no batches to bound (--metrics-max-series bounds the series)' },
   { name: 'enable-topology-aware-routing', from: 'ingress-nginx', type: 'bool', instead: 'topology hints are not read: every ready endpoint gets traffic' },
   { name: 'maxmind-mirror', from: 'ingress-nginx', type: 'string', instead: GEOIP_INSTEAD },

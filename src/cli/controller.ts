@@ -10,7 +10,7 @@ import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from 
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
-import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
+import { createEventRecorder, podObject, recordIngressSync, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
@@ -21,6 +21,7 @@ import { createAdmissionMetrics, type AdmissionMetrics } from '../admission/metr
 import { startWebhookThread, type WebhookThread } from '../admission/webhook-thread.js';
 import { isTask } from '../store/events.js';
 import type { PipelineHooks } from '../streams/hooks.js';
+import type { Ingress } from '../store/kube-types.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 import { version } from '../version.js';
 import { describeForbidden } from '../streams/kube-errors.js';
@@ -128,7 +129,18 @@ export async function runController(argv: string[]): Promise<number> {
   // configuration yet: a bad Ingress that keeps NGINX from starting must stay fixable.
   let admissionMetrics: AdmissionMetrics | null = null;
   const webhook: WebhookThread | null = o.validatingWebhook ? startAdmissionWebhook(o, { logger, runtime, storeOptions, metrics: { observe: (...a) => admissionMetrics?.observe(...a) } }) : null;
-  const hooks: PipelineHooks[] = webhook ? [...obs.hooks, { received: (it) => { if (!isTask(it.input)) webhook.forward(it.input); } }] : obs.hooks;
+  const hooks: PipelineHooks[] = webhook ? [...obs.hooks, { received: (it) => { if (!isTask(it.input)) webhook.forward(it.input); } }] : [...obs.hooks];
+  // As ingress-nginx, unless --disable-sync-events: a Sync Event on each Ingress served, as the
+  // store takes it in (added, or changed).
+  if (!o.disableSyncEvents) {
+    hooks.push({
+      queued: ({ input }) => {
+        if (isTask(input) || input.kind !== 'Ingress' || input.type === 'delete') return;
+        const ing = input.object as Ingress;
+        if (store.serves(ing).served) recordIngressSync(events, ing);
+      },
+    });
+  }
   let controller;
   try {
     controller = await serve({

@@ -158,6 +158,9 @@ export function streamDirectives(s: NginxSettings): string {
   out += line(`proxy_next_upstream_timeout ${f.duration(s.proxyStreamNextUpstreamTimeout, 'proxy-stream-next-upstream-timeout')}`);
   out += line(`proxy_next_upstream_tries ${f.num(s.proxyStreamNextUpstreamTries, 'proxy-stream-next-upstream-tries')}`);
   out += line(`proxy_responses ${f.num(s.proxyStreamResponses, 'proxy-stream-responses')}`);
+  // As ingress-nginx's stream block: with enable-real-ip, a TCP service decoding PROXY (its
+  // tcp-services entry's :PROXY) logs the address the header gives when the peer is trusted.
+  if (s.enableRealIp) for (const c of s.proxyRealIpCidr) out += line(`set_real_ip_from ${f.cidr(c, 'proxy-real-ip-cidr')}`);
   return out;
 }
 

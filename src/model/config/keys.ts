@@ -248,7 +248,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('forwarded-for-header', 'forwardedForHeader', headerName, 'header name', 'Header carrying the client address.'),
   key('forwarded-host-header', 'forwardedHostHeader', headerName, 'header name', 'The header X-Original-Forwarded-Host is sent from (as ingress-nginx\'s code; with use-forwarded-headers the Host comes from the first X-Forwarded-Host).'),
   key('forwarded-for-proxy-protocol-header', 'forwardedForProxyProtocolHeader', headerName, 'header name', 'With use-forwarded-headers and use-proxy-protocol: the request header the client address is read from (forwarded-for-header of a PROXY peer in proxy-real-ip-cidr, else the PROXY address).'),
-  key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header.'),
+  key('enable-real-ip', 'enableRealIp', bool, BOOL, 'Take the client address from forwarded-for-header; in the stream context, from the PROXY header of a TCP service decoding it, when the peer is in proxy-real-ip-cidr.'),
   key('proxy-real-ip-cidr', 'proxyRealIpCidr', cidrList, 'comma-separated CIDRs', 'Trusted proxies for the real IP.'),
   key('use-proxy-protocol', 'useProxyProtocol', bool, BOOL, 'Expect the PROXY protocol on the listeners.'),
   key('proxy-protocol-header-timeout', 'proxyProtocolHeaderTimeout', (raw) => seconds(raw.trim().replace(/s$/, '')), 'seconds (e.g. 5 or 5s)', 'Time to receive the PROXY protocol header on the ssl-passthrough listener (as ingress-nginx; HTTP listeners use client-header-timeout).'),

@@ -109,6 +109,7 @@ export function httpDirectives(s: NginxSettings): string {
   out += line(`absolute_redirect ${f.onoff(!s.relativeRedirects, 'relative-redirects')}`);
   out += line(`port_in_redirect ${f.onoff(s.usePortInRedirects, 'use-port-in-redirects')}`);
   if (s.enableAioWrite) out += line('aio_write on');
+  if (s.grpcBufferSizeKb > 0) out += line(`grpc_buffer_size ${f.num(s.grpcBufferSizeKb, 'grpc-buffer-size-kb')}k`);
   if (s.useGzip && s.gzipDisable !== '') out += line(`gzip_disable ${f.quote(s.gzipDisable, 'gzip-disable')}`);
   out += httpProxyDetails(s);
   return out;

@@ -307,6 +307,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   // compression
   key('use-gzip', 'useGzip', bool, BOOL, 'gzip responses.'),
   key('gzip-level', 'gzipLevel', int(1, 9), 'integer 1..9', 'gzip_comp_level.'),
+  key('grpc-buffer-size-kb', 'grpcBufferSizeKb', int(0, 1_048_576), 'kilobytes (0: NGINX\'s default)', 'grpc_buffer_size: the buffer a gRPC backend\'s response is read into.'),
   key('gzip-min-length', 'gzipMinLength', int(0, 2 ** 31 - 1), 'bytes', 'gzip_min_length.'),
   key('gzip-types', 'gzipTypes', mimeTypes, 'space-separated MIME types', 'gzip_types.'),
   key('enable-brotli', 'enableBrotli', bool, BOOL, 'brotli responses (loads the brotli filter module).'),

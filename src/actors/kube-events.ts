@@ -153,6 +153,11 @@ export function recordReload(recorder: EventRecorder, pod: InvolvedObject, error
   else recorder.record(pod, 'Warning', RELOAD_REASON, `Error reloading NGINX: ${error}`);
 }
 
+/** ingress-nginx's Normal Event (reason Sync) on an Ingress it serves, each time it is added or changed. */
+export function recordIngressSync(recorder: EventRecorder, ing: Ingress): void {
+  recorder.record(ingressObject(ing), 'Normal', 'Sync', 'Scheduled for sync');
+}
+
 /** A Warning on an Ingress the controller cannot serve as written (the message names the field). */
 export function recordInvalidIngress(recorder: EventRecorder, ing: Ingress, message: string, reason = 'Invalid'): void {
   recorder.record(ingressObject(ing), 'Warning', reason, message);

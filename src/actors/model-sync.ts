@@ -12,6 +12,7 @@ import type { Quarantine } from '../model/quarantine.js';
 import type { ActorOutcome, SyncDeps } from './sync.js';
 import type { DynamicUpdate } from '../model/payload.js';
 import type { BudgetCheck } from './budget-check.js';
+import { luaSharedDicts } from '../render/settings-directives.js';
 
 export interface ModelSyncOptions {
   store: StoreReader;
@@ -49,6 +50,7 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
     backendsPayload,
     serversPayload,
     routesPayload,
+    sharedDicts: (config) => luaSharedDicts(config.settings),
     reload: timed(opts.reload),
     dynamic: (update) => timed(opts.dynamic)(update).pipe(tap((o) => { if (o.tooLarge) opts.budgets?.refused(o.tooLarge); })),
     ...(opts.quarantine ? { quarantined: () => opts.quarantine!.entries() } : {}),

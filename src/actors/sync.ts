@@ -47,6 +47,12 @@ export interface SyncDeps<S> {
   routesPayload?(config: Configuration): RoutesPayload;
   reload(config: Configuration): Observable<ActorOutcome>;
   dynamic(update: DynamicUpdate): Observable<ActorOutcome>;
+  /**
+   * The Lua shared dictionaries a configuration declares (names and sizes). NGINX keeps a zone
+   * across a reload only at the same size: a reload that changes them leaves Lua's data in new,
+   * empty zones, so everything is posted again.
+   */
+  sharedDicts?(config: Configuration): string;
   /** What is set aside because NGINX refused it (see model/quarantine.ts), after the sync. */
   quarantined?(): QuarantineEntry[];
 }
@@ -89,6 +95,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
   let postedRoutes: RoutesPayload | null = null;
   let postedBackends: ReadonlySet<string> = new Set();
   let confChecksum = '';
+  let reloadedDicts: string | null = null;
 
   return (batch) => defer(() => {
     const tasks = batch.items.map((i) => i.input).filter(isTask);
@@ -137,6 +144,13 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
             update = dynamicUpdate(deps, config, posted === null ? null : deps.decide(posted, next));
             posts = Object.keys(update) as DynamicPart[];
           }
+          const dicts = deps.sharedDicts?.(config) ?? '';
+          if (reloadedDicts !== null && dicts !== reloadedDicts && posted !== null) {
+            posted = null; postedRoutes = null; postedBackends = new Set();
+            update = dynamicUpdate(deps, config, null);
+            posts = Object.keys(update) as DynamicPart[];
+          }
+          reloadedDicts = dicts;
           if (reloadOutcome.problems) for (const p of reloadOutcome.problems) warnings.push(p);
           reloaded = next;
           confChecksum = reloadOutcome.checksum ?? confChecksum;

@@ -35,6 +35,8 @@ export interface ControllerOptions extends ServePorts {
   defaultBackendService: string;
   defaultSSLCertificate: string;
   disableCatchAll: boolean;
+  disableSvcExternalName: boolean;
+  disableSyncEvents: boolean;
   annotationsPrefix: string;
   // status and leader election
   publishService: string;
@@ -111,7 +113,9 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'udp-services-configmap', key: 'udpServicesConfigmap', type: 'string', default: '', help: 'ConfigMap of UDP services to expose, "namespace/name"; keys are external ports, values "namespace/service:port".' },
   { name: 'default-backend-service', key: 'defaultBackendService', type: 'string', default: '', help: 'Service, "namespace/name", that serves requests matching no server (catch-all). Empty: a built-in 404.' },
   { name: 'default-ssl-certificate', key: 'defaultSSLCertificate', type: 'string', default: '', help: 'Secret, "namespace/name", with the certificate of the default HTTPS server.' },
-  { name: 'disable-catch-all', key: 'disableCatchAll', type: 'bool', default: false, help: 'Ignore catch-all Ingresses (a spec.defaultBackend and no rules).' },
+  { name: 'disable-catch-all', key: 'disableCatchAll', type: 'bool', default: false, help: 'Ignore catch-all Ingresses: every Ingress with a spec.defaultBackend, rules or not (as ingress-nginx).' },
+  { name: 'disable-sync-events', key: 'disableSyncEvents', type: 'bool', default: false, help: 'Record no Sync Event on the Ingresses served as they are added or changed.' },
+  { name: 'disable-svc-external-name', key: 'disableSvcExternalName', type: 'bool', default: false, help: 'ExternalName Services give no endpoints: a backend of one answers 503, with a warning naming the Service.' },
   { name: 'annotations-prefix', key: 'annotationsPrefix', type: 'string', default: 'nginx.ingress.kubernetes.io', help: 'Prefix of the Ingress annotations this controller reads.' },
   { name: 'publish-service', key: 'publishService', type: 'string', default: '', help: 'Service, "namespace/name", fronting the controller; its addresses become the load-balancer status of the Ingresses. Exclusive with --publish-status-address.' },
   { name: 'publish-status-address', key: 'publishStatusAddress', type: 'string', default: '', help: 'Address or addresses (comma-separated IPs or hostnames) to set as the load-balancer status of the Ingresses.' },
@@ -193,17 +197,12 @@ export const INERT_FLAGS: readonly InertFlag[] = [
   { name: 'profiler-address', from: 'ingress-nginx', type: 'string', instead: 'there is no Go profiler' },
   { name: 'health-check-path', from: 'ingress-nginx', type: 'string', instead: 'the controller checks NGINX through its control socket; the probes\' /healthz on --healthz-port is unchanged' },
   { name: 'health-check-timeout', from: 'ingress-nginx', type: 'int', instead: 'the controller checks NGINX through its control socket with a fixed timeout' },
-  {
-    name: 'disable-svc-external-name', from: 'ingress-nginx', type: 'bool', instead: 'ExternalName Services are served (their targets judged by the upstream address policy)',
-    refuseIfTrue: 'ingress-rx cannot disable ExternalName Services yet, and running would route to them although you asked it not to; remove the flag or set it to false',
-  },
   { name: 'enable-annotation-validation', from: 'ingress-nginx', type: 'bool', instead: 'annotations are always validated' },
   { name: 'enable-ssl-chain-completion', from: 'ingress-nginx', type: 'bool', instead: 'certificate chains are served as the Secret holds them, never completed' },
   { name: 'disable-full-test', from: 'ingress-nginx', type: 'bool', instead: 'the admission webhook always checks only the reviewed Ingress and those sharing its hosts, with the controller\'s own rules; it never runs NGINX on user input' },
   { name: 'internal-logger-address', from: 'ingress-nginx', type: 'string', instead: 'there is no internal syslog listener' },
   { name: 'deep-inspect', from: 'ingress-nginx', type: 'bool', instead: 'annotations and paths are always validated' },
   { name: 'dynamic-configuration-retries', from: 'ingress-nginx', type: 'int', instead: 'dynamic configuration retries on a fixed schedule (15 attempts over about 5 s), then the next sync tries again' },
-  { name: 'disable-sync-events', from: 'ingress-nginx', type: 'bool', instead: 'ingress-rx records no Sync events' },
   { name: 'monitor-max-batch-size', from: 'ingress-nginx', type: 'int', instead: 'NGINX writes request metrics to a log the controller reads; there are no batches to bound (--metrics-max-series bounds the series)' },
   { name: 'enable-topology-aware-routing', from: 'ingress-nginx', type: 'bool', instead: 'topology hints are not read: every ready endpoint gets traffic' },
   { name: 'maxmind-mirror', from: 'ingress-nginx', type: 'string', instead: GEOIP_INSTEAD },

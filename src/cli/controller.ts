@@ -10,17 +10,18 @@ import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from 
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
-import { createEventRecorder, podObject, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
+import { createEventRecorder, podObject, recordIngressSync, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
 import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
-import { reachApiServer } from '../streams/kube-reach.js';
+import { ingressClassesForbidden, reachApiServer } from '../streams/kube-reach.js';
 import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
 import type { NginxRuntime } from '../render/runtime.js';
 import { createAdmissionMetrics, type AdmissionMetrics } from '../admission/metrics.js';
 import { startWebhookThread, type WebhookThread } from '../admission/webhook-thread.js';
 import { isTask } from '../store/events.js';
 import type { PipelineHooks } from '../streams/hooks.js';
+import type { Ingress } from '../store/kube-types.js';
 import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
 import { version } from '../version.js';
 import { describeForbidden } from '../streams/kube-errors.js';
@@ -72,6 +73,12 @@ export async function runController(argv: string[]): Promise<number> {
     return 1;
   }
   logger.info({ version: reach.version }, 'the Kubernetes API server answers');
+  // As ingress-nginx: without the right to list IngressClasses, the class annotation (and
+  // --watch-ingress-without-class) alone say which Ingresses are served.
+  const ingressClassRefusal = await ingressClassesForbidden(kc);
+  if (ingressClassRefusal !== undefined) {
+    logger.warn({ err: ingressClassRefusal }, 'no permission to list IngressClasses: Ingresses are served by the kubernetes.io/ingress.class annotation only, an ingressClassName is not served');
+  }
   const core = kc.makeApiClient(CoreV1Api);
   const storeOptions = toStoreOptions(o);
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
@@ -122,17 +129,30 @@ export async function runController(argv: string[]): Promise<number> {
   // configuration yet: a bad Ingress that keeps NGINX from starting must stay fixable.
   let admissionMetrics: AdmissionMetrics | null = null;
   const webhook: WebhookThread | null = o.validatingWebhook ? startAdmissionWebhook(o, { logger, runtime, storeOptions, metrics: { observe: (...a) => admissionMetrics?.observe(...a) } }) : null;
-  const hooks: PipelineHooks[] = webhook ? [...obs.hooks, { received: (it) => { if (!isTask(it.input)) webhook.forward(it.input); } }] : obs.hooks;
+  const hooks: PipelineHooks[] = webhook ? [...obs.hooks, { received: (it) => { if (!isTask(it.input)) webhook.forward(it.input); } }] : [...obs.hooks];
+  // As ingress-nginx, unless --disable-sync-events: a Sync Event on each Ingress served, as the
+  // store takes it in (added, or changed).
+  if (!o.disableSyncEvents) {
+    hooks.push({
+      queued: ({ input }) => {
+        if (isTask(input) || input.kind !== 'Ingress' || input.type === 'delete') return;
+        const ing = input.object as Ingress;
+        if (store.serves(ing).served) recordIngressSync(events, ing);
+      },
+    });
+  }
   let controller;
   try {
     controller = await serve({
       logger, store, runtime,
       source: (onInitialState) => kubeSource({
         kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+        withoutIngressClasses: ingressClassRefusal !== undefined,
         onInitialState: () => { webhook?.loaded(); onInitialState(); },
       }),
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
+      disableServiceExternalName: o.disableSvcExternalName,
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
       budgets: toBudgets(o),
@@ -220,7 +240,7 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
     reviewer: {
       annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
       reservedPorts: [...addressPolicyFor(runtime, o.healthzPort).ownPorts],
-      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>),
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName),
       hostOwnership: o.hostOwnership,
       budgets: toBudgets(o),
     },

@@ -68,6 +68,8 @@ export interface ServeOptions {
   leftOutLogLevel?: 'warn' | 'info';
   /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
   allowUpstreamAddresses?: ReadonlySet<AddressClass>;
+  /** --disable-svc-external-name: ExternalName Services give no endpoints. */
+  disableServiceExternalName?: boolean;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
   hostOwnership?: boolean;
   /** --enable-dynamic-routes (src/model/dynamic-routes.ts). */
@@ -128,10 +130,10 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
  * The address policy of a running controller: the allowed classes, and never the controller's
  * own listening ports on this node (NGINX's, the health server's, ingress-nginx's reserved ones).
  */
-export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set()): AddressPolicy {
+export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set(), refuseExternalNameServices = false): AddressPolicy {
   const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort];
   if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
-  return { allow, ownPorts: new Set(own) };
+  return { allow, ownPorts: new Set(own), ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
 }
 
 /**
@@ -191,7 +193,7 @@ export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ow
 
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store } = opts;
-  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses);
+  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName);
   const configured: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
   preparePrefix(configured);
   const runtime = withLuaInReach(configured);

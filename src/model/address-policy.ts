@@ -39,6 +39,11 @@ export interface AddressPolicy {
    * where those are allowed (local mode), so no Ingress routes into the controller or NGINX itself.
    */
   ownPorts: ReadonlySet<number>;
+  /**
+   * --disable-svc-external-name: an ExternalName Service gives no endpoint (its backends answer
+   * 503, as ingress-nginx's), named among the refused addresses.
+   */
+  refuseExternalNameServices?: boolean;
 }
 
 export const STRICT_ADDRESS_POLICY: AddressPolicy = { allow: new Set(), ownPorts: new Set() };

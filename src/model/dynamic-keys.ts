@@ -342,6 +342,7 @@ export const CONFIGMAP_ROUTING: Readonly<Record<string, ConfigMapRouting>> = {
   'server-tokens': HTTP,
   'use-gzip': HTTP,
   'gzip-level': HTTP,
+  'grpc-buffer-size-kb': HTTP,
   'gzip-min-length': HTTP,
   'gzip-types': HTTP,
   'enable-brotli': HTTP,

@@ -84,6 +84,10 @@ function endpointsWhere(
  */
 export function externalNameEndpoint(svc: Service, backendPort: string, policy: AddressPolicy = STRICT_ADDRESS_POLICY, refused: RefusedAddresses = []): Endpoint[] {
   const name = svc.spec.externalName ?? '';
+  if (policy.refuseExternalNameServices) {
+    refused.push(`Service ${svc.metadata.namespace ?? ''}/${svc.metadata.name}: ExternalName Services are disabled (--disable-svc-external-name)`);
+    return [];
+  }
   if (name === '') return [];
   const sp = findServicePort(svc, backendPort);
   let port: string;

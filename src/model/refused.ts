@@ -13,7 +13,6 @@ export const REFUSED_CONFIGMAP_KEYS: ReadonlyArray<readonly [RegExp, string]> = 
   [/^nginx-status-ipv[46]-whitelist$/, 'none needed: the status server is a unix socket only the controller can open, and every request needs its token'],
   [/^enable-serial-reloads$/, 'not implemented: a reload does not wait for the previous reload\'s workers to exit; worker-shutdown-timeout bounds how long they linger'],
   [/^http2-max-(field-size|header-size|requests)$/, 'none: obsolete directives since NGINX 1.19.7 (large-client-header-buffers and keep-alive-requests apply)'],
-  [/^grpc-buffer-size-kb$/, "none: NGINX's defaults apply"],
   [/^app-root$/, 'the app-root annotation (ingress-nginx reads this ConfigMap key but uses it nowhere)'],
   [/^bind-address-ipv[46]$/, 'bind-address (ingress-nginx fills these two from it)'],
 ];

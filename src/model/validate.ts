@@ -6,8 +6,11 @@ import { describeAttack, regexCostProblem } from './regex-cost.js';
 
 export class InvalidValue extends Error {}
 
-/** A check: raw string → typed value, or throws InvalidValue. */
-export type Check<T> = (raw: string) => T;
+/**
+ * A check: raw string → typed value, or throws InvalidValue. A list whose bad entries are left
+ * out, as ingress-nginx leaves them, names each through `warn` (when the caller passes one).
+ */
+export type Check<T> = (raw: string, warn?: (message: string) => void) => T;
 
 function invalid(message: string): never {
   throw new InvalidValue(message);
@@ -210,7 +213,7 @@ export const headerNameList: Check<string[]> = (raw) => commaList(headerName)(ra
 export function commaList<T>(item: Check<T>): Check<T[]> {
   return (raw) => {
     checkLength(raw, 100_000);
-    return raw.split(',').map((s) => s.trim()).filter((s) => s !== '').map(item);
+    return raw.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => item(s));
   };
 }
 
@@ -218,7 +221,7 @@ export function commaList<T>(item: Check<T>): Check<T[]> {
 export function spaceList<T>(item: Check<T>): Check<T[]> {
   return (raw) => {
     checkLength(raw, 100_000);
-    return raw.split(/\s+/).filter((s) => s !== '').map(item);
+    return raw.split(/\s+/).filter((s) => s !== '').map((s) => item(s));
   };
 }
 

@@ -109,6 +109,7 @@ export function httpDirectives(s: NginxSettings): string {
   out += line(`absolute_redirect ${f.onoff(!s.relativeRedirects, 'relative-redirects')}`);
   out += line(`port_in_redirect ${f.onoff(s.usePortInRedirects, 'use-port-in-redirects')}`);
   if (s.enableAioWrite) out += line('aio_write on');
+  if (s.grpcBufferSizeKb > 0) out += line(`grpc_buffer_size ${f.num(s.grpcBufferSizeKb, 'grpc-buffer-size-kb')}k`);
   if (s.useGzip && s.gzipDisable !== '') out += line(`gzip_disable ${f.quote(s.gzipDisable, 'gzip-disable')}`);
   out += httpProxyDetails(s);
   return out;
@@ -158,6 +159,9 @@ export function streamDirectives(s: NginxSettings): string {
   out += line(`proxy_next_upstream_timeout ${f.duration(s.proxyStreamNextUpstreamTimeout, 'proxy-stream-next-upstream-timeout')}`);
   out += line(`proxy_next_upstream_tries ${f.num(s.proxyStreamNextUpstreamTries, 'proxy-stream-next-upstream-tries')}`);
   out += line(`proxy_responses ${f.num(s.proxyStreamResponses, 'proxy-stream-responses')}`);
+  // As ingress-nginx's stream block: with enable-real-ip, a TCP service decoding PROXY (its
+  // tcp-services entry's :PROXY) logs the address the header gives when the peer is trusted.
+  if (s.enableRealIp) for (const c of s.proxyRealIpCidr) out += line(`set_real_ip_from ${f.cidr(c, 'proxy-real-ip-cidr')}`);
   return out;
 }
 

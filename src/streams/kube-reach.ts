@@ -2,7 +2,8 @@
 // ingress-nginx's createApiserverClient does: GET /version with its backoff (10 tries, from 1 s,
 // factor 1.5, jitter 0.1), then the controller gives up and exits. A configuration that cannot
 // work however long it is retried (no server URL, an invalid one, credentials refused) fails at once.
-import { ApiException, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, NetworkingV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { forbiddenMessage } from './kube-errors.js';
 
 export interface ReachBackoff {
   steps: number;
@@ -75,4 +76,18 @@ export async function reachApiServer(kc: KubeConfig, opts: ReachOptions = {}): P
     }
   }
   return { ok: false, error: `the API server ${kc.getCurrentCluster()!.server} does not answer: ${last}` };
+}
+
+/**
+ * The API server's refusal when this controller may not list IngressClasses (a 403), asked once
+ * at start as ingress-nginx does; undefined when it may (or the question failed otherwise: the
+ * informer then reports and retries as for any kind).
+ */
+export async function ingressClassesForbidden(kc: KubeConfig): Promise<string | undefined> {
+  try {
+    await kc.makeApiClient(NetworkingV1Api).listIngressClass({ limit: 1 });
+    return undefined;
+  } catch (err) {
+    return forbiddenMessage(err);
+  }
 }

@@ -16,6 +16,11 @@ export interface KubeSourceOptions {
   watchNamespaces: string[];
   /** A label selector for Namespaces; '' = none. When set, Namespaces are watched too. */
   namespaceSelector: string;
+  /**
+   * No IngressClass informer: the controller may not list IngressClasses (RBAC), and, as
+   * ingress-nginx then, serves by the class annotation (and --watch-ingress-without-class) only.
+   */
+  withoutIngressClasses?: boolean;
   logger: Logger;
   /** Delay before restarting a stopped informer, doubling up to `max` (default 1 s → 30 s). */
   restartBackoffMs?: { initial: number; max: number };
@@ -130,11 +135,12 @@ const SERVER_SIDE_FILTERS: Partial<Record<ResourceKind, Pick<InformerSpec, 'labe
 };
 
 /** One informer per kind, per watched namespace for namespaced kinds; Namespaces only with a selector. */
-export function informerSpecs(opts: Pick<KubeSourceOptions, 'watchNamespaces' | 'namespaceSelector'>): InformerSpec[] {
+export function informerSpecs(opts: Pick<KubeSourceOptions, 'watchNamespaces' | 'namespaceSelector' | 'withoutIngressClasses'>): InformerSpec[] {
   const namespaces = [...new Set(opts.watchNamespaces.filter((ns) => ns !== ''))];
   const specs: InformerSpec[] = [];
   for (const kind of RESOURCE_KINDS) {
     const filters = SERVER_SIDE_FILTERS[kind] ?? {};
+    if (kind === 'IngressClass' && opts.withoutIngressClasses) continue;
     if (kind === 'Namespace') {
       if (opts.namespaceSelector) specs.push({ kind, labelSelector: opts.namespaceSelector });
     } else if (KUBE_RESOURCES[kind].namespaced && namespaces.length > 0) {

@@ -115,7 +115,7 @@ const PHASE_A: Record<string, string> = {
   'client-header-timeout': '30', 'client-body-timeout': '31',
   'enable-underscores-in-headers': 'true', 'ignore-invalid-headers': 'false',
   'error-log-level': 'info',
-  'http2-max-concurrent-streams': '64', 'map-hash-bucket-size': '128', 'max-worker-connections': '2048', 'max-worker-open-files': '4096',
+  'http2-max-concurrent-streams': '64', 'grpc-buffer-size-kb': '8', 'map-hash-bucket-size': '128', 'max-worker-connections': '2048', 'max-worker-open-files': '4096',
   'proxy-headers-hash-bucket-size': '128', 'proxy-headers-hash-max-size': '1024',
   'server-name-hash-bucket-size': '128', 'server-name-hash-max-size': '2048',
   'variables-hash-bucket-size': '128', 'variables-hash-max-size': '4096',
@@ -350,7 +350,7 @@ overA.noRequest('keys without a visible effect are in the configuration NGINX ru
     'map_hash_bucket_size 128;', 'worker_connections 2048;', 'worker_rlimit_nofile 4096;', 'proxy_headers_hash_bucket_size 128;',
     'proxy_headers_hash_max_size 1024;', 'server_names_hash_bucket_size 128;', 'server_names_hash_max_size 2048;',
     'variables_hash_bucket_size 128;', 'variables_hash_max_size 4096;', 'worker_shutdown_timeout 30s;', 'keepalive 16;',
-    'keepalive_requests 100;', 'keepalive_time 30m;', 'keepalive_timeout 20s;', 'keepalive_requests 5;',
+    'keepalive_requests 100;', 'keepalive_time 30m;', 'keepalive_timeout 20s;', 'keepalive_requests 5;', 'grpc_buffer_size 8k;',
   ]) assert.ok(conf.includes(d), d);
   assert.not.ok(conf.includes('reuseport'), 'reuse-port false');
   assert.match(ctl.output(), /use-geoip2/, 'use-geoip2 without databases is reported');

@@ -38,8 +38,8 @@ import { serviceUpstreamGroup } from './serviceupstream.js';
 import { snippetsGroup } from './snippets.js';
 import { sslCipherGroup } from './sslcipher.js';
 import { sslPassthroughGroup } from './sslpassthrough.js';
-import { prefixedAnnotations } from './reader.js';
-import type { AnnotationContext, AnnotationGroup, FieldScope, LocationSite } from './types.js';
+import { prefixedAnnotations, riskAllowed } from './reader.js';
+import type { AnnotationContext, AnnotationGroup, FieldScope, LocationSite, RiskLevel } from './types.js';
 import { upstreamHashGroup } from './upstreamhash.js';
 import { upstreamVhostGroup } from './upstreamvhost.js';
 import { unsupportedAnnotationMessage } from '../refused.js';
@@ -135,7 +135,8 @@ export const ANNOTATION_REFERENCES: AnnotationReferences = {
   configMapAnnotations: ANNOTATION_GROUPS.flatMap((g) => g.configMaps ?? []),
 };
 
-const KNOWN_KEYS = new Set(ANNOTATION_GROUPS.flatMap((g) => Object.keys(g.keys)));
+/** Every key's risk, by key without the prefix. */
+const KEY_RISK: ReadonlyMap<string, RiskLevel> = new Map(ANNOTATION_GROUPS.flatMap((g) => Object.entries(g.keys)));
 
 /** A StoreReader for defaults: an Ingress without annotations never looks anything up. */
 const NO_STORE = new Proxy({}, {
@@ -248,8 +249,13 @@ export function parseAnnotations(ing: Ingress, ctx: AnnotationContext): ParseRes
   };
   const prefixed = prefixedAnnotations(ing, ctx.prefix);
   const value = runGroups(ing, { prefix: ctx.prefix, settings: ctx.settings, store: ctx.store, prefixed, ...(ctx.addressPolicy ? { addressPolicy: ctx.addressPolicy } : {}) }, warn);
+  // Here rather than in the groups: a group may decide it has nothing to read without reading
+  // a key the risk limit hides, and such a key must still be named (the webhook refuses on it).
+  const limit = ctx.settings.annotationsRiskLevel;
   for (const key in prefixed) {
-    if (!KNOWN_KEYS.has(key)) warn(key, unsupportedAnnotationMessage(key));
+    const risk = KEY_RISK.get(key);
+    if (risk === undefined) warn(key, unsupportedAnnotationMessage(key));
+    else if (!riskAllowed(risk, limit)) warn(key, `annotation has risk ${risk}, above annotations-risk-level ${limit}; ignored`);
   }
   return { value, warnings };
 }

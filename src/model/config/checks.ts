@@ -44,17 +44,24 @@ export const workerCpuAffinity: Check<string> = (raw) => {
 const MAX_DICT_KB = 204_800;
 const MAX_DICTS = 100;
 
-/** lua-shared-dicts: `name: size, ...`, a size in MB by default or with k/m (ingress-nginx's reading), in KB. */
-export const luaSharedDicts: Check<Record<string, number>> = (raw) => {
+/**
+ * lua-shared-dicts: `name: size, ...`, a size in MB by default or with k/m (ingress-nginx's
+ * reading), in KB. An entry that is not one, too big, or past the 100th dictionary is left out
+ * with a warning and the others apply (a built-in dictionary keeps its size), as in ingress-nginx.
+ */
+export const luaSharedDicts: Check<Record<string, number>> = (raw, warn = () => {}) => {
   const out: Record<string, number> = {};
   for (const entry of raw.split(',').map((e) => e.replace(/\s+/g, '')).filter((e) => e !== '')) {
     const m = /^([A-Za-z0-9_]{1,64}):(\d{1,9})([kKmM]?)$/.exec(entry);
-    if (!m) throw new InvalidValue(`"${preview(entry)}" is not "name: size" (a name of letters, digits and _, a size in MB or with k/m)`);
+    if (!m) {
+      warn(`"${preview(entry)}" is not "name: size" (a name of letters, digits and _, a size in MB or with k/m); left out`);
+      continue;
+    }
     const kb = Number(m[2]) * (m[3]!.toLowerCase() === 'k' ? 1 : 1024);
-    if (kb < 1 || kb > MAX_DICT_KB) throw new InvalidValue(`dictionary ${m[1]}: ${m[2]}${m[3]} is not between 1k and 200m`);
-    out[m[1]!] = kb;
+    if (kb < 1 || kb > MAX_DICT_KB) warn(`dictionary ${m[1]}: ${m[2]}${m[3]} is not between 1k and 200m; left out`);
+    else if (!(m[1]! in out) && Object.keys(out).length >= MAX_DICTS) warn(`dictionary ${m[1]}: more than ${MAX_DICTS} dictionaries; left out`);
+    else out[m[1]!] = kb;
   }
-  if (Object.keys(out).length > MAX_DICTS) throw new InvalidValue(`more than ${MAX_DICTS} dictionaries`);
   return out;
 };
 

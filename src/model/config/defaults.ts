@@ -131,6 +131,7 @@ export function defaultSettings(): NginxSettings {
 
     useGzip: false,
     gzipLevel: 1,
+    grpcBufferSizeKb: 0,
     gzipMinLength: 256,
     gzipTypes: [...DEFAULT_COMPRESSION_TYPES],
     enableBrotli: false,

@@ -61,7 +61,7 @@ export function parseConfigMap(
       continue;
     }
     try {
-      target[spec.field] = (spec.check as Check<unknown>)(text);
+      target[spec.field] = (spec.check as Check<unknown>)(text, (m) => warn(key, m));
     } catch (err) {
       if (!(err instanceof InvalidValue)) throw err;
       warn(key, `${err.message}; default ${describe(target[spec.field])} kept`);

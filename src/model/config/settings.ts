@@ -131,6 +131,9 @@ export interface NginxSettings {
   whitelistSourceRange: string[];
   denylistSourceRange: string[];
 
+  /** grpc-buffer-size-kb: grpc_buffer_size in KB; 0 leaves NGINX's. */
+  grpcBufferSizeKb: number;
+
   // compression
   useGzip: boolean;
   gzipLevel: number;

@@ -7,6 +7,12 @@ export type Disposition =
   | { kind: 'differs on purpose'; why: string; differences: string }
   | { kind: 'not applicable'; why: string };
 
+const BLOCKLIST_REJECTS_THE_ANNOTATION: Disposition = {
+  kind: 'differs on purpose',
+  why: 'a blocklisted word rejects that annotation (named in a warning; the webhook and lint refuse the Ingress), not the whole Ingress: the host answers from its Ingress without the snippet, not 404',
+  differences: 'Annotations and ConfigMap parsing',
+};
+
 export const DISPOSITIONS: Readonly<Record<string, Disposition>> = {
   'nginx/nginx.go:102': {
     kind: 'not applicable',
@@ -37,4 +43,7 @@ export const DISPOSITIONS: Readonly<Record<string, Disposition>> = {
     kind: 'not applicable',
     why: "auth-keepalive-share-vars chooses whether ingress-nginx's kept-alive auth subrequest (Lua's ngx.location.capture) shares the request's variables. ingress-rx makes every auth subrequest with NGINX's auth_request, which always shares them, as \"true\" does (auth-keepalive-share-vars is checked, without effect; docs/differences.md, \"auth-keepalive\"; annotations/auth.go:660 is ported)",
   },
+  'settings/badannotationvalues.go:36': BLOCKLIST_REJECTS_THE_ANNOTATION,
+  'settings/badannotationvalues.go:68': BLOCKLIST_REJECTS_THE_ANNOTATION,
+  'settings/badannotationvalues.go:138': BLOCKLIST_REJECTS_THE_ANNOTATION,
 };

@@ -4,14 +4,15 @@
 // NGINX serves them. Each It uses hosts of its own, so the Its of a file share one controller.
 // Settings Its change the main ConfigMap (`configure`), each state awaited until NGINX runs it.
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
-import { ingress, oneGeneration, service, slices, startLocal, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
+import { ingress, oneGeneration, service, slices, startController, startLocal, tlsSecret, type CliProcess, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
+import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type FakeObject } from '../../support/fake-apiserver.js';
 import { waitFor } from '../../support/wait.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificate } from '../../support/lua-nginx.js';
+import { connect as tlsConnect } from 'node:tls';
 
 export const PREFIX = 'nginx.ingress.kubernetes.io';
 
@@ -189,6 +190,14 @@ export async function startFixture(ns: string, opts: {
   return fx;
 }
 
+/** A kubeconfig for the fake API server, in a directory of its own (removed with the cluster). */
+function kubeconfigFor(fake: FakeApiServer): { dir: string; kubeconfig: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cluster-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  return { dir, kubeconfig };
+}
+
 /**
  * For Its that need `ingress-rx controller` (a flag local mode lacks, the webhook, the status,
  * the shutdown): the fake API server holding ingress-nginx's IngressClass `nginx` and `objects`,
@@ -196,11 +205,9 @@ export async function startFixture(ns: string, opts: {
  */
 export async function startFakeCluster(objects: object[]): Promise<{ fake: FakeApiServer; kubeconfig: string; close(): Promise<void> }> {
   const fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
+  fake.create(ingressClass());
   for (const o of objects) fake.create(o as FakeObject);
-  const dir = mkdtempSync(join(tmpdir(), 'irx-conformance-cluster-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  const { dir, kubeconfig } = kubeconfigFor(fake);
   return {
     fake, kubeconfig,
     async close() {
@@ -208,4 +215,101 @@ export async function startFakeCluster(objects: object[]): Promise<{ fake: FakeA
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** An IngressClass `name` of `controller` (by default the class ingress-nginx's manifests create). */
+export const ingressClass = (name = 'nginx', controller = 'k8s.io/ingress-nginx') =>
+  ({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name }, spec: { controller } });
+
+/**
+ * The Its about the controller's flags and the cluster (IngressClass objects, namespaces, a
+ * flag ingress-rx local does not take): the in-process fake API server with an echo Service per
+ * namespace, and `ingress-rx controller`s against it, each with its own flags and, through
+ * --watch-namespace, its own namespace, so one file's controllers share one server.
+ */
+export interface ClusterFixture {
+  readonly fake: FakeApiServer;
+  readonly echo: readonly EchoServer[];
+  /** The echo Service (port 80) and its EndpointSlices in `ns`, created in the fake cluster. */
+  echoService(ns: string, name?: string): void;
+  /** A controller with `args` after the fixture's (loopback backends allowed, no status updates); stopped with the fixture. */
+  controller(args?: string[]): Promise<CliProcess>;
+  stop(): Promise<void>;
+}
+
+export async function startClusterFixture(opts: {
+  replicas?: number; firstAddress?: string;
+  /** The fake API server's options: with `tokens` and `rbac`, the controllers use the first token and RBAC applies. */
+  api?: FakeApiServerOptions;
+  /** The controllers' POD_NAMESPACE (where they hold their election Lease). */
+  podNamespace?: string;
+} = {}): Promise<ClusterFixture> {
+  const base = opts.firstAddress ?? '127.0.9.';
+  const echo = await Promise.all(Array.from({ length: opts.replicas ?? 1 }, (_, i) => startEchoServer({ address: `${base}${10 + i}`, name: `echo-${i}` })));
+  const fake = await startFakeApiServer(opts.api);
+  const { dir, kubeconfig } = kubeconfigFor(fake);
+  const controllers: CliProcess[] = [];
+  return {
+    fake, echo,
+    echoService(ns, name = 'echo') {
+      fake.set(service(ns, name));
+      for (const s of slices(ns, name, echo)) fake.set(s);
+    },
+    async controller(args = []) {
+      const ctl = await startController({
+        kubeconfig,
+        args: [
+          '--allow-upstream-addresses=loopback', '--update-status=false',
+          ...(args.some((a) => a.startsWith('--election-id=')) ? [] : [`--election-id=conformance-${controllers.length}`]), ...args,
+        ],
+        env: { POD_NAME: `ingress-rx-${controllers.length}`, POD_NAMESPACE: opts.podNamespace ?? 'ingress-rx' },
+      });
+      controllers.push(ctl);
+      return ctl;
+    },
+    async stop() {
+      await Promise.all(controllers.map((c) => c.stop()));
+      await fake.close();
+      await closeAll(echo);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Serves `host` over HTTPS from the echo Service with a certificate of its own (Secret and
+ * Ingress `tls` in the fixture's namespace, manifest `tls.json`); resolves with the certificate,
+ * the CA a client trusts, once NGINX answers with it.
+ */
+export async function serveTlsHost(fx: Fixture, host: string): Promise<string> {
+  const { cert, key } = await certificate([host]);
+  fx.apply('tls.json', [
+    tlsSecret(fx.ns, 'tls', cert, key),
+    ingress(fx.ns, 'tls', { host, tls: [{ hosts: [host], secretName: 'tls' }], paths: [{ path: '/', service: 'echo' }] }),
+  ]);
+  await fx.ctl.until(host, '/', (r) => r.status === 200, { https: true, ca: cert });
+  return cert;
+}
+
+/** What one TLS handshake gave a client: whether it resumed, the session to resume, the ticket it got. */
+export interface TlsSession { reused: boolean; session: Buffer | undefined; ticket: Buffer | undefined; version: string }
+
+/**
+ * One TLS 1.2 handshake (a session NGINX may resume by its cache or a ticket) to the HTTPS port,
+ * SNI `host`, offering `alpn`; `session` is one to resume.
+ */
+export function tlsSession(port: number, host: string, opts: { ca?: string; alpn?: string; session?: Buffer } = {}): Promise<TlsSession> {
+  return new Promise((resolve, reject) => {
+    let session: Buffer | undefined;
+    const s = tlsConnect({
+      host: '127.0.0.1', port, servername: host, maxVersion: 'TLSv1.2', ALPNProtocols: [opts.alpn ?? 'http/1.1'],
+      ...(opts.ca ? { ca: opts.ca } : { rejectUnauthorized: false }), ...(opts.session ? { session: opts.session } : {}),
+    }, () => {
+      // A TLS 1.2 session is known once the handshake ends ('session' fires before this callback).
+      resolve({ reused: s.isSessionReused(), session: session ?? s.getSession(), ticket: s.getTLSTicket(), version: s.getProtocol() ?? '' });
+      s.end();
+    });
+    s.on('session', (b: Buffer) => { session = b; });
+    s.on('error', reject);
+  });
 }

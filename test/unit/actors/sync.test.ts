@@ -16,7 +16,7 @@ import { ev, memoryStore, newScheduler } from '../../support/pipeline-harness.js
 const fakeConfig = (v: string) => ({ servers: [], backends: [], tcpEndpoints: [], udpEndpoints: [], certificates: {}, defaultCertificate: null, settings: { v } }) as unknown as Configuration;
 
 function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamicOk?: () => boolean } = {}) {
-  let model = { structure: 'a', endpoints: '1' };
+  let model = { structure: 'a', endpoints: '1', dicts: 'configuration_data 20m' };
   const calls: string[] = [];
   const hints: unknown[] = [];
   const syncer = createSyncer<{ structure: string; endpoints: string }>({
@@ -36,6 +36,7 @@ function syncHarness(s: TestScheduler, opts: { reloadOk?: () => boolean; dynamic
       return of(opts.reloadOk?.() ?? true ? { ok: true, checksum: `conf-${model.structure}` } : { ok: false });
     },
     dynamic: (u: DynamicUpdate): Observable<ActorOutcome> => { calls.push(`post:${Object.keys(u).join('+')}`); return of({ ok: opts.dynamicOk?.() ?? true }); },
+    sharedDicts: () => model.dicts,
   });
   let n = 0;
   const run = (items: SyncBatch['items'] = [], lossy = false) => {
@@ -91,6 +92,19 @@ actor('the build is told which objects a batch changed; nothing when the batch h
     [{ kind: 'EndpointSlice', key: 'ns/a' }, { kind: 'EndpointSlice', key: 'ns/b' }], undefined, undefined,
     ['ns/f', 'ns/g', 'ns/h', 'ns/i'].map((key) => ({ kind: 'EndpointSlice', key })),
   ]);
+});
+
+actor('a reload that resizes the Lua shared dictionaries posts everything again (NGINX gave them new, empty zones)', () => {
+  const s = newScheduler();
+  const h = syncHarness(s);
+  h.run();
+  h.set({ structure: 'b' });
+  h.run();
+  assert.equal(h.calls, ['reload', 'post:backends+servers', 'reload'], 'same dictionaries: nothing to post');
+  h.set({ structure: 'c', dicts: 'configuration_data 60m' });
+  const r = h.run();
+  assert.equal(r.posted, ['backends', 'servers']);
+  assert.equal(h.calls.slice(3), ['reload', 'post:backends+servers']);
 });
 
 actor('a failed reload does not advance the running state: the next sync reloads again', () => {

@@ -89,6 +89,19 @@ test('the ConfigMap decides: a risk above annotations-risk-level denies, and so 
   assert.ok(reviewer.review(snippet).allowed);
 });
 
+test('a key above annotations-risk-level denies even where its group reads nothing else (modsecurity-transaction-id alone)', () => {
+  const { store, reviewer } = cluster({ configmap: 'ingress/cfg' });
+  store.put('ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: 'ingress' }, data: { 'annotations-risk-level': 'Medium', 'allow-snippet-annotations': 'true' } } as ConfigMap);
+  const r = reviewer.review(ingress('modsec', 'modsec.example.com', [['/', 'Prefix', 'web', 80]], {
+    ts: NEW, annotations: { 'denylist-source-range': '1.1.1.1/32', 'modsecurity-transaction-id': 'bla123', 'modsecurity-snippet': 'SecRuleEngine On' },
+  }));
+  assert.not.ok(r.allowed);
+  const d = denials(r);
+  assert.ok(d.some((x) => x.startsWith(`metadata.annotations["${PREFIX}/modsecurity-transaction-id"]: annotation has risk High, above annotations-risk-level Medium`)), d.join('\n'));
+  assert.ok(d.some((x) => x.startsWith(`metadata.annotations["${PREFIX}/modsecurity-snippet"]: annotation has risk Critical, above annotations-risk-level Medium`)), d.join('\n'));
+  assert.is(d.length, 2, d.join('\n'));
+});
+
 test('a host and path another Ingress already owns denies, naming it; the older owner updating is fine', () => {
   const { reviewer, store } = cluster();
   const r = reviewer.review(ingress('thief', 'shop.example.com', [['/cart', 'Prefix', 'api', 80], ['/new', 'Prefix', 'api', 80]], { ts: NEW }));

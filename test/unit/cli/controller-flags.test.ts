@@ -91,6 +91,7 @@ const accepted: Array<[string[], Partial<ControllerOptions>]> = [
   [['--bucket-factor=0', '--max-buckets=160'], { bucketFactor: 0, maxBuckets: 160 }],
   [['--exclude-socket-metrics=nginx_ingress_controller_request_size,header_duration_seconds'], { excludeSocketMetrics: ['nginx_ingress_controller_request_size', 'header_duration_seconds'] }],
   [['--metrics-max-series=500'], { metricsMaxSeries: 500 }],
+  [['--disable-svc-external-name'], { disableSvcExternalName: true }],
 ];
 for (const [argv, want] of accepted) {
   test(`accepts ${argv.join(' ')}`, () => {
@@ -103,7 +104,6 @@ const refusals: Array<[string[], RegExp]> = [
   [['--enable-ssl-passthrough=maybe'], /invalid value "maybe" for --enable-ssl-passthrough/],
   [['--validating-webhook=:8443'], /--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key/],
   [['--validating-webhook=8443', '--validating-webhook-certificate=/c', '--validating-webhook-key=/k'], /--validating-webhook: expected "<host>:port"/],
-  [['--disable-svc-external-name'], /--disable-svc-external-name=true: ingress-rx cannot disable ExternalName Services yet, and running would route to them/],
   [['--sync-period=often'], /invalid value "often" for --sync-period/],
   [['--v=loud'], /invalid value "loud" for --v/],
   [['--no-such-flag'], /unknown flag --no-such-flag/],

@@ -4,8 +4,9 @@
 // stopped serving; unset conditions read as the API says.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { endpointsFromSlices } from '../../../src/model/endpoints.js';
-import type { EndpointSlice } from '../../../src/store/kube-types.js';
+import { endpointsFromSlices, resolveServiceEndpoints } from '../../../src/model/endpoints.js';
+import { STRICT_ADDRESS_POLICY } from '../../../src/model/address-policy.js';
+import type { EndpointSlice, Service } from '../../../src/store/kube-types.js';
 
 type Conditions = { ready?: boolean; serving?: boolean; terminating?: boolean } | undefined;
 
@@ -53,6 +54,15 @@ test('the address policy still judges the fallback: refused terminating addresse
   assert.equal(got.map((e) => e.address), ['10.0.0.1']);
   assert.is(refused.length, 1);
   assert.match(refused[0]!, /EndpointSlice default\/a: address "127\.0\.0\.1"/);
+});
+
+test('--disable-svc-external-name: an ExternalName Service gives no endpoint, and says why', () => {
+  const svc = { metadata: { namespace: 'shop', name: 'external' }, spec: { type: 'ExternalName', externalName: '192.0.2.7', ports: [{ port: 80 }] } } as unknown as Service;
+  const served = resolveServiceEndpoints(svc, [], '80', false, STRICT_ADDRESS_POLICY);
+  assert.equal(served.endpoints, [{ address: '192.0.2.7', port: '80' }]);
+  const disabled = resolveServiceEndpoints(svc, [], '80', false, { ...STRICT_ADDRESS_POLICY, refuseExternalNameServices: true });
+  assert.equal(disabled.endpoints, []);
+  assert.equal(disabled.refused, ['Service shop/external: ExternalName Services are disabled (--disable-svc-external-name)']);
 });
 
 test.run();

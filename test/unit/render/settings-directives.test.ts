@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultSettings } from '../../../src/model/config/defaults.js';
-import { httpAccessLog, listenAddresses, logTargets, mainDirectives } from '../../../src/render/settings-directives.js';
+import { httpAccessLog, listenAddresses, logTargets, mainDirectives, streamDirectives } from '../../../src/render/settings-directives.js';
 import { defaultRuntime } from '../../../src/render/runtime.js';
 
 const rt = (listen: string[]) => ({ ...defaultRuntime(), listenAddresses: listen });
@@ -17,6 +17,12 @@ test('bind-address replaces the wildcards by family; disable-ipv6 drops IPv6; ex
   assert.equal(listenAddresses({ ...s, disableIpv6: true }, rt(['*', '[::]'])), ['*']);
   assert.equal(listenAddresses({ ...s, bindAddress: ['fd00::1'], disableIpv6: true }, rt(['*', '[::]'])), ['*']);
   assert.equal(listenAddresses({ ...s, bindAddress: ['10.0.0.1'] }, rt(['127.0.0.1'])), ['127.0.0.1']);
+});
+
+test('the stream context trusts proxy-real-ip-cidr only with enable-real-ip (the PROXY header of a :PROXY TCP service)', () => {
+  const s = { ...defaultSettings(), proxyRealIpCidr: ['10.0.0.0/8', 'fd00::/8'] };
+  assert.not.match(streamDirectives(s), 'set_real_ip_from');
+  assert.match(streamDirectives({ ...s, enableRealIp: true }), '    set_real_ip_from 10.0.0.0/8;\n    set_real_ip_from fd00::/8;\n');
 });
 
 test('syslog is an IP address target; access-log-params apply to files only', () => {

@@ -62,7 +62,7 @@ test('helm release secrets and TILLER configmaps are ignored, nothing else', () 
   assert.not.ok(isIgnoredObject('Service', { metadata: { ...meta, labels: { OWNER: 'TILLER' } } }));
 });
 
-test('informers: per kind; per namespace with watchNamespaces; Namespace only with a selector; server-side filters', () => {
+test('informers: per kind; per namespace with watchNamespaces; Namespace only with a selector; none for IngressClasses the controller may not list; server-side filters', () => {
   const all = informerSpecs({ watchNamespaces: [], namespaceSelector: '' });
   assert.equal(all.map((s) => s.kind), ['IngressClass', 'ConfigMap', 'Secret', 'Service', 'EndpointSlice', 'Ingress']);
   assert.ok(all.every((s) => s.namespace === undefined));
@@ -74,6 +74,9 @@ test('informers: per kind; per namespace with watchNamespaces; Namespace only wi
   assert.equal(scoped.filter((s) => s.kind === 'IngressClass').map((s) => s.namespace), [undefined]);
   assert.equal(scoped.filter((s) => s.kind === 'Namespace'), [{ kind: 'Namespace', labelSelector: 'team=x' }]);
   assert.is(scoped.length, 1 + 1 + 5 * 2);
+
+  const refused = informerSpecs({ watchNamespaces: [], namespaceSelector: '', withoutIngressClasses: true });
+  assert.equal(refused.map((s) => s.kind), ['ConfigMap', 'Secret', 'Service', 'EndpointSlice', 'Ingress'], 'no IngressClass informer without the right to list them');
 });
 
 test.run();

@@ -135,6 +135,7 @@ const VALID: Record<string, [string, keyof NginxSettings, unknown]> = {
   'server-tokens': ['true', 'serverTokens', true],
   'use-gzip': ['true', 'useGzip', true],
   'gzip-level': ['5', 'gzipLevel', 5],
+  'grpc-buffer-size-kb': ['8', 'grpcBufferSizeKb', 8],
   'gzip-min-length': ['1000', 'gzipMinLength', 1000],
   'gzip-types': ['text/html application/json', 'gzipTypes', ['text/html', 'application/json']],
   'enable-brotli': ['true', 'enableBrotli', true],
@@ -241,7 +242,7 @@ const INVALID: Record<string, string> = {
   'hide-headers': 'X_Bad', 'limit-req-status-code': '600', 'custom-http-errors': '404,x', 'load-balance': 'chash',
   'upstream-keepalive-time': '1 h', 'forwarded-for-header': 'X Forwarded', 'proxy-real-ip-cidr': '10.0.0.0/40',
   'block-cidrs': 'evil.com', 'block-user-agents': '~*(unclosed', 'block-referers': 'a"b', 'annotations-risk-level': 'Extreme',
-  'worker-processes': 'many', 'max-worker-connections': '-5', 'large-client-header-buffers': '8k', 'gzip-level': '10',
+  'worker-processes': 'many', 'max-worker-connections': '-5', 'large-client-header-buffers': '8k', 'gzip-level': '10', 'grpc-buffer-size-kb': '-1',
   'gzip-types': 'text/html;', 'disable-access-log': 'maybe', 'log-format-upstream': "$remote_addr 'x'", 'error-log-level': 'loud', 'access-log-path': 'relative/access.log', 'error-log-path': '/var/log/../../etc/passwd', 'http-access-log-path': 'syslog:server=10.0.0.1',
   'proxy-protocol-header-timeout': 'soon',
   'global-auth-url': 'http://unix:/var/run/x.sock:/check', 'global-auth-method': 'GET;', 'global-auth-signin': 'ftp://x',
@@ -265,6 +266,15 @@ test('every ConfigMap key has a valid-value case here', () => {
     if (k.kind === 'value') assert.ok(VALID[k.key], `no case for ${k.key}`);
   }
   assert.ok(CONFIGMAP_KEYS.length >= 60, `only ${CONFIGMAP_KEYS.length} keys`);
+});
+
+test('lua-shared-dicts: a bad entry is left out with a warning, the others apply (as ingress-nginx)', () => {
+  const { settings, warnings } = parse({ 'lua-shared-dicts': 'configuration_data:60,certificate_data:300, my_dict: 15 , invalid: 1a' });
+  assert.equal(settings.luaSharedDicts, { configuration_data: 60 * 1024, my_dict: 15 * 1024 });
+  assert.equal(warnings.map((w) => w.message), [
+    'dictionary certificate_data: 300 is not between 1k and 200m; left out',
+    '"invalid:1a" is not "name: size" (a name of letters, digits and _, a size in MB or with k/m); left out',
+  ]);
 });
 
 /** Keys that apply only beside another: the snippets need annotations-risk-level Critical, syslog a host. */
@@ -317,7 +327,8 @@ for (const [key, raw] of Object.entries(INVALID)) {
     assert.is(warnings.length, 1);
     assert.is(warnings[0]!.object, OBJECT);
     assert.is(warnings[0]!.field, `data["${key}"]`);
-    assert.match(warnings[0]!.message, /default/);
+    // A list whose every entry is bad leaves each out (lua-shared-dicts): the default too.
+    assert.match(warnings[0]!.message, /default|left out/);
     assert.equal(settings[spec!.field], defaultSettings()[spec!.field]);
   });
 }

@@ -4,7 +4,7 @@
 // stopped serving; unset conditions read as the API says.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { endpointsFromSlices } from '../../../src/model/endpoints.js';
+import { endpointsFromSlices } from '../../../src/model/core/endpoints.js';
 import type { EndpointSlice } from '../../../src/store/kube-types.js';
 
 type Conditions = { ready?: boolean; serving?: boolean; terminating?: boolean } | undefined;

@@ -8,6 +8,7 @@
 //   node --import tsx bench/ab.ts <treeA> <treeB> [--rounds 8]
 //   node --import tsx bench/ab.ts --child <tree>   (internal; the tree needs node_modules and build/)
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { resolve } from 'node:path';
 import { arg, loadAverage, median, printTable, type Row } from './lib.js';
@@ -22,17 +23,19 @@ const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1
 /** One process's figures for `tree`, loaded through dynamic imports so both trees run the same measurement. */
 async function child(tree: string): Promise<Phases> {
   const load = (path: string) => import(`${tree}/${path}`);
+  // Trees from before issue 28 have one flat src/model/ (core/ and ingress/ came after).
+  const modelPath = (path: string) => (existsSync(`${tree}/src/model/${path}`) ? `src/model/${path}` : `src/model/${path.replace(/^(core|ingress)\//, '')}`);
   const { createStore, defaultStoreOptions } = await load('src/store/store.ts');
   const { createModelBuilder } = await load('src/model/build.ts');
-  const { snapshot } = await load('src/model/hash.ts');
-  const { decide } = await load('src/model/decide.ts');
+  const { snapshot } = await load(modelPath('core/hash.ts'));
+  const { decide } = await load(modelPath('core/decide.ts'));
   const { createRenderer } = await load('src/render/engine.ts');
   const { DEFAULT_TEMPLATE_DIR, defaultRuntime } = await load('src/render/runtime.ts');
   const { generateEvents, ingressObject } = await load('bench/gen.ts');
   const { silentLogger } = await load('src/log.ts');
   const logger = silentLogger();
   // Trees from before issue 21 take no annotation references (the store found Secret annotations itself).
-  const references = await load('src/model/annotations/index.ts').then((m) => m.ANNOTATION_REFERENCES, () => undefined);
+  const references = await load(modelPath('ingress/annotations/index.ts')).then((m) => m.ANNOTATION_REFERENCES, () => undefined);
   const options = { ...defaultStoreOptions(), watchIngressWithoutClass: true };
   const store = references ? createStore(options, references, logger) : createStore(options, logger);
   for (const e of generateEvents({ n: N })) store.apply(e);

@@ -14,7 +14,7 @@ import { createReviewer } from '../src/admission/review.js';
 import { startWebhookServer } from '../src/admission/server.js';
 import { BENCH_DOMAIN, benchCertificate, generateEvents, hostOf, ingressObject } from './gen.js';
 import { attempt, emitFigures, isFull, loadAverage, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
-import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../src/model/ingress/annotations/index.js';
 
 const CONCURRENCY = 50;
 const PREFIX = 'nginx.ingress.kubernetes.io';

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import { createModelBuilder } from '../src/model/build.js';
-import { backendsPayload } from '../src/model/payload.js';
-import { routesPayload } from '../src/model/routes-payload.js';
+import { backendsPayload } from '../src/model/core/payload.js';
+import { routesPayload } from '../src/model/core/routes-payload.js';
 import type { Ingress } from '../src/store/kube-types.js';
 import { createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix } from '../src/render/runtime.js';
@@ -26,7 +26,7 @@ import { waitFor } from '../test/support/wait.js';
 import { generateEvents, hostOf } from './gen.js';
 import { attempt, emitFigures, isFull, loadAverage, printTable, round, verdict, type Row } from './lib.js';
 import { averageTurns, ensureWrk, failure, get, measuredTurn, startNginx, stopNginx, upstreamConf, wrk, type WrkResult } from './nginx-tools.js';
-import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../src/model/ingress/annotations/index.js';
 
 const STATIC_HOST = 'static.bench.example';
 

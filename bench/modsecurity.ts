@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import { createModelBuilder } from '../src/model/build.js';
-import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../src/model/ingress/annotations/index.js';
 import { auxiliaryFiles, createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix } from '../src/render/runtime.js';
 import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';

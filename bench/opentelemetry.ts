@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfigMap } from '../src/model/config/parse.js';
+import { parseConfigMap } from '../src/model/core/config/parse.js';
 import { createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, type NginxRuntime } from '../src/render/runtime.js';
 import { silentLogger } from '../src/log.js';

@@ -9,15 +9,15 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import { createModelBuilder } from '../src/model/build.js';
-import { snapshot } from '../src/model/hash.js';
-import { decide } from '../src/model/decide.js';
-import { backendsPayload, createBackendsSerialiser } from '../src/model/payload.js';
+import { snapshot } from '../src/model/core/hash.js';
+import { decide } from '../src/model/core/decide.js';
+import { backendsPayload, createBackendsSerialiser } from '../src/model/core/payload.js';
 import { createRenderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../src/render/runtime.js';
 import { silentLogger } from '../src/log.js';
 import { CACHE_DIR, REPO_ROOT, generateEvents, ingressObject, sliceObject } from './gen.js';
 import { arg } from './lib.js';
-import { ANNOTATION_REFERENCES } from '../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../src/model/ingress/annotations/index.js';
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }

@@ -1,4 +1,4 @@
--- The upstream address policy inside NGINX, with the rules of src/model/address-policy.ts: an
+-- The upstream address policy inside NGINX, with the rules of src/model/checks/address-policy.ts: an
 -- endpoint address (as posted, or as DNS answered for an ExternalName) is read in every spelling
 -- inet_aton and inet_pton accept, the IPv4 addresses embedded in an IPv6 one are unwrapped, then
 -- it is refused when it points back at this node (loopback, unspecified), at link-local services
@@ -127,7 +127,7 @@ local function parse_ipv6(s)
   return words
 end
 
--- Cloud metadata and platform services (the model's list, src/model/address-policy.ts, where
+-- Cloud metadata and platform services (the model's list, src/model/checks/address-policy.ts, where
 -- each is named; docs/security.md gives the sources): the class "metadata", even inside link-local.
 local function ipv4_number(b)
   return ((b[1] * 256 + b[2]) * 256 + b[3]) * 256 + b[4]

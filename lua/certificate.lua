@@ -79,7 +79,7 @@ function _M.call()
   local hostname = normalize(ssl.server_name())
   local uid = hostname and hostname ~= "" and host_uid(hostname) or nil
   if not uid then uid = certificate_servers:get(DEFAULT_HOSTNAME) end
-  -- "fallback": a host with TLS whose Secret is unusable (see FALLBACK_UID in src/model/payload.ts).
+  -- "fallback": a host with TLS whose Secret is unusable (see FALLBACK_UID in src/model/core/payload.ts).
   if not uid or uid == FALLBACK_UID then return end -- keep the fallback certificate
 
   local entry, err = parsed_certificate(uid)

@@ -20,7 +20,7 @@ local ROUTES_VERSION_KEY = "routes_version"
 
 local _M = {}
 
---- The uid of NGINX's own fallback certificate in the servers payload (see src/model/payload.ts).
+--- The uid of NGINX's own fallback certificate in the servers payload (see src/model/core/payload.ts).
 _M.FALLBACK_UID = "fallback"
 
 function _M.get_backends_data()

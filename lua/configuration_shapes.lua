@@ -1,4 +1,4 @@
--- The shapes the controller POSTs to the configuration endpoint (src/model/payload.ts): a body of
+-- The shapes the controller POSTs to the configuration endpoint (src/model/core/payload.ts): a body of
 -- any other shape is refused with the first problem found, before anything is stored, so the
 -- running balancers and certificates keep what they had. Unknown fields are allowed (newer
 -- controllers may send more); JSON null stands for an absent optional field.
@@ -185,7 +185,7 @@ function _M.general_problem(doc)
   return nil
 end
 
--- Bounds of a route table (src/model/dynamic-routes.ts keeps bigger hosts static): a hostile
+-- Bounds of a route table (src/model/ingress/dynamic-routes.ts keeps bigger hosts static): a hostile
 -- table must not make a worker spend unbounded memory or time per request.
 _M.MAX_ROUTE_HOSTS = 100000
 _M.MAX_HOST_ROUTES = 1000
@@ -195,7 +195,7 @@ _M.MAX_ROUTE_STRING = 4096
 local ROUTE_MATCHES = { exact = true, prefix = true, regex = true }
 local ROUTE_STRINGS = { "pattern", "namespace", "ingress", "service", "port", "path", "backend", "fallback", "redirect" }
 
--- The URI and redirect settings of a route (src/model/route-uri.ts): their values reach response
+-- The URI and redirect settings of a route (src/model/core/route-uri.ts): their values reach response
 -- and upstream headers, so no control byte; a redirect names only the variables a location's
 -- `return` may use; a rewrite target holds URI bytes and captures $1-$9 only.
 local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
@@ -266,7 +266,7 @@ local function uri_settings_problem(e, where)
   return nil
 end
 
-_M.MAX_ROUTE_SOURCE_RANGES = 5000 -- per list: each is tried per request (src/model/route-settings.ts)
+_M.MAX_ROUTE_SOURCE_RANGES = 5000 -- per list: each is tried per request (src/model/core/route-settings.ts)
 _M.MAX_ROUTE_TIMEOUT = 86400 -- seconds, the proxy group's bound
 _M.MAX_ROUTE_TRIES = 100
 

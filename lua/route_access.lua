@@ -1,5 +1,5 @@
 -- A dynamic route's denylist-source-range and allowlist-source-range (route-table fields `deny`,
--- `allow`; src/model/route-settings.ts), judged as NGINX's access module judges the location's
+-- `allow`; src/model/core/route-settings.ts), judged as NGINX's access module judges the location's
 -- `deny …; allow …; deny all;`: on the client address after real_ip / PROXY protocol handling
 -- ($binary_remote_addr), the first rule of the address's family that matches wins, an
 -- IPv4-mapped IPv6 client is judged by the IPv4 rules, and a refused client gets 403.

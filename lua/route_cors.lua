@@ -1,6 +1,6 @@
 -- A dynamic route's enable-cors (route-table field `cors`: the pattern an allowed Origin matches,
 -- '' for every origin, and the Access-Control-* headers after Allow-Origin;
--- src/model/route-settings.ts), as the location's `if` blocks do it: a request whose Origin is
+-- src/model/core/route-settings.ts), as the location's `if` blocks do it: a request whose Origin is
 -- allowed gets the whole set on every answer, its preflight (OPTIONS) is answered 204 before
 -- the SSL redirect, the backend and the source ranges are looked at (rewrite-module directives
 -- run before the location's Lua and access phases); other origins get nothing.

@@ -1,5 +1,5 @@
 -- A dynamic route's custom-headers (route-table field `headers`: name/value pairs;
--- src/model/route-settings.ts): the response headers the location's more_set_headers would set,
+-- src/model/core/route-settings.ts): the response headers the location's more_set_headers would set,
 -- on every answer of the route (its 403, 503 and redirects too), set in the router location's
 -- header filter. Names NGINX sets itself, and values it would trim, keep the Ingress static.
 local ngx = ngx

@@ -2,7 +2,7 @@
 -- static location answers them: its `return <code> <url>` (variables evaluated, a URL starting
 -- with `/` made absolute as NGINX's header filter does under the location's absolute_redirect and
 -- port_in_redirect), then its `if ($uri = /) { return 302 $scheme://$redirect_http_host<app-root>; }`.
--- The fields come from src/model/route-uri.ts; lua/configuration_shapes.lua checked them.
+-- The fields come from src/model/core/route-uri.ts; lua/configuration_shapes.lua checked them.
 local util = require("util")
 local evaluate, header_value = util.evaluate_var_template, util.header_value
 local ngx = ngx

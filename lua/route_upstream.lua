@@ -1,5 +1,5 @@
 -- A dynamic route's proxy timeouts and next-upstream tries (route-table fields `timeouts`,
--- `tries`; src/model/route-settings.ts): what proxy_*_timeout and proxy_next_upstream_tries in
+-- `tries`; src/model/core/route-settings.ts): what proxy_*_timeout and proxy_next_upstream_tries in
 -- the host's static location would give, applied in the balancer phase. The router's location
 -- inherits the http level's values; a route carries only what differs from them.
 local ngx_balancer = require("ngx.balancer")

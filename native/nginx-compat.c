@@ -3,7 +3,7 @@
  * NGINX links: PCRE2 (libpcre2-8, linked) for regular expressions, and OpenSSL (libssl.so.3,
  * opened with RTLD_DEEPBIND, because Node carries its own OpenSSL and exports its symbols) for
  * cipher and curve lists, CA bundles, CRLs and DH parameters. Built by scripts/setup.sh; loaded
- * by src/model/native.ts.
+ * by src/model/checks/native.ts.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #define _GNU_SOURCE

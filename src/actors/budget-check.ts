@@ -1,4 +1,4 @@
-// Holds the budgets of src/model/budgets.ts in each sync: before the model build, the path
+// Holds the budgets of src/model/core/budgets.ts in each sync: before the model build, the path
 // budgets over the served Ingresses (read off the objects); after it, the byte budgets of the
 // Lua payloads and what the configuration endpoint and its shared dicts can hold. Whoever is
 // over is set aside in the quarantine (named in the log, Events, metrics and `dbg quarantine`
@@ -7,11 +7,11 @@ import type { Logger } from '../log.js';
 import type { BuildResult, ModelBuilder, StoreChanges } from '../model/build.js';
 import {
   createPayloadMeter, overPathBudgets, overPayloadBudgets, type Budgets, type OverBudget, type PayloadCapacity, type PayloadTotals,
-} from '../model/budgets.js';
-import type { NginxSettings } from '../model/config/settings.js';
-import type { Quarantine } from '../model/quarantine.js';
-import { routesPayload } from '../model/routes-payload.js';
-import type { DynamicPart } from '../model/payload.js';
+} from '../model/core/budgets.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
+import type { Quarantine } from '../model/core/quarantine.js';
+import { routesPayload } from '../model/core/routes-payload.js';
+import type { DynamicPart } from '../model/core/payload.js';
 import type { Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
 import { CONFIGURATION_BODY_BYTES } from '../render/control.js';

@@ -7,8 +7,8 @@ import {
 } from 'rxjs';
 import type { Logger } from '../log.js';
 import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
-import { createBackendsSerialiser, type DynamicPart, type DynamicUpdate } from '../model/payload.js';
-import { createRoutesSerialiser } from '../model/routes-payload.js';
+import { createBackendsSerialiser, type DynamicPart, type DynamicUpdate } from '../model/core/payload.js';
+import { createRoutesSerialiser } from '../model/core/routes-payload.js';
 import type { ControlChannel } from '../render/control.js';
 import { controlRequest, describeChannel, type ControlBody } from './control-client.js';
 

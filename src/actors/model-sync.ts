@@ -3,14 +3,14 @@
 import { defer, map, tap, type Observable, type SchedulerLike } from 'rxjs';
 import type { StoreReader } from '../store/types.js';
 import type { ModelBuilder } from '../model/build.js';
-import { snapshot, type ModelSnapshot } from '../model/hash.js';
-import { decide } from '../model/decide.js';
-import { backendsPayload, serversPayload } from '../model/payload.js';
-import { routesPayload } from '../model/routes-payload.js';
-import type { Configuration } from '../model/types.js';
-import type { Quarantine } from '../model/quarantine.js';
+import { snapshot, type ModelSnapshot } from '../model/core/hash.js';
+import { decide } from '../model/core/decide.js';
+import { backendsPayload, serversPayload } from '../model/core/payload.js';
+import { routesPayload } from '../model/core/routes-payload.js';
+import type { Configuration } from '../model/core/types.js';
+import type { Quarantine } from '../model/core/quarantine.js';
 import type { ActorOutcome, SyncDeps } from './sync.js';
-import type { DynamicUpdate } from '../model/payload.js';
+import type { DynamicUpdate } from '../model/core/payload.js';
 import type { BudgetCheck } from './budget-check.js';
 import { luaSharedDicts } from '../render/settings-directives.js';
 

@@ -1,17 +1,17 @@
 // The last line of defence: when NGINX refuses a configuration, find the objects it refuses and
-// set them aside (src/model/quarantine.ts), so that the reload actor applies everything else in
+// set them aside (src/model/core/quarantine.ts), so that the reload actor applies everything else in
 // the same sync. NGINX's `file:line` is mapped back to the server and location that printed it
 // (and so to the Ingress); where it names no location (an error found while merging, a
 // server-level line), the Ingresses under suspicion are tested in small configurations with the
 // same http-level context, halving the suspects each time. Each `nginx -t` is counted and bounded.
 import type { Logger } from '../log.js';
 import type { ModelBuilder } from '../model/build.js';
-import { onlyIngressesView, type Quarantine } from '../model/quarantine.js';
-import type { Configuration, IngressRef, Server } from '../model/types.js';
+import { onlyIngressesView, type Quarantine } from '../model/core/quarantine.js';
+import type { Configuration, IngressRef, Server } from '../model/core/types.js';
 import type { StoreReader } from '../store/types.js';
 import type { Ingress } from '../store/kube-types.js';
 import { ingressesOf, type RenderedChunks } from '../render/engine.js';
-import { overConfBudgets, type Budgets } from '../model/budgets.js';
+import { overConfBudgets, type Budgets } from '../model/core/budgets.js';
 
 /** What the reload actor knows of a configuration NGINX refused. */
 export interface Refusal {
@@ -37,7 +37,7 @@ export interface Narrower {
   explain(refusal: Refusal): string;
   /**
    * Sets aside the Ingresses whose locations pass the nginx.conf budgets in `rendered` and
-   * returns the configuration without them, or null when none does (src/model/budgets.ts).
+   * returns the configuration without them, or null when none does (src/model/core/budgets.ts).
    */
   overBudget(rendered: RenderedChunks): Configuration | null;
 }

@@ -10,7 +10,7 @@ import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rea
 import { basename, dirname, join } from 'node:path';
 import { concatMap, defer, from, type Observable, type OperatorFunction } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { Configuration, ModelWarning } from '../model/types.js';
+import type { Configuration, ModelWarning } from '../model/core/types.js';
 import { auxiliaryFiles, type AuxiliaryFile, type RenderedChunks, type RenderProblem, type Renderer } from '../render/engine.js';
 import type { Narrower, Refusal } from './quarantine.js';
 import { reloadLogPath, type NginxRuntime } from '../render/runtime.js';

@@ -4,11 +4,11 @@
 import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import { isTask, type ResourceKind } from '../store/events.js';
 import type { SyncBatch } from '../streams/hooks.js';
-import type { Decision, DecisionKind } from '../model/decide.js';
-import type { DynamicPart, DynamicUpdate, ServersPayload } from '../model/payload.js';
-import type { RoutesPayload } from '../model/routes-payload.js';
-import type { Backend, Configuration, ModelWarning } from '../model/types.js';
-import type { QuarantineEntry } from '../model/quarantine.js';
+import type { Decision, DecisionKind } from '../model/core/decide.js';
+import type { DynamicPart, DynamicUpdate, ServersPayload } from '../model/core/payload.js';
+import type { RoutesPayload } from '../model/core/routes-payload.js';
+import type { Backend, Configuration, ModelWarning } from '../model/core/types.js';
+import type { QuarantineEntry } from '../model/core/quarantine.js';
 
 export type { DecisionKind };
 
@@ -53,7 +53,7 @@ export interface SyncDeps<S> {
    * empty zones, so everything is posted again.
    */
   sharedDicts?(config: Configuration): string;
-  /** What is set aside because NGINX refused it (see model/quarantine.ts), after the sync. */
+  /** What is set aside because NGINX refused it (see model/core/quarantine.ts), after the sync. */
   quarantined?(): QuarantineEntry[];
 }
 

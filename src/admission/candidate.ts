@@ -6,8 +6,8 @@
 import type { Ingress, IngressBackend } from '../store/kube-types.js';
 import { byIngressOrder, timestamp } from '../store/store.js';
 import type { StoreReader } from '../store/types.js';
-import { SHARED_BACKEND_KEYS } from '../model/backend-plans.js';
-import { wildcardOver } from '../model/takeovers.js';
+import { SHARED_BACKEND_KEYS } from '../model/ingress/backend-plans.js';
+import { wildcardOver } from '../model/ingress/takeovers.js';
 
 const DEFAULT_SERVER = '_';
 

@@ -3,10 +3,10 @@
 // ingress-nginx reads it (from its own parsers, ./ingress-nginx-keys.ts, generated from its
 // source), where it behaves differently (a section of docs/differences.md), and what to use
 // instead of a key it refuses. test/unit/admission/catalogue.test.ts checks the two sides agree.
-import { ANNOTATION_GROUPS } from '../model/annotations/index.js';
-import { CONFIGMAP_KEYS } from '../model/config/parse.js';
+import { ANNOTATION_GROUPS } from '../model/ingress/annotations/index.js';
+import { CONFIGMAP_KEYS } from '../model/core/config/parse.js';
 import { INGRESS_NGINX_ANNOTATIONS, INGRESS_NGINX_CONFIGMAP_KEYS } from './ingress-nginx-keys.js';
-import { REFUSED_ANNOTATIONS, REFUSED_CONFIGMAP_KEYS, refusal } from '../model/refused.js';
+import { REFUSED_ANNOTATIONS, REFUSED_CONFIGMAP_KEYS, refusal } from '../model/core/refused.js';
 
 /** identical: same meaning; different: supported with a documented difference; refused: ignored with a warning; unknown: neither project knows the key (a typo?). */
 export type KeyStatus = 'identical' | 'different' | 'refused' | 'unknown';

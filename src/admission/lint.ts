@@ -11,10 +11,10 @@ import { createManifestCluster } from '../streams/manifests-cluster.js';
 import { parseManifestFile } from '../streams/manifests-parse.js';
 import { locateObjects, locationKey, type ObjectLocation } from '../streams/manifests-locate.js';
 import { createModelBuilder } from '../model/build.js';
-import type { ModelWarning } from '../model/types.js';
+import type { ModelWarning } from '../model/core/types.js';
 import { warnRuleOf, type Severity } from './verdict.js';
-import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
-import { DEFAULT_BUDGETS, overPathBudgets, type Budgets } from '../model/budgets.js';
+import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
+import { DEFAULT_BUDGETS, overPathBudgets, type Budgets } from '../model/core/budgets.js';
 
 export interface LintFinding {
   severity: Severity;
@@ -34,7 +34,7 @@ export interface LintOptions {
   defaultServerPort?: number;
   /** Certificate expiry and the creation time of objects without one. */
   now?: () => Date;
-  /** The controller's path budgets (src/model/budgets.ts); the defaults when absent. */
+  /** The controller's path budgets (src/model/core/budgets.ts); the defaults when absent. */
   budgets?: Budgets;
   /** The controller's --host-ownership: other namespaces' rules for a host are refused. */
   hostOwnership?: boolean;

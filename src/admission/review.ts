@@ -7,11 +7,11 @@ import type { Store } from '../store/types.js';
 import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
 import { createModelBuilder, createSharedCaches } from '../model/build.js';
-import type { AddressPolicy } from '../model/address-policy.js';
-import type { ModelWarning } from '../model/types.js';
+import type { AddressPolicy } from '../model/checks/address-policy.js';
+import type { ModelWarning } from '../model/core/types.js';
 import { createNameIndex, keyOf, neighbourhood, serverNames, storeView } from './candidate.js';
 import { warnRuleOf, type Severity } from './verdict.js';
-import { DEFAULT_BUDGETS, pathBudgetProblem, type Budgets } from '../model/budgets.js';
+import { DEFAULT_BUDGETS, pathBudgetProblem, type Budgets } from '../model/core/budgets.js';
 
 export interface Finding extends ModelWarning {
   severity: Severity;

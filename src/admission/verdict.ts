@@ -1,10 +1,10 @@
 // Which of the model's warnings refuse an Ingress (the webhook denies it, `lint` fails) and which
 // only warn. The model decides what is wrong; this table only decides how hard to say it.
-import type { ModelWarning } from '../model/types.js';
-import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/refused.js';
-import { HTTP2_FAILURE } from '../model/http2.js';
-import { GRPC_CLEARTEXT } from '../model/annotations/backendprotocol.js';
-import { DEEP_INSPECTION_WARNING } from '../model/paths.js';
+import type { ModelWarning } from '../model/core/types.js';
+import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/core/refused.js';
+import { HTTP2_FAILURE } from '../model/checks/http2.js';
+import { GRPC_CLEARTEXT } from '../model/ingress/annotations/backendprotocol.js';
+import { DEEP_INSPECTION_WARNING } from '../model/core/paths.js';
 
 export type Severity = 'deny' | 'warn';
 

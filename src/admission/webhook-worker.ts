@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../log.js';
 import { createStore } from '../store/store.js';
-import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
 import { createReviewer } from './review.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
 import type { WebhookThreadData, ToWorker, FromWorker } from './webhook-thread.js';

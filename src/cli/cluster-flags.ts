@@ -3,7 +3,7 @@
 import { Command, Option } from 'commander';
 import { defaultStoreOptions } from '../store/store.js';
 import type { StoreOptions } from '../store/types.js';
-import { DEFAULT_BUDGETS, type Budgets } from '../model/budgets.js';
+import { DEFAULT_BUDGETS, type Budgets } from '../model/core/budgets.js';
 
 export interface ClusterFlags {
   ingressClass: string;

@@ -8,8 +8,8 @@ import {
   type RequestFamily, type RequestMetricsConfig,
 } from '../observability/request-metrics.js';
 import type { ServePorts } from './serve.js';
-import { parseAllowedClasses } from '../model/address-policy.js';
-import { BUDGET_HELP, DEFAULT_BUDGETS, parseBudgetBytes, type Budgets } from '../model/budgets.js';
+import { parseAllowedClasses } from '../model/checks/address-policy.js';
+import { BUDGET_HELP, DEFAULT_BUDGETS, parseBudgetBytes, type Budgets } from '../model/core/budgets.js';
 
 /**
  * How a flag's value is read. `duration` and `seconds` both end up in milliseconds; `floats` and
@@ -461,7 +461,7 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
 }
 
 /** The request metrics these flags ask for (--enable-metrics on). */
-/** The budgets of src/model/budgets.ts from their flags. */
+/** The budgets of src/model/core/budgets.ts from their flags. */
 export function toBudgets(o: Pick<ControllerOptions, keyof Budgets>): Budgets {
   return { maxPathsPerIngress: o.maxPathsPerIngress, maxPathsPerNamespace: o.maxPathsPerNamespace, maxBytesPerIngress: o.maxBytesPerIngress, maxBytesPerNamespace: o.maxBytesPerNamespace };
 }

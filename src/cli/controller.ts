@@ -15,14 +15,14 @@ import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
 import { ingressClassesForbidden, reachApiServer } from '../streams/kube-reach.js';
-import { parseAllowedClasses, type AddressClass } from '../model/address-policy.js';
+import { parseAllowedClasses, type AddressClass } from '../model/checks/address-policy.js';
 import type { NginxRuntime } from '../render/runtime.js';
 import { createAdmissionMetrics, type AdmissionMetrics } from '../admission/metrics.js';
 import { startWebhookThread, type WebhookThread } from '../admission/webhook-thread.js';
 import { isTask } from '../store/events.js';
 import type { PipelineHooks } from '../streams/hooks.js';
 import type { Ingress } from '../store/kube-types.js';
-import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
 import { version } from '../version.js';
 import { describeForbidden } from '../streams/kube-errors.js';
 

@@ -7,11 +7,11 @@ import { createLogger } from '../log.js';
 import { createStore, defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../store/store.js';
 import { manifestsSource } from '../streams/manifests.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped, type ServePorts } from './serve.js';
-import type { AddressClass } from '../model/address-policy.js';
+import type { AddressClass } from '../model/checks/address-policy.js';
 import { observability, type ObservabilityOptions } from './observability.js';
 import { defaultRequestMetricsConfig } from '../observability/request-metrics.js';
-import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
-import { DEFAULT_BUDGETS } from '../model/budgets.js';
+import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
+import { DEFAULT_BUDGETS } from '../model/core/budgets.js';
 
 export interface LocalOptions extends ObservabilityOptions, ServePorts {
   manifests: string;
@@ -31,7 +31,7 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   hostOwnership: boolean;
   /** --enable-dynamic-routes (on unless false) */
   enableDynamicRoutes?: boolean;
-  /** --max-paths-per-ingress and the other budgets (src/model/budgets.ts); the defaults when absent. */
+  /** --max-paths-per-ingress and the other budgets (src/model/core/budgets.ts); the defaults when absent. */
   maxPathsPerIngress?: number;
   maxPathsPerNamespace?: number;
   maxBytesPerIngress?: number;

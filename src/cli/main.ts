@@ -2,8 +2,8 @@
 // its module. Subcommand modules are imported lazily so `--help` stays fast.
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../version.js';
-import { parseAllowedClasses } from '../model/address-policy.js';
-import { BUDGET_HELP, DEFAULT_BUDGETS, parseBudgetBytes } from '../model/budgets.js';
+import { parseAllowedClasses } from '../model/checks/address-policy.js';
+import { BUDGET_HELP, DEFAULT_BUDGETS, parseBudgetBytes } from '../model/core/budgets.js';
 import { addClusterFlags } from './cluster-flags.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];

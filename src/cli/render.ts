@@ -6,18 +6,18 @@ import { writePrivateFile } from '../streams/record-writer.js';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../log.js';
 import { createModelBuilder, type BuildResult } from '../model/build.js';
-import { stableJSON } from '../model/json.js';
-import { backendsPayload, serversPayload } from '../model/payload.js';
-import { routesPayload } from '../model/routes-payload.js';
-import { routeRuleLines } from '../model/dynamic-routes.js';
-import type { ModelWarning } from '../model/types.js';
+import { stableJSON } from '../model/core/json.js';
+import { backendsPayload, serversPayload } from '../model/core/payload.js';
+import { routesPayload } from '../model/core/routes-payload.js';
+import { routeRuleLines } from '../model/ingress/dynamic-routes.js';
+import type { ModelWarning } from '../model/core/types.js';
 import { createStore, defaultStoreOptions } from '../store/store.js';
 import type { LeftOutIngress, StoreOptions } from '../store/types.js';
 import { readManifests, type ManifestError } from '../streams/manifests.js';
 import { createRenderer } from '../render/engine.js';
 import { offlineRuntime, scratchRuntime, testOffline } from '../render/offline.js';
 import { DEFAULT_TEMPLATE_DIR } from '../render/runtime.js';
-import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
 
 export const DEFAULT_SERVER_PORT = 8181;
 
@@ -32,7 +32,7 @@ export interface RenderModelOptions {
   /** Clock for certificate expiry and for manifests without creationTimestamp. */
   now?: () => Date;
   logger?: Logger;
-  /** --enable-dynamic-routes (src/model/dynamic-routes.ts). */
+  /** --enable-dynamic-routes (src/model/ingress/dynamic-routes.ts). */
   dynamicRoutes?: boolean;
 }
 

@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import { offlineRuntime, scratchRuntime } from '../render/offline.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
-import type { AddressClass } from '../model/address-policy.js';
+import type { AddressClass } from '../model/checks/address-policy.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
@@ -26,7 +26,7 @@ import type { ReplayLog, TimedInput } from '../streams/replay-log.js';
 import { createOfflineActors, type NginxTestOptions, type OfflineActors } from '../actors/offline.js';
 import { createTracer, type Tracer } from '../observability/trace.js';
 import type { Secret } from '../store/kube-types.js';
-import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
 
 export interface ReplayOptions {
   log: ReplayLog;

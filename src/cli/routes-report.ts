@@ -4,8 +4,8 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import { routeRuleLines } from '../model/dynamic-routes.js';
-import type { Configuration, Server } from '../model/types.js';
+import { routeRuleLines } from '../model/ingress/dynamic-routes.js';
+import type { Configuration, Server } from '../model/core/types.js';
 
 export const ROUTES_REPORT_FILE = 'dynamic-routes.txt';
 

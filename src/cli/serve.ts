@@ -17,7 +17,7 @@ import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
-import type { AddressClass, AddressPolicy } from '../model/address-policy.js';
+import type { AddressClass, AddressPolicy } from '../model/checks/address-policy.js';
 import { createSyncer, type SyncResult } from '../actors/sync.js';
 import { modelSyncDeps } from '../actors/model-sync.js';
 import { createRenderer } from '../render/engine.js';
@@ -33,16 +33,16 @@ import { startNginxMetrics } from '../observability/nginx-metrics.js';
 import { fetchStubStatus } from '../observability/nginx-process-metrics.js';
 import { metricsLogPath } from '../render/metrics-log.js';
 import type { RequestMetricsConfig } from '../observability/request-metrics.js';
-import { createQuarantine, type QuarantineEntry } from '../model/quarantine.js';
+import { createQuarantine, type QuarantineEntry } from '../model/core/quarantine.js';
 import { createNarrower } from '../actors/quarantine.js';
 import { createBudgetCheck } from '../actors/budget-check.js';
-import { DEFAULT_BUDGETS, type Budgets } from '../model/budgets.js';
+import { DEFAULT_BUDGETS, type Budgets } from '../model/core/budgets.js';
 import { QUARANTINE_FILE } from './dbg.js';
 import { routesReport } from './routes-report.js';
 import { takeoversReport } from './takeovers-report.js';
 import { startHealthServer } from '../observability/health-server.js';
 import { createLeftOutReporter } from '../observability/left-out.js';
-import { ANNOTATION_REFERENCES } from '../model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
 
 export interface ServeOptions {
   logger: Logger;
@@ -72,9 +72,9 @@ export interface ServeOptions {
   disableServiceExternalName?: boolean;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
   hostOwnership?: boolean;
-  /** --enable-dynamic-routes (src/model/dynamic-routes.ts). */
+  /** --enable-dynamic-routes (src/model/ingress/dynamic-routes.ts). */
   dynamicRoutes?: boolean;
-  /** What one Ingress and one namespace may put into the data plane (src/model/budgets.ts); the defaults when absent. */
+  /** What one Ingress and one namespace may put into the data plane (src/model/core/budgets.ts); the defaults when absent. */
   budgets?: Budgets;
 }
 

@@ -4,8 +4,8 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import type { ModelWarning } from '../model/types.js';
-import { TAKEOVER_REASON } from '../model/takeovers.js';
+import type { ModelWarning } from '../model/core/types.js';
+import { TAKEOVER_REASON } from '../model/ingress/takeovers.js';
 
 export const TAKEOVERS_REPORT_FILE = 'takeovers.txt';
 

@@ -1,30 +1,32 @@
-// The model builder: store → Configuration, following ingress-nginx's rules, in this order:
-// the settings (ConfigMap), each Ingress's fragment (./fragments.ts, memoised per Ingress
-// object), the topology (./topology-cache.ts: hosts, servers, backend plans, canaries), TLS
-// (./tls.ts), backends with their endpoints (./backend-assembly.ts) and L4 services. Each stage
-// keeps its cache in one object, so a rebuild redoes only what a change touches and hands back
-// unchanged parts as the same objects, which the hashing in ./hash.ts relies on. When only
-// EndpointSlices changed, ./endpoints-only.ts rebuilds just their backends.
+// The model builder, the model's entry: store → Configuration. It runs the front end (today the
+// Ingress one, ./ingress/) and the core's stages (./core/), following ingress-nginx's rules, in
+// this order: the settings (ConfigMap), each Ingress's fragment (./ingress/fragments.ts, memoised
+// per Ingress object), the topology (./ingress/topology-cache.ts: hosts, servers, backend plans,
+// canaries), TLS (./ingress/tls.ts), backends with their endpoints (./ingress/backend-assembly.ts)
+// and L4 services. Each stage keeps its cache in one object, so a rebuild redoes only what a
+// change touches and hands back unchanged parts as the same objects, which the hashing in
+// ./core/hash.ts relies on. When only EndpointSlices changed, ./ingress/endpoints-only.ts
+// rebuilds just their backends.
 import type { Logger } from '../log.js';
 import type { ConfigMap, Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
 import type { ResourceKind } from '../store/events.js';
-import { defaultAnnotations, locationTemplate, parseAnnotations } from './annotations/index.js';
-import type { NginxSettings } from './config/settings.js';
-import { defaultSettings, parseConfigMap } from './config/parse.js';
-import type { Backend, Configuration, Endpoint, Location, ModelWarning, Server } from './types.js';
-import { createCertificateCache } from './certificates.js';
-import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './fragments.js';
-import { parseL4Services } from './l4.js';
-import { ROOT_PATH } from './paths.js';
-import type { Topology } from './topology.js';
-import { createTopologyCache } from './topology-cache.js';
-import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './tracking.js';
-import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './address-policy.js';
-import { createBackendNameClaims } from './backend-names.js';
-import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './backend-assembly.js';
-import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './tls.js';
-import { changedServices, rebuildServiceBackends, type LastBuild } from './endpoints-only.js';
+import { defaultAnnotations, locationTemplate, parseAnnotations } from './ingress/annotations/index.js';
+import type { NginxSettings } from './core/config/settings.js';
+import { defaultSettings, parseConfigMap } from './core/config/parse.js';
+import type { Backend, Configuration, Endpoint, Location, ModelWarning, Server } from './core/types.js';
+import { createCertificateCache } from './core/certificates.js';
+import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './ingress/fragments.js';
+import { parseL4Services } from './core/l4.js';
+import { ROOT_PATH } from './core/paths.js';
+import type { Topology } from './ingress/topology.js';
+import { createTopologyCache } from './ingress/topology-cache.js';
+import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './core/tracking.js';
+import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './checks/address-policy.js';
+import { createBackendNameClaims } from './ingress/backend-names.js';
+import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
+import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
+import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
 
 export interface ModelBuildOptions {
   /** --annotations-prefix, e.g. `nginx.ingress.kubernetes.io`. */
@@ -42,7 +44,7 @@ export interface ModelBuildOptions {
   hostOwnership?: boolean;
   /**
    * --enable-dynamic-routes: hosts whose every Ingress the Lua router can serve are matched in Lua
-   * (./dynamic-routes.ts) instead of a server block. Off unless given (the commands turn it on).
+   * (./ingress/dynamic-routes.ts) instead of a server block. Off unless given (the commands turn it on).
    */
   dynamicRoutes?: boolean;
   /** Caches several builders may share (the admission webhook makes a builder per review). */

@@ -3,7 +3,7 @@
 // without the controller_* labels, so they live in a registry of their own.
 import { X509Certificate } from 'node:crypto';
 import { Gauge, type Registry } from 'prom-client';
-import type { Configuration } from '../model/types.js';
+import type { Configuration } from '../model/core/types.js';
 
 export interface CertificateFacts {
   notAfterSeconds: number;

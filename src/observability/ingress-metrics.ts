@@ -2,7 +2,7 @@
 // has no endpoints (no-endpoint), from the configuration NGINX runs. (The check counters belong
 // to the admission webhook: src/admission/metrics.ts.)
 import { Gauge, type Registry } from 'prom-client';
-import type { Configuration, Server } from '../model/types.js';
+import type { Configuration, Server } from '../model/core/types.js';
 
 export interface IngressMetrics {
   /** After an applied sync: orphan state of every Ingress in the configuration. */

@@ -5,7 +5,7 @@
 // labels in ingress-nginx, so they live in a second registry printed after the first.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SyncResult } from '../actors/sync.js';
-import { TAKEOVER_REASON } from '../model/takeovers.js';
+import { TAKEOVER_REASON } from '../model/ingress/takeovers.js';
 import { version } from '../version.js';
 import { createCertificateMetrics } from './certificate-metrics.js';
 import { createIngressMetrics } from './ingress-metrics.js';

@@ -2,7 +2,7 @@
 // stub_status families, and ingress-rx's own counters of what the metrics log delivered.
 import { rmSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Configuration, Server } from '../model/types.js';
+import type { Configuration, Server } from '../model/core/types.js';
 import { createMetricsLogReader } from './metrics-log-reader.js';
 import { createRequestMetrics, type LineOutcome, type RequestMetricsConfig } from './request-metrics.js';
 import { registerNginxProcessMetrics } from './nginx-process-metrics.js';

@@ -5,8 +5,8 @@
 // and every static wildcard server, asks the router in its server rewrite phase whether the
 // request's host is in the route table and, if so, moves the request to one internal location
 // where the router does what the host's location would; their own locations stay as they are.
-import type { NginxSettings } from '../model/config/settings.js';
-import type { Location, Server } from '../model/types.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
+import type { Location, Server } from '../model/core/types.js';
 import { headerVariables, standardHeaders } from './proxy-headers.js';
 import { METRICS_LOG_ROUTED_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
 import type { NginxRuntime } from './runtime.js';

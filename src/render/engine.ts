@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import stringify from 'fast-json-stable-stringify';
 import { Liquid, type Template } from 'liquidjs';
 import type { Logger } from '../log.js';
-import type { Configuration, IngressRef, Location, Server } from '../model/types.js';
-import { wwwRedirectNames } from '../model/servers.js';
+import type { Configuration, IngressRef, Location, Server } from '../model/core/types.js';
+import { wwwRedirectNames } from '../model/core/www-names.js';
 import { leftOutPath, reloadLogPath, tempPaths, type NginxRuntime } from './runtime.js';
 import { registerFilters, RenderError, cidr, listenAddress, quoteLiteral } from './filters.js';
 import { prefixError, serverView, type RenderProblem, type ServerContext } from './view.js';
@@ -18,7 +18,7 @@ import { nextUpstream } from './blocks/proxy.js';
 import { passthroughOff, passthroughStream } from './blocks/sslpassthrough.js';
 import type { AuxiliaryFile, HttpFeature } from './blocks/types.js';
 import { httpProxyHeaders } from './proxy-headers.js';
-import type { NginxSettings } from '../model/config/settings.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
 import { streamServers } from './stream.js';
 import {
   eventsDirectives, forwardedForProxyProtocol, httpDirectives, httpSnippet, listenAddresses, configuredLogTargets, httpAccessLog, luaSharedDicts, mainDirectives, streamDirectives, streamSnippets,
@@ -57,7 +57,7 @@ export interface RenderedChunks {
   httpLevel: string;
   /** Whether NGINX running this text writes the reload log (a custom template may not). */
   writesReloadLog: boolean;
-  /** `namespace/name` → bytes of nginx.conf its locations take (the budgets of src/model/budgets.ts); counted when asked. */
+  /** `namespace/name` → bytes of nginx.conf its locations take (the budgets of src/model/core/budgets.ts); counted when asked. */
   ingressBytes(): ReadonlyMap<string, number>;
 }
 

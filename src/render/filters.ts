@@ -8,10 +8,10 @@
 // characters (newlines included) are refused.
 import { isIP } from 'node:net';
 import type { Liquid } from 'liquidjs';
-import { REDIRECT_HOST_VARIABLES, REDIRECT_VARIABLE, absoluteUrlProblem, redirectTargetProblem } from '../model/redirect-url.js';
-import { operatorSnippetProblem, snippetProblem, type SnippetContext } from '../model/snippet-check.js';
-import { MAX_RULES_CHUNK, quoteForNginx, tenantRulesProblem } from '../model/seclang.js';
-import { checkRegex } from '../model/pcre.js';
+import { REDIRECT_HOST_VARIABLES, REDIRECT_VARIABLE, absoluteUrlProblem, redirectTargetProblem } from '../model/checks/redirect-url.js';
+import { operatorSnippetProblem, snippetProblem, type SnippetContext } from '../model/checks/snippet-check.js';
+import { MAX_RULES_CHUNK, quoteForNginx, tenantRulesProblem } from '../model/checks/seclang.js';
+import { checkRegex } from '../model/checks/pcre.js';
 
 export class RenderError extends Error {
   constructor(readonly field: string, message: string) {

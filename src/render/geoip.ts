@@ -2,7 +2,7 @@
 // variables ingress-nginx defines ($geoip2_city_country_code, ...); otherwise a warning.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { NginxSettings } from '../model/config/settings.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
 import type { NginxRuntime } from './runtime.js';
 import { quoteLiteral } from './filters.js';
 

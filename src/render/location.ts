@@ -4,8 +4,8 @@
 // liquidjs costs microseconds per output node, so a location is laid out here as a dense
 // string; every value in it went through a filter.
 import { createHash } from 'node:crypto';
-import type { NginxSettings } from '../model/config/settings.js';
-import type { Location, Server } from '../model/types.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
+import type { Location, Server } from '../model/core/types.js';
 import * as f from './filters.js';
 import { LOCATION_LAYOUT, slotFunctions } from './blocks/index.js';
 import { I, NONE, directives } from './blocks/layout.js';

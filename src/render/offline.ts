@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Configuration } from '../model/types.js';
+import type { Configuration } from '../model/core/types.js';
 import { ensureFallbackCertificate } from './fallback-cert.js';
 import { auxiliaryFiles, type Renderer } from './engine.js';
 import { defaultRuntime, preparePrefix, type NginxRuntime } from './runtime.js';

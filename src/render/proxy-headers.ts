@@ -2,7 +2,7 @@
 // proxy-add-original-uri-header, proxy-set-headers), set once at http level. NGINX inherits
 // proxy_set_header only into a location that defines none, so a location that adds a header of
 // its own prints this whole set again (see the location frame).
-import type { NginxSettings } from '../model/config/settings.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
 import * as f from './filters.js';
 
 /**

@@ -4,8 +4,8 @@
 // dictionaries, http-snippet), the log targets (files or syslog, access-log-params) and the
 // stream context (proxy-stream-*, stream-snippets). Every value is printed
 // through a filter.
-import type { NginxSettings } from '../model/config/settings.js';
-import type { Server } from '../model/types.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
+import type { Server } from '../model/core/types.js';
 import * as f from './filters.js';
 import { RenderError } from './filters.js';
 import { httpProxyDetails } from './blocks/proxy.js';

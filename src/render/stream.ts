@@ -1,6 +1,6 @@
 // The stream block's TCP/UDP services (the --tcp-services-configmap and
 // --udp-services-configmap): one static upstream and server per port.
-import type { Endpoint, L4Service } from '../model/types.js';
+import type { Endpoint, L4Service } from '../model/core/types.js';
 import * as f from './filters.js';
 import { listenAddress } from './filters.js';
 import type { NginxRuntime } from './runtime.js';

@@ -2,7 +2,7 @@
 // ssl-session-ticket-key), written beside nginx.conf (the ticket key readable by its owner
 // only), and the client-certificate headers a client may not send itself.
 import { join } from 'node:path';
-import type { NginxSettings } from '../model/config/settings.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
 import type { AuxiliaryFile } from './blocks/types.js';
 import * as f from './filters.js';
 import type { NginxRuntime } from './runtime.js';

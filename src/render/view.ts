@@ -3,9 +3,9 @@
 // composed from the render blocks (src/render/blocks) in the fixed order of SERVER_LAYOUT, and
 // each location from the location frame (./location.ts). Everything printed went through a
 // filter. A value the renderer cannot express denies its location (503), not the server.
-import type { NginxSettings } from '../model/config/settings.js';
-import type { IngressRef, Location, Server } from '../model/types.js';
-import { locationMatch, locationOrder } from '../model/paths.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
+import type { IngressRef, Location, Server } from '../model/core/types.js';
+import { locationMatch, locationOrder } from '../model/core/paths.js';
 import type { NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
 import { RenderError, listenAddress } from './filters.js';

@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { backend, startLuaNginx, type LuaNginx } from '../support/lua-nginx.js';
 import { METADATA_AND_EMBEDDED, NODE_LOCAL_SPELLINGS } from '../support/hostile.js';
-import { judgeEndpointAddress, parseAddress, type AddressPolicy } from '../../src/model/address-policy.js';
+import { judgeEndpointAddress, parseAddress, type AddressPolicy } from '../../src/model/checks/address-policy.js';
 
 let nginx: LuaNginx;
 // As local mode: loopback allowed (the harness's echo backends), NGINX's own ports refused.

@@ -8,7 +8,7 @@ import { startEchoServer, startEchoServers, closeAll, type EchoServer } from '..
 import { waitFor } from '../support/wait.js';
 import { startFakeDns } from '../support/fake-dns.js';
 import { NODE_LOCAL_SPELLINGS } from '../support/hostile.js';
-import { STRICT_ADDRESS_POLICY, judgeEndpointAddress, parseAddress } from '../../src/model/address-policy.js';
+import { STRICT_ADDRESS_POLICY, judgeEndpointAddress, parseAddress } from '../../src/model/checks/address-policy.js';
 
 const test = suite('lua ExternalName');
 

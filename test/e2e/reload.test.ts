@@ -16,7 +16,7 @@ import { createReloadActor, reloadActor, type ReloadResult } from '../../src/act
 import { lineDiff } from '../../src/actors/line-diff.js';
 import { DEFAULT_TEMPLATE_DIR } from '../../src/render/runtime.js';
 import type { NginxProcess } from '../../src/actors/nginx-process.js';
-import type { Configuration } from '../../src/model/types.js';
+import type { Configuration } from '../../src/model/core/types.js';
 import { createNginxHarness, harnessTarget, type NginxHarness } from '../support/nginx-harness.js';
 import { protocolClient, PROTOCOLS } from '../support/protocols.js';
 import { backend, configuration, location, server } from '../support/config-builder.js';

@@ -26,7 +26,7 @@ import { main } from '../../src/cli/main.js';
 import { silentLogger } from '../../src/log.js';
 import { waitFor } from '../support/wait.js';
 import { listFiles } from '../support/files.js';
-import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/ingress/annotations/index.js';
 
 const ANNOTATIONS = 'nginx.ingress.kubernetes.io';
 const CONFIGMAP = 'ingress-nginx/ingress-nginx-controller';

@@ -1,9 +1,9 @@
 // One Ingress of namespace `shop` parsed by every annotation group against a store holding the
 // given Secrets and ConfigMaps: the helpers of the annotation groups' unit tests.
-import type { AddressPolicy } from '../../src/model/address-policy.js';
-import { parseAnnotations } from '../../src/model/annotations/index.js';
-import { defaultSettings } from '../../src/model/config/parse.js';
-import type { NginxSettings } from '../../src/model/config/settings.js';
+import type { AddressPolicy } from '../../src/model/checks/address-policy.js';
+import { parseAnnotations } from '../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../src/model/core/config/parse.js';
+import type { NginxSettings } from '../../src/model/core/config/settings.js';
 import type { ConfigMap, Ingress, Secret } from '../../src/store/kube-types.js';
 import type { StoreReader } from '../../src/store/types.js';
 

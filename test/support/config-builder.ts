@@ -1,13 +1,13 @@
 // Hand-built Configurations for render and reload tests: the smallest valid model objects,
 // with ingress-nginx's defaults, that a test then overrides field by field.
-import { DYNAMIC_ROUTES_OFF } from '../../src/model/dynamic-routes.js';
-import { defaultSettings } from '../../src/model/config/defaults.js';
-import type { NginxSettings } from '../../src/model/config/settings.js';
-import type { ProxyConfig } from '../../src/model/annotations/proxy.js';
-import type { Backend, Configuration, Location, Server } from '../../src/model/types.js';
-import { NO_AFFINITY, makeBackend } from '../../src/model/backends.js';
-import { defaultAnnotations, locationTemplate } from '../../src/model/annotations/index.js';
-import { makeLocation } from '../../src/model/fragments.js';
+import { DYNAMIC_ROUTES_OFF } from '../../src/model/ingress/dynamic-routes.js';
+import { defaultSettings } from '../../src/model/core/config/defaults.js';
+import type { NginxSettings } from '../../src/model/core/config/settings.js';
+import type { ProxyConfig } from '../../src/model/ingress/annotations/proxy.js';
+import type { Backend, Configuration, Location, Server } from '../../src/model/core/types.js';
+import { NO_AFFINITY, makeBackend } from '../../src/model/ingress/backends.js';
+import { defaultAnnotations, locationTemplate } from '../../src/model/ingress/annotations/index.js';
+import { makeLocation } from '../../src/model/ingress/fragments.js';
 
 export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig {
   return {

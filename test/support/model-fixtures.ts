@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../src/log.js';
-import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/ingress/annotations/index.js';
 import { createModelBuilder, type BuildResult } from '../../src/model/build.js';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import type { StoreOptions } from '../../src/store/types.js';

@@ -3,7 +3,7 @@ import type { ResourceKind } from '../../src/store/events.js';
 import type { EndpointSlice, Ingress, KubeObject, PathType, Secret, Service } from '../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
-import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/ingress/annotations/index.js';
 
 export const PREFIX = 'nginx.ingress.kubernetes.io';
 

@@ -11,7 +11,7 @@ import { ensureFallbackCertificate } from '../../src/render/fallback-cert.js';
 import { controlChannel, writeControlToken } from '../../src/render/control.js';
 import { controlRequest, type ControlResponse } from '../../src/actors/control-client.js';
 import { silentLogger, type Logger } from '../../src/log.js';
-import type { Backend } from '../../src/model/types.js';
+import type { Backend } from '../../src/model/core/types.js';
 import { freePorts } from './ports.js';
 import { withLuaInReach } from '../../src/render/worker-access.js';
 import { sendRequest } from './local-harness.js';

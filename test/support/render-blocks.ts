@@ -1,9 +1,9 @@
 // Rendering one hand-built location or server through the server view, for the render blocks'
 // tests: what a block prints, in which slot, and what it needs outside its location.
 import * as assert from 'uvu/assert';
-import { defaultSettings } from '../../src/model/config/defaults.js';
-import type { NginxSettings } from '../../src/model/config/settings.js';
-import type { Location, Server } from '../../src/model/types.js';
+import { defaultSettings } from '../../src/model/core/config/defaults.js';
+import type { NginxSettings } from '../../src/model/core/config/settings.js';
+import type { Location, Server } from '../../src/model/core/types.js';
 import { defaultRuntime, type NginxRuntime } from '../../src/render/runtime.js';
 import { serverView, type ServerView } from '../../src/render/view.js';
 import { location, server } from './config-builder.js';

@@ -12,7 +12,7 @@ import { readManifests } from '../../src/streams/manifests.js';
 import { readReplayLog } from '../../src/streams/replay-log.js';
 import { isTask, type SourceEvent } from '../../src/store/events.js';
 import { generateEvents, hostOf, isCanary, writeEventLog, writeManifests } from '../../bench/gen.js';
-import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/ingress/annotations/index.js';
 
 const N = 40;
 

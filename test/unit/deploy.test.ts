@@ -26,7 +26,7 @@ import { createStore } from '../../src/store/store.js';
 import { createReviewer } from '../../src/admission/review.js';
 import { parseListenAddress, startWebhookServer } from '../../src/admission/server.js';
 import type { Ingress } from '../../src/store/kube-types.js';
-import { ANNOTATION_REFERENCES } from '../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../src/model/ingress/annotations/index.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 

@@ -4,8 +4,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ANNOTATION_GROUPS } from '../../src/model/annotations/index.js';
-import { CONFIGMAP_KEYS } from '../../src/model/config/parse.js';
+import { ANNOTATION_GROUPS } from '../../src/model/ingress/annotations/index.js';
+import { CONFIGMAP_KEYS } from '../../src/model/core/config/parse.js';
 
 const root = new URL('../../', import.meta.url);
 const doc = readFileSync(new URL('docs/fidelity.md', root), 'utf8');

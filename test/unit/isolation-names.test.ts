@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { authFilePath, defaultRuntime, pathComponent } from '../../src/render/runtime.js';
 import { createModelBuilder } from '../../src/model/build.js';
-import { stableJSON } from '../../src/model/json.js';
+import { stableJSON } from '../../src/model/core/json.js';
 import { ingress, service, slice, testStore, PREFIX } from '../support/model-objects.js';
 
 const rt = defaultRuntime({ prefix: '/var/lib/ingress-rx' });

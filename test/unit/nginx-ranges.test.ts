@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import {
   errorPageCode, int, InvalidValue, limitStatusCode, offset, proxyBufferSize, proxyBuffersNumber, size, timeMsec, timeSec, type Check,
-} from '../../src/model/validate.js';
-import { checkRegex } from '../../src/model/pcre.js';
-import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../../src/model/openssl.js';
+} from '../../src/model/checks/validate.js';
+import { checkRegex } from '../../src/model/checks/pcre.js';
+import { opensslAcceptsCiphers, opensslAcceptsCurves } from '../../src/model/checks/openssl.js';
 import { ensureFallbackCertificate } from '../../src/render/fallback-cert.js';
 import { quoteLiteral } from '../../src/render/filters.js';
 import { createNginxOracle, type OracleSnippet } from '../support/nginx-oracle.js';
@@ -81,7 +81,7 @@ test('status codes per directive: error_page 300..599, limit_req_status/limit_co
 });
 
 test('ssl_session_cache shared zone: 32k (8 pages) to 1g; nginx -t maps the zone, so a larger one fails on memory', async () => {
-  const { CONFIGMAP_KEYS } = await import('../../src/model/config/keys.js');
+  const { CONFIGMAP_KEYS } = await import('../../src/model/core/config/keys.js');
   const key = CONFIGMAP_KEYS.find((k) => k.key === 'ssl-session-cache-size');
   assert.ok(key && key.kind === 'value');
   const check = key.check as Check<string>;

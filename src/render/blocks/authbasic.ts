@@ -2,7 +2,7 @@
 // beside nginx.conf (a directory per namespace, see authFilePath). Basic auth keeps the client's
 // credentials from the backend, as ingress-nginx does. Digest is parsed but not served: the
 // location is denied rather than left open.
-import type { Location } from '../../model/types.js';
+import type { Location } from '../../model/core/types.js';
 import * as f from '../filters.js';
 import { authFilePath } from '../runtime.js';
 import { NONE, directives } from './layout.js';

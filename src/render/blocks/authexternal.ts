@@ -4,8 +4,8 @@
 // tenant's auth service is dialled through an upstream per location whose peer the auth
 // location's rewrite phase chooses under the address policy (lua/external_auth.lua), keeping
 // connections with auth-keepalive. auth_request serves HTTP/1.1 and HTTP/2 alike.
-import { AUTH_HOST_VARIABLE, cacheKeyVariable, type AuthKeepalive, type ExternalAuthConfig } from '../../model/annotations/authexternal.js';
-import type { NginxSettings } from '../../model/config/settings.js';
+import { AUTH_HOST_VARIABLE, cacheKeyVariable, type AuthKeepalive, type ExternalAuthConfig } from '../../model/ingress/annotations/authexternal.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
 import { escapedValue } from '../header-values.js';
@@ -19,7 +19,7 @@ const CACHE_VALID = /^((\d{3}|any)\s+)*(\d{1,19}(ms|s|m|h|d|w|M|y)?)+$/;
 
 /**
  * The internal auth location. Its name holds a space, which no Ingress path may
- * (src/model/paths.ts): another Ingress on the host cannot declare the same location and so make
+ * (src/model/core/paths.ts): another Ingress on the host cannot declare the same location and so make
  * NGINX refuse the configuration.
  */
 const authLocationName = (c: LocationContext): string => `/_external-auth ${c.id()}`;

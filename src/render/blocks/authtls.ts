@@ -3,10 +3,10 @@
 // another server with client authentication gets 421 from NGINX itself), and the certificate's
 // verdict, subject and issuer sent upstream from every location of the host. Settings that
 // cannot be used close the host (403), as ingress-nginx does.
-import { clientCertAuthOf } from '../../model/annotations/authtls.js';
-import { pathUnderAny } from '../../model/annotations/site.js';
-import { checkRegex } from '../../model/pcre.js';
-import type { Server } from '../../model/types.js';
+import { clientCertAuthOf } from '../../model/ingress/annotations/authtls.js';
+import { pathUnderAny } from '../../model/ingress/annotations/site.js';
+import { checkRegex } from '../../model/checks/pcre.js';
+import type { Server } from '../../model/core/types.js';
 import * as f from '../filters.js';
 import { mayHoldControlBytes } from '../header-values.js';
 import { secretFile, secretFilePath } from '../secret-files.js';

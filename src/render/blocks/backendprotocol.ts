@@ -1,8 +1,8 @@
 // backend-protocol group: how the location passes the request to the balancer (proxy_pass with
 // the protocol's scheme, grpc_pass, fastcgi_pass). A gRPC location sets its headers with
 // grpc_set_header, so it prints the whole header set (none is inherited from http level).
-import type { NginxSettings } from '../../model/config/settings.js';
-import type { Location, Server } from '../../model/types.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
+import type { Location, Server } from '../../model/core/types.js';
 import { I } from './layout.js';
 import { usesBackendTLS } from './proxyssl.js';
 import type { RenderBlock, Upstream } from './types.js';

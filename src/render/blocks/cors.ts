@@ -1,7 +1,7 @@
 // cors group: CORS as ingress-nginx sets it. A request whose Origin is allowed (any request with
 // `*`) gets the whole Access-Control-* set; its preflight (OPTIONS) is answered 204 here. Other
 // origins get no CORS header and their OPTIONS goes to the backend.
-import { corsHeaders, corsOriginPattern, type CorsConfig } from '../../model/annotations/cors.js';
+import { corsHeaders, corsOriginPattern, type CorsConfig } from '../../model/ingress/annotations/cors.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
 import { I } from './layout.js';

@@ -2,9 +2,9 @@
 // internal location per status that asks the default backend (or the default-backend
 // annotation's) for the error page, with ingress-nginx's X-Code/X-Format/... headers; with
 // disable-proxy-intercept-errors only NGINX's own errors (502, 504) go there.
-import type { NginxSettings } from '../../model/config/settings.js';
-import type { Location } from '../../model/types.js';
-import { DEFAULT_UPSTREAM } from '../../model/fragments.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
+import type { Location } from '../../model/core/types.js';
+import { DEFAULT_UPSTREAM } from '../../model/ingress/fragments.js';
 import * as f from '../filters.js';
 import { I, NONE, directives } from './layout.js';
 import { modsecurityOff } from './modsecurity.js';

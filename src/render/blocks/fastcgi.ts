@@ -1,7 +1,7 @@
 // fastcgi group: fastcgi_index and the ConfigMap's fastcgi_param lines, beside the location's
 // `include fastcgi_params` and fastcgi_pass (backend-protocol FCGI, ./backendprotocol.ts); as in
 // ingress-nginx they are printed whatever the protocol (NGINX reads them only for fastcgi_pass).
-import { fastcgiVariable } from '../../model/annotations/fastcgi.js';
+import { fastcgiVariable } from '../../model/ingress/annotations/fastcgi.js';
 import * as f from '../filters.js';
 import { directives } from './layout.js';
 import type { RenderBlock } from './types.js';

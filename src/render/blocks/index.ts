@@ -1,4 +1,4 @@
-// The registry of render blocks: one per annotation group (src/model/annotations/index.ts lists
+// The registry of render blocks: one per annotation group (src/model/ingress/annotations/index.ts lists
 // the groups; a test fails when a group has no block here), and the fixed order in which the
 // location and server frames print the blocks' slots.
 import { accessLogBlock } from './accesslog.js';

@@ -11,7 +11,7 @@ export function directives(ds: readonly string[]): string {
   return out;
 }
 
-export { escapeRegex } from '../../model/pcre.js';
+export { escapeRegex } from '../../model/checks/pcre.js';
 
 /** What a block returns when a location needs nothing of that kind (one shared object: renders allocate enough). */
 export const NONE: readonly never[] = Object.freeze([]);

@@ -4,9 +4,9 @@
 // file NGINX keeps until the request ends (client_body_in_file_only clean): the copy is sent
 // after the request may have ended, and NGINX's temporary files have no name by then.
 import { createHash } from 'node:crypto';
-import { MIRROR_HOST_VARIABLE, type MirrorConfig } from '../../model/annotations/mirror.js';
-import { upstreamVhostVariable } from '../../model/annotations/upstreamvhost.js';
-import type { NginxSettings } from '../../model/config/settings.js';
+import { MIRROR_HOST_VARIABLE, type MirrorConfig } from '../../model/ingress/annotations/mirror.js';
+import { upstreamVhostVariable } from '../../model/ingress/annotations/upstreamvhost.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
 import * as f from '../filters.js';
 import { I, NONE, directives } from './layout.js';
 import { modsecurityOff } from './modsecurity.js';
@@ -14,7 +14,7 @@ import type { LocationContext, RenderBlock, Shared } from './types.js';
 
 /**
  * The internal location of one Ingress's copies. Its name holds a space, which no Ingress path
- * may (src/model/paths.ts): a tenant cannot declare the same location and so make nginx -t fail.
+ * may (src/model/core/paths.ts): a tenant cannot declare the same location and so make nginx -t fail.
  */
 function mirrorLocationName(c: LocationContext): string {
   const ing = c.loc.ingress;

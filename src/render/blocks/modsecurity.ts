@@ -6,8 +6,8 @@
 // /etc/nginx/modsecurity/modsecurity.conf and owasp-modsecurity-crs/nginx-modsecurity.conf).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Configuration, Location } from '../../model/types.js';
-import type { NginxSettings } from '../../model/config/settings.js';
+import type { Configuration, Location } from '../../model/core/types.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
 import * as f from '../filters.js';
 import type { NginxRuntime } from '../runtime.js';
 import { I } from './layout.js';

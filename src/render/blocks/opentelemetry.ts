@@ -2,8 +2,8 @@
 // OpenTelemetry module. A traced location opens its span first in its rewrite phase; the http
 // level configures the tracer (the ConfigMap's otel-*/otlp-* keys), starts each worker's export
 // timer and closes spans in the log phase, all only when some location is traced.
-import type { NginxSettings } from '../../model/config/settings.js';
-import type { Configuration, Location } from '../../model/types.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
+import type { Configuration, Location } from '../../model/core/types.js';
 import { version } from '../../version.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';

@@ -1,9 +1,9 @@
 // proxy group: the proxy directives where the location differs from the ConfigMap defaults set at
 // http level (grpc_* for a gRPC backend, which always prints its timeouts), and the rewriting of
 // the answer's Set-Cookie and Location headers.
-import type { Location } from '../../model/types.js';
-import { effectiveBusyBuffers } from '../../model/proxy-details.js';
-import type { NginxSettings } from '../../model/config/settings.js';
+import type { Location } from '../../model/core/types.js';
+import { effectiveBusyBuffers } from '../../model/checks/proxy-details.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
 import { directives } from './layout.js';

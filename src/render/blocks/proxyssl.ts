@@ -2,10 +2,10 @@
 // proxy-ssl-location-only, in the server block from the host's oldest such Ingress (as
 // ingress-nginx). A gRPC location gets the same settings as grpc_ssl_* (proxy_ssl_* would not
 // reach grpc_pass). The verification settings come with the CA bundle only, as in ingress-nginx.
-import type { ProxySSLConfig } from '../../model/annotations/proxyssl.js';
-import type { NginxSettings } from '../../model/config/settings.js';
-import type { Location, Server } from '../../model/types.js';
-import { upstreamVhostVariable } from '../../model/annotations/upstreamvhost.js';
+import type { ProxySSLConfig } from '../../model/ingress/annotations/proxyssl.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
+import type { Location, Server } from '../../model/core/types.js';
+import { upstreamVhostVariable } from '../../model/ingress/annotations/upstreamvhost.js';
 import * as f from '../filters.js';
 import type { NginxRuntime } from '../runtime.js';
 import { secretFile, secretFilePath } from '../secret-files.js';

@@ -2,7 +2,7 @@
 // at http level, named after the location (one zone set per location, shared by the two pieces
 // of a Prefix split), keyed by limit-conn-zone-variable. limit-whitelist networks get an empty key, which NGINX does not count.
 import { createHash } from 'node:crypto';
-import type { RateLimitConfig } from '../../model/annotations/ratelimit.js';
+import type { RateLimitConfig } from '../../model/ingress/annotations/ratelimit.js';
 import * as f from '../filters.js';
 import { NONE, directives } from './layout.js';
 import type { LocationContext, RenderBlock, Shared } from './types.js';

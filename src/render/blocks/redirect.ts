@@ -1,7 +1,7 @@
 // redirect group: permanent/temporal-redirect as a `return` in the location, relative-redirects
 // (absolute_redirect; http level: the ConfigMap's), and from-to-www-redirect as a server of the
 // other name that redirects to this one.
-import type { Location } from '../../model/types.js';
+import type { Location } from '../../model/core/types.js';
 import * as f from '../filters.js';
 import { escapedValue } from '../header-values.js';
 import { directives } from './layout.js';

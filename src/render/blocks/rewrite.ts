@@ -1,9 +1,9 @@
 // rewrite group: app-root's redirect of `/`, the rewrite of the matched path to rewrite-target,
 // X-Forwarded-Prefix, the SSL-redirect settings the Lua rewrite phase applies, and whether
 // redirects NGINX issues name the port (http level: use-port-in-redirects of the ConfigMap).
-import type { Location } from '../../model/types.js';
+import type { Location } from '../../model/core/types.js';
 import * as f from '../filters.js';
-import { rewriteRegex } from '../../model/route-uri.js';
+import { rewriteRegex } from '../../model/core/route-uri.js';
 import { I, directives } from './layout.js';
 import type { RenderBlock } from './types.js';
 

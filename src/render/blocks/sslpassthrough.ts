@@ -1,13 +1,13 @@
 // ssl-passthrough group: with --enable-ssl-passthrough, a stream server on the HTTPS port reads
 // the SNI and hands a passthrough host's TLS to its backend untouched, or to NGINX's HTTPS
 // servers (moved to 127.0.0.1:proxyPort). Without the flag the annotation is ignored, saying so.
-import type { NginxSettings } from '../../model/config/settings.js';
-import type { Backend, Server } from '../../model/types.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
+import type { Backend, Server } from '../../model/core/types.js';
 import * as f from '../filters.js';
 import { listenAddress } from '../filters.js';
 import { passthroughSocketPath, type NginxRuntime } from '../runtime.js';
 import { upstreamServers } from '../stream.js';
-import { sniRoutes } from '../../model/sni.js';
+import { sniRoutes } from '../../model/core/sni.js';
 import type { RenderBlock } from './types.js';
 
 export const sslPassthroughBlock: RenderBlock = { group: 'sslpassthrough', applied: 'stream' };

@@ -2,8 +2,8 @@
 // group's typed values in the model through the escaping filters (../filters.ts). The location
 // and server frames (../location.ts, ../view.ts) place each block's text in a fixed slot order
 // (LOCATION_LAYOUT in ./index.ts); the templates in nginx/ lay out nginx.conf and the server block.
-import type { NginxSettings } from '../../model/config/settings.js';
-import type { Location, Server } from '../../model/types.js';
+import type { NginxSettings } from '../../model/core/config/settings.js';
+import type { Location, Server } from '../../model/core/types.js';
 import type { NginxRuntime } from '../runtime.js';
 
 /** What a block sees of one location. */
@@ -143,7 +143,7 @@ export type Applied = 'directives' | 'lua' | 'stream';
 
 /** The render side of one annotation group. */
 export interface RenderBlock {
-  /** The annotation group (src/model/annotations/<group>.ts, its `name`) whose values it prints. */
+  /** The annotation group (src/model/ingress/annotations/<group>.ts, its `name`) whose values it prints. */
   readonly group: string;
   readonly applied: Applied;
   readonly location?: LocationBlock;

@@ -1,6 +1,6 @@
 // upstream-vhost group: the Host header sent upstream (a variable such as `$host` or the location's
 // `$service_name` is expanded, as ingress-nginx's quoted value is).
-import { upstreamVhostVariable } from '../../model/annotations/upstreamvhost.js';
+import { upstreamVhostVariable } from '../../model/ingress/annotations/upstreamvhost.js';
 import * as f from '../filters.js';
 import { escapedValue } from '../header-values.js';
 import type { RenderBlock } from './types.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDynamicConfigActor, controlRequestFn, waitForControl, type RequestFn } from '../../../src/actors/dynamic-config.js';
 import { silentLogger } from '../../../src/log.js';
-import type { Backend } from '../../../src/model/types.js';
+import type { Backend } from '../../../src/model/core/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'irx-dyn-'));
 let n = 0;

@@ -7,7 +7,7 @@ import { NEVER, Observable, of, throwError, timer, map } from 'rxjs';
 import { createDynamicConfigActor, waitForControl, type DynamicResult, type RequestBody, type HttpResponseLike, type RequestFn } from '../../../src/actors/dynamic-config.js';
 import { backoffDelays, DESIGN_BACKOFF } from '../../../src/actors/backoff.js';
 import { silentLogger } from '../../../src/log.js';
-import type { Backend } from '../../../src/model/types.js';
+import type { Backend } from '../../../src/model/core/types.js';
 
 /** The serialiser takes any list; these tests post partial or odd backends on purpose. */
 const backends = (list: unknown[]): Backend[] => list as Backend[];

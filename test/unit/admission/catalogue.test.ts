@@ -7,8 +7,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { ANNOTATION_GROUPS } from '../../../src/model/annotations/index.js';
-import { CONFIGMAP_KEYS } from '../../../src/model/config/parse.js';
+import { ANNOTATION_GROUPS } from '../../../src/model/ingress/annotations/index.js';
+import { CONFIGMAP_KEYS } from '../../../src/model/core/config/parse.js';
 import { INGRESS_NGINX_ANNOTATIONS, INGRESS_NGINX_CONFIGMAP_KEYS, INGRESS_NGINX_REF } from '../../../src/admission/ingress-nginx-keys.js';
 import { INGRESS_RX_ONLY_ANNOTATIONS, INGRESS_RX_ONLY_CONFIGMAP_KEYS, annotationVerdict, configMapVerdict } from '../../../src/admission/catalogue.js';
 

@@ -10,8 +10,8 @@ import { migrationReport, type MigrateOptions } from '../../../src/admission/mig
 import { formatReport } from '../../../src/admission/migrate-format.js';
 import { anchorOf, annotationVerdict, configMapVerdict, linkedSections } from '../../../src/admission/catalogue.js';
 import { INGRESS_NGINX_ANNOTATIONS, INGRESS_NGINX_CONFIGMAP_KEYS } from '../../../src/admission/ingress-nginx-keys.js';
-import { ANNOTATION_GROUPS } from '../../../src/model/annotations/index.js';
-import { CONFIGMAP_KEYS } from '../../../src/model/config/parse.js';
+import { ANNOTATION_GROUPS } from '../../../src/model/ingress/annotations/index.js';
+import { CONFIGMAP_KEYS } from '../../../src/model/core/config/parse.js';
 import { defaultStoreOptions } from '../../../src/store/store.js';
 import { runMigrateReport } from '../../../src/cli/migrate-report.js';
 import { expectGolden } from '../../support/golden.js';

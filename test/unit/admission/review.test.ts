@@ -11,7 +11,7 @@ import { createReviewer, type ReviewResult } from '../../../src/admission/review
 import { WARN_RULES, severityOf, warnRulesMarkdown } from '../../../src/admission/verdict.js';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { PREFIX, ingress, service, slice, testStore, tlsSecret } from '../../support/model-objects.js';
-import { deepInspectionMatch } from '../../../src/model/paths.js';
+import { deepInspectionMatch } from '../../../src/model/core/paths.js';
 
 const certs = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
 const pem = (f: string) => readFileSync(join(certs, f), 'utf8');

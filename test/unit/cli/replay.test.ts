@@ -16,7 +16,7 @@ import type { Renderer } from '../../../src/render/engine.js';
 import { runReplay } from '../../../src/cli/replay.js';
 import { silentLogger } from '../../../src/log.js';
 import { asyncScheduler, toArray, lastValueFrom, map } from 'rxjs';
-import type { Backend } from '../../../src/model/types.js';
+import type { Backend } from '../../../src/model/core/types.js';
 import type { Ingress, Secret } from '../../../src/store/kube-types.js';
 import { createSecretRedactor, type RecordedEvent, type RecordEntry } from '../../../src/streams/record.js';
 import { baseCluster, header, ingress, logText, slice, stormEntries } from '../../fixtures/replay/logs.js';

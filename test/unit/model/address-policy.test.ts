@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   STRICT_ADDRESS_POLICY, judgeEndpointAddress, judgeExternalName, parseAddress, parseAllowedClasses, type AddressPolicy,
-} from '../../../src/model/address-policy.js';
+} from '../../../src/model/checks/address-policy.js';
 import { METADATA_AND_EMBEDDED, NODE_LOCAL_SPELLINGS as HOSTILE_SPELLINGS } from '../../support/hostile.js';
 
 test('every spelling of a node-local address is read as the address it is', () => {

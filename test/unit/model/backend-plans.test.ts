@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
-import type { Backend } from '../../../src/model/types.js';
+import type { Backend } from '../../../src/model/core/types.js';
 import type { Ingress } from '../../../src/store/kube-types.js';
 import { ingress, service, slice, testStore, PREFIX } from '../../support/model-objects.js';
 

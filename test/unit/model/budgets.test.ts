@@ -8,14 +8,14 @@ import type { SourceEvent } from '../../../src/store/events.js';
 import type { Ingress } from '../../../src/store/kube-types.js';
 import type { Store } from '../../../src/store/types.js';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { routesPayload, createRoutesSerialiser } from '../../../src/model/routes-payload.js';
+import { routesPayload, createRoutesSerialiser } from '../../../src/model/core/routes-payload.js';
 import {
   DEFAULT_BUDGETS, ingressPathCount, overConfBudgets, overPathBudgets, overPayloadBudgets, parseBudgetBytes, pathBudgetProblem, type Budgets,
-} from '../../../src/model/budgets.js';
-import { createQuarantine } from '../../../src/model/quarantine.js';
+} from '../../../src/model/core/budgets.js';
+import { createQuarantine } from '../../../src/model/core/quarantine.js';
 import { createBudgetCheck } from '../../../src/actors/budget-check.js';
 import { silentLogger } from '../../../src/log.js';
-import { ANNOTATION_REFERENCES } from '../../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
 
 const OFF: Budgets = { maxPathsPerIngress: 0, maxPathsPerNamespace: 0, maxBytesPerIngress: 0, maxBytesPerNamespace: 0 };
 const ROOMY = { routesAndBackends: 1e9, post: 1e9, certificates: 1e9 };

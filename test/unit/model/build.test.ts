@@ -6,11 +6,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Logger } from '../../../src/log.js';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { decide } from '../../../src/model/decide.js';
-import { snapshot, type ModelSnapshot } from '../../../src/model/hash.js';
-import { stableJSON } from '../../../src/model/json.js';
-import { FALLBACK_UID, createBackendsSerialiser, serversPayload } from '../../../src/model/payload.js';
-import type { Configuration, Location, Server } from '../../../src/model/types.js';
+import { decide } from '../../../src/model/core/decide.js';
+import { snapshot, type ModelSnapshot } from '../../../src/model/core/hash.js';
+import { stableJSON } from '../../../src/model/core/json.js';
+import { FALLBACK_UID, createBackendsSerialiser, serversPayload } from '../../../src/model/core/payload.js';
+import type { Configuration, Location, Server } from '../../../src/model/core/types.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from '../../support/model-objects.js';
 import { FIXTURE_NOW as NOW, MODEL_FIXTURES, buildFixture, type FixtureOptions } from '../../support/model-fixtures.js';
 

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import stringify from 'fast-json-stable-stringify';
-import { canonicalDigest, canonicalText } from '../../../src/model/canonical.js';
+import { canonicalDigest, canonicalText } from '../../../src/model/core/canonical.js';
 
 /** A small deterministic PRNG, so failures reproduce. */
 function rng(seed: number): () => number {

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { decide } from '../../../src/model/decide.js';
-import { snapshot, type ModelSnapshot } from '../../../src/model/hash.js';
-import { backendsPayload } from '../../../src/model/payload.js';
+import { decide } from '../../../src/model/core/decide.js';
+import { snapshot, type ModelSnapshot } from '../../../src/model/core/hash.js';
+import { backendsPayload } from '../../../src/model/core/payload.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from '../../support/model-objects.js';
 
 const NOW = new Date('2026-11-22T00:00:00Z');

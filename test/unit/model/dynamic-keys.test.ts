@@ -1,4 +1,4 @@
-// Every annotation and ConfigMap key has a decision for dynamic hosts (src/model/dynamic-keys.ts),
+// Every annotation and ConfigMap key has a decision for dynamic hosts (src/model/ingress/dynamic-keys.ts),
 // and each decision holds: a key that keeps the host static does so for a value that takes
 // effect, a key the router or balancer applies leaves the Ingress dynamic. A new key without a
 // decision, or a sample here, fails this file.
@@ -8,13 +8,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ANNOTATION_GROUPS } from '../../../src/model/annotations/index.js';
-import { CONFIGMAP_KEYS, defaultSettings } from '../../../src/model/config/parse.js';
-import type { NginxSettings } from '../../../src/model/config/settings.js';
-import { ANNOTATION_ROUTING, CONFIGMAP_ROUTING } from '../../../src/model/dynamic-keys.js';
-import { ingressStaticReason } from '../../../src/model/dynamic-routes.js';
+import { ANNOTATION_GROUPS } from '../../../src/model/ingress/annotations/index.js';
+import { CONFIGMAP_KEYS, defaultSettings } from '../../../src/model/core/config/parse.js';
+import type { NginxSettings } from '../../../src/model/core/config/settings.js';
+import { ANNOTATION_ROUTING, CONFIGMAP_ROUTING } from '../../../src/model/ingress/dynamic-keys.js';
+import { ingressStaticReason } from '../../../src/model/ingress/dynamic-routes.js';
 import type { ConfigMap } from '../../../src/store/kube-types.js';
-import { parseAnnotations } from '../../../src/model/annotations/index.js';
+import { parseAnnotations } from '../../../src/model/ingress/annotations/index.js';
 import type { Ingress, Service } from '../../../src/store/kube-types.js';
 import type { StoreReader } from '../../../src/store/types.js';
 import { P, secret, storeWith } from '../../support/annotation-parse.js';

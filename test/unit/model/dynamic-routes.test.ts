@@ -1,18 +1,18 @@
-// The rule that says which hosts are dynamic (src/model/dynamic-routes.ts), the route table the
-// router gets (src/model/routes-payload.ts) and the decision: a dynamic host's change is a POST.
+// The rule that says which hosts are dynamic (src/model/ingress/dynamic-routes.ts), the route table the
+// router gets (src/model/core/routes-payload.ts) and the decision: a dynamic host's change is a POST.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { decide } from '../../../src/model/decide.js';
-import { DEFAULT_SERVER_STATIC, DYNAMIC_ROUTES_OFF, MAX_DYNAMIC_REGEX_LOCATIONS, ingressStaticReason, routeRuleLines } from '../../../src/model/dynamic-routes.js';
-import { defaultAnnotations } from '../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../src/model/config/defaults.js';
-import { snapshot } from '../../../src/model/hash.js';
-import { redirectParts, redirectStaticReason } from '../../../src/model/redirect-url.js';
-import { createRoutesSerialiser, routesPayload, type RouteEntry } from '../../../src/model/routes-payload.js';
-import { routeResponse } from '../../../src/model/route-settings.js';
-import { CORS_DEFAULTS } from '../../../src/model/annotations/cors.js';
-import type { Configuration, Location, Server } from '../../../src/model/types.js';
+import { decide } from '../../../src/model/core/decide.js';
+import { DEFAULT_SERVER_STATIC, DYNAMIC_ROUTES_OFF, MAX_DYNAMIC_REGEX_LOCATIONS, ingressStaticReason, routeRuleLines } from '../../../src/model/ingress/dynamic-routes.js';
+import { defaultAnnotations } from '../../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../../src/model/core/config/defaults.js';
+import { snapshot } from '../../../src/model/core/hash.js';
+import { redirectParts, redirectStaticReason } from '../../../src/model/checks/redirect-url.js';
+import { createRoutesSerialiser, routesPayload, type RouteEntry } from '../../../src/model/core/routes-payload.js';
+import { routeResponse } from '../../../src/model/core/route-settings.js';
+import { CORS_DEFAULTS } from '../../../src/model/ingress/annotations/cors.js';
+import type { Configuration, Location, Server } from '../../../src/model/core/types.js';
 import { ingress, service, testStore, PREFIX } from '../../support/model-objects.js';
 
 const NOW = new Date('2026-03-01T00:00:00Z');

@@ -4,8 +4,8 @@
 // stopped serving; unset conditions read as the API says.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { endpointsFromSlices, resolveServiceEndpoints } from '../../../src/model/endpoints.js';
-import { STRICT_ADDRESS_POLICY } from '../../../src/model/address-policy.js';
+import { endpointsFromSlices, resolveServiceEndpoints } from '../../../src/model/core/endpoints.js';
+import { STRICT_ADDRESS_POLICY } from '../../../src/model/checks/address-policy.js';
 import type { EndpointSlice, Service } from '../../../src/store/kube-types.js';
 
 type Conditions = { ready?: boolean; serving?: boolean; terminating?: boolean } | undefined;

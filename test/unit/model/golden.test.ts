@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { stableJSON } from '../../../src/model/json.js';
-import { backendsPayload, serversPayload } from '../../../src/model/payload.js';
+import { stableJSON } from '../../../src/model/core/json.js';
+import { backendsPayload, serversPayload } from '../../../src/model/core/payload.js';
 import { MODEL_FIXTURES as ROOT, buildFixture, fixtureCases } from '../../support/model-fixtures.js';
 
 const update = process.env.UPDATE_GOLDEN === '1';

@@ -2,8 +2,8 @@
 // inside HTTP/2 requests, and TLS settings HTTP/2 clients refuse; warned on the ConfigMap too.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { HTTP2_FAILURE, http2LuaProblem, http2TlsProblem } from '../../../src/model/http2.js';
-import { parseConfigMap } from '../../../src/model/config/parse.js';
+import { HTTP2_FAILURE, http2LuaProblem, http2TlsProblem } from '../../../src/model/checks/http2.js';
+import { parseConfigMap } from '../../../src/model/core/config/parse.js';
 
 const KEYS = { protocols: 'ssl-protocols', ciphers: 'ssl-ciphers' };
 

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ConfigMap, EndpointSlice, Service } from '../../../src/store/kube-types.js';
-import { MAX_L4_SERVICES, parseL4Services } from '../../../src/model/l4.js';
+import { MAX_L4_SERVICES, parseL4Services } from '../../../src/model/core/l4.js';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { testStore } from '../../support/model-objects.js';
 

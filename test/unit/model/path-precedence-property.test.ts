@@ -7,8 +7,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { LocationChooser } from '../../../src/model/location-choice.js';
-import type { Configuration, ModelWarning } from '../../../src/model/types.js';
+import { LocationChooser } from '../../../src/model/core/location-choice.js';
+import type { Configuration, ModelWarning } from '../../../src/model/core/types.js';
 import { ingress, service, slice, testStore, PREFIX } from '../../support/model-objects.js';
 import { precedence, probeURIs, randomHost, type HostIngress } from '../../support/path-precedence.js';
 import { seededRandom } from '../../support/random.js';

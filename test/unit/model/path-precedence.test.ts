@@ -7,9 +7,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { createReviewer } from '../../../src/admission/review.js';
-import { LocationChooser } from '../../../src/model/location-choice.js';
-import { regexLanguage, commonURIs } from '../../../src/model/regex-language.js';
-import type { Configuration, ModelWarning, Server } from '../../../src/model/types.js';
+import { LocationChooser } from '../../../src/model/core/location-choice.js';
+import { regexLanguage, commonURIs } from '../../../src/model/core/regex-language.js';
+import type { Configuration, ModelWarning, Server } from '../../../src/model/core/types.js';
 import type { PathType } from '../../../src/store/kube-types.js';
 import { ingress, service, slice, testStore, PREFIX } from '../../support/model-objects.js';
 

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import type { SourceEvent } from '../../../src/store/events.js';
 import type { Store } from '../../../src/store/types.js';
-import { createQuarantine } from '../../../src/model/quarantine.js';
+import { createQuarantine } from '../../../src/model/core/quarantine.js';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { createRenderer } from '../../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
@@ -14,7 +14,7 @@ import { offlineRuntime } from '../../../src/render/offline.js';
 import { createNarrower, firstError, locate, serviceEntryCulprits } from '../../../src/actors/quarantine.js';
 import { silentLogger } from '../../../src/log.js';
 import { ingress, service } from '../../support/local-harness.js';
-import { ANNOTATION_REFERENCES } from '../../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
 
 function storeWith(objects: object[]): Store {
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'ingress/nginx' }, ANNOTATION_REFERENCES);

@@ -3,8 +3,8 @@
 // attack that really costs PCRE2 more than the bound; ordinary Ingress patterns pass.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ATTACK_LENGTH, MATCH_STEPS, describeAttack, regexCostProblem } from '../../../src/model/regex-cost.js';
-import { nginxCompat } from '../../../src/model/native.js';
+import { ATTACK_LENGTH, MATCH_STEPS, describeAttack, regexCostProblem } from '../../../src/model/checks/regex-cost.js';
+import { nginxCompat } from '../../../src/model/checks/native.js';
 
 test('patterns Ingresses use every day are bounded', () => {
   for (const p of ['^/api/v1/(.*)', '^/foo(/|$)(.*)', '^/(.*)/bar/(.*)', '^/static/.+\\.(css|js)$', '^/users/[0-9]+/edit', '^/plain/path', '^/', '^/v[0-9]+/(items|orders)/?$']) {

@@ -5,11 +5,11 @@
 // collections, engine-wide settings) or one where two readings of SecLang could disagree.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { quoteForNginx, readActions, readRules, rulesChunks, tenantRulesProblem, unquoteNginx, MAX_RULES_CHUNK } from '../../../src/model/seclang.js';
-import { nginxUnescape } from '../../../src/model/nginx-escape.js';
-import { tenantRules, transactionId } from '../../../src/model/annotations/modsecurity.js';
-import { InvalidValue } from '../../../src/model/validate.js';
-import { snippetProblem } from '../../../src/model/snippet-check.js';
+import { quoteForNginx, readActions, readRules, rulesChunks, tenantRulesProblem, unquoteNginx, MAX_RULES_CHUNK } from '../../../src/model/checks/seclang.js';
+import { nginxUnescape } from '../../../src/model/checks/nginx-escape.js';
+import { tenantRules, transactionId } from '../../../src/model/ingress/annotations/modsecurity.js';
+import { InvalidValue } from '../../../src/model/checks/validate.js';
+import { snippetProblem } from '../../../src/model/checks/snippet-check.js';
 
 /** ingress-nginx's e2e snippet, as its users write it (NGINX escapes inside single quotes). */
 const INGRESS_NGINX_SNIPPET = `SecRuleEngine On

@@ -3,7 +3,7 @@
 // and a snippet that would leave its block or reach outside the Ingress is refused by line.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readSnippet, snippetProblem } from '../../../src/model/snippet-check.js';
+import { readSnippet, snippetProblem } from '../../../src/model/checks/snippet-check.js';
 
 test('ordinary snippets pass, and are read directive by directive', () => {
   const ok = [

@@ -1,7 +1,7 @@
 // sortShort: the same order as Array.prototype.sort (which is stable), on short and long lists.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { sortShort } from '../../../src/model/sort.js';
+import { sortShort } from '../../../src/model/core/sort.js';
 
 test('gives the order of the native stable sort, ties kept in place, for lengths 0 to 40', () => {
   let seed = 7;

@@ -3,8 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { stableJSON } from '../../../src/model/json.js';
-import type { Configuration, ModelWarning } from '../../../src/model/types.js';
+import { stableJSON } from '../../../src/model/core/json.js';
+import type { Configuration, ModelWarning } from '../../../src/model/core/types.js';
 import { ingress, service, slice, testStore, PREFIX } from '../../support/model-objects.js';
 
 const NOW = new Date('2026-11-22T00:00:00Z');

@@ -3,14 +3,14 @@
 // changes afterwards (the renderer and the backend reuse compare its parts by identity).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultAnnotations, parseAnnotations } from '../../../src/model/annotations/index.js';
+import { defaultAnnotations, parseAnnotations } from '../../../src/model/ingress/annotations/index.js';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { defaultSettings } from '../../../src/model/config/defaults.js';
-import { buildFragment } from '../../../src/model/fragments.js';
-import { stableJSON } from '../../../src/model/json.js';
-import { makeLocation, DEFAULT_UPSTREAM } from '../../../src/model/fragments.js';
-import { locationTemplate } from '../../../src/model/annotations/index.js';
-import { createTopologyCache } from '../../../src/model/topology-cache.js';
+import { defaultSettings } from '../../../src/model/core/config/defaults.js';
+import { buildFragment } from '../../../src/model/ingress/fragments.js';
+import { stableJSON } from '../../../src/model/core/json.js';
+import { makeLocation, DEFAULT_UPSTREAM } from '../../../src/model/ingress/fragments.js';
+import { locationTemplate } from '../../../src/model/ingress/annotations/index.js';
+import { createTopologyCache } from '../../../src/model/ingress/topology-cache.js';
 import type { Ingress } from '../../../src/store/kube-types.js';
 import { FIXTURE_NOW as NOW } from '../../support/model-fixtures.js';
 import { ingress, service, slice, testStore, PREFIX } from '../../support/model-objects.js';

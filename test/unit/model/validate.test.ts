@@ -1,11 +1,11 @@
-// Tests for the shared validators in src/model/validate.ts (used by annotation and ConfigMap
+// Tests for the shared validators in src/model/checks/validate.ts (used by annotation and ConfigMap
 // parsers): each accepts what NGINX and ingress-nginx accept and nothing that can break a config.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   blockedWord, bool, cidr, cookieDomain, cookieName, cookiePath, headerName, hostname, httpMethod, int, InvalidValue,
   nextUpstream, offset, safeRegex, timeMsec, timeSec, safeString, safeStringWithVariables, size, sortedUnique, uriPath, url, type Check,
-} from '../../../src/model/validate.js';
+} from '../../../src/model/checks/validate.js';
 
 function accepts<T>(check: Check<T>, cases: Array<[string, T]>) {
   for (const [raw, want] of cases) assert.equal(check(raw), want, `should accept ${JSON.stringify(raw)}`);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMetrics } from '../../../src/observability/metrics.js';
 import type { SyncResult } from '../../../src/actors/sync.js';
-import type { Configuration } from '../../../src/model/types.js';
+import type { Configuration } from '../../../src/model/core/types.js';
 import { createRenderer } from '../../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../../../src/render/runtime.js';
 import { metricsLogPath } from '../../../src/render/metrics-log.js';

@@ -7,8 +7,8 @@ import { createRenderer } from '../../../src/render/engine.js';
 import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
 import { readsLocationVariables, routerPlacement } from '../../../src/render/dynamic-routes.js';
 import { silentLogger } from '../../../src/log.js';
-import type { Configuration, Server } from '../../../src/model/types.js';
-import type { NginxSettings } from '../../../src/model/config/settings.js';
+import type { Configuration, Server } from '../../../src/model/core/types.js';
+import type { NginxSettings } from '../../../src/model/core/config/settings.js';
 import { configuration, location, server } from '../../support/config-builder.js';
 
 const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', listenAddresses: ['*'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10'] });

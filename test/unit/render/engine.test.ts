@@ -11,14 +11,14 @@ import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtim
 import { geoip2Setup } from '../../../src/render/geoip.js';
 import { dnsSearch, resolverList, resolvers } from '../../../src/render/engine.js';
 import { silentLogger } from '../../../src/log.js';
-import { defaultSettings } from '../../../src/model/config/defaults.js';
+import { defaultSettings } from '../../../src/model/core/config/defaults.js';
 import { configuration, goldenConfigurations, hostileBase, HOSTILE_FIELDS, location, mutable, server } from '../../support/config-builder.js';
 import { confStructure } from '../../support/nginx-harness.js';
 import { HOSTILE_VALUES } from '../../support/hostile.js';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { generateEvents, ingressObject, sliceObject } from '../../../bench/gen.js';
-import { ANNOTATION_REFERENCES } from '../../../src/model/annotations/index.js';
+import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/render/', import.meta.url));
 /** A fixed runtime so golden files do not depend on temp paths or free ports. */

@@ -2,7 +2,7 @@
 // when the ingress-nginx maps would only pass them on, and the maps when they can differ.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultSettings } from '../../../src/model/config/defaults.js';
+import { defaultSettings } from '../../../src/model/core/config/defaults.js';
 import { headerVariables, standardHeaders } from '../../../src/render/proxy-headers.js';
 
 const MAPS = { host: '$best_http_host', port: '$pass_port', scheme: '$pass_access_scheme', forwardedFor: '$full_x_forwarded_for' };

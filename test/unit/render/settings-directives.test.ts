@@ -2,7 +2,7 @@
 // disable-ipv6), syslog targets and the operator's snippets, through their filters.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultSettings } from '../../../src/model/config/defaults.js';
+import { defaultSettings } from '../../../src/model/core/config/defaults.js';
 import { httpAccessLog, listenAddresses, logTargets, mainDirectives, streamDirectives } from '../../../src/render/settings-directives.js';
 import { defaultRuntime } from '../../../src/render/runtime.js';
 

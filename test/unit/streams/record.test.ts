@@ -16,7 +16,7 @@ import { defaultStoreOptions } from '../../../src/store/store.js';
 import type { PipelineInput, PipelineItem, SourceEvent } from '../../../src/store/events.js';
 import type { Secret } from '../../../src/store/kube-types.js';
 import { silentLogger } from '../../../src/log.js';
-import { htpasswdLines } from '../../../src/model/annotations/authbasic.js';
+import { htpasswdLines } from '../../../src/model/ingress/annotations/authbasic.js';
 
 function capturingLogger() {
   const lines: Array<Record<string, unknown>> = [];

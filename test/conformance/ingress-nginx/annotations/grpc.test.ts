@@ -21,7 +21,7 @@ import { ported } from '../port.js';
 import { service, slices } from '../../../support/local-harness.js';
 import { generateCertificate } from '../../../support/lua-nginx.js';
 import { waitFor } from '../../../support/wait.js';
-import { GRPC_CLEARTEXT } from '../../../../src/model/annotations/backendprotocol.js';
+import { GRPC_CLEARTEXT } from '../../../../src/model/ingress/annotations/backendprotocol.js';
 import { grpcClient, startGrpcServer, type EchoClient, type ProtocolServer } from '../../../support/protocol-servers.js';
 
 let fx: Fixture;

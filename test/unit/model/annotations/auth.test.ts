@@ -2,9 +2,9 @@
 // with the Secret or the auth URL, and validated external-auth fields.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { AddressPolicy } from '../../../../src/model/address-policy.js';
-import { htpasswdLines } from '../../../../src/model/annotations/authbasic.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import type { AddressPolicy } from '../../../../src/model/checks/address-policy.js';
+import { htpasswdLines } from '../../../../src/model/ingress/annotations/authbasic.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import type { ConfigMap, Secret } from '../../../../src/store/kube-types.js';
 import { parse, secret, warnedKeys } from '../../../support/annotation-parse.js';
 

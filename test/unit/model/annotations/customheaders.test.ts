@@ -3,9 +3,9 @@
 // any problem denies the locations instead of dropping the headers silently.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseAnnotations } from '../../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../../src/model/config/parse.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import { parseAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../../../src/model/core/config/parse.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import type { ConfigMap, Ingress } from '../../../../src/store/kube-types.js';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { serverView } from '../../../../src/render/view.js';

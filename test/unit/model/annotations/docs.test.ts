@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { GENERATED_DOCS } from '../../../../scripts/gen-docs.js';
-import { ANNOTATION_GROUPS, DEFAULT_ANNOTATIONS_PREFIX, defaultAnnotations, parseAnnotations } from '../../../../src/model/annotations/index.js';
-import { CONFIGMAP_KEYS, defaultSettings } from '../../../../src/model/config/parse.js';
+import { ANNOTATION_GROUPS, DEFAULT_ANNOTATIONS_PREFIX, defaultAnnotations, parseAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { CONFIGMAP_KEYS, defaultSettings } from '../../../../src/model/core/config/parse.js';
 import type { StoreReader } from '../../../../src/store/types.js';
 
 const root = new URL('../../../../', import.meta.url);

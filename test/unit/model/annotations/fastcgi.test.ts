@@ -4,9 +4,9 @@
 // the locations with a warning naming the Ingress and the annotation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseAnnotations } from '../../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../../src/model/config/parse.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import { parseAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../../../src/model/core/config/parse.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import type { ConfigMap, Ingress } from '../../../../src/store/kube-types.js';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES } from '../../../support/hostile.js';

@@ -2,11 +2,11 @@
 // parsers keep must be safe to render into nginx.conf, or the key must be rejected.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ANNOTATION_GROUPS, parseAnnotations } from '../../../../src/model/annotations/index.js';
-import { snippet } from '../../../../src/model/annotations/snippets.js';
-import type { ParsedAnnotations } from '../../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../../src/model/config/parse.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import { ANNOTATION_GROUPS, parseAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { snippet } from '../../../../src/model/ingress/annotations/snippets.js';
+import type { ParsedAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../../../src/model/core/config/parse.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import type { Ingress, Service } from '../../../../src/store/kube-types.js';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES, isNginxSafe, stringsIn } from '../../../support/hostile.js';

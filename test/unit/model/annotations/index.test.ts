@@ -2,11 +2,11 @@
 // invalid values → warning + default (or denied), risk level and word blocklist.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ANNOTATION_GROUPS, ANNOTATION_REFERENCES, defaultAnnotations, locationTemplate, parseAnnotations } from '../../../../src/model/annotations/index.js';
-import { makeLocation } from '../../../../src/model/fragments.js';
-import type { ParsedAnnotations } from '../../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../../src/model/config/parse.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import { ANNOTATION_GROUPS, ANNOTATION_REFERENCES, defaultAnnotations, locationTemplate, parseAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { makeLocation } from '../../../../src/model/ingress/fragments.js';
+import type { ParsedAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../../../src/model/core/config/parse.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import type { Ingress, Service } from '../../../../src/store/kube-types.js';
 import type { StoreReader } from '../../../../src/store/types.js';
 

@@ -2,9 +2,9 @@
 // address policy, and every hostile spelling refused with mirroring off (never the routes).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { AddressPolicy } from '../../../../src/model/address-policy.js';
-import { parseAnnotations } from '../../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../../src/model/config/parse.js';
+import type { AddressPolicy } from '../../../../src/model/checks/address-policy.js';
+import { parseAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../../../src/model/core/config/parse.js';
 import type { Ingress } from '../../../../src/store/kube-types.js';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES } from '../../../support/hostile.js';

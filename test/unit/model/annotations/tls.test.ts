@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import type { Secret } from '../../../../src/store/kube-types.js';
 import { parse, secret, warnedKeys as keysWarned } from '../../../support/annotation-parse.js';
 

@@ -2,15 +2,15 @@
 // keys warned about by key, header ConfigMaps read from the store, hostile values refused.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CONFIGMAP_KEYS, defaultSettings, parseConfigMap } from '../../../../src/model/config/parse.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
-import { nginxUnescape } from '../../../../src/model/nginx-escape.js';
-import { quoteForNginx } from '../../../../src/model/seclang.js';
+import { CONFIGMAP_KEYS, defaultSettings, parseConfigMap } from '../../../../src/model/core/config/parse.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
+import { nginxUnescape } from '../../../../src/model/checks/nginx-escape.js';
+import { quoteForNginx } from '../../../../src/model/checks/seclang.js';
 import type { ConfigMap, Secret } from '../../../../src/store/kube-types.js';
 import { execFileSync } from 'node:child_process';
 import type { StoreReader } from '../../../../src/store/types.js';
 import { HOSTILE_VALUES, isNginxSafe, stringsIn } from '../../../support/hostile.js';
-import { snippetProblem } from '../../../../src/model/snippet-check.js';
+import { snippetProblem } from '../../../../src/model/checks/snippet-check.js';
 
 const OBJECT = 'ConfigMap ingress-nginx/ingress-nginx-controller';
 const TICKET_KEY_80 = Buffer.alloc(80, 7).toString('base64');

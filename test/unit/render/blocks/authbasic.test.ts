@@ -2,7 +2,7 @@
 // directory per namespace), the client's credentials kept from the backend; digest denies.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { BasicAuthConfig } from '../../../../src/model/annotations/authbasic.js';
+import type { BasicAuthConfig } from '../../../../src/model/ingress/annotations/authbasic.js';
 import { authBasicBlock } from '../../../../src/render/blocks/authbasic.js';
 import { location } from '../../../support/config-builder.js';
 import { RUNTIME, inOrder, renderLocation } from '../../../support/render-blocks.js';

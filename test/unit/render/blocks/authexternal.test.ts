@@ -3,7 +3,7 @@
 // client, a 401 sent to auth-signin, and the http-level auth cache when a cache key is set.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ExternalAuthConfig } from '../../../../src/model/annotations/authexternal.js';
+import type { ExternalAuthConfig } from '../../../../src/model/ingress/annotations/authexternal.js';
 import { inOrder, renderLocation, renderServer } from '../../../support/render-blocks.js';
 import { location } from '../../../support/config-builder.js';
 

@@ -3,8 +3,8 @@
 // redirected to HTTPS, and settings that cannot be used closing the host instead of opening it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ClientCertAuth } from '../../../../src/model/annotations/authtls.js';
-import type { ServerTLSSettings } from '../../../../src/model/types.js';
+import type { ClientCertAuth } from '../../../../src/model/ingress/annotations/authtls.js';
+import type { ServerTLSSettings } from '../../../../src/model/core/types.js';
 import { authTLSBlock } from '../../../../src/render/blocks/authtls.js';
 import { server } from '../../../support/config-builder.js';
 import { RUNTIME, inOrder, renderServer } from '../../../support/render-blocks.js';

@@ -2,7 +2,7 @@
 // answered 204, in the cors slot after the access rules.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { CorsConfig } from '../../../../src/model/annotations/cors.js';
+import type { CorsConfig } from '../../../../src/model/ingress/annotations/cors.js';
 import { inOrder, renderLocation } from '../../../support/render-blocks.js';
 
 const CORS: CorsConfig = {

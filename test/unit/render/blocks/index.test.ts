@@ -3,7 +3,7 @@
 // in the fixed slot order, and a block's declaration agrees with its group's field scopes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ANNOTATION_GROUPS } from '../../../../src/model/annotations/index.js';
+import { ANNOTATION_GROUPS } from '../../../../src/model/ingress/annotations/index.js';
 import { LOCATION_LAYOUT, RENDER_BLOCKS, SERVER_LAYOUT, slotFunctions } from '../../../../src/render/blocks/index.js';
 import type { LocationBlock, RenderBlock, ServerBlock } from '../../../../src/render/blocks/types.js';
 

@@ -2,7 +2,7 @@
 // hold), whose Lua content handler sends the copy; the body kept in a file when it is copied.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { MirrorConfig } from '../../../../src/model/annotations/mirror.js';
+import type { MirrorConfig } from '../../../../src/model/ingress/annotations/mirror.js';
 import { inOrder, renderLocation, renderServer } from '../../../support/render-blocks.js';
 
 const M: MirrorConfig = { scheme: 'https', host: 'mirror.example.com', port: 8443, uri: '/copy$request_uri', hostHeader: 'shadow.example.com', requestBody: true };

@@ -7,8 +7,8 @@ import * as assert from 'uvu/assert';
 import { auxiliaryFiles, createRenderer } from '../../../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../../../../src/render/runtime.js';
 import { modsecurityPaths } from '../../../../src/render/blocks/modsecurity.js';
-import type { ModSecurityConfig } from '../../../../src/model/annotations/modsecurity.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import type { ModSecurityConfig } from '../../../../src/model/ingress/annotations/modsecurity.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import { silentLogger } from '../../../../src/log.js';
 import { configuration, location, server } from '../../../support/config-builder.js';
 

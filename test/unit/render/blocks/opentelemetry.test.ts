@@ -6,8 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createRenderer } from '../../../../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime } from '../../../../src/render/runtime.js';
-import type { OpentelemetryConfig } from '../../../../src/model/annotations/opentelemetry.js';
-import type { NginxSettings } from '../../../../src/model/config/settings.js';
+import type { OpentelemetryConfig } from '../../../../src/model/ingress/annotations/opentelemetry.js';
+import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
 import { silentLogger } from '../../../../src/log.js';
 import { configuration, location, server } from '../../../support/config-builder.js';
 

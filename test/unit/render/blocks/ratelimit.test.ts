@@ -2,7 +2,7 @@
 // location and made once for the two pieces of a Prefix split.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { RateLimitConfig } from '../../../../src/model/annotations/ratelimit.js';
+import type { RateLimitConfig } from '../../../../src/model/ingress/annotations/ratelimit.js';
 import { inOrder, renderLocation, renderServer } from '../../../support/render-blocks.js';
 
 const RL: RateLimitConfig = { rps: 5, rpm: 0, connections: 3, burstMultiplier: 2, limitRate: 100, limitRateAfter: 0, allowlist: [] };

@@ -2,8 +2,8 @@
 // phase, the rewrite of the matched path (errors slot), X-Forwarded-Prefix (headers).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultAnnotations } from '../../../../src/model/annotations/index.js';
-import { defaultSettings } from '../../../../src/model/config/defaults.js';
+import { defaultAnnotations } from '../../../../src/model/ingress/annotations/index.js';
+import { defaultSettings } from '../../../../src/model/core/config/defaults.js';
 import { inOrder, renderLocation } from '../../../support/render-blocks.js';
 
 const REWRITE = { ...defaultAnnotations(defaultSettings()).rewrite, sslRedirect: false };

@@ -2,7 +2,7 @@
 // the ConfigMap's ssl-reject-handshake in the default server only.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultSettings } from '../../../../src/model/config/parse.js';
+import { defaultSettings } from '../../../../src/model/core/config/parse.js';
 import { sslCipherBlock } from '../../../../src/render/blocks/sslcipher.js';
 import { server } from '../../../support/config-builder.js';
 import { RUNTIME, renderServer } from '../../../support/render-blocks.js';

@@ -1,0 +1,55 @@
+// The per-location settings a dynamic route carries for the Lua router (lua/route_upstream.lua,
+// lua/route_access.lua, lua/route_headers.lua, lua/route_cors.lua), one function per annotation group, each giving its route-table fields
+// only where the location differs from what the router's own location inherits (the http level),
+// so a plain route stays a plain entry. src/model/ingress/dynamic-routes.ts keeps an Ingress static when
+// a value cannot be applied exactly this way.
+import type { NginxSettings } from './config/settings.js';
+import { corsHeaders, corsOriginPattern } from '../ingress/annotations/cors.js';
+import type { ProxyConfig } from '../ingress/annotations/proxy.js';
+import type { Location } from './types.js';
+
+export interface RouteUpstream {
+  /** proxy_connect_timeout, proxy_send_timeout, proxy_read_timeout in seconds; 0 = the http level's. */
+  readonly timeouts?: readonly [number, number, number];
+  /** proxy_next_upstream_tries (at most the http level's: see the proxy group's perRequest). */
+  readonly tries?: number;
+}
+
+export interface RouteAccess {
+  /** denylist-source-range then allowlist-source-range, as `deny`/`allow` in the location (CIDRs, validated). */
+  readonly deny?: readonly string[];
+  readonly allow?: readonly string[];
+}
+
+export interface RouteResponse {
+  /** enable-cors: the pattern an allowed Origin matches ('' = every origin) and the headers after Access-Control-Allow-Origin. */
+  readonly cors?: { readonly origin: string; readonly headers: ReadonlyArray<readonly [string, string]> };
+  /** custom-headers: the response headers, in name order. */
+  readonly headers?: ReadonlyArray<readonly [string, string]>;
+}
+
+/** proxy group: the timeouts and tries that differ from the http level's. */
+export function routeUpstream(p: ProxyConfig, s: NginxSettings): RouteUpstream {
+  const differs = (v: number, http: number) => (v === http ? 0 : v);
+  const timeouts = [differs(p.connectTimeout, s.proxyConnectTimeout), differs(p.sendTimeout, s.proxySendTimeout), differs(p.readTimeout, s.proxyReadTimeout)] as const;
+  return {
+    ...(timeouts.some((t) => t !== 0) ? { timeouts } : {}),
+    ...(p.nextUpstreamTries !== s.proxyNextUpstreamTries ? { tries: p.nextUpstreamTries } : {}),
+  };
+}
+
+/** ipdenylist and ipallowlist groups: the location's lists (the ConfigMap's when the Ingress has none). */
+export function routeAccess(loc: Location): RouteAccess {
+  return {
+    ...(loc.denylist.length > 0 ? { deny: loc.denylist } : {}),
+    ...(loc.allowlist.length > 0 ? { allow: loc.allowlist } : {}),
+  };
+}
+
+/** cors and customheaders groups: the response headers the location's more_set_headers set. */
+export function routeResponse(loc: Location): RouteResponse {
+  return {
+    ...(loc.cors ? { cors: { origin: corsOriginPattern(loc.cors.allowOrigin) ?? '', headers: corsHeaders(loc.cors) } } : {}),
+    ...(loc.customHeaders ? { headers: Object.entries(loc.customHeaders) } : {}),
+  };
+}

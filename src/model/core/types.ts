@@ -1,0 +1,165 @@
+// The model: the one intermediate representation built from the store. nginx.conf, the Lua
+// payloads, status and debug output are all derived from a Configuration, never from raw
+// Kubernetes objects. Every part is readonly: the incremental build hands back unchanged parts
+// as the same objects and the renderer caches fragments by identity, so a model object must
+// never change once made. Field names of Backend and its parts are ingress-nginx's JSON names,
+// because backends are POSTed as they are to the Lua endpoint.
+import type { PathType } from '../../store/kube-types.js';
+import type { AffinityCookie } from '../ingress/annotations/affinity.js';
+import type { LocationAnnotations } from '../ingress/annotations/index.js';
+import type { NginxSettings } from './config/settings.js';
+import type { AuthTLSSetting } from '../ingress/annotations/authtls.js';
+import type { ProxySSLConfig } from '../ingress/annotations/proxyssl.js';
+
+export type { PathType };
+export type { ModelWarning } from './warning.js';
+
+/** An upstream endpoint; `port` is a string as in ingress-nginx's payload. */
+export interface Endpoint {
+  readonly address: string;
+  readonly port: string;
+}
+
+export interface CookieSessionAffinity extends AffinityCookie {
+  /** host → paths using this backend with affinity. */
+  readonly locations: Readonly<Record<string, readonly string[]>>;
+}
+
+export interface SessionAffinityConfig {
+  /** '' (none) or 'cookie'. */
+  readonly name: '' | 'cookie';
+  readonly mode: '' | 'balanced' | 'persistent';
+  readonly cookieSessionAffinity: CookieSessionAffinity;
+}
+
+export interface UpstreamHashByConfig {
+  readonly 'upstream-hash-by'?: string;
+  readonly 'upstream-hash-by-subset'?: boolean;
+  readonly 'upstream-hash-by-subset-size'?: number;
+}
+
+export interface TrafficShapingPolicy {
+  readonly weight: number;
+  readonly weightTotal: number;
+  readonly header: string;
+  readonly headerValue: string;
+  readonly headerPattern: string;
+  /** Set (true) only when canary-by-header-pattern was refused: a request with the header stays on the primary. */
+  readonly headerPatternInvalid?: true;
+  readonly cookie: string;
+}
+
+/** The slice of a Service the Lua side needs (ExternalName resolution). */
+export interface BackendService {
+  readonly metadata: { readonly namespace: string; readonly name: string };
+  readonly spec: { readonly type: string; readonly externalName?: string; readonly clusterIP?: string };
+}
+
+export interface Backend {
+  /** `<namespace>-<service>-<port number or name>`, or `upstream-default-backend`. */
+  readonly name: string;
+  readonly service: BackendService | null;
+  readonly port: string;
+  readonly sslPassthrough: boolean;
+  readonly endpoints: readonly Endpoint[];
+  readonly sessionAffinityConfig: SessionAffinityConfig;
+  readonly upstreamHashByConfig: UpstreamHashByConfig;
+  readonly noServer: boolean;
+  readonly trafficShapingPolicy: TrafficShapingPolicy;
+  readonly alternativeBackends: readonly string[];
+  readonly 'load-balance': string;
+}
+
+export interface IngressRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface Location extends LocationAnnotations {
+  /** The path NGINX matches: the Ingress path after normalisation ('' → '/') and the Prefix split. */
+  readonly path: string;
+  /** The Ingress path, on both pieces of a Prefix split (ingress-nginx's IngressPath: $location_path, the metrics' path label). */
+  readonly ingressPath?: string;
+  readonly pathType: PathType;
+  readonly isDefBackend: boolean;
+  readonly ingress: IngressRef | null;
+  readonly service: { readonly name: string; readonly port: string } | null;
+  /** Upstream (Backend) name. */
+  readonly backend: string;
+  /** Set when the location must answer 503 (invalid annotation, missing backend...). */
+  readonly denied: string | null;
+}
+
+/** A host's TLS settings from its Ingresses (../ingress/server-tls.ts). */
+export interface ServerTLSSettings {
+  /** auth-tls-*: the settings, or why they cannot be used (the host answers 403). */
+  readonly authTLS: AuthTLSSetting | null;
+  /** proxy-ssl-* for the whole server (the renderer leaves it out under proxy-ssl-location-only). */
+  readonly proxySSL: ProxySSLConfig | null;
+  /** '' keeps the ConfigMap's. */
+  readonly sslCiphers: string;
+  /** null keeps the ConfigMap's. */
+  readonly sslPreferServerCiphers: boolean | null;
+}
+
+export interface Server {
+  /** Host name; `_` is the default server. */
+  readonly hostname: string;
+  readonly aliases: readonly string[];
+  readonly sslPassthrough: boolean;
+  /** Certificate uid (key of Configuration.certificates), `fallback` (FALLBACK_UID: NGINX's self-signed one), or null (no TLS). */
+  readonly certificate: string | null;
+  /** `namespace/name` of the TLS Secret the certificate came from, if any. */
+  readonly tlsSecret: string | null;
+  readonly redirectFromToWWW: boolean;
+  /** Host-wide regex mode: some location uses use-regex or a rewrite-target ≠ its path. */
+  readonly useRegex: boolean;
+  /** Only set when snippets are allowed; otherwise ''. */
+  readonly serverSnippet: string;
+  /** Client certificates, backend TLS and ciphers of the host (auth-tls-*, proxy-ssl-*, ssl-ciphers); absent when none is set. */
+  readonly tlsSettings?: ServerTLSSettings;
+  readonly locations: readonly Location[];
+  /**
+   * Why the host's routes are a server block of nginx.conf (a change reloads NGINX), or null
+   * when they are dynamic: matched and applied per request by the Lua router from the route
+   * table (a change is POSTed). The rule: ../ingress/dynamic-routes.ts.
+   */
+  readonly staticBecause: string | null;
+}
+
+export interface Certificate {
+  /** Stable id: hash of the PEM. */
+  readonly uid: string;
+  /** `namespace/name` of the Secret. */
+  readonly secret: string;
+  /** Certificate chain + private key, PEM. */
+  readonly pem: string;
+  readonly hosts: readonly string[];
+  notAfter: string; // ISO time
+}
+
+export interface L4Service {
+  readonly port: number;
+  readonly backend: { readonly namespace: string; readonly name: string; readonly port: string };
+  readonly endpoints: readonly Endpoint[];
+  readonly proxyProtocol: { readonly decode: boolean; readonly encode: boolean };
+}
+
+export interface Configuration {
+  /** Sorted by hostname, `_` first. */
+  readonly servers: readonly Server[];
+  /** Sorted by name, `upstream-default-backend` included. */
+  readonly backends: readonly Backend[];
+  readonly tcpEndpoints: readonly L4Service[];
+  readonly udpEndpoints: readonly L4Service[];
+  /** uid → certificate. */
+  readonly certificates: Readonly<Record<string, Certificate>>;
+  /** uid of the --default-ssl-certificate, or null (self-signed fallback). */
+  readonly defaultCertificate: string | null;
+  readonly settings: Readonly<NginxSettings>;
+  /**
+   * --enable-dynamic-routes: the default server (and every static wildcard server) hands
+   * requests for dynamic hosts to the Lua router, whether or not any host is dynamic yet.
+   */
+  readonly dynamicRoutes: boolean;
+}

@@ -1,0 +1,204 @@
+// One host's Ingress fragments (oldest first) → its Server: paths of all Ingresses merged, the
+// oldest winning a duplicate NGINX location (whatever the paths' spelling) and the server-level
+// annotations, other namespaces' paths that win an older Ingress's requests warned, a root `/`
+// placeholder, host-wide regex mode, ingress-nginx's location order and the Prefix split.
+import type { IngressRef, Location, ModelWarning, Server } from '../core/types.js';
+import { checkRegex } from '../checks/pcre.js';
+import { describeAttack, regexCostProblem } from '../checks/regex-cost.js';
+import type { IngressFragment, PathEntry } from './fragments.js';
+import { pathTakeovers } from './path-takeovers.js';
+import { hostStaticReason } from './dynamic-routes.js';
+import { serverTLSSettings } from './server-tls.js';
+import { fromToWWWProblem } from '../core/www-names.js';
+import {
+  DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
+} from '../core/paths.js';
+
+export interface ServerInput {
+  host: string;
+  /** Non-canary fragments naming this host, oldest first. */
+  fragments: readonly IngressFragment[];
+  /** The default server's root (catch-all or built-in); only for `_`. */
+  defaultRoot: Location | null;
+  /** Aliases after removing those that are server names themselves. */
+  aliases: readonly string[];
+  allowSnippets: boolean;
+  /** --enable-dynamic-routes: hosts whose every Ingress the Lua router can serve are matched in Lua. */
+  dynamicRoutes: boolean;
+}
+
+export interface AssembledServer {
+  /** The server without its certificate (the builder adds TLS, which changes more often). */
+  server: Server;
+  /** Merged locations before the Prefix split, by `path|pathType` (for canary merging). */
+  primaries: Map<string, Location>;
+  warnings: ModelWarning[];
+}
+
+/** Key under which two Ingress paths collide; Prefix and ImplementationSpecific `/` are one `location /`. */
+export function pathKey(path: string, pathType: string): string {
+  if (path === ROOT_PATH && pathType !== 'Exact') return `${ROOT_PATH}|Prefix`;
+  return `${path}|${pathType}`;
+}
+
+function ingressName(loc: Location): string {
+  return loc.ingress ? `${loc.ingress.namespace}/${loc.ingress.name}` : '(default)';
+}
+
+export function assembleServer(input: ServerInput): AssembledServer {
+  const { host, fragments } = input;
+  const warnings: ModelWarning[] = [];
+  const merged = new Map<string, Location>();
+  const root = host === DEFAULT_SERVER ? input.defaultRoot : fragments[0]?.rootLocation ?? null;
+  if (root) merged.set(pathKey(ROOT_PATH, 'Prefix'), root);
+
+  for (const frag of fragments) {
+    for (const entry of pathsOf(frag, host)) {
+      const loc = entry.location;
+      const key = pathKey(loc.path, loc.pathType);
+      const existing = merged.get(key);
+      if (!existing || existing.isDefBackend) {
+        merged.set(key, loc);
+        continue;
+      }
+      if (existing.ingress && existing.ingress.namespace === frag.ref.namespace && existing.ingress.name === frag.ref.name) {
+        warnings.push({
+          object: `Ingress ${frag.key}`, field: 'spec.rules',
+          message: `host ${host} path ${loc.path} (${loc.pathType}) is listed twice; the first one is used`,
+        });
+        continue;
+      }
+      warnings.push({
+        object: `Ingress ${frag.key}`, field: 'spec.rules',
+        message: `host ${host} path ${loc.path} (${loc.pathType}) is already defined by the older Ingress ${ingressName(existing)}; ignored`,
+      });
+    }
+  }
+
+  // The default server exists before any Ingress: its server-level settings come from none.
+  const first = host === DEFAULT_SERVER ? undefined : fragments[0];
+  const withSnippet = fragments.find((f) => f.parsed.serverSnippet !== '');
+  const pre = sortLocations([...merged.values()]);
+  const shadowed: Location[] = [];
+  const split = splitPrefixLocations(pre, shadowed);
+  // Paths that make one NGINX location (Prefix `/p` and ImplementationSpecific `/p/` both make
+  // `/p/`): the oldest Ingress's is kept, whatever the spelling.
+  const rankOf = (ing: IngressRef | null) => (ing ? fragments.findIndex((f) => f.ref.name === ing.name && f.ref.namespace === ing.namespace) : -1);
+  const seen = new Map<string, number>();
+  const slots: Array<Location | null> = [];
+  let dropped = false;
+  for (const loc of split) {
+    const id = locationIdentity(loc);
+    const at = seen.get(id);
+    if (at === undefined) {
+      seen.set(id, slots.length);
+      slots.push(loc);
+      continue;
+    }
+    // The winner keeps its own place in the order (regular expressions of one length keep it).
+    const other = slots[at]!;
+    const older = rankOf(loc.ingress) < rankOf(other.ingress);
+    if (older) {
+      slots[at] = null;
+      dropped = true;
+      seen.set(id, slots.length);
+      slots.push(loc);
+    }
+    const [winner, loser] = older ? [loc, other] : [other, loc];
+    if (loser.ingress) {
+      warnings.push({
+        object: `Ingress ${ingressName(loser)}`, field: 'spec.rules',
+        message: `host ${host} location "${id}" would duplicate the one from the older Ingress ${ingressName(winner)}; ignored`,
+      });
+    }
+  }
+  const locations = dropped ? slots.filter((l): l is Location => l !== null) : slots as Location[];
+
+  // Host-wide regex mode matches every other location by `~* ^path`: each must compile as NGINX's
+  // PCRE2 compiles it, whichever Ingress asked for regex mode. The host is in regex mode when a
+  // path that asks for it was not an older Ingress's already (`pre`, as splitPrefixLocations
+  // decides), even when that path is then set aside: its Prefix paths were not split.
+  const useRegex = pre.some(needsRegex);
+  if (useRegex) {
+    const kept = locations.filter((loc) => {
+      const problem = loc.pathType === 'Exact' ? null : regexPathProblem(loc.path);
+      if (problem && loc.ingress) {
+        warnings.push({ object: `Ingress ${ingressName(loc)}`, field: 'spec.rules', message: `host ${host} is in regex mode (use-regex or rewrite-target) and path ${JSON.stringify(loc.path.slice(0, 200))} ${problem}; path ignored` });
+      }
+      if (!problem && loc.pathType === 'Exact' && loc.ingress) warnings.push(exactInRegexMode(host, loc));
+      return problem === null;
+    });
+    if (kept.length !== locations.length) locations.splice(0, locations.length, ...kept);
+  }
+
+  let redirectFromToWWW = first?.parsed.fromToWWWRedirect ?? false;
+  const wwwProblem = redirectFromToWWW ? fromToWWWProblem(host) : null;
+  if (wwwProblem && first) {
+    warnings.push({ object: `Ingress ${first.key}`, field: 'metadata.annotations', message: `from-to-www-redirect: ${wwwProblem}; ignored` });
+    redirectFromToWWW = false;
+  }
+
+  const tlsSettings = serverTLSSettings(host, fragments, warnings);
+  const server: Server = {
+    hostname: host,
+    aliases: input.aliases,
+    sslPassthrough: first?.parsed.sslPassthrough ?? false,
+    certificate: null,
+    tlsSecret: null,
+    redirectFromToWWW,
+    useRegex,
+    serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
+    ...(tlsSettings ? { tlsSettings } : {}),
+    locations,
+    staticBecause: hostStaticReason({ host, ingresses: fragments, locations, useRegex, dynamicRoutes: input.dynamicRoutes }),
+  };
+  if (fragments.some((f) => f.ref.namespace !== fragments[0]!.ref.namespace)) {
+    for (const w of pathTakeovers(host, server, (ing) => { const r = rankOf(ing); return r < 0 ? undefined : r; }, shadowed)) warnings.push(w);
+  }
+  const primaries = new Map<string, Location>();
+  for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
+  return { server, primaries, warnings };
+}
+
+/** An Exact path on a host in regex mode stays exact; ingress-nginx makes it `~* ^path` too. */
+function exactInRegexMode(host: string, loc: Location): ModelWarning {
+  return {
+    object: `Ingress ${ingressName(loc)}`, field: 'spec.rules',
+    message: `host ${host} is in regex mode (use-regex or rewrite-target): Exact path ${JSON.stringify(loc.path.slice(0, 200))} matches only itself here, where ingress-nginx matches it as ~* "^${loc.path.slice(0, 200)}" (any case, longer paths too)`,
+  };
+}
+
+const pathsByHost = new WeakMap<IngressFragment, Map<string, PathEntry[]>>();
+
+/**
+ * A fragment's paths on one host. An Ingress may name tens of thousands of hosts: scanning all of
+ * its paths for each of them would make a server's assembly quadratic in the Ingress's size.
+ */
+function pathsOf(frag: IngressFragment, host: string): readonly PathEntry[] {
+  if (frag.hosts.length === 1) return frag.hosts[0] === host ? frag.paths : [];
+  let index = pathsByHost.get(frag);
+  if (!index) {
+    index = new Map();
+    for (const e of frag.paths) {
+      const list = index.get(e.host);
+      if (list) list.push(e);
+      else index.set(e.host, [e]);
+    }
+    pathsByHost.set(frag, index);
+  }
+  return index.get(host) ?? [];
+}
+
+/** Why NGINX would refuse `~* ^path` as a regular expression, or null. */
+function regexPathProblem(path: string): string | null {
+  const r = checkRegex(`^${path}`, { caseless: true });
+  if (!r.ok) return `is not a regular expression NGINX accepts (${r.error} at offset ${Math.max(0, r.offset - 1)})`;
+  if (r.names.length > 0) return 'has named groups, which NGINX would make variables of the whole configuration (use numbered groups)';
+  const cost = regexCostProblem(`^${path}`, true);
+  return cost === null ? null : `${cost.reason}${cost.attack === undefined ? '' : ` (attack: ${describeAttack(cost.attack)})`}`;
+}
+
+/** The raw aliases of a host: the first (oldest) Ingress naming any wins. */
+export function rawAliases(fragments: readonly IngressFragment[]): readonly string[] {
+  return fragments.find((f) => f.parsed.serverAliases.length > 0)?.parsed.serverAliases ?? [];
+}

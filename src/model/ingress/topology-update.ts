@@ -1,0 +1,185 @@
+// The incremental topology: after a few plain Ingresses changed (no canary, aliases, catch-all,
+// default backend, default-backend annotation or ssl-passthrough; none of their hosts an alias,
+// served by a canary or contested between namespaces; none of their backends in a canary
+// merge), only their hosts and backends are recomputed, patching the cache's index.
+import type { NginxSettings } from '../core/config/settings.js';
+import { finishPlan, planUses, type BackendPlan, type PlanDraft } from './backend-plans.js';
+import type { IngressFragment } from './fragments.js';
+import { DEFAULT_SERVER } from '../core/paths.js';
+import { byName } from '../core/sort.js';
+import { wildcardHostTakeovers, wildcardOver } from './takeovers.js';
+import {
+  compareHosts, hostEntries, serverFor, sortedByName, topologyWarnings,
+  type HostEntry, type Topology, type TopologyIndex, type TopologyOptions, type TopologyState,
+} from './topology.js';
+
+/** Most Ingresses an incremental topology update handles; more is a full recompute. */
+const INCREMENTAL_LIMIT = 32;
+
+/**
+ * The topology after a few plain Ingresses changed, patching `index` (the cache's, which the
+ * previous topology no longer needs); null, with nothing changed, when a full recompute is needed.
+ */
+export function updateTopology(
+  state: TopologyState, index: TopologyIndex, prev: Topology, opts: TopologyOptions, settings: NginxSettings, fragments: readonly IngressFragment[],
+): { topology: Topology; index: TopologyIndex } | null {
+  if (prev.settings !== settings) return null;
+  const changes = changedFragments(prev.fragments, fragments);
+  if (changes === null || changes.changed.length === 0) return null;
+  const { changed } = changes;
+  const hostsTouched = new Set<string>();
+  const backendsTouched = new Set<string>();
+  for (const f of changed) {
+    if (f.canary || f.catchAll || f.defaultBackend || f.parsed.serverAliases.length > 0 || f.parsed.defaultBackendService
+      || f.parsed.sslPassthrough) return null;
+    for (const h of f.hosts) {
+      if (index.aliasNames.has(h) || index.canaryHosts.has(h) || index.assembled.get(h)?.server.sslPassthrough) return null;
+      // Who owns a host shared by namespaces is decided over all of its Ingresses.
+      if (opts.hostOwnership && (h.startsWith('*.') || index.contested.has(h) || index.byHost.get(h)?.some((x) => x.ref.namespace !== f.ref.namespace))) return null;
+      // A wildcard host may cover aliases (takeover warnings are found over all of them).
+      if (h.startsWith('*.') && index.aliasNames.size > 0) return null;
+      hostsTouched.add(h);
+    }
+    for (const e of f.paths) {
+      if (index.canaryBackends.has(e.use.name)) return null;
+      backendsTouched.add(e.use.name);
+    }
+  }
+  if (hostsTouched.size > INCREMENTAL_LIMIT || backendsTouched.size > INCREMENTAL_LIMIT) return null;
+
+  // From here on the index is patched in place.
+  // Hosts of the changed Ingresses: their fragment lists and servers.
+  const { byHost, assembled, plans: planIndex } = index;
+  const hostWarnings = () => [...hostsTouched].some((h) => (assembled.get(h)?.warnings.length ?? 0) > 0);
+  const hadHostWarnings = hostWarnings();
+  const removedHosts: string[] = [];
+  let hostSetChanged = false;
+  for (const h of hostsTouched) {
+    const frags = hostFragments(h, byHost.get(h), changes, fragments);
+    if (frags.length === 0 && h !== DEFAULT_SERVER) {
+      byHost.delete(h);
+      assembled.delete(h);
+      state.servers.delete(h);
+      removedHosts.push(h);
+      hostSetChanged = true;
+      continue;
+    }
+    if (!byHost.has(h)) hostSetChanged = true;
+    byHost.set(h, frags);
+    assembled.set(h, serverFor(state, opts, settings, h, frags, index.root, assembled.get(h)?.server.aliases ?? []));
+  }
+  // A wildcard host, or a host under one: who takes whose names is found over every host again.
+  const wildcardsTouched = [...hostsTouched].some((h) => h.startsWith('*.') || byHost.has(wildcardOver(h) ?? ''));
+  if (wildcardsTouched) index.wildcardWarnings = wildcardHostTakeovers(byHost);
+  const hosts: HostEntry[] = hostSetChanged
+    ? hostEntries(byHost.keys(), index)
+    : replaceAt(prev.hosts, [...hostsTouched].map((h) => sortedIndex(prev.hosts, (e) => compareHosts(e.host, h))),
+      (e) => ({ host: e.host, frags: byHost.get(e.host)!, base: assembled.get(e.host)!.server }));
+
+  // Backends of the changed Ingresses: owner and cookie locations from every user, oldest first.
+  const previousPlans = new Map([...backendsTouched].map((n) => [n, planIndex.get(n)]));
+  for (const name of backendsTouched) planIndex.delete(name);
+  const fresh = new Map<string, PlanDraft>();
+  for (const f of fragments) {
+    if (f.canary) continue;
+    if (f.paths.some((e) => backendsTouched.has(e.use.name)) || (f.defaultBackend && backendsTouched.has(f.defaultBackend.name))) {
+      planUses(fresh, f, backendsTouched);
+    }
+  }
+  // No changed host is ssl-passthrough (checked above), so passthrough backends stay as they were.
+  const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
+  for (const [name, p] of fresh) {
+    finishPlan(p, aliasesOf, index.passthrough);
+    planIndex.set(name, p);
+  }
+  const namesChanged = [...backendsTouched].some((n) => planIndex.has(n) !== (previousPlans.get(n) !== undefined));
+  const plans: BackendPlan[] = namesChanged
+    ? sortedByName(planIndex)
+    : replaceAt(prev.plans, [...backendsTouched].map((n) => sortedIndex(prev.plans, (p) => byName(p, { name: n }))), (p) => planIndex.get(p.name)!);
+  const removedBackends = [...backendsTouched].filter((n) => !planIndex.has(n));
+
+  // Without a warning from the changed Ingresses, hosts or backends before or after, the warnings stay as they were.
+  const planWarnings = [...backendsTouched].some((n) => (previousPlans.get(n)?.warnings.length ?? 0) > 0 || (planIndex.get(n)?.warnings.length ?? 0) > 0);
+  const sameWarnings = !hostSetChanged && !wildcardsTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
+  const topology: Topology = {
+    settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
+    customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : topologyWarnings(fragments, hosts, plans, index),
+    removed: { hosts: removedHosts, backends: removedBackends },
+  };
+  return { topology, index };
+}
+
+interface FragmentChanges {
+  /** The fragments removed and added. */
+  changed: IngressFragment[];
+  /** When every change kept its place in the list: [removed, added] by place. */
+  replaced: Array<[IngressFragment, IngressFragment]> | null;
+}
+
+/**
+ * What changed between two fragment lists (at most INCREMENTAL_LIMIT fragments); null when more.
+ * An update that keeps an Ingress's place in the list (the usual case) is found by position; a
+ * fragment that only moved counts as removed and added, which recomputes its hosts for nothing
+ * but is correct.
+ */
+function changedFragments(prev: readonly IngressFragment[], next: readonly IngressFragment[]): FragmentChanges | null {
+  const changed: IngressFragment[] = [];
+  if (prev.length === next.length) {
+    const replaced: Array<[IngressFragment, IngressFragment]> = [];
+    for (let i = 0; i < next.length; i++) {
+      if (prev[i] === next[i]) continue;
+      if (changed.length + 2 > INCREMENTAL_LIMIT) return null;
+      changed.push(prev[i]!, next[i]!);
+      replaced.push([prev[i]!, next[i]!]);
+    }
+    return { changed, replaced };
+  }
+  const prevSet = new Set(prev);
+  const nextSet = new Set(next);
+  if (prevSet.size !== prev.length || nextSet.size !== next.length) return null;
+  for (const f of prev) if (!nextSet.has(f)) changed.push(f);
+  for (const f of next) if (!prevSet.has(f)) changed.push(f);
+  return changed.length > INCREMENTAL_LIMIT ? null : { changed, replaced: null };
+}
+
+const servesHost = (f: IngressFragment, host: string) => !f.canary && f.hosts.includes(host);
+
+/**
+ * A host's fragments after the changes: its previous list with the replaced fragments swapped in
+ * place when that is all that happened to it, else a scan of every fragment.
+ */
+function hostFragments(host: string, before: IngressFragment[] | undefined, c: FragmentChanges, fragments: readonly IngressFragment[]): IngressFragment[] {
+  if (c.replaced && before) {
+    let list: IngressFragment[] | null = before.slice();
+    for (const [old, next] of c.replaced) {
+      const at = list.indexOf(old);
+      const serves = servesHost(next, host);
+      if (at >= 0 && serves) list[at] = next;
+      else if (at >= 0) list.splice(at, 1);
+      else if (serves) { list = null; break; }
+    }
+    if (list) return list;
+  }
+  return fragments.filter((f) => servesHost(f, host));
+}
+
+/** Index of the item for which `compare(item)` is 0 in a list sorted by it; -1 if none. */
+function sortedIndex<T>(list: readonly T[], compare: (item: T) => number): number {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const c = compare(list[mid]!);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** A copy of `list` with the items at `indexes` (-1: none) replaced by `make(item)`. */
+function replaceAt<T>(list: readonly T[], indexes: number[], make: (item: T) => T): T[] {
+  const out = list.slice();
+  for (const i of indexes) if (i >= 0) out[i] = make(out[i]!);
+  return out;
+}

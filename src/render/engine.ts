@@ -260,7 +260,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           modsecurity: join(runtime.modulesDir, MODSECURITY_MODULE),
         },
         server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
-        worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses),
+        worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses, runtime.cpus),
         worker_open_files: workerOpenFiles(s, runtime),
         worker_connections: workerConnections(s, runtime),
         error_log_level: errorLogLevel(runtime.errorLogLevel ?? s.errorLogLevel),
@@ -433,8 +433,10 @@ function unwrap(err: unknown): unknown {
   return e instanceof RenderError ? e : err;
 }
 
-function workerProcesses(v: string): string {
-  if (v === 'auto' || /^[1-9]\d{0,3}$/.test(v)) return v;
+/** `auto` is the runtime's CPU count (a container's CPU limit counts), as ingress-nginx writes it. */
+function workerProcesses(v: string, cpus: number): string {
+  if (v === 'auto') return String(cpus);
+  if (/^[1-9]\d{0,3}$/.test(v)) return v;
   throw new RenderError('worker-processes', `not a number or auto: ${JSON.stringify(v)}`);
 }
 

@@ -4,6 +4,7 @@ import { mkdirSync, chmodSync, readdirSync, readFileSync, rmSync } from 'node:fs
 import { join, resolve } from 'node:path';
 import { REPO_ROOT as repoRoot } from '../version.js';
 import { prepareControlDirs } from './control.js';
+import { usableCpus } from './cpu-count.js';
 
 export interface FallbackCert {
   certPath: string;
@@ -51,6 +52,11 @@ export interface NginxRuntime {
    * and worker_connections derive from it when the ConfigMap leaves them 0).
    */
   openFilesLimit: number;
+  /**
+   * What `worker-processes: auto` (the default) renders as: the CPU limit of the controller's
+   * cgroup, else its CPU count (src/render/cpu-count.ts), as ingress-nginx writes it.
+   */
+  cpus: number;
   /** Overrides settings.workerProcesses when set (tests use 1). */
   workerProcesses?: string;
   /** Self-signed certificate used when no certificate matches (see ensureFallbackCertificate). */
@@ -98,6 +104,7 @@ export function defaultRuntime(overrides: Partial<NginxRuntime> & { prefix?: str
     modulesDir: '/usr/lib/nginx/modules',
     geoipDir: join(prefix, 'geoip'),
     openFilesLimit: hardOpenFilesLimit(),
+    cpus: usableCpus(),
     fallbackCert: { certPath: join(prefix, 'ssl', 'default-fake-certificate.pem'), keyPath: join(prefix, 'ssl', 'default-fake-certificate.key') },
     ...overrides,
   };

@@ -39,6 +39,12 @@ for (const [name, cfg] of Object.entries(goldenConfigurations())) {
   });
 }
 
+golden('worker-processes auto renders the runtime\'s CPU count (a container\'s CPU limit counts, as with ingress-nginx); a number stays', () => {
+  const workers = (v: string) => /\nworker_processes (\S+);/.exec(newRenderer().render(configuration([], {}, { workerProcesses: v }), { ...RUNTIME, cpus: 3 }))?.[1];
+  assert.is(workers('auto'), '3');
+  assert.is(workers('7'), '7');
+});
+
 golden('use-forwarded-headers and use-proxy-protocol reach the Lua SSL redirect and the maps of what the client used', () => {
   const on = newRenderer().render(configuration([server('a.example.com')], {}, { useForwardedHeaders: true }), RUNTIME);
   assert.match(on, 'use_forwarded_headers = true, use_proxy_protocol = false })');

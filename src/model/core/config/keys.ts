@@ -275,7 +275,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   { ...key('stream-snippet', 'streamSnippet', operatorSnippet('stream'), 'NGINX directives', 'Directives in the stream block (Critical: only with annotations-risk-level Critical).'), defaultText: "''" },
 
   // workers and client connections
-  key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes. The default `auto` lets NGINX count the CPUs; ingress-nginx writes the number of CPUs the controller sees (Go\'s runtime.NumCPU, which honours the CPU affinity but not a CPU limit): the same on a machine without CPU pinning.'),
+  key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes. `auto` (the default) is written as the controller\'s CPU count, as ingress-nginx writes it: the CPU limit of its cgroup (v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), rounded up, else the CPUs the process may run on.'),
   key('max-worker-connections', 'workerConnections', int(0, 1_000_000), 'integer (0 = 3/4 of max-worker-open-files)', 'worker_connections.'),
   key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = the hard open-files limit less 1024, at least 1024)', 'worker_rlimit_nofile.'),
   key('worker-shutdown-timeout', 'workerShutdownTimeout', timeMsec, 'NGINX time', 'worker_shutdown_timeout.'),

@@ -24,7 +24,7 @@ let backendCert = '';
 let badCert = '';
 
 test.before(async () => {
-  // The passthrough backend: TLS of its own (its certificate for HTTP's host), HTTP/1.1 and h2.
+  // The passthrough backend: TLS of its own (a certificate for the passthrough host), HTTP/1.1 and h2.
   const own = await certificate([HOST]);
   backendCert = own.cert;
   backend = createSecureServer({ cert: own.cert, key: own.key, allowHTTP1: true }, (_req, res) => res.end('from the backend'));

@@ -11,12 +11,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { startFixture, type Fixture } from '../fixture.js';
-import { ported } from '../port.js';
-import { ingress, tlsSecret } from '../../../support/local-harness.js';
-import { freePort } from '../../../support/ports.js';
-import { waitFor } from '../../../support/wait.js';
-import type { ProtocolClient } from '../../../support/protocols.js';
+import { startFixture, type Fixture } from '../../fixture.js';
+import { ported } from '../../port.js';
+import { ingress, tlsSecret } from '../../../../support/local-harness.js';
+import { freePort } from '../../../../support/ports.js';
+import { waitFor } from '../../../../support/wait.js';
+import type { ProtocolClient } from '../../../../support/protocols.js';
 
 let fx: Fixture;
 const its = ported(test, () => fx.ctl);

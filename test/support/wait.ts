@@ -15,3 +15,14 @@ export async function waitFor<T>(check: () => T | Promise<T>, opts: { timeoutMs?
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 25));
   }
 }
+
+/**
+ * Polls until `check` holds `times` times in a row. Each NGINX worker takes up a posted change
+ * on its own timer: one answer from the new state says nothing of the next request's worker.
+ */
+export async function waitForSteady(check: () => Promise<boolean>, opts: { times?: number; timeoutMs?: number; what?: string } = {}): Promise<void> {
+  await waitFor(async () => {
+    for (let i = 0; i < (opts.times ?? 6); i++) if (!(await check())) return false;
+    return true;
+  }, opts);
+}

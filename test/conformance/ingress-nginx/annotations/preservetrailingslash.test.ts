@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { ingress, tlsSecret } from '../../../support/local-harness.js';
 import { annotations, certificate, redirectPort, startFixture, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
+import { waitForSteady } from '../../../support/wait.js';
 
 let fx: Fixture;
 const its = ported(test, () => fx.ctl);
@@ -22,6 +23,8 @@ test.before(async () => {
       tls: [{ hosts: [HOST], secretName: HOST }], paths: [{ path: '/', service: 'echo' }],
     }),
   ], HOST, '/', (r) => r.status === 308);
+  // Which hosts hold a certificate (what the redirect needs) each worker learns on its own timer.
+  await waitForSteady(async () => (await fx.ctl.request(HOST, '/')).status === 308, { what: 'the redirect from every worker' });
 });
 test.after(() => fx.stop());
 

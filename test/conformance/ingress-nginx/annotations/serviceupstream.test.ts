@@ -10,7 +10,7 @@ import { ported } from '../port.js';
 import { closeAll, startEchoServer, type EchoServer } from '../../../support/echo-server.js';
 import { oneGeneration, service, slices } from '../../../support/local-harness.js';
 import type { ProtocolClient } from '../../../support/protocols.js';
-import { waitFor } from '../../../support/wait.js';
+import { waitForSteady } from '../../../support/wait.js';
 
 let fx: Fixture;
 const its = ported(test, () => fx.ctl);
@@ -55,16 +55,12 @@ async function answeredBy(p: ProtocolClient, id: string): Promise<Set<string>> {
 
 /**
  * The ConfigMap turns service-upstream on (for both Its after the annotation's); waits until it is
- * live in every worker: each takes a posted change on its own timer, so one answer from the cluster
- * IP says nothing of the next. Six answers in a row on new connections do.
+ * live in every worker (waitForSteady).
  */
 async function serviceUpstreamInConfigMap(p: ProtocolClient): Promise<void> {
   fx.apply('configmap.json', [configMap({ 'service-upstream': 'true' })]);
-  await waitFor(async () => {
-    if (!oneGeneration(fx.ctl.workdir)) return false;
-    for (let i = 0; i < 6; i++) if ((await p.request(host('69'), '/')).backend !== 'cluster-ip-69') return false;
-    return true;
-  }, { what: 'the ConfigMap\'s service-upstream live in every worker' });
+  await waitForSteady(async () => oneGeneration(fx.ctl.workdir) && (await p.request(host('69'), '/')).backend === 'cluster-ip-69',
+    { what: 'the ConfigMap\'s service-upstream live in every worker' });
 }
 
 its.both('annotations/serviceupstream.go:41', async (p) => {

@@ -12,7 +12,7 @@ import { createNginxHarness, type NginxHarness } from '../../support/nginx-harne
 import { buildFixture, fixtureCases } from '../../support/model-fixtures.js';
 
 const OUT = fileURLToPath(new URL('../../fixtures/render/model/', import.meta.url));
-const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', openFilesLimit: 1048576, listenAddresses: ['*'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10'] });
+const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', openFilesLimit: 1048576, listenAddresses: ['*'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10'], cpus: 2 });
 const update = process.env.UPDATE_GOLDEN === '1';
 
 const cases = fixtureCases();

@@ -14,6 +14,7 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate, type GeneratedCertificate } from '../support/lua-nginx.js';
 import { service, slices, startLocal, tlsSecret, type LocalController, type Reply } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
+import { cliArgs } from '../support/cli-command.js';
 
 const NS = 'conformance';
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -195,7 +196,7 @@ overIngressClass.both('an Ingress with an IngressClass that does not exist is no
   await ctl.until('ingress-class', '/', () => ctl.output().includes(line), { what: 'the log line naming the Ingress' });
   assert.is((await p.request('ingress-class', '/')).status, 404);
   const { stdout } = await promisify(execFile)(process.execPath, [
-    '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), 'dbg', 'ingresses', '--workdir', ctl.workdir,
+    ...cliArgs(), 'dbg', 'ingresses', '--workdir', ctl.workdir,
   ], { cwd: ROOT });
   assert.is(stdout, `${NS}/test-ingress-class: not served: IngressClass "some-invalid-class-name" not found\n`);
 });

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { freePorts } from '../support/ports.js';
+import { cliArgs } from '../support/cli-command.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const base = mkdtempSync(join(tmpdir(), 'irx-fatal-'));
@@ -25,7 +26,7 @@ function run(args: string[], limitMs = 45_000): Promise<{ code: number | null; o
   return new Promise((resolve, reject) => {
     // Outside a cluster: no service account, so the controller cannot fall back to one.
     const { KUBERNETES_SERVICE_HOST: _h, KUBERNETES_SERVICE_PORT: _p, ...env } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliArgs(), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });

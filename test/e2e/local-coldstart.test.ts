@@ -17,6 +17,7 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate, type GeneratedCertificate } from '../support/lua-nginx.js';
 import { ingress, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
+import { cliArgs } from '../support/cli-command.js';
 
 let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
@@ -95,7 +96,7 @@ test('NGINX unable to start on any configuration (HTTP port taken): NGINX\'s err
   mkdirSync(join(dir, 'manifests')); // an empty cluster (a missing directory is a start error of its own)
   try {
     const root = fileURLToPath(new URL('../..', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test', 'support', 'cli-entry.ts'), 'local',
+    const child = spawn(process.execPath, [...cliArgs(), 'local',
       '--manifests', join(dir, 'manifests'), '--workdir', join(dir, 'work'), '--http-port', String(http), '--https-port', String(https),
       '--status-port', String(status), '--stream-port', String(stream), '--healthz-port', String(healthz), '--default-server-port', String(def),
       '--log-level', 'info'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });

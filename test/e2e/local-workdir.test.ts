@@ -20,6 +20,7 @@ import { createNginxHarness } from '../support/nginx-harness.js';
 import { configuration, server } from '../support/config-builder.js';
 import { freePorts } from '../support/ports.js';
 import { protocolClient, PROTOCOLS } from '../support/protocols.js';
+import { cliArgs } from '../support/cli-command.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const P = 'nginx.ingress.kubernetes.io';
@@ -107,7 +108,7 @@ test('ingress-rx local with --workdir under a 0700 directory: as root it refuses
   chmodSync(closed, 0o700);
   const manifests = mkdtempSync(join(tmpdir(), 'irx-manifests-'));
   const [http, https, status, stream, healthz, def] = await freePorts(6);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), 'local', '--manifests', manifests,
+  const child = spawn(process.execPath, [...cliArgs(), 'local', '--manifests', manifests,
     '--workdir', join(closed, 'work'), '--http-port', String(http), '--https-port', String(https), '--status-port', String(status),
     '--stream-port', String(stream), '--healthz-port', String(healthz), '--default-server-port', String(def)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -17,6 +17,7 @@ import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { parsePromText, samples } from '../support/prom-text.js';
 import { waitFor } from '../support/wait.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { cliArgs } from '../support/cli-command.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 const HOST = 'shared.test';
@@ -26,7 +27,7 @@ let evil: EchoServer;
 
 /** A command of the real CLI: its output and exit status. */
 const cli = (...args: string[]): Promise<{ stdout: string; code: number }> =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test', 'support', 'cli-entry.ts'), ...args], { cwd: REPO_ROOT })
+  promisify(execFile)(process.execPath, [...cliArgs(), ...args], { cwd: REPO_ROOT })
     .then(({ stdout }) => ({ stdout, code: 0 }), (err: { stdout: string; code: number }) => ({ stdout: err.stdout, code: err.code }));
 const taker = (name: string, path: string, pathType: string) => ingress('team-a', name, {
   host: HOST, created: '2026-02-01T00:00:00Z', paths: [{ path, pathType, service: 'evil' }],

@@ -25,6 +25,7 @@ import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import { tlsExchange } from '../support/tls-exchange.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { cliArgs } from '../support/cli-command.js';
 
 const HOST_OWNERSHIP = process.env.IRX_TEST_SNI_HOST_OWNERSHIP === '1';
 const P = 'nginx.ingress.kubernetes.io';
@@ -103,7 +104,7 @@ test('finding 7: a host added later under the wildcard keeps its TLS too', async
 
 test('what the log, `lint` and the admission review say about the wildcard is what the TLS connections do', async () => {
   const { stdout: lint } = await promisify(execFile)(process.execPath, [
-    '--import', 'tsx', join(REPO_ROOT, 'test', 'support', 'cli-entry.ts'), 'lint', ctl.dir, ...(HOST_OWNERSHIP ? ['--host-ownership'] : []),
+    ...cliArgs(), 'lint', ctl.dir, ...(HOST_OWNERSHIP ? ['--host-ownership'] : []),
   ], { cwd: REPO_ROOT }).catch((err: { stdout: string }) => ({ stdout: err.stdout }));
   const said = { log: saidServedInstead(ctl.output()), lint: saidServedInstead(lint), review: saidServedInstead(reviewed()) };
   assert.equal([...said.log].sort(), ['later.a.test', 'www.a.test'], ctl.output().slice(-3000));

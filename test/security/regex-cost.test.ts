@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { cliArgs } from '../support/cli-command.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 let ctl: LocalController;
@@ -96,7 +97,7 @@ test("the worst-case input costs NGINX's workers next to nothing; the other tena
 test('lint names the pattern and the attack before anything is applied', () => {
   const file = join(tmp, 'tenants.json');
   writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: OBJECTS() }));
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join('test', 'support', 'cli-entry.ts'), 'lint', file], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...cliArgs(), 'lint', file], { encoding: 'utf8' });
   const out = `${r.stdout}${r.stderr}`;
   assert.match(out, /Ingress team-a\/static[^\n]*\/r\/\(a\|aa\)\+\$[^\n]*can backtrack catastrophically[^\n]*attack: "/);
   assert.match(out, /Ingress team-a\/canary[^\n]*canary-by-header-pattern[^\n]*\^\(a\|aa\)\+\$[^\n]*attack: "/);

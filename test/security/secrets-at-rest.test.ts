@@ -15,6 +15,7 @@ import { generateCertificate } from '../support/lua-nginx.js';
 import { ingress, sendRequest, service, slices, startLocal, tlsSecret, type LocalController } from '../support/local-harness.js';
 import { workerUser } from '../../src/render/worker-access.js';
 import { defaultRuntime } from '../../src/render/runtime.js';
+import { cliArgs } from '../support/cli-command.js';
 
 const P = 'nginx.ingress.kubernetes.io';
 const tmp = mkdtempSync(join(tmpdir(), 'irx-secrets-'));
@@ -39,7 +40,7 @@ function lastApplied(obj: object): Record<string, string> {
 
 function cli(args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'support', 'cli-entry.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliArgs(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });

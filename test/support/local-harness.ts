@@ -16,6 +16,7 @@ import { controlChannel } from '../../src/render/control.js';
 import { defaultRuntime } from '../../src/render/runtime.js';
 import { controlRequest, type ControlResponse } from '../../src/actors/control-client.js';
 import { runDbg } from '../../src/cli/dbg.js';
+import { cliArgs } from './cli-command.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -180,7 +181,7 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
   const ports = { http, https, status, stream, healthz, defaultServer };
   const workdirFlag = command === 'controller' ? [`--workdir=${workdir}`] : ['--workdir', workdir];
   const child = spawn(process.execPath, [
-    '--import', 'tsx', join(ROOT, 'test', 'support', 'cli-entry.ts'), command, ...workdirFlag, ...argsFor(ports),
+    ...cliArgs(), command, ...workdirFlag, ...argsFor(ports),
   ], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });

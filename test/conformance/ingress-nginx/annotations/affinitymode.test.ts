@@ -9,7 +9,7 @@ import { ported } from '../port.js';
 import { closeAll, startEchoServer, type EchoServer } from '../../../support/echo-server.js';
 import { ingress, service, slices, type Reply } from '../../../support/local-harness.js';
 import type { ProtocolClient } from '../../../support/protocols.js';
-import { waitFor } from '../../../support/wait.js';
+import { waitFor, waitForSteady } from '../../../support/wait.js';
 
 let fx: Fixture;
 /** Endpoints for the Services of this file: 5 to start with, 10 more to scale up, 2 brand-new ones. */
@@ -79,6 +79,8 @@ its.both('annotations/affinitymode.go:69', async (p) => {
     await untilEndpoints(svc, endpoints);
     const newest = endpoints[endpoints.length - 1];
     await p.until(host, '/', (r) => (newest ? r.backend === newest.name : r.status === 503), { what: `${host} balanced over ${endpoints.length}` });
+    // Every worker, not only the one that answered: from and to no endpoint at all, the status says which list it holds.
+    await waitForSteady(async () => (await p.request(host, '/')).status === (newest ? 200 : 503), { what: `${host} from every worker` });
   };
   await scale(pool.slice(0, replicas));
   const first = await p.until(host, '/', (r) => r.backend !== undefined, { what: `${host} served` });

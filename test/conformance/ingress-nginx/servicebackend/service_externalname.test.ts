@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFixture, upstreamHeaders, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
+import { waitForSteady } from '../../../support/wait.js';
 import { startFakeDns, type FakeDns } from '../../../support/fake-dns.js';
 import { startEchoServer, type EchoServer } from '../../../support/echo-server.js';
 import { ingress } from '../../../support/local-harness.js';
@@ -65,7 +66,8 @@ test.before(async () => {
     externalName('fqdn', 'fqdn.example.test.'), route('fqdn.echo', 'fqdn', port),
   ]);
   await Promise.all(['short.echo', 'no-port.echo', 'with-port.echo', 'port-name.echo', 'fqdn.echo']
-    .map((h) => fx.ctl.until(h, '/get', (r) => r.backend !== undefined, { what: `${h} served` })));
+    // Each worker resolves an ExternalName on its own timer.
+    .map((h) => waitForSteady(async () => (await fx.ctl.request(h, '/get')).backend !== undefined, { what: `${h} served by every worker` })));
 });
 test.after(async () => {
   await fx?.stop();

@@ -5,7 +5,8 @@
 // Settings Its change the main ConfigMap (`configure`), each state awaited until NGINX runs it.
 import { startEchoServer, closeAll, type EchoServer } from '../../support/echo-server.js';
 import { ingress, oneGeneration, service, slices, startController, startLocal, tlsSecret, type CliProcess, type LocalController, type PathSpec, type Reply } from '../../support/local-harness.js';
-import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type FakeObject } from '../../support/fake-apiserver.js';
+// Imported when a file asks for a cluster: @kubernetes/client-node costs every other file ~2 s of CPU.
+import type { FakeApiServer, FakeApiServerOptions, FakeObject } from '../../support/fake-apiserver.js';
 import { waitFor } from '../../support/wait.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -204,6 +205,7 @@ function kubeconfigFor(fake: FakeApiServer): { dir: string; kubeconfig: string }
  * with a kubeconfig for it.
  */
 export async function startFakeCluster(objects: object[]): Promise<{ fake: FakeApiServer; kubeconfig: string; close(): Promise<void> }> {
+  const { startFakeApiServer } = await import('../../support/fake-apiserver.js');
   const fake = await startFakeApiServer();
   fake.create(ingressClass());
   for (const o of objects) fake.create(o as FakeObject);
@@ -246,6 +248,7 @@ export async function startClusterFixture(opts: {
 } = {}): Promise<ClusterFixture> {
   const base = opts.firstAddress ?? '127.0.9.';
   const echo = await Promise.all(Array.from({ length: opts.replicas ?? 1 }, (_, i) => startEchoServer({ address: `${base}${10 + i}`, name: `echo-${i}` })));
+  const { startFakeApiServer } = await import('../../support/fake-apiserver.js');
   const fake = await startFakeApiServer(opts.api);
   const { dir, kubeconfig } = kubeconfigFor(fake);
   const controllers: CliProcess[] = [];

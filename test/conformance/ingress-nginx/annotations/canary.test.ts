@@ -7,6 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { annotations, startFixture, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
+import { waitForSteady } from '../../../support/wait.js';
 import { startEchoServer, type EchoServer } from '../../../support/echo-server.js';
 import { ingress, service, slices, type Reply } from '../../../support/local-harness.js';
 import type { ProtocolClient } from '../../../support/protocols.js';
@@ -159,6 +160,8 @@ its.both('annotations/canary.go:289', async (p) => {
 its.both('annotations/canary.go:363', async (p) => {
   fx.apply('pair-363.json', pair('363', byHeader({ 'canary-by-header': 'CanaryByHeader2' })));
   await p.until('c363.foo.com', '/info', isCanary, { headers: { CanaryByHeader2: 'always' }, what: 'the modified canary Ingress served' });
+  // Each worker takes up the canary's new header on its own timer.
+  await waitForSteady(async () => isMain(await p.request('c363.foo.com', '/info', { headers: { CanaryByHeader: 'always' } })), { what: 'the old header ignored by every worker' });
   await expectMain(p, '363', { CanaryByHeader2: 'never' });
   await expectCanary(p, '363', { CanaryByHeader2: 'always' });
   await expectMain(p, '363', { CanaryByHeader: 'always' });

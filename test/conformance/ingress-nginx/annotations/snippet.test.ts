@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startFixture, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
+import { waitForSteady } from '../../../support/wait.js';
 
 let fx: Fixture;
 const its = ported(test, () => fx.ctl);
@@ -16,7 +17,8 @@ test.before(async () => {
     fx.single('on', 'configurationsnippet.foo.com', { 'configuration-snippet': SNIPPET }),
     fx.single('off', 'noconfigurationsnippet.foo.com', { 'configuration-snippet': SNIPPET }),
   ]);
-  await Promise.all(['configurationsnippet.foo.com', 'noconfigurationsnippet.foo.com'].map((h) => fx.ctl.until(h, '/', (r) => r.headers.foo1 === 'Bar1', { what: `${h} with its snippet` })));
+  await Promise.all(['configurationsnippet.foo.com', 'noconfigurationsnippet.foo.com'].map((h) =>
+    waitForSteady(async () => { const r = await fx.ctl.request(h, '/'); return r.status === 200 && r.headers.foo1 === 'Bar1'; }, { what: `${h} with its snippet, from every worker` })));
 });
 test.after(() => fx.stop());
 

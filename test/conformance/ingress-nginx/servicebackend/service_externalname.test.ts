@@ -120,6 +120,7 @@ its.both('servicebackend/service_externalname.go:261', async (p) => {
   const svc = `update-${p.protocol === 'HTTP/2' ? 'h2' : 'h1'}`;
   const a = { 'nginx.ingress.kubernetes.io/upstream-vhost': nip(fx.echo[0]!) };
   await fx.applyAndWait(`${svc}.json`, [externalName(svc, nip(fx.echo[0]!), { name: 'echo', port }), route(host, svc, 'echo', a)], host, '/get');
+  await waitForSteady(async () => (await p.request(host, '/get')).status === 200, { what: `${host} resolved by every worker` });
   assert.is(upstreamHeaders(await served(p, host) as never)['x-forwarded-host'], host);
   fx.apply(`${svc}.json`, [externalName(svc, nip(eu), { name: 'echo', port }), route(host, svc, 'echo', a)]);
   const r = await p.until(host, '/get', (x) => x.backend === 'eu-server', { what: 'the new external name served' });

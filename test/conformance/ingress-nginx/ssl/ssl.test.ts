@@ -9,7 +9,7 @@ import { connect, type PeerCertificate } from 'node:tls';
 import { certificate, startFixture, type Fixture } from '../fixture.js';
 import { ported } from '../port.js';
 import { ingress, tlsSecret } from '../../../support/local-harness.js';
-import { waitFor } from '../../../support/wait.js';
+import { waitFor, waitForSteady } from '../../../support/wait.js';
 import type { ProtocolClient } from '../../../support/protocols.js';
 
 let fx: Fixture;
@@ -33,7 +33,10 @@ test.before(async () => {
     // Its Secret holds nothing.
     withTls('invalid-ssl'), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'invalid-ssl', namespace: NS } },
   ]);
-  await Promise.all(['redirect.com', 'ssl-update', 'invalid-ssl'].map((h) => fx.ctl.until(h, '/', (r) => r.status === 308 || r.backend !== undefined, { what: `${h} served` })));
+  // Each TLS host redirects plain HTTP once every worker knows which hosts hold a certificate
+  // (each learns it on its own timer).
+  await Promise.all(['redirect.com', 'ssl-update', 'invalid-ssl'].map((h) =>
+    waitForSteady(async () => (await fx.ctl.request(h, '/')).status === 308, { what: `${h} redirected by every worker` })));
 });
 test.after(() => fx.stop());
 

@@ -46,7 +46,8 @@ test.before(async () => {
   pool = await Promise.all(Array.from({ length: 17 }, (_, i) => startEchoServer({ address: `127.0.9.${30 + i}`, name: `pod-${i}` })));
   fx.apply('balanced.json', objects('balanced', 'affinity-mode-balance.com', 'balanced', pool.slice(0, 5)));
   await untilEndpoints('balanced', pool.slice(0, 5));
-  await fx.ctl.until('affinity-mode-balance.com', '/', (r) => r.backend !== undefined, { what: 'balanced served' });
+  // Every worker balances with the cookie's affinity (each takes up backends on its own timer).
+  await waitForSteady(async () => setCookie(await fx.ctl.request('affinity-mode-balance.com', '/')) !== undefined, { what: 'balanced served with affinity by every worker' });
 });
 test.after(async () => {
   await fx.stop();

@@ -97,26 +97,25 @@ its.both('lua/dynamic_configuration.go:49', async (p) => {
   assert.match((await fx.ctl.control('/nginx.conf')).body, /balancer_by_lua_(block|file)/);
 });
 
-its.both('lua/dynamic_configuration.go:56', async (p) => {
-  const host = `${p.tag}.endpoints.foo.com`;
-  const svc = `${p.tag}-endpoints`;
+/** The It's host served by one endpoint, then scaled to two: Lua holds both, no reload. */
+async function scaleToTwo(p: ProtocolClient, kind: string): Promise<{ host: string; svc: string }> {
+  const host = `${p.tag}.${kind}.foo.com`;
+  const svc = `${p.tag}-${kind}`;
   await fx.applyAndWait(`${host}.json`, [...scaled(svc, 1), ewma(host, svc)], host);
   const before = await nginxState();
   fx.apply(`${host}.json`, [...scaled(svc, 2), ewma(host, svc)]);
   await waitFor(async () => (await luaEndpoints(svc)) === 2, { what: 'two endpoints in Lua' });
   assert.is((await p.request(host, '/')).status, 200);
   await assertNoReload(before);
+  return { host, svc };
+}
+
+its.both('lua/dynamic_configuration.go:56', async (p) => {
+  await scaleToTwo(p, 'endpoints');
 });
 
 its.both('lua/dynamic_configuration.go:81', async (p) => {
-  const host = `${p.tag}.down.foo.com`;
-  const svc = `${p.tag}-down`;
-  await fx.applyAndWait(`${host}.json`, [...scaled(svc, 1), ewma(host, svc)], host);
-  const before = await nginxState();
-  fx.apply(`${host}.json`, [...scaled(svc, 2), ewma(host, svc)]);
-  await waitFor(async () => (await luaEndpoints(svc)) === 2, { what: 'two endpoints in Lua' });
-  assert.is((await p.request(host, '/')).status, 200);
-  await assertNoReload(before);
+  const { host, svc } = await scaleToTwo(p, 'down');
   fx.apply(`${host}.json`, [...scaled(svc, 0), ewma(host, svc)]);
   await p.until(host, '/', (r) => r.status === 503, { what: 'scaled to zero' });
 });

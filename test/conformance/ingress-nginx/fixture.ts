@@ -309,10 +309,16 @@ export function tlsSession(port: number, host: string, opts: { ca?: string; alpn
       ...(opts.ca ? { ca: opts.ca } : { rejectUnauthorized: false }), ...(opts.session ? { session: opts.session } : {}),
     }, () => {
       // A TLS 1.2 session is known once the handshake ends ('session' fires before this callback).
-      resolve({ reused: s.isSessionReused(), session: session ?? s.getSession(), ticket: s.getTLSTicket(), version: s.getProtocol() ?? '' });
-      s.end();
+      // The server caches it only after sending its Finished: its first bytes of HTTP (the h2
+      // SETTINGS, or the answer to a request) say it has, so the next handshake can resume it.
+      if (s.alpnProtocol !== 'h2') s.write(`HEAD / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      s.once('data', () => {
+        resolve({ reused: s.isSessionReused(), session: session ?? s.getSession(), ticket: s.getTLSTicket(), version: s.getProtocol() ?? '' });
+        s.destroy();
+      });
     });
     s.on('session', (b: Buffer) => { session = b; });
     s.on('error', reject);
+    s.on('close', () => reject(new Error(`${host}: the connection closed before the server answered`)));
   });
 }

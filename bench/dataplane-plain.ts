@@ -7,7 +7,7 @@
 // the controller's nginx.conf with one per-request feature removed at a time (a variant of the
 // rendered text, loaded with SIGHUP; bench-only, no setting), and each one's NGINX CPU per request
 // against the default's.
-//   node --import tsx bench/dataplane-plain.ts [--full]
+//   node --import tsx bench/dataplane-plain.ts [--full] [--callgrind [--only NAME]] [--static]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -214,7 +214,7 @@ async function instructionsPerRequest(prefix: string, conf: string, port: number
     await waitFor(async () => {
       if (child.exitCode !== null) throw new Error(`NGINX under valgrind exited: ${err.slice(-500)}`);
       return (await sendRequest(port, HOST, '/', { https: true }).catch(() => null)) !== null;
-    }, { timeoutMs: 120_000, what: 'NGINX under valgrind' });
+    }, { timeoutMs: 120_000, what: 'NGINX under valgrind' }).catch((e: Error) => { throw new Error(`${e.message} (${prefix}): ${err.slice(-800)}`); });
     await ready();
     await run('h2load', ['-c4', '-m10', `-n${Math.max(200, n / 4)}`, `--connect-to=127.0.0.1:${port}`, `https://${HOST}/`], { timeout: 600_000 });
     await run('callgrind_control', ['-z', String(child.pid)]);
@@ -258,6 +258,8 @@ async function main(): Promise<void> {
     children.push(plain);
     local = await startLocalMode({
       prefix: 'irx-bench-plain-local-',
+      // --static: the host gets a server block of its own (the path every host took before dynamic routes).
+      args: process.argv.includes('--static') ? ['--enable-dynamic-routes=false'] : [],
       fill: (m) => writeFileSync(join(m, 'site.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
         service('default', 'be'), ...slices('default', 'be', [{ address: '127.0.0.1', port: upPort! }]), tlsSecret('default', 'site-tls', cert, key),
         ingress('default', 'site', { host: HOST, paths: [{ path: '/', service: 'be' }], tls: [{ hosts: [HOST], secretName: 'site-tls' }] }),

@@ -6,6 +6,7 @@
 local ngx_balancer = require("ngx.balancer")
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
+local freshness = require("freshness")
 local dns = require("dns")
 local address_policy = require("address_policy")
 local passive_health = require("balancer.passive_health")
@@ -352,8 +353,9 @@ end
 
 function _M.init_worker()
   -- At once for IP endpoints; ExternalName backends need a timer (DNS uses cosockets). Later
-  -- changes of backends it knows arrive through the timer (rewrite() looks up unknown ones).
+  -- posts are taken up by the first request after them (freshness.lua) or the timer.
   sync_backends()
+  freshness.on_change(sync_backends)
   local ok, err = ngx.timer.at(0, tick)
   if ok then ok, err = ngx.timer.every(SYNC_INTERVAL, tick) end
   if not ok then

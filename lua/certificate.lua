@@ -3,6 +3,7 @@
 -- default certificate (hostname key "_"); with none, the fallback certificate of nginx.conf stays.
 local ssl = require("ngx.ssl")
 local configuration = require("configuration")
+local freshness = require("freshness")
 local ocsp_stapling = require("ocsp_stapling")
 local ngx = ngx
 
@@ -102,8 +103,8 @@ function _M.call()
 end
 
 -- Per-worker answers of configured_for_host, dropped when the certificates marker moves (seen
--- by a timer, so requests never read it) and when they grow past a bound: any Host header
--- reaching the default server becomes a key.
+-- by the first request after a post, freshness.lua, or a timer) and when they grow past a
+-- bound: any Host header reaching the default server becomes a key.
 local REFRESH_INTERVAL = 0.1 -- seconds; the SNI callback above reads the dicts directly
 local MAX_CONFIGURED_HOSTS = 10000
 local configured_hosts = {}
@@ -122,6 +123,7 @@ end
 
 function _M.init_worker()
   refresh_configured_hosts()
+  freshness.on_change(refresh_configured_hosts)
   local ok, err = ngx.timer.every(REFRESH_INTERVAL, refresh_configured_hosts)
   if not ok then
     ngx.log(ngx.ERR, "cannot start the certificates refresh timer: ", err)

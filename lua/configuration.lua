@@ -1,7 +1,7 @@
 -- The configuration endpoint on the control server: the controller POSTs backends, servers
 -- (certificates) and general settings here; a body of the right shape (configuration_shapes)
 -- lands in shared dicts with a change marker that every worker's balancer and certificate code
--- watch. Nothing here runs per proxied request.
+-- watch. Only get_generation runs per proxied request (freshness.lua).
 local cjson = require("cjson.safe")
 local shapes = require("configuration_shapes")
 local ngx = ngx
@@ -17,6 +17,7 @@ local CERTIFICATES_VERSION_KEY = "certificates_version"
 local GENERAL_KEY = "general"
 local ROUTES_KEY = "routes"
 local ROUTES_VERSION_KEY = "routes_version"
+local GENERATION_KEY = "generation"
 
 local _M = {}
 
@@ -45,8 +46,18 @@ function _M.get_routes_version()
   return configuration_data:get(ROUTES_VERSION_KEY) or 0
 end
 
+--- Bumped with every version above: one read tells a worker whether anything was posted.
+function _M.get_generation()
+  return configuration_data:get(GENERATION_KEY) or 0
+end
+
 function _M.get_general_data()
   return configuration_data:get(GENERAL_KEY)
+end
+
+local function bump(version_key)
+  configuration_data:incr(version_key, 1, 0)
+  configuration_data:incr(GENERATION_KEY, 1, 0)
 end
 
 local function respond(status, message)
@@ -129,7 +140,7 @@ local function json_document(what, shape, key, version_key, get, problem_of)
     local problem = problem_of(decoded)
     if problem then return respond(ngx.HTTP_BAD_REQUEST, what .. ": " .. problem) end
     if not store(configuration_data, "configuration_data", key, raw, what) then return end
-    if version_key then configuration_data:incr(version_key, 1, 0) end
+    if version_key then bump(version_key) end
     respond(ngx.HTTP_CREATED)
   end
 end
@@ -194,7 +205,7 @@ local function handle_servers(method)
     end
   end
   forget_unreferenced_certificates()
-  configuration_data:incr(CERTIFICATES_VERSION_KEY, 1, 0)
+  bump(CERTIFICATES_VERSION_KEY)
   respond(ngx.HTTP_CREATED)
 end
 
@@ -234,7 +245,7 @@ local function handle_routes(method)
   end
   if err then return respond(ngx.HTTP_BAD_REQUEST, "routes: " .. err) end
   if not store(configuration_data, "configuration_data", ROUTES_KEY, raw, "routes") then return end
-  configuration_data:incr(ROUTES_VERSION_KEY, 1, 0)
+  bump(ROUTES_VERSION_KEY)
   respond(ngx.HTTP_CREATED)
 end
 

@@ -10,6 +10,7 @@
 -- checks it) and swaps it whole, so a request sees one table, never a mix.
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
+local freshness = require("freshness")
 local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local pcre2 = require("pcre2")
@@ -119,9 +120,15 @@ end
 local EMPTY = {}
 local current = EMPTY
 local current_version = 0
+local current_generation = -1
 
 -- The table of the latest accepted POST; the previous one while a new one cannot be compiled.
+-- The request's one shared-dict read is the posted generation (freshness.lua), which also brings
+-- this worker's backends and certificate answers up to date.
 local function routes()
+  local generation = freshness.catch_up()
+  if generation == current_generation then return current end
+  current_generation = generation
   local version = configuration.get_routes_version()
   if version == current_version then return current end
   current_version = version

@@ -117,7 +117,7 @@ function variables(loc: Location): string {
 
 /**
  * The rewrite phase, run for every proxied request, so it carries what the model knows as
- * constants: the SSL redirect only where the location has one and the server's host, and the
+ * constants (and first brings the worker up to what was posted, lua/freshness.lua): the SSL redirect only where the location has one and the server's host, and the
  * backend name unless a configuration-snippet could `set` another $proxy_upstream_name.
  * header_filter_by_lua is set once per server and inherited by every location that defines none.
  */
@@ -139,7 +139,7 @@ function luaPhase(c: LocationContext, host: string): string {
   // default-backend: where the request goes while the backend has no endpoint (decided per request).
   if (fallback) args += `, ${fallback}`;
   else if (args === 'nil') args = '';
-  return `${I}rewrite_by_lua_block {\n${first}${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
+  return `${I}rewrite_by_lua_block {\n${first}${I}    freshness.catch_up()\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
 }
 
 /** The location's own headers and then the whole standard set, when any block sets headers. */

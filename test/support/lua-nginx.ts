@@ -136,7 +136,7 @@ function renderConf(o: {
     location ${l.path} {
       set $proxy_upstream_name ${JSON.stringify(l.backend)};
       set $proxy_alternative_upstream_name "";
-      rewrite_by_lua_block { lua_ingress.rewrite(${JSON.stringify(flags)}) balancer.rewrite() }
+      rewrite_by_lua_block { freshness.catch_up() lua_ingress.rewrite(${JSON.stringify(flags)}) balancer.rewrite() }
       header_filter_by_lua_block { balancer.header_filter() lua_ingress.header() }
       add_header X-Worker-Pid $pid always;
       add_header X-Upstream-Name $proxy_upstream_name always;
@@ -176,6 +176,7 @@ http {
   init_by_lua_block {
     collectgarbage("collect")
     configuration = require("configuration")
+    freshness = require("freshness")
     control = require("control")
     control.load_token("${o.tokenPath}")
     address_policy = require("address_policy")
@@ -346,4 +347,23 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
 /** A backend in the shape the controller POSTs (ingress-nginx's JSON names), with wire-level extras. */
 export function backend(name: string, endpoints: { address: string; port: string }[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { ...modelBackend(name, endpoints), ...extra };
+}
+
+/**
+ * Sends batches of `batch` concurrent requests until every worker of `nginx` has answered one
+ * (X-Worker-Pid); returns every answer, so a test can assert each of them, not just the last.
+ */
+export async function answersFromEveryWorker(nginx: LuaNginx, opts: RequestOptions, batch = 8): Promise<HttpReply[]> {
+  const workers = (await nginx.workerPids()).map(String);
+  const answers: HttpReply[] = [];
+  const seen = new Set<string>();
+  const deadline = Date.now() + 10_000;
+  while (!workers.every((pid) => seen.has(pid))) {
+    if (Date.now() > deadline) throw new Error(`answers from workers ${[...seen].join(', ')} only, of ${workers.join(', ')}`);
+    for (const r of await Promise.all(Array.from({ length: batch }, () => nginx.request(opts)))) {
+      answers.push(r);
+      seen.add(String(r.headers['x-worker-pid']));
+    }
+  }
+  return answers;
 }

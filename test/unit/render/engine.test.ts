@@ -68,12 +68,12 @@ golden('the rewrite phase carries the redirect words, the host of a one-name ser
     server('snip.example.com', { locations: [location({ path: '/s', backend: 'ns-s-80', configurationSnippet: 'set $proxy_upstream_name "other";' })] }),
   ]), RUNTIME);
   const block = (host: string) => text.slice(text.indexOf(`## start server ${host}`), text.indexOf(`## end server ${host}`));
-  assert.match(block('one.example.com'), /rewrite_by_lua_block \{\s+lua_ingress\.rewrite\("ssl-redirect preserve-trailing-slash", "one\.example\.com"\)\s+balancer\.rewrite\("ns-a-80"\)\s+\}/);
+  assert.match(block('one.example.com'), /rewrite_by_lua_block \{\s+freshness\.catch_up\(\)\s+lua_ingress\.rewrite\("ssl-redirect preserve-trailing-slash", "one\.example\.com"\)\s+balancer\.rewrite\("ns-a-80"\)\s+\}/);
   assert.match(block('one.example.com'), /lua_ingress\.header\("one\.example\.com"\)/);
   assert.match(block('two.example.com alias.example.com'), /lua_ingress\.rewrite\("force-ssl-redirect"\)\s+balancer\.rewrite\("ns-f-80"\)/);
   assert.match(block('two.example.com alias.example.com'), /lua_ingress\.header\(\)/);
   assert.match(block('*.wild.example.com'), /lua_ingress\.rewrite\("ssl-redirect"\)\s+balancer\.rewrite\("ns-w-80"\)/);
-  assert.match(block('snip.example.com'), /rewrite_by_lua_block \{\s+balancer\.rewrite\(\)\s+\}/);
+  assert.match(block('snip.example.com'), /rewrite_by_lua_block \{\s+freshness\.catch_up\(\)\s+balancer\.rewrite\(\)\s+\}/);
 });
 
 golden('the Lua wiring contract is rendered as agreed', () => {
@@ -88,9 +88,11 @@ golden('the Lua wiring contract is rendered as agreed', () => {
   assert.ok(text.includes('address_policy.configure({ allow = { }, own_ports = { }, default_server_port = 8181 })'));
   assert.ok(text.includes('lua_ingress.set_config({ http_redirect_code = 308, hsts = true, hsts_max_age = 31536000, hsts_include_subdomains = true, hsts_preload = false, https_port = 443, use_forwarded_headers = false, use_proxy_protocol = false })'));
   assert.ok(/init_worker_by_lua_block \{\s+lua_ingress.init_worker\(\)\s+balancer.init_worker\(\)\s+\}/.test(text));
+  // Every proxied request first takes up what was posted since (lua/freshness.lua).
+  assert.ok(text.includes('freshness = require("freshness")'));
   // Constants where the model knows them: the backend name, the host of a one-name server; no
   // lua_ingress.rewrite where the location cannot redirect, no log phase.
-  assert.ok(/rewrite_by_lua_block \{\s+balancer\.rewrite\("default-web-80"\)\s+\}/.test(text));
+  assert.ok(/rewrite_by_lua_block \{\s+freshness\.catch_up\(\)\s+balancer\.rewrite\("default-web-80"\)\s+\}/.test(text));
   assert.ok(/header_filter_by_lua_block \{\s+balancer\.header_filter\(\)\s+lua_ingress\.header\("app\.example\.com"\)\s+\}/.test(text));
   assert.not.ok(text.includes('lua_ingress.rewrite(') || text.includes('log_by_lua'));
   assert.ok(/upstream upstream_balancer \{\s+server 0\.0\.0\.1;[^\n]*\s+balancer_by_lua_block \{\s+balancer\.balance\(\)\s+\}\s+keepalive 320;\s+keepalive_timeout 60s;\s+keepalive_requests 10000;/.test(text));

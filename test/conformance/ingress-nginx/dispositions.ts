@@ -32,7 +32,7 @@ export const DISPOSITIONS: Readonly<Record<string, Disposition>> = {
   },
   'tcpudp/tcp.go:80': {
     kind: 'differs on purpose', differences: 'NGINX configuration',
-    why: 'a TCP/UDP service\'s ExternalName must be an address: a host name is refused with a warning (NGINX would resolve it at start, past the upstream address policy; ingress-rx has no stream Lua to resolve and judge it)',
+    why: 'a TCP/UDP service\'s ExternalName must be an address: a host name is refused with a warning (NGINX would resolve it at start, past the upstream address policy; ingress-rx has no stream Lua to resolve and judge it). The controller log and `lint` warn (rule l4-external-name; lint takes a ConfigMap named tcp-services or udp-services without the flag); the webhook cannot: ingress-nginx\'s ValidatingWebhookConfiguration, kept as it is, sends only Ingress writes, never a ConfigMap or a Service',
   },
   'annotations/modsecurity/modsecurity.go:354': {
     kind: 'differs on purpose',

@@ -64,9 +64,12 @@ async function start(workerShutdownTimeout: string, flags: string[] = []): Promi
   await ctl.until(HOST, '/sleep/0', (r) => r.status === 200, { what: `${HOST} served` });
 }
 
-const exited = () => new Promise<number | null>((resolve) => {
-  if (ctl.child.exitCode !== null) resolve(ctl.child.exitCode);
-  else ctl.child.once('exit', (code) => resolve(code));
+/** The controller's exit code; fails (with its output) if it is still running a minute on. */
+const exited = () => new Promise<number | null>((resolve, reject) => {
+  if (ctl.child.exitCode !== null) return resolve(ctl.child.exitCode);
+  const running = ctl;
+  const timer = setTimeout(() => reject(new Error(`the controller did not exit within 60 s:\n${running.output().slice(-4000)}`)), 60_000);
+  running.child.once('exit', (code) => { clearTimeout(timer); resolve(code); });
 });
 
 its.noClient('gracefulshutdown/grace_period.go:35', 'the controller\'s /healthz during its shutdown', async () => {

@@ -32,7 +32,7 @@ export const DISPOSITIONS: Readonly<Record<string, Disposition>> = {
   },
   'settings/ssl_passthrough.go:78': {
     kind: 'differs on purpose', differences: 'NGINX configuration',
-    why: 'the host without ssl-passthrough proxies plain HTTP, as its backend-protocol says, to the Service the passthrough host uses, whose TLS-only backend refuses it (502); ingress-nginx silently proxies HTTPS to any Service a passthrough host uses, so its e2e gets the backend\'s own 404. The controller, the webhook and lint warn (passthrough-backend-protocol: set backend-protocol HTTPS); the passthrough half of the It passes in settings/ssl_passthrough.test.ts',
+    why: 'the host without ssl-passthrough proxies plain HTTP, as its backend-protocol says, to the Service the passthrough host uses, whose TLS-only backend refuses it (502); ingress-nginx silently proxies HTTPS to any Service a passthrough host uses (template.go), and its e2e expects 404 there (not traced: its httpbun answers / with 200). The controller, the webhook and lint warn (passthrough-backend-protocol: set backend-protocol HTTPS); the passthrough half of the It passes in settings/ssl_passthrough.test.ts',
   },
   'tcpudp/tcp.go:80': {
     kind: 'differs on purpose', differences: 'NGINX configuration',

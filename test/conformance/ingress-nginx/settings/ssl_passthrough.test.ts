@@ -63,8 +63,9 @@ its.both('settings/ssl_passthrough.go:56', async (p) => {
 });
 
 // settings/ssl_passthrough.go:78 differs on purpose (dispositions.ts): ingress-nginx proxies HTTPS
-// to any Service an ssl-passthrough host uses, whatever the other Ingress's backend-protocol says,
-// so its e2e gets the TLS backend's own 404 on the host without the annotation. ingress-rx keeps
+// to any Service an ssl-passthrough host uses, whatever the other Ingress's backend-protocol says
+// (its e2e expects 404 on the host without the annotation; its httpbun would answer / with 200
+// over HTTPS, so where that 404 comes from is not established). ingress-rx keeps
 // that Ingress's backend-protocol (plain HTTP): its TLS-only backend refuses it and NGINX says 502,
 // and the Ingress is warned (docs/differences.md, ssl-passthrough). What this test checks is the
 // rest of the It, over both protocols.

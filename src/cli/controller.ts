@@ -207,9 +207,8 @@ export async function runController(argv: string[]): Promise<number> {
     await sleep(o.shutdownGracePeriodMs);
   }
   await webhook?.close();
-  await controller.shutdown();
+  await controller.shutdown(async () => { await status?.shutdown(); });
   leaderSub.unsubscribe();
-  await status?.shutdown();
   await leader.stop();
   await events.flush();
   await obs.close();

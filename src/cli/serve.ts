@@ -95,8 +95,12 @@ export interface RunningController {
   registry: Registry;
   /** /healthz answers 500 from now on (readiness fails) while everything still runs: the shutdown grace period. */
   announceShutdown(): void;
-  /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
-  shutdown(): Promise<void>;
+  /**
+   * Stops taking new work, lets the running sync finish, runs `beforeNginxStops` (the Ingress
+   * status, as ingress-nginx clears it before NGINX drains), then quits NGINX and waits while
+   * in-flight requests finish.
+   */
+  shutdown(beforeNginxStops?: () => Promise<void>): Promise<void>;
 }
 
 /** The ports `local` and `controller` both take (ingress-nginx's flag names). */
@@ -351,7 +355,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     announceShutdown() {
       shuttingDown = true;
     },
-    shutdown() {
+    shutdown(beforeNginxStops) {
       shutdownPromise ??= (async () => {
         shuttingDown = true;
         logger.info('shutting down: no new work; waiting for the running sync');
@@ -366,6 +370,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         resultsSub.unsubscribe();
         restartSub.unsubscribe();
         startedSub.unsubscribe();
+        await beforeNginxStops?.();
         // As ingress-nginx: QUIT, then wait for NGINX to exit. In-flight requests finish; NGINX
         // closes what still runs when worker-shutdown-timeout expires. The kill after a margin is
         // only for an NGINX that hangs past its own timeout.

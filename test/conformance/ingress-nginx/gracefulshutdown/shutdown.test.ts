@@ -159,4 +159,20 @@ its.both('gracefulshutdown/shutdown.go:106', async (p) => {
   assert.ok(at - t0 < 7000, `exited ${at - t0} ms after SIGTERM: it did not stop at worker-shutdown-timeout`);
 });
 
+const statusOf = () => (fake.get('networking.k8s.io/v1', 'Ingress', HOST, NS) as { status?: { loadBalancer?: { ingress?: unknown[] } } } | undefined)?.status?.loadBalancer?.ingress ?? [];
+
+test('as ingress-nginx, the last replica clears the Ingress status before NGINX drains, not after', async () => {
+  await start('600s', ['--update-status=true', '--publish-status-address=1.1.0.0']);
+  await waitFor(() => statusOf().length === 1, { what: 'the status written', timeoutMs: 30_000 });
+  const before = arrived;
+  let answered = false;
+  const pending = settled(ctl.request(HOST, '/sleep/3')).then((r) => { answered = true; return r; });
+  const { exit } = await terminateWith(1, before);
+  await waitFor(() => statusOf().length === 0, { what: 'the status cleared' });
+  assert.not.ok(answered, 'the status was cleared only after the pending request was answered');
+  const r = await pending;
+  assert.is(r.status, 200);
+  assert.is((await exit).code, 0);
+});
+
 test.run();

@@ -65,8 +65,6 @@ export interface ServeOptions {
   requestMetrics?: RequestMetricsConfig;
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
-  /** How long the shutdown waits for the running sync to finish (default 30 s). */
-  runningSyncWaitMs?: number;
   /** Level of the line naming an Ingress that is not served (default `info`). */
   leftOutLogLevel?: 'warn' | 'info';
   /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
@@ -198,8 +196,17 @@ export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ow
   return { allow: [...policy.allow].sort(), ownPorts: [...policy.ownPorts].sort((a, b) => a - b) };
 }
 
+/** How long the shutdown waits for the running sync to finish. */
+const RUNNING_SYNC_WAIT_MS = 30_000;
 /** How long after worker-shutdown-timeout an NGINX that has not exited is killed. */
 const NGINX_EXIT_MARGIN_MS = 10_000;
+/** The longest a Node timer waits (a longer delay fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How long to wait for NGINX after QUIT: its worker-shutdown-timeout and a margin; 0 (no timeout in NGINX either) waits as long as a timer can. */
+export function nginxExitWaitMs(workerShutdownTimeoutMs: number): number {
+  return workerShutdownTimeoutMs === 0 ? MAX_TIMER_MS : Math.min(workerShutdownTimeoutMs + NGINX_EXIT_MARGIN_MS, MAX_TIMER_MS);
+}
 
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store } = opts;
@@ -360,11 +367,10 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         shuttingDown = true;
         logger.info('shutting down: no new work; waiting for the running sync');
         stop$.next();
-        const syncWait = opts.runningSyncWaitMs ?? 30_000;
         // Without NGINX there is nothing to finish: failed syncs would only be retried.
         const timedOut = fatalError === null && await Promise.race([
           done.then(() => false),
-          new Promise<boolean>((r) => setTimeout(() => r(true), syncWait).unref()),
+          new Promise<boolean>((r) => setTimeout(() => r(true), RUNNING_SYNC_WAIT_MS).unref()),
         ]);
         if (timedOut) logger.warn('the running sync did not finish in time');
         resultsSub.unsubscribe();
@@ -375,7 +381,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         // closes what still runs when worker-shutdown-timeout expires. The kill after a margin is
         // only for an NGINX that hangs past its own timeout.
         logger.info({ workerShutdownTimeoutMs }, 'stopping NGINX: in-flight requests finish within worker-shutdown-timeout');
-        await nginx.quit(workerShutdownTimeoutMs + NGINX_EXIT_MARGIN_MS);
+        await nginx.quit(nginxExitWaitMs(workerShutdownTimeoutMs));
         // After NGINX: exiting workers flush their last lines.
         await nginxMetrics?.close();
         await new Promise<void>((r) => healthServer.close(() => r()));

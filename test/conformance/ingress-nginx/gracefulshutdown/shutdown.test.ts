@@ -166,7 +166,8 @@ test('as ingress-nginx, the last replica clears the Ingress status before NGINX 
   await waitFor(() => statusOf().length === 1, { what: 'the status written', timeoutMs: 30_000 });
   const before = arrived;
   let answered = false;
-  const pending = settled(ctl.request(HOST, '/sleep/3')).then((r) => { answered = true; return r; });
+  // 5 s: time enough for the status write under load, before the answer.
+  const pending = settled(ctl.request(HOST, '/sleep/5')).then((r) => { answered = true; return r; });
   const { exit } = await terminateWith(1, before);
   await waitFor(() => statusOf().length === 0, { what: 'the status cleared' });
   assert.not.ok(answered, 'the status was cleared only after the pending request was answered');

@@ -31,7 +31,7 @@ export interface NginxProcess {
    * "reconfiguring", that line marks the end of its attempt (see ./reload-log.ts).
    */
   wake(): void;
-  /** Graceful stop (SIGQUIT), then SIGKILL to the whole group after timeoutMs. */
+  /** Graceful stop (SIGQUIT), then SIGKILL to the whole group if it still runs after timeoutMs. */
   quit(timeoutMs?: number): Promise<void>;
   masterPid(): number | null;
   /** Current children of the master (workers, cache manager). */
@@ -182,8 +182,9 @@ export function createNginxProcess(opts: NginxProcessOptions): NginxProcess {
       });
       try { process.kill(c.pid, 'SIGQUIT'); } catch { /* already gone */ }
       let timeout: NodeJS.Timeout | undefined;
-      await Promise.race([exited, new Promise<void>((r) => { timeout = setTimeout(r, timeoutMs); })]);
+      const stillRunning = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => { timeout = setTimeout(() => r(true), timeoutMs); })]);
       clearTimeout(timeout);
+      if (stillRunning) opts.logger.warn({ timeoutMs }, 'NGINX did not exit after QUIT in time; killing it');
       killGroup(c.pid);
       await exited;
       if (child === c) child = null;

@@ -107,16 +107,36 @@ export function loadCluster(files: readonly ManifestText[], opts: LintOptions): 
   // Without any IngressClass in the input, `ingressClassName: nginx` would name a class that is
   // not there and every such Ingress would be skipped unchecked: take --ingress-class as ours.
   const assume = ingressClasses === 0 && !opts.store.ingressClassByName;
-  const store = createStore(assume ? { ...opts.store, ingressClassByName: true } : opts.store, ANNOTATION_REFERENCES);
-  const assumed = assume
-    ? `the input holds no IngressClass: ingressClassName ${JSON.stringify(opts.store.ingressClass)} (--ingress-class) is taken as this controller's class`
-    : null;
+  const notes: string[] = [];
+  if (assume) notes.push(`the input holds no IngressClass: ingressClassName ${JSON.stringify(opts.store.ingressClass)} (--ingress-class) is taken as this controller's class`);
+  const l4 = l4ConfigMapsAssumed(opts.store, [...located.keys()], notes);
+  const store = createStore({ ...opts.store, ...l4, ...(assume ? { ingressClassByName: true } : {}) }, ANNOTATION_REFERENCES);
+  const assumed = notes.length > 0 ? notes.join('; ') : null;
   const ingresses = new Map<string, Ingress>();
   for (const e of cluster.commit()) {
     store.apply(e);
     if (e.kind === 'Ingress') ingresses.set(e.key, e.object as Ingress);
   }
   return { store, ingresses, located, findings, objects, assumed };
+}
+
+/**
+ * Without --tcp-services-configmap / --udp-services-configmap, the one ConfigMap named as in
+ * ingress-nginx's guide to TCP/UDP services (`tcp-services`, `udp-services`) is taken for it, so
+ * its entries are checked; each assumption becomes a note.
+ */
+function l4ConfigMapsAssumed(options: StoreOptions, ids: string[], notes: string[]): Partial<StoreOptions> {
+  const prefix = locationKey('ConfigMap', '');
+  const configMaps = ids.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length));
+  const pick = (given: string, name: string, flag: string): string | undefined => {
+    const found = configMaps.filter((key) => key.endsWith(`/${name}`));
+    if (given || found.length !== 1) return undefined;
+    notes.push(`ConfigMap ${found[0]} is taken as ${flag}`);
+    return found[0];
+  };
+  const tcp = pick(options.tcpServicesConfigmap, 'tcp-services', '--tcp-services-configmap');
+  const udp = pick(options.udpServicesConfigmap, 'udp-services', '--udp-services-configmap');
+  return { ...(tcp ? { tcpServicesConfigmap: tcp } : {}), ...(udp ? { udpServicesConfigmap: udp } : {}) };
 }
 
 /** The model's warnings over a loaded cluster, placed and graded. */

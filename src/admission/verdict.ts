@@ -5,6 +5,8 @@ import { UNSUPPORTED_ANNOTATION, UNSUPPORTED_CONFIGMAP_KEY } from '../model/core
 import { HTTP2_FAILURE } from '../model/checks/http2.js';
 import { GRPC_CLEARTEXT } from '../model/ingress/annotations/backendprotocol.js';
 import { DEEP_INSPECTION_WARNING } from '../model/core/paths.js';
+import { L4_EXTERNAL_NAME_REFUSED } from '../model/core/l4.js';
+import { PASSTHROUGH_BACKEND_WARNING } from '../model/ingress/backend-plans.js';
 
 export type Severity = 'deny' | 'warn';
 
@@ -112,6 +114,16 @@ export const WARN_RULES: readonly WarnRule[] = [
     name: 'deep-inspection',
     why: 'the path is served (escaped, never a file path); ingress-nginx refuses the whole Ingress for it (--deep-inspect), so the warning says so before traffic moves (docs/differences.md, Model)',
     matches: (w) => w.message.startsWith(DEEP_INSPECTION_WARNING),
+  },
+  {
+    name: 'passthrough-backend-protocol',
+    why: 'the Ingress is served with the backend-protocol it says; ingress-nginx silently proxies HTTPS to a Service an ssl-passthrough host uses, so the warning says so before traffic moves (docs/differences.md, NGINX configuration)',
+    matches: (w) => w.field === 'metadata.annotations' && /^backend \S+ /.test(w.message) && w.message.includes(PASSTHROUGH_BACKEND_WARNING),
+  },
+  {
+    name: 'l4-external-name',
+    why: 'the TCP/UDP services entry is left without endpoints, the others are served; ingress-nginx resolves the ExternalName host name in its stream Lua, ingress-rx has none and takes only an address (docs/differences.md, NGINX configuration)',
+    matches: (w) => /^data\[/.test(w.field) && w.message.endsWith(L4_EXTERNAL_NAME_REFUSED),
   },
   {
     name: 'cert-manager-certificate',

@@ -161,7 +161,6 @@ export async function runController(argv: string[]): Promise<number> {
       hooks,
       metricsLabels: { controller_namespace: podNamespace, controller_class: o.controllerClass, controller_pod: podName },
       ...(o.enableMetrics ? { requestMetrics: toRequestMetricsConfig(o) } : {}),
-      shutdownGracePeriodMs: Math.max(o.shutdownGracePeriodMs, 30_000),
       onSync: (r) => {
         obs.onSync?.(r);
         if (r.reload) recordReload(events, podRef, r.reload.ok ? undefined : r.reload.error);
@@ -208,9 +207,8 @@ export async function runController(argv: string[]): Promise<number> {
     await sleep(o.shutdownGracePeriodMs);
   }
   await webhook?.close();
-  await controller.shutdown();
+  await controller.shutdown(async () => { await status?.shutdown(); });
   leaderSub.unsubscribe();
-  await status?.shutdown();
   await leader.stop();
   await events.flush();
   await obs.close();

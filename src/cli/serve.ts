@@ -43,6 +43,8 @@ import { takeoversReport } from './takeovers-report.js';
 import { startHealthServer } from '../observability/health-server.js';
 import { createLeftOutReporter } from '../observability/left-out.js';
 import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
+import { parseNginxTime } from '../model/checks/validate.js';
+import type { NginxSettings } from '../model/core/config/settings.js';
 
 export interface ServeOptions {
   logger: Logger;
@@ -63,7 +65,6 @@ export interface ServeOptions {
   requestMetrics?: RequestMetricsConfig;
   /** Called after every sync (status updates, events). */
   onSync?: (result: SyncResult) => void;
-  shutdownGracePeriodMs?: number;
   /** Level of the line naming an Ingress that is not served (default `info`). */
   leftOutLogLevel?: 'warn' | 'info';
   /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
@@ -92,8 +93,12 @@ export interface RunningController {
   registry: Registry;
   /** /healthz answers 500 from now on (readiness fails) while everything still runs: the shutdown grace period. */
   announceShutdown(): void;
-  /** Stops taking new work, lets the running sync and in-flight requests finish, quits NGINX. */
-  shutdown(): Promise<void>;
+  /**
+   * Stops taking new work, lets the running sync finish, runs `beforeNginxStops` (the Ingress
+   * status, as ingress-nginx clears it before NGINX drains), then quits NGINX and waits while
+   * in-flight requests finish.
+   */
+  shutdown(beforeNginxStops?: () => Promise<void>): Promise<void>;
 }
 
 /** The ports `local` and `controller` both take (ingress-nginx's flag names). */
@@ -191,6 +196,18 @@ export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ow
   return { allow: [...policy.allow].sort(), ownPorts: [...policy.ownPorts].sort((a, b) => a - b) };
 }
 
+/** How long the shutdown waits for the running sync to finish. */
+const RUNNING_SYNC_WAIT_MS = 30_000;
+/** How long after worker-shutdown-timeout an NGINX that has not exited is killed. */
+const NGINX_EXIT_MARGIN_MS = 10_000;
+/** The longest a Node timer waits (a longer delay fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How long to wait for NGINX after QUIT: its worker-shutdown-timeout and a margin; 0 (no timeout in NGINX either) waits as long as a timer can. */
+export function nginxExitWaitMs(workerShutdownTimeoutMs: number): number {
+  return workerShutdownTimeoutMs === 0 ? MAX_TIMER_MS : Math.min(workerShutdownTimeoutMs + NGINX_EXIT_MARGIN_MS, MAX_TIMER_MS);
+}
+
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store } = opts;
   const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName);
@@ -215,6 +232,13 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { config: bootstrap } = createModelBuilder({ annotationsPrefix: opts.annotationsPrefix, defaultServerPort: runtime.defaultServerPort })
     .build(createStore(store.options, ANNOTATION_REFERENCES));
   const nginx = createNginxProcess({ runtime, logger });
+  // The longest worker-shutdown-timeout NGINX ran with: workers of an earlier configuration keep
+  // the timeout they were started with.
+  let workerShutdownTimeoutMs = 0;
+  const ranWith = (settings: Readonly<NginxSettings>) => {
+    workerShutdownTimeoutMs = Math.max(workerShutdownTimeoutMs, Number(parseNginxTime(settings.workerShutdownTimeout, 'msec') ?? 0n));
+  };
+  ranWith(bootstrap.settings);
   // What NGINX refuses is set aside, named, and everything else applied in the same sync.
   const quarantine = createQuarantine();
   const budgets = opts.budgets ?? DEFAULT_BUDGETS;
@@ -305,6 +329,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
+    if (r.applied && r.config) ranWith(r.config.settings);
     if (r.applied && r.config) reportRoutes(r.config);
     if (r.config) reportTakeovers(r.warnings);
     for (const id of r.itemIds) received.delete(id);
@@ -337,22 +362,26 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     announceShutdown() {
       shuttingDown = true;
     },
-    shutdown() {
+    shutdown(beforeNginxStops) {
       shutdownPromise ??= (async () => {
         shuttingDown = true;
         logger.info('shutting down: no new work; waiting for the running sync');
         stop$.next();
-        const grace = opts.shutdownGracePeriodMs ?? 30_000;
         // Without NGINX there is nothing to finish: failed syncs would only be retried.
         const timedOut = fatalError === null && await Promise.race([
           done.then(() => false),
-          new Promise<boolean>((r) => setTimeout(() => r(true), grace).unref()),
+          new Promise<boolean>((r) => setTimeout(() => r(true), RUNNING_SYNC_WAIT_MS).unref()),
         ]);
         if (timedOut) logger.warn('the running sync did not finish in time');
         resultsSub.unsubscribe();
         restartSub.unsubscribe();
         startedSub.unsubscribe();
-        await nginx.quit(opts.shutdownGracePeriodMs ?? 30_000);
+        await beforeNginxStops?.();
+        // As ingress-nginx: QUIT, then wait for NGINX to exit. In-flight requests finish; NGINX
+        // closes what still runs when worker-shutdown-timeout expires. The kill after a margin is
+        // only for an NGINX that hangs past its own timeout.
+        logger.info({ workerShutdownTimeoutMs }, 'stopping NGINX: in-flight requests finish within worker-shutdown-timeout');
+        await nginx.quit(nginxExitWaitMs(workerShutdownTimeoutMs));
         // After NGINX: exiting workers flush their last lines.
         await nginxMetrics?.close();
         await new Promise<void>((r) => healthServer.close(() => r()));

@@ -15,6 +15,8 @@ const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const PORT_NAME = /^(?=.*[a-z])[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/;
 /** Entries per ConfigMap: each is a listening socket per address and a server of nginx.conf. */
 export const MAX_L4_SERVICES = 1000;
+/** How an entry whose ExternalName Service names a host is refused (a deliberate difference: the webhook's table warns). */
+export const L4_EXTERNAL_NAME_REFUSED = 'is a name; a TCP/UDP service takes an address (NGINX would resolve the name itself, out of reach of the address policy)';
 
 const preview = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
 const isPort = (p: string) => /^\d{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535;
@@ -68,7 +70,7 @@ export function parseL4Services(
         if (isIP(e.address) !== 0) return true;
         // NGINX would resolve it itself, once, when it loads the configuration: past the address
         // policy, and a name it cannot resolve would stop every reload.
-        refused.push(`Service ${svcKey}: externalName ${preview(e.address)} is a name; a TCP/UDP service takes an address (NGINX would resolve the name itself, out of reach of the address policy)`);
+        refused.push(`Service ${svcKey}: externalName ${preview(e.address)} ${L4_EXTERNAL_NAME_REFUSED}`);
         return false;
       });
     } else {

@@ -104,6 +104,7 @@ export function finishPlan(p: PlanDraft, aliasesOf: (host: string) => readonly s
   p.alternativesKey = p.alternatives.join(',');
   if (p.canary) return;
   p.warnings = sharedBackendWarnings(p);
+  if (p.sslPassthrough) p.warnings = [...p.warnings, ...passthroughBackendWarnings(p)];
   if (!p.cookieFrom || !p.locations) return;
   const locations: Record<string, string[]> = {};
   for (const [h, paths] of p.locations) {
@@ -112,6 +113,21 @@ export function finishPlan(p: PlanDraft, aliasesOf: (host: string) => readonly s
   }
   p.affinity = sessionAffinity(p.cookieFrom.parsed, p.modeFrom?.parsed.affinity.mode ?? '', locations);
   p.affinityKey = JSON.stringify(p.affinity);
+}
+
+/** How a plain-HTTP use of an ssl-passthrough host's backend is told (a deliberate difference: the webhook's table warns). */
+export const PASSTHROUGH_BACKEND_WARNING = 'is the backend of an ssl-passthrough host, which speaks TLS to it';
+
+/**
+ * Users without ssl-passthrough that proxy plain HTTP to an ssl-passthrough host's backend:
+ * ingress-nginx switches their proxy_pass to https:// for it; ingress-rx keeps what their
+ * backend-protocol says, so each is told.
+ */
+function passthroughBackendWarnings(p: PlanDraft): ModelWarning[] {
+  return p.users.filter((u) => !u.parsed.sslPassthrough && (u.parsed.backendProtocol === 'HTTP' || u.parsed.backendProtocol === 'AUTO_HTTP')).map((u) => ({
+    object: `Ingress ${u.key}`, field: 'metadata.annotations',
+    message: `backend ${p.name} ${PASSTHROUGH_BACKEND_WARNING}: this Ingress proxies plain HTTP to it (backend-protocol ${u.parsed.backendProtocol}), which a TLS-only backend refuses (502); ingress-nginx would switch to HTTPS, ingress-rx does not: set backend-protocol HTTPS`,
+  }));
 }
 
 /**

@@ -30,9 +30,13 @@ export const DISPOSITIONS: Readonly<Record<string, Disposition>> = {
     kind: 'differs on purpose', differences: 'Model',
     why: 'a path holding /etc/nginx (or another of ingress-nginx\'s deep-inspection words) is served, escaped and never a file path; the webhook allows it with the warning deep-inspection, and lint reports it',
   },
+  'settings/ssl_passthrough.go:78': {
+    kind: 'differs on purpose', differences: 'NGINX configuration',
+    why: 'the host without ssl-passthrough proxies plain HTTP, as its backend-protocol says, to the Service the passthrough host uses, whose TLS-only backend refuses it (502); ingress-nginx silently proxies HTTPS to any Service a passthrough host uses (template.go), and its e2e expects 404 there (not traced: its httpbun answers / with 200). The controller, the webhook and lint warn (passthrough-backend-protocol: set backend-protocol HTTPS); the passthrough half of the It passes in settings/ssl_passthrough.test.ts',
+  },
   'tcpudp/tcp.go:80': {
     kind: 'differs on purpose', differences: 'NGINX configuration',
-    why: 'a TCP/UDP service\'s ExternalName must be an address: a host name is refused with a warning (NGINX would resolve it at start, past the upstream address policy; ingress-rx has no stream Lua to resolve and judge it)',
+    why: 'a TCP/UDP service\'s ExternalName must be an address: a host name is refused with a warning (NGINX would resolve it at start, past the upstream address policy; ingress-rx has no stream Lua to resolve and judge it). The controller log and `lint` warn (rule l4-external-name; lint takes a ConfigMap named tcp-services or udp-services without the flag); the webhook cannot: ingress-nginx\'s ValidatingWebhookConfiguration, kept as it is, sends only Ingress writes, never a ConfigMap or a Service',
   },
   'annotations/modsecurity/modsecurity.go:354': {
     kind: 'differs on purpose',

@@ -105,6 +105,26 @@ test('every warn rule is reachable: the dump and the review tests between them r
   assert.ok(WARN_RULES.some((r) => r.name === 'unsupported-configmap-key'));
 });
 
+test('a tcp-services entry whose ExternalName Service names a host: a warning (a deliberate difference), found without the flag too', () => {
+  const manifest = (cm: string) => [{ file: 'tcp.yaml', text: [
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${cm}\n  namespace: ingress-nginx\ndata:\n  "5353": "apps/dns-external:5353"\n  "6000": "apps/by-ip:6000"\n`,
+    'apiVersion: v1\nkind: Service\nmetadata:\n  name: dns-external\n  namespace: apps\nspec:\n  type: ExternalName\n  externalName: dns.example.com\n  ports:\n  - port: 5353\n',
+    'apiVersion: v1\nkind: Service\nmetadata:\n  name: by-ip\n  namespace: apps\nspec:\n  type: ExternalName\n  externalName: 192.0.2.10\n  ports:\n  - port: 6000\n',
+  ].join('---\n') }];
+  const warned = (r: ReturnType<typeof lintManifests>) => r.findings.map((f) => `${f.severity} ${f.rule} ${f.file}:${f.line} ${f.object} ${f.field}`);
+  const expected = ['warn l4-external-name tcp.yaml:7 ConfigMap ingress-nginx/tcp-services data["5353"]'];
+  const assumed = lintManifests(manifest('tcp-services'), options({ configmap: '' }));
+  assert.equal(warned(assumed), expected);
+  assert.match(assumed.assumed ?? '', /ConfigMap ingress-nginx\/tcp-services is taken as --tcp-services-configmap/);
+  assert.match(assumed.findings[0]!.message, /externalName "dns\.example\.com" is a name; a TCP\/UDP service takes an address/);
+  // As UDP services, under the flag's name: the same.
+  const udp = lintManifests(manifest('dns-udp'), options({ configmap: '', udpServicesConfigmap: 'ingress-nginx/dns-udp' }));
+  assert.equal(warned(udp), ['warn l4-external-name tcp.yaml:7 ConfigMap ingress-nginx/dns-udp data["5353"]']);
+  assert.is(udp.assumed, 'the input holds no IngressClass: ingressClassName "nginx" (--ingress-class) is taken as this controller\'s class');
+  // A ConfigMap the controller would not read is not checked.
+  assert.equal(warned(lintManifests(manifest('other'), options({ configmap: '' }))), []);
+});
+
 test('without EndpointSlices in the files (a repository), missing endpoints are not reported; with them (a dump), they are', () => {
   const clean = [{ file: 'web.yaml', text: readFileSync(join(ROOT, 'lint', 'clean', 'web.yaml'), 'utf8') }];
   assert.not.ok(lintManifests(clean, options({ configmap: '' })).findings.some((f) => /no ready endpoints/.test(f.message)));

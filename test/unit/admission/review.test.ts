@@ -198,6 +198,12 @@ test('warn-only classes: unsupported annotation, missing Service and auth Secret
   store.put('EndpointSlice', slice('web-1', 'web', ['10.0.3.1'], 'default-b'));
   store.put('Ingress', ingress('older', 'older.example.com', [['/', 'Prefix', 'b-web', 80]], { ts: '2026-01-01T00:00:00Z' }));
   check(reviewer.review(ingress('younger', 'older.example.com', [['/y', 'Prefix', 'web', 80]], { ns: 'default-b', ts: NEW })), 'backend-renamed');
+  // A Service an ssl-passthrough host uses speaks TLS: plain HTTP to it from another host is told; HTTPS is not.
+  store.put('Service', service('tls-only'));
+  store.put('EndpointSlice', slice('tls-only-1', 'tls-only', ['10.0.4.1']));
+  store.put('Ingress', ingress('pt', 'pt.example.com', [['/', 'Prefix', 'tls-only', 80]], { ts: '2026-01-01T00:00:00Z', annotations: { 'ssl-passthrough': 'true' } }));
+  check(reviewer.review(ingress('plain', 'plain.example.com', [['/', 'Prefix', 'tls-only', 80]], { ts: NEW })), 'passthrough-backend-protocol');
+  assert.not.ok(rulesOf(reviewer.review(ingress('tls', 'tls.example.com', [['/', 'Prefix', 'tls-only', 80]], { ts: NEW, annotations: { 'backend-protocol': 'HTTPS' } }))).includes('passthrough-backend-protocol'));
   check(reviewer.review(ingress('regex', 'regex.example.com', [['/r/.*', 'ImplementationSpecific', 'web', 80]], { ts: NEW, annotations: { affinity: 'cookie', 'use-regex': 'true' } })), 'session-cookie-path');
   check(reviewer.review(ingress('etc', 'etc.example.com', [['/etc/nginx', 'Prefix', 'web', 80]], { ts: NEW })), 'deep-inspection');
   check(reviewer.review(ingress('lua', 'lua.example.com', [['/x_by_lua', 'ImplementationSpecific', 'web', 80]], { ts: NEW })), 'deep-inspection');
@@ -265,8 +271,8 @@ test('--disable-catch-all: a catch-all Ingress of ours is refused as ingress-ngi
 });
 
 test('every warn rule about Ingresses is reached through the model (a changed model message fails here)', () => {
-  // The ConfigMap rule never concerns a reviewed Ingress; test/unit/admission/lint.test.ts reaches it.
-  assert.equal([...rulesHit].sort(), WARN_RULES.map((r) => r.name).filter((n) => n !== 'unsupported-configmap-key').sort());
+  // The ConfigMap rules never concern a reviewed Ingress; test/unit/admission/lint.test.ts reaches them.
+  assert.equal([...rulesHit].sort(), WARN_RULES.map((r) => r.name).filter((n) => n !== 'unsupported-configmap-key' && n !== 'l4-external-name').sort());
 });
 
 test('a review builds only the neighbourhood: 300 other Ingresses are not in the build', () => {

@@ -278,7 +278,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('worker-processes', 'workerProcesses', workerProcesses, '"auto" or a number', 'worker_processes. `auto` (the default) is written as the controller\'s CPU count, as ingress-nginx writes it: the CPU limit of its cgroup (v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), rounded up, else the CPUs the process may run on.'),
   key('max-worker-connections', 'workerConnections', int(0, 1_000_000), 'integer (0 = 3/4 of max-worker-open-files)', 'worker_connections.'),
   key('max-worker-open-files', 'maxWorkerOpenFiles', int(0, 10_000_000), 'integer (0 = the hard open-files limit less 1024, at least 1024)', 'worker_rlimit_nofile.'),
-  key('worker-shutdown-timeout', 'workerShutdownTimeout', timeMsec, 'NGINX time', 'worker_shutdown_timeout.'),
+  key('worker-shutdown-timeout', 'workerShutdownTimeout', timeMsec, 'NGINX time', 'worker_shutdown_timeout: how long requests in flight may run on after a reload, and at shutdown before NGINX closes them and exits.'),
   key('reuse-port', 'reusePort', bool, BOOL, 'reuseport on the listeners.'),
   key('bind-address', 'bindAddress', ipAddressList, 'comma-separated IPv4/IPv6 addresses', 'Addresses the HTTP, HTTPS, default and TCP/UDP listeners bind to (by family; empty: all).'),
   key('disable-ipv6', 'disableIpv6', bool, BOOL, 'No IPv6 listeners.'),

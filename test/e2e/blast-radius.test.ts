@@ -65,8 +65,8 @@ over.both('cold start: the first configuration NGINX runs is the largest valid o
   assert.match(report, /Ingress app\/bad-merge .*proxy_buffers/);
   assert.is(await metricOf('ingress_rx_quarantined_ingresses', 'name="bad-directive"'), 1);
   assert.is(await ctl.metric('ingress_rx_quarantined_objects'), 2);
-  assert.match(ctl.output(), /ready: NGINX serves the initial state, less 2 quarantined/);
-  assert.match(ctl.output(), /Ingress app\/bad-directive is quarantined/);
+  await ctl.logged(/ready: NGINX serves the initial state, less 2 quarantined/);
+  await ctl.logged(/Ingress app\/bad-directive is quarantined/);
 });
 
 over.both('running: a new bad Ingress and a good change in one sync; the good change is served, the bad one named', async (p) => {

@@ -117,7 +117,7 @@ test('finding 8: a tenant filling the configuration endpoint\'s dict is trimmed,
   assert.not.match(report, /team-b/, 'nothing of the other tenant is set aside');
   assert.not.match(report, /mallory\/fill-0 /, 'the oldest filler is kept');
   assert.is(await quarantinedMetric('mallory', 'fill-5'), 1);
-  assert.match(ctl.output(), /Ingress mallory\/fill-5 is quarantined: over budget/);
+  await ctl.logged(/Ingress mallory\/fill-5 is quarantined: over budget/);
   // Routed to its backend, whose loopback endpoints refuse the connection: 502, not 404.
   if (DYNAMIC) assert.is((await ctl.request('fill-0-0.mallory.test', '/p0')).status, 502, 'the oldest filler is still served');
   // Nothing was refused by the endpoint after the budget held.

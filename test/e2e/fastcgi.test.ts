@@ -108,7 +108,7 @@ over.both('a ConfigMap of another namespace, `;` or braces in a value: the locat
 
 test('a missing ConfigMap denies the location, naming it; created later, it is used without a restart', async () => {
   assert.is((await ctl.request('missing.test', '/')).status, 503);
-  assert.match(ctl.output(), /Ingress php\/missing: metadata\.annotations\[\\"nginx\.ingress\.kubernetes\.io\/fastcgi-params-configmap\\"\]: ConfigMap php\/later not found/);
+  await ctl.logged(/Ingress php\/missing: metadata\.annotations\[\\"nginx\.ingress\.kubernetes\.io\/fastcgi-params-configmap\\"\]: ConfigMap php\/later not found/);
   ctl.write('later.json', [configMap('later', { SCRIPT_FILENAME: `${fpm.root}$fastcgi_script_name`, APP_GREETING: 'late' })]);
   const r = await ctl.until('missing.test', '/', (x) => x.status === 200, { what: 'the ConfigMap picked up' });
   assert.equal([r.json?.script, r.json?.greeting], [`${fpm.root}/index.php`, 'late']);

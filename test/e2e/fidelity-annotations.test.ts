@@ -291,7 +291,7 @@ over.both('a TLS host whose Secret is missing or broken is served over HTTPS wit
     assert.is(https.backend, 'main', host);
     assert.match(String(https.headers['strict-transport-security']), /max-age=31536000/, host);
   }
-  assert.match(ctl.output(), /Secret fid\/nope: not found; host tls-missing.test uses the default certificate/);
+  await ctl.logged(/Secret fid\/nope: not found; host tls-missing.test uses the default certificate/);
 });
 
 over.both('auth-url and auth-signin with $host: the auth service is asked per request at the request host', async (p) => {

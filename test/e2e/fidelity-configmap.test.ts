@@ -301,7 +301,7 @@ overA.both('keep-alive 0 closes every connection', async (p) => {
 
 overA.both('annotation-value-word-blocklist refuses the annotation; annotations-risk-level Critical with allow-snippet-annotations allows snippets', async (p) => {
   assert.is(headers(await p.request('blocked-word.test', '/')).host, 'blocked-word.test');
-  assert.match(ctl.output(), /upstream-vhost.*annotation-value-word-blocklist/);
+  await ctl.logged(/upstream-vhost.*annotation-value-word-blocklist/);
   assert.is((await p.request('snippet.test', '/')).headers['x-snippet'], 'location');
   const s = await p.request('snippet.test', '/from-server-snippet');
   assert.is(s.body, 'server-snippet');
@@ -353,7 +353,7 @@ overA.noRequest('keys without a visible effect are in the configuration NGINX ru
     'keepalive_requests 100;', 'keepalive_time 30m;', 'keepalive_timeout 20s;', 'keepalive_requests 5;', 'grpc_buffer_size 8k;',
   ]) assert.ok(conf.includes(d), d);
   assert.not.ok(conf.includes('reuseport'), 'reuse-port false');
-  assert.match(ctl.output(), /use-geoip2/, 'use-geoip2 without databases is reported');
+  await ctl.logged(/use-geoip2/, 'use-geoip2 without databases is reported');
 });
 
 const phaseB = suite('phase B: use-forwarded-headers and other defaults turned back');

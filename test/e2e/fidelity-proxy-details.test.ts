@@ -180,9 +180,9 @@ over.both('custom-headers: the ConfigMap\'s headers are sent literally; other na
     assert.is(denied.status, 503, host);
     assert.is(denied.headers['x-team'], undefined, host);
   }
-  assert.match(ctl.output(), /custom-headers/);
-  assert.match(ctl.output(), /another namespace/);
-  assert.match(ctl.output(), /not in global-allowed-response-headers/);
+  await ctl.logged(/custom-headers/);
+  await ctl.logged(/another namespace/);
+  await ctl.logged(/not in global-allowed-response-headers/);
 });
 
 over.both('disable-proxy-intercept-errors passes the upstream\'s own error through', async (p) => {
@@ -213,7 +213,7 @@ over.both('snippets of the ConfigMap: main, http, server, location and stream', 
   // The stream access log (log-format-stream, buffered by access-log-params: flushed within 1s).
   const streamLog = join(ctl.workdir, 'logs', 'access.log');
   await waitFor(() => existsSync(streamLog) && /^127\.0\.0\.1 STREAMFMT 200$/m.test(readFileSync(streamLog, 'utf8')), { timeoutMs: 5000, what: 'the stream access log line in log-format-stream' });
-  assert.match(ctl.output(), /stream-bad/, 'a stream-snippet opening a location is refused, naming its Ingress');
+  await ctl.logged(/stream-bad/, 'a stream-snippet opening a location is refused, naming its Ingress');
 });
 
 over.both('request ids, the forwarded host header, gzip-disable', async (p) => {

@@ -65,7 +65,7 @@ over.both('the first configuration is served by the NGINX started on it: no relo
   await p.until('plain.test', '/', (r) => r.backend === 'a', { what: 'plain.test served' });
   assert.is(reloads(), 0, 'no SIGHUP before the first configuration was served');
   assert.is(readdirSync(ctl.workdir).filter((n) => n.startsWith('nginx.conf.failed-')).length, 0);
-  assert.match(ctl.output(), /reload: NGINX started/);
+  await ctl.logged(/reload: NGINX started/);
 });
 
 over.both('HTTPS: the TLS host gets its Secret\'s certificate; other names and no SNI get the fallback', async (p) => {

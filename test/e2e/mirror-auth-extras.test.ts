@@ -318,7 +318,7 @@ over.both('auth-proxy-set-headers naming another namespace or holding an injecti
     assert.is(r.status, 503, host);
   }
   assert.equal([authCalls('foreign').length, authCalls('evil').length], [0, 0]);
-  assert.match(ctl.output(), /another namespace and allow-cross-namespace-resources is false/);
+  await ctl.logged(/another namespace and allow-cross-namespace-resources is false/);
 });
 
 over.both('a changed auth-proxy-set-headers ConfigMap reaches the auth service (the ConfigMap is watched for the Ingresses naming it)', async (p) => {

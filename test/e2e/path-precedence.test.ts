@@ -77,7 +77,7 @@ test('finding 1: Prefix /internal and the younger ImplementationSpecific /intern
     const r = await ctl.request(HOST, path);
     assert.is(r.status, 403, `${path}: team-b's allowlist answers, not team-a's Service (${r.status} ${r.backend ?? ''})`);
   }
-  assert.match(ctl.output(), 'Ingress team-a/same-location: spec.rules: host shared.test location \\"/internal/\\" would duplicate the one from the older Ingress team-b/victim; ignored');
+  await ctl.logged('Ingress team-a/same-location: spec.rules: host shared.test location \\"/internal/\\" would duplicate the one from the older Ingress team-b/victim; ignored');
   assert.not.ok(loggedTakeovers().some((m) => m.includes('team-a/same-location')), 'no takeover: it takes nothing');
 });
 

@@ -114,7 +114,7 @@ over.both("a Service whose backend name is another namespace's does not reach th
   const bypass = await p.request('bypass.test', '/');
   assert.is(bypass.backend, 'attacker', "bypass.test is served by its own Service, not team-x's behind no password");
   assert.is((await p.request('x.test', '/')).status, 401, "team-x's site still asks for its password");
-  assert.match(ctl.output(), /Ingress team\/bypass.*backend name team-x-web-80 of Service team\/x-web port 80 is already that of Service team-x\/web port 80 \(Ingress team-x\/site\)/);
+  await ctl.logged(/Ingress team\/bypass.*backend name team-x-web-80 of Service team\/x-web port 80 is already that of Service team-x\/web port 80 \(Ingress team-x\/site\)/);
 });
 
 over.both('snippets that leave their block or reach outside the Ingress are refused; everything else is served', async (p) => {

@@ -68,6 +68,11 @@ export interface LocalController {
   ports: { http: number; https: number; status: number; stream: number; healthz: number; defaultServer: number };
   /** Everything the child printed (JSON log lines). */
   output(): string;
+  /**
+   * Waits until the output matches `pattern` and returns it. NGINX serves a sync's configuration
+   * before the controller logs that sync's warnings: a line is awaited, not read once.
+   */
+  logged(pattern: RegExp | string, what?: string): Promise<string>;
   write(file: string, objects: object[] | string): void;
   remove(file: string): void;
   request(host: string, path: string, opts?: RequestOptions): Promise<Reply>;
@@ -192,6 +197,14 @@ async function startCli(command: string, argsFor: (ports: LocalController['ports
   const ctl: CliProcess = {
     workdir, ports, child,
     output: () => out,
+    async logged(pattern, what) {
+      const matches = () => (typeof pattern === 'string' ? out.includes(pattern) : pattern.test(out));
+      await waitFor(matches, { timeoutMs: 15_000, what: `${what ?? 'a line'} matching ${String(pattern)} in the controller's output` })
+        .catch((err: Error) => { throw new Error(`${err.message}
+--- output ---
+${out.slice(-3000)}`); });
+      return out;
+    },
     request: (host, path, o = {}) => sendRequest(o.port ?? (o.https ? https : http), host, path, o),
     async metric(name) {
       const r = await sendRequest(healthz, '127.0.0.1', '/metrics');

@@ -49,6 +49,11 @@ export interface Fixture {
   readonly errorLog: string;
   /** The messages the controller logged as warnings so far (a refused value, say). */
   warnings(): string[];
+  /**
+   * Waits until a warning satisfies `check`: NGINX serves a sync's configuration before the
+   * controller logs that sync's warnings, so a warning is awaited after a request, not read once.
+   */
+  warned(check: (warning: string) => boolean, what: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -160,6 +165,10 @@ export async function startFixture(ns: string, opts: {
     accessLog: `${ctl.workdir}/logs/access.log`,
     errorLog: `${ctl.workdir}/logs/error.log`,
     warnings: () => ctl.output().split('\n').filter((l) => l.startsWith('{"level":40')).map((l) => String((JSON.parse(l) as { msg: string }).msg)),
+    async warned(check, what) {
+      await waitFor(() => fx.warnings().some(check), { timeoutMs: 15_000, what })
+        .catch((err: Error) => { throw new Error(`${err.message}; the warnings:\n${fx.warnings().join('\n')}`); });
+    },
     single(name, host, a = {}, o = {}) {
       const path: PathSpec = { path: o.path ?? '/', pathType: o.pathType ?? 'Prefix', service: o.svc ?? 'echo', port: o.port };
       return ingress(ns, name, { host, annotations: annotations(a), paths: [path] });

@@ -81,7 +81,7 @@ its.both('annotations/auth.go:548', async (p) => {
 });
 
 its.noClient('annotations/auth.go:566', 'a variable host is resolved per request (a DNS name the test cannot serve here); the controller turns keepalive off with a warning and renders no pool', async () => {
-  assert.ok(fx.warnings().some((w) => w.includes('566') && w.includes('auth-keepalive') && w.includes('variable in its host')), fx.warnings().join('\n'));
+  await fx.warned((w) => w.includes('566') && w.includes('auth-keepalive') && w.includes('variable in its host'), 'auth-keepalive turned off for 566');
   const conf = (await fx.ctl.control('/nginx.conf')).body;
   assert.ok(conf.includes('host_from_request = true'), 'the auth location dials the request\'s host');
   // 605's and 619's pools; none for 566.
@@ -90,7 +90,7 @@ its.noClient('annotations/auth.go:566', 'a variable host is resolved per request
 
 its.both('annotations/auth.go:586', async (p) => {
   assert.is(distinct(await authConnections(p, '586')), 4);
-  assert.ok(fx.warnings().some((w) => w.includes('586') && w.includes('auth-keepalive') && w.includes('negative')), fx.warnings().join('\n'));
+  await fx.warned((w) => w.includes('586') && w.includes('auth-keepalive') && w.includes('negative'), 'the negative auth-keepalive of 586');
 });
 
 its.both('annotations/auth.go:605', async (p) => {

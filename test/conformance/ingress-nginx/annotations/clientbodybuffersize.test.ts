@@ -69,7 +69,7 @@ its.both('annotations/clientbodybuffersize.go:125', async (p) => {
 
 its.both('annotations/clientbodybuffersize.go:147', async (p) => {
   // `1b` is no size NGINX takes: the default (8k) stays, and the value is named in a warning.
-  assert.ok(fx.warnings().some((w) => w.includes('client-body-buffer-size') && w.includes('1b')), fx.warnings().join('\n'));
+  await fx.warned((w) => w.includes('client-body-buffer-size') && w.includes('1b'), 'the refused client-body-buffer-size 1b');
   assert.is(await bufferedToFile(p, 'invalid.cbbs.test', 100_000), true);
   assert.is(await bufferedToFile(p, 'invalid.cbbs.test', 4000), false);
 });

@@ -124,7 +124,7 @@ first.both('annotations/modsecurity/modsecurity.go:169', async (p) => {
 // modsecurity.go:354 differs on purpose (dispositions.ts): its snippet writes files on the node,
 // so ingress-rx refuses it whole, names the line, and serves the Ingress without it.
 perIngress('a modsecurity-snippet naming its own audit log files (modsecurity.go:354) is refused with a warning; the Ingress is served', async () => {
-  assert.ok(fx.warnings().some((w) => w.includes('m354') && w.includes('modsecurity-snippet') && /SecAuditLog/.test(w)), fx.warnings().join('\n'));
+  await fx.warned((w) => w.includes('m354') && w.includes('modsecurity-snippet') && /SecAuditLog/.test(w), 'the refused modsecurity-snippet of m354');
   assert.is((await fx.ctl.request(h('354'), '/', { headers: { 'User-Agent': 'block-ua' } })).status, 200);
 });
 
@@ -177,7 +177,7 @@ const third = ported(snippetsOff, () => fx.ctl);
 third.both('annotations/modsecurity/modsecurity.go:309', async (p) => {
   assert.is((await blockUa(p, '309')).status, 200);
   assert.is((await p.request(h('309'), XSS)).status, 403, 'the ConfigMap\'s ModSecurity still inspects');
-  assert.ok(fx.warnings().some((w) => w.includes('m309') && w.includes('modsecurity-snippet')), fx.warnings().join('\n'));
+  await fx.warned((w) => w.includes('m309') && w.includes('modsecurity-snippet'), 'the refused modsecurity-snippet of m309');
 });
 
 perIngress.run();

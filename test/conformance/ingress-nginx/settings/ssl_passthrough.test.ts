@@ -81,7 +81,7 @@ for (const protocol of ['HTTP/1.1', 'HTTP/2'] as const) {
     const bad = await request(BAD, badCert);
     assert.is(bad.status, 502);
     assert.is.not(bad.body, 'from the backend');
-    assert.match(fx.ctl.output(), /Ingress ssl-passthrough\/bad.*backend \S+ is the backend of an ssl-passthrough host, which speaks TLS to it/);
+    await fx.ctl.logged(/Ingress ssl-passthrough\/bad.*backend \S+ is the backend of an ssl-passthrough host, which speaks TLS to it/);
   });
 }
 

@@ -87,7 +87,7 @@ its.both('ssl/secret_update.go:83', async (p) => {
   assert.is(chain[0]!.subject.CN, 'Kubernetes Ingress Controller Fake Certificate');
   assert.is(chain[0]!.subject.O, 'Acme Co');
   assert.is(chain[0]!.subjectaltname, 'DNS:ingress.local');
-  assert.ok(fx.warnings().some((w) => w.includes(`${NS}/invalid-ssl`)), `a warning names the Secret: ${fx.warnings().join('\n')}`);
+  await fx.warned((w) => w.includes(`${NS}/invalid-ssl`), 'a warning naming the Secret');
 });
 
 test.run();

@@ -145,11 +145,14 @@ export async function runController(argv: string[]): Promise<number> {
   try {
     controller = await serve({
       logger, store, runtime,
-      source: (onInitialState) => kubeSource({
-        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
-        withoutIngressClasses: ingressClassRefusal !== undefined,
-        onInitialState: () => { webhook?.loaded(); onInitialState(); },
-      }),
+      source: (onInitialState) => {
+        const watch = {
+          kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+          withoutIngressClasses: ingressClassRefusal !== undefined,
+          onInitialState: () => { webhook?.loaded(); onInitialState(); },
+        };
+        return o.enableGatewayApi ? kubeSource({ ...watch, gatewayAPI: true }) : kubeSource(watch);
+      },
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
       disableServiceExternalName: o.disableSvcExternalName,

@@ -10,7 +10,7 @@
 import type { Logger } from '../log.js';
 import type { ConfigMap, Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
-import type { ResourceKind } from '../store/events.js';
+import type { StoredKind } from '../store/events.js';
 import { defaultAnnotations, locationTemplate, parseAnnotations } from './ingress/annotations/index.js';
 import type { NginxSettings } from './core/config/settings.js';
 import { defaultSettings, parseConfigMap } from './core/config/parse.js';
@@ -69,7 +69,7 @@ export interface BuildResult {
 }
 
 /** What changed in the store since the previous build (the sync batch's source events). */
-export type StoreChanges = ReadonlyArray<{ kind: ResourceKind; key: string }>;
+export type StoreChanges = ReadonlyArray<{ kind: StoredKind; key: string }>;
 
 export interface ModelBuilder {
   /**

@@ -13,6 +13,7 @@ import type { Gateway, HTTPRoute } from '../../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import { informerSpecs, kubeSource } from '../../../src/streams/kube.js';
 import { readManifests } from '../../../src/streams/manifests.js';
+import { renderModel } from '../../../src/cli/render.js';
 import { FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -111,6 +112,21 @@ spec:
   assert.match(errors[0]!.reason, /HTTPRoute broken: spec must be a mapping/);
   assert.is(errors[0]!.line, 13);
   assert.type(events[2]!.object.metadata.creationTimestamp, 'string');
+});
+
+files('render reads them too: the route\'s host in the model, its refused backendRef named', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-render-'));
+  writeFileSync(join(dir, 'gw.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    gatewayClass('ours', 'ingress-rx.io/gateway'),
+    { ...gateway('infra', 'gw', 'ours'), spec: { gatewayClassName: 'ours', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] } },
+    route('team-a', 'r1', { rules: [{ backendRefs: [{ name: 'svc', namespace: 'team-b', port: 80 }] }] }),
+  ] }));
+  const r = renderModel(dir, { dynamicRoutes: true });
+  assert.equal(r.manifestErrors, []);
+  const server = r.config.servers.find((s) => s.hostname === 'a.example.com');
+  assert.ok(server, 'the HTTPRoute\'s host is a server');
+  assert.is(server!.locations.find((l) => l.path === '/')!.denied !== null, true);
+  assert.ok(r.warnings.some((w) => w.object === 'HTTPRoute team-a/r1' && w.field === 'spec.rules[0].backendRefs[0]'), JSON.stringify(r.warnings));
 });
 
 const store = suite('gateway api: store');

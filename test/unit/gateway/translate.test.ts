@@ -44,7 +44,7 @@ function grant(ns: string, from: { kind: string; namespace: string; group?: stri
 function world(objects: Array<[Parameters<ReturnType<typeof testStore>['put']>[0], KubeObject]>) {
   const store = testStore();
   store.put('GatewayClass', ourClass);
-  for (const [ns, svc] of [['team-a', 'web'], ['team-a', 'canary'], ['team-b', 'db'], ['team-b', 'web']] as const) {
+  for (const [ns, svc] of [['team-a', 'web'], ['team-a', 'canary'], ['team-a', 'idle'], ['team-b', 'db'], ['team-b', 'web']] as const) {
     store.put('Service', service(svc, ns));
     store.put('EndpointSlice', slice(`${svc}-1`, svc, [ns === 'team-a' ? '10.0.1.1' : '10.0.2.1'], ns));
   }
@@ -174,7 +174,8 @@ test('two routes on one host: the older keeps a path both claim; one bad route i
     ['HTTPRoute', route('team-a', 'old', ['a.example.com'], [toService('web', '/app')], { ts: '2026-01-01T00:00:00Z' })],
     ['HTTPRoute', route('team-b', 'new', ['a.example.com'], [toService('web', '/app'), toService('web', '/b')], { ts: '2026-01-03T00:00:00Z' })],
     ['HTTPRoute', route('team-b', 'bad', ['a.example.com'], [{ matches: [{ path: { type: 'RegularExpression', value: '/x(' } }], backendRefs: [{ name: 'web', port: 80 }] }])],
-    ['HTTPRoute', route('team-b', 'evil-path', ['a.example.com'], [toService('web', '/a b;\nreturn 200')])]]);
+    ['HTTPRoute', route('team-b', 'evil-path', ['a.example.com'], [toService('web', '/a b;\nreturn 200')])],
+    ['HTTPRoute', route('team-b', 'evil-host', ['a.example.com', 'x;return 200'], [toService('web', '/evil')])]]);
   const { config, warnings } = build(store);
   assert.equal(locationsOf(config, 'a.example.com'), [
     '/app/ → httproute.team-a.old.0.team-a.web.80', '= /app → httproute.team-a.old.0.team-a.web.80',
@@ -182,13 +183,14 @@ test('two routes on one host: the older keeps a path both claim; one bad route i
   ]);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/new')[0]!, /^spec\.rules\[0\]\.matches: Prefix path "\/app" on host a\.example\.com is already routed by HTTPRoute team-a\/old/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/bad')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: regular expression "\/x\(" does not compile: .*; match set aside$/);
+  assert.match(warningsOf(warnings, 'HTTPRoute team-b/evil-host')[0]!, /^spec\.hostnames\[1\]: host "x;return 200" is not a valid DNS name.*; route set aside$/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/evil-path')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: path .* must start with "\/" and contain no whitespace or control characters; match set aside$/);
 });
 
 test('weighted backendRefs: the first is the primary, the second its alternative with the exact share; weight 0 takes nothing', () => {
   const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'split', ['a.example.com'], [{
     matches: [{ path: { type: 'PathPrefix', value: '/' } }],
-    backendRefs: [{ name: 'web', port: 80, weight: 3 }, { name: 'canary', port: 80, weight: 1 }, { name: 'web', namespace: 'team-a', port: 80, weight: 0 }],
+    backendRefs: [{ name: 'web', port: 80, weight: 3 }, { name: 'idle', port: 80, weight: 0 }, { name: 'canary', port: 80, weight: 1 }],
   }])]]);
   const { config } = build(store);
   const primary = config.backends.find((b) => b.name === 'httproute.team-a.split.0.team-a.web.80')!;
@@ -197,6 +199,7 @@ test('weighted backendRefs: the first is the primary, the second its alternative
   assert.is(alt.noServer, true);
   assert.is(alt.trafficShapingPolicy.weight / alt.trafficShapingPolicy.weightTotal, 1 / 4);
   assert.ok(alt.trafficShapingPolicy.weightTotal > 100, 'the Lua balancer reads a total of 100 or less as 100');
+  assert.not.ok(config.backends.some((b) => b.name.includes('.idle.')), 'weight 0: no backend');
   // More than two weighted Services: named and set aside.
   store.put('HTTPRoute', route('team-a', 'split', ['a.example.com'], [{ backendRefs: [{ name: 'web', port: 80 }, { name: 'canary', port: 80 }, { name: 'web', namespace: 'team-b', port: 80 }] }]));
   store.put('ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service' }));

@@ -27,7 +27,7 @@ import { createBackendNameClaims } from './ingress/backend-names.js';
 import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
-import { resolveBackends, translateGateways, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
+import { gatewayAPIStatus, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
 
@@ -69,6 +69,8 @@ export function createSharedCaches(): SharedCaches {
 export interface BuildResult {
   config: Configuration;
   warnings: ModelWarning[];
+  /** The Gateway API status conditions, when some Gateway of ours exists (a full build computes them). */
+  gatewayStatus?: GatewayAPIStatus;
 }
 
 /** What changed in the store since the previous build (the sync batch's source events). */
@@ -253,7 +255,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     let ingressServers: readonly Server[] = tls.servers;
     let allBackends: readonly Backend[] = assembled.backends;
     const gateway = gatewayFor(store, settings, tls.servers);
+    let gatewayStatus: GatewayAPIStatus | undefined;
     if (gateway) {
+      gatewayStatus = gatewayAPIStatus(caches.gateway!.resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined);
       for (const w of gateway.warnings) warnings.push(w);
       ingressServers = [...tls.servers, ...gateway.servers].sort(byServerOrder);
       allBackends = [...assembled.backends, ...resolveBackends(gateway.plans, store, settings, addressPolicy, warnings)].sort(byName);
@@ -280,7 +284,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       ingresses: fragments.length, servers: servers.length, backends: backends.length,
       warnings: warnings.length, ms: Math.round(performance.now() - started),
     }, 'model built');
-    return { config, warnings };
+    return gatewayStatus ? { config, warnings, gatewayStatus } : { config, warnings };
   }
 
   return {

@@ -15,51 +15,72 @@ export interface Attachment {
   readonly hostnames: readonly string[];
 }
 
+/** The spec's reasons for a route parent's Accepted condition when it is False. */
+export type NotAcceptedReason = 'NoMatchingParent' | 'NotAllowedByListeners' | 'NoMatchingListenerHostname';
+
 /** What one parentRef gives: the attachments, or why there is none. */
-export type ParentResult = { readonly attached: readonly Attachment[] } | { readonly refused: string };
+export type ParentResult = { readonly attached: readonly Attachment[] } | { readonly refused: string; readonly reason: NotAcceptedReason };
 
 export function attachParent(
   route: HTTPRoute, ref: ParentReference, gateways: ReadonlyMap<string, Gateway>, namespaceOf: (name: string) => Namespace | undefined,
 ): ParentResult {
   const routeNs = route.metadata.namespace ?? '';
   if ((ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') {
-    return { refused: `parent ${ref.group ?? GATEWAY_GROUP}/${ref.kind ?? 'Gateway'} is not a Gateway` };
+    return { refused: `parent ${ref.group ?? GATEWAY_GROUP}/${ref.kind ?? 'Gateway'} is not a Gateway`, reason: 'NoMatchingParent' };
   }
   const gwKey = `${ref.namespace ?? routeNs}/${ref.name}`;
   const gw = gateways.get(gwKey);
-  if (!gw) return { refused: `Gateway ${gwKey} not found, or not of a GatewayClass of this controller` };
+  if (!gw) return { refused: `Gateway ${gwKey} not found, or not of a GatewayClass of this controller`, reason: 'NoMatchingParent' };
   const named = (gw.spec.listeners ?? []).filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
-  if (named.length === 0) return { refused: `Gateway ${gwKey} has no listener${ref.sectionName !== undefined ? ` named "${ref.sectionName}"` : ''}${ref.port !== undefined ? ` on port ${ref.port}` : ''}` };
+  if (named.length === 0) return { refused: `Gateway ${gwKey} has no listener${ref.sectionName !== undefined ? ` named "${ref.sectionName}"` : ''}${ref.port !== undefined ? ` on port ${ref.port}` : ''}`, reason: 'NoMatchingParent' };
   const reasons: string[] = [];
+  let reason: NotAcceptedReason | undefined;
   const attached: Attachment[] = [];
+  const refuse = (l: GatewayListener, why: string, code: NotAcceptedReason) => {
+    reasons.push(`listener ${gwKey}/${l.name}: ${why}`);
+    reason ??= code;
+  };
   for (const l of named) {
+    const problem = listenerProblem(l);
+    if (problem) {
+      refuse(l, problem, 'NoMatchingParent');
+      continue;
+    }
     const why = listenerRefusal(gw, l, routeNs, namespaceOf);
     if (why) {
-      reasons.push(`listener ${gwKey}/${l.name}: ${why}`);
+      refuse(l, why, 'NotAllowedByListeners');
       continue;
     }
     const hostnames = intersectHostnames(route.spec.hostnames, l.hostname);
     if (!l.hostname && (route.spec.hostnames ?? []).length === 0) {
-      reasons.push(`listener ${gwKey}/${l.name}: neither the route nor the listener names a hostname (every host), which is not served yet`);
+      refuse(l, 'neither the route nor the listener names a hostname (every host), which is not served yet', 'NoMatchingListenerHostname');
       continue;
     }
     if (hostnames.length === 0) {
-      reasons.push(`listener ${gwKey}/${l.name}: no hostname of the route matches the listener's ${l.hostname ? JSON.stringify(l.hostname) : '(none)'}`);
+      refuse(l, `no hostname of the route matches the listener's ${l.hostname ? JSON.stringify(l.hostname) : '(none)'}`, 'NoMatchingListenerHostname');
       continue;
     }
     attached.push({ listener: `${gwKey}/${l.name}`, hostnames });
   }
-  return attached.length > 0 ? { attached } : { refused: reasons.join('; ') };
+  return attached.length > 0 ? { attached } : { refused: reasons.join('; '), reason: reason ?? 'NoMatchingParent' };
+}
+
+/** Why a listener is not served at all, or null. */
+export function listenerProblem(l: GatewayListener): string | null {
+  if (l.protocol !== 'HTTP') return `protocol ${l.protocol} is not served yet (HTTP only)`;
+  if (l.port !== HTTP_LISTENER_PORT) return `port ${l.port} is not served (an HTTP listener must use port ${HTTP_LISTENER_PORT}, served on --http-port)`;
+  return null;
+}
+
+/** Whether the listener's allowedRoutes.kinds admit HTTPRoutes (no list: the protocol's kinds, HTTPRoute for HTTP). */
+export function admitsHTTPRoutes(l: GatewayListener): boolean {
+  const kinds = l.allowedRoutes?.kinds;
+  return !kinds || kinds.length === 0 || kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
 }
 
 /** Why the listener takes no HTTPRoute of the namespace, or null. */
 function listenerRefusal(gw: Gateway, l: GatewayListener, routeNs: string, namespaceOf: (name: string) => Namespace | undefined): string | null {
-  if (l.protocol !== 'HTTP') return `protocol ${l.protocol} is not served yet (HTTP only)`;
-  if (l.port !== HTTP_LISTENER_PORT) return `port ${l.port} is not served (an HTTP listener must use port ${HTTP_LISTENER_PORT}, served on --http-port)`;
-  const kinds = l.allowedRoutes?.kinds;
-  if (kinds && kinds.length > 0 && !kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute')) {
-    return `allowedRoutes.kinds does not include HTTPRoute`;
-  }
+  if (!admitsHTTPRoutes(l)) return `allowedRoutes.kinds does not include HTTPRoute`;
   const from = l.allowedRoutes?.namespaces ?? { from: 'Same' };
   if (!namespaceAllowed(from, gw.metadata.namespace ?? '', routeNs, namespaceOf)) {
     return `allowedRoutes.namespaces (from: ${from.from ?? 'Same'}) does not admit routes of namespace "${routeNs}"`;

@@ -7,3 +7,4 @@
 export { translateGateways, resolveBackends, type BackendPlan, type GatewayTranslation, type LocationFactory, type TranslateInput } from './translate.js';
 export { referencePermitted } from './references.js';
 export { intersectHostnames } from './attachment.js';
+export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';

@@ -4,7 +4,7 @@
 // the primary, the second as its alternative, which the Lua balancer picks by weight). What
 // cannot be served is named (`HTTPRoute ns/name`, the field, the reason) and set aside; a rule
 // whose backendRefs cannot all be used answers 503 rather than send its traffic elsewhere.
-import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteRule, Namespace, Service } from '../../store/kube-types.js';
+import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
 import type { Backend, Endpoint, Location, ModelWarning, PathType, Server } from '../core/types.js';
@@ -13,7 +13,7 @@ import { NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-pa
 import { resolveServiceEndpoints } from '../core/endpoints.js';
 import { checkRegex } from '../checks/pcre.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
-import { attachParent } from './attachment.js';
+import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
@@ -21,8 +21,20 @@ export type LocationFactory = (
   path: string, pathType: PathType, route: { namespace: string; name: string }, service: { service: string; port: string } | null, backend: string,
 ) => Location;
 
+/** What became of one route, for its status (./status.ts). */
+export interface RouteOutcome {
+  readonly route: HTTPRoute;
+  /** Per parentRef, in order: the listeners (`ns/gateway/listener`) it attached to, or why none. */
+  readonly parents: ReadonlyArray<{ readonly ref: ParentReference; readonly listeners: readonly string[] } | { readonly ref: ParentReference; readonly reason: NotAcceptedReason | 'UnsupportedValue'; readonly message: string }>;
+  /** The first backendRef that cannot be used, or null. */
+  readonly refs: RefProblem | null;
+}
+
+export interface RefProblem { readonly reason: 'RefNotPermitted' | 'InvalidKind' | 'BackendNotFound'; readonly message: string }
+
 export interface GatewayTranslation {
   readonly servers: readonly Server[];
+  readonly routes: readonly RouteOutcome[];
   /** What each rule's backend is made of; endpoints are resolved at every build (resolveBackends). */
   readonly plans: readonly BackendPlan[];
   readonly warnings: readonly ModelWarning[];
@@ -60,14 +72,17 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const gateways = new Map(input.resources.gateways.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
   const hosts = new Map<string, Map<string, Planned>>();
   const plans: BackendPlan[] = [];
+  const routes: RouteOutcome[] = [];
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
-    const hostnames = routeHostnames(route, input, gateways, warn);
+    const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
+    routes.push(outcome);
+    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
-      const made = ruleLocations(route, rules[i]!, i, input, warn);
+      const made = ruleLocations(route, rules[i]!, i, input, warn, (p) => { outcome.refs ??= p; });
       if (!made) continue;
       plans.push(...made.plans);
       for (const host of hostnames) {
@@ -95,15 +110,16 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
       useRegex: false, serverSnippet: '', locations, staticBecause: staticReason(input),
     });
   }
-  return { servers, plans, warnings };
+  return { servers, routes, plans, warnings };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
-function routeHostnames(route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void): string[] {
+function routeHostnames(route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][]): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
     const problem = h.startsWith('*.') || !h.includes('*') ? hostProblem(h.toLowerCase()) : `hostname ${JSON.stringify(h)}: "*" only as the first label`;
     if (problem) {
       warn(`spec.hostnames[${j}]`, `${problem}; route set aside`);
+      for (const ref of route.spec.parentRefs ?? []) parents.push({ ref, reason: 'UnsupportedValue', message: `spec.hostnames[${j}]: ${problem}` });
       return [];
     }
   }
@@ -117,8 +133,10 @@ function routeHostnames(route: HTTPRoute, input: TranslateInput, gateways: Map<s
     const r = attachParent(route, ref, gateways, input.namespaceOf);
     if ('refused' in r) {
       warn(`spec.parentRefs[${j}]`, `${r.refused}; not attached`);
+      parents.push({ ref, reason: r.reason, message: r.refused });
       continue;
     }
+    parents.push({ ref, listeners: r.attached.map((a) => a.listener) });
     for (const a of r.attached) for (const h of a.hostnames) out.add(h);
   }
   const served: string[] = [];
@@ -130,7 +148,9 @@ function routeHostnames(route: HTTPRoute, input: TranslateInput, gateways: Map<s
 }
 
 /** A rule's locations and backend plans; null when the rule is set aside. */
-function ruleLocations(route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void): { locations: Location[]; plans: BackendPlan[] } | null {
+function ruleLocations(
+  route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
+): { locations: Location[]; plans: BackendPlan[] } | null {
   const at = `spec.rules[${i}]`;
   if ((rule.filters ?? []).length > 0) {
     warn(`${at}.filters`, 'filters are not supported yet; rule set aside');
@@ -138,7 +158,7 @@ function ruleLocations(route: HTTPRoute, rule: HTTPRouteRule, i: number, input: 
   }
   const ns = route.metadata.namespace ?? '';
   const ref = { namespace: ns, name: route.metadata.name };
-  const backends = ruleBackends(route, rule, i, input, warn);
+  const backends = ruleBackends(route, rule, i, input, warn, badRef);
   if (backends === 'skip') return null;
   const locations: Location[] = [];
   for (const [k, m] of (rule.matches ?? []).entries()) {
@@ -178,17 +198,20 @@ function ruleLocations(route: HTTPRoute, rule: HTTPRouteRule, i: number, input: 
  * The rule's backends: plans, or why the rule answers 503 (`denied`: a refused or unusable
  * backendRef, or every weight 0), or `skip` (more than two weighted backendRefs: not served yet).
  */
-function ruleBackends(route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void): { plans: BackendPlan[]; denied: string | null } | 'skip' {
+function ruleBackends(
+  route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
+): { plans: BackendPlan[]; denied: string | null } | 'skip' {
   const ns = route.metadata.namespace ?? '';
   const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number }>();
   let denied: string | null = null;
   const refs = rule.backendRefs ?? [];
   for (const [j, b] of refs.entries()) {
     const field = `spec.rules[${i}].backendRefs[${j}]`;
-    const why = backendRefProblem(b, ns, input);
-    if (why) {
-      warn(field, `${why}; the rule answers 503`);
-      denied ??= `${field}: ${why}`;
+    const problem = backendRefProblem(b, ns, input);
+    if (problem) {
+      warn(field, `${problem.message}; the rule answers 503`);
+      denied ??= `${field}: ${problem.message}`;
+      badRef({ reason: problem.reason, message: `${field}: ${problem.message}` });
       continue;
     }
     if ((b.filters ?? []).length > 0) {
@@ -226,13 +249,13 @@ function shareOf(weight: number, total: number): { weight: number; weightTotal: 
   return { weight: weight * k, weightTotal: total * k };
 }
 
-function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateInput): string | null {
-  if ((b.group ?? '') !== '' || (b.kind ?? 'Service') !== 'Service') return `backendRef ${b.group ?? ''}/${b.kind} is not a Service (only Services are supported)`;
-  if (b.port === undefined) return 'port is required for a Service';
+function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateInput): RefProblem | null {
+  if ((b.group ?? '') !== '' || (b.kind ?? 'Service') !== 'Service') return { reason: 'InvalidKind', message: `backendRef ${b.group ?? ''}/${b.kind} is not a Service (only Services are supported)` };
+  if (b.port === undefined) return { reason: 'BackendNotFound', message: 'port is required for a Service' };
   const namespace = b.namespace ?? routeNs;
   const to = { group: '', kind: 'Service', namespace, name: b.name };
   const from = { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: routeNs };
-  if (!referencePermitted(input.resources.referenceGrants, from, to)) return refusedReference(from, to);
+  if (!referencePermitted(input.resources.referenceGrants, from, to)) return { reason: 'RefNotPermitted', message: refusedReference(from, to) };
   return null;
 }
 

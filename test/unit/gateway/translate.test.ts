@@ -4,7 +4,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { intersectHostnames } from '../../../src/model/gateway/index.js';
+import { intersectHostnames, type Condition, type GatewayAPIStatus } from '../../../src/model/gateway/index.js';
 import type { Configuration, ModelWarning } from '../../../src/model/core/types.js';
 import type { Gateway, GatewayClass, GatewayListener, HTTPRoute, HTTPRouteRule, KubeObject, Namespace, ReferenceGrant } from '../../../src/store/kube-types.js';
 import { PREFIX, ingress, service, slice, testStore } from '../../support/model-objects.js';
@@ -52,7 +52,7 @@ function world(objects: Array<[Parameters<ReturnType<typeof testStore>['put']>[0
   return store;
 }
 
-function build(store: ReturnType<typeof testStore>): { config: Configuration; warnings: ModelWarning[] } {
+function build(store: ReturnType<typeof testStore>): { config: Configuration; warnings: ModelWarning[]; gatewayStatus?: GatewayAPIStatus } {
   return createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true }).build(store);
 }
 
@@ -226,6 +226,40 @@ test('not built yet, named: filters, header/method matches, HTTPS listeners', ()
     'spec.rules[1].matches[0]: header, query parameter and method matches are not supported yet; match set aside',
   ]);
   assert.equal(locationsOf(out.config, 'a.example.com'), ['/ok/ → httproute.team-a.web.2.team-a.web.80', '= /ok → httproute.team-a.web.2.team-a.web.80', '/ → upstream-default-backend']);
+});
+
+const brief = (cs: readonly Condition[] | undefined) => (cs ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`);
+
+test('status: conditions with reasons and observedGeneration on the class, the Gateway, its listeners and each route parent', () => {
+  const gen = <T extends KubeObject>(o: T, generation: number): T => ({ ...o, metadata: { ...o.metadata, generation } });
+  const store = world([
+    ['Gateway', gen(gateway([{ name: 'http', allowedRoutes: ALL, hostname: '*.example.com' }, { name: 'same' }, { name: 'tls', protocol: 'HTTPS', port: 443 }]), 4)],
+    ['GatewayClass', { ...ourClass, metadata: { name: 'theirs' }, spec: { controllerName: 'example.com/other' } } as GatewayClass],
+    ['Gateway', gateway([{ allowedRoutes: ALL }], 'other', 'infra', 'theirs')],
+    ['HTTPRoute', gen(route('team-a', 'ok', ['a.example.com'], [toService('web')], { parent: { sectionName: 'http' } }), 7)],
+    ['HTTPRoute', route('team-a', 'steal', ['b.example.com'], [toService('db', '/', { namespace: 'team-b' })], { parent: { sectionName: 'http' } })],
+    ['HTTPRoute', route('team-a', 'gone', ['c.example.com'], [toService('nope')], { parent: { sectionName: 'http' } })],
+    ['HTTPRoute', route('team-a', 'outside', ['d.example.com'], [toService('web')], { parent: { sectionName: 'same' } })],
+    ['HTTPRoute', route('team-a', 'elsewhere', ['x.test'], [toService('web')], { parent: { sectionName: 'http' } })],
+    ['HTTPRoute', { ...route('team-a', 'theirs', ['e.example.com'], [toService('web')]), spec: { parentRefs: [{ name: 'other', namespace: 'infra' }], hostnames: ['e.example.com'], rules: [toService('web')] } } as HTTPRoute],
+  ]);
+  const st = build(store).gatewayStatus!;
+  assert.equal([...st.classes.keys()], ['rx'], 'only our GatewayClass');
+  assert.equal(brief(st.classes.get('rx')), ['Accepted=True/Accepted@0']);
+  const gw = st.gateways.get('infra/gw')!;
+  assert.equal(brief(gw.conditions), ['Accepted=True/Accepted@4', 'Programmed=True/Programmed@4']);
+  assert.equal(gw.listeners.map((l) => [l.name, l.attachedRoutes, l.supportedKinds.length]), [['http', 3, 1], ['same', 0, 1], ['tls', 0, 0]]);
+  assert.equal(brief(gw.listeners[0]!.conditions), ['Accepted=True/Accepted@4', 'ResolvedRefs=True/ResolvedRefs@4', 'Programmed=True/Programmed@4', 'Conflicted=False/NoConflicts@4']);
+  assert.equal(brief(gw.listeners[2]!.conditions).slice(0, 3), ['Accepted=False/UnsupportedProtocol@4', 'ResolvedRefs=True/ResolvedRefs@4', 'Programmed=False/Invalid@4']);
+  assert.not.ok(st.gateways.has('infra/other'), 'another controller\'s Gateway');
+  const parent = (name: string) => brief(st.routes.get(`team-a/${name}`)?.[0]?.conditions);
+  assert.equal(parent('ok'), ['Accepted=True/Accepted@7', 'ResolvedRefs=True/ResolvedRefs@7']);
+  assert.equal(parent('steal'), ['Accepted=True/Accepted@0', 'ResolvedRefs=False/RefNotPermitted@0']);
+  assert.equal(parent('gone'), ['Accepted=True/Accepted@0', 'ResolvedRefs=False/BackendNotFound@0']);
+  assert.equal(parent('outside'), ['Accepted=False/NotAllowedByListeners@0', 'ResolvedRefs=True/ResolvedRefs@0']);
+  assert.equal(parent('elsewhere'), ['Accepted=False/NoMatchingListenerHostname@0', 'ResolvedRefs=True/ResolvedRefs@0']);
+  assert.is(st.routes.get('team-a/theirs'), undefined, 'a parentRef to another controller\'s Gateway gets no status from us');
+  assert.is(st.routes.get('team-a/ok')![0]!.controllerName, 'ingress-rx.io/gateway');
 });
 
 test.run();

@@ -252,19 +252,19 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const assembled = assembleBackends(backendContext(store, settings), { topo, defaults: defaultAnnotations(settings), builtIn, reuse }, warnings);
     const { tcpEndpoints, udpEndpoints } = l4Services(store, warnings);
 
-    let ingressServers: readonly Server[] = tls.servers;
+    let allServers: readonly Server[] = tls.servers;
     let allBackends: readonly Backend[] = assembled.backends;
     const gateway = gatewayFor(store, settings, tls.servers);
     let gatewayStatus: GatewayAPIStatus | undefined;
     if (gateway) {
       gatewayStatus = gatewayAPIStatus(caches.gateway!.resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined);
       for (const w of gateway.warnings) warnings.push(w);
-      ingressServers = [...tls.servers, ...gateway.servers].sort(byServerOrder);
+      allServers = [...tls.servers, ...gateway.servers].sort(byServerOrder);
       allBackends = [...assembled.backends, ...resolveBackends(gateway.plans, store, settings, addressPolicy, warnings)].sort(byName);
     }
 
     // Unchanged lists are handed back as the same arrays: decide() sees them equal at once.
-    let servers: readonly Server[] = ingressServers;
+    let servers: readonly Server[] = allServers;
     if (sameInputs(caches.servers, servers)) servers = caches.servers!;
     else caches.servers = servers;
     let backends: readonly Backend[] = allBackends;

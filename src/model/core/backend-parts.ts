@@ -2,6 +2,9 @@
 // shaping, no affinity.
 import type { Backend, BackendService, CookieSessionAffinity, Endpoint, SessionAffinityConfig, TrafficShapingPolicy, UpstreamHashByConfig } from './types.js';
 
+/** The built-in default backend's upstream (404), or the --default-backend-service's. */
+export const DEFAULT_UPSTREAM = 'upstream-default-backend';
+
 export const NO_TRAFFIC_SHAPING: TrafficShapingPolicy = {
   weight: 0, weightTotal: 0, header: '', headerValue: '', headerPattern: '', cookie: '',
 };

@@ -9,7 +9,7 @@ import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
 import type { Backend, Endpoint, Location, ModelWarning, PathType, Server } from '../core/types.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
-import { NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
+import { DEFAULT_UPSTREAM, NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
 import { checkRegex } from '../checks/pcre.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
@@ -62,7 +62,6 @@ export interface TranslateInput {
   readonly defaultRoot: Location;
 }
 
-export const DEFAULT_UPSTREAM = 'upstream-default-backend';
 const DYNAMIC_ROUTES_OFF = 'dynamic routes are off (--enable-dynamic-routes=false)';
 
 interface Planned { readonly loc: Location; readonly origin: string }

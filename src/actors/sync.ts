@@ -3,6 +3,7 @@
 // actors. What NGINX runs (its state) lives in this closure and advances only after success.
 import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import { isTask, type StoredKind } from '../store/events.js';
+import type { GatewayAPIStatus } from '../model/gateway/index.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
 import type { DynamicPart, DynamicUpdate, ServersPayload } from '../model/core/payload.js';
@@ -38,7 +39,7 @@ export interface BatchContext {
 export interface SyncDeps<S> {
   scheduler: SchedulerLike;
   /** `changes`: the objects the batch changed; undefined when unknown (a task such as a template change). */
-  build(changes?: ReadonlyArray<{ kind: StoredKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[] };
+  build(changes?: ReadonlyArray<{ kind: StoredKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[]; gatewayStatus?: GatewayAPIStatus };
   snapshot(config: Configuration): S;
   decide(running: S | null, next: S): Decision;
   backendsPayload(config: Configuration): readonly Backend[];
@@ -77,6 +78,8 @@ export interface SyncResult {
   durationMs: number;
   /** Absent only when the sync itself failed (error set). */
   config?: Configuration;
+  /** The Gateway API status conditions the build computed (only when some Gateway of ours exists). */
+  gatewayStatus?: GatewayAPIStatus;
   /** Objects set aside because NGINX refuses them; the rest is applied. */
   quarantined: QuarantineEntry[];
   error?: string;
@@ -125,7 +128,8 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const result = (partial: Partial<SyncResult>): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
       decision, reason, checksum: confChecksum, applied: false, posted: [], warnings,
-      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [], ...partial,
+      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [],
+      ...(built.gatewayStatus ? { gatewayStatus: built.gatewayStatus } : {}), ...partial,
     });
 
     if (decision === 'none') return of(result({ applied: true }));

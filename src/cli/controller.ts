@@ -2,12 +2,13 @@
 // the same pipeline as local mode; the leader writes Ingress status; reloads and invalid
 // Ingresses become Kubernetes Events.
 import { hostname } from 'node:os';
-import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../log.js';
 import { createStore } from '../store/store.js';
 import { kubeSource } from '../streams/kube.js';
 import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
+import { createGatewayStatusWriter, type GatewayStatusWriter } from '../actors/gateway-status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordIngressSync, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
@@ -102,6 +103,9 @@ export async function runController(argv: string[]): Promise<number> {
     updateStatusOnShutdown: o.updateStatusOnShutdown,
     logger,
   }) : null;
+  const gatewayStatus: GatewayStatusWriter | null = o.updateStatus && o.enableGatewayApi ? createGatewayStatusWriter({
+    custom: kc.makeApiClient(CustomObjectsApi), isLeader$: leader.isLeader$, controllerName: o.gatewayControllerName, logger,
+  }) : null;
   const events = createEventRecorder({ core, logger, host: podName });
   const podRef = podObject({ name: podName, namespace: podNamespace });
 
@@ -171,6 +175,7 @@ export async function runController(argv: string[]): Promise<number> {
         reportInvalidIngresses(r.warnings, store, events, logger);
         reportQuarantined(r.quarantined, store, events);
         if (r.applied) void status?.sync(store.listIngresses());
+        if (r.applied) void gatewayStatus?.sync(r.gatewayStatus, store.gatewayResources?.());
       },
     });
   } catch (err) {
@@ -214,6 +219,7 @@ export async function runController(argv: string[]): Promise<number> {
   await controller.shutdown();
   leaderSub.unsubscribe();
   await status?.shutdown();
+  gatewayStatus?.stop();
   await leader.stop();
   await events.flush();
   await obs.close();

@@ -14,6 +14,7 @@ import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import { informerSpecs, kubeSource } from '../../../src/streams/kube.js';
 import { readManifests } from '../../../src/streams/manifests.js';
 import { renderModel } from '../../../src/cli/render.js';
+import { lintManifests } from '../../../src/admission/lint.js';
 import { FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -127,6 +128,33 @@ files('render reads them too: the route\'s host in the model, its refused backen
   assert.ok(server, 'the HTTPRoute\'s host is a server');
   assert.is(server!.locations.find((l) => l.path === '/')!.denied !== null, true);
   assert.ok(r.warnings.some((w) => w.object === 'HTTPRoute team-a/r1' && w.field === 'spec.rules[0].backendRefs[0]'), JSON.stringify(r.warnings));
+});
+
+files('lint denies an HTTPRoute\'s refused reference, at the line of its rules', () => {
+  const text = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ours}
+spec: {controllerName: ingress-rx.io/gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: ours
+  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: steal, namespace: team-a}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: db, namespace: team-b, port: 80}]}]
+`;
+  const r = lintManifests([{ file: 'gw.yaml', text }], { store: defaultStoreOptions(), annotationsPrefix: 'nginx.ingress.kubernetes.io', now: () => new Date('2026-06-01T00:00:00Z') });
+  const f = r.findings.filter((x) => x.object === 'HTTPRoute team-a/steal');
+  assert.equal(f.map((x) => [x.severity, x.file, x.line, x.field]), [['deny', 'gw.yaml', 19, 'spec.rules[0].backendRefs[0]']]);
+  assert.match(f[0]!.message, /no ReferenceGrant in "team-b"/);
 });
 
 const store = suite('gateway api: store');

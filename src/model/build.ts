@@ -99,6 +99,8 @@ interface BuilderCaches {
   last: LastBuild | null;
   /** The Gateway API front end's last translation and what it was made from. */
   gateway: { resources: GatewayResources; settings: NginxSettings; ingressHosts: string; translation: GatewayTranslation } | null;
+  /** The HTTPRoutes' backends of the last full build, by name (an equal one is handed back as the same object). */
+  gatewayBackends: Map<string, Backend>;
   /** Locations of HTTPRoutes get every group's defaults: one factory per settings. */
   gatewayLocations: { settings: NginxSettings; make: LocationFactory } | null;
 }
@@ -110,7 +112,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, gateway: null, gatewayLocations: null };
+  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();
@@ -260,7 +262,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       gatewayStatus = gatewayAPIStatus(caches.gateway!.resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined);
       for (const w of gateway.warnings) warnings.push(w);
       allServers = [...tls.servers, ...gateway.servers].sort(byServerOrder);
-      allBackends = [...assembled.backends, ...resolveBackends(gateway.plans, store, settings, addressPolicy, warnings)].sort(byName);
+      allBackends = [...assembled.backends, ...resolveBackends(gateway.plans, store, settings, addressPolicy, warnings, caches.gatewayBackends)].sort(byName);
     }
 
     // Unchanged lists are handed back as the same arrays: decide() sees them equal at once.

@@ -12,6 +12,7 @@ import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocation
 import { DEFAULT_UPSTREAM, NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
 import { checkRegex } from '../checks/pcre.js';
+import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
@@ -266,22 +267,33 @@ function staticReason(input: TranslateInput): string | null {
   return null;
 }
 
-/** The backends of the plans with their Services' endpoints now; problems are warned. */
+/**
+ * The backends of the plans with their Services' endpoints now; problems are warned. A backend
+ * equal to the one of the same name in `previous` is handed back as that object (and `previous`
+ * is updated), so an unchanged list compares equal by identity.
+ */
 export function resolveBackends(
   plans: readonly BackendPlan[], look: { getService(key: string): Service | undefined; getEndpointSlices(key: string): EndpointSlice[] },
-  settings: NginxSettings, policy: AddressPolicy, warnings: ModelWarning[],
+  settings: NginxSettings, policy: AddressPolicy, warnings: ModelWarning[], previous: Map<string, Backend>,
 ): Backend[] {
   const out: Backend[] = [];
+  const seen = new Set<string>();
   for (const p of plans) {
     const key = `${p.namespace}/${p.service}`;
     const r = resolveServiceEndpoints(look.getService(key), look.getEndpointSlices(key), p.port, false, policy);
     if (r.problem) warnings.push({ object: `Service ${key}`, field: '', message: `${r.problem} (backend ${p.name} of an HTTPRoute)` });
-    out.push(makeBackend({
+    const made = makeBackend({
       name: p.name, service: r.service, port: p.port, endpoints: r.endpoints as Endpoint[], sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {},
       loadBalance: settings.loadBalance,
       ...(p.alternative ? { alternativeBackends: [p.alternative] } : {}),
       ...(p.weight ? { noServer: true, trafficShapingPolicy: { ...NO_TRAFFIC_SHAPING, ...p.weight } } : {}),
-    }));
+    });
+    const before = previous.get(p.name);
+    const backend = before && deepEqual(before, made) ? before : made;
+    previous.set(p.name, backend);
+    seen.add(p.name);
+    out.push(backend);
   }
+  for (const name of previous.keys()) if (!seen.has(name)) previous.delete(name);
   return out;
 }

@@ -80,6 +80,21 @@ test('an HTTPRoute on an HTTP listener: its host, PathPrefix and Exact paths, a 
   assert.ok(config.servers[0]!.hostname === '_', 'the default server stays first');
 });
 
+test('a rebuild with nothing changed hands back the same server and backend lists; a changed Service endpoint changes only its backend', () => {
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'web', ['a.example.com'], [toService('web', '/a'), toService('canary', '/c')])]]);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true });
+  const first = builder.build(store).config;
+  const second = builder.build(store).config;
+  assert.is(second.servers, first.servers);
+  assert.is(second.backends, first.backends);
+  store.put('EndpointSlice', slice('web-1', 'web', ['10.0.1.9'], 'team-a'));
+  const third = builder.build(store, [{ kind: 'EndpointSlice', key: 'team-a/web-1' }]).config;
+  const named = (c: Configuration, n: string) => c.backends.find((b) => b.name === n)!;
+  assert.equal(named(third, 'httproute.team-a.web.0.team-a.web.80').endpoints, [{ address: '10.0.1.9', port: '8080' }]);
+  assert.is(named(third, 'httproute.team-a.web.1.team-a.canary.80'), named(first, 'httproute.team-a.web.1.team-a.canary.80'));
+  assert.is(third.servers, first.servers);
+});
+
 test('a GatewayClass of another controller: its Gateways and their routes are not served', () => {
   const store = world([['GatewayClass', { ...ourClass, metadata: { name: 'theirs' }, spec: { controllerName: 'example.com/other' } } as GatewayClass],
     ['Gateway', gateway([{ allowedRoutes: ALL }], 'gw', 'infra', 'theirs')], ['HTTPRoute', route('team-a', 'web', ['a.example.com'], [toService('web')])]]);

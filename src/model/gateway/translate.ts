@@ -179,7 +179,7 @@ function ruleLocations(
       continue;
     }
     const pathType: PathType = type === 'Exact' ? 'Exact' : 'Prefix';
-    const problem = pathProblem(value, pathType, false);
+    const problem = pathProblem(value, pathType, input.settings.strictValidatePathType);
     if (problem) {
       warn(`${field}.path.value`, `${problem}; match set aside`);
       continue;

@@ -190,7 +190,8 @@ test('two routes on one host: the older keeps a path both claim; one bad route i
     ['HTTPRoute', route('team-b', 'new', ['a.example.com'], [toService('web', '/app'), toService('web', '/b')], { ts: '2026-01-03T00:00:00Z' })],
     ['HTTPRoute', route('team-b', 'bad', ['a.example.com'], [{ matches: [{ path: { type: 'RegularExpression', value: '/x(' } }], backendRefs: [{ name: 'web', port: 80 }] }])],
     ['HTTPRoute', route('team-b', 'evil-path', ['a.example.com'], [toService('web', '/a b;\nreturn 200')])],
-    ['HTTPRoute', route('team-b', 'evil-host', ['a.example.com', 'x;return 200'], [toService('web', '/evil')])]]);
+    ['HTTPRoute', route('team-b', 'evil-host', ['a.example.com', 'x;return 200'], [toService('web', '/evil')])],
+    ['HTTPRoute', route('team-b', 'odd-path', ['a.example.com'], [toService('web', '/x{1}')])]]);
   const { config, warnings } = build(store);
   assert.equal(locationsOf(config, 'a.example.com'), [
     '/app/ → httproute.team-a.old.0.team-a.web.80', '= /app → httproute.team-a.old.0.team-a.web.80',
@@ -198,6 +199,7 @@ test('two routes on one host: the older keeps a path both claim; one bad route i
   ]);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/new')[0]!, /^spec\.rules\[0\]\.matches: Prefix path "\/app" on host a\.example\.com is already routed by HTTPRoute team-a\/old/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/bad')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: regular expression "\/x\(" does not compile: .*; match set aside$/);
+  assert.match(warningsOf(warnings, 'HTTPRoute team-b/odd-path')[0]!, /may only contain letters, digits.*\(strict-validate-path-type\); match set aside$/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/evil-host')[0]!, /^spec\.hostnames\[1\]: host "x;return 200" is not a valid DNS name.*; route set aside$/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/evil-path')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: path .* must start with "\/" and contain no whitespace or control characters; match set aside$/);
 });

@@ -81,20 +81,23 @@ kube('lists and watches GatewayClass, Gateway, HTTPRoute and ReferenceGrant from
 
 const files = suite('gateway api: manifests');
 
-files('local mode reads the Gateway API kinds; a bad one is named with its line and the others stay', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-manifests-'));
-  writeFileSync(join(dir, 'gw.yaml'), `apiVersion: gateway.networking.k8s.io/v1
+/** Our GatewayClass and a Gateway `gw` with one HTTP listener, as YAML (11 lines). */
+const classAndGateway = (meta: string, listener = '') => `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: ours}
 spec: {controllerName: ingress-rx.io/gateway}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
-metadata: {name: gw}
+metadata: {name: gw${meta}}
 spec:
   gatewayClassName: ours
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
+  listeners: [{name: http, port: 80, protocol: HTTP${listener}}]
+`;
+
+files('local mode reads the Gateway API kinds; a bad one is named with its line and the others stay', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-manifests-'));
+  writeFileSync(join(dir, 'gw.yaml'), `${classAndGateway('')}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: broken, namespace: team-a}
@@ -131,18 +134,7 @@ files('render reads them too: the route\'s host in the model, its refused backen
 });
 
 files('lint denies an HTTPRoute\'s refused reference, at the line of its rules', () => {
-  const text = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ours}
-spec: {controllerName: ingress-rx.io/gateway}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: infra}
-spec:
-  gatewayClassName: ours
-  listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]
----
+  const text = `${classAndGateway(', namespace: infra', ', allowedRoutes: {namespaces: {from: All}}')}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: steal, namespace: team-a}

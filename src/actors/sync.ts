@@ -2,7 +2,8 @@
 // it with what NGINX runs, and applies the difference through the reload and dynamic-config
 // actors. What NGINX runs (its state) lives in this closure and advances only after success.
 import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import { isTask, type ResourceKind } from '../store/events.js';
+import { isTask, type StoredKind } from '../store/events.js';
+import type { GatewayAPIStatus } from '../model/gateway/index.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
 import type { DynamicPart, DynamicUpdate, ServersPayload } from '../model/core/payload.js';
@@ -31,14 +32,14 @@ export interface ActorOutcome {
 
 /** What a batch changed, for the quarantine: which objects, or everything (templates, ConfigMap, a lossy batch). */
 export interface BatchContext {
-  objects: ReadonlyArray<{ kind: ResourceKind; key: string }>;
+  objects: ReadonlyArray<{ kind: StoredKind; key: string }>;
   everything: boolean;
 }
 
 export interface SyncDeps<S> {
   scheduler: SchedulerLike;
   /** `changes`: the objects the batch changed; undefined when unknown (a task such as a template change). */
-  build(changes?: ReadonlyArray<{ kind: ResourceKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[] };
+  build(changes?: ReadonlyArray<{ kind: StoredKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[]; gatewayStatus?: GatewayAPIStatus };
   snapshot(config: Configuration): S;
   decide(running: S | null, next: S): Decision;
   backendsPayload(config: Configuration): readonly Backend[];
@@ -77,6 +78,8 @@ export interface SyncResult {
   durationMs: number;
   /** Absent only when the sync itself failed (error set). */
   config?: Configuration;
+  /** The Gateway API status conditions the build computed (only when some Gateway of ours exists). */
+  gatewayStatus?: GatewayAPIStatus;
   /** Objects set aside because NGINX refuses them; the rest is applied. */
   quarantined: QuarantineEntry[];
   error?: string;
@@ -125,7 +128,8 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const result = (partial: Partial<SyncResult>): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
       decision, reason, checksum: confChecksum, applied: false, posted: [], warnings,
-      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [], ...partial,
+      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [],
+      ...(built.gatewayStatus ? { gatewayStatus: built.gatewayStatus } : {}), ...partial,
     });
 
     if (decision === 'none') return of(result({ applied: true }));
@@ -206,9 +210,9 @@ function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decisi
  * The batch's source events as the model builder's change hints; none when the ring dropped
  * events since the previous batch, since the batch then does not name every change.
  */
-function batchChanges(batch: SyncBatch): Array<{ kind: ResourceKind; key: string }> | undefined {
+function batchChanges(batch: SyncBatch): Array<{ kind: StoredKind; key: string }> | undefined {
   if (batch.lossy) return undefined;
-  const changes: Array<{ kind: ResourceKind; key: string }> = [];
+  const changes: Array<{ kind: StoredKind; key: string }> = [];
   for (const { input } of batch.items) if (!isTask(input)) changes.push({ kind: input.kind, key: input.key });
   return changes;
 }

@@ -125,5 +125,6 @@ export function storeView(store: StoreReader, ingresses: Ingress[], candidate: I
     getIngressClass: (n) => store.getIngressClass(n),
     getNamespace: (n) => store.getNamespace(n),
     ingressesReferencingSecret: (k) => store.ingressesReferencingSecret(k),
+    ...(store.gatewayResources ? { gatewayResources: () => store.gatewayResources!() } : {}),
   };
 }

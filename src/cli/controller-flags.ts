@@ -29,6 +29,8 @@ export interface ControllerOptions extends ServePorts {
   controllerClass: string;
   watchIngressWithoutClass: boolean;
   ingressClassByName: boolean;
+  enableGatewayApi: boolean;
+  gatewayControllerName: string;
   configmap: string;
   tcpServicesConfigmap: string;
   udpServicesConfigmap: string;
@@ -107,6 +109,8 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'ingress-class', key: 'ingressClass', type: 'string', default: 'nginx', help: 'Ingress class this controller serves (annotation kubernetes.io/ingress.class, and the IngressClass name with --ingress-class-by-name).' },
   { name: 'controller-class', key: 'controllerClass', type: 'string', default: 'k8s.io/ingress-nginx', help: 'IngressClass spec.controller value this controller serves.' },
   { name: 'watch-ingress-without-class', key: 'watchIngressWithoutClass', type: 'bool', default: false, help: 'Also serve Ingresses with neither an IngressClass nor the class annotation.' },
+  { name: 'enable-gateway-api', key: 'enableGatewayApi', type: 'bool', default: false, help: 'Also watch and serve the Gateway API (GatewayClass, Gateway, HTTPRoute, ReferenceGrant; docs/gateway-api.md). Its CRDs must be installed and the controller allowed to list and watch them, and Namespaces.', ours: true },
+  { name: 'gateway-controller-name', key: 'gatewayControllerName', type: 'string', default: 'ingress-rx.io/gateway', help: 'GatewayClass spec.controllerName value this controller serves (with --enable-gateway-api; local mode and render read Gateway API manifests always).', ours: true },
   { name: 'ingress-class-by-name', key: 'ingressClassByName', type: 'bool', default: false, help: 'Serve Ingresses whose spec.ingressClassName equals --ingress-class, even without a matching IngressClass.' },
   { name: 'configmap', key: 'configmap', type: 'string', default: '', help: 'ConfigMap with the global NGINX settings, "namespace/name".' },
   { name: 'tcp-services-configmap', key: 'tcpServicesConfigmap', type: 'string', default: '', help: 'ConfigMap of TCP services to expose, "namespace/name"; keys are external ports, values "namespace/service:port".' },
@@ -457,6 +461,7 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
     udpServicesConfigmap: o.udpServicesConfigmap,
     defaultSSLCertificate: o.defaultSSLCertificate,
     defaultBackendService: o.defaultBackendService,
+    gatewayControllerName: o.gatewayControllerName,
   };
 }
 

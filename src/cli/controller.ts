@@ -2,12 +2,13 @@
 // the same pipeline as local mode; the leader writes Ingress status; reloads and invalid
 // Ingresses become Kubernetes Events.
 import { hostname } from 'node:os';
-import { CoordinationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../log.js';
 import { createStore } from '../store/store.js';
 import { kubeSource } from '../streams/kube.js';
 import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
+import { createGatewayStatusWriter, type GatewayStatusWriter } from '../actors/gateway-status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordIngressSync, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
@@ -102,6 +103,9 @@ export async function runController(argv: string[]): Promise<number> {
     updateStatusOnShutdown: o.updateStatusOnShutdown,
     logger,
   }) : null;
+  const gatewayStatus: GatewayStatusWriter | null = o.updateStatus && o.enableGatewayApi ? createGatewayStatusWriter({
+    custom: kc.makeApiClient(CustomObjectsApi), isLeader$: leader.isLeader$, controllerName: o.gatewayControllerName, logger,
+  }) : null;
   const events = createEventRecorder({ core, logger, host: podName });
   const podRef = podObject({ name: podName, namespace: podNamespace });
 
@@ -145,11 +149,14 @@ export async function runController(argv: string[]): Promise<number> {
   try {
     controller = await serve({
       logger, store, runtime,
-      source: (onInitialState) => kubeSource({
-        kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
-        withoutIngressClasses: ingressClassRefusal !== undefined,
-        onInitialState: () => { webhook?.loaded(); onInitialState(); },
-      }),
+      source: (onInitialState) => {
+        const watch = {
+          kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
+          withoutIngressClasses: ingressClassRefusal !== undefined,
+          onInitialState: () => { webhook?.loaded(); onInitialState(); },
+        };
+        return o.enableGatewayApi ? kubeSource({ ...watch, gatewayAPI: true }) : kubeSource(watch);
+      },
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
       allowUpstreamAddresses,
       disableServiceExternalName: o.disableSvcExternalName,
@@ -167,6 +174,7 @@ export async function runController(argv: string[]): Promise<number> {
         reportInvalidIngresses(r.warnings, store, events, logger);
         reportQuarantined(r.quarantined, store, events);
         if (r.applied) void status?.sync(store.listIngresses());
+        if (r.applied) void gatewayStatus?.sync(r.gatewayStatus, store.gatewayResources?.());
       },
     });
   } catch (err) {
@@ -209,6 +217,7 @@ export async function runController(argv: string[]): Promise<number> {
   await webhook?.close();
   await controller.shutdown(async () => { await status?.shutdown(); });
   leaderSub.unsubscribe();
+  gatewayStatus?.stop();
   await leader.stop();
   await events.flush();
   await obs.close();

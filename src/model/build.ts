@@ -10,7 +10,7 @@
 import type { Logger } from '../log.js';
 import type { ConfigMap, Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
-import type { ResourceKind } from '../store/events.js';
+import type { StoredKind } from '../store/events.js';
 import { defaultAnnotations, locationTemplate, parseAnnotations } from './ingress/annotations/index.js';
 import type { NginxSettings } from './core/config/settings.js';
 import { defaultSettings, parseConfigMap } from './core/config/parse.js';
@@ -27,6 +27,9 @@ import { createBackendNameClaims } from './ingress/backend-names.js';
 import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
+import { gatewayAPIStatus, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
+import type { GatewayResources } from '../store/types.js';
+import { byName } from './core/sort.js';
 
 export interface ModelBuildOptions {
   /** --annotations-prefix, e.g. `nginx.ingress.kubernetes.io`. */
@@ -66,10 +69,12 @@ export function createSharedCaches(): SharedCaches {
 export interface BuildResult {
   config: Configuration;
   warnings: ModelWarning[];
+  /** The Gateway API status conditions, when some Gateway of ours exists (a full build computes them). */
+  gatewayStatus?: GatewayAPIStatus;
 }
 
 /** What changed in the store since the previous build (the sync batch's source events). */
-export type StoreChanges = ReadonlyArray<{ kind: ResourceKind; key: string }>;
+export type StoreChanges = ReadonlyArray<{ kind: StoredKind; key: string }>;
 
 export interface ModelBuilder {
   /**
@@ -92,6 +97,12 @@ interface BuilderCaches {
   backends: readonly Backend[] | undefined;
   /** What the endpoints-only path reuses; null after a build that threw. */
   last: LastBuild | null;
+  /** The Gateway API front end's last translation and what it was made from. */
+  gateway: { resources: GatewayResources; settings: NginxSettings; ingressHosts: string; translation: GatewayTranslation } | null;
+  /** The HTTPRoutes' backends of the last full build, by name (an equal one is handed back as the same object). */
+  gatewayBackends: Map<string, Backend>;
+  /** Locations of HTTPRoutes get every group's defaults: one factory per settings. */
+  gatewayLocations: { settings: NginxSettings; make: LocationFactory } | null;
 }
 
 export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
@@ -101,7 +112,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null };
+  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();
@@ -149,6 +160,37 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     return caches.defaultRoot.location;
   }
 
+  function gatewayLocation(settings: NginxSettings): LocationFactory {
+    if (caches.gatewayLocations?.settings !== settings) {
+      const template = locationTemplate(defaultAnnotations(settings));
+      caches.gatewayLocations = {
+        settings,
+        make: (path, pathType, route, use, backend) => makeLocation(path, pathType, route, use && { name: backend, namespace: route.namespace, serviceKey: `${route.namespace}/${use.service}`, ...use }, backend, template, settings, false),
+      };
+    }
+    return caches.gatewayLocations.make;
+  }
+
+  /** The Gateway API front end's translation, redone only when its objects, the settings or the Ingresses' hosts changed. */
+  function gatewayFor(store: StoreReader, settings: NginxSettings, ingressServers: readonly Server[]): GatewayTranslation | null {
+    const resources = store.gatewayResources?.();
+    if (!resources || resources.gateways.length === 0) {
+      caches.gateway = null;
+      return null;
+    }
+    const hosts = new Set<string>();
+    for (const s of ingressServers) if (s.hostname !== '_') hosts.add(s.hostname);
+    const ingressHosts = [...hosts].join(',');
+    const memo = caches.gateway;
+    if (memo && memo.resources === resources && memo.settings === settings && memo.ingressHosts === ingressHosts) return memo.translation;
+    const translation = translateGateways({
+      resources, namespaceOf: (name) => store.getNamespace(name), ingressHosts: hosts, settings, dynamicRoutes,
+      newLocation: gatewayLocation(settings), defaultRoot: defaultRoot(settings),
+    });
+    caches.gateway = { resources, settings, ingressHosts, translation };
+    return translation;
+  }
+
   function backendContext(store: StoreReader, settings: NginxSettings): BackendContext {
     return { cache: backendCache, store, settings, addressPolicy };
   }
@@ -166,7 +208,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   /** Rebuilds only the backends of Services whose EndpointSlices changed; null: not possible. */
   function buildEndpointsOnly(store: StoreReader, changes: StoreChanges): BuildResult | null {
     const prev = caches.last;
-    if (!prev || now().getTime() >= prev.validUntil) return null;
+    // HTTPRoutes' backends are resolved by the full build.
+    if (!prev || now().getTime() >= prev.validUntil || caches.gateway !== null) return null;
     const services = changedServices(store, changes, prev, backendCache.sliceServices);
     if (!services) return null;
     const started = performance.now();
@@ -211,11 +254,22 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const assembled = assembleBackends(backendContext(store, settings), { topo, defaults: defaultAnnotations(settings), builtIn, reuse }, warnings);
     const { tcpEndpoints, udpEndpoints } = l4Services(store, warnings);
 
+    let allServers: readonly Server[] = tls.servers;
+    let allBackends: readonly Backend[] = assembled.backends;
+    const gateway = gatewayFor(store, settings, tls.servers);
+    let gatewayStatus: GatewayAPIStatus | undefined;
+    if (gateway) {
+      gatewayStatus = gatewayAPIStatus(caches.gateway!.resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined);
+      for (const w of gateway.warnings) warnings.push(w);
+      allServers = [...tls.servers, ...gateway.servers].sort(byServerOrder);
+      allBackends = [...assembled.backends, ...resolveBackends(gateway.plans, store, settings, addressPolicy, warnings, caches.gatewayBackends)].sort(byName);
+    }
+
     // Unchanged lists are handed back as the same arrays: decide() sees them equal at once.
-    let servers: readonly Server[] = tls.servers;
+    let servers: readonly Server[] = allServers;
     if (sameInputs(caches.servers, servers)) servers = caches.servers!;
     else caches.servers = servers;
-    let backends: readonly Backend[] = assembled.backends;
+    let backends: readonly Backend[] = allBackends;
     if (sameInputs(caches.backends, backends)) backends = caches.backends!;
     else caches.backends = backends;
 
@@ -232,7 +286,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       ingresses: fragments.length, servers: servers.length, backends: backends.length,
       warnings: warnings.length, ms: Math.round(performance.now() - started),
     }, 'model built');
-    return { config, warnings };
+    return gatewayStatus ? { config, warnings, gatewayStatus } : { config, warnings };
   }
 
   return {
@@ -240,4 +294,12 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       return (changes && buildEndpointsOnly(store, changes)) || buildAll(store, changes !== undefined && changes.every((c) => c.kind === 'Ingress'));
     },
   };
+}
+
+/** The model's order of servers: the default server `_` first, then by host name. */
+function byServerOrder(a: Server, b: Server): number {
+  if (a.hostname === b.hostname) return 0;
+  if (a.hostname === '_') return -1;
+  if (b.hostname === '_') return 1;
+  return a.hostname < b.hostname ? -1 : 1;
 }

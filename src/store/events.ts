@@ -3,16 +3,28 @@
 // SourceEvent; the pipeline wraps each in a PipelineItem with an id for tracing.
 import type { KubeObject } from './kube-types.js';
 
-export const RESOURCE_KINDS = [
+const INGRESS_KINDS = [
   'Namespace', 'IngressClass', 'ConfigMap', 'Secret', 'Service', 'EndpointSlice', 'Ingress',
 ] as const;
-/** Kinds the store caches. The manifests source turns core/v1 Endpoints into EndpointSlices. */
-export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+/** The kinds of the Ingress front end (and the shared ones). The manifests source turns core/v1 Endpoints into EndpointSlices. */
+export type ResourceKind = (typeof INGRESS_KINDS)[number];
+/** A list of the Ingress kinds that answers the position of any stored kind (-1 for a Gateway API one). */
+interface IngressKindList extends ReadonlyArray<ResourceKind> {
+  indexOf(kind: StoredKind, fromIndex?: number): number;
+}
+export const RESOURCE_KINDS: IngressKindList = INGRESS_KINDS;
+/** The Gateway API kinds (gateway.networking.k8s.io), read beside the Ingress ones (docs/gateway-api.md). */
+export const GATEWAY_KINDS = ['GatewayClass', 'Gateway', 'ReferenceGrant', 'HTTPRoute'] as const;
+export type GatewayKind = (typeof GATEWAY_KINDS)[number];
+/** Every kind the store caches, in the order a source's initial state comes: Ingresses, then the Gateway API's, routes last. */
+export const STORED_KINDS: readonly StoredKind[] = [...INGRESS_KINDS, ...GATEWAY_KINDS];
+export type StoredKind = ResourceKind | GatewayKind;
 
 export type EventType = 'add' | 'update' | 'delete';
 
-export interface SourceEvent {
-  kind: ResourceKind;
+/** `K`: the kinds the source can emit (the kube source without the Gateway API emits ResourceKind only). */
+export interface SourceEvent<K extends StoredKind = StoredKind> {
+  kind: K;
   type: EventType;
   /** `namespace/name`, or `name` for cluster-scoped kinds. */
   key: string;

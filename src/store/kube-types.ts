@@ -103,3 +103,49 @@ export interface Pod extends KubeObject {
 export interface Node extends KubeObject {
   status?: { addresses?: Array<{ type: string; address: string }> };
 }
+
+// ---- Gateway API (gateway.networking.k8s.io/v1; ReferenceGrant v1beta1): the fields we read.
+
+export interface GatewayClass extends KubeObject {
+  spec: { controllerName?: string; description?: string };
+}
+
+export interface RouteNamespaces {
+  /** `Same` (the default), `All` or `Selector`. */
+  from?: string;
+  selector?: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> };
+}
+export interface RouteGroupKind { group?: string; kind: string }
+export interface SecretObjectReference { group?: string; kind?: string; name: string; namespace?: string }
+export interface GatewayListener {
+  name: string;
+  hostname?: string;
+  port: number;
+  protocol: string;
+  tls?: { mode?: string; certificateRefs?: SecretObjectReference[] };
+  allowedRoutes?: { namespaces?: RouteNamespaces; kinds?: RouteGroupKind[] };
+}
+export interface Gateway extends KubeObject {
+  spec: { gatewayClassName: string; listeners?: GatewayListener[] };
+}
+
+export interface ParentReference { group?: string; kind?: string; namespace?: string; name: string; sectionName?: string; port?: number }
+export interface HTTPPathMatch { type?: 'Exact' | 'PathPrefix' | 'RegularExpression'; value?: string }
+export interface HTTPRouteMatch {
+  path?: HTTPPathMatch;
+  headers?: Array<{ type?: string; name: string; value: string }>;
+  queryParams?: Array<{ type?: string; name: string; value: string }>;
+  method?: string;
+}
+export interface HTTPBackendRef { group?: string; kind?: string; name: string; namespace?: string; port?: number; weight?: number; filters?: unknown[] }
+export interface HTTPRouteRule { name?: string; matches?: HTTPRouteMatch[]; filters?: unknown[]; backendRefs?: HTTPBackendRef[]; timeouts?: unknown }
+export interface HTTPRoute extends KubeObject {
+  spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: HTTPRouteRule[] };
+}
+
+export interface ReferenceGrant extends KubeObject {
+  spec: {
+    from: Array<{ group: string; kind: string; namespace: string }>;
+    to: Array<{ group: string; kind: string; name?: string }>;
+  };
+}

@@ -1,6 +1,6 @@
 // How the store compares and normalises objects on the way in: Ingress paths get the defaults
 // ingress-nginx gives them, and an update that changes nothing but bookkeeping is recognised.
-import type { HTTPIngressPath, Ingress, KubeObject } from './kube-types.js';
+import type { Gateway, HTTPIngressPath, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Ingress, KubeObject } from './kube-types.js';
 
 /** ingress-nginx gives a path without pathType this one. */
 export const DEFAULT_PATH_TYPE = 'Prefix' as const;
@@ -84,4 +84,44 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 
 function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+// ---- Gateway API: the defaults the CRDs' schemas give, which the API server writes and a
+// manifest may leave out, so every source's object reads the same.
+
+/** An HTTPRoute with its rules, matches, path matches and backendRef weights defaulted; the same object when nothing is missing. */
+export function normaliseHTTPRoute(route: HTTPRoute): HTTPRoute {
+  const rules = route.spec?.rules;
+  if (route.spec && rules && rules.length > 0 && rules.every(isNormalRule)) return route;
+  return { ...route, spec: { ...(route.spec ?? {}), rules: (rules && rules.length > 0 ? rules : [{}]).map(normaliseRule) } };
+}
+
+const DEFAULT_MATCH: HTTPRouteMatch = { path: { type: 'PathPrefix', value: '/' } };
+
+function isNormalRule(r: HTTPRouteRule): boolean {
+  return !!r.matches && r.matches.length > 0 && r.matches.every((m) => !!m.path?.type && m.path.value !== undefined)
+    && (r.backendRefs ?? []).every((b) => b.weight !== undefined);
+}
+
+function normaliseRule(r: HTTPRouteRule): HTTPRouteRule {
+  if (isNormalRule(r)) return r;
+  const matches = r.matches && r.matches.length > 0
+    ? r.matches.map((m) => ({ ...m, path: { type: m.path?.type ?? 'PathPrefix', value: m.path?.value ?? '/' } }))
+    : [DEFAULT_MATCH];
+  return { ...r, matches, ...(r.backendRefs ? { backendRefs: r.backendRefs.map((b) => (b.weight === undefined ? { ...b, weight: 1 } : b)) } : {}) };
+}
+
+/** A Gateway whose listeners all say which namespaces' routes they take (`Same` by default); the same object when all do. */
+export function normaliseGateway(gw: Gateway): Gateway {
+  const listeners = gw.spec?.listeners ?? [];
+  if (gw.spec && listeners.every((l) => !!l.allowedRoutes?.namespaces?.from)) return gw;
+  return {
+    ...gw,
+    spec: {
+      ...gw.spec,
+      listeners: listeners.map((l) => (l.allowedRoutes?.namespaces?.from ? l : {
+        ...l, allowedRoutes: { ...l.allowedRoutes, namespaces: { ...l.allowedRoutes?.namespaces, from: 'Same' } },
+      })),
+    },
+  };
 }

@@ -3,16 +3,18 @@
 import type { SourceEvent } from './events.js';
 import { silentLogger, type Logger } from '../log.js';
 import type {
-  ConfigMap, EndpointSlice, Ingress, IngressClass, KubeObject, Namespace, Secret, Service,
+  ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, KubeObject, Namespace, ReferenceGrant, Secret, Service,
 } from './kube-types.js';
-import type { AnnotationReferences, ApplyResult, LeftOutIngress, Store, StoreOptions } from './types.js';
+import type { AnnotationReferences, ApplyResult, GatewayResources, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
-import { deepEqual, normaliseIngress, sameObject } from './normalise.js';
+import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, sameObject } from './normalise.js';
 import { secretRef } from './secret-ref.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
+/** --gateway-controller-name's default: the GatewayClass spec.controllerName this controller serves. */
+export const DEFAULT_GATEWAY_CONTROLLER_NAME = 'ingress-rx.io/gateway';
 const HELM_RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
 /** Keys of the main ConfigMap whose value names another ConfigMap (`namespace/name`). */
 const CONFIGMAP_REFERENCE_KEYS = ['add-headers', 'proxy-set-headers'];
@@ -35,6 +37,7 @@ export function defaultStoreOptions(): StoreOptions {
     defaultSSLCertificate: '',
     defaultBackendService: '',
     annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX,
+    gatewayControllerName: DEFAULT_GATEWAY_CONTROLLER_NAME,
   };
 }
 
@@ -77,6 +80,12 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const configMaps = new Map<string, ConfigMap>();
   const slices = new Map<string, EndpointSlice>();
   const slicesByService = new Map<string, Map<string, EndpointSlice>>();
+  const gatewayClasses = new Map<string, GatewayClass>();
+  const gateways = new Map<string, Gateway>();
+  const httpRoutes = new Map<string, HTTPRoute>();
+  const referenceGrants = new Map<string, ReferenceGrant>();
+  const gatewayControllerName = opts.gatewayControllerName || DEFAULT_GATEWAY_CONTROLLER_NAME;
+  let gatewayView: GatewayResources | null = null;
   let referencedConfigMaps = new Set<string>();
   let referencedSecrets = new Set<string>();
 
@@ -268,8 +277,54 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
 
   const namespaceRules: CachedKind<Namespace> = {
     cache: namespaces,
-    verdict: (name) => (nsSelector ? servedChange(`Namespace "${name}"`, ingressesByNamespace.get(name)) : irrelevant('no --watch-namespace-selector')),
+    verdict(name, old, now) {
+      if (gateways.size > 0 && !deepEqual(old?.metadata.labels, now?.metadata.labels)) {
+        gatewayView = null;
+        return relevant(`Namespace "${name}" labels changed (Gateway listeners' allowedRoutes read them)`);
+      }
+      return nsSelector ? servedChange(`Namespace "${name}"`, ingressesByNamespace.get(name)) : irrelevant('no --watch-namespace-selector');
+    },
   };
+
+  // ---- Gateway API kinds: cached normalised; whether a route attaches is the model's question.
+
+  const ours = (cls: GatewayClass | undefined) => cls?.spec?.controllerName === gatewayControllerName;
+
+  /** A Gateway API object in a namespace this controller does not watch is not cached at all. */
+  const unwatched = (obj: KubeObject) => (namespaceWatched(obj.metadata.namespace ?? '') ? null : `namespace "${obj.metadata.namespace ?? ''}" is not watched`);
+
+  function gatewayKind<T extends KubeObject>(kind: string, cache: Map<string, T>, why: (old: T | undefined, now: T | undefined) => string | null): CachedKind<T> {
+    return {
+      cache,
+      skip: kind === 'GatewayClass' ? undefined : unwatched,
+      verdict(key, old, now) {
+        const reason = why(old, now);
+        if (reason === null) return irrelevant(`${kind} not ours`);
+        gatewayView = null;
+        return relevant(`${kind} ${reason}`);
+      },
+    };
+  }
+
+  const anyOfOurClasses = () => [...gatewayClasses.values()].some(ours);
+  const gatewayClassRules = gatewayKind('GatewayClass', gatewayClasses, (old, now) => (ours(old) || ours(now) ? `controllerName ${gatewayControllerName}` : null));
+  const gatewayRules = gatewayKind('Gateway', gateways, (old, now) =>
+    (ours(gatewayClasses.get(old?.spec?.gatewayClassName ?? '')) || ours(gatewayClasses.get(now?.spec?.gatewayClassName ?? '')) ? 'of our GatewayClass' : null));
+  const httpRouteRules = gatewayKind('HTTPRoute', httpRoutes, () => (anyOfOurClasses() ? 'changed' : null));
+  const referenceGrantRules = gatewayKind('ReferenceGrant', referenceGrants, () => (anyOfOurClasses() ? 'changed' : null));
+
+  function gatewayResources(): GatewayResources {
+    if (gatewayView) return gatewayView;
+    const classes = sortedObjects(gatewayClasses).filter(ours);
+    const names = new Set(classes.map((c) => c.metadata.name));
+    gatewayView = Object.freeze({
+      classes,
+      gateways: sortedObjects(gateways).filter((g) => names.has(g.spec?.gatewayClassName)),
+      httpRoutes: sortedObjects(httpRoutes),
+      referenceGrants: sortedObjects(referenceGrants),
+    });
+    return gatewayView;
+  }
 
   const secretRules: CachedKind<Secret> = {
     cache: secrets,
@@ -401,6 +456,10 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     Secret: (ev) => applyCached('Secret', secretRules, ev),
     ConfigMap: (ev) => applyCached('ConfigMap', configMapRules, ev),
     Service: (ev) => applyCached('Service', serviceRules, ev),
+    GatewayClass: (ev) => applyCached('GatewayClass', gatewayClassRules, ev),
+    Gateway: (ev) => applyCached('Gateway', gatewayRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseGateway(ev.object as Gateway) }),
+    HTTPRoute: (ev) => applyCached('HTTPRoute', httpRouteRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseHTTPRoute(ev.object as HTTPRoute) }),
+    ReferenceGrant: (ev) => applyCached('ReferenceGrant', referenceGrantRules, ev),
   };
 
   function apply(ev: SourceEvent): ApplyResult {
@@ -441,6 +500,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     getIngressClass: (name) => ingressClasses.get(name),
     getNamespace: (name) => namespaces.get(name),
     ingressesReferencingSecret: servedReferencing,
+    gatewayResources,
     leftOutIngresses() {
       leftOutList ??= Object.freeze([...leftOut].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, reason]) => ({ key, reason })));
       return leftOutList;
@@ -451,6 +511,13 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
 /** The served order of Ingresses: oldest first (by `t`, the creation time in ms), ties by `ns/name` descending. */
 export function byIngressOrder(a: { t: number; key: string }, b: { t: number; key: string }): number {
   return a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.key > b.key ? -1 : a.key < b.key ? 1 : 0;
+}
+
+/** The objects oldest first, ties by `ns/name` (the Gateway API's order of precedence among routes). */
+function sortedObjects<T extends KubeObject>(objects: Map<string, T>): T[] {
+  const list = [...objects].map(([key, obj]) => ({ t: timestamp(obj), key, obj }));
+  list.sort((a, b) => (a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return list.map((e) => e.obj);
 }
 
 // Missing or unparsable timestamps sort first, like Go's zero time.

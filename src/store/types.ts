@@ -3,7 +3,7 @@
 // the next sync, so the model can memoise per object.
 import type { SourceEvent } from './events.js';
 import type {
-  ConfigMap, EndpointSlice, Ingress, IngressClass, Namespace, Secret, Service,
+  ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Namespace, ReferenceGrant, Secret, Service,
 } from './kube-types.js';
 
 export interface StoreOptions {
@@ -32,6 +32,19 @@ export interface StoreOptions {
   defaultBackendService: string;
   /** --annotations-prefix (default `nginx.ingress.kubernetes.io`): finds the auth/proxy-ssl Secret references. */
   annotationsPrefix?: string;
+  /** --gateway-controller-name: the GatewayClass spec.controllerName served. Default `ingress-rx.io/gateway`. */
+  gatewayControllerName?: string;
+}
+
+/** The Gateway API objects the store holds in watched namespaces, each list oldest first (ties: `ns/name`). */
+export interface GatewayResources {
+  /** GatewayClasses whose spec.controllerName is ours. */
+  readonly classes: readonly GatewayClass[];
+  /** Gateways of those classes (normalised: every listener's allowedRoutes.namespaces.from set). */
+  readonly gateways: readonly Gateway[];
+  /** Every HTTPRoute (normalised: rules, matches, paths and weights defaulted); which attach is the model's question. */
+  readonly httpRoutes: readonly HTTPRoute[];
+  readonly referenceGrants: readonly ReferenceGrant[];
 }
 
 /**
@@ -75,6 +88,8 @@ export interface StoreReader {
   getNamespace(name: string): Namespace | undefined;
   /** Keys of the served Ingresses that reference a Secret (TLS or auth annotations). */
   ingressesReferencingSecret(secretKey: string): string[];
+  /** The Gateway API objects; the same object until one of them changes. Absent: a reader without them (none). */
+  gatewayResources?(): GatewayResources;
 }
 
 export interface Store extends StoreReader {

@@ -2,6 +2,7 @@
 // talks to the API has its entry here, the RBAC rules in deploy/ are derived from the union, and
 // the tests check every request the code makes against them.
 import { KUBE_RESOURCES } from './kube-resources.js';
+import { RESOURCE_KINDS, STORED_KINDS } from '../store/events.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
@@ -21,9 +22,9 @@ export interface ApiUsage {
 
 export const DEFAULT_ELECTION_ID = 'ingress-controller-leader';
 
-/** src/streams/kube.ts: one list + watch per kind it caches. */
-export function kubeSourceUsage(): ApiUsage[] {
-  return Object.values(KUBE_RESOURCES).map((r) => ({
+/** src/streams/kube.ts: one list + watch per kind it caches (the Gateway API's with --enable-gateway-api). */
+export function kubeSourceUsage(opts: { gatewayAPI?: boolean } = {}): ApiUsage[] {
+  return (opts.gatewayAPI ? STORED_KINDS : RESOURCE_KINDS).map((kind) => KUBE_RESOURCES[kind]).map((r) => ({
     group: r.apiVersion.includes('/') ? r.apiVersion.split('/')[0]! : '',
     resource: r.plural,
     verbs: ['list', 'watch'],

@@ -6,13 +6,13 @@ import {
 } from '@kubernetes/client-node';
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { ResourceKind } from '../store/events.js';
+import type { StoredKind } from '../store/events.js';
 import { KUBE_RESOURCES, collectionPath, makeLister, type KubeList } from './kube-resources.js';
 import { describeForbidden } from './kube-errors.js';
 import { KubeWatch } from './kube-watch.js';
 
 export interface InformerSpec {
-  kind: ResourceKind;
+  kind: StoredKind;
   /** Unset: all namespaces (or a cluster-scoped kind). */
   namespace?: string;
   /** Sent to both the list and the watch. */

@@ -1,11 +1,11 @@
 // Projects what client-node hands us — class instances with Date timestamps from a list, plain
 // JSON from a watch — into the plain shapes of store/kube-types, so both compare and hash equal.
 import type { KubeObject } from '../store/kube-types.js';
-import type { ResourceKind } from '../store/events.js';
+import type { StoredKind } from '../store/events.js';
 import { KUBE_RESOURCES } from './kube-resources.js';
 
 /** A plain-JSON copy of `raw` with `apiVersion` and `kind` set (list items carry neither). */
-export function projectObject(kind: ResourceKind, raw: unknown): KubeObject {
+export function projectObject(kind: StoredKind, raw: unknown): KubeObject {
   const plain = toPlain(raw) as KubeObject;
   const meta = plain.metadata ?? { name: '' };
   delete (meta as { managedFields?: unknown }).managedFields;
@@ -32,7 +32,7 @@ function rfc3339(d: Date): string {
 }
 
 /** Objects ingress-nginx never looks at: Helm release Secrets and Helm 2 (Tiller) ConfigMaps. */
-export function isIgnoredObject(kind: ResourceKind, obj: KubeObject): boolean {
+export function isIgnoredObject(kind: StoredKind, obj: KubeObject): boolean {
   if (kind === 'Secret') return (obj as { type?: string }).type === 'helm.sh/release.v1';
   if (kind === 'ConfigMap') return obj.metadata.labels?.OWNER === 'TILLER';
   return false;

@@ -1,10 +1,10 @@
 // The kinds the kube source watches: where each lives in the API and how to list it with
 // client-node's typed clients (which return class instances; see kube-project).
 import {
-  CoreV1Api, DiscoveryV1Api, NetworkingV1Api,
+  CoreV1Api, CustomObjectsApi, DiscoveryV1Api, NetworkingV1Api,
   type ConfigurationOptions, type KubeConfig, type KubernetesListObject, type KubernetesObject,
 } from '@kubernetes/client-node';
-import type { ResourceKind } from '../store/events.js';
+import type { GatewayKind, StoredKind } from '../store/events.js';
 
 export interface KubeResource {
   apiVersion: string;
@@ -13,7 +13,7 @@ export interface KubeResource {
   namespaced: boolean;
 }
 
-export const KUBE_RESOURCES: Record<ResourceKind, KubeResource> = {
+export const KUBE_RESOURCES: Record<StoredKind, KubeResource> = {
   Namespace: { apiVersion: 'v1', plural: 'namespaces', namespaced: false },
   IngressClass: { apiVersion: 'networking.k8s.io/v1', plural: 'ingressclasses', namespaced: false },
   ConfigMap: { apiVersion: 'v1', plural: 'configmaps', namespaced: true },
@@ -21,10 +21,14 @@ export const KUBE_RESOURCES: Record<ResourceKind, KubeResource> = {
   Service: { apiVersion: 'v1', plural: 'services', namespaced: true },
   EndpointSlice: { apiVersion: 'discovery.k8s.io/v1', plural: 'endpointslices', namespaced: true },
   Ingress: { apiVersion: 'networking.k8s.io/v1', plural: 'ingresses', namespaced: true },
+  GatewayClass: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'gatewayclasses', namespaced: false },
+  Gateway: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'gateways', namespaced: true },
+  ReferenceGrant: { apiVersion: 'gateway.networking.k8s.io/v1beta1', plural: 'referencegrants', namespaced: true },
+  HTTPRoute: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'httproutes', namespaced: true },
 };
 
 /** The URL path of a kind's collection, in one namespace or across all. */
-export function collectionPath(kind: ResourceKind, namespace?: string): string {
+export function collectionPath(kind: StoredKind, namespace?: string): string {
   const r = KUBE_RESOURCES[kind];
   const base = r.apiVersion.includes('/') ? `/apis/${r.apiVersion}` : `/api/${r.apiVersion}`;
   return r.namespaced && namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.plural}` : `${base}/${r.plural}`;
@@ -40,7 +44,7 @@ export type KubeList = KubernetesListObject<KubernetesObject>;
 export type Lister = (q: ListQuery, options?: ConfigurationOptions) => Promise<KubeList>;
 
 /** A function that lists one kind, in a namespace or across all, with the typed clients. */
-export function makeLister(kc: KubeConfig, kind: ResourceKind): Lister {
+export function makeLister(kc: KubeConfig, kind: StoredKind): Lister {
   const core = () => kc.makeApiClient(CoreV1Api);
   const net = () => kc.makeApiClient(NetworkingV1Api);
   const discovery = () => kc.makeApiClient(DiscoveryV1Api);
@@ -78,5 +82,19 @@ export function makeLister(kc: KubeConfig, kind: ResourceKind): Lister {
       return ({ namespace, ...sel }, o) =>
         namespace ? api.listNamespacedIngress({ namespace, ...sel }, o) : api.listIngressForAllNamespaces(sel, o);
     }
+    default:
+      return customLister(kc, kind);
   }
+}
+
+/** The Gateway API kinds are custom resources: listed untyped, as plain JSON. */
+function customLister(kc: KubeConfig, kind: GatewayKind): Lister {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const r = KUBE_RESOURCES[kind];
+  const [group, version] = r.apiVersion.split('/') as [string, string];
+  return async ({ namespace, ...sel }, o) => (namespace
+    ? await api.listNamespacedCustomObject({ group, version, namespace, plural: r.plural, ...sel }, o)
+    : r.namespaced
+      ? await api.listCustomObjectForAllNamespaces({ group, version, plural: r.plural, ...sel }, o)
+      : await api.listClusterCustomObject({ group, version, plural: r.plural, ...sel }, o)) as KubeList;
 }

@@ -5,7 +5,7 @@ import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
 import type { KubeObject } from '../store/kube-types.js';
-import { RESOURCE_KINDS, objectKey, type ResourceKind, type SourceEvent } from '../store/events.js';
+import { RESOURCE_KINDS, STORED_KINDS, objectKey, type ResourceKind, type SourceEvent, type StoredKind } from '../store/events.js';
 import { runInformer, type InformerSpec, type InformerTiming } from './kube-informer.js';
 import { isIgnoredObject, projectObject } from './kube-project.js';
 import { KUBE_RESOURCES } from './kube-resources.js';
@@ -21,6 +21,12 @@ export interface KubeSourceOptions {
    * ingress-nginx then, serves by the class annotation (and --watch-ingress-without-class) only.
    */
   withoutIngressClasses?: boolean;
+  /**
+   * --enable-gateway-api: also watch GatewayClasses, Gateways, HTTPRoutes and ReferenceGrants
+   * (their CRDs must be installed, or the initial list never completes), and Namespaces, whose
+   * labels a listener's allowedRoutes selector reads.
+   */
+  gatewayAPI?: boolean;
   logger: Logger;
   /** Delay before restarting a stopped informer, doubling up to `max` (default 1 s → 30 s). */
   restartBackoffMs?: { initial: number; max: number };
@@ -47,6 +53,8 @@ const DEFAULT_TIMING: InformerTiming = {
  * Cold: each subscription runs its own informers and unsubscribing stops them all; `share()`
  * it when several consumers need the same cluster view.
  */
+export function kubeSource(opts: KubeSourceOptions & { gatewayAPI: true }): Observable<SourceEvent>;
+export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent<ResourceKind>>;
 export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
   return new Observable<SourceEvent>((subscriber) => {
     const logger = opts.logger.child({ source: 'kube' });
@@ -57,7 +65,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
       listTimeoutMs: opts.listTimeoutMs ?? DEFAULT_TIMING.listTimeoutMs,
     };
     // What this source has told its subscriber, per kind and key: every change is diffed against it.
-    const emitted = new Map<ResourceKind, Map<string, KubeObject>>(RESOURCE_KINDS.map((k) => [k, new Map()]));
+    const emitted = new Map<StoredKind, Map<string, KubeObject>>(STORED_KINDS.map((k) => [k, new Map()]));
     const specs = informerSpecs(opts);
     const notListed = new Set(specs);
     let synced = false;
@@ -66,7 +74,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
       if (synced) subscriber.next(e);
     };
 
-    const upsert = (kind: ResourceKind, raw: KubernetesObject) => {
+    const upsert = (kind: StoredKind, raw: KubernetesObject) => {
       const object = projectObject(kind, raw);
       if (!object.metadata.name) return;
       const key = objectKey(object);
@@ -86,7 +94,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
       }
     };
 
-    const remove = (kind: ResourceKind, raw: KubernetesObject) => {
+    const remove = (kind: StoredKind, raw: KubernetesObject) => {
       const object = projectObject(kind, raw);
       const key = objectKey(object);
       const seen = emitted.get(kind)!;
@@ -100,7 +108,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
       if (synced || notListed.size > 0) return;
       synced = true;
       let count = 0;
-      for (const kind of RESOURCE_KINDS) {
+      for (const kind of STORED_KINDS) {
         const objects = [...emitted.get(kind)!].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
         for (const [key, object] of objects) {
           subscriber.next({ kind, type: 'add', key, object });
@@ -129,20 +137,26 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
  * Helm release Secrets and Tiller ConfigMaps can be many and large: like ingress-nginx, ask the
  * server not to send them at all (isIgnoredObject still drops any that arrive).
  */
-const SERVER_SIDE_FILTERS: Partial<Record<ResourceKind, Pick<InformerSpec, 'labelSelector' | 'fieldSelector'>>> = {
+const SERVER_SIDE_FILTERS: Partial<Record<StoredKind, Pick<InformerSpec, 'labelSelector' | 'fieldSelector'>>> = {
   Secret: { fieldSelector: 'type!=helm.sh/release.v1' },
   ConfigMap: { labelSelector: 'OWNER!=TILLER' },
 };
 
-/** One informer per kind, per watched namespace for namespaced kinds; Namespaces only with a selector. */
-export function informerSpecs(opts: Pick<KubeSourceOptions, 'watchNamespaces' | 'namespaceSelector' | 'withoutIngressClasses'>): InformerSpec[] {
+/**
+ * One informer per kind, per watched namespace for namespaced kinds; Namespaces only with a
+ * selector or the Gateway API; the Gateway API kinds only with it.
+ */
+export function informerSpecs(opts: Pick<KubeSourceOptions, 'watchNamespaces' | 'namespaceSelector' | 'withoutIngressClasses' | 'gatewayAPI'>): InformerSpec[] {
   const namespaces = [...new Set(opts.watchNamespaces.filter((ns) => ns !== ''))];
   const specs: InformerSpec[] = [];
-  for (const kind of RESOURCE_KINDS) {
+  const kinds: readonly StoredKind[] = opts.gatewayAPI ? STORED_KINDS : RESOURCE_KINDS;
+  for (const kind of kinds) {
     const filters = SERVER_SIDE_FILTERS[kind] ?? {};
     if (kind === 'IngressClass' && opts.withoutIngressClasses) continue;
     if (kind === 'Namespace') {
-      if (opts.namespaceSelector) specs.push({ kind, labelSelector: opts.namespaceSelector });
+      // allowedRoutes selectors read every namespace's labels: no selector then (the store filters).
+      if (opts.gatewayAPI) specs.push({ kind });
+      else if (opts.namespaceSelector) specs.push({ kind, labelSelector: opts.namespaceSelector });
     } else if (KUBE_RESOURCES[kind].namespaced && namespaces.length > 0) {
       for (const namespace of namespaces) specs.push({ kind, namespace, ...filters });
     } else specs.push({ kind, ...filters });

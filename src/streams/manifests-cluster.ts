@@ -3,7 +3,7 @@
 // the files now say — with the uid, resourceVersion and creationTimestamp a cluster would give.
 import stableStringify from 'fast-json-stable-stringify';
 import type { Logger } from '../log.js';
-import { RESOURCE_KINDS, type ResourceKind, type SourceEvent } from '../store/events.js';
+import { STORED_KINDS, type StoredKind, type SourceEvent } from '../store/events.js';
 import type { KubeObject } from '../store/kube-types.js';
 import { stableUid, type ManifestObject, type ParsedFile } from './manifests-parse.js';
 
@@ -11,14 +11,14 @@ export interface ManifestCluster {
   /** Sets what a file holds now. A file with errors keeps the objects it held before. */
   setFile(file: string, parsed: ParsedFile): void;
   removeFile(file: string): void;
-  /** The events since the last commit: adds and updates in RESOURCE_KINDS order, then deletes in reverse. */
+  /** The events since the last commit: adds and updates in STORED_KINDS order, then deletes in reverse. */
   commit(): SourceEvent[];
 }
 
 // The canonical text of an object is computed only when there is something to compare it
 // with, so the first read of a large directory does not serialise every object.
 interface Held { obj: ManifestObject; canon?: string }
-interface Emitted { kind: ResourceKind; key: string; object: KubeObject; held: Held }
+interface Emitted { kind: StoredKind; key: string; object: KubeObject; held: Held }
 
 function canonOf(held: Held): string {
   return (held.canon ??= stableStringify(held.obj.object));
@@ -28,7 +28,7 @@ function sameContent(a: Held, b: Held): boolean {
   return a === b || a.obj.object === b.obj.object || canonOf(a) === canonOf(b);
 }
 
-const KIND_ORDER = new Map<string, number>(RESOURCE_KINDS.map((k, i) => [k, i]));
+const KIND_ORDER = new Map<string, number>(STORED_KINDS.map((k, i) => [k, i]));
 
 /** `now` gives epoch ms; creation timestamps have a cluster's one-second resolution. */
 export function createManifestCluster(opts: { logger: Logger; now?: () => number }): ManifestCluster {

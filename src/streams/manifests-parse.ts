@@ -3,7 +3,7 @@
 // naming the file and line, and the good documents of the same file still count.
 import { createHash } from 'node:crypto';
 import { LineCounter, parseAllDocuments } from 'yaml';
-import type { ResourceKind } from '../store/events.js';
+import type { StoredKind } from '../store/events.js';
 import { SERVICE_NAME_LABEL } from '../store/store.js';
 import type {
   ConfigMap, EndpointSlice, Endpoints, Ingress, IngressBackend, KubeObject, ObjectMeta, Secret,
@@ -18,7 +18,7 @@ export interface ManifestError {
 
 /** One supported object found in a file, projected but without cluster-given defaults. */
 export interface ManifestObject {
-  kind: ResourceKind;
+  kind: StoredKind;
   /** `namespace/name`, or `name` for cluster-scoped kinds. */
   key: string;
   object: KubeObject;
@@ -35,8 +35,9 @@ export interface ParsedFile {
 /** Parsed documents by their text, so that an edit re-parses only the documents it touched. */
 export type ParseCache = Map<string, ParsedFile>;
 
-const CLUSTER_SCOPED = new Set<string>(['Namespace', 'IngressClass']);
-const SUPPORTED = new Set<string>(['Ingress', 'IngressClass', 'Service', 'EndpointSlice', 'Endpoints', 'Secret', 'ConfigMap', 'Namespace']);
+const CLUSTER_SCOPED = new Set<string>(['Namespace', 'IngressClass', 'GatewayClass']);
+const GATEWAY_API_KINDS = new Set<string>(['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant']);
+const SUPPORTED = new Set<string>(['Ingress', 'IngressClass', 'Service', 'EndpointSlice', 'Endpoints', 'Secret', 'ConfigMap', 'Namespace', ...GATEWAY_API_KINDS]);
 
 /** The API server's limits, which a cluster enforces and a directory of manifests must too. */
 export const API_LIMITS = {
@@ -182,7 +183,7 @@ function collect(value: unknown, line: number, out: ParsedFile, fail: (line: num
   if (tooLarge) return fail(line, `${kind} ${name}: ${tooLarge}; refused`);
   try {
     for (const object of project(kind, value)) {
-      const objKind = (object.kind ?? kind) as ResourceKind;
+      const objKind = (object.kind ?? kind) as StoredKind;
       const ns = object.metadata.namespace;
       out.objects.push({ kind: objKind, key: ns ? `${ns}/${object.metadata.name}` : object.metadata.name, object, line });
     }
@@ -205,8 +206,27 @@ function project(kind: string, raw: Record<string, unknown>): KubeObject[] {
     case 'Secret': return [projectSecret(base, raw)];
     case 'ConfigMap': return [{ ...base, ...optional('data', stringMap(raw.data, 'data')) } as ConfigMap];
     case 'Namespace': return [{ ...base, ...optional('status', record(raw.status, 'status')) } as KubeObject];
+    case 'GatewayClass': case 'Gateway': case 'HTTPRoute': case 'ReferenceGrant': return [projectGatewayAPI(base, raw)];
     default: throw new Error(`unsupported kind ${kind}`);
   }
+}
+
+/** A Gateway API object: `spec` a mapping (required, as the CRDs say), of the gateway.networking.k8s.io group. */
+function projectGatewayAPI(base: KubeObject, raw: Record<string, unknown>): KubeObject {
+  if (!base.apiVersion?.startsWith('gateway.networking.k8s.io/')) throw new Error(`apiVersion ${JSON.stringify(base.apiVersion ?? '')} is not gateway.networking.k8s.io`);
+  const spec = record(raw.spec, 'spec');
+  if (!spec) throw new Error('spec is required');
+  if (base.kind === 'Gateway') array(spec.listeners, 'spec.listeners');
+  if (base.kind === 'HTTPRoute') {
+    array(spec.parentRefs, 'spec.parentRefs');
+    array(spec.hostnames, 'spec.hostnames');
+    array(spec.rules, 'spec.rules');
+  }
+  if (base.kind === 'ReferenceGrant') {
+    array(spec.from, 'spec.from');
+    array(spec.to, 'spec.to');
+  }
+  return { ...base, spec, ...optional('status', record(raw.status, 'status')) } as KubeObject;
 }
 
 function projectMeta(m: Record<string, unknown>, namespaced: boolean): ObjectMeta {

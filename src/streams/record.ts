@@ -6,7 +6,7 @@ import type { SchedulerLike } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { Secret } from '../store/kube-types.js';
 import type { StoreOptions } from '../store/types.js';
-import { isTask, type EventType, type PipelineInput, type ResourceKind, type TaskKind } from '../store/events.js';
+import { isTask, type EventType, type PipelineInput, type StoredKind, type TaskKind } from '../store/events.js';
 import type { PipelineHooks } from './hooks.js';
 import { createLineWriter } from './record-writer.js';
 
@@ -49,7 +49,7 @@ export interface RecordHeader {
 export interface RecordedEvent {
   /** ms since the log's start. */
   t: number;
-  kind: ResourceKind;
+  kind: StoredKind;
   type: EventType;
   key: string;
   object: unknown;

@@ -2,7 +2,7 @@
 // line back into a pipeline input with its time. A truncated last line (the recorder was killed
 // mid-write) is tolerated; a malformed line anywhere else is an error naming its line number.
 import { readFileSync } from 'node:fs';
-import { RESOURCE_KINDS, type PipelineInput } from '../store/events.js';
+import { STORED_KINDS, type PipelineInput } from '../store/events.js';
 import type { KubeObject } from '../store/kube-types.js';
 import { RECORD_FORMAT, RECORD_FORMAT_VERSION, isRecordedTask, type RecordEntry, type RecordHeader } from './record.js';
 
@@ -26,7 +26,7 @@ export interface ReplayLog {
   warnings: string[];
 }
 
-const KINDS = new Set<string>(RESOURCE_KINDS);
+const KINDS = new Set<string>(STORED_KINDS);
 const TASKS = new Set(['template-change', 'file-change', 'configmap-change', 'nginx-restart', 'retry', 'initial-sync']);
 
 function checkHeader(value: unknown, file: string): RecordHeader {

@@ -43,6 +43,11 @@ export const DEFAULT_RESOURCES: readonly ResourceType[] = [
   { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false },
   { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, status: true },
   { group: 'apps', version: 'v1', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, status: true },
+  // The Gateway API's CRDs (standard channel), as a cluster that has them installed serves them.
+  { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gatewayclasses', kind: 'GatewayClass', namespaced: false, status: true },
+  { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways', kind: 'Gateway', namespaced: true, status: true },
+  { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'httproutes', kind: 'HTTPRoute', namespaced: true, status: true },
+  { group: 'gateway.networking.k8s.io', version: 'v1beta1', resource: 'referencegrants', kind: 'ReferenceGrant', namespaced: true },
 ];
 
 /** A stored object: any JSON with `metadata.name`. */

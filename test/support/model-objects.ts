@@ -1,5 +1,5 @@
 // Small builders of Kubernetes objects and a store for model tests (kube-types shapes).
-import type { ResourceKind } from '../../src/store/events.js';
+import type { StoredKind } from '../../src/store/events.js';
 import type { EndpointSlice, Ingress, KubeObject, PathType, Secret, Service } from '../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
@@ -65,20 +65,20 @@ export function tlsSecret(name: string, crt: string, key: string, ns = 'default'
 
 /** A store for tests that serves Ingresses without class; `put` adds or updates, `remove` deletes. */
 export function testStore(options: Partial<StoreOptions> = {}): Store & {
-  put(kind: ResourceKind, obj: KubeObject): void;
-  remove(kind: ResourceKind, obj: KubeObject): void;
+  put(kind: StoredKind, obj: KubeObject): void;
+  remove(kind: StoredKind, obj: KubeObject): void;
 } {
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, ...options }, ANNOTATION_REFERENCES);
   const known = new Set<string>();
   const keyOf = (kind: string, o: KubeObject) => `${kind}:${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
   const objKey = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
   return Object.assign(store, {
-    put(kind: ResourceKind, obj: KubeObject) {
+    put(kind: StoredKind, obj: KubeObject) {
       const k = keyOf(kind, obj);
       store.apply({ kind, type: known.has(k) ? 'update' : 'add', key: objKey(obj), object: obj });
       known.add(k);
     },
-    remove(kind: ResourceKind, obj: KubeObject) {
+    remove(kind: StoredKind, obj: KubeObject) {
       known.delete(keyOf(kind, obj));
       store.apply({ kind, type: 'delete', key: objKey(obj), object: obj });
     },

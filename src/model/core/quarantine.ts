@@ -6,7 +6,7 @@
 // scope says), so that it is tried again: if it is still refused, it comes back.
 import type { ConfigMap, Ingress } from '../../store/kube-types.js';
 import type { StoreReader } from '../../store/types.js';
-import type { ResourceKind } from '../../store/events.js';
+import type { StoredKind } from '../../store/events.js';
 import type { BudgetScope } from './budgets.js';
 
 export interface QuarantineEntry {
@@ -23,7 +23,7 @@ export interface QuarantineEntry {
 
 /** What the sync knows changed: source events, and whether tasks or dropped events blur it. */
 export interface QuarantineChanges {
-  objects: ReadonlyArray<{ kind: ResourceKind; key: string }>;
+  objects: ReadonlyArray<{ kind: StoredKind; key: string }>;
   /** A template or ConfigMap change, a restart of NGINX, or a batch the ring dropped from. */
   everything: boolean;
 }
@@ -221,6 +221,7 @@ export function quarantinedView(
     getIngressClass: (name) => store.getIngressClass(name),
     getNamespace: (name) => store.getNamespace(name),
     ingressesReferencingSecret: (key) => store.ingressesReferencingSecret(key).filter((k) => !hidden.has(k)),
+    ...(store.gatewayResources ? { gatewayResources: () => store.gatewayResources!() } : {}),
   };
 }
 

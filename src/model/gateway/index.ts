@@ -1,7 +1,10 @@
-// The Gateway API front end (issue 28): GatewayClass, Gateway, HTTPRoute and ReferenceGrant from
-// the store → the core's servers, locations and backends (../core/types.ts). Nothing is built here
-// yet. Its contract, held by test/unit/architecture.test.ts: it imports the core (../core/) and the
+// The Gateway API front end (issue 28; docs/gateway-api.md): GatewayClass, Gateway, HTTPRoute and
+// ReferenceGrant from the store → the core's servers, locations and backends (../core/types.ts).
+// Its contract, held by test/unit/architecture.test.ts: it imports the core (../core/) and the
 // shared checks (../checks/), never the Ingress front end (../ingress/), which never imports it;
 // nothing in the core or the checks imports it; the model's entry (../build.ts) runs it beside the
 // Ingress front end.
-export {};
+export { translateGateways, resolveBackends, type BackendPlan, type GatewayTranslation, type LocationFactory, type TranslateInput } from './translate.js';
+export { referencePermitted } from './references.js';
+export { intersectHostnames } from './attachment.js';
+export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';

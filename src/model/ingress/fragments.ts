@@ -9,8 +9,9 @@ import type { NginxSettings } from '../core/config/settings.js';
 import type { IngressRef, Location, ModelWarning } from '../core/types.js';
 import { DEEP_INSPECTION_WARNING, DEFAULT_SERVER, ROOT_PATH, deepInspectionMatch, hostProblem, pathProblem } from '../core/paths.js';
 import { ingressStaticReason } from './dynamic-routes.js';
+import { DEFAULT_UPSTREAM } from '../core/backend-parts.js';
 
-export const DEFAULT_UPSTREAM = 'upstream-default-backend';
+export { DEFAULT_UPSTREAM };
 
 /** A Service backend an Ingress refers to. */
 export interface BackendUse {

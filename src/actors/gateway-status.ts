@@ -1,0 +1,102 @@
+// The Gateway API status writer (--enable-gateway-api, with --update-status): while this pod
+// leads, after each applied sync, writes the conditions the model computed (../model/gateway/
+// status.ts) to the status of our GatewayClasses, Gateways and the HTTPRoutes' parents — only
+// where they differ from what the object holds. A condition keeps its lastTransitionTime while
+// its status stays the same; an HTTPRoute keeps the parent entries of other controllers.
+import type { CustomObjectsApi } from '@kubernetes/client-node';
+import type { Observable, Subscription } from 'rxjs';
+import type { Logger } from '../log.js';
+import type { KubeObject } from '../store/kube-types.js';
+import type { GatewayResources } from '../store/types.js';
+import type { Condition, GatewayAPIStatus } from '../model/gateway/index.js';
+import { deepEqual } from '../store/normalise.js';
+
+const GROUP = 'gateway.networking.k8s.io';
+
+export interface GatewayStatusWriter {
+  sync(status: GatewayAPIStatus | undefined, resources: GatewayResources | undefined): Promise<{ written: string[]; failed: string[] }>;
+  stop(): void;
+}
+
+interface Stamped extends Condition { lastTransitionTime: string }
+type StatusBody = Record<string, unknown>;
+
+export function createGatewayStatusWriter(deps: { custom: CustomObjectsApi; isLeader$: Observable<boolean>; controllerName: string; logger: Logger; now?: () => Date }): GatewayStatusWriter {
+  const log = deps.logger.child({ actor: 'gateway-status' });
+  const now = deps.now ?? (() => new Date());
+  let leader = false;
+  const sub: Subscription = deps.isLeader$.subscribe((v) => { leader = v; });
+
+  /** The conditions with their transition times: kept from `old` when the status did not change. */
+  function stamp(conditions: readonly Condition[], old: unknown): Stamped[] {
+    const before = Array.isArray(old) ? (old as Stamped[]) : [];
+    const time = now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return conditions.map((c) => {
+      const prev = before.find((p) => p.type === c.type);
+      return { ...c, lastTransitionTime: prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : time };
+    });
+  }
+
+  /** Whether two statuses differ in what we write (transition times aside). */
+  function differs(a: unknown, b: unknown): boolean {
+    return !deepEqual(JSON.parse(JSON.stringify(a ?? {}, (k, v) => (k === 'lastTransitionTime' ? undefined : v))),
+      JSON.parse(JSON.stringify(b ?? {}, (k, v) => (k === 'lastTransitionTime' ? undefined : v))));
+  }
+
+  async function write(kind: string, plural: string, obj: KubeObject, status: StatusBody, out: { written: string[]; failed: string[] }): Promise<void> {
+    const current = (obj as { status?: StatusBody }).status;
+    if (!differs(current, status)) return;
+    const name = obj.metadata.name;
+    const namespace = obj.metadata.namespace;
+    const version = (obj.apiVersion ?? `${GROUP}/v1`).split('/')[1] ?? 'v1';
+    const body = { ...obj, status };
+    const key = `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
+    try {
+      if (namespace) await deps.custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version, namespace, plural, name, body });
+      else await deps.custom.replaceClusterCustomObjectStatus({ group: GROUP, version, plural, name, body });
+      out.written.push(key);
+    } catch (err) {
+      // A conflict (the object changed since the store saw it) is retried by the sync its change brings.
+      out.failed.push(key);
+      log.warn({ object: key, err: String(err) }, 'could not update the Gateway API status');
+    }
+  }
+
+  return {
+    async sync(status, resources) {
+      const out = { written: [] as string[], failed: [] as string[] };
+      if (!leader || !status || !resources) return out;
+      const jobs: Array<Promise<void>> = [];
+      for (const c of resources.classes) {
+        const conditions = status.classes.get(c.metadata.name);
+        const old = (c as { status?: StatusBody }).status;
+        if (conditions) jobs.push(write('GatewayClass', 'gatewayclasses', c, { ...old, conditions: stamp(conditions, old?.conditions) }, out));
+      }
+      for (const gw of resources.gateways) {
+        const s = status.gateways.get(`${gw.metadata.namespace}/${gw.metadata.name}`);
+        if (!s) continue;
+        const old = (gw as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
+        jobs.push(write('Gateway', 'gateways', gw, {
+          ...old,
+          conditions: stamp(s.conditions, old?.conditions),
+          listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
+        }, out));
+      }
+      for (const route of resources.httpRoutes) {
+        const ours = status.routes.get(`${route.metadata.namespace}/${route.metadata.name}`);
+        const old = (route as { status?: { parents?: Array<{ controllerName?: string; parentRef?: unknown; conditions?: unknown }> } }).status;
+        const others = (old?.parents ?? []).filter((p) => p.controllerName !== deps.controllerName);
+        const mineBefore = (old?.parents ?? []).filter((p) => p.controllerName === deps.controllerName);
+        if (!ours && mineBefore.length === 0) continue;
+        const parents = [...others, ...(ours ?? []).map((p) => ({
+          ...p, conditions: stamp(p.conditions, mineBefore.find((o) => deepEqual(o.parentRef, p.parentRef))?.conditions),
+        }))];
+        jobs.push(write('HTTPRoute', 'httproutes', route, { ...old, parents }, out));
+      }
+      await Promise.all(jobs);
+      if (out.written.length > 0) log.info({ objects: out.written.length }, 'updated the Gateway API status');
+      return out;
+    },
+    stop() { sub.unsubscribe(); },
+  };
+}

@@ -1,0 +1,143 @@
+// Which listeners of our Gateways an HTTPRoute attaches to, and on which host names: its
+// parentRefs (name, namespace, sectionName, port), each listener's allowedRoutes (namespaces:
+// Same, All or Selector; kinds) and the intersection of the route's hostnames with the
+// listener's. Only HTTP listeners on port 80 are served today (--http-port).
+import type { Gateway, GatewayListener, HTTPRoute, Namespace, ParentReference, RouteNamespaces } from '../../store/kube-types.js';
+import { GATEWAY_GROUP } from './references.js';
+
+/** The port a Gateway listener must name to be served on --http-port. */
+export const HTTP_LISTENER_PORT = 80;
+
+export interface Attachment {
+  /** `namespace/gateway/listener`. */
+  readonly listener: string;
+  /** The host names the route is served on through this listener (lower case; `*.` wildcards kept). */
+  readonly hostnames: readonly string[];
+}
+
+/** The spec's reasons for a route parent's Accepted condition when it is False. */
+export type NotAcceptedReason = 'NoMatchingParent' | 'NotAllowedByListeners' | 'NoMatchingListenerHostname';
+
+/** What one parentRef gives: the attachments, or why there is none. */
+export type ParentResult = { readonly attached: readonly Attachment[] } | { readonly refused: string; readonly reason: NotAcceptedReason };
+
+export function attachParent(
+  route: HTTPRoute, ref: ParentReference, gateways: ReadonlyMap<string, Gateway>, namespaceOf: (name: string) => Namespace | undefined,
+): ParentResult {
+  const routeNs = route.metadata.namespace ?? '';
+  if ((ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') {
+    return { refused: `parent ${ref.group ?? GATEWAY_GROUP}/${ref.kind ?? 'Gateway'} is not a Gateway`, reason: 'NoMatchingParent' };
+  }
+  const gwKey = `${ref.namespace ?? routeNs}/${ref.name}`;
+  const gw = gateways.get(gwKey);
+  if (!gw) return { refused: `Gateway ${gwKey} not found, or not of a GatewayClass of this controller`, reason: 'NoMatchingParent' };
+  const named = (gw.spec.listeners ?? []).filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
+  if (named.length === 0) return { refused: `Gateway ${gwKey} has no listener${ref.sectionName !== undefined ? ` named "${ref.sectionName}"` : ''}${ref.port !== undefined ? ` on port ${ref.port}` : ''}`, reason: 'NoMatchingParent' };
+  const reasons: string[] = [];
+  let reason: NotAcceptedReason | undefined;
+  const attached: Attachment[] = [];
+  const refuse = (l: GatewayListener, why: string, code: NotAcceptedReason) => {
+    reasons.push(`listener ${gwKey}/${l.name}: ${why}`);
+    reason ??= code;
+  };
+  for (const l of named) {
+    const problem = listenerProblem(l);
+    if (problem) {
+      refuse(l, problem, 'NoMatchingParent');
+      continue;
+    }
+    const why = listenerRefusal(gw, l, routeNs, namespaceOf);
+    if (why) {
+      refuse(l, why, 'NotAllowedByListeners');
+      continue;
+    }
+    const hostnames = intersectHostnames(route.spec.hostnames, l.hostname);
+    if (!l.hostname && (route.spec.hostnames ?? []).length === 0) {
+      refuse(l, 'neither the route nor the listener names a hostname (every host), which is not served yet', 'NoMatchingListenerHostname');
+      continue;
+    }
+    if (hostnames.length === 0) {
+      refuse(l, `no hostname of the route matches the listener's ${l.hostname ? JSON.stringify(l.hostname) : '(none)'}`, 'NoMatchingListenerHostname');
+      continue;
+    }
+    attached.push({ listener: `${gwKey}/${l.name}`, hostnames });
+  }
+  return attached.length > 0 ? { attached } : { refused: reasons.join('; '), reason: reason ?? 'NoMatchingParent' };
+}
+
+/** Why a listener is not served at all, or null. */
+export function listenerProblem(l: GatewayListener): string | null {
+  if (l.protocol !== 'HTTP') return `protocol ${l.protocol} is not served yet (HTTP only)`;
+  if (l.port !== HTTP_LISTENER_PORT) return `port ${l.port} is not served (an HTTP listener must use port ${HTTP_LISTENER_PORT}, served on --http-port)`;
+  return null;
+}
+
+/** Whether the listener's allowedRoutes.kinds admit HTTPRoutes (no list: the protocol's kinds, HTTPRoute for HTTP). */
+export function admitsHTTPRoutes(l: GatewayListener): boolean {
+  const kinds = l.allowedRoutes?.kinds;
+  return !kinds || kinds.length === 0 || kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
+}
+
+/** Why the listener takes no HTTPRoute of the namespace, or null. */
+function listenerRefusal(gw: Gateway, l: GatewayListener, routeNs: string, namespaceOf: (name: string) => Namespace | undefined): string | null {
+  if (!admitsHTTPRoutes(l)) return `allowedRoutes.kinds does not include HTTPRoute`;
+  const from = l.allowedRoutes?.namespaces ?? { from: 'Same' };
+  if (!namespaceAllowed(from, gw.metadata.namespace ?? '', routeNs, namespaceOf)) {
+    return `allowedRoutes.namespaces (from: ${from.from ?? 'Same'}) does not admit routes of namespace "${routeNs}"`;
+  }
+  return null;
+}
+
+function namespaceAllowed(rn: RouteNamespaces, gwNs: string, routeNs: string, namespaceOf: (name: string) => Namespace | undefined): boolean {
+  switch (rn.from ?? 'Same') {
+    case 'All': return true;
+    case 'Same': return routeNs === gwNs;
+    case 'Selector': return rn.selector !== undefined && selectorMatches(rn.selector, namespaceOf(routeNs)?.metadata.labels ?? {});
+    default: return false;
+  }
+}
+
+/** A metav1.LabelSelector (matchLabels and matchExpressions); an empty one selects every namespace. */
+function selectorMatches(sel: NonNullable<RouteNamespaces['selector']>, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of sel.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const values = e.values ?? [];
+    switch (e.operator) {
+      case 'In': if (!has || !values.includes(labels[e.key]!)) return false; break;
+      case 'NotIn': if (has && values.includes(labels[e.key]!)) return false; break;
+      case 'Exists': if (!has) return false; break;
+      case 'DoesNotExist': if (has) return false; break;
+      default: return false; // an operator we do not know selects nothing
+    }
+  }
+  return true;
+}
+
+/**
+ * The route's host names on a listener: all of the route's when the listener has none, the
+ * listener's when the route has none, else those that match each other (an exact name matching
+ * a wildcard is the exact name; of two wildcards, the narrower). Route and listener both without
+ * one would take every host: not served (nothing is returned).
+ */
+export function intersectHostnames(routeHostnames: readonly string[] | undefined, listenerHostname: string | undefined): string[] {
+  const route = (routeHostnames ?? []).map((h) => h.toLowerCase());
+  const listener = listenerHostname?.toLowerCase();
+  if (!listener) return [...new Set(route)];
+  if (route.length === 0) return [listener];
+  const out = new Set<string>();
+  for (const h of route) {
+    if (h === listener) out.add(h);
+    else if (covers(listener, h)) out.add(h);
+    else if (covers(h, listener)) out.add(listener);
+  }
+  return [...out];
+}
+
+/** Whether the wildcard `*.suffix` covers `name` (exact, or a narrower wildcard): one or more labels before the suffix. */
+function covers(wildcard: string, name: string): boolean {
+  if (!wildcard.startsWith('*.')) return false;
+  const suffix = wildcard.slice(1);
+  const base = name.startsWith('*.') ? name.slice(2) : name;
+  return base.endsWith(suffix) && base.length > suffix.length;
+}

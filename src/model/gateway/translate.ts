@@ -1,0 +1,299 @@
+// HTTPRoutes attached to our Gateways → servers, locations and backends of the core. Each host
+// gets the locations of every route served on it (oldest route first; a path already taken
+// stays with the older route); each rule becomes a backend (weighted backendRefs: the first as
+// the primary, the second as its alternative, which the Lua balancer picks by weight). What
+// cannot be served is named (`HTTPRoute ns/name`, the field, the reason) and set aside; a rule
+// whose backendRefs cannot all be used answers 503 rather than send its traffic elsewhere.
+import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
+import type { GatewayResources } from '../../store/types.js';
+import type { NginxSettings } from '../core/config/settings.js';
+import type { Backend, Endpoint, Location, ModelWarning, PathType, Server } from '../core/types.js';
+import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
+import { DEFAULT_UPSTREAM, NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
+import { resolveServiceEndpoints } from '../core/endpoints.js';
+import { checkRegex } from '../checks/pcre.js';
+import { deepEqual } from '../../store/normalise.js';
+import type { AddressPolicy } from '../checks/address-policy.js';
+import { attachParent, type NotAcceptedReason } from './attachment.js';
+import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
+
+/** Makes a location with the default settings of every group (the model's entry supplies it). */
+export type LocationFactory = (
+  path: string, pathType: PathType, route: { namespace: string; name: string }, service: { service: string; port: string } | null, backend: string,
+) => Location;
+
+/** What became of one route, for its status (./status.ts). */
+export interface RouteOutcome {
+  readonly route: HTTPRoute;
+  /** Per parentRef, in order: the listeners (`ns/gateway/listener`) it attached to, or why none. */
+  readonly parents: ReadonlyArray<{ readonly ref: ParentReference; readonly listeners: readonly string[] } | { readonly ref: ParentReference; readonly reason: NotAcceptedReason | 'UnsupportedValue'; readonly message: string }>;
+  /** The first backendRef that cannot be used, or null. */
+  readonly refs: RefProblem | null;
+}
+
+export interface RefProblem { readonly reason: 'RefNotPermitted' | 'InvalidKind' | 'BackendNotFound'; readonly message: string }
+
+export interface GatewayTranslation {
+  readonly servers: readonly Server[];
+  readonly routes: readonly RouteOutcome[];
+  /** What each rule's backend is made of; endpoints are resolved at every build (resolveBackends). */
+  readonly plans: readonly BackendPlan[];
+  readonly warnings: readonly ModelWarning[];
+}
+
+export interface BackendPlan {
+  readonly name: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: string;
+  /** Set on the second backendRef of a weighted rule: its share is weight / weightTotal. */
+  readonly weight?: { readonly weight: number; readonly weightTotal: number };
+  readonly alternative?: string;
+}
+
+export interface TranslateInput {
+  readonly resources: GatewayResources;
+  readonly namespaceOf: (name: string) => Namespace | undefined;
+  /** Hosts the Ingress front end serves: an HTTPRoute is not served on them (docs/gateway-api.md). */
+  readonly ingressHosts: ReadonlySet<string>;
+  readonly settings: NginxSettings;
+  readonly dynamicRoutes: boolean;
+  readonly newLocation: LocationFactory;
+  /** The location of the built-in default backend (404), for hosts with no `/` of their own. */
+  readonly defaultRoot: Location;
+}
+
+const DYNAMIC_ROUTES_OFF = 'dynamic routes are off (--enable-dynamic-routes=false)';
+
+interface Planned { readonly loc: Location; readonly origin: string }
+
+export function translateGateways(input: TranslateInput): GatewayTranslation {
+  const warnings: ModelWarning[] = [];
+  const gateways = new Map(input.resources.gateways.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
+  const hosts = new Map<string, Map<string, Planned>>();
+  const plans: BackendPlan[] = [];
+  const routes: RouteOutcome[] = [];
+  for (const route of input.resources.httpRoutes) {
+    const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
+    const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
+    const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
+    routes.push(outcome);
+    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents);
+    if (hostnames.length === 0) continue;
+    const rules = route.spec.rules ?? [];
+    for (let i = 0; i < rules.length; i++) {
+      const made = ruleLocations(route, rules[i]!, i, input, warn, (p) => { outcome.refs ??= p; });
+      if (!made) continue;
+      plans.push(...made.plans);
+      for (const host of hostnames) {
+        let locations = hosts.get(host);
+        if (!locations) hosts.set(host, (locations = new Map()));
+        for (const loc of made.locations) {
+          const id = `${loc.pathType} ${loc.path}`;
+          const taken = locations.get(id);
+          if (taken) {
+            warn(`spec.rules[${i}].matches`, `${loc.pathType} path ${JSON.stringify(loc.path)} on host ${host} is already routed by ${taken.origin} (the older route keeps it); set aside`);
+            continue;
+          }
+          locations.set(id, { loc, origin: `HTTPRoute ${key}` });
+        }
+      }
+    }
+  }
+  const servers: Server[] = [];
+  for (const [hostname, planned] of [...hosts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    let locations = [...planned.values()].map((p) => p.loc);
+    if (!locations.some((l) => l.path === ROOT_PATH && l.pathType === 'Prefix')) locations.push(input.defaultRoot);
+    locations = splitPrefixLocations(sortLocations(locations));
+    servers.push({
+      hostname, aliases: [], sslPassthrough: false, certificate: null, tlsSecret: null, redirectFromToWWW: false,
+      useRegex: false, serverSnippet: '', locations, staticBecause: staticReason(input),
+    });
+  }
+  return { servers, routes, plans, warnings };
+}
+
+/** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
+function routeHostnames(route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][]): string[] {
+  for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
+    const problem = h.startsWith('*.') || !h.includes('*') ? hostProblem(h.toLowerCase()) : `hostname ${JSON.stringify(h)}: "*" only as the first label`;
+    if (problem) {
+      warn(`spec.hostnames[${j}]`, `${problem}; route set aside`);
+      for (const ref of route.spec.parentRefs ?? []) parents.push({ ref, reason: 'UnsupportedValue', message: `spec.hostnames[${j}]: ${problem}` });
+      return [];
+    }
+  }
+  const refs = route.spec.parentRefs ?? [];
+  if (refs.length === 0) {
+    warn('spec.parentRefs', 'no parentRefs: the route attaches to no Gateway');
+    return [];
+  }
+  const out = new Set<string>();
+  for (const [j, ref] of refs.entries()) {
+    const r = attachParent(route, ref, gateways, input.namespaceOf);
+    if ('refused' in r) {
+      warn(`spec.parentRefs[${j}]`, `${r.refused}; not attached`);
+      parents.push({ ref, reason: r.reason, message: r.refused });
+      continue;
+    }
+    parents.push({ ref, listeners: r.attached.map((a) => a.listener) });
+    for (const a of r.attached) for (const h of a.hostnames) out.add(h);
+  }
+  const served: string[] = [];
+  for (const h of [...out].sort()) {
+    if (input.ingressHosts.has(h)) warn('spec.hostnames', `host ${h} is served by an Ingress, which takes precedence over HTTPRoutes on a host; not served on it`);
+    else served.push(h);
+  }
+  return served;
+}
+
+/** A rule's locations and backend plans; null when the rule is set aside. */
+function ruleLocations(
+  route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
+): { locations: Location[]; plans: BackendPlan[] } | null {
+  const at = `spec.rules[${i}]`;
+  if ((rule.filters ?? []).length > 0) {
+    warn(`${at}.filters`, 'filters are not supported yet; rule set aside');
+    return null;
+  }
+  const ns = route.metadata.namespace ?? '';
+  const ref = { namespace: ns, name: route.metadata.name };
+  const backends = ruleBackends(route, rule, i, input, warn, badRef);
+  if (backends === 'skip') return null;
+  const locations: Location[] = [];
+  for (const [k, m] of (rule.matches ?? []).entries()) {
+    const field = `${at}.matches[${k}]`;
+    if ((m.headers ?? []).length > 0 || (m.queryParams ?? []).length > 0 || m.method !== undefined) {
+      warn(field, 'header, query parameter and method matches are not supported yet; match set aside');
+      continue;
+    }
+    const type = m.path?.type ?? 'PathPrefix';
+    const value = m.path?.value ?? ROOT_PATH;
+    if (type === 'RegularExpression') {
+      const r = checkRegex(value, { caseless: false });
+      warn(`${field}.path.value`, r.ok ? 'RegularExpression path matches are not served yet; match set aside' : `regular expression ${JSON.stringify(value.slice(0, 200))} does not compile: ${r.error} (at ${r.offset}); match set aside`);
+      continue;
+    }
+    if (type !== 'Exact' && type !== 'PathPrefix') {
+      warn(`${field}.path.type`, `unknown path match type ${JSON.stringify(type)}; match set aside`);
+      continue;
+    }
+    const pathType: PathType = type === 'Exact' ? 'Exact' : 'Prefix';
+    const problem = pathProblem(value, pathType, input.settings.strictValidatePathType);
+    if (problem) {
+      warn(`${field}.path.value`, `${problem}; match set aside`);
+      continue;
+    }
+    if (backends.denied !== null) {
+      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied });
+    } else {
+      const primary = backends.plans[0]!;
+      locations.push(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name));
+    }
+  }
+  return { locations, plans: backends.denied === null ? backends.plans : [] };
+}
+
+/**
+ * The rule's backends: plans, or why the rule answers 503 (`denied`: a refused or unusable
+ * backendRef, or every weight 0), or `skip` (more than two weighted backendRefs: not served yet).
+ */
+function ruleBackends(
+  route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
+): { plans: BackendPlan[]; denied: string | null } | 'skip' {
+  const ns = route.metadata.namespace ?? '';
+  const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number }>();
+  let denied: string | null = null;
+  const refs = rule.backendRefs ?? [];
+  for (const [j, b] of refs.entries()) {
+    const field = `spec.rules[${i}].backendRefs[${j}]`;
+    const problem = backendRefProblem(b, ns, input);
+    if (problem) {
+      warn(field, `${problem.message}; the rule answers 503`);
+      denied ??= `${field}: ${problem.message}`;
+      badRef({ reason: problem.reason, message: `${field}: ${problem.message}` });
+      continue;
+    }
+    if ((b.filters ?? []).length > 0) {
+      warn(`${field}.filters`, 'backendRef filters are not supported yet; the rule answers 503');
+      denied ??= `${field}.filters: not supported yet`;
+      continue;
+    }
+    const weight = b.weight ?? 1;
+    if (weight <= 0) continue;
+    const target = `${b.namespace ?? ns}/${b.name}:${b.port}`;
+    const seen = weighted.get(target);
+    weighted.set(target, { ref: b, namespace: b.namespace ?? ns, weight: (seen?.weight ?? 0) + weight });
+  }
+  if (denied !== null) return { plans: [], denied };
+  if (refs.length === 0) return { plans: [], denied: 'the rule has no backendRefs' };
+  const list = [...weighted.values()];
+  if (list.length === 0) return { plans: [], denied: 'every backendRef has weight 0' };
+  if (list.length > 2) {
+    warn(`spec.rules[${i}].backendRefs`, `${list.length} weighted backendRefs: at most two are supported yet; rule set aside`);
+    return 'skip';
+  }
+  const name = (e: (typeof list)[number]) => `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`;
+  const [first, second] = list as [(typeof list)[number], (typeof list)[number] | undefined];
+  const plans: BackendPlan[] = [{ name: name(first), namespace: first.namespace, service: first.ref.name, port: String(first.ref.port), ...(second ? { alternative: name(second) } : {}) }];
+  if (second) plans.push({ name: name(second), namespace: second.namespace, service: second.ref.name, port: String(second.ref.port), weight: shareOf(second.weight, first.weight + second.weight) });
+  return { plans, denied: null };
+}
+
+/**
+ * The alternative's share as the Lua balancer reads it (a total of 100 unless a larger one is
+ * given): weights scaled so the total exceeds 100 and the ratio stays exact.
+ */
+function shareOf(weight: number, total: number): { weight: number; weightTotal: number } {
+  const k = total > 100 ? 1 : Math.floor(100 / total) + 1;
+  return { weight: weight * k, weightTotal: total * k };
+}
+
+function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateInput): RefProblem | null {
+  if ((b.group ?? '') !== '' || (b.kind ?? 'Service') !== 'Service') return { reason: 'InvalidKind', message: `backendRef ${b.group ?? ''}/${b.kind} is not a Service (only Services are supported)` };
+  if (b.port === undefined) return { reason: 'BackendNotFound', message: 'port is required for a Service' };
+  const namespace = b.namespace ?? routeNs;
+  const to = { group: '', kind: 'Service', namespace, name: b.name };
+  const from = { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: routeNs };
+  if (!referencePermitted(input.resources.referenceGrants, from, to)) return { reason: 'RefNotPermitted', message: refusedReference(from, to) };
+  return null;
+}
+
+function staticReason(input: TranslateInput): string | null {
+  if (!input.dynamicRoutes) return DYNAMIC_ROUTES_OFF;
+  if (input.settings.sslRejectHandshake) return 'ssl-reject-handshake (ConfigMap) refuses TLS for hosts without a server block';
+  if (input.settings.serverSnippet !== '') return 'server-snippet (ConfigMap) goes into every server block';
+  if (input.settings.locationSnippet !== '') return 'location-snippet (ConfigMap) goes into every location';
+  return null;
+}
+
+/**
+ * The backends of the plans with their Services' endpoints now; problems are warned. A backend
+ * equal to the one of the same name in `previous` is handed back as that object (and `previous`
+ * is updated), so an unchanged list compares equal by identity.
+ */
+export function resolveBackends(
+  plans: readonly BackendPlan[], look: { getService(key: string): Service | undefined; getEndpointSlices(key: string): EndpointSlice[] },
+  settings: NginxSettings, policy: AddressPolicy, warnings: ModelWarning[], previous: Map<string, Backend>,
+): Backend[] {
+  const out: Backend[] = [];
+  const seen = new Set<string>();
+  for (const p of plans) {
+    const key = `${p.namespace}/${p.service}`;
+    const r = resolveServiceEndpoints(look.getService(key), look.getEndpointSlices(key), p.port, false, policy);
+    if (r.problem) warnings.push({ object: `Service ${key}`, field: '', message: `${r.problem} (backend ${p.name} of an HTTPRoute)` });
+    const made = makeBackend({
+      name: p.name, service: r.service, port: p.port, endpoints: r.endpoints as Endpoint[], sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {},
+      loadBalance: settings.loadBalance,
+      ...(p.alternative ? { alternativeBackends: [p.alternative] } : {}),
+      ...(p.weight ? { noServer: true, trafficShapingPolicy: { ...NO_TRAFFIC_SHAPING, ...p.weight } } : {}),
+    });
+    const before = previous.get(p.name);
+    const backend = before && deepEqual(before, made) ? before : made;
+    previous.set(p.name, backend);
+    seen.add(p.name);
+    out.push(backend);
+  }
+  for (const name of previous.keys()) if (!seen.has(name)) previous.delete(name);
+  return out;
+}

@@ -49,7 +49,7 @@ export function readsProxyHost(text: string): boolean {
 
 /**
  * A server's text with its router location's $proxy_host: the route's backend when `read`, as
- * a static location's (../render/location.ts); NGINX's own (never read) otherwise, which costs
+ * a static location's (./location.ts); NGINX's own (never read) otherwise, which costs
  * no Lua entry per request. Lua cannot write the variable by name (NGINX does not hash it).
  */
 export function withRouterProxyHost(text: string, read: boolean): string {

@@ -24,7 +24,7 @@ local route_redirect = require("route_redirect")
 local route_rewrite = require("route_rewrite")
 local route_upstream_headers = require("route_upstream_headers")
 local ngx = ngx
-local ipairs, pairs, tostring = ipairs, pairs, tostring
+local ipairs, pairs, tostring, type = ipairs, pairs, tostring, type
 local table_sort = table.sort
 local string_sub = string.sub
 
@@ -291,6 +291,17 @@ function _M.route(default)
   local e, uri, host = lookup(var)
   if e == nil then return ngx.exec(default) end
   apply(e, uri, host, var, false)
+end
+
+--- In the router's location before its rewrite phase, where nginx.conf reads $proxy_host: the
+--- route's backend, as a static location's `set $proxy_host $proxy_upstream_name` gives it
+--- (set_by_lua: ngx.var cannot write NGINX's own variable). `moved`: find() chose the route in
+--- the server rewrite phase; else it is looked up here (and again, memoised, by route()).
+function _M.proxy_host(moved)
+  local e
+  if moved then e = chosen else e = lookup(ngx.var) end
+  if type(e) == "table" and not (e.denied or e.slash) then return e.backend or "" end
+  return ""
 end
 
 --- Whether `host` is a dynamic host of the route table (its requests are served in the default

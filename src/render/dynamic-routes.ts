@@ -35,6 +35,28 @@ export function readsLocationVariables(text: string): boolean {
   return LOCATION_VARIABLE_READ.test(text);
 }
 
+// Stand in the router's locations for the `set_by_lua_block $proxy_host` they have only where
+// nginx.conf reads $proxy_host: the one that takes the route find() chose, and the root's.
+const PROXY_HOST_MOVED_TOKEN = '\u0000@@ingress-rx-proxy-host-moved@@\u0000';
+const PROXY_HOST_ROOT_TOKEN = '\u0000@@ingress-rx-proxy-host-root@@\u0000';
+// A read of $proxy_host (a static location's `set $proxy_host $proxy_upstream_name` is a write).
+const PROXY_HOST_READ = /(?<!set )\$\{?proxy_host\b/;
+
+/** Whether the text reads $proxy_host (a log format, a snippet, …). */
+export function readsProxyHost(text: string): boolean {
+  return PROXY_HOST_READ.test(text);
+}
+
+/**
+ * A server's text with its router location's $proxy_host: the route's backend when `read`, as
+ * a static location's (./location.ts); NGINX's own (never read) otherwise, which costs
+ * no Lua entry per request. Lua cannot write the variable by name (NGINX does not hash it).
+ */
+export function withRouterProxyHost(text: string, read: boolean): string {
+  const set = (moved: boolean): string => (read ? `            set_by_lua_block $proxy_host {\n                return router.proxy_host(${moved ? 'true' : ''})\n            }\n` : '');
+  return text.replace(PROXY_HOST_MOVED_TOKEN, set(true)).replace(PROXY_HOST_ROOT_TOKEN, set(false));
+}
+
 /** The named location the built-in default backend's `/` becomes when the router takes `/`. */
 export const DEFAULT_ROOT_LOCATION = '@ingress_rx_default_backend';
 
@@ -75,7 +97,7 @@ export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serve
 export function dynamicRouteLocation(s: NginxSettings, runtime: NginxRuntime): string {
   return routerLocation(s, runtime, `= ${DYNAMIC_ROUTE_URI}`, `            internal;
             set $dynamic_upstream_uri $request_uri;
-`, 'router.serve()', 'http://upstream_balancer$dynamic_upstream_uri');
+${PROXY_HOST_MOVED_TOKEN}`, 'router.serve()', 'http://upstream_balancer$dynamic_upstream_uri');
 }
 
 /**
@@ -84,7 +106,7 @@ export function dynamicRouteLocation(s: NginxSettings, runtime: NginxRuntime): s
  * the route rewrote it, as a static location's would); any other goes to the default backend.
  */
 export function dynamicRouteRootLocation(s: NginxSettings, runtime: NginxRuntime): string {
-  return routerLocation(s, runtime, '"/"', '', `router.route(${JSON.stringify(DEFAULT_ROOT_LOCATION)})`, 'http://upstream_balancer');
+  return routerLocation(s, runtime, '"/"', PROXY_HOST_ROOT_TOKEN, `router.route(${JSON.stringify(DEFAULT_ROOT_LOCATION)})`, 'http://upstream_balancer');
 }
 
 function routerLocation(s: NginxSettings, runtime: NginxRuntime, matcher: string, first: string, call: string, pass: string): string {

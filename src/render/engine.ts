@@ -29,7 +29,7 @@ import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { metricsLogHttp } from './metrics-log.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 import { CONFIGURATION_BODY_BYTES } from './control.js';
-import { LOCATION_VARIABLES_READ_TOKEN, readsLocationVariables, servesDynamicHosts } from './dynamic-routes.js';
+import { LOCATION_VARIABLES_READ_TOKEN, readsLocationVariables, readsProxyHost, servesDynamicHosts, withRouterProxyHost } from './dynamic-routes.js';
 
 export type { AuxiliaryFile, RenderProblem };
 
@@ -191,6 +191,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let httpLevel = '';
     const uses = new Set<HttpFeature>();
     let routerServersRead = false;
+    let routerServersReadProxyHost = false;
+    const routerParts: number[] = [];
     const charged: Array<ReadonlyMap<IngressRef, number>> = [];
     for (const server of config.servers) {
       // A dynamic host is the router's (./dynamic-routes.ts): no server block.
@@ -217,7 +219,11 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         fragments.set(server, frag);
       }
       for (const p of frag.problems) problems.push(p);
-      if (servesDynamicHosts(server, config.dynamicRoutes)) routerServersRead ||= readsLocationVariables(frag.text);
+      if (servesDynamicHosts(server, config.dynamicRoutes)) {
+        routerServersRead ||= readsLocationVariables(frag.text);
+        routerServersReadProxyHost ||= readsProxyHost(frag.text);
+        routerParts.push(parts.length);
+      }
       hashes.push(frag.hash);
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
@@ -318,6 +324,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       // The metrics log's own format is not used where the router serves (the routed one is).
       const read = !config.dynamicRoutes || routerServersRead || readsLocationVariables(head.replace(metricsLog, '')) || readsLocationVariables(tail);
       head = head.replace(LOCATION_VARIABLES_READ_TOKEN, String(read));
+      const proxyHostRead = routerServersReadProxyHost || readsProxyHost(head) || readsProxyHost(tail);
+      for (const i of routerParts) parts[i] = withRouterProxyHost(parts[i]!, proxyHostRead);
     } catch (err) {
       throw prefixError(unwrap(err), 'nginx.conf');
     }

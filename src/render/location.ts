@@ -112,6 +112,8 @@ function variables(loc: Location): string {
     // The request metrics' path label: the Ingress rule's path, empty for the built-in default backend (as ingress-nginx).
     + `${I}set $location_path ${f.quote(loc.ingress ? loc.ingressPath ?? loc.path : '', 'path')};\n`
     + `${I}set $proxy_upstream_name ${f.quote(loc.backend, 'backend')};\n`
+    // As ingress-nginx: $proxy_host names the upstream, not the balancer every location passes to.
+    + `${I}set $proxy_host $proxy_upstream_name;\n`
     + `${I}set $proxy_alternative_upstream_name "";\n`;
 }
 

@@ -51,11 +51,9 @@ function standardAuthHeaders(ea: ExternalAuthConfig, hostHeader: string, request
  */
 function authLocation(ea: ExternalAuthConfig, name: string, settings: NginxSettings, upstream: string | null, bodySize: string): string {
   const target = f.url(ea.url, 'auth-url');
-  let hostHeader = '$proxy_host';
   const hostVariable = ea.host === AUTH_HOST_VARIABLE;
-  if (hostVariable) hostHeader = AUTH_HOST_VARIABLE;
-  else if (ea.host) hostHeader = f.host(ea.host, 'auth-host');
-  else if (upstream) hostHeader = f.quoteLiteral(new URL(ea.url).host, 'auth-url');
+  // Not $proxy_host: the subrequest shares the protected location's variables, where it names that location's upstream.
+  const hostHeader = hostVariable ? AUTH_HOST_VARIABLE : ea.host ? f.host(ea.host, 'auth-host') : f.quoteLiteral(new URL(ea.url).host, 'auth-url');
   if (ea.method && !/^[A-Z]{1,20}$/.test(ea.method)) throw new RenderError('auth-method', `not an HTTP method: ${JSON.stringify(ea.method.slice(0, 50))}`);
   const own = new Set(Object.keys(ea.proxySetHeaders).map((h) => h.toLowerCase()));
   // Values with a variable a client fills ($uri, a header) are escaped before they reach the auth request (../header-values.ts).

@@ -57,7 +57,7 @@ export function usesBackendTLS(loc: Location, server: Server, settings: NginxSet
   return loc.proxySSL !== null || (!settings.proxySSLLocationOnly && (server.tlsSettings?.proxySSL ?? null) !== null);
 }
 
-/** $proxy_host under ingress-nginx, whose every location passes to `upstream_balancer`. */
+/** proxy_pass's host under ingress-nginx, whose every location passes to `upstream_balancer` (NGINX's default proxy_ssl_name, whatever $proxy_host is set to). */
 const INGRESS_NGINX_PROXY_HOST = 'upstream_balancer';
 
 export const proxySSLBlock: RenderBlock = {

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createRenderer } from '../../../src/render/engine.js';
 import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
-import { readsLocationVariables, routerPlacement } from '../../../src/render/dynamic-routes.js';
+import { readsLocationVariables, readsProxyHost, routerPlacement } from '../../../src/render/dynamic-routes.js';
 import { silentLogger } from '../../../src/log.js';
 import type { Configuration, Server } from '../../../src/model/core/types.js';
 import type { NginxSettings } from '../../../src/model/core/config/settings.js';
@@ -72,6 +72,19 @@ test('readsLocationVariables: reads, not writes or longer names', () => {
   assert.ok(readsLocationVariables('"${ingress_name}-x"'));
   assert.not.ok(readsLocationVariables('set $namespace "a";\n            set $service_port "80";'));
   assert.not.ok(readsLocationVariables('$namespace_id $service_names $location_paths'));
+});
+
+test('the router\'s locations give $proxy_host the route\'s backend only where nginx.conf reads it', () => {
+  const sets = (conf: string) => conf.match(/set_by_lua_block \$proxy_host \{\n\s*return router\.proxy_host\((\w*)\)/g) ?? [];
+  assert.equal(sets(render(dynamic())), [], 'nothing reads it: no Lua entry per request');
+  assert.equal(sets(render(dynamic([server('a.test', { serverSnippet: 'add_header X-P $proxy_host;' })]))), [], 'a host\'s own server block: its locations set it');
+  assert.equal(sets(render(dynamic([], { logFormatUpstream: '$remote_addr $proxy_host' }))), ['set_by_lua_block $proxy_host {\n                return router.proxy_host()'], 'log-format-upstream, the default server\'s `/`');
+  const hook = render({ ...dynamic([], { httpSnippet: 'map ${proxy_host} $x { default a; }' }), servers: [server('_', { locations: [defaultRoot(), hostless()] })] });
+  assert.equal(sets(hook), ['set_by_lua_block $proxy_host {\n                return router.proxy_host(true)'], 'http-snippet, ${} form: the hook\'s location takes find()\'s route');
+  assert.equal(sets(render(dynamic([server('*.w.test', { serverSnippet: 'add_header X-P $proxy_host;' })]))).length, 2, 'a wildcard server serves dynamic hosts too');
+  assert.ok(render(dynamic([server('a.test')])).includes('set $proxy_host $proxy_upstream_name;'), 'a static location sets it, as ingress-nginx\'s');
+  assert.not.ok(readsProxyHost('set $proxy_host $proxy_upstream_name;'), 'a write');
+  assert.not.ok(readsProxyHost('$proxy_hosts'));
 });
 
 test('with the metrics log the router\'s location logs the routed format, and the access log as the http level does', () => {

@@ -71,9 +71,8 @@ export const cacheDurations: Check<string[]> = commaList((item) => {
 });
 
 /**
- * The Host the auth subrequest sends: the URL's host name, as ingress-nginx sends it; '' (NGINX's
- * $proxy_host, host and port as written) for an IPv6 literal or a host made of variables, which
- * are not host names.
+ * The Host the auth subrequest sends: the URL's host name, as ingress-nginx sends it; '' (the renderer
+ * sends the URL's host and port) for an IPv6 literal or another host that is not a host name.
  */
 function hostHeader(authUrl: string): string {
   const host = new URL(authUrl).hostname;

@@ -30,7 +30,7 @@ export interface ProxySSLConfig {
   readonly clientCertificate: KeyPair | null;
   readonly ciphers: string;
   readonly protocols: readonly string[];
-  /** proxy_ssl_name: a host name or a template with variables (`$host`); '' for NGINX's default ($proxy_host). */
+  /** proxy_ssl_name: a host name or a template with variables (`$host`); '' for NGINX's default (proxy_pass's host). */
   readonly name: string;
   readonly verify: 'on' | 'off';
   readonly verifyDepth: number;
@@ -67,7 +67,7 @@ export const proxySSLGroup: AnnotationGroup<ProxySSLValue, typeof fields> = {
     },
     'proxy-ssl-ciphers': { values: 'OpenSSL cipher list', default: 'DEFAULT', description: 'proxy_ssl_ciphers.' },
     'proxy-ssl-protocols': { values: 'space-separated: TLSv1.2 TLSv1.3', default: 'TLSv1.2', description: 'proxy_ssl_protocols.' },
-    'proxy-ssl-name': { values: 'host name, or host characters with NGINX variables of the request or location (`$host`, `$service_name.$namespace.svc`)', default: 'none: `upstream_balancer`, as ingress-nginx\'s $proxy_host', description: 'proxy_ssl_name: the name checked against the backend certificate and sent by SNI.' },
+    'proxy-ssl-name': { values: 'host name, or host characters with NGINX variables of the request or location (`$host`, `$service_name.$namespace.svc`)', default: 'none: `upstream_balancer` (proxy_pass\'s host), as ingress-nginx\'s', description: 'proxy_ssl_name: the name checked against the backend certificate and sent by SNI.' },
     'proxy-ssl-verify': { values: '"on" or "off"', default: 'off', description: "proxy_ssl_verify: check the backend's certificate against ca.crt." },
     'proxy-ssl-verify-depth': { values: 'integer (0 means 1)', default: '1', description: 'proxy_ssl_verify_depth.' },
     'proxy-ssl-server-name': { values: '"on" or "off"', default: 'off', description: 'proxy_ssl_server_name: send the name by SNI.' },

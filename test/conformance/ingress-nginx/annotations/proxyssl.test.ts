@@ -57,7 +57,7 @@ test.before(async () => {
   const other = certificateAuthority('other-ca');
   const hosts = [...Object.keys(HOSTS).map(hostOf), 'wrong-ca.proxyssl.foo.com', LOCATION_ONLY];
   const pair = ca.issue(HOST, hosts);
-  // NGINX's proxy_ssl_name is $proxy_host unless proxy-ssl-name says otherwise: upstream_balancer.
+  // NGINX's proxy_ssl_name is proxy_pass's host unless proxy-ssl-name says otherwise: upstream_balancer.
   const https = await startHttpsBackend('127.0.9.30', 'https', ca.issue('upstream_balancer'));
   const wrong = await startHttpsBackend('127.0.9.31', 'wrong-ca', other.issue('upstream_balancer'));
   fx = await startFixture(NS, { configmap: {} });

@@ -64,7 +64,7 @@ test('proxy-ssl-location-only: no server settings; the gRPC location keeps the k
   assert.match(locationBlock(text, '/own'), /proxy_pass https:\/\/upstream_balancer_tls;/);
 });
 
-test('without proxy-ssl-name the backend is named upstream_balancer, as ingress-nginx\'s $proxy_host, not the balancer TLS passes to', async () => {
+test('without proxy-ssl-name the backend is named upstream_balancer, as ingress-nginx\'s (proxy_pass\'s host), not the balancer TLS passes to', async () => {
   const unnamed = { ...sslConfig, name: '' };
   const text = await checked(configuration([
     server('app.example.com', {
@@ -83,7 +83,7 @@ test('without proxy-ssl-name the backend is named upstream_balancer, as ingress-
   ], {}, { proxySSLLocationOnly: false }));
   for (const path of ['/own', '/inherits']) assert.match(locationBlock(text, path), /proxy_ssl_name upstream_balancer;[\s\S]*proxy_pass https:\/\/upstream_balancer_tls;/);
   assert.match(locationBlock(text, '/grpc'), /grpc_ssl_name upstream_balancer;/);
-  // A location passing to upstream_balancer has that $proxy_host already; one inheriting the server's name keeps it.
+  // A location passing to upstream_balancer has that name already; one inheriting the server's name keeps it.
   assert.not.match(locationBlock(text, '/own-unnamed'), /proxy_ssl_name/);
   assert.not.match(locationBlock(text, '/plain'), /ssl_name/);
 });

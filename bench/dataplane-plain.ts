@@ -197,7 +197,9 @@ async function load(local: LocalMode, conf: string, tag: string): Promise<void> 
 
 /** The controller's nginx.conf for a copy of its work directory: other ports, one process, no master. */
 function cloneConf(conf: string, workdir: string, clone: string, ports: Array<[number, number]>): string {
-  let text = conf.replaceAll(workdir, clone).replace('worker_processes auto;', 'worker_processes 1;').replace('master_process on;', 'master_process off;');
+  // One process, and as many reuseport sockets as it polls: the rendered count (2 here) would give
+  // each listen a second socket nobody accepts from, and half the connections would hang.
+  let text = conf.replaceAll(workdir, clone).replace(/^worker_processes [^;]+;/m, 'worker_processes 1;').replace('master_process on;', 'master_process off;');
   for (const [from, to] of ports) text = text.replaceAll(`127.0.0.1:${from} `, `127.0.0.1:${to} `).replaceAll(`127.0.0.1:${from};`, `127.0.0.1:${to};`);
   return text;
 }

@@ -41,17 +41,19 @@ export type GatewayTLSCache = Map<string, { base: Server; certificate: string; t
 type Resolved = { readonly ok: true; readonly secret: string; readonly parsed: ParsedCertificate } | { readonly ok: false; readonly problem: ListenerRefProblem };
 
 export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs, cache: GatewayTLSCache): GatewayTLS {
-  const listeners = new Map<string, { gw: Gateway; listener: GatewayListener; refs: Resolved[] }>();
+  const listeners = new Map<string, { object: string; field: string; refs: Resolved[] }>();
   const problems = new Map<string, ListenerRefProblem>();
   for (const gw of inputs.resources.gateways) {
-    for (const l of gw.spec.listeners ?? []) {
+    const object = `Gateway ${gw.metadata.namespace ?? ''}/${gw.metadata.name}`;
+    for (const [i, l] of (gw.spec.listeners ?? []).entries()) {
       if (l.protocol !== 'HTTPS') continue;
       const key = `${gw.metadata.namespace ?? ''}/${gw.metadata.name}/${l.name}`;
-      const refs = (l.tls?.certificateRefs ?? []).map((ref, i) => resolveRef(gw, l, i, ref, inputs));
-      for (const r of refs) if (!r.ok) inputs.warnings.push({ object: `Gateway ${gw.metadata.namespace ?? ''}/${gw.metadata.name}`, field: `listener ${l.name} tls.certificateRefs`, message: r.problem.message });
+      const field = `spec.listeners[${i}].tls.certificateRefs`;
+      const refs = (l.tls?.certificateRefs ?? []).map((ref, j) => resolveRef(gw, l, j, ref, inputs));
+      for (const [j, r] of refs.entries()) if (!r.ok) inputs.warnings.push({ object, field: `${field}[${j}]`, message: r.problem.message });
       const bad = refs.find((r): r is Extract<Resolved, { ok: false }> => !r.ok);
       if (!refs.some((r) => r.ok) && bad) problems.set(key, bad.problem);
-      listeners.set(key, { gw, listener: l, refs });
+      listeners.set(key, { object, field, refs });
     }
   }
   const certificates: Record<string, Certificate> = {};
@@ -69,7 +71,11 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
       if (chosen) break;
     }
     if (!chosen) {
-      inputs.warnings.push({ object: `Gateway listener ${through.join(', ')}`, field: 'tls.certificateRefs', message: `no usable certificate covers host ${base.hostname}; it uses the default certificate` });
+      const first = listeners.get(through[0]!);
+      inputs.warnings.push({
+        object: first?.object ?? '', field: first?.field ?? '',
+        message: `no usable certificate of listener ${through.join(', ')} covers host ${base.hostname}; it uses the default certificate`,
+      });
       chosen = { certificate: inputs.defaultCertificate ?? FALLBACK_UID, tlsSecret: null };
     }
     const e = cache.get(base.hostname);
@@ -82,9 +88,9 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
   return { servers: out, certificates, problems };
 }
 
-function resolveRef(gw: Gateway, l: GatewayListener, i: number, ref: { group?: string; kind?: string; name: string; namespace?: string }, inputs: GatewayTLSInputs): Resolved {
+function resolveRef(gw: Gateway, l: GatewayListener, j: number, ref: { group?: string; kind?: string; name: string; namespace?: string }, inputs: GatewayTLSInputs): Resolved {
   const gwNs = gw.metadata.namespace ?? '';
-  const field = `tls.certificateRefs[${i}]`;
+  const field = `tls.certificateRefs[${j}]`;
   const invalid = (message: string): Resolved => ({ ok: false, problem: { reason: 'InvalidCertificateRef', message: `listener ${l.name} ${field}: ${message}` } });
   if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') return invalid(`${ref.group ?? ''}/${ref.kind} is not a Secret (only core Secrets are supported)`);
   const namespace = ref.namespace ?? gwNs;

@@ -7,6 +7,8 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createModelBuilder } from '../../../src/model/build.js';
+import { lintManifests } from '../../../src/admission/lint.js';
+import { defaultStoreOptions } from '../../../src/store/store.js';
 import type { Condition, GatewayAPIStatus } from '../../../src/model/gateway/index.js';
 import type { Configuration, ModelWarning } from '../../../src/model/core/types.js';
 import type { Gateway, GatewayClass, GatewayListener, HTTPRoute, KubeObject, ReferenceGrant } from '../../../src/store/kube-types.js';
@@ -106,7 +108,7 @@ test('attacker: a tenant\'s Gateway naming another namespace\'s Secret never ser
     assert.not.ok(carriesKeyOf(b.config, 'other'), `${what}: team-b's key is nowhere in the configuration`);
     assert.equal(brief(listener(b, 'team-a/gw', 'tls').conditions).slice(1, 3), ['ResolvedRefs=False/RefNotPermitted', 'Programmed=False/Invalid'], what);
     const w = b.warnings.find((x) => x.object === 'Gateway team-a/gw');
-    assert.match(`${w?.field}: ${w?.message}`, /tls\.certificateRefs: listener tls tls\.certificateRefs\[0\]: Secret team-b\/other is in another namespace and no ReferenceGrant in "team-b" allows Gateways of "team-a"/, what);
+    assert.match(`${w?.field}: ${w?.message}`, /^spec\.listeners\[0\]\.tls\.certificateRefs\[0\]: listener tls tls\.certificateRefs\[0\]: Secret team-b\/other is in another namespace and no ReferenceGrant in "team-b" allows Gateways of "team-a"/, what);
   }
   const owner = grant('team-b', { kind: 'Gateway', namespace: 'team-a' }, { kind: 'Secret', name: 'other' });
   const b = build(world([['Gateway', gateway('team-a', [https('tls', [{ name: 'other', namespace: 'team-b' }])])], ['HTTPRoute', route('team-a', 'web', 'other.example.com')], ['ReferenceGrant', owner]]));
@@ -169,7 +171,34 @@ test('a changed Secret reaches the host at the next build, no route changed; an 
   store.put('Secret', tlsSecret('tls', pem('other.crt'), pem('other.key'), 'infra'));
   const changed = b.build(store);
   assert.is(serverOf(changed.config, 'tls.example.com')!.certificate, 'fallback', 'the new certificate does not cover the host');
-  assert.match(changed.warnings.map((w) => w.message).join('\n'), /no usable certificate covers host tls\.example\.com/);
+  assert.match(changed.warnings.map((w) => w.message).join('\n'), /no usable certificate of listener infra\/gw\/tls covers host tls\.example\.com/);
+});
+
+test('lint denies a Gateway\'s refused certificateRef at its line, naming the Gateway, the field and the reason', () => {
+  const text = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: rx}
+spec: {controllerName: ingress-rx.io/gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: team-a}
+spec:
+  gatewayClassName: rx
+  listeners:
+  - name: https
+    port: 443
+    protocol: HTTPS
+    tls:
+      mode: Terminate
+      certificateRefs:
+      - {name: other, namespace: team-b}
+`;
+  const r = lintManifests([{ file: 'gw.yaml', text }], { store: defaultStoreOptions(), annotationsPrefix: PREFIX, now: () => NOW });
+  const f = r.findings.filter((x) => x.object === 'Gateway team-a/gw');
+  assert.equal(f.map((x) => [x.severity, x.file, x.field]), [['deny', 'gw.yaml', 'spec.listeners[0].tls.certificateRefs[0]']]);
+  assert.ok(f[0]!.line >= 17 && f[0]!.line <= 18, `line ${f[0]!.line}`);
+  assert.match(f[0]!.message, /Secret team-b\/other is in another namespace and no ReferenceGrant in "team-b"/);
 });
 
 test.run();

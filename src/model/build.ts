@@ -14,7 +14,7 @@ import type { StoredKind } from '../store/events.js';
 import { defaultAnnotations, locationTemplate, parseAnnotations } from './ingress/annotations/index.js';
 import type { NginxSettings } from './core/config/settings.js';
 import { defaultSettings, parseConfigMap } from './core/config/parse.js';
-import type { Backend, Configuration, Endpoint, Location, ModelWarning, Server } from './core/types.js';
+import type { Backend, Certificate, Configuration, Endpoint, Location, ModelWarning, Server } from './core/types.js';
 import { createCertificateCache } from './core/certificates.js';
 import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './ingress/fragments.js';
 import { parseL4Services } from './core/l4.js';
@@ -27,7 +27,7 @@ import { createBackendNameClaims } from './ingress/backend-names.js';
 import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
-import { gatewayAPIStatus, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
+import { gatewayAPIStatus, gatewayTLS, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
 
@@ -103,6 +103,8 @@ interface BuilderCaches {
   gatewayBackends: Map<string, Backend>;
   /** Locations of HTTPRoutes get every group's defaults: one factory per settings. */
   gatewayLocations: { settings: NginxSettings; make: LocationFactory } | null;
+  /** Hosts of HTTPS listeners with their certificates. */
+  gatewayTLS: GatewayTLSCache;
 }
 
 export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
@@ -112,7 +114,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null };
+  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();
@@ -162,7 +164,10 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
   function gatewayLocation(settings: NginxSettings): LocationFactory {
     if (caches.gatewayLocations?.settings !== settings) {
-      const template = locationTemplate(defaultAnnotations(settings));
+      // A host is one server on both ports: a route attached to an HTTP listener is served over
+      // plain HTTP even when an HTTPS listener gives the host a certificate (no ssl-redirect).
+      const d = defaultAnnotations(settings);
+      const template = locationTemplate({ ...d, rewrite: { ...d.rewrite, sslRedirect: false } });
       caches.gatewayLocations = {
         settings,
         make: (path, pathType, route, use, backend) => makeLocation(path, pathType, route, use && { name: backend, namespace: route.namespace, serviceKey: `${route.namespace}/${use.service}`, ...use }, backend, template, settings, false),
@@ -258,10 +263,17 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     let allBackends: readonly Backend[] = assembled.backends;
     const gateway = gatewayFor(store, settings, tls.servers);
     let gatewayStatus: GatewayAPIStatus | undefined;
+    let certificates = tls.certificates;
     if (gateway) {
-      gatewayStatus = gatewayAPIStatus(caches.gateway!.resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined);
       for (const w of gateway.warnings) warnings.push(w);
-      allServers = [...tls.servers, ...gateway.servers].sort(byServerOrder);
+      const resources = caches.gateway!.resources;
+      const gwTLS = gatewayTLS(gateway.servers, {
+        resources, tlsListeners: gateway.tlsListeners, getSecret: (key) => store.getSecret(key), readCertificate: shared.readCertificate,
+        defaultCertificate: tls.defaultCertificate, date: now(), warnings,
+      }, caches.gatewayTLS);
+      gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems);
+      certificates = mergeCertificates(tls.certificates, gwTLS.certificates);
+      allServers = [...tls.servers, ...gwTLS.servers].sort(byServerOrder);
       allBackends = [...assembled.backends, ...resolveBackends(gateway.plans, store, settings, addressPolicy, warnings, caches.gatewayBackends)].sort(byName);
     }
 
@@ -274,11 +286,11 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     else caches.backends = backends;
 
     const config: Configuration = {
-      servers, backends, tcpEndpoints, udpEndpoints, certificates: tls.certificates, defaultCertificate: tls.defaultCertificate, settings, dynamicRoutes,
+      servers, backends, tcpEndpoints, udpEndpoints, certificates, defaultCertificate: tls.defaultCertificate, settings, dynamicRoutes,
     };
     caches.last = {
-      topo, settings, servers, certificates: tls.certificates, defaultCertificate: tls.defaultCertificate,
-      validUntil: certificatesValidUntil(tls.certificates), leading, assembled: { ...assembled, backends: backends as Backend[] },
+      topo, settings, servers, certificates, defaultCertificate: tls.defaultCertificate,
+      validUntil: certificatesValidUntil(certificates), leading, assembled: { ...assembled, backends: backends as Backend[] },
       backendIndex: previous?.assembled.backends === backends ? previous.backendIndex : undefined,
       plansByService: previous?.topo === topo ? previous.plansByService : undefined,
     };
@@ -294,6 +306,15 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       return (changes && buildEndpointsOnly(store, changes)) || buildAll(store, changes !== undefined && changes.every((c) => c.kind === 'Ingress'));
     },
   };
+}
+
+/** The Ingresses' certificates and the Gateway listeners', sorted by uid; the first unchanged when there are none of the second. */
+function mergeCertificates(a: Readonly<Record<string, Certificate>>, b: Readonly<Record<string, Certificate>>): Record<string, Certificate> {
+  const extra = Object.keys(b).filter((uid) => !(uid in a));
+  if (extra.length === 0) return a as Record<string, Certificate>;
+  const all: Record<string, Certificate> = {};
+  for (const uid of [...Object.keys(a), ...extra].sort()) all[uid] = (a[uid] ?? b[uid])!;
+  return all;
 }
 
 /** The model's order of servers: the default server `_` first, then by host name. */

@@ -326,12 +326,23 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     return gatewayView;
   }
 
+  /** Whether an HTTPS listener of one of our Gateways names the Secret (`namespace/name`). */
+  function listenerReferences(key: string): boolean {
+    for (const gw of gatewayResources().gateways) {
+      for (const l of gw.spec.listeners ?? []) {
+        for (const ref of l.tls?.certificateRefs ?? []) if (`${ref.namespace ?? gw.metadata.namespace ?? ''}/${ref.name}` === key) return true;
+      }
+    }
+    return false;
+  }
+
   const secretRules: CachedKind<Secret> = {
     cache: secrets,
     skip: (secret) => (secret.type === HELM_RELEASE_SECRET_TYPE || secret.metadata.labels?.owner === 'helm' ? 'Helm release Secret (not cached)' : null),
     verdict(key) {
       if (key === opts.defaultSSLCertificate) return relevant('default SSL certificate');
       if (referencedSecrets.has(key)) return relevant('Secret referenced by the main ConfigMap');
+      if (listenerReferences(key)) return relevant('Secret referenced by a listener of our Gateway');
       const users = servedReferencing(key);
       return users.length > 0
         ? relevant(`Secret referenced by ${users.length} served Ingress(es)`)

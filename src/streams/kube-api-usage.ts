@@ -59,8 +59,24 @@ export function eventsUsage(): ApiUsage[] {
   return [{ group: '', resource: 'events', verbs: ['create', 'patch'], scope: 'cluster', by: 'src/actors/kube-events.ts' }];
 }
 
+/** src/actors/gateway-status.ts: the status subresource of our GatewayClasses, Gateways and HTTPRoutes. */
+export function gatewayStatusUsage(): ApiUsage[] {
+  const by = 'src/actors/gateway-status.ts';
+  return ['gatewayclasses', 'gateways', 'httproutes'].map((plural) => ({ group: 'gateway.networking.k8s.io', resource: `${plural}/status`, verbs: ['update'], scope: 'cluster', by }));
+}
+
 export function kubeApiUsage(opts: { electionId?: string } = {}): ApiUsage[] {
   return [...kubeSourceUsage(), ...leaderElectionUsage(opts.electionId), ...statusUsage(), ...eventsUsage()];
+}
+
+/**
+ * What --enable-gateway-api asks beyond kubeApiUsage(): list and watch of the Gateway API kinds
+ * (Namespaces are already listed and watched) and their status writes. deploy/gateway-api/ holds
+ * its RBAC, an opt-in addition to deploy/10-rbac.yaml.
+ */
+export function gatewayApiUsage(): ApiUsage[] {
+  const base = new Set(kubeSourceUsage().map((u) => `${u.group}/${u.resource}`));
+  return [...kubeSourceUsage({ gatewayAPI: true }).filter((u) => !base.has(`${u.group}/${u.resource}`)), ...gatewayStatusUsage()];
 }
 
 /** An rbac.authorization.k8s.io/v1 PolicyRule. */

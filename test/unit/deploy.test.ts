@@ -11,12 +11,16 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { CoordinationV1Api, CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
+import { BehaviorSubject } from 'rxjs';
 import { startFakeApiServer, type RecordedRequest } from '../support/fake-apiserver.js';
 import { waitFor } from '../support/wait.js';
 import { silentLogger } from '../../src/log.js';
 import { parseControllerFlags, toStoreOptions, type ControllerOptions } from '../../src/cli/controller-flags.js';
-import { kubeApiUsage, rbacRules, type PolicyRule } from '../../src/streams/kube-api-usage.js';
+import { gatewayApiUsage, kubeApiUsage, rbacRules, type PolicyRule } from '../../src/streams/kube-api-usage.js';
+import { createGatewayStatusWriter } from '../../src/actors/gateway-status.js';
+import type { GatewayAPIStatus } from '../../src/model/gateway/index.js';
+import type { GatewayResources } from '../../src/store/types.js';
 import { createLeaderElector } from '../../src/actors/leader-election.js';
 import { createStatusWriter } from '../../src/actors/status.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod } from '../../src/actors/status-address.js';
@@ -207,6 +211,68 @@ test('every request the code makes is allowed by the deployed RBAC, and every pe
       }
     }
     assert.equal(unused, [], 'permissions no request used');
+  } finally {
+    for (const f of stop.reverse()) await f();
+    await fake.close();
+  }
+});
+
+// ---- the Gateway API's opt-in RBAC (deploy/gateway-api/) ----
+
+const gatewayRBAC = loadManifests('deploy/gateway-api');
+
+test('the Gateway API RBAC is exactly gatewayApiUsage(), bound to the controller\'s service account', () => {
+  assert.equal(gatewayRBAC.map((m) => m.kind).sort(), ['ClusterRole', 'ClusterRoleBinding']);
+  assert.equal(normalise(one('ClusterRole', undefined, gatewayRBAC).rules), normalise(rbacRules(gatewayApiUsage()).clusterRole));
+  assert.equal(rbacRules(gatewayApiUsage()).role, [], 'nothing namespaced');
+  const b = one('ClusterRoleBinding', undefined, gatewayRBAC);
+  const sa = one('ServiceAccount');
+  assert.equal(b.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: one('ClusterRole', undefined, gatewayRBAC).metadata.name });
+  assert.equal(b.subjects, [{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace }]);
+});
+
+test('with --enable-gateway-api, every request of the kube source and the Gateway status writer is allowed by deploy/ plus deploy/gateway-api/, and every added permission is used', async () => {
+  const fake = await startFakeApiServer();
+  const kc = fake.kubeConfig();
+  const G = 'gateway.networking.k8s.io/v1';
+  fake.create({ apiVersion: G, kind: 'GatewayClass', metadata: { name: 'rx', generation: 1 }, spec: { controllerName: 'ingress-rx.io/gateway' } });
+  fake.create({ apiVersion: G, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra', generation: 1 }, spec: { gatewayClassName: 'rx', listeners: [] } });
+  fake.create({ apiVersion: G, kind: 'HTTPRoute', metadata: { name: 'web', namespace: 'team-a', generation: 1 }, spec: { parentRefs: [{ name: 'gw', namespace: 'infra' }] } });
+  const stop: Array<() => unknown> = [];
+  try {
+    const sub = kubeSource({ kubeConfig: kc, watchNamespaces: [], namespaceSelector: '', logger: silentLogger(), minWatchGapMs: 10, gatewayAPI: true }).subscribe();
+    stop.push(() => sub.unsubscribe());
+    await waitFor(() => ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants'].every((p) => fake.requests.some((r) => r.verb === 'watch' && r.path.endsWith(`/${p}`))), { timeoutMs: 10_000, what: 'a watch per Gateway API kind' });
+    const writer = createGatewayStatusWriter({ custom: kc.makeApiClient(CustomObjectsApi), isLeader$: new BehaviorSubject(true), controllerName: 'ingress-rx.io/gateway', logger: silentLogger() });
+    stop.push(() => writer.stop());
+    const cond = [{ type: 'Accepted', status: 'True' as const, reason: 'Accepted', message: 'ok', observedGeneration: 1 }];
+    const status: GatewayAPIStatus = {
+      classes: new Map([['rx', cond]]),
+      gateways: new Map([['infra/gw', { conditions: cond, listeners: [] }]]),
+      routes: new Map([['team-a/web', [{ parentRef: { name: 'gw', namespace: 'infra' }, controllerName: 'ingress-rx.io/gateway', conditions: cond }]]]),
+    };
+    const resources = {
+      classes: fake.list(G, 'GatewayClass'), gateways: fake.list(G, 'Gateway'), httpRoutes: fake.list(G, 'HTTPRoute'), referenceGrants: [],
+    } as unknown as GatewayResources;
+    const out = await writer.sync(status, resources);
+    assert.equal(out.failed, []);
+    assert.equal(out.written.length, 3, JSON.stringify(out));
+    sub.unsubscribe();
+
+    const added = one('ClusterRole', undefined, gatewayRBAC).rules as PolicyRule[];
+    const rules = { cluster: [...(one('ClusterRole').rules as PolicyRule[]), ...added], role: one('Role').rules as PolicyRule[] };
+    const denied = fake.requests.filter((r) => r.verb !== 'other' && !allowed(r, rules, podNamespace)).map((r) => `${r.verb} ${r.path}`);
+    assert.equal(denied, [], 'requests the RBAC would refuse');
+    const unused: string[] = [];
+    for (const rule of added) {
+      for (const verb of rule.verbs) {
+        if (!fake.requests.some((r) => r.verb === verb && allowed(r, { cluster: [{ ...rule, verbs: [verb] }], role: [] }, podNamespace))) unused.push(`${verb} ${rule.resources[0]}`);
+      }
+    }
+    assert.equal(unused, [], 'permissions no request used');
+    // Without deploy/gateway-api/, the default RBAC refuses them.
+    const base = { cluster: one('ClusterRole').rules as PolicyRule[], role: one('Role').rules as PolicyRule[] };
+    assert.ok(fake.requests.some((r) => r.path.includes('/status') && r.path.includes('gateway.networking.k8s.io') && !allowed(r, base, podNamespace)));
   } finally {
     for (const f of stop.reverse()) await f();
     await fake.close();

@@ -1,18 +1,23 @@
 // Which listeners of our Gateways an HTTPRoute attaches to, and on which host names: its
 // parentRefs (name, namespace, sectionName, port), each listener's allowedRoutes (namespaces:
 // Same, All or Selector; kinds) and the intersection of the route's hostnames with the
-// listener's. Only HTTP listeners on port 80 are served today (--http-port).
+// listener's. HTTP listeners on port 80 (--http-port) and HTTPS listeners terminating TLS on port
+// 443 (--https-port) are served.
 import type { Gateway, GatewayListener, HTTPRoute, Namespace, ParentReference, RouteNamespaces } from '../../store/kube-types.js';
 import { GATEWAY_GROUP } from './references.js';
 
 /** The port a Gateway listener must name to be served on --http-port. */
 export const HTTP_LISTENER_PORT = 80;
+/** The port an HTTPS listener must name to be served on --https-port. */
+export const HTTPS_LISTENER_PORT = 443;
 
 export interface Attachment {
   /** `namespace/gateway/listener`. */
   readonly listener: string;
   /** The host names the route is served on through this listener (lower case; `*.` wildcards kept). */
   readonly hostnames: readonly string[];
+  /** An HTTPS listener: its certificates serve these host names (./listener-tls.ts). */
+  readonly https: boolean;
 }
 
 /** The spec's reasons for a route parent's Accepted condition when it is False. */
@@ -60,15 +65,20 @@ export function attachParent(
       refuse(l, `no hostname of the route matches the listener's ${l.hostname ? JSON.stringify(l.hostname) : '(none)'}`, 'NoMatchingListenerHostname');
       continue;
     }
-    attached.push({ listener: `${gwKey}/${l.name}`, hostnames });
+    attached.push({ listener: `${gwKey}/${l.name}`, hostnames, https: l.protocol === 'HTTPS' });
   }
   return attached.length > 0 ? { attached } : { refused: reasons.join('; '), reason: reason ?? 'NoMatchingParent' };
 }
 
 /** Why a listener is not served at all, or null. */
 export function listenerProblem(l: GatewayListener): string | null {
-  if (l.protocol !== 'HTTP') return `protocol ${l.protocol} is not served yet (HTTP only)`;
-  if (l.port !== HTTP_LISTENER_PORT) return `port ${l.port} is not served (an HTTP listener must use port ${HTTP_LISTENER_PORT}, served on --http-port)`;
+  if (l.protocol === 'HTTP') {
+    return l.port === HTTP_LISTENER_PORT ? null : `port ${l.port} is not served (an HTTP listener must use port ${HTTP_LISTENER_PORT}, served on --http-port)`;
+  }
+  if (l.protocol !== 'HTTPS') return `protocol ${l.protocol} is not served yet (HTTP and HTTPS only)`;
+  if (l.port !== HTTPS_LISTENER_PORT) return `port ${l.port} is not served (an HTTPS listener must use port ${HTTPS_LISTENER_PORT}, served on --https-port)`;
+  if ((l.tls?.mode ?? 'Terminate') !== 'Terminate') return `tls.mode ${l.tls!.mode} is not served (Terminate only)`;
+  if ((l.tls?.certificateRefs ?? []).length === 0) return 'an HTTPS listener needs tls.certificateRefs';
   return null;
 }
 

@@ -8,3 +8,4 @@ export { translateGateways, resolveBackends, type BackendPlan, type GatewayTrans
 export { referencePermitted } from './references.js';
 export { intersectHostnames } from './attachment.js';
 export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';
+export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';

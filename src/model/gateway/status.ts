@@ -8,6 +8,7 @@ import type { Gateway, GatewayListener, HTTPRoute, ParentReference } from '../..
 import type { GatewayResources } from '../../store/types.js';
 import { admitsHTTPRoutes, listenerProblem } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
+import type { ListenerRefProblem } from './listener-tls.js';
 import type { GatewayTranslation } from './translate.js';
 
 export interface Condition {
@@ -49,6 +50,7 @@ function condition(type: string, ok: boolean, reason: string, message: string, o
 
 export function gatewayAPIStatus(
   resources: GatewayResources, translation: GatewayTranslation, controllerName: string, serviceExists: (key: string) => boolean,
+  certificateProblems: ReadonlyMap<string, ListenerRefProblem> = new Map(),
 ): GatewayAPIStatus {
   const classes = new Map<string, readonly Condition[]>();
   for (const c of resources.classes) {
@@ -82,7 +84,7 @@ export function gatewayAPIStatus(
   const gateways = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }>();
   for (const gw of resources.gateways) {
     const g = generationOf(gw);
-    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0));
+    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
     const served = listeners.filter((l) => l.conditions[0]!.status === 'True').length;
     const ok = served > 0;
     gateways.set(keyOf(gw), {
@@ -96,18 +98,24 @@ export function gatewayAPIStatus(
   return { classes, gateways, routes };
 }
 
-function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRoutes: number): ListenerStatus {
+function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {
   const problem = listenerProblem(l);
   const kindsOk = admitsHTTPRoutes(l);
-  const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' ? 'UnsupportedProtocol' : 'PortUnavailable';
+  const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : problem.startsWith('port ') ? 'PortUnavailable' : 'UnsupportedValue';
+  const resolved = !kindsOk
+    ? condition('ResolvedRefs', false, 'InvalidRouteKinds', 'allowedRoutes.kinds names no kind this listener serves (HTTPRoute)', g)
+    : refs
+      ? condition('ResolvedRefs', false, refs.reason, refs.message, g)
+      : condition('ResolvedRefs', true, 'ResolvedRefs', 'references resolved', g);
+  const programmed = problem === null && refs === undefined;
   return {
     name: l.name,
     attachedRoutes,
     supportedKinds: problem === null && kindsOk ? [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }] : [],
     conditions: [
       condition('Accepted', problem === null, reason, problem ?? 'served', g),
-      condition('ResolvedRefs', kindsOk, kindsOk ? 'ResolvedRefs' : 'InvalidRouteKinds', kindsOk ? 'references resolved' : 'allowedRoutes.kinds names no kind this listener serves (HTTPRoute)', g),
-      condition('Programmed', problem === null, problem === null ? 'Programmed' : 'Invalid', problem ?? `served on the HTTP port of ${keyOf(gw)}'s NGINX`, g),
+      resolved,
+      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? `served on the ${l.protocol} port of ${keyOf(gw)}'s NGINX`, g),
       condition('Conflicted', false, 'NoConflicts', 'no conflict', g),
     ],
   };

@@ -39,6 +39,8 @@ export interface GatewayTranslation {
   /** What each rule's backend is made of; endpoints are resolved at every build (resolveBackends). */
   readonly plans: readonly BackendPlan[];
   readonly warnings: readonly ModelWarning[];
+  /** Served host → the HTTPS listeners it is served through, whose certificates it takes (./listener-tls.ts). */
+  readonly tlsListeners: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface BackendPlan {
@@ -73,12 +75,13 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const hosts = new Map<string, Map<string, Planned>>();
   const plans: BackendPlan[] = [];
   const routes: RouteOutcome[] = [];
+  const tlsListeners = new Map<string, string[]>();
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
     const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
     routes.push(outcome);
-    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents);
+    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents, tlsListeners);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
@@ -110,11 +113,16 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
       useRegex: false, serverSnippet: '', locations, staticBecause: staticReason(input),
     });
   }
-  return { servers, routes, plans, warnings };
+  for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);
+  for (const listeners of tlsListeners.values()) listeners.sort();
+  return { servers, routes, plans, warnings, tlsListeners };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
-function routeHostnames(route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][]): string[] {
+function routeHostnames(
+  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
+  tlsListeners: Map<string, string[]>,
+): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
     const problem = h.startsWith('*.') || !h.includes('*') ? hostProblem(h.toLowerCase()) : `hostname ${JSON.stringify(h)}: "*" only as the first label`;
     if (problem) {
@@ -138,6 +146,13 @@ function routeHostnames(route: HTTPRoute, input: TranslateInput, gateways: Map<s
     }
     parents.push({ ref, listeners: r.attached.map((a) => a.listener) });
     for (const a of r.attached) for (const h of a.hostnames) out.add(h);
+    for (const a of r.attached) {
+      if (!a.https) continue;
+      for (const h of a.hostnames) {
+        const list = tlsListeners.get(h) ?? [];
+        if (!list.includes(a.listener)) tlsListeners.set(h, [...list, a.listener]);
+      }
+    }
   }
   const served: string[] = [];
   for (const h of [...out].sort()) {

@@ -327,6 +327,30 @@ local function route_settings_problem(e, where)
   return nil
 end
 
+_M.MAX_ROUTE_CONDITIONS = 16
+local METHODS = { GET = true, HEAD = true, POST = true, PUT = true, DELETE = true, CONNECT = true, OPTIONS = true, TRACE = true, PATCH = true }
+local VALUE_MATCH_TYPES = { Exact = true, RegularExpression = true }
+
+-- Header or query parameter tests: [{ name, type, value }], strings without control characters.
+local function value_matches_problem(list, where)
+  if not is_array(list) or #list > _M.MAX_ROUTE_CONDITIONS then return where .. " must be an array of at most " .. _M.MAX_ROUTE_CONDITIONS .. " matches" end
+  for i, m in ipairs(list) do
+    local at = where .. "[" .. i .. "]"
+    if not is_object(m) or not VALUE_MATCH_TYPES[m.type] then return at .. " must be an object with type Exact or RegularExpression" end
+    if type(m.name) ~= "string" or #m.name == 0 or #m.name > 256 or m.name:find("[%z\1-\32\127]") then return at .. ".name must be 1 to 256 bytes without control characters or spaces" end
+    if type(m.value) ~= "string" or #m.value > 4096 or m.value:find("[%z\1-\31\127]") then return at .. ".value must be at most 4096 bytes without control characters" end
+  end
+  return nil
+end
+
+-- The route's conditions (lua/route_match.lua), absent or JSON null when it has none.
+local function conditions_problem(w, where)
+  if absent(w) then return nil end
+  if not is_object(w) then return where .. " must be a JSON object" end
+  if type(w.method) ~= "string" or (w.method ~= "" and not METHODS[w.method]) then return where .. ".method must be '' or an HTTP method" end
+  return value_matches_problem(w.headers, where .. ".headers") or value_matches_problem(w.query, where .. ".query")
+end
+
 local function route_problem(e, where)
   if not is_object(e) then return where .. " must be a JSON object" end
   if not ROUTE_MATCHES[e.match] then return where .. ".match must be exact, prefix or regex" end
@@ -338,7 +362,7 @@ local function route_problem(e, where)
   if e.match ~= "regex" and e.pattern:byte(1) ~= 47 then return where .. ".pattern must start with /" end
   if e.backend == "" then return where .. ".backend must not be empty" end
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
-  local problem = route_settings_problem(e, where)
+  local problem = route_settings_problem(e, where) or conditions_problem(e.when, where .. ".when")
   if problem then return problem end
   return uri_settings_problem(e, where)
 end

@@ -88,6 +88,28 @@ export interface Location extends LocationAnnotations {
   readonly backend: string;
   /** Set when the location must answer 503 (invalid annotation, missing backend...). */
   readonly denied: string | null;
+  /**
+   * Per-request conditions besides the path (HTTPRoute header, query and method matches): the
+   * location takes a request only when all hold; else the next location of the same match, then
+   * a shorter prefix, is tried (lua/route_match.lua). Served by the Lua router only.
+   */
+  readonly when?: RouteConditions;
+}
+
+/** A value test of a request header or query parameter: equal, or a PCRE2 pattern found in it. */
+export interface ValueMatch {
+  readonly name: string;
+  readonly type: 'Exact' | 'RegularExpression';
+  readonly value: string;
+}
+
+export interface RouteConditions {
+  /** '' = any method. */
+  readonly method: string;
+  /** Header names lower case; every one must match. */
+  readonly headers: readonly ValueMatch[];
+  /** Query parameter names as given (case-sensitive); the first value of a name is tested. */
+  readonly query: readonly ValueMatch[];
 }
 
 /** A host's TLS settings from its Ingresses (../ingress/server-tls.ts). */

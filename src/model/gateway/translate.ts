@@ -92,7 +92,7 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
           const id = `${loc.pathType} ${loc.path}${loc.when ? ` ${JSON.stringify(loc.when)}` : ''}`;
           const taken = locations.get(id);
           if (taken) {
-            warn(`spec.rules[${i}].matches`, `${loc.pathType} path ${JSON.stringify(loc.path)} on host ${host} is already routed by ${taken.origin} (the older route keeps it); set aside`);
+            warn(`spec.rules[${i}].matches`, `${loc.pathType} path ${JSON.stringify(loc.path)}${loc.when ? ' with the same header, query parameter and method conditions' : ''} on host ${host} is already routed by ${taken.origin} (the older route keeps it); set aside`);
             continue;
           }
           locations.set(id, { loc, origin: `HTTPRoute ${key}` });

@@ -17,6 +17,7 @@ local pcre2 = require("pcre2")
 local route_access = require("route_access")
 local route_cors = require("route_cors")
 local route_headers = require("route_headers")
+local route_filters = require("route_filters")
 local route_match = require("route_match")
 local route_memo = require("route_memo")
 local route_upstream = require("route_upstream")
@@ -71,6 +72,7 @@ local function compile_host(name, entries)
       if not route_access.compile(e) then return nil, "host " .. name .. ": a source range of " .. p:sub(1, 100) .. " does not parse" end
       route_upstream.compile(e)
       route_headers.compile(e)
+      route_filters.compile(e)
       local conditional, when_err = route_match.compile(e)
       if when_err then return nil, "host " .. name .. ": " .. when_err end
       if conditional then h.conditional = true end
@@ -276,6 +278,7 @@ local function apply(e, uri, host, var, moved)
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
   route_headers.rewrite(e)
   route_redirect.apply(e)
+  route_filters.apply(e, uri, moved)
   route_cors.rewrite(e)
   route_rewrite.apply(e, uri, moved)
   route_upstream_headers.apply(e)
@@ -341,9 +344,10 @@ end
 --- In the router location's header filter: the route's response headers, as its location's
 --- more_set_headers would set them (nothing to look up until a table has some).
 function _M.header_filter()
-  if not (route_headers.in_use or route_cors.in_use) then return end
+  if not (route_headers.in_use or route_cors.in_use or route_filters.in_use) then return end
   local ctx = ngx.ctx
   route_headers.header_filter(ctx)
+  route_filters.header_filter(ctx)
   route_cors.header_filter(ctx)
 end
 

@@ -6,7 +6,7 @@ import type { NginxSettings } from './config/settings.js';
 import { locationMatch, locationOrder } from './paths.js';
 import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
 import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
-import type { Configuration, Location, RouteConditions, Server } from './types.js';
+import type { Configuration, Location, RouteConditions, RouteFilters, Server } from './types.js';
 
 export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, RouteUriFields {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
@@ -30,6 +30,8 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   readonly redirect: string;
   /** Header, query and method conditions (lua/route_match.lua); absent: none. */
   readonly when?: RouteConditions;
+  /** HTTPRoute filters (lua/route_filters.lua); absent: none. */
+  readonly filters?: RouteFilters;
 }
 
 export interface RoutesPayload {
@@ -85,6 +87,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       fallback: loc.defaultBackend ?? '',
       redirect: redirectFlags(loc),
       ...(loc.when ? { when: loc.when } : {}),
+      ...(loc.filters ? { filters: loc.filters } : {}),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }

@@ -16,6 +16,7 @@ import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
+import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters } from './filters.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
 export type LocationFactory = (
@@ -152,13 +153,21 @@ function ruleLocations(
   route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
 ): { locations: Location[]; plans: BackendPlan[] } | null {
   const at = `spec.rules[${i}]`;
-  if ((rule.filters ?? []).length > 0) {
-    warn(`${at}.filters`, 'filters are not supported yet; rule set aside');
+  const prefixOnly = (rule.matches ?? []).every((m) => (m.path?.type ?? 'PathPrefix') === 'PathPrefix');
+  const filters = ruleFilters(rule, at, prefixOnly, input.settings.strictValidatePathType);
+  if (filters !== null && 'problem' in filters) {
+    warn(filters.field, `${filters.problem}; rule set aside`);
+    return null;
+  }
+  const reason = staticReason(input);
+  if (filters !== null && reason !== null) {
+    warn(`${at}.filters`, `filters are served by the Lua router only, and ${reason}; rule set aside`);
     return null;
   }
   const ns = route.metadata.namespace ?? '';
   const ref = { namespace: ns, name: route.metadata.name };
-  const backends = ruleBackends(route, rule, i, input, warn, badRef);
+  // A redirect answers by itself: its rule needs no backend.
+  const backends = filters?.redirect ? { plans: [], denied: null } : ruleBackends(route, rule, i, input, warn, badRef);
   if (backends === 'skip') return null;
   const locations: Location[] = [];
   for (const [k, m] of (rule.matches ?? []).entries()) {
@@ -182,9 +191,11 @@ function ruleLocations(
       warn(`${field}.path.value`, `${problem}; match set aside`);
       continue;
     }
-    const extra = when ? { when } : {};
+    const extra = { ...(when ? { when } : {}), ...(filters ? { filters } : {}) };
     if (backends.denied !== null) {
-      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, ...extra });
+      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, ...(when ? { when } : {}) });
+    } else if (backends.plans.length === 0) {
+      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), ...extra });
     } else {
       const primary = backends.plans[0]!;
       locations.push({ ...input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name), ...extra });
@@ -195,9 +206,7 @@ function ruleLocations(
 
 /** The Gateway API's methods (HTTPMethod). */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
-/** An HTTP header name (RFC 9110 token), as the CRD's pattern allows. */
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]{1,256}$/;
-const MAX_MATCH_VALUE = 4096;
+const MAX_MATCH_VALUE = MAX_HEADER_VALUE;
 const MAX_VALUE_MATCHES = 16;
 
 /**
@@ -245,8 +254,7 @@ function valueMatches(list: ReadonlyArray<{ type?: string; name: string; value: 
     if (type !== 'Exact' && type !== 'RegularExpression') problem = `unknown match type ${JSON.stringify(String(type).slice(0, 40))}`;
     else if (what === 'header' ? !HEADER_NAME.test(name) : name.length === 0 || name.length > 256 || /[\x00-\x20\x7f&=#%]/.test(name)) problem = `name ${JSON.stringify(name.slice(0, 100))} is not a valid ${what} name`;
     else if (value.length === 0 || value.length > MAX_MATCH_VALUE) problem = `value must have 1 to ${MAX_MATCH_VALUE} characters`;
-    // eslint-disable-next-line no-control-regex
-    else if (/[\x00-\x1f\x7f]/.test(value)) problem = 'value has a control character (CR, LF, NUL…)';
+    else if (CONTROL.test(value)) problem = 'value has a control character (CR, LF, NUL…)';
     else if (type === 'RegularExpression') {
       const r = checkRegex(value, { caseless: false });
       if (!r.ok) problem = `regular expression ${JSON.stringify(value.slice(0, 200))} does not compile: ${r.error} (at ${r.offset})`;

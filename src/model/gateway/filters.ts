@@ -29,6 +29,8 @@ export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean
     if (!SERVED.has(type)) return { field, problem: `filter ${JSON.stringify(type.slice(0, 40))} is not supported yet` };
     if (seen.has(type)) return { field, problem: `a second ${type} filter (the spec allows one)` };
     seen.add(type);
+    const config = { RequestHeaderModifier: 'requestHeaderModifier', ResponseHeaderModifier: 'responseHeaderModifier', RequestRedirect: 'requestRedirect', URLRewrite: 'urlRewrite' }[type] as keyof Filter;
+    if (f[config] === null || typeof f[config] !== 'object') return { field: `${field}.${config}`, problem: `${type} needs its ${config}` };
     let r: { value: unknown } | { problem: string; field: string };
     if (type === 'RequestHeaderModifier') r = headerEdits(f.requestHeaderModifier, `${field}.requestHeaderModifier`);
     else if (type === 'ResponseHeaderModifier') r = headerEdits(f.responseHeaderModifier, `${field}.responseHeaderModifier`);

@@ -1,6 +1,7 @@
-// HTTPRoute header, query parameter and method matches in the model: each becomes a location
-// with conditions (`when`), in the route table in the Gateway API's precedence order for the Lua
-// router (lua/route_match.lua); a hostile or broken value is named and only its match set aside.
+// HTTPRoute header, query parameter and method matches and rule filters in the model: a match
+// becomes a location with conditions (`when`), in the route table in the Gateway API's precedence
+// order for the Lua router (lua/route_match.lua); filters ride on the rule's locations
+// (lua/route_filters.lua); a hostile or broken value is named and only its match or rule set aside.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
@@ -9,7 +10,7 @@ import type { HTTPRouteMatch, HTTPRouteRule } from '../../../src/store/kube-type
 import { PREFIX, service, slice, testStore } from '../../support/model-objects.js';
 
 const V1 = 'gateway.networking.k8s.io/v1';
-const test = suite('gateway api: header, query and method matches');
+const test = suite('gateway api: matches and filters');
 
 function build(routes: Array<{ name: string; ts?: string; rules: HTTPRouteRule[] }>, dynamicRoutes = true) {
   const store = testStore();
@@ -34,6 +35,7 @@ function build(routes: Array<{ name: string; ts?: string; rules: HTTPRouteRule[]
     warnings: out.warnings.filter((w) => w.object.startsWith('HTTPRoute')).map((w) => `${w.object} ${w.field}: ${w.message}`),
     // The route table as the router reads it: match, pattern, the rule's Service, its conditions.
     table: entries.map((e) => `${e.match === 'exact' ? '= ' : ''}${e.pattern} → ${e.service || e.backend}${e.when ? ` ${JSON.stringify(e.when)}` : ''}`),
+    filters: entries.map((e) => e.filters ?? null),
     static: out.config.servers.find((s) => s.hostname === 'm.test')?.staticBecause ?? null,
   };
 }
@@ -122,6 +124,72 @@ test('on a host whose routes are static (dynamic routes off) conditions cannot b
   assert.ok(why !== null);
   assert.equal(table, []);
   assert.match(warnings.join('\n'), /spec.rules\[0\].matches\[0\]: header, query parameter and method matches are served by the Lua router only, and dynamic routes are off/);
+});
+
+test('filters become the route entries\' `filters`: header edits, a redirect (no backend needed), a rewrite', () => {
+  const { table, filters, warnings } = build([{ name: 'r', rules: [
+    { matches: [{ path: prefix('/h') }], backendRefs: [{ name: 'a', port: 80 }], filters: [
+      { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-A', value: '1' }], add: [{ name: 'X-B', value: '2' }], remove: ['X-C'] } },
+      { type: 'ResponseHeaderModifier', responseHeaderModifier: { remove: ['Server-Timing'] } },
+    ] },
+    { matches: [{ path: prefix('/r') }], filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https', hostname: 'Other.Test', port: 8443, statusCode: 301, path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/n' } } }] },
+    { matches: [{ path: prefix('/w') }], backendRefs: [{ name: 'b', port: 80 }], filters: [{ type: 'URLRewrite', urlRewrite: { hostname: 'in.test', path: { type: 'ReplaceFullPath', replaceFullPath: '/x' } } }] },
+  ] }]);
+  assert.equal(warnings, []);
+  const at = (p: string) => filters[table.findIndex((t) => t.startsWith(`${p} `))];
+  assert.equal(at('/h/'), {
+    requestHeaders: { set: [{ name: 'X-A', value: '1' }], add: [{ name: 'X-B', value: '2' }], remove: ['X-C'] },
+    responseHeaders: { set: [], add: [], remove: ['Server-Timing'] },
+  });
+  assert.equal(at('= /h'), at('/h/'), 'both pieces of the PathPrefix');
+  assert.equal(at('/r/'), { redirect: { scheme: 'https', hostname: 'other.test', port: 8443, path: { type: 'ReplacePrefixMatch', value: '/n' }, code: 301 } });
+  assert.ok(table.some((t) => t.startsWith('/r/ → upstream-default-backend')), 'a redirect rule needs no backendRefs');
+  assert.equal(at('/w/'), { rewrite: { hostname: 'in.test', path: { type: 'ReplaceFullPath', value: '/x' } } });
+});
+
+test('attacker and typo: bad filter values are named (route, field, reason) and only their rule set aside', () => {
+  const rhm = (o: unknown) => ({ type: 'RequestHeaderModifier', requestHeaderModifier: o });
+  const bad: Array<[unknown[], string, RegExp]> = [
+    [[rhm({ set: [{ name: 'X-A', value: 'v\r\nSet-Cookie: a=b' }] })], 'filters[0].requestHeaderModifier.set[0]', /control character/],
+    [[rhm({ add: [{ name: 'X-A', value: '\u0000' }] })], 'filters[0].requestHeaderModifier.add[0]', /control character/],
+    [[rhm({ set: [{ name: 'X A', value: 'v' }] })], 'filters[0].requestHeaderModifier.set[0]', /not a valid header name/],
+    [[rhm({ remove: ['Host'] })], 'filters[0].requestHeaderModifier.remove[0]', /not edited by filters/],
+    [[rhm({ set: [{ name: 'Content-Length', value: '0' }] })], 'filters[0].requestHeaderModifier.set[0]', /not edited by filters/],
+    [[rhm({ set: [{ name: 'X-A', value: 'v'.repeat(4097) }] })], 'filters[0].requestHeaderModifier.set[0]', /at most 4096/],
+    [[rhm({ set: [{ name: 'X-A', value: '1' }, { name: 'x-a', value: '2' }] })], 'filters[0].requestHeaderModifier.set[1]', /listed twice/],
+    [[rhm({ remove: Array.from({ length: 17 }, (_, i) => `h${i}`) })], 'filters[0].requestHeaderModifier.remove', /at most 16/],
+    [[{ type: 'RequestHeaderModifier' }], 'filters[0].requestHeaderModifier', /needs its requestHeaderModifier/],
+    [[rhm({}), rhm({})], 'filters[1]', /a second RequestHeaderModifier/],
+    [[{ type: 'RequestRedirect', requestRedirect: { hostname: 'evil.test\r\nX: 1' } }], 'filters[0].requestRedirect.hostname', /./],
+    [[{ type: 'RequestRedirect', requestRedirect: { hostname: '*.evil.test' } }], 'filters[0].requestRedirect.hostname', /no wildcard/],
+    [[{ type: 'RequestRedirect', requestRedirect: { scheme: 'javascript' } }], 'filters[0].requestRedirect.scheme', /not http or https/],
+    [[{ type: 'RequestRedirect', requestRedirect: { port: 70000 } }], 'filters[0].requestRedirect.port', /1 to 65535/],
+    [[{ type: 'RequestRedirect', requestRedirect: { statusCode: 307 } }], 'filters[0].requestRedirect.statusCode', /301 or 302/],
+    [[{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/x\r\nY: 1' } } }], 'filters[0].requestRedirect.path', /control characters/],
+    [[{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/a b' } } }], 'filters[0].urlRewrite.path', /./],
+    [[{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefix', replacePrefixMatch: '/a' } } }], 'filters[0].urlRewrite.path.type', /unknown path modifier/],
+    [[{ type: 'URLRewrite', urlRewrite: {} }, { type: 'RequestRedirect', requestRedirect: {} }], 'filters', /cannot be used together/],
+    [[{ type: 'RequestMirror', requestMirror: {} }], 'filters[0]', /not supported yet/],
+  ];
+  for (const [list, field, reason] of bad) {
+    const { table, warnings } = build([{ name: 'r', rules: [
+      { matches: [{ path: prefix('/bad') }], backendRefs: [{ name: 'a', port: 80 }], filters: list as HTTPRouteRule['filters'] },
+      rule('b', { path: prefix('/ok') }),
+    ] }]);
+    assert.equal(warnings.length, 1, JSON.stringify(warnings));
+    assert.ok(warnings[0]!.startsWith(`HTTPRoute team-a/r spec.rules[0].${field}: `), warnings[0]);
+    assert.match(warnings[0]!, reason);
+    assert.match(warnings[0]!, /rule set aside$/);
+    assert.not.ok(table.some((t) => t.includes('/bad')), 'the rule is not served');
+    assert.ok(table.some((t) => t.startsWith('/ok/ → b')), 'the other rule is');
+  }
+});
+
+test('ReplacePrefixMatch needs PathPrefix matches; filters on a static host are set aside', () => {
+  const exact = build([{ name: 'r', rules: [{ matches: [{ path: { type: 'Exact' as const, value: '/e' } }], backendRefs: [{ name: 'a', port: 80 }], filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/x' } } }] }] }]);
+  assert.match(exact.warnings.join('\n'), /spec.rules\[0\].filters\[0\].urlRewrite.path.type: ReplacePrefixMatch needs every match of the rule to be a PathPrefix one; rule set aside/);
+  const off = build([{ name: 'r', rules: [{ matches: [{ path: prefix('/p') }], backendRefs: [{ name: 'a', port: 80 }], filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { remove: ['X-A'] } }] }] }], false);
+  assert.match(off.warnings.join('\n'), /spec.rules\[0\].filters: filters are served by the Lua router only, and dynamic routes are off/);
 });
 
 test.run();

@@ -87,6 +87,10 @@ over.both('query parameter and method matches: the fields of one match ANDed, th
   assert.is((await p.request('match.test', '/x?tier=gold')).backend, 'exact', 'the second match of the rule');
   assert.is((await p.request('match.test', '/x?a=b&tier=platinum')).backend, 'exact');
   assert.is((await p.request('match.test', '/x?tier=silver')).backend, 'root');
+  assert.is((await p.request('match.test', '/x?tier=xplatinum')).backend, 'exact', 'a pattern is found anywhere unless anchored (platinum$)');
+  assert.is((await p.request('match.test', '/x?debug=1&debug=2', { method: 'POST' })).backend, 'exact', 'the first of repeated values is tested');
+  assert.is((await p.request('match.test', '/x?debug=2&debug=1', { method: 'POST' })).backend, 'root');
+  assert.is((await p.request('match.test', '/x?Debug=1', { method: 'POST' })).backend, 'root', 'query parameter names compare exactly');
   assert.is((await p.request('match.test', '/api?tier=gold')).backend, 'app', 'a longer path wins over conditions (precedence)');
 });
 

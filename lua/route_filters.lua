@@ -64,7 +64,6 @@ end
 --- request header edits, the rewrite; the response header edits for the header filter.
 function _M.apply(e, uri, moved)
   local f = e.filters
-  if not f then return end
   if f.responseHeaders then ngx.ctx.route_filters = f.responseHeaders end
   if f.redirect then return redirect(f.redirect, e, uri) end
   local h = f.requestHeaders

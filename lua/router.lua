@@ -278,7 +278,7 @@ local function apply(e, uri, host, var, moved)
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
   route_headers.rewrite(e)
   route_redirect.apply(e)
-  route_filters.apply(e, uri, moved)
+  if e.filters then route_filters.apply(e, uri, moved) end
   route_cors.rewrite(e)
   route_rewrite.apply(e, uri, moved)
   route_upstream_headers.apply(e)

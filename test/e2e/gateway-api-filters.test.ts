@@ -4,23 +4,15 @@
 // changed filter is served without a reload.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import type { EchoServer } from '../support/echo-server.js';
+import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../support/gateway-local.js';
+import type { LocalController } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
 
-const V1 = 'gateway.networking.k8s.io/v1';
 let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
-const echo: Record<string, EchoServer> = {};
+let echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
-
-const GATEWAY = [
-  { apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
-  {
-    apiVersion: V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
-    spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
-  },
-];
 
 function httpRoute(name: string, host: string, rules: Array<{ path?: string; filters?: unknown[]; to?: string }>) {
   return {
@@ -52,31 +44,21 @@ const FILTERS = httpRoute('f', 'filter.test', [
 ]);
 
 test.before(async () => {
-  for (const [name, octet] of [['root', 2], ['app', 3], ['canary', 5]] as const) {
-    echo[name] = await startEchoServer({ address: `127.0.0.${octet}`, name });
-  }
-  ctl = await startLocal({
-    files: {
-      'services.json': Object.keys(echo).flatMap((n) => [service('team-a', n), ...slices('team-a', n, [echo[n]!])]),
-      'gateway.json': GATEWAY,
-      'f.json': [FILTERS],
-      'bad.json': [httpRoute('bad', 'bad.test', [
-        { path: '/a', to: 'canary', filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-A', value: 'v\r\nX-Injected: 1' }] } }] },
-        { path: '/b', to: 'canary', filters: [{ type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [{ name: 'Set-Cookie:x', value: 'v' }] } }] },
-        { path: '/c', filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'evil.test/\r\nX: 1' } }] },
-        { path: '/d', to: 'canary', filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/x y' } } }] },
-        { path: '/e', to: 'canary', filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'Host', value: 'other.test' }] } }] },
-        { to: 'root' },
-      ])],
-    },
-  });
+  ({ ctl, echo } = await startGatewayLocal(['root', 'app', 'canary'], {
+    'f.json': [FILTERS],
+    'bad.json': [httpRoute('bad', 'bad.test', [
+      { path: '/a', to: 'canary', filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-A', value: 'v\r\nX-Injected: 1' }] } }] },
+      { path: '/b', to: 'canary', filters: [{ type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [{ name: 'Set-Cookie:x', value: 'v' }] } }] },
+      { path: '/c', filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'evil.test/\r\nX: 1' } }] },
+      { path: '/d', to: 'canary', filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/x y' } } }] },
+      { path: '/e', to: 'canary', filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'Host', value: 'other.test' }] } }] },
+      { to: 'root' },
+    ])],
+  }));
   await ctl.until('filter.test', '/', (r) => r.backend === 'root', { what: 'filter.test served' });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-});
+test.after(async () => { await stopGatewayLocal(ctl, echo); });
 
 over.both('RequestHeaderModifier: set replaces, add appends, remove removes what the upstream gets', async (p) => {
   await p.until('filter.test', '/req', (r) => r.backend === 'app', { what: 'filter.test over this protocol' });

@@ -5,23 +5,15 @@
 // and only its match set aside.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import type { EchoServer } from '../support/echo-server.js';
+import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../support/gateway-local.js';
+import type { LocalController } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
 
-const V1 = 'gateway.networking.k8s.io/v1';
 let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
-const echo: Record<string, EchoServer> = {};
+let echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
-
-const GATEWAY = [
-  { apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
-  {
-    apiVersion: V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
-    spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
-  },
-];
 
 function httpRoute(name: string, host: string, rules: Array<{ matches?: unknown[]; to: string }>) {
   return {
@@ -44,31 +36,21 @@ const MATCHES = httpRoute('m', 'match.test', [
 ]);
 
 test.before(async () => {
-  for (const [name, octet] of [['root', 2], ['app', 3], ['exact', 4], ['canary', 5], ['v2', 6]] as const) {
-    echo[name] = await startEchoServer({ address: `127.0.0.${octet}`, name });
-  }
-  ctl = await startLocal({
-    files: {
-      'services.json': Object.keys(echo).flatMap((n) => [service('team-a', n), ...slices('team-a', n, [echo[n]!])]),
-      'gateway.json': GATEWAY,
-      'm.json': [MATCHES],
-      'plain.json': [httpRoute('plain', 'plain.test', [{ to: 'root' }])],
-      'bad.json': [httpRoute('bad', 'bad.test', [
-        { matches: [{ headers: [header('X-Evil', 'a\r\nX-Injected: 1')] }], to: 'canary' },
-        { matches: [{ headers: [header('X Bad', 'v')] }], to: 'canary' },
-        { matches: [{ queryParams: [header('q', '(unclosed', 'RegularExpression')] }], to: 'canary' },
-        { matches: [{ method: 'BREW' }], to: 'canary' },
-        { to: 'root' },
-      ])],
-    },
-  });
+  ({ ctl, echo } = await startGatewayLocal(['root', 'app', 'exact', 'canary', 'v2'], {
+    'm.json': [MATCHES],
+    'plain.json': [httpRoute('plain', 'plain.test', [{ to: 'root' }])],
+    'bad.json': [httpRoute('bad', 'bad.test', [
+      { matches: [{ headers: [header('X-Evil', 'a\r\nX-Injected: 1')] }], to: 'canary' },
+      { matches: [{ headers: [header('X Bad', 'v')] }], to: 'canary' },
+      { matches: [{ queryParams: [header('q', '(unclosed', 'RegularExpression')] }], to: 'canary' },
+      { matches: [{ method: 'BREW' }], to: 'canary' },
+      { to: 'root' },
+    ])],
+  }));
   await ctl.until('match.test', '/api', (r) => r.backend === 'app', { what: 'match.test served' });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-});
+test.after(async () => { await stopGatewayLocal(ctl, echo); });
 
 over.both('header matches: Exact (names caseless, values not) and RegularExpression, before the rule without conditions; no match falls through', async (p) => {
   await p.until('match.test', '/api', (r) => r.backend === 'app', { what: 'match.test over this protocol' });

@@ -48,30 +48,24 @@ local function passes(m, v)
   return v == m.value
 end
 
+-- Whether every test of list passes on values (name → value).
+local function all_pass(list, values)
+  for i = 1, #list do
+    if not passes(list[i], values[list[i].name]) then return false end
+  end
+  return true
+end
+
 --- Whether the request meets conditions w (its headers and arguments read once per request).
 local function holds(w, seen)
   if w.method and ngx.req.get_method() ~= w.method then return false end
-  local list = w.headers
-  if list then
-    local headers = seen.headers
-    if not headers then
-      headers = ngx.req.get_headers(100)
-      seen.headers = headers
-    end
-    for i = 1, #list do
-      if not passes(list[i], headers[list[i].name]) then return false end
-    end
+  if w.headers then
+    seen.headers = seen.headers or ngx.req.get_headers(100)
+    if not all_pass(w.headers, seen.headers) then return false end
   end
-  list = w.query
-  if list then
-    local args = seen.args
-    if not args then
-      args = ngx.req.get_uri_args(100)
-      seen.args = args
-    end
-    for i = 1, #list do
-      if not passes(list[i], args[list[i].name]) then return false end
-    end
+  if w.query then
+    seen.args = seen.args or ngx.req.get_uri_args(100)
+    if not all_pass(w.query, seen.args) then return false end
   end
   return true
 end

@@ -327,6 +327,94 @@ local function route_settings_problem(e, where)
   return nil
 end
 
+_M.MAX_ROUTE_CONDITIONS = 16
+local METHODS = { GET = true, HEAD = true, POST = true, PUT = true, DELETE = true, CONNECT = true, OPTIONS = true, TRACE = true, PATCH = true }
+local VALUE_MATCH_TYPES = { Exact = true, RegularExpression = true }
+
+-- Header or query parameter tests: [{ name, type, value }], strings without control characters.
+local function value_matches_problem(list, where)
+  if not is_array(list) or #list > _M.MAX_ROUTE_CONDITIONS then return where .. " must be an array of at most " .. _M.MAX_ROUTE_CONDITIONS .. " matches" end
+  for i, m in ipairs(list) do
+    local at = where .. "[" .. i .. "]"
+    if not is_object(m) or not VALUE_MATCH_TYPES[m.type] then return at .. " must be an object with type Exact or RegularExpression" end
+    if type(m.name) ~= "string" or #m.name == 0 or #m.name > 256 or m.name:find("[%z\1-\32\127]") then return at .. ".name must be 1 to 256 bytes without control characters or spaces" end
+    if type(m.value) ~= "string" or #m.value > 4096 or m.value:find("[%z\1-\31\127]") then return at .. ".value must be at most 4096 bytes without control characters" end
+  end
+  return nil
+end
+
+-- The route's conditions (lua/route_match.lua), absent or JSON null when it has none.
+local function conditions_problem(w, where)
+  if absent(w) then return nil end
+  if not is_object(w) then return where .. " must be a JSON object" end
+  if type(w.method) ~= "string" or (w.method ~= "" and not METHODS[w.method]) then return where .. ".method must be '' or an HTTP method" end
+  return value_matches_problem(w.headers, where .. ".headers") or value_matches_problem(w.query, where .. ".query")
+end
+
+local RESERVED_HEADERS = { host = true, ["content-length"] = true, ["transfer-encoding"] = true, connection = true, ["keep-alive"] = true, ["proxy-connection"] = true, te = true, trailer = true, upgrade = true }
+
+local function edit_name_problem(name, where)
+  if type(name) ~= "string" or #name == 0 or #name > 256 or name:find("[^%w!#$%%&'*+%-.^_`|~]") then return where .. " must be a header name" end
+  if RESERVED_HEADERS[name:lower()] then return where .. " names a header filters do not edit" end
+  return nil
+end
+
+-- Header edits: { set: [{name, value}], add: [{name, value}], remove: [name] }.
+local function header_edits_problem(h, where)
+  if absent(h) then return nil end
+  if not is_object(h) then return where .. " must be a JSON object" end
+  for _, k in ipairs({ "set", "add" }) do
+    local list = h[k]
+    if not is_array(list) or #list > _M.MAX_ROUTE_CONDITIONS then return where .. "." .. k .. " must be an array of at most " .. _M.MAX_ROUTE_CONDITIONS end
+    for i, x in ipairs(list) do
+      local at = where .. "." .. k .. "[" .. i .. "]"
+      if not is_object(x) then return at .. " must be a JSON object" end
+      local problem = edit_name_problem(x.name, at .. ".name")
+      if problem then return problem end
+      if type(x.value) ~= "string" or #x.value > 4096 or x.value:find("[%z\1-\31\127]") then return at .. ".value must be at most 4096 bytes without control characters" end
+    end
+  end
+  if not is_array(h.remove) or #h.remove > _M.MAX_ROUTE_CONDITIONS then return where .. ".remove must be an array of at most " .. _M.MAX_ROUTE_CONDITIONS end
+  for i, name in ipairs(h.remove) do
+    local problem = edit_name_problem(name, where .. ".remove[" .. i .. "]")
+    if problem then return problem end
+  end
+  return nil
+end
+
+local function path_replacement_problem(p, where)
+  if absent(p) then return nil end
+  if not is_object(p) or (p.type ~= "ReplaceFullPath" and p.type ~= "ReplacePrefixMatch") then return where .. " must be an object with type ReplaceFullPath or ReplacePrefixMatch" end
+  if type(p.value) ~= "string" or p.value:byte(1) ~= 47 or #p.value > _M.MAX_ROUTE_STRING or p.value:find("[%z\1-\32\127]") then return where .. ".value must be a path" end
+  return nil
+end
+
+-- HTTPRoute filters (lua/route_filters.lua).
+local function filters_problem(f, where)
+  if absent(f) then return nil end
+  if not is_object(f) then return where .. " must be a JSON object" end
+  local problem = header_edits_problem(f.requestHeaders, where .. ".requestHeaders") or header_edits_problem(f.responseHeaders, where .. ".responseHeaders")
+  if problem then return problem end
+  local r = f.redirect
+  if not absent(r) then
+    if not is_object(r) then return where .. ".redirect must be a JSON object" end
+    if r.scheme ~= "" and r.scheme ~= "http" and r.scheme ~= "https" then return where .. ".redirect.scheme must be '', http or https" end
+    if type(r.hostname) ~= "string" or (r.hostname ~= "" and not valid_hostname(r.hostname)) then return where .. ".redirect.hostname must be '' or a host name" end
+    if not valid_port(r.port) and r.port ~= 0 then return where .. ".redirect.port must be 0 or a port" end
+    if r.code ~= 301 and r.code ~= 302 then return where .. ".redirect.code must be 301 or 302" end
+    problem = path_replacement_problem(r.path, where .. ".redirect.path")
+    if problem then return problem end
+  end
+  local w = f.rewrite
+  if not absent(w) then
+    if not is_object(w) then return where .. ".rewrite must be a JSON object" end
+    if type(w.hostname) ~= "string" or (w.hostname ~= "" and not valid_hostname(w.hostname)) then return where .. ".rewrite.hostname must be '' or a host name" end
+    problem = path_replacement_problem(w.path, where .. ".rewrite.path")
+    if problem then return problem end
+  end
+  return nil
+end
+
 local function route_problem(e, where)
   if not is_object(e) then return where .. " must be a JSON object" end
   if not ROUTE_MATCHES[e.match] then return where .. ".match must be exact, prefix or regex" end
@@ -338,7 +426,7 @@ local function route_problem(e, where)
   if e.match ~= "regex" and e.pattern:byte(1) ~= 47 then return where .. ".pattern must start with /" end
   if e.backend == "" then return where .. ".backend must not be empty" end
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
-  local problem = route_settings_problem(e, where)
+  local problem = route_settings_problem(e, where) or conditions_problem(e.when, where .. ".when") or filters_problem(e.filters, where .. ".filters")
   if problem then return problem end
   return uri_settings_problem(e, where)
 end

@@ -131,7 +131,18 @@ function _M.apply(e, uri, moved)
     ngx.log(ngx.ERR, "router: the rewritten URI has a zero length")
     return ngx.exit(ngx.HTTP_INTERNAL_SERVER_ERROR)
   end
-  if moved then var.dynamic_upstream_uri = new_uri:gsub(URI_ESCAPED, HEX) .. (args ~= "" and "?" .. args or "") end
+  _M.set_upstream_uri(new_uri, args, moved)
+end
+
+--- A URI as NGINX escapes a rewritten one.
+function _M.escape(uri)
+  return (uri:gsub(URI_ESCAPED, HEX))
+end
+
+--- The upstream gets new_uri (escaped) and args; `moved`: the request is in the router's
+--- location, whose proxy_pass sends $dynamic_upstream_uri.
+function _M.set_upstream_uri(new_uri, args, moved)
+  if moved then ngx.var.dynamic_upstream_uri = _M.escape(new_uri) .. (args ~= "" and "?" .. args or "") end
   -- $uri and $args as after the rewrite (what logs and upstream-hash-by read); `binary`: control
   -- bytes a capture brings are NGINX's own as well.
   ngx.req.set_uri(new_uri, false, true)

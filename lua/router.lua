@@ -17,6 +17,8 @@ local pcre2 = require("pcre2")
 local route_access = require("route_access")
 local route_cors = require("route_cors")
 local route_headers = require("route_headers")
+local route_filters = require("route_filters")
+local route_match = require("route_match")
 local route_memo = require("route_memo")
 local route_upstream = require("route_upstream")
 local shapes = require("configuration_shapes")
@@ -70,16 +72,29 @@ local function compile_host(name, entries)
       if not route_access.compile(e) then return nil, "host " .. name .. ": a source range of " .. p:sub(1, 100) .. " does not parse" end
       route_upstream.compile(e)
       route_headers.compile(e)
+      route_filters.compile(e)
+      local conditional, when_err = route_match.compile(e)
+      if when_err then return nil, "host " .. name .. ": " .. when_err end
+      if conditional then h.conditional = true end
       -- A default-backend fallback's request headers describe the route (balancer.lua).
       e.writes_variables = configuration_reads or e.fallback ~= ""
       e.labels = e.namespace .. "\t" .. e.ingress .. "\t" .. e.service .. "\t" .. e.path
       local cors, cors_err = route_cors.compile(e)
       if not cors then return nil, "host " .. name .. ": cors origin of " .. p:sub(1, 100) .. ": " .. cors_err end
       if e.match == "exact" then
-        if h.exact[p] == nil then h.exact[p] = e end
+        local first = h.exact[p]
+        if first == nil then
+          h.exact[p] = e
+          if e.when then e.chain = { e } end
+        elseif first.chain then
+          first.chain[#first.chain + 1] = e
+        end
       elseif e.match == "prefix" then
-        if h.prefix[p] == nil then
+        local first = h.prefix[p]
+        if first and first.chain then first.chain[#first.chain + 1] = e end
+        if first == nil then
           h.prefix[p] = e
+          if e.when then e.chain = { e } end
           if not seen_length[#p] then
             seen_length[#p] = true
             h.lengths[#h.lengths + 1] = #p
@@ -187,15 +202,28 @@ local chosen_host
 -- NGINX's choice of location: an exact match (or the 301 of a `/p/` asked as `/p`), else the
 -- longest prefix unless a regular expression (tried in order) matches. nil when nothing matches;
 -- "error" when PCRE2 gave up.
+-- A match's routes with conditions (route_match.lua) are tried in order; when none takes the
+-- request, the next shorter prefix is.
 local function match(h, uri)
   local e = h.exact[uri] or h.slash[uri]
-  if e then return e end
+  local seen
+  if e then
+    if not e.chain then return e end
+    seen = {}
+    e = route_match.pick(e.chain, seen)
+    if e then return e end
+  end
   local prefix
   local n = #uri
   for _, len in ipairs(h.lengths) do
     if len <= n then
       prefix = h.prefix[string_sub(uri, 1, len)]
-      if prefix then break end
+      if prefix then
+        if not prefix.chain then break end
+        seen = seen or {}
+        prefix = route_match.pick(prefix.chain, seen)
+        if prefix then break end
+      end
     end
   end
   for _, r in ipairs(h.regexes) do
@@ -222,7 +250,8 @@ local function lookup(var)
     local h = host_routes(t, host)
     if h == nil then return nil end
     if h then e = match(h, uri) else e = "error" end
-    if e ~= "error" then matches:put(host, uri, e or false) end
+    -- A host with conditions is matched per request: its match depends on more than the URI.
+    if e ~= "error" and not h.conditional then matches:put(host, uri, e or false) end
   end
   return e or false, uri, host
 end
@@ -249,6 +278,7 @@ local function apply(e, uri, host, var, moved)
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
   route_headers.rewrite(e)
   route_redirect.apply(e)
+  if e.filters then route_filters.apply(e, uri, moved) end
   route_cors.rewrite(e)
   route_rewrite.apply(e, uri, moved)
   route_upstream_headers.apply(e)
@@ -314,9 +344,10 @@ end
 --- In the router location's header filter: the route's response headers, as its location's
 --- more_set_headers would set them (nothing to look up until a table has some).
 function _M.header_filter()
-  if not (route_headers.in_use or route_cors.in_use) then return end
+  if not (route_headers.in_use or route_cors.in_use or route_filters.in_use) then return end
   local ctx = ngx.ctx
   route_headers.header_filter(ctx)
+  route_filters.header_filter(ctx)
   route_cors.header_filter(ctx)
 end
 

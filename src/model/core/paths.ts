@@ -102,7 +102,7 @@ export function needsRegex(loc: Location): boolean {
  */
 export function splitPrefixLocations(sorted: Location[], shadowed?: Location[]): Location[] {
   if (sorted.some(needsRegex)) return sorted;
-  const exact = new Set(sorted.filter((l) => l.pathType === 'Exact').map((l) => l.path));
+  const exact = new Set(sorted.filter((l) => l.pathType === 'Exact' && !l.when).map((l) => l.path));
   const out: Location[] = [];
   for (const loc of sorted) {
     // ImplementationSpecific is Prefix here (the rule); regex locations keep their own match.

@@ -6,7 +6,7 @@ import type { NginxSettings } from './config/settings.js';
 import { locationMatch, locationOrder } from './paths.js';
 import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
 import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
-import type { Configuration, Location, Server } from './types.js';
+import type { Configuration, Location, RouteConditions, RouteFilters, Server } from './types.js';
 
 export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, RouteUriFields {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
@@ -28,6 +28,10 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   readonly fallback: string;
   /** lua_ingress.rewrite's flags ('' = no SSL redirect). */
   readonly redirect: string;
+  /** Header, query and method conditions (lua/route_match.lua); absent: none. */
+  readonly when?: RouteConditions;
+  /** HTTPRoute filters (lua/route_filters.lua); absent: none. */
+  readonly filters?: RouteFilters;
 }
 
 export interface RoutesPayload {
@@ -64,7 +68,8 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
   for (const loc of locationOrder(server)) {
     const m = locationMatch(loc, server.useRegex);
     const pattern = m.kind === 'regex' ? m.regex : m.path;
-    const key = `${m.kind === 'regex' ? (m.caseless ? '~*' : '~') : m.kind} ${pattern}`;
+    // Locations with conditions share a match: the router tries them in this order.
+    const key = `${m.kind === 'regex' ? (m.caseless ? '~*' : '~') : m.kind} ${pattern}${loc.when ? ` ${JSON.stringify(loc.when)}` : ''}`;
     if (seen.has(key)) continue;
     seen.add(key);
     const uri = loc.denied === null ? uriFields(server, loc) : null;
@@ -81,6 +86,8 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       backend: loc.backend,
       fallback: loc.defaultBackend ?? '',
       redirect: redirectFlags(loc),
+      ...(loc.when ? { when: loc.when } : {}),
+      ...(loc.filters ? { filters: loc.filters } : {}),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }

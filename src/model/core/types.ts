@@ -88,6 +88,52 @@ export interface Location extends LocationAnnotations {
   readonly backend: string;
   /** Set when the location must answer 503 (invalid annotation, missing backend...). */
   readonly denied: string | null;
+  /**
+   * Per-request conditions besides the path (HTTPRoute header, query and method matches): the
+   * location takes a request only when all hold; else the next location of the same match, then
+   * a shorter prefix, is tried (lua/route_match.lua). Served by the Lua router only.
+   */
+  readonly when?: RouteConditions;
+  /** HTTPRoute filters (lua/route_filters.lua). Served by the Lua router only. */
+  readonly filters?: RouteFilters;
+}
+
+/** Header edits: names as given (HTTP names are caseless), values checked. */
+export interface HeaderEdits {
+  readonly set: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  readonly add: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  readonly remove: readonly string[];
+}
+
+/** A new path: the whole of it, or the matched prefix (the route entry's `path`) replaced. */
+export interface PathReplacement {
+  readonly type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
+  readonly value: string;
+}
+
+export interface RouteFilters {
+  readonly requestHeaders?: HeaderEdits;
+  readonly responseHeaders?: HeaderEdits;
+  /** Answer with a redirect; '' and 0 keep the request's scheme, host, the scheme's port. */
+  readonly redirect?: { readonly scheme: string; readonly hostname: string; readonly port: number; readonly path: PathReplacement | null; readonly code: 301 | 302 };
+  /** Rewrite what the upstream gets: its Host ('' keeps it) and path. */
+  readonly rewrite?: { readonly hostname: string; readonly path: PathReplacement | null };
+}
+
+/** A value test of a request header or query parameter: equal, or a PCRE2 pattern found in it. */
+export interface ValueMatch {
+  readonly name: string;
+  readonly type: 'Exact' | 'RegularExpression';
+  readonly value: string;
+}
+
+export interface RouteConditions {
+  /** '' = any method. */
+  readonly method: string;
+  /** Header names lower case; every one must match. */
+  readonly headers: readonly ValueMatch[];
+  /** Query parameter names as given (case-sensitive); the first value of a name is tested. */
+  readonly query: readonly ValueMatch[];
 }
 
 /** A host's TLS settings from its Ingresses (../ingress/server-tls.ts). */

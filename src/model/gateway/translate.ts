@@ -4,10 +4,10 @@
 // the primary, the second as its alternative, which the Lua balancer picks by weight). What
 // cannot be served is named (`HTTPRoute ns/name`, the field, the reason) and set aside; a rule
 // whose backendRefs cannot all be used answers 503 rather than send its traffic elsewhere.
-import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
+import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
-import type { Backend, Endpoint, Location, ModelWarning, PathType, Server } from '../core/types.js';
+import type { Backend, Endpoint, Location, ModelWarning, PathType, RouteConditions, Server, ValueMatch } from '../core/types.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
 import { DEFAULT_UPSTREAM, NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
@@ -16,6 +16,7 @@ import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
+import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters } from './filters.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
 export type LocationFactory = (
@@ -92,10 +93,10 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
         let locations = hosts.get(host);
         if (!locations) hosts.set(host, (locations = new Map()));
         for (const loc of made.locations) {
-          const id = `${loc.pathType} ${loc.path}`;
+          const id = `${loc.pathType} ${loc.path}${loc.when ? ` ${JSON.stringify(loc.when)}` : ''}`;
           const taken = locations.get(id);
           if (taken) {
-            warn(`spec.rules[${i}].matches`, `${loc.pathType} path ${JSON.stringify(loc.path)} on host ${host} is already routed by ${taken.origin} (the older route keeps it); set aside`);
+            warn(`spec.rules[${i}].matches`, `${loc.pathType} path ${JSON.stringify(loc.path)}${loc.when ? ' with the same header, query parameter and method conditions' : ''} on host ${host} is already routed by ${taken.origin} (the older route keeps it); set aside`);
             continue;
           }
           locations.set(id, { loc, origin: `HTTPRoute ${key}` });
@@ -106,8 +107,8 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const servers: Server[] = [];
   for (const [hostname, planned] of [...hosts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     let locations = [...planned.values()].map((p) => p.loc);
-    if (!locations.some((l) => l.path === ROOT_PATH && l.pathType === 'Prefix')) locations.push(input.defaultRoot);
-    locations = splitPrefixLocations(sortLocations(locations));
+    if (!locations.some((l) => l.path === ROOT_PATH && l.pathType === 'Prefix' && !l.when)) locations.push(input.defaultRoot);
+    locations = byMatchPrecedence(splitPrefixLocations(sortLocations(locations)));
     servers.push({
       hostname, aliases: [], sslPassthrough: false, certificate: null, tlsSecret: null, redirectFromToWWW: false,
       useRegex: false, serverSnippet: '', locations, staticBecause: staticReason(input),
@@ -167,21 +168,27 @@ function ruleLocations(
   route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
 ): { locations: Location[]; plans: BackendPlan[] } | null {
   const at = `spec.rules[${i}]`;
-  if ((rule.filters ?? []).length > 0) {
-    warn(`${at}.filters`, 'filters are not supported yet; rule set aside');
+  const prefixOnly = (rule.matches ?? []).every((m) => (m.path?.type ?? 'PathPrefix') === 'PathPrefix');
+  const filters = ruleFilters(rule, at, prefixOnly, input.settings.strictValidatePathType);
+  if (filters !== null && 'problem' in filters) {
+    warn(filters.field, `${filters.problem}; rule set aside`);
+    return null;
+  }
+  const reason = staticReason(input);
+  if (filters !== null && reason !== null) {
+    warn(`${at}.filters`, `filters are served by the Lua router only, and ${reason}; rule set aside`);
     return null;
   }
   const ns = route.metadata.namespace ?? '';
   const ref = { namespace: ns, name: route.metadata.name };
-  const backends = ruleBackends(route, rule, i, input, warn, badRef);
+  // A redirect answers by itself: its rule needs no backend.
+  const backends = filters?.redirect ? { plans: [], denied: null } : ruleBackends(route, rule, i, input, warn, badRef);
   if (backends === 'skip') return null;
   const locations: Location[] = [];
   for (const [k, m] of (rule.matches ?? []).entries()) {
     const field = `${at}.matches[${k}]`;
-    if ((m.headers ?? []).length > 0 || (m.queryParams ?? []).length > 0 || m.method !== undefined) {
-      warn(field, 'header, query parameter and method matches are not supported yet; match set aside');
-      continue;
-    }
+    const when = routeConditions(m, field, input, warn);
+    if (when === 'bad') continue;
     const type = m.path?.type ?? 'PathPrefix';
     const value = m.path?.value ?? ROOT_PATH;
     if (type === 'RegularExpression') {
@@ -199,14 +206,110 @@ function ruleLocations(
       warn(`${field}.path.value`, `${problem}; match set aside`);
       continue;
     }
+    const extra = { ...(when ? { when } : {}), ...(filters ? { filters } : {}) };
     if (backends.denied !== null) {
-      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied });
+      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, ...(when ? { when } : {}) });
+    } else if (backends.plans.length === 0) {
+      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), ...extra });
     } else {
       const primary = backends.plans[0]!;
-      locations.push(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name));
+      locations.push({ ...input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name), ...extra });
     }
   }
   return { locations, plans: backends.denied === null ? backends.plans : [] };
+}
+
+/** The Gateway API's methods (HTTPMethod). */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+const MAX_MATCH_VALUE = MAX_HEADER_VALUE;
+const MAX_VALUE_MATCHES = 16;
+
+/**
+ * A match's header, query parameter and method conditions (null: none), or 'bad' when one
+ * cannot be served (named; the match is set aside). Conditions are served by the Lua router
+ * only: on a host whose routes are static they are set aside.
+ */
+function routeConditions(m: HTTPRouteMatch, field: string, input: TranslateInput, warn: (field: string, message: string) => void): RouteConditions | null | 'bad' {
+  const headers = m.headers ?? [];
+  const query = m.queryParams ?? [];
+  if (headers.length === 0 && query.length === 0 && m.method === undefined) return null;
+  const reason = staticReason(input);
+  if (reason !== null) {
+    warn(field, `header, query parameter and method matches are served by the Lua router only, and ${reason}; match set aside`);
+    return 'bad';
+  }
+  let method = '';
+  if (m.method !== undefined) {
+    if (!METHODS.has(m.method)) {
+      warn(`${field}.method`, `method ${JSON.stringify(String(m.method).slice(0, 40))} is not one of ${[...METHODS].join(', ')}; match set aside`);
+      return 'bad';
+    }
+    method = m.method;
+  }
+  const h = valueMatches(headers, `${field}.headers`, 'header', warn);
+  const q = valueMatches(query, `${field}.queryParams`, 'query parameter', warn);
+  if (h === null || q === null) return 'bad';
+  return { method, headers: h.map((v) => ({ ...v, name: v.name.toLowerCase() })), query: q };
+}
+
+/** Checked header or query parameter matches (the first of equal names kept, as the spec says), or null when one is bad (named). */
+function valueMatches(list: ReadonlyArray<{ type?: string; name: string; value: string }>, field: string, what: string, warn: (field: string, message: string) => void): ValueMatch[] | null {
+  if (list.length > MAX_VALUE_MATCHES) {
+    warn(field, `${list.length} ${what} matches: at most ${MAX_VALUE_MATCHES}; match set aside`);
+    return null;
+  }
+  const out: ValueMatch[] = [];
+  const names = new Set<string>();
+  for (const [j, v] of list.entries()) {
+    const at = `${field}[${j}]`;
+    const type = v.type ?? 'Exact';
+    const name = typeof v.name === 'string' ? v.name : '';
+    const value = typeof v.value === 'string' ? v.value : '';
+    let problem: string | null = null;
+    if (type !== 'Exact' && type !== 'RegularExpression') problem = `unknown match type ${JSON.stringify(String(type).slice(0, 40))}`;
+    else if (what === 'header' ? !HEADER_NAME.test(name) : name.length === 0 || name.length > 256 || /[\x00-\x20\x7f&=#%]/.test(name)) problem = `name ${JSON.stringify(name.slice(0, 100))} is not a valid ${what} name`;
+    else if (value.length === 0 || value.length > MAX_MATCH_VALUE) problem = `value must have 1 to ${MAX_MATCH_VALUE} characters`;
+    else if (CONTROL.test(value)) problem = 'value has a control character (CR, LF, NUL…)';
+    else if (type === 'RegularExpression') {
+      const r = checkRegex(value, { caseless: false });
+      if (!r.ok) problem = `regular expression ${JSON.stringify(value.slice(0, 200))} does not compile: ${r.error} (at ${r.offset})`;
+    }
+    if (problem) {
+      warn(at, `${problem}; match set aside`);
+      return null;
+    }
+    const key = what === 'header' ? name.toLowerCase() : name;
+    if (names.has(key)) continue;
+    names.add(key);
+    out.push({ name, type: type as ValueMatch['type'], value });
+  }
+  return out;
+}
+
+/**
+ * The Gateway API's precedence among locations of one match (path and type): those from an
+ * Exact path before the Exact twins of PathPrefix paths, then with a method, more headers, more
+ * query parameters; the rest (route age, rule order) as listed. The router tries them in this
+ * order, then shorter prefixes (lua/route_match.lua).
+ */
+function byMatchPrecedence(locations: Location[]): Location[] {
+  const group = new Map<string, number>();
+  const rank = (l: Location) => [
+    group.get(`${l.pathType} ${l.path}`)!,
+    l.pathType === 'Exact' && l.ingressPath !== undefined ? 1 : 0,
+    l.when ? 0 : 1,
+    l.when?.method ? 0 : 1,
+    -(l.when?.headers.length ?? 0),
+    -(l.when?.query.length ?? 0),
+  ];
+  for (const l of locations) if (!group.has(`${l.pathType} ${l.path}`)) group.set(`${l.pathType} ${l.path}`, group.size);
+  const ranks = new Map(locations.map((l) => [l, rank(l)]));
+  return [...locations].sort((a, b) => {
+    const x = ranks.get(a)!;
+    const y = ranks.get(b)!;
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+    return 0;
+  });
 }
 
 /**

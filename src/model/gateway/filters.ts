@@ -1,0 +1,128 @@
+// HTTPRoute rule filters → the core's RouteFilters, every value checked: header names are
+// tokens, values have no control character (CR, LF, NUL) and bounded lengths, host names and
+// paths pass the Ingress checks. A filter that cannot be served sets its rule aside (named).
+import type { HTTPRouteRule } from '../../store/kube-types.js';
+import type { HeaderEdits, PathReplacement, RouteFilters } from '../core/types.js';
+import { hostProblem, pathProblem } from '../core/paths.js';
+
+/** An HTTP header name (RFC 9110 token), as the CRD's pattern allows. */
+export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]{1,256}$/;
+export const MAX_HEADER_VALUE = 4096;
+// eslint-disable-next-line no-control-regex
+export const CONTROL = /[\x00-\x1f\x7f]/;
+/** Headers that frame the message or the connection, and Host (URLRewrite's hostname sets it): not edited. */
+const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
+const MAX_EDITS = 16;
+const SERVED = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite']);
+
+type Filter = { type?: string; requestHeaderModifier?: unknown; responseHeaderModifier?: unknown; requestRedirect?: unknown; urlRewrite?: unknown };
+
+/** The rule's filters (null: none), or a problem naming the field. `prefixOnly`: every match of the rule is a PathPrefix one. */
+export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean, strictPaths: boolean): RouteFilters | null | { problem: string; field: string } {
+  const list = (rule.filters ?? []) as Filter[];
+  if (list.length === 0) return null;
+  const out: { -readonly [K in keyof RouteFilters]: RouteFilters[K] } = {};
+  const seen = new Set<string>();
+  for (const [k, f] of list.entries()) {
+    const field = `${at}.filters[${k}]`;
+    const type = String(f?.type ?? '');
+    if (!SERVED.has(type)) return { field, problem: `filter ${JSON.stringify(type.slice(0, 40))} is not supported yet` };
+    if (seen.has(type)) return { field, problem: `a second ${type} filter (the spec allows one)` };
+    seen.add(type);
+    const config = { RequestHeaderModifier: 'requestHeaderModifier', ResponseHeaderModifier: 'responseHeaderModifier', RequestRedirect: 'requestRedirect', URLRewrite: 'urlRewrite' }[type] as keyof Filter;
+    if (f[config] === null || typeof f[config] !== 'object') return { field: `${field}.${config}`, problem: `${type} needs its ${config}` };
+    let r: { value: unknown } | { problem: string; field: string };
+    if (type === 'RequestHeaderModifier') r = headerEdits(f.requestHeaderModifier, `${field}.requestHeaderModifier`);
+    else if (type === 'ResponseHeaderModifier') r = headerEdits(f.responseHeaderModifier, `${field}.responseHeaderModifier`);
+    else if (type === 'RequestRedirect') r = redirect(f.requestRedirect, `${field}.requestRedirect`, prefixOnly, strictPaths);
+    else r = rewrite(f.urlRewrite, `${field}.urlRewrite`, prefixOnly, strictPaths);
+    if ('problem' in r) return r;
+    if (type === 'RequestHeaderModifier') out.requestHeaders = r.value as HeaderEdits;
+    else if (type === 'ResponseHeaderModifier') out.responseHeaders = r.value as HeaderEdits;
+    else if (type === 'RequestRedirect') out.redirect = r.value as RouteFilters['redirect'];
+    else out.rewrite = r.value as RouteFilters['rewrite'];
+  }
+  if (out.redirect && out.rewrite) return { field: `${at}.filters`, problem: 'RequestRedirect and URLRewrite cannot be used together' };
+  return out;
+}
+
+const bad = (field: string, problem: string) => ({ field, problem });
+const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+
+function headerProblem(name: unknown, value: unknown, withValue: boolean): string | null {
+  if (typeof name !== 'string' || !HEADER_NAME.test(name)) return `name ${JSON.stringify(String(name).slice(0, 100))} is not a valid header name`;
+  if (RESERVED.has(name.toLowerCase())) return `header ${name} is not edited by filters`;
+  if (!withValue) return null;
+  if (typeof value !== 'string' || value.length > MAX_HEADER_VALUE) return `value must be a string of at most ${MAX_HEADER_VALUE} characters`;
+  if (CONTROL.test(value)) return 'value has a control character (CR, LF, NUL…)';
+  return null;
+}
+
+function headerEdits(v: unknown, field: string): { value: HeaderEdits } | { problem: string; field: string } {
+  const o = obj(v);
+  const lists = { set: o.set ?? [], add: o.add ?? [], remove: o.remove ?? [] };
+  const value: { set: Array<{ name: string; value: string }>; add: Array<{ name: string; value: string }>; remove: string[] } = { set: [], add: [], remove: [] };
+  for (const kind of ['set', 'add', 'remove'] as const) {
+    const list = lists[kind];
+    if (!Array.isArray(list) || list.length > MAX_EDITS) return bad(`${field}.${kind}`, `must be a list of at most ${MAX_EDITS}`);
+    const names = new Set<string>();
+    for (const [j, item] of list.entries()) {
+      const name = kind === 'remove' ? item : obj(item).name;
+      const problem = headerProblem(name, obj(item).value, kind !== 'remove');
+      if (problem) return bad(`${field}.${kind}[${j}]`, problem);
+      const lower = (name as string).toLowerCase();
+      if (names.has(lower)) return bad(`${field}.${kind}[${j}]`, `header ${name as string} is listed twice`);
+      names.add(lower);
+      if (kind === 'remove') value.remove.push(name as string);
+      else value[kind].push({ name: name as string, value: obj(item).value as string });
+    }
+  }
+  return { value };
+}
+
+function pathReplacement(v: unknown, field: string, prefixOnly: boolean, strictPaths: boolean): { value: PathReplacement | null } | { problem: string; field: string } {
+  if (v === undefined) return { value: null };
+  const o = obj(v);
+  const type = o.type;
+  const value = type === 'ReplaceFullPath' ? o.replaceFullPath : type === 'ReplacePrefixMatch' ? o.replacePrefixMatch : undefined;
+  if (type !== 'ReplaceFullPath' && type !== 'ReplacePrefixMatch') return bad(`${field}.type`, `unknown path modifier ${JSON.stringify(String(type).slice(0, 40))}`);
+  if (type === 'ReplacePrefixMatch' && !prefixOnly) return bad(`${field}.type`, 'ReplacePrefixMatch needs every match of the rule to be a PathPrefix one');
+  if (typeof value !== 'string') return bad(field, `${type} needs its value`);
+  const problem = pathProblem(value, 'Prefix', strictPaths);
+  if (problem) return bad(field, problem);
+  return { value: { type, value } };
+}
+
+function hostnameProblem(h: unknown): string | null {
+  if (typeof h !== 'string') return 'must be a string';
+  if (h.includes('*')) return `hostname ${JSON.stringify(h.slice(0, 100))}: no wildcard`;
+  return hostProblem(h.toLowerCase());
+}
+
+function redirect(v: unknown, field: string, prefixOnly: boolean, strictPaths: boolean): { value: RouteFilters['redirect'] } | { problem: string; field: string } {
+  const o = obj(v);
+  const scheme = o.scheme ?? '';
+  if (scheme !== '' && scheme !== 'http' && scheme !== 'https') return bad(`${field}.scheme`, `scheme ${JSON.stringify(String(scheme).slice(0, 40))} is not http or https`);
+  if (o.hostname !== undefined) {
+    const problem = hostnameProblem(o.hostname);
+    if (problem) return bad(`${field}.hostname`, problem);
+  }
+  const port = o.port ?? 0;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535 || (o.port !== undefined && port === 0)) return bad(`${field}.port`, 'must be a port number from 1 to 65535');
+  const code = o.statusCode ?? 302;
+  if (code !== 301 && code !== 302) return bad(`${field}.statusCode`, 'must be 301 or 302');
+  const path = pathReplacement(o.path, `${field}.path`, prefixOnly, strictPaths);
+  if ('problem' in path) return path;
+  return { value: { scheme: scheme as string, hostname: ((o.hostname as string | undefined) ?? '').toLowerCase(), port, path: path.value, code } };
+}
+
+function rewrite(v: unknown, field: string, prefixOnly: boolean, strictPaths: boolean): { value: RouteFilters['rewrite'] } | { problem: string; field: string } {
+  const o = obj(v);
+  if (o.hostname !== undefined) {
+    const problem = hostnameProblem(o.hostname);
+    if (problem) return bad(`${field}.hostname`, problem);
+  }
+  const path = pathReplacement(o.path, `${field}.path`, prefixOnly, strictPaths);
+  if ('problem' in path) return path;
+  return { value: { hostname: ((o.hostname as string | undefined) ?? '').toLowerCase(), path: path.value } };
+}

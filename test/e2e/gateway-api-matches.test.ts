@@ -1,0 +1,106 @@
+// HTTPRoute header, query parameter and method matches end to end (docs/gateway-api.md):
+// `ingress-rx local` with real NGINX; the Lua router evaluates them per request, over HTTP/1.1 and
+// HTTP/2; the Gateway API's precedence picks among rules; a request that meets no condition falls
+// through to a shorter path; a changed match is served without a reload; a hostile value is named
+// and only its match set aside.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { EchoServer } from '../support/echo-server.js';
+import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../support/gateway-local.js';
+import type { LocalController } from '../support/local-harness.js';
+import { protocolMatrix } from '../support/protocols.js';
+
+let ctl: LocalController;
+const over = protocolMatrix(test, () => ctl);
+let echo: Record<string, EchoServer> = {};
+const reloads = () => ctl.metric('nginx_ingress_controller_success');
+
+function httpRoute(name: string, host: string, rules: Array<{ matches?: unknown[]; to: string }>) {
+  return {
+    apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
+    spec: {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
+      rules: rules.map((r) => ({ ...(r.matches ? { matches: r.matches } : {}), backendRefs: [{ name: r.to, port: 80 }] })),
+    },
+  };
+}
+
+const header = (name: string, value: string, type = 'Exact') => ({ type, name, value });
+const MATCHES = httpRoute('m', 'match.test', [
+  { matches: [{ path: { type: 'PathPrefix', value: '/api' }, headers: [header('X-Env', 'canary')] }], to: 'canary' },
+  { matches: [{ path: { type: 'PathPrefix', value: '/api' }, headers: [header('x-version', '^v[0-9]+$', 'RegularExpression')] }], to: 'v2' },
+  // ORed matches; the fields of one match ANDed.
+  { matches: [{ queryParams: [header('debug', '1')], method: 'POST' }, { queryParams: [header('tier', '^gold|platinum$', 'RegularExpression')] }], to: 'exact' },
+  { matches: [{ path: { type: 'PathPrefix', value: '/api' } }], to: 'app' },
+  { to: 'root' },
+]);
+
+test.before(async () => {
+  ({ ctl, echo } = await startGatewayLocal(['root', 'app', 'exact', 'canary', 'v2'], {
+    'm.json': [MATCHES],
+    'plain.json': [httpRoute('plain', 'plain.test', [{ to: 'root' }])],
+    'bad.json': [httpRoute('bad', 'bad.test', [
+      { matches: [{ headers: [header('X-Evil', 'a\r\nX-Injected: 1')] }], to: 'canary' },
+      { matches: [{ headers: [header('X Bad', 'v')] }], to: 'canary' },
+      { matches: [{ queryParams: [header('q', '(unclosed', 'RegularExpression')] }], to: 'canary' },
+      { matches: [{ method: 'BREW' }], to: 'canary' },
+      { to: 'root' },
+    ])],
+  }));
+  await ctl.until('match.test', '/api', (r) => r.backend === 'app', { what: 'match.test served' });
+});
+
+test.after(async () => { await stopGatewayLocal(ctl, echo); });
+
+over.both('header matches: Exact (names caseless, values not) and RegularExpression, before the rule without conditions; no match falls through', async (p) => {
+  await p.until('match.test', '/api', (r) => r.backend === 'app', { what: 'match.test over this protocol' });
+  assert.is((await p.request('match.test', '/api/x', { headers: { 'x-env': 'canary' } })).backend, 'canary');
+  assert.is((await p.request('match.test', '/api/x', { headers: { 'X-Env': 'Canary' } })).backend, 'app', 'values compare exactly');
+  assert.is((await p.request('match.test', '/api', { headers: { 'X-Version': 'v12' } })).backend, 'v2');
+  assert.is((await p.request('match.test', '/api', { headers: { 'X-Version': 'v12-beta' } })).backend, 'app', 'the pattern is anchored by its own ^…$');
+  assert.is((await p.request('match.test', '/api', { headers: { 'X-Env': 'canary', 'X-Version': 'v1' } })).backend, 'canary', 'the earlier rule of equal precedence wins');
+  assert.is((await p.request('match.test', '/other', { headers: { 'X-Env': 'canary' } })).backend, 'root', 'a header match on /api does not take /other');
+});
+
+over.both('query parameter and method matches: the fields of one match ANDed, the matches of a rule ORed', async (p) => {
+  assert.is((await p.request('match.test', '/x?debug=1', { method: 'POST' })).backend, 'exact');
+  assert.is((await p.request('match.test', '/x?debug=1')).backend, 'root', 'GET: the method does not match');
+  assert.is((await p.request('match.test', '/x?debug=2', { method: 'POST' })).backend, 'root', 'the value does not match');
+  assert.is((await p.request('match.test', '/x?tier=gold')).backend, 'exact', 'the second match of the rule');
+  assert.is((await p.request('match.test', '/x?a=b&tier=platinum')).backend, 'exact');
+  assert.is((await p.request('match.test', '/x?tier=silver')).backend, 'root');
+  assert.is((await p.request('match.test', '/x?tier=xplatinum')).backend, 'exact', 'a pattern is found anywhere unless anchored (platinum$)');
+  assert.is((await p.request('match.test', '/x?debug=1&debug=2', { method: 'POST' })).backend, 'exact', 'the first of repeated values is tested');
+  assert.is((await p.request('match.test', '/x?debug=2&debug=1', { method: 'POST' })).backend, 'root');
+  assert.is((await p.request('match.test', '/x?Debug=1', { method: 'POST' })).backend, 'root', 'query parameter names compare exactly');
+  assert.is((await p.request('match.test', '/api?tier=gold')).backend, 'app', 'a longer path wins over conditions (precedence)');
+});
+
+over.both('a host without conditions is served as before, its matches memoised', async (p) => {
+  assert.is((await p.request('plain.test', '/a', { headers: { 'x-env': 'canary' } })).backend, 'root');
+});
+
+over.both('attacker: a header value with CR/LF, a bad header name, a bad pattern and an unknown method set their match aside, the rest is served', async (p) => {
+  for (const field of ['spec.rules[0].matches[0].headers[0]', 'spec.rules[1].matches[0].headers[0]', 'spec.rules[2].matches[0].queryParams[0]', 'spec.rules[3].matches[0].method']) {
+    await ctl.logged(new RegExp(`HTTPRoute team-a/bad.*${field.replace(/[[\].]/g, '\\$&')}`), `the warning on ${field}`);
+  }
+  const before = echo.canary!.hits();
+  assert.is((await p.request('bad.test', '/?q=x', { headers: { 'x-evil': 'a', 'x-injected': '1' } })).backend, 'root');
+  assert.is((await p.request('bad.test', '/', { method: 'POST' })).backend, 'root');
+  assert.is(echo.canary!.hits(), before, 'no set-aside match took a request');
+});
+
+over.both('a changed match is served without a reload', async (p) => {
+  const before = await reloads();
+  ctl.write('m.json', [httpRoute('m', 'match.test', [
+    { matches: [{ path: { type: 'PathPrefix', value: '/api' }, headers: [header('X-Env', 'blue')] }], to: 'v2' },
+    { to: 'root' },
+  ])]);
+  await p.until('match.test', '/api', (r) => r.backend === 'v2', { what: 'the changed match served', headers: { 'X-Env': 'blue' } });
+  assert.is((await p.request('match.test', '/api', { headers: { 'X-Env': 'canary' } })).backend, 'root', 'the old match is gone');
+  ctl.write('m.json', [MATCHES]);
+  await p.until('match.test', '/api', (r) => r.backend === 'canary', { what: 'match.test as it was', headers: { 'X-Env': 'canary' } });
+  assert.is(await reloads(), before, 'no reload');
+});
+
+test.run();

@@ -1,0 +1,34 @@
+// A local-mode controller with one GatewayClass and one HTTP Gateway (`infra/gw`, listener
+// `http`, routes from every namespace) and echo backends as Services of `team-a`, for the
+// Gateway API end-to-end files.
+import { startEchoServer, type EchoServer } from './echo-server.js';
+import { service, slices, startLocal, type LocalController } from './local-harness.js';
+
+export const GATEWAY_V1 = 'gateway.networking.k8s.io/v1';
+
+export const GATEWAY_MANIFESTS = [
+  { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
+  {
+    apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
+    spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
+  },
+];
+
+/** Echo servers named `names` (on 127.0.0.2, .3, …) as Services of team-a, the Gateway, and `files`. */
+export async function startGatewayLocal(names: readonly string[], files: Record<string, unknown>): Promise<{ ctl: LocalController; echo: Record<string, EchoServer> }> {
+  const echo: Record<string, EchoServer> = {};
+  for (const [i, name] of names.entries()) echo[name] = await startEchoServer({ address: `127.0.0.${i + 2}`, name });
+  const ctl = await startLocal({
+    files: {
+      'services.json': names.flatMap((n) => [service('team-a', n), ...slices('team-a', n, [echo[n]!])]),
+      'gateway.json': GATEWAY_MANIFESTS,
+      ...files,
+    },
+  });
+  return { ctl, echo };
+}
+
+export async function stopGatewayLocal(ctl: LocalController | undefined, echo: Record<string, EchoServer>): Promise<void> {
+  await ctl?.stop();
+  await Promise.all(Object.values(echo).map((e) => e.close()));
+}

@@ -15,7 +15,7 @@ let echo: EchoServer;
 /** 241 characters: NGINX's location tree keeps at most 255 bytes of a static location's name. */
 const LONG = `/${'segment-'.repeat(24)}`;
 
-/** `paths` Exact paths, `/p0`… or `${LONG}0`…: 60 short ones take ~13 KB of route entries or ~34 KB of locations, 18 long ones ~11 KB or ~17 KB. */
+/** `paths` Exact paths, `/p0`… or `${LONG}0`…: 52 short ones take ~11 KB of route entries or ~33 KB of locations, 18 long ones ~11 KB or ~18 KB. */
 function many(ns: string, name: string, created: string, paths: number, prefix = '/p') {
   return ingress(ns, name, {
     host: `${name}.${ns}.test`, created,
@@ -42,15 +42,15 @@ test.after(async () => {
 });
 
 test('paths: a namespace\'s Ingress that would pass its budget is set aside by name; older ones and other tenants are served', async () => {
-  ctl.write('mallory.json', [many('mallory', 'p1', '2026-03-01T00:00:01Z', 60), many('mallory', 'p2', '2026-03-01T00:00:02Z', 60), many('mallory', 'p3', '2026-03-01T00:00:03Z', 60)]);
+  ctl.write('mallory.json', [many('mallory', 'p1', '2026-03-01T00:00:01Z', 52), many('mallory', 'p2', '2026-03-01T00:00:02Z', 52), many('mallory', 'p3', '2026-03-01T00:00:03Z', 52)]);
   ctl.write('team-b-new.json', [ingress('team-b', 'new', { host: 'new.test', paths: [{ path: '/', service: 'web' }] })]);
   await ctl.until('new.test', '/', (r) => r.status === 200, { what: 'the other tenant\'s new host', timeoutMs: 30_000 });
   await ctl.until('p2.mallory.test', '/p0', (r) => r.status === 200, { what: 'the older Ingresses served' });
   const report = await waitFor(async () => { const t = await quarantined(); return /mallory\/p3/.test(t) ? t : null; }, { what: 'p3 named' });
-  assert.match(report, /Ingress mallory\/p3 .*namespace mallory holds 120 paths in older Ingresses and this one adds 60, more than a namespace may hold \(--max-paths-per-namespace=150\)/);
+  assert.match(report, /Ingress mallory\/p3 .*namespace mallory holds 104 paths in older Ingresses and this one adds 52, more than a namespace may hold \(--max-paths-per-namespace=150\)/);
   assert.is((await ctl.request('p3.mallory.test', '/p0')).status, 404);
   // Room made in the namespace: the set-aside one comes back.
-  ctl.write('mallory.json', [many('mallory', 'p2', '2026-03-01T00:00:02Z', 60), many('mallory', 'p3', '2026-03-01T00:00:03Z', 60)]);
+  ctl.write('mallory.json', [many('mallory', 'p2', '2026-03-01T00:00:02Z', 52), many('mallory', 'p3', '2026-03-01T00:00:03Z', 52)]);
   await ctl.until('p3.mallory.test', '/p0', (r) => r.status === 200, { what: 'p3 back once p1 went', timeoutMs: 30_000 });
   ctl.remove('mallory.json');
   ctl.remove('team-b-new.json');

@@ -10,25 +10,17 @@ import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
+import { GATEWAY_MANIFESTS, GATEWAY_V1 } from '../support/gateway-local.js';
 
-const V1 = 'gateway.networking.k8s.io/v1';
 let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
 const echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
 
-const GATEWAY = [
-  { apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
-  {
-    apiVersion: V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
-    spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
-  },
-];
-
 type Rule = { path?: [string, string]; backends: Array<[string, number?, string?]> };
 function httpRoute(ns: string, name: string, hostnames: string[], rules: Rule[]) {
   return {
-    apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: ns },
+    apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: ns },
     spec: {
       parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'http' }], hostnames,
       rules: rules.map((r) => ({
@@ -53,7 +45,7 @@ test.before(async () => {
   ctl = await startLocal({
     files: {
       'services.json': ['root', 'app', 'exact', 'canary', 'v2'].flatMap((n) => svc('team-a', n)).concat(svc('team-b', 'secret')),
-      'gateway.json': GATEWAY,
+      'gateway.json': GATEWAY_MANIFESTS,
       'web.json': [WEB],
       'split.json': [httpRoute('team-a', 'split', ['split.test'], [{ backends: [['app', 1], ['canary', 1]] }])],
       'steal.json': [httpRoute('team-a', 'steal', ['steal.test'], [{ backends: [['secret', 1, 'team-b']] }])],

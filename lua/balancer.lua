@@ -4,6 +4,7 @@
 -- the peer inside balancer_by_lua; header_filter() feeds the EWMA. A round-robin or hashing
 -- request keeps no per-request state (no ngx.ctx): the per-request path is the hot path.
 local ngx_balancer = require("ngx.balancer")
+local semaphore = require("ngx.semaphore")
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
 local freshness = require("freshness")
@@ -14,6 +15,7 @@ local util = require("util")
 local route_upstream = require("route_upstream")
 local ngx = ngx
 
+local RESOLVE_WAIT_S = 3 -- longer than one DNS query's timeout (dns.lua)
 local SYNC_INTERVAL = 0.1 -- seconds; a posted change reaches every worker within this
 local MAX_TRIES = 3
 local DEFAULT_ALGORITHM = "round_robin"
@@ -240,8 +242,27 @@ local function note_stateful_balancers()
   stateful_balancers = false
 end
 
+-- Phases where the resolver's cosockets work (balancer_by_lua and init_worker have none).
+local COSOCKET_PHASES = { timer = true, rewrite = true, access = true, content = true }
+
 local function can_resolve()
   return ngx.get_phase() == "timer"
+end
+
+-- ExternalName backends posted since the timer last resolved: name → backend as posted.
+local unresolved_external_names = {}
+
+local function endpoint_names(backend)
+  local names = {}
+  for i, endpoint in ipairs(type(backend.endpoints) == "table" and backend.endpoints or {}) do
+    names[i] = tostring(endpoint.address) .. ":" .. tostring(endpoint.port)
+  end
+  return table.concat(names, " ")
+end
+
+--- Whether a posted ExternalName backend names other hosts or ports than before.
+local function names_changed(before, after)
+  return before == nil or endpoint_names(before) ~= endpoint_names(after)
 end
 
 local function sync_backends()
@@ -257,12 +278,20 @@ local function sync_backends()
     return
   end
   local keep = {}
+  local previous = external_name_backends
   external_name_backends = {}
+  unresolved_external_names = {}
   for _, backend in ipairs(backends) do
     if type(backend) == "table" and type(backend.name) == "string" then
       if is_external_name(backend) then
         external_name_backends[backend.name] = backend
-        if can_resolve() then safe_sync(resolved(backend)) end
+        if can_resolve() then
+          safe_sync(resolved(backend))
+        elseif not balancers[backend.name] or names_changed(previous[backend.name], backend) then
+          -- The balancer of the names posted before must not serve the new ones meanwhile.
+          balancers[backend.name] = nil
+          unresolved_external_names[backend.name] = backend
+        end
       else
         safe_sync(backend)
       end
@@ -290,6 +319,7 @@ local function refresh_external_names()
       end
     end
     if stale then
+      unresolved_external_names[backend.name] = nil
       safe_sync(resolved(backend))
       note_stateful_balancers()
     end
@@ -352,8 +382,9 @@ local function route_to_alternative(balancer)
 end
 
 function _M.init_worker()
-  -- At once for IP endpoints; ExternalName backends need a timer (DNS uses cosockets). Later
-  -- posts are taken up by the first request after them (freshness.lua) or the timer.
+  -- At once for IP endpoints; ExternalName backends need cosockets (a timer, or the request
+  -- that first needs one: known_balancer). Later posts are taken up by the first request after
+  -- them (freshness.lua) or the timer.
   sync_backends()
   freshness.on_change(sync_backends)
   local ok, err = ngx.timer.at(0, tick)
@@ -377,6 +408,33 @@ local function use_default_backend(name)
   ngx.req.set_header("X-Request-ID", ngx.var.req_id)
 end
 
+-- name → the semaphore the requests of this worker wait on while one of them resolves it.
+local resolving = {}
+
+--- Resolves a posted ExternalName backend in this request; the worker's other requests for it
+--- meanwhile wait for that answer rather than answer 503.
+local function resolve_for_request(name)
+  local pending = resolving[name]
+  if pending then
+    pending:wait(RESOLVE_WAIT_S)
+    return
+  end
+  local backend = unresolved_external_names[name]
+  pending = semaphore.new()
+  resolving[name] = pending
+  unresolved_external_names[name] = nil
+  local ok, answer = pcall(resolved, backend)
+  if ok then
+    safe_sync(answer)
+    note_stateful_balancers()
+  else
+    ngx.log(ngx.ERR, "backend ", name, ": cannot resolve: ", answer)
+  end
+  resolving[name] = nil
+  local waiters = -pending:count()
+  if waiters > 0 then pending:post(waiters) end
+end
+
 local function known_balancer(name)
   local balancer = balancers[name]
   if not balancer then
@@ -384,6 +442,12 @@ local function known_balancer(name)
     -- shared dict is read only on this miss path, never for a backend the worker knows).
     sync_backends()
     balancer = balancers[name]
+    -- An ExternalName backend posted (or changed) since this worker's last timer tick: resolved
+    -- for this request, once per post (a name that does not resolve is left to the timer).
+    if not balancer and (resolving[name] or unresolved_external_names[name]) and COSOCKET_PHASES[ngx.get_phase()] then
+      resolve_for_request(name)
+      balancer = balancers[name]
+    end
   end
   return balancer
 end

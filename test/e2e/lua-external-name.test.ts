@@ -57,6 +57,19 @@ test('an ExternalName backend is served at the address its name resolves to', as
   assert.ok(dns.queries.includes('app.external.test'));
 });
 
+test('a newly posted ExternalName backend is served by every worker from the first request after the POST', async () => {
+  // A name no worker asked before: a worker whose timer has not resolved it yet resolves it for
+  // the request instead of answering 503.
+  records.set('fresh.external.test', [echo[1].address]);
+  await nginx.configure('/configuration/backends', [externalName('fresh.external.test', echo[1].port)]);
+  // Sent at once (the timer ticks every 0.1 s), then until every worker answered.
+  const answers = [...await Promise.all(Array.from({ length: 8 }, () => nginx.request())), ...await answersFromEveryWorker(nginx, {})];
+  assert.equal(answers.map((r) => r.status), answers.map(() => 200));
+  assert.ok(answers.every((r) => (JSON.parse(r.body) as { name: string }).name === echo[1].name));
+  await nginx.configure('/configuration/backends', [externalName('app.external.test', echo[0].port)]);
+  await waitFor(async () => (JSON.parse((await nginx.request()).body) as { name: string }).name === echo[0].name, { what: 'app.external.test again' });
+});
+
 test('a changed DNS answer is followed once its TTL expires, with no POST and no reload', async () => {
   const pids = await nginx.workerPids();
   // The same port on another loopback address: only DNS tells the two apart.

@@ -145,6 +145,9 @@ its.both('ingress/without_host.go:34', async (p) => {
   // after this one need it gone (ingress-nginx runs each It in a namespace of its own).
   const uri = `/no-host-${p.protocol === 'HTTP/2' ? 'h2' : 'h1'}`;
   await fx.applyAndWait('default-host.json', [ingress(fx.ns, 'default-host', { paths: [{ path: '/', service: 'echo' }] })], '127.0.0.1', uri);
+  // Awaited over HTTP/1.1 above, and over this protocol here (the HTTP/2 leg reaches the HTTPS
+  // default server), with a path of its own so that the line read below is the request's.
+  await p.until('127.0.0.1', `${uri}-served`, (r) => r.status === 200);
   try {
     const line = await variablesLogged(uri, async () => assert.is((await p.request('127.0.0.1', uri)).status, 200));
     assert.is(line, `vars ${uri} ns=${fx.ns} ing=default-host svc=echo port=80 loc=/`);

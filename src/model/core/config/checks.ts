@@ -4,7 +4,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { operatorSnippetProblem, type SnippetContext } from '../../checks/snippet-check.js';
 import {
-  cidr, commaList, InvalidValue, MAX_VALUE_LENGTH, parseNginxTime, pcreRegex, preview, sizeBytes, type Check,
+  cidr, commaList, errorPageCode, InvalidValue, MAX_VALUE_LENGTH, parseNginxTime, pcreRegex, preview, sizeBytes, type Check,
 } from '../../checks/validate.js';
 
 /** An IPv4 or IPv6 address (no network), as written. */
@@ -61,6 +61,23 @@ export const luaSharedDicts: Check<Record<string, number>> = (raw, warn = () => 
     if (kb < 1 || kb > MAX_DICT_KB) warn(`dictionary ${m[1]}: ${m[2]}${m[3]} is not between 1k and 200m; left out`);
     else if (!(m[1]! in out) && Object.keys(out).length >= MAX_DICTS) warn(`dictionary ${m[1]}: more than ${MAX_DICTS} dictionaries; left out`);
     else out[m[1]!] = kb;
+  }
+  return out;
+};
+
+/**
+ * custom-http-errors: a code that is not one `error_page` takes is left out with a warning, the
+ * others apply (as ingress-nginx skips what does not parse or lies outside 300..599).
+ */
+export const customErrorCodes: Check<number[]> = (raw, warn = () => {}) => {
+  const out: number[] = [];
+  for (const code of commaList((v) => v)(raw)) {
+    try {
+      out.push(errorPageCode(code));
+    } catch (err) {
+      if (!(err instanceof InvalidValue)) throw err;
+      warn(`${err.message}; left out`);
+    }
   }
   return out;
 };

@@ -15,7 +15,7 @@ import { snippet } from '../../ingress/annotations/snippets.js';
 import { hashExpression } from '../../ingress/annotations/upstreamhash.js';
 import { cookieDomainRewrite, cookiePathRewrite, optionalSize, redirectFrom, redirectTo } from '../../checks/proxy-details.js';
 import {
-  accessLogParams, cidrs, gzipDisable, ipAddressList, luaSharedDicts, mimeType, operatorSnippet, syslogHost, variablesKey, workerCpuAffinity,
+  accessLogParams, cidrs, customErrorCodes, gzipDisable, ipAddressList, luaSharedDicts, mimeType, operatorSnippet, syslogHost, variablesKey, workerCpuAffinity,
 } from './checks.js';
 import { dhParamFromSecret, sessionTicketKey } from './tls.js';
 import { RulesProblem, rulesChunks, unquoteNginx } from '../../checks/seclang.js';
@@ -214,7 +214,7 @@ export const CONFIGMAP_KEYS: ConfigMapKey[] = [
   key('limit-rate-after', 'limitRateAfter', int(0, 1_000_000_000), 'KB', 'Amount sent before limit-rate applies (annotation default).'),
   key('limit-req-status-code', 'limitReqStatusCode', limitStatusCode, 'status code 400..599', 'Status of requests refused by limit-rps/limit-rpm.'),
   key('limit-conn-status-code', 'limitConnStatusCode', limitStatusCode, 'status code 400..599', 'Status of requests refused by limit-connections.'),
-  key('custom-http-errors', 'customHttpErrors', commaList(errorPageCode), 'comma-separated status codes 300..599', 'Codes answered by the default backend (annotation default).'),
+  key('custom-http-errors', 'customHttpErrors', customErrorCodes, 'comma-separated status codes 300..599', 'Codes answered by the default backend (annotation default); a code that is not one is left out with a warning, the others apply.'),
   key('disable-proxy-intercept-errors', 'disableProxyInterceptErrors', bool, BOOL, 'With custom-http-errors, pass upstream errors through instead of asking the default backend (annotation default).'),
   key('proxy-cookie-domain', 'proxyCookieDomain', cookieDomainRewrite, '"off" or "domain replacement"', 'proxy_cookie_domain: rewrite the Domain of Set-Cookie (annotation default).'),
   key('proxy-cookie-path', 'proxyCookiePath', cookiePathRewrite, '"off" or "path replacement"', 'proxy_cookie_path: rewrite the Path of Set-Cookie (annotation default).'),

@@ -239,7 +239,7 @@ const INVALID: Record<string, string> = {
   'ssl-ecdh-curve': 'a;b', 'ssl-session-cache-size': '10 m', 'ssl-session-timeout': 'ten', 'no-tls-redirect-locations': 'relative',
   'proxy-connect-timeout': '5s', 'proxy-body-size': '1t', 'proxy-buffers-number': '0', 'proxy-buffering': 'yes',
   'proxy-next-upstream': 'sometimes', 'proxy-next-upstream-tries': '-1', 'proxy-http-version': '2.0',
-  'hide-headers': 'X_Bad', 'limit-req-status-code': '600', 'custom-http-errors': '404,x', 'load-balance': 'chash',
+  'hide-headers': 'X_Bad', 'limit-req-status-code': '600', 'custom-http-errors': '200', 'load-balance': 'chash',
   'upstream-keepalive-time': '1 h', 'forwarded-for-header': 'X Forwarded', 'proxy-real-ip-cidr': '10.0.0.0/40',
   'block-cidrs': 'evil.com', 'block-user-agents': '~*(unclosed', 'block-referers': 'a"b', 'annotations-risk-level': 'Extreme',
   'worker-processes': 'many', 'max-worker-connections': '-5', 'large-client-header-buffers': '8k', 'gzip-level': '10', 'grpc-buffer-size-kb': '-1',
@@ -266,6 +266,13 @@ test('every ConfigMap key has a valid-value case here', () => {
     if (k.kind === 'value') assert.ok(VALID[k.key], `no case for ${k.key}`);
   }
   assert.ok(CONFIGMAP_KEYS.length >= 60, `only ${CONFIGMAP_KEYS.length} keys`);
+});
+
+test('custom-http-errors: a code that is not one is left out with a warning, the others apply (as ingress-nginx)', () => {
+  const { settings, warnings } = parse({ 'custom-http-errors': '404, x,200,503' });
+  assert.equal(settings.customHttpErrors, [404, 503]);
+  assert.is(warnings.length, 2);
+  assert.ok(warnings.every((w) => w.field === 'data["custom-http-errors"]' && w.message.endsWith('; left out')), JSON.stringify(warnings));
 });
 
 test('lua-shared-dicts: a bad entry is left out with a warning, the others apply (as ingress-nginx)', () => {

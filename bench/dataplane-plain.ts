@@ -7,11 +7,12 @@
 // the controller's nginx.conf with one per-request feature removed at a time (a variant of the
 // rendered text, loaded with SIGHUP; bench-only, no setting), and each one's NGINX CPU per request
 // against the default's.
-//   node --import tsx bench/dataplane-plain.ts [--full] [--callgrind [--only NAME]] [--static]
+//   node --import tsx bench/dataplane-plain.ts [--full] [--callgrind [--only NAME] [--callgrind-out DIR]] [--static]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { basename, join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { controlChannel } from '../src/render/control.js';
@@ -142,9 +143,9 @@ const VARIANTS: Variant[] = [
   { name: 'metrics log line', what: 'no metrics access_log, router sets no labels', quick: true,
     edit: (c) => replaced(replaced(c, /\n +access_log "[^"]*metrics\.log" ingress_rx_metrics\w* buffer=64k flush=1s;/g, '', 'metrics'), 'route_labels = true', 'route_labels = false', 'metrics') },
   { name: 'access log', what: 'no access_log upstreaminfo in the location', quick: true,
-    edit: (c) => inLocation(c, (l) => replaced(l, /\n +access_log "[^"]*access\.log" upstreaminfo if=\$loggable;/, '', 'access log')) },
-  { name: 'access log format', what: 'NGINX\'s `combined` instead of upstreaminfo, no if=', quick: true,
-    edit: (c) => replaced(inLocation(c, (l) => replaced(l, ' upstreaminfo if=$loggable;', ' combined;', 'format')), /log_format upstreaminfo '.*';/, 'log_format upstreaminfo \'$remote_addr\';', 'format') },
+    edit: (c) => inLocation(c, (l) => replaced(l, /\n +access_log "[^"]*access\.log" upstreaminfo(?: if=\$loggable)?;/, '', 'access log')) },
+  { name: 'access log format', what: 'NGINX\'s `combined` instead of upstreaminfo (and no if= where there is one)', quick: true,
+    edit: (c) => replaced(inLocation(c, (l) => replaced(l, / upstreaminfo(?: if=\$loggable)?;/, ' combined;', 'format')), /log_format upstreaminfo '.*';/, 'log_format upstreaminfo \'$remote_addr\';', 'format') },
   { name: 'request id', what: 'no X-Request-ID, no $req_id in the access log', quick: true,
     edit: (c) => replaced(dropHeader('X-Request-ID')(c), / \$req_id';/, '\';', 'request id') },
   { name: 'Host header ($dynamic_upstream_host)', what: 'proxy_set_header Host and its `set` removed ($proxy_host sent)', quick: true,
@@ -161,7 +162,7 @@ const VARIANTS: Variant[] = [
   { name: 'ssl_certificate_by_lua', what: 'the certificate as static files in http', quick: true,
     edit: (c, _n, _u, f) => replaced(c, /    ssl_certificate \$fallback_certificate;\n    ssl_certificate_key \$fallback_certificate_key;\n    ssl_certificate_by_lua_block \{\n(?:.*\n)*?    \}\n/,
       `    ssl_certificate "${f.cert}";\n    ssl_certificate_key "${f.key}";\n`, 'certificate') },
-  { name: 'proxy_buffering off', what: 'proxy_buffering on (NGINX\'s default)', quick: false,
+  { name: 'proxy_buffering off', what: 'proxy_buffering on (NGINX\'s default)', quick: true,
     edit: (c) => replaced(c, 'proxy_buffering off;', 'proxy_buffering on;', 'buffering') },
   { name: 'TLS settings (protocols, ciphers, buffer, curve)', what: 'NGINX\'s defaults for ssl_protocols … ssl_early_data', quick: false,
     edit: (c) => replaced(c, /    ssl_protocols .*\n(?:    ssl_.*\n)*?    ssl_early_data off;\n/, '', 'TLS') },
@@ -228,6 +229,13 @@ async function instructionsPerRequest(prefix: string, conf: string, port: number
     const totals = dumps.map((f) => Number(/^(?:totals|summary): (\d+)/m.exec(readFileSync(f, 'utf8'))?.[1] ?? 0));
     // The dump after the zeroing is the one with the fewest instructions (the final one at exit is not written yet).
     const measured = Math.min(...totals.filter((t) => t > 0));
+    // --callgrind-out DIR: keeps that dump (for callgrind_annotate), named after the configuration.
+    const keep = arg('--callgrind-out');
+    if (keep) {
+      const name = join(keep, `${basename(prefix)}-${createHash('sha256').update(conf).digest('hex').slice(0, 8)}`);
+      cpSync(dumps[totals.indexOf(measured)]!, `${name}.callgrind`);
+      writeFileSync(`${name}.conf`, conf);
+    }
     return measured / n;
   } finally {
     child.kill('SIGTERM');
@@ -300,9 +308,13 @@ async function main(): Promise<void> {
     }
 
     // What router.route() sets for the route, for the variants that set it statically.
-    const logLine = readFileSync(join(local.workdir, 'logs', 'access.log'), 'utf8').trim().split('\n').pop() ?? '';
-    const backend = /\[([^\]]+)\] \[[^\]]*\] 127\.0\.0\.1:/.exec(logLine)?.[1];
-    if (!backend) throw new Error(`no backend name in the access log line ${logLine}`);
+    // (Awaited: NGINX writes an HTTP/2 stream's line after its last frame, and with --no-headline
+    // the readiness probe above is the only request.)
+    const accessLog = () => readFileSync(join(local!.workdir, 'logs', 'access.log'), 'utf8').trim().split('\n').pop() ?? '';
+    const backendOf = (line: string) => /\[([^\]]+)\] \[[^\]]*\] 127\.0\.0\.1:/.exec(line)?.[1];
+    await waitFor(() => backendOf(accessLog()) !== undefined, { timeoutMs: 10_000, what: 'a proxied line in the access log' })
+      .catch(() => { throw new Error(`no backend name in the access log line ${accessLog()}`); });
+    const backend = backendOf(accessLog())!;
     const names: Names = { backend, labels: 'default\tsite\tbe\t/' };
     // Where the difference goes: one feature removed at a time, in the controller's NGINX (HTTP/2),
     // by CPU time; or, with --callgrind, by instructions in a copy under valgrind.

@@ -102,10 +102,11 @@ test('a GatewayClass of another controller: its Gateways and their routes are no
   assert.is(serverOf(config, 'a.example.com'), undefined);
 });
 
-test('attacker: a backendRef to another namespace\'s Service without a ReferenceGrant answers 503 and names the route', () => {
+test('attacker: a backendRef to another namespace\'s Service without a ReferenceGrant answers 500 and names the route', () => {
   const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'steal', ['a.example.com'], [toService('db', '/', { namespace: 'team-b' })])]]);
   const { config, warnings } = build(store);
   assert.equal(locationsOf(config, 'a.example.com'), ['/ → denied']);
+  assert.is(config.servers.find((s) => s.hostname === 'a.example.com')!.locations.find((l) => l.denied)!.deniedStatus, 500, 'the spec\'s 500, not 503');
   assert.not.ok(config.backends.some((b) => b.service?.metadata.namespace === 'team-b'), 'no backend reaches team-b');
   const w = warningsOf(warnings, 'HTTPRoute team-a/steal');
   assert.is(w.length, 1);

@@ -21,8 +21,9 @@ const backend = (name: string, extra: Obj = {}) => ({ name, port: 80, ...extra }
 const prefix = (value: string) => ({ path: { type: 'PathPrefix', value } });
 const exact = (value: string) => ({ path: { type: 'Exact', value } });
 const header = (...pairs: Array<[string, string]>) => ({ headers: pairs.map(([name, value]) => ({ name, value })) });
-function route(ns: string, name: string, hostnames: string[], rules: Obj[], parent: Obj = { name: 'same' }): Obj {
-  return { apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: ns }, spec: { parentRefs: [parent], hostnames, rules } };
+function route(ns: string, name: string, hostnames: string[], rules: Obj[], parent: Obj | Obj[] = { name: 'same' }): Obj {
+  const parentRefs = Array.isArray(parent) ? parent : [parent];
+  return { apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: ns }, spec: { parentRefs, ...(hostnames.length ? { hostnames } : {}), rules } };
 }
 const rule = (matches: Obj[], backends: Obj[], extra: Obj = {}) => ({ ...(matches.length ? { matches } : {}), backendRefs: backends, ...extra });
 
@@ -42,6 +43,14 @@ const MANIFESTS: Record<string, Obj[]> = {
       apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name: 'backend-namespaces', namespace: INFRA },
       spec: { gatewayClassName: 'conf', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: '*.backends.conf', allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { 'conf-backend': 'yes' } } } } }] },
     },
+    { apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name: 'multi-a', namespace: INFRA }, spec: { gatewayClassName: 'conf', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: 'multi-a.conf' }] } },
+    { apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name: 'multi-b', namespace: INFRA }, spec: { gatewayClassName: 'conf', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: 'multi-b.conf', allowedRoutes: { namespaces: { from: 'All' } } }] } },
+  ],
+  // Routes without hostnames take their listeners' (multi-a.conf, multi-b.conf).
+  'multi.json': [
+    route(INFRA, 'multi-shared', [], [rule([prefix('/shared')], [backend('infra-v1')])], [{ name: 'multi-a' }, { name: 'multi-b' }]),
+    route(INFRA, 'multi-a-only', [], [rule([prefix('/')], [backend('infra-v2')])], { name: 'multi-a' }),
+    route(INFRA, 'multi-b-only', [], [rule([prefix('/')], [backend('infra-v3')])], { name: 'multi-b' }),
   ],
   'simple.json': [route(INFRA, 'simple', ['simple.conf'], [rule([], [backend('infra-v1')])])],
   'exact.json': [route(INFRA, 'exact', ['exact.conf'], [rule([exact('/one')], [backend('infra-v1')]), rule([exact('/two')], [backend('infra-v2')])])],
@@ -229,6 +238,13 @@ over.both('HTTPRouteRedirectHostAndStatus › a redirect to another host, 302 un
   r = await p.request('redirect.conf', '/host-and-status');
   assert.is(r.status, 301);
   assert.is(new URL(String(r.headers.location)).hostname, 'example.org');
+});
+
+over.both('HTTPRouteMultipleGateways › a route attached to two Gateways is served on both, beside each one\'s own', async (p) => {
+  for (const [host, own] of [['multi-a.conf', 'infra-v2'], ['multi-b.conf', 'infra-v3']] as const) {
+    assert.is((await p.request(host, '/shared')).backend, 'infra-v1', host);
+    assert.is((await p.request(host, '/')).backend, own, host);
+  }
 });
 
 over.both('HTTPRouteWeight › 70/30/0 weights: the shares follow, a weight of 0 gets nothing', async (p) => {

@@ -57,6 +57,8 @@ export interface BackendPlan {
 export interface TranslateInput {
   readonly resources: GatewayResources;
   readonly namespaceOf: (name: string) => Namespace | undefined;
+  /** Whether the Service `namespace/name` exists (a backendRef to one that does not answers 500). */
+  readonly serviceExists: (key: string) => boolean;
   /** Hosts the Ingress front end serves: an HTTPRoute is not served on them (docs/gateway-api.md). */
   readonly ingressHosts: ReadonlySet<string>;
   readonly settings: NginxSettings;
@@ -374,6 +376,7 @@ function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateI
   const to = { group: '', kind: 'Service', namespace, name: b.name };
   const from = { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: routeNs };
   if (!referencePermitted(input.resources.referenceGrants, from, to)) return { reason: 'RefNotPermitted', message: refusedReference(from, to) };
+  if (!input.serviceExists(`${namespace}/${b.name}`)) return { reason: 'BackendNotFound', message: `Service ${namespace}/${b.name} not found` };
   return null;
 }
 

@@ -5,8 +5,12 @@
 // (a route with no hostname on a listener without one is not served yet).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
-import { service, slices, startLocal, type LocalController } from '../../support/local-harness.js';
+import { generateCertificate } from '../../support/lua-nginx.js';
+import { service, slices, startLocal, tlsSecret, type LocalController } from '../../support/local-harness.js';
 import { protocolMatrix } from '../../support/protocols.js';
 import { GATEWAY_V1 } from '../../support/gateway-local.js';
 
@@ -15,6 +19,8 @@ const WEB = 'conf-web';
 let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
 const echo: Record<string, EchoServer> = {};
+const tmp = mkdtempSync(join(tmpdir(), 'irx-gw-conf-routing-'));
+let ca = '';
 
 type Obj = Record<string, unknown>;
 const backend = (name: string, extra: Obj = {}) => ({ name, port: 80, ...extra });
@@ -107,6 +113,20 @@ const MANIFESTS: Record<string, Obj[]> = {
     { matches: [prefix('/hostname-redirect')], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'example.org' } }] },
     { matches: [prefix('/host-and-status')], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'example.org', statusCode: 301 } }] },
   ])],
+  'https.json': [
+    {
+      apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name: 'with-https', namespace: INFRA },
+      spec: {
+        gatewayClassName: 'conf', listeners: [
+          { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ group: '', kind: 'Secret', name: 'https-cert' }] } },
+          { name: 'https-with-hostname', port: 443, protocol: 'HTTPS', hostname: 'second-https.conf', tls: { certificateRefs: [{ group: '', kind: 'Secret', name: 'https-cert' }] } },
+        ],
+      },
+    },
+    route(INFRA, 'https-test', ['https.conf'], [rule([], [backend('infra-v1')])], { name: 'with-https' }),
+    route(INFRA, 'https-no-hostname', [], [rule([], [backend('infra-v2')])], { name: 'with-https', sectionName: 'https-with-hostname' }),
+  ],
+  'service-types.json': [route(INFRA, 'service-types', ['service-types.conf'], ['manual-endpointslices', 'headless', 'headless-manual-endpointslices'].map((n) => rule([exact(`/${n}`)], [backend(n)])))],
   'weight.json': [route(INFRA, 'weight', ['weight.conf'], [rule([], [backend('infra-v1', { weight: 70 }), backend('infra-v2', { weight: 30 }), backend('infra-v3', { weight: 0 })])])],
   // The grant above names web-backend only: conf-web's other Service is not granted.
   'no-grant.json': [route(INFRA, 'no-grant', ['no-grant.conf'], [rule([], [backend('web-private', { namespace: WEB })])])],
@@ -115,13 +135,32 @@ const MANIFESTS: Record<string, Obj[]> = {
 test.before(async () => {
   const backends: Array<[string, string]> = [[INFRA, 'infra-v1'], [INFRA, 'infra-v2'], [INFRA, 'infra-v3'], [WEB, 'web-backend'], ['conf-other', 'other-backend'], [WEB, 'web-private']];
   for (const [i, [, name]] of backends.entries()) echo[name] = await startEchoServer({ address: `127.0.0.${i + 2}`, name });
-  ctl = await startLocal({ files: { 'services.json': backends.flatMap(([ns, n]) => [service(ns, n), ...slices(ns, n, [echo[n]!])]), ...MANIFESTS } });
+  const cert = await generateCertificate(tmp, 'https.conf', ['https.conf', 'second-https.conf']);
+  ca = readFileSync(cert.certPath, 'utf8');
+  // HTTPRouteServiceTypes: a Service without selector and its own EndpointSlices, and two headless
+  // ones, all on infra-v1's endpoint; each with the empty IPv6 slice of a single-stack cluster.
+  const serviceTypes = ['manual-endpointslices', 'headless', 'headless-manual-endpointslices'].flatMap((n) => {
+    const svc = service(INFRA, n);
+    return [
+      n.startsWith('headless') ? { ...svc, spec: { ...svc.spec, clusterIP: 'None' } } : svc,
+      ...slices(INFRA, n, [echo['infra-v1']!]),
+      { ...slices(INFRA, n, [echo['infra-v1']!])[0]!, metadata: { name: `${n}-ip6`, namespace: INFRA, labels: { 'kubernetes.io/service-name': n } }, addressType: 'IPv6', endpoints: [] },
+    ];
+  });
+  ctl = await startLocal({
+    files: {
+      'services.json': [...backends.flatMap(([ns, n]) => [service(ns, n), ...slices(ns, n, [echo[n]!])]), ...serviceTypes],
+      'https-cert.json': [tlsSecret(INFRA, 'https-cert', ca, readFileSync(cert.keyPath, 'utf8'))],
+      ...MANIFESTS,
+    },
+  });
   await ctl.until('simple.conf', '/', (r) => r.backend === 'infra-v1', { what: 'the scenarios served' });
 });
 
 test.after(async () => {
   await ctl?.stop();
   await Promise.all(Object.values(echo).map((e) => e.close()));
+  rmSync(tmp, { recursive: true, force: true });
 });
 
 over.both('HTTPRouteSimpleSameNamespace › a route beside its Gateway reaches its Service', async (p) => {
@@ -244,6 +283,20 @@ over.both('HTTPRouteMultipleGateways › a route attached to two Gateways is ser
   for (const [host, own] of [['multi-a.conf', 'infra-v2'], ['multi-b.conf', 'infra-v3']] as const) {
     assert.is((await p.request(host, '/shared')).backend, 'infra-v1', host);
     assert.is((await p.request(host, '/')).backend, own, host);
+  }
+});
+
+over.both('HTTPRouteHTTPSListener › routes through HTTPS listeners, with and without a listener hostname, verified against the certificate', async (p) => {
+  assert.is((await p.until('https.conf', '/', (r) => r.backend === 'infra-v1', { what: 'https.conf over TLS', https: true, ca })).status, 200);
+  assert.is((await p.request('second-https.conf', '/', { https: true, ca })).backend, 'infra-v2');
+  // No route names it: NGINX answers with the default certificate, so this one is not verified.
+  assert.is((await p.request('unknown-https.conf', '/', { https: true })).status, 404);
+});
+
+over.both('HTTPRouteServiceTypes › a Service with its own EndpointSlices and headless Services are reached', async (p) => {
+  for (const n of ['manual-endpointslices', 'headless', 'headless-manual-endpointslices']) {
+    const r = await p.request('service-types.conf', `/${n}`);
+    assert.equal([r.status, r.backend], [200, 'infra-v1'], n);
   }
 });
 

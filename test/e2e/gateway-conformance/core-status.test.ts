@@ -101,6 +101,7 @@ test.before(async () => {
     grant(APP, 'app-v1-only', { kind: 'HTTPRoute', namespace: INFRA }, { kind: 'Service', name: 'app-v1' }),
     route(INFRA, 'bump-route', 'bump.conf', [toService('infra-v1')]),
     route(INFRA, 'unknown-kind', 'unknown-kind.conf', [toService('infra-v1', { group: 'unknownkind.example.com', kind: 'NonExistent' })]),
+    route(INFRA, 'nonexistent', 'nonexistent.conf', [toService('nonexistent')]),
     route(INFRA, 'no-grant', 'no-grant.conf', [toService('web-backend', { namespace: WEB })]),
     route(INFRA, 'invalid-grant', 'invalid-grant.conf', [toService('web-backend', { namespace: WEB })]),
     route(INFRA, 'partial', 'partial.conf', [
@@ -213,6 +214,13 @@ test('HTTPRouteInvalidBackendRefUnknownKind › a backendRef of an unknown kind:
 });
 over.both('HTTPRouteInvalidBackendRefUnknownKind › its requests get 500', async (p) => {
   assert.is((await p.request('unknown-kind.conf', '/v2')).status, 500);
+});
+
+test('HTTPRouteInvalidNonExistentBackendRef › a backendRef to a Service that does not exist: Accepted, ResolvedRefs False/BackendNotFound', () => {
+  assert.equal(brief(parents('nonexistent')[0]!.conditions), ['Accepted=True/Accepted', 'ResolvedRefs=False/BackendNotFound']);
+});
+over.both('HTTPRouteInvalidNonExistentBackendRef › its requests get 500', async (p) => {
+  assert.is((await p.request('nonexistent.conf', '/')).status, 500);
 });
 
 test('HTTPRouteInvalidCrossNamespaceBackendRef › attacker: a backendRef to another namespace without a grant is RefNotPermitted', () => {

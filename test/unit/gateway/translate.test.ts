@@ -282,6 +282,17 @@ test('status: conditions with reasons and observedGeneration on the class, the G
   assert.is(st.routes.get('team-a/ok')![0]!.controllerName, 'ingress-rx.io/gateway');
 });
 
+test('a backendRef to a Service that does not exist answers 500 (BackendNotFound) until the Service appears, with the same builder', () => {
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'early', ['early.example.com'], [toService('later')])]]);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true });
+  let { config, warnings } = builder.build(store);
+  assert.equal(locationsOf(config, 'early.example.com'), ['/ → denied']);
+  assert.match(warningsOf(warnings, 'HTTPRoute team-a/early')[0]!, /Service team-a\/later not found; the rule answers 500/);
+  store.put('Service', service('later', 'team-a'));
+  ({ config } = builder.build(store));
+  assert.equal(locationsOf(config, 'early.example.com'), ['/ → httproute.team-a.early.0.team-a.later.80']);
+});
+
 test('status: a listener listing a kind it cannot serve, and a Gateway naming parameters we do not read', () => {
   const kinds = (list: Array<{ kind: string }>, name: string) => ({ name, allowedRoutes: { ...ALL, kinds: list } });
   const store = world([

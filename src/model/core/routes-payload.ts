@@ -14,7 +14,7 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   /** The path (exact, prefix) or the pattern (regex). */
   readonly pattern: string;
   readonly caseless: boolean;
-  /** The location answers 503 (an invalid annotation, a missing backend): nothing below applies. */
+  /** The location answers 503 (an invalid annotation, a missing backend), or deniedStatus: nothing below applies. */
   readonly denied: boolean;
   /** The status a denied entry answers when not 503 (Location.deniedStatus). */
   readonly deniedStatus?: 500;

@@ -426,6 +426,7 @@ local function route_problem(e, where)
   if e.match ~= "regex" and e.pattern:byte(1) ~= 47 then return where .. ".pattern must start with /" end
   if e.backend == "" then return where .. ".backend must not be empty" end
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
+  if e.deniedStatus ~= nil and e.deniedStatus ~= 500 then return where .. ".deniedStatus must be 500 or absent" end
   local problem = route_settings_problem(e, where) or conditions_problem(e.when, where .. ".when") or filters_problem(e.filters, where .. ".filters")
   if problem then return problem end
   return uri_settings_problem(e, where)

@@ -264,7 +264,7 @@ local function apply(e, uri, host, var, moved)
     local args = var.args
     return ngx.redirect(args and args ~= "" and (e.slash .. "?" .. args) or e.slash, ngx.HTTP_MOVED_PERMANENTLY)
   end
-  if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
+  if e.denied then return ngx.exit(e.deniedStatus or ngx.HTTP_SERVICE_UNAVAILABLE) end
   if e.writes_variables or balancer.reads_location_variables(e.backend) then
     var.namespace = e.namespace
     var.ingress_name = e.ingress

@@ -98,7 +98,7 @@ interface BuilderCaches {
   /** What the endpoints-only path reuses; null after a build that threw. */
   last: LastBuild | null;
   /** The Gateway API front end's last translation and what it was made from. */
-  gateway: { resources: GatewayResources; settings: NginxSettings; ingressHosts: string; translation: GatewayTranslation } | null;
+  gateway: { resources: GatewayResources; settings: NginxSettings; ingressHosts: string; missingServices: string; translation: GatewayTranslation } | null;
   /** The HTTPRoutes' backends of the last full build, by name (an equal one is handed back as the same object). */
   gatewayBackends: Map<string, Backend>;
   /** Locations of HTTPRoutes get every group's defaults: one factory per settings. */
@@ -186,13 +186,24 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const hosts = new Set<string>();
     for (const s of ingressServers) if (s.hostname !== '_') hosts.add(s.hostname);
     const ingressHosts = [...hosts].join(',');
+    // A backendRef to a Service that does not exist answers 500: the translation depends on which exist.
+    const missing = new Set<string>();
+    for (const r of resources.httpRoutes) {
+      for (const rule of r.spec.rules ?? []) {
+        for (const b of rule.backendRefs ?? []) {
+          const key = `${b.namespace ?? r.metadata.namespace ?? ''}/${b.name}`;
+          if (store.getService(key) === undefined) missing.add(key);
+        }
+      }
+    }
+    const missingServices = [...missing].sort().join(',');
     const memo = caches.gateway;
-    if (memo && memo.resources === resources && memo.settings === settings && memo.ingressHosts === ingressHosts) return memo.translation;
+    if (memo && memo.resources === resources && memo.settings === settings && memo.ingressHosts === ingressHosts && memo.missingServices === missingServices) return memo.translation;
     const translation = translateGateways({
-      resources, namespaceOf: (name) => store.getNamespace(name), ingressHosts: hosts, settings, dynamicRoutes,
+      resources, namespaceOf: (name) => store.getNamespace(name), serviceExists: (key) => !missing.has(key), ingressHosts: hosts, settings, dynamicRoutes,
       newLocation: gatewayLocation(settings), defaultRoot: defaultRoot(settings),
     });
-    caches.gateway = { resources, settings, ingressHosts, translation };
+    caches.gateway = { resources, settings, ingressHosts, missingServices, translation };
     return translation;
   }
 

@@ -85,7 +85,7 @@ export function renderLocation(server: Server, loc: Location, matcher: string, f
   const c = new Context(server, loc, frame.settings, frame.runtime, upstream.hdr);
   let reason = loc.denied;
   for (let i = 0; reason === null && i < DENY.length; i++) reason = DENY[i]!(c);
-  if (reason !== null) return { text: deniedText(matcher, f.comment(reason)), internal: NONE, http: NONE, uses: NONE };
+  if (reason !== null) return { text: deniedText(matcher, f.comment(reason), loc.denied !== null ? loc.deniedStatus : undefined), internal: NONE, http: NONE, uses: NONE };
 
   const http = shared(HTTP, c);
   const internal = shared(INTERNAL, c);
@@ -99,9 +99,9 @@ export function renderLocation(server: Server, loc: Location, matcher: string, f
   return { text: `        location ${matcher} {\n${body}${I}${upstream.pass};\n        }\n`, internal, http, uses: uses ?? NONE };
 }
 
-/** A location that answers 503, saying why in a comment (already through the comment filter). */
-export function deniedText(matcher: string, reason: string): string {
-  return `        location ${matcher} {\n${I}# denied: ${reason}\n${I}return 503;\n        }\n`;
+/** A location that answers 503 (or `status`), saying why in a comment (already through the comment filter). */
+export function deniedText(matcher: string, reason: string, status: number = 503): string {
+  return `        location ${matcher} {\n${I}# denied: ${reason}\n${I}return ${status};\n        }\n`;
 }
 
 function variables(loc: Location): string {

@@ -126,7 +126,7 @@ export interface GatewayListener {
   allowedRoutes?: { namespaces?: RouteNamespaces; kinds?: RouteGroupKind[] };
 }
 export interface Gateway extends KubeObject {
-  spec: { gatewayClassName: string; listeners?: GatewayListener[] };
+  spec: { gatewayClassName: string; listeners?: GatewayListener[]; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } } };
 }
 
 export interface ParentReference { group?: string; kind?: string; namespace?: string; name: string; sectionName?: string; port?: number }

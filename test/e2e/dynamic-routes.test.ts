@@ -201,6 +201,8 @@ over.both('a hostile route table is refused whole, or bounded per request; worke
     ['a CORS origin that is not a regex', JSON.stringify({ hosts: { 'a.test': [route({ cors: { origin: '^(a', headers: [] } })] } })],
     ['a CORS header with a newline', JSON.stringify({ hosts: { 'a.test': [route({ cors: { origin: '', headers: [['Access-Control-Max-Age', '1\n2']] } })] } })],
     ['a CORS without its origin', JSON.stringify({ hosts: { 'a.test': [route({ cors: { headers: [] } })] } })],
+    ['a denied status other than 500', JSON.stringify({ hosts: { 'a.test': [route({ denied: true, deniedStatus: 200 })] } })],
+    ['a denied status as a string', JSON.stringify({ hosts: { 'a.test': [route({ denied: true, deniedStatus: '500' })] } })],
   ];
   for (const [what, body] of refused) {
     const r = await post(body);

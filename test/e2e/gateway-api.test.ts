@@ -2,7 +2,7 @@
 // GatewayClass, a Gateway and HTTPRoutes from manifests; their hosts are served by the Lua router
 // (no server block), over HTTP/1.1 and HTTP/2; a weighted split reaches both Services; changed,
 // new and removed HTTPRoutes are served without a reload; a route to another namespace's Service
-// without a ReferenceGrant answers 503 and never reaches it.
+// without a ReferenceGrant answers 500 and never reaches it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
@@ -88,9 +88,9 @@ over.both('a weighted split (1:1) reaches both Services', async (p) => {
   assert.ok(seen.app! >= 30 && seen.canary! >= 30, JSON.stringify(seen));
 });
 
-over.both('attacker: a route to another namespace\'s Service without a ReferenceGrant answers 503, never that Service', async (p) => {
+over.both('attacker: a route to another namespace\'s Service without a ReferenceGrant answers 500, never that Service', async (p) => {
   const before = echo.secret!.hits();
-  assert.is((await p.request('steal.test', '/')).status, 503);
+  assert.is((await p.request('steal.test', '/')).status, 500);
   assert.is(echo.secret!.hits(), before, 'team-b\'s Service got no request');
 });
 

@@ -66,9 +66,9 @@ test.after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-over.both('serves an HTTPRoute of the cluster; a route to another namespace without a grant answers 503', async (p) => {
+over.both('serves an HTTPRoute of the cluster; a route to another namespace without a grant answers 500', async (p) => {
   await p.until('gw.test', '/', (r) => r.backend === 'a', { what: 'gw.test served' });
-  assert.is((await p.request('steal.test', '/')).status, 503);
+  assert.is((await p.request('steal.test', '/')).status, 500);
   assert.is((await p.request('same.test', '/')).status, 404, 'a route the listener does not admit is not served');
 });
 

@@ -14,8 +14,10 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   /** The path (exact, prefix) or the pattern (regex). */
   readonly pattern: string;
   readonly caseless: boolean;
-  /** The location answers 503 (an invalid annotation, a missing backend): nothing below applies. */
+  /** The location answers 503 (an invalid annotation, a missing backend), or deniedStatus: nothing below applies. */
   readonly denied: boolean;
+  /** The status a denied entry answers when not 503 (Location.deniedStatus). */
+  readonly deniedStatus?: 500;
   readonly namespace: string;
   readonly ingress: string;
   readonly service: string;
@@ -78,6 +80,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       pattern,
       caseless: m.kind === 'regex' && m.caseless,
       denied: uri === null,
+      ...(uri === null && loc.deniedStatus ? { deniedStatus: loc.deniedStatus } : {}),
       namespace: loc.ingress?.namespace ?? '',
       ingress: loc.ingress?.name ?? '',
       service: loc.service?.name ?? '',

@@ -88,6 +88,8 @@ export interface Location extends LocationAnnotations {
   readonly backend: string;
   /** Set when the location must answer 503 (invalid annotation, missing backend...). */
   readonly denied: string | null;
+  /** The status a denied location answers when not 503: 500 for an HTTPRoute rule whose backendRefs cannot be used (the Gateway API's). */
+  readonly deniedStatus?: 500;
   /**
    * Per-request conditions besides the path (HTTPRoute header, query and method matches): the
    * location takes a request only when all hold; else the next location of the same match, then

@@ -36,6 +36,8 @@ export function attachParent(
   const gwKey = `${ref.namespace ?? routeNs}/${ref.name}`;
   const gw = gateways.get(gwKey);
   if (!gw) return { refused: `Gateway ${gwKey} not found, or not of a GatewayClass of this controller`, reason: 'NoMatchingParent' };
+  const invalid = gatewayProblem(gw);
+  if (invalid) return { refused: `Gateway ${gwKey} is not accepted: ${invalid}`, reason: 'NoMatchingParent' };
   const named = (gw.spec.listeners ?? []).filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
   if (named.length === 0) return { refused: `Gateway ${gwKey} has no listener${ref.sectionName !== undefined ? ` named "${ref.sectionName}"` : ''}${ref.port !== undefined ? ` on port ${ref.port}` : ''}`, reason: 'NoMatchingParent' };
   const reasons: string[] = [];
@@ -68,6 +70,17 @@ export function attachParent(
     attached.push({ listener: `${gwKey}/${l.name}`, hostnames, https: l.protocol === 'HTTPS' });
   }
   return attached.length > 0 ? { attached } : { refused: reasons.join('; '), reason: reason ?? 'NoMatchingParent' };
+}
+
+/** Why a whole Gateway is not served (Accepted=False, InvalidParameters), or null: we read no parameters, so any parametersRef is one we cannot honour. */
+export function gatewayProblem(gw: Gateway): string | null {
+  const ref = gw.spec.infrastructure?.parametersRef;
+  return ref ? `spec.infrastructure.parametersRef ${ref.group ?? ''}/${ref.kind ?? ''} ${JSON.stringify(ref.name ?? '')}: this controller reads no parameters` : null;
+}
+
+/** Whether every kind allowedRoutes.kinds lists is one this listener serves (HTTPRoute). */
+export function allRouteKindsServed(l: GatewayListener): boolean {
+  return (l.allowedRoutes?.kinds ?? []).every((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
 }
 
 /** Why a listener is not served at all, or null. */

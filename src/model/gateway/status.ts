@@ -6,7 +6,7 @@
 // actor's part (not built yet: docs/gateway-api.md).
 import type { Gateway, GatewayListener, HTTPRoute, ParentReference } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
-import { admitsHTTPRoutes, listenerProblem } from './attachment.js';
+import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
 import type { ListenerRefProblem } from './listener-tls.js';
 import type { GatewayTranslation } from './translate.js';
@@ -86,11 +86,15 @@ export function gatewayAPIStatus(
     const g = generationOf(gw);
     const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
     const served = listeners.filter((l) => l.conditions[0]!.status === 'True').length;
-    const ok = served > 0;
+    const invalid = gatewayProblem(gw);
+    const ok = served > 0 && invalid === null;
+    // Accepted with some listeners set aside says so in its reason (the spec's ListenersNotValid).
+    const accepted = invalid !== null ? condition('Accepted', false, 'InvalidParameters', invalid, g)
+      : condition('Accepted', ok, ok && served === listeners.length ? 'Accepted' : 'ListenersNotValid', ok ? `${served} of ${listeners.length} listeners served` : 'no listener can be served', g);
     gateways.set(keyOf(gw), {
       conditions: [
-        condition('Accepted', ok, ok ? 'Accepted' : 'ListenersNotValid', ok ? `${served} of ${listeners.length} listeners served` : 'no listener can be served', g),
-        condition('Programmed', ok, ok ? 'Programmed' : 'Invalid', ok ? 'served by NGINX' : 'no listener can be served', g),
+        accepted,
+        condition('Programmed', ok, ok ? 'Programmed' : 'Invalid', ok ? 'served by NGINX' : invalid ?? 'no listener can be served', g),
       ],
       listeners,
     });
@@ -102,8 +106,8 @@ function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRout
   const problem = listenerProblem(l);
   const kindsOk = admitsHTTPRoutes(l);
   const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : problem.startsWith('port ') ? 'PortUnavailable' : 'UnsupportedValue';
-  const resolved = !kindsOk
-    ? condition('ResolvedRefs', false, 'InvalidRouteKinds', 'allowedRoutes.kinds names no kind this listener serves (HTTPRoute)', g)
+  const resolved = !kindsOk || !allRouteKindsServed(l)
+    ? condition('ResolvedRefs', false, 'InvalidRouteKinds', kindsOk ? 'allowedRoutes.kinds names a kind this listener does not serve (HTTPRoute only)' : 'allowedRoutes.kinds names no kind this listener serves (HTTPRoute)', g)
     : refs
       ? condition('ResolvedRefs', false, refs.reason, refs.message, g)
       : condition('ResolvedRefs', true, 'ResolvedRefs', 'references resolved', g);

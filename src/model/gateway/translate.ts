@@ -3,7 +3,7 @@
 // stays with the older route); each rule becomes a backend (weighted backendRefs: the first as
 // the primary, the second as its alternative, which the Lua balancer picks by weight). What
 // cannot be served is named (`HTTPRoute ns/name`, the field, the reason) and set aside; a rule
-// whose backendRefs cannot all be used answers 503 rather than send its traffic elsewhere.
+// whose backendRefs cannot all be used answers 500 rather than send its traffic elsewhere.
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
@@ -57,6 +57,8 @@ export interface BackendPlan {
 export interface TranslateInput {
   readonly resources: GatewayResources;
   readonly namespaceOf: (name: string) => Namespace | undefined;
+  /** Whether the Service `namespace/name` exists (a backendRef to one that does not answers 500). */
+  readonly serviceExists: (key: string) => boolean;
   /** Hosts the Ingress front end serves: an HTTPRoute is not served on them (docs/gateway-api.md). */
   readonly ingressHosts: ReadonlySet<string>;
   readonly settings: NginxSettings;
@@ -208,7 +210,7 @@ function ruleLocations(
     }
     const extra = { ...(when ? { when } : {}), ...(filters ? { filters } : {}) };
     if (backends.denied !== null) {
-      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, ...(when ? { when } : {}) });
+      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, deniedStatus: 500, ...(when ? { when } : {}) });
     } else if (backends.plans.length === 0) {
       locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), ...extra });
     } else {
@@ -313,7 +315,7 @@ function byMatchPrecedence(locations: Location[]): Location[] {
 }
 
 /**
- * The rule's backends: plans, or why the rule answers 503 (`denied`: a refused or unusable
+ * The rule's backends: plans, or why the rule answers 500 (`denied`: a refused or unusable
  * backendRef, or every weight 0), or `skip` (more than two weighted backendRefs: not served yet).
  */
 function ruleBackends(
@@ -327,13 +329,13 @@ function ruleBackends(
     const field = `spec.rules[${i}].backendRefs[${j}]`;
     const problem = backendRefProblem(b, ns, input);
     if (problem) {
-      warn(field, `${problem.message}; the rule answers 503`);
+      warn(field, `${problem.message}; the rule answers 500`);
       denied ??= `${field}: ${problem.message}`;
       badRef({ reason: problem.reason, message: `${field}: ${problem.message}` });
       continue;
     }
     if ((b.filters ?? []).length > 0) {
-      warn(`${field}.filters`, 'backendRef filters are not supported yet; the rule answers 503');
+      warn(`${field}.filters`, 'backendRef filters are not supported yet; the rule answers 500');
       denied ??= `${field}.filters: not supported yet`;
       continue;
     }
@@ -374,6 +376,7 @@ function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateI
   const to = { group: '', kind: 'Service', namespace, name: b.name };
   const from = { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: routeNs };
   if (!referencePermitted(input.resources.referenceGrants, from, to)) return { reason: 'RefNotPermitted', message: refusedReference(from, to) };
+  if (!input.serviceExists(`${namespace}/${b.name}`)) return { reason: 'BackendNotFound', message: `Service ${namespace}/${b.name} not found` };
   return null;
 }
 

@@ -102,10 +102,11 @@ test('a GatewayClass of another controller: its Gateways and their routes are no
   assert.is(serverOf(config, 'a.example.com'), undefined);
 });
 
-test('attacker: a backendRef to another namespace\'s Service without a ReferenceGrant answers 503 and names the route', () => {
+test('attacker: a backendRef to another namespace\'s Service without a ReferenceGrant answers 500 and names the route', () => {
   const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'steal', ['a.example.com'], [toService('db', '/', { namespace: 'team-b' })])]]);
   const { config, warnings } = build(store);
   assert.equal(locationsOf(config, 'a.example.com'), ['/ → denied']);
+  assert.is(config.servers.find((s) => s.hostname === 'a.example.com')!.locations.find((l) => l.denied)!.deniedStatus, 500, 'the spec\'s 500, not 503');
   assert.not.ok(config.backends.some((b) => b.service?.metadata.namespace === 'team-b'), 'no backend reaches team-b');
   const w = warningsOf(warnings, 'HTTPRoute team-a/steal');
   assert.is(w.length, 1);
@@ -266,7 +267,7 @@ test('status: conditions with reasons and observedGeneration on the class, the G
   assert.equal([...st.classes.keys()], ['rx'], 'only our GatewayClass');
   assert.equal(brief(st.classes.get('rx')), ['Accepted=True/Accepted@0']);
   const gw = st.gateways.get('infra/gw')!;
-  assert.equal(brief(gw.conditions), ['Accepted=True/Accepted@4', 'Programmed=True/Programmed@4']);
+  assert.equal(brief(gw.conditions), ['Accepted=True/ListenersNotValid@4', 'Programmed=True/Programmed@4'], 'accepted, with a listener set aside (tls)');
   assert.equal(gw.listeners.map((l) => [l.name, l.attachedRoutes, l.supportedKinds.length]), [['http', 3, 1], ['same', 0, 1], ['tls', 0, 0]]);
   assert.equal(brief(gw.listeners[0]!.conditions), ['Accepted=True/Accepted@4', 'ResolvedRefs=True/ResolvedRefs@4', 'Programmed=True/Programmed@4', 'Conflicted=False/NoConflicts@4']);
   assert.equal(brief(gw.listeners[2]!.conditions).slice(0, 3), ['Accepted=False/UnsupportedValue@4', 'ResolvedRefs=True/ResolvedRefs@4', 'Programmed=False/Invalid@4']);
@@ -279,6 +280,33 @@ test('status: conditions with reasons and observedGeneration on the class, the G
   assert.equal(parent('elsewhere'), ['Accepted=False/NoMatchingListenerHostname@0', 'ResolvedRefs=True/ResolvedRefs@0']);
   assert.is(st.routes.get('team-a/theirs'), undefined, 'a parentRef to another controller\'s Gateway gets no status from us');
   assert.is(st.routes.get('team-a/ok')![0]!.controllerName, 'ingress-rx.io/gateway');
+});
+
+test('a backendRef to a Service that does not exist answers 500 (BackendNotFound) until the Service appears, with the same builder', () => {
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'early', ['early.example.com'], [toService('later')])]]);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true });
+  let { config, warnings } = builder.build(store);
+  assert.equal(locationsOf(config, 'early.example.com'), ['/ → denied']);
+  assert.match(warningsOf(warnings, 'HTTPRoute team-a/early')[0]!, /Service team-a\/later not found; the rule answers 500/);
+  store.put('Service', service('later', 'team-a'));
+  ({ config } = builder.build(store));
+  assert.equal(locationsOf(config, 'early.example.com'), ['/ → httproute.team-a.early.0.team-a.later.80']);
+});
+
+test('status: a listener listing a kind it cannot serve, and a Gateway naming parameters we do not read', () => {
+  const kinds = (list: Array<{ kind: string }>, name: string) => ({ name, allowedRoutes: { ...ALL, kinds: list } });
+  const store = world([
+    ['Gateway', gateway([kinds([{ kind: 'InvalidRoute' }], 'only'), kinds([{ kind: 'InvalidRoute' }, { kind: 'HTTPRoute' }], 'mixed')])],
+    ['Gateway', { ...gateway([{ name: 'http', allowedRoutes: ALL }], 'params'), spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: ALL }], infrastructure: { parametersRef: { group: 'invalid.io', kind: 'InvalidParameters', name: 'x' } } } } as Gateway],
+    ['HTTPRoute', { ...route('team-a', 'to-params', ['p.example.com'], [toService('web')]), spec: { parentRefs: [{ name: 'params', namespace: 'infra' }], hostnames: ['p.example.com'], rules: [toService('web')] } } as HTTPRoute],
+  ]);
+  const { config, gatewayStatus } = build(store);
+  const gw = gatewayStatus!.gateways.get('infra/gw')!;
+  assert.equal(gw.listeners.map((l) => [l.name, l.supportedKinds.map((k) => k.kind)]), [['only', []], ['mixed', ['HTTPRoute']]]);
+  for (const l of gw.listeners) assert.equal(brief(l.conditions)[1], 'ResolvedRefs=False/InvalidRouteKinds@0', l.name);
+  assert.equal(brief(gatewayStatus!.gateways.get('infra/params')!.conditions), ['Accepted=False/InvalidParameters@0', 'Programmed=False/Invalid@0']);
+  assert.equal(brief(gatewayStatus!.routes.get('team-a/to-params')?.[0]?.conditions).slice(0, 1), ['Accepted=False/NoMatchingParent@0']);
+  assert.not.ok(config.servers.some((s) => s.hostname === 'p.example.com'), 'a Gateway that is not accepted serves no route');
 });
 
 test.run();

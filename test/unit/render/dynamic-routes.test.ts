@@ -7,7 +7,7 @@ import { createRenderer } from '../../../src/render/engine.js';
 import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
 import { readsLocationVariables, readsProxyHost, routerPlacement } from '../../../src/render/dynamic-routes.js';
 import { silentLogger } from '../../../src/log.js';
-import type { Configuration, Server } from '../../../src/model/core/types.js';
+import type { Configuration, Location, Server } from '../../../src/model/core/types.js';
 import type { NginxSettings } from '../../../src/model/core/config/settings.js';
 import { configuration, location, server } from '../../support/config-builder.js';
 
@@ -99,6 +99,14 @@ test('with the metrics log the router\'s location logs the routed format, and th
   assert.not.ok(quiet.includes('upstreaminfo'), 'no access log where the http level has none');
   assert.ok(quiet.includes('ingress_rx_metrics_routed'));
   assert.not.ok(serverText(render(dynamic()), '_').includes('access_log'), 'without the metrics log the http level\'s access log is inherited');
+});
+
+test('a denied location of a server block answers its deniedStatus (an HTTPRoute rule: 500), else 503', () => {
+  const denied = (over: Partial<Location>) => location({ path: '/x', denied: 'no backend', ...over });
+  const conf = render(configuration([server('a.test', { locations: [denied({ deniedStatus: 500 }), denied({ path: '/y' })] })]));
+  const text = serverText(conf, 'a.test');
+  assert.match(text, /location "\/x" \{\n\s+# denied: no backend\n\s+return 500;/);
+  assert.match(text, /location "\/y" \{\n\s+# denied: no backend\n\s+return 503;/);
 });
 
 test.run();

@@ -375,12 +375,9 @@ local function store_routes(update, router)
     ngx.log(ngx.WARN, "routes: no room for the log of version ", next_version)
   end
   configuration_data:delete(ROUTES_LOG_PREFIX .. (next_version - _M.ROUTES_LOGS_KEPT))
-  local id = update.id
-  if id ~= nil and id ~= cjson.null then
-    configuration_data:safe_set(ROUTES_ID_KEY, id)
-  else
-    configuration_data:delete(ROUTES_ID_KEY)
-  end
+  -- Without room for the name, no change can be based on this table: the next one is whole.
+  configuration_data:delete(ROUTES_ID_KEY)
+  if update.id ~= nil and update.id ~= cjson.null then configuration_data:safe_set(ROUTES_ID_KEY, update.id) end
   bump(ROUTES_VERSION_KEY)
   respond(ngx.HTTP_CREATED)
 end
@@ -398,7 +395,7 @@ local function handle_routes(method)
   local update, err = router.decode(raw)
   if not update then return respond(ngx.HTTP_BAD_REQUEST, "routes: " .. err) end
   -- Workers store one POST at a time (nothing below yields; the lock is for other workers).
-  local locked = configuration_data:add(ROUTES_LOCK_KEY, true, 30)
+  local locked = configuration_data:safe_add(ROUTES_LOCK_KEY, true, 30)
   if not locked then return routes_conflict("another POST is being stored") end
   local ok, failure = pcall(store_routes, update, router)
   configuration_data:delete(ROUTES_LOCK_KEY)

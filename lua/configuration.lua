@@ -1,5 +1,6 @@
 -- The configuration endpoint on the control server: the controller POSTs backends, servers
--- (certificates) and general settings here; a body of the right shape (configuration_shapes)
+-- (certificates), general settings and the route table (stored per host) here; a body of the
+-- right shape (configuration_shapes)
 -- lands in shared dicts with a change marker that every worker's balancer and certificate code
 -- watch. Only get_generation runs per proxied request (freshness.lua).
 local cjson = require("cjson.safe")

@@ -431,7 +431,6 @@ local function route_problem(e, where)
   return uri_settings_problem(e, where)
 end
 
---- The problem with a decoded route table ({ hosts: host → [entry] }), or nil.
 --- The problem with one host's decoded entries (a route table's `hosts` value), or nil.
 function _M.route_host_problem(host, entries)
   if not valid_hostname(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
@@ -449,8 +448,9 @@ end
 
 local MAX_TABLE_ID = 128
 
---- The problem with the envelope of a route table POST, or nil: `hosts` (name → entries), and for a change against the table NGINX holds, `base` (that table's `id`)
---- and `deleted` (host names). Each host's entries are checked by route_host_problem.
+--- The problem with the envelope of a route table POST, or nil: `hosts` (name → entries), and
+--- for a change to the table NGINX holds, `base` (that table's `id`) and `deleted` (host names).
+--- Each changed host's entries are checked by route_host_problem.
 function _M.routes_update_problem(t)
   if not is_object(t) or not is_object(t.hosts) then return "expected a JSON object with a hosts object" end
   local count = 0

@@ -6,8 +6,10 @@
 -- it all in that location. Elsewhere (a default server with locations of its own, a static
 -- wildcard server) find() matches in the server rewrite phase, NGINX moves a dynamic host's
 -- request to the internal dynamic-route location, and serve() goes on from there.
--- Each worker decodes and compiles a table once per version (one shared-dict read per request
--- checks it) and swaps it whole, so a request sees one table, never a mix.
+-- The table is stored per host (configuration.lua): each worker reads and compiles a host when a
+-- request first asks for it, at the routes version it is at, and forgets only the hosts a new
+-- version changed (one shared-dict read per request tells it one came), so a request sees one
+-- table, never a mix.
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
 local freshness = require("freshness")

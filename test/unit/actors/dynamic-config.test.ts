@@ -153,7 +153,7 @@ test('a failed result lists the parts that did get through', () => {
   assert.match(result.error!, /POST \/configuration\/servers: HTTP 500/);
 });
 
-test('each update is independent (the actor keeps no state between updates)', () => {
+test('a failed update leaves no retry behind: the next update starts afresh (the route table aside, below)', () => {
   let fail = true;
   const h = harness(() => (fail ? of({ status: 500, body: '' }) : created));
   assert.is(runActor(h, { backends: [] }).result.ok, false);

@@ -27,10 +27,29 @@ function ingress(name: string, host: string, service: string, ns: string, paths:
 /** A token of the default sync rate limit (0.3/s) comes back after 3.33 s; 70 ms of margin. */
 const TOKEN_PERIOD_MS = 3400;
 
+/** Where a new host's milliseconds went (medians): write → its sync starts (watch, debounce, token), the sync (build, render, POSTs), of which the POSTs, and sync end → served (each worker's catch-up, the poll). */
+interface AddBreakdown { toSync: number; sync: number; post: number; afterSync: number }
+
 interface Routes {
-  addMs: number[]; changeMs: number[]; reloads: number; startS: number;
+  addMs: number[]; changeMs: number[]; reloads: number; startS: number; breakdown: AddBreakdown | null;
   /** CPU per new host from its write until it is served, the pauses for a token included (idle): the controller's, and NGINX's (workers' decode, the polls). */
   addCpuMs: { controller: number; nginx: number };
+}
+
+/** Each span's sync: the first dynamic sync that ended after the write (its log line's time). */
+function breakdown(logs: Array<Record<string, unknown>>, spans: Array<{ written: number; served: number }>): AddBreakdown | null {
+  const syncs = logs.filter((l) => typeof l.msg === 'string' && /^sync \d+: dynamic/.test(l.msg) && typeof l.time === 'number' && typeof l.durationMs === 'number');
+  const parts: AddBreakdown[] = [];
+  for (const s of spans) {
+    const sync = syncs.find((l) => (l.time as number) > s.written && (l.time as number) <= s.served);
+    if (!sync) continue;
+    const end = sync.time as number;
+    const ms = sync.durationMs as number;
+    parts.push({ toSync: end - ms - s.written, sync: ms, post: typeof sync.postMs === 'number' ? sync.postMs : NaN, afterSync: s.served - end });
+  }
+  if (parts.length === 0) return null;
+  const median = (k: keyof AddBreakdown) => percentile(parts.map((p) => p[k]), 50);
+  return { toSync: median('toSync'), sync: median('sync'), post: median('post'), afterSync: median('afterSync') };
 }
 
 async function run(n: number, rounds: number): Promise<Routes> {
@@ -39,7 +58,8 @@ async function run(n: number, rounds: number): Promise<Routes> {
   const { local, startS } = cluster;
   try {
     const reloadsBefore = local.logs().filter((l) => l.msg === 'reload: done').length;
-    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 } };
+    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 }, breakdown: null };
+    const spans: Array<{ written: number; served: number }> = [];
     const cpu = () => ({ controller: processCpuSeconds(local.pid).own, nginx: nginxCpuSeconds(local.pid) });
     const cpu0 = cpu();
     const hostOfRound = (r: number) => `route-${r}.bench.example`;
@@ -51,10 +71,13 @@ async function run(n: number, rounds: number): Promise<Routes> {
     for (let r = 0; r < rounds; r++) {
       await tokenBack();
       const t = lastWrite = performance.now();
+      const written = Date.now();
       write(r, [['/only', 'Exact']]);
       await local.until(hostOfRound(r), (s) => s === 200, 120_000, '/only');
       out.addMs.push(performance.now() - t);
+      spans.push({ written, served: Date.now() });
     }
+    out.breakdown = breakdown(local.logs(), spans);
     const cpu1 = cpu();
     out.addCpuMs = { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds };
     for (let r = 0; r < rounds; r++) {
@@ -99,6 +122,11 @@ async function main(): Promise<void> {
     rows.push({ figure: `new plain Ingress written → served, ${n} Ingresses, p99`, value: `${add99.toFixed(0)} ms`, target: '≤ 1000 ms', status: verdict(add99, 1000) });
     rows.push({ figure: `CPU per new Ingress, ${n} Ingresses: controller / NGINX`, value: `${r.addCpuMs.controller.toFixed(0)} / ${r.addCpuMs.nginx.toFixed(0)} ms`,
       note: 'from /proc, write to served; robust to other load, unlike the wall times' });
+    if (r.breakdown) {
+      const b = r.breakdown;
+      rows.push({ figure: `where a new host's ms go, ${n} Ingresses (medians)`, value: `${b.toSync.toFixed(0)} + ${b.sync.toFixed(0)} + ${b.afterSync.toFixed(0)} ms`,
+        note: `write → sync starts (watch, debounce, token) + sync (build, render, POSTs; the POSTs ${Number.isNaN(b.post) ? '?' : b.post.toFixed(0)} ms) + sync end → served (workers' catch-up, the 10 ms poll)` });
+    }
     rows.push({ figure: `path added to a dynamic Ingress → served, ${n} Ingresses, p50`, value: `${change50.toFixed(0)} ms`, note: `p99 ${percentile(r.changeMs, 99).toFixed(0)} ms: ${list(r.changeMs)}` });
     rows.push({ figure: 'reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
   });

@@ -1,5 +1,6 @@
 -- The configuration endpoint on the control server: the controller POSTs backends, servers
--- (certificates) and general settings here; a body of the right shape (configuration_shapes)
+-- (certificates), general settings and the route table (stored per host) here; a body of the
+-- right shape (configuration_shapes)
 -- lands in shared dicts with a change marker that every worker's balancer and certificate code
 -- watch. Only get_generation runs per proxied request (freshness.lua).
 local cjson = require("cjson.safe")
@@ -15,7 +16,6 @@ local BACKENDS_KEY = "backends"
 local BACKENDS_VERSION_KEY = "backends_version"
 local CERTIFICATES_VERSION_KEY = "certificates_version"
 local GENERAL_KEY = "general"
-local ROUTES_KEY = "routes"
 local ROUTES_VERSION_KEY = "routes_version"
 local GENERATION_KEY = "generation"
 
@@ -37,8 +37,63 @@ function _M.get_certificates_version()
   return configuration_data:get(CERTIFICATES_VERSION_KEY) or 0
 end
 
+-- The route table is framed per host: each host's entries (their JSON text) under a key of its
+-- own, prefixed with the routes version that wrote them ("<version>:<text>"; no text: deleted).
+-- The value a host had before its last change stays a while beside it, so a worker whose table
+-- is one version behind (a POST stored between its catch-up and its lookup) still reads its own
+-- version's; each version logs the hosts it changed, so a worker drops only those.
+local ROUTE_HOST_PREFIX = "route:"
+local ROUTE_PREVIOUS_PREFIX = "route_previous:"
+local ROUTES_LOG_PREFIX = "routes_log:"
+local ROUTES_ID_KEY = "routes_id"
+local ROUTES_LOCK_KEY = "routes_lock"
+-- A previous value or a deletion outlives any lookup that may need it (lookups do not yield).
+local ROUTE_PREVIOUS_TTL = 10
+-- Versions whose logs are kept; a worker further behind starts its table afresh.
+_M.ROUTES_LOGS_KEPT = 256
+-- A version that changed more hosts is logged as "*" (every host).
+local ROUTES_LOG_MAX_HOSTS = 1000
+
+--- A host's stored value: the version that wrote it and its entries' JSON text ("" when that
+--- version deleted it); nil when the key is absent.
+local function parse_host_value(raw)
+  if raw == nil then return nil end
+  local colon = raw:find(":", 1, true)
+  return tonumber(raw:sub(1, colon - 1)), raw:sub(colon + 1)
+end
+
+--- The JSON text of host `name`'s entries as of routes version `version` ("" or nil: not in the
+--- table then), or false when the host changed twice since `version` (the caller is behind).
+function _M.get_route_host(name, version)
+  local v, text = parse_host_value(configuration_data:get(ROUTE_HOST_PREFIX .. name))
+  if v == nil or v <= version then return text end
+  -- Changed after `version`: the value before that change is `version`'s, or it was absent.
+  v, text = parse_host_value(configuration_data:get(ROUTE_PREVIOUS_PREFIX .. name))
+  if v == nil then return nil end
+  if v <= version then return text end
+  return false
+end
+
+--- The host names routes version `version` changed, "*" for every host, nil when not kept.
+function _M.get_routes_log(version)
+  return configuration_data:get(ROUTES_LOG_PREFIX .. version)
+end
+
+--- The whole table as `{"hosts":{…}}` (GET /configuration/routes), or nil before the first POST.
 function _M.get_routes_data()
-  return configuration_data:get(ROUTES_KEY)
+  if _M.get_routes_version() == 0 then return nil end
+  local parts = {}
+  local keys = configuration_data:get_keys(0)
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    if key:sub(1, #ROUTE_HOST_PREFIX) == ROUTE_HOST_PREFIX then
+      local _, text = parse_host_value(configuration_data:get(key))
+      if text and text ~= "" then
+        parts[#parts + 1] = cjson.encode(key:sub(#ROUTE_HOST_PREFIX + 1)) .. ":" .. text
+      end
+    end
+  end
+  return '{"hosts":{' .. table.concat(parts, ",") .. "}}"
 end
 
 --- Bumped on every accepted POST /configuration/routes; 0 before the first.
@@ -224,9 +279,110 @@ local function handle_certs(method)
   ngx.print(pem)
 end
 
---- The route table of dynamic hosts (lua/router.lua): decoded with bounded nesting, its shape
---- and sizes checked and every regular expression compiled before it is stored, so a worker
---- never meets a table it cannot use whole.
+--- The route table of dynamic hosts (lua/router.lua): the whole table (`hosts`), or a change
+--- to the one NGINX holds (`base`: that table's `id`; `hosts`: the hosts whose entries changed;
+--- `deleted`). Decoded with bounded nesting; each host whose entries differ from the stored ones
+--- is checked and compiled before anything is stored, so a POST either changes the table whole
+--- or not at all, and a worker never meets a host it cannot use.
+local function routes_conflict(message)
+  respond(ngx.HTTP_CONFLICT, "routes: " .. message)
+end
+
+-- Every host stored (deleted ones aside), for a whole table's deletions.
+local function stored_hosts()
+  local hosts = {}
+  for _, key in ipairs(configuration_data:get_keys(0)) do
+    if key:sub(1, #ROUTE_HOST_PREFIX) == ROUTE_HOST_PREFIX then
+      local _, text = parse_host_value(configuration_data:get(key))
+      if text and text ~= "" then hosts[key:sub(#ROUTE_HOST_PREFIX + 1)] = true end
+    end
+  end
+  return hosts
+end
+
+local function store_routes(update, router)
+  local version = _M.get_routes_version()
+  local delta = update.base ~= nil and update.base ~= cjson.null
+  if delta then
+    local held = configuration_data:get(ROUTES_ID_KEY)
+    if held ~= update.base then
+      return routes_conflict("a change to table " .. update.base .. ", but NGINX holds "
+        .. (held and ("table " .. held) or "no table of that controller") .. ": post the whole table")
+    end
+  end
+  -- What changes: name → new text ("" deletes), in a stable order for the log.
+  local changed, names = {}, {}
+  local function delete(name)
+    local _, stored = parse_host_value(configuration_data:get(ROUTE_HOST_PREFIX .. name))
+    if stored == nil or stored == "" then return end
+    changed[name] = ""
+    names[#names + 1] = name
+  end
+  for name, entries in pairs(update.hosts) do
+    local text = router.encode_host(entries)
+    local _, stored = parse_host_value(configuration_data:get(ROUTE_HOST_PREFIX .. name))
+    -- Unchanged bytes were checked and compiled when they were stored.
+    if stored ~= text then
+      local problem = shapes.route_host_problem(name, entries) or router.check_host(name, entries)
+      if problem then return respond(ngx.HTTP_BAD_REQUEST, "routes: " .. problem) end
+      changed[name] = text
+      names[#names + 1] = name
+    end
+  end
+  if delta then
+    if update.deleted ~= nil and update.deleted ~= cjson.null then
+      for _, name in ipairs(update.deleted) do delete(name) end
+    end
+  else
+    for name in pairs(stored_hosts()) do
+      if update.hosts[name] == nil then delete(name) end
+    end
+  end
+  table.sort(names)
+
+  local next_version = version + 1
+  local undo = {}
+  local function rollback()
+    for i = #undo, 1, -1 do
+      local key, previous = undo[i][1], undo[i][2]
+      if previous then configuration_data:safe_set(key, previous) else configuration_data:delete(key) end
+    end
+  end
+  for _, name in ipairs(names) do
+    local key = ROUTE_HOST_PREFIX .. name
+    local previous = configuration_data:get(key)
+    local ok, err = true, nil
+    if previous then
+      ok, err = configuration_data:safe_set(ROUTE_PREVIOUS_PREFIX .. name, previous, ROUTE_PREVIOUS_TTL)
+    end
+    if ok then
+      local text = changed[name]
+      -- A deletion needs keeping only as long as a previous value does.
+      ok, err = configuration_data:safe_set(key, next_version .. ":" .. text, text == "" and ROUTE_PREVIOUS_TTL or 0)
+    end
+    if not ok then
+      rollback()
+      if err == "no memory" then
+        return respond(413, "routes: host " .. name .. ": " .. #changed[name]
+          .. " bytes do not fit in lua_shared_dict configuration_data (nothing was changed)")
+      end
+      return respond(ngx.HTTP_INTERNAL_SERVER_ERROR, "routes: cannot store host " .. name .. ": " .. tostring(err))
+    end
+    undo[#undo + 1] = { key, previous }
+  end
+  local log = #names > ROUTES_LOG_MAX_HOSTS and "*" or table.concat(names, "\n")
+  if not configuration_data:safe_set(ROUTES_LOG_PREFIX .. next_version, log) then
+    -- Workers that miss a log start their tables afresh: correct, only slower.
+    ngx.log(ngx.WARN, "routes: no room for the log of version ", next_version)
+  end
+  configuration_data:delete(ROUTES_LOG_PREFIX .. (next_version - _M.ROUTES_LOGS_KEPT))
+  -- Without room for the name, no change can be based on this table: the next one is whole.
+  configuration_data:delete(ROUTES_ID_KEY)
+  if update.id ~= nil and update.id ~= cjson.null then configuration_data:safe_set(ROUTES_ID_KEY, update.id) end
+  bump(ROUTES_VERSION_KEY)
+  respond(ngx.HTTP_CREATED)
+end
+
 local function handle_routes(method)
   if method == "GET" then
     local data = _M.get_routes_data()
@@ -237,16 +393,17 @@ local function handle_routes(method)
   local router = require("router")
   local raw = read_body()
   if not raw or #raw == 0 then return respond(ngx.HTTP_BAD_REQUEST, "routes: empty request body") end
-  local decoded, err = router.decode(raw)
-  if decoded then
-    local compiled
-    compiled, err = router.compile(decoded)
-    if compiled then err = nil end
+  local update, err = router.decode(raw)
+  if not update then return respond(ngx.HTTP_BAD_REQUEST, "routes: " .. err) end
+  -- Workers store one POST at a time (nothing below yields; the lock is for other workers).
+  local locked = configuration_data:safe_add(ROUTES_LOCK_KEY, true, 30)
+  if not locked then return routes_conflict("another POST is being stored") end
+  local ok, failure = pcall(store_routes, update, router)
+  configuration_data:delete(ROUTES_LOCK_KEY)
+  if not ok then
+    ngx.log(ngx.ERR, "routes: ", failure)
+    respond(ngx.HTTP_INTERNAL_SERVER_ERROR, "routes: internal error")
   end
-  if err then return respond(ngx.HTTP_BAD_REQUEST, "routes: " .. err) end
-  if not store(configuration_data, "configuration_data", ROUTES_KEY, raw, "routes") then return end
-  bump(ROUTES_VERSION_KEY)
-  respond(ngx.HTTP_CREATED)
 end
 
 local handle_general = json_document("general", "object", GENERAL_KEY, nil, _M.get_general_data, shapes.general_problem)

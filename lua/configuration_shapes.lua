@@ -432,8 +432,27 @@ local function route_problem(e, where)
   return uri_settings_problem(e, where)
 end
 
---- The problem with a decoded route table ({ hosts: host → [entry] }), or nil.
-function _M.routes_problem(t)
+--- The problem with one host's decoded entries (a route table's `hosts` value), or nil.
+function _M.route_host_problem(host, entries)
+  if not valid_hostname(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
+  if not is_array(entries) then return "host " .. host .. ": routes must be a JSON array" end
+  if #entries > _M.MAX_HOST_ROUTES then return "host " .. host .. ": more than " .. _M.MAX_HOST_ROUTES .. " routes" end
+  local regexes = 0
+  for i, e in ipairs(entries) do
+    local problem = route_problem(e, "host " .. host .. " [" .. (i - 1) .. "]")
+    if problem then return problem end
+    if e.match == "regex" then regexes = regexes + 1 end
+  end
+  if regexes > _M.MAX_HOST_REGEXES then return "host " .. host .. ": more than " .. _M.MAX_HOST_REGEXES .. " regular expressions" end
+  return nil
+end
+
+local MAX_TABLE_ID = 128
+
+--- The problem with the envelope of a route table POST, or nil: `hosts` (name → entries), and
+--- for a change to the table NGINX holds, `base` (that table's `id`) and `deleted` (host names).
+--- Each changed host's entries are checked by route_host_problem.
+function _M.routes_update_problem(t)
   if not is_object(t) or not is_object(t.hosts) then return "expected a JSON object with a hosts object" end
   local count = 0
   for host, entries in pairs(t.hosts) do
@@ -441,14 +460,21 @@ function _M.routes_problem(t)
     if count > _M.MAX_ROUTE_HOSTS then return "more than " .. _M.MAX_ROUTE_HOSTS .. " hosts" end
     if not valid_hostname(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
     if not is_array(entries) then return "host " .. host .. ": routes must be a JSON array" end
-    if #entries > _M.MAX_HOST_ROUTES then return "host " .. host .. ": more than " .. _M.MAX_HOST_ROUTES .. " routes" end
-    local regexes = 0
-    for i, e in ipairs(entries) do
-      local problem = route_problem(e, "host " .. host .. " [" .. (i - 1) .. "]")
-      if problem then return problem end
-      if e.match == "regex" then regexes = regexes + 1 end
+  end
+  for _, field in ipairs({ "id", "base" }) do
+    local v = t[field]
+    if not absent(v) and (type(v) ~= "string" or #v == 0 or #v > MAX_TABLE_ID) then
+      return field .. " must be a string of 1 to " .. MAX_TABLE_ID .. " bytes"
     end
-    if regexes > _M.MAX_HOST_REGEXES then return "host " .. host .. ": more than " .. _M.MAX_HOST_REGEXES .. " regular expressions" end
+  end
+  if not absent(t.deleted) then
+    if absent(t.base) then return "deleted needs base (the table it changes)" end
+    if not is_array(t.deleted) then return "deleted must be a JSON array of host names" end
+    if #t.deleted > _M.MAX_ROUTE_HOSTS then return "more than " .. _M.MAX_ROUTE_HOSTS .. " deleted hosts" end
+    for _, host in ipairs(t.deleted) do
+      if not valid_hostname(host) or host ~= host:lower() then return "deleted host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
+      if t.hosts[host] ~= nil then return "host " .. host .. " is both changed and deleted" end
+    end
   end
   return nil
 end

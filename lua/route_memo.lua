@@ -4,7 +4,7 @@
 -- so a request that matched before costs two table lookups instead. Bounded: URIs longer than
 -- MAX_URI_BYTES are not kept, and a client sending endless distinct URIs empties the memo when it
 -- reaches MAX_ENTRIES; it never grows past them.
-local setmetatable = setmetatable
+local pairs, setmetatable = pairs, setmetatable
 
 local _M = { MAX_ENTRIES = 10000, MAX_URI_BYTES = 256 }
 
@@ -49,6 +49,16 @@ function memo:put(host, uri, route)
   end
   self.count = self.count + 1
   uris[uri] = route
+end
+
+--- Forgets the matches kept for request host `host` (its routes changed).
+function memo:drop(host)
+  local uris = self.hosts[host]
+  if not uris then return end
+  local n = 0
+  for _ in pairs(uris) do n = n + 1 end
+  self.hosts[host] = nil
+  self.count = self.count - n
 end
 
 --- How many matches are kept.

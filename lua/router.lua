@@ -6,8 +6,10 @@
 -- it all in that location. Elsewhere (a default server with locations of its own, a static
 -- wildcard server) find() matches in the server rewrite phase, NGINX moves a dynamic host's
 -- request to the internal dynamic-route location, and serve() goes on from there.
--- Each worker decodes and compiles a table once per version (one shared-dict read per request
--- checks it) and swaps it whole, so a request sees one table, never a mix.
+-- The table is stored per host (configuration.lua): each worker reads and compiles a host when a
+-- request first asks for it, at the routes version it is at, and forgets only the hosts a new
+-- version changed (one shared-dict read per request tells it one came), so a request sees one
+-- table, never a mix.
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
 local freshness = require("freshness")
@@ -28,7 +30,7 @@ local route_upstream_headers = require("route_upstream_headers")
 local ngx = ngx
 local ipairs, pairs, tostring, type = ipairs, pairs, tostring, type
 local table_sort = table.sort
-local string_sub = string.sub
+local string_sub, string_byte, string_gmatch, string_gsub = string.sub, string.byte, string.gmatch, string.gsub
 
 local _M = {}
 
@@ -51,13 +53,21 @@ function _M.configure(opts)
   route_labels = opts.route_labels == true
 end
 
---- The table decoded from JSON text, or nil and why; no regex is compiled.
+--- A route table POST decoded from JSON text (its envelope checked: configuration_shapes
+--- routes_update_problem), or nil and why; no host's entries are checked yet.
 function _M.decode(raw)
   local decoded, err = decoder.decode(raw)
   if decoded == nil then return nil, "invalid JSON: " .. tostring(err) end
-  local problem = shapes.routes_problem(decoded)
+  local problem = shapes.routes_update_problem(decoded)
   if problem then return nil, problem end
   return decoded
+end
+
+--- A host's decoded entries as the JSON text stored for it (configuration.lua); the same
+--- entries give the same text. cjson escapes every "/" (as "\/"): those read as posted again. An
+--- empty array comes out as an empty object, which decodes to the same empty table.
+function _M.encode_host(entries)
+  return (string_gsub(cjson.encode(entries), "\\/", "/"))
 end
 
 --- A host's per-worker form: its exact paths, its prefixes by length (longest first) and its
@@ -119,78 +129,117 @@ local function compile_host(name, entries)
     return h
 end
 
---- Every host of a decoded table compiled (the configuration endpoint's check before it stores
---- a table); or nil and the first entry that does not compile.
-function _M.compile(decoded)
-  pcre2.next_generation()
-  local hosts = {}
-  for name, entries in pairs(decoded.hosts) do
-    local h, err = compile_host(name, entries)
-    if not h then return nil, err end
-    hosts[name] = h
-  end
-  return hosts
+--- The problem with one host's entries that the shape check cannot see (a regular expression
+--- that does not compile, …), or nil: the configuration endpoint's check before it stores them.
+function _M.check_host(name, entries)
+  local h, err = compile_host(name, entries)
+  if h then return nil end
+  return err
 end
 
-local EMPTY = {}
-local current = EMPTY
+-- This worker's view of the route table (configuration.lua stores it per host): the routes
+-- version it is at, and the hosts it compiled (false: does not compile, a bug) or found absent
+-- at that version. A new version drops only the hosts its log names.
 local current_version = 0
 local current_generation = -1
+local compiled = {}
+local absent, absent_count = {}, 0
+local MAX_ABSENT = 10000
+local matches = route_memo.new()
+-- The memo's key for the whole table: a new one empties it.
+local epoch = {}
 
--- The table of the latest accepted POST; the previous one while a new one cannot be compiled.
--- The request's one shared-dict read is the posted generation (freshness.lua), which also brings
--- this worker's backends and certificate answers up to date.
-local function routes()
-  local generation = freshness.catch_up()
-  if generation == current_generation then return current end
-  current_generation = generation
-  local version = configuration.get_routes_version()
-  if version == current_version then return current end
-  current_version = version
-  local raw = configuration.get_routes_data()
-  if not raw then
-    current = EMPTY
-    return current
-  end
-  -- The endpoint checked these bytes' shape and compiled every host before it stored them, so a
-  -- worker only decodes them, and compiles a host when a request first asks for it.
-  local decoded, err = decoder.decode(raw)
-  if decoded == nil then
-    -- A bug: the old table stays.
-    ngx.log(ngx.ERR, "router: route table version ", version, " left aside: invalid JSON: ", err)
-    return current
-  end
-  current = { hosts = decoded.hosts, compiled = {} }
-  pcre2.next_generation()
-  return current
+local function forget_everything()
+  compiled = {}
+  absent, absent_count = {}, 0
+  epoch = {}
 end
 
--- The host's compiled form in table t (compiled on first use), false when it does not compile
--- (a bug: the endpoint compiled it before storing the table), nil when t has no such host.
-local function compiled_host(t, name)
-  local h = t.compiled[name]
+-- Moves this worker's table to `version`: drops the hosts the versions since changed (every
+-- host when a log is gone, or after a restart of the dictionaries).
+local function move_to(version)
+  local logs = {}
+  local whole = version < current_version or version - current_version > configuration.ROUTES_LOGS_KEPT
+  if not whole then
+    for v = current_version + 1, version do
+      local log = configuration.get_routes_log(v)
+      if log == nil or log == "*" then whole = true break end
+      logs[#logs + 1] = log
+    end
+  end
+  if whole then
+    forget_everything()
+  else
+    for _, log in ipairs(logs) do
+      for name in string_gmatch(log, "[^\n]+") do
+        compiled[name] = nil
+        absent[name] = nil
+        -- The memo is by request host: a wildcard's requests are under many.
+        if string_byte(name, 1) == 42 then epoch = {} else matches:drop(name) end
+      end
+    end
+  end
+  current_version = version
+  pcre2.next_generation()
+end
+
+-- Brings the table up to the posted one; false while no table was ever posted. The request's
+-- one shared-dict read is the posted generation (freshness.lua), which also brings this
+-- worker's backends and certificate answers up to date.
+local function routes()
+  local generation = freshness.catch_up()
+  if generation ~= current_generation then
+    current_generation = generation
+    local version = configuration.get_routes_version()
+    if version ~= current_version then move_to(version) end
+  end
+  return current_version ~= 0
+end
+
+-- Host `name`'s compiled form at this worker's version (compiled on first use), false when it
+-- does not compile (a bug: the endpoint compiled it before storing it), nil when the table has
+-- no such host; "behind" when a POST stored since made this worker's version unreadable (it
+-- moved to the newer one: the caller starts over).
+local function compiled_host(name)
+  local h = compiled[name]
   if h ~= nil then return h end
-  local entries = t.hosts[name]
-  if entries == nil then return nil end
-  local err
-  h, err = compile_host(name, entries)
+  if absent[name] then return nil end
+  local text = configuration.get_route_host(name, current_version)
+  if text == false then
+    move_to(configuration.get_routes_version())
+    return "behind"
+  end
+  if text == nil or text == "" then
+    if absent_count >= MAX_ABSENT then absent, absent_count = {}, 0 end
+    absent[name] = true
+    absent_count = absent_count + 1
+    return nil
+  end
+  local entries, err = decoder.decode(text)
+  if entries then h, err = compile_host(name, entries) end
   if not h then
-    ngx.log(ngx.ERR, "router: ", err)
+    ngx.log(ngx.ERR, "router: host ", name, ": ", err)
     h = false
   end
-  t.compiled[name] = h
+  compiled[name] = h
   return h
 end
 
 -- A host of the table: the name itself, or `*.rest` when the first label is one a wildcard
 -- server_name covers (`[\w-]+`, as src/render/view.ts wildcardServerName).
-local function host_routes(t, host)
-  local h = compiled_host(t, host)
-  if h ~= nil then return h end
-  local dot = host:find(".", 1, true)
-  if not dot or dot == 1 then return nil end
-  if host:find("^[%w_%-]+%.") == nil then return nil end
-  return compiled_host(t, "*" .. string_sub(host, dot))
+local function host_routes(host)
+  for _ = 1, 3 do
+    local h = compiled_host(host)
+    if h ~= "behind" then
+      if h ~= nil then return h end
+      local dot = host:find(".", 1, true)
+      if not dot or dot == 1 then return nil end
+      if host:find("^[%w_%-]+%.") == nil then return nil end
+      h = compiled_host("*" .. string_sub(host, dot))
+      if h ~= "behind" then return h end
+    end
+  end
+  return false
 end
 
 -- The route find() chose, for serve() of the same request: the phases between them run in one
@@ -237,17 +286,14 @@ local function match(h, uri)
   return prefix
 end
 
-local matches = route_memo.new()
-
 -- The request's route, its $uri and its $host: nil when its host is not dynamic, false when no
 -- path of the host matches, "error" when PCRE2 gave up.
 local function lookup(var)
-  local t = routes()
-  if t == EMPTY then return nil end
+  if not routes() then return nil end
   local host, uri = var.host, var.uri
-  local e = matches:get(t, host, uri)
+  local e = matches:get(epoch, host, uri)
   if e == nil then
-    local h = host_routes(t, host)
+    local h = host_routes(host)
     if h == nil then return nil end
     if h then e = match(h, uri) else e = "error" end
     -- A host with conditions is matched per request: its match depends on more than the URI.
@@ -337,8 +383,7 @@ end
 --- Whether `host` is a dynamic host of the route table (its requests are served in the default
 --- server, whose server_name is "_", but are not the default server's own).
 function _M.serves(host)
-  local t = routes()
-  return t ~= EMPTY and host_routes(t, host) ~= nil
+  return routes() and host_routes(host) ~= nil
 end
 
 --- In the router location's header filter: the route's response headers, as its location's

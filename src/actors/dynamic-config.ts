@@ -2,13 +2,13 @@
 // Lua configuration endpoint on NGINX's control server, retrying on the design's backoff until
 // each part is answered 201. It never errors: every outcome is a DynamicResult.
 import {
-  Observable, catchError, concatMap, defer, from, last, map, of, retry, throwError, timeout, timer,
+  Observable, catchError, concatMap, defer, from, last, map, of, retry, switchMap, throwError, timeout, timer,
   type SchedulerLike,
 } from 'rxjs';
 import type { Logger } from '../log.js';
 import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
 import { createBackendsSerialiser, type DynamicPart, type DynamicUpdate } from '../model/core/payload.js';
-import { createRoutesSerialiser } from '../model/core/routes-payload.js';
+import { createRoutesSerialiser, type RoutesPayload } from '../model/core/routes-payload.js';
 import type { ControlChannel } from '../render/control.js';
 import { controlRequest, describeChannel, type ControlBody } from './control-client.js';
 
@@ -93,10 +93,9 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
   return (update) => defer(() => {
     const startedAt = scheduler.now();
     const pending = PARTS.filter((p) => update[p] !== undefined);
-    const bodies = new Map(pending.map((p) => [
-      p, p === 'backends' && update.backends ? serialiseBackends(update.backends)
-        : p === 'routes' && update.routes ? serialiseRoutes(update.routes) : JSON.stringify(update[p]),
-    ] as const));
+    const bodies = new Map<DynamicPart, RequestBody>();
+    if (update.backends) bodies.set('backends', serialiseBackends(update.backends));
+    if (update.servers) bodies.set('servers', JSON.stringify(update.servers));
     const posted: DynamicPart[] = [];
     const delays = backoffDelays(backoff);
     let attempts = 0;
@@ -106,7 +105,27 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
     });
     if (pending.length === 0) return of(result(true));
 
-    const post = (part: DynamicPart) => exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler).pipe(
+    // The route table goes as a change to the one NGINX accepted last; when NGINX holds another
+    // (it restarted, or someone else posted), it answers 409 and the whole table follows at once.
+    // Any other failure leaves what NGINX holds unknown: the next body is the whole table.
+    const postRoutes = (routes: RoutesPayload, again = true): Observable<HttpResponseLike> => defer(() => {
+      const table = serialiseRoutes.post(routes);
+      return exchange(request, 'POST', '/configuration/routes', table.body, timeoutMs, scheduler).pipe(
+        switchMap((res) => {
+          if (res.status === 201) table.accepted();
+          else serialiseRoutes.forget();
+          if (res.status === 409 && table.delta && again) {
+            logger.info({ answer: res.body.trim().slice(0, 200) }, 'route table: NGINX holds another table; posting the whole table');
+            return postRoutes(routes, false);
+          }
+          return of(res);
+        }),
+        catchError((err: unknown) => { serialiseRoutes.forget(); return throwError(() => err); }),
+      );
+    });
+
+    const post = (part: DynamicPart) => (part === 'routes' && update.routes ? postRoutes(update.routes)
+      : exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler)).pipe(
       map((res) => {
         if (res.status === 413) tooLarge = part;
         if (res.status !== 201) throw new Error(`POST /configuration/${part}: HTTP ${res.status}${res.body ? `: ${res.body.trim().slice(0, 200)}` : ''}`);

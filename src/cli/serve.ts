@@ -325,7 +325,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const resultsSub = results$.pipe(map((r) => {
     for (const w of r.warnings) logger.warn({ object: w.object, field: w.field }, `${w.object}: ${w.field}: ${w.message}`);
     const log = r.applied ? logger.info.bind(logger) : logger.error.bind(logger);
-    log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
+    log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, ...(r.dynamic?.durationMs !== undefined ? { postMs: r.dynamic.durationMs } : {}), applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     if (r.applied && r.config) nginxMetrics?.configApplied(r.config);

@@ -145,21 +145,62 @@ export function hostRoutesText(entries: readonly RouteEntry[]): HostRoutesText {
   return t;
 }
 
+/** One POST of the route table: its body as chunks, and what its answer means for the next. */
+export interface RouteTablePost {
+  readonly body: readonly string[];
+  /** Only the hosts that changed since the table NGINX accepted last (`base`), and those gone. */
+  readonly delta: boolean;
+  /** NGINX answered 201: the next POST may be a change to this table. */
+  accepted(): void;
+}
+
+export interface RouteTableSerialiser {
+  post(payload: RoutesPayload): RouteTablePost;
+  /** What NGINX holds is unknown (a POST failed or was refused): the next POST is the whole table. */
+  forget(): void;
+}
+
+/** Names of the tables one process posts: unique across restarts of the controller and of NGINX. */
+export function routeTableIds(): () => string {
+  const prefix = `${process.pid.toString(36)}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  let n = 0;
+  return () => `${prefix}-${++n}`;
+}
+
 /**
- * The dynamic-config actor's serialiser of route tables: the body as chunks, JSON.stringify's
- * text exactly, each host's entries serialised once while the model hands them back unchanged
- * (hostRoutes keeps them per server, hostRoutesText their text), so a sync that adds one host out
- * of thousands serialises one.
+ * The dynamic-config actor's serialiser of route tables (docs/dynamic-routes.md, "The route
+ * table"): JSON.stringify's text exactly, each host's entries serialised once while the model
+ * hands them back unchanged (hostRoutes keeps them per server, hostRoutesText their text). The
+ * whole table while it cannot be sure what NGINX holds (its first POST, after a failed or refused
+ * one); after that, a change to the table NGINX accepted last (named by `base`): the hosts whose
+ * entries changed and the names of those gone, so a sync that adds one host out of thousands
+ * sends, and NGINX checks and compiles, one.
  */
-export function createRoutesSerialiser(): (payload: RoutesPayload) => string[] {
-  return (payload) => {
-    const chunks: string[] = ['{"hosts":{'];
-    let first = true;
-    for (const [host, entries] of Object.entries(payload.hosts)) {
-      chunks.push(`${first ? '' : ','}${JSON.stringify(host)}:`, hostRoutesText(entries).text);
-      first = false;
-    }
-    chunks.push('}}');
-    return chunks;
+export function createRoutesSerialiser(nextId: () => string = routeTableIds()): RouteTableSerialiser {
+  let held: { id: string; texts: ReadonlyMap<string, string> } | null = null;
+  return {
+    post(payload) {
+      const id = nextId();
+      const base = held;
+      const texts = new Map<string, string>();
+      const chunks: string[] = [base ? `{"base":${JSON.stringify(base.id)},"id":${JSON.stringify(id)},"hosts":{` : `{"id":${JSON.stringify(id)},"hosts":{`];
+      let first = true;
+      for (const [host, entries] of Object.entries(payload.hosts)) {
+        const text = hostRoutesText(entries).text;
+        texts.set(host, text);
+        if (base && base.texts.get(host) === text) continue;
+        chunks.push(`${first ? '' : ','}${JSON.stringify(host)}:`, text);
+        first = false;
+      }
+      if (base) {
+        const deleted: string[] = [];
+        for (const host of base.texts.keys()) if (!texts.has(host)) deleted.push(host);
+        chunks.push(`},"deleted":${JSON.stringify(deleted)}}`);
+      } else {
+        chunks.push('}}');
+      }
+      return { body: chunks, delta: base !== null, accepted: () => { held = { id, texts }; } };
+    },
+    forget() { held = null; },
   };
 }

@@ -8,6 +8,7 @@ import { createDynamicConfigActor, waitForControl, type DynamicResult, type Requ
 import { backoffDelays, DESIGN_BACKOFF } from '../../../src/actors/backoff.js';
 import { silentLogger } from '../../../src/log.js';
 import type { Backend } from '../../../src/model/core/types.js';
+import type { RouteEntry } from '../../../src/model/core/routes-payload.js';
 
 /** The serialiser takes any list; these tests post partial or odd backends on purpose. */
 const backends = (list: unknown[]): Backend[] => list as Backend[];
@@ -152,12 +153,46 @@ test('a failed result lists the parts that did get through', () => {
   assert.match(result.error!, /POST \/configuration\/servers: HTTP 500/);
 });
 
-test('each update is independent (the actor keeps no state between updates)', () => {
+test('a failed update leaves no retry behind: the next update starts afresh (the route table aside, below)', () => {
   let fail = true;
   const h = harness(() => (fail ? of({ status: 500, body: '' }) : created));
   assert.is(runActor(h, { backends: [] }).result.ok, false);
   fail = false;
   assert.equal(runActor(h, { backends: [] }).result.attempts, 1);
+});
+
+test('the route table: whole at first, then each change against the table NGINX accepted; a 409 brings the whole table at once, any other failure makes the next one whole', () => {
+  const entry = (backend: string) => [{ match: 'prefix', pattern: '/', backend }] as unknown as RouteEntry[];
+  const table = (hosts: Record<string, RouteEntry[]>) => ({ routes: { hosts } });
+  const a = entry('a');
+  const b = entry('b');
+  let answers: number[] = [];
+  const h = harness(() => of({ status: answers.shift() ?? 201, body: '' }));
+  const sent = () => JSON.parse(h.calls[h.calls.length - 1]!.body!) as { base?: string; id: string; hosts: Record<string, unknown>; deleted?: string[] };
+
+  runActor(h, table({ 'a.test': a }));
+  const first = sent();
+  assert.equal([first.base, Object.keys(first.hosts)], [undefined, ['a.test']]);
+  runActor(h, table({ 'a.test': a, 'b.test': b }));
+  assert.equal([sent().base, Object.keys(sent().hosts), sent().deleted], [first.id, ['b.test'], []]);
+  const second = sent().id;
+
+  // NGINX restarted: the change is refused (409) and the whole table follows in the same attempt.
+  answers = [409];
+  const restarted = runActor(h, table({ 'b.test': b }));
+  assert.equal([restarted.result.ok, restarted.result.attempts, restarted.at], [true, 1, 0]);
+  const [refused, whole] = h.calls.slice(-2).map((c) => JSON.parse(c.body!) as { base?: string; hosts: object; deleted?: string[] });
+  assert.equal([refused!.base, refused!.deleted], [second, ['a.test']]);
+  assert.equal([whole!.base, Object.keys(whole!.hosts)], [undefined, ['b.test']]);
+
+  // Any other failure: NGINX may or may not hold the change, so the retry posts the whole table.
+  answers = [500];
+  const failed = runActor(h, table({ 'b.test': b, 'c.test': a }));
+  assert.equal([failed.result.ok, failed.result.attempts], [true, 2]);
+  assert.equal(Object.keys(JSON.parse(h.calls[h.calls.length - 2]!.body!).hosts), ['c.test'], 'the change');
+  assert.equal([sent().base, Object.keys(sent().hosts)], [undefined, ['b.test', 'c.test']]);
+  runActor(h, table({ 'b.test': b, 'c.test': a }));
+  assert.equal([Object.keys(sent().hosts), sent().deleted], [[], []]);
 });
 
 test('waitForControl polls until NGINX answers at all (404 included)', () => {

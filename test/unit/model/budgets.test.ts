@@ -85,7 +85,7 @@ test('capacity: past what the dict holds, the namespace holding the most gives u
   const store = storeOf([ing('b', 'b1', 1, 5, 10), ing('a', 'a1', 2, 5, 20), ing('a', 'a2', 3, 5, 20), ing('c', 'c1', 4, 5, 10), ing('a', 'a3', 5, 5, 20)]);
   const config = build(store);
   const routes = routesPayload(config);
-  const total = createRoutesSerialiser()(routes).join('').length;
+  const total = createRoutesSerialiser().post(routes).body.join('').length;
   const { over, totals } = overPayloadBudgets(config, routes, keys(store), OFF, { ...ROOMY, routesAndBackends: Math.floor(total * 0.6) });
   assert.equal(over.map((o) => [o.key, o.scope]), [['a/a3', 'cluster'], ['a/a2', 'cluster']]);
   assert.match(over[0]!.reason, /the data plane cannot hold the route table and backends .* namespace a holds the most .* this is its youngest Ingress there/);

@@ -178,26 +178,42 @@ test('adding, changing or removing a dynamic host is a dynamic update of the rou
   assert.match(d.reason, /routes of new\.example\.com removed/);
 });
 
-test("the actor's route-table body is JSON.stringify's text, each unchanged host's entries serialised once", () => {
+test("the actor's route-table body: the whole table first, JSON.stringify's text; then only the hosts that changed and those gone, against the table NGINX accepted", () => {
   const s = store();
   const b = builder();
-  const serialise = createRoutesSerialiser();
-  const same = (c: Configuration) => assert.is(serialise(routesPayload(c)).join(''), JSON.stringify(routesPayload(c)));
-  same(b.build(s).config);
+  let n = 0;
+  const serialise = createRoutesSerialiser(() => `t${++n}`);
+  const parse = (p: { body: readonly string[] }) => JSON.parse(p.body.join('')) as { base?: string; id: string; hosts: Record<string, unknown>; deleted?: string[] };
+  const first = b.build(s).config;
+  const whole = serialise.post(routesPayload(first));
+  assert.is(whole.delta, false);
+  assert.is(whole.body.join(''), `{"id":"t1",${JSON.stringify(routesPayload(first)).slice(1)}`);
+  // Not accepted (the POST failed): the next is the whole table again.
+  assert.is(serialise.post(routesPayload(first)).delta, false);
+  serialise.post(routesPayload(first)).accepted();
+
   s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80]]));
-  same(b.build(s).config);
+  const added = serialise.post(routesPayload(b.build(s).config));
+  assert.equal(parse(added), { base: 't3', id: 't4', hosts: { 'new.example.com': routesPayload(b.build(s).config).hosts['new.example.com'] }, deleted: [] });
+  added.accepted();
   s.put('Ingress', ingress('new', 'new.example.com', [['/', 'Prefix', 'web', 80], ['/more', 'Exact', 'web', 80]]));
-  same(b.build(s).config);
   s.remove('Ingress', ingress('plain', 'plain.example.com', [['/', 'Prefix', 'web', 80]]));
-  same(b.build(s).config);
-  assert.is(serialise({ hosts: {} }).join(''), '{"hosts":{}}');
+  const changed = serialise.post(routesPayload(b.build(s).config));
+  const body = parse(changed);
+  assert.equal([body.base, Object.keys(body.hosts), body.deleted], ['t4', ['new.example.com'], ['plain.example.com']]);
+  assert.ok(JSON.stringify(body.hosts['new.example.com']).includes('/more'));
+  // NGINX refused it (or it got lost): the whole table next.
+  serialise.forget();
+  const again = serialise.post(routesPayload(b.build(s).config));
+  assert.equal([again.delta, again.body.join('')], [false, `{"id":"t6",${JSON.stringify(routesPayload(b.build(s).config)).slice(1)}`]);
+  assert.is(createRoutesSerialiser(() => 'x').post({ hosts: {} }).body.join(''), '{"id":"x","hosts":{}}');
 
   // The same entries array is taken as unchanged (the model never mutates one it handed out).
   const entries = [{ ...routesPayload(b.build(s).config).hosts['new.example.com']![0]! }] as RouteEntry[];
-  const once = serialise({ hosts: { 'a.test': entries } }).join('');
+  const once = createRoutesSerialiser(() => 'x').post({ hosts: { 'a.test': entries } }).body.join('');
   entries.push({ ...entries[0]!, pattern: '/later' });
-  assert.is(serialise({ hosts: { 'a.test': entries } }).join(''), once, 'reused');
-  assert.ok(serialise({ hosts: { 'a.test': [...entries] } }).join('').includes('/later'), 'a new array is serialised');
+  assert.is(createRoutesSerialiser(() => 'x').post({ hosts: { 'a.test': entries } }).body.join(''), once, 'reused');
+  assert.ok(createRoutesSerialiser(() => 'x').post({ hosts: { 'a.test': [...entries] } }).body.join('').includes('/later'), 'a new array is serialised');
 });
 
 test("the operator's server- and location-snippets keep every host static: the router's request would leave their locations", () => {

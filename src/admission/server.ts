@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from '../log.js';
 import {
-  MAX_OBJECT_BYTES, admissionReviewResponse, denialMessage, ingressOf, readAdmissionReview, warningLines, type AdmissionResponse,
+  MAX_OBJECT_BYTES, admissionReviewResponse, denialMessage, gatewayObjectOf, ingressOf, readAdmissionReview, warningLines, type AdmissionResponse, type AdmissionRequest,
 } from './admission-review.js';
 import type { AdmissionMetrics } from './metrics.js';
 import type { Reviewer } from './review.js';
@@ -59,6 +59,9 @@ export interface WebhookServer {
   connections(): number;
   close(): Promise<void>;
 }
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const NOT_READY = 'ingress-rx is starting and has not read the cluster yet; retry in a few seconds';
 
 /** An object and its old version (an UPDATE), each as large as the API server sends, and the review around them. */
 export const DEFAULT_MAX_BODY_BYTES = 2 * MAX_OBJECT_BYTES + 256 * 1024;
@@ -318,12 +321,18 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     }
     const req = read.request;
     const send = (r: AdmissionResponse) => reply(res, 200, admissionReviewResponse(req.uid, r), 'application/json');
-    if (req.kind.group !== 'networking.k8s.io' || req.kind.kind !== 'Ingress' || req.kind.version !== 'v1') {
-      send({ allowed: false, code: 400, message: `ingress-rx reviews networking.k8s.io/v1 Ingresses, not ${req.kind.group || 'core'}/${req.kind.version} ${req.kind.kind}` });
+    const gatewayKind = req.kind.group === GATEWAY_GROUP && req.kind.version === 'v1' && (req.kind.kind === 'HTTPRoute' || req.kind.kind === 'Gateway') && opts.reviewer.reviewGatewayAPI
+      ? req.kind.kind : null;
+    if (!gatewayKind && (req.kind.group !== 'networking.k8s.io' || req.kind.kind !== 'Ingress' || req.kind.version !== 'v1')) {
+      send({ allowed: false, code: 400, message: `ingress-rx reviews networking.k8s.io/v1 Ingresses${opts.reviewer.reviewGatewayAPI ? ` and ${GATEWAY_GROUP}/v1 HTTPRoutes and Gateways` : ''}, not ${req.kind.group || 'core'}/${req.kind.version} ${req.kind.kind}` });
       return;
     }
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') {
       send({ allowed: true });
+      return;
+    }
+    if (gatewayKind) {
+      reviewGatewayAPI(req, gatewayKind, body, send);
       return;
     }
     const parsed = ingressOf(req, Buffer.byteLength(body));
@@ -338,7 +347,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       return;
     }
     if (opts.ready && !opts.ready()) {
-      send({ allowed: false, code: 503, message: 'ingress-rx is starting and has not read the cluster yet; retry in a few seconds' });
+      send({ allowed: false, code: 503, message: NOT_READY });
       return;
     }
     const result = opts.reviewer.review(ing);
@@ -352,6 +361,35 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     if (result.served) {
       logger.info({ ingress: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested, ms: Math.round(ms * 10) / 10 },
         result.allowed ? 'webhook: Ingress accepted' : `webhook: Ingress refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
+    }
+  }
+
+  /** An HTTPRoute or a Gateway: reviewed as an Ingress is; the per-Ingress check counters do not count it. */
+  function reviewGatewayAPI(req: AdmissionRequest, kind: 'HTTPRoute' | 'Gateway', body: string, send: (r: AdmissionResponse) => void): void {
+    const parsed = gatewayObjectOf(req, kind, Buffer.byteLength(body));
+    if (!parsed.ok) {
+      send({ allowed: false, code: 400, message: parsed.message });
+      return;
+    }
+    const { metadata } = parsed.value.object;
+    if (metadata.deletionTimestamp) {
+      send({ allowed: true });
+      return;
+    }
+    if (opts.ready && !opts.ready()) {
+      send({ allowed: false, code: 503, message: NOT_READY });
+      return;
+    }
+    const key = `${metadata.namespace}/${metadata.name}`;
+    const result = opts.reviewer.reviewGatewayAPI!(parsed.value);
+    const denials = result.findings.filter((f) => f.severity === 'deny');
+    const warnings = result.findings.filter((f) => f.severity === 'warn');
+    send(result.allowed
+      ? { allowed: true, warnings: warningLines(warnings) }
+      : { allowed: false, code: 400, message: denialMessage(key, denials, kind), warnings: warningLines(warnings) });
+    if (result.served) {
+      logger.info({ [kind === 'HTTPRoute' ? 'httproute' : 'gateway']: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested },
+        result.allowed ? `webhook: ${kind} accepted` : `webhook: ${kind} refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
     }
   }
 

@@ -131,11 +131,6 @@ export const WARN_RULES: readonly WarnRule[] = [
     matches: (w) => /^data\[/.test(w.field) && w.message.endsWith(L4_EXTERNAL_NAME_REFUSED),
   },
   {
-    name: 'reference-grant',
-    why: 'a reference to another namespace waits for its owner\'s ReferenceGrant, which may come after the HTTPRoute or Gateway naming it; until then nothing reaches that namespace (the rule answers 503, the listener does not use the Secret)',
-    matches: (w) => isGatewayAPI(w) && /no ReferenceGrant in "[^"]*" allows /.test(w.message),
-  },
-  {
     name: 'gateway-api-not-built-yet',
     why: 'a Gateway API feature ingress-rx does not serve yet (docs/gateway-api.md, Not built yet): that part is set aside and the rest is served',
     matches: (w) => isGatewayAPI(w) && /( (is|are) not (served|supported) yet\b|is not served \(Terminate only\))/.test(w.message),

@@ -16,7 +16,7 @@ import {
   MAX_OBJECT_BYTES, admissionReviewResponse, denialMessage, gatewayObjectOf, ingressOf, readAdmissionReview, warningLines, type AdmissionResponse, type AdmissionRequest,
 } from './admission-review.js';
 import type { AdmissionMetrics } from './metrics.js';
-import type { Reviewer } from './review.js';
+import type { Finding, ReviewResult, Reviewer } from './review.js';
 
 export interface WebhookServerOptions {
   /** `host:port` as ingress-nginx's --validating-webhook (`:8443` listens on every address). */
@@ -351,11 +351,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       return;
     }
     const result = opts.reviewer.review(ing);
-    const denials = result.findings.filter((f) => f.severity === 'deny');
-    const warnings = result.findings.filter((f) => f.severity === 'warn');
-    send(result.allowed
-      ? { allowed: true, warnings: warningLines(warnings) }
-      : { allowed: false, code: 400, message: denialMessage(key, denials), warnings: warningLines(warnings) });
+    const { denials, warnings } = sendVerdict(send, key, 'Ingress', result);
     const ms = performance.now() - started;
     opts.metrics?.observe(ing.metadata.namespace ?? '', ing.metadata.name, result, ms);
     if (result.served) {
@@ -382,11 +378,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     }
     const key = `${metadata.namespace}/${metadata.name}`;
     const result = opts.reviewer.reviewGatewayAPI!(parsed.value);
-    const denials = result.findings.filter((f) => f.severity === 'deny');
-    const warnings = result.findings.filter((f) => f.severity === 'warn');
-    send(result.allowed
-      ? { allowed: true, warnings: warningLines(warnings) }
-      : { allowed: false, code: 400, message: denialMessage(key, denials, kind), warnings: warningLines(warnings) });
+    const { denials, warnings } = sendVerdict(send, key, kind, result);
     if (result.served) {
       logger.info({ [kind === 'HTTPRoute' ? 'httproute' : 'gateway']: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested },
         result.allowed ? `webhook: ${kind} accepted` : `webhook: ${kind} refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
@@ -425,6 +417,16 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       server.closeAllConnections();
     }),
   };
+}
+
+/** Answers with the review's verdict: allowed with its warnings, or denied naming each denial. */
+function sendVerdict(send: (r: AdmissionResponse) => void, key: string, kind: string, result: ReviewResult): { denials: Finding[]; warnings: Finding[] } {
+  const denials = result.findings.filter((f) => f.severity === 'deny');
+  const warnings = result.findings.filter((f) => f.severity === 'warn');
+  send(result.allowed
+    ? { allowed: true, warnings: warningLines(warnings) }
+    : { allowed: false, code: 400, message: denialMessage(key, denials, kind), warnings: warningLines(warnings) });
+  return { denials, warnings };
 }
 
 /** The uid of a review whose answer failed, so the API server can still match it (a body that got this far is an AdmissionReview). */

@@ -41,7 +41,7 @@ test('what has no full equivalent is named: annotations, regular expression path
 
 test('the report: per Ingress and in the summary, in text, Markdown (a tenant\'s key stays text) and JSON', () => {
   const files = [{
-    name: 'dump.json',
+    file: 'dump.json',
     text: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
       ingress('plain', 'plain.example.com', [['/', 'Prefix', 'web', 80]]),
       ingress('snippet', 's.example.com', [['/', 'Prefix', 'web', 80]], { annotations: { 'configuration-snippet': 'more_set_headers "a: b";', 'x|y<b>': 'v' } }),

@@ -1,7 +1,7 @@
 // The validating webhook's HTTPS server (--validating-webhook): reads AdmissionReviews with bounded
 // bodies and time limits on every phase (TLS handshake, headers, body), reviews Ingresses (and
-// HTTPRoutes and Gateways) with ./review.ts and answers. The port takes unauthenticated connections, so no client can take it
-// whole: connections and bytes in flight are bounded per client (its address) as well as in all,
+// HTTPRoutes and Gateways) with ./review.ts and answers. The port takes unauthenticated
+// connections, so no client can take it whole: connections and bytes in flight are bounded per client (its address) as well as in all,
 // and when everything is taken, the client holding the most gives way to one holding less; the
 // reviews that arrived are answered one at a time, next the client whose reviews took least. The certificate and key
 // files are re-read when they change (cert-manager and Secret volume rotation), without a restart.

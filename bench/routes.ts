@@ -2,7 +2,9 @@
 // plain enough to be dynamic), then new plain Ingresses written one at a time, each a new host
 // the Lua router serves from a POSTed route table; the clock runs from the manifest write until
 // the host is served (`route_add_served_ms_10k`). Then each of them gets a path added
-// (`route_change_served_ms_10k`). NGINX must not reload once for any of it.
+// (`route_change_served_ms_10k`). Then, through one Gateway written beforehand, new HTTPRoutes
+// one at a time, each a new host, from the manifest write until it is served
+// (`httproute_add_served_ms_10k`). NGINX must not reload once for any of it.
 // Writes are spaced at the default sync rate limit (0.3/s, burst 1, as ingress-nginx): each comes
 // 3.4 s after the previous write, when the token bucket holds a token again, so the figure is the
 // change's own path (manifest watch and its 50 ms debounce, model build, payloads, POSTs, each
@@ -24,6 +26,25 @@ function ingress(name: string, host: string, service: string, ns: string, paths:
   };
 }
 
+const GATEWAY_V1 = 'gateway.networking.k8s.io/v1';
+const GATEWAY = [
+  { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
+  {
+    apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'bench-gateway' },
+    spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
+  },
+];
+
+function httpRoute(name: string, host: string, service: string, ns: string) {
+  return {
+    apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: ns },
+    spec: {
+      parentRefs: [{ name: 'gw', namespace: 'bench-gateway' }], hostnames: [host],
+      rules: [{ matches: [{ path: { type: 'Exact', value: '/only' } }], backendRefs: [{ name: service, port: 80 }] }],
+    },
+  };
+}
+
 /** A token of the default sync rate limit (0.3/s) comes back after 3.33 s; 70 ms of margin. */
 const TOKEN_PERIOD_MS = 3400;
 
@@ -32,6 +53,8 @@ interface AddBreakdown { toSync: number; sync: number; post: number; afterSync: 
 
 interface Routes {
   addMs: number[]; changeMs: number[]; reloads: number; startS: number; breakdown: AddBreakdown | null;
+  /** New HTTPRoutes written → served, and the reloads from the first of them on (the Gateway is written before). */
+  httpRouteAddMs: number[]; httpRouteReloads: number;
   /** CPU per new host from its write until it is served, the pauses for a token included (idle): the controller's, and NGINX's (workers' decode, the polls). */
   addCpuMs: { controller: number; nginx: number };
 }
@@ -58,7 +81,7 @@ async function run(n: number, rounds: number): Promise<Routes> {
   const { local, startS } = cluster;
   try {
     const reloadsBefore = local.logs().filter((l) => l.msg === 'reload: done').length;
-    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 }, breakdown: null };
+    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 }, breakdown: null, httpRouteAddMs: [], httpRouteReloads: 0 };
     const spans: Array<{ written: number; served: number }> = [];
     const cpu = () => ({ controller: processCpuSeconds(local.pid).own, nginx: nginxCpuSeconds(local.pid) });
     const cpu0 = cpu();
@@ -87,7 +110,27 @@ async function run(n: number, rounds: number): Promise<Routes> {
       await local.until(hostOfRound(r), (s) => s === 200, 120_000, '/new/x');
       out.changeMs.push(performance.now() - t);
     }
-    out.reloads = local.logs().filter((l) => l.msg === 'reload: done').length - reloadsBefore;
+    const reloads = () => local.logs().filter((l) => l.msg === 'reload: done').length;
+    out.reloads = reloads() - reloadsBefore;
+    // The Gateway (a listener: the one change allowed to reload), then a first route to see it served.
+    await tokenBack();
+    lastWrite = performance.now();
+    local.write('gateway.json', GATEWAY);
+    const routeHost = (r: number) => `httproute-${r}.bench.example`;
+    const writeRoute = (r: number) => local.write(`httproute-${r}.json`, [httpRoute(`httproute-${r}`, routeHost(r), serviceOf(1), namespaceOf(1))]);
+    await tokenBack();
+    lastWrite = performance.now();
+    writeRoute(-1);
+    await local.until(routeHost(-1), (s) => s === 200, 120_000, '/only');
+    const routeReloadsBefore = reloads();
+    for (let r = 0; r < rounds; r++) {
+      await tokenBack();
+      const t = lastWrite = performance.now();
+      writeRoute(r);
+      await local.until(routeHost(r), (s) => s === 200, 120_000, '/only');
+      out.httpRouteAddMs.push(performance.now() - t);
+    }
+    out.httpRouteReloads = reloads() - routeReloadsBefore;
     return out;
   } finally {
     await cluster.stop();
@@ -103,6 +146,7 @@ async function main(): Promise<void> {
   const fig: Record<string, number | null> = {
     route_add_served_ms_10k: null, route_add_served_p99_ms_10k: null, route_change_served_ms_10k: null, route_reloads_10k: null,
     route_add_controller_cpu_ms_10k: null, route_add_nginx_cpu_ms_10k: null,
+    httproute_add_served_ms_10k: null, httproute_add_served_p99_ms_10k: null, httproute_reloads_10k: null,
   };
   await attempt(rows, `routes ${n}`, async () => {
     const r = await run(n, rounds);
@@ -116,6 +160,9 @@ async function main(): Promise<void> {
       fig.route_reloads_10k = r.reloads;
       fig.route_add_controller_cpu_ms_10k = round(r.addCpuMs.controller, 0);
       fig.route_add_nginx_cpu_ms_10k = round(r.addCpuMs.nginx, 0);
+      fig.httproute_add_served_ms_10k = round(percentile(r.httpRouteAddMs, 50), 0);
+      fig.httproute_add_served_p99_ms_10k = round(percentile(r.httpRouteAddMs, 99), 0);
+      fig.httproute_reloads_10k = r.httpRouteReloads;
     }
     const list = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
     rows.push({ figure: `new plain Ingress written → served, ${n} Ingresses, p50`, value: `${add50.toFixed(0)} ms`, note: `${r.addMs.length} new hosts: ${list(r.addMs)}; cold start ${r.startS.toFixed(1)} s` });
@@ -129,6 +176,11 @@ async function main(): Promise<void> {
     }
     rows.push({ figure: `path added to a dynamic Ingress → served, ${n} Ingresses, p50`, value: `${change50.toFixed(0)} ms`, note: `p99 ${percentile(r.changeMs, 99).toFixed(0)} ms: ${list(r.changeMs)}` });
     rows.push({ figure: 'reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
+    const route50 = percentile(r.httpRouteAddMs, 50);
+    const route99 = percentile(r.httpRouteAddMs, 99);
+    rows.push({ figure: `new HTTPRoute written → served, ${n} Ingresses, p50`, value: `${route50.toFixed(0)} ms`, note: `${r.httpRouteAddMs.length} new hosts: ${list(r.httpRouteAddMs)}` });
+    rows.push({ figure: `new HTTPRoute written → served, ${n} Ingresses, p99`, value: `${route99.toFixed(0)} ms`, target: '≤ 1000 ms', status: verdict(route99, 1000) });
+    rows.push({ figure: 'reloads for the new HTTPRoutes (after the Gateway)', value: String(r.httpRouteReloads), target: '0', status: verdict(r.httpRouteReloads, 0) });
   });
   rows.push({ figure: 'load average (1/5/15 min) at the end', value: loadAverage() });
   printTable('dynamic routes', rows);

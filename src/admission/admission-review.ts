@@ -1,7 +1,7 @@
 // admission.k8s.io/v1 AdmissionReview on the wire: reading a request (every field checked, since
 // the webhook port takes requests from anyone who reaches it) and writing the response.
-import type { Ingress } from '../store/kube-types.js';
-import type { Finding } from './review.js';
+import type { Gateway, HTTPRoute, Ingress, ObjectMeta } from '../store/kube-types.js';
+import type { Finding, GatewayAPIObject } from './review-types.js';
 
 export interface AdmissionRequest {
   uid: string;
@@ -89,26 +89,44 @@ const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
  * caller that is not the API server, and gets a denial naming the field.
  */
 export function ingressOf(req: AdmissionRequest, bodyBytes = 0): { ok: true; ingress: Ingress } | { ok: false; message: string } {
+  const read = objectOf(req, INGRESS, 'an Ingress', bodyBytes);
+  if (!read.ok) return read;
+  const { metadata, spec } = read.object as unknown as Ingress;
+  return { ok: true, ingress: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata, spec: spec ?? {} } };
+}
+
+/** The request's object as an HTTPRoute or a Gateway holding only the fields the model reads, or what is wrong with it (as ingressOf). */
+export function gatewayObjectOf(req: AdmissionRequest, kind: 'HTTPRoute' | 'Gateway', bodyBytes = 0): { ok: true; value: GatewayAPIObject } | { ok: false; message: string } {
+  const read = objectOf(req, kind === 'HTTPRoute' ? HTTP_ROUTE : GATEWAY, `a ${kind}`, bodyBytes);
+  if (!read.ok) return read;
+  const o = read.object as { metadata: ObjectMeta; spec?: Record<string, unknown> };
+  if (kind === 'Gateway' && typeof o.spec?.gatewayClassName !== 'string') return { ok: false, message: 'request.object.spec.gatewayClassName is missing' };
+  const object = { apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: o.metadata, spec: o.spec ?? {} };
+  return { ok: true, value: kind === 'HTTPRoute' ? { kind, object: object as HTTPRoute } : { kind, object: object as unknown as Gateway } };
+}
+
+/** The object projected on `shape`, its annotations within the API's limit, its name and namespace filled and valid. */
+function objectOf(req: AdmissionRequest, shape: Shape, what: string, bodyBytes: number): { ok: true; object: { metadata: ObjectMeta } & Record<string, unknown> } | { ok: false; message: string } {
   const o = req.object;
-  if (!isRecord(o)) return { ok: false, message: `request.object must be an Ingress object, not ${o === null ? 'null' : Array.isArray(o) ? 'a list' : typeof o}` };
+  if (!isRecord(o)) return { ok: false, message: `request.object must be ${what} object, not ${o === null ? 'null' : Array.isArray(o) ? 'a list' : typeof o}` };
   // Only a body that large can hold an object that large: the common case costs nothing.
   if (bodyBytes > MAX_OBJECT_BYTES) {
     const size = Buffer.byteLength(JSON.stringify(o));
     if (size > MAX_OBJECT_BYTES) return { ok: false, message: `request.object is ${size} bytes; the API server never sends an object over ${MAX_OBJECT_BYTES} bytes` };
   }
-  const read = project(o, INGRESS, 'request.object');
+  const read = project(o, shape, 'request.object');
   if ('problem' in read) return { ok: false, message: read.problem };
-  const ing = read.value as unknown as Ingress;
-  const annotations = ing.metadata.annotations ?? {};
+  const object = read.value as { metadata: ObjectMeta } & Record<string, unknown>;
+  const annotations = object.metadata.annotations ?? {};
   const size = Object.entries(annotations).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
   if (size > MAX_ANNOTATIONS_BYTES) return { ok: false, message: `request.object.metadata.annotations: ${size} bytes, more than the API allows (${MAX_ANNOTATIONS_BYTES})` };
   // The API server fills namespace and name before validating admission; a hand-made review may not.
-  const metadata = { ...ing.metadata, name: ing.metadata.name || req.name, namespace: ing.metadata.namespace || req.namespace };
+  const metadata = { ...object.metadata, name: object.metadata.name || req.name, namespace: object.metadata.namespace || req.namespace };
   if (!metadata.name) return { ok: false, message: 'request.object.metadata.name is missing' };
   if (!metadata.namespace) return { ok: false, message: 'request.object.metadata.namespace is missing' };
   if (!NAME.test(metadata.name)) return { ok: false, message: `request.object.metadata.name ${JSON.stringify(metadata.name.slice(0, 80))} is not a name the API server accepts` };
   if (!NAMESPACE.test(metadata.namespace)) return { ok: false, message: `request.object.metadata.namespace ${JSON.stringify(metadata.namespace.slice(0, 80))} is not a namespace the API server accepts` };
-  return { ok: true, ingress: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata, spec: ing.spec ?? {} } };
+  return { ok: true, object: { ...object, metadata } };
 }
 
 /**
@@ -116,7 +134,7 @@ export function ingressOf(req: AdmissionRequest, bodyBytes = 0): { ok: true; ing
  * model never meets a field of another type, or a nesting it did not ask for); null is read as
  * absent (the API server writes an unset time as null), except as an element of a list.
  */
-type Shape = 'string' | 'int' | { map: 'string' } | { list: Shape } | { fields: Record<string, Shape>; required?: string[] };
+type Shape = 'string' | 'int' | 'json' | { map: 'string' } | { list: Shape } | { fields: Record<string, Shape>; required?: string[] };
 
 const BACKEND: Shape = {
   fields: {
@@ -125,15 +143,17 @@ const BACKEND: Shape = {
   },
 };
 
+const METADATA: Shape = {
+  fields: {
+    name: 'string', namespace: 'string', uid: 'string', generation: 'int', creationTimestamp: 'string', deletionTimestamp: 'string',
+    annotations: { map: 'string' }, labels: { map: 'string' },
+  },
+};
+
 const INGRESS: Shape = {
   required: ['metadata'],
   fields: {
-    metadata: {
-      fields: {
-        name: 'string', namespace: 'string', uid: 'string', creationTimestamp: 'string', deletionTimestamp: 'string',
-        annotations: { map: 'string' }, labels: { map: 'string' },
-      },
-    },
+    metadata: METADATA,
     spec: {
       fields: {
         ingressClassName: 'string',
@@ -155,11 +175,73 @@ const INGRESS: Shape = {
   },
 };
 
+const PARENT_REF: Shape = { required: ['name'], fields: { group: 'string', kind: 'string', namespace: 'string', name: 'string', sectionName: 'string', port: 'int' } };
+const VALUE_MATCH: Shape = { list: { required: ['name', 'value'], fields: { type: 'string', name: 'string', value: 'string' } } };
+
+/** The HTTPRoute fields the Gateway API front end reads; filters are read defensively by the model (../model/gateway/filters.ts), so they pass as JSON. */
+const HTTP_ROUTE: Shape = {
+  required: ['metadata'],
+  fields: {
+    metadata: METADATA,
+    spec: {
+      fields: {
+        parentRefs: { list: PARENT_REF },
+        hostnames: { list: 'string' },
+        rules: {
+          list: {
+            fields: {
+              name: 'string',
+              matches: { list: { fields: { path: { fields: { type: 'string', value: 'string' } }, headers: VALUE_MATCH, queryParams: VALUE_MATCH, method: 'string' } } },
+              filters: { list: 'json' },
+              backendRefs: { list: { required: ['name'], fields: { group: 'string', kind: 'string', name: 'string', namespace: 'string', port: 'int', weight: 'int', filters: { list: 'json' } } } },
+              timeouts: 'json',
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+const GATEWAY: Shape = {
+  required: ['metadata', 'spec'],
+  fields: {
+    metadata: METADATA,
+    spec: {
+      required: ['gatewayClassName'],
+      fields: {
+        gatewayClassName: 'string',
+        listeners: {
+          list: {
+            required: ['name', 'port', 'protocol'],
+            fields: {
+              name: 'string', hostname: 'string', port: 'int', protocol: 'string',
+              tls: { fields: { mode: 'string', certificateRefs: { list: { required: ['name'], fields: { group: 'string', kind: 'string', name: 'string', namespace: 'string' } } } } },
+              allowedRoutes: {
+                fields: {
+                  namespaces: {
+                    fields: {
+                      from: 'string',
+                      selector: { fields: { matchLabels: { map: 'string' }, matchExpressions: { list: { required: ['key', 'operator'], fields: { key: 'string', operator: 'string', values: { list: 'string' } } } } } },
+                    },
+                  },
+                  kinds: { list: { required: ['kind'], fields: { group: 'string', kind: 'string' } } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
 type Projected = { value: unknown } | { problem: string };
 
 function project(v: unknown, shape: Shape, at: string): Projected {
   if (shape === 'string') return typeof v === 'string' ? { value: v } : { problem: `${at} must be a string` };
   if (shape === 'int') return Number.isSafeInteger(v) ? { value: v } : { problem: `${at} must be an integer` };
+  if (shape === 'json') return { value: v };
   if ('map' in shape) {
     if (!isRecord(v)) return { problem: `${at} must be an object of strings` };
     for (const [k, x] of Object.entries(v)) if (typeof x !== 'string') return { problem: `${at}[${JSON.stringify(k.slice(0, 80))}] must be a string` };
@@ -169,7 +251,7 @@ function project(v: unknown, shape: Shape, at: string): Projected {
     if (!Array.isArray(v)) return { problem: `${at} must be a list` };
     const out = new Array<unknown>(v.length);
     for (let i = 0; i < v.length; i++) {
-      if (v[i] === null || v[i] === undefined) return { problem: `${at}[${i}] must be ${typeof shape.list === 'string' ? `a ${shape.list === 'int' ? 'integer' : 'string'}` : 'an object'}, not null` };
+      if (v[i] === null || v[i] === undefined) return { problem: `${at}[${i}] must be ${shape.list === 'json' ? 'a value' : typeof shape.list === 'string' ? `a ${shape.list === 'int' ? 'integer' : 'string'}` : 'an object'}, not null` };
       const p = project(v[i], shape.list, `${at}[${i}]`);
       if ('problem' in p) return p;
       out[i] = p.value;
@@ -191,10 +273,10 @@ function project(v: unknown, shape: Shape, at: string): Projected {
 // ---- Messages
 
 /** kubectl prints this after `admission webhook "…" denied the request: `. */
-export function denialMessage(ingressKey: string, denials: readonly Finding[]): string {
+export function denialMessage(objectKey: string, denials: readonly Finding[], kind = 'Ingress'): string {
   const lines = denials.slice(0, MAX_DENIALS_LISTED).map((f) => `- ${f.field || '(object)'}: ${f.message}`);
   if (denials.length > MAX_DENIALS_LISTED) lines.push(`- and ${denials.length - MAX_DENIALS_LISTED} more (run \`ingress-rx lint\` on the manifest for all of them)`);
-  return `ingress-rx refuses Ingress ${ingressKey}:\n${lines.join('\n')}`;
+  return `ingress-rx refuses ${kind} ${objectKey}:\n${lines.join('\n')}`;
 }
 
 const MAX_DENIALS_LISTED = 20;

@@ -111,9 +111,9 @@ export function neighbourhood(candidate: Ingress, index: NeighbourIndex, annotat
   return list.map((e) => e.ing);
 }
 
-/** A StoreReader whose served Ingresses are `ingresses`; every other look-up goes to the store. */
-export function storeView(store: StoreReader, ingresses: Ingress[], candidate: Ingress): StoreReader {
-  const key = keyOf(candidate);
+/** A StoreReader whose served Ingresses are `ingresses` (with `candidate` in place of its stored version); every other look-up goes to the store. */
+export function storeView(store: StoreReader, ingresses: Ingress[], candidate?: Ingress): StoreReader {
+  const key = candidate ? keyOf(candidate) : null;
   return {
     options: store.options,
     listIngresses: () => ingresses,

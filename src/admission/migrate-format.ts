@@ -33,6 +33,7 @@ function summaryLines(r: MigrationReport): string[] {
     `Annotation keys: ${counts(s.annotationKeys)} (uses: ${counts(s.annotationUses)})`,
     `ConfigMap keys: ${r.configMap ? counts(s.configMapKeys) : 'no --configmap given'}`,
     `Values ingress-rx refuses: ${s.refusedValues}`,
+    `As HTTPRoutes (Gateway API): ${s.httpRouteLossless} of ${s.ingresses.total} Ingresses with no loss`,
     ...(r.assumed ? [`Note: ${r.assumed}`] : []),
   ];
 }
@@ -53,6 +54,8 @@ function text(r: MigrationReport): string {
     out.push('', `Ingress ${i.key}${i.file ? ` (${i.file}:${i.line})` : ''} — ${OUTCOME[i.outcome]}`);
     for (const a of i.annotations) out.push(...keyLine(a));
     for (const p of i.problems) out.push(`    ${p.severity === 'deny' ? 'refused' : 'note'}: ${p.field}: ${p.message}`);
+    out.push(`    as an HTTPRoute: ${i.httpRoute.lossless ? 'no loss' : 'loses what has no full equivalent'}`);
+    for (const g of i.httpRoute.gaps) out.push(`      ${g.key}: ${g.fit === 'none' ? 'none' : 'partly'} — ${g.equivalent}`);
   }
   if (r.annotationKeys.length) {
     out.push('', 'Annotations in use');
@@ -89,10 +92,16 @@ function markdown(r: MigrationReport): string {
     if (!r.configMap.found) out.push('Not found in the files.');
     else out.push(...table(r.configMap.entries));
   }
-  out.push('', '## Ingresses', '', '| Ingress | Outcome | Keys to look at |', '|---|---|---|');
+  out.push('', '## Ingresses', '', '| Ingress | Outcome | Keys to look at | As an HTTPRoute |', '|---|---|---|---|');
   for (const i of r.ingresses) {
     const keys = i.annotations.filter((a) => a.status !== 'identical' || a.problems.length).map((a) => code(a.key));
-    out.push(`| ${i.key} | ${OUTCOME[i.outcome]} | ${[...keys, ...i.problems.map((p) => code(p.field))].join(', ')} |`);
+    const route = i.httpRoute.lossless ? 'no loss' : `loses: ${i.httpRoute.gaps.map((g) => code(g.key)).join(', ')}`;
+    out.push(`| ${i.key} | ${OUTCOME[i.outcome]} | ${[...keys, ...i.problems.map((p) => code(p.field))].join(', ')} | ${route} |`);
+  }
+  const lossy = r.ingresses.filter((i) => !i.httpRoute.lossless);
+  if (lossy.length) {
+    out.push('', '## As HTTPRoutes: what has no full Gateway API equivalent', '', '| Ingress | Annotation or field | Equivalent |', '|---|---|---|');
+    for (const i of lossy) for (const g of i.httpRoute.gaps) out.push(`| ${i.key} | ${code(g.key)} | ${g.fit === 'none' ? '**none**: ' : 'partly: '}${cell(g.equivalent)} |`);
   }
   for (const i of r.ingresses.filter((x) => x.outcome !== 'as-is')) {
     out.push('', `### Ingress ${i.key}`, '', `${i.file ? `${code(`${i.file}:${i.line}`)} — ` : ''}${OUTCOME[i.outcome]}`, '');

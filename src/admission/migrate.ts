@@ -5,6 +5,7 @@
 import { loadCluster, modelFindings, skippedIngresses, type LintFinding, type LintOptions, type ManifestText } from './lint.js';
 import { annotationVerdict, configMapVerdict, type KeyStatus, type KeyVerdict } from './catalogue.js';
 import { locationKey } from '../streams/manifests-locate.js';
+import { httpRouteFit, type HTTPRouteFit } from './gateway-equivalents.js';
 
 export interface KeyReport extends KeyVerdict {
   key: string;
@@ -24,6 +25,8 @@ export interface IngressReport {
   annotations: KeyReport[];
   /** Findings on the Ingress outside its annotations (hosts, paths, backends, TLS). */
   problems: Array<{ severity: LintFinding['severity']; field: string; message: string }>;
+  /** Whether it could be an HTTPRoute with no loss, and what has no full Gateway API equivalent (./gateway-equivalents.ts). */
+  httpRoute: HTTPRouteFit;
 }
 
 export interface MigrationReport {
@@ -40,6 +43,8 @@ export interface MigrationReport {
     annotationUses: Record<KeyStatus, number>;
     configMapKeys: Record<KeyStatus, number>;
     refusedValues: number;
+    /** Ingresses that could be HTTPRoutes with no loss. */
+    httpRouteLossless: number;
   };
 }
 
@@ -97,15 +102,18 @@ export function migrationReport(files: readonly ManifestText[], opts: MigrateOpt
       || problems.some((p) => p.severity === 'deny');
     const differs = annotations.some((a) => a.status === 'different' || a.problems.length > 0) || problems.length > 0;
     const outcome: IngressOutcome = changes ? 'changes' : differs ? 'differences' : 'as-is';
-    return { key, file: at?.file ?? '', line: at?.line ?? 0, outcome, annotations, problems };
+    return { key, file: at?.file ?? '', line: at?.line ?? 0, outcome, annotations, problems, httpRoute: httpRouteFit(ing, opts.annotationsPrefix) };
   }).sort((a, b) => (a.key < b.key ? -1 : 1));
 
   const annotationKeys = [...uses].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, n]) => ({ key, uses: n, ...annotationVerdict(key) }));
   const summary: MigrationReport['summary'] = {
     ingresses: { total: ingresses.length, 'as-is': 0, differences: 0, changes: 0 },
-    annotationKeys: zero(), annotationUses: zero(), configMapKeys: zero(), refusedValues: 0,
+    annotationKeys: zero(), annotationUses: zero(), configMapKeys: zero(), refusedValues: 0, httpRouteLossless: 0,
   };
-  for (const i of ingresses) summary.ingresses[i.outcome]++;
+  for (const i of ingresses) {
+    summary.ingresses[i.outcome]++;
+    if (i.httpRoute.lossless) summary.httpRouteLossless++;
+  }
   for (const a of annotationKeys) {
     summary.annotationKeys[a.status]++;
     summary.annotationUses[a.status] += a.uses;

@@ -3,55 +3,16 @@
 // warnings about the candidate become findings that deny or warn (./verdict.ts). Nothing here
 // runs NGINX or any other program.
 import type { Ingress } from '../store/kube-types.js';
-import type { Store } from '../store/types.js';
 import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
 import { createModelBuilder, createSharedCaches } from '../model/build.js';
-import type { AddressPolicy } from '../model/checks/address-policy.js';
-import type { ModelWarning } from '../model/core/types.js';
 import { createNameIndex, keyOf, neighbourhood, serverNames, storeView } from './candidate.js';
-import { warnRuleOf, type Severity } from './verdict.js';
-import { DEFAULT_BUDGETS, pathBudgetProblem, type Budgets } from '../model/core/budgets.js';
+import { warnRuleOf } from './verdict.js';
+import { DEFAULT_BUDGETS, pathBudgetProblem } from '../model/core/budgets.js';
+import { createGatewayReviewer } from './review-gateway.js';
+import type { Finding, ReviewResult, Reviewer, ReviewerOptions } from './review-types.js';
 
-export interface Finding extends ModelWarning {
-  severity: Severity;
-  /** The warn rule that made it a warning; absent when it denies. */
-  rule?: string;
-}
-
-export interface ReviewResult {
-  /** False: another controller's Ingress (or an unwatched namespace); allowed without a look. */
-  served: boolean;
-  /** Why it is or is not served. */
-  reason: string;
-  allowed: boolean;
-  /** Denials first, then warnings, each in the model's order. */
-  findings: Finding[];
-  /** Ingresses in the one model build (the candidate and those sharing a server name with it). */
-  tested: number;
-  /** Time to pick those Ingresses and time of the model build, in ms. */
-  viewMs: number;
-  buildMs: number;
-  /** Bytes of the candidate's servers in the model (JSON), for an accepted review; 0 when denied. */
-  configBytes: number;
-}
-
-export interface ReviewerOptions {
-  store: Store;
-  annotationsPrefix: string;
-  defaultServerPort: number;
-  reservedPorts?: number[];
-  now?: () => Date;
-  /** The controller's upstream address policy and --host-ownership, so a review sees what the controller will. */
-  addressPolicy?: AddressPolicy;
-  hostOwnership?: boolean;
-  /** The controller's budgets: an Ingress over the per-Ingress path budget is denied before any model is built. */
-  budgets?: Budgets;
-}
-
-export interface Reviewer {
-  review(candidate: Ingress): ReviewResult;
-}
+export type { Finding, ReviewResult, Reviewer, ReviewerOptions } from './review-types.js';
 
 /** The reviewer over the controller's store. */
 export interface StoreReviewer extends Reviewer {
@@ -75,8 +36,10 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
   function notServed(reason: string): ReviewResult {
     return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
   }
+  const gateway = createGatewayReviewer(opts, { indexOf, shared });
 
   const reviewer: StoreReviewer = {
+    reviewGatewayAPI: (c) => (c.kind === 'HTTPRoute' ? gateway.reviewHTTPRoute(c.object) : gateway.reviewGateway(c.object)),
     warm() {
       const list = opts.store.listIngresses();
       indexOf(list);

@@ -1,7 +1,7 @@
 // The validating webhook's HTTPS server (--validating-webhook): reads AdmissionReviews with bounded
-// bodies and time limits on every phase (TLS handshake, headers, body), reviews Ingresses with
-// ./review.ts and answers. The port takes unauthenticated connections, so no client can take it
-// whole: connections and bytes in flight are bounded per client (its address) as well as in all,
+// bodies and time limits on every phase (TLS handshake, headers, body), reviews Ingresses (and
+// HTTPRoutes and Gateways) with ./review.ts and answers. The port takes unauthenticated
+// connections, so no client can take it whole: connections and bytes in flight are bounded per client (its address) as well as in all,
 // and when everything is taken, the client holding the most gives way to one holding less; the
 // reviews that arrived are answered one at a time, next the client whose reviews took least. The certificate and key
 // files are re-read when they change (cert-manager and Secret volume rotation), without a restart.
@@ -13,10 +13,10 @@ import type { Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from '../log.js';
 import {
-  MAX_OBJECT_BYTES, admissionReviewResponse, denialMessage, ingressOf, readAdmissionReview, warningLines, type AdmissionResponse,
+  MAX_OBJECT_BYTES, admissionReviewResponse, denialMessage, gatewayObjectOf, ingressOf, readAdmissionReview, warningLines, type AdmissionResponse, type AdmissionRequest,
 } from './admission-review.js';
 import type { AdmissionMetrics } from './metrics.js';
-import type { Reviewer } from './review.js';
+import type { Finding, ReviewResult, Reviewer } from './review.js';
 
 export interface WebhookServerOptions {
   /** `host:port` as ingress-nginx's --validating-webhook (`:8443` listens on every address). */
@@ -59,6 +59,9 @@ export interface WebhookServer {
   connections(): number;
   close(): Promise<void>;
 }
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const NOT_READY = 'ingress-rx is starting and has not read the cluster yet; retry in a few seconds';
 
 /** An object and its old version (an UPDATE), each as large as the API server sends, and the review around them. */
 export const DEFAULT_MAX_BODY_BYTES = 2 * MAX_OBJECT_BYTES + 256 * 1024;
@@ -318,12 +321,18 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     }
     const req = read.request;
     const send = (r: AdmissionResponse) => reply(res, 200, admissionReviewResponse(req.uid, r), 'application/json');
-    if (req.kind.group !== 'networking.k8s.io' || req.kind.kind !== 'Ingress' || req.kind.version !== 'v1') {
-      send({ allowed: false, code: 400, message: `ingress-rx reviews networking.k8s.io/v1 Ingresses, not ${req.kind.group || 'core'}/${req.kind.version} ${req.kind.kind}` });
+    const gatewayKind = req.kind.group === GATEWAY_GROUP && req.kind.version === 'v1' && (req.kind.kind === 'HTTPRoute' || req.kind.kind === 'Gateway') && opts.reviewer.reviewGatewayAPI
+      ? req.kind.kind : null;
+    if (!gatewayKind && (req.kind.group !== 'networking.k8s.io' || req.kind.kind !== 'Ingress' || req.kind.version !== 'v1')) {
+      send({ allowed: false, code: 400, message: `ingress-rx reviews networking.k8s.io/v1 Ingresses${opts.reviewer.reviewGatewayAPI ? ` and ${GATEWAY_GROUP}/v1 HTTPRoutes and Gateways` : ''}, not ${req.kind.group || 'core'}/${req.kind.version} ${req.kind.kind}` });
       return;
     }
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') {
       send({ allowed: true });
+      return;
+    }
+    if (gatewayKind) {
+      reviewGatewayAPI(req, gatewayKind, body, send);
       return;
     }
     const parsed = ingressOf(req, Buffer.byteLength(body));
@@ -338,20 +347,41 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       return;
     }
     if (opts.ready && !opts.ready()) {
-      send({ allowed: false, code: 503, message: 'ingress-rx is starting and has not read the cluster yet; retry in a few seconds' });
+      send({ allowed: false, code: 503, message: NOT_READY });
       return;
     }
     const result = opts.reviewer.review(ing);
-    const denials = result.findings.filter((f) => f.severity === 'deny');
-    const warnings = result.findings.filter((f) => f.severity === 'warn');
-    send(result.allowed
-      ? { allowed: true, warnings: warningLines(warnings) }
-      : { allowed: false, code: 400, message: denialMessage(key, denials), warnings: warningLines(warnings) });
+    const { denials, warnings } = sendVerdict(send, key, 'Ingress', result);
     const ms = performance.now() - started;
     opts.metrics?.observe(ing.metadata.namespace ?? '', ing.metadata.name, result, ms);
     if (result.served) {
       logger.info({ ingress: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested, ms: Math.round(ms * 10) / 10 },
         result.allowed ? 'webhook: Ingress accepted' : `webhook: Ingress refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
+    }
+  }
+
+  /** An HTTPRoute or a Gateway: reviewed as an Ingress is; the per-Ingress check counters do not count it. */
+  function reviewGatewayAPI(req: AdmissionRequest, kind: 'HTTPRoute' | 'Gateway', body: string, send: (r: AdmissionResponse) => void): void {
+    const parsed = gatewayObjectOf(req, kind, Buffer.byteLength(body));
+    if (!parsed.ok) {
+      send({ allowed: false, code: 400, message: parsed.message });
+      return;
+    }
+    const { metadata } = parsed.value.object;
+    if (metadata.deletionTimestamp) {
+      send({ allowed: true });
+      return;
+    }
+    if (opts.ready && !opts.ready()) {
+      send({ allowed: false, code: 503, message: NOT_READY });
+      return;
+    }
+    const key = `${metadata.namespace}/${metadata.name}`;
+    const result = opts.reviewer.reviewGatewayAPI!(parsed.value);
+    const { denials, warnings } = sendVerdict(send, key, kind, result);
+    if (result.served) {
+      logger.info({ [kind === 'HTTPRoute' ? 'httproute' : 'gateway']: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested },
+        result.allowed ? `webhook: ${kind} accepted` : `webhook: ${kind} refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
     }
   }
 
@@ -387,6 +417,16 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       server.closeAllConnections();
     }),
   };
+}
+
+/** Answers with the review's verdict: allowed with its warnings, or denied naming each denial. */
+function sendVerdict(send: (r: AdmissionResponse) => void, key: string, kind: string, result: ReviewResult): { denials: Finding[]; warnings: Finding[] } {
+  const denials = result.findings.filter((f) => f.severity === 'deny');
+  const warnings = result.findings.filter((f) => f.severity === 'warn');
+  send(result.allowed
+    ? { allowed: true, warnings: warningLines(warnings) }
+    : { allowed: false, code: 400, message: denialMessage(key, denials, kind), warnings: warningLines(warnings) });
+  return { denials, warnings };
 }
 
 /** The uid of a review whose answer failed, so the API server can still match it (a body that got this far is an AdmissionReview). */

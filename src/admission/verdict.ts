@@ -22,6 +22,11 @@ export interface VerdictContext {
   annotations: Readonly<Record<string, string>>;
 }
 
+/** The precedence warning (./review-gateway.ts) for a host an Ingress of the route's own namespace still names: a migration under way. */
+export const INGRESS_HOST_SAME_NAMESPACE = 'an Ingress of this namespace, which takes precedence over HTTPRoutes on a host until it no longer names it';
+
+const isGatewayAPI = (w: ModelWarning) => w.object.startsWith('HTTPRoute ') || w.object.startsWith('Gateway ');
+
 /** cert-manager's ingress-shim issues a certificate for Ingresses with one of these annotations. */
 const CERT_MANAGER_ANNOTATIONS = ['cert-manager.io/issuer', 'cert-manager.io/cluster-issuer'];
 
@@ -124,6 +129,21 @@ export const WARN_RULES: readonly WarnRule[] = [
     name: 'l4-external-name',
     why: 'the TCP/UDP services entry is left without endpoints, the others are served; ingress-nginx resolves the ExternalName host name in its stream Lua, ingress-rx has none and takes only an address (docs/differences.md, NGINX configuration)',
     matches: (w) => /^data\[/.test(w.field) && w.message.endsWith(L4_EXTERNAL_NAME_REFUSED),
+  },
+  {
+    name: 'gateway-api-not-built-yet',
+    why: 'a Gateway API feature ingress-rx does not serve yet (docs/gateway-api.md, Not built yet): that part is set aside and the rest is served',
+    matches: (w) => isGatewayAPI(w) && /( (is|are) not (served|supported) yet\b|is not served \(Terminate only\))/.test(w.message),
+  },
+  {
+    name: 'ingress-host-migration',
+    why: 'an Ingress of the HTTPRoute\'s own namespace still names the host (a migration under way): the route is served on it once the Ingress no longer names it; an Ingress of another namespace holding the host refuses the route',
+    matches: (w) => w.object.startsWith('HTTPRoute ') && w.message.includes(INGRESS_HOST_SAME_NAMESPACE),
+  },
+  {
+    name: 'routes-detached',
+    why: 'a Gateway\'s owner decides which routes it takes; the warning names each HTTPRoute the change detaches and why',
+    matches: (w) => w.object.startsWith('Gateway ') && /^HTTPRoute \S+ would no longer be attached: /.test(w.message),
   },
   {
     name: 'cert-manager-certificate',

@@ -249,6 +249,7 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
       reservedPorts: [...addressPolicyFor(runtime, o.healthzPort).ownPorts],
       addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName),
       hostOwnership: o.hostOwnership,
+      dynamicRoutes: o.dynamicRoutes,
       budgets: toBudgets(o),
     },
   }, { logger: ctx.logger, metrics: ctx.metrics });

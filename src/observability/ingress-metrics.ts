@@ -3,6 +3,7 @@
 // to the admission webhook: src/admission/metrics.ts.)
 import { Gauge, type Registry } from 'prom-client';
 import type { Configuration, Server } from '../model/core/types.js';
+import { locationLabel } from '../model/core/origin.js';
 
 export interface IngressMetrics {
   /** After an applied sync: orphan state of every Ingress in the configuration. */
@@ -17,7 +18,7 @@ function ingressBackends(server: Server): ReadonlyArray<{ key: string; backend: 
   let pairs = serverPairs.get(server);
   if (!pairs) {
     pairs = server.locations.filter((l) => l.ingress && l.service && !l.isDefBackend)
-      .map((l) => ({ key: `${l.ingress!.namespace}/${l.ingress!.name}`, backend: l.backend }));
+      .map((l) => ({ key: `${l.ingress!.namespace}/${locationLabel(l.ingress!)}`, backend: l.backend }));
     serverPairs.set(server, pairs);
   }
   return pairs;

@@ -3,6 +3,7 @@
 import { rmSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Configuration, Server } from '../model/core/types.js';
+import { locationLabel } from '../model/core/origin.js';
 import { createMetricsLogReader } from './metrics-log-reader.js';
 import { createRequestMetrics, type LineOutcome, type RequestMetricsConfig } from './request-metrics.js';
 import { registerNginxProcessMetrics } from './nginx-process-metrics.js';
@@ -45,7 +46,7 @@ function ingressKeys(config: Configuration): Set<string> {
   for (const s of config.servers) {
     let own = serverIngresses.get(s);
     if (!own) {
-      own = s.locations.flatMap((l) => (l.ingress ? [`${l.ingress.namespace}/${l.ingress.name}`] : []));
+      own = s.locations.flatMap((l) => (l.ingress ? [`${l.ingress.namespace}/${locationLabel(l.ingress)}`] : []));
       serverIngresses.set(s, own);
     }
     for (const k of own) keys.add(k);

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { NginxSettings } from '../model/core/config/settings.js';
 import type { Location, Server } from '../model/core/types.js';
+import { locationLabel } from '../model/core/origin.js';
 import * as f from './filters.js';
 import { LOCATION_LAYOUT, slotFunctions } from './blocks/index.js';
 import { I, NONE, directives } from './blocks/layout.js';
@@ -106,7 +107,7 @@ export function deniedText(matcher: string, reason: string, status: number = 503
 
 function variables(loc: Location): string {
   return `${I}set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')};\n`
-    + `${I}set $ingress_name ${f.quote(loc.ingress?.name ?? '', 'ingress name')};\n`
+    + `${I}set $ingress_name ${f.quote(loc.ingress ? locationLabel(loc.ingress) : '', 'ingress name')};\n`
     + `${I}set $service_name ${f.quote(loc.service?.name ?? '', 'service name')};\n`
     + `${I}set $service_port ${f.quote(loc.service?.port ?? '', 'service port')};\n`
     // The request metrics' path label: the Ingress rule's path, empty for the built-in default backend (as ingress-nginx).

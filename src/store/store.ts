@@ -525,7 +525,7 @@ export function byIngressOrder(a: { t: number; key: string }, b: { t: number; ke
 }
 
 /** The objects oldest first, ties by `ns/name` (the Gateway API's order of precedence among routes). */
-function sortedObjects<T extends KubeObject>(objects: Map<string, T>): T[] {
+export function sortedObjects<T extends KubeObject>(objects: Map<string, T>): T[] {
   const list = [...objects].map(([key, obj]) => ({ t: timestamp(obj), key, obj }));
   list.sort((a, b) => (a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return list.map((e) => e.obj);

@@ -370,6 +370,36 @@ test('the cert-manager variant: the Certificate writes the mounted Secret for th
   assert.equal([basename(options.validatingWebhookCertificate), basename(options.validatingWebhookKey)], ['tls.crt', 'tls.key']);
 });
 
+const gatewayVariants = { job: loadManifests('deploy/gateway-api/admission/self-signed-job'), certManager: loadManifests('deploy/gateway-api/admission/cert-manager') };
+
+test('with the Gateway API: both variants register a second webhook for HTTPRoute and Gateway CREATE/UPDATE to the same Service, patched or injected with the same CA', () => {
+  const job = one('ValidatingWebhookConfiguration', undefined, gatewayVariants.job);
+  const cm = one('ValidatingWebhookConfiguration', undefined, gatewayVariants.certManager);
+  const { annotations, ...cmMeta } = cm.metadata as Manifest['metadata'] & { annotations: Record<string, string> };
+  assert.equal({ ...cm, metadata: cmMeta }, job, 'identical but for the CA-injection annotation');
+  assert.is(annotations['cert-manager.io/inject-ca-from'], one('ValidatingWebhookConfiguration', undefined, variants.certManager).metadata.annotations!['cert-manager.io/inject-ca-from']);
+  assert.is.not(job.metadata.name, one('ValidatingWebhookConfiguration', undefined, variants.job).metadata.name, 'its own name: the Ingress webhook is left as it is');
+  const [hook, ...more] = job.webhooks as Array<Record<string, any>>;
+  assert.is(more.length, 0);
+  const ingressHook = (one('ValidatingWebhookConfiguration', undefined, variants.job).webhooks as Array<Record<string, any>>)[0]!;
+  assert.equal({ ...hook!.clientConfig.service, path: undefined }, { ...ingressHook.clientConfig.service, path: undefined });
+  assert.equal(hook!.rules, [{ apiGroups: ['gateway.networking.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['httproutes', 'gateways'] }]);
+  for (const k of ['admissionReviewVersions', 'failurePolicy', 'sideEffects', 'timeoutSeconds', 'matchPolicy']) assert.equal(hook![k], ingressHook[k], k);
+  // The Job variant: a patch Job of its own, as the ServiceAccount of deploy/admission/self-signed-job/, allowed to patch just this configuration.
+  const patch = one('Job', undefined, gatewayVariants.job).spec.template.spec;
+  const args = patch.containers[0].args as string[];
+  assert.is(args[0], 'patch');
+  assert.ok(args.includes(`--webhook-name=${job.metadata.name}`));
+  assert.ok(args.includes(`--secret-name=${webhookMount().secretName}`));
+  const sa = one('ServiceAccount', undefined, variants.job);
+  assert.is(patch.serviceAccountName, sa.metadata.name);
+  assert.equal(normalise(one('ClusterRole', undefined, gatewayVariants.job).rules),
+    [`admissionregistration.k8s.io|validatingwebhookconfigurations|get|${job.metadata.name}`, `admissionregistration.k8s.io|validatingwebhookconfigurations|update|${job.metadata.name}`]);
+  const binding = one('ClusterRoleBinding', undefined, gatewayVariants.job);
+  assert.equal(binding.subjects, [{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace }]);
+  assert.is(binding.roleRef.name, one('ClusterRole', undefined, gatewayVariants.job).metadata.name);
+});
+
 test('the deployed pieces fit: the API server, trusting the CA, reaches the webhook under the Service\'s DNS name', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'irx-deploy-webhook-'));
   try {

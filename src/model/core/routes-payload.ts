@@ -4,6 +4,7 @@
 // backend and its default-backend fallback, the SSL-redirect flags — or that it answers 503.
 import type { NginxSettings } from './config/settings.js';
 import { locationMatch, locationOrder } from './paths.js';
+import { locationLabel } from './origin.js';
 import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
 import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
 import type { Configuration, Location, RouteConditions, RouteFilters, Server } from './types.js';
@@ -82,7 +83,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       denied: uri === null,
       ...(uri === null && loc.deniedStatus ? { deniedStatus: loc.deniedStatus } : {}),
       namespace: loc.ingress?.namespace ?? '',
-      ingress: loc.ingress?.name ?? '',
+      ingress: loc.ingress ? locationLabel(loc.ingress) : '',
       service: loc.service?.name ?? '',
       port: loc.service?.port ?? '',
       path: loc.ingress ? loc.ingressPath ?? loc.path : '',

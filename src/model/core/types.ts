@@ -73,6 +73,8 @@ export interface Backend {
 export interface IngressRef {
   readonly namespace: string;
   readonly name: string;
+  /** Set on an HTTPRoute's location: the index of its rule in `spec.rules` (./origin.ts). Absent: an Ingress's. */
+  readonly rule?: number;
 }
 
 export interface Location extends LocationAnnotations {

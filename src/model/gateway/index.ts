@@ -6,6 +6,6 @@
 // Ingress front end.
 export { translateGateways, resolveBackends, type BackendPlan, type GatewayTranslation, type LocationFactory, type TranslateInput } from './translate.js';
 export { referencePermitted } from './references.js';
-export { intersectHostnames } from './attachment.js';
+export { attachParent, intersectHostnames, listenerProblem } from './attachment.js';
 export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';
 export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';

@@ -7,7 +7,7 @@
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
-import type { Backend, Endpoint, Location, ModelWarning, PathType, RouteConditions, Server, ValueMatch } from '../core/types.js';
+import type { Backend, Endpoint, IngressRef, Location, ModelWarning, PathType, RouteConditions, Server, ValueMatch } from '../core/types.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
 import { DEFAULT_UPSTREAM, NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
@@ -20,7 +20,7 @@ import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters } from './filters.j
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
 export type LocationFactory = (
-  path: string, pathType: PathType, route: { namespace: string; name: string }, service: { service: string; port: string } | null, backend: string,
+  path: string, pathType: PathType, route: IngressRef, service: { service: string; port: string } | null, backend: string,
 ) => Location;
 
 /** What became of one route, for its status (./status.ts). */
@@ -182,7 +182,8 @@ function ruleLocations(
     return null;
   }
   const ns = route.metadata.namespace ?? '';
-  const ref = { namespace: ns, name: route.metadata.name };
+  // The rule names the location's requests in logs and metrics (../core/origin.ts).
+  const ref: IngressRef = { namespace: ns, name: route.metadata.name, rule: i };
   // A redirect answers by itself: its rule needs no backend.
   const backends = filters?.redirect ? { plans: [], denied: null } : ruleBackends(route, rule, i, input, warn, badRef);
   if (backends === 'skip') return null;

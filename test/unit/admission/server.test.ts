@@ -150,7 +150,7 @@ test('an UPDATE is judged on the new object; DELETE and other kinds are not Ingr
   assert.equal(del.json.response, { uid: 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e', allowed: true });
   const cm = await send(review('create-configmap.json'));
   assert.is(cm.json.response.allowed, false);
-  assert.match(cm.json.response.status.message, /networking\.k8s\.io\/v1 Ingresses, not core\/v1 ConfigMap/);
+  assert.match(cm.json.response.status.message, /networking\.k8s\.io\/v1 Ingresses and gateway\.networking\.k8s\.io\/v1 HTTPRoutes and Gateways, not core\/v1 ConfigMap/);
   const deleting = await send(withObject('create-ingress.json', (o) => {
     o.metadata.deletionTimestamp = '2026-05-01T11:00:00Z';
     o.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-body-size'] = 'huge';

@@ -74,7 +74,7 @@ test('an HTTPRoute on an HTTP listener: its host, PathPrefix and Exact paths, a 
     '= /exact → httproute.team-a.web.1.team-a.web.80', `/app/ → ${b0}`, `= /app → ${b0}`, '/ → upstream-default-backend',
   ]);
   assert.is(serverOf(config, 'a.example.com')!.staticBecause, null, 'dynamic: served by the Lua router');
-  assert.equal(serverOf(config, 'a.example.com')!.locations[0]!.ingress, { namespace: 'team-a', name: 'web' });
+  assert.equal(serverOf(config, 'a.example.com')!.locations[0]!.ingress, { namespace: 'team-a', name: 'web', rule: 1 }, 'the route and its rule (spec.rules[1]: /exact) name the location');
   const backend = config.backends.find((b) => b.name === b0)!;
   assert.equal(backend.endpoints, [{ address: '10.0.1.1', port: '8080' }]);
   assert.ok(config.servers[0]!.hostname === '_', 'the default server stays first');

@@ -107,7 +107,7 @@ test("attacker: a backend in another namespace is refused until its owner's Refe
   const cross = route('team-a', 'cross', ['cross.test'], { name: 'db', namespace: 'team-b' });
   const before = await review(HTTPROUTE, cross);
   assert.is(before.allowed, false);
-  assert.is(before.status!.message, 'ingress-rx refuses HTTPRoute team-a/cross:\n- spec.rules[0].backendRefs[0]: Service team-b/db is in another namespace and no ReferenceGrant in "team-b" allows HTTPRoutes of "team-a" to refer to it; refused; the rule answers 503');
+  assert.is(before.status!.message, 'ingress-rx refuses HTTPRoute team-a/cross:\n- spec.rules[0].backendRefs[0]: Service team-b/db is in another namespace and no ReferenceGrant in "team-b" allows HTTPRoutes of "team-a" to refer to it; refused; the rule answers 500');
   fake.create({
     apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'let-a', namespace: 'team-b' },
     spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'team-a' }], to: [{ group: '', kind: 'Service', name: 'db' }] },

@@ -112,7 +112,7 @@ test('attacker: a listener that does not admit the namespace refuses the route, 
   const cross = route('team-a', 'cross', ['cross.example.com'], [toService('db', '/', { namespace: 'team-b' })]);
   const r = reviewRoute(cross);
   assert.not.ok(r.allowed);
-  assert.equal(denials(r), ['HTTPRoute team-a/cross spec.rules[0].backendRefs[0]: Service team-b/db is in another namespace and no ReferenceGrant in "team-b" allows HTTPRoutes of "team-a" to refer to it; refused; the rule answers 503']);
+  assert.equal(denials(r), ['HTTPRoute team-a/cross spec.rules[0].backendRefs[0]: Service team-b/db is in another namespace and no ReferenceGrant in "team-b" allows HTTPRoutes of "team-a" to refer to it; refused; the rule answers 500']);
   // The owner's grant: nothing to say.
   const grant: ReferenceGrant = {
     apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'let-a', namespace: 'team-b' },

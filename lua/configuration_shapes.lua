@@ -415,6 +415,20 @@ local function filters_problem(f, where)
   return nil
 end
 
+-- Weighted backends (route field `split`, drawn per request by lua/router.lua).
+local MAX_SPLIT = 16
+local MAX_SPLIT_WEIGHT = 1000000
+local function split_problem(s, where)
+  if absent(s) then return nil end
+  if not is_array(s) or #s < 2 or #s > MAX_SPLIT then return where .. " must be a list of 2 to " .. MAX_SPLIT .. " backends" end
+  for i, b in ipairs(s) do
+    if not is_object(b) or type(b.backend) ~= "string" or b.backend == "" or #b.backend > MAX_NAME then return where .. "[" .. i .. "].backend must be a backend name" end
+    local w = b.weight
+    if type(w) ~= "number" or w < 1 or w > MAX_SPLIT_WEIGHT or w % 1 ~= 0 then return where .. "[" .. i .. "].weight must be an integer from 1 to " .. MAX_SPLIT_WEIGHT end
+  end
+  return nil
+end
+
 local function route_problem(e, where)
   if not is_object(e) then return where .. " must be a JSON object" end
   if not ROUTE_MATCHES[e.match] then return where .. ".match must be exact, prefix or regex" end
@@ -427,6 +441,7 @@ local function route_problem(e, where)
   if e.backend == "" then return where .. ".backend must not be empty" end
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
   local problem = route_settings_problem(e, where) or conditions_problem(e.when, where .. ".when") or filters_problem(e.filters, where .. ".filters")
+    or split_problem(e.split, where .. ".split")
   if problem then return problem end
   return uri_settings_problem(e, where)
 end

@@ -29,6 +29,7 @@ local ngx = ngx
 local ipairs, pairs, tostring, type = ipairs, pairs, tostring, type
 local table_sort = table.sort
 local string_sub = string.sub
+local math_random = math.random
 
 local _M = {}
 
@@ -60,6 +61,30 @@ function _M.decode(raw)
   return decoded
 end
 
+-- Weighted backends: the running sums of the weights, for one draw per request.
+local function compile_split(e)
+  local s = e.split
+  if type(s) ~= "table" then
+    e.split = nil -- JSON null: absent
+    return
+  end
+  local total = 0
+  for i = 1, #s do
+    total = total + s[i].weight
+    s[i].upto = total
+  end
+  s.total = total
+end
+
+-- The backend of a weighted route for this request: one draw in 1..total.
+local function drawn(s)
+  local n = math_random(s.total)
+  for i = 1, #s do
+    if n <= s[i].upto then return s[i].backend end
+  end
+  return s[#s].backend
+end
+
 --- A host's per-worker form: its exact paths, its prefixes by length (longest first) and its
 --- compiled regular expressions in order; or nil and the first entry that does not compile.
 local function compile_host(name, entries)
@@ -73,6 +98,7 @@ local function compile_host(name, entries)
       route_upstream.compile(e)
       route_headers.compile(e)
       route_filters.compile(e)
+      compile_split(e)
       local conditional, when_err = route_match.compile(e)
       if when_err then return nil, "host " .. name .. ": " .. when_err end
       if conditional then h.conditional = true end
@@ -265,14 +291,16 @@ local function apply(e, uri, host, var, moved)
     return ngx.redirect(args and args ~= "" and (e.slash .. "?" .. args) or e.slash, ngx.HTTP_MOVED_PERMANENTLY)
   end
   if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
-  if e.writes_variables or balancer.reads_location_variables(e.backend) then
+  local backend = e.backend
+  if e.split then backend = drawn(e.split) end
+  if e.writes_variables or balancer.reads_location_variables(backend) then
     var.namespace = e.namespace
     var.ingress_name = e.ingress
     var.service_name = e.service
     var.service_port = e.port
     var.location_path = e.path
   end
-  var.proxy_upstream_name = e.backend
+  var.proxy_upstream_name = backend
   if route_labels then var.ingress_rx_route_labels = e.labels end
   -- In the order of the location's own directives: its custom headers (on every answer), its
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
@@ -284,9 +312,9 @@ local function apply(e, uri, host, var, moved)
   route_upstream_headers.apply(e)
   if e.redirect ~= "" then lua_ingress.rewrite(e.redirect, host) end
   if e.fallback ~= "" then
-    balancer.rewrite(e.backend, e.fallback)
+    balancer.rewrite(backend, e.fallback)
   else
-    balancer.rewrite(e.backend)
+    balancer.rewrite(backend)
   end
   route_access.check(e)
   route_upstream.rewrite(e)

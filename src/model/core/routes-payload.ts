@@ -6,7 +6,7 @@ import type { NginxSettings } from './config/settings.js';
 import { locationMatch, locationOrder } from './paths.js';
 import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
 import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
-import type { Configuration, Location, RouteConditions, RouteFilters, Server } from './types.js';
+import type { Configuration, Location, RouteConditions, RouteFilters, Server, WeightedBackend } from './types.js';
 
 export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, RouteUriFields {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
@@ -32,6 +32,8 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   readonly when?: RouteConditions;
   /** HTTPRoute filters (lua/route_filters.lua); absent: none. */
   readonly filters?: RouteFilters;
+  /** Weighted backends drawn per request in place of `backend` (lua/router.lua); absent: none. */
+  readonly split?: readonly WeightedBackend[];
 }
 
 export interface RoutesPayload {
@@ -88,6 +90,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       redirect: redirectFlags(loc),
       ...(loc.when ? { when: loc.when } : {}),
       ...(loc.filters ? { filters: loc.filters } : {}),
+      ...(loc.split ? { split: loc.split } : {}),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }

@@ -96,6 +96,17 @@ export interface Location extends LocationAnnotations {
   readonly when?: RouteConditions;
   /** HTTPRoute filters (lua/route_filters.lua). Served by the Lua router only. */
   readonly filters?: RouteFilters;
+  /**
+   * Weighted backends (HTTPRoute backendRefs, two or more): the router draws one per request
+   * with the share weight / sum of weights, in place of `backend`. Served by the Lua router only.
+   */
+  readonly split?: readonly WeightedBackend[];
+}
+
+export interface WeightedBackend {
+  readonly backend: string;
+  /** 1 to 1,000,000 (the CRD's bound); weight-0 backendRefs are left out. */
+  readonly weight: number;
 }
 
 /** Header edits: names as given (HTTP names are caseless), values checked. */

@@ -1,7 +1,7 @@
 // HTTPRoutes attached to our Gateways → servers, locations and backends of the core. Each host
 // gets the locations of every route served on it (oldest route first; a path already taken
-// stays with the older route); each rule becomes a backend (weighted backendRefs: the first as
-// the primary, the second as its alternative, which the Lua balancer picks by weight). What
+// stays with the older route); each backendRef of a rule becomes a backend (two or more weighted
+// ones: the location's `split`, which the Lua router draws from per request). What
 // cannot be served is named (`HTTPRoute ns/name`, the field, the reason) and set aside; a rule
 // whose backendRefs cannot all be used answers 503 rather than send its traffic elsewhere.
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
@@ -9,7 +9,7 @@ import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
 import type { Backend, Endpoint, Location, ModelWarning, PathType, RouteConditions, Server, ValueMatch } from '../core/types.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
-import { DEFAULT_UPSTREAM, NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
+import { DEFAULT_UPSTREAM, NO_AFFINITY, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
 import { checkRegex } from '../checks/pcre.js';
 import { deepEqual } from '../../store/normalise.js';
@@ -49,9 +49,8 @@ export interface BackendPlan {
   readonly namespace: string;
   readonly service: string;
   readonly port: string;
-  /** Set on the second backendRef of a weighted rule: its share is weight / weightTotal. */
-  readonly weight?: { readonly weight: number; readonly weightTotal: number };
-  readonly alternative?: string;
+  /** The backendRef's weight (summed over equal refs). */
+  readonly weight: number;
 }
 
 export interface TranslateInput {
@@ -213,7 +212,8 @@ function ruleLocations(
       locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), ...extra });
     } else {
       const primary = backends.plans[0]!;
-      locations.push({ ...input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name), ...extra });
+      const split = backends.plans.length > 1 ? { split: backends.plans.map((b) => ({ backend: b.name, weight: b.weight })) } : {};
+      locations.push({ ...input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name), ...extra, ...split });
     }
   }
   return { locations, plans: backends.denied === null ? backends.plans : [] };
@@ -312,9 +312,13 @@ function byMatchPrecedence(locations: Location[]): Location[] {
   });
 }
 
+/** The CRD's bound on a backendRef's weight (so a sum of 16 fits the router's draw exactly). */
+const MAX_WEIGHT = 1_000_000;
+const MAX_BACKEND_REFS = 16;
+
 /**
  * The rule's backends: plans, or why the rule answers 503 (`denied`: a refused or unusable
- * backendRef, or every weight 0), or `skip` (more than two weighted backendRefs: not served yet).
+ * backendRef, or every weight 0), or `skip` (weights the Lua router does not draw from).
  */
 function ruleBackends(
   route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
@@ -323,6 +327,10 @@ function ruleBackends(
   const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number }>();
   let denied: string | null = null;
   const refs = rule.backendRefs ?? [];
+  if (refs.length > MAX_BACKEND_REFS) {
+    warn(`spec.rules[${i}].backendRefs`, `${refs.length} backendRefs: at most ${MAX_BACKEND_REFS}; rule set aside`);
+    return 'skip';
+  }
   for (const [j, b] of refs.entries()) {
     const field = `spec.rules[${i}].backendRefs[${j}]`;
     const problem = backendRefProblem(b, ns, input);
@@ -338,7 +346,12 @@ function ruleBackends(
       continue;
     }
     const weight = b.weight ?? 1;
-    if (weight <= 0) continue;
+    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT) {
+      warn(`${field}.weight`, `weight ${JSON.stringify(weight)} is not an integer from 0 to ${MAX_WEIGHT}; the rule answers 503`);
+      denied ??= `${field}.weight: out of range`;
+      continue;
+    }
+    if (weight === 0) continue;
     const target = `${b.namespace ?? ns}/${b.name}:${b.port}`;
     const seen = weighted.get(target);
     weighted.set(target, { ref: b, namespace: b.namespace ?? ns, weight: (seen?.weight ?? 0) + weight });
@@ -347,24 +360,17 @@ function ruleBackends(
   if (refs.length === 0) return { plans: [], denied: 'the rule has no backendRefs' };
   const list = [...weighted.values()];
   if (list.length === 0) return { plans: [], denied: 'every backendRef has weight 0' };
-  if (list.length > 2) {
-    warn(`spec.rules[${i}].backendRefs`, `${list.length} weighted backendRefs: at most two are supported yet; rule set aside`);
+  if (list.length > 1 && staticReason(input) !== null) {
+    warn(`spec.rules[${i}].backendRefs`, `weighted backendRefs are drawn from by the Lua router only, and ${staticReason(input)}; rule set aside`);
     return 'skip';
   }
-  const name = (e: (typeof list)[number]) => `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`;
-  const [first, second] = list as [(typeof list)[number], (typeof list)[number] | undefined];
-  const plans: BackendPlan[] = [{ name: name(first), namespace: first.namespace, service: first.ref.name, port: String(first.ref.port), ...(second ? { alternative: name(second) } : {}) }];
-  if (second) plans.push({ name: name(second), namespace: second.namespace, service: second.ref.name, port: String(second.ref.port), weight: shareOf(second.weight, first.weight + second.weight) });
-  return { plans, denied: null };
-}
-
-/**
- * The alternative's share as the Lua balancer reads it (a total of 100 unless a larger one is
- * given): weights scaled so the total exceeds 100 and the ratio stays exact.
- */
-function shareOf(weight: number, total: number): { weight: number; weightTotal: number } {
-  const k = total > 100 ? 1 : Math.floor(100 / total) + 1;
-  return { weight: weight * k, weightTotal: total * k };
+  return {
+    plans: list.map((e) => ({
+      name: `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`,
+      namespace: e.namespace, service: e.ref.name, port: String(e.ref.port), weight: e.weight,
+    })),
+    denied: null,
+  };
 }
 
 function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateInput): RefProblem | null {
@@ -403,8 +409,6 @@ export function resolveBackends(
     const made = makeBackend({
       name: p.name, service: r.service, port: p.port, endpoints: r.endpoints as Endpoint[], sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {},
       loadBalance: settings.loadBalance,
-      ...(p.alternative ? { alternativeBackends: [p.alternative] } : {}),
-      ...(p.weight ? { noServer: true, trafficShapingPolicy: { ...NO_TRAFFIC_SHAPING, ...p.weight } } : {}),
     });
     const before = previous.get(p.name);
     const backend = before && deepEqual(before, made) ? before : made;

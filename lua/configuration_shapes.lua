@@ -274,6 +274,13 @@ local function whole(v, max)
   return type(v) == "number" and v >= 0 and v <= max and floor(v) == v
 end
 
+-- A route timeout: seconds, with the milliseconds of an HTTPRoute's (src/model/gateway/timeouts.ts).
+-- 0: the http level's; else at least a millisecond (set_timeouts takes milliseconds).
+local function seconds(v)
+  if type(v) ~= "number" or v < 0 or v > _M.MAX_ROUTE_TIMEOUT then return false end
+  return v == 0 or v >= 0.001
+end
+
 _M.MAX_ROUTE_HEADERS = 100
 
 -- Response headers as [name, value] pairs: a token and a value without control characters
@@ -296,8 +303,8 @@ end
 local function route_settings_problem(e, where)
   local t = e.timeouts
   if not absent(t) then
-    if not is_array(t) or #t ~= 3 or not (whole(t[1], _M.MAX_ROUTE_TIMEOUT) and whole(t[2], _M.MAX_ROUTE_TIMEOUT) and whole(t[3], _M.MAX_ROUTE_TIMEOUT)) then
-      return where .. ".timeouts must be 3 whole seconds from 0 to " .. _M.MAX_ROUTE_TIMEOUT
+    if not is_array(t) or #t ~= 3 or not (seconds(t[1]) and seconds(t[2]) and seconds(t[3])) then
+      return where .. ".timeouts must be 3 times in seconds from 0 to " .. _M.MAX_ROUTE_TIMEOUT
     end
   end
   if not absent(e.tries) and not whole(e.tries, _M.MAX_ROUTE_TRIES) then return where .. ".tries must be a whole number from 0 to " .. _M.MAX_ROUTE_TRIES end

@@ -17,6 +17,7 @@ import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters } from './filters.js';
+import { ruleTimeouts } from './timeouts.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
 export type LocationFactory = (
@@ -178,6 +179,19 @@ function ruleLocations(
     warn(`${at}.filters`, `filters are served by the Lua router only, and ${reason}; rule set aside`);
     return null;
   }
+  const timeouts = ruleTimeouts(rule, at);
+  if (timeouts !== null && 'problem' in timeouts) {
+    warn(timeouts.field, `${timeouts.problem}; rule set aside`);
+    return null;
+  }
+  if (timeouts !== null && reason !== null) {
+    warn(`${at}.timeouts`, `timeouts are set by the Lua router only, and ${reason}; rule set aside`);
+    return null;
+  }
+  if (timeouts?.note) warn(`${at}.timeouts`, timeouts.note);
+  const bounded = (loc: Location): Location => (timeouts === null ? loc : {
+    ...loc, proxy: { ...loc.proxy, connectTimeout: Math.min(loc.proxy.connectTimeout, timeouts.seconds), sendTimeout: timeouts.seconds, readTimeout: timeouts.seconds },
+  });
   const ns = route.metadata.namespace ?? '';
   const ref = { namespace: ns, name: route.metadata.name };
   // A redirect answers by itself: its rule needs no backend.
@@ -213,7 +227,7 @@ function ruleLocations(
     } else {
       const primary = backends.plans[0]!;
       const split = backends.plans.length > 1 ? { split: backends.plans.map((b) => ({ backend: b.name, weight: b.weight })) } : {};
-      locations.push({ ...input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name), ...extra, ...split });
+      locations.push({ ...bounded(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name)), ...extra, ...split });
     }
   }
   return { locations, plans: backends.denied === null ? backends.plans : [] };

@@ -1,5 +1,5 @@
-// Gateway API conformance: HTTPRoute rule timeouts (HTTPRouteRequestTimeout,
-// HTTPRouteBackendTimeout), ported to local mode with real NGINX. The Lua router sets the route's
+// Gateway API conformance: HTTPRoute rule timeouts (HTTPRouteTimeoutRequest,
+// HTTPRouteTimeoutBackendRequest), ported to local mode with real NGINX. The Lua router sets the route's
 // upstream timeouts per request (docs/gateway-api.md: each wait on the backend is bounded, NGINX
 // having no whole-request deadline); a backend slower than the bound gives 504, "0s" leaves the
 // http level's. Also: durations NGINX could not take are named and their rule set aside, and a
@@ -56,7 +56,7 @@ test.before(async () => {
 
 test.after(async () => { await stopGatewayLocal(ctl, echo); });
 
-over.both('HTTPRouteRequestTimeout › a backend slower than timeouts.request gives 504; a fast one 200; 0s turns the timeout off', async (p) => {
+over.both('HTTPRouteTimeoutRequest › a backend slower than timeouts.request gives 504; a fast one 200; 0s turns the timeout off', async (p) => {
   await p.until('timeout-request.test', '/request-timeout', (r) => r.backend === 'v1', { what: 'timeout-request.test over this protocol' });
   assert.is((await p.request('timeout-request.test', '/request-timeout')).status, 200);
   assert.is((await p.request('timeout-request.test', '/request-timeout/__delay/1000')).status, 504);
@@ -65,14 +65,14 @@ over.both('HTTPRouteRequestTimeout › a backend slower than timeouts.request gi
   assert.is(off.backend, 'v1');
 });
 
-over.both('HTTPRouteBackendTimeout › a backend slower than timeouts.backendRequest gives 504; a fast one 200; 0s turns it off; the shorter of the two applies', async (p) => {
+over.both('HTTPRouteTimeoutBackendRequest › a backend slower than timeouts.backendRequest gives 504; a fast one 200; 0s turns it off; the shorter of the two applies', async (p) => {
   assert.is((await p.request('timeout-backend.test', '/backend-timeout')).status, 200);
   assert.is((await p.request('timeout-backend.test', '/backend-timeout/__delay/1000')).status, 504);
   assert.is((await p.request('timeout-backend.test', '/disable-backend-timeout/__delay/1000')).status, 200);
   assert.is((await p.request('timeout-backend.test', '/both/__delay/1000')).status, 504);
 });
 
-over.both('HTTPRouteRequestTimeout › bad durations (a fraction, negative, inverted, injected) are named and their rule set aside; a huge one is capped', async (p) => {
+over.both('HTTPRouteTimeoutRequest › bad durations (a fraction, negative, inverted, injected) are named and their rule set aside; a huge one is capped', async (p) => {
   for (const [i, field] of ['timeouts.request', 'timeouts.request', 'timeouts.backendRequest', 'timeouts.backendRequest'].entries()) {
     await ctl.logged(new RegExp(`HTTPRoute team-a/bad-timeouts.*spec\\.rules\\[${i}\\]\\.${field.replace('.', '\\.')}.*rule set aside`), `the warning on rule ${i}`);
   }
@@ -85,7 +85,7 @@ over.both('HTTPRouteRequestTimeout › bad durations (a fraction, negative, inve
   assert.is((await p.request('bad-timeouts.test', '/huge/__delay/700')).status, 200);
 });
 
-over.both('HTTPRouteRequestTimeout › a changed timeout is served without a reload', async (p) => {
+over.both('HTTPRouteTimeoutRequest › a changed timeout is served without a reload', async (p) => {
   const before = await reloads();
   ctl.write('request.json', [route('request-timeout', 'timeout-request.test', [{ path: '/request-timeout', timeouts: { request: '3s' } }])]);
   await p.until('timeout-request.test', '/request-timeout/__delay/1000', (r) => r.status === 200, { what: 'the longer timeout served' });

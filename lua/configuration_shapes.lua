@@ -412,6 +412,17 @@ local function filters_problem(f, where)
     problem = path_replacement_problem(r.path, where .. ".redirect.path")
     if problem then return problem end
   end
+  local m = f.mirrors
+  if not absent(m) then
+    if not is_array(m) or #m > 8 then return where .. ".mirrors must be a list of at most 8" end
+    for i, x in ipairs(m) do
+      local at = where .. ".mirrors[" .. i .. "]"
+      if not is_object(x) or type(x.backend) ~= "string" or x.backend == "" or #x.backend > MAX_NAME then return at .. ".backend must be a backend name" end
+      local d, n = x.denominator, x.numerator
+      if type(d) ~= "number" or d < 1 or d > 1000000 or d % 1 ~= 0 then return at .. ".denominator must be an integer from 1 to 1000000" end
+      if type(n) ~= "number" or n < 0 or n > d or n % 1 ~= 0 then return at .. ".numerator must be an integer from 0 to the denominator" end
+    end
+  end
   local w = f.rewrite
   if not absent(w) then
     if not is_object(w) then return where .. ".rewrite must be a JSON object" end

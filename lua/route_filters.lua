@@ -1,7 +1,10 @@
 -- HTTPRoute filters of a dynamic route (route-table field `filters`: src/model/core/types.ts
 -- RouteFilters; every name and value checked by the model and lua/configuration_shapes.lua):
 -- RequestRedirect answers the request; RequestHeaderModifier edits what the upstream gets,
--- URLRewrite its Host and path; ResponseHeaderModifier edits the answer in the header filter.
+-- URLRewrite its Host and path; ResponseHeaderModifier edits the answer in the header filter;
+-- RequestMirror sends copies (lua/mirror.lua) to endpoints of the mirror backends.
+local balancer = require("balancer")
+local mirror = require("mirror")
 local route_rewrite = require("route_rewrite")
 local util = require("util")
 local header_value = util.header_value
@@ -9,6 +12,7 @@ local ngx = ngx
 local ipairs, type = ipairs, type
 local concat = table.concat
 local sub = string.sub
+local math_random = math.random
 
 local _M = {}
 
@@ -27,6 +31,7 @@ function _M.compile(e)
   end
   if f.redirect and type(f.redirect.path) ~= "table" then f.redirect.path = nil end
   if f.rewrite and type(f.rewrite.path) ~= "table" then f.rewrite.path = nil end
+  if type(f.mirrors) ~= "table" or #f.mirrors == 0 then f.mirrors = nil end
   if f.responseHeaders then _M.in_use = true end
 end
 
@@ -77,6 +82,15 @@ function _M.apply(e, uri, moved)
       end
     end
     for _, name in ipairs(h.remove) do ngx.req.clear_header(name) end
+  end
+  local mirrors = f.mirrors
+  if mirrors then
+    for _, m in ipairs(mirrors) do
+      if m.numerator >= m.denominator or math_random(m.denominator) <= m.numerator then
+        local endpoint = balancer.mirror_endpoint(m.backend)
+        if endpoint then mirror.copy(m.backend, endpoint) end
+      end
+    end
   end
   local r = f.rewrite
   if r then

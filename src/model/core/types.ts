@@ -129,6 +129,8 @@ export interface RouteFilters {
   readonly redirect?: { readonly scheme: string; readonly hostname: string; readonly port: number; readonly path: PathReplacement | null; readonly code: 301 | 302 };
   /** Rewrite what the upstream gets: its Host ('' keeps it) and path. */
   readonly rewrite?: { readonly hostname: string; readonly path: PathReplacement | null };
+  /** RequestMirror: a copy of numerator/denominator of the requests goes to each backend (lua/mirror.lua), its answer unused. */
+  readonly mirrors?: ReadonlyArray<{ readonly backend: string; readonly numerator: number; readonly denominator: number }>;
 }
 
 /** A value test of a request header or query parameter: equal, or a PCRE2 pattern found in it. */

@@ -7,7 +7,7 @@
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
-import type { Backend, Endpoint, Location, ModelWarning, PathType, RouteConditions, Server, ValueMatch } from '../core/types.js';
+import type { Backend, Endpoint, Location, ModelWarning, PathType, RouteConditions, RouteFilters, Server, ValueMatch } from '../core/types.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
 import { DEFAULT_UPSTREAM, NO_AFFINITY, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
@@ -16,7 +16,7 @@ import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
-import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters } from './filters.js';
+import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters, type MirrorRef } from './filters.js';
 import { ruleTimeouts } from './timeouts.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
@@ -197,6 +197,14 @@ function ruleLocations(
   // A redirect answers by itself: its rule needs no backend.
   const backends = filters?.redirect ? { plans: [], denied: null } : ruleBackends(route, rule, i, input, warn, badRef);
   if (backends === 'skip') return null;
+  let served: RouteFilters | null = filters;
+  const mirrors: BackendPlan[] = [];
+  if (filters?.mirrorRefs) {
+    const { mirrorRefs, ...rest } = filters;
+    const m = ruleMirrors(route, mirrorRefs, i, input, warn, badRef);
+    mirrors.push(...m.plans);
+    served = { ...rest, ...(m.mirrors.length > 0 ? { mirrors: m.mirrors } : {}) };
+  }
   const locations: Location[] = [];
   for (const [k, m] of (rule.matches ?? []).entries()) {
     const field = `${at}.matches[${k}]`;
@@ -219,7 +227,7 @@ function ruleLocations(
       warn(`${field}.path.value`, `${problem}; match set aside`);
       continue;
     }
-    const extra = { ...(when ? { when } : {}), ...(filters ? { filters } : {}) };
+    const extra = { ...(when ? { when } : {}), ...(served ? { filters: served } : {}) };
     if (backends.denied !== null) {
       locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, ...(when ? { when } : {}) });
     } else if (backends.plans.length === 0) {
@@ -230,7 +238,33 @@ function ruleLocations(
       locations.push({ ...bounded(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name)), ...extra, ...split });
     }
   }
-  return { locations, plans: backends.denied === null ? backends.plans : [] };
+  return { locations, plans: backends.denied === null ? [...backends.plans, ...mirrors] : [] };
+}
+
+/**
+ * A rule's RequestMirror targets: backends of their own (`…mirror.<Service ns>.<Service>.<port>`)
+ * and the share each gets. A ref that cannot be used (not a Service, no port, another namespace
+ * without a ReferenceGrant) is named and its copies not sent; the rule is served.
+ */
+function ruleMirrors(
+  route: HTTPRoute, refs: readonly MirrorRef[], i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
+): { plans: BackendPlan[]; mirrors: NonNullable<RouteFilters['mirrors']> } {
+  const ns = route.metadata.namespace ?? '';
+  const plans = new Map<string, BackendPlan>();
+  const mirrors: Array<NonNullable<RouteFilters['mirrors']>[number]> = [];
+  for (const m of refs) {
+    const problem = backendRefProblem(m.ref, ns, input);
+    if (problem) {
+      warn(`${m.field}.backendRef`, `${problem.message}; no copy is sent`);
+      badRef({ reason: problem.reason, message: `${m.field}.backendRef: ${problem.message}` });
+      continue;
+    }
+    const namespace = m.ref.namespace ?? ns;
+    const name = `httproute.${ns}.${route.metadata.name}.${i}.mirror.${namespace}.${m.ref.name}.${m.ref.port}`;
+    plans.set(name, { name, namespace, service: m.ref.name, port: String(m.ref.port), weight: 1 });
+    if (m.numerator > 0) mirrors.push({ backend: name, numerator: m.numerator, denominator: m.denominator });
+  }
+  return { plans: [...plans.values()], mirrors };
 }
 
 /** The Gateway API's methods (HTTPMethod). */

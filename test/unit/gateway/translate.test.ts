@@ -248,13 +248,13 @@ test('not built yet, named: filters; an HTTPS listener without certificateRefs',
   const { warnings } = build(store);
   assert.match(warningsOf(warnings, 'HTTPRoute team-a/web').join('\n'), /listener infra\/gw\/tls: an HTTPS listener needs tls.certificateRefs/);
   const store2 = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'web', ['a.example.com'], [
-    { ...toService('web', '/f'), filters: [{ type: 'RequestMirror' }] },
+    { ...toService('web', '/f'), filters: [{ type: 'ExtensionRef' }] },
     { matches: [{ path: { type: 'PathPrefix', value: '/m' }, method: 'GET' }], backendRefs: [{ name: 'web', port: 80 }] },
     toService('web', '/ok'),
   ])]]);
   const out = build(store2);
   assert.equal(warningsOf(out.warnings, 'HTTPRoute team-a/web'), [
-    'spec.rules[0].filters[0]: filter "RequestMirror" is not supported yet; rule set aside',
+    'spec.rules[0].filters[0]: filter "ExtensionRef" is not supported yet; rule set aside',
   ]);
   assert.equal(locationsOf(out.config, 'a.example.com'), [
     '/ok/ → httproute.team-a.web.2.team-a.web.80', '= /ok → httproute.team-a.web.2.team-a.web.80',

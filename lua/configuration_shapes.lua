@@ -396,6 +396,8 @@ local function path_replacement_problem(p, where)
   return nil
 end
 
+local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+
 -- HTTPRoute filters (lua/route_filters.lua).
 local function filters_problem(f, where)
   if absent(f) then return nil end
@@ -408,7 +410,7 @@ local function filters_problem(f, where)
     if r.scheme ~= "" and r.scheme ~= "http" and r.scheme ~= "https" then return where .. ".redirect.scheme must be '', http or https" end
     if type(r.hostname) ~= "string" or (r.hostname ~= "" and not valid_hostname(r.hostname)) then return where .. ".redirect.hostname must be '' or a host name" end
     if not valid_port(r.port) and r.port ~= 0 then return where .. ".redirect.port must be 0 or a port" end
-    if r.code ~= 301 and r.code ~= 302 then return where .. ".redirect.code must be 301 or 302" end
+    if not REDIRECT_CODES[r.code] then return where .. ".redirect.code must be 301, 302, 303, 307 or 308" end
     problem = path_replacement_problem(r.path, where .. ".redirect.path")
     if problem then return problem end
   end

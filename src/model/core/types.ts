@@ -126,7 +126,7 @@ export interface RouteFilters {
   readonly requestHeaders?: HeaderEdits;
   readonly responseHeaders?: HeaderEdits;
   /** Answer with a redirect; '' and 0 keep the request's scheme, host, the scheme's port. */
-  readonly redirect?: { readonly scheme: string; readonly hostname: string; readonly port: number; readonly path: PathReplacement | null; readonly code: 301 | 302 };
+  readonly redirect?: { readonly scheme: string; readonly hostname: string; readonly port: number; readonly path: PathReplacement | null; readonly code: 301 | 302 | 303 | 307 | 308 };
   /** Rewrite what the upstream gets: its Host ('' keeps it) and path. */
   readonly rewrite?: { readonly hostname: string; readonly path: PathReplacement | null };
   /** RequestMirror: a copy of numerator/denominator of the requests goes to each backend (lua/mirror.lua), its answer unused. */

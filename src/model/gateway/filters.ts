@@ -83,6 +83,9 @@ function mirror(v: unknown, field: string): { value: MirrorRef } | { problem: st
   return { value: { field, ref: ref as unknown as HTTPBackendRef, numerator, denominator } };
 }
 
+const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+type RedirectCode = (typeof REDIRECT_CODES)[number];
+
 const bad = (field: string, problem: string) => ({ field, problem });
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {});
 
@@ -147,10 +150,10 @@ function redirect(v: unknown, field: string, prefixOnly: boolean, strictPaths: b
   const port = o.port ?? 0;
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535 || (o.port !== undefined && port === 0)) return bad(`${field}.port`, 'must be a port number from 1 to 65535');
   const code = o.statusCode ?? 302;
-  if (code !== 301 && code !== 302) return bad(`${field}.statusCode`, 'must be 301 or 302');
+  if (!REDIRECT_CODES.includes(code as RedirectCode)) return bad(`${field}.statusCode`, `must be one of ${REDIRECT_CODES.join(', ')}`);
   const path = pathReplacement(o.path, `${field}.path`, prefixOnly, strictPaths);
   if ('problem' in path) return path;
-  return { value: { scheme: scheme as string, hostname: ((o.hostname as string | undefined) ?? '').toLowerCase(), port, path: path.value, code } };
+  return { value: { scheme: scheme as string, hostname: ((o.hostname as string | undefined) ?? '').toLowerCase(), port, path: path.value, code: code as RedirectCode } };
 }
 
 function rewrite(v: unknown, field: string, prefixOnly: boolean, strictPaths: boolean): { value: RouteFilters['rewrite'] } | { problem: string; field: string } {

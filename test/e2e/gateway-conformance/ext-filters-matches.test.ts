@@ -61,6 +61,23 @@ const ROUTES = [
     { path: '/full-path-and-host', filters: redirect({ hostname: 'example.org', path: full('/replacement-full') }) },
     { path: '/full-path-and-status', filters: redirect({ path: full('/replacement-full'), statusCode: 301 }) },
   ]),
+  route('redirect-codes', 'redirect-codes.test', [
+    { path: '/see-other', filters: redirect({ statusCode: 303 }) },
+    { path: '/temporary', filters: redirect({ statusCode: 307 }) },
+    { path: '/permanent', filters: redirect({ statusCode: 308 }) },
+    { path: '/not-modified', filters: redirect({ statusCode: 304 }) },
+    { to: 'v3' },
+  ]),
+  {
+    apiVersion: V1, kind: 'HTTPRoute', metadata: { name: 'http-named-rules', namespace: 'team-a' },
+    spec: {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: ['named.test'],
+      rules: [
+        { name: 'named-rule', matches: [{ path: { type: 'PathPrefix', value: '/named' } }], backendRefs: [{ name: 'v1', port: 80 }] },
+        { matches: [{ path: { type: 'PathPrefix', value: '/unnamed' } }], backendRefs: [{ name: 'v2', port: 80 }] },
+      ],
+    },
+  },
   route('rewrite-host', 'rewrite-host.test', [
     { path: '/one', filters: [rewrite({ hostname: 'one.example.org' })], to: 'v1' },
     { filters: [rewrite({ hostname: 'example.org' })], to: 'v2' },
@@ -155,6 +172,30 @@ over.both('HTTPRouteRedirectPath › ReplacePrefixMatch keeps the rest of the pa
   await expectRedirect(p, 'redirect-path.test', '/path-and-status', { status: 301, path: '/replacement-prefix' });
   await expectRedirect(p, 'redirect-path.test', '/full-path-and-host', { status: 302, host: 'example.org', path: '/replacement-full' });
   await expectRedirect(p, 'redirect-path.test', '/full-path-and-status', { status: 301, path: '/replacement-full' });
+});
+
+over.both('HTTPRoute303Redirect › a POST is redirected with 303 See Other', async (p) => {
+  const r = await p.request('redirect-codes.test', '/see-other', { method: 'POST', body: 'x' });
+  assert.is(r.status, 303);
+  assert.is(location(r).pathname, '/see-other');
+});
+
+over.both('HTTPRoute307Redirect › 307 Temporary Redirect, the path kept', async (p) => {
+  await expectRedirect(p, 'redirect-codes.test', '/temporary', { status: 307 });
+  const post = await p.request('redirect-codes.test', '/temporary/x?y=1', { method: 'POST', body: 'x' });
+  assert.is(post.status, 307);
+  assert.is(post.headers.location, `${p.scheme}://redirect-codes.test${location(post).port ? `:${location(post).port}` : ''}/temporary/x?y=1`);
+});
+
+over.both('HTTPRoute308Redirect › 308 Permanent Redirect; a code the spec does not allow (304) is named and its rule set aside', async (p) => {
+  await expectRedirect(p, 'redirect-codes.test', '/permanent', { status: 308 });
+  await ctl.logged(/HTTPRoute team-a\/redirect-codes.*spec\.rules\[3\]\.filters\[0\]\.requestRedirect\.statusCode: must be one of 301, 302, 303, 307, 308; rule set aside/, 'the 304 named');
+  assert.is((await p.request('redirect-codes.test', '/not-modified')).backend, 'v3', 'served by the rule without conditions');
+});
+
+over.both('HTTPRouteNamedRule › a named rule and an unnamed one are both served', async (p) => {
+  assert.is((await p.request('named.test', '/named')).backend, 'v1');
+  assert.is((await p.request('named.test', '/unnamed')).backend, 'v2');
 });
 
 const got = (r: Reply) => r.json?.headers as Record<string, string>;

@@ -164,7 +164,7 @@ test('attacker and typo: bad filter values are named (route, field, reason) and 
     [[{ type: 'RequestRedirect', requestRedirect: { hostname: '*.evil.test' } }], 'filters[0].requestRedirect.hostname', /no wildcard/],
     [[{ type: 'RequestRedirect', requestRedirect: { scheme: 'javascript' } }], 'filters[0].requestRedirect.scheme', /not http or https/],
     [[{ type: 'RequestRedirect', requestRedirect: { port: 70000 } }], 'filters[0].requestRedirect.port', /1 to 65535/],
-    [[{ type: 'RequestRedirect', requestRedirect: { statusCode: 307 } }], 'filters[0].requestRedirect.statusCode', /301 or 302/],
+    [[{ type: 'RequestRedirect', requestRedirect: { statusCode: 304 } }], 'filters[0].requestRedirect.statusCode', /must be one of 301, 302, 303, 307, 308/],
     [[{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/x\r\nY: 1' } } }], 'filters[0].requestRedirect.path', /control characters/],
     [[{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/a b' } } }], 'filters[0].urlRewrite.path', /./],
     [[{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefix', replacePrefixMatch: '/a' } } }], 'filters[0].urlRewrite.path.type', /unknown path modifier/],

@@ -440,11 +440,13 @@ local MAX_SPLIT = 16
 local MAX_SPLIT_WEIGHT = 1000000
 local function split_problem(s, where)
   if absent(s) then return nil end
-  if not is_array(s) or #s < 2 or #s > MAX_SPLIT then return where .. " must be a list of 2 to " .. MAX_SPLIT .. " backends" end
+  if not is_array(s) or #s < 1 or #s > MAX_SPLIT then return where .. " must be a list of 1 to " .. MAX_SPLIT .. " backends" end
   for i, b in ipairs(s) do
     if not is_object(b) or type(b.backend) ~= "string" or b.backend == "" or #b.backend > MAX_NAME then return where .. "[" .. i .. "].backend must be a backend name" end
     local w = b.weight
     if type(w) ~= "number" or w < 1 or w > MAX_SPLIT_WEIGHT or w % 1 ~= 0 then return where .. "[" .. i .. "].weight must be an integer from 1 to " .. MAX_SPLIT_WEIGHT end
+    local problem = header_edits_problem(b.requestHeaders, where .. "[" .. i .. "].requestHeaders") or header_edits_problem(b.responseHeaders, where .. "[" .. i .. "].responseHeaders")
+    if problem then return problem end
   end
   return nil
 end

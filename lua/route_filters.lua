@@ -65,24 +65,32 @@ local function redirect(r, e, uri)
   return ngx.exit(r.code)
 end
 
+local function edit_request(h)
+  for _, s in ipairs(h.set) do ngx.req.set_header(s.name, s.value) end
+  if #h.add > 0 then
+    local headers = ngx.req.get_headers(100)
+    for _, a in ipairs(h.add) do
+      local old = headers[a.name]
+      ngx.req.set_header(a.name, old and (joined(old) .. "," .. a.value) or a.value)
+    end
+  end
+  for _, name in ipairs(h.remove) do ngx.req.clear_header(name) end
+end
+
+--- After the rule's filters: the header filters of the backendRef the router drew (a weighted
+--- route's `split` entry).
+function _M.apply_backend(b)
+  if b.requestHeaders then edit_request(b.requestHeaders) end
+  if b.responseHeaders then ngx.ctx.route_backend_filters = b.responseHeaders end
+end
+
 --- In the router's rewrite phase, once matched: the redirect (ngx.exit ends the handler), the
 --- request header edits, the rewrite; the response header edits for the header filter.
 function _M.apply(e, uri, moved)
   local f = e.filters
   if f.responseHeaders then ngx.ctx.route_filters = f.responseHeaders end
   if f.redirect then return redirect(f.redirect, e, uri) end
-  local h = f.requestHeaders
-  if h then
-    for _, s in ipairs(h.set) do ngx.req.set_header(s.name, s.value) end
-    if #h.add > 0 then
-      local headers = ngx.req.get_headers(100)
-      for _, a in ipairs(h.add) do
-        local old = headers[a.name]
-        ngx.req.set_header(a.name, old and (joined(old) .. "," .. a.value) or a.value)
-      end
-    end
-    for _, name in ipairs(h.remove) do ngx.req.clear_header(name) end
-  end
+  if f.requestHeaders then edit_request(f.requestHeaders) end
   local mirrors = f.mirrors
   if mirrors then
     for _, m in ipairs(mirrors) do
@@ -100,9 +108,7 @@ function _M.apply(e, uri, moved)
 end
 
 --- In the header filter.
-function _M.header_filter(ctx)
-  local h = ctx.route_filters
-  if not h then return end
+local function edit_response(h)
   local header = ngx.header
   for _, s in ipairs(h.set) do header[s.name] = s.value end
   for _, a in ipairs(h.add) do
@@ -110,6 +116,14 @@ function _M.header_filter(ctx)
     header[a.name] = old and (joined(old) .. "," .. a.value) or a.value
   end
   for _, name in ipairs(h.remove) do header[name] = nil end
+end
+
+--- In the header filter: the rule's edits, then the drawn backendRef's.
+function _M.header_filter(ctx)
+  local h = ctx.route_filters
+  if h then edit_response(h) end
+  h = ctx.route_backend_filters
+  if h then edit_response(h) end
 end
 
 return _M

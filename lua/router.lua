@@ -33,9 +33,10 @@ local math_random = math.random
 
 local _M = {}
 
--- The bounded decoder of route tables (nesting is hosts → list → entry: 4 levels).
+-- The bounded decoder of route tables (nesting is hosts → list → entry: 4 levels; a weighted
+-- backend's header edits go deepest: entry → split → backend → requestHeaders → set → item, 9).
 local decoder = cjson.new()
-decoder.decode_max_depth(8)
+decoder.decode_max_depth(9)
 
 -- $namespace, $ingress_name, $service_name, $service_port and $location_path cost a write by
 -- name each per request; a route writes them only when something reads them: nginx.conf (the
@@ -70,19 +71,23 @@ local function compile_split(e)
   end
   local total = 0
   for i = 1, #s do
-    total = total + s[i].weight
-    s[i].upto = total
+    local b = s[i]
+    total = total + b.weight
+    b.upto = total
+    if type(b.requestHeaders) ~= "table" then b.requestHeaders = nil end
+    if type(b.responseHeaders) ~= "table" then b.responseHeaders = nil else route_filters.in_use = true end
   end
   s.total = total
 end
 
--- The backend of a weighted route for this request: one draw in 1..total.
+-- The backend entry of a weighted route for this request: one draw in 1..total.
 local function drawn(s)
+  if #s == 1 then return s[1] end
   local n = math_random(s.total)
   for i = 1, #s do
-    if n <= s[i].upto then return s[i].backend end
+    if n <= s[i].upto then return s[i] end
   end
-  return s[#s].backend
+  return s[#s]
 end
 
 --- A host's per-worker form: its exact paths, its prefixes by length (longest first) and its
@@ -291,8 +296,11 @@ local function apply(e, uri, host, var, moved)
     return ngx.redirect(args and args ~= "" and (e.slash .. "?" .. args) or e.slash, ngx.HTTP_MOVED_PERMANENTLY)
   end
   if e.denied then return ngx.exit(ngx.HTTP_SERVICE_UNAVAILABLE) end
-  local backend = e.backend
-  if e.split then backend = drawn(e.split) end
+  local backend, picked = e.backend, nil
+  if e.split then
+    picked = drawn(e.split)
+    backend = picked.backend
+  end
   if e.writes_variables or balancer.reads_location_variables(backend) then
     var.namespace = e.namespace
     var.ingress_name = e.ingress
@@ -307,6 +315,7 @@ local function apply(e, uri, host, var, moved)
   route_headers.rewrite(e)
   route_redirect.apply(e)
   if e.filters then route_filters.apply(e, uri, moved) end
+  if picked and (picked.requestHeaders or picked.responseHeaders) then route_filters.apply_backend(picked) end
   route_cors.rewrite(e)
   route_rewrite.apply(e, uri, moved)
   route_upstream_headers.apply(e)

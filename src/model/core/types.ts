@@ -97,7 +97,7 @@ export interface Location extends LocationAnnotations {
   /** HTTPRoute filters (lua/route_filters.lua). Served by the Lua router only. */
   readonly filters?: RouteFilters;
   /**
-   * Weighted backends (HTTPRoute backendRefs, two or more): the router draws one per request
+   * Weighted backends (HTTPRoute backendRefs: two or more, or one with filters): the router draws one per request
    * with the share weight / sum of weights, in place of `backend`. Served by the Lua router only.
    */
   readonly split?: readonly WeightedBackend[];
@@ -107,6 +107,9 @@ export interface WeightedBackend {
   readonly backend: string;
   /** 1 to 1,000,000 (the CRD's bound); weight-0 backendRefs are left out. */
   readonly weight: number;
+  /** The backendRef's own header filters, applied after the rule's when it is drawn. */
+  readonly requestHeaders?: HeaderEdits;
+  readonly responseHeaders?: HeaderEdits;
 }
 
 /** Header edits: names as given (HTTP names are caseless), values checked. */

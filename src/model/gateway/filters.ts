@@ -61,6 +61,25 @@ export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean
   return mirrorRefs.length > 0 ? { ...out, mirrorRefs } : out;
 }
 
+/** A backendRef's filters: header edits only (null: none), or a problem naming the field. */
+export function backendFilters(list: unknown[] | undefined, at: string): { requestHeaders?: HeaderEdits; responseHeaders?: HeaderEdits } | null | { problem: string; field: string } {
+  if (!list || list.length === 0) return null;
+  const out: { requestHeaders?: HeaderEdits; responseHeaders?: HeaderEdits } = {};
+  for (const [k, f] of (list as Filter[]).entries()) {
+    const field = `${at}.filters[${k}]`;
+    const type = String(f?.type ?? '');
+    if (type !== 'RequestHeaderModifier' && type !== 'ResponseHeaderModifier') return bad(field, `filter ${JSON.stringify(type.slice(0, 40))} is not supported on backendRefs (RequestHeaderModifier and ResponseHeaderModifier are)`);
+    const key = type === 'RequestHeaderModifier' ? 'requestHeaders' : 'responseHeaders';
+    if (out[key]) return bad(field, `a second ${type} filter (the spec allows one)`);
+    const config = type === 'RequestHeaderModifier' ? 'requestHeaderModifier' : 'responseHeaderModifier';
+    if (f[config] === null || typeof f[config] !== 'object') return bad(`${field}.${config}`, `${type} needs its ${config}`);
+    const r = headerEdits(f[config], `${field}.${config}`);
+    if ('problem' in r) return r;
+    out[key] = r.value;
+  }
+  return out;
+}
+
 /** A RequestMirror: its backendRef (kind and grant checked by the translator) and its share (`percent`, or `fraction`; all by default). */
 function mirror(v: unknown, field: string): { value: MirrorRef } | { problem: string; field: string } {
   const o = obj(v);

@@ -7,7 +7,7 @@
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
-import type { Backend, Endpoint, Location, ModelWarning, PathType, RouteConditions, RouteFilters, Server, ValueMatch } from '../core/types.js';
+import type { Backend, Endpoint, HeaderEdits, Location, ModelWarning, PathType, RouteConditions, RouteFilters, Server, ValueMatch, WeightedBackend } from '../core/types.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
 import { DEFAULT_UPSTREAM, NO_AFFINITY, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
@@ -16,7 +16,7 @@ import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
-import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters, type MirrorRef } from './filters.js';
+import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
 import { ruleTimeouts } from './timeouts.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
@@ -52,6 +52,8 @@ export interface BackendPlan {
   readonly port: string;
   /** The backendRef's weight (summed over equal refs). */
   readonly weight: number;
+  /** The backendRef's own header filters. */
+  readonly filters?: { readonly requestHeaders?: HeaderEdits; readonly responseHeaders?: HeaderEdits };
 }
 
 export interface TranslateInput {
@@ -234,7 +236,7 @@ function ruleLocations(
       locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), ...extra });
     } else {
       const primary = backends.plans[0]!;
-      const split = backends.plans.length > 1 ? { split: backends.plans.map((b) => ({ backend: b.name, weight: b.weight })) } : {};
+      const split = backends.plans.length > 1 || backends.plans.some((b) => b.filters) ? { split: backends.plans.map(weightedBackend) } : {};
       locations.push({ ...bounded(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name)), ...extra, ...split });
     }
   }
@@ -265,6 +267,10 @@ function ruleMirrors(
     if (m.numerator > 0) mirrors.push({ backend: name, numerator: m.numerator, denominator: m.denominator });
   }
   return { plans: [...plans.values()], mirrors };
+}
+
+function weightedBackend(b: BackendPlan): WeightedBackend {
+  return { backend: b.name, weight: b.weight, ...b.filters };
 }
 
 /** The Gateway API's methods (HTTPMethod). */
@@ -372,7 +378,7 @@ function ruleBackends(
   route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
 ): { plans: BackendPlan[]; denied: string | null } | 'skip' {
   const ns = route.metadata.namespace ?? '';
-  const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number }>();
+  const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number; filters: BackendPlan['filters'] | null }>();
   let denied: string | null = null;
   const refs = rule.backendRefs ?? [];
   if (refs.length > MAX_BACKEND_REFS) {
@@ -388,9 +394,10 @@ function ruleBackends(
       badRef({ reason: problem.reason, message: `${field}: ${problem.message}` });
       continue;
     }
-    if ((b.filters ?? []).length > 0) {
-      warn(`${field}.filters`, 'backendRef filters are not supported yet; the rule answers 503');
-      denied ??= `${field}.filters: not supported yet`;
+    const filters = backendFilters(b.filters, field);
+    if (filters !== null && 'problem' in filters) {
+      warn(filters.field, `${filters.problem}; the rule answers 503`);
+      denied ??= `${filters.field}: ${filters.problem}`;
       continue;
     }
     const weight = b.weight ?? 1;
@@ -400,23 +407,27 @@ function ruleBackends(
       continue;
     }
     if (weight === 0) continue;
-    const target = `${b.namespace ?? ns}/${b.name}:${b.port}`;
+    // Equal refs add up; the same Service with other filters is a backend of its own.
+    const target = `${b.namespace ?? ns}/${b.name}:${b.port}${filters ? ` ${JSON.stringify(filters)}` : ''}`;
     const seen = weighted.get(target);
-    weighted.set(target, { ref: b, namespace: b.namespace ?? ns, weight: (seen?.weight ?? 0) + weight });
+    weighted.set(target, { ref: b, namespace: b.namespace ?? ns, weight: (seen?.weight ?? 0) + weight, filters: seen?.filters ?? filters });
   }
   if (denied !== null) return { plans: [], denied };
   if (refs.length === 0) return { plans: [], denied: 'the rule has no backendRefs' };
   const list = [...weighted.values()];
   if (list.length === 0) return { plans: [], denied: 'every backendRef has weight 0' };
-  if (list.length > 1 && staticReason(input) !== null) {
-    warn(`spec.rules[${i}].backendRefs`, `weighted backendRefs are drawn from by the Lua router only, and ${staticReason(input)}; rule set aside`);
+  if ((list.length > 1 || list.some((e) => e.filters)) && staticReason(input) !== null) {
+    warn(`spec.rules[${i}].backendRefs`, `weighted backendRefs and their filters are served by the Lua router only, and ${staticReason(input)}; rule set aside`);
     return 'skip';
   }
+  const names = new Set<string>();
   return {
-    plans: list.map((e) => ({
-      name: `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`,
-      namespace: e.namespace, service: e.ref.name, port: String(e.ref.port), weight: e.weight,
-    })),
+    plans: list.map((e) => {
+      let name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`;
+      for (let k = 2; names.has(name); k++) name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}.${k}`;
+      names.add(name);
+      return { name, namespace: e.namespace, service: e.ref.name, port: String(e.ref.port), weight: e.weight, ...(e.filters ? { filters: e.filters } : {}) };
+    }),
     denied: null,
   };
 }

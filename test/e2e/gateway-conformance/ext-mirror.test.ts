@@ -167,23 +167,23 @@ over.both('HTTPRouteRequestMirror › attacker: a mirror to another namespace\'s
   assert.is((await p.request('hostile-mirror.test', '/too-much')).status, 404, 'the set-aside rule serves nothing');
 });
 
+/** Waits until a request's copy reaches `m` (each look a request of its own path). */
+async function copiesReach(p: ProtocolClient, m: Recorder, label: string, what: string) {
+  await waitFor(async () => {
+    const path = `/mirror/${label}-${p.tag}-${Date.now()}`;
+    await p.request('mirror.test', path);
+    await new Promise((r) => setTimeout(r, 100));
+    return copiesOf(m, path).length > 0;
+  }, { what });
+}
+
 over.both('HTTPRouteRequestMirror › a changed mirror is served without a reload', async (p) => {
   const before = await reloads();
   ctl.write('mirror.json', [route('request-mirror', 'mirror.test', [{ path: '/mirror', filters: [mirrorTo('mirror-b')] }])]);
-  await waitFor(async () => {
-    const path = `/mirror/changed-${p.tag}-${Date.now()}`;
-    await p.request('mirror.test', path);
-    await new Promise((r) => setTimeout(r, 100));
-    return copiesOf(mirrors.b, path).length > 0;
-  }, { what: 'copies go to mirror-b' });
+  await copiesReach(p, mirrors.b, 'changed', 'copies go to mirror-b');
   assert.is(await reloads(), before, 'no reload');
   ctl.write('mirror.json', [MIRROR]);
-  await waitFor(async () => {
-    const path = `/mirror/back-${p.tag}-${Date.now()}`;
-    await p.request('mirror.test', path);
-    await new Promise((r) => setTimeout(r, 100));
-    return copiesOf(mirrors.a, path).length > 0;
-  }, { what: 'copies go to mirror-a again' });
+  await copiesReach(p, mirrors.a, 'back', 'copies go to mirror-a again');
 });
 
 test.run();

@@ -85,7 +85,8 @@ function _M.apply_backend(b)
 end
 
 --- In the router's rewrite phase, once matched: the redirect (ngx.exit ends the handler), the
---- request header edits, the rewrite; the response header edits for the header filter.
+--- request header edits, the mirrors' copies, the rewrite; the response header edits for the
+--- header filter.
 function _M.apply(e, uri, moved)
   local f = e.filters
   if f.responseHeaders then ngx.ctx.route_filters = f.responseHeaders end
@@ -107,7 +108,6 @@ function _M.apply(e, uri, moved)
   end
 end
 
---- In the header filter.
 local function edit_response(h)
   local header = ngx.header
   for _, s in ipairs(h.set) do header[s.name] = s.value end

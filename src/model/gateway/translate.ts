@@ -1,7 +1,7 @@
 // HTTPRoutes attached to our Gateways → servers, locations and backends of the core. Each host
 // gets the locations of every route served on it (oldest route first; a path already taken
-// stays with the older route); each backendRef of a rule becomes a backend (two or more weighted
-// ones: the location's `split`, which the Lua router draws from per request). What
+// stays with the older route); each backendRef of a rule becomes a backend (two or more weighted,
+// or one with filters: the location's `split`, which the Lua router draws from per request). What
 // cannot be served is named (`HTTPRoute ns/name`, the field, the reason) and set aside; a rule
 // whose backendRefs cannot all be used answers 503 rather than send its traffic elsewhere.
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';

@@ -240,6 +240,28 @@ test('weighted backendRefs: each a backend, the location draws among them by wei
   assert.match(warningsOf(many.warnings, 'HTTPRoute team-a/split')[0]!, /17 backendRefs: at most 16; rule set aside/);
 });
 
+test('RequestMirror: a backend of its own per mirror Service; another namespace only with the owner\'s grant (else named, no copy, the rule served)', () => {
+  const mirrorRule = (namespace?: string): HTTPRouteRule => ({
+    backendRefs: [{ name: 'web', port: 80 }],
+    filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'shadow', port: 80, ...(namespace ? { namespace } : {}) }, percent: 25 } }],
+  });
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'm', ['a.example.com'], [mirrorRule()])]]);
+  const own = build(store);
+  const root = serverOf(own.config, 'a.example.com')!.locations.find((l) => l.backend.startsWith('httproute'))!;
+  assert.equal(root.filters?.mirrors, [{ backend: 'httproute.team-a.m.0.mirror.team-a.shadow.80', numerator: 25, denominator: 100 }]);
+  assert.ok(own.config.backends.some((b) => b.name === 'httproute.team-a.m.0.mirror.team-a.shadow.80'));
+  store.put('HTTPRoute', route('team-a', 'm', ['a.example.com'], [mirrorRule('team-b')]));
+  const refused = build(store);
+  const served = serverOf(refused.config, 'a.example.com')!.locations.find((l) => l.backend.startsWith('httproute'))!;
+  assert.is(served.denied, null, 'the rule is served');
+  assert.is(served.filters?.mirrors, undefined, 'no copy');
+  assert.not.ok(refused.config.backends.some((b) => b.name.includes('.mirror.team-b.')));
+  assert.match(warningsOf(refused.warnings, 'HTTPRoute team-a/m')[0]!, /^spec\.rules\[0\]\.filters\[0\]\.requestMirror\.backendRef: .*no copy is sent$/);
+  store.put('ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service', name: 'shadow' }));
+  const granted = serverOf(build(store).config, 'a.example.com')!.locations.find((l) => l.backend.startsWith('httproute'))!;
+  assert.equal(granted.filters?.mirrors?.map((m) => m.backend), ['httproute.team-a.m.0.mirror.team-b.shadow.80']);
+});
+
 test('not built yet, named: filters; an HTTPS listener without certificateRefs', () => {
   const store = world([['Gateway', gateway([{ allowedRoutes: ALL }, { name: 'tls', protocol: 'HTTPS', port: 443, allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'web', ['a.example.com'], [
     { ...toService('web', '/f'), filters: [{ type: 'RequestHeaderModifier' }] },

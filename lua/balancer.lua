@@ -476,6 +476,15 @@ function _M.rewrite(backend, default_backend)
   end
 end
 
+--- One endpoint of backend `name`, drawn at random, for a copy of the request (HTTPRoute
+--- RequestMirror, lua/mirror.lua); nil when the backend has none.
+function _M.mirror_endpoint(name)
+  local balancer = known_balancer(name)
+  local endpoints = balancer and balancer.endpoints
+  if not endpoints or #endpoints == 0 then return nil end
+  return endpoints[math.random(#endpoints)]
+end
+
 --- The balancer rewrite() chose, found again from the variables it left (cheaper than
 --- ngx.ctx). Only a backend with a canary can have been replaced by its alternative.
 local function chosen_balancer()

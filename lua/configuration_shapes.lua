@@ -274,6 +274,13 @@ local function whole(v, max)
   return type(v) == "number" and v >= 0 and v <= max and floor(v) == v
 end
 
+-- A route timeout: seconds, with the milliseconds of an HTTPRoute's (src/model/gateway/timeouts.ts).
+-- 0: the http level's; else at least a millisecond (set_timeouts takes milliseconds).
+local function seconds(v)
+  if type(v) ~= "number" or v < 0 or v > _M.MAX_ROUTE_TIMEOUT then return false end
+  return v == 0 or v >= 0.001
+end
+
 _M.MAX_ROUTE_HEADERS = 100
 
 -- Response headers as [name, value] pairs: a token and a value without control characters
@@ -296,8 +303,8 @@ end
 local function route_settings_problem(e, where)
   local t = e.timeouts
   if not absent(t) then
-    if not is_array(t) or #t ~= 3 or not (whole(t[1], _M.MAX_ROUTE_TIMEOUT) and whole(t[2], _M.MAX_ROUTE_TIMEOUT) and whole(t[3], _M.MAX_ROUTE_TIMEOUT)) then
-      return where .. ".timeouts must be 3 whole seconds from 0 to " .. _M.MAX_ROUTE_TIMEOUT
+    if not is_array(t) or #t ~= 3 or not (seconds(t[1]) and seconds(t[2]) and seconds(t[3])) then
+      return where .. ".timeouts must be 3 times in seconds from 0 to " .. _M.MAX_ROUTE_TIMEOUT
     end
   end
   if not absent(e.tries) and not whole(e.tries, _M.MAX_ROUTE_TRIES) then return where .. ".tries must be a whole number from 0 to " .. _M.MAX_ROUTE_TRIES end
@@ -389,6 +396,8 @@ local function path_replacement_problem(p, where)
   return nil
 end
 
+local REDIRECT_CODES = { [301] = true, [302] = true, [303] = true, [307] = true, [308] = true }
+
 -- HTTPRoute filters (lua/route_filters.lua).
 local function filters_problem(f, where)
   if absent(f) then return nil end
@@ -401,15 +410,42 @@ local function filters_problem(f, where)
     if r.scheme ~= "" and r.scheme ~= "http" and r.scheme ~= "https" then return where .. ".redirect.scheme must be '', http or https" end
     if type(r.hostname) ~= "string" or (r.hostname ~= "" and not valid_hostname(r.hostname)) then return where .. ".redirect.hostname must be '' or a host name" end
     if not valid_port(r.port) and r.port ~= 0 then return where .. ".redirect.port must be 0 or a port" end
-    if r.code ~= 301 and r.code ~= 302 then return where .. ".redirect.code must be 301 or 302" end
+    if not REDIRECT_CODES[r.code] then return where .. ".redirect.code must be 301, 302, 303, 307 or 308" end
     problem = path_replacement_problem(r.path, where .. ".redirect.path")
     if problem then return problem end
+  end
+  local m = f.mirrors
+  if not absent(m) then
+    if not is_array(m) or #m > 8 then return where .. ".mirrors must be a list of at most 8" end
+    for i, x in ipairs(m) do
+      local at = where .. ".mirrors[" .. i .. "]"
+      if not is_object(x) or type(x.backend) ~= "string" or x.backend == "" or #x.backend > MAX_NAME then return at .. ".backend must be a backend name" end
+      local d, n = x.denominator, x.numerator
+      if type(d) ~= "number" or d < 1 or d > 1000000 or d % 1 ~= 0 then return at .. ".denominator must be an integer from 1 to 1000000" end
+      if type(n) ~= "number" or n < 0 or n > d or n % 1 ~= 0 then return at .. ".numerator must be an integer from 0 to the denominator" end
+    end
   end
   local w = f.rewrite
   if not absent(w) then
     if not is_object(w) then return where .. ".rewrite must be a JSON object" end
     if type(w.hostname) ~= "string" or (w.hostname ~= "" and not valid_hostname(w.hostname)) then return where .. ".rewrite.hostname must be '' or a host name" end
     problem = path_replacement_problem(w.path, where .. ".rewrite.path")
+    if problem then return problem end
+  end
+  return nil
+end
+
+-- Weighted backends (route field `split`, drawn per request by lua/router.lua).
+local MAX_SPLIT = 16
+local MAX_SPLIT_WEIGHT = 1000000
+local function split_problem(s, where)
+  if absent(s) then return nil end
+  if not is_array(s) or #s < 1 or #s > MAX_SPLIT then return where .. " must be a list of 1 to " .. MAX_SPLIT .. " backends" end
+  for i, b in ipairs(s) do
+    if not is_object(b) or type(b.backend) ~= "string" or b.backend == "" or #b.backend > MAX_NAME then return where .. "[" .. i .. "].backend must be a backend name" end
+    local w = b.weight
+    if type(w) ~= "number" or w < 1 or w > MAX_SPLIT_WEIGHT or w % 1 ~= 0 then return where .. "[" .. i .. "].weight must be an integer from 1 to " .. MAX_SPLIT_WEIGHT end
+    local problem = header_edits_problem(b.requestHeaders, where .. "[" .. i .. "].requestHeaders") or header_edits_problem(b.responseHeaders, where .. "[" .. i .. "].responseHeaders")
     if problem then return problem end
   end
   return nil
@@ -428,6 +464,7 @@ local function route_problem(e, where)
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
   if e.deniedStatus ~= nil and e.deniedStatus ~= 500 then return where .. ".deniedStatus must be 500 or absent" end
   local problem = route_settings_problem(e, where) or conditions_problem(e.when, where .. ".when") or filters_problem(e.filters, where .. ".filters")
+    or split_problem(e.split, where .. ".split")
   if problem then return problem end
   return uri_settings_problem(e, where)
 end

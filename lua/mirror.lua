@@ -74,7 +74,8 @@ local function request_target()
 end
 
 local function deliver(job)
-  local address, why = external_peer.resolve(job.host, job.port)
+  local address, why = job.address, nil
+  if not address then address, why = external_peer.resolve(job.host, job.port) end
   if not address then
     warn(job.name, "copy not sent: ", why)
     return
@@ -118,17 +119,52 @@ local function run(premature, job)
   in_flight_at[job.name] = left > 0 and left or nil
 end
 
+-- Hands the job to a timer unless this worker has too many copies in flight (of `name`, or in all).
+local function start(job)
+  local here = in_flight_at[job.name] or 0
+  if here >= MAX_IN_FLIGHT_PER_LOCATION or in_flight >= MAX_IN_FLIGHT then
+    warn(job.name, here, " copies of this location and ", in_flight, " in all in flight in this worker; copy dropped")
+    if job.file then job.file:close() end
+    return
+  end
+  local ok, err = ngx.timer.at(0, run, job)
+  if ok then
+    in_flight = in_flight + 1
+    in_flight_at[job.name] = here + 1
+  else
+    if job.file then job.file:close() end
+    warn(job.name, "copy dropped: ", err)
+  end
+end
+
+-- Timeouts (ms) of an HTTPRoute mirror's copy: a hung mirror holds its slot at most this long.
+local ROUTE_CONNECT_TIMEOUT, ROUTE_SEND_TIMEOUT, ROUTE_READ_TIMEOUT = 5000, 10000, 10000
+
+--- HTTPRoute RequestMirror, from the router's rewrite phase: a copy of the request (its method,
+--- the client's URI, its headers as the route's filters left them, its body) to `endpoint`
+--- ({ address, port } of the mirror backend `name`, lua/balancer.lua), sent from a timer; the
+--- client's request does not wait for it. A copy is never copied again (MARK).
+function _M.copy(name, endpoint)
+  if ngx.var.http_x_ingress_rx_mirrored then return end
+  -- An HTTP/2 request may carry a body with neither Content-Length nor Transfer-Encoding.
+  ngx.req.read_body()
+  local data, file, length, err = request_body()
+  if err then warn(name, "cannot read the request body: ", err) end
+  local target = ngx.var.request_uri:gsub("[%s%c]", function(c) return string.format("%%%02X", c:byte()) end)
+  start({
+    name = name, address = endpoint.address, port = tonumber(endpoint.port), tls = false,
+    head = ngx.req.get_method() .. " " .. target .. " HTTP/1.1\r\n" .. header_lines(ngx.var.host, length),
+    body = data, file = file,
+    connect_timeout = ROUTE_CONNECT_TIMEOUT, send_timeout = ROUTE_SEND_TIMEOUT, read_timeout = ROUTE_READ_TIMEOUT,
+  })
+end
+
 --- The content handler of an internal mirror location. spec: scheme, host (nil: the request's
 --- host), port, host_header (nil: the request's host), body (mirror-request-body), and the
 --- connect/send/read timeouts in ms. The URI comes from $mirror_uri.
 function _M.send(spec)
   local name = ngx.var.uri
   if ngx.var.http_x_ingress_rx_mirrored then return ngx.exit(ngx.HTTP_NO_CONTENT) end
-  local here = in_flight_at[name] or 0
-  if here >= MAX_IN_FLIGHT_PER_LOCATION or in_flight >= MAX_IN_FLIGHT then
-    warn(name, here, " copies of this location and ", in_flight, " in all in flight in this worker; copy dropped")
-    return ngx.exit(ngx.HTTP_NO_CONTENT)
-  end
   local host = spec.host or ngx.var.host
   local host_header = spec.host_header or ngx.var.host
   -- A mirror-host made of variables may evaluate to anything a client sent: one header line only.
@@ -144,19 +180,11 @@ function _M.send(spec)
   end
   local head = ngx.req.get_method() .. " " .. request_target() .. " HTTP/1.1\r\n"
     .. header_lines(host_header, length)
-  local job = {
+  start({
     name = name, host = host, port = spec.port, tls = spec.scheme == "https",
     sni = not external_peer.is_address(host) and host or nil, head = head, body = data, file = file,
     connect_timeout = spec.connect_timeout, send_timeout = spec.send_timeout, read_timeout = spec.read_timeout,
-  }
-  local ok, err = ngx.timer.at(0, run, job)
-  if ok then
-    in_flight = in_flight + 1
-    in_flight_at[name] = here + 1
-  else
-    if file then file:close() end
-    warn(name, "copy dropped: ", err)
-  end
+  })
   return ngx.exit(ngx.HTTP_NO_CONTENT)
 end
 

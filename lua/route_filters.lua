@@ -1,7 +1,10 @@
 -- HTTPRoute filters of a dynamic route (route-table field `filters`: src/model/core/types.ts
 -- RouteFilters; every name and value checked by the model and lua/configuration_shapes.lua):
 -- RequestRedirect answers the request; RequestHeaderModifier edits what the upstream gets,
--- URLRewrite its Host and path; ResponseHeaderModifier edits the answer in the header filter.
+-- URLRewrite its Host and path; ResponseHeaderModifier edits the answer in the header filter;
+-- RequestMirror sends copies (lua/mirror.lua) to endpoints of the mirror backends.
+local balancer = require("balancer")
+local mirror = require("mirror")
 local route_rewrite = require("route_rewrite")
 local util = require("util")
 local header_value = util.header_value
@@ -9,6 +12,7 @@ local ngx = ngx
 local ipairs, type = ipairs, type
 local concat = table.concat
 local sub = string.sub
+local math_random = math.random
 
 local _M = {}
 
@@ -27,6 +31,7 @@ function _M.compile(e)
   end
   if f.redirect and type(f.redirect.path) ~= "table" then f.redirect.path = nil end
   if f.rewrite and type(f.rewrite.path) ~= "table" then f.rewrite.path = nil end
+  if type(f.mirrors) ~= "table" or #f.mirrors == 0 then f.mirrors = nil end
   if f.responseHeaders then _M.in_use = true end
 end
 
@@ -60,23 +65,41 @@ local function redirect(r, e, uri)
   return ngx.exit(r.code)
 end
 
+local function edit_request(h)
+  for _, s in ipairs(h.set) do ngx.req.set_header(s.name, s.value) end
+  if #h.add > 0 then
+    local headers = ngx.req.get_headers(100)
+    for _, a in ipairs(h.add) do
+      local old = headers[a.name]
+      ngx.req.set_header(a.name, old and (joined(old) .. "," .. a.value) or a.value)
+    end
+  end
+  for _, name in ipairs(h.remove) do ngx.req.clear_header(name) end
+end
+
+--- After the rule's filters: the header filters of the backendRef the router drew (a weighted
+--- route's `split` entry).
+function _M.apply_backend(b)
+  if b.requestHeaders then edit_request(b.requestHeaders) end
+  if b.responseHeaders then ngx.ctx.route_backend_filters = b.responseHeaders end
+end
+
 --- In the router's rewrite phase, once matched: the redirect (ngx.exit ends the handler), the
---- request header edits, the rewrite; the response header edits for the header filter.
+--- request header edits, the mirrors' copies, the rewrite; the response header edits for the
+--- header filter.
 function _M.apply(e, uri, moved)
   local f = e.filters
   if f.responseHeaders then ngx.ctx.route_filters = f.responseHeaders end
   if f.redirect then return redirect(f.redirect, e, uri) end
-  local h = f.requestHeaders
-  if h then
-    for _, s in ipairs(h.set) do ngx.req.set_header(s.name, s.value) end
-    if #h.add > 0 then
-      local headers = ngx.req.get_headers(100)
-      for _, a in ipairs(h.add) do
-        local old = headers[a.name]
-        ngx.req.set_header(a.name, old and (joined(old) .. "," .. a.value) or a.value)
+  if f.requestHeaders then edit_request(f.requestHeaders) end
+  local mirrors = f.mirrors
+  if mirrors then
+    for _, m in ipairs(mirrors) do
+      if m.numerator >= m.denominator or math_random(m.denominator) <= m.numerator then
+        local endpoint = balancer.mirror_endpoint(m.backend)
+        if endpoint then mirror.copy(m.backend, endpoint) end
       end
     end
-    for _, name in ipairs(h.remove) do ngx.req.clear_header(name) end
   end
   local r = f.rewrite
   if r then
@@ -85,10 +108,7 @@ function _M.apply(e, uri, moved)
   end
 end
 
---- In the header filter.
-function _M.header_filter(ctx)
-  local h = ctx.route_filters
-  if not h then return end
+local function edit_response(h)
   local header = ngx.header
   for _, s in ipairs(h.set) do header[s.name] = s.value end
   for _, a in ipairs(h.add) do
@@ -96,6 +116,14 @@ function _M.header_filter(ctx)
     header[a.name] = old and (joined(old) .. "," .. a.value) or a.value
   end
   for _, name in ipairs(h.remove) do header[name] = nil end
+end
+
+--- In the header filter: the rule's edits, then the drawn backendRef's.
+function _M.header_filter(ctx)
+  local h = ctx.route_filters
+  if h then edit_response(h) end
+  h = ctx.route_backend_filters
+  if h then edit_response(h) end
 end
 
 return _M

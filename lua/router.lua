@@ -31,12 +31,14 @@ local ngx = ngx
 local ipairs, pairs, tostring, type = ipairs, pairs, tostring, type
 local table_sort = table.sort
 local string_sub, string_byte, string_gmatch, string_gsub = string.sub, string.byte, string.gmatch, string.gsub
+local math_random = math.random
 
 local _M = {}
 
--- The bounded decoder of route tables (nesting is hosts → list → entry: 4 levels).
+-- The bounded decoder of route tables (nesting is hosts → list → entry: 4 levels; a weighted
+-- backend's header edits go deepest: entry → split → backend → requestHeaders → set → item, 9).
 local decoder = cjson.new()
-decoder.decode_max_depth(8)
+decoder.decode_max_depth(9)
 
 -- $namespace, $ingress_name, $service_name, $service_port and $location_path cost a write by
 -- name each per request; a route writes them only when something reads them: nginx.conf (the
@@ -70,6 +72,34 @@ function _M.encode_host(entries)
   return (string_gsub(cjson.encode(entries), "\\/", "/"))
 end
 
+-- Weighted backends: the running sums of the weights, for one draw per request.
+local function compile_split(e)
+  local s = e.split
+  if type(s) ~= "table" then
+    e.split = nil -- JSON null: absent
+    return
+  end
+  local total = 0
+  for i = 1, #s do
+    local b = s[i]
+    total = total + b.weight
+    b.upto = total
+    if type(b.requestHeaders) ~= "table" then b.requestHeaders = nil end
+    if type(b.responseHeaders) ~= "table" then b.responseHeaders = nil else route_filters.in_use = true end
+  end
+  s.total = total
+end
+
+-- The backend entry of a weighted route for this request: one draw in 1..total.
+local function drawn(s)
+  if #s == 1 then return s[1] end
+  local n = math_random(s.total)
+  for i = 1, #s do
+    if n <= s[i].upto then return s[i] end
+  end
+  return s[#s]
+end
+
 --- A host's per-worker form: its exact paths, its prefixes by length (longest first) and its
 --- compiled regular expressions in order; or nil and the first entry that does not compile.
 local function compile_host(name, entries)
@@ -83,6 +113,7 @@ local function compile_host(name, entries)
       route_upstream.compile(e)
       route_headers.compile(e)
       route_filters.compile(e)
+      compile_split(e)
       local conditional, when_err = route_match.compile(e)
       if when_err then return nil, "host " .. name .. ": " .. when_err end
       if conditional then h.conditional = true end
@@ -311,28 +342,34 @@ local function apply(e, uri, host, var, moved)
     return ngx.redirect(args and args ~= "" and (e.slash .. "?" .. args) or e.slash, ngx.HTTP_MOVED_PERMANENTLY)
   end
   if e.denied then return ngx.exit(e.deniedStatus or ngx.HTTP_SERVICE_UNAVAILABLE) end
-  if e.writes_variables or balancer.reads_location_variables(e.backend) then
+  local backend, picked = e.backend, nil
+  if e.split then
+    picked = drawn(e.split)
+    backend = picked.backend
+  end
+  if e.writes_variables or balancer.reads_location_variables(backend) then
     var.namespace = e.namespace
     var.ingress_name = e.ingress
     var.service_name = e.service
     var.service_port = e.port
     var.location_path = e.path
   end
-  var.proxy_upstream_name = e.backend
+  var.proxy_upstream_name = backend
   if route_labels then var.ingress_rx_route_labels = e.labels end
   -- In the order of the location's own directives: its custom headers (on every answer), its
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
   route_headers.rewrite(e)
   route_redirect.apply(e)
   if e.filters then route_filters.apply(e, uri, moved) end
+  if picked and (picked.requestHeaders or picked.responseHeaders) then route_filters.apply_backend(picked) end
   route_cors.rewrite(e)
   route_rewrite.apply(e, uri, moved)
   route_upstream_headers.apply(e)
   if e.redirect ~= "" then lua_ingress.rewrite(e.redirect, host) end
   if e.fallback ~= "" then
-    balancer.rewrite(e.backend, e.fallback)
+    balancer.rewrite(backend, e.fallback)
   else
-    balancer.rewrite(e.backend)
+    balancer.rewrite(backend)
   end
   route_access.check(e)
   route_upstream.rewrite(e)

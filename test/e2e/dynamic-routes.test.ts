@@ -179,7 +179,7 @@ over.both('a hostile route table is refused whole, or bounded per request; worke
     ['a huge string', JSON.stringify({ hosts: { 'a.test': [route({ namespace: 'n'.repeat(5000) })] } })],
     ['a number for a string', JSON.stringify({ hosts: { 'a.test': [route({ backend: 7 })] } })],
     ['two timeouts', JSON.stringify({ hosts: { 'a.test': [route({ timeouts: [1, 2] })] } })],
-    ['a fractional timeout', JSON.stringify({ hosts: { 'a.test': [route({ timeouts: [0, 0, 0.5] })] } })],
+    ['a timeout under a millisecond', JSON.stringify({ hosts: { 'a.test': [route({ timeouts: [0, 0, 0.0005] })] } })],
     ['a timeout of days', JSON.stringify({ hosts: { 'a.test': [route({ timeouts: [0, 0, 86401] })] } })],
     ['a billion tries', JSON.stringify({ hosts: { 'a.test': [route({ tries: 1e9 })] } })],
     ['a header match value with CR/LF', JSON.stringify({ hosts: { 'a.test': [route({ when: { method: '', headers: [{ name: 'x', type: 'Exact', value: 'a\r\nb' }], query: [] } })] } })],

@@ -7,7 +7,7 @@ import { locationMatch, locationOrder } from './paths.js';
 import { locationLabel } from './origin.js';
 import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
 import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
-import type { Configuration, Location, RouteConditions, RouteFilters, Server } from './types.js';
+import type { Configuration, Location, RouteConditions, RouteFilters, Server, WeightedBackend } from './types.js';
 
 export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, RouteUriFields {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
@@ -35,6 +35,8 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   readonly when?: RouteConditions;
   /** HTTPRoute filters (lua/route_filters.lua); absent: none. */
   readonly filters?: RouteFilters;
+  /** Weighted backends drawn per request in place of `backend` (lua/router.lua); absent: none. */
+  readonly split?: readonly WeightedBackend[];
 }
 
 export interface RoutesPayload {
@@ -92,6 +94,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       redirect: redirectFlags(loc),
       ...(loc.when ? { when: loc.when } : {}),
       ...(loc.filters ? { filters: loc.filters } : {}),
+      ...(loc.split ? { split: loc.split } : {}),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }

@@ -100,6 +100,20 @@ export interface Location extends LocationAnnotations {
   readonly when?: RouteConditions;
   /** HTTPRoute filters (lua/route_filters.lua). Served by the Lua router only. */
   readonly filters?: RouteFilters;
+  /**
+   * Weighted backends (HTTPRoute backendRefs: two or more, or one with filters): the router draws one per request
+   * with the share weight / sum of weights, in place of `backend`. Served by the Lua router only.
+   */
+  readonly split?: readonly WeightedBackend[];
+}
+
+export interface WeightedBackend {
+  readonly backend: string;
+  /** 1 to 1,000,000 (the CRD's bound); weight-0 backendRefs are left out. */
+  readonly weight: number;
+  /** The backendRef's own header filters, applied after the rule's when it is drawn. */
+  readonly requestHeaders?: HeaderEdits;
+  readonly responseHeaders?: HeaderEdits;
 }
 
 /** Header edits: names as given (HTTP names are caseless), values checked. */
@@ -119,9 +133,11 @@ export interface RouteFilters {
   readonly requestHeaders?: HeaderEdits;
   readonly responseHeaders?: HeaderEdits;
   /** Answer with a redirect; '' and 0 keep the request's scheme, host, the scheme's port. */
-  readonly redirect?: { readonly scheme: string; readonly hostname: string; readonly port: number; readonly path: PathReplacement | null; readonly code: 301 | 302 };
+  readonly redirect?: { readonly scheme: string; readonly hostname: string; readonly port: number; readonly path: PathReplacement | null; readonly code: 301 | 302 | 303 | 307 | 308 };
   /** Rewrite what the upstream gets: its Host ('' keeps it) and path. */
   readonly rewrite?: { readonly hostname: string; readonly path: PathReplacement | null };
+  /** RequestMirror: a copy of numerator/denominator of the requests goes to each backend (lua/mirror.lua), its answer unused. */
+  readonly mirrors?: ReadonlyArray<{ readonly backend: string; readonly numerator: number; readonly denominator: number }>;
 }
 
 /** A value test of a request header or query parameter: equal, or a PCRE2 pattern found in it. */

@@ -1,7 +1,7 @@
 // HTTPRoute rule filters → the core's RouteFilters, every value checked: header names are
 // tokens, values have no control character (CR, LF, NUL) and bounded lengths, host names and
 // paths pass the Ingress checks. A filter that cannot be served sets its rule aside (named).
-import type { HTTPRouteRule } from '../../store/kube-types.js';
+import type { HTTPBackendRef, HTTPRouteRule } from '../../store/kube-types.js';
 import type { HeaderEdits, PathReplacement, RouteFilters } from '../core/types.js';
 import { hostProblem, pathProblem } from '../core/paths.js';
 
@@ -13,20 +13,35 @@ export const CONTROL = /[\x00-\x1f\x7f]/;
 /** Headers that frame the message or the connection, and Host (URLRewrite's hostname sets it): not edited. */
 const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
 const MAX_EDITS = 16;
-const SERVED = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite']);
+const SERVED = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite', 'RequestMirror']);
+/** RequestMirror filters of one rule (the spec allows several). */
+const MAX_MIRRORS = 8;
+const MAX_DENOMINATOR = 1_000_000;
 
-type Filter = { type?: string; requestHeaderModifier?: unknown; responseHeaderModifier?: unknown; requestRedirect?: unknown; urlRewrite?: unknown };
+/** A RequestMirror's backendRef and share, checked by the translator (ReferenceGrant) into RouteFilters.mirrors. */
+export interface MirrorRef { readonly field: string; readonly ref: HTTPBackendRef; readonly numerator: number; readonly denominator: number }
+export type RuleFilters = RouteFilters & { readonly mirrorRefs?: readonly MirrorRef[] };
+
+type Filter = { type?: string; requestHeaderModifier?: unknown; responseHeaderModifier?: unknown; requestRedirect?: unknown; urlRewrite?: unknown; requestMirror?: unknown };
 
 /** The rule's filters (null: none), or a problem naming the field. `prefixOnly`: every match of the rule is a PathPrefix one. */
-export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean, strictPaths: boolean): RouteFilters | null | { problem: string; field: string } {
+export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean, strictPaths: boolean): RuleFilters | null | { problem: string; field: string } {
   const list = (rule.filters ?? []) as Filter[];
   if (list.length === 0) return null;
   const out: { -readonly [K in keyof RouteFilters]: RouteFilters[K] } = {};
+  const mirrorRefs: MirrorRef[] = [];
   const seen = new Set<string>();
   for (const [k, f] of list.entries()) {
     const field = `${at}.filters[${k}]`;
     const type = String(f?.type ?? '');
     if (!SERVED.has(type)) return { field, problem: `filter ${JSON.stringify(type.slice(0, 40))} is not supported yet` };
+    if (type === 'RequestMirror') {
+      const m = mirror(f.requestMirror, `${field}.requestMirror`);
+      if ('problem' in m) return m;
+      if (mirrorRefs.length === MAX_MIRRORS) return { field, problem: `more than ${MAX_MIRRORS} RequestMirror filters` };
+      mirrorRefs.push(m.value);
+      continue;
+    }
     if (seen.has(type)) return { field, problem: `a second ${type} filter (the spec allows one)` };
     seen.add(type);
     const config = { RequestHeaderModifier: 'requestHeaderModifier', ResponseHeaderModifier: 'responseHeaderModifier', RequestRedirect: 'requestRedirect', URLRewrite: 'urlRewrite' }[type] as keyof Filter;
@@ -43,8 +58,52 @@ export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean
     else out.rewrite = r.value as RouteFilters['rewrite'];
   }
   if (out.redirect && out.rewrite) return { field: `${at}.filters`, problem: 'RequestRedirect and URLRewrite cannot be used together' };
+  return mirrorRefs.length > 0 ? { ...out, mirrorRefs } : out;
+}
+
+/** A backendRef's filters: header edits only (null: none), or a problem naming the field. */
+export function backendFilters(list: unknown[] | undefined, at: string): { requestHeaders?: HeaderEdits; responseHeaders?: HeaderEdits } | null | { problem: string; field: string } {
+  if (!list || list.length === 0) return null;
+  const out: { requestHeaders?: HeaderEdits; responseHeaders?: HeaderEdits } = {};
+  for (const [k, f] of (list as Filter[]).entries()) {
+    const field = `${at}.filters[${k}]`;
+    const type = String(f?.type ?? '');
+    if (type !== 'RequestHeaderModifier' && type !== 'ResponseHeaderModifier') return bad(field, `filter ${JSON.stringify(type.slice(0, 40))} is not supported on backendRefs (RequestHeaderModifier and ResponseHeaderModifier are)`);
+    const key = type === 'RequestHeaderModifier' ? 'requestHeaders' : 'responseHeaders';
+    if (out[key]) return bad(field, `a second ${type} filter (the spec allows one)`);
+    const config = type === 'RequestHeaderModifier' ? 'requestHeaderModifier' : 'responseHeaderModifier';
+    if (f[config] === null || typeof f[config] !== 'object') return bad(`${field}.${config}`, `${type} needs its ${config}`);
+    const r = headerEdits(f[config], `${field}.${config}`);
+    if ('problem' in r) return r;
+    out[key] = r.value;
+  }
   return out;
 }
+
+/** A RequestMirror: its backendRef (kind and grant checked by the translator) and its share (`percent`, or `fraction`; all by default). */
+function mirror(v: unknown, field: string): { value: MirrorRef } | { problem: string; field: string } {
+  const o = obj(v);
+  const ref = obj(o.backendRef);
+  if (typeof ref.name !== 'string' || ref.name === '') return bad(`${field}.backendRef`, 'needs a backendRef with a name');
+  let numerator = 1;
+  let denominator = 1;
+  if (o.percent !== undefined && o.fraction !== undefined) return bad(field, 'percent and fraction cannot be used together');
+  if (o.percent !== undefined) {
+    if (typeof o.percent !== 'number' || !Number.isInteger(o.percent) || o.percent < 0 || o.percent > 100) return bad(`${field}.percent`, 'must be an integer from 0 to 100');
+    [numerator, denominator] = [o.percent, 100];
+  } else if (o.fraction !== undefined) {
+    const fr = obj(o.fraction);
+    const d = fr.denominator ?? 100;
+    const n = fr.numerator;
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > MAX_DENOMINATOR) return bad(`${field}.fraction.denominator`, `must be an integer from 1 to ${MAX_DENOMINATOR}`);
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > d) return bad(`${field}.fraction.numerator`, 'must be an integer from 0 to the denominator');
+    [numerator, denominator] = [n, d];
+  }
+  return { value: { field, ref: ref as unknown as HTTPBackendRef, numerator, denominator } };
+}
+
+const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+type RedirectCode = (typeof REDIRECT_CODES)[number];
 
 const bad = (field: string, problem: string) => ({ field, problem });
 const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {});
@@ -110,10 +169,10 @@ function redirect(v: unknown, field: string, prefixOnly: boolean, strictPaths: b
   const port = o.port ?? 0;
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535 || (o.port !== undefined && port === 0)) return bad(`${field}.port`, 'must be a port number from 1 to 65535');
   const code = o.statusCode ?? 302;
-  if (code !== 301 && code !== 302) return bad(`${field}.statusCode`, 'must be 301 or 302');
+  if (!REDIRECT_CODES.includes(code as RedirectCode)) return bad(`${field}.statusCode`, `must be one of ${REDIRECT_CODES.join(', ')}`);
   const path = pathReplacement(o.path, `${field}.path`, prefixOnly, strictPaths);
   if ('problem' in path) return path;
-  return { value: { scheme: scheme as string, hostname: ((o.hostname as string | undefined) ?? '').toLowerCase(), port, path: path.value, code } };
+  return { value: { scheme: scheme as string, hostname: ((o.hostname as string | undefined) ?? '').toLowerCase(), port, path: path.value, code: code as RedirectCode } };
 }
 
 function rewrite(v: unknown, field: string, prefixOnly: boolean, strictPaths: boolean): { value: RouteFilters['rewrite'] } | { problem: string; field: string } {

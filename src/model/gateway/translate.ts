@@ -1,22 +1,23 @@
 // HTTPRoutes attached to our Gateways → servers, locations and backends of the core. Each host
 // gets the locations of every route served on it (oldest route first; a path already taken
-// stays with the older route); each rule becomes a backend (weighted backendRefs: the first as
-// the primary, the second as its alternative, which the Lua balancer picks by weight). What
+// stays with the older route); each backendRef of a rule becomes a backend (two or more weighted,
+// or one with filters: the location's `split`, which the Lua router draws from per request). What
 // cannot be served is named (`HTTPRoute ns/name`, the field, the reason) and set aside; a rule
 // whose backendRefs cannot all be used answers 500 rather than send its traffic elsewhere.
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
-import type { Backend, Endpoint, IngressRef, Location, ModelWarning, PathType, RouteConditions, Server, ValueMatch } from '../core/types.js';
+import type { Backend, Endpoint, HeaderEdits, IngressRef, Location, ModelWarning, PathType, RouteConditions, RouteFilters, Server, ValueMatch, WeightedBackend } from '../core/types.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
-import { DEFAULT_UPSTREAM, NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend } from '../core/backend-parts.js';
+import { DEFAULT_UPSTREAM, NO_AFFINITY, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
 import { checkRegex } from '../checks/pcre.js';
 import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
-import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, ruleFilters } from './filters.js';
+import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
+import { ruleTimeouts } from './timeouts.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
 export type LocationFactory = (
@@ -49,9 +50,10 @@ export interface BackendPlan {
   readonly namespace: string;
   readonly service: string;
   readonly port: string;
-  /** Set on the second backendRef of a weighted rule: its share is weight / weightTotal. */
-  readonly weight?: { readonly weight: number; readonly weightTotal: number };
-  readonly alternative?: string;
+  /** The backendRef's weight (summed over equal refs). */
+  readonly weight: number;
+  /** The backendRef's own header filters. */
+  readonly filters?: { readonly requestHeaders?: HeaderEdits; readonly responseHeaders?: HeaderEdits };
 }
 
 export interface TranslateInput {
@@ -181,12 +183,33 @@ function ruleLocations(
     warn(`${at}.filters`, `filters are served by the Lua router only, and ${reason}; rule set aside`);
     return null;
   }
+  const timeouts = ruleTimeouts(rule, at);
+  if (timeouts !== null && 'problem' in timeouts) {
+    warn(timeouts.field, `${timeouts.problem}; rule set aside`);
+    return null;
+  }
+  if (timeouts !== null && reason !== null) {
+    warn(`${at}.timeouts`, `timeouts are set by the Lua router only, and ${reason}; rule set aside`);
+    return null;
+  }
+  if (timeouts?.note) warn(`${at}.timeouts`, timeouts.note);
+  const bounded = (loc: Location): Location => (timeouts === null ? loc : {
+    ...loc, proxy: { ...loc.proxy, connectTimeout: Math.min(loc.proxy.connectTimeout, timeouts.seconds), sendTimeout: timeouts.seconds, readTimeout: timeouts.seconds },
+  });
   const ns = route.metadata.namespace ?? '';
   // The rule names the location's requests in logs and metrics (../core/origin.ts).
   const ref: IngressRef = { namespace: ns, name: route.metadata.name, rule: i };
   // A redirect answers by itself: its rule needs no backend.
   const backends = filters?.redirect ? { plans: [], denied: null } : ruleBackends(route, rule, i, input, warn, badRef);
   if (backends === 'skip') return null;
+  let served: RouteFilters | null = filters;
+  const mirrors: BackendPlan[] = [];
+  if (filters?.mirrorRefs) {
+    const { mirrorRefs, ...rest } = filters;
+    const m = ruleMirrors(route, mirrorRefs, i, input, warn, badRef);
+    mirrors.push(...m.plans);
+    served = { ...rest, ...(m.mirrors.length > 0 ? { mirrors: m.mirrors } : {}) };
+  }
   const locations: Location[] = [];
   for (const [k, m] of (rule.matches ?? []).entries()) {
     const field = `${at}.matches[${k}]`;
@@ -209,17 +232,48 @@ function ruleLocations(
       warn(`${field}.path.value`, `${problem}; match set aside`);
       continue;
     }
-    const extra = { ...(when ? { when } : {}), ...(filters ? { filters } : {}) };
+    const extra = { ...(when ? { when } : {}), ...(served ? { filters: served } : {}) };
     if (backends.denied !== null) {
       locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, deniedStatus: 500, ...(when ? { when } : {}) });
     } else if (backends.plans.length === 0) {
       locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), ...extra });
     } else {
       const primary = backends.plans[0]!;
-      locations.push({ ...input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name), ...extra });
+      const split = backends.plans.length > 1 || backends.plans.some((b) => b.filters) ? { split: backends.plans.map(weightedBackend) } : {};
+      locations.push({ ...bounded(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name)), ...extra, ...split });
     }
   }
-  return { locations, plans: backends.denied === null ? backends.plans : [] };
+  return { locations, plans: backends.denied === null ? [...backends.plans, ...mirrors] : [] };
+}
+
+/**
+ * A rule's RequestMirror targets: backends of their own (`…mirror.<Service ns>.<Service>.<port>`)
+ * and the share each gets. A ref that cannot be used (not a Service, no port, another namespace
+ * without a ReferenceGrant) is named and its copies not sent; the rule is served.
+ */
+function ruleMirrors(
+  route: HTTPRoute, refs: readonly MirrorRef[], i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
+): { plans: BackendPlan[]; mirrors: NonNullable<RouteFilters['mirrors']> } {
+  const ns = route.metadata.namespace ?? '';
+  const plans = new Map<string, BackendPlan>();
+  const mirrors: Array<NonNullable<RouteFilters['mirrors']>[number]> = [];
+  for (const m of refs) {
+    const problem = backendRefProblem(m.ref, ns, input);
+    if (problem) {
+      warn(`${m.field}.backendRef`, `${problem.message}; no copy is sent`);
+      badRef({ reason: problem.reason, message: `${m.field}.backendRef: ${problem.message}` });
+      continue;
+    }
+    const namespace = m.ref.namespace ?? ns;
+    const name = `httproute.${ns}.${route.metadata.name}.${i}.mirror.${namespace}.${m.ref.name}.${m.ref.port}`;
+    plans.set(name, { name, namespace, service: m.ref.name, port: String(m.ref.port), weight: 1 });
+    if (m.numerator > 0) mirrors.push({ backend: name, numerator: m.numerator, denominator: m.denominator });
+  }
+  return { plans: [...plans.values()], mirrors };
+}
+
+function weightedBackend(b: BackendPlan): WeightedBackend {
+  return { backend: b.name, weight: b.weight, ...b.filters };
 }
 
 /** The Gateway API's methods (HTTPMethod). */
@@ -315,17 +369,25 @@ function byMatchPrecedence(locations: Location[]): Location[] {
   });
 }
 
+/** The CRD's bound on a backendRef's weight (so a sum of 16 fits the router's draw exactly). */
+const MAX_WEIGHT = 1_000_000;
+const MAX_BACKEND_REFS = 16;
+
 /**
  * The rule's backends: plans, or why the rule answers 500 (`denied`: a refused or unusable
- * backendRef, or every weight 0), or `skip` (more than two weighted backendRefs: not served yet).
+ * backendRef, or every weight 0), or `skip` (weights the Lua router does not draw from).
  */
 function ruleBackends(
   route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
 ): { plans: BackendPlan[]; denied: string | null } | 'skip' {
   const ns = route.metadata.namespace ?? '';
-  const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number }>();
+  const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number; filters: BackendPlan['filters'] | null }>();
   let denied: string | null = null;
   const refs = rule.backendRefs ?? [];
+  if (refs.length > MAX_BACKEND_REFS) {
+    warn(`spec.rules[${i}].backendRefs`, `${refs.length} backendRefs: at most ${MAX_BACKEND_REFS}; rule set aside`);
+    return 'skip';
+  }
   for (const [j, b] of refs.entries()) {
     const field = `spec.rules[${i}].backendRefs[${j}]`;
     const problem = backendRefProblem(b, ns, input);
@@ -335,39 +397,42 @@ function ruleBackends(
       badRef({ reason: problem.reason, message: `${field}: ${problem.message}` });
       continue;
     }
-    if ((b.filters ?? []).length > 0) {
-      warn(`${field}.filters`, 'backendRef filters are not supported yet; the rule answers 500');
-      denied ??= `${field}.filters: not supported yet`;
+    const filters = backendFilters(b.filters, field);
+    if (filters !== null && 'problem' in filters) {
+      warn(filters.field, `${filters.problem}; the rule answers 500`);
+      denied ??= `${filters.field}: ${filters.problem}`;
       continue;
     }
     const weight = b.weight ?? 1;
-    if (weight <= 0) continue;
-    const target = `${b.namespace ?? ns}/${b.name}:${b.port}`;
+    if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 0 || weight > MAX_WEIGHT) {
+      warn(`${field}.weight`, `weight ${JSON.stringify(weight)} is not an integer from 0 to ${MAX_WEIGHT}; the rule answers 500`);
+      denied ??= `${field}.weight: out of range`;
+      continue;
+    }
+    if (weight === 0) continue;
+    // Equal refs add up; the same Service with other filters is a backend of its own.
+    const target = `${b.namespace ?? ns}/${b.name}:${b.port}${filters ? ` ${JSON.stringify(filters)}` : ''}`;
     const seen = weighted.get(target);
-    weighted.set(target, { ref: b, namespace: b.namespace ?? ns, weight: (seen?.weight ?? 0) + weight });
+    weighted.set(target, { ref: b, namespace: b.namespace ?? ns, weight: (seen?.weight ?? 0) + weight, filters: seen?.filters ?? filters });
   }
   if (denied !== null) return { plans: [], denied };
   if (refs.length === 0) return { plans: [], denied: 'the rule has no backendRefs' };
   const list = [...weighted.values()];
   if (list.length === 0) return { plans: [], denied: 'every backendRef has weight 0' };
-  if (list.length > 2) {
-    warn(`spec.rules[${i}].backendRefs`, `${list.length} weighted backendRefs: at most two are supported yet; rule set aside`);
+  if ((list.length > 1 || list.some((e) => e.filters)) && staticReason(input) !== null) {
+    warn(`spec.rules[${i}].backendRefs`, `weighted backendRefs and their filters are served by the Lua router only, and ${staticReason(input)}; rule set aside`);
     return 'skip';
   }
-  const name = (e: (typeof list)[number]) => `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`;
-  const [first, second] = list as [(typeof list)[number], (typeof list)[number] | undefined];
-  const plans: BackendPlan[] = [{ name: name(first), namespace: first.namespace, service: first.ref.name, port: String(first.ref.port), ...(second ? { alternative: name(second) } : {}) }];
-  if (second) plans.push({ name: name(second), namespace: second.namespace, service: second.ref.name, port: String(second.ref.port), weight: shareOf(second.weight, first.weight + second.weight) });
-  return { plans, denied: null };
-}
-
-/**
- * The alternative's share as the Lua balancer reads it (a total of 100 unless a larger one is
- * given): weights scaled so the total exceeds 100 and the ratio stays exact.
- */
-function shareOf(weight: number, total: number): { weight: number; weightTotal: number } {
-  const k = total > 100 ? 1 : Math.floor(100 / total) + 1;
-  return { weight: weight * k, weightTotal: total * k };
+  const names = new Set<string>();
+  return {
+    plans: list.map((e) => {
+      let name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`;
+      for (let k = 2; names.has(name); k++) name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}.${k}`;
+      names.add(name);
+      return { name, namespace: e.namespace, service: e.ref.name, port: String(e.ref.port), weight: e.weight, ...(e.filters ? { filters: e.filters } : {}) };
+    }),
+    denied: null,
+  };
 }
 
 function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateInput): RefProblem | null {
@@ -407,8 +472,6 @@ export function resolveBackends(
     const made = makeBackend({
       name: p.name, service: r.service, port: p.port, endpoints: r.endpoints as Endpoint[], sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {},
       loadBalance: settings.loadBalance,
-      ...(p.alternative ? { alternativeBackends: [p.alternative] } : {}),
-      ...(p.weight ? { noServer: true, trafficShapingPolicy: { ...NO_TRAFFIC_SHAPING, ...p.weight } } : {}),
     });
     const before = previous.get(p.name);
     const backend = before && deepEqual(before, made) ? before : made;

@@ -137,12 +137,12 @@ test('a path an older route holds is refused; features not served yet only warn'
   assert.match(denials(dup)[0]!, /^HTTPRoute team-a\/second spec\.rules\[0\]\.matches: Prefix path "\/api" on host dup\.example\.com is already routed by .*team-a\/first/);
   // The stored route reviewed again (an update) is its own version, not a rival.
   assert.ok(reviewRoute(store.gatewayResources!().httpRoutes[0]!).allowed);
-  const mirror = reviewRoute(route('team-a', 'mirror', ['m.example.com'], [
+  const cors = reviewRoute(route('team-a', 'cors', ['c.example.com'], [
     toService('web'),
-    { matches: [{ path: { type: 'PathPrefix', value: '/copy' } }], filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'web', port: 80 } } }], backendRefs: [{ name: 'web', port: 80 }] },
+    { matches: [{ path: { type: 'PathPrefix', value: '/copy' } }], filters: [{ type: 'CORS', cors: { allowOrigins: ['https://app.example.com'] } }], backendRefs: [{ name: 'web', port: 80 }] },
   ]));
-  assert.ok(mirror.allowed, denials(mirror).join('\n'));
-  assert.equal(warned(mirror).map((w) => w.split(' ')[0]), ['gateway-api-not-built-yet']);
+  assert.ok(cors.allowed, denials(cors).join('\n'));
+  assert.equal(warned(cors).map((w) => w.split(' ')[0]), ['gateway-api-not-built-yet']);
 });
 
 test('a Gateway: a listener that cannot be served is refused, TLS and Passthrough not served yet warn, and the routes a change detaches are named', () => {

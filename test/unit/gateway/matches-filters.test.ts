@@ -164,12 +164,17 @@ test('attacker and typo: bad filter values are named (route, field, reason) and 
     [[{ type: 'RequestRedirect', requestRedirect: { hostname: '*.evil.test' } }], 'filters[0].requestRedirect.hostname', /no wildcard/],
     [[{ type: 'RequestRedirect', requestRedirect: { scheme: 'javascript' } }], 'filters[0].requestRedirect.scheme', /not http or https/],
     [[{ type: 'RequestRedirect', requestRedirect: { port: 70000 } }], 'filters[0].requestRedirect.port', /1 to 65535/],
-    [[{ type: 'RequestRedirect', requestRedirect: { statusCode: 307 } }], 'filters[0].requestRedirect.statusCode', /301 or 302/],
+    [[{ type: 'RequestRedirect', requestRedirect: { statusCode: 304 } }], 'filters[0].requestRedirect.statusCode', /must be one of 301, 302, 303, 307, 308/],
     [[{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/x\r\nY: 1' } } }], 'filters[0].requestRedirect.path', /control characters/],
     [[{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/a b' } } }], 'filters[0].urlRewrite.path', /./],
     [[{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefix', replacePrefixMatch: '/a' } } }], 'filters[0].urlRewrite.path.type', /unknown path modifier/],
     [[{ type: 'URLRewrite', urlRewrite: {} }, { type: 'RequestRedirect', requestRedirect: {} }], 'filters', /cannot be used together/],
-    [[{ type: 'RequestMirror', requestMirror: {} }], 'filters[0]', /not supported yet/],
+    [[{ type: 'RequestMirror', requestMirror: {} }], 'filters[0].requestMirror.backendRef', /needs a backendRef with a name/],
+    [[{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, percent: 101 } }], 'filters[0].requestMirror.percent', /integer from 0 to 100/],
+    [[{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, fraction: { numerator: 3, denominator: 2 } } }], 'filters[0].requestMirror.fraction.numerator', /from 0 to the denominator/],
+    [[{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, fraction: { numerator: 1, denominator: 2_000_000 } } }], 'filters[0].requestMirror.fraction.denominator', /from 1 to 1000000/],
+    [Array.from({ length: 9 }, () => ({ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 } } })), 'filters[8]', /more than 8 RequestMirror filters/],
+    [[{ type: 'CORS', cors: {} }], 'filters[0]', /not supported yet/],
   ];
   for (const [list, field, reason] of bad) {
     const { table, warnings } = build([{ name: 'r', rules: [

@@ -205,25 +205,62 @@ test('two routes on one host: the older keeps a path both claim; one bad route i
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/evil-path')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: path .* must start with "\/" and contain no whitespace or control characters; match set aside$/);
 });
 
-test('weighted backendRefs: the first is the primary, the second its alternative with the exact share; weight 0 takes nothing', () => {
+test('weighted backendRefs: each a backend, the location draws among them by weight (split); weight 0 takes nothing; out-of-range weights and too many refs named', () => {
   const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'split', ['a.example.com'], [{
     matches: [{ path: { type: 'PathPrefix', value: '/' } }],
-    backendRefs: [{ name: 'web', port: 80, weight: 3 }, { name: 'idle', port: 80, weight: 0 }, { name: 'canary', port: 80, weight: 1 }],
-  }])]]);
+    backendRefs: [{ name: 'web', port: 80, weight: 3 }, { name: 'idle', port: 80, weight: 0 }, { name: 'canary', port: 80, weight: 1 }, { name: 'web', namespace: 'team-b', port: 80, weight: 1_000_000 }],
+  }])], ['ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service' })]]);
   const { config } = build(store);
-  const primary = config.backends.find((b) => b.name === 'httproute.team-a.split.0.team-a.web.80')!;
-  const alt = config.backends.find((b) => b.name === 'httproute.team-a.split.0.team-a.canary.80')!;
-  assert.equal(primary.alternativeBackends, [alt.name]);
-  assert.is(alt.noServer, true);
-  assert.is(alt.trafficShapingPolicy.weight / alt.trafficShapingPolicy.weightTotal, 1 / 4);
-  assert.ok(alt.trafficShapingPolicy.weightTotal > 100, 'the Lua balancer reads a total of 100 or less as 100');
+  const root = serverOf(config, 'a.example.com')!.locations.find((l) => l.path === '/' && l.backend.startsWith('httproute'))!;
+  assert.equal(root.split, [
+    { backend: 'httproute.team-a.split.0.team-a.web.80', weight: 3 },
+    { backend: 'httproute.team-a.split.0.team-a.canary.80', weight: 1 },
+    { backend: 'httproute.team-a.split.0.team-b.web.80', weight: 1_000_000 },
+  ]);
+  assert.is(root.backend, 'httproute.team-a.split.0.team-a.web.80');
+  for (const b of root.split!) {
+    const backend = config.backends.find((x) => x.name === b.backend)!;
+    assert.ok(backend, b.backend);
+    assert.equal(backend.alternativeBackends, [], 'no canary chain: the router draws');
+  }
   assert.not.ok(config.backends.some((b) => b.name.includes('.idle.')), 'weight 0: no backend');
-  // More than two weighted Services: named and set aside.
-  store.put('HTTPRoute', route('team-a', 'split', ['a.example.com'], [{ backendRefs: [{ name: 'web', port: 80 }, { name: 'canary', port: 80 }, { name: 'web', namespace: 'team-b', port: 80 }] }]));
-  store.put('ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service' }));
-  const again = build(store);
-  assert.is(serverOf(again.config, 'a.example.com')?.locations.find((l) => l.backend.startsWith('httproute')), undefined);
-  assert.match(warningsOf(again.warnings, 'HTTPRoute team-a/split')[0]!, /3 weighted backendRefs: at most two are supported yet; rule set aside/);
+  // One backendRef: no split.
+  store.put('HTTPRoute', route('team-a', 'split', ['a.example.com'], [{ backendRefs: [{ name: 'web', port: 80, weight: 5 }] }]));
+  assert.is(serverOf(build(store).config, 'a.example.com')!.locations.find((l) => l.backend.startsWith('httproute'))!.split, undefined);
+  // A weight out of the CRD's range, or a fraction: named, the rule answers 500.
+  for (const weight of [1_000_001, -1, 0.5]) {
+    store.put('HTTPRoute', route('team-a', 'split', ['a.example.com'], [{ backendRefs: [{ name: 'web', port: 80 }, { name: 'canary', port: 80, weight }] }]));
+    const bad = build(store);
+    assert.ok(serverOf(bad.config, 'a.example.com')!.locations.find((l) => l.path === '/' && l.denied !== null), String(weight));
+    assert.match(warningsOf(bad.warnings, 'HTTPRoute team-a/split')[0]!, /^spec\.rules\[0\]\.backendRefs\[1\]\.weight: weight .* is not an integer from 0 to 1000000; the rule answers 500$/);
+  }
+  // More than the CRD's 16 backendRefs: named and set aside.
+  store.put('HTTPRoute', route('team-a', 'split', ['a.example.com'], [{ backendRefs: Array.from({ length: 17 }, () => ({ name: 'web', port: 80 })) }]));
+  const many = build(store);
+  assert.is(serverOf(many.config, 'a.example.com')?.locations.find((l) => l.backend.startsWith('httproute')), undefined);
+  assert.match(warningsOf(many.warnings, 'HTTPRoute team-a/split')[0]!, /17 backendRefs: at most 16; rule set aside/);
+});
+
+test('RequestMirror: a backend of its own per mirror Service; another namespace only with the owner\'s grant (else named, no copy, the rule served)', () => {
+  const mirrorRule = (namespace?: string): HTTPRouteRule => ({
+    backendRefs: [{ name: 'web', port: 80 }],
+    filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'shadow', port: 80, ...(namespace ? { namespace } : {}) }, percent: 25 } }],
+  });
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'm', ['a.example.com'], [mirrorRule()])]]);
+  const own = build(store);
+  const root = serverOf(own.config, 'a.example.com')!.locations.find((l) => l.backend.startsWith('httproute'))!;
+  assert.equal(root.filters?.mirrors, [{ backend: 'httproute.team-a.m.0.mirror.team-a.shadow.80', numerator: 25, denominator: 100 }]);
+  assert.ok(own.config.backends.some((b) => b.name === 'httproute.team-a.m.0.mirror.team-a.shadow.80'));
+  store.put('HTTPRoute', route('team-a', 'm', ['a.example.com'], [mirrorRule('team-b')]));
+  const refused = build(store);
+  const served = serverOf(refused.config, 'a.example.com')!.locations.find((l) => l.backend.startsWith('httproute'))!;
+  assert.is(served.denied, null, 'the rule is served');
+  assert.is(served.filters?.mirrors, undefined, 'no copy');
+  assert.not.ok(refused.config.backends.some((b) => b.name.includes('.mirror.team-b.')));
+  assert.match(warningsOf(refused.warnings, 'HTTPRoute team-a/m')[0]!, /^spec\.rules\[0\]\.filters\[0\]\.requestMirror\.backendRef: .*no copy is sent$/);
+  store.put('ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service', name: 'shadow' }));
+  const granted = serverOf(build(store).config, 'a.example.com')!.locations.find((l) => l.backend.startsWith('httproute'))!;
+  assert.equal(granted.filters?.mirrors?.map((m) => m.backend), ['httproute.team-a.m.0.mirror.team-b.shadow.80']);
 });
 
 test('not built yet, named: filters; an HTTPS listener without certificateRefs', () => {
@@ -234,13 +271,13 @@ test('not built yet, named: filters; an HTTPS listener without certificateRefs',
   const { warnings } = build(store);
   assert.match(warningsOf(warnings, 'HTTPRoute team-a/web').join('\n'), /listener infra\/gw\/tls: an HTTPS listener needs tls.certificateRefs/);
   const store2 = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'web', ['a.example.com'], [
-    { ...toService('web', '/f'), filters: [{ type: 'RequestMirror' }] },
+    { ...toService('web', '/f'), filters: [{ type: 'ExtensionRef' }] },
     { matches: [{ path: { type: 'PathPrefix', value: '/m' }, method: 'GET' }], backendRefs: [{ name: 'web', port: 80 }] },
     toService('web', '/ok'),
   ])]]);
   const out = build(store2);
   assert.equal(warningsOf(out.warnings, 'HTTPRoute team-a/web'), [
-    'spec.rules[0].filters[0]: filter "RequestMirror" is not supported yet; rule set aside',
+    'spec.rules[0].filters[0]: filter "ExtensionRef" is not supported yet; rule set aside',
   ]);
   assert.equal(locationsOf(out.config, 'a.example.com'), [
     '/ok/ → httproute.team-a.web.2.team-a.web.80', '= /ok → httproute.team-a.web.2.team-a.web.80',

@@ -14,7 +14,7 @@ export const HTTPS_LISTENER_PORT = 443;
 export interface Attachment {
   /** `namespace/gateway/listener`. */
   readonly listener: string;
-  /** The host names the route is served on through this listener (lower case; `*.` wildcards kept). */
+  /** The host names the route is served on through this listener (lower case; `*.` wildcards kept); none when it would take every host (not served yet). */
   readonly hostnames: readonly string[];
   /** An HTTPS listener: its certificates serve these host names (./listener-tls.ts). */
   readonly https: boolean;
@@ -59,8 +59,10 @@ export function attachParent(
       continue;
     }
     const hostnames = intersectHostnames(route.spec.hostnames, l.hostname);
+    // Neither names a hostname: attached (the spec's attachment is allowedRoutes and the
+    // parentRef alone, so the listener counts it), but every host is not served yet (no hostnames).
     if (!l.hostname && (route.spec.hostnames ?? []).length === 0) {
-      refuse(l, 'neither the route nor the listener names a hostname (every host), which is not served yet', 'NoMatchingListenerHostname');
+      attached.push({ listener: `${gwKey}/${l.name}`, hostnames: [], https: l.protocol === 'HTTPS' });
       continue;
     }
     if (hostnames.length === 0) {

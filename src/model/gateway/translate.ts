@@ -150,6 +150,9 @@ function routeHostnames(
       continue;
     }
     parents.push({ ref, listeners: r.attached.map((a) => a.listener) });
+    for (const a of r.attached) {
+      if (a.hostnames.length === 0) warn(`spec.parentRefs[${j}]`, `neither the route nor listener ${a.listener} names a hostname (every host), which is not served yet; attached, not served`);
+    }
     for (const a of r.attached) for (const h of a.hostnames) out.add(h);
     for (const a of r.attached) {
       if (!a.https) continue;

@@ -38,6 +38,9 @@ const gateway = (ns: string, name: string, listeners: Obj[], spec: Obj = {}): Fa
 const route = (ns: string, name: string, host: string, rules: Obj[], parent: Obj = { name: 'same', namespace: INFRA }): FakeObject => ({
   apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: ns }, spec: { parentRefs: [parent], hostnames: [host], rules },
 });
+const hostless = (name: string, gateway: string, rules: Obj[]): FakeObject => ({
+  apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: INFRA }, spec: { parentRefs: [{ name: gateway, namespace: INFRA }], rules },
+});
 const grant = (ns: string, name: string, from: Obj, to: Obj): FakeObject => ({
   apiVersion: `${GROUP}/v1beta1`, kind: 'ReferenceGrant', metadata: { name, namespace: ns }, spec: { from: [{ group: GROUP, ...from }], to: [{ group: '', ...to }] },
 });
@@ -110,6 +113,19 @@ test.before(async () => {
     ]),
     route(INFRA, 'section-mismatch', 'section.conf', [toService('infra-v1')], { name: 'section', namespace: INFRA, sectionName: 'http1', port: 80 }),
     route(WEB, 'cross-parent', 'cross-parent.conf', [toService('web-backend')], { name: 'same-only', namespace: INFRA }),
+    // GatewayWithAttachedRoutes: routes without hostnames on listeners without one.
+    gateway(INFRA, 'one-attached', [http()]),
+    gateway(INFRA, 'two-attached', [http()]),
+    gateway(INFRA, 'unresolved-attached', [{ ...https([secretRef('does-not-exist')]), name: 'tls', allowedRoutes: { namespaces: { from: 'Same' } } }]),
+    hostless('attached-1', 'one-attached', [toService('infra-v1')]),
+    hostless('attached-2', 'two-attached', [toService('infra-v1')]),
+    hostless('attached-3', 'two-attached', [toService('infra-v2')]),
+    hostless('attached-unresolved', 'unresolved-attached', [toService('does-not-exist')]),
+    // GatewayModifyListeners: a listener with a hostname added, then one removed.
+    gateway(INFRA, 'modify-add', [http()]),
+    gateway(INFRA, 'modify-remove', [http(), http('removed', { hostname: 'removed.conf' })]),
+    hostless('modify-add-route', 'modify-add', [toService('infra-v1')]),
+    hostless('modify-remove-route', 'modify-remove', [toService('infra-v2')]),
   ];
   for (const o of objects) fake.create(o);
   const kubeconfig = join(tmp, 'kubeconfig');
@@ -159,6 +175,44 @@ test('HTTPRouteObservedGenerationBump › a changed route has its conditions at 
   await waitFor(() => latest(now(), parents('bump-route')[0]?.conditions ?? []), { what: 'the new generation', timeoutMs: 20_000 });
   assert.equal(brief(parents('bump-route')[0]!.conditions), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
   await ctl.until('bump.conf', '/', (r) => r.backend === 'infra-v2', { what: 'the changed backend served' });
+});
+
+test('GatewayWithAttachedRoutes › routes without hostnames on a listener without one count in attachedRoutes', async () => {
+  await waitFor(() => listener('two-attached', 'http')?.attachedRoutes === 2 && listener('unresolved-attached', 'tls') !== undefined, { what: 'the attached routes counted', timeoutMs: 20_000 });
+  let l = listener('one-attached', 'http')!;
+  assert.equal([l.attachedRoutes, cond(l.conditions, 'Accepted'), cond(l.conditions, 'ResolvedRefs')], [1, 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+  l = listener('two-attached', 'http')!;
+  assert.equal([l.attachedRoutes, cond(l.conditions, 'Accepted'), cond(l.conditions, 'ResolvedRefs')], [2, 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+  // Its certificate unresolved, the listener still counts the route; the route's backend is unresolved.
+  l = listener('unresolved-attached', 'tls')!;
+  assert.equal([l.attachedRoutes, cond(l.conditions, 'Programmed')?.startsWith('Programmed=False'), cond(l.conditions, 'ResolvedRefs')?.startsWith('ResolvedRefs=False')], [1, true, true]);
+  assert.is(cond(parents('attached-unresolved')[0]?.conditions, 'ResolvedRefs'), 'ResolvedRefs=False/BackendNotFound');
+});
+
+over.both('GatewayWithAttachedRoutes › every host is not served yet: a route without hostnames takes no host', async (p) => {
+  const before = echo['infra-v1']!.hits() + echo['infra-v2']!.hits();
+  for (const host of ['any.conf', 'simple-unknown.conf']) assert.is((await p.request(host, '/')).status, 404, host);
+  assert.is(echo['infra-v1']!.hits() + echo['infra-v2']!.hits(), before);
+});
+
+test('GatewayModifyListeners › an added listener counts the route and serves its hostname; a removed one stops', async () => {
+  const counts = (name: string) => (gw(name)?.listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}`).sort();
+  await waitFor(() => counts('modify-remove').length === 2, { what: 'the status of modify-remove', timeoutMs: 20_000 });
+  assert.equal(counts('modify-add'), ['http:1']);
+  assert.equal(counts('modify-remove'), ['http:1', 'removed:1']);
+  await ctl.until('removed.conf', '/', (r) => r.backend === 'infra-v2', { what: 'removed.conf served before its listener goes' });
+  assert.is((await ctl.request('added.conf', '/')).status, 404, 'added.conf is not served before its listener comes');
+
+  const add = fake.get(GATEWAY_V1, 'Gateway', 'modify-add', INFRA)!;
+  fake.update({ ...add, spec: { ...(add.spec as Obj), listeners: [http(), http('added', { hostname: 'added.conf' })] } });
+  await waitFor(() => counts('modify-add').join() === 'added:1,http:1', { what: 'the added listener counted', timeoutMs: 20_000 });
+  assert.equal(brief(gw('modify-add')!.listeners!.find((l) => l.name === 'added')!.conditions).filter((c) => c.startsWith('Accepted') || c.startsWith('Programmed')), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+  await ctl.until('added.conf', '/', (r) => r.backend === 'infra-v1', { what: 'added.conf served through the new listener' });
+
+  const remove = fake.get(GATEWAY_V1, 'Gateway', 'modify-remove', INFRA)!;
+  fake.update({ ...remove, spec: { ...(remove.spec as Obj), listeners: [http()] } });
+  await waitFor(() => counts('modify-remove').join() === 'http:1', { what: 'the removed listener gone from the status', timeoutMs: 20_000 });
+  await ctl.until('removed.conf', '/', (r) => r.status === 404, { what: 'removed.conf no longer served' });
 });
 
 test('GatewayListenerUnsupportedProtocol › an unknown protocol: the listener is not accepted, nor the Gateway unless another listener is', () => {

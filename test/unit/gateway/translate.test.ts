@@ -175,6 +175,14 @@ test('hostname intersection of a route and a listener', () => {
   assert.equal(intersectHostnames(['example.com'], '*.example.com'), [], 'a wildcard needs a label before its suffix');
 });
 
+test('a route without hostnames on a listener without one: attached and counted, named in a warning, no host served', () => {
+  const { config, warnings, gatewayStatus } = build(world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'every', [], [toService('web')])]]));
+  assert.equal(config.servers.map((s) => s.hostname), ['_']);
+  assert.match(warningsOf(warnings, 'HTTPRoute team-a/every').join('\n'), /neither the route nor listener infra\/gw\/l0 names a hostname \(every host\), which is not served yet/);
+  assert.is(gatewayStatus!.gateways.get('infra/gw')!.listeners[0]!.attachedRoutes, 1);
+  assert.is(gatewayStatus!.routes.get('team-a/every')![0]!.conditions[0]!.status, 'True');
+});
+
 test('precedence: a host an Ingress serves stays the Ingress\'s; the HTTPRoute is named and not served on it, its other hosts are', () => {
   const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])],
     ['HTTPRoute', route('team-a', 'hijack', ['shop.example.com', 'a.example.com'], [toService('web', '/')])]]);

@@ -46,6 +46,8 @@ local ROUTE_HOST_PREFIX = "route:"
 local ROUTE_PREVIOUS_PREFIX = "route_previous:"
 local ROUTES_LOG_PREFIX = "routes_log:"
 local ROUTES_ID_KEY = "routes_id"
+-- The wildcard hosts whose wildcard covers several labels (Gateway API), one a line.
+local ROUTES_SEVERAL_KEY = "routes_several"
 local ROUTES_LOCK_KEY = "routes_lock"
 -- A previous value or a deletion outlives any lookup that may need it (lookups do not yield).
 local ROUTE_PREVIOUS_TTL = 10
@@ -72,6 +74,11 @@ function _M.get_route_host(name, version)
   if v == nil then return nil end
   if v <= version then return text end
   return false
+end
+
+--- The wildcard hosts of the table that cover several labels (Gateway API), one a line, or nil.
+function _M.get_routes_several()
+  return configuration_data:get(ROUTES_SEVERAL_KEY)
 end
 
 --- The host names routes version `version` changed, "*" for every host, nil when not kept.
@@ -369,6 +376,22 @@ local function store_routes(update, router)
       return respond(ngx.HTTP_INTERNAL_SERVER_ERROR, "routes: cannot store host " .. name .. ": " .. tostring(err))
     end
     undo[#undo + 1] = { key, previous }
+  end
+  local several = ""
+  if update.several ~= nil and update.several ~= cjson.null then
+    local list = {}
+    for i, name in ipairs(update.several) do list[i] = name end
+    table.sort(list)
+    several = table.concat(list, "\n")
+  end
+  if several ~= (configuration_data:get(ROUTES_SEVERAL_KEY) or "") then
+    local ok, err = true, nil
+    if several == "" then configuration_data:delete(ROUTES_SEVERAL_KEY)
+    else ok, err = configuration_data:safe_set(ROUTES_SEVERAL_KEY, several) end
+    if not ok then
+      rollback()
+      return respond(413, "routes: the several-label hosts do not fit in lua_shared_dict configuration_data (nothing was changed): " .. tostring(err))
+    end
   end
   local log = #names > ROUTES_LOG_MAX_HOSTS and "*" or table.concat(names, "\n")
   if not configuration_data:safe_set(ROUTES_LOG_PREFIX .. next_version, log) then

@@ -504,6 +504,16 @@ function _M.routes_update_problem(t)
       return field .. " must be a string of 1 to " .. MAX_TABLE_ID .. " bytes"
     end
   end
+  -- The `*.x` hosts whose wildcard covers several labels (Gateway API): every POST names them all.
+  if not absent(t.several) then
+    if not is_array(t.several) then return "several must be a JSON array of wildcard host names" end
+    if #t.several > _M.MAX_ROUTE_HOSTS then return "more than " .. _M.MAX_ROUTE_HOSTS .. " several-label hosts" end
+    for _, host in ipairs(t.several) do
+      if not valid_hostname(host) or host ~= host:lower() or host:sub(1, 2) ~= "*." then
+        return "several: " .. tostring(host):sub(1, 100) .. " is not a lower-case wildcard host name"
+      end
+    end
+  end
   if not absent(t.deleted) then
     if absent(t.base) then return "deleted needs base (the table it changes)" end
     if not is_array(t.deleted) then return "deleted must be a JSON array of host names" end

@@ -180,6 +180,9 @@ local matches = route_memo.new()
 -- The memo's key for the whole table: a new one empties it.
 local epoch = {}
 
+-- The Gateway API wildcards of the table (a set of names), nil when it has none, and their text.
+local several, several_text = nil, nil
+
 local function forget_everything()
   compiled = {}
   absent, absent_count = {}, 0
@@ -209,6 +212,17 @@ local function move_to(version)
         if string_byte(name, 1) == 42 then epoch = {} else matches:drop(name) end
       end
     end
+  end
+  -- One read per version: the list changes rarely, and the memo goes with it.
+  local text = configuration.get_routes_several()
+  if text ~= several_text then
+    several_text = text
+    several = nil
+    if text and text ~= "" then
+      several = {}
+      for name in string_gmatch(text, "[^\n]+") do several[name] = true end
+    end
+    epoch = {}
   end
   current_version = version
   pcre2.next_generation()
@@ -256,8 +270,23 @@ local function compiled_host(name)
   return h
 end
 
+-- A Gateway API wildcard `*.rest` covering the labels before `.rest` of a host whose first
+-- label no wildcard covers: the longest such suffix (the most specific). Only in the default
+-- server: a request a static wildcard server took belongs to that server's Ingress (its one-label
+-- wildcard), unless the table names the host itself.
+local function several_labels(host, dot)
+  if ngx.var.server_name ~= "_" then return nil end
+  while true do
+    dot = host:find(".", dot + 1, true)
+    if not dot then return nil end
+    local name = "*" .. string_sub(host, dot)
+    if several[name] then return compiled_host(name) end
+  end
+end
+
 -- A host of the table: the name itself, or `*.rest` when the first label is one a wildcard
--- server_name covers (`[\w-]+`, as src/render/view.ts wildcardServerName).
+-- server_name covers (`[\w-]+`, as src/render/view.ts wildcardServerName), or, for a Gateway
+-- API wildcard (several), several labels.
 local function host_routes(host)
   for _ = 1, 3 do
     local h = compiled_host(host)
@@ -267,6 +296,7 @@ local function host_routes(host)
       if not dot or dot == 1 then return nil end
       if host:find("^[%w_%-]+%.") == nil then return nil end
       h = compiled_host("*" .. string_sub(host, dot))
+      if h == nil and several then h = several_labels(host, dot) end
       if h ~= "behind" then return h end
     end
   end

@@ -42,6 +42,8 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
 export interface RoutesPayload {
   /** Host name (lower case; `*.x` covers one label) → its locations in the order NGINX tries them. */
   readonly hosts: Readonly<Record<string, readonly RouteEntry[]>>;
+  /** The `*.x` hosts whose wildcard covers several labels (Gateway API); absent when there are none. */
+  readonly several?: readonly string[];
 }
 
 const memo = new WeakMap<Server, { readonly settings: NginxSettings; readonly entries: readonly RouteEntry[] }>();
@@ -109,8 +111,16 @@ export function routesPayload(config: Configuration): RoutesPayload {
   let payload = payloads.get(config);
   if (payload) return payload;
   const hosts: Record<string, readonly RouteEntry[]> = {};
-  if (config.dynamicRoutes) for (const s of config.servers) if (s.staticBecause === null) hosts[s.hostname.toLowerCase()] = hostRoutes(s, config.settings);
-  payload = { hosts };
+  const several: string[] = [];
+  if (config.dynamicRoutes) {
+    for (const s of config.servers) {
+      if (s.staticBecause !== null) continue;
+      const name = s.hostname.toLowerCase();
+      hosts[name] = hostRoutes(s, config.settings);
+      if (s.wildcardCoversLabels === 'several') several.push(name);
+    }
+  }
+  payload = several.length > 0 ? { hosts, several } : { hosts };
   payloads.set(config, payload);
   return payload;
 }
@@ -199,10 +209,12 @@ export function createRoutesSerialiser(nextId: () => string = routeTableIds()): 
       if (base) {
         const deleted: string[] = [];
         for (const host of base.texts.keys()) if (!texts.has(host)) deleted.push(host);
-        chunks.push(`},"deleted":${JSON.stringify(deleted)}}`);
+        chunks.push(`},"deleted":${JSON.stringify(deleted)}`);
       } else {
-        chunks.push('}}');
+        chunks.push('}');
       }
+      // Every POST names them all (the list is short): NGINX keeps the last one.
+      chunks.push(payload.several ? `,"several":${JSON.stringify(payload.several)}}` : '}');
       return { body: chunks, delta: base !== null, accepted: () => { held = { id, texts }; } };
     },
     forget() { held = null; },

@@ -191,6 +191,11 @@ export interface Server {
    * table (a change is POSTed). The rule: ../ingress/dynamic-routes.ts.
    */
   readonly staticBecause: string | null;
+  /**
+   * Set on a `*.x` host of the Gateway front end, whose wildcard covers one or more labels
+   * (Gateway API); absent, a wildcard covers exactly one label (Ingress, as ingress-nginx).
+   */
+  readonly wildcardCoversLabels?: 'several';
 }
 
 export interface Certificate {

@@ -116,6 +116,7 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
     servers.push({
       hostname, aliases: [], sslPassthrough: false, certificate: null, tlsSecret: null, redirectFromToWWW: false,
       useRegex: false, serverSnippet: '', locations, staticBecause: staticReason(input),
+      ...(hostname.startsWith('*.') ? { wildcardCoversLabels: 'several' as const } : {}),
     });
   }
   for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);

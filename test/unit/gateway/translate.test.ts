@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { intersectHostnames, type Condition, type GatewayAPIStatus } from '../../../src/model/gateway/index.js';
 import type { Configuration, ModelWarning } from '../../../src/model/core/types.js';
+import { createRoutesSerialiser, routesPayload } from '../../../src/model/core/routes-payload.js';
 import type { Gateway, GatewayClass, GatewayListener, HTTPRoute, HTTPRouteRule, KubeObject, Namespace, ReferenceGrant } from '../../../src/store/kube-types.js';
 import { PREFIX, ingress, service, slice, testStore } from '../../support/model-objects.js';
 
@@ -173,6 +174,27 @@ test('hostname intersection of a route and a listener', () => {
   assert.equal(intersectHostnames(['*.example.com'], 'a.example.com'), ['a.example.com']);
   assert.equal(intersectHostnames(['*.a.example.com'], '*.example.com'), ['*.a.example.com']);
   assert.equal(intersectHostnames(['example.com'], '*.example.com'), [], 'a wildcard needs a label before its suffix');
+});
+
+test('a Gateway API wildcard host covers several labels in the route table; an Ingress wildcard one', () => {
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'web', ['*.example.com', 'a.test'], [toService('web')])]]);
+  store.put('Ingress', ingress('wild', '*.ing.test', [['/', 'Prefix', 'web', 80]], { ns: 'team-b' }));
+  const { config } = build(store);
+  assert.is(serverOf(config, '*.example.com')?.wildcardCoversLabels, 'several');
+  assert.is(serverOf(config, 'a.test')?.wildcardCoversLabels, undefined);
+  assert.is(serverOf(config, '*.ing.test')?.wildcardCoversLabels, undefined);
+  const payload = routesPayload(config);
+  assert.equal(payload.several, ['*.example.com']);
+  const serialiser = createRoutesSerialiser(() => 'id');
+  const whole = serialiser.post(payload);
+  assert.equal((JSON.parse(whole.body.join('')) as { several: string[] }).several, ['*.example.com']);
+  whole.accepted();
+  assert.equal((JSON.parse(serialiser.post(payload).body.join('')) as { several: string[] }).several, ['*.example.com'], 'a change names them again');
+  const ingressOnly = world([]);
+  ingressOnly.put('Ingress', ingress('wild', '*.ing.test', [['/', 'Prefix', 'web', 80]], { ns: 'team-b' }));
+  const plain = routesPayload(build(ingressOnly).config);
+  assert.is('several' in plain, false, 'a table without Gateway API wildcards has no list');
+  assert.is('several' in JSON.parse(createRoutesSerialiser().post(plain).body.join('')), false);
 });
 
 test('a route without hostnames on a listener without one: attached and counted, named in a warning, no host served', () => {

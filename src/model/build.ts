@@ -10,7 +10,7 @@
 import type { Logger } from '../log.js';
 import type { ConfigMap, Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
-import type { StoredKind } from '../store/events.js';
+import { GATEWAY_KINDS, type StoredKind } from '../store/events.js';
 import { defaultAnnotations, locationTemplate, parseAnnotations } from './ingress/annotations/index.js';
 import type { NginxSettings } from './core/config/settings.js';
 import { defaultSettings, parseConfigMap } from './core/config/parse.js';
@@ -97,6 +97,8 @@ interface BuilderCaches {
   backends: readonly Backend[] | undefined;
   /** What the endpoints-only path reuses; null after a build that threw. */
   last: LastBuild | null;
+  /** The Ingresses' hosts (without `_`) of a topology, which the Gateway API front end yields to. */
+  ingressHosts: { topo: Topology; hosts: Set<string>; key: string } | null;
   /** The Gateway API front end's last translation and what it was made from. */
   gateway: { resources: GatewayResources; settings: NginxSettings; ingressHosts: string; missingServices: string; translation: GatewayTranslation } | null;
   /** The HTTPRoutes' backends of the last full build, by name (an equal one is handed back as the same object). */
@@ -114,7 +116,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
+  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();
@@ -176,16 +178,24 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     return caches.gatewayLocations.make;
   }
 
+  /** The Ingresses' hosts of the topology, computed again only for a new topology. */
+  function ingressHostsOf(topo: Topology): { hosts: Set<string>; key: string } {
+    if (caches.ingressHosts?.topo !== topo) {
+      const hosts = new Set<string>();
+      for (const { host } of topo.hosts) if (host !== '_') hosts.add(host);
+      caches.ingressHosts = { topo, hosts, key: [...hosts].join(',') };
+    }
+    return caches.ingressHosts;
+  }
+
   /** The Gateway API front end's translation, redone only when its objects, the settings or the Ingresses' hosts changed. */
-  function gatewayFor(store: StoreReader, settings: NginxSettings, ingressServers: readonly Server[]): GatewayTranslation | null {
+  function gatewayFor(store: StoreReader, settings: NginxSettings, topo: Topology): GatewayTranslation | null {
     const resources = store.gatewayResources?.();
     if (!resources || resources.gateways.length === 0) {
       caches.gateway = null;
       return null;
     }
-    const hosts = new Set<string>();
-    for (const s of ingressServers) if (s.hostname !== '_') hosts.add(s.hostname);
-    const ingressHosts = [...hosts].join(',');
+    const { hosts, key: ingressHosts } = ingressHostsOf(topo);
     // A backendRef to a Service that does not exist answers 500: the translation depends on which exist.
     const missing = new Set<string>();
     for (const r of resources.httpRoutes) {
@@ -241,8 +251,11 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     return { config, warnings };
   }
 
-  /** `ingressesOnly`: the caller says only Ingresses changed since the previous build (Services and EndpointSlices did not). */
-  function buildAll(store: StoreReader, ingressesOnly: boolean): BuildResult {
+  /**
+   * `backendsKept`: the caller says only Ingresses and Gateway API objects changed since the
+   * previous build (no Service, EndpointSlice, Secret or ConfigMap did).
+   */
+  function buildAll(store: StoreReader, backendsKept: boolean): BuildResult {
     const started = performance.now();
     const previous = caches.last;
     caches.last = null; // a build that throws leaves nothing to reuse
@@ -265,14 +278,14 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const tls = selectTLS(tlsCache, topo.hosts, { store, readCertificate: shared.readCertificate, date: now(), warnings });
     const leading = warnings.slice();
     // With the same settings and no Service or EndpointSlice changed, a plan the topology kept
-    // gives the same backend.
-    const reuse = ingressesOnly && previous !== null && previous.settings === settings ? { topo: previous.topo, assembled: previous.assembled } : null;
+    // gives the same backend (a Gateway API change leaves every plan in place).
+    const reuse = backendsKept && previous !== null && previous.settings === settings ? { topo: previous.topo, assembled: previous.assembled } : null;
     const assembled = assembleBackends(backendContext(store, settings), { topo, defaults: defaultAnnotations(settings), builtIn, reuse }, warnings);
     const { tcpEndpoints, udpEndpoints } = l4Services(store, warnings);
 
     let allServers: readonly Server[] = tls.servers;
     let allBackends: readonly Backend[] = assembled.backends;
-    const gateway = gatewayFor(store, settings, tls.servers);
+    const gateway = gatewayFor(store, settings, topo);
     let gatewayStatus: GatewayAPIStatus | undefined;
     let certificates = tls.certificates;
     if (gateway) {
@@ -284,8 +297,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       }, caches.gatewayTLS);
       gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems);
       certificates = mergeCertificates(tls.certificates, gwTLS.certificates);
-      allServers = [...tls.servers, ...gwTLS.servers].sort(byServerOrder);
-      allBackends = [...assembled.backends, ...resolveBackends(gateway.plans, store, settings, addressPolicy, warnings, caches.gatewayBackends)].sort(byName);
+      // Both lists are sorted already and the Gateway API's are few: merged, not sorted again.
+      allServers = mergeSorted(tls.servers, [...gwTLS.servers].sort(byServerOrder), byServerOrder);
+      allBackends = mergeSorted(assembled.backends, resolveBackends(gateway.plans, store, settings, addressPolicy, warnings, caches.gatewayBackends).sort(byName), byName);
     }
 
     // Unchanged lists are handed back as the same arrays: decide() sees them equal at once.
@@ -314,7 +328,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
   return {
     build(store, changes) {
-      return (changes && buildEndpointsOnly(store, changes)) || buildAll(store, changes !== undefined && changes.every((c) => c.kind === 'Ingress'));
+      return (changes && buildEndpointsOnly(store, changes)) || buildAll(store, changes !== undefined && changes.every((c) => c.kind === 'Ingress' || isGatewayKind(c.kind)));
     },
   };
 }
@@ -326,6 +340,20 @@ function mergeCertificates(a: Readonly<Record<string, Certificate>>, b: Readonly
   const all: Record<string, Certificate> = {};
   for (const uid of [...Object.keys(a), ...extra].sort()) all[uid] = (a[uid] ?? b[uid])!;
   return all;
+}
+
+const isGatewayKind = (kind: StoredKind): boolean => (GATEWAY_KINDS as readonly StoredKind[]).includes(kind);
+
+/** Two lists sorted by `order` as one sorted list (on a tie, `a`'s item first). */
+function mergeSorted<T>(a: readonly T[], b: readonly T[], order: (x: T, y: T) => number): T[] {
+  const out = new Array<T>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = order(b[j]!, a[i]!) < 0 ? b[j++]! : a[i++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
 }
 
 /** The model's order of servers: the default server `_` first, then by host name. */

@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { intersectHostnames, type Condition, type GatewayAPIStatus } from '../../../src/model/gateway/index.js';
 import type { Configuration, ModelWarning } from '../../../src/model/core/types.js';
+import { stableJSON } from '../../../src/model/core/json.js';
 import { createRoutesSerialiser, routesPayload } from '../../../src/model/core/routes-payload.js';
 import type { Gateway, GatewayClass, GatewayListener, HTTPRoute, HTTPRouteRule, KubeObject, Namespace, ReferenceGrant } from '../../../src/store/kube-types.js';
 import { PREFIX, ingress, service, slice, testStore } from '../../support/model-objects.js';
@@ -94,6 +95,40 @@ test('a rebuild with nothing changed hands back the same server and backend list
   assert.equal(named(third, 'httproute.team-a.web.0.team-a.web.80').endpoints, [{ address: '10.0.1.9', port: '8080' }]);
   assert.is(named(third, 'httproute.team-a.web.1.team-a.canary.80'), named(first, 'httproute.team-a.web.1.team-a.canary.80'));
   assert.is(third.servers, first.servers);
+});
+
+test('builds told of Gateway API changes equal cold builds: an Ingress keeps its host, a Service change reaches both front ends', () => {
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['Ingress', ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', 80]], { ns: 'team-a' })],
+    ['HTTPRoute', route('team-a', 'r1', ['a.example.com'], [toService('web')])]]);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true });
+  builder.build(store);
+  const step = (changes: Array<{ kind: 'HTTPRoute' | 'ReferenceGrant' | 'Gateway' | 'EndpointSlice' | 'Ingress'; key: string }>) => {
+    const hinted = builder.build(store, changes);
+    const cold = build(store);
+    assert.fixture(stableJSON(hinted.config), stableJSON(cold.config), changes.map((c) => c.key).join());
+    assert.equal(hinted.warnings, cold.warnings);
+    assert.equal(hinted.gatewayStatus, cold.gatewayStatus);
+    const hosts = hinted.config.servers.map((x) => x.hostname);
+    assert.equal(hosts, ['_', ...hosts.filter((h) => h !== '_').sort()], 'servers in order, the default one first');
+    return hinted.config;
+  };
+  store.put('HTTPRoute', route('team-a', 'r2', ['b.example.com'], [toService('canary')]));
+  assert.equal(locationsOf(step([{ kind: 'HTTPRoute', key: 'team-a/r2' }]), 'b.example.com'), ['/ → httproute.team-a.r2.0.team-a.canary.80']);
+  store.put('HTTPRoute', route('team-a', 'r3', ['shop.example.com'], [toService('canary', '/steal')]));
+  assert.equal(locationsOf(step([{ kind: 'HTTPRoute', key: 'team-a/r3' }]), 'shop.example.com'), ['/ → team-a-web-80'], 'the Ingress owns its host');
+  store.put('ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service' }));
+  store.put('HTTPRoute', route('team-a', 'r4', ['c.example.com'], [toService('db', '/', { namespace: 'team-b' })]));
+  assert.equal(locationsOf(step([{ kind: 'ReferenceGrant', key: 'team-b/g-team-a-Service' }, { kind: 'HTTPRoute', key: 'team-a/r4' }]), 'c.example.com'), ['/ → httproute.team-a.r4.0.team-b.db.80']);
+  store.put('HTTPRoute', route('team-a', 'r2', ['b.example.com'], [toService('web')]));
+  store.put('EndpointSlice', slice('web-1', 'web', ['10.0.1.7'], 'team-a'));
+  const both = step([{ kind: 'HTTPRoute', key: 'team-a/r2' }, { kind: 'EndpointSlice', key: 'team-a/web-1' }]);
+  for (const name of ['team-a-web-80', 'httproute.team-a.r2.0.team-a.web.80']) {
+    assert.equal(both.backends.find((b) => b.name === name)!.endpoints, [{ address: '10.0.1.7', port: '8080' }], name);
+  }
+  store.put('Ingress', ingress('shop', 'shop.example.com', [['/', 'Prefix', 'idle', 80]], { ns: 'team-a' }));
+  assert.equal(locationsOf(step([{ kind: 'Ingress', key: 'team-a/shop' }]), 'shop.example.com'), ['/ → team-a-idle-80']);
+  store.remove('Ingress', ingress('shop', 'shop.example.com', [], { ns: 'team-a' }));
+  assert.equal(locationsOf(step([{ kind: 'Ingress', key: 'team-a/shop' }]), 'shop.example.com'), ['/steal/ → httproute.team-a.r3.0.team-a.canary.80', '= /steal → httproute.team-a.r3.0.team-a.canary.80', '/ → upstream-default-backend'], 'the route takes the host the Ingress left');
 });
 
 test('a GatewayClass of another controller: its Gateways and their routes are not served', () => {

@@ -79,7 +79,9 @@ export type StoreChanges = ReadonlyArray<{ kind: StoredKind; key: string }>;
 export interface ModelBuilder {
   /**
    * `changes`, when given, must name every object changed since the previous build; when they
-   * are all EndpointSlices, only the backends of their Services are rebuilt. Undefined: unknown.
+   * are all EndpointSlices, only the backends of their Services are rebuilt; when they are all
+   * Ingresses and Gateway API objects, the backends of plans the topology kept are reused.
+   * Undefined: unknown.
    */
   build(store: StoreReader, changes?: StoreChanges): BuildResult;
 }

@@ -317,6 +317,9 @@ local function route_settings_problem(e, where)
     end
     problem = header_list_problem(cors.headers, where .. ".cors.headers")
     if problem then return problem end
+    if not (absent(cors.echoMethods) or cors.echoMethods == true) or not (absent(cors.echoHeaders) or cors.echoHeaders == true) then
+      return where .. ".cors.echoMethods and .echoHeaders must be absent or true"
+    end
   end
   for _, k in ipairs({ "deny", "allow" }) do
     local list = e[k]

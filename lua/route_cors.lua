@@ -1,6 +1,6 @@
--- A dynamic route's enable-cors (route-table field `cors`: the pattern an allowed Origin matches,
--- '' for every origin, and the Access-Control-* headers after Allow-Origin;
--- src/model/core/route-settings.ts), as the location's `if` blocks do it: a request whose Origin is
+-- A dynamic route's enable-cors or HTTPRoute CORS filter (route-table field `cors`: the pattern an
+-- allowed Origin matches, '' for every origin, and the Access-Control-* headers after Allow-Origin;
+-- src/model/core/route-settings.ts, src/model/gateway/filters.ts), as the location's `if` blocks do it: a request whose Origin is
 -- allowed gets the whole set on every answer, its preflight (OPTIONS) is answered 204 before
 -- the SSL redirect, the backend and the source ranges are looked at (rewrite-module directives
 -- run before the location's Lua and access phases); other origins get nothing.
@@ -66,6 +66,15 @@ function _M.header_filter(ctx)
   for i = 1, #list do
     local h = list[i]
     header[h[1]] = h[2]
+  end
+  -- An HTTPRoute's `*` with credentials: the preflight's own request is what is allowed.
+  if c.echoMethods then
+    local m = ngx.var.http_access_control_request_method
+    if m then header["Access-Control-Allow-Methods"] = m end
+  end
+  if c.echoHeaders then
+    local h = ngx.var.http_access_control_request_headers
+    if h then header["Access-Control-Allow-Headers"] = h end
   end
   if ctx.route_cors_preflight then
     header["Content-Type"] = "text/plain; charset=utf-8"

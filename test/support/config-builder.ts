@@ -188,7 +188,7 @@ export interface HostileField {
  * build and the renderer's caches rely on model objects never changing); a test that builds a
  * hostile or broken configuration by hand writes through this type.
  */
-export type Mutable<T> = T extends ReadonlyArray<infer E> ? Mutable<E>[] : T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;
+export type Mutable<T> = T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;
 
 /** `value`, writable: for tests that change hand-built model objects. */
 export function mutable<T>(value: T): Mutable<T> {

@@ -6,7 +6,7 @@
 import type { NginxSettings } from './config/settings.js';
 import { corsHeaders, corsOriginPattern } from '../ingress/annotations/cors.js';
 import type { ProxyConfig } from '../ingress/annotations/proxy.js';
-import type { Location } from './types.js';
+import type { Location, RouteCors } from './types.js';
 
 export interface RouteUpstream {
   /** proxy_connect_timeout, proxy_send_timeout, proxy_read_timeout in seconds; 0 = the http level's. */
@@ -23,7 +23,7 @@ export interface RouteAccess {
 
 export interface RouteResponse {
   /** enable-cors: the pattern an allowed Origin matches ('' = every origin) and the headers after Access-Control-Allow-Origin. */
-  readonly cors?: { readonly origin: string; readonly headers: ReadonlyArray<readonly [string, string]> };
+  readonly cors?: RouteCors;
   /** custom-headers: the response headers, in name order. */
   readonly headers?: ReadonlyArray<readonly [string, string]>;
 }

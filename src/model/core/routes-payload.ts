@@ -33,8 +33,8 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   readonly redirect: string;
   /** Header, query and method conditions (lua/route_match.lua); absent: none. */
   readonly when?: RouteConditions;
-  /** HTTPRoute filters (lua/route_filters.lua); absent: none. */
-  readonly filters?: RouteFilters;
+  /** HTTPRoute filters (lua/route_filters.lua) but CORS (the entry's `cors`); absent: none. */
+  readonly filters?: Omit<RouteFilters, 'cors'>;
   /** Weighted backends drawn per request in place of `backend` (lua/router.lua); absent: none. */
   readonly split?: readonly WeightedBackend[];
 }
@@ -47,6 +47,13 @@ export interface RoutesPayload {
 }
 
 const memo = new WeakMap<Server, { readonly settings: NginxSettings; readonly entries: readonly RouteEntry[] }>();
+
+/** An HTTPRoute's filters: its CORS goes where an Ingress's goes (lua/route_cors.lua), the others to lua/route_filters.lua. */
+function routeFilters(loc: Location): Pick<RouteEntry, 'filters' | 'cors'> {
+  if (!loc.filters) return {};
+  const { cors, ...rest } = loc.filters;
+  return { ...(Object.keys(rest).length > 0 ? { filters: rest } : {}), ...(cors ? { cors } : {}) };
+}
 
 function redirectFlags(loc: Location): string {
   const rw = loc.rewrite;
@@ -95,7 +102,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       fallback: loc.defaultBackend ?? '',
       redirect: redirectFlags(loc),
       ...(loc.when ? { when: loc.when } : {}),
-      ...(loc.filters ? { filters: loc.filters } : {}),
+      ...routeFilters(loc),
       ...(loc.split ? { split: loc.split } : {}),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });

@@ -138,6 +138,17 @@ export interface RouteFilters {
   readonly rewrite?: { readonly hostname: string; readonly path: PathReplacement | null };
   /** RequestMirror: a copy of numerator/denominator of the requests goes to each backend (lua/mirror.lua), its answer unused. */
   readonly mirrors?: ReadonlyArray<{ readonly backend: string; readonly numerator: number; readonly denominator: number }>;
+  /** CORS: what lua/route_cors.lua serves (the route table's `cors`, sent beside the other filters). */
+  readonly cors?: RouteCors;
+}
+
+/** A route's CORS (lua/route_cors.lua): the pattern an allowed Origin matches ('' = every origin, answered `*`) and the headers after Access-Control-Allow-Origin. */
+export interface RouteCors {
+  readonly origin: string;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  /** Allow-Methods / Allow-Headers take the preflight's Access-Control-Request-Method / -Headers when it has them (a `*` with credentials). */
+  readonly echoMethods?: true;
+  readonly echoHeaders?: true;
 }
 
 /** A value test of a request header or query parameter: equal, or a PCRE2 pattern found in it. */

@@ -2,7 +2,8 @@
 // tokens, values have no control character (CR, LF, NUL) and bounded lengths, host names and
 // paths pass the Ingress checks. A filter that cannot be served sets its rule aside (named).
 import type { HTTPBackendRef, HTTPRouteRule } from '../../store/kube-types.js';
-import type { HeaderEdits, PathReplacement, RouteFilters } from '../core/types.js';
+import type { HeaderEdits, PathReplacement, RouteCors, RouteFilters } from '../core/types.js';
+import { escapeRegex } from '../checks/pcre.js';
 import { hostProblem, pathProblem } from '../core/paths.js';
 
 /** An HTTP header name (RFC 9110 token), as the CRD's pattern allows. */
@@ -13,7 +14,7 @@ export const CONTROL = /[\x00-\x1f\x7f]/;
 /** Headers that frame the message or the connection, and Host (URLRewrite's hostname sets it): not edited. */
 const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
 const MAX_EDITS = 16;
-const SERVED = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite', 'RequestMirror']);
+const SERVED = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite', 'RequestMirror', 'CORS']);
 /** RequestMirror filters of one rule (the spec allows several). */
 const MAX_MIRRORS = 8;
 const MAX_DENOMINATOR = 1_000_000;
@@ -22,7 +23,7 @@ const MAX_DENOMINATOR = 1_000_000;
 export interface MirrorRef { readonly field: string; readonly ref: HTTPBackendRef; readonly numerator: number; readonly denominator: number }
 export type RuleFilters = RouteFilters & { readonly mirrorRefs?: readonly MirrorRef[] };
 
-type Filter = { type?: string; requestHeaderModifier?: unknown; responseHeaderModifier?: unknown; requestRedirect?: unknown; urlRewrite?: unknown; requestMirror?: unknown };
+type Filter = { type?: string; requestHeaderModifier?: unknown; responseHeaderModifier?: unknown; requestRedirect?: unknown; urlRewrite?: unknown; requestMirror?: unknown; cors?: unknown };
 
 /** The rule's filters (null: none), or a problem naming the field. `prefixOnly`: every match of the rule is a PathPrefix one. */
 export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean, strictPaths: boolean): RuleFilters | null | { problem: string; field: string } {
@@ -44,14 +45,19 @@ export function ruleFilters(rule: HTTPRouteRule, at: string, prefixOnly: boolean
     }
     if (seen.has(type)) return { field, problem: `a second ${type} filter (the spec allows one)` };
     seen.add(type);
-    const config = { RequestHeaderModifier: 'requestHeaderModifier', ResponseHeaderModifier: 'responseHeaderModifier', RequestRedirect: 'requestRedirect', URLRewrite: 'urlRewrite' }[type] as keyof Filter;
+    const config = { RequestHeaderModifier: 'requestHeaderModifier', ResponseHeaderModifier: 'responseHeaderModifier', RequestRedirect: 'requestRedirect', URLRewrite: 'urlRewrite', CORS: 'cors' }[type] as keyof Filter;
     if (f[config] === null || typeof f[config] !== 'object') return { field: `${field}.${config}`, problem: `${type} needs its ${config}` };
     let r: { value: unknown } | { problem: string; field: string };
     if (type === 'RequestHeaderModifier') r = headerEdits(f.requestHeaderModifier, `${field}.requestHeaderModifier`);
     else if (type === 'ResponseHeaderModifier') r = headerEdits(f.responseHeaderModifier, `${field}.responseHeaderModifier`);
     else if (type === 'RequestRedirect') r = redirect(f.requestRedirect, `${field}.requestRedirect`, prefixOnly, strictPaths);
+    else if (type === 'CORS') r = cors(f.cors, `${field}.cors`);
     else r = rewrite(f.urlRewrite, `${field}.urlRewrite`, prefixOnly, strictPaths);
     if ('problem' in r) return r;
+    if (type === 'CORS') {
+      if (r.value !== null) out.cors = r.value as RouteCors;
+      continue;
+    }
     if (type === 'RequestHeaderModifier') out.requestHeaders = r.value as HeaderEdits;
     else if (type === 'ResponseHeaderModifier') out.responseHeaders = r.value as HeaderEdits;
     else if (type === 'RequestRedirect') out.redirect = r.value as RouteFilters['redirect'];
@@ -184,4 +190,57 @@ function rewrite(v: unknown, field: string, prefixOnly: boolean, strictPaths: bo
   const path = pathReplacement(o.path, `${field}.path`, prefixOnly, strictPaths);
   if ('problem' in path) return path;
   return { value: { hostname: ((o.hostname as string | undefined) ?? '').toLowerCase(), path: path.value } };
+}
+
+const CORS_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH', '*']);
+const MAX_CORS_ITEMS = 64;
+/** The CRD's CORSOrigin: `*`, or http(s)://host[:port] where host is `*`, or names that may start with `*.`. */
+const CORS_ORIGIN = /^(?:\*|https?:\/\/(?:(?:\*\.)?(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+|\*)(?::[0-9]{1,5})?)$/;
+/** What a `*` in an origin's host matches: one or more labels (the spec's wildcard takes any number of periods). */
+const ANY_LABELS = '[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)*';
+
+/**
+ * A CORS filter as lua/route_cors.lua serves it (null: no origin is allowed, nothing to add). A
+ * `*` origin is answered `*`, or the request's Origin when credentials are allowed; a `*` method
+ * or header list is answered with what the preflight asks when credentials are allowed.
+ */
+function cors(v: unknown, field: string): { value: RouteCors | null } | { problem: string; field: string } {
+  const o = obj(v);
+  const credentials = o.allowCredentials ?? false;
+  if (typeof credentials !== 'boolean') return bad(`${field}.allowCredentials`, 'must be true or false');
+  const lists: Record<'allowOrigins' | 'allowMethods' | 'allowHeaders' | 'exposeHeaders', string[]> = { allowOrigins: [], allowMethods: [], allowHeaders: [], exposeHeaders: [] };
+  for (const key of Object.keys(lists) as Array<keyof typeof lists>) {
+    const list = o[key] ?? [];
+    const max = key === 'allowMethods' ? CORS_METHODS.size : MAX_CORS_ITEMS;
+    if (!Array.isArray(list) || list.length > max) return bad(`${field}.${key}`, `must be a list of at most ${max}`);
+    for (const [j, item] of list.entries()) {
+      const ok = typeof item === 'string' && (key === 'allowOrigins' ? item.length <= 253 && CORS_ORIGIN.test(item) : key === 'allowMethods' ? CORS_METHODS.has(item) : HEADER_NAME.test(item));
+      if (!ok) return bad(`${field}.${key}[${j}]`, `${JSON.stringify(String(item).slice(0, 100))} is not ${key === 'allowOrigins' ? 'an origin (*, or http(s)://host[:port])' : key === 'allowMethods' ? 'an HTTP method or *' : 'a header name'}`);
+      lists[key].push(item as string);
+    }
+    if (key !== 'exposeHeaders' && list.includes('*') && list.length > 1) return bad(`${field}.${key}`, '* cannot be listed with others');
+  }
+  if (credentials && lists.exposeHeaders.includes('*')) return bad(`${field}.exposeHeaders`, '* cannot be used with allowCredentials (the spec forbids it)');
+  const maxAge = o.maxAge ?? 5;
+  if (typeof maxAge !== 'number' || !Number.isInteger(maxAge) || maxAge < 1 || maxAge > 2 ** 31 - 1) return bad(`${field}.maxAge`, 'must be a whole number of seconds from 1');
+  const origins = lists.allowOrigins;
+  if (origins.length === 0) return { value: null };
+  const anyOrigin = origins[0] === '*';
+  // With credentials a `*` origin is answered with the request's own: any non-empty Origin matches.
+  const origin = anyOrigin ? (credentials ? '.' : '') : `^(?:${origins.map((x) => escapeRegex(x).replace('\\*', ANY_LABELS)).join('|')})$`;
+  const headers: Array<[string, string]> = [];
+  if (credentials) headers.push(['Access-Control-Allow-Credentials', 'true']);
+  if (lists.allowMethods.length > 0) headers.push(['Access-Control-Allow-Methods', lists.allowMethods.join(', ')]);
+  if (lists.allowHeaders.length > 0) headers.push(['Access-Control-Allow-Headers', lists.allowHeaders.join(', ')]);
+  if (lists.exposeHeaders.length > 0) headers.push(['Access-Control-Expose-Headers', lists.exposeHeaders.join(', ')]);
+  headers.push(['Access-Control-Max-Age', String(maxAge)]);
+  const tooLong = [origin, ...headers.map((h) => h[1])].some((x) => x.length > MAX_HEADER_VALUE);
+  if (tooLong) return bad(field, `the origins or a header list are longer than ${MAX_HEADER_VALUE} characters once written`);
+  return {
+    value: {
+      origin, headers,
+      ...(credentials && lists.allowMethods[0] === '*' ? { echoMethods: true as const } : {}),
+      ...(credentials && lists.allowHeaders[0] === '*' ? { echoHeaders: true as const } : {}),
+    },
+  };
 }

@@ -139,7 +139,7 @@ test('a path an older route holds is refused; features not served yet only warn'
   assert.ok(reviewRoute(store.gatewayResources!().httpRoutes[0]!).allowed);
   const cors = reviewRoute(route('team-a', 'cors', ['c.example.com'], [
     toService('web'),
-    { matches: [{ path: { type: 'PathPrefix', value: '/copy' } }], filters: [{ type: 'CORS', cors: { allowOrigins: ['https://app.example.com'] } }], backendRefs: [{ name: 'web', port: 80 }] },
+    { matches: [{ path: { type: 'PathPrefix', value: '/copy' } }], filters: [{ type: 'ExtensionRef', extensionRef: { group: 'example.com', kind: 'Cors', name: 'c' } }], backendRefs: [{ name: 'web', port: 80 }] },
   ]));
   assert.ok(cors.allowed, denials(cors).join('\n'));
   assert.equal(warned(cors).map((w) => w.split(' ')[0]), ['gateway-api-not-built-yet']);

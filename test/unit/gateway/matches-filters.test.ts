@@ -174,7 +174,20 @@ test('attacker and typo: bad filter values are named (route, field, reason) and 
     [[{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, fraction: { numerator: 3, denominator: 2 } } }], 'filters[0].requestMirror.fraction.numerator', /from 0 to the denominator/],
     [[{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 }, fraction: { numerator: 1, denominator: 2_000_000 } } }], 'filters[0].requestMirror.fraction.denominator', /from 1 to 1000000/],
     [Array.from({ length: 9 }, () => ({ type: 'RequestMirror', requestMirror: { backendRef: { name: 'm', port: 80 } } })), 'filters[8]', /more than 8 RequestMirror filters/],
-    [[{ type: 'CORS', cors: {} }], 'filters[0]', /not supported yet/],
+    [[{ type: 'ExtensionRef', extensionRef: {} }], 'filters[0]', /not supported yet/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['https://a.test\r\nX-Injected: 1'] } }], 'filters[0].cors.allowOrigins[0]', /is not an origin/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['javascript://a.test'] } }], 'filters[0].cors.allowOrigins[0]', /is not an origin/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['https://a.*.test'] } }], 'filters[0].cors.allowOrigins[0]', /is not an origin/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['*', 'https://a.test'] } }], 'filters[0].cors.allowOrigins', /\* cannot be listed with others/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['*'], allowMethods: ['*', 'GET'] } }], 'filters[0].cors.allowMethods', /\* cannot be listed with others/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['*'], allowMethods: ['GET;'] } }], 'filters[0].cors.allowMethods[0]', /not an HTTP method/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['*'], allowHeaders: ['x a'] } }], 'filters[0].cors.allowHeaders[0]', /not a header name/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['https://a.test'], exposeHeaders: ['*'], allowCredentials: true } }], 'filters[0].cors.exposeHeaders', /allowCredentials/],
+    [[{ type: 'CORS', cors: { allowOrigins: Array.from({ length: 65 }, (_, i) => `https://a${i}.test`) } }], 'filters[0].cors.allowOrigins', /at most 64/],
+    [[{ type: 'CORS', cors: { allowOrigins: Array.from({ length: 64 }, (_, i) => `https://${'a'.repeat(60)}${i}.test`) } }], 'filters[0].cors', /longer than 4096/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['*'], maxAge: 0 } }], 'filters[0].cors.maxAge', /from 1/],
+    [[{ type: 'CORS', cors: { allowOrigins: ['*'], allowCredentials: 'yes' } }], 'filters[0].cors.allowCredentials', /true or false/],
+    [[{ type: 'CORS', cors: {} }, { type: 'CORS', cors: {} }], 'filters[1]', /a second CORS/],
   ];
   for (const [list, field, reason] of bad) {
     const { table, warnings } = build([{ name: 'r', rules: [

@@ -62,8 +62,11 @@ its.both('settings/geoip2.go:69', async (p) => {
   });
   const host = 'only-au.geoip2.test';
   await fx.applyAndWait('only-au.json', [fx.single('only-au', host, { 'configuration-snippet': 'if ($blocked_country) {\n  return 403;\n}' })], host, '/', (r) => r.status === 403);
-  assert.is((await p.request(host, '/', { headers: { 'X-Forwarded-For': US } })).status, 403);
-  assert.is((await p.request(host, '/', { headers: { 'X-Forwarded-For': AU } })).status, 200);
+  // Awaited, not sent once: the last CI run of 2026-11-28 saw one 404 right after the 403 above
+  // (a worker without the host; the cause was not established). A host that lets US through, or
+  // keeps AU out, still fails.
+  assert.is((await p.until(host, '/', (r) => r.status === 403, { headers: { 'X-Forwarded-For': US }, what: 'US refused' })).status, 403);
+  assert.is((await p.until(host, '/', (r) => r.status === 200, { headers: { 'X-Forwarded-For': AU }, what: 'AU let through' })).status, 200);
 });
 
 its.both('settings/geoip2.go:122', async (p) => {

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EchoServer } from '../support/echo-server.js';
-import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../support/gateway-local.js';
+import { prefixRoute, startGatewayLocal, stopGatewayLocal } from '../support/gateway-local.js';
 import type { LocalController } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
 
@@ -14,21 +14,8 @@ const over = protocolMatrix(test, () => ctl);
 let echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
 
-function httpRoute(name: string, host: string, rules: Array<{ path?: string; filters?: unknown[]; to?: string }>) {
-  return {
-    apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
-    spec: {
-      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
-      rules: rules.map((r) => ({
-        ...(r.path ? { matches: [{ path: { type: 'PathPrefix', value: r.path } }] } : {}),
-        ...(r.filters ? { filters: r.filters } : {}),
-        ...(r.to ? { backendRefs: [{ name: r.to, port: 80 }] } : {}),
-      })),
-    },
-  };
-}
 
-const FILTERS = httpRoute('f', 'filter.test', [
+const FILTERS = prefixRoute('f', 'filter.test', [
   { path: '/req', to: 'app', filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: {
     set: [{ name: 'X-Set', value: 'set-by-route' }], add: [{ name: 'X-Add', value: 'added' }], remove: ['X-Remove'],
   } }] },
@@ -46,7 +33,7 @@ const FILTERS = httpRoute('f', 'filter.test', [
 test.before(async () => {
   ({ ctl, echo } = await startGatewayLocal(['root', 'app', 'canary'], {
     'f.json': [FILTERS],
-    'bad.json': [httpRoute('bad', 'bad.test', [
+    'bad.json': [prefixRoute('bad', 'bad.test', [
       { path: '/a', to: 'canary', filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-A', value: 'v\r\nX-Injected: 1' }] } }] },
       { path: '/b', to: 'canary', filters: [{ type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [{ name: 'Set-Cookie:x', value: 'v' }] } }] },
       { path: '/c', filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'evil.test/\r\nX: 1' } }] },
@@ -127,7 +114,7 @@ over.both('attacker: CR/LF in a header value or host name, a bad header name, a 
 
 over.both('a changed filter is served without a reload', async (p) => {
   const before = await reloads();
-  ctl.write('f.json', [httpRoute('f', 'filter.test', [
+  ctl.write('f.json', [prefixRoute('f', 'filter.test', [
     { path: '/req', to: 'app', filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Set', value: 'changed' }] } }] },
     { to: 'root' },
   ])]);

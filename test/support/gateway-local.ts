@@ -28,6 +28,24 @@ export async function startGatewayLocal(names: readonly string[], files: Record<
   return { ctl, echo };
 }
 
+/** A rule of `prefixRoute`: a PathPrefix match when `path` is given, a backendRef to the Service `to` (port 80), and any other rule fields as written. */
+export interface PrefixRule { path?: string; to?: string; filters?: unknown[]; timeouts?: unknown }
+
+/** An HTTPRoute of team-a attached to infra/gw for `host`, a rule per entry of `rules`. */
+export function prefixRoute(name: string, host: string, rules: readonly PrefixRule[]) {
+  return {
+    apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
+    spec: {
+      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
+      rules: rules.map(({ path, to, ...fields }) => ({
+        ...(path ? { matches: [{ path: { type: 'PathPrefix', value: path } }] } : {}),
+        ...(to ? { backendRefs: [{ name: to, port: 80 }] } : {}),
+        ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+      })),
+    },
+  };
+}
+
 export async function stopGatewayLocal(ctl: LocalController | undefined, echo: Record<string, EchoServer>): Promise<void> {
   await ctl?.stop();
   await Promise.all(Object.values(echo).map((e) => e.close()));

@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EchoServer } from '../../support/echo-server.js';
-import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../../support/gateway-local.js';
+import { prefixRoute, startGatewayLocal, stopGatewayLocal } from '../../support/gateway-local.js';
 import type { LocalController } from '../../support/local-harness.js';
 import { protocolMatrix } from '../../support/protocols.js';
 
@@ -16,19 +16,8 @@ const over = protocolMatrix(test, () => ctl);
 let echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
 
-function route(name: string, host: string, rules: Array<{ path?: string; timeouts?: unknown }>) {
-  return {
-    apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
-    spec: {
-      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
-      rules: rules.map((r) => ({
-        ...(r.path ? { matches: [{ path: { type: 'PathPrefix', value: r.path } }] } : {}),
-        backendRefs: [{ name: 'v1', port: 80 }],
-        ...(r.timeouts !== undefined ? { timeouts: r.timeouts } : {}),
-      })),
-    },
-  };
-}
+const route = (name: string, host: string, rules: Array<{ path?: string; timeouts?: unknown }>) =>
+  prefixRoute(name, host, rules.map((r) => ({ ...r, to: 'v1' })));
 const REQUEST = route('request-timeout', 'timeout-request.test', [
   { path: '/request-timeout', timeouts: { request: '500ms' } },
   { path: '/disable-request-timeout', timeouts: { request: '0s' } },

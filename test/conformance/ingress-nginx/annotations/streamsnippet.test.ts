@@ -45,7 +45,7 @@ its.both('annotations/streamsnippet.go:88', async (p) => {
   // ingress-nginx applies the ConfigMap's snippets whatever annotations-risk-level says; ingress-rx
   // only under Critical, and warns otherwise (docs/differences.md, the operator's snippets).
   await fx.configure({ 'allow-snippet-annotations': 'false', 'stream-snippet': cmSnippet });
-  assert.ok(fx.warnings().some((w) => w.includes('stream-snippet is Critical')), 'the ignored ConfigMap snippet is named');
+  await fx.warned((w) => w.includes('stream-snippet is Critical'), 'the ignored ConfigMap snippet is named');
   assert.is(await through(p, 'cm.foo.com', ports[2]!, ports[3]!), 'refused');
   await fx.configure({ 'allow-snippet-annotations': 'false', 'annotations-risk-level': 'Critical', 'stream-snippet': cmSnippet });
   try {

@@ -73,7 +73,7 @@ its.both('settings/geoip2.go:122', async (p) => {
   // geoip2-autoreload-in-minutes is refused (--geoip-dir is watched; docs/differences.md): it is
   // named in a warning, and NGINX runs and routes with the rest of the ConfigMap.
   await fx.configure({ ...GEOIP, 'geoip2-autoreload-in-minutes': '5' });
-  assert.ok(fx.warnings().some((w) => w.includes('geoip2-autoreload-in-minutes')), 'the refused key is named');
+  await fx.warned((w) => w.includes('geoip2-autoreload-in-minutes'), 'the refused key is named');
   const host = 'ping.geoip2.test';
   await fx.applyAndWait('ping.json', [fx.single('ping', host)], host);
   assert.is(await logged(p, host, `/ping-${p.tag}`, AU), `geo /ping-${p.tag} country=AU city_country=AU`);

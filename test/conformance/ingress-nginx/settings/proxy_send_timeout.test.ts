@@ -28,7 +28,7 @@ its.both('settings/proxy_send_timeout.go:37', async (p) => {
 
 its.both('settings/proxy_send_timeout.go:53', async (p) => {
   await fx.configure({ 'proxy-send-timeout': '20k' });
-  assert.ok(fx.warnings().some((w) => w.includes(`data["proxy-send-timeout"]: "20k" is not an integer; default "60" kept`)), 'the refused value is named, and the default kept');
+  await fx.warned((w) => w.includes(`data["proxy-send-timeout"]: "20k" is not an integer; default "60" kept`), 'the refused value is named, and the default kept');
   assert.is((await p.request(HOST, '/', { method: 'POST', body: 'x'.repeat(1000) })).status, 200);
   const c = await conf();
   assert.not.match(c, /proxy_send_timeout 20ks?;/);

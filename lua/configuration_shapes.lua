@@ -307,6 +307,13 @@ local function route_settings_problem(e, where)
       return where .. ".timeouts must be 3 times in seconds from 0 to " .. _M.MAX_ROUTE_TIMEOUT
     end
   end
+  local trace = e.trace
+  if not absent(trace) then
+    if not is_object(trace) or type(trace.trust) ~= "boolean" or type(trace.name) ~= "string"
+       or #trace.name > _M.MAX_ROUTE_STRING or trace.name:find("%c") then
+      return where .. ".trace must be an object with a boolean trust and a span name without control characters"
+    end
+  end
   if not absent(e.tries) and not whole(e.tries, _M.MAX_ROUTE_TRIES) then return where .. ".tries must be a whole number from 0 to " .. _M.MAX_ROUTE_TRIES end
   local problem = header_list_problem(e.headers, where .. ".headers")
   if problem then return problem end

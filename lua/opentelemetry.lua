@@ -107,8 +107,12 @@ local function root_sampled(trace_id)
 end
 
 -- Rewrite phase: opens the request's span and sets the context the upstream sees. `trust`
--- continues the client's trace; `name` is the span's name (may hold $variables).
-function _M.start(trust, name)
+-- continues the client's trace; `name` is the span's name: the operator's operation name, its
+-- $variables expanded, or with `literal` a path, taken as it is (a tenant's path must not read
+-- the request's variables into the collector). `namespace` and `route` name what the request
+-- matched, as the metrics' namespace and ingress labels do (`httproute/<name>/<rule>` for an
+-- HTTPRoute's rule); absent on the default backend.
+function _M.start(trust, name, literal, namespace, route)
   if ngx.req.is_internal() then return end
   local trace_id, parent, parent_sampled
   if trust then
@@ -131,7 +135,8 @@ function _M.start(trust, name)
       open_spans, open_count = {}, 1
     end
   end
-  open_spans[key] = { trace_id = trace_id, span_id = span_id, parent = parent, sampled = sampled, name = name, started = ngx.req.start_time() }
+  open_spans[key] = { trace_id = trace_id, span_id = span_id, parent = parent, sampled = sampled, name = name, literal = literal,
+    namespace = namespace, route = route, started = ngx.req.start_time() }
   ngx.req.set_header("traceparent", "00-" .. trace_id .. "-" .. span_id .. (sampled and "-01" or "-00"))
   -- The client's tracestate belongs to its trace: kept only when that trace is continued.
   if not parent and ngx_var.http_tracestate then ngx.req.clear_header("tracestate") end
@@ -151,7 +156,7 @@ end
 
 -- A span waits for export as FIELDS consecutive slots of the queue (no table per span): ids,
 -- name, times and what the attributes the OpenTelemetry module ingress-nginx loads sets are made of.
-local FIELDS = 12
+local FIELDS = 14
 
 -- Log phase (every location inherits this call): closes the span and queues it for export.
 function _M.finish()
@@ -172,7 +177,7 @@ function _M.finish()
   q[b + 1] = span.trace_id
   q[b + 2] = span.span_id
   q[b + 3] = span.parent or false
-  q[b + 4] = expand(span.name)
+  q[b + 4] = span.literal and span.name or expand(span.name)
   -- Milliseconds (NGINX's own clock), written as nanoseconds on export.
   q[b + 5] = math.floor(started * 1000 + 0.5)
   q[b + 6] = math.floor(ngx.now() * 1000 + 0.5)
@@ -183,6 +188,8 @@ function _M.finish()
   q[b + 10] = ngx_var.http_host or ""
   q[b + 11] = ngx_var.http_user_agent or ""
   q[b + 12] = ngx.status
+  q[b + 13] = span.namespace or false
+  q[b + 14] = span.route or false
   queued = queued + 1
   if queued >= config.batch and not exporting and not scheduled then
     local ok, err = ngx.timer.at(0, _M.export)
@@ -242,7 +249,17 @@ local SPAN = '{"traceId":"%s","spanId":"%s"%s,"name":%s,"kind":2,"startTimeUnixN
   .. '{"key":"http.host","value":{"stringValue":%s}},{"key":"http.user_agent","value":{"stringValue":%s}},'
   .. '{"key":"http.scheme","value":{"stringValue":"%s"}},{"key":"net.host.port","value":{"intValue":"%d"}},'
   .. '{"key":"net.peer.ip","value":{"stringValue":"%s"}},{"key":"net.peer.port","value":{"intValue":"%d"}},'
-  .. '{"key":"http.status_code","value":{"intValue":"%d"}}]}'
+  .. '{"key":"http.status_code","value":{"intValue":"%d"}}%s]}'
+
+-- What the request matched: the front end (an HTTPRoute's rule or an Ingress), its namespace and
+-- its name as the metrics label it.
+local function route_attributes(namespace, route)
+  if not route or route == "" then return "" end
+  local frontend = route:find("^httproute/") and "httproute" or "ingress"
+  return ',{"key":"ingress_rx.frontend","value":{"stringValue":"' .. frontend .. '"}},'
+    .. '{"key":"k8s.namespace.name","value":{"stringValue":' .. js(namespace or "") .. '}},'
+    .. '{"key":"ingress_rx.route","value":{"stringValue":' .. js(route) .. '}}'
+end
 
 
 -- The spans in slots [from, to) of `q` as an OTLP/JSON array.
@@ -261,7 +278,8 @@ local function spans_json(q, from, to)
     local p5 = find(r, " ", p4 + 1, true) or #r + 1
     parts[#parts + 1] = string_format(SPAN, q[b + 1], q[b + 2], parent and (',"parentSpanId":"' .. parent .. '"') or "", js(q[b + 4]),
       q[b + 5], q[b + 6], q[b + 7], q[b + 8], js(sub(r, p5 + 1)), sub(r, p4 + 1, p5 - 1), js(q[b + 10]), js(q[b + 11]),
-      sub(r, p3 + 1, p4 - 1), tonumber(sub(r, 1, p1 - 1)) or 0, sub(r, p2 + 1, p3 - 1), tonumber(sub(r, p1 + 1, p2 - 1)) or 0, q[b + 12])
+      sub(r, p3 + 1, p4 - 1), tonumber(sub(r, 1, p1 - 1)) or 0, sub(r, p2 + 1, p3 - 1), tonumber(sub(r, p1 + 1, p2 - 1)) or 0, q[b + 12],
+      route_attributes(q[b + 13], q[b + 14]))
   end
   return "[" .. table.concat(parts, ",") .. "]"
 end

@@ -15,6 +15,7 @@ local configuration = require("configuration")
 local freshness = require("freshness")
 local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
+local opentelemetry = require("opentelemetry")
 local pcre2 = require("pcre2")
 local route_access = require("route_access")
 local route_cors = require("route_cors")
@@ -370,6 +371,11 @@ local function apply(e, uri, host, var, moved)
   if e.slash then
     local args = var.args
     return ngx.redirect(args and args ~= "" and (e.slash .. "?" .. args) or e.slash, ngx.HTTP_MOVED_PERMANENTLY)
+  end
+  local trace = e.trace
+  -- First in the rewrite phase, as a traced location opens its span.
+  if trace then
+    opentelemetry.start(trace.trust, trace.name ~= "" and trace.name or e.path, trace.name == "", e.namespace, e.ingress)
   end
   if e.denied then return ngx.exit(e.deniedStatus or ngx.HTTP_SERVICE_UNAVAILABLE) end
   local backend, picked = e.backend, nil

@@ -203,6 +203,8 @@ over.both('a hostile route table is refused whole, or bounded per request; worke
     ['a CORS without its origin', JSON.stringify({ hosts: { 'a.test': [route({ cors: { headers: [] } })] } })],
     ['a denied status other than 500', JSON.stringify({ hosts: { 'a.test': [route({ denied: true, deniedStatus: 200 })] } })],
     ['a denied status as a string', JSON.stringify({ hosts: { 'a.test': [route({ denied: true, deniedStatus: '500' })] } })],
+    ['a span name with a newline', JSON.stringify({ hosts: { 'a.test': [route({ trace: { trust: true, name: 'a\nb' } })] } })],
+    ['a span trust as a string', JSON.stringify({ hosts: { 'a.test': [route({ trace: { trust: 'yes', name: '' } })] } })],
     ['several labels for an exact host', JSON.stringify({ hosts: { 'a.test': [route()] }, several: ['a.test'] })],
     ['several labels for an upper-case host', JSON.stringify({ hosts: { '*.a.test': [route()] }, several: ['*.A.test'] })],
     ['several labels as a string', JSON.stringify({ hosts: { '*.a.test': [route()] }, several: '*.a.test' })],

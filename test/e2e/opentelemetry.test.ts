@@ -14,6 +14,7 @@ import { ingress, service, slices, startLocal, type LocalController, type Reply 
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import { protocolMatrix } from '../support/protocols.js';
+import { GATEWAY_MANIFESTS, GATEWAY_V1 } from '../support/gateway-local.js';
 
 const NS = 'otel';
 const P = 'nginx.ingress.kubernetes.io';
@@ -97,6 +98,17 @@ fromConfigMap.before(async () => {
         on('annotated', 'annotated.test', { 'enable-opentelemetry': 'true' }),
         on('errors', 'errors.test', { 'custom-http-errors': '418' }),
       ],
+      // Served by the Lua router, traced from the ConfigMap (a traced Ingress keeps a server block).
+      'gateway.json': [...GATEWAY_MANIFESTS, {
+        apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name: 'shop', namespace: NS },
+        spec: {
+          parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: ['routed.test'],
+          rules: [
+            { matches: [{ path: { type: 'PathPrefix', value: '/other' } }], backendRefs: [{ name: 'main', port: 80 }] },
+            { matches: [{ path: { type: 'PathPrefix', value: '/cart' } }], backendRefs: [{ name: 'main', port: 80 }] },
+          ],
+        },
+      }],
     },
   });
   await phase({
@@ -167,6 +179,20 @@ overConfigMap.both('opentelemetry-trust-incoming-span "false" starts a new trace
   await waitFor(() => /opentelemetry-trust-incoming-span[^\n]*applies only with enable-opentelemetry/.test(ctl.output()), { what: 'the warning naming the ignored annotation' });
 });
 
+overConfigMap.both("each span names what the request matched: an HTTPRoute's rule through the Lua router, or an Ingress, and its namespace", async (p) => {
+  assert.not.match((await ctl.control('/nginx.conf')).body, 'routed.test', 'the HTTPRoute is a dynamic host: no server block');
+  const r = await p.request('routed.test', `/cart/items-${p.tag}`);
+  assert.is(r.status, 200);
+  const m = TRACEPARENT.exec(upstreamHeaders(r).traceparent ?? '');
+  assert.ok(m, `upstream traceparent: ${upstreamHeaders(r).traceparent}`);
+  const routed = await waitFor(() => spanOf('routed.test', `/cart/items-${p.tag}`), { what: "the HTTPRoute's span" });
+  assert.equal([routed.traceId, routed.spanId, routed.name], [m![1], m![2], 'HTTP GET']);
+  assert.equal([attr(routed, 'ingress_rx.frontend'), attr(routed, 'k8s.namespace.name'), attr(routed, 'ingress_rx.route')], ['httproute', NS, 'httproute/shop/1']);
+  await p.request('traced.test', `/named-route-${p.tag}`);
+  const ingressSpan = await waitFor(() => spanOf('traced.test', `/named-route-${p.tag}`), { what: "the Ingress's span" });
+  assert.equal([attr(ingressSpan, 'ingress_rx.frontend'), attr(ingressSpan, 'k8s.namespace.name'), attr(ingressSpan, 'ingress_rx.route')], ['ingress', NS, 'traced']);
+});
+
 overConfigMap.both('opentelemetry-operation-name on an Ingress names its spans; enable-opentelemetry "false" turns tracing off for its Ingress', async (p) => {
   await p.request('named.test', `/pay-${p.tag}`);
   assert.is((await waitFor(() => spanOf('named.test', `/pay-${p.tag}`), { what: 'the named span' })).name, 'checkout');
@@ -211,6 +237,7 @@ overPerIngress.both('only the annotated Ingress is traced; ratio 0 samples nothi
   assert.is(traced.status, 200);
   assert.match(upstreamHeaders(traced).traceparent ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
   assert.is(upstreamHeaders(await p.request('traced.test', '/')).traceparent, undefined);
+  assert.is(upstreamHeaders(await p.request('routed.test', '/cart')).traceparent, undefined, 'the HTTPRoute is not traced once the ConfigMap stops tracing');
   // A sampled parent is still followed, and its span is exported to a collector that is down: the request does not wait for it.
   // A batch may hold more than this span (the other leg's, a retry): any failed export after this request counts.
   const failedExports = () => (readFileSync(join(ctl.workdir, 'logs', 'error.log'), 'utf8').match(/opentelemetry: export of \d+ spans failed[^\n]*connect to 127\.0\.0\.1/g) ?? []).length;

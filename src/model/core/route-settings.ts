@@ -28,6 +28,24 @@ export interface RouteResponse {
   readonly headers?: ReadonlyArray<readonly [string, string]>;
 }
 
+export interface RouteTrace {
+  /**
+   * The span the router opens (lua/opentelemetry.lua): whether the client's trace is continued,
+   * and the span's name — the operation name ($variables expanded), or '' for the route's path
+   * taken literally. Absent: not traced.
+   */
+  readonly trace?: { readonly trust: boolean; readonly name: string };
+}
+
+/** Whether a location's requests are traced: its annotation, else the ConfigMap. */
+export const tracedIn = (loc: Location, s: NginxSettings): boolean => (loc.opentelemetry?.enable ?? s.enableOpentelemetry) === true;
+
+/** opentelemetry group: the span of a traced location (only an HTTPRoute's rule is traced and dynamic: a traced Ingress stays static). */
+export function routeTrace(loc: Location, s: NginxSettings): RouteTrace {
+  if (!tracedIn(loc, s)) return {};
+  return { trace: { trust: loc.opentelemetry?.trust ?? s.opentelemetryTrustIncomingSpan, name: loc.opentelemetry?.operationName || s.opentelemetryOperationName } };
+}
+
 /** proxy group: the timeouts and tries that differ from the http level's. */
 export function routeUpstream(p: ProxyConfig, s: NginxSettings): RouteUpstream {
   const differs = (v: number, http: number) => (v === http ? 0 : v);

@@ -5,11 +5,11 @@
 import type { NginxSettings } from './config/settings.js';
 import { locationMatch, locationOrder } from './paths.js';
 import { locationLabel } from './origin.js';
-import { routeAccess, routeResponse, routeUpstream, type RouteAccess, type RouteResponse, type RouteUpstream } from './route-settings.js';
+import { routeAccess, routeResponse, routeTrace, routeUpstream, type RouteAccess, type RouteResponse, type RouteTrace, type RouteUpstream } from './route-settings.js';
 import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
 import type { Configuration, Location, RouteConditions, RouteFilters, Server, WeightedBackend } from './types.js';
 
-export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, RouteUriFields {
+export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, RouteTrace, RouteUriFields {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
   readonly match: 'exact' | 'prefix' | 'regex';
   /** The path (exact, prefix) or the pattern (regex). */
@@ -104,6 +104,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       ...(loc.when ? { when: loc.when } : {}),
       ...routeFilters(loc),
       ...(loc.split ? { split: loc.split } : {}),
+      ...routeTrace(loc, settings),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }

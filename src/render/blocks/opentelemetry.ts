@@ -2,15 +2,14 @@
 // OpenTelemetry module. A traced location opens its span first in its rewrite phase; the http
 // level configures the tracer (the ConfigMap's otel-*/otlp-* keys), starts each worker's export
 // timer and closes spans in the log phase, all only when some location is traced.
-import type { NginxSettings } from '../../model/core/config/settings.js';
-import type { Configuration, Location } from '../../model/core/types.js';
+import type { Configuration } from '../../model/core/types.js';
+import { locationLabel } from '../../model/core/origin.js';
+import { tracedIn } from '../../model/core/route-settings.js';
 import { version } from '../../version.js';
 import * as f from '../filters.js';
 import { RenderError } from '../filters.js';
 import type { RenderBlock } from './types.js';
 
-/** Whether a location's requests are traced: its annotation, else the ConfigMap. */
-export const tracedIn = (loc: Location, s: NginxSettings): boolean => (loc.opentelemetry?.enable ?? s.enableOpentelemetry) === true;
 
 export const opentelemetryBlock: RenderBlock = {
   group: 'opentelemetry',
@@ -19,9 +18,11 @@ export const opentelemetryBlock: RenderBlock = {
     lua({ loc, settings: s }) {
       if (!tracedIn(loc, s)) return null;
       const trust = loc.opentelemetry?.trust ?? s.opentelemetryTrustIncomingSpan;
-      // As the module ingress-nginx loads: the operation name, else NGINX's location name.
-      const name = loc.opentelemetry?.operationName || s.opentelemetryOperationName || loc.path;
-      return { first: `opentelemetry.start(${f.luaBool(trust, 'opentelemetry-trust-incoming-span')}, ${f.luaString(name, 'opentelemetry-operation-name')})` };
+      // As the module ingress-nginx loads: the operation name, else NGINX's location name (literally).
+      const operation = loc.opentelemetry?.operationName || s.opentelemetryOperationName;
+      const args = [f.luaBool(trust, 'opentelemetry-trust-incoming-span'), f.luaString(operation || loc.path, 'opentelemetry-operation-name'), f.luaBool(operation === '', 'literal')];
+      if (loc.ingress) args.push(f.luaString(loc.ingress.namespace, 'namespace'), f.luaString(locationLabel(loc.ingress), 'ingress'));
+      return { first: `opentelemetry.start(${args.join(', ')})` };
     },
   },
 };

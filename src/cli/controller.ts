@@ -105,6 +105,7 @@ export async function runController(argv: string[]): Promise<number> {
   }) : null;
   const gatewayStatus: GatewayStatusWriter | null = o.updateStatus && o.enableGatewayApi ? createGatewayStatusWriter({
     custom: kc.makeApiClient(CustomObjectsApi), isLeader$: leader.isLeader$, controllerName: o.gatewayControllerName, logger,
+    addresses: () => discoverStatusAddresses(core, pod, o),
   }) : null;
   const events = createEventRecorder({ core, logger, host: podName });
   const podRef = podObject({ name: podName, namespace: podNamespace });

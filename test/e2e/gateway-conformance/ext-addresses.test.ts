@@ -2,8 +2,10 @@
 // GatewayOptionalAddressValue), ported to `ingress-rx controller --enable-gateway-api` against the
 // in-process fake API server with real NGINX. The controller is published through
 // --publish-service, a LoadBalancer Service whose status the test changes: a Gateway is bound to
-// those addresses only (docs/gateway-api.md, Addresses). The suite's Gateways listen on 8080;
-// ours on 80, the port is not what these tests are about.
+// those addresses only (docs/gateway-api.md, Addresses). Also GatewayInfrastructure: the Service
+// generated per Gateway carries its infrastructure labels and annotations (docs/gateway-api.md,
+// Infrastructure). The suite's Gateways listen on 8080; ours on 80, the port is not what these
+// tests are about.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,10 +29,13 @@ type Obj = Record<string, unknown>;
 type Cond = { type: string; status: string; reason: string; message: string; observedGeneration: number };
 type GatewayStatus = { addresses?: Array<{ type: string; value: string }>; conditions?: Cond[]; listeners?: Array<{ name: string; conditions: Cond[] }> };
 
-const gateway = (ns: string, name: string, addresses?: Obj[]): FakeObject => ({
+const gateway = (ns: string, name: string, addresses?: Obj[], infrastructure?: Obj): FakeObject => ({
   apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name, namespace: ns },
-  spec: { gatewayClassName: 'addr', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }], ...(addresses ? { addresses } : {}) },
+  spec: { gatewayClassName: 'addr', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }], ...(addresses ? { addresses } : {}), ...(infrastructure ? { infrastructure } : {}) },
 });
+type Meta = { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+/** The Services of a namespace labelled with the Gateway's name. */
+const generated = (ns: string, gw: string) => fake.list('v1', 'Service', ns).filter((o) => (o.metadata as Meta).labels?.['gateway.networking.k8s.io/gateway-name'] === gw);
 const route = (ns: string, name: string, gw: string, host: string): FakeObject => ({
   apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: ns },
   spec: { parentRefs: [{ name: gw }], hostnames: [host], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
@@ -72,7 +77,14 @@ test.before(async () => {
     gateway(INFRA, 'named', [{ type: 'NamedAddress', value: 'pool-a' }]),
     route(INFRA, 'named', 'named', 'named.addr'),
     // A tenant asking for the node's loopback, another tenant's address, a header injection.
-    gateway('team-b', 'hostile', [{ value: '127.0.0.1' }, { type: 'Hostname', value: 'lb.example.test\r\nX-Injected: 1' }]),
+    gateway('team-b', 'hostile', [{ value: '127.0.0.1' }, { type: 'Hostname', value: 'lb.example.test\r\nX-Injected: 1' }], {
+      labels: { 'gateway.networking.k8s.io/gateway-name': 'plain', 'app.kubernetes.io/managed-by': 'team-b', team: 'b' },
+      annotations: { 'service.beta.kubernetes.io/aws-load-balancer-internal': 'false', 'external-dns.alpha.kubernetes.io/hostname': 'plain.addr', note: 'kept' },
+    }),
+    gateway(INFRA, 'with-infrastructure', undefined, { annotations: { key1: 'value1' }, labels: { key2: 'value2' } }),
+    // A tenant's own Service already has the name the Gateway's would get.
+    gateway('team-b', 'taken'),
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken-ingress-rx', namespace: 'team-b', labels: { app: 'mine' } }, spec: { ports: [{ name: 'http', port: 80 }] } },
     route('team-b', 'hostile', 'hostile', 'hostile.addr'),
   ];
   for (const o of objects) fake.create(o);
@@ -130,6 +142,31 @@ test('GatewayStaticAddresses › attacker: loopback and a CR/LF value are not us
   assert.match(message, /spec\.addresses\[0\] IPAddress "127\.0\.0\.1" is not an address/);
   assert.match(message, /spec\.addresses\[1\] Hostname "lb\.example\.test\\r\\nX-Injected: 1" is not an address/);
   assert.not.ok(/[\r\n]/.test(message));
+});
+
+test('GatewayInfrastructure › the Gateway\'s Service carries its infrastructure labels and annotations, points at the controller\'s, is deleted with it', async () => {
+  await conditions('with-infrastructure', ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+  await waitFor(() => generated(INFRA, 'with-infrastructure').length === 1, { what: 'the Service generated', timeoutMs: 20_000 });
+  const svc = generated(INFRA, 'with-infrastructure')[0]!;
+  const meta = svc.metadata as Meta & { ownerReferences: Array<{ kind: string; name: string; controller: boolean }> };
+  assert.is(meta.name, 'with-infrastructure-ingress-rx');
+  assert.equal([meta.labels!.key2, meta.annotations!.key1], ['value2', 'value1']);
+  assert.equal(meta.ownerReferences.map((o) => [o.kind, o.name, o.controller]), [['Gateway', 'with-infrastructure', true]]);
+  assert.equal(svc.spec, { type: 'ExternalName', externalName: 'ingress-rx.ingress.svc.cluster.local' });
+  fake.delete(GATEWAY_V1, 'Gateway', 'with-infrastructure', INFRA);
+  await waitFor(() => generated(INFRA, 'with-infrastructure').length === 0, { what: 'the Service deleted with its Gateway', timeoutMs: 20_000 });
+});
+
+test('GatewayInfrastructure › attacker: a tenant\'s labels cannot take another Gateway\'s name or our mark, nor its annotations steer load balancers or DNS; a tenant\'s own Service of that name is left alone', async () => {
+  await waitFor(() => generated('team-b', 'hostile').length === 1, { what: 'the hostile Gateway\'s Service', timeoutMs: 20_000 });
+  const meta = generated('team-b', 'hostile')[0]!.metadata as Meta;
+  assert.equal(meta.labels, { team: 'b', 'gateway.networking.k8s.io/gateway-name': 'hostile', 'app.kubernetes.io/managed-by': 'ingress-rx-gateway' });
+  assert.equal(meta.annotations, { note: 'kept' });
+  assert.equal(generated(INFRA, 'plain').map((o) => (o.metadata as Meta).name), ['plain-ingress-rx'], 'the label names no Service of another namespace\'s Gateway');
+  await ctl.logged(/Gateway team-b\/hostile spec\.infrastructure\.annotations\[.{1,2}external-dns\.alpha\.kubernetes\.io\/hostname.{1,2}\]: keys under kubernetes\.io are reserved/, 'the dropped key named');
+  await ctl.logged(/Service team-b\/taken-ingress-rx exists and was not made by ingress-rx/, 'the name taken');
+  const mine = fake.get('v1', 'Service', 'taken-ingress-rx', 'team-b')!;
+  assert.equal([(mine.metadata as Meta).labels, mine.spec], [{ app: 'mine' }, { ports: [{ name: 'http', port: 80 }] }]);
 });
 
 over.both('GatewayStaticAddresses › a Gateway not accepted for its address type serves no route; the other Gateways\' routes are served', async (p) => {

@@ -2,13 +2,16 @@
 // leads, after each applied sync, writes the conditions the model computed (../model/gateway/
 // status.ts) to the status of our GatewayClasses, Gateways and the HTTPRoutes' parents — only
 // where they differ from what the object holds. A condition keeps its lastTransitionTime while
-// its status stays the same; an HTTPRoute keeps the parent entries of other controllers.
+// its status stays the same; an HTTPRoute keeps the parent entries of other controllers. A
+// Gateway's status.addresses are those of the controller (the Ingress status's) it is bound to
+// (../model/gateway/addresses.ts), looked up at each write (a change of the --publish-service
+// Service, its load balancer's address, brings a sync).
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Observable, Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
-import type { KubeObject } from '../store/kube-types.js';
+import type { KubeObject, LoadBalancerIngress } from '../store/kube-types.js';
 import type { GatewayResources } from '../store/types.js';
-import type { Condition, GatewayAPIStatus } from '../model/gateway/index.js';
+import { bindAddresses, withAddressConditions, type Condition, type GatewayAPIStatus } from '../model/gateway/index.js';
 import { deepEqual } from '../store/normalise.js';
 
 const GROUP = 'gateway.networking.k8s.io';
@@ -21,11 +24,28 @@ export interface GatewayStatusWriter {
 interface Stamped extends Condition { lastTransitionTime: string }
 type StatusBody = Record<string, unknown>;
 
-export function createGatewayStatusWriter(deps: { custom: CustomObjectsApi; isLeader$: Observable<boolean>; controllerName: string; logger: Logger; now?: () => Date }): GatewayStatusWriter {
+export interface GatewayStatusDeps {
+  custom: CustomObjectsApi; isLeader$: Observable<boolean>; controllerName: string; logger: Logger; now?: () => Date;
+  /** The controller's published addresses (see ./status-address.ts discoverStatusAddresses). */
+  addresses?: () => Promise<LoadBalancerIngress[]>;
+}
+
+export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatusWriter {
   const log = deps.logger.child({ actor: 'gateway-status' });
   const now = deps.now ?? (() => new Date());
   let leader = false;
   const sub: Subscription = deps.isLeader$.subscribe((v) => { leader = v; });
+
+  /** The published addresses, or undefined when they cannot be read now (status.addresses then stay as they are). */
+  async function published(): Promise<LoadBalancerIngress[] | undefined> {
+    if (!deps.addresses) return [];
+    try {
+      return await deps.addresses();
+    } catch (err) {
+      log.warn({ err: String(err) }, 'could not read the controller\'s addresses for the Gateways\' status');
+      return undefined;
+    }
+  }
 
   /** The conditions with their transition times: kept from `old` when the status did not change. */
   function stamp(conditions: readonly Condition[], old: unknown): Stamped[] {
@@ -66,6 +86,7 @@ export function createGatewayStatusWriter(deps: { custom: CustomObjectsApi; isLe
     async sync(status, resources) {
       const out = { written: [] as string[], failed: [] as string[] };
       if (!leader || !status || !resources) return out;
+      const addresses = resources.gateways.length > 0 ? await published() : [];
       const jobs: Array<Promise<void>> = [];
       for (const c of resources.classes) {
         const conditions = status.classes.get(c.metadata.name);
@@ -75,10 +96,18 @@ export function createGatewayStatusWriter(deps: { custom: CustomObjectsApi; isLe
       for (const gw of resources.gateways) {
         const s = status.gateways.get(`${gw.metadata.namespace}/${gw.metadata.name}`);
         if (!s) continue;
-        const old = (gw as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
+        const old = (gw as { status?: { addresses?: unknown; conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
+        const bound = addresses && bindAddresses(gw, addresses);
+        // Addresses only for an accepted Gateway: one that is not has none bound.
+        const accepted = s.conditions.some((c) => c.type === 'Accepted' && c.status === 'True');
+        const conditions = bound ? withAddressConditions(s.conditions, bound) : s.conditions;
+        const statusAddresses = !accepted ? [] : bound ? bound.addresses : old?.addresses;
+        const rest: StatusBody = { ...old };
+        delete rest.addresses;
         jobs.push(write('Gateway', 'gateways', gw, {
-          ...old,
-          conditions: stamp(s.conditions, old?.conditions),
+          ...rest,
+          ...(Array.isArray(statusAddresses) && statusAddresses.length > 0 ? { addresses: statusAddresses } : {}),
+          conditions: stamp(conditions, old?.conditions),
           listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
         }, out));
       }

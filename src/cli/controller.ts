@@ -9,6 +9,7 @@ import { kubeSource } from '../streams/kube.js';
 import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { createGatewayStatusWriter, type GatewayStatusWriter } from '../actors/gateway-status.js';
+import { createGatewayInfrastructureWriter, serviceDNSName, type GatewayInfrastructureWriter } from '../actors/gateway-infrastructure.js';
 import { discoverStatusAddresses, otherReplicasRunning, readControllerPod, type ControllerPod } from '../actors/status-address.js';
 import type { SyncResult } from '../actors/sync.js';
 import { createEventRecorder, podObject, recordIngressSync, recordInvalidIngress, recordReload } from '../actors/kube-events.js';
@@ -105,6 +106,11 @@ export async function runController(argv: string[]): Promise<number> {
   }) : null;
   const gatewayStatus: GatewayStatusWriter | null = o.updateStatus && o.enableGatewayApi ? createGatewayStatusWriter({
     custom: kc.makeApiClient(CustomObjectsApi), isLeader$: leader.isLeader$, controllerName: o.gatewayControllerName, logger,
+    addresses: () => discoverStatusAddresses(core, pod, o),
+  }) : null;
+  // The Gateways' Services point at the controller's own: only with --publish-service.
+  const gatewayInfrastructure: GatewayInfrastructureWriter | null = o.updateStatus && o.enableGatewayApi && o.publishService !== '' ? createGatewayInfrastructureWriter({
+    core, isLeader$: leader.isLeader$, logger, target: serviceDNSName(o.publishService),
   }) : null;
   const events = createEventRecorder({ core, logger, host: podName });
   const podRef = podObject({ name: podName, namespace: podNamespace });
@@ -175,6 +181,7 @@ export async function runController(argv: string[]): Promise<number> {
         reportQuarantined(r.quarantined, store, events);
         if (r.applied) void status?.sync(store.listIngresses());
         if (r.applied) void gatewayStatus?.sync(r.gatewayStatus, store.gatewayResources?.());
+        if (r.applied) void gatewayInfrastructure?.sync(store.gatewayResources?.()?.gateways);
       },
     });
   } catch (err) {
@@ -218,6 +225,7 @@ export async function runController(argv: string[]): Promise<number> {
   await controller.shutdown(async () => { await status?.shutdown(); });
   leaderSub.unsubscribe();
   gatewayStatus?.stop();
+  gatewayInfrastructure?.stop();
   await leader.stop();
   await events.flush();
   await obs.close();

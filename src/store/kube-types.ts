@@ -125,8 +125,12 @@ export interface GatewayListener {
   tls?: { mode?: string; certificateRefs?: SecretObjectReference[] };
   allowedRoutes?: { namespaces?: RouteNamespaces; kinds?: RouteGroupKind[] };
 }
+export interface GatewaySpecAddress { type?: string; value?: string }
 export interface Gateway extends KubeObject {
-  spec: { gatewayClassName: string; listeners?: GatewayListener[]; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } } };
+  spec: {
+    gatewayClassName: string; listeners?: GatewayListener[]; addresses?: GatewaySpecAddress[];
+    infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: { group?: string; kind?: string; name?: string } };
+  };
 }
 
 export interface ParentReference { group?: string; kind?: string; namespace?: string; name: string; sectionName?: string; port?: number }

@@ -65,18 +65,23 @@ export function gatewayStatusUsage(): ApiUsage[] {
   return ['gatewayclasses', 'gateways', 'httproutes'].map((plural) => ({ group: 'gateway.networking.k8s.io', resource: `${plural}/status`, verbs: ['update'], scope: 'cluster', by }));
 }
 
+/** src/actors/gateway-infrastructure.ts: the Services generated for our Gateways, in their namespaces (listed by the kube source's right). */
+export function gatewayInfrastructureUsage(): ApiUsage[] {
+  return [{ group: '', resource: 'services', verbs: ['create', 'update', 'delete'], scope: 'cluster', by: 'src/actors/gateway-infrastructure.ts' }];
+}
+
 export function kubeApiUsage(opts: { electionId?: string } = {}): ApiUsage[] {
   return [...kubeSourceUsage(), ...leaderElectionUsage(opts.electionId), ...statusUsage(), ...eventsUsage()];
 }
 
 /**
  * What --enable-gateway-api asks beyond kubeApiUsage(): list and watch of the Gateway API kinds
- * (Namespaces are already listed and watched) and their status writes. deploy/gateway-api/ holds
+ * (Namespaces are already listed and watched), their status writes and the Gateways' Services. deploy/gateway-api/ holds
  * its RBAC, an opt-in addition to deploy/10-rbac.yaml.
  */
 export function gatewayApiUsage(): ApiUsage[] {
   const base = new Set(kubeSourceUsage().map((u) => `${u.group}/${u.resource}`));
-  return [...kubeSourceUsage({ gatewayAPI: true }).filter((u) => !base.has(`${u.group}/${u.resource}`)), ...gatewayStatusUsage()];
+  return [...kubeSourceUsage({ gatewayAPI: true }).filter((u) => !base.has(`${u.group}/${u.resource}`)), ...gatewayStatusUsage(), ...gatewayInfrastructureUsage()];
 }
 
 /** An rbac.authorization.k8s.io/v1 PolicyRule. */

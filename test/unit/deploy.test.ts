@@ -19,6 +19,7 @@ import { silentLogger } from '../../src/log.js';
 import { parseControllerFlags, toStoreOptions, type ControllerOptions } from '../../src/cli/controller-flags.js';
 import { gatewayApiUsage, kubeApiUsage, rbacRules, type PolicyRule } from '../../src/streams/kube-api-usage.js';
 import { createGatewayStatusWriter } from '../../src/actors/gateway-status.js';
+import { createGatewayInfrastructureWriter } from '../../src/actors/gateway-infrastructure.js';
 import type { GatewayAPIStatus } from '../../src/model/gateway/index.js';
 import type { GatewayResources } from '../../src/store/types.js';
 import { createLeaderElector } from '../../src/actors/leader-election.js';
@@ -29,7 +30,7 @@ import { kubeSource } from '../../src/streams/kube.js';
 import { createStore } from '../../src/store/store.js';
 import { createReviewer } from '../../src/admission/review.js';
 import { parseListenAddress, startWebhookServer } from '../../src/admission/server.js';
-import type { Ingress } from '../../src/store/kube-types.js';
+import type { Gateway, Ingress } from '../../src/store/kube-types.js';
 import { ANNOTATION_REFERENCES } from '../../src/model/ingress/annotations/index.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -257,6 +258,13 @@ test('with --enable-gateway-api, every request of the kube source and the Gatewa
     const out = await writer.sync(status, resources);
     assert.equal(out.failed, []);
     assert.equal(out.written.length, 3, JSON.stringify(out));
+    // The Gateway's Service: created, updated for a new label, deleted with the Gateway.
+    const infra = createGatewayInfrastructureWriter({ core: kc.makeApiClient(CoreV1Api), isLeader$: new BehaviorSubject(true), target: 'rx.ingress.svc.cluster.local', logger: silentLogger() });
+    stop.push(() => infra.stop());
+    const gws = fake.list(G, 'Gateway') as unknown as Gateway[];
+    assert.equal((await infra.sync(gws)).created, ['infra/gw-ingress-rx']);
+    assert.equal((await infra.sync(gws.map((g) => ({ ...g, spec: { ...g.spec, infrastructure: { labels: { team: 'a' } } } })))).updated, ['infra/gw-ingress-rx']);
+    assert.equal((await infra.sync([])).deleted, ['infra/gw-ingress-rx']);
     sub.unsubscribe();
 
     const added = one('ClusterRole', undefined, gatewayRBAC).rules as PolicyRule[];

@@ -4,6 +4,7 @@
 // listener's. HTTP listeners on port 80 (--http-port) and HTTPS listeners terminating TLS on port
 // 443 (--https-port) are served.
 import type { Gateway, GatewayListener, HTTPRoute, Namespace, ParentReference, RouteNamespaces } from '../../store/kube-types.js';
+import { unsupportedAddress } from './addresses.js';
 import { GATEWAY_GROUP } from './references.js';
 
 /** The port a Gateway listener must name to be served on --http-port. */
@@ -37,7 +38,7 @@ export function attachParent(
   const gw = gateways.get(gwKey);
   if (!gw) return { refused: `Gateway ${gwKey} not found, or not of a GatewayClass of this controller`, reason: 'NoMatchingParent' };
   const invalid = gatewayProblem(gw);
-  if (invalid) return { refused: `Gateway ${gwKey} is not accepted: ${invalid}`, reason: 'NoMatchingParent' };
+  if (invalid) return { refused: `Gateway ${gwKey} is not accepted: ${invalid.message}`, reason: 'NoMatchingParent' };
   const named = (gw.spec.listeners ?? []).filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
   if (named.length === 0) return { refused: `Gateway ${gwKey} has no listener${ref.sectionName !== undefined ? ` named "${ref.sectionName}"` : ''}${ref.port !== undefined ? ` on port ${ref.port}` : ''}`, reason: 'NoMatchingParent' };
   const reasons: string[] = [];
@@ -75,9 +76,11 @@ export function attachParent(
 }
 
 /** Why a whole Gateway is not served (Accepted=False, InvalidParameters), or null: we read no parameters, so any parametersRef is one we cannot honour. */
-export function gatewayProblem(gw: Gateway): string | null {
+export function gatewayProblem(gw: Gateway): { reason: 'InvalidParameters' | 'UnsupportedAddress'; message: string } | null {
   const ref = gw.spec.infrastructure?.parametersRef;
-  return ref ? `spec.infrastructure.parametersRef ${ref.group ?? ''}/${ref.kind ?? ''} ${JSON.stringify(ref.name ?? '')}: this controller reads no parameters` : null;
+  if (ref) return { reason: 'InvalidParameters', message: `spec.infrastructure.parametersRef ${ref.group ?? ''}/${ref.kind ?? ''} ${JSON.stringify(ref.name ?? '')}: this controller reads no parameters` };
+  const address = unsupportedAddress(gw);
+  return address ? { reason: 'UnsupportedAddress', message: address } : null;
 }
 
 /** Whether every kind allowedRoutes.kinds lists is one this listener serves (HTTPRoute). */

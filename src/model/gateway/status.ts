@@ -89,12 +89,12 @@ export function gatewayAPIStatus(
     const invalid = gatewayProblem(gw);
     const ok = served > 0 && invalid === null;
     // Accepted with some listeners set aside says so in its reason (the spec's ListenersNotValid).
-    const accepted = invalid !== null ? condition('Accepted', false, 'InvalidParameters', invalid, g)
+    const accepted = invalid !== null ? condition('Accepted', false, invalid.reason, invalid.message, g)
       : condition('Accepted', ok, ok && served === listeners.length ? 'Accepted' : 'ListenersNotValid', ok ? `${served} of ${listeners.length} listeners served` : 'no listener can be served', g);
     gateways.set(keyOf(gw), {
       conditions: [
         accepted,
-        condition('Programmed', ok, ok ? 'Programmed' : 'Invalid', ok ? 'served by NGINX' : invalid ?? 'no listener can be served', g),
+        condition('Programmed', ok, ok ? 'Programmed' : 'Invalid', ok ? 'served by NGINX' : invalid?.message ?? 'no listener can be served', g),
       ],
       listeners,
     });

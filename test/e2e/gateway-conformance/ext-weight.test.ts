@@ -2,7 +2,8 @@
 // NGINX. The Lua router draws one backend per request from a rule's weighted backendRefs (any
 // number, docs/gateway-api.md); the share is checked as the conformance suite checks it (500
 // requests, ±5 points, a few attempts). Also: a weight change is served without a reload, huge
-// weights, and a weighted ref to another namespace's Service without a grant.
+// weights, and a weighted ref to another namespace's Service without a grant; and the
+// HTTPRouteBackendRequestHeaderModifier scenarios (a backendRef's own RequestHeaderModifier).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EchoServer } from '../../support/echo-server.js';
@@ -24,6 +25,28 @@ function route(name: string, host: string, refs: Ref[]) {
   };
 }
 const SEVENTY_THIRTY = route('weighted-backends', 'weight.test', [{ name: 'v1', weight: 70 }, { name: 'v2', weight: 30 }, { name: 'v3', weight: 0 }]);
+
+/** The conformance route's five rules: each filter on the rule's one backendRef, none on the rule. */
+const modifier = (m: Record<string, unknown>) => [{ name: 'v1', port: 80, filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: m }] }];
+const BACKEND_MODIFIER = {
+  apiVersion: V1, kind: 'HTTPRoute', metadata: { name: 'request-header-modifier', namespace: 'team-a' },
+  spec: {
+    parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: ['backend-modifier.test'],
+    rules: [
+      { matches: [{ path: { type: 'PathPrefix', value: '/set' } }], backendRefs: modifier({ set: [{ name: 'X-Header-Set', value: 'set-overwrites-values' }] }) },
+      { matches: [{ path: { type: 'PathPrefix', value: '/add' } }], backendRefs: modifier({ add: [{ name: 'X-Header-Add', value: 'add-appends-values' }] }) },
+      { matches: [{ path: { type: 'PathPrefix', value: '/remove' } }], backendRefs: modifier({ remove: ['X-Header-Remove'] }) },
+      { matches: [{ path: { type: 'PathPrefix', value: '/multiple' } }], backendRefs: modifier({
+        set: [{ name: 'X-Header-Set-1', value: 'header-set-1' }, { name: 'X-Header-Set-2', value: 'header-set-2' }],
+        add: [{ name: 'X-Header-Add-1', value: 'header-add-1' }, { name: 'X-Header-Add-2', value: 'header-add-2' }, { name: 'X-Header-Add-3', value: 'header-add-3' }],
+        remove: ['X-Header-Remove-1', 'X-Header-Remove-2'],
+      }) },
+      { matches: [{ path: { type: 'PathPrefix', value: '/case-insensitivity' } }], backendRefs: modifier({
+        set: [{ name: 'X-Header-Set', value: 'header-set' }], add: [{ name: 'X-Header-Add', value: 'header-add' }], remove: ['X-Header-Remove'],
+      }) },
+    ],
+  },
+};
 
 test.before(async () => {
   ({ ctl, echo } = await startGatewayLocal(['v1', 'v2', 'v3', 'v4'], {
@@ -47,6 +70,7 @@ test.before(async () => {
       },
     }],
     'steal.json': [route('steal', 'steal.test', [{ name: 'v1', weight: 1 }, { name: 'v4', namespace: 'team-b', weight: 1 }])],
+    'backend-modifier.json': [BACKEND_MODIFIER],
   }));
   ctl.write('team-b.json', [service('team-b', 'v4'), ...slices('team-b', 'v4', [echo.v4!])]);
   await ctl.until('weight.test', '/', (r) => r.backend === 'v1' || r.backend === 'v2', { what: 'weight.test served' });
@@ -130,6 +154,30 @@ over.both('HTTPRouteRequestHeaderModifierBackendWeights › one backendRef\'s fi
     assert.is(bad.headers['x-injected'], undefined);
   }
   assert.is(echo.v3!.hits(), before);
+});
+
+over.both('HTTPRouteBackendRequestHeaderModifier › a backendRef\'s set, add and remove reach the backend; header names compare caseless', async (p) => {
+  await p.until('backend-modifier.test', '/set', (r) => r.backend === 'v1', { what: 'backend-modifier.test over this protocol' });
+  const got = async (path: string, headers: Record<string, string>) => {
+    const r = await p.request('backend-modifier.test', path, { headers });
+    assert.is(r.backend, 'v1', path);
+    return (r.json as { headers: Record<string, string> }).headers;
+  };
+  let h = await got('/set', { 'Some-Other-Header': 'val' });
+  assert.equal([h['x-header-set'], h['some-other-header']], ['set-overwrites-values', 'val']);
+  assert.is((await got('/set', { 'Some-Other-Header': 'val', 'X-Header-Set': 'some-other-value' }))['x-header-set'], 'set-overwrites-values');
+  assert.is((await got('/add', { 'Some-Other-Header': 'val' }))['x-header-add'], 'add-appends-values');
+  assert.is((await got('/add', { 'X-Header-Add': 'some-other-value' }))['x-header-add'], 'some-other-value,add-appends-values');
+  assert.not.ok('x-header-remove' in (await got('/remove', { 'X-Header-Remove': 'val' })));
+  h = await got('/multiple', { 'X-Header-Set-2': 'set-val-2', 'X-Header-Add-2': 'add-val-2', 'X-Header-Remove-2': 'remove-val-2', 'Another-Header': 'another-header-val' });
+  assert.equal(
+    [h['x-header-set-1'], h['x-header-set-2'], h['x-header-add-1'], h['x-header-add-2'], h['x-header-add-3'], h['another-header']],
+    ['header-set-1', 'header-set-2', 'header-add-1', 'add-val-2,header-add-2', 'header-add-3', 'another-header-val'],
+  );
+  assert.not.ok('x-header-remove-1' in h || 'x-header-remove-2' in h);
+  h = await got('/case-insensitivity', { 'x-header-set': 'original-val-set', 'x-header-add': 'original-val-add', 'x-header-remove': 'original-val-remove', 'Another-Header': 'another-header-val' });
+  assert.equal([h['x-header-set'], h['x-header-add'], h['another-header']], ['header-set', 'original-val-add,header-add', 'another-header-val']);
+  assert.not.ok('x-header-remove' in h);
 });
 
 over.both('HTTPRouteWeight › a changed weight is served without a reload', async (p) => {

@@ -9,3 +9,4 @@ export { referencePermitted } from './references.js';
 export { attachParent, intersectHostnames, listenerProblem } from './attachment.js';
 export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';
 export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';
+export { backendTLS, type BackendTLS, type PolicyVerdict, type ClientCertificateProblem } from './backend-tls.js';

@@ -1,9 +1,10 @@
 // The Gateway API status writer (--enable-gateway-api, with --update-status): while this pod
 // leads, after each applied sync, writes the conditions the model computed (../model/gateway/
-// status.ts) to the status of our GatewayClasses, Gateways and the HTTPRoutes' parents — only
-// where they differ from what the object holds. A condition keeps its lastTransitionTime while
-// its status stays the same; an HTTPRoute keeps the parent entries of other controllers. A
-// Gateway's status.addresses are those of the controller (the Ingress status's) it is bound to
+// status.ts) to the status of our GatewayClasses, Gateways, the HTTPRoutes' parents and the
+// BackendTLSPolicies' ancestors — only where they differ from what the object holds. A condition
+// keeps its lastTransitionTime while its status stays the same; the entries of other controllers
+// in an HTTPRoute's parents and a BackendTLSPolicy's ancestors are kept. A Gateway's
+// status.addresses are those of the controller (the Ingress status's) it is bound to
 // (../model/gateway/addresses.ts), looked up at each write (a change of the --publish-service
 // Service, its load balancer's address, brings a sync).
 import type { CustomObjectsApi } from '@kubernetes/client-node';
@@ -111,17 +112,23 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
           listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
         }, out));
       }
-      for (const route of resources.httpRoutes) {
-        const ours = status.routes.get(`${route.metadata.namespace}/${route.metadata.name}`);
-        const old = (route as { status?: { parents?: Array<{ controllerName?: string; parentRef?: unknown; conditions?: unknown }> } }).status;
-        const others = (old?.parents ?? []).filter((p) => p.controllerName !== deps.controllerName);
-        const mineBefore = (old?.parents ?? []).filter((p) => p.controllerName === deps.controllerName);
-        if (!ours && mineBefore.length === 0) continue;
-        const parents = [...others, ...(ours ?? []).map((p) => ({
-          ...p, conditions: stamp(p.conditions, mineBefore.find((o) => deepEqual(o.parentRef, p.parentRef))?.conditions),
-        }))];
-        jobs.push(write('HTTPRoute', 'httproutes', route, { ...old, parents }, out));
-      }
+      // An HTTPRoute's parents and a BackendTLSPolicy's ancestors: ours replaced, other controllers' kept.
+      const entries = <T extends KubeObject>(kind: string, plural: string, objects: readonly T[], field: 'parents' | 'ancestors', ref: 'parentRef' | 'ancestorRef',
+        mine: ReadonlyMap<string, ReadonlyArray<{ readonly conditions: readonly Condition[] }>>) => {
+        for (const obj of objects) {
+          const ours = mine.get(`${obj.metadata.namespace}/${obj.metadata.name}`);
+          const old = (obj as { status?: Record<string, Array<{ controllerName?: string; conditions?: unknown } & Record<string, unknown>> | undefined> }).status;
+          const others = (old?.[field] ?? []).filter((p) => p.controllerName !== deps.controllerName);
+          const mineBefore = (old?.[field] ?? []).filter((p) => p.controllerName === deps.controllerName);
+          if (!ours && mineBefore.length === 0) continue;
+          const list = [...others, ...(ours ?? []).map((p) => ({
+            ...p, conditions: stamp(p.conditions, mineBefore.find((o) => deepEqual(o[ref], (p as Record<string, unknown>)[ref]))?.conditions),
+          }))];
+          jobs.push(write(kind, plural, obj, { ...old, [field]: list }, out));
+        }
+      };
+      entries('HTTPRoute', 'httproutes', resources.httpRoutes, 'parents', 'parentRef', status.routes);
+      entries('BackendTLSPolicy', 'backendtlspolicies', resources.backendTLSPolicies, 'ancestors', 'ancestorRef', status.backendTLSPolicies);
       await Promise.all(jobs);
       if (out.written.length > 0) log.info({ objects: out.written.length }, 'updated the Gateway API status');
       return out;

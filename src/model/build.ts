@@ -27,7 +27,7 @@ import { createBackendNameClaims } from './ingress/backend-names.js';
 import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
-import { gatewayAPIStatus, gatewayTLS, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
+import { backendTLS, gatewayAPIStatus, gatewayTLS, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
 
@@ -297,10 +297,14 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
         resources, tlsListeners: gateway.tlsListeners, getSecret: (key) => store.getSecret(key), readCertificate: shared.readCertificate,
         defaultCertificate: tls.defaultCertificate, date: now(), warnings,
       }, caches.gatewayTLS);
-      gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems);
+      const btls = backendTLS(gwTLS.servers, {
+        resources, plans: gateway.plans, routes: gateway.routes, getService: (key) => store.getService(key), getConfigMap: (key) => store.getConfigMap(key),
+        getSecret: (key) => store.getSecret(key), warnings,
+      });
+      gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems, btls);
       certificates = mergeCertificates(tls.certificates, gwTLS.certificates);
       // Both lists are sorted already and the Gateway API's are few: merged, not sorted again.
-      allServers = mergeSorted(tls.servers, [...gwTLS.servers].sort(byServerOrder), byServerOrder);
+      allServers = mergeSorted(tls.servers, [...btls.servers].sort(byServerOrder), byServerOrder);
       allBackends = mergeSorted(assembled.backends, resolveBackends(gateway.plans, store, settings, addressPolicy, warnings, caches.gatewayBackends).sort(byName), byName);
     }
 

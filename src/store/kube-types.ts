@@ -130,6 +130,8 @@ export interface Gateway extends KubeObject {
   spec: {
     gatewayClassName: string; listeners?: GatewayListener[]; addresses?: GatewaySpecAddress[];
     infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: { group?: string; kind?: string; name?: string } };
+    /** `backend.clientCertificateRef`: the certificate NGINX shows to TLS backends (GatewayBackendClientCertificate). */
+    tls?: { backend?: { clientCertificateRef?: SecretObjectReference } };
   };
 }
 
@@ -145,6 +147,20 @@ export interface HTTPBackendRef { group?: string; kind?: string; name: string; n
 export interface HTTPRouteRule { name?: string; matches?: HTTPRouteMatch[]; filters?: unknown[]; backendRefs?: HTTPBackendRef[]; timeouts?: unknown }
 export interface HTTPRoute extends KubeObject {
   spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: HTTPRouteRule[] };
+}
+
+/** BackendTLSPolicy (gateway.networking.k8s.io/v1): TLS from the Gateway to the Services it targets. */
+export interface BackendTLSPolicy extends KubeObject {
+  spec: {
+    targetRefs?: Array<{ group?: string; kind?: string; name: string; sectionName?: string }>;
+    validation?: {
+      caCertificateRefs?: Array<{ group?: string; kind?: string; name: string }>;
+      wellKnownCACertificates?: string;
+      hostname?: string;
+      subjectAltNames?: Array<{ type?: string; hostname?: string; uri?: string }>;
+    };
+    options?: Record<string, string>;
+  };
 }
 
 export interface ReferenceGrant extends KubeObject {

@@ -3,7 +3,7 @@
 import type { SourceEvent } from './events.js';
 import { silentLogger, type Logger } from '../log.js';
 import type {
-  ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, KubeObject, Namespace, ReferenceGrant, Secret, Service,
+  BackendTLSPolicy, ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, KubeObject, Namespace, ReferenceGrant, Secret, Service,
 } from './kube-types.js';
 import type { AnnotationReferences, ApplyResult, GatewayResources, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
@@ -84,6 +84,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const gateways = new Map<string, Gateway>();
   const httpRoutes = new Map<string, HTTPRoute>();
   const referenceGrants = new Map<string, ReferenceGrant>();
+  const backendTLSPolicies = new Map<string, BackendTLSPolicy>();
   const gatewayControllerName = opts.gatewayControllerName || DEFAULT_GATEWAY_CONTROLLER_NAME;
   let gatewayView: GatewayResources | null = null;
   let referencedConfigMaps = new Set<string>();
@@ -312,6 +313,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     (ours(gatewayClasses.get(old?.spec?.gatewayClassName ?? '')) || ours(gatewayClasses.get(now?.spec?.gatewayClassName ?? '')) ? 'of our GatewayClass' : null));
   const httpRouteRules = gatewayKind('HTTPRoute', httpRoutes, () => (anyOfOurClasses() ? 'changed' : null));
   const referenceGrantRules = gatewayKind('ReferenceGrant', referenceGrants, () => (anyOfOurClasses() ? 'changed' : null));
+  const backendTLSPolicyRules = gatewayKind('BackendTLSPolicy', backendTLSPolicies, () => (anyOfOurClasses() ? 'changed' : null));
 
   function gatewayResources(): GatewayResources {
     if (gatewayView) return gatewayView;
@@ -322,6 +324,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       gateways: sortedObjects(gateways).filter((g) => names.has(g.spec?.gatewayClassName)),
       httpRoutes: sortedObjects(httpRoutes),
       referenceGrants: sortedObjects(referenceGrants),
+      backendTLSPolicies: sortedObjects(backendTLSPolicies),
     });
     return gatewayView;
   }
@@ -332,8 +335,17 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       for (const l of gw.spec.listeners ?? []) {
         for (const ref of l.tls?.certificateRefs ?? []) if (`${ref.namespace ?? gw.metadata.namespace ?? ''}/${ref.name}` === key) return true;
       }
+      const client = gw.spec.tls?.backend?.clientCertificateRef;
+      if (client && `${client.namespace ?? gw.metadata.namespace ?? ''}/${client.name}` === key) return true;
     }
     return false;
+  }
+
+  /** Whether a BackendTLSPolicy names the ConfigMap (`namespace/name`) among its CA certificates. */
+  function policyReferences(key: string): boolean {
+    if (!anyOfOurClasses()) return false;
+    return gatewayResources().backendTLSPolicies.some((p) => (p.spec?.validation?.caCertificateRefs ?? [])
+      .some((ref) => `${p.metadata.namespace ?? ''}/${ref.name}` === key));
   }
 
   const secretRules: CachedKind<Secret> = {
@@ -342,7 +354,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     verdict(key) {
       if (key === opts.defaultSSLCertificate) return relevant('default SSL certificate');
       if (referencedSecrets.has(key)) return relevant('Secret referenced by the main ConfigMap');
-      if (listenerReferences(key)) return relevant('Secret referenced by a listener of our Gateway');
+      if (listenerReferences(key)) return relevant('Secret referenced by our Gateway');
       const users = servedReferencing(key);
       return users.length > 0
         ? relevant(`Secret referenced by ${users.length} served Ingress(es)`)
@@ -362,6 +374,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       if (key === opts.tcpServicesConfigmap) return relevant('TCP services ConfigMap');
       if (key === opts.udpServicesConfigmap) return relevant('UDP services ConfigMap');
       if (referencedConfigMaps.has(key)) return relevant('ConfigMap referenced by the main ConfigMap');
+      if (policyReferences(key)) return relevant('ConfigMap referenced by a BackendTLSPolicy');
       let users = 0;
       for (const ing of ingressesByConfigMap.get(key) ?? []) if (served.has(ing)) users++;
       if (users > 0) return relevant(`ConfigMap referenced by ${users} served Ingress(es)`);
@@ -471,6 +484,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     Gateway: (ev) => applyCached('Gateway', gatewayRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseGateway(ev.object as Gateway) }),
     HTTPRoute: (ev) => applyCached('HTTPRoute', httpRouteRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseHTTPRoute(ev.object as HTTPRoute) }),
     ReferenceGrant: (ev) => applyCached('ReferenceGrant', referenceGrantRules, ev),
+    BackendTLSPolicy: (ev) => applyCached('BackendTLSPolicy', backendTLSPolicyRules, ev),
   };
 
   function apply(ev: SourceEvent): ApplyResult {

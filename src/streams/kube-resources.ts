@@ -25,6 +25,7 @@ export const KUBE_RESOURCES: Record<StoredKind, KubeResource> = {
   Gateway: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'gateways', namespaced: true },
   ReferenceGrant: { apiVersion: 'gateway.networking.k8s.io/v1beta1', plural: 'referencegrants', namespaced: true },
   HTTPRoute: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'httproutes', namespaced: true },
+  BackendTLSPolicy: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'backendtlspolicies', namespaced: true },
 };
 
 /** The URL path of a kind's collection, in one namespace or across all. */

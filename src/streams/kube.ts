@@ -22,7 +22,7 @@ export interface KubeSourceOptions {
    */
   withoutIngressClasses?: boolean;
   /**
-   * --enable-gateway-api: also watch GatewayClasses, Gateways, HTTPRoutes and ReferenceGrants
+   * --enable-gateway-api: also watch GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants and BackendTLSPolicies
    * (their CRDs must be installed, or the initial list never completes), and Namespaces, whose
    * labels a listener's allowedRoutes selector reads.
    */

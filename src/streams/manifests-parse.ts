@@ -36,7 +36,7 @@ export interface ParsedFile {
 export type ParseCache = Map<string, ParsedFile>;
 
 const CLUSTER_SCOPED = new Set<string>(['Namespace', 'IngressClass', 'GatewayClass']);
-const GATEWAY_API_KINDS = new Set<string>(['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant']);
+const GATEWAY_API_KINDS = new Set<string>(['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant', 'BackendTLSPolicy']);
 const SUPPORTED = new Set<string>(['Ingress', 'IngressClass', 'Service', 'EndpointSlice', 'Endpoints', 'Secret', 'ConfigMap', 'Namespace', ...GATEWAY_API_KINDS]);
 
 /** The API server's limits, which a cluster enforces and a directory of manifests must too. */
@@ -206,7 +206,7 @@ function project(kind: string, raw: Record<string, unknown>): KubeObject[] {
     case 'Secret': return [projectSecret(base, raw)];
     case 'ConfigMap': return [{ ...base, ...optional('data', stringMap(raw.data, 'data')) } as ConfigMap];
     case 'Namespace': return [{ ...base, ...optional('status', record(raw.status, 'status')) } as KubeObject];
-    case 'GatewayClass': case 'Gateway': case 'HTTPRoute': case 'ReferenceGrant': return [projectGatewayAPI(base, raw)];
+    case 'GatewayClass': case 'Gateway': case 'HTTPRoute': case 'ReferenceGrant': case 'BackendTLSPolicy': return [projectGatewayAPI(base, raw)];
     default: throw new Error(`unsupported kind ${kind}`);
   }
 }
@@ -221,6 +221,10 @@ function projectGatewayAPI(base: KubeObject, raw: Record<string, unknown>): Kube
     array(spec.parentRefs, 'spec.parentRefs');
     array(spec.hostnames, 'spec.hostnames');
     array(spec.rules, 'spec.rules');
+  }
+  if (base.kind === 'BackendTLSPolicy') {
+    array(spec.targetRefs, 'spec.targetRefs');
+    record(spec.validation, 'spec.validation');
   }
   if (base.kind === 'ReferenceGrant') {
     array(spec.from, 'spec.from');

@@ -8,6 +8,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { createServer as createTlsServer } from 'node:https';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { reservedPort } from './ports.js';
 
 export interface EchoReply {
@@ -22,6 +23,8 @@ export interface EchoReply {
   /** The request body as it arrived: its length and SHA-256 (hex). */
   bodyBytes: number;
   bodySha256: string;
+  /** Over HTTPS: the SNI the client sent ('' for none) and the CN of the client certificate it showed ('' for none). */
+  tls?: { sni: string; clientCN: string };
 }
 
 export interface EchoServer {
@@ -51,8 +54,8 @@ export interface EchoOptions {
   port?: number;
   name?: string;
   delayMs?: number;
-  /** Serve HTTPS with this certificate and key (PEM). */
-  tls?: { cert: string; key: string };
+  /** Serve HTTPS with this certificate and key (PEM); with `clientCA`, only to clients showing a certificate it signed. */
+  tls?: { cert: string; key: string; clientCA?: string };
   /** The status of every answer whose path asks for none (`/__status/<code>`); 200 by default. */
   status?: number;
 }
@@ -88,6 +91,7 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
       if (header) res.setHeader(header[1]!, decodeURIComponent(header[2]!));
       const body: EchoReply = {
         name, address, port, method: req.method ?? '', path: url, proto: req.httpVersion, headers: req.headers, bodyBytes, bodySha256: hash.digest('hex'),
+        ...(req.socket instanceof TLSSocket ? { tls: { sni: (req.socket as TLSSocket & { servername?: string | false }).servername || '', clientCN: String(req.socket.getPeerCertificate()?.subject?.CN ?? '') } } : {}),
       };
       const text = JSON.stringify(body);
       const status = Number(/\/__status\/(\d{3})/.exec(url)?.[1] ?? opts.status ?? 200);
@@ -101,7 +105,8 @@ export async function startEchoServer(opts: EchoOptions = {}): Promise<EchoServe
   let port = 0;
   // Headers as large as NGINX passes with its largest buffers (Node's own limit is 16 KB).
   const maxHeaderSize = 64 * 1024;
-  const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key, maxHeaderSize }, handler) : createServer({ maxHeaderSize }, handler);
+  const clientAuth = opts.tls?.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: true } : {};
+  const server: Server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key, maxHeaderSize, ...clientAuth }, handler) : createServer({ maxHeaderSize }, handler);
   server.keepAliveTimeout = 1000;
   // Port 0: the kernel picks a free port on this address atomically, with no reuse race. It may
   // be a port a controller of a test listens on at 127.0.0.1, and the address policy refuses

@@ -10,3 +10,4 @@ export { attachParent, intersectHostnames, listenerProblem } from './attachment.
 export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';
 export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';
 export { bindAddresses, withAddressConditions, type BoundAddresses, type GatewayStatusAddress } from './addresses.js';
+export { backendTLS, type BackendTLS, type PolicyVerdict, type ClientCertificateProblem } from './backend-tls.js';

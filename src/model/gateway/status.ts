@@ -9,6 +9,7 @@ import type { GatewayResources } from '../../store/types.js';
 import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
 import type { ListenerRefProblem } from './listener-tls.js';
+import type { BackendTLS } from './backend-tls.js';
 import type { GatewayTranslation } from './translate.js';
 
 export interface Condition {
@@ -39,6 +40,14 @@ export interface GatewayAPIStatus {
   readonly gateways: ReadonlyMap<string, { readonly conditions: readonly Condition[]; readonly listeners: readonly ListenerStatus[] }>;
   /** `namespace/name` → one entry per parentRef naming a Gateway of ours. */
   readonly routes: ReadonlyMap<string, readonly RouteParentStatus[]>;
+  /** BackendTLSPolicy `namespace/name` → one entry per Gateway of ours it applies through (status.ancestors). */
+  readonly backendTLSPolicies: ReadonlyMap<string, readonly PolicyAncestorStatus[]>;
+}
+
+export interface PolicyAncestorStatus {
+  readonly ancestorRef: { readonly group: string; readonly kind: string; readonly namespace: string; readonly name: string };
+  readonly controllerName: string;
+  readonly conditions: readonly Condition[];
 }
 
 const keyOf = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -50,7 +59,7 @@ function condition(type: string, ok: boolean, reason: string, message: string, o
 
 export function gatewayAPIStatus(
   resources: GatewayResources, translation: GatewayTranslation, controllerName: string, serviceExists: (key: string) => boolean,
-  certificateProblems: ReadonlyMap<string, ListenerRefProblem> = new Map(),
+  certificateProblems: ReadonlyMap<string, ListenerRefProblem> = new Map(), backend: Pick<BackendTLS, 'policies' | 'clientCertificates'> = { policies: new Map(), clientCertificates: new Map() },
 ): GatewayAPIStatus {
   const classes = new Map<string, readonly Condition[]>();
   for (const c of resources.classes) {
@@ -91,15 +100,33 @@ export function gatewayAPIStatus(
     // Accepted with some listeners set aside says so in its reason (the spec's ListenersNotValid).
     const accepted = invalid !== null ? condition('Accepted', false, invalid.reason, invalid.message, g)
       : condition('Accepted', ok, ok && served === listeners.length ? 'Accepted' : 'ListenersNotValid', ok ? `${served} of ${listeners.length} listeners served` : 'no listener can be served', g);
+    // ResolvedRefs only for a Gateway with a backend client certificate (it stays Accepted without one).
+    const client = backend.clientCertificates.get(keyOf(gw));
+    const resolved = client === undefined ? [] : [client === null
+      ? condition('ResolvedRefs', true, 'ResolvedRefs', 'spec.tls.backend.clientCertificateRef resolved', g)
+      : condition('ResolvedRefs', false, client.reason, client.message, g)];
     gateways.set(keyOf(gw), {
       conditions: [
         accepted,
         condition('Programmed', ok, ok ? 'Programmed' : 'Invalid', ok ? 'served by NGINX' : invalid?.message ?? 'no listener can be served', g),
+        ...resolved,
       ],
       listeners,
     });
   }
-  return { classes, gateways, routes };
+  const backendTLSPolicies = new Map<string, PolicyAncestorStatus[]>();
+  for (const [key, v] of backend.policies) {
+    const g = generationOf(v.policy);
+    backendTLSPolicies.set(key, v.ancestors.filter((a) => ours.has(a)).map((a) => ({
+      ancestorRef: { group: GATEWAY_GROUP, kind: 'Gateway', namespace: a.split('/')[0]!, name: a.split('/')[1]! },
+      controllerName,
+      conditions: [
+        condition('Accepted', v.accepted.ok, v.accepted.reason, v.accepted.message, g),
+        condition('ResolvedRefs', v.resolvedRefs.ok, v.resolvedRefs.reason, v.resolvedRefs.message, g),
+      ],
+    })));
+  }
+  return { classes, gateways, routes, backendTLSPolicies };
 }
 
 function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {

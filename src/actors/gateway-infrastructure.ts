@@ -51,8 +51,9 @@ export function createGatewayInfrastructureWriter(deps: { core: CoreV1Api; isLea
     const attempt = (what: string, list: string[], f: () => Promise<unknown>) => jobs.push(f().then(() => { list.push(what); }, (err: unknown) => {
       const code = (err as { code?: number }).code;
       out.refused.push(what);
-      // 409 on create: a Service of that name exists and is not ours; it is left alone.
-      if (code === 409) warnOnce(`Service ${what} exists and was not made by ingress-rx: the Gateway's Service is not generated`);
+      // 409 on create: a Service of that name exists and is not ours; it is left alone. (On an
+      // update, the Service changed since it was listed: the next sync tries again.)
+      if (code === 409 && list === out.created) warnOnce(`Service ${what} exists and was not made by ingress-rx: the Gateway's Service is not generated`);
       else log.warn({ service: what, err: String(err) }, 'could not write the Gateway\'s Service');
     }));
     for (const want of plan.services) {

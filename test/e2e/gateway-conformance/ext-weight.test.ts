@@ -11,6 +11,7 @@ import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../../sup
 import { service, slices, type LocalController } from '../../support/local-harness.js';
 import { protocolMatrix, type ProtocolClient } from '../../support/protocols.js';
 import { waitFor } from '../../support/wait.js';
+import { expectRequestHeaderModifier } from '../../support/gateway-scenarios.js';
 
 let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
@@ -158,24 +159,9 @@ over.both('HTTPRouteRequestHeaderModifierBackendWeights › one backendRef\'s fi
 
 over.both('HTTPRouteBackendRequestHeaderModifier › a backendRef\'s set, add and remove reach the backend; header names compare caseless', async (p) => {
   await p.until('backend-modifier.test', '/set', (r) => r.backend === 'v1', { what: 'backend-modifier.test over this protocol' });
-  const got = async (path: string, headers: Record<string, string>) => {
-    const r = await p.request('backend-modifier.test', path, { headers });
-    assert.is(r.backend, 'v1', path);
-    return (r.json as { headers: Record<string, string> }).headers;
-  };
-  let h = await got('/set', { 'Some-Other-Header': 'val' });
-  assert.equal([h['x-header-set'], h['some-other-header']], ['set-overwrites-values', 'val']);
-  assert.is((await got('/set', { 'Some-Other-Header': 'val', 'X-Header-Set': 'some-other-value' }))['x-header-set'], 'set-overwrites-values');
-  assert.is((await got('/add', { 'Some-Other-Header': 'val' }))['x-header-add'], 'add-appends-values');
-  assert.is((await got('/add', { 'X-Header-Add': 'some-other-value' }))['x-header-add'], 'some-other-value,add-appends-values');
-  assert.not.ok('x-header-remove' in (await got('/remove', { 'X-Header-Remove': 'val' })));
-  h = await got('/multiple', { 'X-Header-Set-2': 'set-val-2', 'X-Header-Add-2': 'add-val-2', 'X-Header-Remove-2': 'remove-val-2', 'Another-Header': 'another-header-val' });
-  assert.equal(
-    [h['x-header-set-1'], h['x-header-set-2'], h['x-header-add-1'], h['x-header-add-2'], h['x-header-add-3'], h['another-header']],
-    ['header-set-1', 'header-set-2', 'header-add-1', 'add-val-2,header-add-2', 'header-add-3', 'another-header-val'],
-  );
-  assert.not.ok('x-header-remove-1' in h || 'x-header-remove-2' in h);
-  h = await got('/case-insensitivity', { 'x-header-set': 'original-val-set', 'x-header-add': 'original-val-add', 'x-header-remove': 'original-val-remove', 'Another-Header': 'another-header-val' });
+  await expectRequestHeaderModifier(p, 'backend-modifier.test', 'v1');
+  const r = await p.request('backend-modifier.test', '/case-insensitivity', { headers: { 'x-header-set': 'original-val-set', 'x-header-add': 'original-val-add', 'x-header-remove': 'original-val-remove', 'Another-Header': 'another-header-val' } });
+  const h = (r.json as { headers: Record<string, string> }).headers;
   assert.equal([h['x-header-set'], h['x-header-add'], h['another-header']], ['header-set', 'original-val-add,header-add', 'another-header-val']);
   assert.not.ok('x-header-remove' in h);
 });

@@ -9,3 +9,4 @@ export { referencePermitted } from './references.js';
 export { attachParent, intersectHostnames, listenerProblem } from './attachment.js';
 export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';
 export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';
+export { assignListenerPorts, hostKey, parseListenerPortMap, MAX_EXTRA_PORTS, type GatewayPortOptions, type ListenerPorts, type PortAssignment } from './listener-ports.js';

@@ -172,24 +172,27 @@ test('GatewayWithAttachedRoutesWithPort8080 › the 8080 listener is accepted wi
   }
 });
 
-for (const [shortName, routeName, gateway] of [
-  ['HTTPRouteInvalidParentRefSectionNameNotMatchingPort', 'section-not-matching-port', 'section-port'],
-  ['HTTPRouteInvalidParentRefNotMatchingListenerPort', 'not-matching-listener-port', 'destination-port'],
-] as const) {
-  test(`${shortName} › a parentRef port no listener has: Accepted=False/NoMatchingParent, no route attached`, async () => {
-    await waitFor(() => parents(routeName).length > 0, { what: `the status of ${routeName}`, timeoutMs: 20_000 });
-    const ps = parents(routeName);
-    assert.equal(ps.map((p) => cond(p.conditions, 'Accepted')), ['Accepted=False/NoMatchingParent']);
-    assert.equal(ps.map((p) => cond(p.conditions, 'ResolvedRefs')), ['ResolvedRefs=True/ResolvedRefs']);
-    assert.match(ps[0]!.conditions.find((c) => c.type === 'Accepted')!.message ?? '', /on port 81/);
-    assert.equal((gwStatus(gateway)?.listeners ?? []).map((l) => l.attachedRoutes), [0]);
-  });
-  over.both(`${shortName} › the route's host is not served`, async (p) => {
-    const before = echo.v1!.hits();
-    assert.is((await p.request(`${gateway}.ports`, '/')).status, 404);
-    assert.is(echo.v1!.hits(), before);
-  });
+/** A parentRef whose port no listener of the Gateway has: not accepted, nothing attached. */
+async function refusedByPort(routeName: string, gateway: string): Promise<void> {
+  await waitFor(() => parents(routeName).length > 0, { what: `the status of ${routeName}`, timeoutMs: 20_000 });
+  const ps = parents(routeName);
+  assert.equal(ps.map((p) => cond(p.conditions, 'Accepted')), ['Accepted=False/NoMatchingParent']);
+  assert.equal(ps.map((p) => cond(p.conditions, 'ResolvedRefs')), ['ResolvedRefs=True/ResolvedRefs']);
+  assert.match(ps[0]!.conditions.find((c) => c.type === 'Accepted')!.message ?? '', /on port 81/);
+  assert.equal((gwStatus(gateway)?.listeners ?? []).map((l) => l.attachedRoutes), [0]);
 }
+
+/** The refused route's host answers 404 and its backend gets nothing. */
+async function notServed(p: ProtocolClient, host: string): Promise<void> {
+  const before = echo.v1!.hits();
+  assert.is((await p.request(host, '/')).status, 404);
+  assert.is(echo.v1!.hits(), before);
+}
+
+test('HTTPRouteInvalidParentRefSectionNameNotMatchingPort › sectionName http with port 81: Accepted=False/NoMatchingParent, no route attached', () => refusedByPort('section-not-matching-port', 'section-port'));
+over.both('HTTPRouteInvalidParentRefSectionNameNotMatchingPort › the route\'s host is not served', (p) => notServed(p, 'section-port.ports'));
+test('HTTPRouteInvalidParentRefNotMatchingListenerPort › a parentRef port no listener has: Accepted=False/NoMatchingParent, no route attached', () => refusedByPort('not-matching-listener-port', 'destination-port'));
+over.both('HTTPRouteInvalidParentRefNotMatchingListenerPort › the route\'s host is not served', (p) => notServed(p, 'destination-port.ports'));
 
 over.both('HTTPRouteListenerPortMatching › port 80: only the route attached by port 80 answers', async (p) => {
   assert.is(backendOf(await p.until('foo.ports', '/', (r) => r.status === 200, { what: 'foo.ports served' })), 'v1');
@@ -285,7 +288,7 @@ for (const [name, tld, backend] of [['hostnames only in listeners', 'com', 'v1']
   });
 }
 
-test('PortUnavailable › a listener on the controller\'s own port, HTTP on 443, HTTPS on 8443: named and not served; the Gateway\'s other listener is', async () => {
+test('GatewayWithAttachedRoutesWithPort8080 › careless: a listener on the controller\'s own port, HTTP on 443, HTTPS on 8443: named and not served; the Gateway\'s other listener is', async () => {
   await waitFor(() => parents('on-own-port').length > 0, { what: 'the status of on-own-port', timeoutMs: 20_000 });
   const accepted = (n: string) => listenerOf('unavailable', n)!.conditions.find((c) => c.type === 'Accepted')!;
   for (const [n, message] of [['own-port', /which the controller uses itself \(--healthz-port\)/], ['http-on-443', /serves TLS/], ['https-on-8443', /HTTPS listeners are served on port 443 only/]] as const) {
@@ -298,13 +301,13 @@ test('PortUnavailable › a listener on the controller\'s own port, HTTP on 443,
   assert.match(ctl.output(), /listener ports-infra\/unavailable\/own-port: port \d+ would be served on \d+, which the controller uses itself/);
 });
 
-over.http1Only('PortUnavailable › the refused listener\'s route is not served: the controller keeps its own port', 'listeners other than 80 and 443 are plain HTTP', async () => {
+over.http1Only('GatewayWithAttachedRoutesWithPort8080 › attacker: the refused listener\'s route is not served: the controller keeps its own port', 'listeners other than 80 and 443 are plain HTTP', async () => {
   const r = await ctl.request('own.ports', '/healthz', { port: ctl.ports.healthz });
   assert.is(r.status, 200);
   assert.is(r.backend, undefined, 'the controller\'s health endpoint, not a backend');
 });
 
-over.http1Only('Listener ports › a route added to port 8080 is served without a reload; it never answers on port 80', 'listeners other than 80 and 443 are plain HTTP', async () => {
+over.http1Only('HTTPRouteListenerPortMatching › a route added to port 8080 is served without a reload; it never answers on port 80', 'listeners other than 80 and 443 are plain HTTP', async () => {
   const reloads = () => ctl.metric('nginx_ingress_controller_success');
   await waitFor(async () => backendOf(await onPort(8080, 'foo.ports', '/')) === 'v2', { what: 'port 8080 served' });
   const before = await reloads();

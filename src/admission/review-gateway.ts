@@ -151,12 +151,14 @@ function detached(key: string, routes: readonly HTTPRoute[], before: readonly Ga
   if (!old.has(key)) return [];
   const now = new Map(after.map((g) => [keyOf(g), g]));
   const namespaceOf = (name: string) => store.getNamespace(name);
+  const portsBefore = assignListenerPorts(before, store.options.gatewayPorts);
+  const portsAfter = assignListenerPorts(after, store.options.gatewayPorts);
   const out: ModelWarning[] = [];
   for (const r of routes) {
     for (const ref of r.spec.parentRefs ?? []) {
       if (gatewayKeyOf(ref, r.metadata.namespace ?? '') !== key) continue;
-      const was = attachParent(r, ref, old, namespaceOf, assignListenerPorts(before, store.options.gatewayPorts));
-      const is = attachParent(r, ref, now, namespaceOf, assignListenerPorts(after, store.options.gatewayPorts));
+      const was = attachParent(r, ref, old, namespaceOf, portsBefore);
+      const is = attachParent(r, ref, now, namespaceOf, portsAfter);
       if ('attached' in was && 'refused' in is) {
         out.push({ object: `Gateway ${key}`, field: 'spec.listeners', message: `HTTPRoute ${keyOf(r)} would no longer be attached: ${is.refused}` });
       }

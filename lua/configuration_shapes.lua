@@ -138,6 +138,15 @@ local function valid_hostname(h)
   return type(h) == "string" and #h > 0 and #h <= 253 and h:match("^[%w%.%-%*_]+$") ~= nil
 end
 
+-- A route table's host: a host name, or `host:port` for a Gateway listener port other than 80
+-- and 443 (lua/router.lua looks those up only in that port's server).
+local function valid_route_host(h)
+  if valid_hostname(h) then return true end
+  if type(h) ~= "string" then return false end
+  local name, port = h:match("^(.+):(%d%d?%d?%d?%d?)$")
+  return name ~= nil and valid_hostname(name) and tonumber(port) >= 1 and tonumber(port) <= 65535
+end
+
 --- The problem with a decoded servers payload, or nil. `known(uid)` says whether a certificate
 --- uid is stored already (a payload may name one it does not carry again).
 function _M.servers_problem(payload, empty_uid, known)
@@ -481,7 +490,7 @@ end
 
 --- The problem with one host's decoded entries (a route table's `hosts` value), or nil.
 function _M.route_host_problem(host, entries)
-  if not valid_hostname(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
+  if not valid_route_host(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
   if not is_array(entries) then return "host " .. host .. ": routes must be a JSON array" end
   if #entries > _M.MAX_HOST_ROUTES then return "host " .. host .. ": more than " .. _M.MAX_HOST_ROUTES .. " routes" end
   local regexes = 0
@@ -505,7 +514,7 @@ function _M.routes_update_problem(t)
   for host, entries in pairs(t.hosts) do
     count = count + 1
     if count > _M.MAX_ROUTE_HOSTS then return "more than " .. _M.MAX_ROUTE_HOSTS .. " hosts" end
-    if not valid_hostname(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
+    if not valid_route_host(host) or host ~= host:lower() then return "host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
     if not is_array(entries) then return "host " .. host .. ": routes must be a JSON array" end
   end
   for _, field in ipairs({ "id", "base" }) do
@@ -519,7 +528,7 @@ function _M.routes_update_problem(t)
     if not is_array(t.several) then return "several must be a JSON array of wildcard host names" end
     if #t.several > _M.MAX_ROUTE_HOSTS then return "more than " .. _M.MAX_ROUTE_HOSTS .. " several-label hosts" end
     for _, host in ipairs(t.several) do
-      if not valid_hostname(host) or host ~= host:lower() or host:sub(1, 2) ~= "*." then
+      if not valid_route_host(host) or host ~= host:lower() or host:sub(1, 2) ~= "*." then
         return "several: " .. tostring(host):sub(1, 100) .. " is not a lower-case wildcard host name"
       end
     end
@@ -529,7 +538,7 @@ function _M.routes_update_problem(t)
     if not is_array(t.deleted) then return "deleted must be a JSON array of host names" end
     if #t.deleted > _M.MAX_ROUTE_HOSTS then return "more than " .. _M.MAX_ROUTE_HOSTS .. " deleted hosts" end
     for _, host in ipairs(t.deleted) do
-      if not valid_hostname(host) or host ~= host:lower() then return "deleted host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
+      if not valid_route_host(host) or host ~= host:lower() then return "deleted host " .. tostring(host):sub(1, 100) .. " is not a lower-case host name" end
       if t.hosts[host] ~= nil then return "host " .. host .. " is both changed and deleted" end
     end
   end

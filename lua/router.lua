@@ -349,10 +349,12 @@ local function match(h, uri)
 end
 
 -- The request's route, its $uri and its $host: nil when its host is not dynamic, false when no
--- path of the host matches, "error" when PCRE2 gave up.
-local function lookup(var)
+-- path of the host matches, "error" when PCRE2 gave up. `port` (":8080"): the request came to a
+-- Gateway listener port's server, whose hosts the table names `host:port`.
+local function lookup(var, port)
   if not routes() then return nil end
   local host, uri = var.host, var.uri
+  if port then host = host .. port end
   local e = matches:get(epoch, host, uri)
   if e == nil then
     local h = host_routes(host)
@@ -435,20 +437,23 @@ end
 
 --- In the default server's `/` when the router takes it: a dynamic host's request is served
 --- where it is; any other request goes to the named location `default` (the default backend's).
-function _M.route(default)
+--- In a Gateway listener port's server, `port` (":8080") names that port's hosts.
+function _M.route(default, port)
   local var = ngx.var
-  local e, uri, host = lookup(var)
+  local e, uri, host = lookup(var, port)
   if e == nil then return ngx.exec(default) end
+  if port then host = var.host end
   apply(e, uri, host, var, false)
 end
 
 --- In the router's location before its rewrite phase, where nginx.conf reads $proxy_host: the
 --- route's backend, as a static location's `set $proxy_host $proxy_upstream_name` gives it
 --- (set_by_lua: ngx.var cannot write NGINX's own variable). `moved`: find() chose the route in
---- the server rewrite phase; else it is looked up here (and again, memoised, by route()).
-function _M.proxy_host(moved)
+--- the server rewrite phase; else it is looked up here (and again, memoised, by route()), among
+--- the hosts of Gateway listener port `port` when given.
+function _M.proxy_host(moved, port)
   local e
-  if moved then e = chosen else e = lookup(ngx.var) end
+  if moved then e = chosen else e = lookup(ngx.var, port) end
   if type(e) == "table" and not (e.denied or e.slash) then return e.backend or "" end
   return ""
 end

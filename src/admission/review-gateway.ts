@@ -9,7 +9,7 @@ import type { GatewayResources, Store, StoreReader } from '../store/types.js';
 import { normaliseGateway, normaliseHTTPRoute } from '../store/normalise.js';
 import { sortedObjects } from '../store/store.js';
 import { createModelBuilder, type SharedCaches } from '../model/build.js';
-import { attachParent, listenerProblem } from '../model/gateway/index.js';
+import { assignListenerPorts, attachParent, listenerProblem } from '../model/gateway/index.js';
 import type { ModelWarning } from '../model/core/types.js';
 import { storeView, type NeighbourIndex } from './candidate.js';
 import { INGRESS_HOST_SAME_NAMESPACE, warnRuleOf } from './verdict.js';
@@ -98,8 +98,9 @@ export function createGatewayReviewer(opts: ReviewerOptions, deps: { indexOf: (l
       for (const r of routes) for (const h of r.spec.hostnames ?? []) hosts.add(h);
       const result = judge(`Gateway ${key}`, { ...resources, gateways }, ingressesOn(hosts), gw.metadata.annotations ?? {}, started);
       const extra: ModelWarning[] = [];
+      const ports = assignListenerPorts(gateways, opts.store.options.gatewayPorts);
       for (const [i, l] of (gw.spec.listeners ?? []).entries()) {
-        const problem = listenerProblem(l);
+        const problem = listenerProblem(l, ports.of(key, l));
         if (problem) extra.push({ object: `Gateway ${key}`, field: `spec.listeners[${i}]`, message: `listener ${l.name}: ${problem}; the listener is not served` });
       }
       for (const w of detached(key, routes, resources.gateways, gateways, opts.store)) extra.push(w);
@@ -150,12 +151,14 @@ function detached(key: string, routes: readonly HTTPRoute[], before: readonly Ga
   if (!old.has(key)) return [];
   const now = new Map(after.map((g) => [keyOf(g), g]));
   const namespaceOf = (name: string) => store.getNamespace(name);
+  const portsBefore = assignListenerPorts(before, store.options.gatewayPorts);
+  const portsAfter = assignListenerPorts(after, store.options.gatewayPorts);
   const out: ModelWarning[] = [];
   for (const r of routes) {
     for (const ref of r.spec.parentRefs ?? []) {
       if (gatewayKeyOf(ref, r.metadata.namespace ?? '') !== key) continue;
-      const was = attachParent(r, ref, old, namespaceOf);
-      const is = attachParent(r, ref, now, namespaceOf);
+      const was = attachParent(r, ref, old, namespaceOf, portsBefore);
+      const is = attachParent(r, ref, now, namespaceOf, portsAfter);
       if ('attached' in was && 'refused' in is) {
         out.push({ object: `Gateway ${key}`, field: 'spec.listeners', message: `HTTPRoute ${keyOf(r)} would no longer be attached: ${is.refused}` });
       }

@@ -2,7 +2,8 @@
 // ingress-rx's own. CONTROLLER_FLAGS (flags with an effect) and INERT_FLAGS (ingress-nginx's and
 // klog's flags accepted without one, each with a warning) are the tables behind parsing, --help
 // and docs/flags.md: every flag of an ingress-nginx Deployment starts the controller.
-import type { StoreOptions } from '../store/types.js';
+import type { GatewayPortOptions, StoreOptions } from '../store/types.js';
+import { GATEWAY_LISTENER_PORTS_HELP, gatewayPortOptions } from './gateway-ports.js';
 import {
   DEFAULT_LENGTH_BUCKETS, DEFAULT_MAX_REQUEST_SERIES, DEFAULT_SIZE_BUCKETS, DEFAULT_TIME_BUCKETS, REQUEST_FAMILIES,
   type RequestFamily, type RequestMetricsConfig,
@@ -31,6 +32,7 @@ export interface ControllerOptions extends ServePorts {
   ingressClassByName: boolean;
   enableGatewayApi: boolean;
   gatewayControllerName: string;
+  gatewayListenerPorts: string[];
   configmap: string;
   tcpServicesConfigmap: string;
   udpServicesConfigmap: string;
@@ -110,6 +112,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'controller-class', key: 'controllerClass', type: 'string', default: 'k8s.io/ingress-nginx', help: 'IngressClass spec.controller value this controller serves.' },
   { name: 'watch-ingress-without-class', key: 'watchIngressWithoutClass', type: 'bool', default: false, help: 'Also serve Ingresses with neither an IngressClass nor the class annotation.' },
   { name: 'enable-gateway-api', key: 'enableGatewayApi', type: 'bool', default: false, help: 'Also watch and serve the Gateway API (GatewayClass, Gateway, HTTPRoute, ReferenceGrant, BackendTLSPolicy; docs/gateway-api.md). Its CRDs must be installed and the controller allowed to list and watch them, and Namespaces.', ours: true },
+  { name: 'gateway-listener-ports', key: 'gatewayListenerPorts', type: 'strings', default: [], help: GATEWAY_LISTENER_PORTS_HELP, ours: true },
   { name: 'gateway-controller-name', key: 'gatewayControllerName', type: 'string', default: 'ingress-rx.io/gateway', help: 'GatewayClass spec.controllerName value this controller serves (with --enable-gateway-api; local mode and render read Gateway API manifests always).', ours: true },
   { name: 'ingress-class-by-name', key: 'ingressClassByName', type: 'bool', default: false, help: 'Serve Ingresses whose spec.ingressClassName equals --ingress-class, even without a matching IngressClass.' },
   { name: 'configmap', key: 'configmap', type: 'string', default: '', help: 'ConfigMap with the global NGINX settings, "namespace/name".' },
@@ -372,6 +375,8 @@ function validate(o: ControllerOptions): ParseResult {
   }
   const allowed = parseAllowedClasses(o.allowUpstreamAddresses);
   if ('error' in allowed) return { ok: false, error: `invalid value "${o.allowUpstreamAddresses}" for --allow-upstream-addresses: ${allowed.error}` };
+  const ports = gatewayPorts(o);
+  if ('error' in ports) return { ok: false, error: ports.error };
   if (o.validatingWebhook !== '') {
     if (!/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(o.validatingWebhook)) {
       return { ok: false, error: `invalid value "${o.validatingWebhook}" for --validating-webhook: expected "<host>:port", e.g. ":8443"` };
@@ -462,7 +467,19 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
     defaultSSLCertificate: o.defaultSSLCertificate,
     defaultBackendService: o.defaultBackendService,
     gatewayControllerName: o.gatewayControllerName,
+    gatewayPorts: gatewayPorts(o) as GatewayPortOptions,
   };
+}
+
+/** --gateway-listener-ports with every port the controller and NGINX use (checked by validate()). */
+function gatewayPorts(o: ControllerOptions): GatewayPortOptions | { error: string } {
+  const webhook = /:(\d{1,5})$/.exec(o.validatingWebhook);
+  return gatewayPortOptions(o.gatewayListenerPorts, [
+    ['http-port', o.httpPort], ['https-port', o.httpsPort], ['status-port', o.statusPort], ['stream-port', o.streamPort],
+    ['healthz-port', o.healthzPort], ['default-server-port', o.defaultServerPort],
+    ...(o.enableSslPassthrough ? [['ssl-passthrough-proxy-port', o.sslPassthroughProxyPort] as const] : []),
+    ...(webhook ? [['validating-webhook', Number(webhook[1])] as const] : []),
+  ], false);
 }
 
 /** The request metrics these flags ask for (--enable-metrics on). */

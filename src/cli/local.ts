@@ -1,5 +1,6 @@
 // `ingress-rx local`: a directory of manifests is the cluster, and real NGINX serves it on
 // loopback. Ingresses without a class are served, as a developer trying them expects.
+import { gatewayPortOptions } from './gateway-ports.js';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +30,8 @@ export interface LocalOptions extends ObservabilityOptions, ServePorts {
   /** --allow-upstream-addresses, already parsed (local mode allows loopback by default). */
   allowUpstreamAddresses: Set<AddressClass>;
   hostOwnership: boolean;
+  /** --gateway-listener-ports, e.g. `8080=18080,8090=18090` ('' or absent: none). */
+  gatewayListenerPorts?: string;
   /** --enable-dynamic-routes (on unless false) */
   enableDynamicRoutes?: boolean;
   /** --max-paths-per-ingress and the other budgets (src/model/core/budgets.ts); the defaults when absent. */
@@ -55,9 +58,18 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
   const prefix = resolve(opts.workdir ?? mkdtempSync(join(tmpdir(), 'ingress-rx-')));
   // Ingresses without a class, and with ingressClassName nginx but no IngressClass manifest, are
   // what a developer trying their Ingresses expects to see served.
+  const gatewayPorts = gatewayPortOptions((opts.gatewayListenerPorts ?? '').split(','), [
+    ['http-port', opts.httpPort], ['https-port', opts.httpsPort], ['status-port', opts.statusPort], ['stream-port', opts.streamPort],
+    ['healthz-port', opts.healthzPort], ['default-server-port', opts.defaultServerPort],
+    ...(opts.enableSslPassthrough ? [['ssl-passthrough-proxy-port', opts.sslPassthroughProxyPort] as const] : []),
+  ], true);
+  if ('error' in gatewayPorts) {
+    logger.fatal(gatewayPorts.error);
+    return 1;
+  }
   const storeOptions = {
     ...defaultStoreOptions(), watchIngressWithoutClass: true, ingressClassByName: true, configmap: opts.configmap,
-    defaultBackendService: opts.defaultBackendService ?? '', tcpServicesConfigmap: opts.tcpServicesConfigmap ?? '',
+    defaultBackendService: opts.defaultBackendService ?? '', tcpServicesConfigmap: opts.tcpServicesConfigmap ?? '', gatewayPorts,
   };
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const runtime = runtimeFor(opts, {

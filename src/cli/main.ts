@@ -1,5 +1,6 @@
 // The ingress-rx command line: parses arguments with commander and hands each subcommand to
 // its module. Subcommand modules are imported lazily so `--help` stays fast.
+import { GATEWAY_LISTENER_PORTS_HELP } from './gateway-ports.js';
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../version.js';
 import { parseAllowedClasses } from '../model/checks/address-policy.js';
@@ -72,6 +73,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--allow-upstream-addresses <classes>', 'node-local and metadata upstream addresses allowed (loopback, unspecified, link-local, metadata; empty: none); the controller\'s own ports never', allowedClasses, allowedClasses('loopback'))
     .option('--host-ownership', 'a host belongs to the namespace of its oldest Ingress; other namespaces\' rules for it are refused', false)
     .option('--enable-dynamic-routes [bool]', 'serve the hosts whose Ingresses Lua can apply per request from a route table, without reloads (docs/dynamic-routes.md); =false gives every host a server block', onOff, true)
+    .option('--gateway-listener-ports <list>', `${GATEWAY_LISTENER_PORTS_HELP} Local mode cannot bind a port below 1024: map it.`, '')
     .option('--max-paths-per-ingress <n>', BUDGET_HELP.maxPathsPerIngress, count, DEFAULT_BUDGETS.maxPathsPerIngress)
     .option('--max-paths-per-namespace <n>', BUDGET_HELP.maxPathsPerNamespace, count, DEFAULT_BUDGETS.maxPathsPerNamespace)
     .option('--max-bytes-per-ingress <size>', BUDGET_HELP.maxBytesPerIngress, bytes, DEFAULT_BUDGETS.maxBytesPerIngress)

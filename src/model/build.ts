@@ -27,7 +27,7 @@ import { createBackendNameClaims } from './ingress/backend-names.js';
 import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
-import { backendTLS, gatewayAPIStatus, gatewayTLS, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
+import { assignListenerPorts, backendTLS, gatewayAPIStatus, gatewayTLS, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
 
@@ -214,6 +214,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const translation = translateGateways({
       resources, namespaceOf: (name) => store.getNamespace(name), serviceExists: (key) => !missing.has(key), ingressHosts: hosts, settings, dynamicRoutes,
       newLocation: gatewayLocation(settings), defaultRoot: defaultRoot(settings),
+      ports: assignListenerPorts(resources.gateways, store.options.gatewayPorts),
     });
     caches.gateway = { resources, settings, ingressHosts, missingServices, translation };
     return translation;
@@ -318,6 +319,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
 
     const config: Configuration = {
       servers, backends, tcpEndpoints, udpEndpoints, certificates, defaultCertificate: tls.defaultCertificate, settings, dynamicRoutes,
+      ...(gateway && dynamicRoutes && gateway.ports.extra.length > 0 ? { listenerPorts: gateway.ports.extra } : {}),
     };
     caches.last = {
       topo, settings, servers, certificates, defaultCertificate: tls.defaultCertificate,

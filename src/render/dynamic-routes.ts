@@ -54,8 +54,12 @@ export function readsProxyHost(text: string): boolean {
  */
 export function withRouterProxyHost(text: string, read: boolean): string {
   const set = (moved: boolean): string => (read ? `            set_by_lua_block $proxy_host {\n                return router.proxy_host(${moved ? 'true' : ''})\n            }\n` : '');
-  return text.replace(PROXY_HOST_MOVED_TOKEN, set(true)).replace(PROXY_HOST_ROOT_TOKEN, set(false));
+  return text.replace(PROXY_HOST_MOVED_TOKEN, set(true)).replace(PROXY_HOST_ROOT_TOKEN, set(false))
+    .replace(PROXY_HOST_PORT_TOKEN, (_, port: string) => (read ? `            set_by_lua_block $proxy_host {\n                return router.proxy_host(false, ":${port}")\n            }\n` : ''));
 }
+
+// The same in a Gateway listener port's `/` (the port is in the token).
+const PROXY_HOST_PORT_TOKEN = /\u0000@@ingress-rx-proxy-host-port:(\d+)@@\u0000/g;
 
 /** The named location the built-in default backend's `/` becomes when the router takes `/`. */
 export const DEFAULT_ROOT_LOCATION = '@ingress_rx_default_backend';
@@ -107,6 +111,14 @@ ${PROXY_HOST_MOVED_TOKEN}`, 'router.serve()', 'http://upstream_balancer$dynamic_
  */
 export function dynamicRouteRootLocation(s: NginxSettings, runtime: NginxRuntime): string {
   return routerLocation(s, runtime, '"/"', PROXY_HOST_ROOT_TOKEN, `router.route(${JSON.stringify(DEFAULT_ROOT_LOCATION)})`, 'http://upstream_balancer');
+}
+
+/**
+ * The `/` of a Gateway listener port's server (./listener-ports.ts): the router looks the request
+ * up among the hosts of that port only (`host:port` in the route table); anything else is 404.
+ */
+export function listenerPortRootLocation(s: NginxSettings, runtime: NginxRuntime, port: number, notFound: string): string {
+  return routerLocation(s, runtime, '"/"', `\u0000@@ingress-rx-proxy-host-port:${port}@@\u0000`, `router.route(${JSON.stringify(notFound)}, ":${port}")`, 'http://upstream_balancer');
 }
 
 function routerLocation(s: NginxSettings, runtime: NginxRuntime, matcher: string, first: string, call: string, pass: string): string {

@@ -1,6 +1,7 @@
 // The renderer: parses the templates in nginx/ once, renders nginx.conf from a Configuration
 // and an NginxRuntime. Each server is rendered from its own fragment, cached by the identity of
 // its model object, so a one-server change re-renders one server.
+import { listenerPortServers } from './listener-ports.js';
 import { createHash, hash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -229,6 +230,13 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       httpLevel += frag.httpLevel;
       for (const u of frag.uses) uses.add(u);
       if (frag.ingressBytes.size > 0) charged.push(frag.ingressBytes);
+    }
+    // Gateway listener ports other than 80 and 443: servers only the router answers in.
+    const portServers = listenerPortServers(config, runtime);
+    if (portServers !== '') {
+      routerParts.push(parts.length);
+      hashes.push(createHash('sha256').update(portServers).digest('hex'));
+      parts.push(portServers);
     }
     cachedFragments = config.servers.length;
 

@@ -34,6 +34,18 @@ export interface StoreOptions {
   annotationsPrefix?: string;
   /** --gateway-controller-name: the GatewayClass spec.controllerName served. Default `ingress-rx.io/gateway`. */
   gatewayControllerName?: string;
+  /** --gateway-listener-ports and the ports the controller uses itself (src/model/gateway/listener-ports.ts). */
+  gatewayPorts?: GatewayPortOptions;
+}
+
+/** Where NGINX serves Gateway listeners on ports other than 80 and 443 (src/model/gateway/listener-ports.ts). */
+export interface GatewayPortOptions {
+  /** --gateway-listener-ports: listener port → the port NGINX listens on for it. */
+  readonly map: ReadonlyMap<number, number>;
+  /** Ports the controller or NGINX use themselves, each with its flag: no listener is served there. */
+  readonly reserved: ReadonlyMap<number, string>;
+  /** Local mode: a listener port below 1024 without a mapping cannot be bound. */
+  readonly unprivileged: boolean;
 }
 
 /** The Gateway API objects the store holds in watched namespaces, each list oldest first (ties: `ns/name`). */

@@ -139,6 +139,12 @@ test('a change with one bad host is refused whole with the reason; the envelope 
   const refused: Array<[Record<string, unknown>, RegExp]> = [
     [{ base: 'v1', id: 'v2', hosts: {}, deleted: 'ok.test' }, /deleted must be a JSON array of host names/],
     [{ base: 'v1', id: 'v2', hosts: {}, deleted: ['OK.test'] }, /deleted host OK\.test is not a lower-case host name/],
+    // A Gateway listener port's host is `host:port`, port 1 to 65535, nothing else after the colon.
+    [{ base: 'v1', id: 'v2', hosts: { 'a.test:0': [route('/', 'x')] } }, /host a\.test:0 is not a lower-case host name/],
+    [{ base: 'v1', id: 'v2', hosts: { 'a.test:65536': [route('/', 'x')] } }, /host a\.test:65536 is not a lower-case host name/],
+    [{ base: 'v1', id: 'v2', hosts: { 'a.test:80\r\nx': [route('/', 'x')] } }, /is not a lower-case host name/],
+    [{ base: 'v1', id: 'v2', hosts: { ':8080': [route('/', 'x')] } }, /host :8080 is not a lower-case host name/],
+    [{ base: 'v1', id: 'v2', hosts: { 'a.test:8080:8080': [route('/', 'x')] } }, /is not a lower-case host name/],
     [{ base: 'v1', id: 'v2', hosts: { 'ok.test': [route('/', 'x')] }, deleted: ['ok.test'] }, /host ok\.test is both changed and deleted/],
     [{ id: 'v2', hosts: {}, deleted: ['ok.test'] }, /deleted needs base/],
     [{ base: 7, id: 'v2', hosts: {} }, /base must be a string of 1 to 128 bytes/],
@@ -149,7 +155,8 @@ test('a change with one bad host is refused whole with the reason; the envelope 
     assert.is(r.status, 400, JSON.stringify(body));
     assert.match(r.body, reason);
   }
-  await change('v1', 'v2', { 'good.test': [route('/', 'good')] });
+  await change('v1', 'v2', { 'good.test': [route('/', 'good')], 'good.test:8080': [route('/', 'port')] });
+  // The port's host is stored under its own name; port 80's good.test is not it.
   await served({ 'ok.test/': 'ok', 'good.test/': 'good' });
 });
 

@@ -19,12 +19,15 @@ export interface ModelSnapshot {
   readonly certificates: Readonly<Record<string, Certificate>>;
   readonly defaultCertificate: string | null;
   readonly settings: NginxSettings;
+  /** Configuration.listenerPorts as text ('' for none). */
+  readonly listenerPorts: string;
 }
 
 export function snapshot(config: Configuration): ModelSnapshot {
   return {
     servers: config.servers, backends: config.backends, tcp: config.tcpEndpoints, udp: config.udpEndpoints,
     certificates: config.certificates, defaultCertificate: config.defaultCertificate, settings: config.settings,
+    listenerPorts: (config.listenerPorts ?? []).map((p) => `${p.port}=${p.local}`).join(','),
   };
 }
 

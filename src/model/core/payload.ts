@@ -96,6 +96,8 @@ export function serversPayload(config: Configuration): ServersPayload {
     return uid;
   };
   for (const s of config.servers) {
+    // A Gateway listener port's host (`host:port`, plain HTTP) has no certificate to look up.
+    if (s.hostname.includes(':')) continue;
     servers.set(s.hostname, uidFor(s.certificate));
     const cert = s.certificate ? config.certificates[s.certificate] : undefined;
     for (const alias of s.aliases) {

@@ -244,4 +244,10 @@ export interface Configuration {
    * requests for dynamic hosts to the Lua router, whether or not any host is dynamic yet.
    */
   readonly dynamicRoutes: boolean;
+  /**
+   * Gateway listener ports other than 80 and 443 (src/model/gateway/listener-ports.ts), with the
+   * port NGINX listens on for each: a server of its own that only the Lua router answers in.
+   * Absent or empty: none.
+   */
+  readonly listenerPorts?: ReadonlyArray<{ readonly port: number; readonly local: number }>;
 }

@@ -1,16 +1,13 @@
 // Which listeners of our Gateways an HTTPRoute attaches to, and on which host names: its
 // parentRefs (name, namespace, sectionName, port), each listener's allowedRoutes (namespaces:
 // Same, All or Selector; kinds) and the intersection of the route's hostnames with the
-// listener's. HTTP listeners on port 80 (--http-port) and HTTPS listeners terminating TLS on port
-// 443 (--https-port) are served.
+// listener's, less the names a more specific listener of the same Gateway and port takes (listener
+// isolation). HTTP listeners (any port: ./listener-ports.ts) and HTTPS listeners terminating TLS
+// on port 443 (--https-port) are served.
 import type { Gateway, GatewayListener, HTTPRoute, Namespace, ParentReference, RouteNamespaces } from '../../store/kube-types.js';
 import { unsupportedAddress } from './addresses.js';
 import { GATEWAY_GROUP } from './references.js';
-
-/** The port a Gateway listener must name to be served on --http-port. */
-export const HTTP_LISTENER_PORT = 80;
-/** The port an HTTPS listener must name to be served on --https-port. */
-export const HTTPS_LISTENER_PORT = 443;
+import { assignListenerPorts, type ListenerPorts } from './listener-ports.js';
 
 export interface Attachment {
   /** `namespace/gateway/listener`. */
@@ -19,6 +16,8 @@ export interface Attachment {
   readonly hostnames: readonly string[];
   /** An HTTPS listener: its certificates serve these host names (./listener-tls.ts). */
   readonly https: boolean;
+  /** The listener's port. */
+  readonly port: number;
 }
 
 /** The spec's reasons for a route parent's Accepted condition when it is False. */
@@ -29,6 +28,7 @@ export type ParentResult = { readonly attached: readonly Attachment[] } | { read
 
 export function attachParent(
   route: HTTPRoute, ref: ParentReference, gateways: ReadonlyMap<string, Gateway>, namespaceOf: (name: string) => Namespace | undefined,
+  ports: ListenerPorts = assignListenerPorts([...gateways.values()], undefined),
 ): ParentResult {
   const routeNs = route.metadata.namespace ?? '';
   if ((ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') {
@@ -49,7 +49,7 @@ export function attachParent(
     reason ??= code;
   };
   for (const l of named) {
-    const problem = listenerProblem(l);
+    const problem = listenerProblem(l, ports.of(gwKey, l));
     if (problem) {
       refuse(l, problem, 'NoMatchingParent');
       continue;
@@ -60,17 +60,18 @@ export function attachParent(
       continue;
     }
     const hostnames = intersectHostnames(route.spec.hostnames, l.hostname);
+    const base = { listener: `${gwKey}/${l.name}`, https: l.protocol === 'HTTPS', port: l.port };
     // Neither names a hostname: attached (the spec's attachment is allowedRoutes and the
     // parentRef alone, so the listener counts it), but every host is not served yet (no hostnames).
     if (!l.hostname && (route.spec.hostnames ?? []).length === 0) {
-      attached.push({ listener: `${gwKey}/${l.name}`, hostnames: [], https: l.protocol === 'HTTPS' });
+      attached.push({ ...base, hostnames: [] });
       continue;
     }
     if (hostnames.length === 0) {
       refuse(l, `no hostname of the route matches the listener's ${l.hostname ? JSON.stringify(l.hostname) : '(none)'}`, 'NoMatchingListenerHostname');
       continue;
     }
-    attached.push({ listener: `${gwKey}/${l.name}`, hostnames, https: l.protocol === 'HTTPS' });
+    attached.push({ ...base, hostnames: isolated(hostnames, gw, l) });
   }
   return attached.length > 0 ? { attached } : { refused: reasons.join('; '), reason: reason ?? 'NoMatchingParent' };
 }
@@ -88,13 +89,32 @@ export function allRouteKindsServed(l: GatewayListener): boolean {
   return (l.allowedRoutes?.kinds ?? []).every((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
 }
 
-/** Why a listener is not served at all, or null. */
-export function listenerProblem(l: GatewayListener): string | null {
-  if (l.protocol === 'HTTP') {
-    return l.port === HTTP_LISTENER_PORT ? null : `port ${l.port} is not served (an HTTP listener must use port ${HTTP_LISTENER_PORT}, served on --http-port)`;
-  }
-  if (l.protocol !== 'HTTPS') return `protocol ${l.protocol} is not served yet (HTTP and HTTPS only)`;
-  if (l.port !== HTTPS_LISTENER_PORT) return `port ${l.port} is not served (an HTTPS listener must use port ${HTTPS_LISTENER_PORT}, served on --https-port)`;
+/**
+ * The host names a route takes through listener `l`, less those a more specific listener of the
+ * same Gateway and port takes whole (GatewayHTTPListenerIsolation): a request goes to the most
+ * specific listener matching its host, and only that listener's routes answer it. Names such a
+ * listener takes in part (a wildcard above an exact listener's name) are kept: the router looks
+ * the most specific name up first.
+ */
+function isolated(hostnames: readonly string[], gw: Gateway, l: GatewayListener): string[] {
+  const others = (gw.spec.listeners ?? []).filter((o) => o !== l && o.port === l.port && o.hostname && moreSpecific(o.hostname.toLowerCase(), l.hostname?.toLowerCase()));
+  if (others.length === 0) return [...hostnames];
+  return hostnames.filter((h) => !others.some((o) => o.hostname!.toLowerCase() === h || covers(o.hostname!.toLowerCase(), h)));
+}
+
+/** Whether listener hostname `a` is more specific than `b` (none: every host): an exact name, else the longer wildcard. */
+function moreSpecific(a: string, b: string | undefined): boolean {
+  if (!b) return true;
+  if (a === b) return false;
+  if (!b.startsWith('*.')) return false;
+  return !a.startsWith('*.') || a.length > b.length;
+}
+
+/** Why a listener is not served at all, or null; `port` is where ./listener-ports.ts serves it. */
+export function listenerProblem(l: GatewayListener, port: { local: number } | { problem: string }): string | null {
+  if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') return `protocol ${l.protocol} is not served yet (HTTP and HTTPS only)`;
+  if ('problem' in port) return port.problem;
+  if (l.protocol === 'HTTP') return null;
   if ((l.tls?.mode ?? 'Terminate') !== 'Terminate') return `tls.mode ${l.tls!.mode} is not served (Terminate only)`;
   if ((l.tls?.certificateRefs ?? []).length === 0) return 'an HTTPS listener needs tls.certificateRefs';
   return null;

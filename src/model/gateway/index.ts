@@ -11,3 +11,4 @@ export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerS
 export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';
 export { bindAddresses, withAddressConditions, type BoundAddresses, type GatewayStatusAddress } from './addresses.js';
 export { backendTLS, type BackendTLS, type PolicyVerdict, type ClientCertificateProblem } from './backend-tls.js';
+export { assignListenerPorts, hostKey, parseListenerPortMap, MAX_EXTRA_PORTS, type GatewayPortOptions, type ListenerPorts, type PortAssignment } from './listener-ports.js';

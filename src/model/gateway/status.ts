@@ -8,6 +8,7 @@ import type { Gateway, GatewayListener, HTTPRoute, ParentReference } from '../..
 import type { GatewayResources } from '../../store/types.js';
 import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
+import type { PortAssignment } from './listener-ports.js';
 import type { ListenerRefProblem } from './listener-tls.js';
 import type { BackendTLS } from './backend-tls.js';
 import type { GatewayTranslation } from './translate.js';
@@ -93,7 +94,7 @@ export function gatewayAPIStatus(
   const gateways = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }>();
   for (const gw of resources.gateways) {
     const g = generationOf(gw);
-    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
+    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, translation.ports.of(keyOf(gw), l), g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
     const served = listeners.filter((l) => l.conditions[0]!.status === 'True').length;
     const invalid = gatewayProblem(gw);
     const ok = served > 0 && invalid === null;
@@ -129,10 +130,10 @@ export function gatewayAPIStatus(
   return { classes, gateways, routes, backendTLSPolicies };
 }
 
-function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {
-  const problem = listenerProblem(l);
+function listenerStatus(gw: Gateway, l: GatewayListener, port: PortAssignment, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {
+  const problem = listenerProblem(l, port);
   const kindsOk = admitsHTTPRoutes(l);
-  const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : problem.startsWith('port ') ? 'PortUnavailable' : 'UnsupportedValue';
+  const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : 'problem' in port ? 'PortUnavailable' : 'UnsupportedValue';
   const resolved = !kindsOk || !allRouteKindsServed(l)
     ? condition('ResolvedRefs', false, 'InvalidRouteKinds', kindsOk ? 'allowedRoutes.kinds names a kind this listener does not serve (HTTPRoute only)' : 'allowedRoutes.kinds names no kind this listener serves (HTTPRoute)', g)
     : refs
@@ -146,7 +147,7 @@ function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRout
     conditions: [
       condition('Accepted', problem === null, reason, problem ?? 'served', g),
       resolved,
-      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? `served on the ${l.protocol} port of ${keyOf(gw)}'s NGINX`, g),
+      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? `served on port ${'local' in port ? port.local : l.port} of ${keyOf(gw)}'s NGINX`, g),
       condition('Conflicted', false, 'NoConflicts', 'no conflict', g),
     ],
   };

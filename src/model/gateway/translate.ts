@@ -15,6 +15,7 @@ import { checkRegex } from '../checks/pcre.js';
 import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
+import { HTTP_LISTENER_PORT, HTTPS_LISTENER_PORT, hostKey, type ListenerPorts } from './listener-ports.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
 import { ruleTimeouts } from './timeouts.js';
@@ -43,6 +44,8 @@ export interface GatewayTranslation {
   readonly warnings: readonly ModelWarning[];
   /** Served host → the HTTPS listeners it is served through, whose certificates it takes (./listener-tls.ts). */
   readonly tlsListeners: ReadonlyMap<string, readonly string[]>;
+  /** Where each listener is served (the input's). */
+  readonly ports: ListenerPorts;
 }
 
 export interface BackendPlan {
@@ -68,6 +71,8 @@ export interface TranslateInput {
   readonly newLocation: LocationFactory;
   /** The location of the built-in default backend (404), for hosts with no `/` of their own. */
   readonly defaultRoot: Location;
+  /** Where each listener is served (./listener-ports.ts). */
+  readonly ports: ListenerPorts;
 }
 
 const DYNAMIC_ROUTES_OFF = 'dynamic routes are off (--enable-dynamic-routes=false)';
@@ -96,7 +101,7 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
       for (const host of hostnames) {
         let locations = hosts.get(host);
         if (!locations) hosts.set(host, (locations = new Map()));
-        for (const loc of made.locations) {
+        for (const loc of listenerPortRedirect(made.locations, host)) {
           const id = `${loc.pathType} ${loc.path}${loc.when ? ` ${JSON.stringify(loc.when)}` : ''}`;
           const taken = locations.get(id);
           if (taken) {
@@ -121,7 +126,7 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   }
   for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);
   for (const listeners of tlsListeners.values()) listeners.sort();
-  return { servers, routes, plans, warnings, tlsListeners };
+  return { servers, routes, plans, warnings, tlsListeners, ports: input.ports };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
@@ -143,8 +148,10 @@ function routeHostnames(
     return [];
   }
   const out = new Set<string>();
+  // Hosts of listeners on other ports than 80 and 443, as the route table names them (`host:port`).
+  const ported = new Set<string>();
   for (const [j, ref] of refs.entries()) {
-    const r = attachParent(route, ref, gateways, input.namespaceOf);
+    const r = attachParent(route, ref, gateways, input.namespaceOf, input.ports);
     if ('refused' in r) {
       warn(`spec.parentRefs[${j}]`, `${r.refused}; not attached`);
       parents.push({ ref, reason: r.reason, message: r.refused });
@@ -154,7 +161,19 @@ function routeHostnames(
     for (const a of r.attached) {
       if (a.hostnames.length === 0) warn(`spec.parentRefs[${j}]`, `neither the route nor listener ${a.listener} names a hostname (every host), which is not served yet; attached, not served`);
     }
-    for (const a of r.attached) for (const h of a.hostnames) out.add(h);
+    for (const a of r.attached) {
+      if (a.port === HTTP_LISTENER_PORT || a.port === HTTPS_LISTENER_PORT) {
+        for (const h of a.hostnames) out.add(h);
+        continue;
+      }
+      // Served by the Lua router only, in the listener port's own server (./listener-ports.ts).
+      const reason = staticReason(input);
+      if (reason !== null && a.hostnames.length > 0) {
+        warn(`spec.parentRefs[${j}]`, `listener ${a.listener} (port ${a.port}) is served by the Lua router only, and ${reason}; not served through it`);
+        continue;
+      }
+      for (const h of a.hostnames) ported.add(hostKey(h, a.port));
+    }
     for (const a of r.attached) {
       if (!a.https) continue;
       for (const h of a.hostnames) {
@@ -168,7 +187,23 @@ function routeHostnames(
     if (input.ingressHosts.has(h)) warn('spec.hostnames', `host ${h} is served by an Ingress, which takes precedence over HTTPRoutes on a host; not served on it`);
     else served.push(h);
   }
-  return served;
+  return [...served, ...[...ported].sort()];
+}
+
+/**
+ * A rule's locations as served on `host`: on a listener port other than 80 and 443, a redirect
+ * naming neither scheme nor port goes to the listener's port (the spec: the redirect port is the
+ * listener's when the scheme is not given), which the router writes in Location.
+ */
+function listenerPortRedirect(locations: readonly Location[], host: string): readonly Location[] {
+  const colon = host.lastIndexOf(':');
+  if (colon < 0) return locations;
+  const port = Number(host.slice(colon + 1));
+  return locations.map((loc) => {
+    const r = loc.filters?.redirect;
+    if (!r || r.scheme !== '' || r.port !== 0) return loc;
+    return { ...loc, filters: { ...loc.filters!, redirect: { ...r, port } } };
+  });
 }
 
 /** A rule's locations and backend plans; null when the rule is set aside. */

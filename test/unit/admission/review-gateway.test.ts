@@ -149,9 +149,9 @@ test('a Gateway: a listener that cannot be served is refused, TLS and Passthroug
   const { store, reviewRoute, reviewGateway } = cluster();
   store.put('HTTPRoute', { ...route('team-a', 'shop', ['shop.example.com'], [toService('web')]), metadata: { name: 'shop', namespace: 'team-a', creationTimestamp: OLD } });
   assert.ok(reviewRoute(store.gatewayResources!().httpRoutes[0]!).allowed);
-  const bad = reviewGateway(gateway([{ allowedRoutes: { namespaces: { from: 'All' } } }, { name: 'alt', port: 8080 }, { name: 'tls', protocol: 'TLS', port: 443 }]));
+  const bad = reviewGateway(gateway([{ allowedRoutes: { namespaces: { from: 'All' } } }, { name: 'alt', port: 443 }, { name: 'tls', protocol: 'TLS', port: 443 }, { name: 'other', port: 8080 }]));
   assert.not.ok(bad.allowed);
-  assert.equal(denials(bad), ['Gateway infra/gw spec.listeners[1]: listener alt: port 8080 is not served (an HTTP listener must use port 80, served on --http-port); the listener is not served']);
+  assert.equal(denials(bad), ['Gateway infra/gw spec.listeners[1]: listener alt: port 443 serves TLS (--https-port): an HTTP listener cannot use it; the listener is not served']);
   assert.equal(warned(bad), ['gateway-api-not-built-yet spec.listeners[2]: listener tls: protocol TLS is not served yet (HTTP and HTTPS only); the listener is not served']);
   // Narrowing allowedRoutes to Same would detach team-a's route: allowed, and the route is named.
   const narrowed = reviewGateway(gateway([{}]));

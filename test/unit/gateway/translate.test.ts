@@ -197,7 +197,13 @@ test('parentRefs: sectionName and port pick the listener; its hostname narrows t
   assert.is(serverOf(out.config, 'x.example.com'), undefined);
   assert.match(warningsOf(out.warnings, 'HTTPRoute team-a/web')[0]!, /no hostname of the route matches the listener's "other.test"/);
   out = build(world([['Gateway', gw], ['HTTPRoute', route('team-a', 'web', ['x.example.com'], [toService('web')], { parent: { port: 8080 } })]]));
-  assert.match(warningsOf(out.warnings, 'HTTPRoute team-a/web')[0]!, /port 8080 is not served/);
+  // Listener c is on port 8080: its hosts are that port's server's (`host:port` in the route table), never port 80's.
+  assert.ok(serverOf(out.config, 'x.example.com:8080'));
+  assert.is(serverOf(out.config, 'x.example.com'), undefined);
+  assert.equal(out.config.listenerPorts, [{ port: 8080, local: 8080 }]);
+  assert.equal(warningsOf(out.warnings, 'HTTPRoute team-a/web'), []);
+  out = build(world([['Gateway', gw], ['HTTPRoute', route('team-a', 'web', ['x.example.com'], [toService('web')], { parent: { port: 8090 } })]]));
+  assert.match(warningsOf(out.warnings, 'HTTPRoute team-a/web')[0]!, /Gateway infra\/gw has no listener on port 8090/);
   out = build(world([['Gateway', gw], ['HTTPRoute', route('team-a', 'web', ['x.example.com'], [toService('web')], { parent: { sectionName: 'zz' } })]]));
   assert.match(warningsOf(out.warnings, 'HTTPRoute team-a/web')[0]!, /Gateway infra\/gw has no listener named "zz"/);
 });

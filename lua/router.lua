@@ -455,7 +455,7 @@ function _M.route(default)
   if type(e) == "table" and e.location then
     -- To the router location of its retries or protocol, where serve() goes on.
     chosen, chosen_uri, chosen_host = e, uri, host
-    return ngx.exec(e.location)
+    return ngx.exec(e.location, var.args)
   end
   apply(e, uri, host, var, false)
 end

@@ -7,6 +7,7 @@
 // and the retry not served, since NGINX cannot wait between two tries without holding a worker.
 import type { RouteRetry } from '../core/types.js';
 import type { HTTPRouteRule } from '../../store/kube-types.js';
+import { DURATION } from './timeouts.js';
 
 /** The codes NGINX can retry on (proxy_next_upstream http_500 …), in the order of their bit in the location's name. */
 export const RETRY_CODES = [500, 502, 503, 504] as const;
@@ -15,7 +16,6 @@ export const DEFAULT_ATTEMPTS = 1;
 /** The most retries a request gets (each one is a whole request to a backend). */
 export const MAX_ATTEMPTS = 10;
 
-const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
 const ZERO = /^(0+(h|m|s|ms)){1,4}$/;
 
 export type RuleRetry =

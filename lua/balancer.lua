@@ -534,10 +534,10 @@ function _M.balance()
     return
   end
 
-  local most = MAX_TRIES
-  if route_upstream.in_use then most = route_upstream.balance(most) end -- a dynamic route's timeouts and tries
+  local most, retries = MAX_TRIES, nil
+  if route_upstream.in_use then most, retries = route_upstream.balance(most) end -- a dynamic route's timeouts and tries
   if first_try then
-    local tries = math.min(#balancer.endpoints, most)
+    local tries = retries or math.min(#balancer.endpoints, most)
     if tries > 1 then ngx_balancer.set_more_tries(tries - 1) end
   end
   local ok, err = ngx_balancer.set_current_peer(endpoint.peer, endpoint.port)

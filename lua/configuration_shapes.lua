@@ -470,6 +470,24 @@ local function split_problem(s, where)
   return nil
 end
 
+-- HTTPRoute retries (src/model/gateway/retry.ts): the codes NGINX tells apart, ascending, and
+-- 1 to MAX_ROUTE_RETRIES retries; each set of codes has a location of its own (router.lua).
+_M.RETRY_CODE_BITS = { [500] = 1, [502] = 2, [503] = 4, [504] = 8 }
+_M.MAX_ROUTE_RETRIES = 10
+
+local function retry_problem(r, where)
+  if absent(r) then return nil end
+  if not is_object(r) or not whole(r.attempts, _M.MAX_ROUTE_RETRIES) or r.attempts < 1 or not is_array(r.codes) or #r.codes > 4 then
+    return where .. " must be an object with attempts from 1 to " .. _M.MAX_ROUTE_RETRIES .. " and at most 4 codes"
+  end
+  local last = 0
+  for _, c in ipairs(r.codes) do
+    if not _M.RETRY_CODE_BITS[c] or c <= last then return where .. ".codes must be 500, 502, 503 or 504, ascending" end
+    last = c
+  end
+  return nil
+end
+
 local function route_problem(e, where)
   if not is_object(e) then return where .. " must be a JSON object" end
   if not ROUTE_MATCHES[e.match] then return where .. ".match must be exact, prefix or regex" end
@@ -483,8 +501,9 @@ local function route_problem(e, where)
   if type(e.caseless) ~= "boolean" or type(e.denied) ~= "boolean" then return where .. ": caseless and denied must be true or false" end
   if e.deniedStatus ~= nil and e.deniedStatus ~= 500 then return where .. ".deniedStatus must be 500 or absent" end
   local problem = route_settings_problem(e, where) or conditions_problem(e.when, where .. ".when") or filters_problem(e.filters, where .. ".filters")
-    or split_problem(e.split, where .. ".split")
+    or split_problem(e.split, where .. ".split") or retry_problem(e.retry, where .. ".retry")
   if problem then return problem end
+  if e.protocol ~= nil and e.protocol ~= "h2c" then return where .. ".protocol must be h2c or absent" end
   return uri_settings_problem(e, where)
 end
 

@@ -36,6 +36,23 @@ local math_random = math.random
 
 local _M = {}
 
+-- The router's locations (src/render/dynamic-routes.ts): a route with retries, or with an HTTP/2
+-- cleartext backend, is served in one of its own (proxy_next_upstream of its codes, grpc_pass).
+local DYNAMIC_ROUTE_URI = "/.ingress-rx/dynamic-route"
+local RETRY_CODE_BITS = shapes.RETRY_CODE_BITS
+
+local function router_location(e)
+  local h2c = e.protocol == "h2c"
+  if not (h2c or e.retry) then return nil end
+  local uri = DYNAMIC_ROUTE_URI .. (h2c and "-h2c" or "")
+  if e.retry then
+    local mask = 0
+    for _, c in ipairs(e.retry.codes) do mask = mask + RETRY_CODE_BITS[c] end
+    uri = uri .. "-retry-" .. mask
+  end
+  return uri
+end
+
 -- The bounded decoder of route tables (nesting is hosts → list → entry: 4 levels; a weighted
 -- backend's header edits go deepest: entry → split → backend → requestHeaders → set → item, 9).
 local decoder = cjson.new()
@@ -112,6 +129,7 @@ local function compile_host(name, entries)
       local p = e.pattern
       if not route_access.compile(e) then return nil, "host " .. name .. ": a source range of " .. p:sub(1, 100) .. " does not parse" end
       route_upstream.compile(e)
+      e.location = router_location(e)
       route_headers.compile(e)
       route_filters.compile(e)
       compile_split(e)
@@ -419,7 +437,7 @@ function _M.find()
   local e, uri, host = lookup(ngx.var)
   chosen, chosen_uri, chosen_host = e, uri, host
   if e == nil then return "" end
-  return uri
+  return type(e) == "table" and e.location or DYNAMIC_ROUTE_URI
 end
 
 --- In the dynamic-route location's rewrite phase, after find() moved the request there.
@@ -432,7 +450,8 @@ function _M.serve()
   -- location). `binary`: a $uri NGINX decoded to control bytes is NGINX's own, which Lua would
   -- otherwise refuse.
   ngx.req.set_uri(uri, false, true)
-  apply(e, uri, host, ngx.var, true)
+  -- grpc_pass (h2c) sends $uri and the arguments: a rewrite sets them, not $dynamic_upstream_uri.
+  apply(e, uri, host, ngx.var, not (type(e) == "table" and e.protocol == "h2c"))
 end
 
 --- In the default server's `/` when the router takes it: a dynamic host's request is served
@@ -443,6 +462,11 @@ function _M.route(default, port)
   local e, uri, host = lookup(var, port)
   if e == nil then return ngx.exec(default) end
   if port then host = var.host end
+  if type(e) == "table" and e.location then
+    -- To the router location of its retries or protocol, where serve() goes on.
+    chosen, chosen_uri, chosen_host = e, uri, host
+    return ngx.exec(e.location, var.args)
+  end
   apply(e, uri, host, var, false)
 end
 

@@ -102,7 +102,7 @@ interface BuilderCaches {
   /** The Ingresses' hosts (without `_`) of a topology, which the Gateway API front end yields to. */
   ingressHosts: { topo: Topology; hosts: Set<string>; key: string } | null;
   /** The Gateway API front end's last translation and what it was made from. */
-  gateway: { resources: GatewayResources; settings: NginxSettings; ingressHosts: string; missingServices: string; translation: GatewayTranslation } | null;
+  gateway: { resources: GatewayResources; settings: NginxSettings; ingressHosts: string; serviceFacts: string; translation: GatewayTranslation } | null;
   /** The HTTPRoutes' backends of the last full build, by name (an equal one is handed back as the same object). */
   gatewayBackends: Map<string, Backend>;
   /** Locations of HTTPRoutes get every group's defaults: one factory per settings. */
@@ -199,24 +199,28 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     }
     const { hosts, key: ingressHosts } = ingressHostsOf(topo);
     // A backendRef to a Service that does not exist answers 500: the translation depends on which exist.
+    // So does the protocol a backendRef's Service port speaks (appProtocol kubernetes.io/h2c).
     const missing = new Set<string>();
+    const h2cPorts = new Set<string>();
     for (const r of resources.httpRoutes) {
       for (const rule of r.spec.rules ?? []) {
         for (const b of rule.backendRefs ?? []) {
           const key = `${b.namespace ?? r.metadata.namespace ?? ''}/${b.name}`;
-          if (store.getService(key) === undefined) missing.add(key);
+          const service = store.getService(key);
+          if (service === undefined) missing.add(key);
+          else if (service.spec?.ports?.some((p) => p.port === b.port && p.appProtocol === 'kubernetes.io/h2c')) h2cPorts.add(`${key}:${b.port}`);
         }
       }
     }
-    const missingServices = [...missing].sort().join(',');
+    const serviceFacts = `${[...missing].sort().join(',')} ${[...h2cPorts].sort().join(',')}`;
     const memo = caches.gateway;
-    if (memo && memo.resources === resources && memo.settings === settings && memo.ingressHosts === ingressHosts && memo.missingServices === missingServices) return memo.translation;
+    if (memo && memo.resources === resources && memo.settings === settings && memo.ingressHosts === ingressHosts && memo.serviceFacts === serviceFacts) return memo.translation;
     const translation = translateGateways({
-      resources, namespaceOf: (name) => store.getNamespace(name), serviceExists: (key) => !missing.has(key), ingressHosts: hosts, settings, dynamicRoutes,
+      resources, namespaceOf: (name) => store.getNamespace(name), serviceExists: (key) => !missing.has(key), h2cPorts, ingressHosts: hosts, settings, dynamicRoutes,
       newLocation: gatewayLocation(settings), defaultRoot: defaultRoot(settings),
       ports: assignListenerPorts(resources.gateways, store.options.gatewayPorts),
     });
-    caches.gateway = { resources, settings, ingressHosts, missingServices, translation };
+    caches.gateway = { resources, settings, ingressHosts, serviceFacts, translation };
     return translation;
   }
 

@@ -54,7 +54,7 @@ export function readsProxyHost(text: string): boolean {
  */
 export function withRouterProxyHost(text: string, read: boolean): string {
   const set = (moved: boolean): string => (read ? `            set_by_lua_block $proxy_host {\n                return router.proxy_host(${moved ? 'true' : ''})\n            }\n` : '');
-  return text.replace(PROXY_HOST_MOVED_TOKEN, set(true)).replace(PROXY_HOST_ROOT_TOKEN, set(false))
+  return text.split(PROXY_HOST_MOVED_TOKEN).join(set(true)).replace(PROXY_HOST_ROOT_TOKEN, set(false))
     .replace(PROXY_HOST_PORT_TOKEN, (_, port: string) => (read ? `            set_by_lua_block $proxy_host {\n                return router.proxy_host(false, ":${port}")\n            }\n` : ''));
 }
 
@@ -85,7 +85,7 @@ export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serve
             return router.find()
         }
         if ($dynamic_route_uri) {
-            rewrite ^ ${DYNAMIC_ROUTE_URI} last;
+            rewrite ^ $dynamic_route_uri last;
         }
 `;
 
@@ -99,9 +99,40 @@ export const DYNAMIC_ROUTE_HOOK = `        # Dynamic hosts: the Lua router serve
  * (lua/route_upstream_headers.lua).
  */
 export function dynamicRouteLocation(s: NginxSettings, runtime: NginxRuntime): string {
-  return routerLocation(s, runtime, `= ${DYNAMIC_ROUTE_URI}`, `            internal;
+  return movedLocation(s, runtime, DYNAMIC_ROUTE_URI, false, '');
+}
+
+/** The codes a retry location's name tells by its bits (lua/router.lua, src/model/gateway/retry.ts). */
+const RETRY_CODE_BITS = [500, 502, 503, 504] as const;
+
+/**
+ * The router's locations for routes that the dynamic-route location cannot serve as they ask,
+ * moved there by lua/router.lua: HTTPRoute retries (one location per set of retried codes:
+ * proxy_next_upstream is per location, and which answer to retry is NGINX's choice, made before
+ * any Lua runs; the balancer gives the tries) and backends reached over HTTP/2 cleartext
+ * (grpc_pass, which speaks HTTP/2 upstream for any request). Always there, so a route that
+ * needs one is served without a reload.
+ */
+export function routerVariantLocations(s: NginxSettings, runtime: NginxRuntime): string {
+  let out = '';
+  for (const h2c of [false, true]) {
+    const base = `${DYNAMIC_ROUTE_URI}${h2c ? '-h2c' : ''}`;
+    const next = h2c ? 'grpc_next_upstream' : 'proxy_next_upstream';
+    if (h2c) out += movedLocation(s, runtime, base, true, '');
+    for (let mask = 0; mask < 1 << RETRY_CODE_BITS.length; mask++) {
+      const codes = RETRY_CODE_BITS.filter((_, i) => (mask & (1 << i)) !== 0).map((c) => ` http_${c}`).join('');
+      out += movedLocation(s, runtime, `${base}-retry-${mask}`, h2c, `            ${next} error timeout${codes};
+            ${next}_tries 0;
+`);
+    }
+  }
+  return out;
+}
+
+function movedLocation(s: NginxSettings, runtime: NginxRuntime, uri: string, h2c: boolean, extra: string): string {
+  return routerLocation(s, runtime, `= ${uri}`, `            internal;
             set $dynamic_upstream_uri $request_uri;
-${PROXY_HOST_MOVED_TOKEN}`, 'router.serve()', 'http://upstream_balancer$dynamic_upstream_uri');
+${PROXY_HOST_MOVED_TOKEN}${extra}`, 'router.serve()', h2c ? null : 'http://upstream_balancer$dynamic_upstream_uri');
 }
 
 /**
@@ -121,8 +152,11 @@ export function listenerPortRootLocation(s: NginxSettings, runtime: NginxRuntime
   return routerLocation(s, runtime, '"/"', `\u0000@@ingress-rx-proxy-host-port:${port}@@\u0000`, `router.route(${JSON.stringify(notFound)}, ":${port}")`, 'http://upstream_balancer');
 }
 
-function routerLocation(s: NginxSettings, runtime: NginxRuntime, matcher: string, first: string, call: string, pass: string): string {
-  const headers = standardHeaders(s, 'proxy_set_header', '$dynamic_upstream_host', '$dynamic_connection')
+/** `pass`: proxy_pass's URL; null: grpc_pass (HTTP/2 cleartext, without the hop-by-hop headers HTTP/2 forbids). */
+function routerLocation(s: NginxSettings, runtime: NginxRuntime, matcher: string, first: string, call: string, pass: string | null): string {
+  const headers = (pass === null
+    ? standardHeaders(s, 'grpc_set_header', '$dynamic_upstream_host').filter((d) => !/^grpc_set_header (Upgrade|Connection) /.test(d))
+    : standardHeaders(s, 'proxy_set_header', '$dynamic_upstream_host', '$dynamic_connection'))
     .map((d) => `            ${d};\n`).join('');
   // With the metrics log, the routed format (one variable for the route's four fields) in place
   // of the http level's, whose access log is then repeated (a location's access_log replaces them).
@@ -142,7 +176,7 @@ ${first}            set $proxy_alternative_upstream_name "";
                 lua_ingress.header()
                 router.header_filter()
             }
-${logs}${headers}            proxy_pass ${pass};
+${logs}${headers}            ${pass === null ? 'grpc_pass grpc://upstream_balancer' : `proxy_pass ${pass}`};
         }
 `;
 }

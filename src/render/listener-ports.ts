@@ -7,7 +7,7 @@ import type { NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
 import { listenAddress } from './filters.js';
 import { spoofedClientGuard } from './settings-directives.js';
-import { listenerPortRootLocation } from './dynamic-routes.js';
+import { listenerPortRootLocation, routerVariantLocations } from './dynamic-routes.js';
 
 const NOT_FOUND = '@ingress_rx_listener_no_route';
 
@@ -27,7 +27,7 @@ export function listenerPortServers(config: Configuration, runtime: NginxRuntime
     text += `    ## start server Gateway listener port ${port}
     server {
         server_name _;
-${listen}${guards}${listenerPortRootLocation(s, runtime, port, NOT_FOUND)}        location ${NOT_FOUND} {
+${listen}${guards}${listenerPortRootLocation(s, runtime, port, NOT_FOUND)}${routerVariantLocations(s, runtime)}        location ${NOT_FOUND} {
             return 404;
         }
     }

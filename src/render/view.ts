@@ -13,7 +13,7 @@ import { SERVER_LAYOUT, slotFunctions } from './blocks/index.js';
 import { spoofedClientGuard } from './settings-directives.js';
 import type { HttpFeature, ServerBlock, ServerContext as BlockServerContext } from './blocks/types.js';
 import { deniedText, renderLocation, type LocationFrame } from './location.js';
-import { DEFAULT_ROOT_LOCATION, DYNAMIC_ROUTE_HOOK, dynamicRouteLocation, dynamicRouteRootLocation, routerPlacement } from './dynamic-routes.js';
+import { DEFAULT_ROOT_LOCATION, DYNAMIC_ROUTE_HOOK, dynamicRouteLocation, dynamicRouteRootLocation, routerPlacement, routerVariantLocations } from './dynamic-routes.js';
 
 export interface ServerView {
   /** The host and its aliases (the `## start server` marker). */
@@ -182,6 +182,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   for (const fn of AFTER) after += fn(bctx);
   if (router === 'root') locationsText += dynamicRouteRootLocation(s, ctx.runtime);
   if (router === 'hook') extra += dynamicRouteLocation(s, ctx.runtime);
+  if (router !== 'none') extra += routerVariantLocations(s, ctx.runtime);
   const guards = (s.blockCidrs.length > 0 ? '        if ($block_cidr) {\n            return 403;\n        }\n' : '')
     + (s.blockUserAgents.length > 0 ? '        if ($block_ua) {\n            return 403;\n        }\n' : '')
     + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')

@@ -144,7 +144,7 @@ export interface HTTPRouteMatch {
   method?: string;
 }
 export interface HTTPBackendRef { group?: string; kind?: string; name: string; namespace?: string; port?: number; weight?: number; filters?: unknown[] }
-export interface HTTPRouteRule { name?: string; matches?: HTTPRouteMatch[]; filters?: unknown[]; backendRefs?: HTTPBackendRef[]; timeouts?: unknown }
+export interface HTTPRouteRule { name?: string; matches?: HTTPRouteMatch[]; filters?: unknown[]; backendRefs?: HTTPBackendRef[]; timeouts?: unknown; retry?: unknown }
 export interface HTTPRoute extends KubeObject {
   spec: { parentRefs?: ParentReference[]; hostnames?: string[]; rules?: HTTPRouteRule[] };
 }

@@ -7,7 +7,7 @@ import { locationMatch, locationOrder } from './paths.js';
 import { locationLabel } from './origin.js';
 import { routeAccess, routeResponse, routeTrace, routeUpstream, type RouteAccess, type RouteResponse, type RouteTrace, type RouteUpstream } from './route-settings.js';
 import { connectionRouteFields, redirectRouteFields, rewriteRouteFields, upstreamVhostRouteFields, type RouteUriFields } from './route-uri.js';
-import type { Configuration, Location, RouteConditions, RouteFilters, Server, WeightedBackend } from './types.js';
+import type { Configuration, Location, RouteConditions, RouteFilters, RouteRetry, Server, WeightedBackend } from './types.js';
 
 export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, RouteTrace, RouteUriFields {
   /** How NGINX matches it: `=` (exact), a prefix, or a regular expression (`~`, `~*` when caseless). */
@@ -37,6 +37,10 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   readonly filters?: Omit<RouteFilters, 'cors'>;
   /** Weighted backends drawn per request in place of `backend` (lua/router.lua); absent: none. */
   readonly split?: readonly WeightedBackend[];
+  /** Retries (lua/route_upstream.lua): the codes retried and how many times; absent: none. */
+  readonly retry?: RouteRetry;
+  /** `h2c`: the router's location that speaks HTTP/2 cleartext upstream; absent: HTTP/1.1. */
+  readonly protocol?: 'h2c';
 }
 
 export interface RoutesPayload {
@@ -105,6 +109,8 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       ...routeFilters(loc),
       ...(loc.split ? { split: loc.split } : {}),
       ...routeTrace(loc, settings),
+      ...(loc.retry ? { retry: loc.retry } : {}),
+      ...(loc.upstreamProtocol ? { protocol: loc.upstreamProtocol } : {}),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }

@@ -105,6 +105,17 @@ export interface Location extends LocationAnnotations {
    * with the share weight / sum of weights, in place of `backend`. Served by the Lua router only.
    */
   readonly split?: readonly WeightedBackend[];
+  /** HTTPRoute rule `retry` (src/model/gateway/retry.ts). Served by the Lua router only. */
+  readonly retry?: RouteRetry;
+  /** `h2c`: the backend is reached over HTTP/2 cleartext (a Service port's appProtocol kubernetes.io/h2c). Served by the Lua router only. */
+  readonly upstreamProtocol?: 'h2c';
+}
+
+export interface RouteRetry {
+  /** The answers retried besides connection errors and timeouts: a subset of 500, 502, 503, 504, ascending. */
+  readonly codes: readonly number[];
+  /** Retries after the first try (1 to 10). */
+  readonly attempts: number;
 }
 
 export interface WeightedBackend {

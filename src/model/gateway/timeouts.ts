@@ -6,7 +6,7 @@
 import type { HTTPRouteRule } from '../../store/kube-types.js';
 
 /** GEP-2257 durations: 1 to 4 parts of up to 5 digits with h, m, s or ms. */
-const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
+export const DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
 const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
 /** The longest timeout a route carries (lua/configuration_shapes.lua MAX_ROUTE_TIMEOUT). */
 export const MAX_TIMEOUT_MS = 86_400_000;

@@ -19,6 +19,7 @@ import { HTTP_LISTENER_PORT, HTTPS_LISTENER_PORT, hostKey, type ListenerPorts } 
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
 import { ruleTimeouts } from './timeouts.js';
+import { ruleRetry } from './retry.js';
 
 /** Makes a location with the default settings of every group (the model's entry supplies it). */
 export type LocationFactory = (
@@ -64,6 +65,8 @@ export interface TranslateInput {
   readonly namespaceOf: (name: string) => Namespace | undefined;
   /** Whether the Service `namespace/name` exists (a backendRef to one that does not answers 500). */
   readonly serviceExists: (key: string) => boolean;
+  /** The Service ports (`namespace/name:port`) whose appProtocol is kubernetes.io/h2c; absent: none. */
+  readonly h2cPorts?: ReadonlySet<string>;
   /** Hosts the Ingress front end serves: an HTTPRoute is not served on them (docs/gateway-api.md). */
   readonly ingressHosts: ReadonlySet<string>;
   readonly settings: NginxSettings;
@@ -232,6 +235,17 @@ function ruleLocations(
     return null;
   }
   if (timeouts?.note) warn(`${at}.timeouts`, timeouts.note);
+  const retried = ruleRetry(rule, at);
+  if (retried !== null && 'problem' in retried) {
+    warn(retried.field, `${retried.problem}; rule set aside`);
+    return null;
+  }
+  if (retried?.retry && reason !== null) {
+    warn(`${at}.retry`, `retries are served by the Lua router only, and ${reason}; rule set aside`);
+    return null;
+  }
+  for (const n of retried?.notes ?? []) warn(n.field, n.message);
+  const retry = retried?.retry ? { retry: retried.retry } : {};
   const bounded = (loc: Location): Location => (timeouts === null ? loc : {
     ...loc, proxy: { ...loc.proxy, connectTimeout: Math.min(loc.proxy.connectTimeout, timeouts.seconds), sendTimeout: timeouts.seconds, readTimeout: timeouts.seconds },
   });
@@ -279,7 +293,8 @@ function ruleLocations(
     } else {
       const primary = backends.plans[0]!;
       const split = backends.plans.length > 1 || backends.plans.some((b) => b.filters) ? { split: backends.plans.map(weightedBackend) } : {};
-      locations.push({ ...bounded(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name)), ...extra, ...split });
+      const h2c = backends.h2c ? { upstreamProtocol: 'h2c' as const } : {};
+      locations.push({ ...bounded(input.newLocation(value, pathType, ref, { service: primary.service, port: primary.port }, primary.name)), ...extra, ...split, ...retry, ...h2c });
     }
   }
   return { locations, plans: backends.denied === null ? [...backends.plans, ...mirrors] : [] };
@@ -418,7 +433,7 @@ const MAX_BACKEND_REFS = 16;
  */
 function ruleBackends(
   route: HTTPRoute, rule: HTTPRouteRule, i: number, input: TranslateInput, warn: (field: string, message: string) => void, badRef: (p: RefProblem) => void,
-): { plans: BackendPlan[]; denied: string | null } | 'skip' {
+): { plans: BackendPlan[]; denied: string | null; h2c?: boolean } | 'skip' {
   const ns = route.metadata.namespace ?? '';
   const weighted = new Map<string, { ref: HTTPBackendRef; namespace: string; weight: number; filters: BackendPlan['filters'] | null }>();
   let denied: string | null = null;
@@ -462,8 +477,19 @@ function ruleBackends(
     warn(`spec.rules[${i}].backendRefs`, `weighted backendRefs and their filters are served by the Lua router only, and ${staticReason(input)}; rule set aside`);
     return 'skip';
   }
+  // One location per request: its backends speak one protocol upstream (HTTP/1.1, or HTTP/2 cleartext).
+  const h2c = list.map((e) => input.h2cPorts?.has(`${e.namespace}/${e.ref.name}:${e.ref.port}`) === true);
+  if (h2c.some((x) => x) && staticReason(input) !== null) {
+    warn(`spec.rules[${i}].backendRefs`, `kubernetes.io/h2c backends are served by the Lua router only, and ${staticReason(input)}; rule set aside`);
+    return 'skip';
+  }
+  if (h2c.some((x) => x) && !h2c.every((x) => x)) {
+    warn(`spec.rules[${i}].backendRefs`, 'the backendRefs mix Service ports of appProtocol kubernetes.io/h2c with others, which one rule cannot serve; rule set aside');
+    return 'skip';
+  }
   const names = new Set<string>();
   return {
+    ...(h2c[0] ? { h2c: true } : {}),
     plans: list.map((e) => {
       let name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`;
       for (let k = 2; names.has(name); k++) name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}.${k}`;

@@ -39,9 +39,25 @@ test('the default server\'s `/` is the router; the default backend\'s location b
   assert.ok(s.includes('location @ingress_rx_default_backend {\n            set $namespace "";'), s);
   assert.ok(s.includes('location "/" {'), s);
   assert.ok(s.includes('router.route("@ingress_rx_default_backend")'), s);
-  assert.ok(s.includes('proxy_pass http://upstream_balancer;\n        }\n    }'), 'a bare proxy_pass: the request URI goes upstream unchanged');
+  assert.ok(s.includes('router.route("@ingress_rx_default_backend")\n            }'), s);
+  assert.ok(/location "\/" \{[^}]*\}[^}]*\}[^}]*proxy_pass http:\/\/upstream_balancer;\n        \}/.test(s), 'a bare proxy_pass: the request URI goes upstream unchanged');
   assert.not.ok(s.includes('set_by_lua_block'), 'no server-level hook');
-  assert.not.ok(s.includes('/.ingress-rx/dynamic-route'), s);
+  assert.not.ok(s.includes('location = /.ingress-rx/dynamic-route {'), s);
+});
+
+test('the router\'s variant locations: one per set of retried codes, and HTTP/2 cleartext ones, in every server that serves dynamic hosts', () => {
+  const s = serverText(render(dynamic()), '_');
+  assert.is(s.match(/location = \/\.ingress-rx\/dynamic-route-(h2c-)?retry-\d+ \{/g)?.length, 32);
+  assert.ok(s.includes('location = /.ingress-rx/dynamic-route-retry-0 {\n            internal;'), s);
+  assert.ok(/dynamic-route-retry-5 \{[^}]*proxy_next_upstream error timeout http_500 http_503;\n\s*proxy_next_upstream_tries 0;/.test(s), 'bits: 500, 502, 503, 504');
+  assert.ok(/dynamic-route-retry-15 \{[^}]*proxy_next_upstream error timeout http_500 http_502 http_503 http_504;/.test(s));
+  assert.ok(/dynamic-route-h2c \{(?:(?!location )[\s\S])*grpc_pass grpc:\/\/upstream_balancer;/.test(s), 'h2c: grpc_pass');
+  assert.not.ok(/dynamic-route-h2c \{(?:(?!location )[\s\S])*grpc_set_header (Connection|Upgrade)/.test(s), 'no hop-by-hop header over HTTP/2');
+  assert.ok(/dynamic-route-h2c-retry-2 \{[^}]*grpc_next_upstream error timeout http_502;/.test(s));
+  const hook = serverText(render({ ...dynamic(), servers: [server('_', { locations: [defaultRoot(), hostless()] })] }), '_');
+  assert.ok(hook.includes('rewrite ^ $dynamic_route_uri last;'), 'the hook moves a request to the location find() names');
+  assert.is(hook.match(/location = \/\.ingress-rx\/dynamic-route-/g)?.length, 33);
+  assert.not.ok(serverText(render(dynamic([server('a.test')])), 'a.test').includes('dynamic-route'), 'a static host has none');
 });
 
 test('with a host-less path the default server keeps its locations and asks the router first', () => {
@@ -78,10 +94,12 @@ test('the router\'s locations give $proxy_host the route\'s backend only where n
   const sets = (conf: string) => conf.match(/set_by_lua_block \$proxy_host \{\n\s*return router\.proxy_host\((\w*)\)/g) ?? [];
   assert.equal(sets(render(dynamic())), [], 'nothing reads it: no Lua entry per request');
   assert.equal(sets(render(dynamic([server('a.test', { serverSnippet: 'add_header X-P $proxy_host;' })]))), [], 'a host\'s own server block: its locations set it');
-  assert.equal(sets(render(dynamic([], { logFormatUpstream: '$remote_addr $proxy_host' }))), ['set_by_lua_block $proxy_host {\n                return router.proxy_host()'], 'log-format-upstream, the default server\'s `/`');
+  // Each server serving dynamic hosts has 33 variant locations (retries, h2c), moved to as the hook's.
+  const moved = (n: number) => Array<string>(n).fill('set_by_lua_block $proxy_host {\n                return router.proxy_host(true)');
+  assert.equal(sets(render(dynamic([], { logFormatUpstream: '$remote_addr $proxy_host' }))), ['set_by_lua_block $proxy_host {\n                return router.proxy_host()', ...moved(33)], 'log-format-upstream, the default server\'s `/`');
   const hook = render({ ...dynamic([], { httpSnippet: 'map ${proxy_host} $x { default a; }' }), servers: [server('_', { locations: [defaultRoot(), hostless()] })] });
-  assert.equal(sets(hook), ['set_by_lua_block $proxy_host {\n                return router.proxy_host(true)'], 'http-snippet, ${} form: the hook\'s location takes find()\'s route');
-  assert.equal(sets(render(dynamic([server('*.w.test', { serverSnippet: 'add_header X-P $proxy_host;' })]))).length, 2, 'a wildcard server serves dynamic hosts too');
+  assert.equal(sets(hook), moved(34), 'http-snippet, ${} form: the hook\'s location takes find()\'s route');
+  assert.equal(sets(render(dynamic([server('*.w.test', { serverSnippet: 'add_header X-P $proxy_host;' })]))).length, 2 * 34, 'a wildcard server serves dynamic hosts too');
   assert.ok(render(dynamic([server('a.test')])).includes('set $proxy_host $proxy_upstream_name;'), 'a static location sets it, as ingress-nginx\'s');
   assert.not.ok(readsProxyHost('set $proxy_host $proxy_upstream_name;'), 'a write');
   assert.not.ok(readsProxyHost('$proxy_hosts'));

@@ -14,15 +14,27 @@ export interface ServerHttpUses {
   readonly streamSnippets: readonly IngressStreamSnippet[];
 }
 
-/** A renderer's memo: `usesOf(server, settings)`. */
+/** What most servers ask: nothing (one shared object, so a fresh renderer allocates none for them). */
+const NOTHING: ServerHttpUses = { modsecurity: { load: false, crs: false }, traced: false, streamSnippets: [] };
+
+function usesOf(server: Server, settings: NginxSettings): ServerHttpUses {
+  const modsecurity = modsecurityUseOf(server, settings);
+  const traced = tracesSomeLocation(server);
+  const streamSnippets = streamSnippetsOf(server);
+  return !modsecurity.load && !modsecurity.crs && !traced && streamSnippets.length === 0 ? NOTHING : { modsecurity, traced, streamSnippets };
+}
+
+/** A renderer's memo: `usesOf(server, settings)`; new settings start it afresh. */
 export function createHttpUsesMemo(): (server: Server, s: NginxSettings) => ServerHttpUses {
-  const memo = new WeakMap<Server, { settings: NginxSettings; uses: ServerHttpUses }>();
+  let memo = new WeakMap<Server, ServerHttpUses>();
+  let memoSettings: NginxSettings | null = null;
   return (server, settings) => {
-    let e = memo.get(server);
-    if (e?.settings !== settings) {
-      e = { settings, uses: { modsecurity: modsecurityUseOf(server, settings), traced: tracesSomeLocation(server), streamSnippets: streamSnippetsOf(server) } };
-      memo.set(server, e);
+    if (settings !== memoSettings) {
+      memo = new WeakMap();
+      memoSettings = settings;
     }
-    return e.uses;
+    let uses = memo.get(server);
+    if (!uses) memo.set(server, (uses = usesOf(server, settings)));
+    return uses;
   };
 }

@@ -65,14 +65,17 @@ const CRS_OPT_IN_RULE = `SecAction "id:1990000,phase:1,pass,nolog,setvar:${CRS_O
 /** What a server's locations ask of the http level: the module (an annotation turns it on), the Core Rule Set (one asks for it itself). */
 export interface ModSecurityUse { readonly load: boolean; readonly crs: boolean }
 
+const NO_USE: ModSecurityUse = { load: false, crs: false };
+
 export function modsecurityUseOf(server: Server, s: NginxSettings): ModSecurityUse {
   let load = false;
   let crs = false;
   for (const loc of server.locations) {
-    if (loc.modsecurity?.enable === true) load = true;
+    if (!loc.modsecurity) continue;
+    if (loc.modsecurity.enable === true) load = true;
     if (crsIn(loc, s)) crs = true;
   }
-  return { load, crs };
+  return load || crs ? { load, crs } : NO_USE;
 }
 
 /** What the servers' locations ask for together. */

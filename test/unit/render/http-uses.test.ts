@@ -68,4 +68,15 @@ test("an unchanged server's locations are read once per settings", () => {
   assert.ok(reads > afterFirst);
 });
 
+test("an Ingress's stream-snippet is printed once over its servers; a refused one is left out, naming its Ingress", () => {
+  const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() });
+  const snippet = 'server { listen 127.0.0.1:19998; return ok; }';
+  const ofWeb = (host: string) => server(host, { locations: [location({ streamSnippet: snippet, ingress: { namespace: 'team', name: 'web' } })] });
+  const bad = server('d.example.com', { locations: [location({ streamSnippet: 'location / { }', ingress: { namespace: 'team', name: 'bad' } })] });
+  const r = renderer.renderWithWarnings(configuration([ofWeb('a.example.com'), ofWeb('e.example.com'), bad]), rt);
+  assert.is(r.text.split('# stream-snippet of team/web').length, 2);
+  assert.not.match(r.text, 'location / { }');
+  assert.equal(r.problems.filter((p) => p.field === 'stream-snippet').map((p) => [p.ingresses, p.outcome]), [[[{ namespace: 'team', name: 'bad' }], 'stream-snippet left out']]);
+});
+
 test.run();

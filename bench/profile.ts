@@ -90,8 +90,10 @@ async function main(): Promise<void> {
       for (let k = 0; k < 3; k++) {
         const ing = ingressObject(101 + k * 997, opts, 2);
         ing.metadata.annotations = { ...ing.metadata.annotations, 'nginx.ingress.kubernetes.io/proxy-body-size': `${10 + k}m` };
-        store.apply({ kind: 'Ingress', type: 'update', key: `${ing.metadata.namespace}/${ing.metadata.name}`, object: ing });
-        config = builder.build(store).config;
+        const key = `${ing.metadata.namespace}/${ing.metadata.name}`;
+        store.apply({ kind: 'Ingress', type: 'update', key, object: ing });
+        // With the change list, as the sync actor builds (without it every endpoint is rechecked).
+        config = builder.build(store, [{ kind: 'Ingress', key }]).config;
         const next = snapshot(config);
         decide(snap, next);
         snap = next;
@@ -101,8 +103,9 @@ async function main(): Promise<void> {
     await profiled(session, 'endpoint-change-sync', outDir, () => {
       for (let k = 0; k < 5; k++) {
         const slice = sliceObject(57 + k * 461, [{ address: `10.201.${k}.1`, port: 8080 }], opts, 2 + k);
-        store.apply({ kind: 'EndpointSlice', type: 'update', key: `${slice.metadata.namespace}/${slice.metadata.name}`, object: slice });
-        config = builder.build(store).config;
+        const key = `${slice.metadata.namespace}/${slice.metadata.name}`;
+        store.apply({ kind: 'EndpointSlice', type: 'update', key, object: slice });
+        config = builder.build(store, [{ kind: 'EndpointSlice', key }]).config;
         const next = snapshot(config);
         decide(snap, next);
         snap = next;

@@ -28,6 +28,8 @@ import { geoip2Setup } from './geoip.js';
 import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
 import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { metricsLogHttp } from './metrics-log.js';
+import { createHttpUsesMemo } from './http-uses.js';
+import type { IngressStreamSnippet } from './settings-directives.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 import { CONFIGURATION_BODY_BYTES } from './control.js';
 import { LOCATION_VARIABLES_READ_TOKEN, readsLocationVariables, readsProxyHost, servesDynamicHosts, withRouterProxyHost } from './dynamic-routes.js';
@@ -170,6 +172,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
   let cachedFragments = 0;
   let serversRendered = 0;
   let lastCtxKey = '';
+  const httpUsesOf = createHttpUsesMemo();
 
   function renderChunks(config: Configuration, givenRuntime: NginxRuntime): RenderedChunks {
     const warnings: string[] = [];
@@ -195,7 +198,17 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let routerServersReadProxyHost = false;
     const routerParts: number[] = [];
     const charged: Array<ReadonlyMap<IngressRef, number>> = [];
+    // What the servers ask of the http and stream levels, one memo look-up per server.
+    let modsecurityLoad = false;
+    let modsecurityCrs = false;
+    let traced = false;
+    const snippets: IngressStreamSnippet[] = [];
     for (const server of config.servers) {
+      const use = httpUsesOf(server, s);
+      modsecurityLoad ||= use.modsecurity.load;
+      modsecurityCrs ||= use.modsecurity.crs;
+      traced ||= use.traced;
+      for (const x of use.streamSnippets) snippets.push(x);
       // A dynamic host is the router's (./dynamic-routes.ts): no server block.
       if (server.staticBecause === null) continue;
       const www = wwwNames.get(server) ?? null;
@@ -244,11 +257,11 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     warnings.push(...geoip.warnings);
     const brotli = s.enableBrotli && brotliInstalled(runtime);
     if (s.enableBrotli && !brotli) warnings.push(`enable-brotli is on but ${join(runtime.modulesDir, BROTLI_MODULE)} is not installed (Debian: libnginx-mod-http-brotli-filter): responses are not brotli-compressed`);
-    const modsecurity = modsecurityHttp(config, runtime);
+    const modsecurity = modsecurityHttp(config, runtime, { load: modsecurityLoad, crs: modsecurityCrs });
     warnings.push(...modsecurity.warnings);
-    const otel = opentelemetryHttp(config);
+    const otel = opentelemetryHttp(config, traced);
     warnings.push(...otel.warnings);
-    const streamSnippetText = streamSnippets(s, config.servers, (ingress, message) => {
+    const streamSnippetText = streamSnippets(s, snippets, (ingress, message) => {
       const [namespace = '', name = ''] = ingress.split('/');
       problems.push({ ingresses: [{ namespace, name }], host: '', field: 'stream-snippet', message, outcome: 'stream-snippet left out' });
     });
@@ -273,7 +286,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           brotli: join(runtime.modulesDir, BROTLI_MODULE),
           modsecurity: join(runtime.modulesDir, MODSECURITY_MODULE),
         },
-        server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize),
+        server_names_hash: serverNamesHash(config, s.serverNamesHashMaxSize, s.serverNamesHashBucketSize, wwwNames),
         worker_processes: workerProcesses(runtime.workerProcesses ?? s.workerProcesses, runtime.cpus),
         worker_open_files: workerOpenFiles(s, runtime),
         worker_connections: workerConnections(s, runtime),
@@ -587,18 +600,21 @@ export function serverNameBucketBytes(length: number): number {
  * longest name as NGINX lays out its hash, and a max size of at least the number of names, which
  * with 10,000 hosts keeps NGINX from warning that it gave up on an optimal hash.
  */
-export function serverNamesHash(config: Configuration, maxSize: number, bucketSize: number): { max_size: number; bucket_size: number } {
+export function serverNamesHash(
+  config: Configuration, maxSize: number, bucketSize: number, wwwNames = wwwRedirectNames(config.servers),
+): { max_size: number; bucket_size: number } {
   let count = 0;
   let longest = 0;
   const count1 = (name: string) => {
     count++;
-    longest = Math.max(longest, Buffer.byteLength(name));
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: a name that short cannot be the longest.
+    if (name.length * 3 > longest) longest = Math.max(longest, Buffer.byteLength(name));
   };
   for (const server of config.servers) {
     count1(server.hostname);
     for (const alias of server.aliases) count1(alias);
   }
-  for (const twin of wwwRedirectNames(config.servers).values()) count1(twin);
+  for (const twin of wwwNames.values()) count1(twin);
   return { max_size: Math.max(maxSize, nextPowerOf2(count)), bucket_size: Math.max(bucketSize, nextPowerOf2(serverNameBucketBytes(longest))) };
 }
 

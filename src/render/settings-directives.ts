@@ -169,24 +169,35 @@ export function streamDirectives(s: NginxSettings): string {
  * The stream-snippets: the operator's, then each Ingress's once (its locations all carry it). A
  * snippet the renderer refuses is left out with a problem naming its Ingress.
  */
-export function streamSnippets(s: NginxSettings, servers: readonly Server[], problem: (ingress: string, message: string) => void): string {
+export function streamSnippets(s: NginxSettings, snippets: Iterable<IngressStreamSnippet>, problem: (ingress: string, message: string) => void): string {
   let out = snippetAt(s.streamSnippet, 'stream-snippet', 'stream', '    ');
   const seen = new Set<string>();
-  for (const server of servers) {
-    for (const loc of server.locations) {
-      if (loc.streamSnippet === '' || !loc.ingress) continue;
-      const name = `${loc.ingress.namespace}/${loc.ingress.name}`;
-      if (seen.has(name)) continue;
-      seen.add(name);
-      try {
-        out += `    # stream-snippet of ${f.comment(name)}\n    ${f.streamSnippet(loc.streamSnippet).split('\n').join('\n    ')}\n`;
-      } catch (err) {
-        problem(name, (err as Error).message);
-      }
+  for (const { ingress, snippet } of snippets) {
+    if (seen.has(ingress)) continue;
+    seen.add(ingress);
+    try {
+      out += `    # stream-snippet of ${f.comment(ingress)}\n    ${f.streamSnippet(snippet).split('\n').join('\n    ')}\n`;
+    } catch (err) {
+      problem(ingress, (err as Error).message);
     }
   }
   return out;
 }
+
+export interface IngressStreamSnippet { readonly ingress: string; readonly snippet: string }
+
+/** The stream-snippets of a server's Ingresses, each Ingress once (the renderer memoises them per Server object). */
+export function streamSnippetsOf(server: Server): readonly IngressStreamSnippet[] {
+  let out: IngressStreamSnippet[] | null = null;
+  for (const loc of server.locations) {
+    if (loc.streamSnippet === '' || !loc.ingress) continue;
+    const ingress = `${loc.ingress.namespace}/${loc.ingress.name}`;
+    out ??= [];
+    if (!out.some((x) => x.ingress === ingress)) out.push({ ingress, snippet: loc.streamSnippet });
+  }
+  return out ?? NO_SNIPPETS;
+}
+const NO_SNIPPETS: readonly IngressStreamSnippet[] = [];
 
 /**
  * The addresses to listen on: bind-address replaces the runtime's wildcards by family (`*` by

@@ -220,14 +220,14 @@ export function forgetBackends(cache: BackendCache, topo: Topology, defaultBacke
     for (const b of topo.removed.backends) cache.backends.delete(b);
     return;
   }
-  const keep = new Map<string, BackendEntry>();
-  for (const n of [...topo.planned, ...topo.customDefaults.map((d) => d.name), DEFAULT_UPSTREAM]) {
-    const e = cache.backends.get(n);
-    if (e) keep.set(n, e);
+  // Deleted in place: after a recompute nearly everything is kept, and copying 10k entries is the cost.
+  const defaults = new Set(topo.customDefaults.map((d) => d.name));
+  for (const n of cache.backends.keys()) {
+    if (!topo.planned.has(n) && !defaults.has(n) && n !== DEFAULT_UPSTREAM) cache.backends.delete(n);
   }
-  cache.backends = keep;
-  const services = new Set(topo.plans.map((p) => p.use.serviceKey));
+  const services = new Set<string>();
+  for (const p of topo.plans) services.add(p.use.serviceKey);
   for (const d of topo.customDefaults) services.add(d.svcKey);
   services.add(defaultBackendService);
-  cache.endpoints = new Map([...cache.endpoints].filter(([k]) => services.has(k.slice(0, k.indexOf('|')))));
+  for (const k of cache.endpoints.keys()) if (!services.has(k.slice(0, k.indexOf('|')))) cache.endpoints.delete(k);
 }

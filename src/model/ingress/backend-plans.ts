@@ -115,6 +115,22 @@ export function finishPlan(p: PlanDraft, aliasesOf: (host: string) => readonly s
   p.affinityKey = JSON.stringify(p.affinity);
 }
 
+/**
+ * Whether a finished draft says what an earlier plan says (the same fragments, owner, users and
+ * everything finishPlan set), so the earlier plan object can stand for it and the backend made
+ * from it be reused. `locations` only feeds `affinity`, which `affinityKey` stands for.
+ */
+export function samePlan(a: BackendPlan, b: BackendPlan): boolean {
+  return a.name === b.name && a.use === b.use && a.ownerKey === b.ownerKey && a.owner === b.owner && a.canary === b.canary
+    && a.serviceUpstream === b.serviceUpstream && a.cookieFrom === b.cookieFrom && a.modeFrom === b.modeFrom
+    && a.affinityKey === b.affinityKey && a.alternativesKey === b.alternativesKey && a.sslPassthrough === b.sslPassthrough
+    && a.endpointsKey === b.endpointsKey && sameItems(a.users, b.users) && sameWarnings(a.warnings, b.warnings);
+}
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+const sameWarnings = (a: readonly ModelWarning[], b: readonly ModelWarning[]): boolean =>
+  a.length === b.length && a.every((w, i) => w.object === b[i]!.object && w.field === b[i]!.field && w.message === b[i]!.message);
+
 /** How a plain-HTTP use of an ssl-passthrough host's backend is told (a deliberate difference: the webhook's table warns). */
 export const PASSTHROUGH_BACKEND_WARNING = 'is the backend of an ssl-passthrough host, which speaks TLS to it';
 

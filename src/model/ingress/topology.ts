@@ -7,7 +7,7 @@
 import type { NginxSettings } from '../core/config/settings.js';
 import type { Location, ModelWarning, Server } from '../core/types.js';
 import { customDefaultBackendName } from './annotations/defaultbackend.js';
-import { finishPlan, passthroughBackends, planUses, type BackendPlan, type PlanDraft } from './backend-plans.js';
+import { finishPlan, passthroughBackends, planUses, samePlan, type BackendPlan, type PlanDraft } from './backend-plans.js';
 import { mergeCanaries } from './canary-merge.js';
 import type { IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
@@ -202,6 +202,17 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
     if (a && from) {
       a.affinity = from.affinity;
       a.affinityKey = from.affinityKey;
+    }
+  }
+
+  // A plan equal to the previous topology's is that plan object: backend assembly reuses the
+  // backends of kept plans instead of reading their endpoints again (a change to one canary
+  // recomputes the topology, and without this all 10k backends).
+  const before = state.index?.plans;
+  if (before) {
+    for (let i = 0; i < sorted.length; i++) {
+      const old = before.get(sorted[i]!.name);
+      if (old && old !== sorted[i] && samePlan(old, sorted[i]!)) plans.set(old.name, (sorted[i] = old as PlanDraft));
     }
   }
 

@@ -6,7 +6,7 @@
 // /etc/nginx/modsecurity/modsecurity.conf and owasp-modsecurity-crs/nginx-modsecurity.conf).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Configuration, Location } from '../../model/core/types.js';
+import type { Configuration, Location, Server } from '../../model/core/types.js';
 import type { NginxSettings } from '../../model/core/config/settings.js';
 import * as f from '../filters.js';
 import type { NginxRuntime } from '../runtime.js';
@@ -62,17 +62,39 @@ const CRS_GUARDS = [1, 2, 3, 4, 5]
   .map((phase) => `SecRule &${CRS_OPT_IN.toUpperCase().replace('.', ':')} "@eq 0" "id:199000${phase},phase:${phase},pass,nolog,skipAfter:${CRS_END}"`).join('\n');
 const CRS_OPT_IN_RULE = `SecAction "id:1990000,phase:1,pass,nolog,setvar:${CRS_OPT_IN}=1"`;
 
-export function modsecurityHttp(config: Configuration, rt: NginxRuntime): ModSecurityHttp {
-  const s = config.settings;
-  let load = s.enableModsecurity;
-  let crsPerIngress = false;
-  for (const server of config.servers) {
-    if (load && crsPerIngress) break;
-    for (const loc of server.locations) {
-      if (!load && loc.modsecurity?.enable === true) load = true;
-      if (!crsPerIngress && crsIn(loc, s)) crsPerIngress = true;
-    }
+/** What a server's locations ask of the http level: the module (an annotation turns it on), the Core Rule Set (one asks for it itself). */
+export interface ModSecurityUse { readonly load: boolean; readonly crs: boolean }
+
+const NO_USE: ModSecurityUse = { load: false, crs: false };
+
+export function modsecurityUseOf(server: Server, s: NginxSettings): ModSecurityUse {
+  let load = false;
+  let crs = false;
+  for (const loc of server.locations) {
+    if (!loc.modsecurity) continue;
+    if (loc.modsecurity.enable === true) load = true;
+    if (crsIn(loc, s)) crs = true;
   }
+  return load || crs ? { load, crs } : NO_USE;
+}
+
+/** What the servers' locations ask for together. */
+export function modsecurityUseOfAll(servers: readonly Server[], s: NginxSettings): ModSecurityUse {
+  let load = false;
+  let crs = false;
+  for (const server of servers) {
+    const use = modsecurityUseOf(server, s);
+    load ||= use.load;
+    crs ||= use.crs;
+  }
+  return { load, crs };
+}
+
+/** `used`: what the servers ask for (the renderer has it memoised per Server object). */
+export function modsecurityHttp(config: Configuration, rt: NginxRuntime, used = modsecurityUseOfAll(config.servers, config.settings)): ModSecurityHttp {
+  const s = config.settings;
+  const load = s.enableModsecurity || used.load;
+  let crsPerIngress = used.crs;
   const warnings: string[] = [];
   if (load && !moduleInstalled(rt)) {
     warnings.push(`ModSecurity is asked for but ${join(rt.modulesDir, MODSECURITY_MODULE)} is not installed (Debian: libnginx-mod-http-modsecurity): no request is inspected`);

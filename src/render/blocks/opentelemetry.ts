@@ -2,7 +2,7 @@
 // OpenTelemetry module. A traced location opens its span first in its rewrite phase; the http
 // level configures the tracer (the ConfigMap's otel-*/otlp-* keys), starts each worker's export
 // timer and closes spans in the log phase, all only when some location is traced.
-import type { Configuration } from '../../model/core/types.js';
+import type { Configuration, Server } from '../../model/core/types.js';
 import { locationLabel } from '../../model/core/origin.js';
 import { tracedIn } from '../../model/core/route-settings.js';
 import { version } from '../../version.js';
@@ -40,13 +40,13 @@ function ratio(v: number): string {
   return String(v);
 }
 
-export function opentelemetryHttp(config: Configuration): OpentelemetryHttp {
+/** Whether an annotation turns tracing on in one of a server's locations. */
+export const tracesSomeLocation = (server: Server): boolean => server.locations.some((loc) => loc.opentelemetry?.enable === true);
+
+/** `traced`: whether some server traces a location (the renderer has it memoised per Server object). */
+export function opentelemetryHttp(config: Configuration, traced = config.servers.some(tracesSomeLocation)): OpentelemetryHttp {
   const s = config.settings;
-  let used = s.enableOpentelemetry;
-  for (const server of config.servers) {
-    if (used) break;
-    for (const loc of server.locations) if (loc.opentelemetry?.enable === true) { used = true; break; }
-  }
+  const used = s.enableOpentelemetry || traced;
   if (!used) return { used: false, config: '', warnings: [] };
   const warnings: string[] = [];
   if (s.otlpCollectorHost === '') warnings.push('OpenTelemetry is on but otlp-collector-host is empty: the trace context is passed upstream, no span is exported');

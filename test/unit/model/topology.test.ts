@@ -94,4 +94,36 @@ topology('Ingress updates that keep their place: hosts gained, lost and shared a
   }
 });
 
+topology("a change to a canary recomputes the topology, but the other plans keep their objects and their endpoints are not read again", () => {
+  const store = testStore();
+  for (const n of ['s0', 's1', 's2', 's3']) {
+    store.put('Service', service(n));
+    store.put('EndpointSlice', slice(`${n}-x`, n, ['10.0.0.1']));
+  }
+  store.put('Ingress', ingress('p', 'a.example.com', [['/', 'Prefix', 's0', 80]], { ts: '2026-01-01T00:00:00Z' }));
+  const canary = (weight: string) => ingress('c', 'a.example.com', [['/', 'Prefix', 's1', 80]], { ts: '2026-01-02T00:00:00Z', annotations: { canary: 'true', 'canary-weight': weight } });
+  store.put('Ingress', canary('10'));
+  store.put('Ingress', ingress('x', 'x.example.com', [['/', 'Prefix', 's2', 80]], { ts: '2026-01-03T00:00:00Z' }));
+  store.put('Ingress', ingress('y', 'y.example.com', [['/', 'Prefix', 's3', 80]], { ts: '2026-01-04T00:00:00Z', annotations: { affinity: 'cookie' } }));
+  const read: string[] = [];
+  const counted = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'getEndpointSlices') return (key: string) => { read.push(key); return target.getEndpointSlices(key); };
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const first = builder.build(counted).config;
+  store.put('Ingress', canary('30'));
+  read.length = 0;
+  const second = builder.build(counted, [{ kind: 'Ingress', key: 'default/c' }]).config;
+  const cold = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store).config;
+  assert.is(stableJSON(second), stableJSON(cold), 'what a cold build gives');
+  const byName = (c: typeof first, n: string) => c.backends.find((b) => b.name === n)!;
+  assert.is(byName(second, 'default-s1-80').trafficShapingPolicy?.weight, 30);
+  for (const n of ['default-s2-80', 'default-s3-80']) assert.ok(byName(second, n) === byName(first, n), `${n} is the same object`);
+  assert.not.ok(read.includes('default/s2') || read.includes('default/s3'), `endpoints read again: ${read.join(', ')}`);
+});
+
 topology.run();

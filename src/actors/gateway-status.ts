@@ -1,6 +1,6 @@
 // The Gateway API status writer (--enable-gateway-api, with --update-status): while this pod
 // leads, after each applied sync, writes the conditions the model computed (../model/gateway/
-// status.ts) to the status of our GatewayClasses, Gateways and the HTTPRoutes' parents — only
+// status.ts) to the status of our GatewayClasses, Gateways, the ListenerSets on them and the HTTPRoutes' parents — only
 // where they differ from what the object holds. A condition keeps its lastTransitionTime while
 // its status stays the same; an HTTPRoute keeps the parent entries of other controllers.
 import type { CustomObjectsApi } from '@kubernetes/client-node';
@@ -77,6 +77,17 @@ export function createGatewayStatusWriter(deps: { custom: CustomObjectsApi; isLe
         if (!s) continue;
         const old = (gw as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
         jobs.push(write('Gateway', 'gateways', gw, {
+          ...old,
+          conditions: stamp(s.conditions, old?.conditions),
+          listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
+          attachedListenerSets: s.attachedListenerSets,
+        }, out));
+      }
+      for (const set of resources.listenerSets) {
+        const s = status.listenerSets.get(`${set.metadata.namespace}/${set.metadata.name}`);
+        if (!s) continue;
+        const old = (set as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
+        jobs.push(write('ListenerSet', 'listenersets', set, {
           ...old,
           conditions: stamp(s.conditions, old?.conditions),
           listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),

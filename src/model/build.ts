@@ -294,7 +294,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       for (const w of gateway.warnings) warnings.push(w);
       const resources = caches.gateway!.resources;
       const gwTLS = gatewayTLS(gateway.servers, {
-        resources, tlsListeners: gateway.tlsListeners, getSecret: (key) => store.getSecret(key), readCertificate: shared.readCertificate,
+        resources, listenerSets: gateway.listenerSets, tlsListeners: gateway.tlsListeners, getSecret: (key) => store.getSecret(key), readCertificate: shared.readCertificate,
         defaultCertificate: tls.defaultCertificate, date: now(), warnings,
       }, caches.gatewayTLS);
       gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems);

@@ -126,7 +126,16 @@ export interface GatewayListener {
   allowedRoutes?: { namespaces?: RouteNamespaces; kinds?: RouteGroupKind[] };
 }
 export interface Gateway extends KubeObject {
-  spec: { gatewayClassName: string; listeners?: GatewayListener[]; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } } };
+  spec: {
+    gatewayClassName: string; listeners?: GatewayListener[]; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } };
+    /** Which namespaces' ListenerSets may attach (`from`: None, the default, Same, Selector or All). */
+    allowedListeners?: { namespaces?: RouteNamespaces };
+  };
+}
+
+/** Listeners added to a Gateway that allows them (gateway.networking.k8s.io/v1 ListenerSet). */
+export interface ListenerSet extends KubeObject {
+  spec: { parentRef: { group?: string; kind?: string; name: string; namespace?: string }; listeners?: GatewayListener[] };
 }
 
 export interface ParentReference { group?: string; kind?: string; namespace?: string; name: string; sectionName?: string; port?: number }

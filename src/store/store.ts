@@ -3,12 +3,12 @@
 import type { SourceEvent } from './events.js';
 import { silentLogger, type Logger } from '../log.js';
 import type {
-  ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, KubeObject, Namespace, ReferenceGrant, Secret, Service,
+  ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, KubeObject, ListenerSet, Namespace, ReferenceGrant, Secret, Service,
 } from './kube-types.js';
 import type { AnnotationReferences, ApplyResult, GatewayResources, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
-import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, sameObject } from './normalise.js';
+import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, normaliseListenerSet, sameObject } from './normalise.js';
 import { secretRef } from './secret-ref.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -84,6 +84,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const gateways = new Map<string, Gateway>();
   const httpRoutes = new Map<string, HTTPRoute>();
   const referenceGrants = new Map<string, ReferenceGrant>();
+  const listenerSets = new Map<string, ListenerSet>();
   const gatewayControllerName = opts.gatewayControllerName || DEFAULT_GATEWAY_CONTROLLER_NAME;
   let gatewayView: GatewayResources | null = null;
   let referencedConfigMaps = new Set<string>();
@@ -312,6 +313,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     (ours(gatewayClasses.get(old?.spec?.gatewayClassName ?? '')) || ours(gatewayClasses.get(now?.spec?.gatewayClassName ?? '')) ? 'of our GatewayClass' : null));
   const httpRouteRules = gatewayKind('HTTPRoute', httpRoutes, () => (anyOfOurClasses() ? 'changed' : null));
   const referenceGrantRules = gatewayKind('ReferenceGrant', referenceGrants, () => (anyOfOurClasses() ? 'changed' : null));
+  const listenerSetRules = gatewayKind('ListenerSet', listenerSets, () => (anyOfOurClasses() ? 'changed' : null));
 
   function gatewayResources(): GatewayResources {
     if (gatewayView) return gatewayView;
@@ -322,15 +324,17 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       gateways: sortedObjects(gateways).filter((g) => names.has(g.spec?.gatewayClassName)),
       httpRoutes: sortedObjects(httpRoutes),
       referenceGrants: sortedObjects(referenceGrants),
+      listenerSets: sortedObjects(listenerSets),
     });
     return gatewayView;
   }
 
   /** Whether an HTTPS listener of one of our Gateways names the Secret (`namespace/name`). */
   function listenerReferences(key: string): boolean {
-    for (const gw of gatewayResources().gateways) {
-      for (const l of gw.spec.listeners ?? []) {
-        for (const ref of l.tls?.certificateRefs ?? []) if (`${ref.namespace ?? gw.metadata.namespace ?? ''}/${ref.name}` === key) return true;
+    const view = gatewayResources();
+    for (const owner of [...view.gateways, ...view.listenerSets]) {
+      for (const l of owner.spec.listeners ?? []) {
+        for (const ref of l.tls?.certificateRefs ?? []) if (`${ref.namespace ?? owner.metadata.namespace ?? ''}/${ref.name}` === key) return true;
       }
     }
     return false;
@@ -471,6 +475,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     Gateway: (ev) => applyCached('Gateway', gatewayRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseGateway(ev.object as Gateway) }),
     HTTPRoute: (ev) => applyCached('HTTPRoute', httpRouteRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseHTTPRoute(ev.object as HTTPRoute) }),
     ReferenceGrant: (ev) => applyCached('ReferenceGrant', referenceGrantRules, ev),
+    ListenerSet: (ev) => applyCached('ListenerSet', listenerSetRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseListenerSet(ev.object as ListenerSet) }),
   };
 
   function apply(ev: SourceEvent): ApplyResult {

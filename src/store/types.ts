@@ -3,7 +3,7 @@
 // the next sync, so the model can memoise per object.
 import type { SourceEvent } from './events.js';
 import type {
-  ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Namespace, ReferenceGrant, Secret, Service,
+  ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, ListenerSet, Namespace, ReferenceGrant, Secret, Service,
 } from './kube-types.js';
 
 export interface StoreOptions {
@@ -45,6 +45,8 @@ export interface GatewayResources {
   /** Every HTTPRoute (normalised: rules, matches, paths and weights defaulted); which attach is the model's question. */
   readonly httpRoutes: readonly HTTPRoute[];
   readonly referenceGrants: readonly ReferenceGrant[];
+  /** Every ListenerSet, oldest first (then by namespace/name): the order of the spec's listener precedence. */
+  readonly listenerSets: readonly ListenerSet[];
 }
 
 /**

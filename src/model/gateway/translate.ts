@@ -15,6 +15,7 @@ import { checkRegex } from '../checks/pcre.js';
 import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
+import { listenerSetsOf, type ListenerSets } from './listener-sets.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
 import { ruleTimeouts } from './timeouts.js';
@@ -43,6 +44,8 @@ export interface GatewayTranslation {
   readonly warnings: readonly ModelWarning[];
   /** Served host → the HTTPS listeners it is served through, whose certificates it takes (./listener-tls.ts). */
   readonly tlsListeners: ReadonlyMap<string, readonly string[]>;
+  /** The ListenerSets on our Gateways and what became of each (./listener-sets.ts). */
+  readonly listenerSets: ListenerSets;
 }
 
 export interface BackendPlan {
@@ -81,12 +84,13 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const plans: BackendPlan[] = [];
   const routes: RouteOutcome[] = [];
   const tlsListeners = new Map<string, string[]>();
+  const listenerSets = listenerSetsOf(input.resources, input.namespaceOf);
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
     const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
     routes.push(outcome);
-    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents, tlsListeners);
+    const hostnames = routeHostnames(route, input, gateways, listenerSets, warn, outcome.parents, tlsListeners);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
@@ -121,12 +125,12 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   }
   for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);
   for (const listeners of tlsListeners.values()) listeners.sort();
-  return { servers, routes, plans, warnings, tlsListeners };
+  return { servers, routes, plans, warnings, tlsListeners, listenerSets };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
 function routeHostnames(
-  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
+  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, listenerSets: ListenerSets, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
   tlsListeners: Map<string, string[]>,
 ): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
@@ -144,7 +148,7 @@ function routeHostnames(
   }
   const out = new Set<string>();
   for (const [j, ref] of refs.entries()) {
-    const r = attachParent(route, ref, gateways, input.namespaceOf);
+    const r = attachParent(route, ref, gateways, input.namespaceOf, listenerSets);
     if ('refused' in r) {
       warn(`spec.parentRefs[${j}]`, `${r.refused}; not attached`);
       parents.push({ ref, reason: r.reason, message: r.refused });

@@ -1,0 +1,93 @@
+// ListenerSets: listeners a team adds to a Gateway it does not own. A ListenerSet attaches only
+// to one of our Gateways whose spec.allowedListeners admits its namespace (None, the default,
+// admits none; Same, Selector or All), and only while that Gateway is accepted. Its listeners
+// join the Gateway's in the spec's precedence: the Gateway's own first, then ListenerSets
+// oldest first, then by namespace/name (the store's order), each set's in its own order. A
+// listener that takes a port another listener of higher precedence uses with another protocol
+// is in ProtocolConflict; one with the same port, protocol and hostname is in HostnameConflict;
+// a conflicted listener serves nothing, so a later ListenerSet never takes a host from an
+// earlier listener. Messages name no sibling object: a tenant learns only that the port or
+// hostname is taken.
+import type { Gateway, GatewayListener, ListenerSet, Namespace } from '../../store/kube-types.js';
+import type { GatewayResources } from '../../store/types.js';
+import { gatewayProblem, namespaceAllowed } from './attachment.js';
+import { GATEWAY_GROUP } from './references.js';
+
+export type ConflictReason = 'HostnameConflict' | 'ProtocolConflict';
+
+export interface SetListener {
+  /** `ListenerSet namespace/name/listener`: the key its attached routes, certificates and status go by. */
+  readonly key: string;
+  /** Its position in the ListenerSet's spec.listeners. */
+  readonly index: number;
+  readonly listener: GatewayListener;
+  readonly conflict: { readonly reason: ConflictReason; readonly message: string } | null;
+}
+
+export interface ListenerSetOutcome {
+  readonly set: ListenerSet;
+  /** `namespace/name` of the parent Gateway (one of ours). */
+  readonly gateway: string;
+  /** Why the set attaches nothing, or null when the Gateway takes it. */
+  readonly refused: { readonly reason: 'NotAllowed' | 'ParentNotAccepted'; readonly message: string } | null;
+  /** Its listeners in order (none when refused). */
+  readonly listeners: readonly SetListener[];
+}
+
+/** `namespace/name` → outcome, for every ListenerSet whose parentRef names one of our Gateways. */
+export type ListenerSets = ReadonlyMap<string, ListenerSetOutcome>;
+
+export const listenerSetKey = (set: ListenerSet, listener: string) => `ListenerSet ${set.metadata.namespace ?? ''}/${set.metadata.name}/${listener}`;
+
+export function listenerSetsOf(resources: GatewayResources, namespaceOf: (name: string) => Namespace | undefined): ListenerSets {
+  const out = new Map<string, ListenerSetOutcome>();
+  if (resources.listenerSets.length === 0) return out;
+  const gateways = new Map(resources.gateways.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
+  // Per Gateway: port → the protocol and hostnames its listeners of higher precedence hold.
+  const taken = new Map<string, Map<number, { protocol: string; hostnames: Set<string> }>>();
+  const claim = (gw: string, l: GatewayListener): SetListener['conflict'] => {
+    let ports = taken.get(gw);
+    if (!ports) {
+      taken.set(gw, (ports = new Map()));
+      for (const own of gateways.get(gw)!.spec.listeners ?? []) claim(gw, own);
+    }
+    const hostname = (l.hostname ?? '').toLowerCase();
+    const held = ports.get(l.port);
+    if (!held) {
+      ports.set(l.port, { protocol: l.protocol, hostnames: new Set([hostname]) });
+      return null;
+    }
+    if (held.protocol !== l.protocol) {
+      return { reason: 'ProtocolConflict', message: `port ${l.port} is already used with protocol ${held.protocol} by a listener of higher precedence on this Gateway` };
+    }
+    if (held.hostnames.has(hostname)) {
+      return { reason: 'HostnameConflict', message: `${hostname ? `hostname ${JSON.stringify(hostname)}` : 'every hostname (no hostname)'} on port ${l.port} is already served by a listener of higher precedence on this Gateway` };
+    }
+    held.hostnames.add(hostname);
+    return null;
+  };
+  for (const set of resources.listenerSets) {
+    const ns = set.metadata.namespace ?? '';
+    const ref = set.spec?.parentRef;
+    if (!ref || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') continue;
+    const gwKey = `${ref.namespace ?? ns}/${ref.name}`;
+    const gw = gateways.get(gwKey);
+    if (!gw) continue; // another controller's Gateway, or none: not ours to answer
+    const refused = refusal(gw, gwKey, ns, namespaceOf);
+    const listeners = refused ? [] : (set.spec.listeners ?? []).map((listener, index) => ({
+      key: listenerSetKey(set, listener.name), index, listener, conflict: claim(gwKey, listener),
+    }));
+    out.set(`${ns}/${set.metadata.name}`, { set, gateway: gwKey, refused, listeners });
+  }
+  return out;
+}
+
+function refusal(gw: Gateway, gwKey: string, setNs: string, namespaceOf: (name: string) => Namespace | undefined): ListenerSetOutcome['refused'] {
+  const invalid = gatewayProblem(gw);
+  if (invalid) return { reason: 'ParentNotAccepted', message: `Gateway ${gwKey} is not accepted: ${invalid}` };
+  const from = gw.spec.allowedListeners?.namespaces ?? { from: 'None' };
+  if ((from.from ?? 'None') === 'None' || !namespaceAllowed(from, gw.metadata.namespace ?? '', setNs, namespaceOf)) {
+    return { reason: 'NotAllowed', message: `Gateway ${gwKey}'s allowedListeners.namespaces (from: ${from.from ?? 'None'}) does not admit ListenerSets of namespace "${setNs}"` };
+  }
+  return null;
+}

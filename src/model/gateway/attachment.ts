@@ -7,6 +7,7 @@
 // namespace.
 import type { Gateway, GatewayListener, HTTPRoute, Namespace, ParentReference, RouteNamespaces } from '../../store/kube-types.js';
 import { GATEWAY_GROUP } from './references.js';
+import { hostProblem } from '../core/paths.js';
 
 /** The port a Gateway listener must name to be served on --http-port. */
 export const HTTP_LISTENER_PORT = 80;
@@ -117,6 +118,11 @@ export function allRouteKindsServed(l: GatewayListener): boolean {
 
 /** Why a listener is not served at all, or null. */
 export function listenerProblem(l: GatewayListener): string | null {
+  if (l.hostname !== undefined && l.hostname !== '') {
+    const h = l.hostname;
+    const problem = h.startsWith('*.') || !h.includes('*') ? hostProblem(h.toLowerCase()) : `hostname ${JSON.stringify(h.slice(0, 100))}: "*" only as the first label`;
+    if (problem) return problem;
+  }
   if (l.protocol === 'HTTP') {
     return l.port === HTTP_LISTENER_PORT ? null : `port ${l.port} is not served (an HTTP listener must use port ${HTTP_LISTENER_PORT}, served on --http-port)`;
   }

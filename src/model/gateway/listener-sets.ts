@@ -13,7 +13,11 @@ import type { GatewayResources } from '../../store/types.js';
 import { gatewayProblem, namespaceAllowed } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
 
-export type ConflictReason = 'HostnameConflict' | 'ProtocolConflict';
+/** Why a listener of an attached ListenerSet is set aside: a conflict, or past the CRD's 64 listeners. */
+export type ConflictReason = 'HostnameConflict' | 'ProtocolConflict' | 'TooManyListeners';
+
+/** The CRD's bound on a ListenerSet's listeners, held here too for objects that did not pass it (manifests). */
+export const MAX_SET_LISTENERS = 64;
 
 export interface SetListener {
   /** `ListenerSet namespace/name/listener`: the key its attached routes, certificates and status go by. */
@@ -39,7 +43,10 @@ export type ListenerSets = ReadonlyMap<string, ListenerSetOutcome>;
 
 export const listenerSetKey = (set: ListenerSet, listener: string) => `ListenerSet ${set.metadata.namespace ?? ''}/${set.metadata.name}/${listener}`;
 
-export function listenerSetsOf(resources: GatewayResources, namespaceOf: (name: string) => Namespace | undefined): ListenerSets {
+/** `warn(object, field, message)`: a listener dropped because its name repeats an earlier one of the set (the CRD refuses it). */
+export function listenerSetsOf(
+  resources: GatewayResources, namespaceOf: (name: string) => Namespace | undefined, warn: (object: string, field: string, message: string) => void,
+): ListenerSets {
   const out = new Map<string, ListenerSetOutcome>();
   if (resources.listenerSets.length === 0) return out;
   const gateways = new Map(resources.gateways.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
@@ -74,9 +81,19 @@ export function listenerSetsOf(resources: GatewayResources, namespaceOf: (name: 
     const gw = gateways.get(gwKey);
     if (!gw) continue; // another controller's Gateway, or none: not ours to answer
     const refused = refusal(gw, gwKey, ns, namespaceOf);
-    const listeners = refused ? [] : (set.spec.listeners ?? []).map((listener, index) => ({
-      key: listenerSetKey(set, listener.name), index, listener, conflict: claim(gwKey, listener),
-    }));
+    const listeners: SetListener[] = [];
+    const names = new Set<string>();
+    for (const [index, listener] of (refused ? [] : set.spec.listeners ?? []).entries()) {
+      if (names.has(listener.name)) {
+        warn(`ListenerSet ${ns}/${set.metadata.name}`, `spec.listeners[${index}].name`, `listener name ${JSON.stringify(String(listener.name).slice(0, 100))} repeats an earlier one; set aside`);
+        continue;
+      }
+      names.add(listener.name);
+      const conflict = index >= MAX_SET_LISTENERS
+        ? { reason: 'TooManyListeners' as const, message: `a ListenerSet has at most ${MAX_SET_LISTENERS} listeners` }
+        : claim(gwKey, listener);
+      listeners.push({ key: listenerSetKey(set, listener.name), index, listener, conflict });
+    }
     out.set(`${ns}/${set.metadata.name}`, { set, gateway: gwKey, refused, listeners });
   }
   return out;

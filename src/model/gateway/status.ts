@@ -132,7 +132,7 @@ function listenerSetStatus(outcome: ListenerSetOutcome, attached: ReadonlyMap<st
     if (!l.conflict) return s;
     const { reason, message } = l.conflict;
     const conditions = s.conditions.map((c) => (c.type === 'Accepted' || c.type === 'Programmed' ? condition(c.type, false, reason, message, g)
-      : c.type === 'Conflicted' ? condition(c.type, true, reason, message, g) : c));
+      : c.type === 'Conflicted' && reason !== 'TooManyListeners' ? condition(c.type, true, reason, message, g) : c));
     return { ...s, supportedKinds: [], conditions };
   });
   const valid = listeners.filter((l) => l.conditions.every((c) => (c.type === 'Conflicted' ? c.status === 'False' : c.status === 'True'))).length;

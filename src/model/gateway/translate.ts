@@ -84,7 +84,7 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const plans: BackendPlan[] = [];
   const routes: RouteOutcome[] = [];
   const tlsListeners = new Map<string, string[]>();
-  const listenerSets = listenerSetsOf(input.resources, input.namespaceOf);
+  const listenerSets = listenerSetsOf(input.resources, input.namespaceOf, (object, field, message) => warnings.push({ object, field, message }));
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });

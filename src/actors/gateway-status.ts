@@ -8,7 +8,7 @@ import type { Observable, Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { KubeObject } from '../store/kube-types.js';
 import type { GatewayResources } from '../store/types.js';
-import type { Condition, GatewayAPIStatus } from '../model/gateway/index.js';
+import type { Condition, GatewayAPIStatus, ListenerStatus } from '../model/gateway/index.js';
 import { deepEqual } from '../store/normalise.js';
 
 const GROUP = 'gateway.networking.k8s.io';
@@ -43,6 +43,16 @@ export function createGatewayStatusWriter(deps: { custom: CustomObjectsApi; isLe
       JSON.parse(JSON.stringify(b ?? {}, (k, v) => (k === 'lastTransitionTime' ? undefined : v))));
   }
 
+  /** A Gateway's or ListenerSet's status with our conditions and listeners, each stamped against what it holds. */
+  function withListeners(obj: KubeObject, s: { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }): StatusBody {
+    const old = (obj as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
+    return {
+      ...old,
+      conditions: stamp(s.conditions, old?.conditions),
+      listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
+    };
+  }
+
   async function write(kind: string, plural: string, obj: KubeObject, status: StatusBody, out: { written: string[]; failed: string[] }): Promise<void> {
     const current = (obj as { status?: StatusBody }).status;
     if (!differs(current, status)) return;
@@ -74,24 +84,11 @@ export function createGatewayStatusWriter(deps: { custom: CustomObjectsApi; isLe
       }
       for (const gw of resources.gateways) {
         const s = status.gateways.get(`${gw.metadata.namespace}/${gw.metadata.name}`);
-        if (!s) continue;
-        const old = (gw as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
-        jobs.push(write('Gateway', 'gateways', gw, {
-          ...old,
-          conditions: stamp(s.conditions, old?.conditions),
-          listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
-          attachedListenerSets: s.attachedListenerSets,
-        }, out));
+        if (s) jobs.push(write('Gateway', 'gateways', gw, { ...withListeners(gw, s), attachedListenerSets: s.attachedListenerSets }, out));
       }
       for (const set of resources.listenerSets) {
         const s = status.listenerSets.get(`${set.metadata.namespace}/${set.metadata.name}`);
-        if (!s) continue;
-        const old = (set as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
-        jobs.push(write('ListenerSet', 'listenersets', set, {
-          ...old,
-          conditions: stamp(s.conditions, old?.conditions),
-          listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
-        }, out));
+        if (s) jobs.push(write('ListenerSet', 'listenersets', set, withListeners(set, s), out));
       }
       for (const route of resources.httpRoutes) {
         const ours = status.routes.get(`${route.metadata.namespace}/${route.metadata.name}`);

@@ -6,16 +6,16 @@
 // what is tested.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
+import type { FakeApiServer, FakeObject } from '../../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
 import { generateCertificate } from '../../support/lua-nginx.js';
-import { service, slices, startController, tlsSecret, type CliProcess } from '../../support/local-harness.js';
+import { service, slices, tlsSecret, type CliProcess } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
 import { protocolMatrix } from '../../support/protocols.js';
-import { GATEWAY_V1 } from '../../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController } from '../../support/gateway-local.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const INFRA = 'ls-infra';
@@ -74,7 +74,6 @@ test.before(async () => {
   for (const [i, name] of ['infra-v1', 'infra-v2', 'infra-v3'].entries()) echo[name] = await startEchoServer({ address: `127.0.0.${i + 2}`, name });
   const cert = await generateCertificate(join(tmp, 'certs'), 'granted.lset', ['granted.lset', 'not-granted.lset', 'tls-gw.lset']);
   ca = readFileSync(cert.certPath, 'utf8');
-  fake = await startFakeApiServer();
   const objects: FakeObject[] = [
     { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'lset' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
     ...['infra-v1', 'infra-v2', 'infra-v3'].flatMap((n) => [service(INFRA, n), ...slices(INFRA, n, [echo[n]!])]),
@@ -172,14 +171,7 @@ test.before(async () => {
     listenerSet(INFRA, 'careless-set', 'careless', [http('crlf', 'evil.lset\r\nX-Injected: 1'), http('fine', 'careless-ls.lset'), http('fine', 'careless-dup.lset')]),
     route(INFRA, 'careless-route', [toSet('careless-set')], '/', 'infra-v1'),
   ];
-  for (const o of objects) fake.create(o);
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = await startGatewayController(tmp, objects));
   await waitFor(() => objects.filter((o) => o.kind === 'ListenerSet').every((o) => setStatus(o.metadata.name, o.metadata.namespace)?.conditions !== undefined)
     && objects.filter((o) => o.kind === 'HTTPRoute').every((o) => parents(o.metadata.name, o.metadata.namespace).length > 0),
   { what: 'the status of every ListenerSet and route written', timeoutMs: 30_000 });

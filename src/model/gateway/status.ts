@@ -1,9 +1,10 @@
 // The status conditions the Gateway API defines, computed from the translation: on our
-// GatewayClasses (Accepted), our Gateways (Accepted, Programmed) and each of their listeners
-// (Accepted, ResolvedRefs, Programmed, Conflicted, with attachedRoutes and supportedKinds), and
-// on each HTTPRoute, per parentRef that names one of our Gateways (Accepted, ResolvedRefs). Each
+// GatewayClasses (Accepted), our Gateways (Accepted, Programmed, attachedListenerSets), the
+// ListenerSets on them (Accepted, Programmed) and each listener of either (Accepted, ResolvedRefs,
+// Programmed, Conflicted, with attachedRoutes and supportedKinds), and on each HTTPRoute, per
+// parentRef that names one of our Gateways or a ListenerSet on one (Accepted, ResolvedRefs). Each
 // condition carries the generation of the object it describes. Pure: writing them is the status
-// actor's part (not built yet: docs/gateway-api.md).
+// actor's part (src/actors/gateway-status.ts).
 import type { GatewayListener, HTTPRoute, ParentReference } from '../../store/kube-types.js';
 import type { ListenerSetOutcome } from './listener-sets.js';
 import type { GatewayResources } from '../../store/types.js';

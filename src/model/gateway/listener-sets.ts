@@ -108,3 +108,45 @@ function refusal(gw: Gateway, gwKey: string, setNs: string, namespaceOf: (name: 
   }
   return null;
 }
+
+/**
+ * Whether a host is taken from a listener by a more specific one of another owner on the same
+ * Gateway and port (an exact hostname over a wildcard, a narrower wildcard over a wider one, any
+ * over none), so a route attached through a ListenerSet's wider listener never gets a host a
+ * Gateway's or another ListenerSet's listener names — nor the other way round. Between a Gateway's
+ * own listeners this is not applied (GatewayHTTPListenerIsolation, docs/gateway-api.md).
+ */
+export function shadowedHosts(gateways: readonly Gateway[], sets: ListenerSets): (listenerKey: string, host: string) => boolean {
+  type Entry = { key: string; owner: string; port: number; hostname: string };
+  const byGateway = new Map<string, Entry[]>();
+  const byKey = new Map<string, { gateway: string; entry: Entry }>();
+  const add = (gateway: string, entry: Entry) => {
+    const list = byGateway.get(gateway) ?? [];
+    if (list.length === 0) byGateway.set(gateway, list);
+    list.push(entry);
+    byKey.set(entry.key, { gateway, entry });
+  };
+  for (const o of sets.values()) {
+    for (const l of o.listeners) if (!l.conflict) add(o.gateway, { key: l.key, owner: `ListenerSet ${o.set.metadata.namespace ?? ''}/${o.set.metadata.name}`, port: l.listener.port, hostname: (l.listener.hostname ?? '').toLowerCase() });
+  }
+  if (byKey.size === 0) return () => false;
+  for (const gw of gateways) {
+    const key = `${gw.metadata.namespace ?? ''}/${gw.metadata.name}`;
+    if (!byGateway.has(key)) continue;
+    for (const l of gw.spec.listeners ?? []) add(key, { key: `${key}/${l.name}`, owner: `Gateway ${key}`, port: l.port, hostname: (l.hostname ?? '').toLowerCase() });
+  }
+  return (listenerKey, host) => {
+    const at = byKey.get(listenerKey);
+    if (!at || host.startsWith('*.')) return false;
+    const mine = specificity(at.entry.hostname, host);
+    return byGateway.get(at.gateway)!.some((e) => e.owner !== at.entry.owner && e.port === at.entry.port && specificity(e.hostname, host) > mine);
+  };
+}
+
+/** How specifically a listener hostname matches a host: 0 not at all, 1 no hostname, 2 + suffix length a wildcard, 1000 exact. */
+function specificity(hostname: string, host: string): number {
+  if (hostname === '') return 1;
+  if (hostname === host) return 1000;
+  if (hostname.startsWith('*.') && host.endsWith(hostname.slice(1)) && host.length > hostname.length - 1) return 2 + hostname.length;
+  return 0;
+}

@@ -15,7 +15,7 @@ import { checkRegex } from '../checks/pcre.js';
 import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
-import { listenerSetsOf, type ListenerSets } from './listener-sets.js';
+import { listenerSetsOf, shadowedHosts, type ListenerSets } from './listener-sets.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
 import { ruleTimeouts } from './timeouts.js';
@@ -85,12 +85,13 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const routes: RouteOutcome[] = [];
   const tlsListeners = new Map<string, string[]>();
   const listenerSets = listenerSetsOf(input.resources, input.namespaceOf, (object, field, message) => warnings.push({ object, field, message }));
+  const shadowed = shadowedHosts(input.resources.gateways, listenerSets);
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
     const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
     routes.push(outcome);
-    const hostnames = routeHostnames(route, input, gateways, listenerSets, warn, outcome.parents, tlsListeners);
+    const hostnames = routeHostnames(route, input, gateways, listenerSets, shadowed, warn, outcome.parents, tlsListeners);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
@@ -130,7 +131,7 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
 function routeHostnames(
-  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, listenerSets: ListenerSets, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
+  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, listenerSets: ListenerSets, shadowed: (listener: string, host: string) => boolean, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
   tlsListeners: Map<string, string[]>,
 ): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
@@ -155,11 +156,17 @@ function routeHostnames(
       continue;
     }
     parents.push({ ref, listeners: r.attached.map((a) => a.listener) });
+    const attached = r.attached.map((a) => {
+      const taken = a.hostnames.filter((h) => shadowed(a.listener, h));
+      if (taken.length === 0) return a;
+      warn(`spec.parentRefs[${j}]`, `host ${taken.join(', ')} is taken by a more specific listener of another owner on the Gateway; not served through ${a.listener}`);
+      return { ...a, hostnames: a.hostnames.filter((h) => !taken.includes(h)) };
+    });
     for (const a of r.attached) {
       if (a.hostnames.length === 0) warn(`spec.parentRefs[${j}]`, `neither the route nor listener ${a.listener} names a hostname (every host), which is not served yet; attached, not served`);
     }
-    for (const a of r.attached) for (const h of a.hostnames) out.add(h);
-    for (const a of r.attached) {
+    for (const a of attached) for (const h of a.hostnames) out.add(h);
+    for (const a of attached) {
       if (!a.https) continue;
       for (const h of a.hostnames) {
         const list = tlsListeners.get(h) ?? [];

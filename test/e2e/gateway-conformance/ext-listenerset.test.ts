@@ -32,7 +32,7 @@ type ListenerStatus = { name: string; attachedRoutes: number; supportedKinds: Ar
 type Parent = { parentRef: { group?: string; kind?: string; name: string; namespace?: string; sectionName?: string }; controllerName: string; conditions: Cond[] };
 
 const all = { namespaces: { from: 'All' } };
-const http = (name: string, hostname: string, allowedRoutes: Obj = all) => ({ name, port: 80, protocol: 'HTTP', hostname, allowedRoutes });
+const http = (name: string, hostname?: string, allowedRoutes: Obj = all) => ({ name, port: 80, protocol: 'HTTP', ...(hostname ? { hostname } : {}), allowedRoutes });
 const gateway = (name: string, listeners: Obj[], allowedListeners?: Obj): FakeObject => ({
   apiVersion: GATEWAY_V1, kind: 'Gateway', metadata: { name, namespace: INFRA },
   spec: { gatewayClassName: 'lset', listeners, ...(allowedListeners ? { allowedListeners: { namespaces: allowedListeners } } : {}) },
@@ -43,9 +43,9 @@ const listenerSet = (ns: string, name: string, gw: string, listeners: Obj[], cre
 });
 const toGateway = (name: string, sectionName?: string) => ({ name, namespace: INFRA, ...(sectionName ? { sectionName } : {}) });
 const toSet = (name: string, ns = INFRA, sectionName?: string) => ({ group: GROUP, kind: 'ListenerSet', name, namespace: ns, ...(sectionName ? { sectionName } : {}) });
-const route = (ns: string, name: string, parentRefs: Obj[], prefix: string, backend: string): FakeObject => ({
+const route = (ns: string, name: string, parentRefs: Obj[], prefix: string, backend: string, hostnames?: string[]): FakeObject => ({
   apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: ns },
-  spec: { parentRefs, rules: [{ matches: [{ path: { type: 'PathPrefix', value: prefix } }], backendRefs: [{ name: backend, namespace: INFRA, port: 80 }] }] },
+  spec: { parentRefs, ...(hostnames ? { hostnames } : {}), rules: [{ matches: [{ path: { type: 'PathPrefix', value: prefix } }], backendRefs: [{ name: backend, namespace: INFRA, port: 80 }] }] },
 });
 const namespace = (name: string, labels: Record<string, string> = {}): FakeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
 const grant = (ns: string, name: string, from: Obj[], to: Obj): FakeObject => ({
@@ -143,6 +143,11 @@ test.before(async () => {
     listenerSet(INFRA, 'hostnames-b2', 'hostnames', [http('taken-by-set', 'taken-by-set.lset')], '2026-01-01T00:00:00Z'),
     route(INFRA, 'hostnames-owner', [toGateway('hostnames', 'taken-by-gw')], '/', 'infra-v1'),
     route(INFRA, 'hostnames-squatter', [toSet('hostnames-a2')], '/', 'infra-v3'),
+    // A hostname-less and a wildcard listener of another namespace's ListenerSet: not a conflict, but never the Gateway's exact host.
+    gateway('isolation', [http('gw', 'iso-gw.lset')], { from: 'All' }),
+    listenerSet('ls-elsewhere', 'wide', 'isolation', [http('any'), http('wild', '*.iso.lset')]),
+    route(INFRA, 'iso-exact', [toGateway('isolation')], '/mine', 'infra-v1'),
+    route('ls-elsewhere', 'iso-wide', [toSet('wide', 'ls-elsewhere')], '/', 'infra-v3', ['iso-gw.lset', 'x.iso.lset']),
     // ListenerSetProtocolConflict.
     gateway('protocols', [http('gw', 'protocols-gw.lset'), http('taken-by-gw', 'protocols-taken.lset')], { from: 'Same' }),
     listenerSet(INFRA, 'protocols-a1', 'protocols', [http('own-a1', 'protocols-a1.lset'), { name: 'tcp-vs-gw', port: 80, protocol: 'TCP', allowedRoutes: all }, http('set-http', 'protocols-set.lset')], '2026-01-01T00:00:00Z'),
@@ -353,6 +358,16 @@ over.both('ListenerSetHostnameConflict › attacker: a ListenerSet claiming the 
   for (let i = 0; i < 3; i++) assert.is((await p.request('taken-by-gw.lset', '/')).backend, 'infra-v1');
   assert.is(echo['infra-v3']!.hits(), before);
   assert.is(accepted('hostnames-squatter', 'ListenerSet'), 'Accepted=False/NoMatchingParent');
+});
+over.both('ListenerSetHostnameConflict › attacker: a wider listener of another namespace\'s ListenerSet never gets a host the Gateway\'s listener names', async (p) => {
+  const before = echo['infra-v3']!.hits();
+  assert.is((await p.request('iso-gw.lset', '/mine')).backend, 'infra-v1');
+  // Paths the Gateway's routes do not claim on that host are not the ListenerSet's either.
+  assert.is((await p.request('iso-gw.lset', '/other')).status, 404);
+  assert.is(echo['infra-v3']!.hits(), before);
+  // The wildcard still serves the names no more specific listener holds.
+  assert.is((await p.request('x.iso.lset', '/')).backend, 'infra-v3');
+  assert.is(accepted('iso-wide', 'ListenerSet', 'ls-elsewhere'), 'Accepted=True/Accepted');
 });
 
 test('ListenerSetProtocolConflict › a listener on a port the Gateway or an earlier ListenerSet uses with another protocol is conflicted', () => {

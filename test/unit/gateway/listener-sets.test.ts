@@ -3,7 +3,7 @@
 // (creation time before names, wildcards, sizes, another controller's Gateway, a refused parent).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { listenerSetsOf, MAX_SET_LISTENERS } from '../../../src/model/gateway/listener-sets.js';
+import { listenerSetsOf, MAX_SET_LISTENERS, shadowedHosts } from '../../../src/model/gateway/listener-sets.js';
 import type { Gateway, GatewayListener, ListenerSet, Namespace } from '../../../src/store/kube-types.js';
 import type { GatewayResources } from '../../../src/store/types.js';
 
@@ -81,6 +81,19 @@ test('sizes: listeners past the CRD\'s 64 are TooManyListeners; a repeated name 
 test('attacker: a refused set claims nothing, so it never pushes a later allowed set\'s listener into conflict', () => {
   const { summary } = outcomes([gateway('gw', [http('gw', 'gw.test')], 'Same')], [set('evil', 'first', [http('x', 'shared.test')]), set('infra', 'second', [http('x', 'shared.test')])]);
   assert.equal(summary, { 'evil/first': 'NotAllowed', 'infra/second': 'x:ok' });
+});
+
+test('shadowedHosts: the most specific listener of another owner on the port keeps a host; the Gateway\'s own listeners are not compared', () => {
+  const gw = gateway('gw', [http('exact', 'a.test'), http('wild', '*.b.test'), http('any')], 'All');
+  const { out } = outcomes([gw], [set('t', 's', [http('wild', '*.test'), http('none'), http('narrow', '*.c.b.test'), http('tls', 'z.test', { port: 443, protocol: 'HTTPS' })])]);
+  const shadowed = shadowedHosts([gw], out);
+  const check = (key: string, host: string) => shadowed(key, host);
+  assert.equal([
+    check('ListenerSet t/s/wild', 'a.test'), check('ListenerSet t/s/wild', 'x.test'), check('ListenerSet t/s/wild', 'x.b.test'),
+    check('ListenerSet t/s/narrow', 'x.c.b.test'), check('infra/gw/wild', 'x.c.b.test'), check('infra/gw/any', 'a.test'), check('infra/gw/any', 'q.test'),
+    check('ListenerSet t/s/tls', 'z.test'),
+  // The Gateway's hostname-less listener loses even a.test to the wider wildcard of the set (the spec: the more specific listener wins).
+  ], [true, false, true, false, true, true, true, false]);
 });
 
 test.run();

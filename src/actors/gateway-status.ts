@@ -1,6 +1,6 @@
 // The Gateway API status writer (--enable-gateway-api, with --update-status): while this pod
 // leads, after each applied sync, writes the conditions the model computed (../model/gateway/
-// status.ts) to the status of our GatewayClasses, Gateways, the HTTPRoutes' parents and the
+// status.ts) to the status of our GatewayClasses, Gateways, the ListenerSets on them, the HTTPRoutes' parents and the
 // BackendTLSPolicies' ancestors — only where they differ from what the object holds. A condition
 // keeps its lastTransitionTime while its status stays the same; the entries of other controllers
 // in an HTTPRoute's parents and a BackendTLSPolicy's ancestors are kept. A Gateway's
@@ -12,7 +12,7 @@ import type { Observable, Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
 import type { KubeObject, LoadBalancerIngress } from '../store/kube-types.js';
 import type { GatewayResources } from '../store/types.js';
-import { bindAddresses, withAddressConditions, type Condition, type GatewayAPIStatus } from '../model/gateway/index.js';
+import { bindAddresses, withAddressConditions, type Condition, type GatewayAPIStatus, type ListenerStatus } from '../model/gateway/index.js';
 import { deepEqual } from '../store/normalise.js';
 
 const GROUP = 'gateway.networking.k8s.io';
@@ -64,6 +64,16 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
       JSON.parse(JSON.stringify(b ?? {}, (k, v) => (k === 'lastTransitionTime' ? undefined : v))));
   }
 
+  /** A Gateway's or ListenerSet's status with our conditions and listeners, each stamped against what it holds. */
+  function withListeners(obj: KubeObject, s: { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }): StatusBody {
+    const old = (obj as { status?: { conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
+    return {
+      ...old,
+      conditions: stamp(s.conditions, old?.conditions),
+      listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
+    };
+  }
+
   async function write(kind: string, plural: string, obj: KubeObject, status: StatusBody, out: { written: string[]; failed: string[] }): Promise<void> {
     const current = (obj as { status?: StatusBody }).status;
     if (!differs(current, status)) return;
@@ -97,20 +107,22 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
       for (const gw of resources.gateways) {
         const s = status.gateways.get(`${gw.metadata.namespace}/${gw.metadata.name}`);
         if (!s) continue;
-        const old = (gw as { status?: { addresses?: unknown; conditions?: unknown; listeners?: Array<{ name: string; conditions?: unknown }> } }).status;
+        const old = (gw as { status?: { addresses?: unknown } }).status;
         const bound = addresses && bindAddresses(gw, addresses);
         // Addresses only for an accepted Gateway: one that is not has none bound.
         const accepted = s.conditions.some((c) => c.type === 'Accepted' && c.status === 'True');
         const conditions = bound ? withAddressConditions(s.conditions, bound) : s.conditions;
         const statusAddresses = !accepted ? [] : bound ? bound.addresses : old?.addresses;
-        const rest: StatusBody = { ...old };
+        const rest: StatusBody = { ...withListeners(gw, { ...s, conditions }), attachedListenerSets: s.attachedListenerSets };
         delete rest.addresses;
         jobs.push(write('Gateway', 'gateways', gw, {
           ...rest,
           ...(Array.isArray(statusAddresses) && statusAddresses.length > 0 ? { addresses: statusAddresses } : {}),
-          conditions: stamp(conditions, old?.conditions),
-          listeners: s.listeners.map((l) => ({ ...l, conditions: stamp(l.conditions, old?.listeners?.find((o) => o.name === l.name)?.conditions) })),
         }, out));
+      }
+      for (const set of resources.listenerSets) {
+        const s = status.listenerSets.get(`${set.metadata.namespace}/${set.metadata.name}`);
+        if (s) jobs.push(write('ListenerSet', 'listenersets', set, withListeners(set, s), out));
       }
       // An HTTPRoute's parents and a BackendTLSPolicy's ancestors: ours replaced, other controllers' kept.
       const entries = <T extends KubeObject>(kind: string, plural: string, objects: readonly T[], field: 'parents' | 'ancestors', ref: 'parentRef' | 'ancestorRef',

@@ -299,7 +299,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       for (const w of gateway.warnings) warnings.push(w);
       const resources = caches.gateway!.resources;
       const gwTLS = gatewayTLS(gateway.servers, {
-        resources, tlsListeners: gateway.tlsListeners, getSecret: (key) => store.getSecret(key), readCertificate: shared.readCertificate,
+        resources, listenerSets: gateway.listenerSets, tlsListeners: gateway.tlsListeners, getSecret: (key) => store.getSecret(key), readCertificate: shared.readCertificate,
         defaultCertificate: tls.defaultCertificate, date: now(), warnings,
       }, caches.gatewayTLS);
       const btls = backendTLS(gwTLS.servers, {

@@ -14,7 +14,7 @@ interface IngressKindList extends ReadonlyArray<ResourceKind> {
 }
 export const RESOURCE_KINDS: IngressKindList = INGRESS_KINDS;
 /** The Gateway API kinds (gateway.networking.k8s.io), read beside the Ingress ones (docs/gateway-api.md). */
-export const GATEWAY_KINDS = ['GatewayClass', 'Gateway', 'ReferenceGrant', 'BackendTLSPolicy', 'HTTPRoute'] as const;
+export const GATEWAY_KINDS = ['GatewayClass', 'Gateway', 'ReferenceGrant', 'BackendTLSPolicy', 'ListenerSet', 'HTTPRoute'] as const;
 export type GatewayKind = (typeof GATEWAY_KINDS)[number];
 /** Every kind the store caches, in the order a source's initial state comes: Ingresses, then the Gateway API's, routes last. */
 export const STORED_KINDS: readonly StoredKind[] = [...INGRESS_KINDS, ...GATEWAY_KINDS];

@@ -132,7 +132,14 @@ export interface Gateway extends KubeObject {
     infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: { group?: string; kind?: string; name?: string } };
     /** `backend.clientCertificateRef`: the certificate NGINX shows to TLS backends (GatewayBackendClientCertificate). */
     tls?: { backend?: { clientCertificateRef?: SecretObjectReference } };
+    /** Which namespaces' ListenerSets may attach (`from`: None, the default, Same, Selector or All). */
+    allowedListeners?: { namespaces?: RouteNamespaces };
   };
+}
+
+/** Listeners added to a Gateway that allows them (gateway.networking.k8s.io/v1 ListenerSet). */
+export interface ListenerSet extends KubeObject {
+  spec: { parentRef: { group?: string; kind?: string; name: string; namespace?: string }; listeners?: GatewayListener[] };
 }
 
 export interface ParentReference { group?: string; kind?: string; namespace?: string; name: string; sectionName?: string; port?: number }

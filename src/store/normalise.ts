@@ -1,6 +1,6 @@
 // How the store compares and normalises objects on the way in: Ingress paths get the defaults
 // ingress-nginx gives them, and an update that changes nothing but bookkeeping is recognised.
-import type { Gateway, HTTPIngressPath, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Ingress, KubeObject } from './kube-types.js';
+import type { Gateway, HTTPIngressPath, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Ingress, KubeObject, ListenerSet } from './kube-types.js';
 
 /** ingress-nginx gives a path without pathType this one. */
 export const DEFAULT_PATH_TYPE = 'Prefix' as const;
@@ -113,12 +113,21 @@ function normaliseRule(r: HTTPRouteRule): HTTPRouteRule {
 
 /** A Gateway whose listeners all say which namespaces' routes they take (`Same` by default); the same object when all do. */
 export function normaliseGateway(gw: Gateway): Gateway {
-  const listeners = gw.spec?.listeners ?? [];
-  if (gw.spec && listeners.every((l) => !!l.allowedRoutes?.namespaces?.from)) return gw;
+  return withDefaultAllowedRoutes(gw);
+}
+
+/** A ListenerSet whose listeners all say which namespaces' routes they take (`Same`, the ListenerSet's, by default). */
+export function normaliseListenerSet(set: ListenerSet): ListenerSet {
+  return withDefaultAllowedRoutes(set);
+}
+
+function withDefaultAllowedRoutes<T extends Gateway | ListenerSet>(owner: T): T {
+  const listeners = owner.spec?.listeners ?? [];
+  if (owner.spec && listeners.every((l) => !!l.allowedRoutes?.namespaces?.from)) return owner;
   return {
-    ...gw,
+    ...owner,
     spec: {
-      ...gw.spec,
+      ...owner.spec,
       listeners: listeners.map((l) => (l.allowedRoutes?.namespaces?.from ? l : {
         ...l, allowedRoutes: { ...l.allowedRoutes, namespaces: { ...l.allowedRoutes?.namespaces, from: 'Same' } },
       })),

@@ -3,12 +3,12 @@
 import type { SourceEvent } from './events.js';
 import { silentLogger, type Logger } from '../log.js';
 import type {
-  BackendTLSPolicy, ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, KubeObject, Namespace, ReferenceGrant, Secret, Service,
+  BackendTLSPolicy, ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, KubeObject, ListenerSet, Namespace, ReferenceGrant, Secret, Service,
 } from './kube-types.js';
 import type { AnnotationReferences, ApplyResult, GatewayResources, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
-import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, sameObject } from './normalise.js';
+import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, normaliseListenerSet, sameObject } from './normalise.js';
 import { secretRef } from './secret-ref.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -85,6 +85,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const httpRoutes = new Map<string, HTTPRoute>();
   const referenceGrants = new Map<string, ReferenceGrant>();
   const backendTLSPolicies = new Map<string, BackendTLSPolicy>();
+  const listenerSets = new Map<string, ListenerSet>();
   const gatewayControllerName = opts.gatewayControllerName || DEFAULT_GATEWAY_CONTROLLER_NAME;
   let gatewayView: GatewayResources | null = null;
   let referencedConfigMaps = new Set<string>();
@@ -314,6 +315,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   const httpRouteRules = gatewayKind('HTTPRoute', httpRoutes, () => (anyOfOurClasses() ? 'changed' : null));
   const referenceGrantRules = gatewayKind('ReferenceGrant', referenceGrants, () => (anyOfOurClasses() ? 'changed' : null));
   const backendTLSPolicyRules = gatewayKind('BackendTLSPolicy', backendTLSPolicies, () => (anyOfOurClasses() ? 'changed' : null));
+  const listenerSetRules = gatewayKind('ListenerSet', listenerSets, () => (anyOfOurClasses() ? 'changed' : null));
 
   function gatewayResources(): GatewayResources {
     if (gatewayView) return gatewayView;
@@ -325,18 +327,20 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       httpRoutes: sortedObjects(httpRoutes),
       referenceGrants: sortedObjects(referenceGrants),
       backendTLSPolicies: sortedObjects(backendTLSPolicies),
+      listenerSets: sortedObjects(listenerSets),
     });
     return gatewayView;
   }
 
   /** Whether an HTTPS listener of one of our Gateways names the Secret (`namespace/name`). */
   function listenerReferences(key: string): boolean {
-    for (const gw of gatewayResources().gateways) {
-      for (const l of gw.spec.listeners ?? []) {
-        for (const ref of l.tls?.certificateRefs ?? []) if (`${ref.namespace ?? gw.metadata.namespace ?? ''}/${ref.name}` === key) return true;
+    const view = gatewayResources();
+    for (const owner of [...view.gateways, ...view.listenerSets]) {
+      for (const l of owner.spec.listeners ?? []) {
+        for (const ref of l.tls?.certificateRefs ?? []) if (`${ref.namespace ?? owner.metadata.namespace ?? ''}/${ref.name}` === key) return true;
       }
-      const client = gw.spec.tls?.backend?.clientCertificateRef;
-      if (client && `${client.namespace ?? gw.metadata.namespace ?? ''}/${client.name}` === key) return true;
+      const client = 'tls' in owner.spec ? owner.spec.tls?.backend?.clientCertificateRef : undefined;
+      if (client && `${client.namespace ?? owner.metadata.namespace ?? ''}/${client.name}` === key) return true;
     }
     return false;
   }
@@ -485,6 +489,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     HTTPRoute: (ev) => applyCached('HTTPRoute', httpRouteRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseHTTPRoute(ev.object as HTTPRoute) }),
     ReferenceGrant: (ev) => applyCached('ReferenceGrant', referenceGrantRules, ev),
     BackendTLSPolicy: (ev) => applyCached('BackendTLSPolicy', backendTLSPolicyRules, ev),
+    ListenerSet: (ev) => applyCached('ListenerSet', listenerSetRules, ev.type === 'delete' ? ev : { ...ev, object: normaliseListenerSet(ev.object as ListenerSet) }),
   };
 
   function apply(ev: SourceEvent): ApplyResult {

@@ -3,7 +3,7 @@
 // the next sync, so the model can memoise per object.
 import type { SourceEvent } from './events.js';
 import type {
-  BackendTLSPolicy, ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Namespace, ReferenceGrant, Secret, Service,
+  BackendTLSPolicy, ConfigMap, EndpointSlice, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, ListenerSet, Namespace, ReferenceGrant, Secret, Service,
 } from './kube-types.js';
 
 export interface StoreOptions {
@@ -59,6 +59,8 @@ export interface GatewayResources {
   readonly referenceGrants: readonly ReferenceGrant[];
   /** BackendTLSPolicies of every watched namespace; which apply is the model's question (../model/gateway/backend-tls.ts). */
   readonly backendTLSPolicies: readonly BackendTLSPolicy[];
+  /** Every ListenerSet, oldest first (then by namespace/name): the order of the spec's listener precedence. */
+  readonly listenerSets: readonly ListenerSet[];
 }
 
 /**

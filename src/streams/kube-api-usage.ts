@@ -59,10 +59,10 @@ export function eventsUsage(): ApiUsage[] {
   return [{ group: '', resource: 'events', verbs: ['create', 'patch'], scope: 'cluster', by: 'src/actors/kube-events.ts' }];
 }
 
-/** src/actors/gateway-status.ts: the status subresource of our GatewayClasses, Gateways, HTTPRoutes and BackendTLSPolicies. */
+/** src/actors/gateway-status.ts: the status subresource of our GatewayClasses, Gateways, HTTPRoutes, BackendTLSPolicies and ListenerSets. */
 export function gatewayStatusUsage(): ApiUsage[] {
   const by = 'src/actors/gateway-status.ts';
-  return ['gatewayclasses', 'gateways', 'httproutes', 'backendtlspolicies'].map((plural) => ({ group: 'gateway.networking.k8s.io', resource: `${plural}/status`, verbs: ['update'], scope: 'cluster', by }));
+  return ['gatewayclasses', 'gateways', 'httproutes', 'backendtlspolicies', 'listenersets'].map((plural) => ({ group: 'gateway.networking.k8s.io', resource: `${plural}/status`, verbs: ['update'], scope: 'cluster', by }));
 }
 
 /** src/actors/gateway-infrastructure.ts: the Services generated for our Gateways, in their namespaces (listed by the kube source's right). */

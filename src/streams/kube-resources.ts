@@ -24,6 +24,7 @@ export const KUBE_RESOURCES: Record<StoredKind, KubeResource> = {
   GatewayClass: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'gatewayclasses', namespaced: false },
   Gateway: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'gateways', namespaced: true },
   ReferenceGrant: { apiVersion: 'gateway.networking.k8s.io/v1beta1', plural: 'referencegrants', namespaced: true },
+  ListenerSet: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'listenersets', namespaced: true },
   HTTPRoute: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'httproutes', namespaced: true },
   BackendTLSPolicy: { apiVersion: 'gateway.networking.k8s.io/v1', plural: 'backendtlspolicies', namespaced: true },
 };

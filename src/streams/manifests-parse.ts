@@ -36,7 +36,7 @@ export interface ParsedFile {
 export type ParseCache = Map<string, ParsedFile>;
 
 const CLUSTER_SCOPED = new Set<string>(['Namespace', 'IngressClass', 'GatewayClass']);
-const GATEWAY_API_KINDS = new Set<string>(['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant', 'BackendTLSPolicy']);
+const GATEWAY_API_KINDS = new Set<string>(['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant', 'BackendTLSPolicy', 'ListenerSet']);
 const SUPPORTED = new Set<string>(['Ingress', 'IngressClass', 'Service', 'EndpointSlice', 'Endpoints', 'Secret', 'ConfigMap', 'Namespace', ...GATEWAY_API_KINDS]);
 
 /** The API server's limits, which a cluster enforces and a directory of manifests must too. */
@@ -206,7 +206,7 @@ function project(kind: string, raw: Record<string, unknown>): KubeObject[] {
     case 'Secret': return [projectSecret(base, raw)];
     case 'ConfigMap': return [{ ...base, ...optional('data', stringMap(raw.data, 'data')) } as ConfigMap];
     case 'Namespace': return [{ ...base, ...optional('status', record(raw.status, 'status')) } as KubeObject];
-    case 'GatewayClass': case 'Gateway': case 'HTTPRoute': case 'ReferenceGrant': case 'BackendTLSPolicy': return [projectGatewayAPI(base, raw)];
+    case 'GatewayClass': case 'Gateway': case 'HTTPRoute': case 'ReferenceGrant': case 'BackendTLSPolicy': case 'ListenerSet': return [projectGatewayAPI(base, raw)];
     default: throw new Error(`unsupported kind ${kind}`);
   }
 }
@@ -216,7 +216,8 @@ function projectGatewayAPI(base: KubeObject, raw: Record<string, unknown>): Kube
   if (!base.apiVersion?.startsWith('gateway.networking.k8s.io/')) throw new Error(`apiVersion ${JSON.stringify(base.apiVersion ?? '')} is not gateway.networking.k8s.io`);
   const spec = record(raw.spec, 'spec');
   if (!spec) throw new Error('spec is required');
-  if (base.kind === 'Gateway') array(spec.listeners, 'spec.listeners');
+  if (base.kind === 'Gateway' || base.kind === 'ListenerSet') array(spec.listeners, 'spec.listeners');
+  if (base.kind === 'ListenerSet' && !record(spec.parentRef, 'spec.parentRef')) throw new Error('spec.parentRef is required');
   if (base.kind === 'HTTPRoute') {
     array(spec.parentRefs, 'spec.parentRefs');
     array(spec.hostnames, 'spec.hostnames');

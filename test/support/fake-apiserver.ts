@@ -47,6 +47,7 @@ export const DEFAULT_RESOURCES: readonly ResourceType[] = [
   { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gatewayclasses', kind: 'GatewayClass', namespaced: false, status: true },
   { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways', kind: 'Gateway', namespaced: true, status: true },
   { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'httproutes', kind: 'HTTPRoute', namespaced: true, status: true },
+  { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'listenersets', kind: 'ListenerSet', namespaced: true, status: true },
   { group: 'gateway.networking.k8s.io', version: 'v1beta1', resource: 'referencegrants', kind: 'ReferenceGrant', namespaced: true },
   { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'backendtlspolicies', kind: 'BackendTLSPolicy', namespaced: true, status: true },
 ];

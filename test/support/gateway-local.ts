@@ -1,8 +1,11 @@
 // A local-mode controller with one GatewayClass and one HTTP Gateway (`infra/gw`, listener
 // `http`, routes from every namespace) and echo backends as Services of `team-a`, for the
 // Gateway API end-to-end files.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from './echo-server.js';
-import { service, slices, startLocal, type LocalController } from './local-harness.js';
+import { startFakeApiServer, type FakeApiServer, type FakeObject } from './fake-apiserver.js';
+import { service, slices, startController, startLocal, type CliProcess, type LocalController } from './local-harness.js';
 
 export const GATEWAY_V1 = 'gateway.networking.k8s.io/v1';
 
@@ -49,4 +52,18 @@ export function prefixRoute(name: string, host: string, rules: readonly PrefixRu
 export async function stopGatewayLocal(ctl: LocalController | undefined, echo: Record<string, EchoServer>): Promise<void> {
   await ctl?.stop();
   await Promise.all(Object.values(echo).map((e) => e.close()));
+}
+
+/** The fake API server holding `objects` and `ingress-rx controller --enable-gateway-api` against it (the leader: status is written), its kubeconfig in `dir`. */
+export async function startGatewayController(dir: string, objects: readonly FakeObject[]): Promise<{ fake: FakeApiServer; ctl: CliProcess }> {
+  const fake = await startFakeApiServer();
+  for (const o of objects) fake.create(o);
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
+  const ctl = await startController({
+    kubeconfig,
+    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
+    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+  });
+  return { fake, ctl };
 }

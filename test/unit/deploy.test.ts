@@ -240,26 +240,28 @@ test('with --enable-gateway-api, every request of the kube source and the Gatewa
   fake.create({ apiVersion: G, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra', generation: 1 }, spec: { gatewayClassName: 'rx', listeners: [] } });
   fake.create({ apiVersion: G, kind: 'HTTPRoute', metadata: { name: 'web', namespace: 'team-a', generation: 1 }, spec: { parentRefs: [{ name: 'gw', namespace: 'infra' }] } });
   fake.create({ apiVersion: G, kind: 'BackendTLSPolicy', metadata: { name: 'tls', namespace: 'team-a', generation: 1 }, spec: { targetRefs: [{ group: '', kind: 'Service', name: 'web' }], validation: { hostname: 'web.test', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] } } });
+  fake.create({ apiVersion: G, kind: 'ListenerSet', metadata: { name: 'extra', namespace: 'infra', generation: 1 }, spec: { parentRef: { name: 'gw' }, listeners: [] } });
   const stop: Array<() => unknown> = [];
   try {
     const sub = kubeSource({ kubeConfig: kc, watchNamespaces: [], namespaceSelector: '', logger: silentLogger(), minWatchGapMs: 10, gatewayAPI: true }).subscribe();
     stop.push(() => sub.unsubscribe());
-    await waitFor(() => ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants', 'backendtlspolicies'].every((p) => fake.requests.some((r) => r.verb === 'watch' && r.path.endsWith(`/${p}`))), { timeoutMs: 10_000, what: 'a watch per Gateway API kind' });
+    await waitFor(() => ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants', 'backendtlspolicies', 'listenersets'].every((p) => fake.requests.some((r) => r.verb === 'watch' && r.path.endsWith(`/${p}`))), { timeoutMs: 10_000, what: 'a watch per Gateway API kind' });
     const writer = createGatewayStatusWriter({ custom: kc.makeApiClient(CustomObjectsApi), isLeader$: new BehaviorSubject(true), controllerName: 'ingress-rx.io/gateway', logger: silentLogger() });
     stop.push(() => writer.stop());
     const cond = [{ type: 'Accepted', status: 'True' as const, reason: 'Accepted', message: 'ok', observedGeneration: 1 }];
     const status: GatewayAPIStatus = {
       classes: new Map([['rx', cond]]),
-      gateways: new Map([['infra/gw', { conditions: cond, listeners: [] }]]),
+      gateways: new Map([['infra/gw', { conditions: cond, listeners: [], attachedListenerSets: 1 }]]),
+      listenerSets: new Map([['infra/extra', { conditions: cond, listeners: [] }]]),
       routes: new Map([['team-a/web', [{ parentRef: { name: 'gw', namespace: 'infra' }, controllerName: 'ingress-rx.io/gateway', conditions: cond }]]]),
       backendTLSPolicies: new Map([['team-a/tls', [{ ancestorRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', namespace: 'infra' }, controllerName: 'ingress-rx.io/gateway', conditions: cond }]]]),
     };
     const resources = {
-      classes: fake.list(G, 'GatewayClass'), gateways: fake.list(G, 'Gateway'), httpRoutes: fake.list(G, 'HTTPRoute'), referenceGrants: [], backendTLSPolicies: fake.list(G, 'BackendTLSPolicy'),
+      classes: fake.list(G, 'GatewayClass'), gateways: fake.list(G, 'Gateway'), httpRoutes: fake.list(G, 'HTTPRoute'), referenceGrants: [], backendTLSPolicies: fake.list(G, 'BackendTLSPolicy'), listenerSets: fake.list(G, 'ListenerSet'),
     } as unknown as GatewayResources;
     const out = await writer.sync(status, resources);
     assert.equal(out.failed, []);
-    assert.equal(out.written.length, 4, JSON.stringify(out));
+    assert.equal(out.written.length, 5, JSON.stringify(out));
     // The Gateway's Service: created, updated for a new label, deleted with the Gateway.
     const infra = createGatewayInfrastructureWriter({ core: kc.makeApiClient(CoreV1Api), isLeader$: new BehaviorSubject(true), target: 'rx.ingress.svc.cluster.local', logger: silentLogger() });
     stop.push(() => infra.stop());

@@ -3,14 +3,17 @@
 // Same, All or Selector; kinds) and the intersection of the route's hostnames with the
 // listener's, less the names a more specific listener of the same Gateway and port takes (listener
 // isolation). HTTP listeners (any port: ./listener-ports.ts) and HTTPS listeners terminating TLS
-// on port 443 (--https-port) are served.
+// on port 443 (--https-port) are served. A parentRef of kind ListenerSet reaches the listeners of
+// that ListenerSet (./listener-sets.ts) when its Gateway took it, `Same` then meaning the
+// ListenerSet's namespace; a ListenerSet's listeners are served on ports 80 and 443 only.
 import type { Gateway, GatewayListener, HTTPRoute, Namespace, ParentReference, RouteNamespaces } from '../../store/kube-types.js';
 import { unsupportedAddress } from './addresses.js';
 import { GATEWAY_GROUP } from './references.js';
-import { assignListenerPorts, type ListenerPorts } from './listener-ports.js';
+import { assignListenerPorts, HTTP_LISTENER_PORT, HTTPS_LISTENER_PORT, type ListenerPorts, type PortAssignment } from './listener-ports.js';
+import { hostProblem } from '../core/paths.js';
 
 export interface Attachment {
-  /** `namespace/gateway/listener`. */
+  /** `namespace/gateway/listener`, or `ListenerSet namespace/name/listener` (./listener-sets.ts). */
   readonly listener: string;
   /** The host names the route is served on through this listener (lower case; `*.` wildcards kept); none when it would take every host (not served yet). */
   readonly hostnames: readonly string[];
@@ -26,41 +29,86 @@ export type NotAcceptedReason = 'NoMatchingParent' | 'NotAllowedByListeners' | '
 /** What one parentRef gives: the attachments, or why there is none. */
 export type ParentResult = { readonly attached: readonly Attachment[] } | { readonly refused: string; readonly reason: NotAcceptedReason };
 
+/** A ListenerSet a route may name as its parent (./listener-sets.ts's outcome): its listeners, or why it takes none. */
+export interface AttachableSet {
+  readonly refused: { readonly message: string } | null;
+  readonly listeners: ReadonlyArray<{ readonly key: string; readonly listener: GatewayListener; readonly conflict: { readonly reason: string; readonly message: string } | null }>;
+}
+
+/** A listener a parentRef may reach: its key, why it is unusable (a ListenerSet's conflict), where it is served, and the host names more specific listeners of its owner take from it. */
+interface Reachable {
+  readonly key: string;
+  readonly listener: GatewayListener;
+  readonly unusable: string | null;
+  readonly port: PortAssignment;
+  readonly isolate: (hostnames: readonly string[]) => string[];
+}
+
+/** Where a ListenerSet's listener is served: ports 80 and 443 only. */
+export function listenerSetPort(l: GatewayListener): PortAssignment {
+  return l.port === HTTP_LISTENER_PORT || l.port === HTTPS_LISTENER_PORT ? { local: l.port } : { problem: `port ${l.port} is not served for a ListenerSet's listener (80 and 443 only)` };
+}
+
 export function attachParent(
   route: HTTPRoute, ref: ParentReference, gateways: ReadonlyMap<string, Gateway>, namespaceOf: (name: string) => Namespace | undefined,
   ports: ListenerPorts = assignListenerPorts([...gateways.values()], undefined),
+  listenerSets: ReadonlyMap<string, AttachableSet> = new Map(),
 ): ParentResult {
   const routeNs = route.metadata.namespace ?? '';
-  if ((ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') {
-    return { refused: `parent ${ref.group ?? GATEWAY_GROUP}/${ref.kind ?? 'Gateway'} is not a Gateway`, reason: 'NoMatchingParent' };
+  const group = ref.group ?? GATEWAY_GROUP;
+  const kind = ref.kind ?? 'Gateway';
+  if (group === GATEWAY_GROUP && kind === 'ListenerSet') {
+    const setKey = `${ref.namespace ?? routeNs}/${ref.name}`;
+    const set = listenerSets.get(setKey);
+    if (!set) return { refused: `ListenerSet ${setKey} not found, or not attached to a Gateway of this controller`, reason: 'NoMatchingParent' };
+    if (set.refused) return { refused: `ListenerSet ${setKey} is not accepted: ${set.refused.message}`, reason: 'NoMatchingParent' };
+    return attachListeners(route, ref, `ListenerSet ${setKey}`, setKey.slice(0, setKey.indexOf('/')), set.listeners.map((l) => ({
+      key: l.key, listener: l.listener, unusable: l.conflict ? `${l.conflict.reason}: ${l.conflict.message}` : null,
+      port: listenerSetPort(l.listener), isolate: (h) => [...h],
+    })), namespaceOf);
+  }
+  if (group !== GATEWAY_GROUP || kind !== 'Gateway') {
+    return { refused: `parent ${group}/${kind} is not a Gateway or a ListenerSet`, reason: 'NoMatchingParent' };
   }
   const gwKey = `${ref.namespace ?? routeNs}/${ref.name}`;
   const gw = gateways.get(gwKey);
   if (!gw) return { refused: `Gateway ${gwKey} not found, or not of a GatewayClass of this controller`, reason: 'NoMatchingParent' };
   const invalid = gatewayProblem(gw);
   if (invalid) return { refused: `Gateway ${gwKey} is not accepted: ${invalid.message}`, reason: 'NoMatchingParent' };
-  const named = (gw.spec.listeners ?? []).filter((l) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
-  if (named.length === 0) return { refused: `Gateway ${gwKey} has no listener${ref.sectionName !== undefined ? ` named "${ref.sectionName}"` : ''}${ref.port !== undefined ? ` on port ${ref.port}` : ''}`, reason: 'NoMatchingParent' };
+  // A Gateway parentRef reaches the Gateway's own listeners only, never its ListenerSets'.
+  return attachListeners(route, ref, `Gateway ${gwKey}`, gw.metadata.namespace ?? '', (gw.spec.listeners ?? []).map((l) => ({
+    key: `${gwKey}/${l.name}`, listener: l, unusable: null, port: ports.of(gwKey, l), isolate: (h) => isolated(h, gw, l),
+  })), namespaceOf);
+}
+
+/** The route on the owner's listeners that the parentRef names (sectionName, port). `ownerNs`: the namespace `Same` means. */
+function attachListeners(
+  route: HTTPRoute, ref: ParentReference, owner: string, ownerNs: string, listeners: readonly Reachable[],
+  namespaceOf: (name: string) => Namespace | undefined,
+): ParentResult {
+  const routeNs = route.metadata.namespace ?? '';
+  const named = listeners.filter(({ listener: l }) => (ref.sectionName === undefined || l.name === ref.sectionName) && (ref.port === undefined || l.port === ref.port));
+  if (named.length === 0) return { refused: `${owner} has no listener${ref.sectionName !== undefined ? ` named "${ref.sectionName}"` : ''}${ref.port !== undefined ? ` on port ${ref.port}` : ''}`, reason: 'NoMatchingParent' };
   const reasons: string[] = [];
   let reason: NotAcceptedReason | undefined;
   const attached: Attachment[] = [];
-  const refuse = (l: GatewayListener, why: string, code: NotAcceptedReason) => {
-    reasons.push(`listener ${gwKey}/${l.name}: ${why}`);
+  const refuse = (key: string, why: string, code: NotAcceptedReason) => {
+    reasons.push(`listener ${key}: ${why}`);
     reason ??= code;
   };
-  for (const l of named) {
-    const problem = listenerProblem(l, ports.of(gwKey, l));
+  for (const { key, listener: l, unusable, port, isolate } of named) {
+    const problem = unusable ?? listenerProblem(l, port);
     if (problem) {
-      refuse(l, problem, 'NoMatchingParent');
+      refuse(key, problem, 'NoMatchingParent');
       continue;
     }
-    const why = listenerRefusal(gw, l, routeNs, namespaceOf);
+    const why = listenerRefusal(l, ownerNs, routeNs, namespaceOf);
     if (why) {
-      refuse(l, why, 'NotAllowedByListeners');
+      refuse(key, why, 'NotAllowedByListeners');
       continue;
     }
     const hostnames = intersectHostnames(route.spec.hostnames, l.hostname);
-    const base = { listener: `${gwKey}/${l.name}`, https: l.protocol === 'HTTPS', port: l.port };
+    const base = { listener: key, https: l.protocol === 'HTTPS', port: l.port };
     // Neither names a hostname: attached (the spec's attachment is allowedRoutes and the
     // parentRef alone, so the listener counts it), but every host is not served yet (no hostnames).
     if (!l.hostname && (route.spec.hostnames ?? []).length === 0) {
@@ -68,10 +116,10 @@ export function attachParent(
       continue;
     }
     if (hostnames.length === 0) {
-      refuse(l, `no hostname of the route matches the listener's ${l.hostname ? JSON.stringify(l.hostname) : '(none)'}`, 'NoMatchingListenerHostname');
+      refuse(key, `no hostname of the route matches the listener's ${l.hostname ? JSON.stringify(l.hostname) : '(none)'}`, 'NoMatchingListenerHostname');
       continue;
     }
-    attached.push({ ...base, hostnames: isolated(hostnames, gw, l) });
+    attached.push({ ...base, hostnames: isolate(hostnames) });
   }
   return attached.length > 0 ? { attached } : { refused: reasons.join('; '), reason: reason ?? 'NoMatchingParent' };
 }
@@ -112,6 +160,11 @@ function moreSpecific(a: string, b: string | undefined): boolean {
 
 /** Why a listener is not served at all, or null; `port` is where ./listener-ports.ts serves it. */
 export function listenerProblem(l: GatewayListener, port: { local: number } | { problem: string }): string | null {
+  if (l.hostname !== undefined && l.hostname !== '') {
+    const h = l.hostname;
+    const problem = h.startsWith('*.') || !h.includes('*') ? hostProblem(h.toLowerCase()) : `hostname ${JSON.stringify(h.slice(0, 100))}: "*" only as the first label`;
+    if (problem) return problem;
+  }
   if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') return `protocol ${l.protocol} is not served yet (HTTP and HTTPS only)`;
   if ('problem' in port) return port.problem;
   if (l.protocol === 'HTTP') return null;
@@ -126,20 +179,21 @@ export function admitsHTTPRoutes(l: GatewayListener): boolean {
   return !kinds || kinds.length === 0 || kinds.some((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
 }
 
-/** Why the listener takes no HTTPRoute of the namespace, or null. */
-function listenerRefusal(gw: Gateway, l: GatewayListener, routeNs: string, namespaceOf: (name: string) => Namespace | undefined): string | null {
+/** Why the listener takes no HTTPRoute of the namespace, or null. `ownerNs`: its Gateway's or ListenerSet's namespace. */
+function listenerRefusal(l: GatewayListener, ownerNs: string, routeNs: string, namespaceOf: (name: string) => Namespace | undefined): string | null {
   if (!admitsHTTPRoutes(l)) return `allowedRoutes.kinds does not include HTTPRoute`;
   const from = l.allowedRoutes?.namespaces ?? { from: 'Same' };
-  if (!namespaceAllowed(from, gw.metadata.namespace ?? '', routeNs, namespaceOf)) {
+  if (!namespaceAllowed(from, ownerNs, routeNs, namespaceOf)) {
     return `allowedRoutes.namespaces (from: ${from.from ?? 'Same'}) does not admit routes of namespace "${routeNs}"`;
   }
   return null;
 }
 
-function namespaceAllowed(rn: RouteNamespaces, gwNs: string, routeNs: string, namespaceOf: (name: string) => Namespace | undefined): boolean {
+/** Whether `from` (Same: `ownerNs`; All; Selector over the namespace's labels; anything else: none) admits namespace `ns`. */
+export function namespaceAllowed(rn: RouteNamespaces, ownerNs: string, routeNs: string, namespaceOf: (name: string) => Namespace | undefined): boolean {
   switch (rn.from ?? 'Same') {
     case 'All': return true;
-    case 'Same': return routeNs === gwNs;
+    case 'Same': return routeNs === ownerNs;
     case 'Selector': return rn.selector !== undefined && selectorMatches(rn.selector, namespaceOf(routeNs)?.metadata.labels ?? {});
     default: return false;
   }

@@ -5,7 +5,8 @@
 // that host on the default certificate (as an Ingress host whose Secret is unusable), and its
 // ResolvedRefs condition says why. Run at every full build, outside the translation's memo: a
 // Secret's change reaches the hosts without any route change.
-import type { Gateway, GatewayListener, Secret } from '../../store/kube-types.js';
+import type { GatewayListener, Secret } from '../../store/kube-types.js';
+import type { ListenerSets } from './listener-sets.js';
 import type { GatewayResources } from '../../store/types.js';
 import { certificateCoversHost, certificateExpired, type CertificateResult, type ParsedCertificate } from '../core/certificates.js';
 import { FALLBACK_UID } from '../core/payload.js';
@@ -20,12 +21,14 @@ export interface GatewayTLS {
   readonly servers: readonly Server[];
   /** uid → certificate used by those servers. */
   readonly certificates: Readonly<Record<string, Certificate>>;
-  /** `namespace/gateway/listener` → why its certificateRefs resolve to no certificate. */
+  /** Listener key (`namespace/gateway/listener`, `ListenerSet namespace/name/listener`) → why its certificateRefs resolve to no certificate. */
   readonly problems: ReadonlyMap<string, ListenerRefProblem>;
 }
 
 export interface GatewayTLSInputs {
   readonly resources: GatewayResources;
+  /** The ListenerSets on our Gateways (the translation's): their HTTPS listeners' certificates too. */
+  readonly listenerSets: ListenerSets;
   /** Host → the HTTPS listeners (`namespace/gateway/listener`) it is served through (the translation's). */
   readonly tlsListeners: ReadonlyMap<string, readonly string[]>;
   readonly getSecret: (key: string) => Secret | undefined;
@@ -43,18 +46,25 @@ type Resolved = { readonly ok: true; readonly secret: string; readonly parsed: P
 export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs, cache: GatewayTLSCache): GatewayTLS {
   const listeners = new Map<string, { object: string; field: string; refs: Resolved[] }>();
   const problems = new Map<string, ListenerRefProblem>();
+  const owned: Array<{ owner: Owner; key: string; index: number; listener: GatewayListener }> = [];
   for (const gw of inputs.resources.gateways) {
-    const object = `Gateway ${gw.metadata.namespace ?? ''}/${gw.metadata.name}`;
-    for (const [i, l] of (gw.spec.listeners ?? []).entries()) {
-      if (l.protocol !== 'HTTPS') continue;
-      const key = `${gw.metadata.namespace ?? ''}/${gw.metadata.name}/${l.name}`;
-      const field = `spec.listeners[${i}].tls.certificateRefs`;
-      const refs = (l.tls?.certificateRefs ?? []).map((ref, j) => resolveRef(gw, l, j, ref, inputs));
-      for (const [j, r] of refs.entries()) if (!r.ok) inputs.warnings.push({ object, field: `${field}[${j}]`, message: r.problem.message });
-      const bad = refs.find((r): r is Extract<Resolved, { ok: false }> => !r.ok);
-      if (!refs.some((r) => r.ok) && bad) problems.set(key, bad.problem);
-      listeners.set(key, { object, field, refs });
-    }
+    const owner = { kind: 'Gateway' as const, namespace: gw.metadata.namespace ?? '', name: gw.metadata.name };
+    for (const [index, listener] of (gw.spec.listeners ?? []).entries()) owned.push({ owner, key: `${owner.namespace}/${owner.name}/${listener.name}`, index, listener });
+  }
+  // A ListenerSet's listeners refer with its own namespace's rights: a grant to its Gateway is not inherited.
+  for (const set of inputs.listenerSets.values()) {
+    const owner = { kind: 'ListenerSet' as const, namespace: set.set.metadata.namespace ?? '', name: set.set.metadata.name };
+    for (const l of set.listeners) if (!l.conflict) owned.push({ owner, key: l.key, index: l.index, listener: l.listener });
+  }
+  for (const { owner, key, index, listener: l } of owned) {
+    if (l.protocol !== 'HTTPS') continue;
+    const object = `${owner.kind} ${owner.namespace}/${owner.name}`;
+    const field = `spec.listeners[${index}].tls.certificateRefs`;
+    const refs = (l.tls?.certificateRefs ?? []).map((ref, j) => resolveRef(owner, l, j, ref, inputs));
+    for (const [j, r] of refs.entries()) if (!r.ok) inputs.warnings.push({ object, field: `${field}[${j}]`, message: r.problem.message });
+    const bad = refs.find((r): r is Extract<Resolved, { ok: false }> => !r.ok);
+    if (!refs.some((r) => r.ok) && bad) problems.set(key, bad.problem);
+    listeners.set(key, { object, field, refs });
   }
   const certificates: Record<string, Certificate> = {};
   const out = servers.map((base) => {
@@ -88,13 +98,16 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
   return { servers: out, certificates, problems };
 }
 
-function resolveRef(gw: Gateway, l: GatewayListener, j: number, ref: { group?: string; kind?: string; name: string; namespace?: string }, inputs: GatewayTLSInputs): Resolved {
-  const gwNs = gw.metadata.namespace ?? '';
+/** The object whose listener refers: a Gateway or a ListenerSet, whose kind and namespace a ReferenceGrant must name. */
+interface Owner { readonly kind: 'Gateway' | 'ListenerSet'; readonly namespace: string; readonly name: string }
+
+function resolveRef(owner: Owner, l: GatewayListener, j: number, ref: { group?: string; kind?: string; name: string; namespace?: string }, inputs: GatewayTLSInputs): Resolved {
+  const gwNs = owner.namespace;
   const field = `tls.certificateRefs[${j}]`;
   const invalid = (message: string): Resolved => ({ ok: false, problem: { reason: 'InvalidCertificateRef', message: `listener ${l.name} ${field}: ${message}` } });
   if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') return invalid(`${ref.group ?? ''}/${ref.kind} is not a Secret (only core Secrets are supported)`);
   const namespace = ref.namespace ?? gwNs;
-  const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNs };
+  const from = { group: GATEWAY_GROUP, kind: owner.kind, namespace: gwNs };
   const to = { group: '', kind: 'Secret', namespace, name: ref.name };
   if (!referencePermitted(inputs.resources.referenceGrants, from, to)) {
     return { ok: false, problem: { reason: 'RefNotPermitted', message: `listener ${l.name} ${field}: ${refusedReference(from, to)}` } };

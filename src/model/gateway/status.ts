@@ -1,12 +1,14 @@
 // The status conditions the Gateway API defines, computed from the translation: on our
-// GatewayClasses (Accepted), our Gateways (Accepted, Programmed) and each of their listeners
-// (Accepted, ResolvedRefs, Programmed, Conflicted, with attachedRoutes and supportedKinds), and
-// on each HTTPRoute, per parentRef that names one of our Gateways (Accepted, ResolvedRefs). Each
+// GatewayClasses (Accepted), our Gateways (Accepted, Programmed, attachedListenerSets), the
+// ListenerSets on them (Accepted, Programmed) and each listener of either (Accepted, ResolvedRefs,
+// Programmed, Conflicted, with attachedRoutes and supportedKinds), and on each HTTPRoute, per
+// parentRef that names one of our Gateways or a ListenerSet on one (Accepted, ResolvedRefs). Each
 // condition carries the generation of the object it describes. Pure: writing them is the status
-// actor's part (not built yet: docs/gateway-api.md).
-import type { Gateway, GatewayListener, HTTPRoute, ParentReference } from '../../store/kube-types.js';
+// actor's part (src/actors/gateway-status.ts).
+import type { GatewayListener, HTTPRoute, ParentReference } from '../../store/kube-types.js';
+import type { ListenerSetOutcome } from './listener-sets.js';
 import type { GatewayResources } from '../../store/types.js';
-import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem } from './attachment.js';
+import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem, listenerSetPort } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
 import type { PortAssignment } from './listener-ports.js';
 import type { ListenerRefProblem } from './listener-tls.js';
@@ -37,8 +39,10 @@ export interface RouteParentStatus {
 export interface GatewayAPIStatus {
   /** GatewayClass name → its conditions. */
   readonly classes: ReadonlyMap<string, readonly Condition[]>;
-  /** `namespace/name` → the Gateway's conditions and its listeners'. */
-  readonly gateways: ReadonlyMap<string, { readonly conditions: readonly Condition[]; readonly listeners: readonly ListenerStatus[] }>;
+  /** `namespace/name` → the Gateway's conditions and its listeners', and how many ListenerSets it took. */
+  readonly gateways: ReadonlyMap<string, { readonly conditions: readonly Condition[]; readonly listeners: readonly ListenerStatus[]; readonly attachedListenerSets: number }>;
+  /** `namespace/name` → the conditions of a ListenerSet on one of our Gateways and its listeners'. */
+  readonly listenerSets: ReadonlyMap<string, { readonly conditions: readonly Condition[]; readonly listeners: readonly ListenerStatus[] }>;
   /** `namespace/name` → one entry per parentRef naming a Gateway of ours. */
   readonly routes: ReadonlyMap<string, readonly RouteParentStatus[]>;
   /** BackendTLSPolicy `namespace/name` → one entry per Gateway of ours it applies through (status.ancestors). */
@@ -76,9 +80,10 @@ export function gatewayAPIStatus(
     const refs = outcome.refs ?? missingService(route, serviceExists);
     const entries: RouteParentStatus[] = [];
     for (const p of outcome.parents) {
-      // A parentRef to a Gateway that is not ours is another controller's to answer.
-      if ((p.ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && (p.ref.kind ?? 'Gateway') === 'Gateway'
-        && !ours.has(`${p.ref.namespace ?? route.metadata.namespace ?? ''}/${p.ref.name}`)) continue;
+      // A parentRef to a Gateway (or a ListenerSet on one) that is not ours is another controller's to answer.
+      const parentKey = `${p.ref.namespace ?? route.metadata.namespace ?? ''}/${p.ref.name}`;
+      if ((p.ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && (p.ref.kind ?? 'Gateway') === 'Gateway' && !ours.has(parentKey)) continue;
+      if ((p.ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && p.ref.kind === 'ListenerSet' && !translation.listenerSets.has(parentKey)) continue;
       const accepted = 'listeners' in p
         ? condition('Accepted', true, 'Accepted', `attached to ${p.listeners.join(', ')}`, g)
         : condition('Accepted', false, p.reason, p.message, g);
@@ -91,10 +96,18 @@ export function gatewayAPIStatus(
     if (entries.length > 0) routes.set(keyOf(route), entries);
   }
 
-  const gateways = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }>();
+  const listenerSets = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }>();
+  const setsAttached = new Map<string, number>();
+  for (const [key, outcome] of translation.listenerSets) {
+    const s = listenerSetStatus(outcome, attached, certificateProblems);
+    listenerSets.set(key, s);
+    if (s.conditions[0]!.status === 'True') setsAttached.set(outcome.gateway, (setsAttached.get(outcome.gateway) ?? 0) + 1);
+  }
+
+  const gateways = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[]; attachedListenerSets: number }>();
   for (const gw of resources.gateways) {
     const g = generationOf(gw);
-    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, translation.ports.of(keyOf(gw), l), g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
+    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(`${keyOf(gw)}'s NGINX`, l, translation.ports.of(keyOf(gw), l), g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
     const served = listeners.filter((l) => l.conditions[0]!.status === 'True').length;
     const invalid = gatewayProblem(gw);
     const ok = served > 0 && invalid === null;
@@ -113,6 +126,7 @@ export function gatewayAPIStatus(
         ...resolved,
       ],
       listeners,
+      attachedListenerSets: setsAttached.get(keyOf(gw)) ?? 0,
     });
   }
   const backendTLSPolicies = new Map<string, PolicyAncestorStatus[]>();
@@ -127,10 +141,43 @@ export function gatewayAPIStatus(
       ],
     })));
   }
-  return { classes, gateways, routes, backendTLSPolicies };
+  return { classes, gateways, routes, backendTLSPolicies, listenerSets };
 }
 
-function listenerStatus(gw: Gateway, l: GatewayListener, port: PortAssignment, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {
+/**
+ * A ListenerSet's conditions: refused (NotAllowed, ParentNotAccepted) as a whole, else Accepted
+ * and Programmed while at least one of its listeners is (ListenersNotValid when none is); a
+ * conflicted listener says so in Accepted, Programmed and Conflicted.
+ */
+function listenerSetStatus(outcome: ListenerSetOutcome, attached: ReadonlyMap<string, number>, certificateProblems: ReadonlyMap<string, ListenerRefProblem>) {
+  const g = generationOf(outcome.set);
+  if (outcome.refused) {
+    const { reason, message } = outcome.refused;
+    return { conditions: [condition('Accepted', false, reason, message, g), condition('Programmed', false, reason, message, g)], listeners: [] };
+  }
+  const where = `Gateway ${outcome.gateway}'s NGINX`;
+  const listeners = outcome.listeners.map((l) => {
+    const s = listenerStatus(where, l.listener, listenerSetPort(l.listener), g, attached.get(l.key) ?? 0, certificateProblems.get(l.key));
+    if (!l.conflict) return s;
+    const { reason, message } = l.conflict;
+    const conditions = s.conditions.map((c) => (c.type === 'Accepted' || c.type === 'Programmed' ? condition(c.type, false, reason, message, g)
+      : c.type === 'Conflicted' && reason !== 'TooManyListeners' ? condition(c.type, true, reason, message, g) : c));
+    return { ...s, supportedKinds: [], conditions };
+  });
+  const valid = listeners.filter((l) => l.conditions.every((c) => (c.type === 'Conflicted' ? c.status === 'False' : c.status === 'True'))).length;
+  const ok = valid > 0;
+  const summary = ok ? `${valid} of ${listeners.length} listeners served` : 'no listener can be served';
+  return {
+    conditions: [
+      condition('Accepted', ok, ok && valid === listeners.length ? 'Accepted' : 'ListenersNotValid', summary, g),
+      condition('Programmed', ok, ok ? 'Programmed' : 'ListenersNotValid', ok ? `served by ${where}` : summary, g),
+    ],
+    listeners,
+  };
+}
+
+/** `where`: the NGINX the listener is served by, for its Programmed message; `port`: where ./listener-ports.ts serves it. */
+function listenerStatus(where: string, l: GatewayListener, port: PortAssignment, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {
   const problem = listenerProblem(l, port);
   const kindsOk = admitsHTTPRoutes(l);
   const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : 'problem' in port ? 'PortUnavailable' : 'UnsupportedValue';
@@ -147,7 +194,7 @@ function listenerStatus(gw: Gateway, l: GatewayListener, port: PortAssignment, g
     conditions: [
       condition('Accepted', problem === null, reason, problem ?? 'served', g),
       resolved,
-      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? `served on port ${'local' in port ? port.local : l.port} of ${keyOf(gw)}'s NGINX`, g),
+      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? `served on port ${'local' in port ? port.local : l.port} of ${where}`, g),
       condition('Conflicted', false, 'NoConflicts', 'no conflict', g),
     ],
   };

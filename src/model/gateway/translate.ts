@@ -16,6 +16,7 @@ import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
 import { HTTP_LISTENER_PORT, HTTPS_LISTENER_PORT, hostKey, type ListenerPorts } from './listener-ports.js';
+import { listenerSetsOf, shadowedHosts, type ListenerSets } from './listener-sets.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
 import { ruleTimeouts } from './timeouts.js';
@@ -47,6 +48,8 @@ export interface GatewayTranslation {
   readonly tlsListeners: ReadonlyMap<string, readonly string[]>;
   /** Where each listener is served (the input's). */
   readonly ports: ListenerPorts;
+  /** The ListenerSets on our Gateways and what became of each (./listener-sets.ts). */
+  readonly listenerSets: ListenerSets;
 }
 
 export interface BackendPlan {
@@ -89,12 +92,14 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const plans: BackendPlan[] = [];
   const routes: RouteOutcome[] = [];
   const tlsListeners = new Map<string, string[]>();
+  const listenerSets = listenerSetsOf(input.resources, input.namespaceOf, (object, field, message) => warnings.push({ object, field, message }));
+  const shadowed = shadowedHosts(input.resources.gateways, listenerSets);
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
     const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
     routes.push(outcome);
-    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents, tlsListeners);
+    const hostnames = routeHostnames(route, input, gateways, listenerSets, shadowed, warn, outcome.parents, tlsListeners);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
@@ -129,12 +134,12 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   }
   for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);
   for (const listeners of tlsListeners.values()) listeners.sort();
-  return { servers, routes, plans, warnings, tlsListeners, ports: input.ports };
+  return { servers, routes, plans, warnings, tlsListeners, ports: input.ports, listenerSets };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
 function routeHostnames(
-  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
+  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, listenerSets: ListenerSets, shadowed: (listener: string, host: string) => boolean, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
   tlsListeners: Map<string, string[]>,
 ): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
@@ -154,17 +159,23 @@ function routeHostnames(
   // Hosts of listeners on other ports than 80 and 443, as the route table names them (`host:port`).
   const ported = new Set<string>();
   for (const [j, ref] of refs.entries()) {
-    const r = attachParent(route, ref, gateways, input.namespaceOf, input.ports);
+    const r = attachParent(route, ref, gateways, input.namespaceOf, input.ports, listenerSets);
     if ('refused' in r) {
       warn(`spec.parentRefs[${j}]`, `${r.refused}; not attached`);
       parents.push({ ref, reason: r.reason, message: r.refused });
       continue;
     }
     parents.push({ ref, listeners: r.attached.map((a) => a.listener) });
+    const attached = r.attached.map((a) => {
+      const taken = a.hostnames.filter((h) => shadowed(a.listener, h));
+      if (taken.length === 0) return a;
+      warn(`spec.parentRefs[${j}]`, `host ${taken.join(', ')} is taken by a more specific listener of another owner on the Gateway; not served through ${a.listener}`);
+      return { ...a, hostnames: a.hostnames.filter((h) => !taken.includes(h)) };
+    });
     for (const a of r.attached) {
       if (a.hostnames.length === 0) warn(`spec.parentRefs[${j}]`, `neither the route nor listener ${a.listener} names a hostname (every host), which is not served yet; attached, not served`);
     }
-    for (const a of r.attached) {
+    for (const a of attached) {
       if (a.port === HTTP_LISTENER_PORT || a.port === HTTPS_LISTENER_PORT) {
         for (const h of a.hostnames) out.add(h);
         continue;
@@ -177,7 +188,7 @@ function routeHostnames(
       }
       for (const h of a.hostnames) ported.add(hostKey(h, a.port));
     }
-    for (const a of r.attached) {
+    for (const a of attached) {
       if (!a.https) continue;
       for (const h of a.hostnames) {
         const list = tlsListeners.get(h) ?? [];

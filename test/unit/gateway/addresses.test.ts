@@ -63,7 +63,7 @@ test('an empty value is assigned a published address of its type not bound yet; 
 });
 
 test('conditions: an unsupported type: Accepted=False/UnsupportedAddress; an unusable value turns Programmed False, and only a True one', () => {
-  const status = (gw: Gateway) => gatewayAPIStatus({ classes: [], gateways: [gw], httpRoutes: [], referenceGrants: [], backendTLSPolicies: [] }, { routes: [] } as unknown as GatewayTranslation, 'ingress-rx.io/gateway', () => true).gateways.get('infra/gw')!.conditions;
+  const status = (gw: Gateway) => gatewayAPIStatus({ classes: [], gateways: [gw], httpRoutes: [], referenceGrants: [], backendTLSPolicies: [], listenerSets: [] }, { routes: [] } as unknown as GatewayTranslation, 'ingress-rx.io/gateway', () => true).gateways.get('infra/gw')!.conditions;
   const brief = (cs: ReadonlyArray<{ type: string; status: string; reason: string }>) => cs.map((c) => `${c.type}=${c.status}/${c.reason}`);
   assert.equal(brief(status(gateway([{ type: 'test/fake-invalid-type', value: 'x' }]))), ['Accepted=False/UnsupportedAddress', 'Programmed=False/Invalid']);
   const ok = status(gateway([{ value: '198.51.100.7' }]));

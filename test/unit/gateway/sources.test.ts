@@ -149,6 +149,37 @@ spec:
   assert.match(f[0]!.message, /no ReferenceGrant in "team-b"/);
 });
 
+files('local mode and render read ListenerSets: one without a parentRef is named with its line, a route through an allowed one is served on its listener\'s host', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-lset-'));
+  writeFileSync(join(dir, 'gw.yaml'), `${classAndGateway(', namespace: infra', ', hostname: gw.example.com')}  allowedListeners: {namespaces: {from: All}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: orphan, namespace: team-a}
+spec:
+  listeners: [{name: http, port: 80, protocol: HTTP, hostname: orphan.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: team-a}
+spec:
+  parentRef: {name: gw, namespace: infra}
+  listeners: [{name: http, port: 80, protocol: HTTP, hostname: team-a.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: team-a}
+spec:
+  parentRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: extra}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+`);
+  const { events, errors } = readManifests(dir, { now: () => Date.UTC(2026, 0, 1) });
+  assert.equal(events.map((e) => `${e.kind} ${e.key}`), ['GatewayClass ours', 'Gateway infra/gw', 'ListenerSet team-a/extra', 'HTTPRoute team-a/web']);
+  assert.equal(errors.map((e) => [e.line, e.reason.includes('ListenerSet orphan: spec.parentRef is required')]), [[14, true]]);
+  const r = renderModel(dir, { dynamicRoutes: true });
+  assert.equal(r.config.servers.filter((s) => s.hostname.endsWith('example.com')).map((s) => s.hostname), ['team-a.example.com']);
+});
+
 const store = suite('gateway api: store');
 
 function ev(kind: SourceEvent['kind'], object: FakeObject, type: SourceEvent['type'] = 'add'): SourceEvent {

@@ -16,6 +16,7 @@ local freshness = require("freshness")
 local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local pcre2 = require("pcre2")
+local gateway_frontend = require("gateway_frontend")
 local route_access = require("route_access")
 local route_cors = require("route_cors")
 local route_headers = require("route_headers")
@@ -419,6 +420,7 @@ function _M.serve()
   local e, uri, host = chosen, chosen_uri, chosen_host
   chosen = nil
   if e == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+  gateway_frontend.check(ngx.var, host)
   -- $uri as the client sent it again ($dynamic_upstream_uri, the request URI unchanged as from
   -- a static location's bare proxy_pass, and $proxy_alternative_upstream_name are set by the
   -- location). `binary`: a $uri NGINX decoded to control bytes is NGINX's own, which Lua would
@@ -431,6 +433,7 @@ end
 --- where it is; any other request goes to the named location `default` (the default backend's).
 function _M.route(default)
   local var = ngx.var
+  gateway_frontend.check(var, var.host)
   local e, uri, host = lookup(var)
   if e == nil then return ngx.exec(default) end
   apply(e, uri, host, var, false)

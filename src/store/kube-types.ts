@@ -125,8 +125,15 @@ export interface GatewayListener {
   tls?: { mode?: string; certificateRefs?: SecretObjectReference[] };
   allowedRoutes?: { namespaces?: RouteNamespaces; kinds?: RouteGroupKind[] };
 }
+export interface FrontendTLSValidation {
+  mode?: string;
+  caCertificateRefs?: Array<{ group?: string; kind?: string; name: string; namespace?: string }>;
+}
 export interface Gateway extends KubeObject {
-  spec: { gatewayClassName: string; listeners?: GatewayListener[]; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } } };
+  spec: {
+    gatewayClassName: string; listeners?: GatewayListener[]; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } };
+    tls?: { frontend?: { default?: { validation?: FrontendTLSValidation }; perPort?: Array<{ port: number; tls?: { validation?: FrontendTLSValidation } }> } };
+  };
 }
 
 export interface ParentReference { group?: string; kind?: string; namespace?: string; name: string; sectionName?: string; port?: number }

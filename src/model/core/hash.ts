@@ -19,12 +19,13 @@ export interface ModelSnapshot {
   readonly certificates: Readonly<Record<string, Certificate>>;
   readonly defaultCertificate: string | null;
   readonly settings: NginxSettings;
+  readonly frontends: Configuration['frontends'];
 }
 
 export function snapshot(config: Configuration): ModelSnapshot {
   return {
     servers: config.servers, backends: config.backends, tcp: config.tcpEndpoints, udp: config.udpEndpoints,
-    certificates: config.certificates, defaultCertificate: config.defaultCertificate, settings: config.settings,
+    certificates: config.certificates, defaultCertificate: config.defaultCertificate, settings: config.settings, frontends: config.frontends,
   };
 }
 

@@ -244,4 +244,14 @@ export interface Configuration {
    * requests for dynamic hosts to the Lua router, whether or not any host is dynamic yet.
    */
   readonly dynamicRoutes: boolean;
+  /**
+   * The Gateway API's HTTPS listener table (client certificate validation, misdirected
+   * requests), posted with /configuration/servers; absent without a served HTTPS listener.
+   * Its shape is the Gateway front end's (src/model/gateway/frontend-tls.ts).
+   */
+  readonly frontends?: {
+    readonly names: Readonly<Record<string, number>>;
+    readonly policies: ReadonlyArray<{ readonly ca: string | null; readonly insecure: boolean } | null>;
+    readonly catchAll?: string;
+  };
 }

@@ -8,4 +8,5 @@ export { translateGateways, resolveBackends, type BackendPlan, type GatewayTrans
 export { referencePermitted } from './references.js';
 export { attachParent, intersectHostnames, listenerProblem } from './attachment.js';
 export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';
+export { gatewayFrontends, type FrontendTable, type GatewayFrontends } from './frontend-tls.js';
 export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';

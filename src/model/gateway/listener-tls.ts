@@ -22,6 +22,8 @@ export interface GatewayTLS {
   readonly certificates: Readonly<Record<string, Certificate>>;
   /** `namespace/gateway/listener` → why its certificateRefs resolve to no certificate. */
   readonly problems: ReadonlyMap<string, ListenerRefProblem>;
+  /** `namespace/gateway/listener` → the certificate of its first usable ref (a name no host has, through a listener without hostname). */
+  readonly listenerCertificates: ReadonlyMap<string, Certificate>;
 }
 
 export interface GatewayTLSInputs {
@@ -43,6 +45,7 @@ type Resolved = { readonly ok: true; readonly secret: string; readonly parsed: P
 export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs, cache: GatewayTLSCache): GatewayTLS {
   const listeners = new Map<string, { object: string; field: string; refs: Resolved[] }>();
   const problems = new Map<string, ListenerRefProblem>();
+  const listenerCertificates = new Map<string, Certificate>();
   for (const gw of inputs.resources.gateways) {
     const object = `Gateway ${gw.metadata.namespace ?? ''}/${gw.metadata.name}`;
     for (const [i, l] of (gw.spec.listeners ?? []).entries()) {
@@ -54,6 +57,8 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
       const bad = refs.find((r): r is Extract<Resolved, { ok: false }> => !r.ok);
       if (!refs.some((r) => r.ok) && bad) problems.set(key, bad.problem);
       listeners.set(key, { object, field, refs });
+      const first = refs.find((r): r is Extract<Resolved, { ok: true }> => r.ok);
+      if (first) listenerCertificates.set(key, first.parsed.certificate);
     }
   }
   const certificates: Record<string, Certificate> = {};
@@ -85,7 +90,7 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
     return server;
   });
   for (const host of [...cache.keys()]) if (!inputs.tlsListeners.has(host)) cache.delete(host);
-  return { servers: out, certificates, problems };
+  return { servers: out, certificates, problems, listenerCertificates };
 }
 
 function resolveRef(gw: Gateway, l: GatewayListener, j: number, ref: { group?: string; kind?: string; name: string; namespace?: string }, inputs: GatewayTLSInputs): Resolved {

@@ -8,6 +8,7 @@ import type { Gateway, GatewayListener, HTTPRoute, ParentReference } from '../..
 import type { GatewayResources } from '../../store/types.js';
 import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
+import type { FrontendProblem, GatewayFrontends } from './frontend-tls.js';
 import type { ListenerRefProblem } from './listener-tls.js';
 import type { GatewayTranslation } from './translate.js';
 
@@ -50,7 +51,7 @@ function condition(type: string, ok: boolean, reason: string, message: string, o
 
 export function gatewayAPIStatus(
   resources: GatewayResources, translation: GatewayTranslation, controllerName: string, serviceExists: (key: string) => boolean,
-  certificateProblems: ReadonlyMap<string, ListenerRefProblem> = new Map(),
+  certificateProblems: ReadonlyMap<string, ListenerRefProblem> = new Map(), frontends?: GatewayFrontends,
 ): GatewayAPIStatus {
   const classes = new Map<string, readonly Condition[]>();
   for (const c of resources.classes) {
@@ -84,7 +85,7 @@ export function gatewayAPIStatus(
   const gateways = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }>();
   for (const gw of resources.gateways) {
     const g = generationOf(gw);
-    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
+    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(gw, l, g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`), frontends?.problems.get(`${keyOf(gw)}/${l.name}`)));
     const served = listeners.filter((l) => l.conditions[0]!.status === 'True').length;
     const invalid = gatewayProblem(gw);
     const ok = served > 0 && invalid === null;
@@ -95,6 +96,9 @@ export function gatewayAPIStatus(
       conditions: [
         accepted,
         condition('Programmed', ok, ok ? 'Programmed' : 'Invalid', ok ? 'served by NGINX' : invalid ?? 'no listener can be served', g),
+        ...(frontends?.insecure.has(keyOf(gw))
+          ? [condition('InsecureFrontendValidationMode', true, 'ConfigurationChanged', 'a client certificate validation is AllowInsecureFallback: clients without a valid certificate are served', g)]
+          : []),
       ],
       listeners,
     });
@@ -102,16 +106,16 @@ export function gatewayAPIStatus(
   return { classes, gateways, routes };
 }
 
-function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {
-  const problem = listenerProblem(l);
+function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined, ca: FrontendProblem | undefined): ListenerStatus {
+  const problem = listenerProblem(l) ?? (ca?.noValidCA ? `no valid CA certificate: ${ca.message}` : null);
   const kindsOk = admitsHTTPRoutes(l);
-  const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : problem.startsWith('port ') ? 'PortUnavailable' : 'UnsupportedValue';
+  const reason = problem === null ? 'Accepted' : ca?.noValidCA && listenerProblem(l) === null ? 'NoValidCACertificate' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : problem.startsWith('port ') ? 'PortUnavailable' : 'UnsupportedValue';
   const resolved = !kindsOk || !allRouteKindsServed(l)
     ? condition('ResolvedRefs', false, 'InvalidRouteKinds', kindsOk ? 'allowedRoutes.kinds names a kind this listener does not serve (HTTPRoute only)' : 'allowedRoutes.kinds names no kind this listener serves (HTTPRoute)', g)
-    : refs
-      ? condition('ResolvedRefs', false, refs.reason, refs.message, g)
+    : refs ?? ca
+      ? condition('ResolvedRefs', false, (refs ?? ca)!.reason, (refs ?? ca)!.message, g)
       : condition('ResolvedRefs', true, 'ResolvedRefs', 'references resolved', g);
-  const programmed = problem === null && refs === undefined;
+  const programmed = problem === null && refs === undefined && ca === undefined;
   return {
     name: l.name,
     attachedRoutes,
@@ -119,7 +123,7 @@ function listenerStatus(gw: Gateway, l: GatewayListener, g: number, attachedRout
     conditions: [
       condition('Accepted', problem === null, reason, problem ?? 'served', g),
       resolved,
-      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? `served on the ${l.protocol} port of ${keyOf(gw)}'s NGINX`, g),
+      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? ca?.message ?? `served on the ${l.protocol} port of ${keyOf(gw)}'s NGINX`, g),
       condition('Conflicted', false, 'NoConflicts', 'no conflict', g),
     ],
   };

@@ -189,6 +189,12 @@ function _M.frontends_problem(f)
       return "frontends: names must map host names to -1 or a policy index"
     end
   end
+  if not absent(f.tlsOnly) then
+    if not is_array(f.tlsOnly) then return "frontends: tlsOnly must be an array of host names" end
+    for _, h in ipairs(f.tlsOnly) do
+      if not valid_hostname(h) then return "frontends: tlsOnly must be an array of host names" end
+    end
+  end
   for i = 1, n do
     local p = f.policies[i]
     if not absent(p) then

@@ -4,7 +4,8 @@
 -- certificate against its CAs (ngx.ssl.verify_client, no reload); one without a valid CA refuses
 -- the handshake. Per request, a Host whose listener is not the one its connection's SNI chose is
 -- answered 421 (a coalesced HTTP/2 connection, or a Host unlike the SNI), and a listener in
--- AllowValidOnly mode closes a request whose certificate did not verify. Names of Ingress hosts
+-- AllowValidOnly mode closes a request whose certificate did not verify. A host served through
+-- HTTPS listeners only, whose listener validates clients, is not served on plain HTTP (404). Names of Ingress hosts
 -- (group -1) belong to no listener: Gateway validation never reaches them.
 local ssl = require("ngx.ssl")
 local cjson = require("cjson.safe")
@@ -19,17 +20,20 @@ local MAX_VERIFY_DEPTH = 10
 
 -- This worker's decoded table, for the certificates version it was read at; nil: no listener.
 local table_version = -1
-local names, policies
+local names, policies, tls_only
 
 local function current()
   local version = configuration.get_certificates_version()
   if version ~= table_version then
     table_version = version
-    names, policies = nil, nil
+    names, policies, tls_only = nil, nil, {}
     local raw = configuration.get_frontends()
     local t = raw and cjson.decode(raw)
     if type(t) == "table" then
       names, policies = t.names, {}
+      if type(t.tlsOnly) == "table" then
+        for _, h in ipairs(t.tlsOnly) do tls_only[h] = true end
+      end
       for i, p in ipairs(t.policies) do
         -- index from 0 as posted; cjson.null for a listener without validation
         if p ~= cjson.null then policies[i - 1] = { ca = p.ca ~= cjson.null and p.ca or nil, insecure = p.insecure } end
@@ -113,7 +117,14 @@ function _M.check(var, host)
   if not current() then return end
   local sni = var.ssl_server_name
   if sni == nil then
-    if var.https ~= "on" then return end
+    if var.https ~= "on" then
+      -- Plain HTTP: a host no HTTP listener serves is not opened there when its listener validates clients.
+      if tls_only[host] then
+        local g = group_of(host)
+        if g and policies[g] then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+      end
+      return
+    end
     sni = ""
   else
     sni = normalize(sni)

@@ -299,7 +299,8 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
         defaultCertificate: tls.defaultCertificate, date: now(), warnings,
       }, caches.gatewayTLS);
       const ingressHosts = tls.servers.flatMap((s) => [s.hostname, ...s.aliases]);
-      const gwFrontends = gatewayFrontends(resources, (key) => store.getConfigMap(key), ingressHosts, warnings, gwTLS.listenerCertificates);
+      const gwFrontends = gatewayFrontends(resources, (key) => store.getConfigMap(key), ingressHosts, warnings, gwTLS.listenerCertificates,
+        [...gateway.tlsListeners.keys()].filter((h) => !gateway.plainHosts.has(h)));
       frontends = gwFrontends.table ?? undefined;
       gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems, gwFrontends);
       const catchAll = gwFrontends.table?.catchAll;

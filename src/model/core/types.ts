@@ -253,5 +253,6 @@ export interface Configuration {
     readonly names: Readonly<Record<string, number>>;
     readonly policies: ReadonlyArray<{ readonly ca: string | null; readonly insecure: boolean } | null>;
     readonly catchAll?: string;
+    readonly tlsOnly: readonly string[];
   };
 }

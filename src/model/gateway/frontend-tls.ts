@@ -34,6 +34,8 @@ export interface FrontendTable {
   readonly policies: ReadonlyArray<FrontendPolicy | null>;
   /** The certificate uid of the listener without hostname: served for a name no host has (servers payload `_gateway`). */
   readonly catchAll?: string;
+  /** Hosts served through HTTPS listeners only: refused on plain HTTP when their listener validates clients. */
+  readonly tlsOnly: readonly string[];
 }
 
 export interface GatewayFrontends {
@@ -101,7 +103,7 @@ const created = (gw: Gateway) => gw.metadata.creationTimestamp ?? '';
  */
 export function gatewayFrontends(
   resources: GatewayResources, getConfigMap: (key: string) => ConfigMap | undefined, ingressHosts: Iterable<string>, warnings: ModelWarning[],
-  listenerCertificates: ReadonlyMap<string, { readonly uid: string }> = new Map(),
+  listenerCertificates: ReadonlyMap<string, { readonly uid: string }> = new Map(), tlsOnly: readonly string[] = [],
 ): GatewayFrontends {
   let catchAll: string | undefined;
   const problems = new Map<string, FrontendProblem>();
@@ -138,7 +140,7 @@ export function gatewayFrontends(
   }
   if (policies.length === 0) return { table: null, problems, insecure };
   for (const host of ingressHosts) if (host !== '_') names[host.toLowerCase()] = -1;
-  return { table: { names, policies, ...(catchAll ? { catchAll } : {}) }, problems, insecure };
+  return { table: { names, policies, ...(catchAll ? { catchAll } : {}), tlsOnly }, problems, insecure };
 }
 
 function policyFor(

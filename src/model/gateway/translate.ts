@@ -43,6 +43,8 @@ export interface GatewayTranslation {
   readonly warnings: readonly ModelWarning[];
   /** Served host → the HTTPS listeners it is served through, whose certificates it takes (./listener-tls.ts). */
   readonly tlsListeners: ReadonlyMap<string, readonly string[]>;
+  /** Served hosts attached through at least one HTTP listener (the others take no plain HTTP when validated: ./frontend-tls.ts). */
+  readonly plainHosts: ReadonlySet<string>;
 }
 
 export interface BackendPlan {
@@ -81,12 +83,13 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const plans: BackendPlan[] = [];
   const routes: RouteOutcome[] = [];
   const tlsListeners = new Map<string, string[]>();
+  const plainHosts = new Set<string>();
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
     const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
     routes.push(outcome);
-    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents, tlsListeners);
+    const hostnames = routeHostnames(route, input, gateways, warn, outcome.parents, tlsListeners, plainHosts);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
@@ -121,13 +124,13 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   }
   for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);
   for (const listeners of tlsListeners.values()) listeners.sort();
-  return { servers, routes, plans, warnings, tlsListeners };
+  return { servers, routes, plans, warnings, tlsListeners, plainHosts };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
 function routeHostnames(
   route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
-  tlsListeners: Map<string, string[]>,
+  tlsListeners: Map<string, string[]>, plainHosts: Set<string>,
 ): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
     const problem = h.startsWith('*.') || !h.includes('*') ? hostProblem(h.toLowerCase()) : `hostname ${JSON.stringify(h)}: "*" only as the first label`;
@@ -156,7 +159,10 @@ function routeHostnames(
     }
     for (const a of r.attached) for (const h of a.hostnames) out.add(h);
     for (const a of r.attached) {
-      if (!a.https) continue;
+      if (!a.https) {
+        for (const h of a.hostnames) plainHosts.add(h);
+        continue;
+      }
       for (const h of a.hostnames) {
         const list = tlsListeners.get(h) ?? [];
         if (!list.includes(a.listener)) tlsListeners.set(h, [...list, a.listener]);

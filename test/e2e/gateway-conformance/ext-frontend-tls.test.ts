@@ -254,6 +254,16 @@ over.both('GatewayFrontendClientCertificateValidation › attacker: the SNI of a
   }
 });
 
+test('GatewayFrontendClientCertificateValidation › attacker: a validated host that no HTTP listener serves is not answered on plain HTTP', async () => {
+  for (const host of ['default.ftls.test', 'perport.ftls.test']) {
+    const r = await ctl.request(host, '/');
+    assert.is(r.status, 404, host);
+    assert.is(r.backend, undefined, host);
+  }
+  // A host of an HTTPS listener without validation keeps being answered on both ports, as before.
+  assert.is((await ctl.request('example.org', '/detect-misdirected-requests')).backend, 'v1');
+});
+
 over.both('GatewayFrontendClientCertificateValidation › an Ingress host on the same port is served without a client certificate', async (p) => {
   const r = await call(p, 'ingress.ftls.test');
   assert.is(r.status, 200);

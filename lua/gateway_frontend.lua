@@ -10,6 +10,7 @@
 local ssl = require("ngx.ssl")
 local cjson = require("cjson.safe")
 local configuration = require("configuration")
+local freshness = require("freshness")
 local ngx = ngx
 local string_sub, string_find = string.sub, string.find
 
@@ -22,6 +23,7 @@ local MAX_VERIFY_DEPTH = 10
 local table_version = -1
 local names, policies, tls_only
 
+-- Brings the table up to the posted one (one shared-dict read).
 local function current()
   local version = configuration.get_certificates_version()
   if version ~= table_version then
@@ -39,6 +41,19 @@ local function current()
         if p ~= cjson.null then policies[i - 1] = { ca = p.ca ~= cjson.null and p.ca or nil, insecure = p.insecure } end
       end
     end
+  end
+  return names
+end
+
+-- Per request the table is read again only after a post (freshness.lua: the router's one
+-- shared-dict read per request has run before check()).
+local stale = true
+freshness.on_change(function() stale = true end)
+
+local function current_for_request()
+  if stale then
+    stale = false
+    current()
   end
   return names
 end
@@ -111,10 +126,10 @@ function _M.ssl(hostname)
   end
 end
 
---- Per request, before the router serves it (`host`: $host). Nothing to do without a listener
+--- Per request, once the router looked the request up (`host`: $host). Nothing to do without a listener
 --- table or on plain HTTP.
 function _M.check(var, host)
-  if not current() then return end
+  if not current_for_request() then return end
   local sni = var.ssl_server_name
   if sni == nil then
     if var.https ~= "on" then

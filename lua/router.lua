@@ -433,8 +433,8 @@ end
 --- where it is; any other request goes to the named location `default` (the default backend's).
 function _M.route(default)
   local var = ngx.var
-  gateway_frontend.check(var, var.host)
   local e, uri, host = lookup(var)
+  gateway_frontend.check(var, host or var.host)
   if e == nil then return ngx.exec(default) end
   apply(e, uri, host, var, false)
 end

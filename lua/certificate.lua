@@ -5,12 +5,14 @@ local ssl = require("ngx.ssl")
 local configuration = require("configuration")
 local freshness = require("freshness")
 local ocsp_stapling = require("ocsp_stapling")
+local gateway_frontend = require("gateway_frontend")
 local ngx = ngx
 
 local certificate_data = ngx.shared.certificate_data
 local certificate_servers = ngx.shared.certificate_servers
 
 local DEFAULT_HOSTNAME = "_"
+local GATEWAY_CATCH_ALL = "_gateway" -- src/model/core/payload.ts
 local FALLBACK_UID = configuration.FALLBACK_UID
 
 local _M = {}
@@ -78,7 +80,10 @@ end
 
 function _M.call()
   local hostname = normalize(ssl.server_name())
+  gateway_frontend.ssl(hostname)
   local uid = hostname and hostname ~= "" and host_uid(hostname) or nil
+  -- A name no host has, taken by a Gateway's HTTPS listener without hostname: that listener's certificate.
+  if not uid and gateway_frontend.catch_all(hostname) then uid = certificate_servers:get(GATEWAY_CATCH_ALL) end
   if not uid then uid = certificate_servers:get(DEFAULT_HOSTNAME) end
   -- "fallback": a host with TLS whose Secret is unusable (see FALLBACK_UID in src/model/core/payload.ts).
   if not uid or uid == FALLBACK_UID then return end -- keep the fallback certificate

@@ -15,6 +15,7 @@ local EMPTY_UID = "-1"
 local BACKENDS_KEY = "backends"
 local BACKENDS_VERSION_KEY = "backends_version"
 local CERTIFICATES_VERSION_KEY = "certificates_version"
+local FRONTENDS_KEY = "frontends"
 local GENERAL_KEY = "general"
 local ROUTES_VERSION_KEY = "routes_version"
 local GENERATION_KEY = "generation"
@@ -31,6 +32,11 @@ end
 --- Bumped on every accepted POST /configuration/backends; 0 before the first.
 function _M.get_backends_version()
   return configuration_data:get(BACKENDS_VERSION_KEY) or 0
+end
+
+--- The Gateway API's HTTPS listener table as posted (JSON text), or nil.
+function _M.get_frontends()
+  return configuration_data:get(FRONTENDS_KEY)
 end
 
 function _M.get_certificates_version()
@@ -265,6 +271,12 @@ local function handle_servers(method)
     for _, key in ipairs(certificate_servers:get_keys(0)) do
       if not named[key] then certificate_servers:delete(key) end
     end
+  end
+  -- The Gateway API's HTTPS listeners (lua/gateway_frontend.lua): a complete map without them has none.
+  if payload.frontends ~= nil and payload.frontends ~= cjson.null then
+    if not store(configuration_data, "configuration_data", FRONTENDS_KEY, cjson.encode(payload.frontends), "frontends") then return end
+  elseif payload.complete == true then
+    configuration_data:delete(FRONTENDS_KEY)
   end
   forget_unreferenced_certificates()
   bump(CERTIFICATES_VERSION_KEY)

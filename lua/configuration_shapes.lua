@@ -167,12 +167,52 @@ function _M.servers_problem(payload, empty_uid, known)
       return "certificate " .. uid .. " is not a PEM certificate followed by its private key"
     end
   end
+  if not absent(payload.frontends) then
+    local problem = _M.frontends_problem(payload.frontends)
+    if problem then return problem end
+  end
   for hostname, uid in pairs(servers) do
     if not valid_hostname(hostname) or type(uid) ~= "string" then
       return "servers must map host names to uid strings"
     end
     if uid ~= empty_uid and certificates[uid] == nil and not known(uid) then
       return "server " .. hostname .. " names certificate " .. uid .. ", which is neither posted nor stored"
+    end
+  end
+  return nil
+end
+
+local MAX_FRONTEND_POLICIES = 65536
+
+--- The problem with the Gateway API's HTTPS listener table (src/model/gateway/frontend-tls.ts),
+--- or nil: `names` maps a host name ("" or "*.x" too) to -1 (an Ingress host) or a policy's
+--- index from 0; each policy is null (no validation) or { ca = PEM or null, insecure = boolean }.
+function _M.frontends_problem(f)
+  if not is_object(f) or not is_object(f.names) or not is_array(f.policies) then
+    return "frontends must be an object with names (an object) and policies (an array)"
+  end
+  local n = #f.policies
+  if n > MAX_FRONTEND_POLICIES then return "frontends: more than " .. MAX_FRONTEND_POLICIES .. " policies" end
+  for name, i in pairs(f.names) do
+    if (name ~= "" and not valid_hostname(name)) or type(i) ~= "number" or floor(i) ~= i or i < -1 or i >= n then
+      return "frontends: names must map host names to -1 or a policy index"
+    end
+  end
+  if not absent(f.tlsOnly) then
+    if not is_array(f.tlsOnly) then return "frontends: tlsOnly must be an array of host names" end
+    for _, h in ipairs(f.tlsOnly) do
+      if not valid_hostname(h) then return "frontends: tlsOnly must be an array of host names" end
+    end
+  end
+  for i = 1, n do
+    local p = f.policies[i]
+    if not absent(p) then
+      if not is_object(p) or type(p.insecure) ~= "boolean" then
+        return "frontends: policy " .. (i - 1) .. " must be null or an object with insecure (boolean)"
+      end
+      if not absent(p.ca) and (type(p.ca) ~= "string" or not p.ca:find("-----BEGIN CERTIFICATE-----", 1, true)) then
+        return "frontends: policy " .. (i - 1) .. ": ca must be null or PEM certificates"
+      end
     end
   end
   return nil

@@ -17,6 +17,7 @@ local balancer = require("balancer")
 local lua_ingress = require("lua_ingress")
 local opentelemetry = require("opentelemetry")
 local pcre2 = require("pcre2")
+local gateway_frontend = require("gateway_frontend")
 local route_access = require("route_access")
 local route_cors = require("route_cors")
 local route_headers = require("route_headers")
@@ -445,6 +446,7 @@ function _M.serve()
   local e, uri, host = chosen, chosen_uri, chosen_host
   chosen = nil
   if e == nil then return ngx.exit(ngx.HTTP_NOT_FOUND) end
+  gateway_frontend.check(ngx.var, host)
   -- $uri as the client sent it again ($dynamic_upstream_uri, the request URI unchanged as from
   -- a static location's bare proxy_pass, and $proxy_alternative_upstream_name are set by the
   -- location). `binary`: a $uri NGINX decoded to control bytes is NGINX's own, which Lua would
@@ -460,8 +462,9 @@ end
 function _M.route(default, port)
   local var = ngx.var
   local e, uri, host = lookup(var, port)
-  if e == nil then return ngx.exec(default) end
   if port then host = var.host end
+  gateway_frontend.check(var, host or var.host)
+  if e == nil then return ngx.exec(default) end
   if type(e) == "table" and e.location then
     -- To the router location of its retries or protocol, where serve() goes on.
     chosen, chosen_uri, chosen_host = e, uri, host

@@ -27,7 +27,7 @@ import { createBackendNameClaims } from './ingress/backend-names.js';
 import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
-import { assignListenerPorts, backendTLS, gatewayAPIStatus, gatewayTLS, resolveBackends, translateGateways, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
+import { assignListenerPorts, backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
 
@@ -295,6 +295,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const gateway = gatewayFor(store, settings, topo);
     let gatewayStatus: GatewayAPIStatus | undefined;
     let certificates = tls.certificates;
+    let frontends: FrontendTable | undefined;
     if (gateway) {
       for (const w of gateway.warnings) warnings.push(w);
       const resources = caches.gateway!.resources;
@@ -306,8 +307,15 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
         resources, plans: gateway.plans, routes: gateway.routes, getService: (key) => store.getService(key), getConfigMap: (key) => store.getConfigMap(key),
         getSecret: (key) => store.getSecret(key), warnings,
       });
-      gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems, btls);
-      certificates = mergeCertificates(tls.certificates, gwTLS.certificates);
+      const ingressHosts = tls.servers.flatMap((s) => [s.hostname, ...s.aliases]);
+      const gwFrontends = gatewayFrontends(resources, (key) => store.getConfigMap(key), ingressHosts, warnings, gwTLS.listenerCertificates,
+        [...gateway.tlsListeners.keys()].filter((h) => !gateway.plainHosts.has(h)));
+      frontends = gwFrontends.table ?? undefined;
+      gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems, btls, gwFrontends);
+      const catchAll = gwFrontends.table?.catchAll;
+      const gatewayCertificates = catchAll && !gwTLS.certificates[catchAll]
+        ? { ...gwTLS.certificates, [catchAll]: [...gwTLS.listenerCertificates.values()].find((c) => c.uid === catchAll)! } : gwTLS.certificates;
+      certificates = mergeCertificates(tls.certificates, gatewayCertificates);
       // Both lists are sorted already and the Gateway API's are few: merged, not sorted again.
       allServers = mergeSorted(tls.servers, [...btls.servers].sort(byServerOrder), byServerOrder);
       allBackends = mergeSorted(assembled.backends, resolveBackends(gateway.plans, store, settings, addressPolicy, warnings, caches.gatewayBackends).sort(byName), byName);
@@ -324,6 +332,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const config: Configuration = {
       servers, backends, tcpEndpoints, udpEndpoints, certificates, defaultCertificate: tls.defaultCertificate, settings, dynamicRoutes,
       ...(gateway && dynamicRoutes && gateway.ports.extra.length > 0 ? { listenerPorts: gateway.ports.extra } : {}),
+      ...(frontends ? { frontends } : {}),
     };
     caches.last = {
       topo, settings, servers, certificates, defaultCertificate: tls.defaultCertificate,

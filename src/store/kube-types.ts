@@ -125,13 +125,20 @@ export interface GatewayListener {
   tls?: { mode?: string; certificateRefs?: SecretObjectReference[] };
   allowedRoutes?: { namespaces?: RouteNamespaces; kinds?: RouteGroupKind[] };
 }
+export interface FrontendTLSValidation {
+  mode?: string;
+  caCertificateRefs?: Array<{ group?: string; kind?: string; name: string; namespace?: string }>;
+}
 export interface GatewaySpecAddress { type?: string; value?: string }
 export interface Gateway extends KubeObject {
   spec: {
     gatewayClassName: string; listeners?: GatewayListener[]; addresses?: GatewaySpecAddress[];
     infrastructure?: { labels?: Record<string, string>; annotations?: Record<string, string>; parametersRef?: { group?: string; kind?: string; name?: string } };
-    /** `backend.clientCertificateRef`: the certificate NGINX shows to TLS backends (GatewayBackendClientCertificate). */
-    tls?: { backend?: { clientCertificateRef?: SecretObjectReference } };
+    tls?: {
+      /** `backend.clientCertificateRef`: the certificate NGINX shows to TLS backends (GatewayBackendClientCertificate). */
+      backend?: { clientCertificateRef?: SecretObjectReference };
+      frontend?: { default?: { validation?: FrontendTLSValidation }; perPort?: Array<{ port: number; tls?: { validation?: FrontendTLSValidation } }> };
+    };
     /** Which namespaces' ListenerSets may attach (`from`: None, the default, Same, Selector or All). */
     allowedListeners?: { namespaces?: RouteNamespaces };
   };

@@ -352,6 +352,17 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       .some((ref) => `${p.metadata.namespace ?? ''}/${ref.name}` === key));
   }
 
+  /** Whether spec.tls.frontend of one of our Gateways names the ConfigMap (`namespace/name`). */
+  function frontendReferences(key: string): boolean {
+    for (const gw of gatewayResources().gateways) {
+      const f = gw.spec.tls?.frontend;
+      for (const v of [f?.default?.validation, ...(f?.perPort ?? []).map((p) => p.tls?.validation)]) {
+        for (const ref of v?.caCertificateRefs ?? []) if (`${ref.namespace ?? gw.metadata.namespace ?? ''}/${ref.name}` === key) return true;
+      }
+    }
+    return false;
+  }
+
   const secretRules: CachedKind<Secret> = {
     cache: secrets,
     skip: (secret) => (secret.type === HELM_RELEASE_SECRET_TYPE || secret.metadata.labels?.owner === 'helm' ? 'Helm release Secret (not cached)' : null),
@@ -379,6 +390,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       if (key === opts.udpServicesConfigmap) return relevant('UDP services ConfigMap');
       if (referencedConfigMaps.has(key)) return relevant('ConfigMap referenced by the main ConfigMap');
       if (policyReferences(key)) return relevant('ConfigMap referenced by a BackendTLSPolicy');
+      if (frontendReferences(key)) return relevant('ConfigMap referenced by the client certificate validation of our Gateway');
       let users = 0;
       for (const ing of ingressesByConfigMap.get(key) ?? []) if (served.has(ing)) users++;
       if (users > 0) return relevant(`ConfigMap referenced by ${users} served Ingress(es)`);

@@ -132,6 +132,23 @@ test('servers: malformed payloads are 400; nothing of a refused payload is store
   assert.is((await nginx.status('GET', '/configuration/servers')).status, 400, 'servers is POST only');
 });
 
+test('servers: a Gateway listener table (frontends) of a shape the controller never sends is 400; nothing is stored', async () => {
+  const cert = await generateCertificate(join(nginx.prefix, 'certs'), 'frontends.test');
+  const base = { certificates: { f: cert.pem }, servers: { 'frontends.test': 'f' } };
+  for (const frontends of [
+    'x', [], { names: ['a.test'], policies: [] }, { names: { 'a.test': 0 }, policies: [] }, { names: { 'a.test': -2 }, policies: [null] },
+    { names: { 'a.test': 0.5 }, policies: [null] }, { names: { 'a b.test': 0 }, policies: [null] }, { names: { 'a.test': 0 }, policies: [{ ca: null }] },
+    { names: { 'a.test': 0 }, policies: [{ ca: 'ssl_verify_client off;', insecure: false }] }, { names: {}, policies: [null], tlsOnly: ['bad\r\nhost'] },
+  ]) {
+    const r = await nginx.status('POST', '/configuration/servers', JSON.stringify({ ...base, frontends }));
+    assert.is(r.status, 400, JSON.stringify(frontends));
+    assert.match(r.body, /^servers: frontends/);
+  }
+  assert.is((await nginx.status('GET', '/configuration/certs?hostname=frontends.test')).status, 404, 'a refused payload stored nothing');
+  const ok = await nginx.status('POST', '/configuration/servers', JSON.stringify({ ...base, frontends: { names: { '': 0, 'a.test': -1 }, policies: [{ ca: null, insecure: false }], tlsOnly: [] } }));
+  assert.is(ok.status, 201, ok.body);
+});
+
 test('other methods are 400, unknown paths 404', async () => {
   assert.is((await nginx.status('PUT', '/configuration/backends', '[]')).status, 400);
   assert.is((await nginx.status('DELETE', '/configuration/general')).status, 400);

@@ -193,6 +193,7 @@ function certificateChanges(running: ModelSnapshot, next: ModelSnapshot, servers
   }
   const uidsChanged = running.certificates !== next.certificates && certificateUids(running.certificates) !== certificateUids(next.certificates);
   if (out.length === 0 && (hostsChanged || uidsChanged)) out.push('certificates changed');
+  if (running.frontends !== next.frontends && JSON.stringify(running.frontends) !== JSON.stringify(next.frontends)) out.push('Gateway HTTPS listeners changed');
   return out;
 }
 

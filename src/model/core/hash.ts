@@ -21,6 +21,7 @@ export interface ModelSnapshot {
   readonly settings: NginxSettings;
   /** Configuration.listenerPorts as text ('' for none). */
   readonly listenerPorts: string;
+  readonly frontends: Configuration['frontends'];
 }
 
 export function snapshot(config: Configuration): ModelSnapshot {
@@ -28,6 +29,7 @@ export function snapshot(config: Configuration): ModelSnapshot {
     servers: config.servers, backends: config.backends, tcp: config.tcpEndpoints, udp: config.udpEndpoints,
     certificates: config.certificates, defaultCertificate: config.defaultCertificate, settings: config.settings,
     listenerPorts: (config.listenerPorts ?? []).map((p) => `${p.port}=${p.local}`).join(','),
+    frontends: config.frontends,
   };
 }
 

@@ -6,6 +6,8 @@ import type { Backend, Configuration } from './types.js';
 import type { RoutesPayload } from './routes-payload.js';
 
 export const EMPTY_UID = '-1';
+/** The servers payload's key of the certificate of a Gateway HTTPS listener without hostname. */
+export const GATEWAY_CATCH_ALL = '_gateway';
 /**
  * The certificate of a host whose TLS Secret is missing or unusable without
  * --default-ssl-certificate: NGINX's own fallback certificate (no PEM is posted; Lua keeps the
@@ -18,6 +20,8 @@ export interface ServersPayload {
   servers: Record<string, string>;
   /** The whole map: Lua forgets the hosts it does not name (and certificates no host names); without it, a POST only adds and changes. */
   complete?: true;
+  /** The Gateway API's HTTPS listeners (lua/gateway_frontend.lua); posted with every complete map, absent without any. */
+  frontends?: NonNullable<Configuration['frontends']>;
 }
 
 /** What one dynamic update posts: each part present is POSTed to /configuration/<part>. */
@@ -107,5 +111,9 @@ export function serversPayload(config: Configuration): ServersPayload {
   }
   // from-to-www: the other name of the host redirects, and needs the host's certificate for HTTPS.
   for (const [s, from] of wwwRedirectNames(config.servers)) servers.set(from, uidFor(s.certificate));
-  return { certificates: sortedRecord(certificates), servers: sortedRecord(servers), complete: true };
+  // The certificate of a Gateway's HTTPS listener without hostname, for names no host has (lua/gateway_frontend.lua).
+  if (config.frontends?.catchAll) servers.set(GATEWAY_CATCH_ALL, uidFor(config.frontends.catchAll));
+  const payload: ServersPayload = { certificates: sortedRecord(certificates), servers: sortedRecord(servers), complete: true };
+  if (config.frontends) payload.frontends = config.frontends;
+  return payload;
 }

@@ -261,4 +261,15 @@ export interface Configuration {
    * Absent or empty: none.
    */
   readonly listenerPorts?: ReadonlyArray<{ readonly port: number; readonly local: number }>;
+  /**
+   * The Gateway API's HTTPS listener table (client certificate validation, misdirected
+   * requests), posted with /configuration/servers; absent without a served HTTPS listener.
+   * Its shape is the Gateway front end's (src/model/gateway/frontend-tls.ts).
+   */
+  readonly frontends?: {
+    readonly names: Readonly<Record<string, number>>;
+    readonly policies: ReadonlyArray<{ readonly ca: string | null; readonly insecure: boolean } | null>;
+    readonly catchAll?: string;
+    readonly tlsOnly: readonly string[];
+  };
 }

@@ -8,6 +8,7 @@ export { translateGateways, resolveBackends, type BackendPlan, type GatewayTrans
 export { referencePermitted } from './references.js';
 export { attachParent, intersectHostnames, listenerProblem } from './attachment.js';
 export { gatewayAPIStatus, type Condition, type GatewayAPIStatus, type ListenerStatus, type RouteParentStatus } from './status.js';
+export { gatewayFrontends, type FrontendTable, type GatewayFrontends } from './frontend-tls.js';
 export { gatewayTLS, type GatewayTLS, type GatewayTLSCache, type ListenerRefProblem } from './listener-tls.js';
 export { bindAddresses, withAddressConditions, type BoundAddresses, type GatewayStatusAddress } from './addresses.js';
 export { backendTLS, type BackendTLS, type PolicyVerdict, type ClientCertificateProblem } from './backend-tls.js';

@@ -23,6 +23,8 @@ export interface GatewayTLS {
   readonly certificates: Readonly<Record<string, Certificate>>;
   /** Listener key (`namespace/gateway/listener`, `ListenerSet namespace/name/listener`) → why its certificateRefs resolve to no certificate. */
   readonly problems: ReadonlyMap<string, ListenerRefProblem>;
+  /** `namespace/gateway/listener` → the certificate of its first usable ref (a name no host has, through a listener without hostname). */
+  readonly listenerCertificates: ReadonlyMap<string, Certificate>;
 }
 
 export interface GatewayTLSInputs {
@@ -46,6 +48,7 @@ type Resolved = { readonly ok: true; readonly secret: string; readonly parsed: P
 export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs, cache: GatewayTLSCache): GatewayTLS {
   const listeners = new Map<string, { object: string; field: string; refs: Resolved[] }>();
   const problems = new Map<string, ListenerRefProblem>();
+  const listenerCertificates = new Map<string, Certificate>();
   const owned: Array<{ owner: Owner; key: string; index: number; listener: GatewayListener }> = [];
   for (const gw of inputs.resources.gateways) {
     const owner = { kind: 'Gateway' as const, namespace: gw.metadata.namespace ?? '', name: gw.metadata.name };
@@ -65,6 +68,8 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
     const bad = refs.find((r): r is Extract<Resolved, { ok: false }> => !r.ok);
     if (!refs.some((r) => r.ok) && bad) problems.set(key, bad.problem);
     listeners.set(key, { object, field, refs });
+    const first = refs.find((r): r is Extract<Resolved, { ok: true }> => r.ok);
+    if (first) listenerCertificates.set(key, first.parsed.certificate);
   }
   const certificates: Record<string, Certificate> = {};
   const out = servers.map((base) => {
@@ -95,7 +100,7 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
     return server;
   });
   for (const host of [...cache.keys()]) if (!inputs.tlsListeners.has(host)) cache.delete(host);
-  return { servers: out, certificates, problems };
+  return { servers: out, certificates, problems, listenerCertificates };
 }
 
 /** The object whose listener refers: a Gateway or a ListenerSet, whose kind and namespace a ReferenceGrant must name. */

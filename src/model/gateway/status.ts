@@ -11,6 +11,7 @@ import type { GatewayResources } from '../../store/types.js';
 import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem, listenerSetPort } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
 import type { PortAssignment } from './listener-ports.js';
+import type { FrontendProblem, GatewayFrontends } from './frontend-tls.js';
 import type { ListenerRefProblem } from './listener-tls.js';
 import type { BackendTLS } from './backend-tls.js';
 import type { GatewayTranslation } from './translate.js';
@@ -65,6 +66,7 @@ function condition(type: string, ok: boolean, reason: string, message: string, o
 export function gatewayAPIStatus(
   resources: GatewayResources, translation: GatewayTranslation, controllerName: string, serviceExists: (key: string) => boolean,
   certificateProblems: ReadonlyMap<string, ListenerRefProblem> = new Map(), backend: Pick<BackendTLS, 'policies' | 'clientCertificates'> = { policies: new Map(), clientCertificates: new Map() },
+  frontends?: GatewayFrontends,
 ): GatewayAPIStatus {
   const classes = new Map<string, readonly Condition[]>();
   for (const c of resources.classes) {
@@ -107,7 +109,7 @@ export function gatewayAPIStatus(
   const gateways = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[]; attachedListenerSets: number }>();
   for (const gw of resources.gateways) {
     const g = generationOf(gw);
-    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(`${keyOf(gw)}'s NGINX`, l, translation.ports.of(keyOf(gw), l), g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`)));
+    const listeners = (gw.spec.listeners ?? []).map((l) => listenerStatus(`${keyOf(gw)}'s NGINX`, l, translation.ports.of(keyOf(gw), l), g, attached.get(`${keyOf(gw)}/${l.name}`) ?? 0, certificateProblems.get(`${keyOf(gw)}/${l.name}`), frontends?.problems.get(`${keyOf(gw)}/${l.name}`)));
     const served = listeners.filter((l) => l.conditions[0]!.status === 'True').length;
     const invalid = gatewayProblem(gw);
     const ok = served > 0 && invalid === null;
@@ -124,6 +126,9 @@ export function gatewayAPIStatus(
         accepted,
         condition('Programmed', ok, ok ? 'Programmed' : 'Invalid', ok ? 'served by NGINX' : invalid?.message ?? 'no listener can be served', g),
         ...resolved,
+        ...(frontends?.insecure.has(keyOf(gw))
+          ? [condition('InsecureFrontendValidationMode', true, 'ConfigurationChanged', 'a client certificate validation is AllowInsecureFallback: clients without a valid certificate are served', g)]
+          : []),
       ],
       listeners,
       attachedListenerSets: setsAttached.get(keyOf(gw)) ?? 0,
@@ -176,17 +181,18 @@ function listenerSetStatus(outcome: ListenerSetOutcome, attached: ReadonlyMap<st
   };
 }
 
-/** `where`: the NGINX the listener is served by, for its Programmed message; `port`: where ./listener-ports.ts serves it. */
-function listenerStatus(where: string, l: GatewayListener, port: PortAssignment, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined): ListenerStatus {
-  const problem = listenerProblem(l, port);
+/** `where`: the NGINX the listener is served by, for its Programmed message; `port`: where ./listener-ports.ts serves it; `ca`: its client certificate validation's problem. */
+function listenerStatus(where: string, l: GatewayListener, port: PortAssignment, g: number, attachedRoutes: number, refs: ListenerRefProblem | undefined, ca?: FrontendProblem): ListenerStatus {
+  const own = listenerProblem(l, port);
+  const problem = own ?? (ca?.noValidCA ? `no valid CA certificate: ${ca.message}` : null);
   const kindsOk = admitsHTTPRoutes(l);
-  const reason = problem === null ? 'Accepted' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : 'problem' in port ? 'PortUnavailable' : 'UnsupportedValue';
+  const reason = problem === null ? 'Accepted' : ca?.noValidCA && own === null ? 'NoValidCACertificate' : l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' ? 'UnsupportedProtocol' : 'problem' in port ? 'PortUnavailable' : 'UnsupportedValue';
   const resolved = !kindsOk || !allRouteKindsServed(l)
     ? condition('ResolvedRefs', false, 'InvalidRouteKinds', kindsOk ? 'allowedRoutes.kinds names a kind this listener does not serve (HTTPRoute only)' : 'allowedRoutes.kinds names no kind this listener serves (HTTPRoute)', g)
-    : refs
-      ? condition('ResolvedRefs', false, refs.reason, refs.message, g)
+    : refs ?? ca
+      ? condition('ResolvedRefs', false, (refs ?? ca)!.reason, (refs ?? ca)!.message, g)
       : condition('ResolvedRefs', true, 'ResolvedRefs', 'references resolved', g);
-  const programmed = problem === null && refs === undefined;
+  const programmed = problem === null && refs === undefined && ca === undefined;
   return {
     name: l.name,
     attachedRoutes,
@@ -194,7 +200,7 @@ function listenerStatus(where: string, l: GatewayListener, port: PortAssignment,
     conditions: [
       condition('Accepted', problem === null, reason, problem ?? 'served', g),
       resolved,
-      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? `served on port ${'local' in port ? port.local : l.port} of ${where}`, g),
+      condition('Programmed', programmed, programmed ? 'Programmed' : 'Invalid', problem ?? refs?.message ?? ca?.message ?? `served on port ${'local' in port ? port.local : l.port} of ${where}`, g),
       condition('Conflicted', false, 'NoConflicts', 'no conflict', g),
     ],
   };

@@ -50,6 +50,8 @@ export interface GatewayTranslation {
   readonly ports: ListenerPorts;
   /** The ListenerSets on our Gateways and what became of each (./listener-sets.ts). */
   readonly listenerSets: ListenerSets;
+  /** Served hosts attached through at least one HTTP listener (the others take no plain HTTP when validated: ./frontend-tls.ts). */
+  readonly plainHosts: ReadonlySet<string>;
 }
 
 export interface BackendPlan {
@@ -94,12 +96,13 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const tlsListeners = new Map<string, string[]>();
   const listenerSets = listenerSetsOf(input.resources, input.namespaceOf, (object, field, message) => warnings.push({ object, field, message }));
   const shadowed = shadowedHosts(input.resources.gateways, listenerSets);
+  const plainHosts = new Set<string>();
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
     const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
     routes.push(outcome);
-    const hostnames = routeHostnames(route, input, gateways, listenerSets, shadowed, warn, outcome.parents, tlsListeners);
+    const hostnames = routeHostnames(route, input, gateways, listenerSets, shadowed, warn, outcome.parents, tlsListeners, plainHosts);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
@@ -134,13 +137,13 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   }
   for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);
   for (const listeners of tlsListeners.values()) listeners.sort();
-  return { servers, routes, plans, warnings, tlsListeners, ports: input.ports, listenerSets };
+  return { servers, routes, plans, warnings, tlsListeners, ports: input.ports, listenerSets, plainHosts };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
 function routeHostnames(
   route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, listenerSets: ListenerSets, shadowed: (listener: string, host: string) => boolean, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
-  tlsListeners: Map<string, string[]>,
+  tlsListeners: Map<string, string[]>, plainHosts: Set<string>,
 ): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
     const problem = h.startsWith('*.') || !h.includes('*') ? hostProblem(h.toLowerCase()) : `hostname ${JSON.stringify(h)}: "*" only as the first label`;
@@ -189,7 +192,10 @@ function routeHostnames(
       for (const h of a.hostnames) ported.add(hostKey(h, a.port));
     }
     for (const a of attached) {
-      if (!a.https) continue;
+      if (!a.https) {
+        for (const h of a.hostnames) plainHosts.add(h);
+        continue;
+      }
       for (const h of a.hostnames) {
         const list = tlsListeners.get(h) ?? [];
         if (!list.includes(a.listener)) tlsListeners.set(h, [...list, a.listener]);

@@ -7,6 +7,7 @@ import { bindAddresses, unsupportedAddress, withAddressConditions } from '../../
 import type { Gateway, GatewaySpecAddress } from '../../../src/store/kube-types.js';
 import { gatewayAPIStatus } from '../../../src/model/gateway/status.js';
 import type { GatewayTranslation } from '../../../src/model/gateway/translate.js';
+import { assignListenerPorts } from '../../../src/model/gateway/listener-ports.js';
 
 const gateway = (addresses?: GatewaySpecAddress[]): Gateway => ({
   apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
@@ -63,7 +64,7 @@ test('an empty value is assigned a published address of its type not bound yet; 
 });
 
 test('conditions: an unsupported type: Accepted=False/UnsupportedAddress; an unusable value turns Programmed False, and only a True one', () => {
-  const status = (gw: Gateway) => gatewayAPIStatus({ classes: [], gateways: [gw], httpRoutes: [], referenceGrants: [], backendTLSPolicies: [], listenerSets: [] }, { routes: [] } as unknown as GatewayTranslation, 'ingress-rx.io/gateway', () => true).gateways.get('infra/gw')!.conditions;
+  const status = (gw: Gateway) => gatewayAPIStatus({ classes: [], gateways: [gw], httpRoutes: [], referenceGrants: [], backendTLSPolicies: [], listenerSets: [] }, { routes: [], listenerSets: new Map(), ports: assignListenerPorts([gw], undefined) } as unknown as GatewayTranslation, 'ingress-rx.io/gateway', () => true).gateways.get('infra/gw')!.conditions;
   const brief = (cs: ReadonlyArray<{ type: string; status: string; reason: string }>) => cs.map((c) => `${c.type}=${c.status}/${c.reason}`);
   assert.equal(brief(status(gateway([{ type: 'test/fake-invalid-type', value: 'x' }]))), ['Accepted=False/UnsupportedAddress', 'Programmed=False/Invalid']);
   const ok = status(gateway([{ value: '198.51.100.7' }]));

@@ -116,9 +116,9 @@ test("attacker: a backend in another namespace is refused until its owner's Refe
 });
 
 test('a Gateway: a listener that cannot be served is refused; narrowing allowedRoutes names the route it detaches', async () => {
-  const bad = await review(GATEWAY, gateway([HTTP_ALL, SAME, { name: 'alt', port: 8080, protocol: 'HTTP' }]), 'UPDATE');
+  const bad = await review(GATEWAY, gateway([HTTP_ALL, SAME, { name: 'alt', port: 443, protocol: 'HTTP' }]), 'UPDATE');
   assert.is(bad.allowed, false);
-  assert.is(bad.status!.message, 'ingress-rx refuses Gateway infra/gw:\n- spec.listeners[2]: listener alt: port 8080 is not served (an HTTP listener must use port 80, served on --http-port); the listener is not served');
+  assert.is(bad.status!.message, 'ingress-rx refuses Gateway infra/gw:\n- spec.listeners[2]: listener alt: port 443 serves TLS (--https-port): an HTTP listener cannot use it; the listener is not served');
   const narrowed = await review(GATEWAY, gateway([{ name: 'http', port: 80, protocol: 'HTTP' }, SAME]), 'UPDATE');
   assert.is(narrowed.allowed, true);
   assert.ok(narrowed.warnings?.includes('spec.listeners: HTTPRoute team-a/attached would no longer be attached: listener infra/gw/http: allowedRoutes.namespaces (from: Same) does not admit routes of namespace "team-a"'), JSON.stringify(narrowed.warnings));

@@ -285,11 +285,13 @@ local function sync_backends()
     if type(backend) == "table" and type(backend.name) == "string" then
       if is_external_name(backend) then
         external_name_backends[backend.name] = backend
+        -- The balancer of the names posted before must not serve the new ones meanwhile: not
+        -- while this timer's DNS lookup yields either (a request syncing then finds the new
+        -- names already noted, and would keep that balancer).
+        if names_changed(previous[backend.name], backend) then balancers[backend.name] = nil end
         if can_resolve() then
           safe_sync(resolved(backend))
-        elseif not balancers[backend.name] or names_changed(previous[backend.name], backend) then
-          -- The balancer of the names posted before must not serve the new ones meanwhile.
-          balancers[backend.name] = nil
+        elseif not balancers[backend.name] then
           unresolved_external_names[backend.name] = backend
         end
       else

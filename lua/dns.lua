@@ -101,15 +101,18 @@ local function query(name)
   local last_err
   for _, server in ipairs(servers) do
     query_id = (query_id + 1) % 65536
+    -- This query's own id: another coroutine of the worker may ask (and move query_id) while
+    -- this one waits for its answer.
+    local id = query_id
     local sock = ngx.socket.udp()
     sock:settimeout(TIMEOUT_MS)
     local ok, err = sock:setpeername(server[1], server[2])
-    if ok then ok, err = sock:send(encode_query(query_id, name)) end
+    if ok then ok, err = sock:send(encode_query(id, name)) end
     if ok then
       local data
       data, err = sock:receive()
       if data then
-        local addresses, ttl = decode_answer(data, query_id)
+        local addresses, ttl = decode_answer(data, id)
         sock:close()
         if addresses then return addresses, ttl end
         err = ttl

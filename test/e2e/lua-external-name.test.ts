@@ -16,10 +16,11 @@ let nginx: LuaNginx;
 let echo: EchoServer[];
 let dns: Awaited<ReturnType<typeof startFakeDns>>;
 const records = new Map<string, string[]>();
+const delays = new Map<string, number>();
 
 test.before(async () => {
   echo = await startEchoServers(2, { firstOctet: 60 });
-  dns = await startFakeDns(records);
+  dns = await startFakeDns(records, delays);
   nginx = await startLuaNginx({
     workers: 2, locations: [{ path: '/', backend: 'ext' }], extraInitLua: `configuration.resolvers = { "127.0.0.1:${dns.port}" }`,
     // A probe: address_policy.parse() and refusal() of each posted address (port 80) under this policy.
@@ -66,6 +67,25 @@ test('a newly posted ExternalName backend is served by every worker from the fir
   const answers = [...await Promise.all(Array.from({ length: 8 }, () => nginx.request())), ...await answersFromEveryWorker(nginx, {})];
   assert.equal(answers.map((r) => r.status), answers.map(() => 200));
   assert.ok(answers.every((r) => (JSON.parse(r.body) as { name: string }).name === echo[1].name));
+  await nginx.configure('/configuration/backends', [externalName('app.external.test', echo[0].port)]);
+  await waitFor(async () => (JSON.parse((await nginx.request()).body) as { name: string }).name === echo[0].name, { what: 'app.external.test again' });
+});
+
+test("a changed ExternalName is not served from the names posted before while a worker's timer waits on DNS", async () => {
+  // Each worker's 0.1 s timer takes the post up and resolves the new name, yielding while DNS is
+  // slow; a request arriving meanwhile used to find the new names noted and keep the old balancer.
+  records.set('slow.external.test', [echo[1].address]);
+  delays.set('slow.external.test', 400);
+  try {
+    const asked = () => dns.queries.filter((q) => q === 'slow.external.test').length;
+    await nginx.configure('/configuration/backends', [externalName('slow.external.test', echo[1].port)]);
+    await waitFor(() => asked() >= 2, { what: 'both workers asking DNS for the new name' });
+    const answers = [...await Promise.all(Array.from({ length: 8 }, () => nginx.request())), ...await answersFromEveryWorker(nginx, {})];
+    const seen = (r: { status: number; body: string }) => (r.status === 200 ? `200 ${(JSON.parse(r.body) as { name: string }).name}` : `${r.status}`);
+    assert.equal(answers.map(seen), answers.map(() => `200 ${echo[1].name}`));
+  } finally {
+    delays.delete('slow.external.test');
+  }
   await nginx.configure('/configuration/backends', [externalName('app.external.test', echo[0].port)]);
   await waitFor(async () => (JSON.parse((await nginx.request()).body) as { name: string }).name === echo[0].name, { what: 'app.external.test again' });
 });

@@ -4,8 +4,8 @@ import { createSocket, type Socket } from 'node:dgram';
 
 export interface FakeDns { port: number; queries: string[]; close(): void }
 
-/** A fake DNS server: name → IPv4 addresses (answer TTL 1 s); unknown names get NXDOMAIN. */
-export async function startFakeDns(records: Map<string, string[]>): Promise<FakeDns> {
+/** A fake DNS server: name → IPv4 addresses (answer TTL 1 s); unknown names get NXDOMAIN; a name in `delays` is answered that many ms late. */
+export async function startFakeDns(records: Map<string, string[]>, delays: ReadonlyMap<string, number> = new Map()): Promise<FakeDns> {
   const socket: Socket = createSocket('udp4');
   const queries: string[] = [];
   socket.on('message', (msg, rinfo) => {
@@ -27,7 +27,10 @@ export async function startFakeDns(records: Map<string, string[]>): Promise<Fake
       ip.split('.').forEach((o, i) => a.writeUInt8(Number(o), 12 + i));
       return a;
     });
-    socket.send(Buffer.concat([header, question, ...answers]), rinfo.port, rinfo.address);
+    const reply = Buffer.concat([header, question, ...answers]);
+    const delay = delays.get(name);
+    if (delay) setTimeout(() => socket.send(reply, rinfo.port, rinfo.address), delay);
+    else socket.send(reply, rinfo.port, rinfo.address);
   });
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()));
   return { port: socket.address().port, queries, close: () => socket.close() };

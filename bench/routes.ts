@@ -131,6 +131,9 @@ async function run(n: number, rounds: number): Promise<Routes> {
       out.httpRouteAddMs.push(performance.now() - t);
     }
     out.httpRouteReloads = reloads() - routeReloadsBefore;
+    // Why NGINX reloaded since the Ingress phase began: each reloading sync's own words.
+    const why = local.logs().map((l) => String(l.msg)).filter((m) => /^sync \d+: reload/.test(m)).slice(1);
+    if (why.length > 0) process.stderr.write(`routes: reloading syncs:\n${why.map((m) => `  ${m.slice(0, 300)}`).join('\n')}\n`);
     return out;
   } finally {
     await cluster.stop();

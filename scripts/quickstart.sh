@@ -31,11 +31,15 @@ ingress-rx is serving examples/quickstart. Try:
   curl --resolve api.example.test:$HTTP_PORT:127.0.0.1 http://api.example.test:$HTTP_PORT/v1/users
   curl --resolve secure.example.test:$HTTPS_PORT:127.0.0.1 --cacert examples/quickstart/secure.example.test.crt https://secure.example.test:$HTTPS_PORT/
   curl -i --resolve secure.example.test:$HTTP_PORT:127.0.0.1 http://secure.example.test:$HTTP_PORT/
+  curl --resolve shop.example.test:$HTTP_PORT:127.0.0.1 -H 'X-Version: 2' http://shop.example.test:$HTTP_PORT/api/users
+  curl --http2 --resolve shop.example.test:$HTTPS_PORT:127.0.0.1 --cacert examples/quickstart/shop.example.test.crt https://shop.example.test:$HTTPS_PORT/
   curl http://127.0.0.1:$HEALTHZ_PORT/metrics
   bin/ingress-rx dbg --workdir $WORKDIR backends list
   bin/ingress-rx dbg --workdir $WORKDIR routes
 
-Edit examples/quickstart/*.yaml and the changes apply live. Ctrl-C to stop.
+shop.example.test is a Gateway API Gateway and HTTPRoute (examples/quickstart/gateway.yaml) on the
+same NGINX as the Ingresses. Edit examples/quickstart/*.yaml and the changes apply live.
+Ctrl-C to stop.
 
 MSG
 wait "$rx_pid"

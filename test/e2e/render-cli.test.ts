@@ -20,7 +20,7 @@ test('renders the quickstart to model, payloads and nginx.conf that nginx -t acc
   const conf = readFileSync(join(a, 'nginx.conf'), 'utf8');
   // Every quickstart host is dynamic (api's rewrite-target and CORS are the router's too): the route table's.
   const routes = JSON.parse(readFileSync(join(a, 'routes.json'), 'utf8')) as { hosts: Record<string, Array<{ rewrite?: unknown }>> };
-  assert.equal(Object.keys(routes.hosts).sort(), ['api.example.test', 'secure.example.test', 'web.example.test']);
+  assert.equal(Object.keys(routes.hosts).sort(), ['api.example.test', 'secure.example.test', 'shop.example.test', 'web.example.test']);
   for (const host of Object.keys(routes.hosts)) assert.not.match(conf, `## start server ${host}`);
   assert.ok(routes.hosts['api.example.test']!.some((e) => e.rewrite), 'api\'s rewrite-target is in its routes');
   const backends = JSON.parse(readFileSync(join(a, 'backends.json'), 'utf8')) as Array<{ name: string; alternativeBackends: string[] }>;

@@ -12,6 +12,7 @@
 // design; that wait is the rate limit's, not the route's.
 // Quick mode 2k Ingresses, full mode 10k.
 //   node --import tsx bench/routes.ts [--full] [--n N] [--rounds R]
+// BENCH_ROUTES_LOG=FILE keeps the controller's whole log (NDJSON): the warnings say what was set aside and why.
 import { writeFileSync } from 'node:fs';
 import { namespaceOf, serviceOf } from './gen.js';
 import { startGeneratedCluster } from './local-mode.js';

@@ -520,7 +520,7 @@ function ruleBackends(
  * weights and header filters are the route entry's), so a new route to a Service some route
  * already uses changes no backend, and the whole backends document is not posted again.
  */
-export function sharedBackendName(namespace: string, service: string, port: string): string {
+function sharedBackendName(namespace: string, service: string, port: string): string {
   return `httproute.${namespace}.${service}.${port}`;
 }
 

@@ -12,6 +12,8 @@
 // design; that wait is the rate limit's, not the route's.
 // Quick mode 2k Ingresses, full mode 10k.
 //   node --import tsx bench/routes.ts [--full] [--n N] [--rounds R]
+// BENCH_ROUTES_LOG=FILE keeps the controller's whole log (NDJSON): the warnings say what was set aside and why.
+import { writeFileSync } from 'node:fs';
 import { namespaceOf, serviceOf } from './gen.js';
 import { startGeneratedCluster } from './local-mode.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, nginxCpuSeconds, percentile, printTable, processCpuSeconds, round, verdict, type Row } from './lib.js';
@@ -136,6 +138,8 @@ async function run(n: number, rounds: number): Promise<Routes> {
     if (why.length > 0) process.stderr.write(`routes: reloading syncs:\n${why.map((m) => `  ${m.slice(0, 300)}`).join('\n')}\n`);
     return out;
   } finally {
+    // BENCH_ROUTES_LOG=FILE keeps the controller's whole log (NDJSON) to read afterwards.
+    if (process.env.BENCH_ROUTES_LOG) writeFileSync(process.env.BENCH_ROUTES_LOG, local.logs().map((l) => JSON.stringify(l)).join('\n'));
     await cluster.stop();
   }
 }

@@ -57,6 +57,8 @@ export function createBudgetCheck(deps: BudgetCheckDeps): BudgetCheck {
   const refusedAt: { routesAndBackends: number; certificates: number } = { routesAndBackends: Infinity, certificates: Infinity };
   let totals: PayloadTotals = { routesAndBackends: 0, certificates: 0 };
   const meter = createPayloadMeter();
+  /** What the capacity could not be held against (said once while it lasts). */
+  let lastNamed = '';
 
   function setAside(over: readonly OverBudget[]): void {
     for (const o of over) {
@@ -89,6 +91,9 @@ export function createBudgetCheck(deps: BudgetCheckDeps): BudgetCheck {
         const view = quarantine.view(store);
         const judged = overPayloadBudgets(built.config, routesPayload(built.config), () => keysOf(view.listIngresses()), budgets, capacity(built.config.settings), meter);
         totals = judged.totals;
+        const note = judged.named?.join('; ') ?? '';
+        if (note !== lastNamed && note !== '') logger.warn({ reason: note }, note);
+        lastNamed = note;
         if (judged.over.length === 0) break;
         setAside(judged.over);
         built = builder.build(quarantine.view(store));

@@ -213,7 +213,7 @@ export interface PayloadTotals {
 export function overPayloadBudgets(
   config: Configuration, routes: RoutesPayload, order: () => readonly string[], budgets: Budgets, capacity: PayloadCapacity,
   meter: (config: Configuration) => PayloadSums = createPayloadMeter(),
-): { over: OverBudget[]; totals: PayloadTotals } {
+): { over: OverBudget[]; totals: PayloadTotals; named?: string[] } {
   const quick = meter(config);
   const byNs = [...quick.byNamespace.values()];
   const fits = quick.totals.routes + quick.totals.backends <= Math.min(capacity.routesAndBackends, capacity.post)
@@ -266,28 +266,39 @@ export function overPayloadBudgets(
     if (certBytes > capacity.certificates || certBytes > capacity.post) return 'certificates' as const;
     return null;
   };
+  const named: string[] = [];
   for (let part = over(); part !== null; part = over()) {
     // The namespace holding the most of the part that is full gives up its youngest Ingress there.
     const share = (c: Charge) => (part === 'certificates' ? c.certificates : c.routes + c.backends);
+    // What a namespace holds besides its Ingresses (its HTTPRoutes' route entries and backends)
+    // counts too: a tenant filling the table with HTTPRoutes holds the most, not its neighbours.
     const byNamespace = new Map<string, number>();
+    for (const [ns, c] of quick.byNamespace) byNamespace.set(ns, share(c));
+    for (const [k, c] of byIngress) byNamespace.set(namespaceOf(k), (byNamespace.get(namespaceOf(k)) ?? 0) - share(c));
+    for (const [ns, n] of byNamespace) byNamespace.set(ns, Math.max(0, n));
     for (const [k, c] of kept) byNamespace.set(namespaceOf(k), (byNamespace.get(namespaceOf(k)) ?? 0) + share(c));
     let biggest: string | null = null;
     for (const [ns, n] of byNamespace) if (n > 0 && (biggest === null || n > byNamespace.get(biggest)! || (n === byNamespace.get(biggest)! && ns < biggest))) biggest = ns;
     if (biggest === null) break;
     let youngest: string | null = null;
     for (const k of kept.keys()) if (namespaceOf(k) === biggest && share(kept.get(k)!) > 0) youngest = k;
-    const c = kept.get(youngest!)!;
-    kept.delete(youngest!);
+    if (youngest === null) {
+      // What it holds is not Ingresses, which alone can be set aside: nobody else's are instead.
+      named.push(`the data plane cannot hold ${part === 'certificates' ? 'the certificates' : 'the route table and backends'}; namespace ${biggest} holds the most (${formatBytes(byNamespace.get(biggest)!)}) in objects other than Ingresses (HTTPRoutes), so no other namespace's Ingress is set aside for it`);
+      break;
+    }
+    const c = kept.get(youngest)!;
+    kept.delete(youngest);
     routesBytes -= c.routes;
     backendsBytes -= c.backends;
     certBytes -= c.certificates;
     const what = part === 'certificates' ? `the certificates (${formatBytes(capacity.certificates)})` : `the route table and backends (${formatBytes(capacity.routesAndBackends)}, ${formatBytes(capacity.post)} per POST)`;
     out.push({
-      key: youngest!, scope: 'cluster',
+      key: youngest, scope: 'cluster',
       reason: `over budget: the data plane cannot hold ${what} with every namespace's Ingresses; namespace ${biggest} holds the most (${formatBytes(byNamespace.get(biggest)!)}) and this is its youngest Ingress there (${describe(c)})`,
     });
   }
-  return { over: out, totals: { routesAndBackends: routesBytes + backendsBytes, certificates: certBytes } };
+  return { over: out, totals: { routesAndBackends: routesBytes + backendsBytes, certificates: certBytes }, ...(named.length > 0 ? { named } : {}) };
 }
 
 const backendSums = new WeakMap<readonly Backend[], { total: number; byNamespace: Map<string, number> }>();

@@ -504,17 +504,24 @@ function ruleBackends(
     warn(`spec.rules[${i}].backendRefs`, 'the backendRefs mix Service ports of appProtocol kubernetes.io/h2c with others, which one rule cannot serve; rule set aside');
     return 'skip';
   }
-  const names = new Set<string>();
   return {
     ...(h2c[0] ? { h2c: true } : {}),
-    plans: list.map((e) => {
-      let name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}`;
-      for (let k = 2; names.has(name); k++) name = `httproute.${ns}.${route.metadata.name}.${i}.${e.namespace}.${e.ref.name}.${e.ref.port}.${k}`;
-      names.add(name);
-      return { name, namespace: e.namespace, service: e.ref.name, port: String(e.ref.port), weight: e.weight, ...(e.filters ? { filters: e.filters } : {}) };
-    }),
+    plans: list.map((e) => ({
+      name: sharedBackendName(e.namespace, e.ref.name, String(e.ref.port)), namespace: e.namespace, service: e.ref.name, port: String(e.ref.port), weight: e.weight,
+      ...(e.filters ? { filters: e.filters } : {}),
+    })),
     denied: null,
   };
+}
+
+/**
+ * The backend of a Service port, one for every rule and route that sends to it (as an Ingress's
+ * `<namespace>-<service>-<port>`): its endpoints and balancing are the Service's alone (a rule's
+ * weights and header filters are the route entry's), so a new route to a Service some route
+ * already uses changes no backend, and the whole backends document is not posted again.
+ */
+function sharedBackendName(namespace: string, service: string, port: string): string {
+  return `httproute.${namespace}.${service}.${port}`;
 }
 
 function backendRefProblem(b: HTTPBackendRef, routeNs: string, input: TranslateInput): RefProblem | null {
@@ -548,6 +555,8 @@ export function resolveBackends(
   const out: Backend[] = [];
   const seen = new Set<string>();
   for (const p of plans) {
+    // A Service port's backend serves every rule that sends to it: made once.
+    if (seen.has(p.name)) continue;
     const key = `${p.namespace}/${p.service}`;
     const r = resolveServiceEndpoints(look.getService(key), look.getEndpointSlices(key), p.port, false, policy);
     if (r.problem) warnings.push({ object: `Service ${key}`, field: '', message: `${r.problem} (backend ${p.name} of an HTTPRoute)` });

@@ -7,6 +7,8 @@ import { createModelBuilder } from '../../../src/model/build.js';
 import { intersectHostnames, type Condition, type GatewayAPIStatus } from '../../../src/model/gateway/index.js';
 import type { Configuration, ModelWarning } from '../../../src/model/core/types.js';
 import { stableJSON } from '../../../src/model/core/json.js';
+import { decide } from '../../../src/model/core/decide.js';
+import { snapshot } from '../../../src/model/core/hash.js';
 import { createRoutesSerialiser, routesPayload } from '../../../src/model/core/routes-payload.js';
 import type { Gateway, GatewayClass, GatewayListener, HTTPRoute, HTTPRouteRule, KubeObject, Namespace, ReferenceGrant } from '../../../src/store/kube-types.js';
 import { PREFIX, ingress, service, slice, testStore } from '../../support/model-objects.js';
@@ -71,9 +73,9 @@ test('an HTTPRoute on an HTTP listener: its host, PathPrefix and Exact paths, a 
   ])]]);
   const { config, warnings } = build(store);
   assert.equal(warnings.filter((w) => w.object.startsWith('HTTPRoute')), []);
-  const b0 = 'httproute.team-a.web.0.team-a.web.80';
+  const b0 = 'httproute.team-a.web.80';
   assert.equal(locationsOf(config, 'a.example.com'), [
-    '= /exact → httproute.team-a.web.1.team-a.web.80', `/app/ → ${b0}`, `= /app → ${b0}`, '/ → upstream-default-backend',
+    '= /exact → httproute.team-a.web.80', `/app/ → ${b0}`, `= /app → ${b0}`, '/ → upstream-default-backend',
   ]);
   assert.is(serverOf(config, 'a.example.com')!.staticBecause, null, 'dynamic: served by the Lua router');
   assert.equal(serverOf(config, 'a.example.com')!.locations[0]!.ingress, { namespace: 'team-a', name: 'web', rule: 1 }, 'the route and its rule (spec.rules[1]: /exact) name the location');
@@ -92,9 +94,30 @@ test('a rebuild with nothing changed hands back the same server and backend list
   store.put('EndpointSlice', slice('web-1', 'web', ['10.0.1.9'], 'team-a'));
   const third = builder.build(store, [{ kind: 'EndpointSlice', key: 'team-a/web-1' }]).config;
   const named = (c: Configuration, n: string) => c.backends.find((b) => b.name === n)!;
-  assert.equal(named(third, 'httproute.team-a.web.0.team-a.web.80').endpoints, [{ address: '10.0.1.9', port: '8080' }]);
-  assert.is(named(third, 'httproute.team-a.web.1.team-a.canary.80'), named(first, 'httproute.team-a.web.1.team-a.canary.80'));
+  assert.equal(named(third, 'httproute.team-a.web.80').endpoints, [{ address: '10.0.1.9', port: '8080' }]);
+  assert.is(named(third, 'httproute.team-a.canary.80'), named(first, 'httproute.team-a.canary.80'));
   assert.is(third.servers, first.servers);
+});
+
+test('a new HTTPRoute to a Service port some route already sends to changes no backend: only the route table is posted, not the whole backends document', () => {
+  const store = world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['HTTPRoute', route('team-a', 'first', ['a.example.com'], [toService('web')])]]);
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true });
+  const before = builder.build(store).config;
+  // Another tenant's route to the same Service (granted), and another rule of a new route: one backend serves them all.
+  store.put('ReferenceGrant', grant('team-a', { kind: 'HTTPRoute', namespace: 'team-b' }, { kind: 'Service' }));
+  store.put('HTTPRoute', route('team-a', 'second', ['b.example.com'], [toService('web', '/x'), toService('web', '/y')]));
+  store.put('HTTPRoute', route('team-b', 'third', ['c.example.com'], [toService('web', '/', { namespace: 'team-a' })]));
+  const after = builder.build(store, [{ kind: 'ReferenceGrant', key: 'team-a/g-team-b-Service' }, { kind: 'HTTPRoute', key: 'team-a/second' }, { kind: 'HTTPRoute', key: 'team-b/third' }]).config;
+  assert.is(after.backends, before.backends, 'the same backends: nothing to post');
+  const decision = decide(snapshot(before), snapshot(after));
+  assert.is(decision.kind, 'dynamic');
+  assert.is(decision.backendsChanged, false, decision.reason);
+  assert.is(decision.routesChanged, true);
+  for (const host of ['b.example.com', 'c.example.com']) assert.ok(locationsOf(after, host)!.every((l) => l.endsWith('→ httproute.team-a.web.80') || l.endsWith('→ upstream-default-backend')), host);
+  // A route to a Service port no route used before adds that backend, and only it.
+  store.put('HTTPRoute', route('team-a', 'fourth', ['d.example.com'], [toService('canary')]));
+  const added = builder.build(store, [{ kind: 'HTTPRoute', key: 'team-a/fourth' }]).config;
+  assert.equal(added.backends.map((b) => b.name).filter((n) => !before.backends.some((b) => b.name === n)), ['httproute.team-a.canary.80']);
 });
 
 test('builds told of Gateway API changes equal cold builds: an Ingress keeps its host, a Service change reaches both front ends', () => {
@@ -113,22 +136,22 @@ test('builds told of Gateway API changes equal cold builds: an Ingress keeps its
     return hinted.config;
   };
   store.put('HTTPRoute', route('team-a', 'r2', ['b.example.com'], [toService('canary')]));
-  assert.equal(locationsOf(step([{ kind: 'HTTPRoute', key: 'team-a/r2' }]), 'b.example.com'), ['/ → httproute.team-a.r2.0.team-a.canary.80']);
+  assert.equal(locationsOf(step([{ kind: 'HTTPRoute', key: 'team-a/r2' }]), 'b.example.com'), ['/ → httproute.team-a.canary.80']);
   store.put('HTTPRoute', route('team-a', 'r3', ['shop.example.com'], [toService('canary', '/steal')]));
   assert.equal(locationsOf(step([{ kind: 'HTTPRoute', key: 'team-a/r3' }]), 'shop.example.com'), ['/ → team-a-web-80'], 'the Ingress owns its host');
   store.put('ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service' }));
   store.put('HTTPRoute', route('team-a', 'r4', ['c.example.com'], [toService('db', '/', { namespace: 'team-b' })]));
-  assert.equal(locationsOf(step([{ kind: 'ReferenceGrant', key: 'team-b/g-team-a-Service' }, { kind: 'HTTPRoute', key: 'team-a/r4' }]), 'c.example.com'), ['/ → httproute.team-a.r4.0.team-b.db.80']);
+  assert.equal(locationsOf(step([{ kind: 'ReferenceGrant', key: 'team-b/g-team-a-Service' }, { kind: 'HTTPRoute', key: 'team-a/r4' }]), 'c.example.com'), ['/ → httproute.team-b.db.80']);
   store.put('HTTPRoute', route('team-a', 'r2', ['b.example.com'], [toService('web')]));
   store.put('EndpointSlice', slice('web-1', 'web', ['10.0.1.7'], 'team-a'));
   const both = step([{ kind: 'HTTPRoute', key: 'team-a/r2' }, { kind: 'EndpointSlice', key: 'team-a/web-1' }]);
-  for (const name of ['team-a-web-80', 'httproute.team-a.r2.0.team-a.web.80']) {
+  for (const name of ['team-a-web-80', 'httproute.team-a.web.80']) {
     assert.equal(both.backends.find((b) => b.name === name)!.endpoints, [{ address: '10.0.1.7', port: '8080' }], name);
   }
   store.put('Ingress', ingress('shop', 'shop.example.com', [['/', 'Prefix', 'idle', 80]], { ns: 'team-a' }));
   assert.equal(locationsOf(step([{ kind: 'Ingress', key: 'team-a/shop' }]), 'shop.example.com'), ['/ → team-a-idle-80']);
   store.remove('Ingress', ingress('shop', 'shop.example.com', [], { ns: 'team-a' }));
-  assert.equal(locationsOf(step([{ kind: 'Ingress', key: 'team-a/shop' }]), 'shop.example.com'), ['/steal/ → httproute.team-a.r3.0.team-a.canary.80', '= /steal → httproute.team-a.r3.0.team-a.canary.80', '/ → upstream-default-backend'], 'the route takes the host the Ingress left');
+  assert.equal(locationsOf(step([{ kind: 'Ingress', key: 'team-a/shop' }]), 'shop.example.com'), ['/steal/ → httproute.team-a.canary.80', '= /steal → httproute.team-a.canary.80', '/ → upstream-default-backend'], 'the route takes the host the Ingress left');
 });
 
 test('a GatewayClass of another controller: its Gateways and their routes are not served', () => {
@@ -164,8 +187,8 @@ test('attacker: grants for another kind, another source namespace, another name,
   }
   // The owner's grant, to that name: served.
   const { config, warnings } = build(world([['Gateway', gateway([{ allowedRoutes: ALL }])], ['ReferenceGrant', grant('team-b', { kind: 'HTTPRoute', namespace: 'team-a' }, { kind: 'Service', name: 'db' })], ['HTTPRoute', steal]]));
-  assert.equal(locationsOf(config, 'a.example.com'), ['/ → httproute.team-a.steal.0.team-b.db.80']);
-  assert.equal(config.backends.find((b) => b.name === 'httproute.team-a.steal.0.team-b.db.80')!.endpoints, [{ address: '10.0.2.1', port: '8080' }]);
+  assert.equal(locationsOf(config, 'a.example.com'), ['/ → httproute.team-b.db.80']);
+  assert.equal(config.backends.find((b) => b.name === 'httproute.team-b.db.80')!.endpoints, [{ address: '10.0.2.1', port: '8080' }]);
   assert.equal(warningsOf(warnings, 'HTTPRoute team-a/steal'), []);
 });
 
@@ -252,7 +275,7 @@ test('precedence: a host an Ingress serves stays the Ingress\'s; the HTTPRoute i
   store.put('Ingress', ingress('shop', 'shop.example.com', [['/', 'Prefix', 'db', 80]], { ns: 'team-b' }));
   const { config, warnings } = build(store);
   assert.equal(locationsOf(config, 'shop.example.com'), ['/ → team-b-db-80']);
-  assert.equal(locationsOf(config, 'a.example.com'), ['/ → httproute.team-a.hijack.0.team-a.web.80']);
+  assert.equal(locationsOf(config, 'a.example.com'), ['/ → httproute.team-a.web.80']);
   assert.equal(warningsOf(warnings, 'HTTPRoute team-a/hijack'), ['spec.hostnames: host shop.example.com is served by an Ingress, which takes precedence over HTTPRoutes on a host; not served on it']);
 });
 
@@ -266,8 +289,8 @@ test('two routes on one host: the older keeps a path both claim; one bad route i
     ['HTTPRoute', route('team-b', 'odd-path', ['a.example.com'], [toService('web', '/x{1}')])]]);
   const { config, warnings } = build(store);
   assert.equal(locationsOf(config, 'a.example.com'), [
-    '/app/ → httproute.team-a.old.0.team-a.web.80', '= /app → httproute.team-a.old.0.team-a.web.80',
-    '/b/ → httproute.team-b.new.1.team-b.web.80', '= /b → httproute.team-b.new.1.team-b.web.80', '/ → upstream-default-backend',
+    '/app/ → httproute.team-a.web.80', '= /app → httproute.team-a.web.80',
+    '/b/ → httproute.team-b.web.80', '= /b → httproute.team-b.web.80', '/ → upstream-default-backend',
   ]);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/new')[0]!, /^spec\.rules\[0\]\.matches: Prefix path "\/app" on host a\.example\.com is already routed by HTTPRoute team-a\/old/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/bad')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: regular expression "\/x\(" does not compile: .*; match set aside$/);
@@ -284,11 +307,11 @@ test('weighted backendRefs: each a backend, the location draws among them by wei
   const { config } = build(store);
   const root = serverOf(config, 'a.example.com')!.locations.find((l) => l.path === '/' && l.backend.startsWith('httproute'))!;
   assert.equal(root.split, [
-    { backend: 'httproute.team-a.split.0.team-a.web.80', weight: 3 },
-    { backend: 'httproute.team-a.split.0.team-a.canary.80', weight: 1 },
-    { backend: 'httproute.team-a.split.0.team-b.web.80', weight: 1_000_000 },
+    { backend: 'httproute.team-a.web.80', weight: 3 },
+    { backend: 'httproute.team-a.canary.80', weight: 1 },
+    { backend: 'httproute.team-b.web.80', weight: 1_000_000 },
   ]);
-  assert.is(root.backend, 'httproute.team-a.split.0.team-a.web.80');
+  assert.is(root.backend, 'httproute.team-a.web.80');
   for (const b of root.split!) {
     const backend = config.backends.find((x) => x.name === b.backend)!;
     assert.ok(backend, b.backend);
@@ -351,8 +374,8 @@ test('not built yet, named: filters; an HTTPS listener without certificateRefs',
     'spec.rules[0].filters[0]: filter "ExtensionRef" is not supported yet; rule set aside',
   ]);
   assert.equal(locationsOf(out.config, 'a.example.com'), [
-    '/ok/ → httproute.team-a.web.2.team-a.web.80', '= /ok → httproute.team-a.web.2.team-a.web.80',
-    '/m/ → httproute.team-a.web.1.team-a.web.80', '= /m → httproute.team-a.web.1.team-a.web.80', '/ → upstream-default-backend',
+    '/ok/ → httproute.team-a.web.80', '= /ok → httproute.team-a.web.80',
+    '/m/ → httproute.team-a.web.80', '= /m → httproute.team-a.web.80', '/ → upstream-default-backend',
   ], 'the method match is served (test/unit/gateway/matches.test.ts)');
 });
 
@@ -398,7 +421,7 @@ test('a backendRef to a Service that does not exist answers 500 (BackendNotFound
   assert.match(warningsOf(warnings, 'HTTPRoute team-a/early')[0]!, /Service team-a\/later not found; the rule answers 500/);
   store.put('Service', service('later', 'team-a'));
   ({ config } = builder.build(store));
-  assert.equal(locationsOf(config, 'early.example.com'), ['/ → httproute.team-a.early.0.team-a.later.80']);
+  assert.equal(locationsOf(config, 'early.example.com'), ['/ → httproute.team-a.later.80']);
 });
 
 test('status: a listener listing a kind it cannot serve, and a Gateway naming parameters we do not read', () => {

@@ -94,6 +94,32 @@ test('capacity: past what the dict holds, the namespace holding the most gives u
   assert.equal(overPayloadBudgets(config, routes, keys(store), OFF, { ...ROOMY, post: Math.floor(total * 0.6) }).over.map((o) => o.key), ['a/a3', 'a/a2']);
 });
 
+test('capacity, a hostile tenant: a namespace filling the route table with HTTPRoutes gives up its own Ingresses, never another namespace\'s; then it is named', () => {
+  const store = storeOf([ing('b', 'b1', 1, 5, 10), ing('a', 'a1', 2, 5, 20), ing('c', 'c1', 4, 5, 10), ing('flood', 'f1', 5, 1, 1)]);
+  const V1 = 'gateway.networking.k8s.io/v1';
+  const gw = (o: { kind: string; metadata: { name: string; namespace?: string } }) =>
+    store.apply({ kind: o.kind, type: 'add', key: o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name, object: o } as unknown as SourceEvent);
+  put(store, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'flood' }, spec: { ports: [{ name: 'http', port: 80 }] } });
+  gw({ apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } } as never);
+  gw({ apiVersion: V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' }, spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] } } as never);
+  for (let r = 0; r < 40; r++) {
+    gw({
+      apiVersion: V1, kind: 'HTTPRoute', metadata: { name: `r${r}`, namespace: 'flood', creationTimestamp: '2026-01-02T00:00:00Z' },
+      spec: { parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [`r${r}.flood.test`], rules: Array.from({ length: 10 }, (_, p) => ({ matches: [{ path: { type: 'Exact', value: `/p${p}` } }], backendRefs: [{ name: 'web', port: 80 }] })) },
+    } as never);
+  }
+  const config = build(store);
+  const routes = routesPayload(config);
+  assert.ok(config.servers.some((s) => s.hostname === 'r0.flood.test' && s.staticBecause === null), 'the routes are in the table');
+  const total = createRoutesSerialiser().post(routes).body.join('').length;
+  const judged = overPayloadBudgets(config, routes, keys(store), OFF, { ...ROOMY, routesAndBackends: Math.floor(total * 0.7) });
+  // The flooding namespace holds the most: its own Ingress goes, then nothing more of anyone's.
+  assert.equal(judged.over.map((o) => o.key), ['flood/f1']);
+  assert.match(judged.named?.join() ?? '', /namespace flood holds the most .* objects other than Ingresses \(HTTPRoutes\), so no other namespace's Ingress is set aside/);
+  // The same answer build after build (nothing churns), and through the budget check.
+  assert.equal(overPayloadBudgets(config, routes, keys(store), OFF, { ...ROOMY, routesAndBackends: Math.floor(total * 0.7) }).over.map((o) => o.key), ['flood/f1']);
+});
+
 test('nginx.conf budgets: per Ingress and per namespace, oldest first', () => {
   const bytes = new Map([['a/x', 500], ['a/y', 300], ['b/z', 900], ['a/w', 100]]);
   const order = ['a/x', 'b/z', 'a/y', 'a/w'];

@@ -131,6 +131,23 @@ export function childPids(pid: number): number[] {
   }
 }
 
+/** NGINX's master and workers under the controller: RSS and PSS summed, in MB. */
+export function nginxMemoryMb(controllerPid: number): { rss: number; pss: number; processes: number } {
+  let rss = 0;
+  let pss = 0;
+  let processes = 0;
+  for (const master of childPids(controllerPid)) {
+    if (!readFileSync(`/proc/${master}/cmdline`, 'utf8').includes('nginx')) continue;
+    for (const p of [master, ...childPids(master)]) {
+      const rollup = readFileSync(`/proc/${p}/smaps_rollup`, 'utf8');
+      rss += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)![1]);
+      pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)![1]);
+      processes++;
+    }
+  }
+  return { rss: rss / 1024, pss: pss / 1024, processes };
+}
+
 /** CPU of the NGINX master and its workers, alive under the controller (`nginx -t` runs are reaped: see `reaped`). */
 export function nginxCpuSeconds(controllerPid: number): number {
   let sum = 0;

@@ -4,29 +4,11 @@
 // (RSS summed as `ps` shows it, and PSS, which counts pages the workers share with the master
 // once) before and after, per 1,000 paths. Each case in a controller of its own.
 //   node --import tsx bench/nginx-memory.ts [--paths P]
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startLocalMode } from './local-mode.js';
 import { sendRequest } from '../test/support/local-harness.js';
-import { arg, attempt, childPids, emitFigures, loadAverage, printTable, round, type Row } from './lib.js';
-
-/** NGINX's master and workers under the controller: RSS and PSS summed, in MB. */
-function nginxMemoryMb(controllerPid: number): { rss: number; pss: number; processes: number } {
-  let rss = 0;
-  let pss = 0;
-  let processes = 0;
-  for (const master of childPids(controllerPid)) {
-    if (!readFileSync(`/proc/${master}/cmdline`, 'utf8').includes('nginx')) continue;
-    for (const p of [master, ...childPids(master)]) {
-      const rollup = readFileSync(`/proc/${p}/smaps_rollup`, 'utf8');
-      rss += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)![1]);
-      pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)![1]);
-      processes++;
-    }
-  }
-  return { rss: rss / 1024, pss: pss / 1024, processes };
-}
+import { arg, attempt, emitFigures, loadAverage, nginxMemoryMb, printTable, round, type Row } from './lib.js';
 
 /** A dynamic host holds at most MAX_DYNAMIC_LOCATIONS locations: the paths are spread over hosts of PER_HOST. */
 const PER_HOST = 200;

@@ -544,6 +544,7 @@ local function route_problem(e, where)
     or split_problem(e.split, where .. ".split") or retry_problem(e.retry, where .. ".retry")
   if problem then return problem end
   if e.protocol ~= nil and e.protocol ~= "h2c" then return where .. ".protocol must be h2c or absent" end
+  if e.tls ~= nil and not (type(e.tls) == "string" and #e.tls == 16 and not e.tls:find("[^0-9a-f]")) then return where .. ".tls must be 16 hex digits or absent" end
   return uri_settings_problem(e, where)
 end
 

@@ -38,11 +38,22 @@ local math_random = math.random
 local _M = {}
 
 -- The router's locations (src/render/dynamic-routes.ts): a route with retries, or with an HTTP/2
--- cleartext backend, is served in one of its own (proxy_next_upstream of its codes, grpc_pass).
+-- cleartext backend, is served in one of its own (proxy_next_upstream of its codes, grpc_pass);
+-- a backend with a BackendTLSPolicy in the TLS location its entry names.
 local DYNAMIC_ROUTE_URI = "/.ingress-rx/dynamic-route"
 local RETRY_CODE_BITS = shapes.RETRY_CODE_BITS
+-- The ids of the TLS locations this nginx.conf has (configure()).
+local backend_tls = {}
 
 local function router_location(e)
+  if e.tls then
+    -- A table posted before the reload that adds its location: unavailable in this worker,
+    -- never sent elsewhere (an exec to a missing location would match another).
+    if backend_tls[e.tls] then return DYNAMIC_ROUTE_URI .. "-tls-" .. e.tls end
+    e.denied = true
+    e.deniedStatus = ngx.HTTP_SERVICE_UNAVAILABLE
+    return nil
+  end
   local h2c = e.protocol == "h2c"
   if not (h2c or e.retry) then return nil end
   local uri = DYNAMIC_ROUTE_URI .. (h2c and "-h2c" or "")
@@ -68,10 +79,12 @@ local configuration_reads = true
 local route_labels = false
 
 --- From init_by_lua: whether nginx.conf reads a location variable where a dynamic host's
---- request goes (a log format, a snippet, …), and whether the metrics log is on.
+--- request goes (a log format, a snippet, …), whether the metrics log is on, and the ids of
+--- its TLS locations.
 function _M.configure(opts)
   configuration_reads = opts.location_variables_read ~= false
   route_labels = opts.route_labels == true
+  backend_tls = opts.backend_tls or {}
 end
 
 --- A route table POST decoded from JSON text (its envelope checked: configuration_shapes

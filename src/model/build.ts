@@ -14,7 +14,7 @@ import { GATEWAY_KINDS, type StoredKind } from '../store/events.js';
 import { defaultAnnotations, locationTemplate, parseAnnotations } from './ingress/annotations/index.js';
 import type { NginxSettings } from './core/config/settings.js';
 import { defaultSettings, parseConfigMap } from './core/config/parse.js';
-import type { Backend, Certificate, Configuration, Endpoint, Location, ModelWarning, Server } from './core/types.js';
+import type { Backend, BackendTLSLocation, Certificate, Configuration, Endpoint, Location, ModelWarning, Server } from './core/types.js';
 import { createCertificateCache } from './core/certificates.js';
 import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './ingress/fragments.js';
 import { parseL4Services } from './core/l4.js';
@@ -296,6 +296,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     let gatewayStatus: GatewayAPIStatus | undefined;
     let certificates = tls.certificates;
     let frontends: FrontendTable | undefined;
+    let backendTLSLocations: readonly BackendTLSLocation[] = [];
     if (gateway) {
       for (const w of gateway.warnings) warnings.push(w);
       const resources = caches.gateway!.resources;
@@ -311,6 +312,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       const gwFrontends = gatewayFrontends(resources, (key) => store.getConfigMap(key), ingressHosts, warnings, gwTLS.listenerCertificates,
         [...gateway.tlsListeners.keys()].filter((h) => !gateway.plainHosts.has(h)));
       frontends = gwFrontends.table ?? undefined;
+      backendTLSLocations = btls.locations;
       gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems, btls, gwFrontends);
       const catchAll = gwFrontends.table?.catchAll;
       const gatewayCertificates = catchAll && !gwTLS.certificates[catchAll]
@@ -333,6 +335,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       servers, backends, tcpEndpoints, udpEndpoints, certificates, defaultCertificate: tls.defaultCertificate, settings, dynamicRoutes,
       ...(gateway && dynamicRoutes && gateway.ports.extra.length > 0 ? { listenerPorts: gateway.ports.extra } : {}),
       ...(frontends ? { frontends } : {}),
+      ...(backendTLSLocations.length > 0 ? { backendTLSLocations } : {}),
     };
     caches.last = {
       topo, settings, servers, certificates, defaultCertificate: tls.defaultCertificate,

@@ -6,7 +6,11 @@
 // request's host is in the route table and, if so, moves the request to one internal location
 // where the router does what the host's location would; their own locations stay as they are.
 import type { NginxSettings } from '../model/core/config/settings.js';
-import type { Location, Server } from '../model/core/types.js';
+import type { BackendTLSLocation, Location, Server } from '../model/core/types.js';
+import type { AuxiliaryFile } from './blocks/types.js';
+import * as f from './filters.js';
+import { RenderError } from './filters.js';
+import { secretFile, secretFilePath } from './secret-files.js';
 import { headerVariables, standardHeaders } from './proxy-headers.js';
 import { METRICS_LOG_ROUTED_FORMAT_NAME, metricsAccessLog } from './metrics-log.js';
 import type { NginxRuntime } from './runtime.js';
@@ -126,13 +130,65 @@ export function routerVariantLocations(s: NginxSettings, runtime: NginxRuntime):
 `);
     }
   }
+  return out + BACKEND_TLS_TOKEN;
+}
+
+// Stands in the router's servers for the TLS locations (Configuration.backendTLSLocations):
+// the same in every server, and not part of any server's cached text (withBackendTLS).
+const BACKEND_TLS_TOKEN = '\u0000@@ingress-rx-backend-tls@@\u0000';
+
+/** The secret-file name of a TLS location's files: ':' is in no Kubernetes name, so no Secret's file is ever its. */
+const tlsFileId = (id: string): string => `:backendtlspolicy-${id}`;
+
+/**
+ * The router's TLS locations (src/model/gateway/backend-tls.ts): a route whose backend has a
+ * BackendTLSPolicy is moved to the one of its policy's hostname, CA bundle and Gateway client
+ * certificate, which proxy_ssl_* only a location can set in NGINX 1.22. They pass to
+ * upstream_balancer_tls, whose connections are never kept (./blocks/proxyssl.ts). Retries
+ * and h2c are not combined with them (the model names such routes).
+ */
+export function backendTLSLocationsText(s: NginxSettings, runtime: NginxRuntime, locations: readonly BackendTLSLocation[]): string {
+  let out = '';
+  for (const l of locations) {
+    if (!/^[0-9a-f]{16}$/.test(l.id)) throw new RenderError('BackendTLSPolicy', `TLS location id ${JSON.stringify(l.id.slice(0, 40))} is not 16 hex digits`);
+    const file = tlsFileId(l.id);
+    const ssl = [
+      `proxy_ssl_trusted_certificate ${f.quoteLiteral(secretFilePath(runtime, file, 'ca.crt'), 'BackendTLSPolicy')}`,
+      'proxy_ssl_verify on',
+      'proxy_ssl_verify_depth 4',
+      'proxy_ssl_protocols TLSv1.2 TLSv1.3',
+      'proxy_ssl_ciphers DEFAULT',
+      `proxy_ssl_name ${f.quoteLiteral(f.host(l.hostname, 'BackendTLSPolicy.spec.validation.hostname'), 'BackendTLSPolicy.spec.validation.hostname')}`,
+      'proxy_ssl_server_name on',
+      ...(l.clientCertificate ? [
+        `proxy_ssl_certificate ${f.quoteLiteral(secretFilePath(runtime, file, 'tls.crt'), 'Gateway.spec.tls.backend')}`,
+        `proxy_ssl_certificate_key ${f.quoteLiteral(secretFilePath(runtime, file, 'tls.key'), 'Gateway.spec.tls.backend')}`,
+      ] : []),
+    ].map((d) => `            ${d};\n`).join('');
+    out += movedLocation(s, runtime, `${DYNAMIC_ROUTE_URI}-tls-${l.id}`, false, ssl, 'https://upstream_balancer_tls$dynamic_upstream_uri');
+  }
   return out;
 }
 
-function movedLocation(s: NginxSettings, runtime: NginxRuntime, uri: string, h2c: boolean, extra: string): string {
+/** The files the TLS locations name (written beside nginx.conf before it is tested). */
+export function backendTLSFiles(runtime: NginxRuntime, locations: readonly BackendTLSLocation[]): AuxiliaryFile[] {
+  const out: AuxiliaryFile[] = [];
+  for (const l of locations) {
+    out.push(secretFile(runtime, tlsFileId(l.id), 'ca.crt', l.ca));
+    if (l.clientCertificate) out.push(secretFile(runtime, tlsFileId(l.id), 'tls.crt', l.clientCertificate.cert), secretFile(runtime, tlsFileId(l.id), 'tls.key', l.clientCertificate.key));
+  }
+  return out;
+}
+
+/** A router server's text with its TLS locations in place of their token. */
+export function withBackendTLS(text: string, locations: string): string {
+  return text.replace(BACKEND_TLS_TOKEN, () => locations);
+}
+
+function movedLocation(s: NginxSettings, runtime: NginxRuntime, uri: string, h2c: boolean, extra: string, pass = 'http://upstream_balancer$dynamic_upstream_uri'): string {
   return routerLocation(s, runtime, `= ${uri}`, `            internal;
             set $dynamic_upstream_uri $request_uri;
-${PROXY_HOST_MOVED_TOKEN}${extra}`, 'router.serve()', h2c ? null : 'http://upstream_balancer$dynamic_upstream_uri');
+${PROXY_HOST_MOVED_TOKEN}${extra}`, 'router.serve()', h2c ? null : pass);
 }
 
 /**

@@ -32,7 +32,9 @@ import { createHttpUsesMemo } from './http-uses.js';
 import type { IngressStreamSnippet } from './settings-directives.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 import { CONFIGURATION_BODY_BYTES } from './control.js';
-import { LOCATION_VARIABLES_READ_TOKEN, readsLocationVariables, readsProxyHost, servesDynamicHosts, withRouterProxyHost } from './dynamic-routes.js';
+import {
+  LOCATION_VARIABLES_READ_TOKEN, backendTLSFiles, backendTLSLocationsText, readsLocationVariables, readsProxyHost, servesDynamicHosts, withBackendTLS, withRouterProxyHost,
+} from './dynamic-routes.js';
 
 export type { AuxiliaryFile, RenderProblem };
 
@@ -252,6 +254,9 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       parts.push(portServers);
     }
     cachedFragments = config.servers.length;
+    // The router's TLS locations (BackendTLSPolicy): the same in every router server.
+    const tlsLocations = config.dynamicRoutes ? config.backendTLSLocations ?? [] : [];
+    const tlsText = backendTLSLocationsText(s, runtime, tlsLocations);
 
     const geoip = geoip2Setup(s, runtime);
     warnings.push(...geoip.warnings);
@@ -268,7 +273,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     const hasStream = config.tcpEndpoints.length + config.udpEndpoints.length > 0 || passthroughPort !== undefined || streamSnippetText !== '';
     let stream = hasStream ? streamServers(config.tcpEndpoints, config.udpEndpoints, runtime) : '';
     if (passthroughPort !== undefined) stream += passthroughStream(config.servers, config.backends, runtime, passthroughPort, s, (w) => warnings.push(w));
-    const checksum = createHash('sha256').update(ctxKey).update(hashes.join('')).update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(streamSnippetText).update('\u0000').update(geoip.directives).digest('hex');
+    const checksum = createHash('sha256').update(ctxKey).update(hashes.join('')).update('\u0000').update(httpLevel).update('\u0000').update(stream).update('\u0000').update(streamSnippetText).update('\u0000').update(geoip.directives).update('\u0000').update(tlsText).digest('hex');
     const metricsLog = runtime.metricsLog ? metricsLogHttp(runtime.metricsLog, config.dynamicRoutes) : '';
     let head: string;
     let tail: string;
@@ -315,7 +320,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         block_referers: s.blockReferers,
         add_headers: Object.entries(s.addHeaders),
         auth_cache: uses.has('auth_cache'),
-        tls_upstream: uses.has('tls_upstream'),
+        tls_upstream: uses.has('tls_upstream') || tlsLocations.length > 0,
+        backend_tls_ids: `{${tlsLocations.map((l) => ` ["${l.id}"] = true`).join(',')} }`,
         http_level: httpLevel,
         geoip,
         has_stream: hasStream,
@@ -346,7 +352,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       const read = !config.dynamicRoutes || routerServersRead || readsLocationVariables(head.replace(metricsLog, '')) || readsLocationVariables(tail);
       head = head.replace(LOCATION_VARIABLES_READ_TOKEN, String(read));
       const proxyHostRead = routerServersReadProxyHost || readsProxyHost(head) || readsProxyHost(tail);
-      for (const i of routerParts) parts[i] = withRouterProxyHost(parts[i]!, proxyHostRead);
+      for (const i of routerParts) parts[i] = withRouterProxyHost(withBackendTLS(parts[i]!, tlsText), proxyHostRead);
     } catch (err) {
       throw prefixError(unwrap(err), 'nginx.conf');
     }
@@ -579,6 +585,7 @@ export function auxiliaryFiles(config: Configuration, runtime: NginxRuntime): Au
     for (const file of serverFilesOf(server, runtime)) out.set(file.path, file);
     for (const loc of server.locations) for (const file of filesOf(loc, runtime)) out.set(file.path, file);
   }
+  if (config.dynamicRoutes) for (const file of backendTLSFiles(runtime, config.backendTLSLocations ?? [])) out.set(file.path, file);
   return [...out.values()];
 }
 

@@ -121,6 +121,7 @@ function structureChanges(running: ModelSnapshot, next: ModelSnapshot, servers: 
   if (running.settings !== next.settings && settingsHash(running.settings) !== settingsHash(next.settings)) out.push('ConfigMap settings changed');
   if (running.defaultCertificate !== next.defaultCertificate) out.push('default certificate changed');
   if (running.listenerPorts !== next.listenerPorts) out.push(`Gateway listener ports changed (${running.listenerPorts || 'none'} → ${next.listenerPorts || 'none'})`);
+  if (running.backendTLS !== next.backendTLS) out.push(`BackendTLSPolicy TLS locations changed (${running.backendTLS || 'none'} → ${next.backendTLS || 'none'})`);
   const l4 = [l4Change(running.tcp, next.tcp), l4Change(running.udp, next.udp)];
   if (l4.includes('structure')) out.push('TCP/UDP services changed');
   else if (l4.includes('endpoints')) out.push('TCP/UDP endpoints changed');

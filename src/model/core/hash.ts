@@ -22,6 +22,8 @@ export interface ModelSnapshot {
   /** Configuration.listenerPorts as text ('' for none). */
   readonly listenerPorts: string;
   readonly frontends: Configuration['frontends'];
+  /** The ids of Configuration.backendTLSLocations ('' for none): each id is a hash of what its location sets. */
+  readonly backendTLS: string;
 }
 
 export function snapshot(config: Configuration): ModelSnapshot {
@@ -30,6 +32,7 @@ export function snapshot(config: Configuration): ModelSnapshot {
     certificates: config.certificates, defaultCertificate: config.defaultCertificate, settings: config.settings,
     listenerPorts: (config.listenerPorts ?? []).map((p) => `${p.port}=${p.local}`).join(','),
     frontends: config.frontends,
+    backendTLS: (config.backendTLSLocations ?? []).map((l) => l.id).join(','),
   };
 }
 

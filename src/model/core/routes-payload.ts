@@ -41,6 +41,8 @@ export interface RouteEntry extends RouteUpstream, RouteAccess, RouteResponse, R
   readonly retry?: RouteRetry;
   /** `h2c`: the router's location that speaks HTTP/2 cleartext upstream; absent: HTTP/1.1. */
   readonly protocol?: 'h2c';
+  /** The id of the router's TLS location the backend is reached through (BackendTLSPolicy); absent: none. */
+  readonly tls?: string;
 }
 
 export interface RoutesPayload {
@@ -111,6 +113,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       ...routeTrace(loc, settings),
       ...(loc.retry ? { retry: loc.retry } : {}),
       ...(loc.upstreamProtocol ? { protocol: loc.upstreamProtocol } : {}),
+      ...(loc.backendTLS ? { tls: loc.backendTLS } : {}),
       ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }

@@ -109,6 +109,23 @@ export interface Location extends LocationAnnotations {
   readonly retry?: RouteRetry;
   /** `h2c`: the backend is reached over HTTP/2 cleartext (a Service port's appProtocol kubernetes.io/h2c). Served by the Lua router only. */
   readonly upstreamProtocol?: 'h2c';
+  /**
+   * The id of the router's TLS location its backend is reached through (BackendTLSPolicy on a
+   * dynamic host: Configuration.backendTLSLocations). Served by the Lua router only.
+   */
+  readonly backendTLS?: string;
+}
+
+/** A router location reaching backends over verified TLS (nginx.conf's proxy_ssl_* are per location in NGINX 1.22). */
+export interface BackendTLSLocation {
+  /** A hash of what follows (16 hex digits): the location's and its files' name. */
+  readonly id: string;
+  /** The name sent by SNI and verified. */
+  readonly hostname: string;
+  /** The PEM CA bundle. */
+  readonly ca: string;
+  /** The Gateway's client certificate shown to the backend, or null. */
+  readonly clientCertificate: { readonly cert: string; readonly key: string } | null;
 }
 
 export interface RouteRetry {
@@ -261,6 +278,12 @@ export interface Configuration {
    * Absent or empty: none.
    */
   readonly listenerPorts?: ReadonlyArray<{ readonly port: number; readonly local: number }>;
+  /**
+   * The router's TLS locations (src/model/gateway/backend-tls.ts): one per distinct BackendTLSPolicy
+   * CA bundle, hostname and Gateway client certificate that a dynamic host's backend needs,
+   * sorted by id. Absent or empty: none.
+   */
+  readonly backendTLSLocations?: readonly BackendTLSLocation[];
   /**
    * The Gateway API's HTTPS listener table (client certificate validation, misdirected
    * requests), posted with /configuration/servers; absent without a served HTTPS listener.

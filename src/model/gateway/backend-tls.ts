@@ -1,16 +1,20 @@
 // BackendTLSPolicy (gateway.networking.k8s.io/v1) and a Gateway's spec.tls.backend: TLS from
 // NGINX to the Services a policy targets (its namespace's only: targetRefs have no namespace).
-// A location whose backend is such a Service port gets proxy_ssl_* (SNI and the verified name:
-// the policy's hostname; the CA bundle of its caCertificateRefs; the Gateway's client
-// certificate), which NGINX 1.22 sets per location only: its host is served from a server block
-// (a change of the policy, its ConfigMap or of the host's routes reloads; docs/gateway-api.md).
-// What cannot be verified is never sent unverified: the location answers 500. Run at every full
-// build after the translation (as ./listener-tls.ts): a ConfigMap's change needs no route change.
+// NGINX 1.22 sets proxy_ssl_* (SNI and the verified name: the policy's hostname; the CA bundle of
+// its caCertificateRefs; the Gateway's client certificate) per location only, and reads the
+// files at load. On a dynamic host a route whose backend needs TLS is still the router's: it
+// names one of the router's TLS locations (Configuration.backendTLSLocations, one per distinct
+// hostname, CA bundle and client certificate, named by their hash; src/render/dynamic-routes.ts),
+// so a route change reloads nothing and only a new, changed or removed combination does. On a
+// static host (dynamic routes off) the location itself gets proxy_ssl_*. What cannot be verified
+// is never sent unverified: the location answers 500. Run at every full build after the
+// translation (as ./listener-tls.ts): a ConfigMap's change needs no route change.
+import { createHash } from 'node:crypto';
 import type { BackendTLSPolicy, ConfigMap, Gateway, Secret, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import { caBundle, keyPair, type KeyPair } from '../checks/tls-secrets.js';
 import { hostProblem } from '../core/paths.js';
-import type { Location, ModelWarning, Server } from '../core/types.js';
+import type { BackendTLSLocation, Location, ModelWarning, Server } from '../core/types.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import type { BackendPlan, RouteOutcome } from './translate.js';
 
@@ -28,6 +32,8 @@ export interface ClientCertificateProblem { readonly reason: 'InvalidClientCerti
 
 export interface BackendTLS {
   readonly servers: readonly Server[];
+  /** The router's TLS locations the dynamic hosts' routes name, sorted by id (at most MAX_TLS_LOCATIONS). */
+  readonly locations: readonly BackendTLSLocation[];
   /** `namespace/name` → the policy's verdict. */
   readonly policies: ReadonlyMap<string, PolicyVerdict>;
   /** Gateway `namespace/name` → whether its clientCertificateRef resolved (only Gateways that set one). */
@@ -45,10 +51,16 @@ export interface BackendTLSInputs {
 }
 
 /** The TLS a Service port is reached with, or why it cannot be. */
-type Profile = { readonly policy: string; readonly hostname: string; readonly ca: string } | { readonly policy: string; readonly problem: string };
+type Profile = { readonly policy: string; readonly rank: number; readonly hostname: string; readonly ca: string } | { readonly policy: string; readonly problem: string };
 
 const keyOf = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const MAX_CA_REFS = 8;
+/**
+ * The most TLS locations the router's servers get (each is a location in every server that
+ * serves dynamic hosts and a CA bundle NGINX loads per such server): the combinations of the
+ * oldest policies get one; routes needing another answer 500, named.
+ */
+export const MAX_TLS_LOCATIONS = 64;
 
 export function backendTLS(servers: readonly Server[], inputs: BackendTLSInputs): BackendTLS {
   const { resources, warnings } = inputs;
@@ -62,7 +74,7 @@ export function backendTLS(servers: readonly Server[], inputs: BackendTLSInputs)
     if ('problem' in r) warnings.push({ object: `Gateway ${keyOf(gw)}`, field: 'spec.tls.backend.clientCertificateRef', message: `${r.problem.message}; no client certificate is shown to TLS backends` });
     else clientPairs.set(keyOf(gw), r);
   }
-  if (resources.backendTLSPolicies.length === 0) return { servers, policies: new Map(), clientCertificates };
+  if (resources.backendTLSPolicies.length === 0) return { servers, locations: [], policies: new Map(), clientCertificates };
 
   // Oldest first, then by namespace/name: the first policy for a target and sectionName wins.
   const ordered = [...resources.backendTLSPolicies].sort((a, b) => {
@@ -77,7 +89,7 @@ export function backendTLS(servers: readonly Server[], inputs: BackendTLSInputs)
     const key = keyOf(policy);
     const ns = policy.metadata.namespace ?? '';
     const object = `BackendTLSPolicy ${key}`;
-    const v = validate(policy, inputs);
+    const v = validate(policy, verdicts.size, inputs);
     const services = new Set<string>();
     const targeted = new Set<string>();
     let conflicted: string | null = null;
@@ -120,11 +132,13 @@ export function backendTLS(servers: readonly Server[], inputs: BackendTLSInputs)
   const policies = new Map<string, PolicyVerdict>();
   for (const [key, v] of verdicts) policies.set(key, { policy: v.policy, accepted: v.accepted, resolvedRefs: v.resolvedRefs, ancestors: [...(ancestors.get(key) ?? [])].sort() });
 
-  const out = servers.map((server) => securedServer(server, profileOf, (loc) => clientFor(loc, inputs.routes, clientPairs), warnings));
-  return { servers: out, policies, clientCertificates };
+  const client = (loc: Location) => clientFor(loc, inputs.routes, clientPairs);
+  const routed = routedTLS(servers, profileOf, client, warnings);
+  const out = servers.map((server) => (server.staticBecause === null ? routed.server(server) : securedServer(server, profileOf, client, warnings)));
+  return { servers: out, locations: routed.locations, policies, clientCertificates };
 }
 
-function validate(policy: BackendTLSPolicy, inputs: BackendTLSInputs): { accepted: PolicyVerdict['accepted']; resolvedRefs: PolicyVerdict['resolvedRefs']; profile: Profile } {
+function validate(policy: BackendTLSPolicy, rank: number, inputs: BackendTLSInputs): { accepted: PolicyVerdict['accepted']; resolvedRefs: PolicyVerdict['resolvedRefs']; profile: Profile } {
   const key = keyOf(policy);
   const ns = policy.metadata.namespace ?? '';
   const val = policy.spec?.validation ?? {};
@@ -163,7 +177,7 @@ function validate(policy: BackendTLSPolicy, inputs: BackendTLSInputs): { accepte
       bad ??= { reason: 'InvalidCACertificateRef', message: `${field}: ConfigMap ${ns}/${ref.name}: ${(err as Error).message}` };
     }
   }
-  if (bad === null) return { accepted: { ok: true, reason: 'Accepted', message: 'applied to the Services it targets' }, resolvedRefs: resolved, profile: { policy: key, hostname, ca } };
+  if (bad === null) return { accepted: { ok: true, reason: 'Accepted', message: 'applied to the Services it targets' }, resolvedRefs: resolved, profile: { policy: key, rank, hostname, ca } };
   // One unusable ref fails every connection (the spec): never a weaker check than asked for.
   return {
     accepted: ca === '' ? { ok: false, reason: 'NoValidCACertificate', message: `no caCertificateRef is usable: ${bad.message}` } : { ok: true, reason: 'Accepted', message: 'applied; connections fail while a caCertificateRef is invalid' },
@@ -227,33 +241,102 @@ function clientFor(loc: Location, routes: readonly RouteOutcome[], pairs: Readon
   return null;
 }
 
-const STATIC_BECAUSE = 'a backend with a BackendTLSPolicy needs proxy_ssl_* in a location of its own';
+type Client = { gateway: string; secret: string; pair: KeyPair } | null;
+
+/** The id of a TLS location: a hash of what it sets (the same combination is one location whatever policies ask for it). */
+function locationId(hostname: string, ca: string, client: Client): string {
+  const h = createHash('sha256').update(hostname).update('\u0000').update(ca);
+  if (client) h.update('\u0000').update(client.pair.cert).update('\u0000').update(client.pair.key);
+  return h.digest('hex').slice(0, 16);
+}
 
 /**
- * The server with its policy-covered locations reaching their backends over verified TLS (a
- * server block), or answering 500 when that cannot be done; unchanged when no policy covers it.
+ * Dynamic hosts: each covered location names its TLS location (Location.backendTLS), or answers
+ * 500 with the reason (a policy that cannot verify; weighted backends that need different TLS or
+ * none; an h2c backend; a combination over MAX_TLS_LOCATIONS). A rule's retries are not served
+ * over TLS (the router's retry locations speak plain HTTP): named, and the route served without.
  */
-function securedServer(
-  server: Server, profileOf: (backend: string) => Profile | null, clientFor: (loc: Location) => { gateway: string; secret: string; pair: KeyPair } | null, warnings: ModelWarning[],
-): Server {
+function routedTLS(servers: readonly Server[], profileOf: (backend: string) => Profile | null, clientFor: (loc: Location) => Client, warnings: ModelWarning[]): {
+  server(server: Server): Server; locations: readonly BackendTLSLocation[];
+} {
+  type Need = { readonly location: BackendTLSLocation; readonly rank: number; readonly policy: string };
+  const needs = new Map<string, Need>();
+  const decisions = new Map<Location, { id: string } | { problem: string } | null>();
+  for (const server of servers) {
+    if (server.staticBecause !== null) continue;
+    for (const loc of server.locations) {
+      if (loc.denied) continue;
+      const profiles = (loc.split ? loc.split.map((b) => b.backend) : [loc.backend]).map(profileOf);
+      if (profiles.every((p) => p === null)) continue;
+      const decide = (): { id: string } | { problem: string } => {
+        const bad = profiles.find((p) => p !== null && 'problem' in p);
+        if (bad) return { problem: `BackendTLSPolicy ${bad.policy}: ${(bad as { problem: string }).problem}` };
+        const named = profiles.find((p) => p !== null)!;
+        if (loc.upstreamProtocol === 'h2c') return { problem: `BackendTLSPolicy ${named.policy}: the backend's appProtocol is kubernetes.io/h2c (HTTP/2 cleartext), which cannot be reached over TLS` };
+        const client = clientFor(loc);
+        const ids = profiles.map((p) => (p === null || 'problem' in p ? null : locationId(p.hostname, p.ca, client)));
+        if (ids.some((x) => x !== ids[0])) return { problem: `BackendTLSPolicy ${named.policy}: weighted backendRefs reached with different TLS (or some without) are not served` };
+        const p = named as Extract<Profile, { rank: number }>;
+        const id = ids[0]!;
+        const known = needs.get(id);
+        if (!known || p.rank < known.rank) {
+          needs.set(id, { rank: p.rank, policy: p.policy, location: { id, hostname: p.hostname, ca: p.ca, clientCertificate: client ? { cert: client.pair.cert, key: client.pair.key } : null } });
+        }
+        return { id };
+      };
+      decisions.set(loc, decide());
+    }
+  }
+  // The combinations of the oldest policies first; the rest answer 500, each policy named once.
+  const kept = [...needs.values()].sort((a, b) => a.rank - b.rank || (a.location.id < b.location.id ? -1 : 1));
+  const over = new Map<string, string>(); // id → policy
+  for (const n of kept.slice(MAX_TLS_LOCATIONS)) {
+    over.set(n.location.id, n.policy);
+    warnings.push({ object: `BackendTLSPolicy ${n.policy}`, field: 'spec.validation', message: `more than ${MAX_TLS_LOCATIONS} distinct combinations of hostname, CA certificates and Gateway client certificate are in use (one NGINX location each); the Services it targets answer 500` });
+  }
+  const locations = kept.slice(0, MAX_TLS_LOCATIONS).map((n) => n.location).sort((a, b) => (a.id < b.id ? -1 : 1));
+  return {
+    locations,
+    server(server) {
+      if (!server.locations.some((loc) => decisions.get(loc))) return server;
+      const locations = server.locations.map((loc) => {
+        const d = decisions.get(loc);
+        if (!d) return loc;
+        if ('problem' in d) return deny(server, loc, d.problem, warnings);
+        const cut = over.get(d.id);
+        if (cut !== undefined) return deny(server, loc, `BackendTLSPolicy ${cut}: over the ${MAX_TLS_LOCATIONS} TLS locations NGINX is given`, warnings);
+        if (loc.retry) {
+          warnings.push({ object: objectOf(server, loc), field: `${fieldOf(loc)}.retry`.replace(/^\./, ''), message: `retries are not served for a backend reached over TLS (BackendTLSPolicy); ${loc.pathType} ${loc.path} on ${server.hostname} is served without` });
+          const { retry: _retry, ...rest } = loc;
+          return { ...rest, backendTLS: d.id };
+        }
+        return { ...loc, backendTLS: d.id };
+      });
+      return { ...server, locations };
+    },
+  };
+}
+
+const objectOf = (server: Server, loc: Location) => (loc.ingress ? `HTTPRoute ${loc.ingress.namespace}/${loc.ingress.name}` : `host ${server.hostname}`);
+const fieldOf = (loc: Location) => (loc.ingress?.rule !== undefined ? `spec.rules[${loc.ingress.rule}]` : '');
+
+function deny(server: Server, loc: Location, why: string, warnings: ModelWarning[]): Location {
+  warnings.push({ object: objectOf(server, loc), field: fieldOf(loc), message: `${why}; ${loc.pathType} ${loc.path} on ${server.hostname} answers 500` });
+  return { ...loc, denied: why, deniedStatus: 500 };
+}
+
+/**
+ * A static host (dynamic routes off): its policy-covered locations reach their backends over
+ * verified TLS with proxy_ssl_* of their own, or answer 500 when that cannot be done.
+ */
+function securedServer(server: Server, profileOf: (backend: string) => Profile | null, clientFor: (loc: Location) => Client, warnings: ModelWarning[]): Server {
   const covered = server.locations.map((loc) => (loc.denied ? null : loc.split ? loc.split.map((b) => profileOf(b.backend)).find((p) => p !== null) ?? null : profileOf(loc.backend)));
   if (covered.every((p) => p === null)) return server;
-  const object = (loc: Location) => (loc.ingress ? `HTTPRoute ${loc.ingress.namespace}/${loc.ingress.name}` : `host ${server.hostname}`);
-  const field = (loc: Location) => (loc.ingress?.rule !== undefined ? `spec.rules[${loc.ingress.rule}]` : '');
-  const deny = (loc: Location, why: string): Location => {
-    warnings.push({ object: object(loc), field: field(loc), message: `${why}; ${loc.pathType} ${loc.path} on ${server.hostname} answers 500` });
-    return { ...loc, denied: why, deniedStatus: 500 };
-  };
-  const secured = server.locations.some((loc, i) => covered[i] !== null && !('problem' in covered[i]!) && !loc.split && !loc.when && !loc.filters);
   const locations = server.locations.map((loc, i) => {
     const p = covered[i];
-    if (p === null || p === undefined) {
-      // The host is a server block now: what only the Lua router serves cannot be served on it.
-      if (secured && !loc.denied && (loc.when || loc.filters || loc.split)) return deny(loc, `host ${server.hostname} is served from a server block (${STATIC_BECAUSE}), where header, query parameter and method matches, filters and weighted backendRefs are not served yet`);
-      return loc;
-    }
-    if ('problem' in p) return deny(loc, `BackendTLSPolicy ${p.policy}: ${p.problem}`);
-    if (loc.split || loc.when || loc.filters) return deny(loc, `BackendTLSPolicy ${p.policy}: a backend reached over TLS is served from a server block, where header, query parameter and method matches, filters and weighted backendRefs are not served yet`);
+    if (p === null || p === undefined) return loc;
+    if ('problem' in p) return deny(server, loc, `BackendTLSPolicy ${p.policy}: ${p.problem}`, warnings);
+    if (loc.split || loc.when || loc.filters) return deny(server, loc, `BackendTLSPolicy ${p.policy}: header, query parameter and method matches, filters and weighted backendRefs are served by the Lua router only`, warnings);
     const client = clientFor(loc);
     // ':' is in no Kubernetes name: these files never share a path with a Secret's.
     const id = `${p.policy}:backendtlspolicy${client ? `:${client.gateway.replace('/', ':')}` : ''}`;
@@ -266,5 +349,5 @@ function securedServer(
       },
     };
   });
-  return { ...server, locations, staticBecause: secured ? server.staticBecause ?? STATIC_BECAUSE : server.staticBecause };
+  return { ...server, locations };
 }

@@ -7,7 +7,8 @@
 // openssl-made certificates, which report the SNI they got and the client certificate shown.
 // Also as an attacker or a careless user would: another namespace's policy naming our Service,
 // a hostname with CR/LF, subjectAltNames (not served: never an unverified connection instead), a
-// client certificate of another namespace without a ReferenceGrant.
+// client certificate of another namespace without a ReferenceGrant. A covered host stays the Lua
+// router's (one TLS location per policy combination): its route changes reload nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,6 +81,7 @@ test.before(async () => {
   echo.tls = await startEchoServer({ address: '127.0.0.2', name: 'tls', tls: serving });
   echo.mtls = await startEchoServer({ address: '127.0.0.3', name: 'mtls', tls: { ...serving, clientCA: pem(client.certPath) } });
   echo.plain = await startEchoServer({ address: '127.0.0.4', name: 'plain' });
+  echo.tls2 = await startEchoServer({ address: '127.0.0.5', name: 'tls2', tls: serving });
   fake = await startFakeApiServer();
   const junk = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from('not a certificate\n').toString('base64'), 'tls.key': Buffer.from('not a key\n').toString('base64') } };
   const objects: FakeObject[] = [
@@ -93,6 +95,8 @@ test.before(async () => {
     ...backend(NS, 'host-mismatch', echo.tls), policy(NS, 'host-mismatch', { name: 'host-mismatch' }, ca('ca-a', 'abc.example.org')), route(NS, 'host-mismatch', 'host-mismatch.btls', 'host-mismatch'),
     ...backend(NS, 'cert-mismatch', echo.tls), policy(NS, 'cert-mismatch', { name: 'cert-mismatch' }, ca('ca-stranger')), route(NS, 'cert-mismatch', 'cert-mismatch.btls', 'cert-mismatch'),
     ...backend(NS, 'reconcile', echo.tls), policy(NS, 'reconcile', { name: 'reconcile' }, ca('ca-reconcile')), route(NS, 'reconcile', 'reconcile.btls', 'reconcile'),
+    // Another Service whose policy asks for the same hostname and CA: the same TLS location.
+    ...backend(NS, 'same-combo', echo.tls2), policy(NS, 'same-combo', { name: 'same-combo' }, ca('ca-a')), route(NS, 'same-combo', 'same-combo.btls', 'same-combo'),
     ...backend(NS, 'bump', echo.tls), policy(NS, 'bump', { name: 'bump' }, ca('ca-a')), route(NS, 'bump', 'bump.btls', 'bump'),
     // ConflictResolution: the older policy, then the first by name, wins; a sectionName's beats the whole Service's.
     ...backend(NS, 'conflict', echo.tls),
@@ -289,9 +293,54 @@ test('GatewayInvalidTLSBackendConfiguration › an unusable clientCertificateRef
   assert.equal(gatewayStatus('cc-granted', 'btls-gw-granted'), ['Accepted=True/Accepted', 'Programmed=True/Programmed', 'ResolvedRefs=True/ResolvedRefs']);
 });
 
-test('BackendTLSPolicy › a host with a TLS backend is a server block with proxy_ssl_*; a route to a Service without a policy reloads nothing', async () => {
+test('BackendTLSPolicy › a covered host has no server block: the router moves it to one TLS location per combination', async () => {
   const conf = readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8');
-  assert.match(conf, /server_name valid\.btls[\s\S]*?proxy_ssl_verify on;[\s\S]*?proxy_ssl_name "abc\.example\.com";[\s\S]*?proxy_ssl_server_name on;/);
+  assert.not.match(conf, /server_name valid\.btls/);
+  const tls = conf.match(/location = \/\.ingress-rx\/dynamic-route-tls-([0-9a-f]{16}) \{[\s\S]*?\n        \}/g) ?? [];
+  // In the default server: abc.example.com with ca-a (and with the client certificate), abc.example.org, ca-stranger,
+  // the tenant's evil.example.com, the conflicting and sectionName policies' wrong.example.com.
+  const ids = new Set(tls.map((t) => /tls-([0-9a-f]{16})/.exec(t)![1]));
+  assert.is(ids.size, 6, [...ids].join('\n'));
+  const valid = tls.find((t) => t.includes('proxy_ssl_name "abc.example.com"') && !t.includes('proxy_ssl_certificate '))!;
+  assert.match(valid, /proxy_ssl_trusted_certificate "[^"]+";\n\s+proxy_ssl_verify on;[\s\S]*proxy_ssl_server_name on;[\s\S]*proxy_pass https:\/\/upstream_balancer_tls\$dynamic_upstream_uri;/);
+});
+
+over.both('BackendTLSPolicy › route changes on a covered host reload nothing: a route added, a path added, moved to a Service of the same combination, removed', async (p) => {
+  const before = await reloads();
+  const name = `added-${p.tag}`;
+  const host = `${name}.btls`;
+  fake.create(route(NS, name, host, 'valid'));
+  const r = await p.until(host, '/', (x) => x.status === 200, { what: 'the new route over TLS' });
+  assert.equal([r.backend, (r.json as { tls?: unknown }).tls], ['tls', { sni: 'abc.example.com', clientCN: '' }]);
+  const current = fake.get(GATEWAY_V1, 'HTTPRoute', name, NS)!;
+  const spec = current.spec as Obj;
+  fake.update({ ...current, spec: { ...spec, rules: [{ backendRefs: [{ name: 'valid', port: 443 }] }, { matches: [{ path: { type: 'PathPrefix', value: '/moved' } }], backendRefs: [{ name: 'same-combo', port: 443 }] }] } });
+  const moved = await p.until(host, '/moved/x', (x) => x.status === 200 && x.backend === 'tls2', { what: 'a path to another Service of the same combination' });
+  assert.equal((moved.json as { tls?: unknown }).tls, { sni: 'abc.example.com', clientCN: '' });
+  assert.is((await p.request(host, '/')).backend, 'tls', 'the first rule is still served');
+  fake.delete(GATEWAY_V1, 'HTTPRoute', name, NS);
+  await p.until(host, '/', (x) => x.status === 404, { what: 'the route removed' });
+  assert.is(await reloads(), before, 'no reload');
+});
+
+test('BackendTLSPolicy › a new combination (a policy\'s hostname changed) reloads once, and is followed', async () => {
+  await ctl.until('same-combo.btls', '/', (x) => x.status === 200 && x.backend === 'tls2', { what: 'served' });
+  const before = await reloads();
+  const current = fake.get(GATEWAY_V1, 'BackendTLSPolicy', 'same-combo', NS)!;
+  fake.update({ ...current, spec: { ...(current.spec as Obj), validation: ca('ca-a', 'abc.example.net') } });
+  // The backend's certificate does not carry the new name: 502 from the new location, never unverified.
+  await ctl.until('same-combo.btls', '/', (x) => x.status === 502, { what: 'the new hostname verified' });
+  const hits = echo.tls2!.hits();
+  assert.is((await ctl.request('same-combo.btls', '/')).status, 502);
+  assert.is(echo.tls2!.hits(), hits, 'no request reached the backend');
+  assert.ok((await reloads()) > before, 'a reload');
+  assert.match(readFileSync(join(ctl.workdir, 'nginx.conf'), 'utf8'), /proxy_ssl_name "abc\.example\.net";/);
+  assert.is((await ctl.request('valid.btls', '/')).status, 200, 'others still served');
+  fake.update({ ...fake.get(GATEWAY_V1, 'BackendTLSPolicy', 'same-combo', NS)!, spec: current.spec });
+  await ctl.until('same-combo.btls', '/', (x) => x.status === 200 && x.backend === 'tls2', { what: 'restored' });
+});
+
+test('BackendTLSPolicy › a route to a Service without a policy reloads nothing', async () => {
   const before = await reloads();
   fake.create(route(NS, 'plain-added', 'plain-added.btls', 'valid-plain', 80));
   fake.create(svc(NS, 'valid-plain', [{ name: 'http', port: 80 }]));

@@ -3,7 +3,7 @@
 // whether the router must write the location variables, read from the rendered text.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createRenderer } from '../../../src/render/engine.js';
+import { auxiliaryFiles, createRenderer } from '../../../src/render/engine.js';
 import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
 import { readsLocationVariables, readsProxyHost, routerPlacement } from '../../../src/render/dynamic-routes.js';
 import { silentLogger } from '../../../src/log.js';
@@ -22,7 +22,7 @@ function dynamic(servers: Server[] = [], settings: Partial<NginxSettings> = {}, 
 }
 const render = (config: Configuration, runtime = RUNTIME) => createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() }).render(config, runtime);
 const serverText = (conf: string, host: string) => conf.slice(conf.indexOf(`## start server ${host}\n`), conf.indexOf(`## end server ${host}\n`));
-const configured = (conf: string) => /router\.configure\(\{ location_variables_read = (\w+), route_labels = (\w+) \}\)/.exec(conf)?.slice(1);
+const configured = (conf: string) => /router\.configure\(\{ location_variables_read = (\w+), route_labels = (\w+), backend_tls = \{[^}]*\} \}\)/.exec(conf)?.slice(1);
 
 test('placement: the default server routes in its `/` only when that is the built-in default backend\'s and its only location', () => {
   assert.is(routerPlacement(server('_', { locations: [defaultRoot()] }), true, [defaultRoot()]), 'root');
@@ -125,6 +125,24 @@ test('a denied location of a server block answers its deniedStatus (an HTTPRoute
   const text = serverText(conf, 'a.test');
   assert.match(text, /location "\/x" \{\n\s+# denied: no backend\n\s+return 500;/);
   assert.match(text, /location "\/y" \{\n\s+# denied: no backend\n\s+return 503;/);
+});
+
+test('BackendTLSPolicy: each TLS location is in every server the router serves in, named in router.configure, its files written', () => {
+  const tls = { id: '0123456789abcdef', hostname: 'web.internal', ca: 'CA PEM\n', clientCertificate: { cert: 'CERT PEM\n', key: 'KEY PEM\n' } };
+  const config = dynamic([server('*.w.test')], {}, { backendTLSLocations: [tls], listenerPorts: [{ port: 8080, local: 18080 }] });
+  const conf = render(config);
+  const block = /location = \/\.ingress-rx\/dynamic-route-tls-0123456789abcdef \{[\s\S]*?\n        \}/g;
+  for (const [where, text] of [['default server', serverText(conf, '_')], ['wildcard server', serverText(conf, '*.w.test')], ['listener port', serverText(conf, 'Gateway listener port 8080')]]) {
+    const found = text!.match(block) ?? [];
+    assert.is(found.length, 1, where);
+    assert.match(found[0]!, /internal;[\s\S]*proxy_ssl_trusted_certificate "[^"]+";\n\s+proxy_ssl_verify on;[\s\S]*proxy_ssl_name "web\.internal";\n\s+proxy_ssl_server_name on;\n\s+proxy_ssl_certificate "[^"]+";\n\s+proxy_ssl_certificate_key "[^"]+";[\s\S]*proxy_pass https:\/\/upstream_balancer_tls\$dynamic_upstream_uri;/, where);
+  }
+  assert.not.match(conf, '@@ingress-rx-backend-tls@@');
+  assert.match(conf, 'backend_tls = { ["0123456789abcdef"] = true }');
+  assert.match(conf, 'upstream upstream_balancer_tls {');
+  const files = auxiliaryFiles(config, RUNTIME).filter((f) => f.path.includes('0123456789abcdef')).map((f) => [f.content, f.mode ?? null]).sort();
+  assert.equal(files, [['CA PEM\n', null], ['CERT PEM\n', null], ['KEY PEM\n', 0o600]]);
+  assert.not.match(render(dynamic()), 'dynamic-route-tls-', 'none without policies');
 });
 
 test.run();

@@ -9,10 +9,10 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
 
 /**
  * A plain-JSON copy of `raw` with `apiVersion` and `kind` set (list items carry neither),
- * without the metadata nothing reads and every object carries: `managedFields` and kubectl's
- * last-applied-configuration annotation (each often larger than the rest of the object, and the
- * latter holds a Secret's data). Kept out by copying, not `delete`, so the objects stay in V8's
- * compact fast mode.
+ * without the metadata nothing reads: `managedFields` (on every object) and kubectl's
+ * last-applied-configuration annotation (on every object `kubectl apply` wrote; a Secret's holds
+ * its data). Each is often larger than the rest of the object. Left out by copying, not
+ * `delete`, so the objects stay in V8's compact fast mode.
  */
 export function projectObject(kind: StoredKind, raw: unknown): KubeObject {
   const plain = toPlain(raw) as KubeObject;

@@ -3,13 +3,14 @@
 // simple Ingress, `nginx -t` time; in child processes, the first sync of a fresh process and the
 // controller's RSS after it. A fixed CPU workload timed first shows how fast the machine was.
 //   node --import tsx bench/model.ts [--full]
-//   node --expose-gc --import tsx bench/model.ts --rss-child N   (internal)
+//   node --expose-gc --import tsx bench/model.ts --rss-child N [--heap-snapshot FILE]   (internal)
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import type { Store } from '../src/store/types.js';
 import { createModelBuilder, type ModelBuilder, type StoreChanges } from '../src/model/build.js';
@@ -114,11 +115,16 @@ async function rssChild(n: number): Promise<void> {
     const afterStore = mb();
     const s = fullSync(store, benchRuntime(prefix));
     const m = mb();
+    // `--heap-snapshot FILE`: the state as measured, for bench/heap-summary.ts.
+    const heapFile = arg('--heap-snapshot');
+    if (heapFile) writeHeapSnapshot(heapFile);
+    // V8 keeps the young generation's pages after a gc(): resident, empty, part of the RSS.
+    const newSpace = getHeapSpaceStatistics().find((sp) => sp.space_name === 'new_space');
     // Keep the synced state alive through the measurement, as the controller does.
     const toMb = (x: number) => Math.round(x / 2 ** 20);
     process.stdout.write(`${JSON.stringify({
       first_sync_ms: total(s.phases), phases: s.phases,
-      rss_mb: m.rss / 2 ** 20, heap_mb: toMb(m.heapUsed), external_mb: toMb(m.external), base_rss_mb: toMb(base.rss),
+      rss_mb: m.rss / 2 ** 20, heap_mb: toMb(m.heapUsed), heap_total_mb: toMb(m.heapTotal), new_space_mb: toMb(newSpace?.physical_space_size ?? 0), external_mb: toMb(m.external), base_rss_mb: toMb(base.rss),
       store_rss_mb: toMb(afterStore.rss - base.rss), sync_rss_mb: toMb(m.rss - afterStore.rss), conf_mb: toMb(s.conf.length),
       servers: s.config.servers.length, gc: gc !== undefined,
     })}\n`);
@@ -127,7 +133,7 @@ async function rssChild(n: number): Promise<void> {
   }
 }
 
-interface RssReport { first_sync_ms: number; phases: Synced['phases']; rss_mb: number; heap_mb: number; external_mb: number; base_rss_mb: number; store_rss_mb: number; sync_rss_mb: number; conf_mb: number }
+interface RssReport { first_sync_ms: number; phases: Synced['phases']; rss_mb: number; heap_mb: number; heap_total_mb: number; new_space_mb: number; external_mb: number; base_rss_mb: number; store_rss_mb: number; sync_rss_mb: number; conf_mb: number }
 
 async function measureRss(n: number): Promise<RssReport> {
   const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', SCRIPT, '--rss-child', String(n)], {
@@ -308,7 +314,7 @@ async function main(): Promise<void> {
         }
         rows.push({ figure: `controller RSS after initial sync, ${n / 1000}k`, value: `${v.toFixed(0)} MB`,
           target: n === 10_000 ? '≤ 300 MB' : '', status: n === 10_000 ? verdict(v, 300) : '',
-          note: `after gc(): node alone ${r.base_rss_mb} MB, + store ${r.store_rss_mb} MB, + sync ${r.sync_rss_mb} MB (nginx.conf ${r.conf_mb} MB); heap used ${r.heap_mb} MB, external ${r.external_mb} MB` });
+          note: `after gc(): node alone ${r.base_rss_mb} MB, + store ${r.store_rss_mb} MB, + sync ${r.sync_rss_mb} MB (nginx.conf ${r.conf_mb} MB); heap used ${r.heap_mb} of ${r.heap_total_mb} MB (young generation ${r.new_space_mb} MB, empty), external ${r.external_mb} MB` });
       });
     }
   } finally {

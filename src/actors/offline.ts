@@ -44,9 +44,15 @@ export interface OfflineActors {
   readonly servers: string | null;
   /** The dynamic hosts' route table last posted. */
   readonly routes: string | null;
-  /** Distinct configurations and payloads seen. */
+  /** Distinct configurations seen, by checksum. */
   readonly configs: ReadonlyMap<string, string>;
-  readonly payloads: ReadonlyMap<string, string>;
+  /**
+   * Checksums of the distinct payloads seen. Their text is written to `outDir`, not kept: a
+   * storm makes one backends payload per sync (a 100k-event replay at 1k Ingresses: 293 of
+   * 0.75 MB each), and holding them all made the replay's memory grow with the log (peak RSS
+   * of that replay 579 MB; 430 MB without).
+   */
+  readonly payloads: ReadonlySet<string>;
 }
 
 /** Compact: a storm writes one backends payload per sync, and they are large. */
@@ -56,7 +62,7 @@ export const payloadText = (payload: unknown): string => `${JSON.stringify(paylo
 export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
   const { renderer, runtime, logger, outDir } = opts;
   const configs = new Map<string, string>();
-  const payloads = new Map<string, string>();
+  const payloads = new Set<string>();
   const tested = new Map<string, ActorOutcome>();
   // As the dynamic-config actor does: unchanged runs of backends are not serialised again.
   const serialiseBackends = createBackendsSerialiser();
@@ -72,13 +78,19 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
     writePrivateFile(full, text);
   };
 
-  const keep = (into: Map<string, string>, dir: string, ext: string, text: string): string => {
+  const keepConfig = (text: string): string => {
     const sum = contentChecksum(text);
-    if (!into.has(sum)) {
-      into.set(sum, text);
-      write(`${dir}/${sum}.${ext}`, text);
+    if (!configs.has(sum)) {
+      configs.set(sum, text);
+      write(`configs/${sum}.conf`, text);
     }
     return sum;
+  };
+  const keepPayload = (text: string): void => {
+    const sum = contentChecksum(text);
+    if (payloads.has(sum)) return;
+    payloads.add(sum);
+    write(`payloads/${sum}.json`, text);
   };
 
   function nginxTest(sum: string, config: Configuration): ActorOutcome {
@@ -100,7 +112,7 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
         return of({ ok: false, error: `render: ${(err as Error).message}`, durationMs: 0 });
       }
       const { text, checksum } = rendered;
-      const sum = keep(configs, 'configs', 'conf', text);
+      const sum = keepConfig(text);
       const outcome = opts.nginxTest ? nginxTest(sum, config) : { ok: true };
       if (!outcome.ok) return of({ ...outcome, durationMs: 0 });
       nginxConf = text;
@@ -109,17 +121,17 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
     dynamic(update) {
       if (update.backends) {
         const text = `${serialiseBackends(update.backends).join('')}\n`;
-        keep(payloads, 'payloads', 'json', text);
+        keepPayload(text);
         backends = text;
       }
       if (update.servers) {
         const text = payloadText(update.servers);
-        keep(payloads, 'payloads', 'json', text);
+        keepPayload(text);
         servers = text;
       }
       if (update.routes) {
         const text = payloadText(update.routes);
-        keep(payloads, 'payloads', 'json', text);
+        keepPayload(text);
         routes = text;
       }
       return of({ ok: true, attempts: 1, durationMs: 0 });

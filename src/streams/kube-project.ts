@@ -4,11 +4,23 @@ import type { KubeObject } from '../store/kube-types.js';
 import type { StoredKind } from '../store/events.js';
 import { KUBE_RESOURCES } from './kube-resources.js';
 
-/** A plain-JSON copy of `raw` with `apiVersion` and `kind` set (list items carry neither). */
+/** kubectl's copy of the applied manifest: a second copy of the whole object that nothing reads. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * A plain-JSON copy of `raw` with `apiVersion` and `kind` set (list items carry neither),
+ * without the metadata nothing reads: `managedFields` (on every object) and kubectl's
+ * last-applied-configuration annotation (on every object `kubectl apply` wrote; a Secret's holds
+ * its data). Each is often larger than the rest of the object. Left out by copying, not
+ * `delete`, so the objects stay in V8's compact fast mode.
+ */
 export function projectObject(kind: StoredKind, raw: unknown): KubeObject {
   const plain = toPlain(raw) as KubeObject;
-  const meta = plain.metadata ?? { name: '' };
-  delete (meta as { managedFields?: unknown }).managedFields;
+  const { managedFields: _, ...meta } = (plain.metadata ?? { name: '' }) as KubeObject['metadata'] & { managedFields?: unknown };
+  if (meta.annotations && LAST_APPLIED_ANNOTATION in meta.annotations) {
+    const { [LAST_APPLIED_ANNOTATION]: _applied, ...annotations } = meta.annotations;
+    meta.annotations = annotations;
+  }
   return { ...plain, apiVersion: KUBE_RESOURCES[kind].apiVersion, kind, metadata: meta };
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseReplayLog, readReplayLog, ReplayLogError } from '../../../src/streams/replay-log.js';
 import { replay } from '../../../src/cli/replay-run.js';
 import { replayInputs, scaledScheduler } from '../../../src/streams/replay-source.js';
-import { createOfflineActors, payloadText } from '../../../src/actors/offline.js';
+import { contentChecksum, createOfflineActors, payloadText } from '../../../src/actors/offline.js';
 import { offlineRuntime } from '../../../src/render/offline.js';
 import type { Renderer } from '../../../src/render/engine.js';
 import { runReplay } from '../../../src/cli/replay.js';
@@ -253,8 +253,10 @@ play('the offline dynamic actor keeps each distinct payload once, serialised exa
   assert.is(actors.backends, payloadText([a, b2]));
   actors.dynamic({ backends: [a, b2] }).subscribe();
   assert.is(actors.payloads.size, 2, 'the same payload again is not a new one');
-  assert.equal(listFiles(tmp('offline')), [...actors.payloads.keys()].map((k) => `payloads/${k}.json`).sort());
-  for (const [sum, text] of actors.payloads) assert.is(readFileSync(join(tmp('offline'), 'payloads', `${sum}.json`), 'utf8'), text);
+  assert.equal(listFiles(tmp('offline')), [...actors.payloads].map((k) => `payloads/${k}.json`).sort());
+  const files = [...actors.payloads].map((sum) => ({ sum, text: readFileSync(join(tmp('offline'), 'payloads', `${sum}.json`), 'utf8') }));
+  for (const f of files) assert.is(contentChecksum(f.text), f.sum, 'named by its content');
+  assert.equal(files.map((f) => f.text).sort(), [payloadText([a, b]), payloadText([a, b2])].sort(), 'each payload written once, as JSON.stringify writes it');
 });
 
 play('100,000 events replay in virtual time with the syncs the bucket allows (speed: bench/)', async () => {

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import { FakeApiServer } from '../../support/fake-apiserver.js';
 import { informerSpecs } from '../../../src/streams/kube.js';
-import { isIgnoredObject, projectObject } from '../../../src/streams/kube-project.js';
+import { LAST_APPLIED_ANNOTATION, isIgnoredObject, projectObject } from '../../../src/streams/kube-project.js';
 
 const test = suite('kube projection');
 
@@ -51,6 +51,21 @@ test('sub-second Dates keep their milliseconds; nulls are dropped', () => {
   const p = projectObject('ConfigMap', { metadata: { name: 'c', namespace: 'n', deletionTimestamp: new Date('2024-05-01T10:00:00.250Z'), annotations: null }, data: { a: '1' } });
   assert.is(p.metadata.deletionTimestamp, '2024-05-01T10:00:00.250Z');
   assert.not.ok('annotations' in p.metadata);
+});
+
+test("kubectl's last-applied copy is not kept; every other annotation is, and the object it came from is not changed", () => {
+  const applied = JSON.stringify({ metadata: { annotations: { 'nginx.ingress.kubernetes.io/rewrite-target': '/' } }, spec: wire.spec });
+  const raw = structuredClone(wire) as typeof wire & { metadata: { annotations?: Record<string, string> } };
+  raw.metadata.annotations = { [LAST_APPLIED_ANNOTATION]: applied, 'nginx.ingress.kubernetes.io/rewrite-target': '/' };
+  const p = projectObject('Ingress', raw);
+  assert.equal(p.metadata.annotations, { 'nginx.ingress.kubernetes.io/rewrite-target': '/' });
+  assert.not.ok('managedFields' in p.metadata);
+  assert.is(p.metadata.labels?.app, 'web');
+  assert.is(raw.metadata.annotations[LAST_APPLIED_ANNOTATION], applied, 'the source object keeps it');
+  assert.ok(raw.metadata.managedFields.length === 1, 'and its managedFields');
+  const only = projectObject('Secret', { metadata: { name: 's', namespace: 'n', annotations: { [LAST_APPLIED_ANNOTATION]: '{"data":{"tls.key":"c2VjcmV0"}}' } }, type: 'kubernetes.io/tls' });
+  assert.equal(only.metadata.annotations, {});
+  assert.not.ok(JSON.stringify(only).includes('c2VjcmV0'), "a Secret's data is not kept through kubectl's copy");
 });
 
 test('helm release secrets and TILLER configmaps are ignored, nothing else', () => {

@@ -199,6 +199,37 @@ test('live add, update (with old), delete for every kind; an update only when re
   });
 });
 
+test("kubectl's last-applied copy and managedFields never reach the store, listed or watched; the other annotations do", async () => {
+  await withServer(async (server) => {
+    const applied = (v: string) => ({
+      'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ data: { a: Buffer.from(`secret-${v}`).toString('base64') } }),
+      'nginx.ingress.kubernetes.io/rewrite-target': `/${v}`,
+    });
+    const meta = (name: string, v: string) => ({ name, namespace: 'a', annotations: applied(v), managedFields: [{ manager: 'kubectl', operation: 'Apply' }] });
+    const listedIng = server.create({ ...make('Ingress', 'listed', 'a'), metadata: meta('listed', 'v1') });
+    const listedSecret = server.create({ ...make('Secret', 'listed', 'a'), metadata: meta('listed', 'v1') });
+    const r = run(server);
+    try {
+      await waitFor(() => r.store.get('Ingress')!.has('a/listed') && r.store.get('Secret')!.has('a/listed'), { what: 'listed' });
+      server.update({ ...listedIng, metadata: { ...listedIng.metadata, ...meta('listed', 'v2') } });
+      server.update({ ...listedSecret, metadata: { ...listedSecret.metadata, ...meta('listed', 'v2') } });
+      server.create({ ...make('Ingress', 'watched', 'a'), metadata: meta('watched', 'v3') });
+      await waitFor(() => r.events.filter((e) => e.type === 'update').length === 2 && r.store.get('Ingress')!.has('a/watched'), { what: 'watched' });
+      const seen = r.events.filter((e) => e.key === 'a/listed' || e.key === 'a/watched');
+      assert.is(seen.length, 5, 'two adds listed, two updates and one add watched');
+      for (const e of seen) {
+        assert.not.ok('managedFields' in e.object.metadata, `${brief(e)}: managedFields`);
+        assert.equal(Object.keys(e.object.metadata.annotations ?? {}), ['nginx.ingress.kubernetes.io/rewrite-target'], `${brief(e)}: annotations`);
+        assert.not.ok(JSON.stringify(e.object).includes(Buffer.from('secret-').toString('base64').slice(0, 8)), `${brief(e)}: no copy of the Secret's data`);
+      }
+      assert.is(r.store.get('Ingress')!.get('a/listed')!.metadata.annotations!['nginx.ingress.kubernetes.io/rewrite-target'], '/v2');
+      assert.is(r.store.get('Ingress')!.get('a/watched')!.metadata.annotations!['nginx.ingress.kubernetes.io/rewrite-target'], '/v3');
+    } finally {
+      r.stop();
+    }
+  });
+});
+
 for (const mode of ['http', 'event'] as const) {
   test(`410 Gone (${mode === 'http' ? 'HTTP status' : 'in-stream ERROR'}) on re-watch: relist, emit only the differences`, async () => {
     await withServer(async (server) => {

@@ -131,30 +131,42 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
   reviewer.warm();
   const size = `${n / 1000}k`;
 
-  // The first review after a change: an Ingress replaced in place, then a new one (the store's order changes).
-  const changed = ingressObject(1, { n }, 2);
-  reviewer.apply({ kind: 'Ingress', type: 'update', key: `${changed.metadata.namespace}/${changed.metadata.name}`, object: changed });
-  let t0 = performance.now();
-  reviewer.review(candidate(1, n));
-  const first = performance.now() - t0;
-  const added = ingressObject(n + 100_000);
-  reviewer.apply({ kind: 'Ingress', type: 'add', key: `${added.metadata.namespace}/${added.metadata.name}`, object: added });
-  t0 = performance.now();
-  reviewer.review(candidate(2, n));
-  const firstAfterAdd = performance.now() - t0;
+  // The first review after a change, ten times each: an Ingress replaced in place, and a new one
+  // (the store's order changes). Wall and CPU time (the process's: only this thread runs now; the
+  // scheduler's per-thread figure is brought up to date at its ticks, too coarse for one review).
+  const firsts = { changed: { wall: [] as number[], cpu: [] as number[] }, added: { wall: [] as number[], cpu: [] as number[] } };
+  const timedReview = (into: { wall: number[]; cpu: number[] }, ing: Ingress) => {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    reviewer.review(ing);
+    into.wall.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    into.cpu.push((c.user + c.system) / 1000);
+  };
+  for (let r = 0; r < 10; r++) {
+    const changed = ingressObject(1 + r * 101, { n }, 2 + r);
+    reviewer.apply({ kind: 'Ingress', type: 'update', key: `${changed.metadata.namespace}/${changed.metadata.name}`, object: changed });
+    timedReview(firsts.changed, candidate(3 * r + 1, n));
+    const added = ingressObject(n + 100_000 + r);
+    reviewer.apply({ kind: 'Ingress', type: 'add', key: `${added.metadata.namespace}/${added.metadata.name}`, object: added });
+    timedReview(firsts.added, candidate(3 * r + 2, n));
+  }
   const inProcess: number[] = [];
   for (let k = 0; k < 300; k++) {
-    t0 = performance.now();
+    const t0 = performance.now();
     reviewer.review(candidate(k, n));
     inProcess.push(performance.now() - t0);
   }
   fig[`admission_review_ms_${size}`] = round(median(inProcess), 2);
-  fig[`admission_first_review_ms_${size}`] = round(Math.max(first, firstAfterAdd), 1);
+  const worst = Math.max(median(firsts.changed.wall), median(firsts.added.wall));
+  fig[`admission_first_review_ms_${size}`] = round(worst, 2);
+  fig[`admission_first_review_cpu_ms_${size}`] = round(Math.max(median(firsts.changed.cpu), median(firsts.added.cpu)), 2);
+  const firstNote = (f: { wall: number[]; cpu: number[] }) => `${median(f.wall).toFixed(2)} ms (max ${Math.max(...f.wall).toFixed(1)}; CPU ${median(f.cpu).toFixed(2)} ms)`;
+  rows.push({ figure: `review in process, ${size}`, value: `${median(inProcess).toFixed(2)} ms`, note: `median of 300; p99 ${percentile(inProcess, 99).toFixed(2)} ms` });
   rows.push({
-    figure: `review in process, ${size}`, value: `${median(inProcess).toFixed(2)} ms`,
-    note: `median of 300; p99 ${percentile(inProcess, 99).toFixed(2)} ms; first after a store change ${first.toFixed(1)} ms (an Ingress changed), ${firstAfterAdd.toFixed(1)} ms (an Ingress added)`,
+    figure: `first review after a store change, ${size}`, value: `${worst.toFixed(2)} ms`, target: n === 10_000 ? '≤ 10 ms' : '', status: n === 10_000 ? verdict(worst, 10) : '',
+    note: `median of 10 each: after an Ingress changed ${firstNote(firsts.changed)}, after an Ingress added ${firstNote(firsts.added)}`,
   });
-  rows.push({ figure: `first review after a store change, ${size}`, value: `${Math.max(first, firstAfterAdd).toFixed(1)} ms`, target: n === 10_000 ? '≤ 10 ms' : '', status: n === 10_000 ? verdict(Math.max(first, firstAfterAdd), 10) : '', note: 'the slower of the two above' });
 
   const dir = mkdtempSync(join(tmpdir(), 'irx-bench-webhook-'));
   const { cert, key } = benchCertificate();

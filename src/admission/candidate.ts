@@ -43,39 +43,69 @@ export function backendKeys(ing: Ingress): string[] {
 
 /** What the review looks Ingresses up by: their server names and their backends. */
 export interface NeighbourIndex {
-  byName: Map<string, Ingress[]>;
-  byBackend: Map<string, Ingress[]>;
+  byName: ReadonlyMap<string, ReadonlySet<Ingress>>;
+  byBackend: ReadonlyMap<string, ReadonlySet<Ingress>>;
 }
 
-const add = (index: Map<string, Ingress[]>, key: string, ing: Ingress) => {
-  const at = index.get(key);
-  if (at) at.push(ing);
-  else index.set(key, [ing]);
-};
+/** The served Ingresses by server name and backend, changed one Ingress at a time. */
+export interface LiveNeighbourIndex extends NeighbourIndex {
+  /** The Ingress now stored under `key` (undefined: not served any more), in place of the one indexed. */
+  set(key: string, ing: Ingress | undefined): void;
+  /**
+   * Brings the index to `list` (every served Ingress): the Ingresses not indexed yet or changed
+   * are indexed, those gone dropped; a list already indexed costs nothing.
+   */
+  follow(list: readonly Ingress[]): void;
+}
+
+interface Entry { ing: Ingress; names: readonly string[]; backends: readonly string[] }
 
 /**
- * Server name and backend → the served Ingresses that name it, built once per list of served
- * Ingresses (the store hands back the same array until an Ingress changes). Each Ingress object's
- * names and backends are kept (the store's objects are immutable), so the index after a change
- * regroups them instead of reading every Ingress again.
+ * Server name and backend → the served Ingresses that name it. A change touches the changed
+ * Ingress's own names and backends only, so a review right after a change costs what one before it does.
  */
-export function createNameIndex(annotationsPrefix: string): (list: readonly Ingress[]) => NeighbourIndex {
-  const keysOf = new WeakMap<Ingress, { names: readonly string[]; backends: readonly string[] }>();
-  let last: { list: readonly Ingress[]; index: NeighbourIndex } | null = null;
-  return (list) => {
-    if (last?.list === list) return last.index;
-    const index: NeighbourIndex = { byName: new Map(), byBackend: new Map() };
-    for (const ing of list) {
-      let keys = keysOf.get(ing);
-      if (!keys) {
-        keys = { names: serverNames(ing, annotationsPrefix), backends: backendKeys(ing) };
-        keysOf.set(ing, keys);
-      }
-      for (const name of keys.names) add(index.byName, name, ing);
-      for (const b of keys.backends) add(index.byBackend, b, ing);
+export function createNeighbourIndex(annotationsPrefix: string): LiveNeighbourIndex {
+  const byName = new Map<string, Set<Ingress>>();
+  const byBackend = new Map<string, Set<Ingress>>();
+  const entries = new Map<string, Entry>();
+  let followed: readonly Ingress[] | null = null;
+  const put = (index: Map<string, Set<Ingress>>, key: string, ing: Ingress) => {
+    const at = index.get(key);
+    if (at) at.add(ing);
+    else index.set(key, new Set([ing]));
+  };
+  const drop = (index: Map<string, Set<Ingress>>, key: string, ing: Ingress) => {
+    const at = index.get(key);
+    if (at?.delete(ing) && at.size === 0) index.delete(key);
+  };
+  function set(key: string, ing: Ingress | undefined): void {
+    const old = entries.get(key);
+    if (old?.ing === ing) return;
+    followed = null;
+    if (old) {
+      for (const n of old.names) drop(byName, n, old.ing);
+      for (const b of old.backends) drop(byBackend, b, old.ing);
+      entries.delete(key);
     }
-    last = { list, index };
-    return index;
+    if (!ing) return;
+    const entry = { ing, names: serverNames(ing, annotationsPrefix), backends: backendKeys(ing) };
+    entries.set(key, entry);
+    for (const n of entry.names) put(byName, n, ing);
+    for (const b of entry.backends) put(byBackend, b, ing);
+  }
+  return {
+    byName, byBackend, set,
+    follow(list) {
+      if (followed === list) return;
+      const listed = new Set<string>();
+      for (const ing of list) {
+        const key = keyOf(ing);
+        listed.add(key);
+        set(key, ing);
+      }
+      for (const key of [...entries.keys()]) if (!listed.has(key)) set(key, undefined);
+      followed = list;
+    },
   };
 }
 

@@ -7,7 +7,7 @@
 import type { Gateway, HTTPRoute, Ingress, KubeObject, ParentReference } from '../store/kube-types.js';
 import type { GatewayResources, Store, StoreReader } from '../store/types.js';
 import { normaliseGateway, normaliseHTTPRoute } from '../store/normalise.js';
-import { sortedObjects } from '../store/store.js';
+import { byIngressOrder, sortedObjects, timestamp } from '../store/store.js';
 import { createModelBuilder, type SharedCaches } from '../model/build.js';
 import { assignListenerPorts, attachParent, listenerProblem } from '../model/gateway/index.js';
 import type { ModelWarning } from '../model/core/types.js';
@@ -24,19 +24,19 @@ export interface GatewayReviewer {
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-export function createGatewayReviewer(opts: ReviewerOptions, deps: { indexOf: (list: readonly Ingress[]) => NeighbourIndex; shared: SharedCaches }): GatewayReviewer {
+export function createGatewayReviewer(opts: ReviewerOptions, deps: { index: () => NeighbourIndex; shared: SharedCaches }): GatewayReviewer {
   const now = opts.now ?? (() => new Date());
 
   function notServed(reason: string): ReviewResult {
     return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
   }
 
-  /** The served Ingresses naming one of `hosts` (exactly, as the precedence rule compares them). */
+  /** The served Ingresses naming one of `hosts` (exactly, as the precedence rule compares them), in the store's order. */
   function ingressesOn(hosts: Iterable<string>): Ingress[] {
-    const index = deps.indexOf(opts.store.listIngresses());
+    const index = deps.index();
     const picked = new Set<Ingress>();
     for (const h of hosts) for (const ing of index.byName.get(h.toLowerCase()) ?? []) picked.add(ing);
-    return [...picked];
+    return [...picked].map((ing) => ({ t: timestamp(ing), key: keyOf(ing), ing })).sort(byIngressOrder).map((e) => e.ing);
   }
 
   /** One model build over the Ingresses and the Gateway API objects given; the warnings about `object`, as findings. */

@@ -6,7 +6,9 @@ import type { Ingress } from '../store/kube-types.js';
 import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
 import { createModelBuilder, createSharedCaches } from '../model/build.js';
-import { createNameIndex, keyOf, neighbourhood, serverNames, storeView } from './candidate.js';
+import type { SourceEvent } from '../store/events.js';
+import type { ApplyResult } from '../store/types.js';
+import { createNeighbourIndex, keyOf, neighbourhood, serverNames, storeView, type NeighbourIndex } from './candidate.js';
 import { warnRuleOf } from './verdict.js';
 import { DEFAULT_BUDGETS, pathBudgetProblem } from '../model/core/budgets.js';
 import { createGatewayReviewer } from './review-gateway.js';
@@ -22,6 +24,13 @@ export interface StoreReviewer extends Reviewer {
    * thread calls it once its store holds the cluster.
    */
   warm(): void;
+  /**
+   * Applies a source event to the store and keeps the reviewer's index in step with it: an
+   * Ingress event changes that Ingress's entries only. Once an event came this way, the reviews
+   * no longer list the store (its list is sorted again after an Ingress is added or deleted), so
+   * every later event must come this way too; the webhook's thread applies all of them here.
+   */
+  apply(event: SourceEvent): ApplyResult;
 }
 
 /** Stored Ingresses a warm-up reviews: enough for V8 to compile what a review runs. */
@@ -29,20 +38,41 @@ const WARM_UP_REVIEWS = 20;
 
 export function createReviewer(opts: ReviewerOptions): StoreReviewer {
   const now = opts.now ?? (() => new Date());
-  const indexOf = createNameIndex(opts.annotationsPrefix);
+  const index = createNeighbourIndex(opts.annotationsPrefix);
+  /** Events come through apply(): the index changes with them. */
+  let fed = false;
+  /** The index must follow the store's whole list again (not built yet, or which Ingresses are served may have changed for many). */
+  let stale = true;
+  function currentIndex(): NeighbourIndex {
+    if (!fed || stale) {
+      index.follow(opts.store.listIngresses());
+      stale = false;
+    }
+    return index;
+  }
   // Parsed certificates and ConfigMap settings outlive a review: both are memoised on the store's objects.
   const shared = createSharedCaches();
 
   function notServed(reason: string): ReviewResult {
     return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
   }
-  const gateway = createGatewayReviewer(opts, { indexOf, shared });
+  const gateway = createGatewayReviewer(opts, { index: currentIndex, shared });
 
   const reviewer: StoreReviewer = {
     reviewGatewayAPI: (c) => (c.kind === 'HTTPRoute' ? gateway.reviewHTTPRoute(c.object) : gateway.reviewGateway(c.object)),
+    apply(event) {
+      const result = opts.store.apply(event);
+      fed = true;
+      // An IngressClass or a Namespace (its labels, with --watch-namespace-selector) decides
+      // whether each of its Ingresses is served; nothing else but the Ingress itself does.
+      if (event.kind === 'Ingress') {
+        if (!stale) index.set(event.key, opts.store.getIngress(event.key));
+      } else if (event.kind === 'IngressClass' || event.kind === 'Namespace') stale = true;
+      return result;
+    },
     warm() {
+      currentIndex();
       const list = opts.store.listIngresses();
-      indexOf(list);
       for (let i = 0; i < Math.min(WARM_UP_REVIEWS, list.length); i++) reviewer.review(list[Math.floor((i * list.length) / WARM_UP_REVIEWS)]!);
     },
     review(raw) {
@@ -69,7 +99,7 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
         const finding: Finding = { severity: 'deny', object: `Ingress ${keyOf(candidate)}`, field: 'spec.rules', message: `${tooBig}; the controller would set it aside` };
         return { served: true, reason: verdict.reason, allowed: false, findings: [finding], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
       }
-      const ingresses = neighbourhood(candidate, indexOf(store.listIngresses()), opts.annotationsPrefix);
+      const ingresses = neighbourhood(candidate, currentIndex(), opts.annotationsPrefix);
       const view = storeView(store, ingresses, candidate);
       const built = performance.now();
       // A builder of its own: the controller's keeps memos of the whole cluster, which a

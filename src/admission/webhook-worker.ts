@@ -20,7 +20,8 @@ let loaded = false;
 let server: WebhookServer | null = null;
 
 port.on('message', (m: ToWorker) => {
-  if (m.type === 'event') store.apply(m.event);
+  // Through the reviewer, which keeps its index of server names and backends in step.
+  if (m.type === 'event') reviewer.apply(m.event);
   else if (m.type === 'loaded') {
     // Before the first review is answered: it then runs compiled code over a built index.
     try {

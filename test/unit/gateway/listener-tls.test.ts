@@ -139,15 +139,16 @@ test('a missing, broken, expired or non-Secret reference: InvalidCertificateRef,
   }
 });
 
-test('listeners not served: another port, Passthrough, no certificateRefs', () => {
+test('listeners not served: port 80 (plain HTTP), Passthrough, no certificateRefs', () => {
   const b = build(world([['Gateway', gateway('infra', [
-    https('port', [{ name: 'tls' }], { port: 8443 }),
+    https('port', [{ name: 'tls' }], { port: 80 }),
     https('pass', [{ name: 'tls' }], { tls: { mode: 'Passthrough' } }),
     { name: 'none', port: 443, protocol: 'HTTPS' },
   ])], ['HTTPRoute', route('infra', 'web', 'tls.example.com')]]));
   assert.equal(['port', 'pass', 'none'].map((n) => brief(listener(b, 'infra/gw', n).conditions)[0]), ['Accepted=False/PortUnavailable', 'Accepted=False/UnsupportedValue', 'Accepted=False/UnsupportedValue']);
   assert.is(serverOf(b.config, 'tls.example.com'), undefined);
   assert.match(b.warnings.map((w) => w.message).join('\n'), /tls\.mode Passthrough is not served \(Terminate only\)/);
+  assert.match(b.warnings.map((w) => w.message).join('\n'), /port 80 serves plain HTTP \(--http-port\): an HTTPS listener cannot use it/);
 });
 
 test('precedence: an Ingress with TLS on the same host keeps it and its certificate; the HTTPRoute is named', () => {

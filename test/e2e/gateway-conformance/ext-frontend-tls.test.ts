@@ -29,8 +29,10 @@ let ctl: CliProcess;
 const over = protocolMatrix(test, () => ctl);
 const echo: Record<string, EchoServer> = {};
 const dir = mkdtempSync(join(tmpdir(), 'irx-ftls-'));
-/** NGINX's port for listener port 8443. */
+/** NGINX's ports for listener ports 8443, 7443 and 6443. */
 let p8443 = 0;
+let p7443 = 0;
+let p6443 = 0;
 
 type Obj = Record<string, unknown>;
 type Cond = { type: string; status: string; reason: string };
@@ -87,12 +89,12 @@ async function refused(p: ProtocolClient, host: string, opts: { sni?: string | n
 
 const HOSTS = [
   'default.ftls.test', 'perport.ftls.test', 'perport-default.ftls.test', 'insecure.ftls.test', 'insecure-perport.ftls.test', 'insecure-default.ftls.test', 'invalid-default.ftls.test',
-  'claimed.ftls.test', 'granted.ftls.test', 'ingress.ftls.test',
+  'claimed.ftls.test', 'granted.ftls.test', 'grant.ftls.test', 'ingress.ftls.test',
   'example.org', 'second-example.org', 'third-example.wildcard.org', 'fourth-example.wildcard.org', 'fith-example.wildcard.org', 'unknown-example.org',
 ];
 
 test.before(async () => {
-  [p8443] = await freePorts(1);
+  [p8443, p7443, p6443] = await freePorts(3);
   makeCA('ca-default');
   makeCA('ca-port');
   makeCA('ca-tenant');
@@ -135,11 +137,19 @@ test.before(async () => {
     gateway('invalid-default', [listener('https', 'invalid-default.ftls.test'), { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'Same' } } }],
       { default: validation([caRef('does-not-exist')]), perPort: [{ port: 80, tls: validation([caRef('ca-port')]) }] }),
     route('invalid-default', 'invalid-default', ['invalid-default.ftls.test'], 'v1'),
-    // GatewayInvalidFrontendClientCertificateValidation: one Gateway per broken reference.
-    gateway('valid', [listener('https', 'valid.ftls.test')], { default: validation([caRef('ca-default')]) }),
-    gateway('unresolved', [listener('https-unresolved', 'unresolved.ftls.test')], { default: validation([caRef('non-existing')]) }),
-    gateway('invalid-kind', [listener('https-invalid-kind', 'kind.ftls.test')], { default: validation([{ kind: 'Service', group: '', name: 'v2' }]) }),
-    gateway('grant-missing', [listener('https-grant-missing', 'grant.ftls.test')], { default: validation([caRef('ca-tenant', { namespace: 'ftls-other' })]) }),
+    // GatewayInvalidFrontendClientCertificateValidation: as the suite's, one listener per port and a perPort entry each, one broken reference per port.
+    gateway('invalid', [
+      listener('https', 'valid.ftls.test'), listener('https-unresolved', 'unresolved.ftls.test', { port: 7443 }),
+      listener('https-invalid-kind', 'kind.ftls.test', { port: 8443 }), listener('https-grant-missing', 'grant.ftls.test', { port: 6443 }),
+    ], {
+      default: validation([caRef('ca-default')]),
+      perPort: [
+        { port: 7443, tls: validation([caRef('non-existing')]) },
+        { port: 8443, tls: validation([{ kind: 'Service', group: '', name: 'v2' }]) },
+        { port: 6443, tls: validation([caRef('ca-tenant', { namespace: 'ftls-other' })]) },
+      ],
+    }),
+    route('grant-missing', 'invalid', ['grant.ftls.test'], 'v1', { sectionName: 'https-grant-missing' }),
     gateway('no-ca-key', [listener('https', 'no-ca-key.ftls.test')], { default: validation([caRef('no-ca-key')]) }),
     gateway('not-pem', [listener('https', 'not-pem.ftls.test')], { default: validation([caRef('not-pem')]) }),
     gateway('partly', [listener('https', 'partly.ftls.test')], { default: validation([caRef('non-existing'), caRef('ca-default')]) }),
@@ -167,10 +177,10 @@ test.before(async () => {
   ctl = await startController({
     kubeconfig,
     args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback', '--watch-ingress-without-class',
-      '--gateway-listener-ports', `8443=${p8443}`],
+      '--gateway-listener-ports', `8443=${p8443},7443=${p7443},6443=${p6443}`],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
   });
-  await waitFor(() => status('misdirected')?.listeners !== undefined && status('partly')?.listeners !== undefined, { what: 'the status written', timeoutMs: 30_000 });
+  await waitFor(() => status('misdirected')?.listeners !== undefined && status('partly')?.listeners !== undefined && status('invalid')?.listeners !== undefined, { what: 'the status written', timeoutMs: 30_000 });
   await ctl.until('default.ftls.test', '/', (r) => r.backend === 'v1', { what: 'default.ftls.test with a client certificate', https: true, ca: file('server.crt'), cert: file('client-default.crt'), key: file('client-default.key') });
 });
 
@@ -241,11 +251,11 @@ over.both('GatewayFrontendInvalidDefaultClientCertificateValidation › an HTTPS
 });
 
 test('GatewayInvalidFrontendClientCertificateValidation › each broken reference names its reason on the listener; a valid one is all True', async () => {
-  assert.equal(listenerConditions('valid', 'https'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'Programmed=True/Programmed']);
+  assert.equal(listenerConditions('invalid', 'https'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'Programmed=True/Programmed']);
   const broken = (reason: string) => ['Accepted=False/NoValidCACertificate', `ResolvedRefs=False/${reason}`, 'Programmed=False/Invalid'];
-  assert.equal(listenerConditions('unresolved', 'https-unresolved'), broken('InvalidCACertificateRef'));
-  assert.equal(listenerConditions('invalid-kind', 'https-invalid-kind'), broken('InvalidCACertificateKind'));
-  assert.equal(listenerConditions('grant-missing', 'https-grant-missing'), broken('RefNotPermitted'));
+  assert.equal(listenerConditions('invalid', 'https-unresolved'), broken('InvalidCACertificateRef'));
+  assert.equal(listenerConditions('invalid', 'https-invalid-kind'), broken('InvalidCACertificateKind'));
+  assert.equal(listenerConditions('invalid', 'https-grant-missing'), broken('RefNotPermitted'));
   assert.equal(listenerConditions('no-ca-key', 'https'), broken('InvalidCACertificateRef'));
   assert.equal(listenerConditions('not-pem', 'https'), broken('InvalidCACertificateRef'));
   // One bad reference beside a good one: ResolvedRefs=False, still accepted and validating.
@@ -257,8 +267,9 @@ over.both('GatewayInvalidFrontendClientCertificateValidation › attacker: anoth
   const ok = await call(p, 'granted.ftls.test', { client: 'client-tenant' });
   assert.is(ok.status, 200);
   assert.ok(await refused(p, 'granted.ftls.test', { client: 'client-default' }));
-  // grant.ftls.test names ca-tenant, which no grant covers: its listener refuses every handshake.
-  assert.ok(await refused(p, 'grant.ftls.test', { client: 'client-tenant' }));
+  // grant.ftls.test (port 6443) names ca-tenant, which no grant covers: its listener refuses every handshake.
+  assert.ok(await refused(p, 'grant.ftls.test', { client: 'client-tenant', port: p6443 }));
+  assert.ok(await refused(p, 'grant.ftls.test', { port: p6443 }));
 });
 
 over.both('GatewayFrontendClientCertificateValidation › attacker: a newer Gateway with the same hostname and no validation does not turn it off', async (p) => {

@@ -7,17 +7,17 @@
 // a ReferenceGrant, a host of port 8443 asked for on 443 and the other way round.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../support/fake-apiserver.js';
+import type { FakeApiServer, FakeObject } from '../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { generateCertificate } from '../support/lua-nginx.js';
-import { service, slices, startController, tlsSecret, type CliProcess, type Reply } from '../support/local-harness.js';
+import { service, slices, tlsSecret, type CliProcess, type Reply } from '../support/local-harness.js';
 import { freePorts } from '../support/ports.js';
 import { protocolMatrix, type ProtocolClient } from '../support/protocols.js';
 import { waitFor } from '../support/wait.js';
-import { GATEWAY_V1 } from '../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController } from '../support/gateway-local.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const INFRA = 'hp-infra';
@@ -105,16 +105,7 @@ test.before(async () => {
     },
     route('hp-tenant', 'ls', { group: GROUP, kind: 'ListenerSet', name: 'team' }, ['ls.hp.test', 'ls-plain.hp.test'], 'v3'),
   ];
-  fake = await startFakeApiServer();
-  for (const o of objects) fake.create(o);
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback',
-      '--gateway-listener-ports', `8443=${p8443},9090=${p9090},9443=${p9443}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = await startGatewayController(tmp, objects, ['--gateway-listener-ports', `8443=${p8443},9090=${p9090},9443=${p9443}`]));
   await waitFor(() => gwListener('thief', 'https', 'hp-thief') !== undefined && setListener('team', 'ls-9090', 'hp-tenant') !== undefined, { what: 'the status written', timeoutMs: 30_000 });
   await ctl.until('a.hp.test', '/', (r) => r.backend === 'v1', { what: 'a.hp.test on 8443', https: true, port: p8443, ca });
 });

@@ -28,6 +28,7 @@ const echo: Record<string, EchoServer> = {};
 const tmp = mkdtempSync(join(tmpdir(), 'irx-gw-hp-'));
 let ca = '';
 let tenantCa = '';
+let catchAllCa = '';
 /** NGINX's ports for listener ports 8443 (HTTPS), 9090 (HTTP) and 9443 (HTTPS, ListenerSet only). */
 let p8443 = 0;
 let p9090 = 0;
@@ -74,6 +75,8 @@ test.before(async () => {
   for (const [i, name] of ['v1', 'v2', 'v3'].entries()) echo[name] = await startEchoServer({ address: `127.0.0.${i + 2}`, name });
   const server = await generateCertificate(join(tmp, 'certs'), 'a.hp.test', ['a.hp.test', 'b.hp.test', '*.wild.hp.test', 'thief.hp.test', 'any.hp.test', 'late.wild.hp.test']);
   const tenant = await generateCertificate(join(tmp, 'certs'), 'ls.hp.test', ['ls.hp.test']);
+  const catchAll = await generateCertificate(join(tmp, 'certs'), 'unknown.hp.test', ['unknown.hp.test']);
+  catchAllCa = readFileSync(catchAll.certPath, 'utf8');
   ca = readFileSync(server.certPath, 'utf8');
   tenantCa = readFileSync(tenant.certPath, 'utf8');
   const objects: FakeObject[] = [
@@ -81,9 +84,10 @@ test.before(async () => {
     ...['v1', 'v2', 'v3'].flatMap((n) => [INFRA, 'hp-tenant', 'hp-thief'].flatMap((ns) => [service(ns, n), ...slices(ns, n, [echo[n]!])])),
     tlsSecret(INFRA, 'server', ca, readFileSync(server.keyPath, 'utf8')),
     tlsSecret('hp-tenant', 'tenant', tenantCa, readFileSync(tenant.keyPath, 'utf8')),
+    tlsSecret(INFRA, 'catch-all', catchAllCa, readFileSync(catchAll.keyPath, 'utf8')),
     gateway(INFRA, 'tls', [
       https('a-8443', 8443, 'a.hp.test', 'server'), https('wild-8443', 8443, '*.wild.hp.test', 'server'),
-      https('b-443', 443, 'b.hp.test', 'server'), http('plain-9090', 9090, 'plain.hp.test'),
+      https('b-443', 443, 'b.hp.test', 'server'), http('plain-9090', 9090, 'plain.hp.test'), https('any-8443', 8443, undefined, 'catch-all'),
     ], '2026-01-01T00:00:00Z', { allowedListeners: { namespaces: { from: 'All' } } }),
     route(INFRA, 'a', { name: 'tls', sectionName: 'a-8443' }, ['a.hp.test'], 'v1'),
     route(INFRA, 'wild', { name: 'tls', sectionName: 'wild-8443' }, ['*.wild.hp.test'], 'v3'),
@@ -136,6 +140,12 @@ over.both('a host of port 8443 is never served on 443, nor one of 443 on 8443: t
   assert.is(on8443.status, 404, 'b.hp.test on 8443');
   assert.is(on8443.backend, undefined);
   assert.ok(await untrusted(p, 'b.hp.test', p8443, ca), '443\'s certificate is not served on 8443');
+});
+
+over.both('on 8443, a name no host of the port has gets the certificate of the port\'s listener without hostname (none on 443)', async (p) => {
+  const r = await tls(p, 'unknown.hp.test', p8443, { trust: catchAllCa });
+  assert.is(r.status, 404, 'the certificate verifies; no route takes the host');
+  assert.ok(await untrusted(p, 'unknown.hp.test', ctl.ports.https, catchAllCa), 'port 8443\'s listener without hostname gives nothing on 443');
 });
 
 over.both('on 8443, a Host of another listener than the SNI\'s is misdirected (421)', async (p) => {

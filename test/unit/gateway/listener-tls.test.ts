@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createModelBuilder } from '../../../src/model/build.js';
+import { serversPayload } from '../../../src/model/core/payload.js';
 import { lintManifests } from '../../../src/admission/lint.js';
 import { defaultStoreOptions } from '../../../src/store/store.js';
 import type { Condition, GatewayAPIStatus } from '../../../src/model/gateway/index.js';
@@ -81,6 +82,21 @@ test('an HTTPS listener\'s Secret is the certificate of the hosts served through
   assert.equal(brief(listener(b, 'infra/gw', 'tls').conditions), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'Programmed=True/Programmed', 'Conflicted=False/NoConflicts']);
   assert.is(listener(b, 'infra/gw', 'tls').attachedRoutes, 1);
   assert.equal(b.warnings, []);
+});
+
+test('an HTTPS listener on 8443: its host is `host:8443` with the Secret\'s certificate in the servers payload, never the host of 443; the port is TLS', () => {
+  const b = build(world([['Gateway', gateway('infra', [https('alt', [{ name: 'tls' }], { port: 8443 })])], ['HTTPRoute', route('infra', 'web', 'tls.example.com')]]));
+  const s = serverOf(b.config, 'tls.example.com:8443')!;
+  assert.is(s.tlsSecret, 'infra/tls');
+  assert.is(serverOf(b.config, 'tls.example.com'), undefined);
+  const payload = serversPayload(b.config);
+  assert.is(payload.servers['tls.example.com:8443'], s.certificate);
+  assert.is(payload.servers['tls.example.com'], undefined, 'nothing for the name on 443');
+  assert.equal(b.config.listenerPorts, [{ port: 8443, local: 8443, tls: true }]);
+  // The listener has no hostname: it is port 8443's catch-all, its certificate `_gateway:8443`.
+  assert.equal(b.config.frontends!.names, { ':8443': 0 });
+  assert.is(payload.servers['_gateway:8443'], s.certificate);
+  assert.is(payload.servers._gateway, undefined, 'nothing for 443');
 });
 
 test('HTTP and HTTPS listeners of one Gateway: a host through both takes the certificate and is served over plain HTTP without a redirect', () => {

@@ -29,11 +29,12 @@ local function normalize(hostname)
 end
 
 --- The uid configured for exactly this host or its wildcard; nil otherwise (no default).
-local function host_uid(hostname)
-  local uid = certificate_servers:get(hostname)
+--- `port` (":8443"): among the hosts of that Gateway listener port (keys `host:port`).
+local function host_uid(hostname, port)
+  local uid = certificate_servers:get(port and hostname .. port or hostname)
   if uid then return uid end
   local parent = hostname:match("^[^.]+(%..+)$")
-  if parent then return certificate_servers:get("*" .. parent) end
+  if parent then return certificate_servers:get(port and "*" .. parent .. port or "*" .. parent) end
   return nil
 end
 
@@ -78,12 +79,13 @@ local function der_chain(uid, entry)
   return entry.der
 end
 
-function _M.call()
+--- `port` (":8443"): in the server of a Gateway HTTPS listener port other than 443, whose hosts and listeners only are looked up.
+function _M.call(port)
   local hostname = normalize(ssl.server_name())
-  gateway_frontend.ssl(hostname)
-  local uid = hostname and hostname ~= "" and host_uid(hostname) or nil
+  gateway_frontend.ssl(hostname, port)
+  local uid = hostname and hostname ~= "" and host_uid(hostname, port) or nil
   -- A name no host has, taken by a Gateway's HTTPS listener without hostname: that listener's certificate.
-  if not uid and gateway_frontend.catch_all(hostname) then uid = certificate_servers:get(GATEWAY_CATCH_ALL) end
+  if not uid and gateway_frontend.catch_all(hostname, port) then uid = certificate_servers:get(port and GATEWAY_CATCH_ALL .. port or GATEWAY_CATCH_ALL) end
   if not uid then uid = certificate_servers:get(DEFAULT_HOSTNAME) end
   -- "fallback": a host with TLS whose Secret is unusable (see FALLBACK_UID in src/model/core/payload.ts).
   if not uid or uid == FALLBACK_UID then return end -- keep the fallback certificate

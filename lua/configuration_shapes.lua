@@ -172,7 +172,8 @@ function _M.servers_problem(payload, empty_uid, known)
     if problem then return problem end
   end
   for hostname, uid in pairs(servers) do
-    if not valid_hostname(hostname) or type(uid) ~= "string" then
+    -- `host:port`: a host of a Gateway HTTPS listener port other than 443 (lua/certificate.lua).
+    if not valid_route_host(hostname) or type(uid) ~= "string" then
       return "servers must map host names to uid strings"
     end
     if uid ~= empty_uid and certificates[uid] == nil and not known(uid) then
@@ -185,7 +186,7 @@ end
 local MAX_FRONTEND_POLICIES = 65536
 
 --- The problem with the Gateway API's HTTPS listener table (src/model/gateway/frontend-tls.ts),
---- or nil: `names` maps a host name ("" or "*.x" too) to -1 (an Ingress host) or a policy's
+--- or nil: `names` maps a host name ("" or "*.x" too; `:port` appended off 443) to -1 (an Ingress host) or a policy's
 --- index from 0; each policy is null (no validation) or { ca = PEM or null, insecure = boolean }.
 function _M.frontends_problem(f)
   if not is_object(f) or not is_object(f.names) or not is_array(f.policies) then
@@ -194,7 +195,9 @@ function _M.frontends_problem(f)
   local n = #f.policies
   if n > MAX_FRONTEND_POLICIES then return "frontends: more than " .. MAX_FRONTEND_POLICIES .. " policies" end
   for name, i in pairs(f.names) do
-    if (name ~= "" and not valid_hostname(name)) or type(i) ~= "number" or floor(i) ~= i or i < -1 or i >= n then
+    -- `name:port` and `:port`: the listeners of a port other than 443.
+    local named = name == "" or valid_route_host(name) or valid_route_host("_" .. name)
+    if not named or type(i) ~= "number" or floor(i) ~= i or i < -1 or i >= n then
       return "frontends: names must map host names to -1 or a policy index"
     end
   end

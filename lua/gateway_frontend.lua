@@ -1,4 +1,5 @@
--- The Gateway API's HTTPS listeners on the HTTPS port (src/model/gateway/frontend-tls.ts): which
+-- The Gateway API's HTTPS listeners (src/model/gateway/frontend-tls.ts; those of a port other than
+-- 443 are looked up among that port's only, in its own server): which
 -- listener a TLS name (the SNI) or a Host belongs to, and that listener's client certificate
 -- validation (spec.tls.frontend). In the handshake, a listener with a validation asks for a client
 -- certificate against its CAs (ngx.ssl.verify_client, no reload); one without a valid CA refuses
@@ -60,18 +61,19 @@ end
 
 --- The listener group of a lower-cased name: itself, then each wildcard above it (an Ingress
 --- wildcard only one label up: it covers one label), then the listener without a hostname.
-local function group_of(name)
-  local g = names[name]
+--- `port` (":8443"): among the listeners of that port other than 443 (keys `name:port`).
+local function group_of(name, port)
+  local g = names[port and name .. port or name]
   if g then return g end
   local dot = string_find(name, ".", 1, true)
   local first = true
   while dot do
-    g = names["*" .. string_sub(name, dot)]
+    g = names[port and "*" .. string_sub(name, dot) .. port or "*" .. string_sub(name, dot)]
     if g and (g ~= NO_GROUP or first) then return g end
     first = false
     dot = string_find(name, ".", dot + 1, true)
   end
-  return names[""]
+  return names[port or ""]
 end
 
 local function normalize(name)
@@ -101,17 +103,17 @@ local function ca_of(group, policy)
   return ca
 end
 
---- Whether the TLS name (nil: none) belongs to the listener without hostname.
-function _M.catch_all(hostname)
+--- Whether the TLS name (nil: none) belongs to the listener without hostname (of port `port`, ":8443", when given).
+function _M.catch_all(hostname, port)
   if not current() then return false end
-  local all = names[""]
-  return all ~= nil and all ~= NO_GROUP and group_of(hostname and hostname ~= "" and hostname or "") == all
+  local all = names[port or ""]
+  return all ~= nil and all ~= NO_GROUP and group_of(hostname and hostname ~= "" and hostname or "", port) == all
 end
 
---- In ssl_certificate_by_lua: the SNI's listener's validation.
-function _M.ssl(hostname)
+--- In ssl_certificate_by_lua: the SNI's listener's validation (among port `port`'s, ":8443", when given).
+function _M.ssl(hostname, port)
   if not current() then return end
-  local g = group_of(hostname and hostname ~= "" and hostname or "")
+  local g = group_of(hostname and hostname ~= "" and hostname or "", port)
   local policy = g and policies[g]
   if not policy then return end
   local ca = policy.ca and ca_of(g, policy)
@@ -126,13 +128,15 @@ function _M.ssl(hostname)
   end
 end
 
---- Per request, once the router looked the request up (`host`: $host). Nothing to do without a listener
---- table or on plain HTTP.
-function _M.check(var, host)
+--- Per request, once the router looked the request up (`host`: $host; `port`: ":8443" in the server
+--- of a Gateway listener port other than 80 and 443). Nothing to do without a listener table or on plain HTTP.
+function _M.check(var, host, port)
   if not current_for_request() then return end
   local sni = var.ssl_server_name
   if sni == nil then
     if var.https ~= "on" then
+      -- A listener port's plain HTTP server answers only the hosts of its own HTTP listeners.
+      if port then return end
       -- Plain HTTP: a host no HTTP listener serves is not opened there when its listener validates clients.
       if tls_only[host] then
         local g = group_of(host)
@@ -144,9 +148,9 @@ function _M.check(var, host)
   else
     sni = normalize(sni)
   end
-  local hg = group_of(host) or NO_GROUP
+  local hg = group_of(host, port) or NO_GROUP
   if sni ~= host then
-    local sg = group_of(sni) or NO_GROUP
+    local sg = group_of(sni, port) or NO_GROUP
     if sg ~= hg then return ngx.exit(421) end
   end
   local policy = policies[hg]

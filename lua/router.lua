@@ -476,7 +476,7 @@ function _M.route(default, port)
   local var = ngx.var
   local e, uri, host = lookup(var, port)
   if port then host = var.host end
-  gateway_frontend.check(var, host or var.host)
+  gateway_frontend.check(var, host or var.host, port)
   if e == nil then return ngx.exec(default) end
   if type(e) == "table" and e.location then
     -- To the router location of its retries or protocol, where serve() goes on.

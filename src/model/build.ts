@@ -27,7 +27,7 @@ import { createBackendNameClaims } from './ingress/backend-names.js';
 import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
-import { assignListenerPorts, backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
+import { backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
 
@@ -218,7 +218,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const translation = translateGateways({
       resources, namespaceOf: (name) => store.getNamespace(name), serviceExists: (key) => !missing.has(key), h2cPorts, ingressHosts: hosts, settings, dynamicRoutes,
       newLocation: gatewayLocation(settings), defaultRoot: defaultRoot(settings),
-      ports: assignListenerPorts(resources.gateways, store.options.gatewayPorts),
+      portOptions: store.options.gatewayPorts,
     });
     caches.gateway = { resources, settings, ingressHosts, serviceFacts, translation };
     return translation;
@@ -310,13 +310,13 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       });
       const ingressHosts = tls.servers.flatMap((s) => [s.hostname, ...s.aliases]);
       const gwFrontends = gatewayFrontends(resources, (key) => store.getConfigMap(key), ingressHosts, warnings, gwTLS.listenerCertificates,
-        [...gateway.tlsListeners.keys()].filter((h) => !gateway.plainHosts.has(h)));
+        [...gateway.tlsListeners.keys()].filter((h) => !h.includes(':') && !gateway.plainHosts.has(h)));
       frontends = gwFrontends.table ?? undefined;
       backendTLSLocations = btls.locations;
       gatewayStatus = gatewayAPIStatus(resources, gateway, store.options.gatewayControllerName ?? '', (key) => store.getService(key) !== undefined, gwTLS.problems, btls, gwFrontends);
-      const catchAll = gwFrontends.table?.catchAll;
-      const gatewayCertificates = catchAll && !gwTLS.certificates[catchAll]
-        ? { ...gwTLS.certificates, [catchAll]: [...gwTLS.listenerCertificates.values()].find((c) => c.uid === catchAll)! } : gwTLS.certificates;
+      const catchAlls = [gwFrontends.table?.catchAll, ...Object.values(gwFrontends.table?.portCatchAll ?? {})].filter((uid): uid is string => uid !== undefined && !gwTLS.certificates[uid]);
+      const gatewayCertificates = catchAlls.length > 0
+        ? { ...gwTLS.certificates, ...Object.fromEntries(catchAlls.map((uid) => [uid, [...gwTLS.listenerCertificates.values()].find((c) => c.uid === uid)!])) } : gwTLS.certificates;
       certificates = mergeCertificates(tls.certificates, gatewayCertificates);
       // Both lists are sorted already and the Gateway API's are few: merged, not sorted again.
       allServers = mergeSorted(tls.servers, [...btls.servers].sort(byServerOrder), byServerOrder);

@@ -1,7 +1,9 @@
 // The servers of Gateway listener ports other than 80 and 443 (Configuration.listenerPorts;
 // docs/gateway-api.md, "Listener ports"): one per port, the only server on its socket, where the
 // Lua router answers among the hosts of that port's listeners and nothing else does (no Ingress,
-// no default backend: a request no route takes is 404).
+// no default backend: a request no route takes is 404). The port of HTTPS listeners is TLS (HTTP/2
+// by ALPN with use-http2): the certificate callback looks the SNI up among that port's hosts
+// (`host:port`) and listeners (lua/certificate.lua), as the router does the Host.
 import type { Configuration } from '../model/core/types.js';
 import type { NginxRuntime } from './runtime.js';
 import * as f from './filters.js';
@@ -22,12 +24,18 @@ export function listenerPortServers(config: Configuration, runtime: NginxRuntime
     + (s.blockReferers.length > 0 ? '        if ($block_ref) {\n            return 403;\n        }\n' : '')
     + spoofedClientGuard(s);
   let text = '';
-  for (const { port, local } of ports) {
-    const listen = runtime.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${f.num(local, 'gateway-listener-ports')} default_server${flags};\n`).join('');
+  const ssl = ` ssl${s.useHttp2 ? ' http2' : ''}`;
+  for (const { port, local, tls } of ports) {
+    const listen = runtime.listenAddresses.map(listenAddress).map((a) => `        listen ${a}:${f.num(local, 'gateway-listener-ports')} default_server${flags}${tls ? ssl : ''};\n`).join('');
+    const certificate = tls ? `        ssl_certificate_by_lua_block {
+            fallback_certificate.set()
+            certificate.call(":${f.num(port, 'gateway listener port')}")
+        }
+` : '';
     text += `    ## start server Gateway listener port ${port}
     server {
         server_name _;
-${listen}${guards}${listenerPortRootLocation(s, runtime, port, NOT_FOUND)}${routerVariantLocations(s, runtime)}        location ${NOT_FOUND} {
+${listen}${certificate}${guards}${listenerPortRootLocation(s, runtime, port, NOT_FOUND)}${routerVariantLocations(s, runtime)}        location ${NOT_FOUND} {
             return 404;
         }
     }

@@ -54,15 +54,15 @@ export async function stopGatewayLocal(ctl: LocalController | undefined, echo: R
   await Promise.all(Object.values(echo).map((e) => e.close()));
 }
 
-/** The fake API server holding `objects` and `ingress-rx controller --enable-gateway-api` against it (the leader: status is written), its kubeconfig in `dir`. */
-export async function startGatewayController(dir: string, objects: readonly FakeObject[]): Promise<{ fake: FakeApiServer; ctl: CliProcess }> {
+/** The fake API server holding `objects` and `ingress-rx controller --enable-gateway-api` against it (the leader: status is written), its kubeconfig in `dir`; `args`: more flags. */
+export async function startGatewayController(dir: string, objects: readonly FakeObject[], args: readonly string[] = []): Promise<{ fake: FakeApiServer; ctl: CliProcess }> {
   const fake = await startFakeApiServer();
   for (const o of objects) fake.create(o);
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
   const ctl = await startController({
     kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
+    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback', ...args],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
   });
   return { fake, ctl };

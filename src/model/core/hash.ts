@@ -30,7 +30,7 @@ export function snapshot(config: Configuration): ModelSnapshot {
   return {
     servers: config.servers, backends: config.backends, tcp: config.tcpEndpoints, udp: config.udpEndpoints,
     certificates: config.certificates, defaultCertificate: config.defaultCertificate, settings: config.settings,
-    listenerPorts: (config.listenerPorts ?? []).map((p) => `${p.port}=${p.local}`).join(','),
+    listenerPorts: (config.listenerPorts ?? []).map((p) => `${p.port}=${p.local}${p.tls ? ' tls' : ''}`).join(','),
     frontends: config.frontends,
     backendTLS: (config.backendTLSLocations ?? []).map((l) => l.id).join(','),
   };

@@ -100,8 +100,11 @@ export function serversPayload(config: Configuration): ServersPayload {
     return uid;
   };
   for (const s of config.servers) {
-    // A Gateway listener port's host (`host:port`, plain HTTP) has no certificate to look up.
-    if (s.hostname.includes(':')) continue;
+    // A Gateway listener port's host (`host:port`): the certificate of its HTTPS listener, looked up by its port's server; plain HTTP has none.
+    if (s.hostname.includes(':')) {
+      if (s.certificate !== null) servers.set(s.hostname, uidFor(s.certificate));
+      continue;
+    }
     servers.set(s.hostname, uidFor(s.certificate));
     const cert = s.certificate ? config.certificates[s.certificate] : undefined;
     for (const alias of s.aliases) {
@@ -113,6 +116,7 @@ export function serversPayload(config: Configuration): ServersPayload {
   for (const [s, from] of wwwRedirectNames(config.servers)) servers.set(from, uidFor(s.certificate));
   // The certificate of a Gateway's HTTPS listener without hostname, for names no host has (lua/gateway_frontend.lua).
   if (config.frontends?.catchAll) servers.set(GATEWAY_CATCH_ALL, uidFor(config.frontends.catchAll));
+  for (const [port, uid] of Object.entries(config.frontends?.portCatchAll ?? {})) servers.set(`${GATEWAY_CATCH_ALL}${port}`, uidFor(uid));
   const payload: ServersPayload = { certificates: sortedRecord(certificates), servers: sortedRecord(servers), complete: true };
   if (config.frontends) payload.frontends = config.frontends;
   return payload;

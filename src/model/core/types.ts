@@ -274,10 +274,10 @@ export interface Configuration {
   readonly dynamicRoutes: boolean;
   /**
    * Gateway listener ports other than 80 and 443 (src/model/gateway/listener-ports.ts), with the
-   * port NGINX listens on for each: a server of its own that only the Lua router answers in.
-   * Absent or empty: none.
+   * port NGINX listens on for each: a server of its own that only the Lua router answers in,
+   * over TLS (`tls`) for HTTPS listeners. Absent or empty: none.
    */
-  readonly listenerPorts?: ReadonlyArray<{ readonly port: number; readonly local: number }>;
+  readonly listenerPorts?: ReadonlyArray<{ readonly port: number; readonly local: number; readonly tls?: true }>;
   /**
    * The router's TLS locations (src/model/gateway/backend-tls.ts): one per distinct BackendTLSPolicy
    * CA bundle, hostname and Gateway client certificate that a dynamic host's backend needs,
@@ -293,6 +293,7 @@ export interface Configuration {
     readonly names: Readonly<Record<string, number>>;
     readonly policies: ReadonlyArray<{ readonly ca: string | null; readonly insecure: boolean } | null>;
     readonly catchAll?: string;
+    readonly portCatchAll?: Readonly<Record<string, string>>;
     readonly tlsOnly: readonly string[];
   };
 }

@@ -2,14 +2,14 @@
 // parentRefs (name, namespace, sectionName, port), each listener's allowedRoutes (namespaces:
 // Same, All or Selector; kinds) and the intersection of the route's hostnames with the
 // listener's, less the names a more specific listener of the same Gateway and port takes (listener
-// isolation). HTTP listeners (any port: ./listener-ports.ts) and HTTPS listeners terminating TLS
-// on port 443 (--https-port) are served. A parentRef of kind ListenerSet reaches the listeners of
-// that ListenerSet (./listener-sets.ts) when its Gateway took it, `Same` then meaning the
-// ListenerSet's namespace; a ListenerSet's listeners are served on ports 80 and 443 only.
+// isolation). HTTP listeners and HTTPS listeners terminating TLS
+// are served on the port ./listener-ports.ts gives them. A parentRef of kind ListenerSet reaches
+// the listeners of that ListenerSet (./listener-sets.ts) when its Gateway took it, `Same` then
+// meaning the ListenerSet's namespace; its listeners take ports by the same rule as a Gateway's.
 import type { Gateway, GatewayListener, HTTPRoute, Namespace, ParentReference, RouteNamespaces } from '../../store/kube-types.js';
 import { unsupportedAddress } from './addresses.js';
 import { GATEWAY_GROUP } from './references.js';
-import { assignListenerPorts, HTTP_LISTENER_PORT, HTTPS_LISTENER_PORT, type ListenerPorts, type PortAssignment } from './listener-ports.js';
+import { assignListenerPorts, type ListenerPorts, type PortAssignment } from './listener-ports.js';
 import { hostProblem } from '../core/paths.js';
 
 export interface Attachment {
@@ -44,11 +44,6 @@ interface Reachable {
   readonly isolate: (hostnames: readonly string[]) => string[];
 }
 
-/** Where a ListenerSet's listener is served: ports 80 and 443 only. */
-export function listenerSetPort(l: GatewayListener): PortAssignment {
-  return l.port === HTTP_LISTENER_PORT || l.port === HTTPS_LISTENER_PORT ? { local: l.port } : { problem: `port ${l.port} is not served for a ListenerSet's listener (80 and 443 only)` };
-}
-
 export function attachParent(
   route: HTTPRoute, ref: ParentReference, gateways: ReadonlyMap<string, Gateway>, namespaceOf: (name: string) => Namespace | undefined,
   ports: ListenerPorts = assignListenerPorts([...gateways.values()], undefined),
@@ -64,7 +59,7 @@ export function attachParent(
     if (set.refused) return { refused: `ListenerSet ${setKey} is not accepted: ${set.refused.message}`, reason: 'NoMatchingParent' };
     return attachListeners(route, ref, `ListenerSet ${setKey}`, setKey.slice(0, setKey.indexOf('/')), set.listeners.map((l) => ({
       key: l.key, listener: l.listener, unusable: l.conflict ? `${l.conflict.reason}: ${l.conflict.message}` : null,
-      port: listenerSetPort(l.listener), isolate: (h) => [...h],
+      port: ports.of(`ListenerSet ${setKey}`, l.listener), isolate: (h) => [...h],
     })), namespaceOf);
   }
   if (group !== GATEWAY_GROUP || kind !== 'Gateway') {

@@ -6,8 +6,9 @@
 // their handshakes are refused, never served without validation.
 //
 // The table goes to Lua (lua/gateway_frontend.lua) keyed by listener hostname ("" for a listener
-// without one, `*.x`, or the exact name); the most specific entry of a TLS name (the SNI) or of a
-// Host is its listener. Listeners of several Gateways with one hostname are one entry: the oldest
+// without one, `*.x`, or the exact name; `:port` appended for a listener on another port than
+// 443, whose server looks up among its port's entries only); the most specific entry of a TLS
+// name (the SNI) or of a Host is its listener. Listeners of several Gateways with one hostname are one entry: the oldest
 // Gateway's validation holds for it, so a newer Gateway cannot turn another's validation off or on.
 // Names of Ingress hosts are entries of their own (group -1): no Gateway validation reaches them.
 import type { ConfigMap, Gateway, GatewayListener, Secret } from '../../store/kube-types.js';
@@ -15,7 +16,7 @@ import type { GatewayResources } from '../../store/types.js';
 import { caBundle } from '../checks/tls-secrets.js';
 import type { ModelWarning } from '../core/types.js';
 import { listenerProblem } from './attachment.js';
-import { HTTPS_LISTENER_PORT } from './listener-ports.js';
+import { hostKey } from './listener-ports.js';
 import { referencePermitted, refusedReference } from './references.js';
 
 /** What a listener's ResolvedRefs/Accepted conditions say about its CA certificates. */
@@ -35,6 +36,8 @@ export interface FrontendTable {
   readonly policies: ReadonlyArray<FrontendPolicy | null>;
   /** The certificate uid of the listener without hostname: served for a name no host has (servers payload `_gateway`). */
   readonly catchAll?: string;
+  /** The same per listener port other than 443 (`:port` → uid; servers payload `_gateway:port`). */
+  readonly portCatchAll?: Readonly<Record<string, string>>;
   /** Hosts served through HTTPS listeners only: refused on plain HTTP when their listener validates clients. */
   readonly tlsOnly: readonly string[];
 }
@@ -107,6 +110,7 @@ export function gatewayFrontends(
   listenerCertificates: ReadonlyMap<string, { readonly uid: string }> = new Map(), tlsOnly: readonly string[] = [],
 ): GatewayFrontends {
   let catchAll: string | undefined;
+  const portCatchAll: Record<string, string> = {};
   const problems = new Map<string, FrontendProblem>();
   const insecure = new Set<string>();
   const names: Record<string, number> = {};
@@ -125,8 +129,8 @@ export function gatewayFrontends(
         problems.set(`${gwKey}/${l.name}`, resolved.problem);
         warnings.push({ object: `Gateway ${gwKey}`, field: `spec.listeners[${i}]`, message: `listener ${l.name}: ${resolved.problem.message}${resolved.problem.noValidCA ? '; its handshakes are refused' : ''}` });
       }
-      if (l.port !== HTTPS_LISTENER_PORT) continue;
-      const name = (l.hostname ?? '').toLowerCase();
+      // Off 443, `hostname:port` (`:port` without one): each port's listeners are a table of their own.
+      const name = hostKey((l.hostname ?? '').toLowerCase(), l.port);
       if (names[name] !== undefined) {
         const held = policies[names[name]!];
         if (JSON.stringify(held) !== JSON.stringify(resolved?.policy ?? null)) {
@@ -134,14 +138,17 @@ export function gatewayFrontends(
         }
         continue;
       }
-      if (name === '') catchAll = listenerCertificates.get(`${gwKey}/${l.name}`)?.uid;
+      const uid = l.hostname ? undefined : listenerCertificates.get(`${gwKey}/${l.name}`)?.uid;
+      if (uid && name === '') catchAll = uid;
+      else if (uid) portCatchAll[name] = uid;
       names[name] = policies.length;
       policies.push(resolved?.policy ?? null);
     }
   }
   if (policies.length === 0) return { table: null, problems, insecure };
   for (const host of ingressHosts) if (host !== '_') names[host.toLowerCase()] = -1;
-  return { table: { names, policies, ...(catchAll ? { catchAll } : {}), tlsOnly }, problems, insecure };
+  const ported = Object.keys(portCatchAll).length > 0 ? { portCatchAll } : {};
+  return { table: { names, policies, ...(catchAll ? { catchAll } : {}), ...ported, tlsOnly }, problems, insecure };
 }
 
 function policyFor(

@@ -75,10 +75,12 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
   const out = servers.map((base) => {
     const through = inputs.tlsListeners.get(base.hostname);
     if (!through || through.length === 0) return base;
+    // `host:port`: a host of an HTTPS listener on another port than 443 (./listener-ports.ts).
+    const name = base.hostname.includes(':') ? base.hostname.slice(0, base.hostname.lastIndexOf(':')) : base.hostname;
     let chosen: { certificate: string; tlsSecret: string | null } | null = null;
     for (const key of through) {
       for (const r of listeners.get(key)?.refs ?? []) {
-        if (!r.ok || !certificateCoversHost(r.parsed, base.hostname)) continue;
+        if (!r.ok || !certificateCoversHost(r.parsed, name)) continue;
         chosen = { certificate: r.parsed.certificate.uid, tlsSecret: r.secret };
         certificates[r.parsed.certificate.uid] = r.parsed.certificate;
         break;
@@ -89,7 +91,7 @@ export function gatewayTLS(servers: readonly Server[], inputs: GatewayTLSInputs,
       const first = listeners.get(through[0]!);
       inputs.warnings.push({
         object: first?.object ?? '', field: first?.field ?? '',
-        message: `no usable certificate of listener ${through.join(', ')} covers host ${base.hostname}; it uses the default certificate`,
+        message: `no usable certificate of listener ${through.join(', ')} covers host ${name}; it uses the default certificate`,
       });
       chosen = { certificate: inputs.defaultCertificate ?? FALLBACK_UID, tlsSecret: null };
     }

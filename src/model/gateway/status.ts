@@ -8,9 +8,9 @@
 import type { GatewayListener, HTTPRoute, ParentReference } from '../../store/kube-types.js';
 import type { ListenerSetOutcome } from './listener-sets.js';
 import type { GatewayResources } from '../../store/types.js';
-import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem, listenerSetPort } from './attachment.js';
+import { admitsHTTPRoutes, allRouteKindsServed, gatewayProblem, listenerProblem } from './attachment.js';
 import { GATEWAY_GROUP } from './references.js';
-import type { PortAssignment } from './listener-ports.js';
+import { setOwnerKey, type ListenerPorts, type PortAssignment } from './listener-ports.js';
 import type { FrontendProblem, GatewayFrontends } from './frontend-tls.js';
 import type { ListenerRefProblem } from './listener-tls.js';
 import type { BackendTLS } from './backend-tls.js';
@@ -101,7 +101,7 @@ export function gatewayAPIStatus(
   const listenerSets = new Map<string, { conditions: readonly Condition[]; listeners: readonly ListenerStatus[] }>();
   const setsAttached = new Map<string, number>();
   for (const [key, outcome] of translation.listenerSets) {
-    const s = listenerSetStatus(outcome, attached, certificateProblems);
+    const s = listenerSetStatus(outcome, attached, certificateProblems, translation.ports);
     listenerSets.set(key, s);
     if (s.conditions[0]!.status === 'True') setsAttached.set(outcome.gateway, (setsAttached.get(outcome.gateway) ?? 0) + 1);
   }
@@ -154,7 +154,7 @@ export function gatewayAPIStatus(
  * and Programmed while at least one of its listeners is (ListenersNotValid when none is); a
  * conflicted listener says so in Accepted, Programmed and Conflicted.
  */
-function listenerSetStatus(outcome: ListenerSetOutcome, attached: ReadonlyMap<string, number>, certificateProblems: ReadonlyMap<string, ListenerRefProblem>) {
+function listenerSetStatus(outcome: ListenerSetOutcome, attached: ReadonlyMap<string, number>, certificateProblems: ReadonlyMap<string, ListenerRefProblem>, ports: ListenerPorts) {
   const g = generationOf(outcome.set);
   if (outcome.refused) {
     const { reason, message } = outcome.refused;
@@ -162,7 +162,7 @@ function listenerSetStatus(outcome: ListenerSetOutcome, attached: ReadonlyMap<st
   }
   const where = `Gateway ${outcome.gateway}'s NGINX`;
   const listeners = outcome.listeners.map((l) => {
-    const s = listenerStatus(where, l.listener, listenerSetPort(l.listener), g, attached.get(l.key) ?? 0, certificateProblems.get(l.key));
+    const s = listenerStatus(where, l.listener, ports.of(setOwnerKey(outcome.set), l.listener), g, attached.get(l.key) ?? 0, certificateProblems.get(l.key));
     if (!l.conflict) return s;
     const { reason, message } = l.conflict;
     const conditions = s.conditions.map((c) => (c.type === 'Accepted' || c.type === 'Programmed' ? condition(c.type, false, reason, message, g)

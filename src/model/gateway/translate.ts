@@ -15,7 +15,7 @@ import { checkRegex } from '../checks/pcre.js';
 import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
-import { HTTP_LISTENER_PORT, HTTPS_LISTENER_PORT, hostKey, type ListenerPorts } from './listener-ports.js';
+import { assignListenerPorts, HTTP_LISTENER_PORT, HTTPS_LISTENER_PORT, hostKey, type GatewayPortOptions, type ListenerPorts } from './listener-ports.js';
 import { listenerSetsOf, shadowedHosts, type ListenerSets } from './listener-sets.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import { CONTROL, HEADER_NAME, MAX_HEADER_VALUE, backendFilters, ruleFilters, type MirrorRef } from './filters.js';
@@ -44,13 +44,13 @@ export interface GatewayTranslation {
   /** What each rule's backend is made of; endpoints are resolved at every build (resolveBackends). */
   readonly plans: readonly BackendPlan[];
   readonly warnings: readonly ModelWarning[];
-  /** Served host → the HTTPS listeners it is served through, whose certificates it takes (./listener-tls.ts). */
+  /** Served host (`host:port` off 443) → the HTTPS listeners it is served through, whose certificates it takes (./listener-tls.ts). */
   readonly tlsListeners: ReadonlyMap<string, readonly string[]>;
-  /** Where each listener is served (the input's). */
+  /** Where each listener of a Gateway or of a ListenerSet it admitted is served. */
   readonly ports: ListenerPorts;
   /** The ListenerSets on our Gateways and what became of each (./listener-sets.ts). */
   readonly listenerSets: ListenerSets;
-  /** Served hosts attached through at least one HTTP listener (the others take no plain HTTP when validated: ./frontend-tls.ts). */
+  /** Served hosts (`host:port` off 80) attached through at least one HTTP listener (the others take no plain HTTP when validated: ./frontend-tls.ts). */
   readonly plainHosts: ReadonlySet<string>;
 }
 
@@ -79,8 +79,8 @@ export interface TranslateInput {
   readonly newLocation: LocationFactory;
   /** The location of the built-in default backend (404), for hosts with no `/` of their own. */
   readonly defaultRoot: Location;
-  /** Where each listener is served (./listener-ports.ts). */
-  readonly ports: ListenerPorts;
+  /** --gateway-listener-ports and the controller's own ports: where each listener is served (./listener-ports.ts). */
+  readonly portOptions: GatewayPortOptions | undefined;
 }
 
 const DYNAMIC_ROUTES_OFF = 'dynamic routes are off (--enable-dynamic-routes=false)';
@@ -96,13 +96,15 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   const tlsListeners = new Map<string, string[]>();
   const listenerSets = listenerSetsOf(input.resources, input.namespaceOf, (object, field, message) => warnings.push({ object, field, message }));
   const shadowed = shadowedHosts(input.resources.gateways, listenerSets);
+  const ports = assignListenerPorts(input.resources.gateways, input.portOptions,
+    [...listenerSets.values()].filter((o) => !o.refused).map((o) => ({ set: o.set, listeners: o.listeners.filter((l) => !l.conflict).map((l) => l.listener) })));
   const plainHosts = new Set<string>();
   for (const route of input.resources.httpRoutes) {
     const key = `${route.metadata.namespace ?? ''}/${route.metadata.name}`;
     const warn = (field: string, message: string) => warnings.push({ object: `HTTPRoute ${key}`, field, message });
     const outcome: { route: HTTPRoute; parents: RouteOutcome['parents'][number][]; refs: RefProblem | null } = { route, parents: [], refs: null };
     routes.push(outcome);
-    const hostnames = routeHostnames(route, input, gateways, listenerSets, shadowed, warn, outcome.parents, tlsListeners, plainHosts);
+    const hostnames = routeHostnames(route, input, ports, gateways, listenerSets, shadowed, warn, outcome.parents, tlsListeners, plainHosts);
     if (hostnames.length === 0) continue;
     const rules = route.spec.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
@@ -137,12 +139,12 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
   }
   for (const host of [...tlsListeners.keys()]) if (!hosts.has(host)) tlsListeners.delete(host);
   for (const listeners of tlsListeners.values()) listeners.sort();
-  return { servers, routes, plans, warnings, tlsListeners, ports: input.ports, listenerSets, plainHosts };
+  return { servers, routes, plans, warnings, tlsListeners, ports, listenerSets, plainHosts };
 }
 
 /** The host names the route is served on: those of every listener it attaches to, less the Ingresses' hosts. */
 function routeHostnames(
-  route: HTTPRoute, input: TranslateInput, gateways: Map<string, Gateway>, listenerSets: ListenerSets, shadowed: (listener: string, host: string) => boolean, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
+  route: HTTPRoute, input: TranslateInput, ports: ListenerPorts, gateways: Map<string, Gateway>, listenerSets: ListenerSets, shadowed: (listener: string, host: string) => boolean, warn: (field: string, message: string) => void, parents: RouteOutcome['parents'][number][],
   tlsListeners: Map<string, string[]>, plainHosts: Set<string>,
 ): string[] {
   for (const [j, h] of (route.spec.hostnames ?? []).entries()) {
@@ -162,7 +164,7 @@ function routeHostnames(
   // Hosts of listeners on other ports than 80 and 443, as the route table names them (`host:port`).
   const ported = new Set<string>();
   for (const [j, ref] of refs.entries()) {
-    const r = attachParent(route, ref, gateways, input.namespaceOf, input.ports, listenerSets);
+    const r = attachParent(route, ref, gateways, input.namespaceOf, ports, listenerSets);
     if ('refused' in r) {
       warn(`spec.parentRefs[${j}]`, `${r.refused}; not attached`);
       parents.push({ ref, reason: r.reason, message: r.refused });
@@ -193,10 +195,10 @@ function routeHostnames(
     }
     for (const a of attached) {
       if (!a.https) {
-        for (const h of a.hostnames) plainHosts.add(h);
+        for (const h of a.hostnames) plainHosts.add(hostKey(h, a.port));
         continue;
       }
-      for (const h of a.hostnames) {
+      for (const h of a.hostnames.map((name) => hostKey(name, a.port))) {
         const list = tlsListeners.get(h) ?? [];
         if (!list.includes(a.listener)) tlsListeners.set(h, [...list, a.listener]);
       }

@@ -3,9 +3,9 @@
 // invalid configurations) and misdirected requests (HTTPRouteHTTPSListenerDetectMisdirectedRequests),
 // ported to `ingress-rx controller --enable-gateway-api` against the fake API server (status through
 // the status subresource) with real NGINX, certificates made by the openssl CLI and real TLS
-// clients over HTTP/1.1 and HTTP/2. Only the HTTPS port 443 is served, so the suite's per-port
-// scenarios (8443, 7443, 6443) are ported as perPort entries for 443, one Gateway each. The
-// attacker cases: a tenant's Gateway reading another namespace's CA without a grant, a newer
+// clients over HTTP/1.1 and HTTP/2. The suite's per-port scenarios are served on its port 8443
+// (--gateway-listener-ports maps it to a free port), beside a listener of the same Gateway on 443
+// that the default validation holds for. The attacker cases: a tenant's Gateway reading another namespace's CA without a grant, a newer
 // Gateway claiming a validated hostname without validation, an SNI of an unvalidated host with
 // the Host of a validated one, and Ingress hosts on the same port, which no Gateway validation reaches.
 import { test } from 'uvu';
@@ -18,6 +18,7 @@ import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../s
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
 import { ingress, service, slices, startController, tlsSecret, type CliProcess, type Reply } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
+import { freePorts } from '../../support/ports.js';
 import { protocolMatrix, type ProtocolClient } from '../../support/protocols.js';
 import { GATEWAY_V1 } from '../../support/gateway-local.js';
 
@@ -28,6 +29,10 @@ let ctl: CliProcess;
 const over = protocolMatrix(test, () => ctl);
 const echo: Record<string, EchoServer> = {};
 const dir = mkdtempSync(join(tmpdir(), 'irx-ftls-'));
+/** NGINX's ports for listener ports 8443, 7443 and 6443. */
+let p8443 = 0;
+let p7443 = 0;
+let p6443 = 0;
 
 type Obj = Record<string, unknown>;
 type Cond = { type: string; status: string; reason: string };
@@ -66,14 +71,14 @@ const brief = (cs: Cond[] | undefined) => (cs ?? []).map((c) => `${c.type}=${c.s
 const listenerConditions = (gw: string, l: string, ns = NS) => brief(status(gw, ns)?.listeners?.find((x) => x.name === l)?.conditions).filter((c) => !c.startsWith('Conflicted='));
 
 /** One HTTPS request over `p`'s protocol with its own SNI, Host and client certificate (a name of this dir). */
-function call(p: ProtocolClient, host: string, opts: { sni?: string | null; client?: string; path?: string } = {}): Promise<Reply> {
+function call(p: ProtocolClient, host: string, opts: { sni?: string | null; client?: string; path?: string; port?: number } = {}): Promise<Reply> {
   return p.request(host, opts.path ?? '/', {
-    https: true, ca: file('server.crt'), ...(opts.sni !== undefined ? { sni: opts.sni } : {}),
+    https: true, ...(opts.port ? { port: opts.port } : {}), ca: file('server.crt'), ...(opts.sni !== undefined ? { sni: opts.sni } : {}),
     ...(opts.client ? { cert: file(`${opts.client}.crt`), key: file(`${opts.client}.key`) } : {}),
   });
 }
 /** Whether the request fails: no answer (a refused handshake, a closed connection or a reset stream). */
-async function refused(p: ProtocolClient, host: string, opts: { sni?: string | null; client?: string } = {}): Promise<boolean> {
+async function refused(p: ProtocolClient, host: string, opts: { sni?: string | null; client?: string; port?: number } = {}): Promise<boolean> {
   try {
     const r = await call(p, host, opts);
     return r.status === 0;
@@ -83,12 +88,13 @@ async function refused(p: ProtocolClient, host: string, opts: { sni?: string | n
 }
 
 const HOSTS = [
-  'default.ftls.test', 'perport.ftls.test', 'insecure.ftls.test', 'insecure-perport.ftls.test', 'invalid-default.ftls.test',
-  'claimed.ftls.test', 'granted.ftls.test', 'ingress.ftls.test',
+  'default.ftls.test', 'perport.ftls.test', 'perport-default.ftls.test', 'insecure.ftls.test', 'insecure-perport.ftls.test', 'insecure-default.ftls.test', 'invalid-default.ftls.test',
+  'claimed.ftls.test', 'granted.ftls.test', 'grant.ftls.test', 'ingress.ftls.test',
   'example.org', 'second-example.org', 'third-example.wildcard.org', 'fourth-example.wildcard.org', 'fith-example.wildcard.org', 'unknown-example.org',
 ];
 
 test.before(async () => {
+  [p8443, p7443, p6443] = await freePorts(3);
   makeCA('ca-default');
   makeCA('ca-port');
   makeCA('ca-tenant');
@@ -115,25 +121,35 @@ test.before(async () => {
     { apiVersion: `${GROUP}/v1beta1`, kind: 'ReferenceGrant', metadata: { name: 'ca', namespace: 'ftls-other' }, spec: { from: [{ group: GROUP, kind: 'Gateway', namespace: NS }], to: [{ group: '', kind: 'ConfigMap', name: 'ca-granted' }] } },
     { apiVersion: `${GROUP}/v1beta1`, kind: 'ReferenceGrant', metadata: { name: 'secrets', namespace: 'ftls-other' }, spec: { from: [{ group: GROUP, kind: 'Gateway', namespace: NS }], to: [{ group: '', kind: 'Secret' }] } },
 
-    // GatewayFrontendClientCertificateValidation: the default, and a perPort entry that overrides it.
+    // GatewayFrontendClientCertificateValidation: the default, and a perPort entry for 8443 that overrides it there.
     gateway('default', [listener('https', 'default.ftls.test')], { default: validation([caRef('ca-default')]) }, NS, '2026-01-01T00:00:00Z'),
-    gateway('perport', [listener('https', 'perport.ftls.test')], { default: validation([caRef('ca-default')]), perPort: [{ port: 443, tls: validation([caRef('ca-port')]) }] }),
+    gateway('perport', [listener('https', 'perport-default.ftls.test'), listener('https-with-hostname', 'perport.ftls.test', { port: 8443 })],
+      { default: validation([caRef('ca-default')]), perPort: [{ port: 8443, tls: validation([caRef('ca-port')]) }] }),
     route('default', 'default', ['default.ftls.test'], 'v1'),
     route('perport', 'perport', [], 'v2'),
     // ...InsecureFallback: any client is served.
     gateway('insecure', [listener('https', 'insecure.ftls.test')], { default: validation([caRef('ca-default')], 'AllowInsecureFallback') }),
-    gateway('insecure-perport', [listener('https', 'insecure-perport.ftls.test')], { default: validation([caRef('ca-default')]), perPort: [{ port: 443, tls: validation([caRef('ca-port')], 'AllowInsecureFallback') }] }),
+    gateway('insecure-perport', [listener('https', 'insecure-default.ftls.test'), listener('https-with-hostname', 'insecure-perport.ftls.test', { port: 8443 })],
+      { default: validation([caRef('ca-default')]), perPort: [{ port: 8443, tls: validation([caRef('ca-port')], 'AllowInsecureFallback') }] }),
     route('insecure', 'insecure', ['insecure.ftls.test'], 'v1'),
     route('insecure-perport', 'insecure-perport', [], 'v2'),
     // GatewayFrontendInvalidDefaultClientCertificateValidation: the HTTP listener is not touched.
     gateway('invalid-default', [listener('https', 'invalid-default.ftls.test'), { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'Same' } } }],
       { default: validation([caRef('does-not-exist')]), perPort: [{ port: 80, tls: validation([caRef('ca-port')]) }] }),
     route('invalid-default', 'invalid-default', ['invalid-default.ftls.test'], 'v1'),
-    // GatewayInvalidFrontendClientCertificateValidation: one Gateway per broken reference.
-    gateway('valid', [listener('https', 'valid.ftls.test')], { default: validation([caRef('ca-default')]) }),
-    gateway('unresolved', [listener('https-unresolved', 'unresolved.ftls.test')], { default: validation([caRef('non-existing')]) }),
-    gateway('invalid-kind', [listener('https-invalid-kind', 'kind.ftls.test')], { default: validation([{ kind: 'Service', group: '', name: 'v2' }]) }),
-    gateway('grant-missing', [listener('https-grant-missing', 'grant.ftls.test')], { default: validation([caRef('ca-tenant', { namespace: 'ftls-other' })]) }),
+    // GatewayInvalidFrontendClientCertificateValidation: as the suite's, one listener per port and a perPort entry each, one broken reference per port.
+    gateway('invalid', [
+      listener('https', 'valid.ftls.test'), listener('https-unresolved', 'unresolved.ftls.test', { port: 7443 }),
+      listener('https-invalid-kind', 'kind.ftls.test', { port: 8443 }), listener('https-grant-missing', 'grant.ftls.test', { port: 6443 }),
+    ], {
+      default: validation([caRef('ca-default')]),
+      perPort: [
+        { port: 7443, tls: validation([caRef('non-existing')]) },
+        { port: 8443, tls: validation([{ kind: 'Service', group: '', name: 'v2' }]) },
+        { port: 6443, tls: validation([caRef('ca-tenant', { namespace: 'ftls-other' })]) },
+      ],
+    }),
+    route('grant-missing', 'invalid', ['grant.ftls.test'], 'v1', { sectionName: 'https-grant-missing' }),
     gateway('no-ca-key', [listener('https', 'no-ca-key.ftls.test')], { default: validation([caRef('no-ca-key')]) }),
     gateway('not-pem', [listener('https', 'not-pem.ftls.test')], { default: validation([caRef('not-pem')]) }),
     gateway('partly', [listener('https', 'partly.ftls.test')], { default: validation([caRef('non-existing'), caRef('ca-default')]) }),
@@ -160,10 +176,11 @@ test.before(async () => {
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
   ctl = await startController({
     kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback', '--watch-ingress-without-class'],
+    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback', '--watch-ingress-without-class',
+      '--gateway-listener-ports', `8443=${p8443},7443=${p7443},6443=${p6443}`],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
   });
-  await waitFor(() => status('misdirected')?.listeners !== undefined && status('partly')?.listeners !== undefined, { what: 'the status written', timeoutMs: 30_000 });
+  await waitFor(() => status('misdirected')?.listeners !== undefined && status('partly')?.listeners !== undefined && status('invalid')?.listeners !== undefined, { what: 'the status written', timeoutMs: 30_000 });
   await ctl.until('default.ftls.test', '/', (r) => r.backend === 'v1', { what: 'default.ftls.test with a client certificate', https: true, ca: file('server.crt'), cert: file('client-default.crt'), key: file('client-default.key') });
 });
 
@@ -183,16 +200,28 @@ over.both('GatewayFrontendClientCertificateValidation › the default validation
 });
 
 over.both('GatewayFrontendClientCertificateValidation › a perPort entry for the listener\'s port overrides the default', async (p) => {
-  const ok = await call(p, 'perport.ftls.test', { client: 'client-port' });
+  const ok = await call(p, 'perport.ftls.test', { client: 'client-port', port: p8443 });
   assert.is(ok.status, 200);
   assert.is(ok.backend, 'v2');
-  assert.ok(await refused(p, 'perport.ftls.test', { client: 'client-default' }), 'the default\'s CA does not hold for the port');
+  assert.ok(await refused(p, 'perport.ftls.test', { client: 'client-default', port: p8443 }), 'the default\'s CA does not hold for port 8443');
+  assert.ok(await refused(p, 'perport.ftls.test', { port: p8443 }), 'no certificate on 8443');
+  // The same Gateway's listener on 443 takes the default.
+  assert.is((await call(p, 'perport-default.ftls.test', { client: 'client-default' })).backend, 'v2');
+  assert.ok(await refused(p, 'perport-default.ftls.test', { client: 'client-port' }), 'the perPort CA does not hold for 443');
+});
+
+over.both('GatewayFrontendClientCertificateValidation › attacker: a host of 8443 is not served on 443, and on 8443 another listener\'s SNI does not open it (421)', async (p) => {
+  // perport.ftls.test exists on 8443 only: asked for on 443 (where the listener without hostname takes its SNI), it is not served.
+  const r = await call(p, 'perport.ftls.test', { client: 'client-port' });
+  assert.is(r.status, 404, 'perport.ftls.test is not served on 443');
+  // The SNI of 8443's listener in AllowInsecureFallback mode, without a certificate: the Host of the validated listener is misdirected.
+  assert.is((await call(p, 'perport.ftls.test', { sni: 'insecure-perport.ftls.test', port: p8443 })).status, 421);
 });
 
 over.both('GatewayFrontendClientCertificateValidationInsecureFallback › any client certificate, or none, is served', async (p) => {
-  for (const [host, backend] of [['insecure.ftls.test', 'v1'], ['insecure-perport.ftls.test', 'v2']] as const) {
+  for (const [host, backend, port] of [['insecure.ftls.test', 'v1', undefined], ['insecure-perport.ftls.test', 'v2', p8443]] as const) {
     for (const client of ['client-default', 'client-port', undefined]) {
-      const r = await call(p, host, client ? { client } : {});
+      const r = await call(p, host, { ...(client ? { client } : {}), ...(port ? { port } : {}) });
       assert.is(r.status, 200, `${host} with ${client ?? 'no certificate'}`);
       assert.is(r.backend, backend);
     }
@@ -222,11 +251,11 @@ over.both('GatewayFrontendInvalidDefaultClientCertificateValidation › an HTTPS
 });
 
 test('GatewayInvalidFrontendClientCertificateValidation › each broken reference names its reason on the listener; a valid one is all True', async () => {
-  assert.equal(listenerConditions('valid', 'https'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'Programmed=True/Programmed']);
+  assert.equal(listenerConditions('invalid', 'https'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'Programmed=True/Programmed']);
   const broken = (reason: string) => ['Accepted=False/NoValidCACertificate', `ResolvedRefs=False/${reason}`, 'Programmed=False/Invalid'];
-  assert.equal(listenerConditions('unresolved', 'https-unresolved'), broken('InvalidCACertificateRef'));
-  assert.equal(listenerConditions('invalid-kind', 'https-invalid-kind'), broken('InvalidCACertificateKind'));
-  assert.equal(listenerConditions('grant-missing', 'https-grant-missing'), broken('RefNotPermitted'));
+  assert.equal(listenerConditions('invalid', 'https-unresolved'), broken('InvalidCACertificateRef'));
+  assert.equal(listenerConditions('invalid', 'https-invalid-kind'), broken('InvalidCACertificateKind'));
+  assert.equal(listenerConditions('invalid', 'https-grant-missing'), broken('RefNotPermitted'));
   assert.equal(listenerConditions('no-ca-key', 'https'), broken('InvalidCACertificateRef'));
   assert.equal(listenerConditions('not-pem', 'https'), broken('InvalidCACertificateRef'));
   // One bad reference beside a good one: ResolvedRefs=False, still accepted and validating.
@@ -238,8 +267,9 @@ over.both('GatewayInvalidFrontendClientCertificateValidation › attacker: anoth
   const ok = await call(p, 'granted.ftls.test', { client: 'client-tenant' });
   assert.is(ok.status, 200);
   assert.ok(await refused(p, 'granted.ftls.test', { client: 'client-default' }));
-  // grant.ftls.test names ca-tenant, which no grant covers: its listener refuses every handshake.
-  assert.ok(await refused(p, 'grant.ftls.test', { client: 'client-tenant' }));
+  // grant.ftls.test (port 6443) names ca-tenant, which no grant covers: its listener refuses every handshake.
+  assert.ok(await refused(p, 'grant.ftls.test', { client: 'client-tenant', port: p6443 }));
+  assert.ok(await refused(p, 'grant.ftls.test', { port: p6443 }));
 });
 
 over.both('GatewayFrontendClientCertificateValidation › attacker: a newer Gateway with the same hostname and no validation does not turn it off', async (p) => {
@@ -248,14 +278,14 @@ over.both('GatewayFrontendClientCertificateValidation › attacker: a newer Gate
 });
 
 over.both('GatewayFrontendClientCertificateValidation › attacker: the SNI of an unvalidated host does not open a validated one (421)', async (p) => {
-  for (const sni of ['insecure.ftls.test', 'ingress.ftls.test', 'unknown-example.org', 'perport.ftls.test']) {
-    const r = await call(p, 'default.ftls.test', { sni, client: sni === 'perport.ftls.test' ? 'client-port' : undefined });
+  for (const sni of ['insecure.ftls.test', 'ingress.ftls.test', 'unknown-example.org', 'perport-default.ftls.test']) {
+    const r = await call(p, 'default.ftls.test', { sni, client: sni === 'perport-default.ftls.test' ? 'client-default' : undefined });
     assert.is(r.status, 421, `SNI ${sni}, Host default.ftls.test`);
   }
 });
 
 test('GatewayFrontendClientCertificateValidation › attacker: a validated host that no HTTP listener serves is not answered on plain HTTP', async () => {
-  for (const host of ['default.ftls.test', 'perport.ftls.test']) {
+  for (const host of ['default.ftls.test', 'perport-default.ftls.test']) {
     const r = await ctl.request(host, '/');
     assert.is(r.status, 404, host);
     assert.is(r.backend, undefined, host);

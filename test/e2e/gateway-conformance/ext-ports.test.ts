@@ -144,7 +144,7 @@ test.before(async () => {
   fake.create(gateway('unavailable', [
     listener('own-port', ctl.ports.healthz, { hostname: 'own.ports' }),
     listener('http-on-443', 443),
-    { name: 'https-on-8443', port: 8443, protocol: 'HTTPS', allowedRoutes: ALL, tls: { certificateRefs: [{ name: 'redirect443' }] } },
+    { name: 'https-on-80', port: 80, protocol: 'HTTPS', allowedRoutes: ALL, tls: { certificateRefs: [{ name: 'redirect443' }] } },
     listener('fine', 8080, { hostname: 'fine.ports' }),
   ]));
   fake.create(route('on-own-port', [{ name: 'unavailable', sectionName: 'own-port' }], [to('v1')]));
@@ -288,10 +288,10 @@ for (const [name, tld, backend] of [['hostnames only in listeners', 'com', 'v1']
   });
 }
 
-test('GatewayWithAttachedRoutesWithPort8080 › careless: a listener on the controller\'s own port, HTTP on 443, HTTPS on 8443: named and not served; the Gateway\'s other listener is', async () => {
+test('GatewayWithAttachedRoutesWithPort8080 › careless: a listener on the controller\'s own port, HTTP on 443, HTTPS on 80: named and not served; the Gateway\'s other listener is', async () => {
   await waitFor(() => parents('on-own-port').length > 0, { what: 'the status of on-own-port', timeoutMs: 20_000 });
   const accepted = (n: string) => listenerOf('unavailable', n)!.conditions.find((c) => c.type === 'Accepted')!;
-  for (const [n, message] of [['own-port', /which the controller uses itself \(--healthz-port\)/], ['http-on-443', /serves TLS/], ['https-on-8443', /HTTPS listeners are served on port 443 only/]] as const) {
+  for (const [n, message] of [['own-port', /which the controller uses itself \(--healthz-port\)/], ['http-on-443', /serves TLS/], ['https-on-80', /serves plain HTTP \(--http-port\): an HTTPS listener cannot use it/]] as const) {
     assert.is(`${accepted(n).status}/${accepted(n).reason}`, 'False/PortUnavailable', n);
     assert.match(accepted(n).message ?? '', message, n);
   }

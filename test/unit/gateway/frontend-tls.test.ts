@@ -149,12 +149,20 @@ test('attacker: a newer Gateway with a validated listener\'s hostname neither tu
   assert.is(on.table!.policies[on.table!.names['open.test']!], null);
 });
 
-test('the table: listener hostnames ("" without one, wildcards), Ingress hosts apart (-1), listeners on other ports left out', () => {
+test('the table: listener hostnames ("" without one, wildcards), Ingress hosts apart (-1), listeners on other ports as `name:port`', () => {
   const r = run([gateway('infra', 'gw', [
-    listener('all'), listener('one', 'second.test'), listener('wild', '*.wild.test'), listener('other-port', 'x.test', { port: 8443 }),
+    listener('all'), listener('one', 'second.test'), listener('wild', '*.wild.test'), listener('other-port', 'x.test', { port: 8443 }), listener('other-all', undefined, { port: 8443 }),
   ])], [], ['shop.test', '*.ing.test', '_']);
-  assert.equal(r.table!.names, { '': 0, 'second.test': 1, '*.wild.test': 2, 'shop.test': -1, '*.ing.test': -1 });
-  assert.equal(r.table!.policies, [null, null, null]);
+  // Ingress hosts are served on 443 only: no entry of port 8443 names them.
+  assert.equal(r.table!.names, { '': 0, 'second.test': 1, '*.wild.test': 2, 'x.test:8443': 3, ':8443': 4, 'shop.test': -1, '*.ing.test': -1 });
+  assert.equal(r.table!.policies, [null, null, null, null, null]);
+});
+
+test('perPort: a listener on 8443 takes the entry of its port, one on 443 the default; each port\'s names are its own', () => {
+  const r = run([gateway('infra', 'gw', [listener('https', 'a.test'), listener('alt', 'a.test', { port: 8443 })],
+    { default: { validation: cm('ca') }, perPort: [{ port: 8443, tls: { validation: { ...cm('other-ca'), mode: 'AllowInsecureFallback' } } }] })]);
+  assert.equal(r.table!.names, { 'a.test': 0, 'a.test:8443': 1 });
+  assert.equal(r.table!.policies, [{ ca: CA, insecure: false }, { ca: OTHER_CA, insecure: true }]);
 });
 
 test.run();

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createModelBuilder } from '../../../src/model/build.js';
+import { serversPayload } from '../../../src/model/core/payload.js';
 import { lintManifests } from '../../../src/admission/lint.js';
 import { defaultStoreOptions } from '../../../src/store/store.js';
 import type { Condition, GatewayAPIStatus } from '../../../src/model/gateway/index.js';
@@ -83,6 +84,21 @@ test('an HTTPS listener\'s Secret is the certificate of the hosts served through
   assert.equal(b.warnings, []);
 });
 
+test('an HTTPS listener on 8443: its host is `host:8443` with the Secret\'s certificate in the servers payload, never the host of 443; the port is TLS', () => {
+  const b = build(world([['Gateway', gateway('infra', [https('alt', [{ name: 'tls' }], { port: 8443 })])], ['HTTPRoute', route('infra', 'web', 'tls.example.com')]]));
+  const s = serverOf(b.config, 'tls.example.com:8443')!;
+  assert.is(s.tlsSecret, 'infra/tls');
+  assert.is(serverOf(b.config, 'tls.example.com'), undefined);
+  const payload = serversPayload(b.config);
+  assert.is(payload.servers['tls.example.com:8443'], s.certificate);
+  assert.is(payload.servers['tls.example.com'], undefined, 'nothing for the name on 443');
+  assert.equal(b.config.listenerPorts, [{ port: 8443, local: 8443, tls: true }]);
+  // The listener has no hostname: it is port 8443's catch-all, its certificate `_gateway:8443`.
+  assert.equal(b.config.frontends!.names, { ':8443': 0 });
+  assert.is(payload.servers['_gateway:8443'], s.certificate);
+  assert.is(payload.servers._gateway, undefined, 'nothing for 443');
+});
+
 test('HTTP and HTTPS listeners of one Gateway: a host through both takes the certificate and is served over plain HTTP without a redirect', () => {
   const b = build(world([['Gateway', gateway('infra', [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }, https('tls', [{ name: 'tls' }])])],
     ['HTTPRoute', route('infra', 'web', 'tls.example.com')], ['HTTPRoute', route('infra', 'plain', 'plain.example.com', 'http')]]));
@@ -139,15 +155,16 @@ test('a missing, broken, expired or non-Secret reference: InvalidCertificateRef,
   }
 });
 
-test('listeners not served: another port, Passthrough, no certificateRefs', () => {
+test('listeners not served: port 80 (plain HTTP), Passthrough, no certificateRefs', () => {
   const b = build(world([['Gateway', gateway('infra', [
-    https('port', [{ name: 'tls' }], { port: 8443 }),
+    https('port', [{ name: 'tls' }], { port: 80 }),
     https('pass', [{ name: 'tls' }], { tls: { mode: 'Passthrough' } }),
     { name: 'none', port: 443, protocol: 'HTTPS' },
   ])], ['HTTPRoute', route('infra', 'web', 'tls.example.com')]]));
   assert.equal(['port', 'pass', 'none'].map((n) => brief(listener(b, 'infra/gw', n).conditions)[0]), ['Accepted=False/PortUnavailable', 'Accepted=False/UnsupportedValue', 'Accepted=False/UnsupportedValue']);
   assert.is(serverOf(b.config, 'tls.example.com'), undefined);
   assert.match(b.warnings.map((w) => w.message).join('\n'), /tls\.mode Passthrough is not served \(Terminate only\)/);
+  assert.match(b.warnings.map((w) => w.message).join('\n'), /port 80 serves plain HTTP \(--http-port\): an HTTPS listener cannot use it/);
 });
 
 test('precedence: an Ingress with TLS on the same host keeps it and its certificate; the HTTPRoute is named', () => {

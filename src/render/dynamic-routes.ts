@@ -182,7 +182,8 @@ export function backendTLSFiles(runtime: NginxRuntime, locations: readonly Backe
 
 /** A router server's text with its TLS locations in place of their token. */
 export function withBackendTLS(text: string, locations: string): string {
-  return text.replace(BACKEND_TLS_TOKEN, () => locations);
+  // Every router server of the text (the listener ports' servers are one part).
+  return text.split(BACKEND_TLS_TOKEN).join(locations);
 }
 
 function movedLocation(s: NginxSettings, runtime: NginxRuntime, uri: string, h2c: boolean, extra: string, pass = 'http://upstream_balancer$dynamic_upstream_uri'): string {

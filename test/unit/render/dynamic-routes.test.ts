@@ -129,10 +129,10 @@ test('a denied location of a server block answers its deniedStatus (an HTTPRoute
 
 test('BackendTLSPolicy: each TLS location is in every server the router serves in, named in router.configure, its files written', () => {
   const tls = { id: '0123456789abcdef', hostname: 'web.internal', ca: 'CA PEM\n', clientCertificate: { cert: 'CERT PEM\n', key: 'KEY PEM\n' } };
-  const config = dynamic([server('*.w.test')], {}, { backendTLSLocations: [tls], listenerPorts: [{ port: 8080, local: 18080 }] });
+  const config = dynamic([server('*.w.test')], {}, { backendTLSLocations: [tls], listenerPorts: [{ port: 8080, local: 18080 }, { port: 8090, local: 18090 }] });
   const conf = render(config);
   const block = /location = \/\.ingress-rx\/dynamic-route-tls-0123456789abcdef \{[\s\S]*?\n        \}/g;
-  for (const [where, text] of [['default server', serverText(conf, '_')], ['wildcard server', serverText(conf, '*.w.test')], ['listener port', serverText(conf, 'Gateway listener port 8080')]]) {
+  for (const [where, text] of [['default server', serverText(conf, '_')], ['wildcard server', serverText(conf, '*.w.test')], ['listener port', serverText(conf, 'Gateway listener port 8080')], ['second listener port', serverText(conf, 'Gateway listener port 8090')]]) {
     const found = text!.match(block) ?? [];
     assert.is(found.length, 1, where);
     assert.match(found[0]!, /internal;[\s\S]*proxy_ssl_trusted_certificate "[^"]+";\n\s+proxy_ssl_verify on;[\s\S]*proxy_ssl_name "web\.internal";\n\s+proxy_ssl_server_name on;\n\s+proxy_ssl_certificate "[^"]+";\n\s+proxy_ssl_certificate_key "[^"]+";[\s\S]*proxy_pass https:\/\/upstream_balancer_tls\$dynamic_upstream_uri;/, where);

@@ -94,6 +94,11 @@ export function makeLocation(
   return location as unknown as Location;
 }
 
+/** One warning about Ingress `key` (a function, not a closure per Ingress: a full build makes 10k fragments). */
+function warnAbout(warnings: ModelWarning[], key: string, field: string, message: string): void {
+  warnings.push({ object: `Ingress ${key}`, field, message });
+}
+
 export function buildFragment(
   ing: Ingress, parsed: ParsedAnnotations, settings: NginxSettings, annotationWarnings: ModelWarning[],
 ): IngressFragment {
@@ -101,12 +106,11 @@ export function buildFragment(
   const key = `${ns}/${ing.metadata.name}`;
   const ref: IngressRef = { namespace: ns, name: ing.metadata.name };
   const warnings = annotationWarnings.slice();
-  const warn = (field: string, message: string) => warnings.push({ object: `Ingress ${key}`, field, message });
 
   let defaultBackend: BackendUse | null = null;
   if (ing.spec.defaultBackend) {
     const u = backendUse(ns, ing.spec.defaultBackend);
-    if (typeof u === 'string') warn('spec.defaultBackend', `${u}; ignored`);
+    if (typeof u === 'string') warnAbout(warnings, key, 'spec.defaultBackend', `${u}; ignored`);
     else defaultBackend = u;
   }
 
@@ -120,7 +124,7 @@ export function buildFragment(
     const raw = rule.host ?? '';
     const problem = hostProblem(raw);
     if (problem) {
-      warn(`spec.rules[${i}].host`, `${problem}; rule ignored`);
+      warnAbout(warnings, key, `spec.rules[${i}].host`, `${problem}; rule ignored`);
       continue;
     }
     const host = raw === '' ? DEFAULT_SERVER : raw;
@@ -135,14 +139,14 @@ export function buildFragment(
       const pathType: PathType = p.pathType ?? 'ImplementationSpecific';
       const pp = pathProblem(path, pathType, settings.strictValidatePathType);
       if (pp) {
-        warn(`spec.rules[${i}].http.paths[${j}].path`, `${pp}; path ignored`);
+        warnAbout(warnings, key, `spec.rules[${i}].http.paths[${j}].path`, `${pp}; path ignored`);
         continue;
       }
       const inspected = deepInspectionMatch(path);
-      if (inspected) warn(`spec.rules[${i}].http.paths[${j}].path`, `${DEEP_INSPECTION_WARNING} (${inspected}); served here, where a path is escaped and never a file path`);
+      if (inspected) warnAbout(warnings, key, `spec.rules[${i}].http.paths[${j}].path`, `${DEEP_INSPECTION_WARNING} (${inspected}); served here, where a path is escaped and never a file path`);
       const u = backendUse(ns, p.backend);
       if (typeof u === 'string') {
-        warn(`spec.rules[${i}].http.paths[${j}].backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);
+        warnAbout(warnings, key, `spec.rules[${i}].http.paths[${j}].backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);
         continue;
       }
       paths.push({ host, use: u, location: makeLocation(path, pathType, ref, u, u.name, template, settings, false) });
@@ -151,7 +155,7 @@ export function buildFragment(
 
   // As ingress-nginx warns: without it the cookie's Path is the location's regular expression.
   if (paths.length > 0 && parsed.affinity.type === 'cookie' && parsed.rewrite.useRegex && parsed.affinity.cookie.path === '') {
-    warn('metadata.annotations', 'session-cookie-path should be set when use-regex is true (the cookie\'s Path is the Ingress path otherwise, a regular expression)');
+    warnAbout(warnings, key, 'metadata.annotations', 'session-cookie-path should be set when use-regex is true (the cookie\'s Path is the Ingress path otherwise, a regular expression)');
   }
 
   const rootBackend = defaultBackend?.name ?? DEFAULT_UPSTREAM;

@@ -34,7 +34,7 @@ function proxyDirectives(loc: Location, s: NginxSettings): string {
   if (p.buffering !== s.proxyBuffering) out.push(`proxy_buffering ${f.onoff(p.buffering, 'proxy-buffering')}`);
   if (p.requestBuffering !== s.proxyRequestBuffering) out.push(`proxy_request_buffering ${f.onoff(p.requestBuffering, 'proxy-request-buffering')}`);
   if (p.httpVersion !== s.proxyHttpVersion) out.push(`proxy_http_version ${f.httpVersion(p.httpVersion, 'proxy-http-version')}`);
-  if (p.nextUpstream.join(' ') !== s.proxyNextUpstream.join(' ')) out.push(`${px}_next_upstream ${nextUpstream(p.nextUpstream, 'proxy-next-upstream')}`);
+  if (!sameValues(p.nextUpstream, s.proxyNextUpstream)) out.push(`${px}_next_upstream ${nextUpstream(p.nextUpstream, 'proxy-next-upstream')}`);
   if (p.nextUpstreamTimeout !== s.proxyNextUpstreamTimeout) out.push(`${px}_next_upstream_timeout ${f.duration(p.nextUpstreamTimeout, 'proxy-next-upstream-timeout')}`);
   if (p.nextUpstreamTries !== s.proxyNextUpstreamTries) out.push(`${px}_next_upstream_tries ${f.num(p.nextUpstreamTries, 'proxy-next-upstream-tries')}`);
   // Checked by the parser against this location's buffers; NGINX's own value is printed when the
@@ -43,9 +43,19 @@ function proxyDirectives(loc: Location, s: NginxSettings): string {
   if (p.maxTempFileSize !== s.proxyMaxTempFileSize) out.push(`proxy_max_temp_file_size ${f.size(p.maxTempFileSize, 'proxy-max-temp-file-size')}`);
   if (p.cookieDomain !== s.proxyCookieDomain) out.push(cookieRewrite('proxy_cookie_domain', p.cookieDomain, 'proxy-cookie-domain'));
   if (p.cookiePath !== s.proxyCookiePath) out.push(cookieRewrite('proxy_cookie_path', p.cookiePath, 'proxy-cookie-path'));
-  const redirect = proxyRedirect(p.redirectFrom, p.redirectTo);
-  if (redirect !== proxyRedirect(s.proxyRedirectFrom, s.proxyRedirectTo)) out.push(redirect || 'proxy_redirect off');
+  if (p.redirectFrom !== s.proxyRedirectFrom || p.redirectTo !== s.proxyRedirectTo) {
+    const redirect = proxyRedirect(p.redirectFrom, p.redirectTo);
+    if (redirect !== proxyRedirect(s.proxyRedirectFrom, s.proxyRedirectTo)) out.push(redirect || 'proxy_redirect off');
+  }
   return directives(out);
+}
+
+/** Whether two value lists are the same (what joining each with a space compared, without the strings). */
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return a.join(' ') === b.join(' ');
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a.join(' ') === b.join(' ');
+  return true;
 }
 
 function cookieRewrite(directive: string, value: string, field: string): string {

@@ -9,17 +9,17 @@
 // over both protocols.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
+import { type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
 import { generateCertificate } from '../../support/lua-nginx.js';
-import { service, slices, startController, tlsSecret, type CliProcess, type Reply } from '../../support/local-harness.js';
+import { service, slices, tlsSecret, type CliProcess, type Reply } from '../../support/local-harness.js';
 import { freePorts } from '../../support/ports.js';
 import { waitFor } from '../../support/wait.js';
 import { protocolMatrix, protocolClient, type ProtocolClient } from '../../support/protocols.js';
-import { GATEWAY_V1 } from '../../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController, stopGatewayController } from '../../support/gateway-local.js';
 
 const NS = 'ports-infra';
 let fake: FakeApiServer;
@@ -92,7 +92,6 @@ test.before(async () => {
   local[8090] = p8090!;
   const cert = await generateCertificate(join(tmp, 'certs'), 'redirect443.ports');
   ca = readFileSync(cert.certPath, 'utf8');
-  fake = await startFakeApiServer();
   const objects: FakeObject[] = [
     { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'ports' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
     ...['v1', 'v2', 'v3'].flatMap((n) => [service(NS, n), ...slices(NS, n, [echo[n]!])]),
@@ -131,15 +130,7 @@ test.before(async () => {
     ...SECTIONS.map((s) => route(`intersection-${s}`, [{ name: 'isolation-intersection', sectionName: s }], [to('v2', `/${s}`)],
       ['bar.net', '*.example.net', '*.foo.example.net', 'abc.foo.example.net'])),
   ];
-  for (const o of objects) fake.create(o);
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback',
-      `--gateway-listener-ports=8080=${local[8080]},8090=${local[8090]}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = await startGatewayController(tmp, objects, [`--gateway-listener-ports=8080=${local[8080]},8090=${local[8090]}`]));
   // Listeners the controller cannot serve, made once its own ports are known.
   fake.create(gateway('unavailable', [
     listener('own-port', ctl.ports.healthz, { hostname: 'own.ports' }),
@@ -152,12 +143,7 @@ test.before(async () => {
     { what: 'the status written', timeoutMs: 30_000 });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => stopGatewayController(ctl, fake, echo, tmp));
 
 /** An HTTP/1.1 request to listener port `port`'s server. */
 const onPort = (port: number, host: string, path: string) => ctl.request(host, path, { port: local[port]! });

@@ -126,7 +126,7 @@ export async function runController(argv: string[]): Promise<number> {
       logger,
       header: {
         storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
-        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
+        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses, false, storeOptions.gatewayPorts)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
       },
     });
   } catch (err) {
@@ -254,8 +254,8 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
     server: { address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey },
     reviewer: {
       annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
-      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort).ownPorts],
-      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName),
+      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort, undefined, false, ctx.storeOptions.gatewayPorts).ownPorts],
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName, ctx.storeOptions.gatewayPorts),
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
       budgets: toBudgets(o),

@@ -5,8 +5,9 @@
 // parentRef port and sectionName, redirects whose port defaults to the listener's, listener
 // isolation by hostname, and listener ports that cannot be served. A request on one port is
 // routed only among the routes of that port's listeners. Listeners other than 80 and 443 are
-// plain HTTP, which NGINX speaks as HTTP/1.1: their legs are HTTP/1.1 only; ports 80 and 443 run
-// over both protocols.
+// plain HTTP, which NGINX speaks as HTTP/1.1: their legs are HTTP/1.1 only (NGINX 1.22's `listen
+// … http2` on a plain port speaks prior-knowledge h2c only and would refuse HTTP/1.1 there); ports
+// 80 and 443 run over both protocols.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -129,6 +130,12 @@ test.before(async () => {
     gateway('isolation-intersection', isolationListeners('net')),
     ...SECTIONS.map((s) => route(`intersection-${s}`, [{ name: 'isolation-intersection', sectionName: s }], [to('v2', `/${s}`)],
       ['bar.net', '*.example.net', '*.foo.example.net', 'abc.foo.example.net'])),
+    // Attacker: backends at the loopback ports NGINX serves listeners 8080 and 8090 on (loopback
+    // endpoints are allowed here, as in local mode), by EndpointSlice and by ExternalName.
+    gateway('sneak', [listener('http', 80)]),
+    service(NS, 'sneak-endpoint'), ...slices(NS, 'sneak-endpoint', [{ address: '127.0.0.1', port: p8080! }]),
+    service(NS, 'sneak-name', { type: 'ExternalName', externalName: 'localhost', port: p8090! }),
+    route('sneak', [{ name: 'sneak' }], [to('sneak-endpoint', '/endpoint'), { matches: [{ path: { type: 'PathPrefix', value: '/name' } }], backendRefs: [{ name: 'sneak-name', port: p8090 }] }], ['sneak.ports']),
   ];
   ({ fake, ctl } = await startGatewayController(tmp, objects, [`--gateway-listener-ports=8080=${local[8080]},8090=${local[8090]}`]));
   // Listeners the controller cannot serve, made once its own ports are known.
@@ -291,6 +298,14 @@ over.http1Only('GatewayWithAttachedRoutesWithPort8080 › attacker: the refused 
   const r = await ctl.request('own.ports', '/healthz', { port: ctl.ports.healthz });
   assert.is(r.status, 200);
   assert.is(r.backend, undefined, 'the controller\'s health endpoint, not a backend');
+});
+
+over.both('GatewayWithAttachedRoutesWithPort8080 › attacker: a backend at the loopback port NGINX serves listener 8080 or 8090 on (EndpointSlice, ExternalName localhost) is refused', async (p) => {
+  for (const [path, port] of [['/endpoint', local[8080]], ['/name', local[8090]]] as const) {
+    // Dialled, the listener's server would answer (404: it has no route for sneak.ports).
+    const r = await p.until('sneak.ports', path, (x) => x.status === 503, { what: `${path} (port ${port}) answered 503, not by the listener's server` });
+    assert.is(r.backend, undefined);
+  }
 });
 
 over.http1Only('HTTPRouteListenerPortMatching › a route added to port 8080 is served without a reload; it never answers on port 80', 'listeners other than 80 and 443 are plain HTTP', async () => {

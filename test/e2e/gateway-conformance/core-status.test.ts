@@ -182,24 +182,30 @@ over.both('GatewayWithAttachedRoutes › every host is not served yet: a route w
   assert.is(echo['infra-v1']!.hits() + echo['infra-v2']!.hits(), before);
 });
 
-test('GatewayModifyListeners › an added listener counts the route and serves its hostname; a removed one stops', async () => {
+over.both('GatewayModifyListeners › before the change: the listener to be removed serves its hostname, the one to be added does not yet', async (p) => {
+  await p.until('removed.conf', '/', (r) => r.backend === 'infra-v2', { what: 'removed.conf served before its listener goes' });
+  assert.is((await p.request('added.conf', '/')).status, 404, 'added.conf is not served before its listener comes');
+});
+
+test('GatewayModifyListeners › an added listener counts the route; a removed one leaves the status', async () => {
   const counts = (name: string) => (gw(name)?.listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}`).sort();
   await waitFor(() => counts('modify-remove').length === 2, { what: 'the status of modify-remove', timeoutMs: 20_000 });
   assert.equal(counts('modify-add'), ['http:1']);
   assert.equal(counts('modify-remove'), ['http:1', 'removed:1']);
-  await ctl.until('removed.conf', '/', (r) => r.backend === 'infra-v2', { what: 'removed.conf served before its listener goes' });
-  assert.is((await ctl.request('added.conf', '/')).status, 404, 'added.conf is not served before its listener comes');
 
   const add = fake.get(GATEWAY_V1, 'Gateway', 'modify-add', INFRA)!;
   fake.update({ ...add, spec: { ...(add.spec as Obj), listeners: [http(), http('added', { hostname: 'added.conf' })] } });
   await waitFor(() => counts('modify-add').join() === 'added:1,http:1', { what: 'the added listener counted', timeoutMs: 20_000 });
   assert.equal(brief(gw('modify-add')!.listeners!.find((l) => l.name === 'added')!.conditions).filter((c) => c.startsWith('Accepted') || c.startsWith('Programmed')), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
-  await ctl.until('added.conf', '/', (r) => r.backend === 'infra-v1', { what: 'added.conf served through the new listener' });
 
   const remove = fake.get(GATEWAY_V1, 'Gateway', 'modify-remove', INFRA)!;
   fake.update({ ...remove, spec: { ...(remove.spec as Obj), listeners: [http()] } });
   await waitFor(() => counts('modify-remove').join() === 'http:1', { what: 'the removed listener gone from the status', timeoutMs: 20_000 });
-  await ctl.until('removed.conf', '/', (r) => r.status === 404, { what: 'removed.conf no longer served' });
+});
+
+over.both('GatewayModifyListeners › after the change: the added listener serves its hostname, the removed one\'s no longer answers', async (p) => {
+  await p.until('added.conf', '/', (r) => r.backend === 'infra-v1', { what: 'added.conf served through the new listener' });
+  await p.until('removed.conf', '/', (r) => r.status === 404, { what: 'removed.conf no longer served' });
 });
 
 test('GatewayListenerUnsupportedProtocol › an unknown protocol: the listener is not accepted, nor the Gateway unless another listener is', () => {

@@ -4,7 +4,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from './echo-server.js';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from './fake-apiserver.js';
+import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type FakeObject } from './fake-apiserver.js';
 import { service, slices, startController, startLocal, type CliProcess, type LocalController } from './local-harness.js';
 
 export const GATEWAY_V1 = 'gateway.networking.k8s.io/v1';
@@ -55,8 +55,8 @@ export async function stopGatewayLocal(ctl: LocalController | undefined, echo: R
 }
 
 /** The fake API server holding `objects` and `ingress-rx controller --enable-gateway-api` against it (the leader: status is written), its kubeconfig in `dir`, with `extraArgs` after the usual flags. */
-export async function startGatewayController(dir: string, objects: readonly FakeObject[], extraArgs: readonly string[] = []): Promise<{ fake: FakeApiServer; ctl: CliProcess }> {
-  const fake = await startFakeApiServer();
+export async function startGatewayController(dir: string, objects: readonly FakeObject[], extraArgs: readonly string[] = [], fakeOptions?: FakeApiServerOptions): Promise<{ fake: FakeApiServer; ctl: CliProcess }> {
+  const fake = await startFakeApiServer(fakeOptions);
   for (const o of objects) fake.create(o);
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());

@@ -201,4 +201,30 @@ spec:
   assert.match(f[0]!.message, /Secret team-b\/other is in another namespace and no ReferenceGrant in "team-b"/);
 });
 
+test('lint denies a Gateway\'s spec.tls.frontend CA ConfigMap of another namespace without a grant (default and perPort), with the status\'s message', () => {
+  for (const [where, field] of [['default: {validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: ca, namespace: team-b}]}}', 'default'],
+    ['perPort: [{port: 443, tls: {validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: ca, namespace: team-b}]}}}]', 'perPort[0].tls']] as const) {
+    const text = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: rx}
+spec: {controllerName: ingress-rx.io/gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: team-a}
+spec:
+  gatewayClassName: rx
+  listeners:
+  - {name: https, port: 443, protocol: HTTPS, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+  tls:
+    frontend:
+      ${where}
+`;
+    const r = lintManifests([{ file: 'gw.yaml', text }], { store: defaultStoreOptions(), annotationsPrefix: PREFIX, now: () => NOW });
+    const denied = r.findings.filter((x) => x.object === 'Gateway team-a/gw' && x.severity === 'deny');
+    assert.equal(denied.map((x) => x.field), ['spec.listeners[0]'], field);
+    assert.match(denied[0]!.message, new RegExp(`spec\\.tls\\.frontend\\.${field.replace(/[.[\]]/g, '\\$&')}\\.validation\\.caCertificateRefs\\[0\\]: ConfigMap team-b/ca is in another namespace and no ReferenceGrant`));
+  }
+});
+
 test.run();

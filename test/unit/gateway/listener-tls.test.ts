@@ -174,8 +174,8 @@ test('a changed Secret reaches the host at the next build, no route changed; an 
   assert.match(changed.warnings.map((w) => w.message).join('\n'), /no usable certificate of listener infra\/gw\/tls covers host tls\.example\.com/);
 });
 
-test('lint denies a Gateway\'s refused certificateRef at its line, naming the Gateway, the field and the reason', () => {
-  const text = `apiVersion: gateway.networking.k8s.io/v1
+/** A GatewayClass of ours and the head of Gateway team-a/gw, up to its `listeners:` (lines 1-11). */
+const GATEWAY_YAML_HEAD = `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: rx}
 spec: {controllerName: ingress-rx.io/gateway}
@@ -186,7 +186,10 @@ metadata: {name: gw, namespace: team-a}
 spec:
   gatewayClassName: rx
   listeners:
-  - name: https
+`;
+
+test('lint denies a Gateway\'s refused certificateRef at its line, naming the Gateway, the field and the reason', () => {
+  const text = `${GATEWAY_YAML_HEAD}  - name: https
     port: 443
     protocol: HTTPS
     tls:
@@ -204,18 +207,7 @@ spec:
 test('lint denies a Gateway\'s spec.tls.frontend CA ConfigMap of another namespace without a grant (default and perPort), with the status\'s message', () => {
   for (const [where, field] of [['default: {validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: ca, namespace: team-b}]}}', 'default'],
     ['perPort: [{port: 443, tls: {validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: ca, namespace: team-b}]}}}]', 'perPort[0].tls']] as const) {
-    const text = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: rx}
-spec: {controllerName: ingress-rx.io/gateway}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: team-a}
-spec:
-  gatewayClassName: rx
-  listeners:
-  - {name: https, port: 443, protocol: HTTPS, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+    const text = `${GATEWAY_YAML_HEAD}  - {name: https, port: 443, protocol: HTTPS, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
   tls:
     frontend:
       ${where}

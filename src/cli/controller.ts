@@ -16,7 +16,7 @@ import { createEventRecorder, podObject, recordIngressSync, recordInvalidIngress
 import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
-import { ingressClassesForbidden, reachApiServer } from '../streams/kube-reach.js';
+import { OPTIONAL_GATEWAY_KINDS, gatewayKindsNotServed, ingressClassesForbidden, reachApiServer } from '../streams/kube-reach.js';
 import { parseAllowedClasses, type AddressClass } from '../model/checks/address-policy.js';
 import type { NginxRuntime } from '../render/runtime.js';
 import { createAdmissionMetrics, type AdmissionMetrics } from '../admission/metrics.js';
@@ -81,6 +81,11 @@ export async function runController(argv: string[]): Promise<number> {
   if (ingressClassRefusal !== undefined) {
     logger.warn({ err: ingressClassRefusal }, 'no permission to list IngressClasses: Ingresses are served by the kubernetes.io/ingress.class annotation only, an ingressClassName is not served');
   }
+  // The Gateway API kinds newer than a cluster's CRD bundle may be missing: the rest is served.
+  const unservedGatewayKinds = o.enableGatewayApi ? await gatewayKindsNotServed(kc, OPTIONAL_GATEWAY_KINDS) : [];
+  if (unservedGatewayKinds.length > 0) {
+    logger.warn({ kinds: unservedGatewayKinds }, `the API server does not serve ${unservedGatewayKinds.map((k) => k.replace(/y$/, 'ie') + 's').join(' and ')} (CRD not installed): not watched; Gateways and HTTPRoutes are served without them. Install the CRD and restart the controller to serve it`);
+  }
   const core = kc.makeApiClient(CoreV1Api);
   const storeOptions = toStoreOptions(o);
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
@@ -126,7 +131,7 @@ export async function runController(argv: string[]): Promise<number> {
       logger,
       header: {
         storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
-        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
+        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses, false, storeOptions.gatewayPorts)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
       },
     });
   } catch (err) {
@@ -158,7 +163,7 @@ export async function runController(argv: string[]): Promise<number> {
       source: (onInitialState) => {
         const watch = {
           kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
-          withoutIngressClasses: ingressClassRefusal !== undefined,
+          withoutIngressClasses: ingressClassRefusal !== undefined, gatewayKindsNotServed: unservedGatewayKinds,
           onInitialState: () => { webhook?.loaded(); onInitialState(); },
         };
         return o.enableGatewayApi ? kubeSource({ ...watch, gatewayAPI: true }) : kubeSource(watch);
@@ -254,8 +259,8 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
     server: { address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey },
     reviewer: {
       annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
-      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort).ownPorts],
-      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName),
+      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort, undefined, false, ctx.storeOptions.gatewayPorts).ownPorts],
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName, ctx.storeOptions.gatewayPorts),
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
       budgets: toBudgets(o),

@@ -83,7 +83,7 @@ export async function runLocal(opts: LocalOptions): Promise<number> {
       logger,
       header: {
         storeOptions, syncRateLimit: opts.syncRateLimit, annotationsPrefix: DEFAULT_ANNOTATIONS_PREFIX, defaultServerPort: opts.defaultServerPort,
-        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, opts.healthzPort, opts.allowUpstreamAddresses)), hostOwnership: opts.hostOwnership,
+        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, opts.healthzPort, opts.allowUpstreamAddresses, false, gatewayPorts)), hostOwnership: opts.hostOwnership,
         dynamicRoutes: opts.enableDynamicRoutes !== false,
       },
     });

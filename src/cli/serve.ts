@@ -14,7 +14,7 @@ import { isTask, type PipelineInput, type SourceEvent, type Task } from '../stor
 import { combineHooks, type PipelineHooks } from '../streams/hooks.js';
 import { createPipeline } from '../pipeline/pipeline.js';
 import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
-import type { Store } from '../store/types.js';
+import type { GatewayPortOptions, Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
 import { createModelBuilder } from '../model/build.js';
 import type { AddressClass, AddressPolicy } from '../model/checks/address-policy.js';
@@ -133,10 +133,11 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
 
 /**
  * The address policy of a running controller: the allowed classes, and never the controller's
- * own listening ports on this node (NGINX's, the health server's, ingress-nginx's reserved ones).
+ * own listening ports on this node (NGINX's, the health server's, ingress-nginx's reserved ones,
+ * and the ports NGINX serves Gateway listeners on by --gateway-listener-ports).
  */
-export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set(), refuseExternalNameServices = false): AddressPolicy {
-  const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort];
+export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set(), refuseExternalNameServices = false, gatewayPorts?: GatewayPortOptions): AddressPolicy {
+  const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort, ...(gatewayPorts?.map.values() ?? [])];
   if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
   return { allow, ownPorts: new Set(own), ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
 }
@@ -210,7 +211,7 @@ export function nginxExitWaitMs(workerShutdownTimeoutMs: number): number {
 
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store } = opts;
-  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName);
+  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName, store.options.gatewayPorts);
   const configured: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
   preparePrefix(configured);
   const runtime = withLuaInReach(configured);

@@ -2,7 +2,9 @@
 // ingress-nginx's createApiserverClient does: GET /version with its backoff (10 tries, from 1 s,
 // factor 1.5, jitter 0.1), then the controller gives up and exits. A configuration that cannot
 // work however long it is retried (no server URL, an invalid one, credentials refused) fails at once.
-import { ApiException, NetworkingV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, NetworkingV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import type { GatewayKind } from '../store/events.js';
+import { KUBE_RESOURCES } from './kube-resources.js';
 import { forbiddenMessage } from './kube-errors.js';
 
 export interface ReachBackoff {
@@ -90,4 +92,29 @@ export async function ingressClassesForbidden(kc: KubeConfig): Promise<string | 
   } catch (err) {
     return forbiddenMessage(err);
   }
+}
+
+/** The Gateway API kinds a cluster's CRD bundle may lack (newer than the core ones); the controller serves without them. */
+export const OPTIONAL_GATEWAY_KINDS: readonly GatewayKind[] = ['ListenerSet', 'BackendTLSPolicy'];
+
+/**
+ * Of `kinds`, those the API server does not serve (a list answers 404: the CRD is not installed,
+ * e.g. a cluster with only the standard channel's older bundle). Any other answer counts as
+ * served: the informer reports its errors.
+ */
+export async function gatewayKindsNotServed(kc: KubeConfig, kinds: readonly GatewayKind[]): Promise<GatewayKind[]> {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const missing = await Promise.all(kinds.map(async (kind) => {
+    const [group, version] = KUBE_RESOURCES[kind].apiVersion.split('/') as [string, string];
+    const plural = KUBE_RESOURCES[kind].plural;
+    try {
+      await (KUBE_RESOURCES[kind].namespaced
+        ? api.listCustomObjectForAllNamespaces({ group, version, plural, limit: 1 })
+        : api.listClusterCustomObject({ group, version, plural, limit: 1 }));
+      return null;
+    } catch (err) {
+      return err instanceof ApiException && err.code === 404 ? kind : null;
+    }
+  }));
+  return missing.filter((k): k is GatewayKind => k !== null);
 }

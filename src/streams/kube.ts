@@ -22,11 +22,14 @@ export interface KubeSourceOptions {
    */
   withoutIngressClasses?: boolean;
   /**
-   * --enable-gateway-api: also watch GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants and BackendTLSPolicies
-   * (their CRDs must be installed, or the initial list never completes), and Namespaces, whose
+   * --enable-gateway-api: also watch GatewayClasses, Gateways, HTTPRoutes, ReferenceGrants, ListenerSets and
+   * BackendTLSPolicies (their CRDs must be installed, or the initial list never completes, except
+   * those named in gatewayKindsNotServed), and Namespaces, whose
    * labels a listener's allowedRoutes selector reads.
    */
   gatewayAPI?: boolean;
+  /** Gateway API kinds the API server does not serve (their CRDs are not installed): not watched. */
+  gatewayKindsNotServed?: readonly StoredKind[];
   logger: Logger;
   /** Delay before restarting a stopped informer, doubling up to `max` (default 1 s → 30 s). */
   restartBackoffMs?: { initial: number; max: number };
@@ -146,13 +149,14 @@ const SERVER_SIDE_FILTERS: Partial<Record<StoredKind, Pick<InformerSpec, 'labelS
  * One informer per kind, per watched namespace for namespaced kinds; Namespaces only with a
  * selector or the Gateway API; the Gateway API kinds only with it.
  */
-export function informerSpecs(opts: Pick<KubeSourceOptions, 'watchNamespaces' | 'namespaceSelector' | 'withoutIngressClasses' | 'gatewayAPI'>): InformerSpec[] {
+export function informerSpecs(opts: Pick<KubeSourceOptions, 'watchNamespaces' | 'namespaceSelector' | 'withoutIngressClasses' | 'gatewayAPI' | 'gatewayKindsNotServed'>): InformerSpec[] {
   const namespaces = [...new Set(opts.watchNamespaces.filter((ns) => ns !== ''))];
   const specs: InformerSpec[] = [];
   const kinds: readonly StoredKind[] = opts.gatewayAPI ? STORED_KINDS : RESOURCE_KINDS;
   for (const kind of kinds) {
     const filters = SERVER_SIDE_FILTERS[kind] ?? {};
     if (kind === 'IngressClass' && opts.withoutIngressClasses) continue;
+    if (opts.gatewayKindsNotServed?.includes(kind)) continue;
     if (kind === 'Namespace') {
       // allowedRoutes selectors read every namespace's labels: no selector then (the store filters).
       if (opts.gatewayAPI) specs.push({ kind });

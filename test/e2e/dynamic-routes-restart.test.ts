@@ -2,19 +2,24 @@
 // start empty, so the controller's next route table POST, a change to the table NGINX held
 // before, is refused with 409 and the whole table follows at once (src/actors/dynamic-config.ts,
 // lua/configuration.lua); every dynamic host is served again, and later changes go as changes
-// against the new table. The Lua side alone: lua-route-delta.test.ts.
+// against the new table. Hosts are asked for over HTTP/1.1 and HTTP/2. The Lua side alone:
+// lua-route-delta.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { waitFor } from '../support/wait.js';
-import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
+import { ingress, service, slices, startLocal, type LocalController, type Reply } from '../support/local-harness.js';
+import { PROTOCOLS, protocolClient } from '../support/protocols.js';
 
 let ctl: LocalController;
 let echo: EchoServer;
 const plain = (name: string) => ingress('app', name, { host: `${name}.test`, paths: [{ path: '/', service: 'web' }] });
-const served = (host: string) => ctl.until(host, '/', (r) => r.status === 200 && r.headers['x-echo-name'] === 'web', { what: `${host} served` });
+/** Each host is asked for over HTTP/1.1 and HTTP/2. */
+const overBoth = async (host: string, check: (r: Reply) => boolean, what: string) => {
+  for (const protocol of PROTOCOLS) await protocolClient(ctl, protocol).until(host, '/', check, { what: `${what} over ${protocol}` });
+};
+const served = (host: string) => overBoth(host, (r) => r.status === 200 && r.headers['x-echo-name'] === 'web', `${host} served`);
 
 test.before(async () => {
   echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
@@ -41,8 +46,8 @@ test('NGINX restarted: the change it cannot take is refused (409), the whole tab
   ctl.write('three.json', [plain('three')]);
   await served('three.test');
   ctl.remove('two.json');
-  await ctl.until('two.test', '/', (r) => r.status === 404, { what: 'two.test gone' });
-  await waitFor(async () => (await ctl.request('one.test', '/')).status === 200, { what: 'one.test still served' });
+  await overBoth('two.test', (r) => r.status === 404, 'two.test gone');
+  await served('one.test');
   // Only the restart's change was refused: the later ones were taken as changes.
   assert.is(ctl.output().split('\n').filter((l) => l.includes('NGINX holds another table')).length, 1);
 });

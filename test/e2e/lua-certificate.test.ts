@@ -2,7 +2,11 @@
 // fallback, rotation without reload), the SSL redirect and HSTS, against real NGINX.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { connect as tlsConnect } from 'node:tls';
+import { http2Request } from '../support/protocols.js';
 import { startLuaNginx, backend, generateCertificate, answersFromEveryWorker, type LuaNginx, type GeneratedCertificate, type RequestOptions } from '../support/lua-nginx.js';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { waitFor } from '../support/wait.js';
@@ -60,6 +64,27 @@ test('a wildcard certificate serves one label below its domain only', async () =
   assert.is(await nginx.servedCertificateCN('x.wild.test'), '*.wild.test');
   assert.is(await nginx.servedCertificateCN('wild.test'), 'fallback.invalid');
   assert.is(await nginx.servedCertificateCN('a.b.wild.test'), 'fallback.invalid');
+});
+
+test('a wildcard certificate over openssl s_client and HTTP/2: one label below its domain verifies, two labels or the domain itself get the fallback', async () => {
+  const ca = readFileSync(certs.wild!.certPath, 'utf8');
+  for (const [name, expected] of [['x.wild.test', '*.wild.test'], ['a.b.wild.test', 'fallback.invalid'], ['wild.test', 'fallback.invalid']] as const) {
+    const stdout = execFileSync('openssl', ['s_client', '-connect', `127.0.0.1:${nginx.httpsPort}`, '-servername', name, '-alpn', 'h2'], { input: '', stdio: ['pipe', 'pipe', 'ignore'], timeout: 10_000 }).toString();
+    assert.match(String(stdout), /ALPN protocol: h2/, `${name}: h2 negotiated`);
+    assert.is(/subject=.*CN ?= ?([^,\n]+)/.exec(String(stdout))?.[1]?.trim(), expected, `${name}: openssl sees ${expected}`);
+    // A client that trusts only the wildcard certificate verifies it for one label only (ALPN h2).
+    const verdict = await new Promise<string>((resolveVerdict, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port: nginx.httpsPort, servername: name, ca, ALPNProtocols: ['h2'], rejectUnauthorized: false }, () => {
+        resolveVerdict(`${socket.alpnProtocol} ${socket.authorized ? 'verified' : String(socket.authorizationError)}`);
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+    if (expected === '*.wild.test') {
+      assert.is(verdict, 'h2 verified', name);
+      assert.is((await http2Request(nginx.httpsPort, name, '/noredirect/', { ca })).status, 200, `${name} over HTTP/2, verified`);
+    } else assert.match(verdict, /^h2 (?!verified)\S+/, `${name}: not verified (${verdict})`);
+  }
 });
 
 test('without a match the fallback certificate stays; the default certificate ("_") replaces it once posted', async () => {

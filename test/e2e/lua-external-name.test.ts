@@ -1,6 +1,7 @@
 // ExternalName backends: the Lua side resolves the external name (A records, its own small
 // resolver) in a timer, follows TTL-expired changes, and keeps serving while DNS fails. The
-// address policy judges what DNS answers, and reads every spelling as the model does.
+// address policy judges what DNS answers, and reads every spelling as the model does. Answers are
+// asked for over HTTP/1.1 and HTTP/2 (the harness's TLS listener speaks h2).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startLuaNginx, backend, answersFromEveryWorker, type LuaNginx } from '../support/lua-nginx.js';
@@ -44,6 +45,14 @@ test.after(async () => {
   await closeAll(echo ?? []);
 });
 
+/** Both protocols' request options (the HTTP/2 one over TLS). */
+const BOTH: ReadonlyArray<{ http2?: boolean }> = [{}, { http2: true }];
+/** Eight requests at once, half of them over HTTP/2, then a round over each protocol in which every worker answered. */
+const burstFromEveryWorker = async () => [
+  ...await Promise.all(Array.from({ length: 8 }, (_, i) => nginx.request(BOTH[i % 2]!))),
+  ...(await Promise.all(BOTH.map((o) => answersFromEveryWorker(nginx, o)))).flat(),
+];
+
 const externalName = (name: string, port: number) => backend('ext', [{ address: name, port: String(port) }], {
   service: { metadata: { namespace: 'default', name: 'ext' }, spec: { type: 'ExternalName', externalName: name } },
 });
@@ -51,10 +60,12 @@ const externalName = (name: string, port: number) => backend('ext', [{ address: 
 test('an ExternalName backend is served at the address its name resolves to', async () => {
   records.set('app.external.test', [echo[0].address]);
   await nginx.configure('/configuration/backends', [externalName('app.external.test', echo[0].port)]);
-  await waitFor(async () => {
-    const r = await nginx.request();
-    return r.status === 200 && (JSON.parse(r.body) as { name: string }).name === echo[0].name;
-  }, { what: 'the resolved endpoint' });
+  for (const o of BOTH) {
+    await waitFor(async () => {
+      const r = await nginx.request(o);
+      return r.status === 200 && (JSON.parse(r.body) as { name: string }).name === echo[0].name;
+    }, { what: `the resolved endpoint${o.http2 ? ' over HTTP/2' : ''}` });
+  }
   assert.ok(dns.queries.includes('app.external.test'));
 });
 
@@ -64,7 +75,7 @@ test('a newly posted ExternalName backend is served by every worker from the fir
   records.set('fresh.external.test', [echo[1].address]);
   await nginx.configure('/configuration/backends', [externalName('fresh.external.test', echo[1].port)]);
   // Sent at once (the timer ticks every 0.1 s), then until every worker answered.
-  const answers = [...await Promise.all(Array.from({ length: 8 }, () => nginx.request())), ...await answersFromEveryWorker(nginx, {})];
+  const answers = await burstFromEveryWorker();
   assert.equal(answers.map((r) => r.status), answers.map(() => 200));
   assert.ok(answers.every((r) => (JSON.parse(r.body) as { name: string }).name === echo[1].name));
   await nginx.configure('/configuration/backends', [externalName('app.external.test', echo[0].port)]);
@@ -80,7 +91,7 @@ test("a changed ExternalName is not served from the names posted before while a 
     const asked = () => dns.queries.filter((q) => q === 'slow.external.test').length;
     await nginx.configure('/configuration/backends', [externalName('slow.external.test', echo[1].port)]);
     await waitFor(() => asked() >= 2, { what: 'both workers asking DNS for the new name' });
-    const answers = [...await Promise.all(Array.from({ length: 8 }, () => nginx.request())), ...await answersFromEveryWorker(nginx, {})];
+    const answers = await burstFromEveryWorker();
     const seen = (r: { status: number; body: string }) => (r.status === 200 ? `200 ${(JSON.parse(r.body) as { name: string }).name}` : `${r.status}`);
     assert.equal(answers.map(seen), answers.map(() => `200 ${echo[1].name}`));
   } finally {

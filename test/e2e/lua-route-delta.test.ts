@@ -3,7 +3,8 @@
 // between two hosts; wildcard hosts), each served by every worker from its next request; a change
 // against a table NGINX does not hold (a restart, a table posted by someone else) refused with 409
 // and nothing changed; a change with one bad host refused whole; a host too large for the shared
-// dict refused without evicting anyone; and the reads of a worker one version behind. The
+// dict refused without evicting anyone; and the reads of a worker one version behind. Hosts are
+// asked for over HTTP/1.1 and HTTP/2 (Host or :authority). The
 // controller's side (what it posts when) is test/unit/actors/dynamic-config.test.ts; the routing
 // itself, end to end, dynamic-routes.test.ts.
 import { suite } from 'uvu';
@@ -52,9 +53,9 @@ const change = async (base: string, id: string, hosts: Hosts, deleted: string[] 
   assert.is(r.status, 201, r.body);
 };
 
-/** What every worker answers for host and path (all of them, so a lagging worker shows). */
+/** What every worker answers for host and path over HTTP/1.1 and over HTTP/2 (all of them, so a lagging worker shows). */
 async function everyWorker(host: string, path: string): Promise<string[]> {
-  const answers = await answersFromEveryWorker(nginx, { host, path });
+  const answers = [...await answersFromEveryWorker(nginx, { host, path }), ...await answersFromEveryWorker(nginx, { host, path, http2: true })];
   return [...new Set(answers.map((a) => a.body.trim()))];
 }
 

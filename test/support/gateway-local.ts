@@ -1,10 +1,10 @@
 // A local-mode controller with one GatewayClass and one HTTP Gateway (`infra/gw`, listener
 // `http`, routes from every namespace) and echo backends as Services of `team-a`, for the
 // Gateway API end-to-end files.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from './echo-server.js';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from './fake-apiserver.js';
+import { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions, type FakeObject } from './fake-apiserver.js';
 import { service, slices, startController, startLocal, type CliProcess, type LocalController } from './local-harness.js';
 
 export const GATEWAY_V1 = 'gateway.networking.k8s.io/v1';
@@ -31,8 +31,8 @@ export async function startGatewayLocal(names: readonly string[], files: Record<
   return { ctl, echo };
 }
 
-/** A rule of `prefixRoute`: a PathPrefix match when `path` is given, a backendRef to the Service `to` (port 80), and any other rule fields as written. */
-export interface PrefixRule { path?: string; to?: string; filters?: unknown[]; timeouts?: unknown }
+/** A rule of `prefixRoute`: `matches` as written, else a PathPrefix match when `path` is given; a backendRef to the Service `to` (port 80); any other rule fields as written. */
+export interface PrefixRule { path?: string; matches?: unknown[]; to?: string; filters?: unknown[]; timeouts?: unknown; retry?: unknown }
 
 /** An HTTPRoute of team-a attached to infra/gw for `host`, a rule per entry of `rules`. */
 export function prefixRoute(name: string, host: string, rules: readonly PrefixRule[]) {
@@ -40,8 +40,8 @@ export function prefixRoute(name: string, host: string, rules: readonly PrefixRu
     apiVersion: GATEWAY_V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
     spec: {
       parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
-      rules: rules.map(({ path, to, ...fields }) => ({
-        ...(path ? { matches: [{ path: { type: 'PathPrefix', value: path } }] } : {}),
+      rules: rules.map(({ path, matches, to, ...fields }) => ({
+        ...(matches ? { matches } : path ? { matches: [{ path: { type: 'PathPrefix', value: path } }] } : {}),
         ...(to ? { backendRefs: [{ name: to, port: 80 }] } : {}),
         ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
       })),
@@ -54,16 +54,24 @@ export async function stopGatewayLocal(ctl: LocalController | undefined, echo: R
   await Promise.all(Object.values(echo).map((e) => e.close()));
 }
 
-/** The fake API server holding `objects` and `ingress-rx controller --enable-gateway-api` against it (the leader: status is written), its kubeconfig in `dir`; `args`: more flags. */
-export async function startGatewayController(dir: string, objects: readonly FakeObject[], args: readonly string[] = []): Promise<{ fake: FakeApiServer; ctl: CliProcess }> {
-  const fake = await startFakeApiServer();
+/** The fake API server holding `objects` and `ingress-rx controller --enable-gateway-api` against it (the leader: status is written), its kubeconfig in `dir`, with `extraArgs` after the usual flags. */
+export async function startGatewayController(dir: string, objects: readonly FakeObject[], extraArgs: readonly string[] = [], fakeOptions?: FakeApiServerOptions): Promise<{ fake: FakeApiServer; ctl: CliProcess }> {
+  const fake = await startFakeApiServer(fakeOptions);
   for (const o of objects) fake.create(o);
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
   const ctl = await startController({
     kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback', ...args],
+    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback', ...extraArgs],
     env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
   });
   return { fake, ctl };
+}
+
+/** Stops what `startGatewayController` started, the echo servers, and removes `dir`. */
+export async function stopGatewayController(ctl: CliProcess | undefined, fake: FakeApiServer | undefined, echo: Record<string, EchoServer>, dir: string): Promise<void> {
+  await ctl?.stop();
+  await fake?.close();
+  await Promise.all(Object.values(echo).map((e) => e.close()));
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freePorts } from './ports.js';
+import { http2Request } from './protocols.js';
 import { waitFor } from './wait.js';
 import { backend as modelBackend } from './config-builder.js';
 import { controlChannel, writeControlToken, type ControlChannel } from '../../src/render/control.js';
@@ -69,6 +70,8 @@ export interface RequestOptions {
   https?: boolean;
   /** SNI name for HTTPS; defaults to `host`. */
   servername?: string;
+  /** HTTP/2 (over TLS with ALPN h2, `host` as :authority) instead of HTTP/1.1; implies `https`. */
+  http2?: boolean;
 }
 
 export interface LuaNginx {
@@ -195,7 +198,7 @@ http {
   }
   server {
     listen 127.0.0.1:${o.httpPort};
-    listen 127.0.0.1:${o.httpsPort} ssl;
+    listen 127.0.0.1:${o.httpsPort} ssl http2;
     server_name _;
     ssl_certificate ${o.fallback.certPath};
     ssl_certificate_key ${o.fallback.keyPath};
@@ -312,7 +315,11 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
       const r = await status('POST', path, JSON.stringify(payload));
       if (r.status !== 201) throw new Error(`POST ${path} answered ${r.status}: ${r.body}`);
     },
-    request(o: RequestOptions = {}) {
+    async request(o: RequestOptions = {}) {
+      if (o.http2) {
+        const r = await http2Request(httpsPort, o.host ?? 'localhost', o.path ?? '/', { method: o.method, headers: o.headers, body: o.body, sni: o.servername ?? o.host ?? null });
+        return { status: r.status, headers: r.headers, body: r.body };
+      }
       const port = o.https ? httpsPort : httpPort;
       const scheme = o.https ? 'https' : 'http';
       const headers = { ...(o.host ? { host: o.host } : {}), ...o.headers };

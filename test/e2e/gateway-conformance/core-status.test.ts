@@ -5,16 +5,16 @@
 // Gateway, route, host names and, where grants are involved, its own namespace.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
+import { type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
 import { generateCertificate } from '../../support/lua-nginx.js';
-import { service, slices, startController, tlsSecret, type CliProcess } from '../../support/local-harness.js';
+import { service, slices, tlsSecret, type CliProcess } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
 import { protocolMatrix } from '../../support/protocols.js';
-import { GATEWAY_V1 } from '../../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController, stopGatewayController } from '../../support/gateway-local.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const INFRA = 'conf-infra';
@@ -59,7 +59,6 @@ const latest = (o: FakeObject | undefined, conditions: Cond[]) => conditions.len
 test.before(async () => {
   for (const [i, name] of ['infra-v1', 'infra-v2', 'web-backend', 'app-v1', 'app-v2'].entries()) echo[name] = await startEchoServer({ address: `127.0.0.${i + 2}`, name });
   const cert = await generateCertificate(join(tmp, 'certs'), 'secure.conf');
-  fake = await startFakeApiServer();
   const objects: FakeObject[] = [
     { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'conf' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
     { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'conf-bump' }, spec: { controllerName: 'ingress-rx.io/gateway', description: 'old' } },
@@ -127,24 +126,12 @@ test.before(async () => {
     hostless('modify-add-route', 'modify-add', [toService('infra-v1')]),
     hostless('modify-remove-route', 'modify-remove', [toService('infra-v2')]),
   ];
-  for (const o of objects) fake.create(o);
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = await startGatewayController(tmp, objects));
   await waitFor(() => parents('cross-parent', WEB).length > 0 && parents('partial').length > 0 && gw('gw', 'conf-gw-specific')?.listeners !== undefined && gw('cert-malformed')?.listeners !== undefined,
     { what: 'the status written', timeoutMs: 30_000 });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => stopGatewayController(ctl, fake, echo, tmp));
 
 test('GatewayClassObservedGenerationBump › a changed class gets Accepted at its new generation', async () => {
   const before = fake.get(GATEWAY_V1, 'GatewayClass', 'conf-bump')!;
@@ -195,24 +182,30 @@ over.both('GatewayWithAttachedRoutes › every host is not served yet: a route w
   assert.is(echo['infra-v1']!.hits() + echo['infra-v2']!.hits(), before);
 });
 
-test('GatewayModifyListeners › an added listener counts the route and serves its hostname; a removed one stops', async () => {
+over.both('GatewayModifyListeners › before the change: the listener to be removed serves its hostname, the one to be added does not yet', async (p) => {
+  await p.until('removed.conf', '/', (r) => r.backend === 'infra-v2', { what: 'removed.conf served before its listener goes' });
+  assert.is((await p.request('added.conf', '/')).status, 404, 'added.conf is not served before its listener comes');
+});
+
+test('GatewayModifyListeners › an added listener counts the route; a removed one leaves the status', async () => {
   const counts = (name: string) => (gw(name)?.listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}`).sort();
   await waitFor(() => counts('modify-remove').length === 2, { what: 'the status of modify-remove', timeoutMs: 20_000 });
   assert.equal(counts('modify-add'), ['http:1']);
   assert.equal(counts('modify-remove'), ['http:1', 'removed:1']);
-  await ctl.until('removed.conf', '/', (r) => r.backend === 'infra-v2', { what: 'removed.conf served before its listener goes' });
-  assert.is((await ctl.request('added.conf', '/')).status, 404, 'added.conf is not served before its listener comes');
 
   const add = fake.get(GATEWAY_V1, 'Gateway', 'modify-add', INFRA)!;
   fake.update({ ...add, spec: { ...(add.spec as Obj), listeners: [http(), http('added', { hostname: 'added.conf' })] } });
   await waitFor(() => counts('modify-add').join() === 'added:1,http:1', { what: 'the added listener counted', timeoutMs: 20_000 });
   assert.equal(brief(gw('modify-add')!.listeners!.find((l) => l.name === 'added')!.conditions).filter((c) => c.startsWith('Accepted') || c.startsWith('Programmed')), ['Accepted=True/Accepted', 'Programmed=True/Programmed']);
-  await ctl.until('added.conf', '/', (r) => r.backend === 'infra-v1', { what: 'added.conf served through the new listener' });
 
   const remove = fake.get(GATEWAY_V1, 'Gateway', 'modify-remove', INFRA)!;
   fake.update({ ...remove, spec: { ...(remove.spec as Obj), listeners: [http()] } });
   await waitFor(() => counts('modify-remove').join() === 'http:1', { what: 'the removed listener gone from the status', timeoutMs: 20_000 });
-  await ctl.until('removed.conf', '/', (r) => r.status === 404, { what: 'removed.conf no longer served' });
+});
+
+over.both('GatewayModifyListeners › after the change: the added listener serves its hostname, the removed one\'s no longer answers', async (p) => {
+  await p.until('added.conf', '/', (r) => r.backend === 'infra-v1', { what: 'added.conf served through the new listener' });
+  await p.until('removed.conf', '/', (r) => r.status === 404, { what: 'removed.conf no longer served' });
 });
 
 test('GatewayListenerUnsupportedProtocol › an unknown protocol: the listener is not accepted, nor the Gateway unless another listener is', () => {

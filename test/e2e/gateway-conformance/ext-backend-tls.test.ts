@@ -11,16 +11,16 @@
 // router's (one TLS location per policy combination): its route changes reload nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
+import { type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
 import { generateCertificate } from '../../support/lua-nginx.js';
-import { startController, tlsSecret, type CliProcess } from '../../support/local-harness.js';
+import { tlsSecret, type CliProcess } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
 import { protocolMatrix } from '../../support/protocols.js';
-import { GATEWAY_V1 } from '../../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController, stopGatewayController } from '../../support/gateway-local.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const NS = 'btls-infra';
@@ -82,7 +82,6 @@ test.before(async () => {
   echo.mtls = await startEchoServer({ address: '127.0.0.3', name: 'mtls', tls: { ...serving, clientCA: pem(client.certPath) } });
   echo.plain = await startEchoServer({ address: '127.0.0.4', name: 'plain' });
   echo.tls2 = await startEchoServer({ address: '127.0.0.5', name: 'tls2', tls: serving });
-  fake = await startFakeApiServer();
   const junk = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from('not a certificate\n').toString('base64'), 'tls.key': Buffer.from('not a key\n').toString('base64') } };
   const objects: FakeObject[] = [
     { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'btls' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
@@ -141,24 +140,12 @@ test.before(async () => {
     gateway('cc-granted', 'cc-granted.btls', clientRef({ name: 'client', namespace: OTHER }), 'btls-gw-granted'),
     { apiVersion: `${GROUP}/v1beta1`, kind: 'ReferenceGrant', metadata: { name: 'gateways', namespace: OTHER }, spec: { from: [{ group: GROUP, kind: 'Gateway', namespace: 'btls-gw-granted' }], to: [{ group: '', kind: 'Secret', name: 'client' }] } },
   ];
-  for (const o of objects) fake.create(o);
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = await startGatewayController(tmp, objects));
   await waitFor(() => policyStatus('normative').length > 0 && policyStatus('invalid-kind').length > 0 && gatewayStatus('cc-granted', 'btls-gw-granted').length > 0,
     { what: 'the status written', timeoutMs: 30_000 });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => stopGatewayController(ctl, fake, echo, tmp));
 
 over.both('BackendTLSPolicy › a Service with a valid policy is reached over TLS, with the policy\'s hostname as SNI', async (p) => {
   assert.equal(policyStatus('normative'), OK);

@@ -8,7 +8,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EchoServer } from '../../support/echo-server.js';
-import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../../support/gateway-local.js';
+import { prefixRoute, startGatewayLocal, stopGatewayLocal } from '../../support/gateway-local.js';
 import type { LocalController } from '../../support/local-harness.js';
 import { protocolMatrix, type ProtocolClient } from '../../support/protocols.js';
 
@@ -17,19 +17,9 @@ const over = protocolMatrix(test, () => ctl);
 let echo: Record<string, EchoServer> = {};
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
 
-function route(name: string, host: string, rules: Array<{ path: string; cors?: unknown }>) {
-  return {
-    apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
-    spec: {
-      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
-      rules: rules.map((r) => ({
-        matches: [{ path: { type: 'PathPrefix', value: r.path } }],
-        backendRefs: [{ name: 'v1', port: 80 }],
-        ...(r.cors !== undefined ? { filters: [{ type: 'CORS', cors: r.cors }] } : {}),
-      })),
-    },
-  };
-}
+/** A route to v1 with a CORS filter on each rule that has `cors`. */
+const route = (name: string, host: string, rules: Array<{ path: string; cors?: unknown }>) =>
+  prefixRoute(name, host, rules.map(({ path, cors }) => ({ path, to: 'v1', filters: cors !== undefined ? [{ type: 'CORS', cors }] : undefined })));
 const LISTED = { allowOrigins: ['https://www.shop.test', 'https://*.partner.test'], allowMethods: ['GET', 'OPTIONS'], allowHeaders: ['x-a', 'x-b'], exposeHeaders: ['x-c', 'x-d'], allowCredentials: true, maxAge: 3600 };
 const CORS = route('cors', 'cors.test', [
   { path: '/listed', cors: LISTED },

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EchoServer } from '../../support/echo-server.js';
-import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../../support/gateway-local.js';
+import { GATEWAY_V1 as V1, prefixRoute, startGatewayLocal, stopGatewayLocal } from '../../support/gateway-local.js';
 import type { LocalController, Reply } from '../../support/local-harness.js';
 import { protocolMatrix, type ProtocolClient } from '../../support/protocols.js';
 
@@ -14,20 +14,6 @@ let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
 let echo: Record<string, EchoServer> = {};
 
-type Rule = { path?: string; matches?: unknown[]; filters?: unknown[]; to?: string };
-function route(name: string, host: string, rules: Rule[]) {
-  return {
-    apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
-    spec: {
-      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
-      rules: rules.map((r) => ({
-        ...(r.matches ? { matches: r.matches } : r.path ? { matches: [{ path: { type: 'PathPrefix', value: r.path } }] } : {}),
-        ...(r.filters ? { filters: r.filters } : {}),
-        ...(r.to ? { backendRefs: [{ name: r.to, port: 80 }] } : {}),
-      })),
-    },
-  };
-}
 const redirect = (requestRedirect: object) => [{ type: 'RequestRedirect', requestRedirect }];
 const rewrite = (urlRewrite: object) => ({ type: 'URLRewrite', urlRewrite });
 const prefix = (replacePrefixMatch: string) => ({ type: 'ReplacePrefixMatch', replacePrefixMatch });
@@ -40,20 +26,20 @@ const HEADER_EDITS = { type: 'RequestHeaderModifier', requestHeaderModifier: {
 const eq = (name: string, value: string) => ({ name, value });
 
 const ROUTES = [
-  route('redirect-port', 'redirect-port.test', [
+  prefixRoute('redirect-port', 'redirect-port.test', [
     { path: '/port', filters: redirect({ port: 8083 }) },
     { path: '/port-and-host', filters: redirect({ hostname: 'example.org', port: 8083 }) },
     { path: '/port-and-status', filters: redirect({ port: 8083, statusCode: 301 }) },
     { path: '/port-and-host-and-status', filters: redirect({ port: 8083, hostname: 'example.org', statusCode: 302 }) },
   ]),
-  route('redirect-scheme', 'redirect-scheme.test', [
+  prefixRoute('redirect-scheme', 'redirect-scheme.test', [
     { path: '/scheme', filters: redirect({ scheme: 'https' }) },
     { path: '/scheme-and-host', filters: redirect({ hostname: 'example.org', scheme: 'https' }) },
     { path: '/scheme-and-status', filters: redirect({ scheme: 'https', statusCode: 301 }) },
     { path: '/scheme-and-host-and-status', filters: redirect({ scheme: 'https', statusCode: 302, hostname: 'example.org' }) },
     { path: '/to-http', filters: redirect({ scheme: 'http' }) },
   ]),
-  route('redirect-path', 'redirect-path.test', [
+  prefixRoute('redirect-path', 'redirect-path.test', [
     { path: '/original-prefix', filters: redirect({ path: prefix('/replacement-prefix') }) },
     { path: '/full', filters: redirect({ path: full('/full-path-replacement') }) },
     { path: '/path-and-host', filters: redirect({ hostname: 'example.org', path: prefix('/replacement-prefix') }) },
@@ -61,7 +47,7 @@ const ROUTES = [
     { path: '/full-path-and-host', filters: redirect({ hostname: 'example.org', path: full('/replacement-full') }) },
     { path: '/full-path-and-status', filters: redirect({ path: full('/replacement-full'), statusCode: 301 }) },
   ]),
-  route('redirect-codes', 'redirect-codes.test', [
+  prefixRoute('redirect-codes', 'redirect-codes.test', [
     { path: '/see-other', filters: redirect({ statusCode: 303 }) },
     { path: '/temporary', filters: redirect({ statusCode: 307 }) },
     { path: '/permanent', filters: redirect({ statusCode: 308 }) },
@@ -78,19 +64,19 @@ const ROUTES = [
       ],
     },
   },
-  route('rewrite-host', 'rewrite-host.test', [
+  prefixRoute('rewrite-host', 'rewrite-host.test', [
     { path: '/one', filters: [rewrite({ hostname: 'one.example.org' })], to: 'v1' },
     { filters: [rewrite({ hostname: 'example.org' })], to: 'v2' },
     { path: '/rewrite-host-and-modify-headers', filters: [rewrite({ hostname: 'test.example.org' }), HEADER_EDITS], to: 'v2' },
   ]),
-  route('rewrite-path', 'rewrite-path.test', [
+  prefixRoute('rewrite-path', 'rewrite-path.test', [
     { path: '/prefix/one', filters: [rewrite({ path: prefix('/one') })], to: 'v1' },
     { path: '/strip-prefix', filters: [rewrite({ path: prefix('/') })], to: 'v1' },
     { path: '/full/one', filters: [rewrite({ path: full('/one') })], to: 'v1' },
     { path: '/full/rewrite-path-and-modify-headers', filters: [rewrite({ path: full('/test') }), HEADER_EDITS], to: 'v1' },
     { path: '/prefix/rewrite-path-and-modify-headers', filters: [rewrite({ path: prefix('/prefix') }), HEADER_EDITS], to: 'v1' },
   ]),
-  route('response-header-modifier', 'response-headers.test', [
+  prefixRoute('response-header-modifier', 'response-headers.test', [
     { path: '/set', to: 'v1', filters: [{ type: 'ResponseHeaderModifier', responseHeaderModifier: { set: [eq('X-Header-Set', 'set-overwrites-values')] } }] },
     { path: '/add', to: 'v1', filters: [{ type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [eq('X-Header-Add', 'add-appends-values')] } }] },
     { path: '/remove', to: 'v1', filters: [{ type: 'ResponseHeaderModifier', responseHeaderModifier: { remove: ['X-Echo-Name'] } }] },
@@ -103,7 +89,7 @@ const ROUTES = [
       set: [eq('x-header-set', 'header-set')], add: [eq('x-header-add', 'header-add'), eq('X-Echo-Name', 'appended')],
     } }] },
   ]),
-  route('query-param-matching', 'query.test', [
+  prefixRoute('query-param-matching', 'query.test', [
     { matches: [{ queryParams: [eq('animal', 'whale')] }], to: 'v1' },
     { matches: [{ queryParams: [eq('animal', 'dolphin')] }], to: 'v2' },
     { matches: [{ queryParams: [eq('animal', 'dolphin'), eq('color', 'blue')] }, { queryParams: [eq('ANIMAL', 'Whale')] }], to: 'v3' },
@@ -114,7 +100,7 @@ const ROUTES = [
     { matches: [{ path: { type: 'PathPrefix', value: '/path5' }, queryParams: [eq('animal', 'hydra')] }], to: 'v1' },
     { matches: [{ headers: [eq('version', 'four')], queryParams: [eq('animal', 'hydra')] }], to: 'v3' },
   ]),
-  route('method-matching', 'method.test', [
+  prefixRoute('method-matching', 'method.test', [
     { matches: [{ method: 'POST' }], to: 'v1' },
     { matches: [{ method: 'GET' }], to: 'v2' },
     { matches: [{ path: { type: 'PathPrefix', value: '/path1' }, method: 'GET' }], to: 'v1' },

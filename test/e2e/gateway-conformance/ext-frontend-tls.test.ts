@@ -11,16 +11,16 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
+import { type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
-import { ingress, service, slices, startController, tlsSecret, type CliProcess, type Reply } from '../../support/local-harness.js';
+import { ingress, service, slices, tlsSecret, type CliProcess, type Reply } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
 import { freePorts } from '../../support/ports.js';
 import { protocolMatrix, type ProtocolClient } from '../../support/protocols.js';
-import { GATEWAY_V1 } from '../../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController, stopGatewayController } from '../../support/gateway-local.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const NS = 'ftls';
@@ -105,7 +105,6 @@ test.before(async () => {
   openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.crt',
     '-days', '2', '-subj', '/CN=server', '-addext', `subjectAltName=${[...HOSTS, '*.wildcard.org'].map((h) => `DNS:${h}`).join(',')}`);
   for (const [i, name] of ['v1', 'v2', 'v3', 'ing'].entries()) echo[name] = await startEchoServer({ address: `127.0.0.${i + 2}`, name });
-  fake = await startFakeApiServer();
   const ca = (name: string) => ({ 'ca.crt': file(`${name}.crt`) });
   const objects: FakeObject[] = [
     { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'ftls' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
@@ -171,25 +170,12 @@ test.before(async () => {
     route('misdirected-3', 'misdirected', [], 'v3', { sectionName: 'https-with-wildcard-hostname' }),
     route('misdirected-4', 'misdirected', [], 'v1', { sectionName: 'https-with-hostname-matching-wildcard' }),
   ];
-  for (const o of objects) fake.create(o);
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback', '--watch-ingress-without-class',
-      '--gateway-listener-ports', `8443=${p8443},7443=${p7443},6443=${p6443}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = await startGatewayController(dir, objects, ['--watch-ingress-without-class', '--gateway-listener-ports', `8443=${p8443},7443=${p7443},6443=${p6443}`]));
   await waitFor(() => status('misdirected')?.listeners !== undefined && status('partly')?.listeners !== undefined && status('invalid')?.listeners !== undefined, { what: 'the status written', timeoutMs: 30_000 });
   await ctl.until('default.ftls.test', '/', (r) => r.backend === 'v1', { what: 'default.ftls.test with a client certificate', https: true, ca: file('server.crt'), cert: file('client-default.crt'), key: file('client-default.key') });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-  rmSync(dir, { recursive: true, force: true });
-});
+test.after(() => stopGatewayController(ctl, fake, echo, dir));
 
 over.both('GatewayFrontendClientCertificateValidation › the default validation: a certificate of its CA is served, another CA\'s or none is refused', async (p) => {
   const ok = await call(p, 'default.ftls.test', { client: 'client-default' });

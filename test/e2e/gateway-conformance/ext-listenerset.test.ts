@@ -6,7 +6,7 @@
 // what is tested.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FakeApiServer, FakeObject } from '../../support/fake-apiserver.js';
@@ -15,7 +15,7 @@ import { generateCertificate } from '../../support/lua-nginx.js';
 import { service, slices, tlsSecret, type CliProcess } from '../../support/local-harness.js';
 import { waitFor } from '../../support/wait.js';
 import { protocolMatrix } from '../../support/protocols.js';
-import { GATEWAY_V1, startGatewayController } from '../../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController, stopGatewayController } from '../../support/gateway-local.js';
 
 const GROUP = 'gateway.networking.k8s.io';
 const INFRA = 'ls-infra';
@@ -182,12 +182,7 @@ test.before(async () => {
   { what: 'the status of every ListenerSet and route written', timeoutMs: 30_000 });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => stopGatewayController(ctl, fake, echo, tmp));
 
 // ---- which ListenerSets a Gateway takes
 

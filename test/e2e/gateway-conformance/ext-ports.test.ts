@@ -5,21 +5,22 @@
 // parentRef port and sectionName, redirects whose port defaults to the listener's, listener
 // isolation by hostname, and listener ports that cannot be served. A request on one port is
 // routed only among the routes of that port's listeners. Listeners other than 80 and 443 are
-// plain HTTP, which NGINX speaks as HTTP/1.1: their legs are HTTP/1.1 only; ports 80 and 443 run
-// over both protocols.
+// plain HTTP, which NGINX speaks as HTTP/1.1: their legs are HTTP/1.1 only (NGINX 1.22's `listen
+// … http2` on a plain port speaks prior-knowledge h2c only and would refuse HTTP/1.1 there); ports
+// 80 and 443 run over both protocols.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
+import { type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
 import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
 import { generateCertificate } from '../../support/lua-nginx.js';
-import { service, slices, startController, tlsSecret, type CliProcess, type Reply } from '../../support/local-harness.js';
+import { service, slices, tlsSecret, type CliProcess, type Reply } from '../../support/local-harness.js';
 import { freePorts } from '../../support/ports.js';
 import { waitFor } from '../../support/wait.js';
 import { protocolMatrix, protocolClient, type ProtocolClient } from '../../support/protocols.js';
-import { GATEWAY_V1 } from '../../support/gateway-local.js';
+import { GATEWAY_V1, startGatewayController, stopGatewayController } from '../../support/gateway-local.js';
 
 const NS = 'ports-infra';
 let fake: FakeApiServer;
@@ -92,7 +93,6 @@ test.before(async () => {
   local[8090] = p8090!;
   const cert = await generateCertificate(join(tmp, 'certs'), 'redirect443.ports');
   ca = readFileSync(cert.certPath, 'utf8');
-  fake = await startFakeApiServer();
   const objects: FakeObject[] = [
     { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'ports' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
     ...['v1', 'v2', 'v3'].flatMap((n) => [service(NS, n), ...slices(NS, n, [echo[n]!])]),
@@ -130,16 +130,14 @@ test.before(async () => {
     gateway('isolation-intersection', isolationListeners('net')),
     ...SECTIONS.map((s) => route(`intersection-${s}`, [{ name: 'isolation-intersection', sectionName: s }], [to('v2', `/${s}`)],
       ['bar.net', '*.example.net', '*.foo.example.net', 'abc.foo.example.net'])),
+    // Attacker: backends at the loopback ports NGINX serves listeners 8080 and 8090 on (loopback
+    // endpoints are allowed here, as in local mode), by EndpointSlice and by ExternalName.
+    gateway('sneak', [listener('http', 80)]),
+    service(NS, 'sneak-endpoint'), ...slices(NS, 'sneak-endpoint', [{ address: '127.0.0.1', port: p8080! }]),
+    service(NS, 'sneak-name', { type: 'ExternalName', externalName: 'localhost', port: p8090! }),
+    route('sneak', [{ name: 'sneak' }], [to('sneak-endpoint', '/endpoint'), { matches: [{ path: { type: 'PathPrefix', value: '/name' } }], backendRefs: [{ name: 'sneak-name', port: p8090 }] }], ['sneak.ports']),
   ];
-  for (const o of objects) fake.create(o);
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback',
-      `--gateway-listener-ports=8080=${local[8080]},8090=${local[8090]}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = await startGatewayController(tmp, objects, [`--gateway-listener-ports=8080=${local[8080]},8090=${local[8090]}`]));
   // Listeners the controller cannot serve, made once its own ports are known.
   fake.create(gateway('unavailable', [
     listener('own-port', ctl.ports.healthz, { hostname: 'own.ports' }),
@@ -152,12 +150,7 @@ test.before(async () => {
     { what: 'the status written', timeoutMs: 30_000 });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all(Object.values(echo).map((e) => e.close()));
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => stopGatewayController(ctl, fake, echo, tmp));
 
 /** An HTTP/1.1 request to listener port `port`'s server. */
 const onPort = (port: number, host: string, path: string) => ctl.request(host, path, { port: local[port]! });
@@ -305,6 +298,14 @@ over.http1Only('GatewayWithAttachedRoutesWithPort8080 › attacker: the refused 
   const r = await ctl.request('own.ports', '/healthz', { port: ctl.ports.healthz });
   assert.is(r.status, 200);
   assert.is(r.backend, undefined, 'the controller\'s health endpoint, not a backend');
+});
+
+over.both('GatewayWithAttachedRoutesWithPort8080 › attacker: a backend at the loopback port NGINX serves listener 8080 or 8090 on (EndpointSlice, ExternalName localhost) is refused', async (p) => {
+  for (const [path, port] of [['/endpoint', local[8080]], ['/name', local[8090]]] as const) {
+    // Dialled, the listener's server would answer (404: it has no route for sneak.ports).
+    const r = await p.until('sneak.ports', path, (x) => x.status === 503, { what: `${path} (port ${port}) answered 503, not by the listener's server` });
+    assert.is(r.backend, undefined);
+  }
 });
 
 over.http1Only('HTTPRouteListenerPortMatching › a route added to port 8080 is served without a reload; it never answers on port 80', 'listeners other than 80 and 443 are plain HTTP', async () => {

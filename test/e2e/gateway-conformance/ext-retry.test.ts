@@ -8,7 +8,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startFlakyServer, type FlakyServer } from '../../support/flaky-server.js';
-import { GATEWAY_V1 as V1, startGatewayLocal, stopGatewayLocal } from '../../support/gateway-local.js';
+import { prefixRoute, startGatewayLocal, stopGatewayLocal, type PrefixRule } from '../../support/gateway-local.js';
 import { service, slices, type LocalController } from '../../support/local-harness.js';
 import { protocolMatrix, type ProtocolClient } from '../../support/protocols.js';
 
@@ -17,21 +17,8 @@ const over = protocolMatrix(test, () => ctl);
 let flaky: FlakyServer;
 const reloads = () => ctl.metric('nginx_ingress_controller_success');
 
-interface Rule { path: string; retry?: unknown; timeouts?: unknown }
-function route(name: string, host: string, rules: Rule[]) {
-  return {
-    apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: 'team-a' },
-    spec: {
-      parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: [host],
-      rules: rules.map((r) => ({
-        matches: [{ path: { type: 'PathPrefix', value: r.path } }],
-        backendRefs: [{ name: 'flaky', port: 80 }],
-        ...(r.retry !== undefined ? { retry: r.retry } : {}),
-        ...(r.timeouts !== undefined ? { timeouts: r.timeouts } : {}),
-      })),
-    },
-  };
-}
+/** A route whose rules all go to the flaky backend. */
+const route = (name: string, host: string, rules: PrefixRule[]) => prefixRoute(name, host, rules.map((r) => ({ ...r, to: 'flaky' })));
 
 const RETRIES = route('retries', 'retry.test', [
   { path: '/retry/code-500-attempts-3', retry: { codes: [500], attempts: 3 } },

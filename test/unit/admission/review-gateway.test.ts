@@ -170,6 +170,29 @@ test("attacker: a Gateway's certificateRef to another namespace's Secret without
   assert.ok(warned(later).some((w) => w.startsWith('missing-object spec.listeners[1].tls.certificateRefs[0]')), warned(later).join('\n'));
 });
 
+test("careless or hostile: a Gateway's spec.tls.frontend CA ConfigMap of another namespace without a grant, or of a wrong kind, is refused with the status's message; one not created yet warns", () => {
+  const { reviewGateway } = cluster();
+  const withFrontend = (ref: Record<string, unknown>, perPort = false) => {
+    const g = gateway([{ allowedRoutes: { namespaces: { from: 'All' } } }, { name: 'https', protocol: 'HTTPS', port: 443, tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert' }] } }]);
+    const validation = { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca', ...ref }] };
+    return { ...g, spec: { ...g.spec, tls: { frontend: perPort ? { perPort: [{ port: 443, tls: { validation } }] } : { default: { validation } } } } } as Gateway;
+  };
+  const cases: Array<[Gateway, RegExp]> = [
+    [withFrontend({ namespace: 'team-b' }), /spec\.listeners\[1\]: listener https: spec\.tls\.frontend\.default\.validation\.caCertificateRefs\[0\]: ConfigMap team-b\/ca is in another namespace and no ReferenceGrant/],
+    [withFrontend({ namespace: 'team-b' }, true), /spec\.listeners\[1\]: listener https: spec\.tls\.frontend\.perPort\[0\]\.tls\.validation\.caCertificateRefs\[0\]: ConfigMap team-b\/ca is in another namespace/],
+    [withFrontend({ kind: 'Secret' }), /caCertificateRefs\[0\]: Secret is not supported \(only core ConfigMaps\)/],
+  ];
+  for (const [g, expected] of cases) {
+    const r = reviewGateway(g);
+    assert.not.ok(r.allowed, String(expected));
+    assert.ok(denials(r).some((d) => expected.test(d)), `${String(expected)}\n${denials(r).join('\n')}`);
+  }
+  // A ConfigMap not created yet only warns, as a Secret not created yet does.
+  const later = reviewGateway(withFrontend({}));
+  assert.ok(later.allowed, denials(later).join('\n'));
+  assert.ok(warned(later).some((w) => /caCertificateRefs\[0\]: ConfigMap infra\/ca not found; its handshakes are refused/.test(w)), warned(later).join('\n'));
+});
+
 test('every warn rule about HTTPRoutes and Gateways is reached through the model', () => {
   const gatewayRules = ['gateway-api-not-built-yet', 'ingress-host-migration', 'routes-detached'];
   assert.ok(gatewayRules.every((n) => WARN_RULES.some((r) => r.name === n)));

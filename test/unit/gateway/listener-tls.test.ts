@@ -191,8 +191,8 @@ test('a changed Secret reaches the host at the next build, no route changed; an 
   assert.match(changed.warnings.map((w) => w.message).join('\n'), /no usable certificate of listener infra\/gw\/tls covers host tls\.example\.com/);
 });
 
-test('lint denies a Gateway\'s refused certificateRef at its line, naming the Gateway, the field and the reason', () => {
-  const text = `apiVersion: gateway.networking.k8s.io/v1
+/** A GatewayClass of ours and the head of Gateway team-a/gw, up to its `listeners:` (lines 1-11). */
+const GATEWAY_YAML_HEAD = `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: rx}
 spec: {controllerName: ingress-rx.io/gateway}
@@ -203,7 +203,10 @@ metadata: {name: gw, namespace: team-a}
 spec:
   gatewayClassName: rx
   listeners:
-  - name: https
+`;
+
+test('lint denies a Gateway\'s refused certificateRef at its line, naming the Gateway, the field and the reason', () => {
+  const text = `${GATEWAY_YAML_HEAD}  - name: https
     port: 443
     protocol: HTTPS
     tls:
@@ -216,6 +219,21 @@ spec:
   assert.equal(f.map((x) => [x.severity, x.file, x.field]), [['deny', 'gw.yaml', 'spec.listeners[0].tls.certificateRefs[0]']]);
   assert.ok(f[0]!.line >= 17 && f[0]!.line <= 18, `line ${f[0]!.line}`);
   assert.match(f[0]!.message, /Secret team-b\/other is in another namespace and no ReferenceGrant in "team-b"/);
+});
+
+test('lint denies a Gateway\'s spec.tls.frontend CA ConfigMap of another namespace without a grant (default and perPort), with the status\'s message', () => {
+  for (const [where, field] of [['default: {validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: ca, namespace: team-b}]}}', 'default'],
+    ['perPort: [{port: 443, tls: {validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: ca, namespace: team-b}]}}}]', 'perPort[0].tls']] as const) {
+    const text = `${GATEWAY_YAML_HEAD}  - {name: https, port: 443, protocol: HTTPS, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
+  tls:
+    frontend:
+      ${where}
+`;
+    const r = lintManifests([{ file: 'gw.yaml', text }], { store: defaultStoreOptions(), annotationsPrefix: PREFIX, now: () => NOW });
+    const denied = r.findings.filter((x) => x.object === 'Gateway team-a/gw' && x.severity === 'deny');
+    assert.equal(denied.map((x) => x.field), ['spec.listeners[0]'], field);
+    assert.match(denied[0]!.message, new RegExp(`spec\\.tls\\.frontend\\.${field.replace(/[.[\]]/g, '\\$&')}\\.validation\\.caCertificateRefs\\[0\\]: ConfigMap team-b/ca is in another namespace and no ReferenceGrant`));
+  }
 });
 
 test.run();

@@ -28,6 +28,8 @@ export interface ActorOutcome {
   problems?: ModelWarning[];
   /** A dynamic update's: the part the configuration endpoint refused as too large (413). */
   tooLarge?: DynamicPart;
+  /** A dynamic update's: milliseconds each part's POST took until NGINX answered (its serialising included). */
+  partMs?: Partial<Record<DynamicPart, number>>;
 }
 
 /** What a batch changed, for the quarantine: which objects, or everything (templates, ConfigMap, a lossy batch). */
@@ -82,8 +84,12 @@ export interface SyncResult {
   gatewayStatus?: GatewayAPIStatus;
   /** Objects set aside because NGINX refuses them; the rest is applied. */
   quarantined: QuarantineEntry[];
+  /** Where the sync's milliseconds went before any actor: the model build, the snapshot and decision, the payloads. */
+  stages?: SyncStages;
   error?: string;
 }
+
+export interface SyncStages { buildMs: number; decideMs: number; payloadMs: number }
 
 const FORCING_TASKS = new Set(['template-change', 'file-change']);
 /** Tasks after which anything set aside may pass again. */
@@ -109,7 +115,10 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
       objects: batch.items.flatMap(({ input }) => (isTask(input) ? [] : [{ kind: input.kind, key: input.key }])),
       everything: batch.lossy === true || tasks.some((t) => CONTEXT_TASKS.has(t.task)),
     };
+    const now = () => deps.scheduler.now();
+    const t0 = now();
     const built = deps.build(tasks.length > 0 ? undefined : batchChanges(batch), context);
+    const t1 = now();
     const warnings = [...built.warnings];
     let config = built.config;
     let next = deps.snapshot(config);
@@ -117,8 +126,10 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     // The two sides differ only after a failed reload or POST.
     const dynamicSide = posted === reloaded ? structural : deps.decide(posted, next);
     const needsReload = structural.kind === 'reload' || forced !== undefined;
+    const t2 = now();
     let update = dynamicUpdate(deps, config, posted === null ? null : dynamicSide);
     let posts = Object.keys(update) as DynamicPart[];
+    const stages: SyncStages = { buildMs: t1 - t0, decideMs: t2 - t1, payloadMs: now() - t2 };
 
     const decision: DecisionKind = needsReload ? 'reload' : posts.length > 0 ? 'dynamic' : 'none';
     const reason = forced && structural.kind !== 'reload'
@@ -128,7 +139,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const result = (partial: Partial<SyncResult>): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
       decision, reason, checksum: confChecksum, applied: false, posted: [], warnings,
-      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [],
+      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [], stages,
       ...(built.gatewayStatus ? { gatewayStatus: built.gatewayStatus } : {}), ...partial,
     });
 

@@ -6,7 +6,7 @@ import { isTask, type StoredKind } from '../store/events.js';
 import type { GatewayAPIStatus } from '../model/gateway/index.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
-import type { DynamicPart, DynamicUpdate, ServersPayload } from '../model/core/payload.js';
+import { serversDelta, type DynamicPart, type DynamicUpdate, type ServersPayload } from '../model/core/payload.js';
 import type { RoutesPayload } from '../model/core/routes-payload.js';
 import type { Backend, Configuration, ModelWarning } from '../model/core/types.js';
 import type { QuarantineEntry } from '../model/core/quarantine.js';
@@ -103,12 +103,14 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
   let posted: S | null = null;
   let postedRoutes: RoutesPayload | null = null;
   let postedBackends: ReadonlySet<string> = new Set();
+  /** The whole host → certificate map NGINX accepted last: later syncs post what changed from it. */
+  let postedServers: ServersPayload | null = null;
   let confChecksum = '';
   let reloadedDicts: string | null = null;
 
   return (batch) => defer(() => {
     const tasks = batch.items.map((i) => i.input).filter(isTask);
-    if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; postedRoutes = null; postedBackends = new Set(); }
+    if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; postedRoutes = null; postedBackends = new Set(); postedServers = null; }
     const forced = tasks.find((t) => FORCING_TASKS.has(t.task));
 
     const context: BatchContext = {
@@ -127,7 +129,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const dynamicSide = posted === reloaded ? structural : deps.decide(posted, next);
     const needsReload = structural.kind === 'reload' || forced !== undefined;
     const t2 = now();
-    let update = dynamicUpdate(deps, config, posted === null ? null : dynamicSide);
+    let { update, servers } = dynamicUpdate(deps, config, posted === null ? null : dynamicSide, postedServers);
     let posts = Object.keys(update) as DynamicPart[];
     const stages: SyncStages = { buildMs: t1 - t0, decideMs: t2 - t1, payloadMs: now() - t2 };
 
@@ -143,7 +145,11 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
       ...(built.gatewayStatus ? { gatewayStatus: built.gatewayStatus } : {}), ...partial,
     });
 
-    if (decision === 'none') return of(result({ applied: true }));
+    if (decision === 'none') {
+      // Decided dynamic, but nothing differs from what NGINX holds (a new host without a certificate).
+      if (!needsReload && posted !== null) posted = next;
+      return of(result({ applied: true }));
+    }
 
     const reload$: Observable<ActorOutcome | null> = needsReload
       ? routesBeforeReload(deps, postedRoutes, postedBackends, update.routes).pipe(switchMap(() => deps.reload(config)))
@@ -156,13 +162,13 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
             // NGINX runs the configuration less what it refused: that is what Lua must hold too.
             config = reloadOutcome.config;
             next = deps.snapshot(config);
-            update = dynamicUpdate(deps, config, posted === null ? null : deps.decide(posted, next));
+            ({ update, servers } = dynamicUpdate(deps, config, posted === null ? null : deps.decide(posted, next), postedServers));
             posts = Object.keys(update) as DynamicPart[];
           }
           const dicts = deps.sharedDicts?.(config) ?? '';
           if (reloadedDicts !== null && dicts !== reloadedDicts && posted !== null) {
-            posted = null; postedRoutes = null; postedBackends = new Set();
-            update = dynamicUpdate(deps, config, null);
+            posted = null; postedRoutes = null; postedBackends = new Set(); postedServers = null;
+            ({ update, servers } = dynamicUpdate(deps, config, null, null));
             posts = Object.keys(update) as DynamicPart[];
           }
           reloadedDicts = dicts;
@@ -175,6 +181,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
           if (dyn.ok) {
             posted = next;
             if (update.routes) postedRoutes = update.routes;
+            if (servers) postedServers = servers;
             if (update.backends) postedBackends = new Set(update.backends.map((b) => b.name));
           }
           return result({ applied: dyn.ok, reload: reloadOutcome ?? undefined, dynamic: dyn, posted: dyn.ok ? posts : [] });
@@ -208,13 +215,22 @@ function routesBeforeReload<S>(
   return deps.dynamic({ routes: { hosts: { ...held.hosts, ...Object.fromEntries(added) } } });
 }
 
-/** What Lua must be sent: every part when it holds nothing known (`side` null), else what changed. */
-function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decision | null): DynamicUpdate {
+/**
+ * What Lua must be sent: every part when it holds nothing known (`side` null), else what changed;
+ * the certificates as a change to the map Lua accepted last (`heldServers`), absent when none
+ * differs. `servers` is the whole map the update brings Lua to.
+ */
+function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decision | null, heldServers: ServersPayload | null): { update: DynamicUpdate; servers?: ServersPayload } {
   const update: DynamicUpdate = {};
+  let servers: ServersPayload | undefined;
   if (side === null || side.backendsChanged) update.backends = deps.backendsPayload(config);
-  if (side === null || side.serversChanged) update.servers = deps.serversPayload(config);
+  if (side === null || side.serversChanged) {
+    servers = deps.serversPayload(config);
+    const part = side === null || heldServers === null ? servers : serversDelta(heldServers, servers);
+    if (part) update.servers = part;
+  }
   if (deps.routesPayload && (side === null || side.routesChanged)) update.routes = deps.routesPayload(config);
-  return update;
+  return { update, servers };
 }
 
 /**

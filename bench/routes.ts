@@ -10,12 +10,17 @@
 // change's own path (manifest watch and its 50 ms debounce, model build, payloads, POSTs, each
 // worker's first decode of the new table). A write within 3.3 s of a sync waits for its token by
 // design; that wait is the rate limit's, not the route's.
-// Quick mode 2k Ingresses, full mode 10k.
-//   node --import tsx bench/routes.ts [--full] [--n N] [--rounds R]
+// Then the same new and changed Ingresses in controller mode, against the in-process fake API
+// server, timed from the object's create (./route-timing.ts); both modes print where each change's
+// milliseconds went, stage by stage, from the timestamps the controller logs with each sync.
+// Quick mode 2k Ingresses, full mode 10k. `--mode local|controller|both` (both by default);
+// `--ingresses-only` leaves the HTTPRoute phase out of local mode.
+//   node --import tsx bench/routes.ts [--full] [--n N] [--rounds R] [--mode M] [--ingresses-only]
 // BENCH_ROUTES_LOG=FILE keeps the controller's whole log (NDJSON): the warnings say what was set aside and why.
 import { writeFileSync } from 'node:fs';
 import { namespaceOf, serviceOf } from './gen.js';
 import { startGeneratedCluster } from './local-mode.js';
+import { describeStages, runControllerRoutes, stageSummary, stagesOf, type Span, type Stages } from './route-timing.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, nginxCpuSeconds, percentile, printTable, processCpuSeconds, round, verdict, type Row } from './lib.js';
 
 function ingress(name: string, host: string, service: string, ns: string, paths: Array<[string, string]>) {
@@ -59,6 +64,8 @@ interface Routes {
   httpRouteAddMs: number[]; httpRouteReloads: number;
   /** CPU per new host from its write until it is served, the pauses for a token included (idle): the controller's, and NGINX's (workers' decode, the polls). */
   addCpuMs: { controller: number; nginx: number };
+  /** Each new host's and each added path's stages (./route-timing.ts). */
+  addStages: Stages[]; changeStages: Stages[];
 }
 
 /** Each span's sync: the first dynamic sync that ended after the write (its log line's time). */
@@ -77,13 +84,13 @@ function breakdown(logs: Array<Record<string, unknown>>, spans: Array<{ written:
   return { toSync: median('toSync'), sync: median('sync'), post: median('post'), afterSync: median('afterSync') };
 }
 
-async function run(n: number, rounds: number): Promise<Routes> {
+async function run(n: number, rounds: number, ingressesOnly: boolean): Promise<Routes> {
   // The setup of bench/reload.ts, so the two figures compare.
   const cluster = await startGeneratedCluster('irx-bench-routes-', n, { defaultRateLimit: true });
   const { local, startS } = cluster;
   try {
     const reloadsBefore = local.logs().filter((l) => l.msg === 'reload: done').length;
-    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 }, breakdown: null, httpRouteAddMs: [], httpRouteReloads: 0 };
+    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 }, breakdown: null, httpRouteAddMs: [], httpRouteReloads: 0, addStages: [], changeStages: [] };
     const spans: Array<{ written: number; served: number }> = [];
     const cpu = () => ({ controller: processCpuSeconds(local.pid).own, nginx: nginxCpuSeconds(local.pid) });
     const cpu0 = cpu();
@@ -103,17 +110,23 @@ async function run(n: number, rounds: number): Promise<Routes> {
       spans.push({ written, served: Date.now() });
     }
     out.breakdown = breakdown(local.logs(), spans);
+    out.addStages = stagesOf(local.logs(), spans);
+    const changeSpans: Span[] = [];
     const cpu1 = cpu();
     out.addCpuMs = { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds };
     for (let r = 0; r < rounds; r++) {
       await tokenBack();
       const t = lastWrite = performance.now();
+      const written = Date.now();
       write(r, [['/only', 'Exact'], ['/new', 'Prefix']]);
       await local.until(hostOfRound(r), (s) => s === 200, 120_000, '/new/x');
       out.changeMs.push(performance.now() - t);
+      changeSpans.push({ written, served: Date.now() });
     }
+    out.changeStages = stagesOf(local.logs(), changeSpans);
     const reloads = () => local.logs().filter((l) => l.msg === 'reload: done').length;
     out.reloads = reloads() - reloadsBefore;
+    if (ingressesOnly) return out;
     // The Gateway (a listener: the one change allowed to reload), then a first route to see it served.
     await tokenBack();
     lastWrite = performance.now();
@@ -144,6 +157,42 @@ async function run(n: number, rounds: number): Promise<Routes> {
   }
 }
 
+const CONTROLLER_FIGURES = {
+  route_add_served_controller_ms_10k: null, route_add_served_controller_p99_ms_10k: null,
+  route_change_served_controller_ms_10k: null, route_reloads_controller_10k: null,
+} satisfies Record<string, null>;
+
+/** The stages' medians and p99s as two rows (./route-timing.ts). */
+function stageRows(what: string, stages: Stages[]): Row[] {
+  const s = stageSummary(stages);
+  if (!s) return [{ figure: `${what}: where the ms go`, value: 'n/a', note: 'no sync matched the writes in the log' }];
+  return [
+    { figure: `${what}: where the ms go, medians`, value: `${s.p50.total.toFixed(0)} ms`, note: describeStages(s.p50) },
+    { figure: `${what}: where the ms go, p99s`, value: `${s.p99.total.toFixed(0)} ms`, note: `${describeStages(s.p99)} (each stage's own p99)` },
+  ];
+}
+
+/** Controller mode (the fake API server): from the object's create to its host served. */
+async function controllerRows(n: number, rounds: number, rows: Row[], fig: Record<string, number | null> | null): Promise<void> {
+  const r = await runControllerRoutes(n, rounds, (pid) => ({ controller: processCpuSeconds(pid).own, nginx: nginxCpuSeconds(pid) }));
+  const add50 = percentile(r.addMs, 50), add99 = percentile(r.addMs, 99);
+  const change50 = percentile(r.changeMs, 50), change99 = percentile(r.changeMs, 99);
+  if (fig) {
+    fig.route_add_served_controller_ms_10k = round(add50, 0);
+    fig.route_add_served_controller_p99_ms_10k = round(add99, 0);
+    fig.route_change_served_controller_ms_10k = round(change50, 0);
+    fig.route_reloads_controller_10k = r.reloads;
+  }
+  const list = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+  rows.push({ figure: `controller mode: new Ingress created → served, ${n} Ingresses, p50`, value: `${add50.toFixed(0)} ms`, note: `${r.addMs.length} new hosts: ${list(r.addMs)}; cold start ${r.startS.toFixed(1)} s` });
+  rows.push({ figure: `controller mode: new Ingress created → served, ${n} Ingresses, p99`, value: `${add99.toFixed(0)} ms`, target: '≤ 100 ms', status: verdict(add99, 100) });
+  rows.push({ figure: `controller mode: CPU per new Ingress, ${n} Ingresses: controller / NGINX`, value: `${r.addCpuMs.controller.toFixed(0)} / ${r.addCpuMs.nginx.toFixed(0)} ms` });
+  rows.push(...stageRows(`controller mode, ${n} Ingresses: new Ingress`, r.addStages));
+  rows.push({ figure: `controller mode: path added → served, ${n} Ingresses, p50 / p99`, value: `${change50.toFixed(0)} / ${change99.toFixed(0)} ms`, note: list(r.changeMs) });
+  rows.push(...stageRows(`controller mode, ${n} Ingresses: path added`, r.changeStages));
+  rows.push({ figure: 'controller mode: reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
+}
+
 async function main(): Promise<void> {
   const full = isFull();
   const n = Number(arg('--n') ?? (full ? 10_000 : 2000));
@@ -154,9 +203,11 @@ async function main(): Promise<void> {
     route_add_served_ms_10k: null, route_add_served_p99_ms_10k: null, route_change_served_ms_10k: null, route_reloads_10k: null,
     route_add_controller_cpu_ms_10k: null, route_add_nginx_cpu_ms_10k: null,
     httproute_add_served_ms_10k: null, httproute_add_served_p99_ms_10k: null, httproute_reloads_10k: null,
+    ...CONTROLLER_FIGURES,
   };
-  await attempt(rows, `routes ${n}`, async () => {
-    const r = await run(n, rounds);
+  const mode = arg('--mode') ?? 'both';
+  if (mode !== 'controller') await attempt(rows, `routes ${n}`, async () => {
+    const r = await run(n, rounds, process.argv.includes('--ingresses-only'));
     const add50 = percentile(r.addMs, 50);
     const add99 = percentile(r.addMs, 99);
     const change50 = percentile(r.changeMs, 50);
@@ -182,13 +233,16 @@ async function main(): Promise<void> {
         note: `write → sync starts (watch, debounce, token) + sync (build, render, POSTs; the POSTs ${Number.isNaN(b.post) ? '?' : b.post.toFixed(0)} ms) + sync end → served (workers' catch-up, the 10 ms poll)` });
     }
     rows.push({ figure: `path added to a dynamic Ingress → served, ${n} Ingresses, p50`, value: `${change50.toFixed(0)} ms`, note: `p99 ${percentile(r.changeMs, 99).toFixed(0)} ms: ${list(r.changeMs)}` });
+    rows.push(...stageRows(`local mode, ${n} Ingresses: new Ingress`, r.addStages), ...stageRows(`local mode, ${n} Ingresses: path added`, r.changeStages));
     rows.push({ figure: 'reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
+    if (r.httpRouteAddMs.length === 0) return;
     const route50 = percentile(r.httpRouteAddMs, 50);
     const route99 = percentile(r.httpRouteAddMs, 99);
     rows.push({ figure: `new HTTPRoute written → served, ${n} Ingresses, p50`, value: `${route50.toFixed(0)} ms`, note: `${r.httpRouteAddMs.length} new hosts: ${list(r.httpRouteAddMs)}` });
     rows.push({ figure: `new HTTPRoute written → served, ${n} Ingresses, p99`, value: `${route99.toFixed(0)} ms`, target: '≤ 1000 ms', status: verdict(route99, 1000) });
     rows.push({ figure: 'reloads for the new HTTPRoutes (after the Gateway)', value: String(r.httpRouteReloads), target: '0', status: verdict(r.httpRouteReloads, 0) });
   });
+  if (mode !== 'local') await attempt(rows, `routes ${n}, controller mode`, () => controllerRows(n, rounds, rows, size === '10k' ? fig : null));
   rows.push({ figure: 'load average (1/5/15 min) at the end', value: loadAverage() });
   printTable('dynamic routes', rows);
   emitFigures(fig);

@@ -24,6 +24,8 @@ export interface DynamicResult {
   tooLarge?: DynamicPart;
   /** Scheduler time the actor started. */
   startedAt: number;
+  /** Milliseconds from each accepted part's request to NGINX's answer (the last attempt's). */
+  partMs: Partial<Record<DynamicPart, number>>;
 }
 
 export interface HttpResponseLike {
@@ -97,11 +99,12 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
     if (update.backends) bodies.set('backends', serialiseBackends(update.backends));
     if (update.servers) bodies.set('servers', JSON.stringify(update.servers));
     const posted: DynamicPart[] = [];
+    const partMs: Partial<Record<DynamicPart, number>> = {};
     const delays = backoffDelays(backoff);
     let attempts = 0;
     let tooLarge: DynamicPart | undefined;
     const result = (ok: boolean, error?: string): DynamicResult => ({
-      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, ...(error ? { error } : {}), ...(tooLarge ? { tooLarge } : {}),
+      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, partMs, ...(error ? { error } : {}), ...(tooLarge ? { tooLarge } : {}),
     });
     if (pending.length === 0) return of(result(true));
 
@@ -124,11 +127,15 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
       );
     });
 
-    const post = (part: DynamicPart) => (part === 'routes' && update.routes ? postRoutes(update.routes)
-      : exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler)).pipe(
-      map((res) => {
+    const post = (part: DynamicPart) => defer(() => {
+      const sent = scheduler.now();
+      return (part === 'routes' && update.routes ? postRoutes(update.routes)
+        : exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler)).pipe(map((res) => ({ res, ms: scheduler.now() - sent })));
+    }).pipe(
+      map(({ res, ms }) => {
         if (res.status === 413) tooLarge = part;
         if (res.status !== 201) throw new Error(`POST /configuration/${part}: HTTP ${res.status}${res.body ? `: ${res.body.trim().slice(0, 200)}` : ''}`);
+        partMs[part] = ms;
         posted.push(part);
         return part;
       }),

@@ -6,7 +6,7 @@ import { isTask, type StoredKind } from '../store/events.js';
 import type { GatewayAPIStatus } from '../model/gateway/index.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
-import type { DynamicPart, DynamicUpdate, ServersPayload } from '../model/core/payload.js';
+import { serversDelta, type DynamicPart, type DynamicUpdate, type ServersPayload } from '../model/core/payload.js';
 import type { RoutesPayload } from '../model/core/routes-payload.js';
 import type { Backend, Configuration, ModelWarning } from '../model/core/types.js';
 import type { QuarantineEntry } from '../model/core/quarantine.js';
@@ -28,6 +28,8 @@ export interface ActorOutcome {
   problems?: ModelWarning[];
   /** A dynamic update's: the part the configuration endpoint refused as too large (413). */
   tooLarge?: DynamicPart;
+  /** A dynamic update's: milliseconds each part's POST took until NGINX answered (its serialising included). */
+  partMs?: Partial<Record<DynamicPart, number>>;
 }
 
 /** What a batch changed, for the quarantine: which objects, or everything (templates, ConfigMap, a lossy batch). */
@@ -82,8 +84,12 @@ export interface SyncResult {
   gatewayStatus?: GatewayAPIStatus;
   /** Objects set aside because NGINX refuses them; the rest is applied. */
   quarantined: QuarantineEntry[];
+  /** Where the sync's milliseconds went before any actor: the model build, the snapshot and decision, the payloads. */
+  stages?: SyncStages;
   error?: string;
 }
+
+export interface SyncStages { buildMs: number; decideMs: number; payloadMs: number }
 
 const FORCING_TASKS = new Set(['template-change', 'file-change']);
 /** Tasks after which anything set aside may pass again. */
@@ -97,19 +103,24 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
   let posted: S | null = null;
   let postedRoutes: RoutesPayload | null = null;
   let postedBackends: ReadonlySet<string> = new Set();
+  /** The whole host → certificate map NGINX accepted last: later syncs post what changed from it. */
+  let postedServers: ServersPayload | null = null;
   let confChecksum = '';
   let reloadedDicts: string | null = null;
 
   return (batch) => defer(() => {
     const tasks = batch.items.map((i) => i.input).filter(isTask);
-    if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; postedRoutes = null; postedBackends = new Set(); }
+    if (tasks.some((t) => t.task === 'nginx-restart')) { reloaded = null; posted = null; postedRoutes = null; postedBackends = new Set(); postedServers = null; }
     const forced = tasks.find((t) => FORCING_TASKS.has(t.task));
 
     const context: BatchContext = {
       objects: batch.items.flatMap(({ input }) => (isTask(input) ? [] : [{ kind: input.kind, key: input.key }])),
       everything: batch.lossy === true || tasks.some((t) => CONTEXT_TASKS.has(t.task)),
     };
+    const now = () => deps.scheduler.now();
+    const t0 = now();
     const built = deps.build(tasks.length > 0 ? undefined : batchChanges(batch), context);
+    const t1 = now();
     const warnings = [...built.warnings];
     let config = built.config;
     let next = deps.snapshot(config);
@@ -117,8 +128,10 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     // The two sides differ only after a failed reload or POST.
     const dynamicSide = posted === reloaded ? structural : deps.decide(posted, next);
     const needsReload = structural.kind === 'reload' || forced !== undefined;
-    let update = dynamicUpdate(deps, config, posted === null ? null : dynamicSide);
+    const t2 = now();
+    let { update, servers } = dynamicUpdate(deps, config, posted === null ? null : dynamicSide, postedServers);
     let posts = Object.keys(update) as DynamicPart[];
+    const stages: SyncStages = { buildMs: t1 - t0, decideMs: t2 - t1, payloadMs: now() - t2 };
 
     const decision: DecisionKind = needsReload ? 'reload' : posts.length > 0 ? 'dynamic' : 'none';
     const reason = forced && structural.kind !== 'reload'
@@ -128,11 +141,15 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const result = (partial: Partial<SyncResult>): SyncResult => ({
       sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
       decision, reason, checksum: confChecksum, applied: false, posted: [], warnings,
-      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [],
+      durationMs: deps.scheduler.now() - batch.t, config, quarantined: deps.quarantined?.() ?? [], stages,
       ...(built.gatewayStatus ? { gatewayStatus: built.gatewayStatus } : {}), ...partial,
     });
 
-    if (decision === 'none') return of(result({ applied: true }));
+    if (decision === 'none') {
+      // Decided dynamic, but nothing differs from what NGINX holds (a new host without a certificate).
+      if (!needsReload && posted !== null) posted = next;
+      return of(result({ applied: true }));
+    }
 
     const reload$: Observable<ActorOutcome | null> = needsReload
       ? routesBeforeReload(deps, postedRoutes, postedBackends, update.routes).pipe(switchMap(() => deps.reload(config)))
@@ -145,13 +162,13 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
             // NGINX runs the configuration less what it refused: that is what Lua must hold too.
             config = reloadOutcome.config;
             next = deps.snapshot(config);
-            update = dynamicUpdate(deps, config, posted === null ? null : deps.decide(posted, next));
+            ({ update, servers } = dynamicUpdate(deps, config, posted === null ? null : deps.decide(posted, next), postedServers));
             posts = Object.keys(update) as DynamicPart[];
           }
           const dicts = deps.sharedDicts?.(config) ?? '';
           if (reloadedDicts !== null && dicts !== reloadedDicts && posted !== null) {
-            posted = null; postedRoutes = null; postedBackends = new Set();
-            update = dynamicUpdate(deps, config, null);
+            posted = null; postedRoutes = null; postedBackends = new Set(); postedServers = null;
+            ({ update, servers } = dynamicUpdate(deps, config, null, null));
             posts = Object.keys(update) as DynamicPart[];
           }
           reloadedDicts = dicts;
@@ -164,6 +181,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
           if (dyn.ok) {
             posted = next;
             if (update.routes) postedRoutes = update.routes;
+            if (servers) postedServers = servers;
             if (update.backends) postedBackends = new Set(update.backends.map((b) => b.name));
           }
           return result({ applied: dyn.ok, reload: reloadOutcome ?? undefined, dynamic: dyn, posted: dyn.ok ? posts : [] });
@@ -197,13 +215,22 @@ function routesBeforeReload<S>(
   return deps.dynamic({ routes: { hosts: { ...held.hosts, ...Object.fromEntries(added) } } });
 }
 
-/** What Lua must be sent: every part when it holds nothing known (`side` null), else what changed. */
-function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decision | null): DynamicUpdate {
+/**
+ * What Lua must be sent: every part when it holds nothing known (`side` null), else what changed;
+ * the certificates as a change to the map Lua accepted last (`heldServers`), absent when none
+ * differs. `servers` is the whole map the update brings Lua to.
+ */
+function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decision | null, heldServers: ServersPayload | null): { update: DynamicUpdate; servers?: ServersPayload } {
   const update: DynamicUpdate = {};
+  let servers: ServersPayload | undefined;
   if (side === null || side.backendsChanged) update.backends = deps.backendsPayload(config);
-  if (side === null || side.serversChanged) update.servers = deps.serversPayload(config);
+  if (side === null || side.serversChanged) {
+    servers = deps.serversPayload(config);
+    const part = side === null || heldServers === null ? servers : serversDelta(heldServers, servers);
+    if (part) update.servers = part;
+  }
   if (deps.routesPayload && (side === null || side.routesChanged)) update.routes = deps.routesPayload(config);
-  return update;
+  return { update, servers };
 }
 
 /**

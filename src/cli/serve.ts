@@ -326,7 +326,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const resultsSub = results$.pipe(map((r) => {
     for (const w of r.warnings) logger.warn({ object: w.object, field: w.field }, `${w.object}: ${w.field}: ${w.message}`);
     const log = r.applied ? logger.info.bind(logger) : logger.error.bind(logger);
-    log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, ...(r.dynamic?.durationMs !== undefined ? { postMs: r.dynamic.durationMs } : {}), applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
+    log({ sync: r.sync, decision: r.decision, events: r.events, durationMs: r.durationMs, ...(r.dynamic?.durationMs !== undefined ? { postMs: r.dynamic.durationMs } : {}), ...syncTimings(r, received), applied: r.applied, error: r.error ?? r.reload?.error ?? r.dynamic?.error },
       `sync ${r.sync}: ${r.decision}${r.reason ? ` (${r.reason})` : ''}${r.applied ? '' : ' — FAILED'}`);
     metrics.observeSync(r, (id) => received.get(id), Date.now());
     if (r.applied && r.config) nginxMetrics?.configApplied(r.config);
@@ -390,5 +390,18 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       })();
       return shutdownPromise;
     },
+  };
+}
+
+/**
+ * Where a sync's milliseconds went, for its log line: when its first event arrived (epoch ms) and
+ * the sync started, the model build, decision and payloads, and each part's POST.
+ */
+function syncTimings(r: SyncResult, received: ReadonlyMap<number, number>): Record<string, unknown> {
+  let first = Infinity;
+  for (const id of r.itemIds) first = Math.min(first, received.get(id) ?? Infinity);
+  return {
+    ...(first !== Infinity ? { receivedAt: first } : {}), startedAt: r.t,
+    ...(r.stages ? { stages: r.stages } : {}), ...(r.dynamic?.partMs ? { partMs: r.dynamic.partMs } : {}),
   };
 }

@@ -88,6 +88,39 @@ function sortedRecord(r: Map<string, string>): Record<string, string> {
   return out;
 }
 
+/**
+ * What changed from the map NGINX accepted last (`held`) to `next`: the hosts whose certificate
+ * changed (those gone as EMPTY_UID, which Lua forgets), the PEMs they name, and the Gateway
+ * listeners when they changed; null when nothing did. A sync that adds one plain host out of
+ * thousands then posts nothing here. The whole map goes when the listeners went away (only a
+ * complete map forgets them).
+ */
+export function serversDelta(held: ServersPayload, next: ServersPayload): ServersPayload | null {
+  const servers: Record<string, string> = {};
+  const certificates: Record<string, string> = {};
+  let changed = false;
+  const name = (uid: string) => {
+    const pem = next.certificates[uid];
+    if (pem !== undefined) certificates[uid] = pem;
+  };
+  for (const [host, uid] of Object.entries(next.servers)) {
+    // Lua holds nothing for EMPTY_UID: a host without a certificate is the same as no host.
+    if ((held.servers[host] ?? EMPTY_UID) === uid && (held.certificates[uid] ?? '') === (next.certificates[uid] ?? '')) continue;
+    servers[host] = uid;
+    name(uid);
+    changed = true;
+  }
+  for (const host of Object.keys(held.servers)) {
+    if (next.servers[host] !== undefined || held.servers[host] === EMPTY_UID) continue;
+    servers[host] = EMPTY_UID;
+    changed = true;
+  }
+  const frontendsChanged = JSON.stringify(held.frontends) !== JSON.stringify(next.frontends);
+  if (frontendsChanged && next.frontends === undefined) return next;
+  if (!changed && !frontendsChanged) return null;
+  return { certificates, servers, ...(frontendsChanged ? { frontends: next.frontends } : {}) };
+}
+
 export function serversPayload(config: Configuration): ServersPayload {
   const servers = new Map<string, string>();
   const certificates = new Map<string, string>();

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestScheduler } from 'rxjs/testing';
-import { NEVER, Observable, of, throwError, timer, map } from 'rxjs';
+import { NEVER, Observable, delay, of, throwError, timer, map } from 'rxjs';
 import { createDynamicConfigActor, waitForControl, type DynamicResult, type RequestBody, type HttpResponseLike, type RequestFn } from '../../../src/actors/dynamic-config.js';
 import { backoffDelays, DESIGN_BACKOFF } from '../../../src/actors/backoff.js';
 import { silentLogger } from '../../../src/log.js';
@@ -75,12 +75,20 @@ test('posts each present part once, in order, as JSON; 201 everywhere is success
   const h = harness(() => created);
   const { result, at } = runActor(h, update);
   assert.is(at, 0);
-  assert.equal({ ...result, startedAt: 0 }, { ok: true, attempts: 1, durationMs: 0, posted: ['backends', 'servers'], startedAt: 0 });
+  assert.equal({ ...result, startedAt: 0 }, { ok: true, attempts: 1, durationMs: 0, posted: ['backends', 'servers'], startedAt: 0, partMs: { backends: 0, servers: 0 } });
   assert.equal(h.calls.map((c) => [c.method, c.url]), [
     ['POST', `/configuration/backends`], ['POST', `/configuration/servers`],
   ]);
   assert.equal(JSON.parse(h.calls[0].body!), update.backends);
   assert.equal(JSON.parse(h.calls[1].body!), update.servers);
+});
+
+test('each part says how long NGINX took to answer it, in scheduler time (the last attempt\'s)', () => {
+  const h = harness((call, n) => (n === 2 ? of({ status: 500, body: '' }) : of({ status: 201, body: '' }).pipe(delay(call.url.endsWith('backends') ? 7 : 30, h.scheduler))));
+  const { result, at } = runActor(h, update);
+  // backends 7 ms; servers refused at once, retried after 1 s, then answered in 30 ms.
+  assert.equal(result.partMs, { backends: 7, servers: 30 });
+  assert.is(at, 7 + 1000 + 30);
 });
 
 test('only the parts present are posted; nothing to post is an immediate success', () => {

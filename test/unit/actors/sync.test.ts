@@ -6,7 +6,7 @@ import { Subject, of, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { createPipeline } from '../../../src/pipeline/pipeline.js';
 import { createSyncer, type SyncResult, type ActorOutcome } from '../../../src/actors/sync.js';
-import type { DynamicUpdate } from '../../../src/model/core/payload.js';
+import { EMPTY_UID, type DynamicUpdate } from '../../../src/model/core/payload.js';
 import type { RouteEntry, RoutesPayload } from '../../../src/model/core/routes-payload.js';
 import type { Backend, Configuration } from '../../../src/model/core/types.js';
 import type { PipelineInput } from '../../../src/store/events.js';
@@ -209,6 +209,52 @@ actor('a reload that moves hosts into the route table posts them first beside th
   routes = { hosts: { 'moved.test': moved } };
   assert.ok(run().applied);
   assert.equal(calls.slice(5), ['reload', 'post:routes']);
+});
+
+actor('certificates go as a change to the map NGINX accepted last: a new plain host posts none, a TLS host its entry and PEM, a host gone its EMPTY_UID; whole again after a failure-free restart of NGINX', () => {
+  const s = newScheduler();
+  let hosts: Record<string, string> = { 'a.test': 'u1', 'b.test': EMPTY_UID };
+  let restart = false;
+  const pems: Record<string, string> = { u1: 'PEM1', u2: 'PEM2' };
+  const posts: DynamicUpdate[] = [];
+  const syncer = createSyncer<{ hosts: string }>({
+    scheduler: s,
+    build: () => ({ config: fakeConfig('a'), warnings: [] }),
+    snapshot: () => ({ hosts: JSON.stringify(hosts) }),
+    decide: (running, next) => (running
+      ? { kind: running.hosts === next.hosts ? 'none' : 'dynamic', reason: 'hosts', backendsChanged: false, serversChanged: running.hosts !== next.hosts, routesChanged: false, l4EndpointsChanged: false }
+      : { kind: 'reload', reason: 'first', backendsChanged: false, serversChanged: true, routesChanged: false, l4EndpointsChanged: false }),
+    backendsPayload: () => [],
+    serversPayload: () => ({
+      certificates: Object.fromEntries(Object.values(hosts).filter((u) => pems[u]).map((u) => [u, pems[u]!])), servers: { ...hosts }, complete: true,
+    }),
+    reload: () => of({ ok: true }),
+    dynamic: (u) => { posts.push(u); return of({ ok: true }); },
+  });
+  let n = 0;
+  const run = () => {
+    let out: SyncResult | undefined;
+    const items = restart ? [{ id: n, t: 0, skippable: false, input: { kind: 'task' as const, task: 'nginx-restart' as const } }] : [];
+    syncer({ n: ++n, t: s.now(), items }).subscribe((r) => { out = r; });
+    restart = false;
+    return out!;
+  };
+  run();
+  assert.equal(posts.at(-1)?.servers, { certificates: { u1: 'PEM1' }, servers: { 'a.test': 'u1', 'b.test': EMPTY_UID }, complete: true }, 'the first POST is the whole map');
+  hosts = { ...hosts, 'c.test': EMPTY_UID };
+  const plain = run();
+  assert.is(plain.decision, 'none', 'a host without a certificate changes nothing Lua holds');
+  assert.is(posts.length, 1);
+  hosts = { ...hosts, 'd.test': 'u2' };
+  assert.equal(run().posted, ['servers']);
+  assert.equal(posts.at(-1)?.servers, { certificates: { u2: 'PEM2' }, servers: { 'd.test': 'u2' } }, 'the new TLS host and its PEM only, not complete');
+  hosts = { 'b.test': EMPTY_UID, 'c.test': EMPTY_UID, 'd.test': 'u1' };
+  run();
+  assert.equal(posts.at(-1)?.servers, { certificates: { u1: 'PEM1' }, servers: { 'd.test': 'u1', 'a.test': EMPTY_UID } }, 'a changed uid names its PEM; a host gone is forgotten');
+  restart = true;
+  hosts = { ...hosts, 'e.test': EMPTY_UID };
+  run();
+  assert.equal(posts.at(-1)?.servers, { certificates: { u1: 'PEM1' }, servers: { 'b.test': EMPTY_UID, 'c.test': EMPTY_UID, 'd.test': 'u1', 'e.test': EMPTY_UID }, complete: true }, 'a restarted NGINX holds nothing: the whole map');
 });
 
 actor.run();

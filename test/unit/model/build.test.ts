@@ -9,7 +9,7 @@ import { createModelBuilder } from '../../../src/model/build.js';
 import { decide } from '../../../src/model/core/decide.js';
 import { snapshot, type ModelSnapshot } from '../../../src/model/core/hash.js';
 import { stableJSON } from '../../../src/model/core/json.js';
-import { FALLBACK_UID, createBackendsSerialiser, serversPayload } from '../../../src/model/core/payload.js';
+import { EMPTY_UID, FALLBACK_UID, createBackendsSerialiser, serversDelta, serversPayload, type ServersPayload } from '../../../src/model/core/payload.js';
 import type { Configuration, Location, Server } from '../../../src/model/core/types.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from '../../support/model-objects.js';
 import { FIXTURE_NOW as NOW, MODEL_FIXTURES, buildFixture, type FixtureOptions } from '../../support/model-fixtures.js';
@@ -162,6 +162,19 @@ rules('TLS: valid certificates per host (wildcards, aliases), the default certif
   assert.is(payload.servers['nocert-alias.example.com'], '-1', 'alias not covered');
   assert.ok(payload.certificates[tls.certificate!]!.includes('BEGIN CERTIFICATE'));
   assert.not.ok(warnings.some((w) => w.object.startsWith('Secret')));
+});
+
+rules('serversDelta: what NGINX must be told from the map it holds; nothing for a host without TLS; the whole map when the Gateway listeners went away', () => {
+  const held: ServersPayload = { certificates: { u1: 'PEM1' }, servers: { 'a.test': 'u1', 'b.test': EMPTY_UID, 'c.test': FALLBACK_UID }, complete: true };
+  assert.is(serversDelta(held, { ...held, servers: { ...held.servers, 'n.test': EMPTY_UID } }), null, 'a new host without a certificate');
+  assert.is(serversDelta(held, { ...held, servers: { 'a.test': 'u1', 'c.test': FALLBACK_UID } }), null, 'a host without a certificate gone');
+  assert.equal(serversDelta(held, { certificates: {}, servers: { 'b.test': EMPTY_UID, 'c.test': FALLBACK_UID, 'n.test': FALLBACK_UID }, complete: true }),
+    { certificates: {}, servers: { 'n.test': FALLBACK_UID, 'a.test': EMPTY_UID } }, 'the fallback certificate is named, never posted; a TLS host gone is forgotten');
+  assert.equal(serversDelta(held, { ...held, certificates: { u1: 'PEM1-again' } }), { certificates: { u1: 'PEM1-again' }, servers: { 'a.test': 'u1' } }, 'a PEM changed under its uid');
+  const frontends = { hosts: {} } as unknown as NonNullable<ServersPayload['frontends']>;
+  assert.equal(serversDelta(held, { ...held, frontends }), { certificates: {}, servers: {}, frontends }, 'listeners that came');
+  const withFrontends = { ...held, frontends };
+  assert.is(serversDelta(withFrontends, held), held, 'listeners gone: only a complete map forgets them');
 });
 
 rules('TLS: missing Secret, key mismatch, wrong host, expired → the fallback certificate and a warning naming Ingress, Secret and reason', () => {

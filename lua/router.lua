@@ -177,6 +177,7 @@ local function compile_host(name, entries)
       else
         local code, err = pcre2.compile(p, e.caseless)
         if not code then return nil, "host " .. name .. ": regex " .. p:sub(1, 100) .. ": " .. err end
+        if e.when then e.chain = { e } end
         h.regexes[#h.regexes + 1] = { code = code, entry = e }
       end
     end
@@ -371,6 +372,11 @@ local function match(h, uri)
   end
   for _, r in ipairs(h.regexes) do
     local ok, err = pcre2.find(r.code, uri)
+    -- An HTTPRoute's regex path match may come with conditions: it takes the request only when they hold.
+    if ok and r.entry.when then
+      seen = seen or {}
+      ok = route_match.pick(r.entry.chain, seen) ~= nil
+    end
     if ok then return r.entry end
     if ok == nil then
       ngx.log(ngx.ERR, "router: regex ", r.entry.pattern:sub(1, 100), " of host ", ngx.var.host, ": ", err)

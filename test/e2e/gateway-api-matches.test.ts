@@ -2,7 +2,9 @@
 // `ingress-rx local` with real NGINX; the Lua router evaluates them per request, over HTTP/1.1 and
 // HTTP/2; the Gateway API's precedence picks among rules; a request that meets no condition falls
 // through to a shorter path; a changed match is served without a reload; a hostile value is named
-// and only its match set aside.
+// and only its match set aside. RegularExpression paths: searched in the decoded path as NGINX's
+// `location ~` does (case-sensitive), after Exact and before the longest PathPrefix, with their
+// header conditions; a pattern that could backtrack catastrophically is set aside.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EchoServer } from '../support/echo-server.js';
@@ -35,10 +37,25 @@ const MATCHES = httpRoute('m', 'match.test', [
   { to: 'root' },
 ]);
 
+const regex = (value: string) => ({ type: 'RegularExpression', value });
+const REGEX_PATHS = httpRoute('rx', 'rx.test', [
+  { matches: [{ path: regex('^/items/[0-9]+$'), headers: [header('X-Env', 'canary')] }], to: 'canary' },
+  { matches: [{ path: regex('^/items/[0-9]+$') }], to: 'v2' },
+  { matches: [{ path: { type: 'PathPrefix', value: '/items' } }], to: 'app' },
+  { to: 'root' },
+]);
+
 test.before(async () => {
   ({ ctl, echo } = await startGatewayLocal(['root', 'app', 'exact', 'canary', 'v2'], {
     'm.json': [MATCHES],
     'plain.json': [httpRoute('plain', 'plain.test', [{ to: 'root' }])],
+    'rx.json': [REGEX_PATHS],
+    'rxbad.json': [httpRoute('rxbad', 'rxbad.test', [
+      { matches: [{ path: regex('^/(a+)+$') }], to: 'canary' },
+      { matches: [{ path: regex('^/(?<id>[0-9]+)$') }], to: 'canary' },
+      { matches: [{ path: { type: 'Exact', value: '/fine' } }], to: 'exact' },
+      { to: 'root' },
+    ])],
     'bad.json': [httpRoute('bad', 'bad.test', [
       { matches: [{ headers: [header('X-Evil', 'a\r\nX-Injected: 1')] }], to: 'canary' },
       { matches: [{ headers: [header('X Bad', 'v')] }], to: 'canary' },
@@ -88,6 +105,37 @@ over.both('attacker: a header value with CR/LF, a bad header name, a bad pattern
   assert.is((await p.request('bad.test', '/?q=x', { headers: { 'x-evil': 'a', 'x-injected': '1' } })).backend, 'root');
   assert.is((await p.request('bad.test', '/', { method: 'POST' })).backend, 'root');
   assert.is(echo.canary!.hits(), before, 'no set-aside match took a request');
+});
+
+over.both('RegularExpression paths: before the longest prefix, with their conditions, case-sensitive, on the decoded path', async (p) => {
+  await p.until('rx.test', '/items/12', (r) => r.backend === 'v2', { what: 'rx.test over this protocol' });
+  assert.is((await p.request('rx.test', '/items/12', { headers: { 'X-Env': 'canary' } })).backend, 'canary', 'the regex with a header condition');
+  assert.is((await p.request('rx.test', '/items/12?page=2')).backend, 'v2', 'the query is not part of the path');
+  assert.is((await p.request('rx.test', '/items/%31%32')).backend, 'v2', 'matched on the decoded path');
+  assert.is((await p.request('rx.test', '/items/12/x')).backend, 'app', 'anchored by its own ^…$: the prefix takes the rest');
+  assert.is((await p.request('rx.test', '/items/abc')).backend, 'app');
+  assert.is((await p.request('rx.test', '/Items/12')).backend, 'root', 'case-sensitive');
+});
+
+over.both('attacker: a RegularExpression path that could backtrack catastrophically, or with named groups, is named and set aside; the rest is served', async (p) => {
+  await ctl.logged(/HTTPRoute team-a\/rxbad.*spec\.rules\[0\]\.matches\[0\]\.path\.value: path \\?"\^\/\(a\+\)\+\$\\?".*attack/, 'the ReDoS pattern named');
+  await ctl.logged(/HTTPRoute team-a\/rxbad.*spec\.rules\[1\]\.matches\[0\]\.path\.value: .*named groups/, 'the named group named');
+  const before = echo.canary!.hits();
+  assert.is((await p.request('rxbad.test', `/${'a'.repeat(4000)}!`)).backend, 'root');
+  assert.is((await p.request('rxbad.test', '/12')).backend, 'root');
+  assert.is((await p.request('rxbad.test', '/fine')).backend, 'exact');
+  assert.is(echo.canary!.hits(), before, 'no set-aside match took a request');
+});
+
+over.both('a changed RegularExpression path is served without a reload', async (p) => {
+  const before = await reloads();
+  const live = httpRoute('rxlive', 'rxlive.test', [{ matches: [{ path: regex(`^/${p.tag}/[a-f0-9]{4}$`) }], to: 'v2' }, { to: 'root' }]);
+  ctl.write(`rxlive-${p.tag}.json`, [live]);
+  await p.until('rxlive.test', `/${p.tag}/beef`, (r) => r.backend === 'v2', { what: 'the new pattern served' });
+  assert.is((await p.request('rxlive.test', `/${p.tag}/beefs`)).backend, 'root');
+  ctl.remove(`rxlive-${p.tag}.json`);
+  await p.until('rxlive.test', `/${p.tag}/beef`, (r) => r.status === 404, { what: 'the route gone' });
+  assert.is(await reloads(), before, 'no reload');
 });
 
 over.both('a changed match is served without a reload', async (p) => {

@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import type { Diagnostics, checkSync as CheckSync } from 'recheck';
 import { nginxCompat } from './native.js';
+import { checkRegex } from './pcre.js';
 
 // recheck takes ~0.5 s to load: only a process that meets a pattern worth analysing pays it.
 let recheck: typeof CheckSync | undefined;
@@ -104,6 +105,20 @@ export function regexCostProblem(pattern: string, caseless: boolean): RegexCostP
   if (verdict === null || prefix === '' || verdict.attack === undefined) return verdict;
   // The attack on the whole pattern: the literal, unescaped, then the rest's attack.
   return { ...verdict, attack: prefix.slice(1).replace(/\\(.)/g, '$1') + verdict.attack };
+}
+
+/**
+ * Why NGINX (and the Lua router) would refuse `pattern` as a location's regular expression, or
+ * null: it does not compile, it has named groups (NGINX would make variables of them for the
+ * whole configuration), or one match could backtrack past the bound. `shift`: characters the
+ * pattern has before the tenant's text, taken off an error's offset.
+ */
+export function regexLocationProblem(pattern: string, caseless: boolean, shift: number): string | null {
+  const r = checkRegex(pattern, { caseless });
+  if (!r.ok) return `is not a regular expression NGINX accepts (${r.error} at offset ${Math.max(0, r.offset - shift)})`;
+  if (r.names.length > 0) return 'has named groups, which NGINX would make variables of the whole configuration (use numbered groups)';
+  const cost = regexCostProblem(pattern, caseless);
+  return cost === null ? null : `${cost.reason}${cost.attack === undefined ? '' : ` (attack: ${describeAttack(cost.attack)})`}`;
 }
 
 /** The attack as a warning shows it: the repeated part summarised. */

@@ -20,6 +20,7 @@ const lowerASCII = (s: string) => s.replace(/[A-Z]+/g, (c) => c.toLowerCase());
 export function matcherOf(loc: Location, useRegex: boolean): Matcher {
   const m = locationMatch(loc, useRegex);
   if (m.kind !== 'regex') return { kind: m.kind, s: m.path };
+  if (loc.pathRegex) return { kind: 'regex', s: loc.path, one: false, literal: null };
   if (loc.pathType === 'Exact') return { kind: 'regex', s: loc.path, one: true, literal: null };
   return { kind: 'regex', s: loc.path, one: false, literal: SPECIAL.test(loc.path) ? null : lowerASCII(loc.path) };
 }

@@ -107,7 +107,7 @@ export function splitPrefixLocations(sorted: Location[], shadowed?: Location[]):
   for (const loc of sorted) {
     // ImplementationSpecific is Prefix here (the issue's rule); regex locations keep their own match.
     const trailing = loc.path.endsWith('/');
-    if (loc.path === ROOT_PATH || loc.pathType === 'Exact' || needsRegex(loc) || (trailing && loc.pathType !== 'Prefix')) {
+    if (loc.pathRegex || loc.path === ROOT_PATH || loc.pathType === 'Exact' || needsRegex(loc) || (trailing && loc.pathType !== 'Prefix')) {
       out.push(loc);
       continue;
     }
@@ -125,8 +125,8 @@ export function splitPrefixLocations(sorted: Location[], shadowed?: Location[]):
 }
 
 /** How NGINX will see the location; two locations with one identity cannot coexist. */
-export function locationIdentity(loc: Pick<Location, 'path' | 'pathType'>): string {
-  return loc.pathType === 'Exact' ? `= ${loc.path}` : loc.path;
+export function locationIdentity(loc: Pick<Location, 'path' | 'pathType' | 'pathRegex'>): string {
+  return loc.pathRegex ? `~ ${loc.path}` : loc.pathType === 'Exact' ? `= ${loc.path}` : loc.path;
 }
 
 /**
@@ -139,7 +139,8 @@ export type LocationMatch =
   | { readonly kind: 'prefix'; readonly path: string }
   | { readonly kind: 'regex'; readonly regex: string; readonly caseless: boolean };
 
-export function locationMatch(loc: Pick<Location, 'path' | 'pathType'>, useRegex: boolean): LocationMatch {
+export function locationMatch(loc: Pick<Location, 'path' | 'pathType' | 'pathRegex'>, useRegex: boolean): LocationMatch {
+  if (loc.pathRegex) return { kind: 'regex', regex: loc.path, caseless: false };
   if (loc.pathType === 'Exact') {
     // NGINX answers `/p` with a 301 to `/p/` when a proxied location is named `/p/`, exact or
     // not; the spec says Exact `/p/` does not match `/p`, which a regex location does not do.

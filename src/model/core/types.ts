@@ -83,6 +83,13 @@ export interface Location extends LocationAnnotations {
   /** The Ingress path, on both pieces of a Prefix split (ingress-nginx's IngressPath: $location_path, the metrics' path label). */
   readonly ingressPath?: string;
   readonly pathType: PathType;
+  /**
+   * An HTTPRoute RegularExpression path match: `path` is a PCRE2 pattern searched in the path as
+   * NGINX's `location ~ path` does (case-sensitive; `^…$` anchors it), tried as NGINX tries regex
+   * locations: after an exact match, before the longest prefix, in the server's order
+   * (../core/paths.ts locationMatch).
+   */
+  readonly pathRegex?: true;
   readonly isDefBackend: boolean;
   readonly ingress: IngressRef | null;
   readonly service: { readonly name: string; readonly port: string } | null;

@@ -12,6 +12,7 @@ import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocation
 import { DEFAULT_UPSTREAM, NO_AFFINITY, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
 import { checkRegex } from '../checks/pcre.js';
+import { regexLocationProblem } from '../checks/regex-cost.js';
 import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
@@ -115,10 +116,10 @@ export function translateGateways(input: TranslateInput): GatewayTranslation {
         let locations = hosts.get(host);
         if (!locations) hosts.set(host, (locations = new Map()));
         for (const loc of listenerPortRedirect(made.locations, host)) {
-          const id = `${loc.pathType} ${loc.path}${loc.when ? ` ${JSON.stringify(loc.when)}` : ''}`;
+          const id = `${loc.pathRegex ? 'RegularExpression' : loc.pathType} ${loc.path}${loc.when ? ` ${JSON.stringify(loc.when)}` : ''}`;
           const taken = locations.get(id);
           if (taken) {
-            warn(`spec.rules[${i}].matches`, `${loc.pathType} path ${JSON.stringify(loc.path)}${loc.when ? ' with the same header, query parameter and method conditions' : ''} on host ${host} is already routed by ${taken.origin} (the older route keeps it); set aside`);
+            warn(`spec.rules[${i}].matches`, `${loc.pathRegex ? 'RegularExpression' : loc.pathType} path ${JSON.stringify(loc.path)}${loc.when ? ' with the same header, query parameter and method conditions' : ''} on host ${host} is already routed by ${taken.origin} (the older route keeps it); set aside`);
             continue;
           }
           locations.set(id, { loc, origin: `HTTPRoute ${key}` });
@@ -289,24 +290,20 @@ function ruleLocations(
     if (when === 'bad') continue;
     const type = m.path?.type ?? 'PathPrefix';
     const value = m.path?.value ?? ROOT_PATH;
-    if (type === 'RegularExpression') {
-      const r = checkRegex(value, { caseless: false });
-      warn(`${field}.path.value`, r.ok ? 'RegularExpression path matches are not served yet; match set aside' : `regular expression ${JSON.stringify(value.slice(0, 200))} does not compile: ${r.error} (at ${r.offset}); match set aside`);
-      continue;
-    }
-    if (type !== 'Exact' && type !== 'PathPrefix') {
+    if (type !== 'Exact' && type !== 'PathPrefix' && type !== 'RegularExpression') {
       warn(`${field}.path.type`, `unknown path match type ${JSON.stringify(type)}; match set aside`);
       continue;
     }
-    const pathType: PathType = type === 'Exact' ? 'Exact' : 'Prefix';
-    const problem = pathProblem(value, pathType, input.settings.strictValidatePathType);
+    const regex = type === 'RegularExpression';
+    const pathType: PathType = type === 'Exact' ? 'Exact' : regex ? 'ImplementationSpecific' : 'Prefix';
+    const problem = regex ? regexMatchProblem(value) : pathProblem(value, pathType, input.settings.strictValidatePathType);
     if (problem) {
       warn(`${field}.path.value`, `${problem}; match set aside`);
       continue;
     }
-    const extra = { ...(when ? { when } : {}), ...(served ? { filters: served } : {}) };
+    const extra = { ...(when ? { when } : {}), ...(served ? { filters: served } : {}), ...(regex ? { pathRegex: true as const } : {}) };
     if (backends.denied !== null) {
-      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, deniedStatus: 500, ...(when ? { when } : {}) });
+      locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), denied: backends.denied, deniedStatus: 500, ...(when ? { when } : {}), ...(regex ? { pathRegex: true as const } : {}) });
     } else if (backends.plans.length === 0) {
       locations.push({ ...input.newLocation(value, pathType, ref, null, DEFAULT_UPSTREAM), ...extra });
     } else {
@@ -317,6 +314,21 @@ function ruleLocations(
     }
   }
   return { locations, plans: backends.denied === null ? [...backends.plans, ...mirrors] : [] };
+}
+
+/** The CRD's bound on a path match's value. */
+const MAX_PATH_VALUE = 1024;
+
+/**
+ * Why a RegularExpression path match cannot be served, or null. The dialect is PCRE2's, as for
+ * Ingress regex paths and the header and query matches; the pattern is searched in the path as
+ * NGINX's `location ~` does (case-sensitive; anchor it with `^…$` to match the whole path).
+ */
+function regexMatchProblem(value: string): string | null {
+  if (value.length === 0 || value.length > MAX_PATH_VALUE) return `a regular expression must have 1 to ${MAX_PATH_VALUE} characters`;
+  if (CONTROL.test(value)) return 'the regular expression has a control character (CR, LF, NUL…)';
+  const problem = regexLocationProblem(value, false, 0);
+  return problem === null ? null : `path ${JSON.stringify(value.slice(0, 200))} ${problem}`;
 }
 
 /**

@@ -3,8 +3,7 @@
 // annotations, other namespaces' paths that win an older Ingress's requests warned, a root `/`
 // placeholder, host-wide regex mode, ingress-nginx's location order and the Prefix split.
 import type { IngressRef, Location, ModelWarning, Server } from '../core/types.js';
-import { checkRegex } from '../checks/pcre.js';
-import { describeAttack, regexCostProblem } from '../checks/regex-cost.js';
+import { regexLocationProblem } from '../checks/regex-cost.js';
 import type { IngressFragment, PathEntry } from './fragments.js';
 import { pathTakeovers } from './path-takeovers.js';
 import { hostStaticReason } from './dynamic-routes.js';
@@ -191,11 +190,7 @@ function pathsOf(frag: IngressFragment, host: string): readonly PathEntry[] {
 
 /** Why NGINX would refuse `~* ^path` as a regular expression, or null. */
 function regexPathProblem(path: string): string | null {
-  const r = checkRegex(`^${path}`, { caseless: true });
-  if (!r.ok) return `is not a regular expression NGINX accepts (${r.error} at offset ${Math.max(0, r.offset - 1)})`;
-  if (r.names.length > 0) return 'has named groups, which NGINX would make variables of the whole configuration (use numbered groups)';
-  const cost = regexCostProblem(`^${path}`, true);
-  return cost === null ? null : `${cost.reason}${cost.attack === undefined ? '' : ` (attack: ${describeAttack(cost.attack)})`}`;
+  return regexLocationProblem(`^${path}`, true, 1);
 }
 
 /** The raw aliases of a host: the first (oldest) Ingress naming any wins. */

@@ -119,6 +119,52 @@ test('attacker and typo: bad values are named (route, field, reason) and only th
   }
 });
 
+test('RegularExpression paths: a regex entry of the route table (searched as NGINX\'s location ~, case-sensitive), with its conditions; never merged with a prefix of the same text', () => {
+  const regex = (value: string) => ({ type: 'RegularExpression' as const, value });
+  const { table, warnings } = build([{ name: 'r', rules: [
+    rule('a', { path: regex('^/items/[0-9]+$'), headers: [{ name: 'X-Env', value: 'canary' }] }),
+    rule('b', { path: regex('^/items/[0-9]+$') }, { path: regex('/v[0-9]/') }),
+    rule('c', { path: prefix('/items') }, { path: prefix('/v1/') }),
+  ] }]);
+  assert.equal(warnings, []);
+  // By length, longest first (the router tries the regexes in this order, after exact matches and
+  // before the longest prefix); each regex with its conditions; prefixes split as always.
+  assert.equal(table, [
+    '^/items/[0-9]+$ → a {"method":"","headers":[{"name":"x-env","type":"Exact","value":"canary"}],"query":[]}',
+    '^/items/[0-9]+$ → b',
+    '/v[0-9]/ → b',
+    '/items/ → c',
+    '= /items → c',
+    '/v1/ → c',
+    '= /v1 → c',
+    '/ → upstream-default-backend',
+  ]);
+});
+
+test('RegularExpression paths as an attacker or a typo writes them: named, only that match set aside', () => {
+  const bad: Array<[string, RegExp]> = [
+    ['/x(', /is not a regular expression NGINX accepts/],
+    ['^/(?<id>[0-9]+)$', /named groups/],
+    ['^/(a+)+$', /attack/],
+    ['^/a$\r\nreturn 200;', /control character/],
+    ['/a\u0000', /control character/],
+    ['x'.repeat(1025), /1 to 1024 characters/],
+  ];
+  for (const [value, reason] of bad) {
+    const { table, warnings } = build([{ name: 'r', rules: [rule('a', { path: { type: 'RegularExpression', value } }), rule('b', { path: prefix('/ok') })] }]);
+    assert.equal(warnings.length, 1, `${JSON.stringify(value.slice(0, 40))}: ${JSON.stringify(warnings)}`);
+    assert.ok(warnings[0]!.startsWith('HTTPRoute team-a/r spec.rules[0].matches[0].path.value: '), warnings[0]);
+    assert.match(warnings[0]!, reason);
+    assert.match(warnings[0]!, /match set aside$/);
+    assert.ok(table.some((t) => t.startsWith('/ok/ → b')), 'the other rule is served');
+    assert.equal(table.filter((t) => t.endsWith('→ a')), [], 'the bad match is not');
+  }
+  // Escapes are text, not bytes: a valid pattern (nginx.conf gets it only through the escaping filters).
+  const { table, warnings } = build([{ name: 'r', rules: [rule('a', { path: { type: 'RegularExpression', value: '^/a\\n"; return 200;$' } })] }]);
+  assert.equal(warnings, []);
+  assert.ok(table.includes('^/a\\n"; return 200;$ → a'), JSON.stringify(table));
+});
+
 test('on a host whose routes are static (dynamic routes off) conditions cannot be served: named, set aside', () => {
   const { table, warnings, static: why } = build([{ name: 'r', rules: [rule('a', { path: prefix('/p'), method: 'GET' }), rule('b', { path: prefix('/q') })] }], false);
   assert.ok(why !== null);

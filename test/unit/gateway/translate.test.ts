@@ -293,7 +293,7 @@ test('two routes on one host: the older keeps a path both claim; one bad route i
     '/b/ → httproute.team-b.web.80', '= /b → httproute.team-b.web.80', '/ → upstream-default-backend',
   ]);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/new')[0]!, /^spec\.rules\[0\]\.matches: Prefix path "\/app" on host a\.example\.com is already routed by HTTPRoute team-a\/old/);
-  assert.match(warningsOf(warnings, 'HTTPRoute team-b/bad')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: regular expression "\/x\(" does not compile: .*; match set aside$/);
+  assert.match(warningsOf(warnings, 'HTTPRoute team-b/bad')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: path "\/x\(" is not a regular expression NGINX accepts \(.*\); match set aside$/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/odd-path')[0]!, /may only contain letters, digits.*\(strict-validate-path-type\); match set aside$/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/evil-host')[0]!, /^spec\.hostnames\[1\]: host "x;return 200" is not a valid DNS name.*; route set aside$/);
   assert.match(warningsOf(warnings, 'HTTPRoute team-b/evil-path')[0]!, /^spec\.rules\[0\]\.matches\[0\]\.path\.value: path .* must start with "\/" and contain no whitespace or control characters; match set aside$/);

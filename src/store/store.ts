@@ -223,9 +223,6 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     }
     const ing = normaliseIngress(ev.object as Ingress);
     if (old && sameObject(old, ing)) return irrelevant('Ingress unchanged');
-    // Our own status writes come back as events; the model never reads status, so they are kept
-    // (the status actor reads them) without costing a sync and its token.
-    const statusOnly = old !== undefined && sameObject({ ...old, status: undefined } as Ingress, { ...ing, status: undefined } as Ingress);
     if (old) unindexIngress(key, old);
     ingresses.set(key, ing);
     indexIngress(key, ing);
@@ -241,7 +238,6 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     } else if (verdict.served || wasServed) {
       sortedServed = null;
     }
-    if (statusOnly && verdict.served === wasServed) return irrelevant('Ingress status changed, nothing else');
     if (verdict.served) return relevant(wasServed || !old ? `Ingress served: ${verdict.reason}` : `Ingress now served: ${verdict.reason}`);
     if (wasServed) return relevant(`Ingress no longer served: ${verdict.reason}`);
     return irrelevant(`Ingress not served: ${verdict.reason}`);

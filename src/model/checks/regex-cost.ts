@@ -117,6 +117,11 @@ export function regexLocationProblem(pattern: string, caseless: boolean, shift: 
   const r = checkRegex(pattern, { caseless });
   if (!r.ok) return `is not a regular expression NGINX accepts (${r.error} at offset ${Math.max(0, r.offset - shift)})`;
   if (r.names.length > 0) return 'has named groups, which NGINX would make variables of the whole configuration (use numbered groups)';
+  return regexCostMessage(pattern, caseless);
+}
+
+/** regexCostProblem as a warning says it (the reason, and the attack when there is one), or null. */
+export function regexCostMessage(pattern: string, caseless: boolean): string | null {
   const cost = regexCostProblem(pattern, caseless);
   return cost === null ? null : `${cost.reason}${cost.attack === undefined ? '' : ` (attack: ${describeAttack(cost.attack)})`}`;
 }

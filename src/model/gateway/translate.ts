@@ -12,7 +12,7 @@ import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocation
 import { DEFAULT_UPSTREAM, NO_AFFINITY, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
 import { checkRegex } from '../checks/pcre.js';
-import { regexLocationProblem } from '../checks/regex-cost.js';
+import { regexCostMessage, regexLocationProblem } from '../checks/regex-cost.js';
 import { deepEqual } from '../../store/normalise.js';
 import type { AddressPolicy } from '../checks/address-policy.js';
 import { attachParent, type NotAcceptedReason } from './attachment.js';
@@ -414,7 +414,10 @@ function valueMatches(list: ReadonlyArray<{ type?: string; name: string; value: 
     else if (CONTROL.test(value)) problem = 'value has a control character (CR, LF, NUL…)';
     else if (type === 'RegularExpression') {
       const r = checkRegex(value, { caseless: false });
+      // The router runs it on every request of the host: the bound Ingress and path patterns get.
+      const cost = r.ok ? regexCostMessage(value, false) : null;
       if (!r.ok) problem = `regular expression ${JSON.stringify(value.slice(0, 200))} does not compile: ${r.error} (at ${r.offset})`;
+      else if (cost) problem = `regular expression ${JSON.stringify(value.slice(0, 200))} ${cost}`;
     }
     if (problem) {
       warn(at, `${problem}; match set aside`);

@@ -105,6 +105,8 @@ test('attacker and typo: bad values are named (route, field, reason) and only th
     [{ queryParams: [{ name: 'a=b', value: 'v' }] }, 'queryParams[0]', /not a valid query parameter name/],
     [{ queryParams: [{ name: 'q', value: 'a\nb' }] }, 'queryParams[0]', /control character/],
     [{ queryParams: [{ type: 'RegularExpression', name: 'q', value: '[z-a]' }] }, 'queryParams[0]', /does not compile/],
+    [{ headers: [{ type: 'RegularExpression', name: 'X-A', value: '^(a+)+$' }] }, 'headers[0]', /backtrack catastrophically.*attack/],
+    [{ queryParams: [{ type: 'RegularExpression', name: 'q', value: '^(a|a)*$' }] }, 'queryParams[0]', /backtrack catastrophically/],
     [{ method: 'get' }, 'method', /not one of GET/],
     [{ headers: Array.from({ length: 17 }, (_, i) => ({ name: `h${i}`, value: 'v' })) }, 'headers', /at most 16/],
   ];

@@ -2,7 +2,8 @@
 // entry names a TLS location this nginx.conf has is moved there; one naming a location NGINX has
 // not loaded (a table posted while the reload that adds it is under way) answers 503 and is moved
 // nowhere else; an id that is not 16 hex digits is refused with the table. The locations
-// themselves, end to end, are test/e2e/gateway-conformance/ext-backend-tls.test.ts.
+// themselves, end to end, are test/e2e/gateway-conformance/ext-backend-tls.test.ts. Requests over
+// HTTP/1.1 and HTTP/2 (the harness's TLS listener).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startLuaNginx, type LuaNginx } from '../support/lua-nginx.js';
@@ -40,13 +41,15 @@ const post = (body: Record<string, unknown>) => nginx.status('POST', '/configura
 test('a loaded TLS location is where the route goes; an unloaded one answers 503, moved nowhere else', async () => {
   const r = await post({ id: 't1', hosts: { 'loaded.test': [route('a', { tls: LOADED })], 'unloaded.test': [route('b', { tls: 'fedcba9876543210' })], 'plain.test': [route('c')] } });
   assert.is(r.status, 201, r.body);
-  const loaded = await nginx.request({ host: 'loaded.test', path: '/x' });
-  assert.is(loaded.body.trim(), `/.ingress-rx/dynamic-route-tls-${LOADED}`);
-  const unloaded = await nginx.request({ host: 'unloaded.test', path: '/x' });
-  assert.is(unloaded.status, 503, unloaded.body);
-  assert.is(unloaded.body.includes('dynamic-route-tls'), false);
-  const plain = await nginx.request({ host: 'plain.test', path: '/x' });
-  assert.is.not(plain.status, 503, 'a route without TLS is not denied');
+  for (const http2 of [false, true]) {
+    const loaded = await nginx.request({ host: 'loaded.test', path: '/x', http2 });
+    assert.is(loaded.body.trim(), `/.ingress-rx/dynamic-route-tls-${LOADED}`);
+    const unloaded = await nginx.request({ host: 'unloaded.test', path: '/x', http2 });
+    assert.is(unloaded.status, 503, unloaded.body);
+    assert.is(unloaded.body.includes('dynamic-route-tls'), false);
+    const plain = await nginx.request({ host: 'plain.test', path: '/x', http2 });
+    assert.is.not(plain.status, 503, `a route without TLS is not denied (${http2 ? 'HTTP/2' : 'HTTP/1.1'})`);
+  }
 });
 
 test('attacker: a tls value that is not 16 hex digits refuses the table, and the one held stays', async () => {
@@ -55,7 +58,9 @@ test('attacker: a tls value that is not 16 hex digits refuses the table, and the
     assert.is(r.status, 400, `${JSON.stringify(tls)}: ${r.body}`);
     assert.match(r.body, 'tls must be 16 hex digits');
   }
-  assert.is((await nginx.request({ host: 'loaded.test', path: '/' })).body.trim(), `/.ingress-rx/dynamic-route-tls-${LOADED}`);
+  for (const http2 of [false, true]) {
+    assert.is((await nginx.request({ host: 'loaded.test', path: '/', http2 })).body.trim(), `/.ingress-rx/dynamic-route-tls-${LOADED}`);
+  }
 });
 
 test.run();

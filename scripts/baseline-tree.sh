@@ -8,6 +8,8 @@ commit=${1:?usage: scripts/baseline-tree.sh COMMIT DIR}
 dir=${2:?usage: scripts/baseline-tree.sh COMMIT DIR}
 mkdir -p "$dir"
 git archive "$commit" | tar -x -C "$dir"
+# A few commits (f63aa2d..a071dfe) carried a node_modules symlink by mistake; a tree needs its own.
+[ ! -L "$dir/node_modules" ] || rm "$dir/node_modules"
 if ! cmp -s package-lock.json "$dir/package-lock.json"; then
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 else

@@ -13,10 +13,10 @@ DEB_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-cjson libnginx-mod-
   gcc libc6-dev libpcre2-dev)
 # What only the tests need, not the image (the Dockerfile runs this script with SETUP_PROFILE=image):
 # prometheus for the dashboards test; chromium for the browser tests (test/e2e/browser-*.test.ts, Debian's
-# headless Chromium); php-fpm for the FastCGI test (its own php-fpm on loopback, never the system service); buildah, mmdebstrap, bubblewrap and iproute2 build the image
+# headless Chromium); curl for scripts/quickstart.sh and the lines it prints (a fresh Debian has none); php-fpm for the FastCGI test (its own php-fpm on loopback, never the system service); buildah, mmdebstrap, bubblewrap and iproute2 build the image
 # and run it as the kubelet would (scripts/image.sh, test/e2e/image-pod.test.ts).
 if [ "${SETUP_PROFILE:-}" != image ]; then
-  DEB_PACKAGES+=(prometheus chromium php-fpm buildah mmdebstrap bubblewrap iproute2)
+  DEB_PACKAGES+=(curl prometheus chromium php-fpm buildah mmdebstrap bubblewrap iproute2)
 fi
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import { isTask, type PipelineInput, type SourceEvent, type Task } from '../store/events.js';
 import { combineHooks, type PipelineHooks } from '../streams/hooks.js';
 import { createPipeline } from '../pipeline/pipeline.js';
-import { IDLE_GC_MS, collectGarbage, idleCollections } from '../pipeline/idle-gc.js';
+import { IDLE_GC_MS, createIdleCollector, idleCollections } from '../pipeline/idle-gc.js';
 import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { GatewayPortOptions, Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
@@ -356,10 +356,10 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     error: (err: unknown) => { logger.error({ err: String((err as Error)?.message ?? err) }, 'the sync pipeline failed'); resolveDone(); },
   });
 
+  const collectIfGrown = createIdleCollector();
   const idleGcSub = idleCollections(results$, received$, IDLE_GC_MS, scheduler).pipe(takeUntil(stop$)).subscribe(() => {
     const t = performance.now();
-    collectGarbage();
-    logger.debug({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
+    if (collectIfGrown()) logger.debug({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
   });
 
   let shutdownPromise: Promise<void> | null = null;

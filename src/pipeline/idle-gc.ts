@@ -9,6 +9,12 @@ import { runInNewContext } from 'node:vm';
 
 /** How long after a sync no input may arrive before the collection. */
 export const IDLE_GC_MS = 5000;
+/**
+ * How much the RSS must have grown since the last collection. A full collection at 10k costs
+ * ~250 ms of CPU, many times what an isolated endpoint change costs; only syncs that allocated
+ * much (the first, a reload, a large change) leave that much behind.
+ */
+export const IDLE_GC_MIN_GROWTH_BYTES = 16 * 2 ** 20;
 
 /** Emits once after each sync, when `idleMs` passed without an input; a new sync restarts the wait. */
 export function idleCollections(syncs$: Observable<unknown>, inputs$: Observable<unknown>, idleMs: number, scheduler: SchedulerLike): Observable<void> {
@@ -16,6 +22,17 @@ export function idleCollections(syncs$: Observable<unknown>, inputs$: Observable
     switchMap(() => inputs$.pipe(startWith(undefined), debounceTime(idleMs, scheduler), take(1))),
     map(() => undefined),
   );
+}
+
+/** Collects (and returns true) when the RSS grew by `minGrowth` bytes since the last collection. */
+export function createIdleCollector(minGrowth = IDLE_GC_MIN_GROWTH_BYTES, rss = () => process.memoryUsage.rss(), collect = collectGarbage): () => boolean {
+  let afterLast = 0;
+  return () => {
+    if (rss() < afterLast + minGrowth) return false;
+    collect();
+    afterLast = rss();
+    return true;
+  };
 }
 
 type Gc = (options?: { type: 'minor' | 'major' }) => void;

@@ -2,7 +2,7 @@
 // and that collectGarbage() really collects.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { collectGarbage, idleCollections } from '../../../src/pipeline/idle-gc.js';
+import { collectGarbage, createIdleCollector, idleCollections } from '../../../src/pipeline/idle-gc.js';
 import { newScheduler } from '../../support/pipeline-harness.js';
 
 const idle = suite('idle collection');
@@ -42,6 +42,22 @@ idle('syncs closer together than the wait collect nothing until the last one', (
     const inputs = hot('-');
     expectObservable(idleCollections(syncs, inputs, 5000, s), '^ 20s !').toBe('13s c', { c: undefined });
   });
+});
+
+idle('a collection only once the RSS grew by the threshold since the last one', () => {
+  const MB = 2 ** 20;
+  let rss = 100 * MB;
+  const collected: number[] = [];
+  // Each collection gives 30 MB back.
+  const collectIfGrown = createIdleCollector(16 * MB, () => rss, () => { collected.push(rss / MB); rss -= 30 * MB; });
+  assert.is(collectIfGrown(), true, 'after the first sync');
+  rss = 80 * MB;
+  assert.is(collectIfGrown(), false, '10 MB more than after the last collection (70): none');
+  rss = 86 * MB;
+  assert.is(collectIfGrown(), true, '16 MB more: collected');
+  rss = 60 * MB;
+  assert.is(collectIfGrown(), false, '4 MB more than after it (56): none');
+  assert.equal(collected, [100, 86]);
 });
 
 idle('collectGarbage() collects what nothing references any more', async () => {

@@ -359,7 +359,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   const collectIfGrown = createIdleCollector();
   const idleGcSub = idleCollections(results$, received$, IDLE_GC_MS, scheduler).pipe(takeUntil(stop$)).subscribe(() => {
     const t = performance.now();
-    if (collectIfGrown()) logger.debug({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
+    if (collectIfGrown()) logger.info({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
   });
 
   let shutdownPromise: Promise<void> | null = null;

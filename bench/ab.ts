@@ -5,7 +5,9 @@
 // wall figures moved 8x between runs while CPU figures moved ~10%. Figures at 10k Ingresses: the
 // first build and first render of a fresh process (code not yet optimised), the median of three
 // more of each with new builders and renderers (warm), and the median sync of 25 one-Ingress changes.
-//   node --import tsx bench/ab.ts <treeA> <treeB> [--rounds 8]
+//   node --import tsx bench/ab.ts <treeA> <treeB> [--rounds 8] [--a-flags F] [--b-flags F]
+// --a-flags / --b-flags: node flags for that side's processes (space-separated), e.g. the same
+// tree twice with `--b-flags --max-semi-space-size=2` to A/B a flag of bin/ingress-rx.
 //   node --import tsx bench/ab.ts --child <tree>   (internal; the tree needs node_modules and build/)
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -84,17 +86,19 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(await child(resolve(childTree)))}\n`);
     return;
   }
-  const [a, b] = process.argv.slice(2).filter((x) => !x.startsWith('--') && x !== arg('--rounds'));
-  if (!a || !b) throw new Error('usage: bench/ab.ts <treeA> <treeB> [--rounds N]');
+  const values = ['--rounds', '--a-flags', '--b-flags'].map((f) => arg(f));
+  const [a, b] = process.argv.slice(2).filter((x) => !x.startsWith('--') && !values.includes(x));
+  if (!a || !b) throw new Error('usage: bench/ab.ts <treeA> <treeB> [--rounds N] [--a-flags F] [--b-flags F]');
   const rounds = Number(arg('--rounds') ?? 8);
+  const flags = (side: string) => (arg(side) ?? '').split(' ').filter(Boolean);
   const results: { a: Phases; b: Phases }[] = [];
-  const one = async (tree: string): Promise<Phases> => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', resolve(tree)], {
+  const one = async (tree: string, nodeFlags: string[]): Promise<Phases> => {
+    const { stdout } = await run(process.execPath, [...nodeFlags, '--import', 'tsx', import.meta.filename, '--child', resolve(tree)], {
       cwd: resolve(tree), timeout: 300_000, maxBuffer: 1 << 20,
     });
     return JSON.parse(stdout.trim().split('\n').pop()!) as Phases;
   };
-  for (let r = 0; r < rounds; r++) results.push({ a: await one(a), b: await one(b) });
+  for (let r = 0; r < rounds; r++) results.push({ a: await one(a, flags('--a-flags')), b: await one(b, flags('--b-flags')) });
   const rows: Row[] = (Object.keys(results[0]!.a) as (keyof Phases)[]).map((k) => {
     const ratios = results.map((x) => x.b[k] / x.a[k]);
     return {
@@ -104,7 +108,8 @@ async function main(): Promise<void> {
     };
   });
   rows.push({ figure: 'load average at the end', value: loadAverage(), note: `${rounds} rounds, A then B each` });
-  printTable(`A/B: A = ${a}, B = ${b}`, rows);
+  const side = (tree: string, f: string) => `${tree}${arg(f) ? ` (node ${arg(f)})` : ''}`;
+  printTable(`A/B: A = ${side(a, '--a-flags')}, B = ${side(b, '--b-flags')}`, rows);
 }
 
 await main();

@@ -3,6 +3,7 @@
 // SourceEvents, as manifest files, or as a recorded NDJSON event log with an endpoint storm.
 //   node --import tsx bench/gen.ts --n 1000 --manifests DIR [--files 4]
 //   node --import tsx bench/gen.ts --n 1000 --log FILE [--storm 20000 --storm-rate 100]
+//   node --import tsx bench/gen.ts --n 1000 --events FILE   (a JSON array of SourceEvents: bench/rss-child.mjs)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, createWriteStream } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -251,8 +252,9 @@ async function main(argv: string[]): Promise<void> {
   const n = Number(arg(argv, '--n') ?? 1000);
   const manifests = arg(argv, '--manifests');
   const log = arg(argv, '--log');
-  if (!manifests && !log) {
-    process.stderr.write('usage: bench/gen.ts --n N (--manifests DIR [--files K] | --log FILE [--storm M] [--storm-rate R])\n');
+  const events = arg(argv, '--events');
+  if (!manifests && !log && !events) {
+    process.stderr.write('usage: bench/gen.ts --n N (--manifests DIR [--files K] | --log FILE [--storm M] [--storm-rate R] | --events FILE)\n');
     process.exitCode = 2;
     return;
   }
@@ -263,6 +265,10 @@ async function main(argv: string[]): Promise<void> {
   if (log) {
     const count = await writeEventLog(log, { n }, { storm: Number(arg(argv, '--storm') ?? 0), stormRate: Number(arg(argv, '--storm-rate') ?? 100) });
     process.stdout.write(`wrote ${count} events to ${log}\n`);
+  }
+  if (events) {
+    writeFileSync(events, JSON.stringify(generateEvents({ n })));
+    process.stdout.write(`wrote the events of ${n} Ingresses to ${events}\n`);
   }
 }
 

@@ -1,7 +1,8 @@
 // What holds a heap snapshot's memory: self size by node type and constructor, strings whose
 // content appears more than once (the bytes a shared copy would save), and the retained size of
 // objects reached from the roots by a named property path (dominator tree).
-//   node --expose-gc --import tsx bench/model.ts --rss-child 10000 --heap-snapshot /tmp/s.heapsnapshot
+//   node --import tsx bench/gen.ts --n 10000 --events /tmp/ev.json
+//   node --expose-gc bench/rss-child.mjs --dist /tmp/ev.json --idle-gc --heap-snapshot /tmp/s.heapsnapshot
 //   node --max-old-space-size=6000 --import tsx bench/heap-summary.ts /tmp/s.heapsnapshot [--top N]
 import { readFileSync } from 'node:fs';
 import { arg } from './lib.js';

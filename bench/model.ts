@@ -3,14 +3,13 @@
 // simple Ingress, `nginx -t` time; in child processes, the first sync of a fresh process and the
 // controller's RSS after it. A fixed CPU workload timed first shows how fast the machine was.
 //   node --import tsx bench/model.ts [--full]
-//   node --expose-gc --import tsx bench/model.ts --rss-child N [--heap-snapshot FILE]   (internal)
+// The first sync and the RSS run in bench/rss-child.mjs, from the compiled dist/ (npm run build).
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import type { Store } from '../src/store/types.js';
 import { createModelBuilder, type ModelBuilder, type StoreChanges } from '../src/model/build.js';
@@ -105,42 +104,30 @@ function incrementalSync(
   return { ms: elapsed, cpu: cpuMs() - cpu0, decision: d.kind, payloadBytes };
 }
 
-async function rssChild(n: number): Promise<void> {
-  const prefix = mkdtempSync(join(tmpdir(), 'irx-bench-rss-'));
-  const gc = (globalThis as { gc?: () => void }).gc;
-  const mb = () => { gc?.(); gc?.(); return process.memoryUsage(); };
-  try {
-    const base = mb();
-    const store = loadStore(generateEvents({ n }));
-    const afterStore = mb();
-    const s = fullSync(store, benchRuntime(prefix));
-    const m = mb();
-    // `--heap-snapshot FILE`: the state as measured, for bench/heap-summary.ts.
-    const heapFile = arg('--heap-snapshot');
-    if (heapFile) writeHeapSnapshot(heapFile);
-    // V8 keeps the young generation's pages after a gc(): resident, empty, part of the RSS.
-    const newSpace = getHeapSpaceStatistics().find((sp) => sp.space_name === 'new_space');
-    // Keep the synced state alive through the measurement, as the controller does.
-    const toMb = (x: number) => Math.round(x / 2 ** 20);
-    process.stdout.write(`${JSON.stringify({
-      first_sync_ms: total(s.phases), phases: s.phases,
-      rss_mb: m.rss / 2 ** 20, heap_mb: toMb(m.heapUsed), heap_total_mb: toMb(m.heapTotal), new_space_mb: toMb(newSpace?.physical_space_size ?? 0), external_mb: toMb(m.external), base_rss_mb: toMb(base.rss),
-      store_rss_mb: toMb(afterStore.rss - base.rss), sync_rss_mb: toMb(m.rss - afterStore.rss), conf_mb: toMb(s.conf.length),
-      servers: s.config.servers.length, gc: gc !== undefined,
-    })}\n`);
-  } finally {
-    rmSync(prefix, { recursive: true, force: true });
-  }
+const RSS_CHILD = join(dirname(SCRIPT), 'rss-child.mjs');
+const ROOT = join(dirname(SCRIPT), '..');
+
+interface RssReport {
+  first_sync_ms: number; first_sync_cpu_ms: number; phases: Synced['phases']; rss_mb: number; rss_before_idle_gc_mb: number; heap_mb: number; heap_total_mb: number;
+  new_space_mb: number; external_mb: number; base_rss_mb: number; store_rss_mb: number; sync_rss_mb: number; conf_mb: number;
 }
 
-interface RssReport { first_sync_ms: number; phases: Synced['phases']; rss_mb: number; heap_mb: number; heap_total_mb: number; new_space_mb: number; external_mb: number; base_rss_mb: number; store_rss_mb: number; sync_rss_mb: number; conf_mb: number }
+/** Whether dist/ was built after the last change to src/ (as test/support/cli-command.ts decides). */
+function distCurrent(): boolean {
+  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true })
+    .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
+  try { return statSync(join(ROOT, 'dist', '.build-stamp')).mtimeMs > newest(join(ROOT, 'src')); } catch { return false; }
+}
 
-async function measureRss(n: number): Promise<RssReport> {
-  const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', SCRIPT, '--rss-child', String(n)], {
-    cwd: join(dirname(SCRIPT), '..'), timeout: 180_000, maxBuffer: 1 << 20,
-  });
-  const last = stdout.trim().split('\n').pop()!;
-  return JSON.parse(last) as RssReport;
+/**
+ * The first sync and the RSS of a fresh process over the events in `file`: as production runs
+ * (the compiled dist/ under plain node, as bin/ingress-rx starts it, then its idle collection), or
+ * from source under tsx.
+ */
+async function measureRss(file: string, from: 'dist' | 'src'): Promise<RssReport> {
+  const args = from === 'dist' ? ['--expose-gc', RSS_CHILD, '--dist', file, '--idle-gc'] : ['--expose-gc', '--import', 'tsx', RSS_CHILD, '--src', file, '--idle-gc'];
+  const { stdout } = await run(process.execPath, args, { cwd: ROOT, timeout: 180_000, maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as RssReport;
 }
 
 async function nginxTest(conf: string, config: Configuration, runtime: NginxRuntime): Promise<number> {
@@ -294,27 +281,32 @@ async function main(): Promise<void> {
     if (!full) rows.push({ figure: 'nginx -t at 10k Ingresses', value: 'skipped', status: 'n/a', note: 'full mode only' });
 
     // 4. In fresh child processes: the first sync (nothing compiled or warmed yet, as in a
-    // controller that just listed its cluster) and the RSS after it, with a GC first.
+    // controller that just listed its cluster) and the RSS after it and the idle collection, as
+    // production runs (dist/, plain node); once from source under tsx for comparison.
     synced10k = null;
     synced1k = null;
     for (const n of [1000, 10_000]) {
       await attempt(rows, `rss ${n / 1000}k`, async () => {
+        if (!distCurrent()) throw new Error('dist/ is older than src/: run `npm run build` (and touch dist/.build-stamp) to measure what production runs');
+        const file = join(prefix, `events-${n}.json`);
+        writeFileSync(file, JSON.stringify(generateEvents({ n })));
         const reports: RssReport[] = [];
-        for (let k = 0; k < (n === 10_000 ? (full ? 5 : 3) : 1); k++) reports.push(await measureRss(n));
+        for (let k = 0; k < (n === 10_000 ? (full ? 5 : 3) : 1); k++) reports.push(await measureRss(file, 'dist'));
+        const tsx = n === 10_000 ? await measureRss(file, 'src') : null;
         const r = reports[0]!;
         const v = r.rss_mb;
         fig[`rss_mb_${n / 1000}k`] = round(v, 0);
         if (n === 10_000) {
           const syncs = reports.map((x) => x.first_sync_ms);
           const m = median(syncs);
-          const mid = reports.find((x) => x.first_sync_ms === m)!.phases;
+          const mid = reports.find((x) => x.first_sync_ms === m)!;
           fig.first_sync_ms_10k = round(m, 0);
           rows.push({ figure: 'first sync of a fresh process, 10k', value: `${m.toFixed(0)} ms`, target: '≤ 1500 ms', status: verdict(m, 1500),
-            note: `median of ${syncs.length} processes (${syncs.map((x) => x.toFixed(0)).join(', ')} ms); that run: build ${mid.build.toFixed(0)}, snapshot+decide ${mid.snapshot.toFixed(0)}, payloads ${mid.payloads.toFixed(0)}, render ${mid.render.toFixed(0)} ms` });
+            note: `dist/ under plain node, median of ${syncs.length} processes (${syncs.map((x) => x.toFixed(0)).join(', ')} ms); that run: build ${mid.phases.build.toFixed(0)}, snapshot+decide ${mid.phases.snapshot.toFixed(0)}, payloads ${mid.phases.payloads.toFixed(0)}, render ${mid.phases.render.toFixed(0)} ms, CPU ${mid.first_sync_cpu_ms.toFixed(0)} ms; from source under tsx: ${tsx!.first_sync_ms.toFixed(0)} ms (CPU ${tsx!.first_sync_cpu_ms.toFixed(0)})` });
         }
         rows.push({ figure: `controller RSS after initial sync, ${n / 1000}k`, value: `${v.toFixed(0)} MB`,
-          target: n === 10_000 ? '≤ 300 MB' : '', status: n === 10_000 ? verdict(v, 300) : '',
-          note: `after gc(): node alone ${r.base_rss_mb} MB, + store ${r.store_rss_mb} MB, + sync ${r.sync_rss_mb} MB (nginx.conf ${r.conf_mb} MB); heap used ${r.heap_mb} of ${r.heap_total_mb} MB (young generation ${r.new_space_mb} MB, empty), external ${r.external_mb} MB` });
+          target: n === 10_000 ? '≤ 200 MB' : '', status: n === 10_000 ? verdict(v, 200) : '',
+          note: `dist/ under plain node, after the idle collection (${r.rss_before_idle_gc_mb.toFixed(0)} MB before it): node alone ${r.base_rss_mb} MB, + store ${r.store_rss_mb} MB, + sync ${r.sync_rss_mb} MB (nginx.conf ${r.conf_mb} MB); heap used ${r.heap_mb} of ${r.heap_total_mb} MB (young generation ${r.new_space_mb} MB), external ${r.external_mb} MB${tsx ? `; from source under tsx: ${tsx.rss_mb.toFixed(0)} MB (${tsx.rss_before_idle_gc_mb.toFixed(0)} before the collection)` : ''}` });
       });
     }
   } finally {
@@ -325,6 +317,4 @@ async function main(): Promise<void> {
   emitFigures(fig);
 }
 
-const child = arg('--rss-child');
-if (child) await rssChild(Number(child));
-else await main();
+await main();

@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { isTask, type PipelineInput, type SourceEvent, type Task } from '../store/events.js';
 import { combineHooks, type PipelineHooks } from '../streams/hooks.js';
 import { createPipeline } from '../pipeline/pipeline.js';
+import { IDLE_GC_MS, createIdleCollector, idleCollections } from '../pipeline/idle-gc.js';
 import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { GatewayPortOptions, Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
@@ -295,10 +296,12 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   // before it (a template change, say) would serve an empty cluster.
   let initialStateId: number | null = null;
   let initialStateMerged = false;
+  const received$ = new Subject<void>();
   const hooks = combineHooks(
     ...(opts.hooks ?? []),
     {
       received: (it) => {
+        received$.next();
         received.set(it.id, Date.now());
         if (initialStateId === null && isTask(it.input) && it.input.task === 'initial-sync') initialStateId = it.id;
       },
@@ -353,6 +356,12 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     error: (err: unknown) => { logger.error({ err: String((err as Error)?.message ?? err) }, 'the sync pipeline failed'); resolveDone(); },
   });
 
+  const collectIfGrown = createIdleCollector();
+  const idleGcSub = idleCollections(results$, received$, IDLE_GC_MS, scheduler).pipe(takeUntil(stop$)).subscribe(() => {
+    const t = performance.now();
+    if (collectIfGrown()) logger.info({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
+  });
+
   let shutdownPromise: Promise<void> | null = null;
   return {
     ready: readyPromise,
@@ -376,6 +385,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         if (timedOut) logger.warn('the running sync did not finish in time');
         resultsSub.unsubscribe();
         restartSub.unsubscribe();
+        idleGcSub.unsubscribe();
         startedSub.unsubscribe();
         await beforeNginxStops?.();
         // As ingress-nginx: QUIT, then wait for NGINX to exit. In-flight requests finish; NGINX

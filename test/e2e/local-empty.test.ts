@@ -32,4 +32,10 @@ over.both('what is added to an empty directory is served', async (p) => {
   await p.until(host, '/', (r) => r.backend === 'a', { what: `${host} served` });
 });
 
+test('once quiet after a sync, the controller collects garbage and says what it holds since', async () => {
+  const collected = /[^\n]*"msg":"idle: garbage collected"[^\n]*/;
+  const line = (await ctl.logged(collected, 'the idle collection')).match(collected)![0];
+  assert.match(line, /"rssMb":\d+/);
+});
+
 test.run();

@@ -94,6 +94,23 @@ export function makeLocation(
   return location as unknown as Location;
 }
 
+// Ingresses with equal annotations share one parsed object (the builder's memo, and the defaults
+// of every Ingress without annotations): what follows from it alone is made once per object.
+const templates = new WeakMap<ParsedAnnotations, LocationTemplate>();
+const staticReasons = new WeakMap<ParsedAnnotations, { settings: NginxSettings; reason: string | null }>();
+
+function templateOf(parsed: ParsedAnnotations): LocationTemplate {
+  let t = templates.get(parsed);
+  if (t === undefined) templates.set(parsed, (t = locationTemplate(parsed)));
+  return t;
+}
+
+function staticReasonOf(parsed: ParsedAnnotations, settings: NginxSettings): string | null {
+  let r = staticReasons.get(parsed);
+  if (r?.settings !== settings) staticReasons.set(parsed, (r = { settings, reason: ingressStaticReason(parsed, settings) }));
+  return r.reason;
+}
+
 /** One warning about Ingress `key` (a function, not a closure per Ingress: a full build makes 10k fragments). */
 function warnAbout(warnings: ModelWarning[], key: string, field: string, message: string): void {
   warnings.push({ object: `Ingress ${key}`, field, message });
@@ -118,7 +135,7 @@ export function buildFragment(
   const named = new Set<string>();
   const paths: PathEntry[] = [];
   const rules = ing.spec.rules ?? [];
-  const template = locationTemplate(parsed);
+  const template = templateOf(parsed);
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i]!;
     const raw = rule.host ?? '';
@@ -173,6 +190,6 @@ export function buildFragment(
 
   return {
     key, ref, parsed, canary: parsed.canary.enabled, hosts, paths, defaultBackend, catchAll,
-    tls: ing.spec.tls ?? [], rootLocation, catchAllLocation, staticReason: ingressStaticReason(parsed, settings), warnings,
+    tls: ing.spec.tls ?? [], rootLocation, catchAllLocation, staticReason: staticReasonOf(parsed, settings), warnings,
   };
 }

@@ -44,8 +44,8 @@ export interface IngressFragment {
   /** spec.defaultBackend and no rules: takes over the default server's root. */
   catchAll: boolean;
   tls: IngressTLS[];
-  /** The `/` location this Ingress gives a host it creates (its defaultBackend or the default upstream). */
-  rootLocation: Location;
+  /** The `/` location this Ingress gives a host it creates (its defaultBackend or the default upstream); made when first read. */
+  readonly rootLocation: Location;
   /** The default server's root when this Ingress is the catch-all. */
   catchAllLocation: Location | null;
   /** Why its routes need a server block, or null when the Lua router can serve them (./dynamic-routes.ts). */
@@ -109,6 +109,28 @@ function staticReasonOf(parsed: ParsedAnnotations, settings: NginxSettings): str
   let r = staticReasons.get(parsed);
   if (r?.settings !== settings) staticReasons.set(parsed, (r = { settings, reason: ingressStaticReason(parsed, settings) }));
   return r.reason;
+}
+
+/**
+ * A fragment whose root location is made when first read: a host's root placeholder is its
+ * oldest Ingress's, and only when no Ingress of the host has a `/` path (most have one).
+ */
+class Fragment implements IngressFragment {
+  readonly canary: boolean;
+  #root: Location | null = null;
+
+  constructor(
+    readonly key: string, readonly ref: IngressRef, readonly parsed: ParsedAnnotations, readonly hosts: string[], readonly paths: PathEntry[],
+    readonly defaultBackend: BackendUse | null, readonly catchAll: boolean, readonly tls: IngressTLS[], readonly catchAllLocation: Location | null,
+    readonly staticReason: string | null, readonly warnings: ModelWarning[],
+    private readonly root: { backend: string; template: LocationTemplate; settings: NginxSettings },
+  ) {
+    this.canary = parsed.canary.enabled;
+  }
+
+  get rootLocation(): Location {
+    return (this.#root ??= makeLocation(ROOT_PATH, 'Prefix', this.ref, this.defaultBackend, this.root.backend, this.root.template, this.root.settings, true));
+  }
 }
 
 /** One warning about Ingress `key` (a function, not a closure per Ingress: a full build makes 10k fragments). */
@@ -176,7 +198,6 @@ export function buildFragment(
   }
 
   const rootBackend = defaultBackend?.name ?? DEFAULT_UPSTREAM;
-  const rootLocation = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, rootBackend, template, settings, true);
   const catchAll = defaultBackend !== null && rules.length === 0;
   let catchAllLocation: Location | null = null;
   if (catchAll && defaultBackend) {
@@ -188,8 +209,8 @@ export function buildFragment(
     };
   }
 
-  return {
-    key, ref, parsed, canary: parsed.canary.enabled, hosts, paths, defaultBackend, catchAll,
-    tls: ing.spec.tls ?? [], rootLocation, catchAllLocation, staticReason: staticReasonOf(parsed, settings), warnings,
-  };
+  return new Fragment(
+    key, ref, parsed, hosts, paths, defaultBackend, catchAll, ing.spec.tls ?? [], catchAllLocation, staticReasonOf(parsed, settings), warnings,
+    { backend: rootBackend, template, settings },
+  );
 }

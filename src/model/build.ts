@@ -11,7 +11,8 @@ import type { Logger } from '../log.js';
 import type { ConfigMap, Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
 import { GATEWAY_KINDS, type StoredKind } from '../store/events.js';
-import { defaultAnnotations, locationTemplate, parseAnnotations } from './ingress/annotations/index.js';
+import { defaultAnnotations, locationTemplate, parseAnnotations, type ParsedAnnotations, type ParseResult } from './ingress/annotations/index.js';
+import { prefixedAnnotations } from './ingress/annotations/reader.js';
 import type { NginxSettings } from './core/config/settings.js';
 import { defaultSettings, parseConfigMap } from './core/config/parse.js';
 import type { Backend, BackendTLSLocation, Certificate, Configuration, Endpoint, Location, ModelWarning, Server } from './core/types.js';
@@ -30,6 +31,9 @@ import { changedServices, rebuildServiceBackends, type LastBuild } from './ingre
 import { backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
+
+/** Distinct annotation sets kept (per namespace); past it the memo starts afresh. */
+const MAX_SHARED_ANNOTATION_SETS = 4096;
 
 export interface ModelBuildOptions {
   /** --annotations-prefix, e.g. `nginx.ingress.kubernetes.io`. */
@@ -90,6 +94,13 @@ export interface ModelBuilder {
 interface BuilderCaches {
   /** Per Ingress object: its fragment, valid while the settings and what it read are the same. */
   readonly ingresses: WeakMap<Ingress, { settings: NginxSettings; deps: Dependency[]; fragment: IngressFragment }>;
+  /**
+   * Parsed annotations shared by the Ingresses of one namespace with equal annotations (most
+   * Ingresses of a cluster share a few annotation sets), for the settings they were parsed with.
+   * Only results that read nothing from the store and warned about nothing are kept: they depend
+   * on the namespace, the annotations and the settings alone, and name no Ingress.
+   */
+  parsed: { settings: NginxSettings | null; byAnnotations: Map<string, ParsedAnnotations> };
   /** The built-in default server's root location, per settings. */
   defaultRoot: { settings: NginxSettings; location: Location } | null;
   /** The topology of the last full build (its removals are forgotten from the other caches once). */
@@ -118,7 +129,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: new WeakMap(), defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
+  const caches: BuilderCaches = { ingresses: new WeakMap(), parsed: { settings: null, byAnnotations: new Map() }, defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();
@@ -148,11 +159,25 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     let entry = caches.ingresses.get(ing);
     if (!entry || entry.settings !== settings || (entry.deps.length > 0 && !dependenciesCurrent(store, entry.deps))) {
       const deps: Dependency[] = [];
-      const parsed = parseAnnotations(ing, { prefix: opts.annotationsPrefix, settings, store: trackingReader(store, deps), addressPolicy });
+      const parsed = parsedAnnotations(store, ing, settings, deps);
       entry = { settings, deps, fragment: buildFragment(ing, parsed.value, settings, parsed.warnings) };
       caches.ingresses.set(ing, entry);
     }
     return entry.fragment;
+  }
+
+  function parsedAnnotations(store: StoreReader, ing: Ingress, settings: NginxSettings, deps: Dependency[]): ParseResult {
+    const memo = caches.parsed;
+    if (memo.settings !== settings || memo.byAnnotations.size >= MAX_SHARED_ANNOTATION_SETS) {
+      memo.settings = settings;
+      memo.byAnnotations = new Map();
+    }
+    const key = `${ing.metadata.namespace ?? ''}\n${JSON.stringify(prefixedAnnotations(ing, opts.annotationsPrefix))}`;
+    const shared = memo.byAnnotations.get(key);
+    if (shared) return { value: shared, warnings: [] };
+    const parsed = parseAnnotations(ing, { prefix: opts.annotationsPrefix, settings, store: trackingReader(store, deps), addressPolicy });
+    if (deps.length === 0 && parsed.warnings.length === 0) memo.byAnnotations.set(key, parsed.value);
+    return parsed;
   }
 
   function defaultRoot(settings: NginxSettings): Location {

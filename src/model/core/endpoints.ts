@@ -49,7 +49,6 @@ export function endpointsFromSlices(
 function endpointsWhere(
   svcPort: ServicePort, slices: EndpointSlice[], protocol: string, policy: AddressPolicy, refused: RefusedAddresses, usable: (ep: SliceEndpoint) => boolean,
 ): Endpoint[] {
-  const seen = new Set<string>();
   const out: Endpoint[] = [];
   for (const slice of slices) {
     if (slice.addressType === 'FQDN') continue;
@@ -58,24 +57,30 @@ function endpointsWhere(
       // An unnamed Service port is the Service's only port: any slice port serves it.
       const target = !svcPort.name || svcPort.name === (port.name ?? '') ? port.port ?? 0 : 0;
       if (target === 0) continue;
+      const targetText = String(target);
       for (const ep of slice.endpoints ?? []) {
         if (!usable(ep)) continue;
         for (const raw of ep.addresses ?? []) {
-          const verdict = judgeEndpointAddress(policy, String(raw), String(target));
+          const verdict = judgeEndpointAddress(policy, String(raw), targetText);
           if (!verdict.ok) {
             refused.push(`EndpointSlice ${slice.metadata.namespace ?? ''}/${slice.metadata.name ?? ''}: address ${JSON.stringify(String(raw).slice(0, 100))} port ${target} refused: ${verdict.reason}`);
             continue;
           }
-          const address = verdict.address;
-          const id = `${address}|${target}`;
-          if (seen.has(id)) continue;
-          seen.add(id);
-          out.push({ address, port: String(target) });
+          out.push({ address: verdict.address, port: targetText });
         }
       }
     }
   }
-  return sortShort(out, compareEndpoints);
+  // Sorted, equal endpoints are neighbours: each is kept once (no set of seen ones to build).
+  sortShort(out, compareEndpoints);
+  let kept = 0;
+  for (let i = 0; i < out.length; i++) {
+    const e = out[i]!;
+    if (kept > 0 && out[kept - 1]!.address === e.address && out[kept - 1]!.port === e.port) continue;
+    out[kept++] = e;
+  }
+  out.length = kept;
+  return out;
 }
 
 /**

@@ -44,8 +44,8 @@ export interface IngressFragment {
   /** spec.defaultBackend and no rules: takes over the default server's root. */
   catchAll: boolean;
   tls: IngressTLS[];
-  /** The `/` location this Ingress gives a host it creates (its defaultBackend or the default upstream). */
-  rootLocation: Location;
+  /** The `/` location this Ingress gives a host it creates (its defaultBackend or the default upstream); made when first read. */
+  readonly rootLocation: Location;
   /** The default server's root when this Ingress is the catch-all. */
   catchAllLocation: Location | null;
   /** Why its routes need a server block, or null when the Lua router can serve them (./dynamic-routes.ts). */
@@ -94,6 +94,45 @@ export function makeLocation(
   return location as unknown as Location;
 }
 
+// Ingresses with equal annotations share one parsed object (the builder's memo, and the defaults
+// of every Ingress without annotations): what follows from it alone is made once per object.
+const templates = new WeakMap<ParsedAnnotations, LocationTemplate>();
+const staticReasons = new WeakMap<ParsedAnnotations, { settings: NginxSettings; reason: string | null }>();
+
+function templateOf(parsed: ParsedAnnotations): LocationTemplate {
+  let t = templates.get(parsed);
+  if (t === undefined) templates.set(parsed, (t = locationTemplate(parsed)));
+  return t;
+}
+
+function staticReasonOf(parsed: ParsedAnnotations, settings: NginxSettings): string | null {
+  let r = staticReasons.get(parsed);
+  if (r?.settings !== settings) staticReasons.set(parsed, (r = { settings, reason: ingressStaticReason(parsed, settings) }));
+  return r.reason;
+}
+
+/**
+ * A fragment whose root location is made when first read: a host's root placeholder is its
+ * oldest Ingress's, and only when no Ingress of the host has a `/` path (most have one).
+ */
+class Fragment implements IngressFragment {
+  readonly canary: boolean;
+  #root: Location | null = null;
+
+  constructor(
+    readonly key: string, readonly ref: IngressRef, readonly parsed: ParsedAnnotations, readonly hosts: string[], readonly paths: PathEntry[],
+    readonly defaultBackend: BackendUse | null, readonly catchAll: boolean, readonly tls: IngressTLS[], readonly catchAllLocation: Location | null,
+    readonly staticReason: string | null, readonly warnings: ModelWarning[],
+    private readonly root: { backend: string; template: LocationTemplate; settings: NginxSettings },
+  ) {
+    this.canary = parsed.canary.enabled;
+  }
+
+  get rootLocation(): Location {
+    return (this.#root ??= makeLocation(ROOT_PATH, 'Prefix', this.ref, this.defaultBackend, this.root.backend, this.root.template, this.root.settings, true));
+  }
+}
+
 /** One warning about Ingress `key` (a function, not a closure per Ingress: a full build makes 10k fragments). */
 function warnAbout(warnings: ModelWarning[], key: string, field: string, message: string): void {
   warnings.push({ object: `Ingress ${key}`, field, message });
@@ -118,7 +157,7 @@ export function buildFragment(
   const named = new Set<string>();
   const paths: PathEntry[] = [];
   const rules = ing.spec.rules ?? [];
-  const template = locationTemplate(parsed);
+  const template = templateOf(parsed);
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i]!;
     const raw = rule.host ?? '';
@@ -159,7 +198,6 @@ export function buildFragment(
   }
 
   const rootBackend = defaultBackend?.name ?? DEFAULT_UPSTREAM;
-  const rootLocation = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, rootBackend, template, settings, true);
   const catchAll = defaultBackend !== null && rules.length === 0;
   let catchAllLocation: Location | null = null;
   if (catchAll && defaultBackend) {
@@ -171,8 +209,8 @@ export function buildFragment(
     };
   }
 
-  return {
-    key, ref, parsed, canary: parsed.canary.enabled, hosts, paths, defaultBackend, catchAll,
-    tls: ing.spec.tls ?? [], rootLocation, catchAllLocation, staticReason: ingressStaticReason(parsed, settings), warnings,
-  };
+  return new Fragment(
+    key, ref, parsed, hosts, paths, defaultBackend, catchAll, ing.spec.tls ?? [], catchAllLocation, staticReasonOf(parsed, settings), warnings,
+    { backend: rootBackend, template, settings },
+  );
 }

@@ -44,12 +44,17 @@ function ingressName(loc: Location): string {
   return loc.ingress ? `${loc.ingress.namespace}/${loc.ingress.name}` : '(default)';
 }
 
+/** Stands for a host's root placeholder while the paths are merged (a default backend's, which any `/` path replaces). */
+const ROOT_PLACEHOLDER = { isDefBackend: true } as Location;
+
 export function assembleServer(input: ServerInput): AssembledServer {
   const { host, fragments } = input;
   const warnings: ModelWarning[] = [];
   const merged = new Map<string, Location>();
-  const root = host === DEFAULT_SERVER ? input.defaultRoot : fragments[0]?.rootLocation ?? null;
-  if (root) merged.set(pathKey(ROOT_PATH, 'Prefix'), root);
+  const rootKey = pathKey(ROOT_PATH, 'Prefix');
+  // The root placeholder holds the first place until a `/` path takes it; the oldest Ingress's
+  // root location is made only when none does.
+  if (host === DEFAULT_SERVER ? input.defaultRoot : fragments.length > 0) merged.set(rootKey, ROOT_PLACEHOLDER);
 
   for (const frag of fragments) {
     for (const entry of pathsOf(frag, host)) {
@@ -73,6 +78,8 @@ export function assembleServer(input: ServerInput): AssembledServer {
       });
     }
   }
+
+  if (merged.get(rootKey) === ROOT_PLACEHOLDER) merged.set(rootKey, host === DEFAULT_SERVER ? input.defaultRoot! : fragments[0]!.rootLocation);
 
   // The default server exists before any Ingress: its server-level settings come from none.
   const first = host === DEFAULT_SERVER ? undefined : fragments[0];

@@ -12,6 +12,7 @@ import { stableJSON } from '../../../src/model/core/json.js';
 import { EMPTY_UID, FALLBACK_UID, createBackendsSerialiser, serversDelta, serversPayload, type ServersPayload } from '../../../src/model/core/payload.js';
 import type { Configuration, Location, Server } from '../../../src/model/core/types.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from '../../support/model-objects.js';
+import { secret } from '../../support/annotation-parse.js';
 import { FIXTURE_NOW as NOW, MODEL_FIXTURES, buildFixture, type FixtureOptions } from '../../support/model-fixtures.js';
 
 function fixture(name: string, extra: FixtureOptions = {}) {
@@ -502,5 +503,34 @@ memo('incremental rebuilds give exactly what a cold build gives (300 random chan
   assert.ok(hintedIngressOnly > 100, `builds told only of Ingress changes (backends of kept plans reused): ${hintedIngressOnly}`);
 });
 
+
+memo('Ingresses with equal annotations share their parse only while it warned about nothing and read nothing from the store', () => {
+  const store = testStore();
+  store.put('Service', service('svc'));
+  const shared = { 'proxy-body-size': '8m', 'enable-cors': 'true' };
+  const bad = { 'proxy-read-timeout': 'never' };
+  const auth = { 'auth-type': 'basic', 'auth-secret': 'users' };
+  for (const [name, annotations, ns] of [['a', shared, 'default'], ['b', shared, 'default'], ['c', shared, 'other'], ['bad-1', bad, 'default'], ['bad-2', bad, 'default'], ['auth-1', auth, 'default'], ['auth-2', auth, 'default']] as const) {
+    store.put('Ingress', ingress(name, `${name}.example.com`, [['/', 'Prefix', 'svc', 80]], { annotations, ns }));
+  }
+  store.put('Secret', secret('users', { auth: 'alice:$apr1$abc$Qm2v6f8QW0/Gm7xZ5b1nM.\n' }, 'default'));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const root = (c: Configuration, host: string) => server(c, host).locations.find((l) => l.path === '/')!;
+  let built = builder.build(store);
+  for (const host of ['a', 'b', 'c']) {
+    assert.is(root(built.config, `${host}.example.com`).proxy.bodySize, '8m');
+    assert.ok(root(built.config, `${host}.example.com`).cors !== null);
+  }
+  // Each warning names its own Ingress.
+  for (const name of ['bad-1', 'bad-2']) assert.ok(built.warnings.some((w) => w.object === `Ingress default/${name}` && w.field.includes('proxy-read-timeout')), name);
+  for (const name of ['auth-1', 'auth-2']) assert.is(root(built.config, `${name}.example.com`).denied, null);
+  // A parse that read a Secret follows it, for each Ingress.
+  store.remove('Secret', secret('users', {}, 'default'));
+  built = builder.build(store);
+  for (const name of ['auth-1', 'auth-2']) assert.match(root(built.config, `${name}.example.com`).denied ?? '', /not found/);
+  const cold = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+  assert.fixture(stableJSON(built.config), stableJSON(cold.config));
+  assert.equal(built.warnings, cold.warnings);
+});
 
 memo.run();

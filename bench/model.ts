@@ -206,7 +206,7 @@ async function main(): Promise<void> {
         const p = best.phases;
         rows.push({
           figure: `full sync ${n / 1000}k Ingresses`, value: `${value.toFixed(0)} ms`,
-          target: n === 10_000 ? '≤ 1500 ms' : '', status: n === 10_000 ? verdict(value, 1500) : '',
+          target: n === 10_000 ? '≤ 400 ms' : '', status: n === 10_000 ? verdict(value, 400) : '',
           note: `build ${p.build.toFixed(0)}, snapshot+decide ${p.snapshot.toFixed(0)}, payloads ${p.payloads.toFixed(0)}, render ${p.render.toFixed(0)} ms; ` +
             `${best.config.servers.length} servers, ${best.config.backends.length} backends; CPU ${best.cpu.toFixed(0)} ms; store load ${storeMs.toFixed(0)} ms (not counted); ` +
             `in this process after the smaller sizes${full ? ', best of 2' : ''}`,
@@ -237,7 +237,7 @@ async function main(): Promise<void> {
         }
         const v = median(times);
         fig.ingress_change_sync_ms_10k = round(v, 1);
-        rows.push({ figure: 'sync after 1 Ingress changed (10k, render incl.)', value: `${v.toFixed(1)} ms`, target: '≤ 100 ms', status: verdict(v, 100),
+        rows.push({ figure: 'sync after 1 Ingress changed (10k, render incl.)', value: `${v.toFixed(1)} ms`, target: '≤ 25 ms', status: verdict(v, 25),
           note: `median of ${times.length}; max ${Math.max(...times).toFixed(1)} ms; CPU median ${median(cpu).toFixed(1)} ms; decisions: ${[...decisions].join(',')}` });
       });
       await attempt(rows, 'endpoint change 10k', () => {
@@ -309,7 +309,7 @@ async function main(): Promise<void> {
           const m = median(syncs);
           const mid = reports.find((x) => x.first_sync_ms === m)!.phases;
           fig.first_sync_ms_10k = round(m, 0);
-          rows.push({ figure: 'first sync of a fresh process, 10k', value: `${m.toFixed(0)} ms`, target: '≤ 1500 ms', status: verdict(m, 1500),
+          rows.push({ figure: 'first sync of a fresh process, 10k', value: `${m.toFixed(0)} ms`, target: '≤ 800 ms', status: verdict(m, 800),
             note: `median of ${syncs.length} processes (${syncs.map((x) => x.toFixed(0)).join(', ')} ms); that run: build ${mid.build.toFixed(0)}, snapshot+decide ${mid.snapshot.toFixed(0)}, payloads ${mid.payloads.toFixed(0)}, render ${mid.render.toFixed(0)} ms` });
         }
         rows.push({ figure: `controller RSS after initial sync, ${n / 1000}k`, value: `${v.toFixed(0)} MB`,

@@ -28,7 +28,7 @@ import { geoip2Setup } from './geoip.js';
 import { MODSECURITY_MODULE, modsecurityFiles, modsecurityHttp } from './blocks/modsecurity.js';
 import { opentelemetryHttp } from './blocks/opentelemetry.js';
 import { metricsLogHttp } from './metrics-log.js';
-import { createHttpUsesMemo } from './http-uses.js';
+import { createHttpUsesMemo, usesOf, type ServerHttpUses } from './http-uses.js';
 import type { IngressStreamSnippet } from './settings-directives.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 import { CONFIGURATION_BODY_BYTES } from './control.js';
@@ -90,6 +90,8 @@ interface Fragment {
   hash: string;
   httpLevel: string;
   uses: readonly HttpFeature[];
+  /** What the server asks of the http and stream levels (ModSecurity, tracing, stream-snippets). */
+  levels: ServerHttpUses;
   problems: RenderProblem[];
   ingressBytes: ReadonlyMap<IngressRef, number>;
 }
@@ -205,24 +207,30 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let modsecurityCrs = false;
     let traced = false;
     const snippets: IngressStreamSnippet[] = [];
-    for (const server of config.servers) {
-      const use = httpUsesOf(server, s);
+    const addUses = (use: ServerHttpUses) => {
       modsecurityLoad ||= use.modsecurity.load;
       modsecurityCrs ||= use.modsecurity.crs;
       traced ||= use.traced;
       for (const x of use.streamSnippets) snippets.push(x);
+    };
+    for (const server of config.servers) {
       // A dynamic host is the router's (./dynamic-routes.ts): no server block.
-      if (server.staticBecause === null) continue;
+      if (server.staticBecause === null) {
+        addUses(httpUsesOf(server, s));
+        continue;
+      }
       const www = wwwNames.get(server) ?? null;
       if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
       let frag = fragments.get(server);
       if (!frag || frag.ctxKey !== ctxKey || frag.www !== www) {
         serversRendered++;
+        // A server block's uses ride in its fragment (the settings are part of ctxKey): no memo entry of their own.
+        const levels = usesOf(server, s);
         try {
           const view = serverView(server, www === null ? serverCtx : { ...serverCtx, wwwRedirectFrom: www });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
-          frag = { ctxKey, www, text, hash: fragmentHash(server, runtime, text), httpLevel: view.httpLevel, uses: view.uses, problems: view.problems, ingressBytes: view.ingressBytes };
+          frag = { ctxKey, www, text, hash: fragmentHash(server, runtime, text), httpLevel: view.httpLevel, uses: view.uses, levels, problems: view.problems, ingressBytes: view.ingressBytes };
         } catch (err) {
           // A server the renderer cannot express is left out; the others render.
           const e = unwrap(err);
@@ -230,10 +238,11 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
             ingresses: ingressesOf(server), host: server.hostname, field: e instanceof RenderError ? e.field : 'server',
             message: e instanceof RenderError ? e.message.slice(e.field.length + 2) : String((e as Error)?.message ?? e), outcome: 'server left out',
           };
-          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', uses: [], problems: [problem], ingressBytes: new Map() };
+          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', uses: [], levels, problems: [problem], ingressBytes: new Map() };
         }
         fragments.set(server, frag);
       }
+      addUses(frag.levels);
       for (const p of frag.problems) problems.push(p);
       if (servesDynamicHosts(server, config.dynamicRoutes)) {
         routerServersRead ||= readsLocationVariables(frag.text);

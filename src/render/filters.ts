@@ -37,14 +37,20 @@ function escapeQuoted(s: string): string {
   return QUOTE_OR_BACKSLASH.test(s) ? s.replace(/[\\"]/g, (c) => `\\${c}`) : s;
 }
 
+/** What quote() and quoteLiteral() change or refuse in a string (anything else is printed as it is). */
+const QUOTE_WORK = /[\u0000-\u001f\u007f\\"$]/;
+
 /** A quoted string in a context that interpolates variables: `$` is printed literally. */
 export function quote(v: unknown, field = 'value'): string {
+  // The names of every location (namespace, Service, backend…) need nothing: one scan, not three.
+  if (typeof v === 'string' && v.length <= MAX_LEN && !QUOTE_WORK.test(v)) return `"${v}"`;
   const s = escapeQuoted(str(v, field));
   return `"${s.includes('$') ? s.replace(/\$/g, '${literal_dollar}') : s}"`;
 }
 
 /** A quoted string in a context that does not interpolate variables (paths, regexes, realms of no-variable directives). */
 export function quoteLiteral(v: unknown, field = 'value'): string {
+  if (typeof v === 'string' && v.length <= MAX_LEN && !QUOTE_WORK.test(v)) return `"${v}"`;
   return `"${escapeQuoted(str(v, field))}"`;
 }
 

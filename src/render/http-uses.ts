@@ -1,7 +1,8 @@
 // What each server asks of the http and stream levels (ModSecurity's module and Core Rule Set,
 // tracing, stream-snippets), memoised per Server object and settings. The model hands back the
 // same Server object for an unchanged host, so a render after a change reads the locations of
-// the changed servers only, not every location of the configuration again.
+// the changed servers only, not every location of the configuration again. (A server block's
+// uses are kept with its rendered fragment instead; the memo holds the router's hosts.)
 import type { NginxSettings } from '../model/core/config/settings.js';
 import type { Server } from '../model/core/types.js';
 import { modsecurityUseOf, type ModSecurityUse } from './blocks/modsecurity.js';
@@ -17,7 +18,7 @@ export interface ServerHttpUses {
 /** What most servers ask: nothing (one shared object, so a fresh renderer allocates none for them). */
 const NOTHING: ServerHttpUses = { modsecurity: { load: false, crs: false }, traced: false, streamSnippets: [] };
 
-function usesOf(server: Server, settings: NginxSettings): ServerHttpUses {
+export function usesOf(server: Server, settings: NginxSettings): ServerHttpUses {
   const modsecurity = modsecurityUseOf(server, settings);
   const traced = tracesSomeLocation(server);
   const streamSnippets = streamSnippetsOf(server);

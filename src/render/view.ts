@@ -126,8 +126,9 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const host = knownHost(server);
   const frame: LocationFrame = { settings: s, runtime: ctx.runtime, host };
   const seenMatchers = new Set<string>();
-  const seenShared = new Set<string>();
-  const uses = new Set<HttpFeature>();
+  // Made when first needed: most servers share nothing and use no http-level feature.
+  let seenShared: Set<string> | null = null;
+  let uses: Set<HttpFeature> | null = null;
   let locationsText = '';
   let extra = '';
   let httpLevel = '';
@@ -152,15 +153,16 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
         // What the location shares with others is made once, the first time its name is seen;
         // names are marked seen only once all of them were made (a RenderError denies the location).
         const made: string[] = [];
-        for (const x of r.internal) if (!seenShared.has(x.name) && !made.includes(x.name)) { own += x.text(); made.push(x.name); }
-        for (const x of r.http) if (!seenShared.has(x.name) && !made.includes(x.name)) { http += x.text(); made.push(x.name); }
-        for (const name of made) seenShared.add(name);
+        const seen = (seenShared ??= new Set());
+        for (const x of r.internal) if (!seen.has(x.name) && !made.includes(x.name)) { own += x.text(); made.push(x.name); }
+        for (const x of r.http) if (!seen.has(x.name) && !made.includes(x.name)) { http += x.text(); made.push(x.name); }
+        for (const name of made) seen.add(name);
       }
       locationsText += r.text;
       extra += own;
       httpLevel += http;
       if (loc.ingress) ingressBytes.set(loc.ingress, (ingressBytes.get(loc.ingress) ?? 0) + r.text.length + own.length + http.length);
-      for (const u of r.uses) uses.add(u);
+      if (r.uses.length > 0) for (const u of r.uses) (uses ??= new Set()).add(u);
     } catch (err) {
       // One value the renderer cannot express denies its location (503), not the server.
       const problem = problemOf(server, loc, err, 'location denied (503)');
@@ -192,7 +194,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   return {
     names, serverName, listenText,
     luaPhases: OWNS_HEADER_FILTER.some((fn) => fn(bctx)) ? '' : serverLua(host),
-    guards, directives, locationsText, extra, after, httpLevel, uses: [...uses], problems, ingressBytes,
+    guards, directives, locationsText, extra, after, httpLevel, uses: uses === null ? NO_USES : [...uses], problems, ingressBytes,
   };
 }
 
@@ -208,6 +210,8 @@ function needsHostGuard(server: Server, ordered: readonly Location[]): boolean {
   if (server.hostname === '_') return ordered.some((l) => l.ingress !== null);
   return server.aliases.some((a) => a.startsWith('*'));
 }
+
+const NO_USES: readonly HttpFeature[] = Object.freeze([]);
 
 const HOST_GUARD = '        if ($host !~ "^([a-z0-9_.-]+|\\[[0-9a-f:.]+\\])$") {\n            return 400;\n        }\n';
 

@@ -10,6 +10,7 @@ import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
 import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, normaliseListenerSet, sameObject } from './normalise.js';
 import { secretRef } from './secret-ref.js';
+import { createServedOrder } from './served-order.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const DEFAULT_ANNOTATIONS_PREFIX = 'nginx.ingress.kubernetes.io';
@@ -63,9 +64,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
   /** Ingresses seen but not served, with the reason (render, logs and dbg name them). */
   const leftOut = new Map<string, string>();
   let leftOutList: readonly LeftOutIngress[] | null = null;
-  let sortedServed: readonly Ingress[] | null = null;
-  /** Position of each served Ingress in sortedServed, built with it. */
-  let sortedIndex = new Map<string, number>();
+  const servedOrder = createServedOrder(timestamp, byIngressOrder);
   const ingressesByClassName = new Map<string, Set<string>>();
   const ingressesByNamespace = new Map<string, Set<string>>();
   const secretsOfIngress = new Map<string, string[]>();
@@ -129,7 +128,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       if (now !== served.has(key)) {
         if (now) served.add(key);
         else served.delete(key);
-        sortedServed = null;
+        servedOrder.change(key, now ? undefined : ing, now ? ing : undefined);
         changed++;
       }
     }
@@ -218,7 +217,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       noteVerdict(key, null);
       if (!wasServed) return irrelevant('deleted Ingress was not served');
       served.delete(key);
-      sortedServed = null;
+      servedOrder.change(key, old, undefined);
       return relevant('served Ingress deleted');
     }
     const ing = normaliseIngress(ev.object as Ingress);
@@ -230,14 +229,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     noteVerdict(key, verdict);
     if (verdict.served) served.add(key);
     else served.delete(key);
-    if (verdict.served && wasServed && old && sortedServed && timestamp(old) === timestamp(ing)) {
-      // Same sort key: the new object takes the old one's place, no re-sort of every Ingress.
-      const next = sortedServed.slice();
-      next[sortedIndex.get(key)!] = ing;
-      sortedServed = Object.freeze(next);
-    } else if (verdict.served || wasServed) {
-      sortedServed = null;
-    }
+    if (verdict.served || wasServed) servedOrder.change(key, wasServed ? old : undefined, verdict.served ? ing : undefined);
     if (verdict.served) return relevant(wasServed || !old ? `Ingress served: ${verdict.reason}` : `Ingress now served: ${verdict.reason}`);
     if (wasServed) return relevant(`Ingress no longer served: ${verdict.reason}`);
     return irrelevant(`Ingress not served: ${verdict.reason}`);
@@ -518,15 +510,12 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     }
   }
 
+  function* servedIngresses(): Iterable<[string, Ingress]> {
+    for (const key of served) yield [key, ingresses.get(key)!];
+  }
+
   function listIngresses(): Ingress[] {
-    if (!sortedServed) {
-      const list: Array<{ t: number; key: string; ing: Ingress }> = [];
-      for (const key of served) list.push({ t: timestamp(ingresses.get(key)!), key, ing: ingresses.get(key)! });
-      list.sort(byIngressOrder);
-      sortedServed = Object.freeze(list.map((e) => e.ing));
-      sortedIndex = new Map(list.map((e, i) => [e.key, i]));
-    }
-    return sortedServed as Ingress[];
+    return servedOrder.list(servedIngresses) as Ingress[];
   }
 
   return {

@@ -3,12 +3,13 @@
 // edits, new files and removed files amount to.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { join, relative } from 'node:path';
-import { Observable, Subject, asyncScheduler, debounceTime, type SchedulerLike } from 'rxjs';
+import { basename, join, relative } from 'node:path';
+import { Observable, Subject, type SchedulerLike } from 'rxjs';
 import { silentLogger, type Logger } from '../log.js';
 import type { SourceEvent } from '../store/events.js';
 import { createManifestCluster, type ManifestCluster } from './manifests-cluster.js';
 import { API_LIMITS, isManifestFile, parseManifestFile, type ManifestError, type ParseCache } from './manifests-parse.js';
+import { rescanTrigger, type Notice } from './rescan-trigger.js';
 
 export type { ManifestError };
 
@@ -20,7 +21,10 @@ export interface ManifestsSourceOptions {
   dir: string;
   logger: Logger;
   onError?: (e: ManifestError) => void;
-  /** Quiet time after the last file-system notification before rescanning (default 50 ms). */
+  /**
+   * Quiet time after the last file-system notification before rescanning (default 50 ms); a
+   * file renamed into place is read at once (src/streams/rescan-trigger.ts).
+   */
   debounceMs?: number;
   scheduler?: SchedulerLike;
   /** Epoch ms, for creationTimestamps the manifests do not give. */
@@ -46,7 +50,7 @@ export function manifestsSource(opts: ManifestsSourceOptions): Observable<Source
       opts.onError?.(e);
     };
     const scanner = createScanner(opts.dir, createManifestCluster({ logger, now: opts.now }), logger, report);
-    const notifications = new Subject<void>();
+    const notifications = new Subject<Notice>();
     const watchers = new Map<string, FSWatcher>();
 
     // Watchers first, so a change made while the first scan runs is not missed.
@@ -61,11 +65,14 @@ export function manifestsSource(opts: ManifestsSourceOptions): Observable<Source
       for (const d of wanted) {
         if (watchers.has(d)) continue;
         try {
-          const w = watch(d, () => notifications.next());
+          const w = watch(d, (event, name) => notifications.next({
+            event: event === 'rename' ? 'rename' : 'change',
+            path: name === null ? null : join(d, String(name)),
+          }));
           w.on('error', () => {
             w.close();
             watchers.delete(d);
-            notifications.next();
+            notifications.next({ event: 'change', path: null });
           });
           watchers.set(d, w);
         } catch (err) {
@@ -84,8 +91,19 @@ export function manifestsSource(opts: ManifestsSourceOptions): Observable<Source
     emit(first.events);
     opts.onInitialState?.();
 
-    const rescans = notifications
-      .pipe(debounceTime(opts.debounceMs ?? 50, opts.scheduler ?? asyncScheduler))
+    const rescans = rescanTrigger(notifications, {
+      debounceMs: opts.debounceMs ?? 50,
+      scheduler: opts.scheduler,
+      isManifest: (path) => isManifestFile(basename(path)),
+      isWhole: (path) => {
+        try {
+          const st = statSync(path);
+          return st.isFile() && st.size > 0;
+        } catch {
+          return false;
+        }
+      },
+    })
       .subscribe(() => {
         try {
           const next = scanner.scan();

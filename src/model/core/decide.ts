@@ -44,24 +44,15 @@ interface ListDiff<T> {
   reordered: boolean;
 }
 
-const byNameMemos = new WeakMap<readonly object[], Map<string, object>>();
-
-function byName<T extends object>(list: readonly T[], name: (item: T) => string): Map<string, T> {
-  let map = byNameMemos.get(list) as Map<string, T> | undefined;
-  if (map === undefined) {
-    map = new Map(list.map((item) => [name(item), item]));
-    byNameMemos.set(list, map);
-  }
-  return map;
-}
-
 /**
  * The entries of two lists that differ by identity (names are unique: the builder makes one
  * server per host and one backend per upstream name): in `after`'s order, then the
  * removed ones. Lists with the same names at the same places, as after most changes, are
- * compared place by place without a lookup.
+ * compared place by place without a lookup; otherwise the names common to both lists' head and
+ * tail are compared by place too, and only the middle where they differ (an added or removed
+ * host: one entry) by name. (Exported for its test.)
  */
-function diffLists<T extends object>(before: readonly T[], after: readonly T[], name: (item: T) => string): ListDiff<T> {
+export function diffLists<T extends object>(before: readonly T[], after: readonly T[], name: (item: T) => string): ListDiff<T> {
   const pairs: Array<Pair<T>> = [];
   if (before === after) return { pairs, reordered: false };
   let aligned = before.length === after.length;
@@ -75,14 +66,37 @@ function diffLists<T extends object>(before: readonly T[], after: readonly T[], 
   }
   if (aligned) return { pairs, reordered: false };
   pairs.length = 0;
-  const old = byName(before, name);
-  const now = byName(after, name);
-  for (const b of after) {
+  let head = 0;
+  const shorter = Math.min(before.length, after.length);
+  while (head < shorter && (before[head] === after[head] || name(before[head]!) === name(after[head]!))) head++;
+  let tailBefore = before.length;
+  let tailAfter = after.length;
+  while (tailBefore > head && tailAfter > head
+    && (before[tailBefore - 1] === after[tailAfter - 1] || name(before[tailBefore - 1]!) === name(after[tailAfter - 1]!))) {
+    tailBefore--;
+    tailAfter--;
+  }
+  const samePlace = (i: number, j: number) => {
+    const a = before[i]!;
+    const b = after[j]!;
+    if (a !== b) pairs.push({ name: name(b), before: a, after: b });
+  };
+  for (let i = 0; i < head; i++) samePlace(i, i);
+  const old = new Map<string, T>();
+  for (let i = head; i < tailBefore; i++) old.set(name(before[i]!), before[i]!);
+  const now = new Set<string>();
+  for (let j = head; j < tailAfter; j++) {
+    const b = after[j]!;
     const n = name(b);
+    now.add(n);
     const a = old.get(n);
     if (a !== b) pairs.push({ name: n, before: a, after: b });
   }
-  for (const a of before) if (!now.has(name(a))) pairs.push({ name: name(a), before: a, after: undefined });
+  for (let j = tailAfter; j < after.length; j++) samePlace(j - tailAfter + tailBefore, j);
+  for (let i = head; i < tailBefore; i++) {
+    const a = before[i]!;
+    if (!now.has(name(a))) pairs.push({ name: name(a), before: a, after: undefined });
+  }
   return { pairs, reordered: pairs.length === 0 };
 }
 

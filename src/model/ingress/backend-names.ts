@@ -9,6 +9,7 @@
 import { customDefaultBackendName } from './annotations/defaultbackend.js';
 import type { BackendUse, IngressFragment, PathEntry } from './fragments.js';
 import type { Location, ModelWarning } from '../core/types.js';
+import { listChanges } from '../core/list-changes.js';
 
 /** A default-backend annotation's Service as a use: its port is '' (it takes the Service's first). */
 function defaultBackendUse(f: IngressFragment): BackendUse | null {
@@ -103,6 +104,14 @@ class NameTally {
           this.count(before[i]!, -1);
           this.count(after[i]!, 1);
         }
+        return;
+      }
+    } else if (before !== null) {
+      // An Ingress added or removed: the lists differ in one place.
+      const diff = listChanges(before, after, Math.max(32, after.length / 4));
+      if (diff) {
+        for (const f of diff.removed) this.count(f, -1);
+        for (const f of diff.added) this.count(f, 1);
         return;
       }
     }

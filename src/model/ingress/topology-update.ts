@@ -7,9 +7,10 @@ import { finishPlan, planUses, type BackendPlan, type PlanDraft } from './backen
 import type { IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
 import { byName } from '../core/sort.js';
+import { listChanges } from '../core/list-changes.js';
 import { wildcardHostTakeovers, wildcardOver } from './takeovers.js';
 import {
-  compareHosts, hostEntries, serverFor, sortedByName, topologyWarnings,
+  compareHosts, serverFor, sortedByName, topologyWarnings,
   type HostEntry, type Topology, type TopologyIndex, type TopologyOptions, type TopologyState,
 } from './topology.js';
 
@@ -53,7 +54,6 @@ export function updateTopology(
   const hostWarnings = () => [...hostsTouched].some((h) => (assembled.get(h)?.warnings.length ?? 0) > 0);
   const hadHostWarnings = hostWarnings();
   const removedHosts: string[] = [];
-  let hostSetChanged = false;
   for (const h of hostsTouched) {
     const frags = hostFragments(h, byHost.get(h), changes, fragments);
     if (frags.length === 0 && h !== DEFAULT_SERVER) {
@@ -61,20 +61,15 @@ export function updateTopology(
       assembled.delete(h);
       state.servers.delete(h);
       removedHosts.push(h);
-      hostSetChanged = true;
       continue;
     }
-    if (!byHost.has(h)) hostSetChanged = true;
     byHost.set(h, frags);
     assembled.set(h, serverFor(state, opts, settings, h, frags, index.root, assembled.get(h)?.server.aliases ?? []));
   }
   // A wildcard host, or a host under one: who takes whose names is found over every host again.
   const wildcardsTouched = [...hostsTouched].some((h) => h.startsWith('*.') || byHost.has(wildcardOver(h) ?? ''));
   if (wildcardsTouched) index.wildcardWarnings = wildcardHostTakeovers(byHost);
-  const hosts: HostEntry[] = hostSetChanged
-    ? hostEntries(byHost.keys(), index)
-    : replaceAt(prev.hosts, [...hostsTouched].map((h) => sortedIndex(prev.hosts, (e) => compareHosts(e.host, h))),
-      (e) => ({ host: e.host, frags: byHost.get(e.host)!, base: assembled.get(e.host)!.server }));
+  const hosts: HostEntry[] = patchHosts(prev.hosts, hostsTouched, index);
 
   // Backends of the changed Ingresses: owner and cookie locations from every user, oldest first.
   const previousPlans = new Map([...backendsTouched].map((n) => [n, planIndex.get(n)]));
@@ -100,7 +95,7 @@ export function updateTopology(
 
   // Without a warning from the changed Ingresses, hosts or backends before or after, the warnings stay as they were.
   const planWarnings = [...backendsTouched].some((n) => (previousPlans.get(n)?.warnings.length ?? 0) > 0 || (planIndex.get(n)?.warnings.length ?? 0) > 0);
-  const sameWarnings = !hostSetChanged && !wildcardsTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
+  const sameWarnings = !wildcardsTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
   const topology: Topology = {
     settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
     customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : topologyWarnings(fragments, hosts, plans, index),
@@ -134,11 +129,11 @@ function changedFragments(prev: readonly IngressFragment[], next: readonly Ingre
     }
     return { changed, replaced };
   }
-  const prevSet = new Set(prev);
-  const nextSet = new Set(next);
-  if (prevSet.size !== prev.length || nextSet.size !== next.length) return null;
-  for (const f of prev) if (!nextSet.has(f)) changed.push(f);
-  for (const f of next) if (!prevSet.has(f)) changed.push(f);
+  // Fragments keep their relative order (an Ingress's place is fixed by its object): an add or
+  // remove differs from the previous list in one place.
+  const diff = listChanges(prev, next, INCREMENTAL_LIMIT);
+  if (diff === null) return null;
+  changed.push(...diff.removed, ...diff.added);
   return changed.length > INCREMENTAL_LIMIT ? null : { changed, replaced: null };
 }
 
@@ -161,6 +156,34 @@ function hostFragments(host: string, before: IngressFragment[] | undefined, c: F
     if (list) return list;
   }
   return fragments.filter((f) => servesHost(f, host));
+}
+
+/**
+ * The host entries (sorted by compareHosts) with the touched hosts' entries made anew, added or
+ * removed as the index now has them: what hostEntries over every host gives, at the cost of the
+ * touched hosts.
+ */
+function patchHosts(before: readonly HostEntry[], touched: ReadonlySet<string>, index: Pick<TopologyIndex, 'byHost' | 'assembled'>): HostEntry[] {
+  const out = before.slice();
+  for (const host of touched) {
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareHosts(out[mid]!.host, host) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const present = out[lo]?.host === host;
+    const frags = index.byHost.get(host);
+    if (frags === undefined) {
+      if (present) out.splice(lo, 1);
+      continue;
+    }
+    const entry = { host, frags, base: index.assembled.get(host)!.server };
+    if (present) out[lo] = entry;
+    else out.splice(lo, 0, entry);
+  }
+  return out;
 }
 
 /** Index of the item for which `compare(item)` is 0 in a list sorted by it; -1 if none. */

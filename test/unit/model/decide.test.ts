@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createModelBuilder } from '../../../src/model/build.js';
-import { decide } from '../../../src/model/core/decide.js';
+import { decide, diffLists } from '../../../src/model/core/decide.js';
 import { snapshot, type ModelSnapshot } from '../../../src/model/core/hash.js';
 import { backendsPayload } from '../../../src/model/core/payload.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from '../../support/model-objects.js';
@@ -248,6 +248,38 @@ test('TCP service endpoints → reload (static stream upstreams)', () => {
   assert.is(d.kind, 'reload');
   assert.ok(d.l4EndpointsChanged);
   assert.match(d.reason, 'TCP/UDP endpoints changed');
+});
+
+test('diffLists gives what comparing every name of both lists gives (random adds, removes, replacements, moves)', () => {
+  let seed = 7;
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return (seed >>> 8) % n; };
+  type Item = { name: string; v: number };
+  // The reference: every name of both lists looked up, in after's order, then the removed ones.
+  const reference = (before: Item[], after: Item[]) => {
+    const old = new Map(before.map((x) => [x.name, x]));
+    const now = new Set(after.map((x) => x.name));
+    const pairs: Array<{ name: string; before: Item | undefined; after: Item | undefined }> = after.filter((b) => old.get(b.name) !== b).map((b) => ({ name: b.name, before: old.get(b.name), after: b }));
+    for (const a of before) if (!now.has(a.name)) pairs.push({ name: a.name, before: a, after: undefined });
+    return pairs;
+  };
+  for (let round = 0; round < 2000; round++) {
+    const before: Item[] = Array.from({ length: rnd(12) }, (_, i) => ({ name: `n${i}`, v: 0 }));
+    const after = before.slice();
+    for (let k = 0, n = rnd(4); k < n; k++) {
+      const op = rnd(4);
+      const at = rnd(after.length + 1);
+      if (op === 0) after.splice(at, 0, { name: `new${round}-${k}`, v: 1 });
+      else if (op === 1 && after.length > 0) after.splice(Math.min(at, after.length - 1), 1);
+      else if (op === 2 && after.length > 0) { const i = Math.min(at, after.length - 1); after[i] = { name: after[i]!.name, v: 2 }; }
+      else if (op === 3 && after.length > 1) { const [x] = after.splice(Math.min(at, after.length - 1), 1); after.splice(rnd(after.length + 1), 0, x!); }
+    }
+    const got = diffLists(before, after, (x) => x.name);
+    const sameNamesInPlace = before.length === after.length && before.every((x, i) => x.name === after[i]!.name);
+    if (before === after || sameNamesInPlace) continue; // the place-by-place path, unchanged
+    const want = reference(before, after);
+    assert.equal(got.pairs, want, `round ${round}: ${before.map((x) => x.name)} → ${after.map((x) => x.name)}`);
+    assert.is(got.reordered, want.length === 0, `round ${round} reordered`);
+  }
 });
 
 test.run();

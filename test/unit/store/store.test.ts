@@ -502,6 +502,52 @@ order('an update that keeps the creation time replaces the Ingress in place; a n
   assert.equal(s.listIngresses().map(objectKey), ['default/a', 'default/c', 'default/b']);
 });
 
+order('kept one change at a time, the order is the one a fresh store sorts (random adds, changes, deletes, class and namespace moves)', () => {
+  let seed = 29;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
+  const s = store({ watchNamespaceSelector: 'served=yes' });
+  const namespaces = ['a', 'b', 'c'];
+  const nsServed = new Map(namespaces.map((n) => [n, true]));
+  const setNamespace = (name: string, on: boolean) => {
+    nsServed.set(name, on);
+    s.apply(ev('Namespace', 'update', { kind: 'Namespace', metadata: { name, resourceVersion: '1', labels: { served: on ? 'yes' : 'no' } } } as Namespace));
+  };
+  for (const n of namespaces) setNamespace(n, true);
+  s.apply(ev('IngressClass', 'add', OURS));
+  const current = new Map<string, Ingress>();
+  s.listIngresses(); // the order is kept from the first list on
+  for (let step = 0; step < 3000; step++) {
+    const name = `i${rand(60)}`;
+    const ns = namespaces[rand(3)]!;
+    const key = `${ns}/${name}`;
+    const roll = rand(100);
+    if (roll < 3) {
+      setNamespace(namespaces[rand(3)]!, rand(2) === 0);
+    } else if (roll < 25 && current.has(key)) {
+      s.apply(ev('Ingress', 'delete', current.get(key)!));
+      current.delete(key);
+    } else {
+      // Few distinct creation times, so ties (ordered by key) are common.
+      const created = new Date(Date.UTC(2024, 0, 1 + rand(5))).toISOString();
+      const ing = ingress(name, { ns, created, rv: String(step), path: `/p${rand(4)}`, className: rand(10) === 0 ? 'other' : 'nginx' });
+      s.apply(ev('Ingress', current.has(key) ? 'update' : 'add', ing));
+      current.set(key, ing);
+    }
+    if (rand(10) === 0 || step === 2999) {
+      const fresh = store({ watchNamespaceSelector: 'served=yes' });
+      for (const n of namespaces) fresh.apply(ev('Namespace', 'add', { kind: 'Namespace', metadata: { name: n, resourceVersion: '1', labels: { served: nsServed.get(n) ? 'yes' : 'no' } } } as Namespace));
+      fresh.apply(ev('IngressClass', 'add', OURS));
+      for (const ing of current.values()) fresh.apply(ev('Ingress', 'add', ing));
+      const kept = s.listIngresses();
+      assert.equal(kept.map(objectKey), served(fresh), `step ${step}`);
+      for (const ing of kept) assert.is(ing, s.getIngress(objectKey(ing)), 'the stored object is listed');
+    }
+  }
+});
+
 // ---- scale
 
 const scale = suite('store: 10,000 Ingresses');

@@ -3,11 +3,11 @@
 import { silentLogger } from '../../../src/log.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { VirtualTimeScheduler } from 'rxjs';
+import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import { manifestsSource, readManifests, type ManifestError } from '../../../src/streams/manifests.js';
 import { endpointsToSlices, parseManifestFile } from '../../../src/streams/manifests-parse.js';
 import { RESOURCE_KINDS, type SourceEvent } from '../../../src/store/events.js';
@@ -389,6 +389,95 @@ live('the debounce runs on the injected scheduler', async () => {
     assert.ok(scheduler.frame >= 60_000);
   } finally {
     sub.unsubscribe();
+    d.cleanup();
+  }
+});
+
+/** A source whose quiet time is a virtual minute: only `at0()` (frame 0) or `all()` run its rescans. */
+function virtualSource(d: ReturnType<typeof liveDir>) {
+  const scheduler = new VirtualTimeScheduler(VirtualAction, 0);
+  const sub = manifestsSource({ dir: d.dir, logger: pino({ level: 'silent' }), debounceMs: 60_000, scheduler })
+    .subscribe((e) => d.events.push(e));
+  return {
+    scheduler,
+    sub,
+    /** Waits until a notification has arrived (it schedules the quiet-time rescan). */
+    notified: () => waitFor(() => scheduler.actions.length > 0, { what: 'a notification' }),
+    at0: () => {
+      scheduler.maxFrames = 0;
+      scheduler.flush();
+    },
+    all: () => {
+      scheduler.maxFrames = Infinity;
+      scheduler.flush();
+    },
+  };
+}
+
+live('a file renamed into place is read at once, without the quiet time', async () => {
+  const d = liveDir();
+  const v = virtualSource(d);
+  try {
+    writeFileSync(join(d.dir, 'a.yaml.tmp'), svc('a'));
+    renameSync(join(d.dir, 'a.yaml.tmp'), join(d.dir, 'a.yaml'));
+    await waitFor(() => {
+      v.at0();
+      return d.events.length === 1;
+    }, { what: 'the renamed file read at frame 0' });
+    assert.is(v.scheduler.frame, 0, 'no quiet time passed');
+    assert.equal(d.events.map((e) => `${e.type} ${e.key}`), ['add default/a']);
+    assert.is(v.scheduler.actions.length, 0, 'no rescan left to run after it');
+  } finally {
+    v.sub.unsubscribe();
+    d.cleanup();
+  }
+});
+
+live('a file written in place is read only after the quiet time: a half-written state is never read', async () => {
+  const d = liveDir();
+  const whole = `${svc('a')}---\n${svc('b', 81)}`;
+  d.write('a.yaml', `${svc('a')}---\n${svc('b')}`);
+  const v = virtualSource(d);
+  try {
+    assert.equal(d.events.map((e) => `${e.type} ${e.key}`), ['add default/a', 'add default/b']);
+    d.events.length = 0;
+    // Truncate and write the first half (Service b missing), as an editor's in-place save does.
+    writeFileSync(join(d.dir, 'a.yaml'), whole.slice(0, whole.indexOf('---')));
+    await v.notified();
+    v.at0();
+    assert.equal(d.events, [], 'nothing read before the quiet time');
+    writeFileSync(join(d.dir, 'a.yaml'), whole);
+    await waitFor(() => {
+      v.all();
+      return d.events.length > 0;
+    }, { what: 'the rescan after the quiet time' });
+    assert.equal(d.events.map((e) => `${e.type} ${e.key}`), ['update default/b'], 'b changed, never removed');
+    assert.ok(v.scheduler.frame >= 60_000);
+  } finally {
+    v.sub.unsubscribe();
+    d.cleanup();
+  }
+});
+
+live('a new file created and written in two steps is read only after the quiet time', async () => {
+  const d = liveDir();
+  const v = virtualSource(d);
+  try {
+    const text = `${svc('a')}---\n${svc('b')}`;
+    const fd = openSync(join(d.dir, 'a.yaml'), 'w');
+    writeSync(fd, text.slice(0, text.indexOf('---')));
+    await v.notified();
+    v.at0();
+    assert.equal(d.events, [], 'the half-written new file is not read at once');
+    writeSync(fd, text.slice(text.indexOf('---')));
+    closeSync(fd);
+    await waitFor(() => {
+      v.all();
+      return d.events.length >= 2;
+    }, { what: 'the rescan after the quiet time' });
+    assert.equal(d.events.map((e) => `${e.type} ${e.key}`), ['add default/a', 'add default/b']);
+  } finally {
+    v.sub.unsubscribe();
     d.cleanup();
   }
 });

@@ -389,10 +389,10 @@ local function store_backends(list, texts, deleted, base, id, whole)
     if not ok then
       rollback()
       if err == "no memory" then
-        -- What the list lacked, in bytes, for the controller to set aside no more than that.
-        ngx.header["X-Configuration-Shortfall"] = tostring(math.max(need - room, #text))
+        -- What the list lacked, for the controller to set aside no more than that (src/actors/budget-check.ts).
         return backends_answer(413, "backend " .. name .. ": " .. #text .. " bytes of " .. need
-          .. " do not fit in lua_shared_dict configuration_data (nothing was changed)")
+          .. " do not fit in lua_shared_dict configuration_data, " .. math.max(need - room, #text)
+          .. " bytes short (nothing was changed)")
       end
       return backends_answer(ngx.HTTP_INTERNAL_SERVER_ERROR, "cannot store backend " .. name .. ": " .. tostring(err))
     end

@@ -22,6 +22,8 @@ export interface DynamicResult {
   posted: DynamicPart[];
   /** The part the configuration endpoint refused as too large (413): not retried, the same body would be refused again. */
   tooLarge?: DynamicPart;
+  /** How many bytes `tooLarge` lacked, when NGINX's answer said (lua/configuration.lua: "N bytes short"). */
+  tooLargeBy?: number;
   /** Scheduler time the actor started. */
   startedAt: number;
   /** Milliseconds from each accepted part's request to NGINX's answer (the last attempt's). */
@@ -107,8 +109,9 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
     const delays = backoffDelays(backoff);
     let attempts = 0;
     let tooLarge: DynamicPart | undefined;
+    let tooLargeBy: number | undefined;
     const result = (ok: boolean, error?: string): DynamicResult => ({
-      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, partMs, ...(error ? { error } : {}), ...(tooLarge ? { tooLarge } : {}),
+      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, partMs, ...(error ? { error } : {}), ...(tooLarge ? { tooLarge } : {}), ...(tooLargeBy ? { tooLargeBy } : {}),
     });
     if (pending.length === 0) return of(result(true));
 
@@ -138,7 +141,11 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
         : exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler)).pipe(map((res) => ({ res, ms: scheduler.now() - sent })));
     }).pipe(
       map(({ res, ms }) => {
-        if (res.status === 413) tooLarge = part;
+        if (res.status === 413) {
+          tooLarge = part;
+          const short = /, (\d+) bytes short /.exec(res.body);
+          tooLargeBy = short ? Number(short[1]) : undefined;
+        }
         if (res.status !== 201) throw new Error(`POST /configuration/${part}: HTTP ${res.status}${res.body ? `: ${res.body.trim().slice(0, 200)}` : ''}`);
         partMs[part] = ms;
         posted.push(part);

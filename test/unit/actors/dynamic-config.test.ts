@@ -91,6 +91,14 @@ test('the backends: the whole list at first, then only the backends that changed
   assert.equal([sent().backends, sent().deleted!.length], [[], 299]);
 });
 
+test('a 413 is not retried; the bytes NGINX says it lacked come with the result', () => {
+  const h = harness(() => of({ status: 413, body: 'backends: backend x: 10 bytes of 20 do not fit in lua_shared_dict configuration_data, 7 bytes short (nothing was changed)\n' }));
+  const { result } = runActor(h, update);
+  assert.equal([result.ok, result.attempts, result.tooLarge, result.tooLargeBy], [false, 1, 'backends', 7]);
+  const plain = runActor(harness(() => of({ status: 413, body: '<html>413 Request Entity Too Large</html>' })), update).result;
+  assert.equal([plain.tooLarge, plain.tooLargeBy], ['backends', undefined], 'NGINX\'s own 413 (the body limit) says nothing');
+});
+
 test('posts each present part once, in order, as JSON; 201 everywhere is success at once', () => {
   const h = harness(() => created);
   const { result, at } = runActor(h, update);

@@ -11,7 +11,20 @@ import { startEchoServers, closeAll } from '../test/support/echo-server.js';
 import type * as Harness from '../test/support/lua-nginx.js';
 
 const mode = process.argv.includes('--whole') ? 'whole' : 'delta';
-const { startLuaNginx, answersFromEveryWorker, backend } = await import(process.env.HARNESS ?? '../test/support/lua-nginx.js') as typeof Harness;
+const { startLuaNginx, backend } = await import(process.env.HARNESS ?? '../test/support/lua-nginx.js') as typeof Harness;
+/** Batches of 8 requests until every worker answered (the baseline tree's harness has no such helper). */
+async function answersFromEveryWorker(n: Harness.LuaNginx, opts: Harness.RequestOptions): Promise<Harness.HttpReply[]> {
+  const workers = (await n.workerPids()).map(String);
+  const answers: Harness.HttpReply[] = [];
+  const seen = new Set<string>();
+  while (!workers.every((pid) => seen.has(pid))) {
+    for (const r of await Promise.all(Array.from({ length: 8 }, () => n.request(opts)))) {
+      answers.push(r);
+      seen.add(String(r.headers['x-worker-pid']));
+    }
+  }
+  return answers;
+}
 const echo = await startEchoServers(2, { firstOctet: 10 });
 const nginx = await startLuaNginx({ workers: 2, locations: [{ path: '/', backend: 'b0' }] });
 const list = Array.from({ length: 10000 }, (_, i) => backend(`ns${i % 50}-svc${i}-80`.replace(/^ns0-svc0-80$/, 'b0'), [0, 1, 2].map((k) => ({ address: `10.${k}.${i >> 8}.${i & 255}`, port: '8080' }))));

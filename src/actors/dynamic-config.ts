@@ -125,7 +125,7 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
           if (res.status === 201) sent.accepted();
           else serialiser.forget();
           if (res.status === 409 && sent.delta && again) {
-            logger.info({ answer: res.body.trim().slice(0, 200) }, `${part}: NGINX holds something else; posting the whole ${part === 'routes' ? 'table' : 'list'}`);
+            logger.info({ answer: res.body.trim().slice(0, 200) }, part === 'routes' ? 'route table: NGINX holds another table; posting the whole table' : 'backends: NGINX holds another list; posting the whole list');
             return postDelta(part, serialiser, payload, false);
           }
           return of(res);

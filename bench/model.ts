@@ -16,7 +16,7 @@ import { createModelBuilder, type ModelBuilder, type StoreChanges } from '../src
 import { snapshot, type ModelSnapshot } from '../src/model/core/hash.js';
 import { decide } from '../src/model/core/decide.js';
 import { backendsPayload, createBackendsSerialiser, serversPayload } from '../src/model/core/payload.js';
-import type { Configuration } from '../src/model/core/types.js';
+import type { Backend, Configuration } from '../src/model/core/types.js';
 import { auxiliaryFiles, createRenderer, type Renderer } from '../src/render/engine.js';
 import { DEFAULT_TEMPLATE_DIR, defaultRuntime, preparePrefix, type NginxRuntime } from '../src/render/runtime.js';
 import { ensureFallbackCertificate } from '../src/render/fallback-cert.js';
@@ -50,8 +50,8 @@ interface Synced {
   snap: ModelSnapshot;
   conf: string;
   backendsBytes: number;
-  /** The dynamic-config actor's serialisation of the backends payload (reuses unchanged backends' JSON). */
-  serialiseBackends: (backends: readonly unknown[]) => string[];
+  /** The dynamic-config actor's serialisation of the backends payload, each POST taken as accepted: the whole list first, then what changed. */
+  serialiseBackends: (backends: readonly Backend[]) => readonly string[];
   phases: { build: number; snapshot: number; render: number; payloads: number };
   cpu: number;
 }
@@ -69,7 +69,8 @@ function fullSync(store: Store, runtime: NginxRuntime): Synced {
   decide(null, snap);
   const snapMs = ms(t);
   t = now();
-  const serialiseBackends = createBackendsSerialiser();
+  const backendsSerialiser = createBackendsSerialiser();
+  const serialiseBackends = (list: readonly Backend[]) => { const post = backendsSerialiser.post(list); post.accepted(); return post.body; };
   const backendsBytes = chunksLength(serialiseBackends(backendsPayload(config)));
   JSON.stringify(serversPayload(config));
   const payloads = ms(t);

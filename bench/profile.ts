@@ -77,8 +77,9 @@ async function main(): Promise<void> {
     const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
     let config = await profiled(session, 'full-sync-build', outDir, () => builder.build(store).config);
     let snap = await profiled(session, 'full-sync-snapshot', outDir, () => snapshot(config));
-    // As the dynamic-config actor serialises: unchanged backends' JSON is reused.
-    const serialiseBackends = createBackendsSerialiser();
+    // As the dynamic-config actor serialises: the whole list, then what changed.
+    const backendsSerialiser = createBackendsSerialiser();
+    const serialiseBackends = (list: ReturnType<typeof backendsPayload>) => backendsSerialiser.post(list).accepted();
     serialiseBackends(backendsPayload(config));
     await profiled(session, 'full-sync-render', outDir, () => renderer.render(config, runtime));
     // As bench/ab.ts's warm figures: a new builder and renderer over the same store, code optimised.

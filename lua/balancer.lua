@@ -1,5 +1,6 @@
 -- The dynamic upstream: each worker keeps one balancer per backend, rebuilt from the posted
--- backends JSON when its version marker changes (checked by a timer, decoded once per change).
+-- backend's JSON when a change names it (checked by a timer and by the first request after a
+-- post; only the backends a change names are decoded).
 -- rewrite() picks the backend (canary rules included) and answers 503 there; balance() sets
 -- the peer inside balancer_by_lua; header_filter() feeds the EWMA. A round-robin or hashing
 -- request keeps no per-request state (no ngx.ctx): the per-request path is the hot path.
@@ -206,23 +207,20 @@ local function reads_location_variables(backend)
   return false
 end
 
+-- Per backend: whether its own balancing reads a location variable, and its canaries' names.
+local own_reads, alternatives_of = {}, {}
+
 -- Backends whose balancing, or whose canaries' balancing, reads a location variable.
-local function note_location_variable_readers(backends)
-  local readers, own = {}, {}
-  for _, backend in ipairs(backends) do
-    if type(backend) == "table" and type(backend.name) == "string" then own[backend.name] = reads_location_variables(backend) end
-  end
-  for _, backend in ipairs(backends) do
-    if type(backend) == "table" and type(backend.name) == "string" then
-      local reads = own[backend.name]
-      local alternatives = backend.alternativeBackends
-      if not reads and type(alternatives) == "table" then
-        for _, alt in ipairs(alternatives) do
-          if own[alt] then reads = true end
-        end
+local function note_location_variable_readers()
+  local readers = {}
+  for name, reads in pairs(own_reads) do
+    local alternatives = alternatives_of[name]
+    if not reads and alternatives then
+      for _, alt in ipairs(alternatives) do
+        if own_reads[alt] then reads = true end
       end
-      if reads then readers[backend.name] = true end
     end
+    if reads then readers[name] = true end
   end
   location_variable_readers = readers
 end
@@ -265,49 +263,80 @@ local function names_changed(before, after)
   return before == nil or endpoint_names(before) ~= endpoint_names(after)
 end
 
+local function forget_backend(name)
+  balancers[name] = nil
+  external_name_backends[name] = nil
+  unresolved_external_names[name] = nil
+  own_reads[name] = nil
+  alternatives_of[name] = nil
+end
+
+local function apply_backend(backend, previous_external)
+  if is_external_name(backend) then
+    external_name_backends[backend.name] = backend
+    -- The balancer of the names posted before must not serve the new ones meanwhile: not
+    -- while this timer's DNS lookup yields either (a request syncing then finds the new
+    -- names already noted, and would keep that balancer).
+    if names_changed(previous_external, backend) then balancers[backend.name] = nil end
+    if can_resolve() then
+      safe_sync(resolved(backend))
+    elseif not balancers[backend.name] then
+      unresolved_external_names[backend.name] = backend
+    end
+  else
+    external_name_backends[backend.name] = nil
+    unresolved_external_names[backend.name] = nil
+    safe_sync(backend)
+  end
+  own_reads[backend.name] = reads_location_variables(backend)
+  local alternatives = backend.alternativeBackends
+  alternatives_of[backend.name] = type(alternatives) == "table" and alternatives[1] ~= nil and alternatives or nil
+end
+
+--- Backend `name` as stored now: applied, or forgotten when it is gone.
+local function sync_named(name)
+  local text = configuration.get_backend(name)
+  local backend = text and cjson.decode(text)
+  if type(backend) ~= "table" then
+    if text then ngx.log(ngx.ERR, "cannot decode backend ", name) end
+    return forget_backend(name)
+  end
+  apply_backend(backend, external_name_backends[name])
+end
+
+-- Applies the backends the versions since this worker's last sync changed (each decoded alone),
+-- or, when it cannot know which (its first sync, a missed log, a whole list), every backend.
 local function sync_backends()
   local version = configuration.get_backends_version()
   if version == synced_version then return end
   ngx.update_time()
   local started = ngx.now()
-  local raw = configuration.get_backends_data()
-  local backends, err = cjson.decode(raw or "[]")
-  if type(backends) ~= "table" then
-    ngx.log(ngx.ERR, "cannot decode backends: ", tostring(err))
-    synced_version = version
-    return
-  end
-  local keep = {}
-  local previous = external_name_backends
-  external_name_backends = {}
-  unresolved_external_names = {}
-  for _, backend in ipairs(backends) do
-    if type(backend) == "table" and type(backend.name) == "string" then
-      if is_external_name(backend) then
-        external_name_backends[backend.name] = backend
-        -- The balancer of the names posted before must not serve the new ones meanwhile: not
-        -- while this timer's DNS lookup yields either (a request syncing then finds the new
-        -- names already noted, and would keep that balancer).
-        if names_changed(previous[backend.name], backend) then balancers[backend.name] = nil end
-        if can_resolve() then
-          safe_sync(resolved(backend))
-        elseif not balancers[backend.name] then
-          unresolved_external_names[backend.name] = backend
-        end
-      else
-        safe_sync(backend)
-      end
-      keep[backend.name] = true
+  local changed = configuration.get_backends_changed(synced_version, version)
+  local count = 0
+  if changed then
+    for name in pairs(changed) do
+      sync_named(name)
+      count = count + 1
+    end
+  else
+    local keep = {}
+    for _, name in ipairs(configuration.get_backend_names()) do
+      keep[name] = true
+      sync_named(name)
+      count = count + 1
+    end
+    for name in pairs(balancers) do
+      if not keep[name] then forget_backend(name) end
+    end
+    for name in pairs(own_reads) do
+      if not keep[name] then forget_backend(name) end
     end
   end
-  for name in pairs(balancers) do
-    if not keep[name] then balancers[name] = nil end
-  end
   note_stateful_balancers()
-  note_location_variable_readers(backends)
+  note_location_variable_readers()
   synced_version = version
   ngx.update_time()
-  ngx.log(ngx.INFO, "backends version ", version, ": ", #backends, " backends synced in ",
+  ngx.log(ngx.INFO, "backends version ", version, ": ", count, changed and " changed" or "", " backends synced in ",
           math.floor((ngx.now() - started) * 1000), " ms")
 end
 

@@ -12,7 +12,6 @@ local certificate_data = ngx.shared.certificate_data
 local certificate_servers = ngx.shared.certificate_servers
 
 local EMPTY_UID = "-1"
-local BACKENDS_KEY = "backends"
 local BACKENDS_VERSION_KEY = "backends_version"
 local CERTIFICATES_VERSION_KEY = "certificates_version"
 local FRONTENDS_KEY = "frontends"
@@ -25,8 +24,120 @@ local _M = {}
 --- The uid of NGINX's own fallback certificate in the servers payload (see src/model/core/payload.ts).
 _M.FALLBACK_UID = "fallback"
 
+-- The backends are framed per backend: each backend's JSON text under a key of its own, so a
+-- change stores, and a worker decodes, only the backends it names. Each version logs the names
+-- it changed (one a line; "*": every backend), so a worker drops or rebuilds only those.
+local BACKEND_PREFIX = "backend:"
+local BACKENDS_LOG_PREFIX = "backends_log:"
+local BACKENDS_ID_KEY = "backends_id"
+local BACKENDS_LOCK_KEY = "backends_lock"
+-- Versions whose logs are kept; a worker further behind reads every backend again.
+_M.BACKENDS_LOGS_KEPT = 256
+-- A version that changed more backends is logged as "*".
+local BACKENDS_LOG_MAX = 1000
+
+-- Where each direct member of the JSON array or object opening at `raw`'s byte `open` begins and
+-- ends (for an object, the member's `"key":value`), scanning only for the characters that
+-- structure JSON. `raw` was decoded already: it is valid JSON. Each backend is stored as the
+-- bytes posted (not encoded again: cjson would turn an empty array into an object).
+local STRUCTURE = '[%[%]{}",]'
+local function member_spans(raw, open)
+  local spans = {}
+  local depth, pos, start = 0, open + 1, open + 1
+  local function add(to)
+    local from = raw:find("%S", start)
+    if from and from <= to then
+      while raw:find("^%s", to) do to = to - 1 end
+      spans[#spans + 1] = { from, to }
+    end
+  end
+  while true do
+    local i = raw:find(STRUCTURE, pos)
+    if not i then return spans end
+    local c = raw:byte(i)
+    if c == 34 then -- a string: skip it, escapes included
+      local j = i + 1
+      while true do
+        local k = raw:find('["\\]', j)
+        if raw:byte(k) == 92 then j = k + 2 else j = k + 1; break end
+      end
+      pos = j
+    elseif c == 91 or c == 123 then -- [ {
+      depth = depth + 1
+      pos = i + 1
+    elseif c == 93 or c == 125 then -- ] }
+      if depth == 0 then
+        add(i - 1)
+        return spans
+      end
+      depth = depth - 1
+      pos = i + 1
+    else -- ,
+      if depth == 0 then
+        add(i - 1)
+        start = i + 1
+      end
+      pos = i + 1
+    end
+  end
+end
+
+--- The posted texts of the elements of the JSON array that is `raw` (a whole list), or of the
+--- `backends` member of the JSON object that is `raw` (a change).
+local function backend_texts(raw, whole_array)
+  local from, to = raw:find("%S"), #raw
+  if not whole_array then
+    for _, span in ipairs(member_spans(raw, from)) do
+      local key_end = raw:find('"%s*:', span[1] + 1)
+      if raw:sub(span[1], key_end) == '"backends"' then
+        from, to = raw:find("%S", raw:find(":", key_end, true) + 1), span[2]
+        break
+      end
+    end
+  end
+  local texts = {}
+  for i, span in ipairs(member_spans(raw:sub(from, to), 1)) do
+    texts[i] = raw:sub(from + span[1] - 1, from + span[2] - 1)
+  end
+  return texts
+end
+
+--- The names of the stored backends, sorted.
+function _M.get_backend_names()
+  local names = {}
+  for _, key in ipairs(configuration_data:get_keys(0)) do
+    if key:sub(1, #BACKEND_PREFIX) == BACKEND_PREFIX then names[#names + 1] = key:sub(#BACKEND_PREFIX + 1) end
+  end
+  table.sort(names)
+  return names
+end
+
+--- Backend `name`'s JSON text, or nil when there is none.
+function _M.get_backend(name)
+  return configuration_data:get(BACKEND_PREFIX .. name)
+end
+
+--- The names backends versions after `from` up to `to` changed (a set), or nil when a log is
+--- missing or one of them changed every backend (the caller reads them all).
+function _M.get_backends_changed(from, to)
+  if from <= 0 or to <= from or to - from > _M.BACKENDS_LOGS_KEPT then return nil end
+  local names = {}
+  for v = from + 1, to do
+    local log = configuration_data:get(BACKENDS_LOG_PREFIX .. v)
+    if log == nil or log == "*" then return nil end
+    for name in log:gmatch("[^\n]+") do names[name] = true end
+  end
+  return names
+end
+
+--- The whole list as a JSON array (GET /configuration/backends), or nil before the first POST.
 function _M.get_backends_data()
-  return configuration_data:get(BACKENDS_KEY)
+  if _M.get_backends_version() == 0 then return nil end
+  local parts = {}
+  for _, name in ipairs(_M.get_backend_names()) do
+    parts[#parts + 1] = configuration_data:get(BACKEND_PREFIX .. name)
+  end
+  return "[" .. table.concat(parts, ",") .. "]"
 end
 
 --- Bumped on every accepted POST /configuration/backends; 0 before the first.
@@ -213,8 +324,132 @@ local function json_document(what, shape, key, version_key, get, problem_of)
   end
 end
 
-local handle_backends = json_document("backends", "array", BACKENDS_KEY, BACKENDS_VERSION_KEY, _M.get_backends_data,
-                                      shapes.backends_problem)
+--- The backends: the whole list (a JSON array, ingress-nginx's contract; or `{"id","backends"}`),
+--- or a change to the list NGINX holds (`{"base","id","backends","deleted"}`: `base` that list's
+--- `id`, `backends` those added or changed, `deleted` the names of those gone). The whole body is
+--- checked before anything is stored, and a failure to store puts back what was there, so a POST
+--- changes the list whole or not at all.
+local function backends_answer(status, message)
+  respond(status, "backends: " .. message)
+end
+
+local function store_backends(list, texts, deleted, base, id, whole)
+  if base ~= nil then
+    local held = configuration_data:get(BACKENDS_ID_KEY)
+    if held ~= base then
+      return backends_answer(ngx.HTTP_CONFLICT, "a change to list " .. base .. ", but NGINX holds "
+        .. (held and ("list " .. held) or "no list of that controller") .. ": post the whole list")
+    end
+  end
+  -- What changes: name → new text (false deletes), in a stable order for the log.
+  local changed, names = {}, {}
+  local need = 0
+  for i, backend in ipairs(list) do
+    local text = texts[i]
+    if configuration_data:get(BACKEND_PREFIX .. backend.name) ~= text then
+      changed[backend.name] = text
+      names[#names + 1] = backend.name
+      need = need + #text
+    end
+  end
+  for _, name in ipairs(deleted) do
+    if configuration_data:get(BACKEND_PREFIX .. name) == nil then
+      -- The list NGINX holds is not the one the change was made against.
+      return backends_answer(ngx.HTTP_CONFLICT, "deleted names backend " .. name .. ", which NGINX does not hold: post the whole list")
+    end
+    changed[name] = false
+    names[#names + 1] = name
+  end
+  if whole then
+    local posted = {}
+    for _, backend in ipairs(list) do posted[backend.name] = true end
+    for _, name in ipairs(_M.get_backend_names()) do
+      if not posted[name] then
+        changed[name] = false
+        names[#names + 1] = name
+      end
+    end
+  end
+  table.sort(names)
+
+  local undo = {}
+  local function rollback()
+    for i = #undo, 1, -1 do
+      local key, previous = undo[i][1], undo[i][2]
+      if previous then configuration_data:safe_set(key, previous) else configuration_data:delete(key) end
+    end
+  end
+  local room = configuration_data:free_space()
+  for _, name in ipairs(names) do
+    local key = BACKEND_PREFIX .. name
+    local previous = configuration_data:get(key)
+    local text = changed[name]
+    local ok, err = true, nil
+    if text then ok, err = configuration_data:safe_set(key, text) else configuration_data:delete(key) end
+    if not ok then
+      rollback()
+      if err == "no memory" then
+        -- What the list lacked, for the controller to set aside no more than that (src/actors/budget-check.ts).
+        return backends_answer(413, "backend " .. name .. ": " .. #text .. " bytes of " .. need
+          .. " do not fit in lua_shared_dict configuration_data, " .. math.max(need - room, #text)
+          .. " bytes short (nothing was changed)")
+      end
+      return backends_answer(ngx.HTTP_INTERNAL_SERVER_ERROR, "cannot store backend " .. name .. ": " .. tostring(err))
+    end
+    undo[#undo + 1] = { key, previous }
+  end
+  local next_version = _M.get_backends_version() + 1
+  local log = (whole or #names > BACKENDS_LOG_MAX) and "*" or table.concat(names, "\n")
+  if not configuration_data:safe_set(BACKENDS_LOG_PREFIX .. next_version, log) then
+    -- Workers that miss a log read every backend again: correct, only slower.
+    ngx.log(ngx.WARN, "backends: no room for the log of version ", next_version)
+  end
+  configuration_data:delete(BACKENDS_LOG_PREFIX .. (next_version - _M.BACKENDS_LOGS_KEPT))
+  configuration_data:delete(BACKENDS_ID_KEY)
+  if id ~= nil then configuration_data:safe_set(BACKENDS_ID_KEY, id) end
+  bump(BACKENDS_VERSION_KEY)
+  respond(ngx.HTTP_CREATED)
+end
+
+local function handle_backends(method)
+  if method == "GET" then
+    local data = _M.get_backends_data()
+    if not data then return backends_answer(ngx.HTTP_NOT_FOUND, "none posted yet") end
+    ngx.header["Content-Type"] = "application/json"
+    return ngx.print(data)
+  end
+  local raw = read_body()
+  if not raw or #raw == 0 then return backends_answer(ngx.HTTP_BAD_REQUEST, "empty request body") end
+  local decoded, err = cjson.decode(raw)
+  if decoded == nil then return backends_answer(ngx.HTTP_BAD_REQUEST, "invalid JSON: " .. tostring(err)) end
+  local whole_array = raw:match("^%s*%[") ~= nil
+  if not whole_array then
+    local problem = shapes.backends_update_problem(decoded)
+    if problem then return backends_answer(ngx.HTTP_BAD_REQUEST, problem) end
+  end
+  -- Each backend as it will be stored and decoded: its posted bytes, decoded alone.
+  local texts = backend_texts(raw, whole_array)
+  local list = {}
+  for i, text in ipairs(texts) do list[i] = cjson.decode(text) end
+  if #list ~= #texts or #texts ~= #(whole_array and decoded or decoded.backends) then
+    return backends_answer(ngx.HTTP_BAD_REQUEST, "the backends cannot be told apart in the body (a key given twice?)")
+  end
+  local function given(v) if v ~= cjson.null then return v end end
+  local deleted = whole_array and {} or given(decoded.deleted) or {}
+  local base, id = not whole_array and given(decoded.base) or nil, not whole_array and given(decoded.id) or nil
+  local problem = shapes.backends_problem(list) or shapes.backends_deleted_problem(list, deleted, base)
+  if problem then return backends_answer(ngx.HTTP_BAD_REQUEST, problem) end
+  -- Workers store one POST at a time (nothing below yields; the lock is for other workers).
+  if not configuration_data:safe_add(BACKENDS_LOCK_KEY, true, 30) then
+    return backends_answer(ngx.HTTP_CONFLICT, "another POST is being stored")
+  end
+  local ok, failure = pcall(store_backends, list, texts, deleted, base, id, base == nil)
+  configuration_data:delete(BACKENDS_LOCK_KEY)
+  if not ok then
+    ngx.log(ngx.ERR, "backends: ", failure)
+    backends_answer(ngx.HTTP_INTERNAL_SERVER_ERROR, "internal error")
+  end
+end
 
 -- Certificates are stored by the hash of their PEM, so each rotation stores a new one: those no
 -- host names any more go, or the dictionary would fill with old ones until every certificate POST
@@ -464,7 +699,7 @@ function _M.call()
 end
 
 function _M.handle_is_dynamic_lb_initialized()
-  if _M.get_backends_data() then
+  if _M.get_backends_version() > 0 then
     return ngx.exit(ngx.HTTP_OK)
   end
   return ngx.exit(ngx.HTTP_NOT_FOUND)

@@ -134,6 +134,39 @@ function _M.backends_problem(list)
   return nil
 end
 
+-- The most bytes a posted table or list id may have.
+local MAX_TABLE_ID = 128
+
+--- The problem with the frame of a decoded backends object (`{"base","id","backends","deleted"}`:
+--- a whole list without `base`, a change to list `base` with it), or nil; its backends are
+--- checked by backends_problem.
+function _M.backends_update_problem(update)
+  if not is_object(update) then return "expected a JSON array of backends or an object" end
+  for _, key in ipairs({ "base", "id" }) do
+    local v = update[key]
+    if not absent(v) and (type(v) ~= "string" or v == "" or #v > MAX_TABLE_ID) then
+      return key .. " must be a non-empty string of at most " .. MAX_TABLE_ID .. " bytes"
+    end
+  end
+  if not is_array(update.backends) then return "backends must be a JSON array" end
+  if not absent(update.deleted) and not is_array(update.deleted) then return "deleted must be a JSON array" end
+  return nil
+end
+
+--- The problem with `deleted` (names of backends gone) beside the backends `list` of a change.
+function _M.backends_deleted_problem(list, deleted, base)
+  if #deleted > 0 and absent(base) then return "deleted needs base (a whole list names no deletions)" end
+  local changed = {}
+  for _, b in ipairs(list) do changed[b.name] = true end
+  for i, name in ipairs(deleted) do
+    if type(name) ~= "string" or name == "" or #name > MAX_NAME then
+      return "deleted[" .. (i - 1) .. "] must be a non-empty string"
+    end
+    if changed[name] then return "backend " .. name .. " is both changed and deleted" end
+  end
+  return nil
+end
+
 local function valid_hostname(h)
   return type(h) == "string" and #h > 0 and #h <= 253 and h:match("^[%w%.%-%*_]+$") ~= nil
 end
@@ -566,7 +599,6 @@ function _M.route_host_problem(host, entries)
   return nil
 end
 
-local MAX_TABLE_ID = 128
 
 --- The problem with the envelope of a route table POST, or nil: `hosts` (name → entries), and
 --- for a change to the table NGINX holds, `base` (that table's `id`) and `deleted` (host names).

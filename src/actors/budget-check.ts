@@ -25,8 +25,11 @@ const DICT_USABLE = 0.8;
 export interface BudgetCheck {
   /** The model, built from the quarantine's view of the store with the budgets held. */
   build(changes: StoreChanges | undefined): BuildResult;
-  /** The configuration endpoint refused a POST of `part` as too large (413): the data plane holds less than counted. */
-  refused(part: DynamicPart): void;
+  /**
+   * The configuration endpoint refused a POST of `part` as too large (413): the data plane holds
+   * less than counted. `shortBytes`: how many bytes it lacked, when its answer said.
+   */
+  refused(part: DynamicPart, shortBytes?: number): void;
 }
 
 export interface BudgetCheckDeps {
@@ -100,12 +103,13 @@ export function createBudgetCheck(deps: BudgetCheckDeps): BudgetCheck {
       }
       return built;
     },
-    refused(part) {
-      // What was counted as fitting did not: count on a tenth less from now on, so the next sync
-      // sets aside whoever holds the most.
+    refused(part, shortBytes) {
+      // What was counted as fitting did not: count on that much less from now on (a tenth less
+      // when the answer did not say), so the next sync sets aside no more than makes it fit.
       const which = part === 'servers' ? 'certificates' : 'routesAndBackends';
-      refusedAt[which] = Math.min(refusedAt[which], Math.floor(totals[which] * 0.9));
-      logger.warn({ part, capacity: refusedAt[which] }, `the configuration endpoint refused ${part} as too large; counting on ${refusedAt[which]} bytes for ${which === 'certificates' ? 'the certificates' : 'the route table and backends'} from now on`);
+      const short = shortBytes !== undefined && shortBytes > 0 ? shortBytes : Math.ceil(totals[which] * 0.1);
+      refusedAt[which] = Math.min(refusedAt[which], Math.max(0, totals[which] - short));
+      logger.warn({ part, shortBytes, capacity: refusedAt[which] }, `the configuration endpoint refused ${part} as too large${shortBytes ? ` (${shortBytes} bytes short)` : ''}; counting on ${refusedAt[which]} bytes for ${which === 'certificates' ? 'the certificates' : 'the route table and backends'} from now on`);
     },
   };
 }

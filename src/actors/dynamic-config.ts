@@ -8,7 +8,7 @@ import {
 import type { Logger } from '../log.js';
 import { DESIGN_BACKOFF, backoffDelays, type BackoffOptions } from './backoff.js';
 import { createBackendsSerialiser, type DynamicPart, type DynamicUpdate } from '../model/core/payload.js';
-import { createRoutesSerialiser, type RoutesPayload } from '../model/core/routes-payload.js';
+import { createRoutesSerialiser } from '../model/core/routes-payload.js';
 import type { ControlChannel } from '../render/control.js';
 import { controlRequest, describeChannel, type ControlBody } from './control-client.js';
 
@@ -22,10 +22,18 @@ export interface DynamicResult {
   posted: DynamicPart[];
   /** The part the configuration endpoint refused as too large (413): not retried, the same body would be refused again. */
   tooLarge?: DynamicPart;
+  /** How many bytes `tooLarge` lacked, when NGINX's answer said (lua/configuration.lua: "N bytes short"). */
+  tooLargeBy?: number;
   /** Scheduler time the actor started. */
   startedAt: number;
   /** Milliseconds from each accepted part's request to NGINX's answer (the last attempt's). */
   partMs: Partial<Record<DynamicPart, number>>;
+}
+
+/** A serialiser of a part posted as changes (the route table, the backends). */
+interface DeltaSerialiser<T> {
+  post(payload: T): { readonly body: readonly string[]; readonly delta: boolean; accepted(): void };
+  forget(): void;
 }
 
 export interface HttpResponseLike {
@@ -88,7 +96,6 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
   const timeoutMs = deps.timeoutMs ?? 5000;
   const request = deps.request ?? controlRequestFn(deps.control);
   const backoff = { ...DESIGN_BACKOFF, ...deps.backoff };
-  // Unchanged backends come back as the same objects: their JSON text is reused.
   const serialiseBackends = createBackendsSerialiser();
   const serialiseRoutes = createRoutesSerialiser();
 
@@ -96,44 +103,49 @@ export function createDynamicConfigActor(deps: DynamicConfigDeps): (update: Dyna
     const startedAt = scheduler.now();
     const pending = PARTS.filter((p) => update[p] !== undefined);
     const bodies = new Map<DynamicPart, RequestBody>();
-    if (update.backends) bodies.set('backends', serialiseBackends(update.backends));
     if (update.servers) bodies.set('servers', JSON.stringify(update.servers));
     const posted: DynamicPart[] = [];
     const partMs: Partial<Record<DynamicPart, number>> = {};
     const delays = backoffDelays(backoff);
     let attempts = 0;
     let tooLarge: DynamicPart | undefined;
+    let tooLargeBy: number | undefined;
     const result = (ok: boolean, error?: string): DynamicResult => ({
-      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, partMs, ...(error ? { error } : {}), ...(tooLarge ? { tooLarge } : {}),
+      ok, attempts, durationMs: scheduler.now() - startedAt, posted: [...posted], startedAt, partMs, ...(error ? { error } : {}), ...(tooLarge ? { tooLarge } : {}), ...(tooLargeBy ? { tooLargeBy } : {}),
     });
     if (pending.length === 0) return of(result(true));
 
-    // The route table goes as a change to the one NGINX accepted last; when NGINX holds another
-    // (it restarted, or someone else posted), it answers 409 and the whole table follows at once.
-    // Any other failure leaves what NGINX holds unknown: the next body is the whole table.
-    const postRoutes = (routes: RoutesPayload, again = true): Observable<HttpResponseLike> => defer(() => {
-      const table = serialiseRoutes.post(routes);
-      return exchange(request, 'POST', '/configuration/routes', table.body, timeoutMs, scheduler).pipe(
+    // The route table and the backends go as a change to what NGINX accepted last; when NGINX
+    // holds something else (it restarted, or someone else posted), it answers 409 and the whole
+    // follows at once. Any other failure leaves what NGINX holds unknown: the next body is whole.
+    const postDelta = <T>(part: 'routes' | 'backends', serialiser: DeltaSerialiser<T>, payload: T, again = true): Observable<HttpResponseLike> => defer(() => {
+      const sent = serialiser.post(payload);
+      return exchange(request, 'POST', `/configuration/${part}`, sent.body, timeoutMs, scheduler).pipe(
         switchMap((res) => {
-          if (res.status === 201) table.accepted();
-          else serialiseRoutes.forget();
-          if (res.status === 409 && table.delta && again) {
-            logger.info({ answer: res.body.trim().slice(0, 200) }, 'route table: NGINX holds another table; posting the whole table');
-            return postRoutes(routes, false);
+          if (res.status === 201) sent.accepted();
+          else serialiser.forget();
+          if (res.status === 409 && sent.delta && again) {
+            logger.info({ answer: res.body.trim().slice(0, 200) }, part === 'routes' ? 'route table: NGINX holds another table; posting the whole table' : 'backends: NGINX holds another list; posting the whole list');
+            return postDelta(part, serialiser, payload, false);
           }
           return of(res);
         }),
-        catchError((err: unknown) => { serialiseRoutes.forget(); return throwError(() => err); }),
+        catchError((err: unknown) => { serialiser.forget(); return throwError(() => err); }),
       );
     });
 
     const post = (part: DynamicPart) => defer(() => {
       const sent = scheduler.now();
-      return (part === 'routes' && update.routes ? postRoutes(update.routes)
+      return (part === 'routes' && update.routes ? postDelta(part, serialiseRoutes, update.routes)
+        : part === 'backends' && update.backends ? postDelta(part, serialiseBackends, update.backends)
         : exchange(request, 'POST', `/configuration/${part}`, bodies.get(part), timeoutMs, scheduler)).pipe(map((res) => ({ res, ms: scheduler.now() - sent })));
     }).pipe(
       map(({ res, ms }) => {
-        if (res.status === 413) tooLarge = part;
+        if (res.status === 413) {
+          tooLarge = part;
+          const short = /, (\d+) bytes short /.exec(res.body);
+          tooLargeBy = short ? Number(short[1]) : undefined;
+        }
         if (res.status !== 201) throw new Error(`POST /configuration/${part}: HTTP ${res.status}${res.body ? `: ${res.body.trim().slice(0, 200)}` : ''}`);
         partMs[part] = ms;
         posted.push(part);

@@ -52,7 +52,7 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
     routesPayload,
     sharedDicts: (config) => luaSharedDicts(config.settings),
     reload: timed(opts.reload),
-    dynamic: (update) => timed(opts.dynamic)(update).pipe(tap((o) => { if (o.tooLarge) opts.budgets?.refused(o.tooLarge); })),
+    dynamic: (update) => timed(opts.dynamic)(update).pipe(tap((o) => { if (o.tooLarge) opts.budgets?.refused(o.tooLarge, o.tooLargeBy); })),
     ...(opts.quarantine ? { quarantined: () => opts.quarantine!.entries() } : {}),
   };
 }

@@ -40,6 +40,7 @@ export interface OfflineActors {
   dynamic(update: DynamicUpdate): Observable<ActorOutcome>;
   /** What NGINX would run now: the last configuration reloaded and the last payloads posted. */
   readonly nginxConf: string | null;
+  /** The backends list as NGINX would hold it (joined when read). */
   readonly backends: string | null;
   readonly servers: string | null;
   /** The dynamic hosts' route table last posted. */
@@ -47,7 +48,8 @@ export interface OfflineActors {
   /** Distinct configurations seen, by checksum. */
   readonly configs: ReadonlyMap<string, string>;
   /**
-   * Checksums of the distinct payloads seen. Their text is written to `outDir`, not kept: a
+   * Checksums of the distinct payloads seen: the backends as posted (the whole list, then each
+   * change to it), the servers and routes whole. Their text is written to `outDir`, not kept: a
    * storm makes one backends payload per sync (a 100k-event replay at 1k Ingresses: 293 of
    * 0.75 MB each), and holding them all made the replay's memory grow with the log (peak RSS
    * of that replay 579 MB; 430 MB without).
@@ -64,10 +66,10 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
   const configs = new Map<string, string>();
   const payloads = new Set<string>();
   const tested = new Map<string, ActorOutcome>();
-  // As the dynamic-config actor does: unchanged runs of backends are not serialised again.
-  const serialiseBackends = createBackendsSerialiser();
+  // As the dynamic-config actor posts them: the whole list, then what changed (a constant id:
+  // the same change twice is the same payload).
+  const serialiseBackends = createBackendsSerialiser(() => 'offline');
   let nginxConf: string | null = null;
-  let backends: string | null = null;
   let servers: string | null = null;
   let routes: string | null = null;
 
@@ -120,9 +122,9 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
     },
     dynamic(update) {
       if (update.backends) {
-        const text = `${serialiseBackends(update.backends).join('')}\n`;
-        keepPayload(text);
-        backends = text;
+        const post = serialiseBackends.post(update.backends);
+        if (!post.delta || post.changes > 0) keepPayload(`${post.body.join('')}\n`);
+        post.accepted();
       }
       if (update.servers) {
         const text = payloadText(update.servers);
@@ -137,7 +139,10 @@ export function createOfflineActors(opts: OfflineActorsOptions): OfflineActors {
       return of({ ok: true, attempts: 1, durationMs: 0 });
     },
     get nginxConf() { return nginxConf; },
-    get backends() { return backends; },
+    get backends() {
+      const held = serialiseBackends.held();
+      return held === null ? null : `${held}\n`;
+    },
     get servers() { return servers; },
     get routes() { return routes; },
     configs,

@@ -28,6 +28,8 @@ export interface ActorOutcome {
   problems?: ModelWarning[];
   /** A dynamic update's: the part the configuration endpoint refused as too large (413). */
   tooLarge?: DynamicPart;
+  /** A dynamic update's: how many bytes `tooLarge` lacked, when NGINX's answer said. */
+  tooLargeBy?: number;
   /** A dynamic update's: milliseconds each part's POST took until NGINX answered (its serialising included). */
   partMs?: Partial<Record<DynamicPart, number>>;
 }

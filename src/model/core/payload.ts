@@ -3,7 +3,7 @@
 // without a certificate map to EMPTY_UID so Lua forgets any certificate it had for them.
 import { wwwRedirectNames } from './www-names.js';
 import type { Backend, Configuration } from './types.js';
-import type { RoutesPayload } from './routes-payload.js';
+import { routeTableIds, type RoutesPayload } from './routes-payload.js';
 
 export const EMPTY_UID = '-1';
 /** The servers payload's key of the certificate of a Gateway HTTPS listener without hostname. */
@@ -39,37 +39,73 @@ export function backendsPayload(config: Configuration): Backend[] {
   return [...config.backends];
 }
 
-/** Elements per cached run of the serialised list. */
-const RUN = 128;
+const backendTexts = new WeakMap<Backend, string>();
+
+/** JSON.stringify of one backend, once per object: the model hands back unchanged backends as the same objects, which must not be mutated once serialised. */
+export function backendText(backend: Backend): string {
+  let text = backendTexts.get(backend);
+  if (text === undefined) {
+    text = JSON.stringify(backend);
+    backendTexts.set(backend, text);
+  }
+  return text;
+}
+
+/** One POST of the backends: its body as chunks, and what its answer means for the next. */
+export interface BackendListPost {
+  readonly body: readonly string[];
+  /** Only the backends that changed since the list NGINX accepted last (`base`), and those gone. */
+  readonly delta: boolean;
+  /** Backends sent plus names deleted (0: a change that changes nothing). */
+  readonly changes: number;
+  /** NGINX answered 201: the next POST may be a change to this list. */
+  accepted(): void;
+}
+
+export interface BackendListSerialiser {
+  post(list: readonly Backend[]): BackendListPost;
+  /** What NGINX holds is unknown (a POST failed or was refused): the next POST is the whole list. */
+  forget(): void;
+  /** The list NGINX accepted last as a JSON array (GET /configuration/backends's answer, names in order), or null. */
+  held(): string | null;
+}
 
 /**
- * JSON.stringify for a list of backends (or any list), byte for byte, as chunks whose
- * concatenation is the text (the HTTP client writes them one after another, so the 7 MB text at
- * 10k backends is never joined). The text of each run of RUN elements is reused while the run
- * holds the same element objects: the model hands back unchanged backends as the same objects,
- * so after one endpoint change one run of thousands is serialised again. The elements must not
- * be mutated once serialised.
+ * The dynamic-config actor's serialiser of the backends (docs/dynamic-routes.md, "The
+ * backends"): the whole list while it cannot be sure what NGINX holds (its first POST, after a
+ * failed or refused one) as `{"id","backends"}`; after that, a change to the list NGINX
+ * accepted last (named by `base`): the backends whose text changed and the names of those gone,
+ * so a new Service or an endpoint change sends, and NGINX stores and each worker decodes, one
+ * backend of thousands. The body's chunks are written one after another (never joined).
  */
-export function createBackendsSerialiser(): (list: readonly unknown[]) => string[] {
-  let prevList: readonly unknown[] = [];
-  let prevRuns: string[] = [];
-  return (list) => {
-    const runs = new Array<string>(Math.ceil(list.length / RUN));
-    const chunks: string[] = ['['];
-    for (let r = 0; r < runs.length; r++) {
-      const from = r * RUN;
-      const to = Math.min(from + RUN, list.length);
-      let same = Math.min(from + RUN, prevList.length) === to;
-      for (let i = from; same && i < to; i++) same = list[i] === prevList[i];
-      // The elements without the brackets: `[a,b]` → `a,b`.
-      runs[r] = same ? prevRuns[r]! : JSON.stringify(list.slice(from, to)).slice(1, -1);
-      if (r > 0) chunks.push(',');
-      chunks.push(runs[r]!);
-    }
-    chunks.push(']');
-    prevList = list.slice();
-    prevRuns = runs;
-    return chunks;
+export function createBackendsSerialiser(nextId: () => string = routeTableIds()): BackendListSerialiser {
+  let held: { id: string; texts: ReadonlyMap<string, string> } | null = null;
+  return {
+    post(list) {
+      const id = nextId();
+      const base = held;
+      const texts = new Map<string, string>();
+      const changed: string[] = [];
+      for (const backend of list) {
+        const text = backendText(backend);
+        texts.set(backend.name, text);
+        if (base?.texts.get(backend.name) !== text) changed.push(changed.length === 0 ? text : `,${text}`);
+      }
+      let head = `{"id":${JSON.stringify(id)},`;
+      const deleted: string[] = [];
+      if (base) {
+        for (const name of base.texts.keys()) if (!texts.has(name)) deleted.push(name);
+        head = `{"base":${JSON.stringify(base.id)},"id":${JSON.stringify(id)},"deleted":${JSON.stringify(deleted)},`;
+      }
+      return {
+        body: [`${head}"backends":[`, ...changed, ']}'], delta: base !== null, changes: changed.length + deleted.length, accepted: () => { held = { id, texts }; },
+      };
+    },
+    forget() { held = null; },
+    held() {
+      if (!held) return null;
+      return `[${[...held.texts.keys()].sort().map((name) => held!.texts.get(name)).join(',')}]`;
+    },
   };
 }
 

@@ -45,30 +45,58 @@ function runActor(h: ReturnType<typeof harness>, u: Parameters<typeof h.actor>[0
   return out!;
 }
 
-test('the backends body is JSON.stringify of the list, byte for byte; only runs with a changed backend are serialised again', () => {
-  const h = harness(() => created);
+test('the backends: the whole list at first, then only the backends that changed (each serialised once, as JSON.stringify writes it) and the names of those gone; a 409 brings the whole list at once, any other failure makes the next one whole', () => {
+  let answers: number[] = [];
+  const h = harness(() => of({ status: answers.shift() ?? 201, body: '' }));
+  type Body = { base?: string; id: string; backends: unknown[]; deleted?: string[] };
+  const sent = (back = 1) => JSON.parse(h.calls[h.calls.length - back]!.body!) as Body;
   let serialised = 0;
-  const counted = (name: string) => ({ name, endpoints: [{ address: '10.0.0.1', port: '80' }], toJSON() { serialised += 1; return { name: this.name, endpoints: this.endpoints }; } });
-  const first = [counted('a'), counted('b"\u2028é'), { name: 'plain', weight: 1.5, none: undefined }, null];
-  runActor(h, { backends: backends(first) });
-  assert.is(serialised, 2);
-  assert.is(h.calls[0].body, JSON.stringify(first));
-  // 300 backends are 3 runs (128, 128, 44): one changed backend re-serialises its run only.
-  const many = Array.from({ length: 300 }, (_, i) => counted(`b${i}`));
+  const counted = (name: string, address = '10.0.0.1') => ({ name, endpoints: [{ address, port: '80' }], toJSON() { serialised += 1; return { name: this.name, endpoints: this.endpoints }; } });
+  const odd = { name: 'plain', weight: 1.5, none: undefined, quote: 'b"\u2028é' };
+  const many = [...Array.from({ length: 300 }, (_, i) => counted(`b${i}`)), odd];
+
   runActor(h, { backends: backends(many) });
-  assert.is(h.calls[1].body, JSON.stringify(many));
+  assert.is(serialised, 300);
+  assert.is(h.calls[0]!.body, `{"id":${JSON.stringify(sent().id)},"backends":${JSON.stringify(many)}}`, 'each backend as JSON.stringify writes it');
+  const first = sent().id;
+
+  // An endpoint change: that backend alone, serialised alone.
   const changed = many.slice();
-  changed[200] = counted('b200-new');
+  changed[200] = counted('b200', '10.0.0.2');
   serialised = 0;
   runActor(h, { backends: backends(changed) });
-  assert.is(serialised, 128, 'the run holding the change, and nothing else');
-  assert.is(h.calls[2].body, JSON.stringify(changed), 'same bytes as JSON.stringify');
-  serialised = 0;
-  runActor(h, { backends: backends(changed.slice(0, 256)) });
-  assert.is(serialised, 0, 'a list cut at a run boundary reuses the runs');
-  assert.is(h.calls[3].body, JSON.stringify(changed.slice(0, 256)));
+  assert.is(serialised, 1, 'only the changed backend is serialised');
+  assert.equal([sent().base, sent().backends, sent().deleted], [first, [{ name: 'b200', endpoints: [{ address: '10.0.0.2', port: '80' }] }], []]);
+
+  // A backend gone and one added.
+  runActor(h, { backends: backends([...changed.slice(1), counted('new')]) });
+  assert.equal([sent().backends.map((b) => (b as { name: string }).name), sent().deleted], [['new'], ['b0']]);
+  const third = sent().id;
+
+  // NGINX restarted: the change is refused (409) and the whole list follows in the same attempt.
+  answers = [409];
+  const restarted = runActor(h, { backends: backends(changed.slice(1)) });
+  assert.equal([restarted.result.ok, restarted.result.attempts, restarted.at], [true, 1, 0]);
+  assert.equal([sent(2).base, sent(2).deleted], [third, ['new']]);
+  assert.equal([sent().base, sent().backends.length], [undefined, 300]);
+
+  // Any other failure: NGINX may or may not hold the change, so the retry posts the whole list.
+  answers = [500];
+  const failed = runActor(h, { backends: backends(changed.slice(2)) });
+  assert.equal([failed.result.ok, failed.result.attempts], [true, 2]);
+  assert.equal([sent(2).deleted, sent().base, sent().backends.length], [['b1'], undefined, 299]);
+  runActor(h, { backends: backends(changed.slice(2)) });
+  assert.equal([sent().backends, sent().deleted], [[], []], 'nothing changed: an empty change');
   runActor(h, { backends: [] });
-  assert.is(h.calls[4].body, '[]');
+  assert.equal([sent().backends, sent().deleted!.length], [[], 299]);
+});
+
+test('a 413 is not retried; the bytes NGINX says it lacked come with the result', () => {
+  const h = harness(() => of({ status: 413, body: 'backends: backend x: 10 bytes of 20 do not fit in lua_shared_dict configuration_data, 7 bytes short (nothing was changed)\n' }));
+  const { result } = runActor(h, update);
+  assert.equal([result.ok, result.attempts, result.tooLarge, result.tooLargeBy], [false, 1, 'backends', 7]);
+  const plain = runActor(harness(() => of({ status: 413, body: '<html>413 Request Entity Too Large</html>' })), update).result;
+  assert.equal([plain.tooLarge, plain.tooLargeBy], ['backends', undefined], 'NGINX\'s own 413 (the body limit) says nothing');
 });
 
 test('posts each present part once, in order, as JSON; 201 everywhere is success at once', () => {
@@ -79,7 +107,7 @@ test('posts each present part once, in order, as JSON; 201 everywhere is success
   assert.equal(h.calls.map((c) => [c.method, c.url]), [
     ['POST', `/configuration/backends`], ['POST', `/configuration/servers`],
   ]);
-  assert.equal(JSON.parse(h.calls[0].body!), update.backends);
+  assert.equal(JSON.parse(h.calls[0].body!).backends, update.backends);
   assert.equal(JSON.parse(h.calls[1].body!), update.servers);
 });
 

@@ -243,7 +243,7 @@ play('a checked-in format-1 log still replays, with the decisions its timeline i
   assert.not.match(readFileSync(join(tmp('v1'), 'final', 'nginx.conf'), 'utf8'), /storm\.example\.com/);
 });
 
-play('the offline dynamic actor keeps each distinct payload once, serialised exactly as JSON.stringify does', () => {
+play('the offline dynamic actor keeps each distinct payload once: the whole backends list, then what changed, each backend as JSON.stringify writes it', () => {
   const actors = createOfflineActors({ renderer: {} as Renderer, runtime: offlineRuntime(8181), logger: silentLogger(), outDir: tmp('offline') });
   const a = { name: 'a', endpoints: [{ address: '10.0.0.1', port: '80' }] } as unknown as Backend;
   const b = { name: 'b', endpoints: [] as unknown[], note: 'quote " and \u2028' } as unknown as Backend;
@@ -252,11 +252,14 @@ play('the offline dynamic actor keeps each distinct payload once, serialised exa
   actors.dynamic({ backends: [a, b2] }).subscribe();
   assert.is(actors.backends, payloadText([a, b2]));
   actors.dynamic({ backends: [a, b2] }).subscribe();
-  assert.is(actors.payloads.size, 2, 'the same payload again is not a new one');
+  assert.is(actors.payloads.size, 2, 'the same list again changes nothing: no new payload');
   assert.equal(listFiles(tmp('offline')), [...actors.payloads].map((k) => `payloads/${k}.json`).sort());
   const files = [...actors.payloads].map((sum) => ({ sum, text: readFileSync(join(tmp('offline'), 'payloads', `${sum}.json`), 'utf8') }));
   for (const f of files) assert.is(contentChecksum(f.text), f.sum, 'named by its content');
-  assert.equal(files.map((f) => f.text).sort(), [payloadText([a, b]), payloadText([a, b2])].sort(), 'each payload written once, as JSON.stringify writes it');
+  assert.equal(files.map((f) => f.text).sort(), [
+    payloadText({ id: 'offline', backends: [a, b] }),
+    payloadText({ base: 'offline', id: 'offline', deleted: [], backends: [b2] }),
+  ].sort(), 'the whole list once, then only the changed backend, as JSON.stringify writes them');
 });
 
 play('100,000 events replay in virtual time with the syncs the bucket allows (speed: bench/)', async () => {

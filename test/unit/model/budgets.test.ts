@@ -165,4 +165,20 @@ test('a POST refused as too large lowers the capacity counted on: the next build
   assert.equal(quarantine.entries().map((e) => [e.key, e.budget]), [['a/a2', 'cluster']]);
 });
 
+test('a refusal that says how many bytes were short sets aside only what makes the rest fit; one that does not, a tenth', () => {
+  const setAsideAfter = (shortBytes?: number) => {
+    const store = storeOf(Array.from({ length: 20 }, (_, i) => ing('a', `a${i}`, i + 1, 1, 10)));
+    const quarantine = createQuarantine();
+    const builder = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181, dynamicRoutes: true });
+    const check = createBudgetCheck({ store, quarantine, builder, budgets: OFF, logger: silentLogger() });
+    check.build(undefined);
+    check.refused('backends', shortBytes);
+    check.build(undefined);
+    return quarantine.entries().map((e) => e.key).sort();
+  };
+  assert.equal(setAsideAfter(1), ['a/a19'], 'one byte short: the newest Ingress alone');
+  // Ingress a0 also carries the namespace's backend: a tenth of the total is three Ingresses' routes.
+  assert.equal(setAsideAfter(), ['a/a17', 'a/a18', 'a/a19'], 'not said: a tenth of the total');
+});
+
 test.run();

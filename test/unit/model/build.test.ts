@@ -10,7 +10,7 @@ import { decide } from '../../../src/model/core/decide.js';
 import { snapshot, type ModelSnapshot } from '../../../src/model/core/hash.js';
 import { stableJSON } from '../../../src/model/core/json.js';
 import { EMPTY_UID, FALLBACK_UID, createBackendsSerialiser, serversDelta, serversPayload, type ServersPayload } from '../../../src/model/core/payload.js';
-import type { Configuration, Location, Server } from '../../../src/model/core/types.js';
+import type { Backend, Configuration, Location, Server } from '../../../src/model/core/types.js';
 import { ingress, service, slice, testStore, tlsSecret, PREFIX } from '../../support/model-objects.js';
 import { secret } from '../../support/annotation-parse.js';
 import { FIXTURE_NOW as NOW, MODEL_FIXTURES, buildFixture, type FixtureOptions } from '../../support/model-fixtures.js';
@@ -358,21 +358,41 @@ memo('a hinted build falls back to the full build for a slice it cannot place (n
   assert.fixture(stableJSON(mixed.config), stableJSON(cold()));
 });
 
-memo('the backends serialiser gives JSON.stringify byte for byte while the list changes, grows and shrinks', () => {
+memo('the backends serialiser posts the whole list, then changes that rebuild the list byte for byte while it changes, grows and shrinks', () => {
   let seed = 7;
   const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
-  const serialise = createBackendsSerialiser();
-  let list: Array<{ name: string; n: number }> = Array.from({ length: 300 }, (_, i) => ({ name: `b${i}`, n: i }));
+  let ids = 0;
+  const serialise = createBackendsSerialiser(() => `t${++ids}`);
+  const asBackend = (name: string, n: number) => ({ name, n }) as unknown as Backend;
+  let list: Backend[] = Array.from({ length: 300 }, (_, i) => asBackend(`b${i}`, i));
+  // What the Lua side would hold: name → text, and the list's id.
+  const held = new Map<string, string>();
+  let heldId = '';
   for (let step = 0; step < 200; step++) {
     const op = rnd(4);
     list = list.slice();
-    if (op === 0) list[rnd(list.length)] = { name: 'new', n: step };
-    else if (op === 1) list.push({ name: 'grown', n: step });
+    if (op === 0) list[rnd(list.length)] = asBackend(`b${rnd(400)}`, step);
+    else if (op === 1) list.push(asBackend(`grown${step}`, step));
     else if (op === 2 && list.length > 1) list.splice(rnd(list.length), 1);
-    else if (op === 3) list.length = Math.max(0, list.length - rnd(3) * 128);
-    if (list.length === 0) list.push({ name: 'only', n: step });
-    assert.is(serialise(list).join(''), JSON.stringify(list), `step ${step}`);
+    else if (op === 3) list.length = Math.max(0, list.length - rnd(3) * 64);
+    if (list.length === 0) list.push(asBackend('only', step));
+    list = [...new Map(list.map((b) => [b.name, b])).values()];
+    const post = serialise.post(list);
+    const body = JSON.parse(post.body.join('')) as { base?: string; id: string; deleted?: string[]; backends: unknown[] };
+    assert.is(post.delta, step > 0, `step ${step}: whole only first`);
+    if (post.delta) assert.is(body.base, heldId, `step ${step}: based on the list accepted last`);
+    else held.clear();
+    for (const name of body.deleted ?? []) assert.ok(held.delete(name), `step ${step}: ${name} deleted was held`);
+    for (const b of body.backends) held.set((b as Backend).name, JSON.stringify(b));
+    heldId = body.id;
+    post.accepted();
+    const expected = `[${[...list].sort((x, y) => (x.name < y.name ? -1 : 1)).map((b) => JSON.stringify(b)).join(',')}]`;
+    assert.is(`[${[...held.keys()].sort().map((k) => held.get(k)).join(',')}]`, expected, `step ${step}`);
+    assert.is(serialise.held(), expected, `step ${step}: held()`);
+    if (op === 0 && step > 0) assert.ok(body.backends.length <= 1, `step ${step}: one replaced backend sends at most one`);
   }
+  serialise.forget();
+  assert.is(serialise.post(list).delta, false, 'after forget() the whole list');
 });
 
 memo('after one Ingress change only its server is new; a rebuild with no change returns the same fragments', () => {

@@ -7,12 +7,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StoredKind } from '../../../src/store/events.js';
 import type { ConfigMap, Ingress, KubeObject, Secret } from '../../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
 import { createFragmentMemo, createReviewer, type ReviewResult } from '../../../src/admission/review.js';
-import { PREFIX, ingress, service, slice, tlsSecret } from '../../support/model-objects.js';
+import { PREFIX, eventFeeder, ingress, service, slice, tlsSecret } from '../../support/model-objects.js';
 
 const NOW = () => new Date('2026-06-01T00:00:00Z');
 const certs = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
@@ -31,16 +30,7 @@ const configMap = (data: Record<string, string>): ConfigMap => ({ apiVersion: 'v
 test('after any changes between reviews, a long-lived reviewer answers as a reviewer made for that review', () => {
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'default/settings' }, ANNOTATION_REFERENCES);
   const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
-  const known = new Set<string>();
-  const put = (kind: StoredKind, obj: KubeObject) => {
-    const k = `${kind}:${keyOf(obj)}`;
-    reviewer.apply({ kind, type: known.has(k) ? 'update' : 'add', key: keyOf(obj), object: obj });
-    known.add(k);
-  };
-  const remove = (kind: StoredKind, obj: KubeObject) => {
-    if (!known.delete(`${kind}:${keyOf(obj)}`)) return;
-    reviewer.apply({ kind, type: 'delete', key: keyOf(obj), object: obj });
-  };
+  const { put, remove } = eventFeeder((e) => reviewer.apply(e));
   for (const name of ['web', 'api']) {
     put('Service', service(name));
     put('EndpointSlice', slice(`${name}-1`, name, ['10.0.0.1']));

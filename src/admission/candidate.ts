@@ -124,7 +124,11 @@ export function neighbourhood(candidate: Ingress, index: NeighbourIndex, annotat
       for (const ing of index.byName.get(n) ?? []) if (keyOf(ing) !== key) picked.add(ing);
     }
   }
-  const sets = (ing: Ingress) => SHARED_BACKEND_KEYS.some((k) => ing.metadata.annotations?.[`${annotationsPrefix}/${k}`] !== undefined);
+  const backendAnnotations = SHARED_BACKEND_KEYS.map((k) => `${annotationsPrefix}/${k}`);
+  const sets = (ing: Ingress) => {
+    const annotations = ing.metadata.annotations;
+    return annotations !== undefined && backendAnnotations.some((k) => annotations[k] !== undefined);
+  };
   for (const b of backendKeys(candidate)) {
     let oldest: { t: number; key: string; ing: Ingress } | null = null;
     for (const ing of index.byBackend.get(b) ?? []) {

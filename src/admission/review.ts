@@ -5,9 +5,9 @@
 import type { Ingress } from '../store/kube-types.js';
 import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
-import { createModelBuilder, createSharedCaches } from '../model/build.js';
+import { createModelBuilder, createSharedCaches, type BuildResult, type FragmentEntry, type FragmentMemo } from '../model/build.js';
 import type { SourceEvent } from '../store/events.js';
-import type { ApplyResult } from '../store/types.js';
+import type { ApplyResult, StoreReader } from '../store/types.js';
 import { createNeighbourIndex, keyOf, neighbourhood, serverNames, storeView, type NeighbourIndex } from './candidate.js';
 import { warnRuleOf } from './verdict.js';
 import { DEFAULT_BUDGETS, pathBudgetProblem } from '../model/core/budgets.js';
@@ -35,6 +35,33 @@ export interface StoreReviewer extends Reviewer {
 
 /** Stored Ingresses a warm-up reviews: enough for V8 to compile what a review runs. */
 const WARM_UP_REVIEWS = 20;
+/** Fragments of stored Ingresses kept between reviews (a few KB each). */
+const KEPT_FRAGMENTS = 1000;
+
+/**
+ * The fragments of the stored Ingresses the latest reviews built, the least recently used
+ * dropped past `limit`; `reviewed()` is the candidate under review, whose fragment is not kept
+ * (each review's candidate is a new object).
+ */
+export function createFragmentMemo(limit: number, reviewed: () => Ingress | null): FragmentMemo {
+  const kept = new Map<Ingress, FragmentEntry>();
+  return {
+    get(ing) {
+      const entry = kept.get(ing);
+      if (entry) {
+        kept.delete(ing);
+        kept.set(ing, entry);
+      }
+      return entry;
+    },
+    set(ing, entry) {
+      if (ing === reviewed()) return;
+      kept.delete(ing);
+      kept.set(ing, entry);
+      if (kept.size > limit) kept.delete(kept.keys().next().value!);
+    },
+  };
+}
 
 export function createReviewer(opts: ReviewerOptions): StoreReviewer {
   const now = opts.now ?? (() => new Date());
@@ -50,8 +77,25 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
     }
     return index;
   }
-  // Parsed certificates and ConfigMap settings outlive a review: both are memoised on the store's objects.
-  const shared = createSharedCaches();
+  // Parsed certificates, ConfigMap settings and the stored Ingresses' fragments outlive a review:
+  // all are memoised on the store's objects (a fragment also on what it read, checked again).
+  let reviewing: Ingress | null = null;
+  const shared = { ...createSharedCaches(), fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing) };
+
+  /** The model of `view`, a neighbourhood of `candidate`. */
+  function buildAround(candidate: Ingress, view: StoreReader): BuildResult {
+    reviewing = candidate;
+    try {
+      // A builder of its own: the controller's keeps memos of the whole cluster, which a
+      // neighbourhood of a few Ingresses would throw away; only the shared caches carry over.
+      return createModelBuilder({
+        annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort,
+        reservedPorts: opts.reservedPorts, now, shared, addressPolicy: opts.addressPolicy, hostOwnership: opts.hostOwnership,
+      }).build(view);
+    } finally {
+      reviewing = null;
+    }
+  }
 
   function notServed(reason: string): ReviewResult {
     return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
@@ -102,12 +146,7 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
       const ingresses = neighbourhood(candidate, currentIndex(), opts.annotationsPrefix);
       const view = storeView(store, ingresses, candidate);
       const built = performance.now();
-      // A builder of its own: the controller's keeps memos of the whole cluster, which a
-      // neighbourhood of a few Ingresses would throw away; only the shared caches carry over.
-      const { config, warnings } = createModelBuilder({
-        annotationsPrefix: opts.annotationsPrefix, defaultServerPort: opts.defaultServerPort,
-        reservedPorts: opts.reservedPorts, now, shared, addressPolicy: opts.addressPolicy, hostOwnership: opts.hostOwnership,
-      }).build(view);
+      const { config, warnings } = buildAround(candidate, view);
       const done = performance.now();
 
       const object = `Ingress ${keyOf(candidate)}`;

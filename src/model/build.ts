@@ -62,6 +62,18 @@ export interface ModelBuildOptions {
 export interface SharedCaches {
   readCertificate: ReturnType<typeof createCertificateCache>;
   settings: { memo: SettingsMemo | null };
+  /**
+   * Fragments by Ingress object, in place of each builder's own (a WeakMap): the webhook's
+   * builders, one per review, keep the stored Ingresses' fragments in a bounded map.
+   */
+  fragments?: FragmentMemo;
+}
+
+/** An Ingress's fragment, valid while the settings and what it read are the same. */
+export interface FragmentEntry { settings: NginxSettings; deps: Dependency[]; fragment: IngressFragment }
+export interface FragmentMemo {
+  get(ing: Ingress): FragmentEntry | undefined;
+  set(ing: Ingress, entry: FragmentEntry): void;
 }
 
 interface SettingsMemo { key: string; cm: ConfigMap | undefined; deps: Dependency[]; settings: NginxSettings; warnings: ModelWarning[] }
@@ -93,7 +105,7 @@ export interface ModelBuilder {
 /** What the builder keeps between builds, beside the topology's, TLS and backend caches. */
 interface BuilderCaches {
   /** Per Ingress object: its fragment, valid while the settings and what it read are the same. */
-  readonly ingresses: WeakMap<Ingress, { settings: NginxSettings; deps: Dependency[]; fragment: IngressFragment }>;
+  readonly ingresses: FragmentMemo;
   /**
    * Parsed annotations shared by the Ingresses of one namespace with equal annotations (most
    * Ingresses of a cluster share a few annotation sets), for the settings they were parsed with.
@@ -129,7 +141,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: new WeakMap(), parsed: { settings: null, byAnnotations: new Map() }, defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
+  const caches: BuilderCaches = { ingresses: shared.fragments ?? new WeakMap(), parsed: { settings: null, byAnnotations: new Map() }, defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();

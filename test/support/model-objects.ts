@@ -1,5 +1,5 @@
 // Small builders of Kubernetes objects and a store for model tests (kube-types shapes).
-import type { StoredKind } from '../../src/store/events.js';
+import type { SourceEvent, StoredKind } from '../../src/store/events.js';
 import type { EndpointSlice, Ingress, KubeObject, PathType, Secret, Service } from '../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../src/store/store.js';
 import type { Store, StoreOptions } from '../../src/store/types.js';
@@ -83,4 +83,20 @@ export function testStore(options: Partial<StoreOptions> = {}): Store & {
       store.apply({ kind, type: 'delete', key: objKey(obj), object: obj });
     },
   });
+}
+
+/** `put` (add, or update of an object put before) and `remove` (of an object put before) as source events to `apply`, e.g. a reviewer's. */
+export function eventFeeder(apply: (event: SourceEvent) => unknown): { put(kind: StoredKind, obj: KubeObject): void; remove(kind: StoredKind, obj: KubeObject): void } {
+  const known = new Set<string>();
+  const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+  return {
+    put(kind, obj) {
+      const k = `${kind}:${keyOf(obj)}`;
+      apply({ kind, type: known.has(k) ? 'update' : 'add', key: keyOf(obj), object: obj });
+      known.add(k);
+    },
+    remove(kind, obj) {
+      if (known.delete(`${kind}:${keyOf(obj)}`)) apply({ kind, type: 'delete', key: keyOf(obj), object: obj });
+    },
+  };
 }

@@ -5,13 +5,12 @@
 // exactly what a reviewer built afresh over the same store answers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { StoredKind } from '../../../src/store/events.js';
 import type { Ingress, IngressClass, KubeObject } from '../../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import type { StoreOptions } from '../../../src/store/types.js';
 import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
 import { createReviewer, type ReviewResult, type StoreReviewer } from '../../../src/admission/review.js';
-import { PREFIX, ingress, service, slice } from '../../support/model-objects.js';
+import { PREFIX, eventFeeder, ingress, service, slice } from '../../support/model-objects.js';
 
 const NOW = () => new Date('2026-06-01T00:00:00Z');
 const OLD = '2026-01-01T00:00:00Z';
@@ -23,16 +22,7 @@ const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace
 function fedCluster(options: Partial<StoreOptions> = {}) {
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, ...options }, ANNOTATION_REFERENCES);
   const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
-  const known = new Set<string>();
-  const put = (kind: StoredKind, obj: KubeObject) => {
-    const k = `${kind}:${keyOf(obj)}`;
-    reviewer.apply({ kind, type: known.has(k) ? 'update' : 'add', key: keyOf(obj), object: obj });
-    known.add(k);
-  };
-  const remove = (kind: StoredKind, obj: KubeObject) => {
-    known.delete(`${kind}:${keyOf(obj)}`);
-    reviewer.apply({ kind, type: 'delete', key: keyOf(obj), object: obj });
-  };
+  const { put, remove } = eventFeeder((e) => reviewer.apply(e));
   for (const ns of ['team-a', 'team-b']) {
     for (const name of ['web', 'api']) {
       put('Service', service(name, ns));

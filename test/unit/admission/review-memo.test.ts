@@ -1,0 +1,106 @@
+// The reviewer keeps the fragments of stored Ingresses between reviews (src/admission/review.ts,
+// a bounded map): whatever changes in between — the Ingresses, the Services and Secrets their
+// annotations read, the ConfigMap — a long-lived reviewer answers every review exactly as a
+// reviewer made for that one review does (verdict, findings with their severity, rule, field
+// and message, the Ingresses tested), over collisions, canaries, TLS and bad annotations.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ConfigMap, Ingress, KubeObject, Secret } from '../../../src/store/kube-types.js';
+import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
+import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
+import { createFragmentMemo, createReviewer, type ReviewResult } from '../../../src/admission/review.js';
+import { PREFIX, eventFeeder, ingress, service, slice, tlsSecret } from '../../support/model-objects.js';
+
+const NOW = () => new Date('2026-06-01T00:00:00Z');
+const certs = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
+const pem = (f: string) => readFileSync(join(certs, f), 'utf8');
+const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+const summary = (r: ReviewResult) => ({
+  served: r.served, allowed: r.allowed, tested: r.tested, configBytes: r.configBytes,
+  findings: r.findings.map((f) => `${f.severity} ${f.rule ?? ''} ${f.object} ${f.field}: ${f.message}`),
+});
+
+function caSecret(name: string, crt: string): Secret {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'default' }, data: { 'ca.crt': Buffer.from(crt).toString('base64') } };
+}
+const configMap = (data: Record<string, string>): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data });
+
+test('after any changes between reviews, a long-lived reviewer answers as a reviewer made for that review', () => {
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'default/settings' }, ANNOTATION_REFERENCES);
+  const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
+  const { put, remove } = eventFeeder((e) => reviewer.apply(e));
+  for (const name of ['web', 'api']) {
+    put('Service', service(name));
+    put('EndpointSlice', slice(`${name}-1`, name, ['10.0.0.1']));
+  }
+  put('Secret', tlsSecret('tls', pem('tls.crt'), pem('tls.key')));
+  put('ConfigMap', configMap({}));
+  reviewer.warm();
+
+  let seed = 11;
+  const rand = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
+  const hosts = ['a.example.com', 'b.example.com', '*.example.com'];
+  // Annotations that read the store (a Secret, a Service), a canary, values the model refuses.
+  const annotationMixes: Array<Record<string, string>> = [
+    {}, {}, { 'auth-tls-secret': 'default/ca' }, { 'default-backend': 'api' }, { canary: 'true', 'canary-weight': '30' },
+    { 'proxy-read-timeout': 'soon' }, { 'server-alias': 'b.example.com' }, { 'rewrite-target': '/$1', 'use-regex': 'true' },
+  ];
+  const make = (name: string, ts: string): Ingress => {
+    const host = hosts[rand(hosts.length)]!;
+    const tls = rand(3) === 0 ? [{ hosts: [host], secretName: rand(2) === 0 ? 'tls' : 'missing' }] : undefined;
+    return ingress(name, host, [[rand(2) === 0 ? '/' : '/cart', 'Prefix', rand(2) === 0 ? 'web' : 'api', 80]], {
+      ts, annotations: annotationMixes[rand(annotationMixes.length)]!, ...(tls ? { tls } : {}),
+    });
+  };
+  const live = new Map<string, Ingress>();
+  let compared = 0;
+  for (let step = 0; step < 120; step++) {
+    const change = rand(10);
+    if (change < 6) {
+      const ing = make(`ing-${rand(10)}`, `2026-0${1 + rand(3)}-01T00:00:00Z`);
+      put('Ingress', ing);
+      live.set(keyOf(ing), ing);
+    } else if (change === 6 && live.size > 0) {
+      const gone = [...live.values()][rand(live.size)]!;
+      remove('Ingress', gone);
+      live.delete(keyOf(gone));
+    } else if (change === 7) {
+      if (rand(2) === 0) put('Secret', caSecret('ca', pem(rand(2) === 0 ? 'tls.crt' : 'other.crt')));
+      else remove('Secret', caSecret('ca', ''));
+    } else if (change === 8) {
+      if (rand(2) === 0) put('Service', service('api'));
+      else remove('Service', service('api'));
+    } else {
+      put('ConfigMap', configMap(rand(2) === 0 ? {} : { 'proxy-read-timeout': String(30 + rand(60)), 'allow-snippet-annotations': 'false' }));
+    }
+    const candidates = [make('candidate', '2026-05-01T00:00:00Z'), make('candidate', '2026-05-01T00:00:00Z'), ...[...live.values()].slice(0, 3)];
+    for (const c of candidates) {
+      const fresh = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
+      assert.equal(summary(reviewer.review(c)), summary(fresh.review(c)), `step ${step}: ${keyOf(c)} on ${c.spec.rules![0]!.host}`);
+      compared++;
+    }
+  }
+  assert.ok(compared > 400, `${compared} reviews compared`);
+  assert.ok(live.size > 3, 'the walk kept Ingresses around');
+});
+
+test('the kept fragments are bounded, the least recently used go first, and the candidate\'s own is never kept', () => {
+  let reviewing: Ingress | null = null;
+  const memo = createFragmentMemo(2, () => reviewing);
+  const entry = { settings: {}, deps: [], fragment: {} } as unknown as Parameters<typeof memo.set>[1];
+  const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((n) => ingress(n, `${n}.example.com`, [['/', 'Prefix', 'web', 80]]));
+  memo.set(a!, entry);
+  memo.set(b!, entry);
+  assert.ok(memo.get(a!), 'a used again');
+  memo.set(c!, entry);
+  assert.is(memo.get(b!), undefined, 'b, the least recently used, dropped');
+  assert.ok(memo.get(a!) && memo.get(c!));
+  reviewing = d!;
+  memo.set(d!, entry);
+  assert.is(memo.get(d!), undefined, 'the candidate under review is not kept');
+  assert.ok(memo.get(a!) && memo.get(c!), 'nor did it push others out');
+});
+
+test.run();

@@ -53,8 +53,9 @@ function _M.configure(on)
   enabled = on == true
 end
 
---- The first rewrite phase of a main request (router.route, balancer.rewrite) calls it. An
---- internal redirect keeps the id its request was given (NGINX keeps variables across it).
+--- balancer.rewrite() calls it: the rewrite phase of a static location and of a route the
+--- router applies. Only a main request draws an id: an internal redirect keeps the one its
+--- request was given (NGINX keeps variables across it), a subrequest shares its parent's.
 function _M.assign()
   if not enabled or ngx.req.is_internal() then return end
   if next_at > HEX and not refill() then return end -- RAND_bytes failed: the map's $request_id

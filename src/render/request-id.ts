@@ -1,5 +1,5 @@
-// Whether lua/request_id.lua may write $req_id (a per-worker pool of RAND_bytes output instead of
-// NGINX's $request_id, one RAND_bytes call per 256 requests instead of one per request). Only
+// Whether lua/request_id.lua may give $req_id its value (through $irx_req_id: a per-worker pool of
+// RAND_bytes output instead of NGINX's $request_id, one call per 256 requests, not one per request). Only
 // where that changes nothing anyone sees: nothing reads $request_id besides $req_id's map (it
 // would differ from $req_id), and $req_id is read only after the rewrite phase that writes it.
 

@@ -89,7 +89,9 @@ over.both('the path reaches the upstream unchanged without rewrite', async (p) =
 // lua/request_id.lua: ids drawn from each worker's pool of RAND_bytes output (256 per draw), the
 // same in the header sent upstream and in the access log's $req_id; a client's own is kept.
 over.both('X-Request-ID: 32 hex digits, a new one per request, the one the access log names; a client\'s own is passed on', async (p) => {
-  assert.match((await ctl.control('/nginx.conf')).body, 'require("request_id").configure(true)', 'the pool is in use');
+  const conf = (await ctl.control('/nginx.conf')).body;
+  assert.match(conf, 'require("request_id").configure(true)', 'the pool is in use');
+  assert.match(conf, '## start server static.test\n', 'static.test has a server block');
   const ids: string[] = [];
   for (let batch = 0; batch < 15; batch++) {
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => p.request(i % 2 ? 'routes.test' : 'static.test', `/rid/${batch}/${i}`)));

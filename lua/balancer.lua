@@ -14,6 +14,7 @@ local address_policy = require("address_policy")
 local passive_health = require("balancer.passive_health")
 local util = require("util")
 local route_upstream = require("route_upstream")
+local request_id = require("request_id")
 local ngx = ngx
 
 local RESOLVE_WAIT_S = 3 -- longer than one DNS query's timeout (dns.lua)
@@ -487,6 +488,7 @@ end
 --- the variable); without it the variable is read. `default_backend`: the upstream of the
 --- location's default-backend annotation, used while `backend` has no endpoint.
 function _M.rewrite(backend, default_backend)
+  request_id.assign()
   local name = backend or ngx.var.proxy_upstream_name
   local balancer = known_balancer(name)
   if not balancer and default_backend then

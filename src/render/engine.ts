@@ -32,6 +32,7 @@ import { createHttpUsesMemo, usesOf, type ServerHttpUses } from './http-uses.js'
 import type { IngressStreamSnippet } from './settings-directives.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 import { CONFIGURATION_BODY_BYTES } from './control.js';
+import { REQUEST_ID_POOL_TOKEN, readsRequestIdElsewhere } from './request-id.js';
 import {
   LOCATION_VARIABLES_READ_TOKEN, backendTLSFiles, backendTLSLocationsText, readsLocationVariables, readsProxyHost, servesDynamicHosts, withBackendTLS, withRouterProxyHost,
 } from './dynamic-routes.js';
@@ -94,6 +95,8 @@ interface Fragment {
   levels: ServerHttpUses;
   problems: RenderProblem[];
   ingressBytes: ReadonlyMap<IngressRef, number>;
+  /** Whether the text reads $request_id or $req_id where lua/request_id.lua's pool would change the value (./request-id.ts). */
+  readsRequestId: boolean;
 }
 
 interface Templates {
@@ -200,6 +203,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     const uses = new Set<HttpFeature>();
     let routerServersRead = false;
     let routerServersReadProxyHost = false;
+    let requestIdRead = false;
     const routerParts: number[] = [];
     const charged: Array<ReadonlyMap<IngressRef, number>> = [];
     // What the servers ask of the http and stream levels, one memo look-up per server.
@@ -230,7 +234,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           const view = serverView(server, www === null ? serverCtx : { ...serverCtx, wwwRedirectFrom: www });
           const scope = { srv: view, s, rt: runtime };
           const text = flatten((tpl.serverPlain && renderPlain(tpl.serverPlain, scope)) ?? tpl.engine.renderSync(tpl.server, scope) as string);
-          frag = { ctxKey, www, text, hash: fragmentHash(server, runtime, text), httpLevel: view.httpLevel, uses: view.uses, levels, problems: view.problems, ingressBytes: view.ingressBytes };
+          frag = { ctxKey, www, text, hash: fragmentHash(server, runtime, text), httpLevel: view.httpLevel, uses: view.uses, levels, problems: view.problems, ingressBytes: view.ingressBytes, readsRequestId: readsRequestIdElsewhere(text) };
         } catch (err) {
           // A server the renderer cannot express is left out; the others render.
           const e = unwrap(err);
@@ -238,7 +242,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
             ingresses: ingressesOf(server), host: server.hostname, field: e instanceof RenderError ? e.field : 'server',
             message: e instanceof RenderError ? e.message.slice(e.field.length + 2) : String((e as Error)?.message ?? e), outcome: 'server left out',
           };
-          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', uses: [], levels, problems: [problem], ingressBytes: new Map() };
+          frag = { ctxKey, www, text: '', hash: '', httpLevel: '', uses: [], levels, problems: [problem], ingressBytes: new Map(), readsRequestId: false };
         }
         fragments.set(server, frag);
       }
@@ -249,6 +253,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         routerServersReadProxyHost ||= readsProxyHost(frag.text);
         routerParts.push(parts.length);
       }
+      requestIdRead ||= frag.readsRequestId;
       hashes.push(frag.hash);
       parts.push(frag.text);
       httpLevel += frag.httpLevel;
@@ -259,6 +264,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     const portServers = listenerPortServers(config, runtime);
     if (portServers !== '') {
       routerParts.push(parts.length);
+      requestIdRead ||= readsRequestIdElsewhere(portServers);
       hashes.push(createHash('sha256').update(portServers).digest('hex'));
       parts.push(portServers);
     }
@@ -340,6 +346,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         metrics_log: metricsLog,
         servers: SERVERS_TOKEN,
         location_variables_read: LOCATION_VARIABLES_READ_TOKEN,
+        request_id_pool: REQUEST_ID_POOL_TOKEN,
         cm: {
           main: mainDirectives(s),
           events: eventsDirectives(s),
@@ -360,6 +367,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       // The metrics log's own format is not used where the router serves (the routed one is).
       const read = !config.dynamicRoutes || routerServersRead || readsLocationVariables(head.replace(metricsLog, '')) || readsLocationVariables(tail);
       head = head.replace(LOCATION_VARIABLES_READ_TOKEN, String(read));
+      const pool = s.generateRequestId && !requestIdRead && !readsRequestIdElsewhere(tlsText) && !readsRequestIdElsewhere(head) && !readsRequestIdElsewhere(tail);
+      head = head.replace(REQUEST_ID_POOL_TOKEN, String(pool));
       const proxyHostRead = routerServersReadProxyHost || readsProxyHost(head) || readsProxyHost(tail);
       for (const i of routerParts) parts[i] = withRouterProxyHost(withBackendTLS(parts[i]!, tlsText), proxyHostRead);
     } catch (err) {

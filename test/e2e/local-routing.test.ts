@@ -2,9 +2,12 @@
 // rewrite and regex; redirects. Real NGINX, real HTTP, echo upstreams on 127.0.0.x.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startEchoServer, type EchoServer } from '../support/echo-server.js';
 import { ingress, service, slices, startLocal, type LocalController } from '../support/local-harness.js';
 import { protocolMatrix } from '../support/protocols.js';
+import { waitFor } from '../support/wait.js';
 
 let ctl: LocalController;
 const over = protocolMatrix(test, () => ctl);
@@ -34,6 +37,8 @@ test.before(async () => {
         ingress('app', 'newer', { host: 'dup.test', created: '2024-02-01T00:00:00Z', paths: [{ path: '/', service: 'new' }] }),
         ingress('app', 'older', { host: 'dup.test', created: '2024-01-01T00:00:00Z', paths: [{ path: '/', service: 'old' }] }),
       ],
+      // proxy-body-size keeps a server block: a static host beside the router's dynamic ones.
+      'static.json': [ingress('app', 'static', { host: 'static.test', annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '2m' }, paths: [{ path: '/', service: 'exact' }] })],
       'rewrite.json': [
         ingress('app', 'rewrite', {
           host: 'rw.test',
@@ -79,6 +84,32 @@ over.both('the path reaches the upstream unchanged without rewrite', async (p) =
   assert.is(headers['x-forwarded-proto'], p.scheme);
   assert.ok(headers['x-request-id'], 'X-Request-ID is set');
   assert.is(headers['x-real-ip'], '127.0.0.1');
+});
+
+// lua/request_id.lua: ids drawn from each worker's pool of RAND_bytes output (256 per draw), the
+// same in the header sent upstream and in the access log's $req_id; a client's own is kept.
+over.both('X-Request-ID: 32 hex digits, a new one per request, the one the access log names; a client\'s own is passed on', async (p) => {
+  const conf = (await ctl.control('/nginx.conf')).body;
+  assert.match(conf, 'require("request_id").configure(true)', 'the pool is in use');
+  assert.match(conf, '## start server static.test\n', 'static.test has a server block');
+  const ids: string[] = [];
+  for (let batch = 0; batch < 15; batch++) {
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => p.request(i % 2 ? 'routes.test' : 'static.test', `/rid/${batch}/${i}`)));
+    for (const r of replies) {
+      assert.is(r.status, 200);
+      ids.push(String((r.json?.headers as Record<string, string>)['x-request-id']));
+    }
+  }
+  for (const id of ids) assert.match(id, /^[0-9a-f]{32}$/);
+  assert.is(new Set(ids).size, ids.length, 'no id twice');
+  const given = p.protocol === 'HTTP/1.1' ? 'client-id-h1' : 'client-id-h2';
+  for (const host of ['routes.test', 'static.test']) {
+    const r = await p.request(host, '/rid/given', { headers: { 'x-request-id': given } });
+    assert.is((r.json?.headers as Record<string, string>)['x-request-id'], given, host);
+  }
+  // The access log's last field is $req_id (ingress-nginx's upstreaminfo format).
+  const logged = () => new Set(readFileSync(join(ctl.workdir, 'logs', 'access.log'), 'utf8').split('\n').filter((l) => l.includes(' /rid/')).map((l) => l.slice(l.lastIndexOf(' ') + 1)));
+  await waitFor(() => { const l = logged(); return ids.every((id) => l.has(id)) && l.has(given); }, { timeoutMs: 10_000, what: 'every id in the access log' });
 });
 
 over.both('an unknown host gets 404 from the default server', async (p) => {

@@ -102,62 +102,58 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
     }
   }
 
-  async function writeAll(status: GatewayAPIStatus | undefined, resources: GatewayResources | undefined): Promise<{ written: string[]; failed: string[] }> {
-    const out = { written: [] as string[], failed: [] as string[] };
-    if (!leader || !status || !resources) return out;
-    const addresses = resources.gateways.length > 0 ? await published() : [];
-    const jobs: Array<Promise<void>> = [];
-    for (const c of resources.classes) {
-      const conditions = status.classes.get(c.metadata.name);
-      const old = (c as { status?: StatusBody }).status;
-      if (conditions) jobs.push(write('GatewayClass', 'gatewayclasses', c, { ...old, conditions: stamp(conditions, old?.conditions) }, out));
-    }
-    for (const gw of resources.gateways) {
-      const s = status.gateways.get(`${gw.metadata.namespace}/${gw.metadata.name}`);
-      if (!s) continue;
-      const old = (gw as { status?: { addresses?: unknown } }).status;
-      const bound = addresses && bindAddresses(gw, addresses);
-      // Addresses only for an accepted Gateway: one that is not has none bound.
-      const accepted = s.conditions.some((c) => c.type === 'Accepted' && c.status === 'True');
-      const conditions = bound ? withAddressConditions(s.conditions, bound) : s.conditions;
-      const statusAddresses = !accepted ? [] : bound ? bound.addresses : old?.addresses;
-      const rest: StatusBody = { ...withListeners(gw, { ...s, conditions }), attachedListenerSets: s.attachedListenerSets };
-      delete rest.addresses;
-      jobs.push(write('Gateway', 'gateways', gw, {
-        ...rest,
-        ...(Array.isArray(statusAddresses) && statusAddresses.length > 0 ? { addresses: statusAddresses } : {}),
-      }, out));
-    }
-    for (const set of resources.listenerSets) {
-      const s = status.listenerSets.get(`${set.metadata.namespace}/${set.metadata.name}`);
-      if (s) jobs.push(write('ListenerSet', 'listenersets', set, withListeners(set, s), out));
-    }
-    // An HTTPRoute's parents and a BackendTLSPolicy's ancestors: ours replaced, other controllers' kept.
-    const entries = <T extends KubeObject>(kind: string, plural: string, objects: readonly T[], field: 'parents' | 'ancestors', ref: 'parentRef' | 'ancestorRef',
-      mine: ReadonlyMap<string, ReadonlyArray<{ readonly conditions: readonly Condition[] }>>) => {
-      for (const obj of objects) {
-        const ours = mine.get(`${obj.metadata.namespace}/${obj.metadata.name}`);
-        const old = (obj as { status?: Record<string, Array<{ controllerName?: string; conditions?: unknown } & Record<string, unknown>> | undefined> }).status;
-        const others = (old?.[field] ?? []).filter((p) => p.controllerName !== deps.controllerName);
-        const mineBefore = (old?.[field] ?? []).filter((p) => p.controllerName === deps.controllerName);
-        if (!ours && mineBefore.length === 0) continue;
-        const list = [...others, ...(ours ?? []).map((p) => ({
-          ...p, conditions: stamp(p.conditions, mineBefore.find((o) => deepEqual(o[ref], (p as Record<string, unknown>)[ref]))?.conditions),
-        }))];
-        jobs.push(write(kind, plural, obj, { ...old, [field]: list }, out));
-      }
-    };
-    entries('HTTPRoute', 'httproutes', resources.httpRoutes, 'parents', 'parentRef', status.routes);
-    entries('BackendTLSPolicy', 'backendtlspolicies', resources.backendTLSPolicies, 'ancestors', 'ancestorRef', status.backendTLSPolicies);
-    await Promise.all(jobs);
-    if (out.written.length > 0) log.info({ objects: out.written.length }, 'updated the Gateway API status');
-    return out;
-  }
-
-  return {
-    sync(status, resources) {
+  const writer: GatewayStatusWriter = {
+    async sync(status, resources) {
       if (status) last = status;
-      return writeAll(status, resources);
+      const out = { written: [] as string[], failed: [] as string[] };
+      if (!leader || !status || !resources) return out;
+      const addresses = resources.gateways.length > 0 ? await published() : [];
+      const jobs: Array<Promise<void>> = [];
+      for (const c of resources.classes) {
+        const conditions = status.classes.get(c.metadata.name);
+        const old = (c as { status?: StatusBody }).status;
+        if (conditions) jobs.push(write('GatewayClass', 'gatewayclasses', c, { ...old, conditions: stamp(conditions, old?.conditions) }, out));
+      }
+      for (const gw of resources.gateways) {
+        const s = status.gateways.get(`${gw.metadata.namespace}/${gw.metadata.name}`);
+        if (!s) continue;
+        const old = (gw as { status?: { addresses?: unknown } }).status;
+        const bound = addresses && bindAddresses(gw, addresses);
+        // Addresses only for an accepted Gateway: one that is not has none bound.
+        const accepted = s.conditions.some((c) => c.type === 'Accepted' && c.status === 'True');
+        const conditions = bound ? withAddressConditions(s.conditions, bound) : s.conditions;
+        const statusAddresses = !accepted ? [] : bound ? bound.addresses : old?.addresses;
+        const rest: StatusBody = { ...withListeners(gw, { ...s, conditions }), attachedListenerSets: s.attachedListenerSets };
+        delete rest.addresses;
+        jobs.push(write('Gateway', 'gateways', gw, {
+          ...rest,
+          ...(Array.isArray(statusAddresses) && statusAddresses.length > 0 ? { addresses: statusAddresses } : {}),
+        }, out));
+      }
+      for (const set of resources.listenerSets) {
+        const s = status.listenerSets.get(`${set.metadata.namespace}/${set.metadata.name}`);
+        if (s) jobs.push(write('ListenerSet', 'listenersets', set, withListeners(set, s), out));
+      }
+      // An HTTPRoute's parents and a BackendTLSPolicy's ancestors: ours replaced, other controllers' kept.
+      const entries = <T extends KubeObject>(kind: string, plural: string, objects: readonly T[], field: 'parents' | 'ancestors', ref: 'parentRef' | 'ancestorRef',
+        mine: ReadonlyMap<string, ReadonlyArray<{ readonly conditions: readonly Condition[] }>>) => {
+        for (const obj of objects) {
+          const ours = mine.get(`${obj.metadata.namespace}/${obj.metadata.name}`);
+          const old = (obj as { status?: Record<string, Array<{ controllerName?: string; conditions?: unknown } & Record<string, unknown>> | undefined> }).status;
+          const others = (old?.[field] ?? []).filter((p) => p.controllerName !== deps.controllerName);
+          const mineBefore = (old?.[field] ?? []).filter((p) => p.controllerName === deps.controllerName);
+          if (!ours && mineBefore.length === 0) continue;
+          const list = [...others, ...(ours ?? []).map((p) => ({
+            ...p, conditions: stamp(p.conditions, mineBefore.find((o) => deepEqual(o[ref], (p as Record<string, unknown>)[ref]))?.conditions),
+          }))];
+          jobs.push(write(kind, plural, obj, { ...old, [field]: list }, out));
+        }
+      };
+      entries('HTTPRoute', 'httproutes', resources.httpRoutes, 'parents', 'parentRef', status.routes);
+      entries('BackendTLSPolicy', 'backendtlspolicies', resources.backendTLSPolicies, 'ancestors', 'ancestorRef', status.backendTLSPolicies);
+      await Promise.all(jobs);
+      if (out.written.length > 0) log.info({ objects: out.written.length }, 'updated the Gateway API status');
+      return out;
     },
     statusChanged(resources) {
       if (!leader || !last) return undefined;
@@ -166,7 +162,7 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
         try {
           do {
             again = false;
-            await writeAll(last, resources());
+            await writer.sync(last, resources());
           } while (again);
         } catch (err) {
           log.warn({ err: String(err) }, 'could not update the Gateway API status');
@@ -178,4 +174,5 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
     },
     stop() { sub.unsubscribe(); },
   };
+  return writer;
 }

@@ -72,7 +72,8 @@ test('request metrics follow the metrics flags; the leader reports its election'
   for (let i = 0; i < 3; i++) await ctl.request('shop.test', '/metered');
   const text = await waitFor(async () => {
     const body = (await ctl.request('127.0.0.1', '/metrics', { port: ctl.ports.healthz })).body;
-    return body.includes('nginx_ingress_controller_leader_election_status{name="ingress-rx-test"') && /nginx_ingress_controller_requests\{[^}]*status="2xx"/.test(body) ? body : null;
+    // Awaited at 1: the gauge reads 0 until the Lease is taken, which a loaded machine delays.
+    return /nginx_ingress_controller_leader_election_status\{name="ingress-rx-test"[^}]*\} 1/.test(body) && /nginx_ingress_controller_requests\{[^}]*status="2xx"/.test(body) ? body : null;
   }, { timeoutMs: 15_000, what: 'request metrics and the election status' });
   const requests = text.split('\n').filter((l) => l.startsWith('nginx_ingress_controller_requests{'));
   assert.ok(requests.every((l) => /status="\dxx"/.test(l)), '--report-status-classes');

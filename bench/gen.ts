@@ -72,7 +72,11 @@ export function prng(seed: number): () => number {
   };
 }
 
-const created = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+// As the API server writes metav1.Time (seconds, no fraction): a list hands it to client-node as a
+// Date, which the kube source writes back so; a watch hands the string as it is. With `.000Z` the
+// two copies of one object would differ, and every first watch event after the list (the status
+// writes) would look like a change.
+const created = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString().replace(/\.000Z$/, 'Z');
 
 function annotationsOf(i: number): Record<string, string> {
   const a: Record<string, string> = {};

@@ -120,7 +120,9 @@ export async function runControllerRoutes(n: number, rounds: number, cpu: (pid: 
     const t0 = performance.now();
     ctl = await startController({
       kubeconfig, untilHealthy: false,
-      args: ['--sync-rate-limit=0.3', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
+      // BENCH_ROUTES_TRACE=FILE: the controller's --trace (every event through the pipeline, and why it was filtered).
+      args: ['--sync-rate-limit=0.3', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback',
+        ...(process.env.BENCH_ROUTES_TRACE ? [`--trace=${process.env.BENCH_ROUTES_TRACE}`] : [])],
       env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
     });
     const c = ctl;
@@ -169,6 +171,9 @@ export async function runControllerRoutes(n: number, rounds: number, cpu: (pid: 
     const cpu1 = cpu(pid);
     const change = await phase([['/only', 'Exact'], ['/new', 'Prefix']], '/new/x');
     const all = logs();
+    // BENCH_ROUTES_LOG=FILE keeps the controller's whole log here too (NDJSON, `.controller` added):
+    // each sync line's `events` and reason say what took the tokens.
+    if (process.env.BENCH_ROUTES_LOG) writeFileSync(`${process.env.BENCH_ROUTES_LOG}.controller`, c.output());
     return {
       addMs: add.ms, changeMs: change.ms, reloads: reloads() - reloadsBefore, startS,
       addStages: stagesOf(all, add.spans), changeStages: stagesOf(all, change.spans),

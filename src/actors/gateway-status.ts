@@ -6,7 +6,10 @@
 // in an HTTPRoute's parents and a BackendTLSPolicy's ancestors are kept. A Gateway's
 // status.addresses are those of the controller (the Ingress status's) it is bound to
 // (../model/gateway/addresses.ts), looked up at each write (a change of the --publish-service
-// Service, its load balancer's address, brings a sync).
+// Service, its load balancer's address, brings a sync). A change of one of these objects' status
+// alone costs no sync (the store's statusOnly events): statusChanged compares everything again
+// with the last sync's conditions, so its own writes coming back write nothing and a status
+// someone else wrote is restored.
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Observable, Subscription } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -19,6 +22,8 @@ const GROUP = 'gateway.networking.k8s.io';
 
 export interface GatewayStatusWriter {
   sync(status: GatewayAPIStatus | undefined, resources: GatewayResources | undefined): Promise<{ written: string[]; failed: string[] }>;
+  /** An object's status alone changed in the store: writes again what differs from the last sync's status (coalesced while a pass runs). */
+  statusChanged(resources: () => GatewayResources | undefined): Promise<void> | undefined;
   stop(): void;
 }
 
@@ -35,6 +40,10 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
   const log = deps.logger.child({ actor: 'gateway-status' });
   const now = deps.now ?? (() => new Date());
   let leader = false;
+  /** The conditions of the last sync, which statusChanged writes again where an object differs. */
+  let last: GatewayAPIStatus | undefined;
+  let passing: Promise<void> | undefined;
+  let again = false;
   const sub: Subscription = deps.isLeader$.subscribe((v) => { leader = v; });
 
   /** The published addresses, or undefined when they cannot be read now (status.addresses then stay as they are). */
@@ -87,14 +96,15 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
       else await deps.custom.replaceClusterCustomObjectStatus({ group: GROUP, version, plural, name, body });
       out.written.push(key);
     } catch (err) {
-      // A conflict (the object changed since the store saw it) is retried by the sync its change brings.
+      // A conflict (the object changed since the store saw it) is retried when its change arrives (a sync, or statusChanged).
       out.failed.push(key);
       log.warn({ object: key, err: String(err) }, 'could not update the Gateway API status');
     }
   }
 
-  return {
+  const writer: GatewayStatusWriter = {
     async sync(status, resources) {
+      if (status) last = status;
       const out = { written: [] as string[], failed: [] as string[] };
       if (!leader || !status || !resources) return out;
       const addresses = resources.gateways.length > 0 ? await published() : [];
@@ -145,6 +155,24 @@ export function createGatewayStatusWriter(deps: GatewayStatusDeps): GatewayStatu
       if (out.written.length > 0) log.info({ objects: out.written.length }, 'updated the Gateway API status');
       return out;
     },
+    statusChanged(resources) {
+      if (!leader || !last) return undefined;
+      if (passing) { again = true; return passing; }
+      passing = (async () => {
+        try {
+          do {
+            again = false;
+            await writer.sync(last, resources());
+          } while (again);
+        } catch (err) {
+          log.warn({ err: String(err) }, 'could not update the Gateway API status');
+        } finally {
+          passing = undefined;
+        }
+      })();
+      return passing;
+    },
     stop() { sub.unsubscribe(); },
   };
+  return writer;
 }

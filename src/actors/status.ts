@@ -1,7 +1,9 @@
 // The status writer: while this pod leads, keeps every served Ingress's
 // status.loadBalancer.ingress equal to the controller's addresses — on a timer
-// (--status-update-interval) and after each sync — writing only the Ingresses that differ, at
-// most ten at a time. On shutdown the last replica clears the status it wrote.
+// (--status-update-interval), after each sync, and when an Ingress's status alone changes (the
+// store's statusOnly events, which cost no sync) — writing only the Ingresses that differ, at most
+// ten at a time: its own writes coming back are left alone, a status someone else wrote is
+// restored. On shutdown the last replica clears the status it wrote.
 import type { NetworkingV1Api, V1Ingress } from '@kubernetes/client-node';
 import Bottleneck from 'bottleneck';
 import { asyncScheduler, interval, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
@@ -41,6 +43,12 @@ export interface StatusWriter {
   start(): void;
   /** After a sync: these are the Ingresses this controller serves now; brings their status up to date. */
   sync(ingresses: readonly Ingress[]): Promise<StatusRun>;
+  /**
+   * The store holds a new status for this Ingress, nothing else changed: kept (the shutdown clears
+   * what the object holds); when it is not what this controller wants, a run writes it again.
+   * Undefined when nothing is written (not served by the last sync, not leading, or up to date).
+   */
+  statusChanged(ing: Ingress): Promise<StatusRun> | undefined;
   /** Stops the timer; with --update-status-on-shutdown, the last replica clears the status. */
   shutdown(): Promise<void>;
 }
@@ -51,7 +59,10 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
   const log = deps.logger.child({ actor: 'status' });
   const scheduler = deps.scheduler ?? asyncScheduler;
   const limiter = new Bottleneck({ maxConcurrent: deps.maxConcurrent ?? 10 });
-  let ingresses: readonly Ingress[] = [];
+  /** The Ingresses of the last sync, by namespace/name, each as the store last held it. */
+  let ingresses = new Map<string, Ingress>();
+  /** The addresses of the last run: what a status must hold to be up to date. */
+  let lastAddresses: LoadBalancerIngress[] | undefined;
   let leader = false;
   let stopped = false;
   const subs: Subscription[] = [];
@@ -79,19 +90,18 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
   }
 
   /** A run writes the Ingresses as they were when it began; a later sync() queues the next run. */
-  async function runOnce(list: readonly Ingress[]): Promise<StatusRun> {
+  async function runOnce(list: ReadonlyMap<string, Ingress>): Promise<StatusRun> {
     if (!leader || stopped) return { leader: false, addresses: [], written: [], unchanged: 0, failed: [] };
     const addresses = standardizeAddresses(await deps.addresses());
+    lastAddresses = addresses;
     return writeAll(list, addresses);
   }
 
-  async function writeAll(list: readonly Ingress[], addresses: LoadBalancerIngress[]): Promise<StatusRun> {
+  async function writeAll(list: ReadonlyMap<string, Ingress>, addresses: LoadBalancerIngress[]): Promise<StatusRun> {
     const out: StatusRun = { leader: true, addresses, written: [], unchanged: 0, failed: [] };
     const jobs: Array<Promise<void>> = [];
-    const served = new Set(list.map((ing) => `${ing.metadata.namespace}/${ing.metadata.name}`));
-    for (const key of written.keys()) if (!served.has(key)) written.delete(key);
-    for (const ing of list) {
-      const key = `${ing.metadata.namespace}/${ing.metadata.name}`;
+    for (const key of written.keys()) if (!list.has(key)) written.delete(key);
+    for (const [key, ing] of list) {
       if (isUpToDate(key, ing, addresses)) {
         out.unchanged++;
         continue;
@@ -146,7 +156,14 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
       subs.push(interval(deps.intervalMs, scheduler).subscribe(() => { void request(); }));
     },
     sync(list) {
-      ingresses = list;
+      ingresses = new Map(list.map((ing) => [keyOf(ing), ing]));
+      return request();
+    },
+    statusChanged(ing) {
+      const key = keyOf(ing);
+      if (!ingresses.has(key)) return undefined;
+      ingresses.set(key, ing);
+      if (!leader || stopped || (lastAddresses !== undefined && isUpToDate(key, ing, lastAddresses))) return undefined;
       return request();
     },
     async shutdown() {
@@ -172,6 +189,8 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
     },
   };
 }
+
+const keyOf = (ing: Ingress) => `${ing.metadata.namespace}/${ing.metadata.name}`;
 
 /** What decides an Ingress's class: spec.ingressClassName and the class annotation. */
 function classOf(ing: Ingress | V1Ingress): string {

@@ -145,6 +145,17 @@ export async function runController(argv: string[]): Promise<number> {
   let admissionMetrics: AdmissionMetrics | null = null;
   const webhook: WebhookThread | null = o.validatingWebhook ? startAdmissionWebhook(o, { logger, runtime, storeOptions, metrics: { observe: (...a) => admissionMetrics?.observe(...a) } }) : null;
   const hooks: PipelineHooks[] = webhook ? [...obs.hooks, { received: (it) => { if (!isTask(it.input)) webhook.forward(it.input); } }] : [...obs.hooks];
+  // The controller's own status writes come back as events that change the status alone: they
+  // take no sync (the store says statusOnly); the status writers compare them with what they want.
+  hooks.push({
+    statusChanged: ({ input }) => {
+      if (isTask(input)) return;
+      if (input.kind === 'Ingress') {
+        const ing = store.getIngress(input.key);
+        if (ing) void status?.statusChanged(ing);
+      } else void gatewayStatus?.statusChanged(() => store.gatewayResources?.());
+    },
+  });
   // As ingress-nginx, unless --disable-sync-events: a Sync Event on each Ingress served, as the
   // store takes it in (added, or changed).
   if (!o.disableSyncEvents) {

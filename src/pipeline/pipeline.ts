@@ -1,5 +1,7 @@
 // The pipeline, top to bottom as the design draws it:
 //   inputs ──► store (relevant?) ──► ring(1024) ──► bucket(0.3/s, burst 1) ──► exhaustMap(sync)
+// A change of a served object's status alone takes no token: the statusChanged hook hands it to
+// the status actors instead (the controller's own status writes come back as such events).
 // Sources and tasks are merged by the caller; this file does not know which source it has.
 import { Observable, Subject, map, mergeMap, share, type SchedulerLike } from 'rxjs';
 import type { Store } from '../store/types.js';
@@ -39,6 +41,7 @@ export function createPipeline(opts: PipelineOptions): Observable<SyncResult> {
       const res = store.apply(it.input);
       if (!res.relevant) {
         hooks?.filtered?.(it, res.reason);
+        if (res.statusOnly) hooks?.statusChanged?.(it);
         return [];
       }
       if (!res.configmapChanged) return [it];

@@ -44,6 +44,14 @@ export function defaultStoreOptions(): StoreOptions {
 
 const relevant = (reason: string): ApplyResult => ({ relevant: true, reason });
 const irrelevant = (reason: string): ApplyResult => ({ relevant: false, reason });
+const statusOnly = (reason: string): ApplyResult => ({ relevant: false, reason, statusOnly: true });
+
+/** Whether `old` and `now` differ in their `.status` alone (resourceVersion and the like aside). */
+function onlyStatusDiffers(old: KubeObject, now: KubeObject): boolean {
+  const { status: a, ...restOld } = old as KubeObject & { status?: unknown };
+  const { status: b, ...restNow } = now as KubeObject & { status?: unknown };
+  return !deepEqual(a, b) && sameObject(restOld as KubeObject, restNow as KubeObject);
+}
 
 /**
  * `references`: the annotations that name other objects (the model's ANNOTATION_REFERENCES).
@@ -222,6 +230,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     }
     const ing = normaliseIngress(ev.object as Ingress);
     if (old && sameObject(old, ing)) return irrelevant('Ingress unchanged');
+    const statusChangedAlone = old !== undefined && onlyStatusDiffers(old, ing);
     if (old) unindexIngress(key, old);
     ingresses.set(key, ing);
     indexIngress(key, ing);
@@ -230,6 +239,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     if (verdict.served) served.add(key);
     else served.delete(key);
     if (verdict.served || wasServed) servedOrder.change(key, wasServed ? old : undefined, verdict.served ? ing : undefined);
+    if (statusChangedAlone && verdict.served && wasServed) return statusOnly('Ingress status changed, nothing else');
     if (verdict.served) return relevant(wasServed || !old ? `Ingress served: ${verdict.reason}` : `Ingress now served: ${verdict.reason}`);
     if (wasServed) return relevant(`Ingress no longer served: ${verdict.reason}`);
     return irrelevant(`Ingress not served: ${verdict.reason}`);
@@ -295,6 +305,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
         const reason = why(old, now);
         if (reason === null) return irrelevant(`${kind} not ours`);
         gatewayView = null;
+        if (old && now && onlyStatusDiffers(old, now)) return statusOnly(`${kind} status changed, nothing else`);
         return relevant(`${kind} ${reason}`);
       },
     };

@@ -81,6 +81,12 @@ export interface ApplyResult {
   reason: string;
   /** Set when the event changed the main ConfigMap: the pipeline emits a `configmap-change` task. */
   configmapChanged?: boolean;
+  /**
+   * Set (with `relevant` false) when a served object's `.status` changed and nothing else: the
+   * store keeps the new object, the model never reads status, so no sync; the status actors compare it
+   * with the status they want (the controller's own writes come back this way).
+   */
+  statusOnly?: boolean;
 }
 
 /** An Ingress the store holds but does not serve, and why (class not found, another controller's, …). */

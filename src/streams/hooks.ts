@@ -17,6 +17,8 @@ export interface PipelineHooks {
   received?(item: PipelineItem): void;
   /** The store found the event irrelevant. */
   filtered?(item: PipelineItem, reason: string): void;
+  /** Filtered because only the object's status changed (see ApplyResult.statusOnly): for the status actors. */
+  statusChanged?(item: PipelineItem): void;
   queued?(item: PipelineItem): void;
   dropped?(item: PipelineItem): void;
   /** A batch left the bucket; `waitedMs` is how long the bucket held it back. */
@@ -27,7 +29,7 @@ export interface PipelineHooks {
 export function combineHooks(...all: Array<PipelineHooks | undefined>): PipelineHooks | undefined {
   const hooks = all.filter((h): h is PipelineHooks => h !== undefined);
   if (hooks.length <= 1) return hooks[0];
-  const names = ['received', 'filtered', 'queued', 'dropped', 'released'] as const;
+  const names = ['received', 'filtered', 'statusChanged', 'queued', 'dropped', 'released'] as const;
   const out: PipelineHooks = {};
   for (const name of names) {
     const fns = hooks.map((h) => h[name]?.bind(h)).filter((f) => f !== undefined) as Array<(...a: unknown[]) => void>;

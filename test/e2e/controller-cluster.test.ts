@@ -36,6 +36,8 @@ test.before(async () => {
   fake.create(ingressClass);
   fake.create(service('shop', 'web'));
   for (const s of slices('shop', 'web', [a])) fake.create(s);
+  fake.create(service('shop', 'marks'));
+  for (const s of slices('shop', 'marks', [a])) fake.create(s);
   fake.create(web());
   // Snippets allowed, so that an Ingress can carry what NGINX refuses.
   fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } });
@@ -70,7 +72,8 @@ test('request metrics follow the metrics flags; the leader reports its election'
   for (let i = 0; i < 3; i++) await ctl.request('shop.test', '/metered');
   const text = await waitFor(async () => {
     const body = (await ctl.request('127.0.0.1', '/metrics', { port: ctl.ports.healthz })).body;
-    return body.includes('nginx_ingress_controller_leader_election_status{name="ingress-rx-test"') && /nginx_ingress_controller_requests\{[^}]*status="2xx"/.test(body) ? body : null;
+    // Awaited at 1: the gauge reads 0 until the Lease is taken, which a loaded machine delays.
+    return /nginx_ingress_controller_leader_election_status\{name="ingress-rx-test"[^}]*\} 1/.test(body) && /nginx_ingress_controller_requests\{[^}]*status="2xx"/.test(body) ? body : null;
   }, { timeoutMs: 15_000, what: 'request metrics and the election status' });
   const requests = text.split('\n').filter((l) => l.startsWith('nginx_ingress_controller_requests{'));
   assert.ok(requests.every((l) => /status="\dxx"/.test(l)), '--report-status-classes');
@@ -88,6 +91,32 @@ test('the leader takes the Lease and writes the Ingress status, sorted', async (
   assert.equal(status, [{ ip: '192.0.2.10' }, { hostname: 'lb.example.test' }]);
   const other = fake.get('networking.k8s.io/v1', 'Ingress', 'other', 'shop') as { status?: { loadBalancer?: { ingress?: unknown[] } } };
   assert.not.ok(other.status?.loadBalancer?.ingress?.length, 'an Ingress of another class gets no status');
+});
+
+/** The sync log: one line per sync the controller ran. */
+const syncLines = () => ctl.output().split('\n').filter((l) => /"msg":"sync \d+: /.test(l));
+const lbOf = (name: string) => (fake.get('networking.k8s.io/v1', 'Ingress', name, 'shop') as { status?: { loadBalancer?: { ingress?: unknown[] } } } | undefined)?.status?.loadBalancer?.ingress ?? [];
+const OURS = [{ ip: '192.0.2.10' }, { hostname: 'lb.example.test' }];
+
+test('the controller\'s own status writes cost no sync; a status someone else wrote is restored, without a sync either', async () => {
+  await waitFor(() => lbOf('web').length > 0, { what: 'the status written after Ready' });
+  const ready = ctl.output().split('\n').findIndex((l) => l.includes('"msg":"ready: '));
+  assert.ok(ready >= 0, 'the ready line');
+  const before = syncLines().length;
+  const ing = fake.get('networking.k8s.io/v1', 'Ingress', 'web', 'shop')!;
+  fake.update({ ...ing, status: { loadBalancer: { ingress: [{ ip: '203.0.113.9' }] } } } as never);
+  await waitFor(() => JSON.stringify(lbOf('web')) === JSON.stringify(OURS), { what: 'the status restored' });
+  // New Ingresses come later on the same watch: once each is served and has its status, every
+  // earlier Ingress event (the status writes coming back, ours and the other's) was taken in.
+  for (const name of ['mark-1', 'mark-2']) {
+    fake.create(ingress('shop', name, { host: `${name}.test`, className: 'nginx', paths: [{ path: '/', service: 'marks' }] }));
+    await ctl.until(`${name}.test`, '/', (r) => r.backend === 'a', { what: `${name}.test served` });
+    await waitFor(() => lbOf(name).length > 0, { what: `the status of ${name}` });
+  }
+  const after = syncLines().slice(before);
+  assert.is(after.length, 2, `one sync per new Ingress, none for the status writes:\n${after.join('\n')}`);
+  for (const line of after) assert.is((JSON.parse(line) as { events: number }).events, 1, line);
+  assert.equal(ctl.output().split('\n').slice(ready).filter((l) => /"msg":"sync \d+: /.test(l)).length, 2, 'no sync after Ready but the two new Ingresses\'');
 });
 
 test('a reload is recorded as a Kubernetes Event', async () => {

@@ -117,6 +117,44 @@ test('the store lagging behind our own write does not cause a second write; some
   }
 });
 
+test('statusChanged (a status-only event, no sync): our own write coming back writes nothing, someone else\'s status is restored, and the shutdown clears what the store last held', async () => {
+  const fake = await startFakeApiServer();
+  fake.create(ingress('a'));
+  fake.create(ingress('other-class'));
+  const writer = createStatusWriter(writerDeps(fake, {}));
+  const current = (name: string) => fake.get('networking.k8s.io/v1', 'Ingress', name, 'apps') as unknown as Ingress;
+  try {
+    writer.start();
+    const synced = listed(fake).filter((i) => i.metadata.name === 'a'); // the last sync served only a
+    assert.equal((await writer.sync(synced)).written, ['apps/a']);
+    assert.is(writes(fake), 1);
+    // Our write comes back as an event: the store holds it, nothing to write.
+    assert.is(writer.statusChanged(current('a')), undefined, 'our own echo: no run at all');
+    assert.is(writes(fake), 1);
+
+    // Someone else writes another address: restored, without a sync.
+    fake.update({ ...current('a'), status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }] } } } as never);
+    const run = writer.statusChanged(current('a'));
+    assert.ok(run, 'a status that is not ours starts a run');
+    assert.equal((await run).written, ['apps/a']);
+    assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
+    assert.is(writer.statusChanged(current('a')), undefined, 'and its echo is ours again');
+
+    // An Ingress the last sync did not serve is not ours to write.
+    fake.update({ ...current('other-class'), status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }] } } } as never);
+    assert.is(writer.statusChanged(current('other-class')), undefined);
+    assert.is(writes(fake), 2);
+
+    // No sync since our write: the shutdown still sees (through statusChanged) that a holds a status, and clears it.
+    await writer.shutdown();
+    assert.is(statusOf(fake, 'a'), undefined);
+    assert.equal(statusOf(fake, 'other-class'), [{ ip: '198.51.100.1' }]);
+  } finally {
+    await writer.shutdown();
+    await fake.close();
+  }
+});
+
 test('the timer brings the status up to date without a sync', async () => {
   const fake = await startFakeApiServer();
   let addresses: LoadBalancerIngress[] = [{ ip: '192.0.2.1' }];

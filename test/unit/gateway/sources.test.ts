@@ -201,6 +201,23 @@ store('a GatewayClass is ours by controllerName (flag); only our classes\' Gatew
   assert.equal(s.gatewayResources!().gateways, [], 'the Gateway of a deleted class is no longer ours');
 });
 
+store('a change of a Gateway\'s or HTTPRoute\'s status alone is kept and marked statusOnly, no sync; a spec change syncs', () => {
+  const s = createStore({ ...defaultStoreOptions(), gatewayControllerName: 'example.com/gw' }, { secretAnnotations: [] });
+  s.apply(ev('GatewayClass', gatewayClass('ours', 'example.com/gw')));
+  const gw = gateway('infra', 'gw', 'ours');
+  s.apply(ev('Gateway', gw));
+  const r = route('infra', 'r1');
+  s.apply(ev('HTTPRoute', r));
+  const parents = [{ parentRef: { name: 'gw' }, controllerName: 'example.com/gw', conditions: [{ type: 'Accepted', status: 'True' }] }];
+  const routeStatus = s.apply(ev('HTTPRoute', { ...r, status: { parents } } as FakeObject, 'update'));
+  assert.equal([routeStatus.relevant, routeStatus.statusOnly], [false, true], routeStatus.reason);
+  assert.equal((s.gatewayResources!().httpRoutes[0] as { status?: unknown }).status, { parents }, 'the status writer reads the new status');
+  const gwStatus = s.apply(ev('Gateway', { ...gw, status: { conditions: [{ type: 'Programmed', status: 'True' }] } } as FakeObject, 'update'));
+  assert.equal([gwStatus.relevant, gwStatus.statusOnly], [false, true], gwStatus.reason);
+  const spec = s.apply(ev('HTTPRoute', { ...route('infra', 'r1', { hostnames: ['b.example'] }), status: { parents } } as FakeObject, 'update'));
+  assert.equal([spec.relevant, spec.statusOnly], [true, undefined], 'the spec changed with the status');
+});
+
 store('HTTPRoutes and Gateways are held with the CRDs\' defaults; unwatched namespaces are not held', () => {
   const s = createStore({ ...defaultStoreOptions(), watchNamespaces: ['team-a', 'infra'] }, { secretAnnotations: [] });
   s.apply(ev('GatewayClass', gatewayClass('ours', 'ingress-rx.io/gateway')));

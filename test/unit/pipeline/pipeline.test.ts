@@ -9,6 +9,8 @@ import type { SyncResult } from '../../../src/actors/sync.js';
 import type { PipelineInput } from '../../../src/store/events.js';
 import type { SyncBatch } from '../../../src/streams/hooks.js';
 import { ev, memoryStore, newScheduler } from '../../support/pipeline-harness.js';
+import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
+import type { Ingress } from '../../../src/store/kube-types.js';
 
 /** A sync that records the store state it saw, taking `durationMs` of virtual time. */
 function recordingSync(store: ReturnType<typeof memoryStore>, sched: TestScheduler, durationMs = 0) {
@@ -149,6 +151,44 @@ pipe('a ConfigMap change adds a non-skippable configmap-change task', () => {
     const kinds = batches[0].items.map((i) => ('task' in i.input ? i.input.task : i.input.kind));
     assert.equal(kinds, ['ConfigMap', 'configmap-change']);
     assert.is(batches[0].items[1].skippable, false);
+  });
+});
+
+pipe('with the real store: a served Ingress whose status alone changes takes no token (it goes to statusChanged); a spec change still does', () => {
+  const s = newScheduler();
+  s.run(({ flush }) => {
+    const store = createStore(defaultStoreOptions(), { secretAnnotations: [] });
+    const inputs = new Subject<PipelineInput>();
+    const syncs: Array<{ t: number; keys: string[] }> = [];
+    const statusChanged: Array<{ t: number; key: string }> = [];
+    const sync = (batch: SyncBatch): Observable<SyncResult> => {
+      syncs.push({ t: s.now(), keys: batch.items.map((i) => ('key' in i.input ? i.input.key : i.input.task)) });
+      return of({
+        sync: batch.n, t: batch.t, events: batch.items.length, itemIds: batch.items.map((i) => i.id),
+        decision: 'dynamic', reason: '', checksum: '', applied: true, posted: [], warnings: [], quarantined: [], durationMs: 0,
+      });
+    };
+    createPipeline({ inputs, store, scheduler: s, sync, hooks: { statusChanged: (it) => statusChanged.push({ t: s.now(), key: 'key' in it.input ? it.input.key : '' }) } }).subscribe();
+    const web = (rv: string, path: string, ip?: string): Ingress => ({
+      apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web', namespace: 'default', resourceVersion: rv, creationTimestamp: '2024-01-01T00:00:00Z' },
+      spec: { ingressClassName: 'nginx', rules: [{ host: 'a.example.com', http: { paths: [{ path, pathType: 'Prefix', backend: { service: { name: 'svc', port: { number: 80 } } } }] } }] },
+      ...(ip ? { status: { loadBalancer: { ingress: [{ ip }] } } } : {}),
+    });
+    const put = (object: Ingress | { kind: string; metadata: { name: string }; spec: object }, kind: 'Ingress' | 'IngressClass', type: 'add' | 'update') =>
+      inputs.next({ kind, type, key: object.metadata.name === 'web' ? 'default/web' : object.metadata.name, object } as PipelineInput);
+    s.schedule(() => {
+      put({ kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } }, 'IngressClass', 'add');
+      put(web('1', '/'), 'Ingress', 'add');
+    }, 0);
+    // The bucket is full again (0.3/s) by 5 s: our status write comes back, then a user's change.
+    s.schedule(() => put(web('2', '/', '192.0.2.10'), 'Ingress', 'update'), 5000);
+    s.schedule(() => put(web('3', '/', '192.0.2.99'), 'Ingress', 'update'), 5050);
+    s.schedule(() => put(web('4', '/v2', '192.0.2.99'), 'Ingress', 'update'), 5100);
+    flush();
+    assert.equal(statusChanged, [{ t: 5000, key: 'default/web' }, { t: 5050, key: 'default/web' }], 'both status-only events (ours, and someone else\'s) went to the status actors');
+    assert.equal(syncs, [{ t: 0, keys: ['default/web'] }, { t: 5100, keys: ['default/web'] }],
+      'the spec change synced at once: the status-only events took no token (else it would wait until 8,333 ms)');
+    assert.is(store.getIngress('default/web')?.metadata.resourceVersion, '4');
   });
 });
 

@@ -292,6 +292,27 @@ relevance('Ingress: served, unserved, starting and stopping, no-op updates keep 
   assert.is(s.apply(ev('Ingress', 'delete', ingress('foreign', { className: 'other' }))).relevant, false);
 });
 
+relevance('Ingress: a change of its status alone is kept, marked statusOnly and costs no sync (our own status writes come back as events); status with anything else is relevant', () => {
+  const s = store();
+  s.apply(ev('IngressClass', 'add', OURS));
+  const a = ingress('web', { className: 'nginx' });
+  s.apply(ev('Ingress', 'add', a));
+  const withStatus = (i: Ingress, ip: string, rv: string): Ingress => ({ ...i, metadata: { ...i.metadata, resourceVersion: rv }, status: { loadBalancer: { ingress: [{ ip }] } } });
+  const written = s.apply(ev('Ingress', 'update', withStatus(a, '192.0.2.10', '2')));
+  assert.equal([written.relevant, written.statusOnly], [false, true], written.reason);
+  assert.equal(s.getIngress('default/web')?.status, { loadBalancer: { ingress: [{ ip: '192.0.2.10' }] } }, 'the status actor reads the new status');
+  assert.is(s.listIngresses()[0]?.status?.loadBalancer?.ingress?.[0]?.ip, '192.0.2.10', 'the served list holds the new object too');
+  assert.equal(served(s), ['default/web']);
+  const same = s.apply(ev('Ingress', 'update', withStatus(a, '192.0.2.10', '3')));
+  assert.equal([same.relevant, same.statusOnly], [false, undefined], 'resourceVersion alone: unchanged');
+  const moved = s.apply(ev('Ingress', 'update', withStatus(ingress('web', { className: 'nginx', path: '/v2' }), '192.0.2.11', '4')));
+  assert.equal([moved.relevant, moved.statusOnly], [true, undefined], 'a path changed with the status');
+  const leave = s.apply(ev('Ingress', 'update', withStatus(ingress('web', { className: 'other', path: '/v2' }), '192.0.2.11', '5')));
+  assert.is(leave.relevant, true, 'the class changed: no longer served');
+  const foreign = s.apply(ev('Ingress', 'update', withStatus(ingress('web', { className: 'other', path: '/v2' }), '192.0.2.12', '6')));
+  assert.equal([foreign.relevant, foreign.statusOnly], [false, undefined], 'not ours: not for our status actor either');
+});
+
 relevance('EndpointSlice: only endpoint, port or condition changes matter', () => {
   const s = store();
   const a = slice('echo-abc', 'echo', ['10.0.0.1', '10.0.0.2']);

@@ -239,6 +239,32 @@ local function bump(version_key)
   configuration_data:incr(GENERATION_KEY, 1, 0)
 end
 
+-- Keys written by one POST, each with its previous value, so that a POST that cannot be stored
+-- whole leaves nothing of itself behind.
+local function undo_list()
+  local undo = {}
+  return undo, function()
+    for i = #undo, 1, -1 do
+      local key, previous = undo[i][1], undo[i][2]
+      if previous then configuration_data:safe_set(key, previous) else configuration_data:delete(key) end
+    end
+  end
+end
+
+-- Makes a stored change the current version: the names it changed (the workers catch up by
+-- them), the id a later change may name as its base, and the version counter.
+local function publish(kind, next_version, log, id)
+  if not configuration_data:safe_set(kind.log_prefix .. next_version, log) then
+    -- Workers that miss a log read everything again: correct, only slower.
+    ngx.log(ngx.WARN, kind.name, ": no room for the log of version ", next_version)
+  end
+  configuration_data:delete(kind.log_prefix .. (next_version - kind.logs_kept))
+  -- Without room for the id, no change can be based on this version: the next one is whole.
+  configuration_data:delete(kind.id_key)
+  if id ~= nil and id ~= cjson.null then configuration_data:safe_set(kind.id_key, id) end
+  bump(kind.version_key)
+end
+
 local function respond(status, message)
   ngx.status = status
   if message then
@@ -372,13 +398,7 @@ local function store_backends(list, texts, deleted, base, id, whole)
   end
   table.sort(names)
 
-  local undo = {}
-  local function rollback()
-    for i = #undo, 1, -1 do
-      local key, previous = undo[i][1], undo[i][2]
-      if previous then configuration_data:safe_set(key, previous) else configuration_data:delete(key) end
-    end
-  end
+  local undo, rollback = undo_list()
   local room = configuration_data:free_space()
   for _, name in ipairs(names) do
     local key = BACKEND_PREFIX .. name
@@ -400,14 +420,8 @@ local function store_backends(list, texts, deleted, base, id, whole)
   end
   local next_version = _M.get_backends_version() + 1
   local log = (whole or #names > BACKENDS_LOG_MAX) and "*" or table.concat(names, "\n")
-  if not configuration_data:safe_set(BACKENDS_LOG_PREFIX .. next_version, log) then
-    -- Workers that miss a log read every backend again: correct, only slower.
-    ngx.log(ngx.WARN, "backends: no room for the log of version ", next_version)
-  end
-  configuration_data:delete(BACKENDS_LOG_PREFIX .. (next_version - _M.BACKENDS_LOGS_KEPT))
-  configuration_data:delete(BACKENDS_ID_KEY)
-  if id ~= nil then configuration_data:safe_set(BACKENDS_ID_KEY, id) end
-  bump(BACKENDS_VERSION_KEY)
+  publish({ name = "backends", log_prefix = BACKENDS_LOG_PREFIX, logs_kept = _M.BACKENDS_LOGS_KEPT,
+    id_key = BACKENDS_ID_KEY, version_key = BACKENDS_VERSION_KEY }, next_version, log, id)
   respond(ngx.HTTP_CREATED)
 end
 
@@ -595,13 +609,7 @@ local function store_routes(update, router)
   table.sort(names)
 
   local next_version = version + 1
-  local undo = {}
-  local function rollback()
-    for i = #undo, 1, -1 do
-      local key, previous = undo[i][1], undo[i][2]
-      if previous then configuration_data:safe_set(key, previous) else configuration_data:delete(key) end
-    end
-  end
+  local undo, rollback = undo_list()
   for _, name in ipairs(names) do
     local key = ROUTE_HOST_PREFIX .. name
     local previous = configuration_data:get(key)
@@ -641,15 +649,8 @@ local function store_routes(update, router)
     end
   end
   local log = #names > ROUTES_LOG_MAX_HOSTS and "*" or table.concat(names, "\n")
-  if not configuration_data:safe_set(ROUTES_LOG_PREFIX .. next_version, log) then
-    -- Workers that miss a log start their tables afresh: correct, only slower.
-    ngx.log(ngx.WARN, "routes: no room for the log of version ", next_version)
-  end
-  configuration_data:delete(ROUTES_LOG_PREFIX .. (next_version - _M.ROUTES_LOGS_KEPT))
-  -- Without room for the name, no change can be based on this table: the next one is whole.
-  configuration_data:delete(ROUTES_ID_KEY)
-  if update.id ~= nil and update.id ~= cjson.null then configuration_data:safe_set(ROUTES_ID_KEY, update.id) end
-  bump(ROUTES_VERSION_KEY)
+  publish({ name = "routes", log_prefix = ROUTES_LOG_PREFIX, logs_kept = _M.ROUTES_LOGS_KEPT,
+    id_key = ROUTES_ID_KEY, version_key = ROUTES_VERSION_KEY }, next_version, log, update.id)
   respond(ngx.HTTP_CREATED)
 end
 

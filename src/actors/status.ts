@@ -49,6 +49,8 @@ export interface StatusWriter {
    * Undefined when nothing is written (not served by the last sync, not leading, or up to date).
    */
   statusChanged(ing: Ingress): Promise<StatusRun> | undefined;
+  /** The controller's addresses may have changed (the --publish-service Service's status): a run, when leading. */
+  addressesChanged(): Promise<StatusRun> | undefined;
   /** Stops the timer; with --update-status-on-shutdown, the last replica clears the status. */
   shutdown(): Promise<void>;
 }
@@ -165,6 +167,9 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
       ingresses.set(key, ing);
       if (!leader || stopped || (lastAddresses !== undefined && isUpToDate(key, ing, lastAddresses))) return undefined;
       return request();
+    },
+    addressesChanged() {
+      return leader && !stopped ? request() : undefined;
     },
     async shutdown() {
       if (stopped) return;

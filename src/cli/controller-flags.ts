@@ -466,6 +466,7 @@ export function toStoreOptions(o: ControllerOptions): StoreOptions {
     udpServicesConfigmap: o.udpServicesConfigmap,
     defaultSSLCertificate: o.defaultSSLCertificate,
     defaultBackendService: o.defaultBackendService,
+    publishService: o.publishService,
     gatewayControllerName: o.gatewayControllerName,
     gatewayPorts: gatewayPorts(o) as GatewayPortOptions,
   };

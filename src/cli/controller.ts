@@ -153,7 +153,11 @@ export async function runController(argv: string[]): Promise<number> {
       if (input.kind === 'Ingress') {
         const ing = store.getIngress(input.key);
         if (ing) void status?.statusChanged(ing);
-      } else void gatewayStatus?.statusChanged(() => store.gatewayResources?.());
+        return;
+      }
+      // The --publish-service Service: its load balancer's addresses are what both statuses publish.
+      if (input.kind === 'Service') void status?.addressesChanged();
+      void gatewayStatus?.statusChanged(() => store.gatewayResources?.());
     },
   });
   // As ingress-nginx, unless --disable-sync-events: a Sync Event on each Ingress served, as the

@@ -406,6 +406,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     verdict(key, old, svc, ev) {
       const ns = ev.object.metadata.namespace ?? key.split('/')[0] ?? '';
       const isDefaultBackend = key === opts.defaultBackendService;
+      if (key === opts.publishService && old && svc && onlyStatusDiffers(old, svc)) return statusOnly('--publish-service Service status changed');
       if (!namespaceWatched(ns) && !isDefaultBackend) return irrelevant('Service namespace not watched');
       if (!svc) {
         if (isDefaultBackend) return relevant('default backend Service deleted');

@@ -30,6 +30,11 @@ export interface StoreOptions {
   defaultSSLCertificate: string;
   /** --default-backend-service as `namespace/name` ('' = built-in 404). */
   defaultBackendService: string;
+  /**
+   * --publish-service as `namespace/name` ('' = none): a change of its status alone (its load
+   * balancer's addresses, which the Ingress and Gateway statuses publish) is a statusOnly event.
+   */
+  publishService?: string;
   /** --annotations-prefix (default `nginx.ingress.kubernetes.io`): finds the auth/proxy-ssl Secret references. */
   annotationsPrefix?: string;
   /** --gateway-controller-name: the GatewayClass spec.controllerName served. Default `ingress-rx.io/gateway`. */

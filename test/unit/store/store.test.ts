@@ -313,6 +313,24 @@ relevance('Ingress: a change of its status alone is kept, marked statusOnly and 
   assert.equal([foreign.relevant, foreign.statusOnly], [false, undefined], 'not ours: not for our status actor either');
 });
 
+relevance('Service: a change of the --publish-service Service\'s status alone is statusOnly (the statuses publish its addresses); any other Service\'s status is irrelevant', () => {
+  const s = store({ publishService: 'ingress/ingress-rx', watchNamespaces: ['default'] });
+  const lb = (svc: Service, rv: string, ingress: Array<{ ip?: string; hostname?: string }>): Service => ({ ...svc, metadata: { ...svc.metadata, resourceVersion: rv }, status: { loadBalancer: { ingress } } });
+  const own = service('ingress-rx', { type: 'LoadBalancer', ports: [{ port: 80 }] }, 'ingress');
+  const other = service('web', { ports: [{ port: 80 }] });
+  s.apply(ev('Service', 'add', lb(own, '1', [{ ip: '192.0.2.10' }])));
+  s.apply(ev('Service', 'add', lb(other, '1', [])));
+  const named = s.apply(ev('Service', 'update', lb(own, '2', [{ ip: '192.0.2.10' }, { hostname: 'lb.example.test' }])));
+  assert.equal([named.relevant, named.statusOnly], [false, true], named.reason);
+  const same = s.apply(ev('Service', 'update', lb(own, '3', [{ ip: '192.0.2.10' }, { hostname: 'lb.example.test' }])));
+  assert.is(same.statusOnly, undefined, 'resourceVersion alone: unchanged');
+  const elsewhere = s.apply(ev('Service', 'update', lb(other, '2', [{ ip: '192.0.2.99' }])));
+  assert.equal([elsewhere.relevant, elsewhere.statusOnly], [false, undefined], elsewhere.reason);
+  const without = store({ watchNamespaces: ['default'] });
+  without.apply(ev('Service', 'add', lb(own, '1', [{ ip: '192.0.2.10' }])));
+  assert.is(without.apply(ev('Service', 'update', lb(own, '2', [{ ip: '192.0.2.11' }]))).statusOnly, undefined, 'no --publish-service');
+});
+
 relevance('EndpointSlice: only endpoint, port or condition changes matter', () => {
   const s = store();
   const a = slice('echo-abc', 'echo', ['10.0.0.1', '10.0.0.2']);

@@ -60,8 +60,9 @@ try {
   decide(null, snap);
   const snapMs = ms(t);
   t = now();
-  const serialiseBackends = createBackendsSerialiser();
-  serialiseBackends(backendsPayload(config));
+  // Kept alive as the dynamic-config actor keeps it: its cache of each backend's JSON is state.
+  const backendsSerialiser = createBackendsSerialiser();
+  backendsSerialiser.post(backendsPayload(config)).accepted();
   JSON.stringify(serversPayload(config));
   const payloads = ms(t);
   t = now();
@@ -88,7 +89,7 @@ try {
     rss_mb: m.rss / 2 ** 20, rss_before_idle_gc_mb: afterSync.rss / 2 ** 20, idle_gc_cpu_ms: idleGcCpu,
     heap_mb: toMb(m.heapUsed), heap_total_mb: toMb(m.heapTotal), new_space_mb: toMb(newSpace?.physical_space_size ?? 0), external_mb: toMb(m.external),
     base_rss_mb: toMb(base.rss), store_rss_mb: toMb(afterStore.rss - base.rss), sync_rss_mb: toMb(afterSync.rss - afterStore.rss), conf_mb: toMb(conf.length),
-    servers: config.servers.length, gc: gc !== undefined, alive: [store, builder, renderer, snap, serialiseBackends].length,
+    servers: config.servers.length, gc: gc !== undefined, alive: [store, builder, renderer, snap, backendsSerialiser].length,
   })}\n`);
 } finally {
   rmSync(prefix, { recursive: true, force: true });

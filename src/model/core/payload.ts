@@ -79,26 +79,45 @@ export interface BackendListSerialiser {
  * backend of thousands. The body's chunks are written one after another (never joined).
  */
 export function createBackendsSerialiser(nextId: () => string = routeTableIds()): BackendListSerialiser {
-  let held: { id: string; texts: ReadonlyMap<string, string> } | null = null;
+  let held: { id: string; texts: Map<string, string> } | null = null;
+  const textsOf = (list: readonly Backend[]) => new Map(list.map((backend) => [backend.name, backendText(backend)]));
   return {
     post(list) {
       const id = nextId();
       const base = held;
-      const texts = new Map<string, string>();
+      if (!base) {
+        const texts = textsOf(list);
+        const chunks = [...texts.values()].map((text, i) => (i === 0 ? text : `,${text}`));
+        return { body: [`{"id":${JSON.stringify(id)},"backends":[`, ...chunks, ']}'], delta: false, changes: texts.size, accepted: () => { held = { id, texts }; } };
+      }
+      // Compared in place with what NGINX holds: a change costs a look-up per backend, no copy of the table.
       const changed: string[] = [];
+      const changes: Array<[string, string]> = [];
+      let kept = 0;
       for (const backend of list) {
         const text = backendText(backend);
-        texts.set(backend.name, text);
-        if (base?.texts.get(backend.name) !== text) changed.push(changed.length === 0 ? text : `,${text}`);
+        const before = base.texts.get(backend.name);
+        if (before !== undefined) kept++;
+        if (before !== text) {
+          changed.push(changed.length === 0 ? text : `,${text}`);
+          changes.push([backend.name, text]);
+        }
       }
-      let head = `{"id":${JSON.stringify(id)},`;
       const deleted: string[] = [];
-      if (base) {
-        for (const name of base.texts.keys()) if (!texts.has(name)) deleted.push(name);
-        head = `{"base":${JSON.stringify(base.id)},"id":${JSON.stringify(id)},"deleted":${JSON.stringify(deleted)},`;
+      if (kept < base.texts.size) {
+        const names = new Set(list.map((backend) => backend.name));
+        for (const name of base.texts.keys()) if (!names.has(name)) deleted.push(name);
+        deleted.sort();
       }
+      const head = `{"base":${JSON.stringify(base.id)},"id":${JSON.stringify(id)},"deleted":${JSON.stringify(deleted)},`;
       return {
-        body: [`${head}"backends":[`, ...changed, ']}'], delta: base !== null, changes: changed.length + deleted.length, accepted: () => { held = { id, texts }; },
+        body: [`${head}"backends":[`, ...changed, ']}'], delta: true, changes: changed.length + deleted.length,
+        accepted: () => {
+          if (held !== base) { held = { id, texts: textsOf(list) }; return; }
+          for (const [name, text] of changes) base.texts.set(name, text);
+          for (const name of deleted) base.texts.delete(name);
+          held = { id, texts: base.texts };
+        },
       };
     },
     forget() { held = null; },

@@ -391,6 +391,16 @@ memo('the backends serialiser posts the whole list, then changes that rebuild th
     assert.is(serialise.held(), expected, `step ${step}: held()`);
     if (op === 0 && step > 0) assert.ok(body.backends.length <= 1, `step ${step}: one replaced backend sends at most one`);
   }
+  // A post not accepted changes nothing; a post accepted after another changed what is held makes its own list the held one.
+  const whole = (l: Backend[]) => `[${[...l].sort((x, y) => (x.name < y.name ? -1 : 1)).map((b) => JSON.stringify(b)).join(',')}]`;
+  const late = [...list, asBackend('late', 1)];
+  const latePost = serialise.post(late);
+  assert.is(serialise.held(), whole(list), 'a post not accepted changes nothing');
+  const other = [...list.slice(1), asBackend('other', 2)];
+  serialise.post(other).accepted();
+  assert.is(serialise.held(), whole(other));
+  latePost.accepted();
+  assert.is(serialise.held(), whole(late), 'accepted after another: its whole list');
   serialise.forget();
   assert.is(serialise.post(list).delta, false, 'after forget() the whole list');
 });

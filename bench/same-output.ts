@@ -2,7 +2,8 @@
 // for bench/gen.ts clusters (for changes meant to cost less without changing any output): each
 // tree in a child process of its own prints a SHA-256 per size, dynamic-routes setting and part
 // (the Configuration as JSON, nginx.conf with the tree's path and its checksum taken out, the backends, servers
-// and routes payloads, the warnings); any difference is printed and the exit code is 1.
+// and routes payloads, the warnings), from a fresh builder and renderer and again from the same
+// ones after one Ingress changed (their caches reused); any difference is printed and the exit code is 1.
 //   node --import tsx bench/same-output.ts <treeA> <treeB> [--sizes 1000,10000] [--dump DIR (writes each nginx.conf)]
 //   node --import tsx bench/same-output.ts --child <tree> <sizes>   (internal)
 import { execFile } from 'node:child_process';
@@ -25,7 +26,7 @@ async function child(tree: string, sizes: number[]): Promise<Record<string, stri
   const { createRenderer } = await load('src/render/engine.ts');
   const { DEFAULT_TEMPLATE_DIR, defaultRuntime } = await load('src/render/runtime.ts');
   // One generator (this script's) for both trees: each tree's .bench/ holds a certificate of its own.
-  const { generateEvents } = await import('./gen.js');
+  const { generateEvents, ingressObject } = await import('./gen.js');
   const { silentLogger } = await load('src/log.ts');
   const { ANNOTATION_REFERENCES } = await load('src/model/ingress/annotations/index.ts');
   const logger = silentLogger();
@@ -39,20 +40,31 @@ async function child(tree: string, sizes: number[]): Promise<Record<string, stri
     for (const e of generateEvents({ n })) store.apply(e);
     for (const dynamicRoutes of [false, true]) {
       const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 18181, logger, dynamicRoutes, now: () => new Date('2026-11-28T12:00:00Z') });
-      const { config, warnings } = builder.build(store);
+      const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
+      const parts = (at: string, changes?: unknown) => {
+        const { config, warnings } = builder.build(store, changes);
+        out[`${at} config`] = sha(JSON.stringify(config));
+        out[`${at} warnings`] = sha(JSON.stringify(warnings));
+        let conf = renderer.render(config, runtime).split(tree).join('<tree>');
+        // The checksum covers the text with the tree's path in it.
+        const checksum = /# Configuration checksum: (\w+)/.exec(conf)?.[1];
+        if (checksum) conf = conf.split(checksum).join('<checksum>');
+        out[`${at} nginx.conf`] = sha(conf);
+        const dump = arg('--dump');
+        if (dump) writeFileSync(`${dump}/${sha(tree)}-${at.replace(/\W+/g, '-')}.conf`, conf);
+        out[`${at} backends payload`] = sha(JSON.stringify(backendsPayload(config)));
+        out[`${at} servers payload`] = sha(JSON.stringify(serversPayload(config)));
+        if (routes) out[`${at} routes payload`] = sha(JSON.stringify(routes.routesPayload(config)));
+      };
       const at = `${n} dynamicRoutes=${dynamicRoutes}`;
-      out[`${at} config`] = sha(JSON.stringify(config));
-      out[`${at} warnings`] = sha(JSON.stringify(warnings));
-      let conf = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger }).render(config, runtime).split(tree).join('<tree>');
-      // The checksum covers the text with the tree's path in it.
-      const checksum = /# Configuration checksum: (\w+)/.exec(conf)?.[1];
-      if (checksum) conf = conf.split(checksum).join('<checksum>');
-      out[`${at} nginx.conf`] = sha(conf);
-      const dump = arg('--dump');
-      if (dump) writeFileSync(`${dump}/${sha(tree)}-${n}-${dynamicRoutes}.conf`, conf);
-      out[`${at} backends payload`] = sha(JSON.stringify(backendsPayload(config)));
-      out[`${at} servers payload`] = sha(JSON.stringify(serversPayload(config)));
-      if (routes) out[`${at} routes payload`] = sha(JSON.stringify(routes.routesPayload(config)));
+      parts(at);
+      // One Ingress changed (proxy-body-size, a new path): built and rendered from the caches.
+      const ing = ingressObject(7, { n }, 3);
+      ing.metadata.annotations = { ...ing.metadata.annotations, [`${PREFIX}/proxy-body-size`]: '3m' };
+      const key = `${ing.metadata.namespace}/${ing.metadata.name}`;
+      store.apply({ kind: 'Ingress', type: 'update', key, object: ing });
+      parts(`${at} after one change`, [{ kind: 'Ingress', key }]);
+      store.apply({ kind: 'Ingress', type: 'update', key, object: ingressObject(7, { n }, 4) });
     }
   }
   return out;

@@ -13,7 +13,12 @@ import { StreamReset, type ProtocolClient } from '../../../support/protocols.js'
 
 let fx: Fixture;
 const its = ported(test, () => fx.ctl);
-/** Ports the snippets listen on: [annotation HTTP, annotation HTTPS, ConfigMap HTTP, ConfigMap HTTPS, dropped annotation HTTP, dropped annotation HTTPS]. */
+/**
+ * Ports the snippets listen on: [annotation HTTP, annotation HTTPS, ConfigMap HTTP, ConfigMap HTTPS,
+ * then the dropped annotation's HTTP and HTTPS, a pair per protocol leg: the first leg's Ingress is
+ * served again when its leg restores allow-snippet-annotations, and the second leg's must not ask for
+ * the same ports (NGINX refuses a duplicate listen).]
+ */
 let ports: number[] = [];
 
 /** Two stream servers: `plain` forwards to the controller's HTTP port, `tls` to its HTTPS port. */
@@ -21,7 +26,7 @@ const snippet = (plain: number, tls: number) =>
   `server {listen 127.0.0.1:${plain}; proxy_pass 127.0.0.1:${fx.ctl.ports.http};}\nserver {listen 127.0.0.1:${tls}; proxy_pass 127.0.0.1:${fx.ctl.ports.https};}`;
 
 test.before(async () => {
-  ports = await freePorts(6);
+  ports = await freePorts(8);
   fx = await startFixture('stream-snippet', { configmap: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } });
   await fx.applyAndWait('foo.json', [fx.single('foo', 'foo.com', { 'stream-snippet': snippet(ports[0]!, ports[1]!) })], 'foo.com');
   await untilRunning(fx.ctl, `listen 127.0.0.1:${ports[0]};`);
@@ -40,7 +45,8 @@ its.both('annotations/streamsnippet.go:41', async (p) => {
 
 its.both('annotations/streamsnippet.go:88', async (p) => {
   const cmSnippet = snippet(ports[2]!, ports[3]!);
-  fx.apply(`annot-${p.tag}.json`, [fx.single(`annot-${p.tag}`, `annot-${p.tag}.foo.com`, { 'stream-snippet': snippet(ports[4]!, ports[5]!) })]);
+  const [annotPlain, annotTls] = p.protocol === 'HTTP/1.1' ? [ports[4]!, ports[5]!] : [ports[6]!, ports[7]!];
+  fx.apply(`annot-${p.tag}.json`, [fx.single(`annot-${p.tag}`, `annot-${p.tag}.foo.com`, { 'stream-snippet': snippet(annotPlain, annotTls) })]);
   await fx.applyAndWait('cm.json', [fx.single('cm', 'cm.foo.com')], 'cm.foo.com');
   // ingress-nginx applies the ConfigMap's snippets whatever annotations-risk-level says; ingress-rx
   // only under Critical, and warns otherwise (docs/differences.md, the operator's snippets).
@@ -51,7 +57,7 @@ its.both('annotations/streamsnippet.go:88', async (p) => {
   try {
     assert.is(await through(p, 'cm.foo.com', ports[2]!, ports[3]!), 200);
     // allow-snippet-annotations false drops every snippet annotation, this one's and :41's.
-    assert.is(await through(p, `annot-${p.tag}.foo.com`, ports[4]!, ports[5]!), 'refused');
+    assert.is(await through(p, `annot-${p.tag}.foo.com`, annotPlain, annotTls), 'refused');
     assert.is(await through(p, 'foo.com', ports[0]!, ports[1]!), 'refused');
   } finally {
     await fx.configure({ 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' });

@@ -32,6 +32,7 @@ import { createHttpUsesMemo, usesOf, type ServerHttpUses } from './http-uses.js'
 import type { IngressStreamSnippet } from './settings-directives.js';
 import { httpTLSSettings, tlsSettingsFiles } from './tls-settings.js';
 import { CONFIGURATION_BODY_BYTES } from './control.js';
+import { createMainTextCache, printsChecksumOnly } from './main-text.js';
 import { REQUEST_ID_POOL_TOKEN, readsRequestIdElsewhere } from './request-id.js';
 import {
   LOCATION_VARIABLES_READ_TOKEN, backendTLSFiles, backendTLSLocationsText, readsLocationVariables, readsProxyHost, servesDynamicHosts, withBackendTLS, withRouterProxyHost,
@@ -75,8 +76,8 @@ export interface Renderer {
   renderChunks(config: Configuration, runtime: NginxRuntime): RenderedChunks;
   /** Re-reads nginx/; on a parse error keeps the previous templates. */
   reloadTemplates(): { ok: true } | { ok: false; error: string };
-  /** Counters for tests and debug output: server fragments rendered (cache misses) so far. */
-  stats(): { serversRendered: number; cachedFragments: number };
+  /** Counters for tests and debug output: server fragments rendered (cache misses) so far, and main templates rendered by liquidjs. */
+  stats(): { serversRendered: number; cachedFragments: number; mainTextsRendered: number };
 }
 
 /** One rendered server, valid while its render context and www-redirect host are the same. */
@@ -107,6 +108,8 @@ interface Templates {
   serverPlain: PlainTemplate | null;
   /** Distinguishes fragments rendered by different template generations. */
   digest: string;
+  /** Whether the templates print the checksum as it is (./main-text.ts), so the main text can be kept with a stand-in for it. */
+  checksumPrintedOnly: boolean;
 }
 
 const SERVERS_TOKEN = '\u0000@@ingress-rx-servers@@\u0000';
@@ -127,7 +130,10 @@ function loadTemplates(dir: string): Templates {
     engine.parse(text, name);
     digest.update(name).update('\u0000').update(text).update('\u0000');
   }
-  return { engine, main: engine.parse(files['nginx.conf']!), server: engine.parse(files.server!), serverPlain: plainTemplate(files.server!), digest: digest.digest('hex') };
+  return {
+    engine, main: engine.parse(files['nginx.conf']!), server: engine.parse(files.server!), serverPlain: plainTemplate(files.server!), digest: digest.digest('hex'),
+    checksumPrintedOnly: Object.values(files).every(printsChecksumOnly),
+  };
 }
 
 /** Alternating literal text and variable paths: texts[0] path[0] texts[1] … texts[n]. */
@@ -176,9 +182,14 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
   // Model objects are immutable and the model hands back the same object for an unchanged
   // server, so identity keys the fragment cache; an equal new object is simply rendered again.
   let fragments = new WeakMap<Server, Fragment>();
+  // The last render's servers and fragments by position: after one change all but one server are
+  // the same objects in the same places, and reading an array costs less than a WeakMap look-up.
+  let lastServers: readonly Server[] = [];
+  let lastFragments: Fragment[] = [];
   let cachedFragments = 0;
   let serversRendered = 0;
   let lastCtxKey = '';
+  const mainText = createMainTextCache();
   const httpUsesOf = createHttpUsesMemo();
 
   function renderChunks(config: Configuration, givenRuntime: NginxRuntime): RenderedChunks {
@@ -217,15 +228,18 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       traced ||= use.traced;
       for (const x of use.streamSnippets) snippets.push(x);
     };
-    for (const server of config.servers) {
+    const servers = config.servers;
+    const fragmentsByPosition: Fragment[] = new Array(servers.length);
+    for (let i = 0; i < servers.length; i++) {
+      const server = servers[i]!;
       // A dynamic host is the router's (./dynamic-routes.ts): no server block.
       if (server.staticBecause === null) {
         addUses(httpUsesOf(server, s));
         continue;
       }
-      const www = wwwNames.get(server) ?? null;
+      const www = wwwNames.size === 0 ? null : wwwNames.get(server) ?? null;
       if (server.sslPassthrough && passthroughPort === undefined) warnings.push(passthroughOff(server));
-      let frag = fragments.get(server);
+      let frag = lastServers[i] === server ? lastFragments[i] : fragments.get(server);
       if (!frag || frag.ctxKey !== ctxKey || frag.www !== www) {
         serversRendered++;
         // A server block's uses ride in its fragment (the settings are part of ctxKey): no memo entry of their own.
@@ -246,6 +260,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         }
         fragments.set(server, frag);
       }
+      fragmentsByPosition[i] = frag;
       addUses(frag.levels);
       for (const p of frag.problems) problems.push(p);
       if (servesDynamicHosts(server, config.dynamicRoutes)) {
@@ -268,6 +283,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
       hashes.push(createHash('sha256').update(portServers).digest('hex'));
       parts.push(portServers);
     }
+    lastServers = servers;
+    lastFragments = fragmentsByPosition;
     cachedFragments = config.servers.length;
     // The router's TLS locations (BackendTLSPolicy): the same in every router server.
     const tlsLocations = config.dynamicRoutes ? config.backendTLSLocations ?? [] : [];
@@ -293,10 +310,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     let head: string;
     let tail: string;
     try {
-      const text = tpl.engine.renderSync(tpl.main, {
-        checksum,
-        s,
-        rt: runtime,
+      // Everything nginx.conf.liquid reads besides the checksum, the settings and the runtime (those two are in ctxKey).
+      const mainScope = {
         modules: {
           ndk: join(runtime.modulesDir, 'ndk_http_module.so'),
           lua: join(runtime.modulesDir, 'ngx_http_lua_module.so'),
@@ -359,7 +374,8 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
           stream: hasStream ? streamDirectives(s) : '',
           stream_snippets: streamSnippetText,
         },
-      }) as string;
+      };
+      const text = mainText.render(ctxKey, mainScope, checksum, tpl.checksumPrintedOnly, (sum) => tpl.engine.renderSync(tpl.main, { checksum: sum, s, rt: runtime, ...mainScope }) as string);
       const at = text.indexOf(SERVERS_TOKEN);
       if (at < 0 || text.indexOf(SERVERS_TOKEN, at + 1) >= 0) throw new Error('nginx.conf.liquid must print {{ servers }} exactly once');
       head = text.slice(0, at);
@@ -393,11 +409,15 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
     render: (config, runtime) => renderWithWarnings(config, runtime).text,
     renderWithWarnings,
     renderChunks,
-    stats: () => ({ serversRendered, cachedFragments }),
+    stats: () => ({ serversRendered, cachedFragments, mainTextsRendered: mainText.rendered() }),
     reloadTemplates() {
       try {
         const loaded = loadTemplates(templateDir);
-        if (loaded.digest !== tpl.digest) fragments = new WeakMap();
+        if (loaded.digest !== tpl.digest) {
+          fragments = new WeakMap();
+          lastServers = [];
+          lastFragments = [];
+        }
         tpl = loaded;
         return { ok: true };
       } catch (err) {

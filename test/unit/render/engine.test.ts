@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRenderer } from '../../../src/render/engine.js';
+import { printsChecksumOnly } from '../../../src/render/main-text.js';
 import { defaultRuntime, DEFAULT_TEMPLATE_DIR } from '../../../src/render/runtime.js';
 import { geoip2Setup } from '../../../src/render/geoip.js';
 import { dnsSearch, resolverList, resolvers } from '../../../src/render/engine.js';
@@ -315,6 +316,53 @@ cache('across model syncs the identity-keyed cache renders what a fresh renderer
     assert.is(cached.checksum, fresh.checksum);
   }
   assert.ok(rerendered >= 1 && rerendered <= 6, `${rerendered} servers re-rendered for 4 Ingress changes`);
+});
+
+cache('after a server changed, liquidjs does not render the main template again: only the checksum in it is new', () => {
+  const renderer = newRenderer();
+  const cfg = configuration([server('a.example.com'), server('b.example.com')]);
+  const a = renderer.renderWithWarnings(cfg, RUNTIME);
+  const m0 = renderer.stats().mainTextsRendered;
+  assert.is(m0, 1);
+  const changed = { ...cfg, servers: [cfg.servers[0]!, server('b.example.com', { locations: [location({ path: '/b' })] })] };
+  const b = renderer.renderWithWarnings(changed, RUNTIME);
+  assert.is(renderer.stats().mainTextsRendered, m0, 'the main text was reused');
+  assert.is.not(b.checksum, a.checksum);
+  assert.ok(b.text.includes(`# Configuration checksum: ${b.checksum}`));
+  assert.ok(b.text.includes(`ngx.print("${b.checksum}")`), 'the status endpoint serves the new checksum');
+  assert.not.ok(b.text.includes(a.checksum));
+  assert.fixture(b.text, newRenderer().render(changed, RUNTIME));
+  // Anything else the main template reads renders it again.
+  const settingsChanged = { ...changed, settings: { ...changed.settings, proxySetHeaders: { 'X-A': '1' } } };
+  const c = renderer.render(settingsChanged, RUNTIME);
+  assert.is(renderer.stats().mainTextsRendered, m0 + 1);
+  assert.fixture(c, newRenderer().render(settingsChanged, RUNTIME));
+  const withRateLimit = { ...changed, servers: [...changed.servers, server('c.example.com', { locations: [location({ rateLimit: { rps: 5, rpm: 0, connections: 0, burstMultiplier: 1, limitRate: 0, limitRateAfter: 0, allowlist: [] } })] })] };
+  const d = renderer.render(withRateLimit, RUNTIME);
+  assert.ok(d.includes('limit_req_zone'), 'a rate-limit zone at http level');
+  assert.fixture(d, newRenderer().render(withRateLimit, RUNTIME));
+});
+
+cache('a main template that reads the checksum other than to print it is rendered every time', () => {
+  assert.ok(printsChecksumOnly(readFileSync(join(DEFAULT_TEMPLATE_DIR, 'nginx.conf.liquid'), 'utf8')));
+  assert.ok(printsChecksumOnly("{{- checksum -}} {{ checksum | lua_str: 'checksum' }} configuration checksum"));
+  for (const source of ['{{ checksum | slice: 0, 12 }}', '{% if checksum %}x{% endif %}', '{% assign c = checksum %}{{ c }}', '{{ checksum | upcase }}']) {
+    assert.not.ok(printsChecksumOnly(source), source);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'ingress-rx-tpl-'));
+  try {
+    writeFileSync(join(dir, 'server.liquid'), readFileSync(join(DEFAULT_TEMPLATE_DIR, 'server.liquid'), 'utf8'));
+    writeFileSync(join(dir, 'nginx.conf.liquid'), `${readFileSync(join(DEFAULT_TEMPLATE_DIR, 'nginx.conf.liquid'), 'utf8')}\n# short {{ checksum | slice: 0, 12 }}\n`);
+    const renderer = createRenderer({ templateDir: dir, logger: silentLogger() });
+    const cfg = configuration([server('a.example.com')]);
+    renderer.render(cfg, RUNTIME);
+    const changed = configuration([server('a.example.com', { locations: [location({ path: '/a' })] })]);
+    const b = renderer.renderWithWarnings(changed, RUNTIME);
+    assert.is(renderer.stats().mainTextsRendered, 2);
+    assert.ok(b.text.includes(`# short ${b.checksum.slice(0, 12)}\n`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 cache('settings change re-renders every server', () => {

@@ -168,6 +168,8 @@ const VARIANTS: Variant[] = [
   { name: 'X-Real-IP, X-Forwarded-*, X-Scheme, X-Original-*, Proxy', what: 'the other standard proxy headers together', quick: true,
     edit: (c) => STANDARD_HEADERS.reduce((acc, h) => dropHeader(h)(acc), c) },
   ...STANDARD_HEADERS.map((h): Variant => ({ name: `proxy header ${h}`, what: 'that proxy_set_header removed', quick: false, edit: dropHeader(h) })),
+  { name: 'X-Forwarded-Port as $server_port', what: 'what --https-port 443 could render: no $pass_port map', quick: false,
+    edit: (c) => inLocation(c, (l) => replaced(l, 'proxy_set_header X-Forwarded-Port $pass_port;', 'proxy_set_header X-Forwarded-Port $server_port;', 'port')) },
   { name: '$proxy_alternative_upstream_name set', what: 'the location\'s `set` to ""', quick: false,
     edit: (c) => inLocation(c, (l) => replaced(l, /\n +set \$proxy_alternative_upstream_name "";/, '', 'alternative')) },
   { name: 'more_clear_headers Server', what: 'the header filter of headers-more', quick: true,

@@ -18,7 +18,7 @@ import type { RenderBlock } from './blocks/types.js';
 import { nextUpstream } from './blocks/proxy.js';
 import { passthroughOff, passthroughStream } from './blocks/sslpassthrough.js';
 import type { AuxiliaryFile, HttpFeature } from './blocks/types.js';
-import { httpProxyHeaders } from './proxy-headers.js';
+import { httpProxyHeaders, passPortSource } from './proxy-headers.js';
 import type { NginxSettings } from '../model/core/config/settings.js';
 import { streamServers } from './stream.js';
 import {
@@ -357,6 +357,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         has_stream: hasStream,
         passthrough: passthroughPort !== undefined,
         https_listen_port: passthroughPort ?? runtime.httpsPort,
+        pass_port_source: passPortSource(s),
         stream,
         metrics_log: metricsLog,
         servers: SERVERS_TOKEN,

@@ -14,11 +14,24 @@ import * as f from './filters.js';
  * snippet), the headers read the maps as ingress-nginx's do.
  */
 export function headerVariables(s: NginxSettings): { host: string; port: string; scheme: string; forwardedFor: string } {
-  const snippets = s.allowSnippetAnnotations || s.httpSnippet !== '' || s.serverSnippet !== '' || s.locationSnippet !== '';
   // $pass_port stays: it announces HTTPS on a port of its own (--https-port, the ssl-passthrough proxy port) as 443.
-  return s.useForwardedHeaders || s.useProxyProtocol || snippets
+  return readsPassMaps(s)
     ? { host: '$best_http_host', port: '$pass_port', scheme: '$pass_access_scheme', forwardedFor: '$full_x_forwarded_for' }
     : { host: '$this_host', port: '$pass_port', scheme: '$scheme', forwardedFor: '$remote_addr' };
+}
+
+function readsPassMaps(s: NginxSettings): boolean {
+  const snippets = s.allowSnippetAnnotations || s.httpSnippet !== '' || s.serverSnippet !== '' || s.locationSnippet !== '';
+  return s.useForwardedHeaders || s.useProxyProtocol || snippets;
+}
+
+/**
+ * What the `$pass_port` map reads. Where $pass_server_port only passes $server_port on (as in
+ * headerVariables), the map reads $server_port itself: the same value with one map evaluation
+ * fewer per request (0.4k instructions, docs/performance.md).
+ */
+export function passPortSource(s: NginxSettings): string {
+  return readsPassMaps(s) ? '$pass_server_port' : '$server_port';
 }
 
 export function standardHeaders(s: NginxSettings, hdr: string, host = headerVariables(s).host, connection = '$connection_upgrade'): string[] {

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultSettings } from '../../../src/model/core/config/defaults.js';
-import { headerVariables, standardHeaders } from '../../../src/render/proxy-headers.js';
+import { headerVariables, passPortSource, standardHeaders } from '../../../src/render/proxy-headers.js';
 
 const MAPS = { host: '$best_http_host', port: '$pass_port', scheme: '$pass_access_scheme', forwardedFor: '$full_x_forwarded_for' };
 
@@ -26,6 +26,13 @@ test('where a snippet may set a map variable, the headers read the maps', () => 
   assert.equal(headerVariables({ ...defaultSettings(), httpSnippet: 'set $x 1;' }), MAPS);
   assert.equal(headerVariables({ ...defaultSettings(), serverSnippet: 'set $x 1;' }), MAPS);
   assert.equal(headerVariables({ ...defaultSettings(), locationSnippet: 'set $x 1;' }), MAPS);
+});
+
+test('$pass_port reads $server_port where $pass_server_port only passes it on, else the map', () => {
+  assert.is(passPortSource(defaultSettings()), '$server_port');
+  for (const s of [{ useForwardedHeaders: true }, { useProxyProtocol: true }, { allowSnippetAnnotations: true }, { serverSnippet: 'set $x 1;' }]) {
+    assert.is(passPortSource({ ...defaultSettings(), ...s }), '$pass_server_port', JSON.stringify(s));
+  }
 });
 
 test.run();

@@ -57,10 +57,22 @@ export function sameObject(a: KubeObject, b: KubeObject): boolean {
 
 function sameMeta(a: unknown, b: unknown): boolean {
   if (!isRecord(a) || !isRecord(b)) return deepEqual(a, b);
-  const ka = Object.keys(a).filter((k) => !IGNORED_META.has(k) && a[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => !IGNORED_META.has(k) && b[k] !== undefined);
-  if (ka.length !== kb.length) return false;
-  return ka.every((k) => deepEqual(a[k], b[k]));
+  return sameRecords(a, b, IGNORED_META);
+}
+
+const NOTHING_IGNORED: ReadonlySet<string> = new Set();
+
+/** The keys of `a` and `b` outside `ignored` whose values are defined: the same keys, deeply equal values. */
+function sameRecords(a: Record<string, unknown>, b: Record<string, unknown>, ignored: ReadonlySet<string>): boolean {
+  let count = 0;
+  for (const k in a) {
+    const va = a[k];
+    if (va === undefined || ignored.has(k) || !Object.hasOwn(a, k)) continue;
+    count++;
+    if (!Object.hasOwn(b, k) || !deepEqual(va, b[k])) return false;
+  }
+  for (const k in b) if (b[k] !== undefined && !ignored.has(k) && Object.hasOwn(b, k)) count--;
+  return count === 0;
 }
 
 /** Structural equality of plain JSON values; keys whose value is undefined count as absent. */
@@ -73,13 +85,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
-  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
-  if (ka.length !== kb.length) return false;
-  for (const k of ka) if (!deepEqual(ra[k], rb[k])) return false;
-  return true;
+  return sameRecords(a as Record<string, unknown>, b as Record<string, unknown>, NOTHING_IGNORED);
 }
 
 function isRecord(x: unknown): x is Record<string, unknown> {

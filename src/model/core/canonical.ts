@@ -48,6 +48,17 @@ export function canonicalDigest(value: unknown, overrides?: Record<string, unkno
   return text.charCodeAt(0) === 0x23 /* # */ ? text : digestOf(text);
 }
 
+/**
+ * A value's canonical text when it is at most DIGEST_LIMIT characters long, else its digest:
+ * two values have equal keys exactly when their digests are equal, without hashing the short
+ * ones (a backend's few endpoints, compared at every endpoint change).
+ */
+export function canonicalKey(value: unknown): string {
+  if (value === null || typeof value !== 'object') return canonicalText(value);
+  const text = Array.isArray(value) ? arrayText(value) : objectText(value as Record<string, unknown>, null);
+  return text.length <= DIGEST_LIMIT ? text : digestOf(text);
+}
+
 const digestOf = (text: string) => `#${hash('sha1', text, 'base64')}`;
 
 function arrayText(list: unknown[]): string {

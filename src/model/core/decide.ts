@@ -4,7 +4,7 @@
 // reload (anything else, TCP/UDP endpoints included: they are static stream upstreams).
 // Compares two snapshots (./hash.ts) fragment by fragment: one object is equal to itself, and
 // two objects of one name are compared by their hashes.
-import { backendHashes, certificateUids, l4Hashes, serverStructureHash, settingsHash, type ModelSnapshot } from './hash.js';
+import { backendPolicyHash, certificateUids, endpointsKey, l4Hashes, serverStructureHash, settingsHash, type ModelSnapshot } from './hash.js';
 import type { Backend, L4Service, Server } from './types.js';
 import { sniRoutes } from './sni.js';
 
@@ -124,7 +124,7 @@ function passthroughEndpoints(backends: readonly Backend[]): string {
   let text = passthroughMemos.get(backends);
   if (text === undefined) {
     text = '';
-    for (const b of backends) if (b.sslPassthrough) text += `${b.name} ${backendHashes(b).endpoints}\n`;
+    for (const b of backends) if (b.sslPassthrough) text += `${b.name} ${endpointsKey(b.endpoints)}\n`;
     passthroughMemos.set(backends, text);
   }
   return text;
@@ -181,6 +181,17 @@ function routeChanges(servers: ListDiff<Server>): string[] {
   return out;
 }
 
+/** Every field but the endpoints the same value: the policy is equal without hashing (a backend rebuilt for its endpoints alone). */
+function samePolicyFields(before: Backend, after: Backend): boolean {
+  let count = 0;
+  for (const k in after) {
+    count++;
+    if (k !== 'endpoints' && (!Object.hasOwn(before, k) || before[k as keyof Backend] !== after[k as keyof Backend])) return false;
+  }
+  for (const k in before) count--;
+  return count === 0;
+}
+
 function backendChanges(running: ModelSnapshot, next: ModelSnapshot): string[] {
   const out: string[] = [];
   const backends = diffLists(running.backends, next.backends, backendNameOf);
@@ -188,10 +199,8 @@ function backendChanges(running: ModelSnapshot, next: ModelSnapshot): string[] {
     if (!before) out.push(`backend ${name} added`);
     else if (!after) out.push(`backend ${name} removed`);
     else {
-      const a = backendHashes(before);
-      const b = backendHashes(after);
-      if (a.policy !== b.policy) out.push(`backend ${name} changed`);
-      if (a.endpoints !== b.endpoints) out.push(`endpoints of ${name} changed`);
+      if (!samePolicyFields(before, after) && backendPolicyHash(before) !== backendPolicyHash(after)) out.push(`backend ${name} changed`);
+      if (before.endpoints !== after.endpoints && endpointsKey(before.endpoints) !== endpointsKey(after.endpoints)) out.push(`endpoints of ${name} changed`);
     }
   }
   if (backends.reordered) out.push('backend order changed');

@@ -122,8 +122,22 @@ export function clusterIPEndpoint(svc: Service, backendPort: string, policy: Add
   return { address: verdict.address, port };
 }
 
-/** The part of a Service the Lua balancer reads. */
+const backendServices = new WeakMap<Service, BackendService>();
+
+/**
+ * The part of a Service the Lua balancer reads; one object per Service object (stored objects
+ * are immutable), so the backends rebuilt when only the endpoints changed keep it.
+ */
 export function backendService(svc: Service): BackendService {
+  let service = backendServices.get(svc);
+  if (service === undefined) {
+    service = makeBackendService(svc);
+    backendServices.set(svc, service);
+  }
+  return service;
+}
+
+function makeBackendService(svc: Service): BackendService {
   const spec: { -readonly [K in keyof BackendService['spec']]: BackendService['spec'][K] } = { type: svc.spec.type ?? 'ClusterIP' };
   if (svc.spec.externalName !== undefined) spec.externalName = svc.spec.externalName;
   if (svc.spec.clusterIP !== undefined) spec.clusterIP = svc.spec.clusterIP;

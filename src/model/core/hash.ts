@@ -5,7 +5,7 @@
 // canonical text, ./canonical.ts) only when decide() meets two different objects of one name,
 // and then once per object. A first sync, with nothing to compare with, hashes nothing; a sync
 // after one change hashes the changed fragments and the ones they replace.
-import { canonicalDigest } from './canonical.js';
+import { canonicalDigest, canonicalKey } from './canonical.js';
 import type { NginxSettings } from './config/settings.js';
 import type { Backend, Certificate, Configuration, L4Service, Server } from './types.js';
 
@@ -36,12 +36,6 @@ export function snapshot(config: Configuration): ModelSnapshot {
   };
 }
 
-export interface BackendHashes {
-  /** Everything but the endpoints: balancer policies, affinity, canary shaping, alternatives. */
-  policy: string;
-  endpoints: string;
-}
-
 export interface L4Hashes {
   /** The services without their endpoints. */
   structure: string;
@@ -50,7 +44,8 @@ export interface L4Hashes {
 
 // Memos of pure functions keyed by object identity; they hold nothing observable.
 const serverMemos = new WeakMap<Server, string>();
-const backendMemos = new WeakMap<Backend, BackendHashes>();
+const backendPolicyMemos = new WeakMap<Backend, string>();
+const endpointsMemos = new WeakMap<Backend['endpoints'], string>();
 const settingsMemos = new WeakMap<NginxSettings, string>();
 const l4Memos = new WeakMap<readonly L4Service[], L4Hashes>();
 const certificateListMemos = new WeakMap<object, string>();
@@ -70,8 +65,11 @@ const NO_ENDPOINTS = { endpoints: [] };
 /** Everything NGINX's configuration takes from a server (its certificate set aside: Lua serves it). */
 export const serverStructureHash = (s: Server): string => memoised(serverMemos, s, () => canonicalDigest(s, NO_CERTIFICATE));
 
-export const backendHashes = (b: Backend): BackendHashes =>
-  memoised(backendMemos, b, () => ({ policy: canonicalDigest(b, NO_ENDPOINTS), endpoints: canonicalDigest(b.endpoints) }));
+/** Everything of a backend but its endpoints: balancer policies, affinity, canary shaping, alternatives. */
+export const backendPolicyHash = (b: Backend): string => memoised(backendPolicyMemos, b, () => canonicalDigest(b, NO_ENDPOINTS));
+
+/** Equal for equal endpoints, different for different ones (canonical.ts, canonicalKey). */
+export const endpointsKey = (endpoints: Backend['endpoints']): string => memoised(endpointsMemos, endpoints, canonicalKey);
 
 export const settingsHash = (s: NginxSettings): string => memoised(settingsMemos, s, canonicalDigest);
 

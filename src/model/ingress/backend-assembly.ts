@@ -80,20 +80,32 @@ export function planWarning(p: BackendPlan, ends: ServiceEndpoints): ModelWarnin
   return refused ? warning(refused) : undefined;
 }
 
-/** The memoised backend of a name: rebuilt when its endpoints, owner or plan changed. */
-function memoBackend(c: BackendContext, name: string, ends: ServiceEndpoints, owner: ParsedAnnotations, p: BackendPlan | null, make: () => Backend): Backend {
+/**
+ * The memoised backend of a name: rebuilt when its endpoints, owner or plan changed. When only
+ * the endpoints changed and `withEndpoints` is given, the new backend is the previous one with
+ * its Service and endpoints replaced: the other fields stay the same objects, so decide() sees
+ * the policy unchanged without hashing it.
+ */
+function memoBackend(
+  c: BackendContext, name: string, ends: ServiceEndpoints, owner: ParsedAnnotations, p: BackendPlan | null, make: () => Backend,
+  withEndpoints?: (previous: Backend) => Backend | null,
+): Backend {
   let e = c.cache.backends.get(name);
   const canary = p?.canary ?? false;
   const affinityKey = p?.affinityKey ?? '';
   const alternativesKey = p?.alternativesKey ?? '';
   const sslPassthrough = p?.sslPassthrough ?? false;
   const loadBalance = c.settings.loadBalance;
-  if (!e || e.ends !== ends || e.owner !== owner || e.canary !== canary || e.affinityKey !== affinityKey
-    || e.alternativesKey !== alternativesKey || e.sslPassthrough !== sslPassthrough || e.loadBalance !== loadBalance) {
-    e = { ends, owner, canary, affinityKey, alternativesKey, sslPassthrough, loadBalance, backend: make() };
-    c.cache.backends.set(name, e);
+  if (e && e.ends === ends && e.owner === owner && e.canary === canary && e.affinityKey === affinityKey
+    && e.alternativesKey === alternativesKey && e.sslPassthrough === sslPassthrough && e.loadBalance === loadBalance) {
+    return e.backend;
   }
-  return e.backend;
+  const samePlan = e !== undefined && e.owner === owner && e.canary === canary && e.affinityKey === affinityKey
+    && e.alternativesKey === alternativesKey && e.sslPassthrough === sslPassthrough && e.loadBalance === loadBalance;
+  const backend = (samePlan && withEndpoints ? withEndpoints(e!.backend) : null) ?? make();
+  e = { ends, owner, canary, affinityKey, alternativesKey, sslPassthrough, loadBalance, backend };
+  c.cache.backends.set(name, e);
+  return backend;
 }
 
 /** The backend of a plan with these endpoints. */
@@ -110,7 +122,7 @@ export function planBackend(c: BackendContext, p: BackendPlan, ends: ServiceEndp
     trafficShapingPolicy: p.canary ? trafficShaping(p.owner) : undefined,
     alternativeBackends: [...p.alternatives],
     sslPassthrough: p.sslPassthrough,
-  }));
+  }), (previous) => (previous.port === p.use.port ? { ...previous, service: ends.service, endpoints: ends.endpoints } : null));
 }
 
 /** What an earlier assembly left that a later one may reuse. */

@@ -21,6 +21,10 @@ import type { Ingress, Secret } from '../../../src/store/kube-types.js';
 import { createSecretRedactor, type RecordedEvent, type RecordEntry } from '../../../src/streams/record.js';
 import { baseCluster, header, ingress, logText, slice, stormEntries } from '../../fixtures/replay/logs.js';
 import { listFiles } from '../../support/files.js';
+import { createStore } from '../../../src/store/store.js';
+import { createModelBuilder } from '../../../src/model/build.js';
+import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
+import type { SourceEvent } from '../../../src/store/events.js';
 
 let dir = '';
 const tmp = (name: string) => {
@@ -260,6 +264,45 @@ play('the offline dynamic actor keeps each distinct payload once: the whole back
     payloadText({ id: 'offline', backends: [a, b] }),
     payloadText({ base: 'offline', id: 'offline', deleted: [], backends: [b2] }),
   ].sort(), 'the whole list once, then only the changed backend, as JSON.stringify writes them');
+});
+
+play('a storm over many Services ends with the backends a cold build of the final store gives, each as JSON.stringify writes it', async () => {
+  const services = 30;
+  const meta = (name: string, rv: number, extra: Record<string, unknown> = {}) =>
+    ({ name, namespace: 'default', uid: `uid-${name}`, resourceVersion: String(rv), creationTimestamp: '2026-10-01T00:00:00Z', ...extra });
+  const sliceOf = (t: number, i: number, rv: number, addresses: string[], type: 'add' | 'update'): RecordEntry => ({
+    t, kind: 'EndpointSlice', type, key: `default/svc-${i}-abc`,
+    object: {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4', metadata: meta(`svc-${i}-abc`, rv, { labels: { 'kubernetes.io/service-name': `svc-${i}` } }),
+      endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })), ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    },
+  });
+  const entries: RecordEntry[] = [baseCluster()[0]!];
+  for (let i = 0; i < services; i++) {
+    const annotations = i % 3 === 0 ? { 'nginx.ingress.kubernetes.io/affinity': 'cookie' } : i % 3 === 1 ? { 'nginx.ingress.kubernetes.io/upstream-hash-by': '$request_uri' } : {};
+    entries.push(
+      { t: 0, kind: 'Service', type: 'add', key: `default/svc-${i}`, object: { apiVersion: 'v1', kind: 'Service', metadata: meta(`svc-${i}`, 2), spec: { type: 'ClusterIP', clusterIP: `10.0.1.${i}`, ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] } } },
+      {
+        t: 0, kind: 'Ingress', type: 'add', key: `default/ing-${i}`,
+        object: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: meta(`ing-${i}`, 3, { annotations }), spec: { ingressClassName: 'nginx', rules: [{ host: `host-${i}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { number: 80 } } } }] } }] } },
+      },
+      sliceOf(0, i, 4, [`10.1.${i}.1`], 'add'),
+    );
+  }
+  for (let k = 0; k < 3000; k++) {
+    const i = (k * 7) % services;
+    entries.push(sliceOf(Math.floor(k * 10), i, 100 + k, k % 5 === 0 ? [] : [`10.1.${i}.1`, `10.2.${k % 200}.${i}`], 'update'));
+  }
+  const h = header();
+  const out = tmp('many-services');
+  await replay({ log: parseReplayLog(logText(h, entries)), mode: { instant: true }, outDir: out, logger: silentLogger() });
+  assert.ok(decisions(out).length > 5, 'several syncs, each after many endpoint changes');
+
+  const store = createStore(h.store, ANNOTATION_REFERENCES);
+  for (const e of entries) if (!('task' in e)) store.apply({ kind: e.kind, type: e.type, key: e.key, object: e.object } as SourceEvent);
+  const cold = createModelBuilder({ annotationsPrefix: h.annotationsPrefix, defaultServerPort: h.defaultServerPort, now: () => new Date('2026-11-01T00:00:30Z') }).build(store).config;
+  const byName = [...cold.backends].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  assert.is(readFileSync(join(out, 'final', 'backends.json'), 'utf8'), `[${byName.map((b) => JSON.stringify(b)).join(',')}]\n`);
 });
 
 play('100,000 events replay in virtual time with the syncs the bucket allows (speed: bench/)', async () => {

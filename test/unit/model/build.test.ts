@@ -342,6 +342,34 @@ memo('a build told of one EndpointSlice change equals a cold build and rebuilds 
   assert.equal(logged, ['model built', 'model endpoints rebuilt', 'model endpoints rebuilt'], 'the hinted builds took the endpoints-only path');
 });
 
+memo('a backend rebuilt for its endpoints alone is the cold build\'s in key order, its other fields the objects it had', () => {
+  const store = bigStore(20);
+  store.put('Ingress', ingress('ing-3', 'host-3.example.com', [['/', 'Prefix', 'svc-3', 80]], {
+    annotations: { affinity: 'cookie', 'session-cookie-name': 'route', 'upstream-hash-by': '$request_uri' },
+  }));
+  store.put('Service', service('svc-c'));
+  store.put('EndpointSlice', slice('svc-c-x', 'svc-c', ['10.9.8.1']));
+  store.put('Ingress', ingress('ing-3-canary', 'host-3.example.com', [['/', 'Prefix', 'svc-c', 80]], {
+    ts: '2026-01-02T00:00:00Z', annotations: { canary: 'true', 'canary-weight': '20' },
+  }));
+  const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });
+  const before = builder.build(store).config;
+  store.put('EndpointSlice', slice('svc-3-x', 'svc-3', ['10.9.9.9']));
+  store.put('EndpointSlice', slice('svc-c-x', 'svc-c', ['10.9.9.10', '10.9.9.11']));
+  const hinted = builder.build(store, [{ kind: 'EndpointSlice', key: 'default/svc-3-x' }, { kind: 'EndpointSlice', key: 'default/svc-c-x' }]).config;
+  const cold = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store).config;
+  for (const name of ['default-svc-3-80', 'default-svc-c-80']) {
+    const was = backend(before, name)!;
+    const now = backend(hinted, name)!;
+    // What the backends POST carries: the same text as a cold build's, keys in the same order.
+    assert.is(JSON.stringify(now), JSON.stringify(backend(cold, name)), name);
+    assert.is.not(now.endpoints, was.endpoints, `${name}: new endpoints`);
+    for (const k of Object.keys(was) as Array<keyof Backend>) if (k !== 'endpoints') assert.ok(now[k] === was[k], `${name}: ${k} kept`);
+  }
+  assert.ok(backend(hinted, 'default-svc-c-80')!.noServer, 'the canary backend is among them');
+  assert.is(backend(hinted, 'default-svc-3-80')!.sessionAffinityConfig.name, 'cookie');
+});
+
 memo('a hinted build falls back to the full build for a slice it cannot place (new, deleted, other kinds)', () => {
   const store = bigStore(50);
   const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });

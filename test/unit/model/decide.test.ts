@@ -83,6 +83,29 @@ test('a fragment that is the same object in both snapshots is not serialised, th
   assert.equal([...new Set(reads)], [changed.name], 'only the replaced backend was serialised');
 });
 
+test('a backend compared field by field: other objects of equal content are equal, one changed field or endpoint is a change', () => {
+  const { store, builder } = setup();
+  // Twenty endpoints: the list's text is longer than the canonical form inlines.
+  store.put('EndpointSlice', slice('web-x', 'web', Array.from({ length: 20 }, (_, i) => `10.0.0.${i + 1}`)));
+  const config = builder.build(store).config;
+  const running = snapshot(config);
+  const at = config.backends.findIndex((b) => b.name === 'default-web-80');
+  const web = config.backends[at]!;
+  const withBackend = (b: typeof web) => snapshot({ ...config, backends: config.backends.map((x, i) => (i === at ? b : x)) });
+  const copies = decide(running, withBackend(structuredClone(web)));
+  assert.is(copies.kind, 'none', 'a deep copy of every field is no change');
+  const policy = decide(running, withBackend({ ...web, sessionAffinityConfig: { ...web.sessionAffinityConfig, name: 'cookie' } }));
+  assert.is(policy.kind, 'dynamic');
+  assert.match(policy.reason, 'backend default-web-80 changed');
+  assert.not.match(policy.reason, 'endpoints of');
+  const moved = web.endpoints.map((e, i) => (i === 17 ? { ...e, address: '10.0.0.99' } : e));
+  const endpoints = decide(running, withBackend({ ...web, endpoints: moved }));
+  assert.is(endpoints.kind, 'dynamic');
+  assert.match(endpoints.reason, 'endpoints of default-web-80 changed');
+  assert.not.match(endpoints.reason, 'backend default-web-80 changed');
+  assert.is(decide(running, withBackend({ ...web, endpoints: structuredClone(web.endpoints) })).kind, 'none');
+});
+
 test('endpoints only → dynamic, backends changed, reason names the backend', () => {
   const { store, next } = setup();
   store.put('EndpointSlice', slice('web-x', 'web', ['10.0.0.1', '10.0.0.3']));

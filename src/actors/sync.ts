@@ -4,6 +4,7 @@
 import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import { isTask, type StoredKind } from '../store/events.js';
 import type { GatewayAPIStatus } from '../model/gateway/index.js';
+import type { BuildPath } from '../model/build.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
 import { serversDelta, type DynamicPart, type DynamicUpdate, type ServersPayload } from '../model/core/payload.js';
@@ -43,7 +44,7 @@ export interface BatchContext {
 export interface SyncDeps<S> {
   scheduler: SchedulerLike;
   /** `changes`: the objects the batch changed; undefined when unknown (a task such as a template change). */
-  build(changes?: ReadonlyArray<{ kind: StoredKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[]; gatewayStatus?: GatewayAPIStatus };
+  build(changes?: ReadonlyArray<{ kind: StoredKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[]; gatewayStatus?: GatewayAPIStatus; path?: BuildPath };
   snapshot(config: Configuration): S;
   decide(running: S | null, next: S): Decision;
   backendsPayload(config: Configuration): readonly Backend[];
@@ -91,7 +92,11 @@ export interface SyncResult {
   error?: string;
 }
 
-export interface SyncStages { buildMs: number; decideMs: number; payloadMs: number }
+export interface SyncStages {
+  buildMs: number; decideMs: number; payloadMs: number;
+  /** Which of the builder's paths the build took (how much of the model it made anew). */
+  buildPath?: BuildPath;
+}
 
 const FORCING_TASKS = new Set(['template-change', 'file-change']);
 /** Tasks after which anything set aside may pass again. */
@@ -133,7 +138,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const t2 = now();
     let { update, servers } = dynamicUpdate(deps, config, posted === null ? null : dynamicSide, postedServers);
     let posts = Object.keys(update) as DynamicPart[];
-    const stages: SyncStages = { buildMs: t1 - t0, decideMs: t2 - t1, payloadMs: now() - t2 };
+    const stages: SyncStages = { buildMs: t1 - t0, decideMs: t2 - t1, payloadMs: now() - t2, ...(built.path ? { buildPath: built.path } : {}) };
 
     const decision: DecisionKind = needsReload ? 'reload' : posts.length > 0 ? 'dynamic' : 'none';
     const reason = forced && structural.kind !== 'reload'

@@ -80,6 +80,17 @@ export function buildPathsOf(logs: readonly Log[], spans: readonly Span[]): stri
   return [...counts].map(([path, n]) => `${path} ${n}`).join(', ');
 }
 
+/** The medians of the spans' syncs' CPU time per stage (the controller logs it beside the wall time), e.g. `build 12 + decide 1 + payload 20 ms CPU`. */
+export function syncCpuOf(logs: readonly Log[], spans: readonly Span[]): string {
+  const cpu = syncsOf(logs, spans).flatMap(({ sync }): Array<Record<string, number>> => {
+    const c = (sync.stages as { cpu?: Record<string, number> } | undefined)?.cpu;
+    return c ? [c] : [];
+  });
+  if (cpu.length === 0) return 'not logged';
+  const m = (k: string) => percentile(cpu.map((c) => num(c[k])), 50).toFixed(0);
+  return `build ${m('buildMs')} + decide ${m('decideMs')} + payload ${m('payloadMs')} ms CPU`;
+}
+
 /** The medians (and the p99, the worst of 10) of each stage over the spans. */
 export function stageSummary(stages: readonly Stages[]): { p50: Stages; p99: Stages } | null {
   if (stages.length === 0) return null;
@@ -97,7 +108,7 @@ const TOKEN_PERIOD_MS = 3400;
 export interface ControllerRoutes {
   addMs: number[]; changeMs: number[]; reloads: number; startS: number;
   addStages: Stages[]; changeStages: Stages[];
-  /** Which build paths their syncs took (buildPathsOf). */
+  /** Which build paths their syncs took and their CPU (buildPathsOf, syncCpuOf). */
   addBuildPaths: string; changeBuildPaths: string;
   addCpuMs: { controller: number; nginx: number };
 }
@@ -195,7 +206,7 @@ export async function runControllerRoutes(n: number, rounds: number, cpu: (pid: 
     return {
       addMs: add.ms, changeMs: change.ms, reloads: reloads() - reloadsBefore, startS,
       addStages: stagesOf(all, add.spans), changeStages: stagesOf(all, change.spans),
-      addBuildPaths: buildPathsOf(all, add.spans), changeBuildPaths: buildPathsOf(all, change.spans),
+      addBuildPaths: `${buildPathsOf(all, add.spans)}; ${syncCpuOf(all, add.spans)}`, changeBuildPaths: `${buildPathsOf(all, change.spans)}; ${syncCpuOf(all, change.spans)}`,
       addCpuMs: { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds },
     };
   } finally {

@@ -20,7 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import { namespaceOf, serviceOf } from './gen.js';
 import { startGeneratedCluster } from './local-mode.js';
-import { buildPathsOf, describeStages, runControllerRoutes, stageSummary, stagesOf, type Span, type Stages } from './route-timing.js';
+import { buildPathsOf, describeStages, syncCpuOf, runControllerRoutes, stageSummary, stagesOf, type Span, type Stages } from './route-timing.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, nginxCpuSeconds, percentile, printTable, processCpuSeconds, round, verdict, type Row } from './lib.js';
 
 function ingress(name: string, host: string, service: string, ns: string, paths: Array<[string, string]>) {
@@ -113,7 +113,7 @@ async function run(n: number, rounds: number, ingressesOnly: boolean): Promise<R
     }
     out.breakdown = breakdown(local.logs(), spans);
     out.addStages = stagesOf(local.logs(), spans);
-    out.addBuildPaths = buildPathsOf(local.logs(), spans);
+    out.addBuildPaths = `${buildPathsOf(local.logs(), spans)}; ${syncCpuOf(local.logs(), spans)}`;
     const changeSpans: Span[] = [];
     const cpu1 = cpu();
     out.addCpuMs = { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds };
@@ -127,7 +127,7 @@ async function run(n: number, rounds: number, ingressesOnly: boolean): Promise<R
       changeSpans.push({ written, served: Date.now() });
     }
     out.changeStages = stagesOf(local.logs(), changeSpans);
-    out.changeBuildPaths = buildPathsOf(local.logs(), changeSpans);
+    out.changeBuildPaths = `${buildPathsOf(local.logs(), changeSpans)}; ${syncCpuOf(local.logs(), changeSpans)}`;
     const reloads = () => local.logs().filter((l) => l.msg === 'reload: done').length;
     out.reloads = reloads() - reloadsBefore;
     if (ingressesOnly) return out;

@@ -42,13 +42,19 @@ export const STAGE_NAMES: ReadonlyArray<keyof Stages> = ['arrive', 'queue', 'bui
 type Log = Record<string, unknown>;
 const num = (x: unknown) => (typeof x === 'number' ? x : 0);
 
-/** Each span's stages, from the first applied sync whose events arrived after the write and that ended before the host was served. */
-export function stagesOf(logs: readonly Log[], spans: readonly Span[]): Stages[] {
+/** Each span's sync: the first applied sync whose events arrived after the write and that ended before the host was served. */
+function syncsOf(logs: readonly Log[], spans: readonly Span[]): Array<{ s: Span; sync: Log }> {
   const syncs = logs.filter((l) => typeof l.msg === 'string' && /^sync \d+: /.test(l.msg) && typeof l.receivedAt === 'number' && typeof l.startedAt === 'number');
-  const out: Stages[] = [];
-  for (const s of spans) {
+  return spans.flatMap((s) => {
     const sync = syncs.find((l) => num(l.receivedAt) >= s.written && num(l.startedAt) + num(l.durationMs) <= s.served);
-    if (!sync) continue;
+    return sync ? [{ s, sync }] : [];
+  });
+}
+
+/** Each span's stages, from its sync's log line. */
+export function stagesOf(logs: readonly Log[], spans: readonly Span[]): Stages[] {
+  const out: Stages[] = [];
+  for (const { s, sync } of syncsOf(logs, spans)) {
     const st = (sync.stages ?? {}) as Record<string, number>;
     const parts = (sync.partMs ?? {}) as Record<string, number>;
     const end = num(sync.startedAt) + num(sync.durationMs);
@@ -62,6 +68,27 @@ export function stagesOf(logs: readonly Log[], spans: readonly Span[]): Stages[]
     });
   }
   return out;
+}
+
+/** Which of the builder's paths the spans' syncs took, counted (e.g. `updated 10`; `full` is a build over every Ingress). */
+export function buildPathsOf(logs: readonly Log[], spans: readonly Span[]): string {
+  const counts = new Map<string, number>();
+  for (const { sync } of syncsOf(logs, spans)) {
+    const path = String((sync.stages as { buildPath?: string } | undefined)?.buildPath ?? 'unknown');
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+  }
+  return [...counts].map(([path, n]) => `${path} ${n}`).join(', ');
+}
+
+/** The medians of the spans' syncs' CPU time per stage (the controller logs it beside the wall time), e.g. `build 12 + decide 1 + payload 20 ms CPU`. */
+export function syncCpuOf(logs: readonly Log[], spans: readonly Span[]): string {
+  const cpu = syncsOf(logs, spans).flatMap(({ sync }): Array<Record<string, number>> => {
+    const c = (sync.stages as { cpu?: Record<string, number> } | undefined)?.cpu;
+    return c ? [c] : [];
+  });
+  if (cpu.length === 0) return 'not logged';
+  const m = (k: string) => percentile(cpu.map((c) => num(c[k])), 50).toFixed(0);
+  return `build ${m('buildMs')} + decide ${m('decideMs')} + payload ${m('payloadMs')} ms CPU`;
 }
 
 /** The medians (and the p99, the worst of 10) of each stage over the spans. */
@@ -81,6 +108,8 @@ const TOKEN_PERIOD_MS = 3400;
 export interface ControllerRoutes {
   addMs: number[]; changeMs: number[]; reloads: number; startS: number;
   addStages: Stages[]; changeStages: Stages[];
+  /** Which build paths their syncs took and their CPU (buildPathsOf, syncCpuOf). */
+  addBuildPaths: string; changeBuildPaths: string;
   addCpuMs: { controller: number; nginx: number };
 }
 
@@ -177,6 +206,7 @@ export async function runControllerRoutes(n: number, rounds: number, cpu: (pid: 
     return {
       addMs: add.ms, changeMs: change.ms, reloads: reloads() - reloadsBefore, startS,
       addStages: stagesOf(all, add.spans), changeStages: stagesOf(all, change.spans),
+      addBuildPaths: `${buildPathsOf(all, add.spans)}; ${syncCpuOf(all, add.spans)}`, changeBuildPaths: `${buildPathsOf(all, change.spans)}; ${syncCpuOf(all, change.spans)}`,
       addCpuMs: { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds },
     };
   } finally {

@@ -20,7 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import { namespaceOf, serviceOf } from './gen.js';
 import { startGeneratedCluster } from './local-mode.js';
-import { describeStages, runControllerRoutes, stageSummary, stagesOf, type Span, type Stages } from './route-timing.js';
+import { buildPathsOf, describeStages, syncCpuOf, runControllerRoutes, stageSummary, stagesOf, type Span, type Stages } from './route-timing.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, nginxCpuSeconds, percentile, printTable, processCpuSeconds, round, verdict, type Row } from './lib.js';
 
 function ingress(name: string, host: string, service: string, ns: string, paths: Array<[string, string]>) {
@@ -66,6 +66,8 @@ interface Routes {
   addCpuMs: { controller: number; nginx: number };
   /** Each new host's and each added path's stages (./route-timing.ts). */
   addStages: Stages[]; changeStages: Stages[];
+  /** Which build paths their syncs took (./route-timing.ts). */
+  addBuildPaths: string; changeBuildPaths: string;
 }
 
 /** Each span's sync: the first dynamic sync that ended after the write (its log line's time). */
@@ -90,7 +92,7 @@ async function run(n: number, rounds: number, ingressesOnly: boolean): Promise<R
   const { local, startS } = cluster;
   try {
     const reloadsBefore = local.logs().filter((l) => l.msg === 'reload: done').length;
-    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 }, breakdown: null, httpRouteAddMs: [], httpRouteReloads: 0, addStages: [], changeStages: [] };
+    const out: Routes = { addMs: [], changeMs: [], reloads: 0, startS, addCpuMs: { controller: 0, nginx: 0 }, breakdown: null, httpRouteAddMs: [], httpRouteReloads: 0, addStages: [], changeStages: [], addBuildPaths: '', changeBuildPaths: '' };
     const spans: Array<{ written: number; served: number }> = [];
     const cpu = () => ({ controller: processCpuSeconds(local.pid).own, nginx: nginxCpuSeconds(local.pid) });
     const cpu0 = cpu();
@@ -111,6 +113,7 @@ async function run(n: number, rounds: number, ingressesOnly: boolean): Promise<R
     }
     out.breakdown = breakdown(local.logs(), spans);
     out.addStages = stagesOf(local.logs(), spans);
+    out.addBuildPaths = `${buildPathsOf(local.logs(), spans)}; ${syncCpuOf(local.logs(), spans)}`;
     const changeSpans: Span[] = [];
     const cpu1 = cpu();
     out.addCpuMs = { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds };
@@ -124,6 +127,7 @@ async function run(n: number, rounds: number, ingressesOnly: boolean): Promise<R
       changeSpans.push({ written, served: Date.now() });
     }
     out.changeStages = stagesOf(local.logs(), changeSpans);
+    out.changeBuildPaths = `${buildPathsOf(local.logs(), changeSpans)}; ${syncCpuOf(local.logs(), changeSpans)}`;
     const reloads = () => local.logs().filter((l) => l.msg === 'reload: done').length;
     out.reloads = reloads() - reloadsBefore;
     if (ingressesOnly) return out;
@@ -163,11 +167,11 @@ const CONTROLLER_FIGURES = {
 } satisfies Record<string, null>;
 
 /** The stages' medians and p99s as two rows (./route-timing.ts). */
-function stageRows(what: string, stages: Stages[]): Row[] {
+function stageRows(what: string, stages: Stages[], buildPaths: string): Row[] {
   const s = stageSummary(stages);
   if (!s) return [{ figure: `${what}: where the ms go`, value: 'n/a', note: 'no sync matched the writes in the log' }];
   return [
-    { figure: `${what}: where the ms go, medians`, value: `${s.p50.total.toFixed(0)} ms`, note: describeStages(s.p50) },
+    { figure: `${what}: where the ms go, medians`, value: `${s.p50.total.toFixed(0)} ms`, note: `${describeStages(s.p50)}; builds: ${buildPaths}` },
     { figure: `${what}: where the ms go, p99s`, value: `${s.p99.total.toFixed(0)} ms`, note: `${describeStages(s.p99)} (each stage's own p99)` },
   ];
 }
@@ -187,9 +191,9 @@ async function controllerRows(n: number, rounds: number, rows: Row[], fig: Recor
   rows.push({ figure: `controller mode: new Ingress created → served, ${n} Ingresses, p50`, value: `${add50.toFixed(0)} ms`, note: `${r.addMs.length} new hosts: ${list(r.addMs)}; cold start ${r.startS.toFixed(1)} s` });
   rows.push({ figure: `controller mode: new Ingress created → served, ${n} Ingresses, p99`, value: `${add99.toFixed(0)} ms`, target: '≤ 100 ms', status: verdict(add99, 100) });
   rows.push({ figure: `controller mode: CPU per new Ingress, ${n} Ingresses: controller / NGINX`, value: `${r.addCpuMs.controller.toFixed(0)} / ${r.addCpuMs.nginx.toFixed(0)} ms` });
-  rows.push(...stageRows(`controller mode, ${n} Ingresses: new Ingress`, r.addStages));
+  rows.push(...stageRows(`controller mode, ${n} Ingresses: new Ingress`, r.addStages, r.addBuildPaths));
   rows.push({ figure: `controller mode: path added → served, ${n} Ingresses, p50 / p99`, value: `${change50.toFixed(0)} / ${change99.toFixed(0)} ms`, note: list(r.changeMs) });
-  rows.push(...stageRows(`controller mode, ${n} Ingresses: path added`, r.changeStages));
+  rows.push(...stageRows(`controller mode, ${n} Ingresses: path added`, r.changeStages, r.changeBuildPaths));
   rows.push({ figure: 'controller mode: reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
 }
 
@@ -233,7 +237,7 @@ async function main(): Promise<void> {
         note: `write → sync starts (watch, debounce, token) + sync (build, render, POSTs; the POSTs ${Number.isNaN(b.post) ? '?' : b.post.toFixed(0)} ms) + sync end → served (workers' catch-up, the 10 ms poll)` });
     }
     rows.push({ figure: `path added to a dynamic Ingress → served, ${n} Ingresses, p50`, value: `${change50.toFixed(0)} ms`, note: `p99 ${percentile(r.changeMs, 99).toFixed(0)} ms: ${list(r.changeMs)}` });
-    rows.push(...stageRows(`local mode, ${n} Ingresses: new Ingress`, r.addStages), ...stageRows(`local mode, ${n} Ingresses: path added`, r.changeStages));
+    rows.push(...stageRows(`local mode, ${n} Ingresses: new Ingress`, r.addStages, r.addBuildPaths), ...stageRows(`local mode, ${n} Ingresses: path added`, r.changeStages, r.changeBuildPaths));
     rows.push({ figure: 'reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
     if (r.httpRouteAddMs.length === 0) return;
     const route50 = percentile(r.httpRouteAddMs, 50);

@@ -24,6 +24,8 @@ export interface ModelSyncOptions {
   quarantine?: Quarantine;
   /** The budgets (./budget-check.ts), held through the quarantine. */
   budgets?: BudgetCheck;
+  /** The process's CPU time in ms: the sync's stages then say theirs. */
+  cpuMs?: () => number;
 }
 
 export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
@@ -37,6 +39,7 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
   });
   return {
     scheduler,
+    ...(opts.cpuMs ? { cpuMs: opts.cpuMs } : {}),
     build: (changes, context) => {
       const q = opts.quarantine;
       if (!q) return opts.builder.build(opts.store, changes);

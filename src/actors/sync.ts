@@ -4,6 +4,7 @@
 import { catchError, defer, exhaustMap, finalize, map, of, switchMap, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import { isTask, type StoredKind } from '../store/events.js';
 import type { GatewayAPIStatus } from '../model/gateway/index.js';
+import type { BuildPath } from '../model/build.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
 import { serversDelta, type DynamicPart, type DynamicUpdate, type ServersPayload } from '../model/core/payload.js';
@@ -42,8 +43,10 @@ export interface BatchContext {
 
 export interface SyncDeps<S> {
   scheduler: SchedulerLike;
+  /** The process's CPU time in ms, when the sync's stages should say theirs too (a shared machine stretches their wall time). */
+  cpuMs?: () => number;
   /** `changes`: the objects the batch changed; undefined when unknown (a task such as a template change). */
-  build(changes?: ReadonlyArray<{ kind: StoredKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[]; gatewayStatus?: GatewayAPIStatus };
+  build(changes?: ReadonlyArray<{ kind: StoredKind; key: string }>, context?: BatchContext): { config: Configuration; warnings: ModelWarning[]; gatewayStatus?: GatewayAPIStatus; path?: BuildPath };
   snapshot(config: Configuration): S;
   decide(running: S | null, next: S): Decision;
   backendsPayload(config: Configuration): readonly Backend[];
@@ -91,7 +94,13 @@ export interface SyncResult {
   error?: string;
 }
 
-export interface SyncStages { buildMs: number; decideMs: number; payloadMs: number }
+export interface SyncStages {
+  buildMs: number; decideMs: number; payloadMs: number;
+  /** Which of the builder's paths the build took (how much of the model it made anew). */
+  buildPath?: BuildPath;
+  /** The same stages' CPU time (with SyncDeps.cpuMs). */
+  cpu?: { buildMs: number; decideMs: number; payloadMs: number };
+}
 
 const FORCING_TASKS = new Set(['template-change', 'file-change']);
 /** Tasks after which anything set aside may pass again. */
@@ -120,9 +129,11 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
       everything: batch.lossy === true || tasks.some((t) => CONTEXT_TASKS.has(t.task)),
     };
     const now = () => deps.scheduler.now();
+    const cpu0 = deps.cpuMs?.() ?? 0;
     const t0 = now();
     const built = deps.build(tasks.length > 0 ? undefined : batchChanges(batch), context);
     const t1 = now();
+    const cpu1 = deps.cpuMs?.() ?? 0;
     const warnings = [...built.warnings];
     let config = built.config;
     let next = deps.snapshot(config);
@@ -131,9 +142,13 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
     const dynamicSide = posted === reloaded ? structural : deps.decide(posted, next);
     const needsReload = structural.kind === 'reload' || forced !== undefined;
     const t2 = now();
+    const cpu2 = deps.cpuMs?.() ?? 0;
     let { update, servers } = dynamicUpdate(deps, config, posted === null ? null : dynamicSide, postedServers);
     let posts = Object.keys(update) as DynamicPart[];
-    const stages: SyncStages = { buildMs: t1 - t0, decideMs: t2 - t1, payloadMs: now() - t2 };
+    const stages: SyncStages = {
+      buildMs: t1 - t0, decideMs: t2 - t1, payloadMs: now() - t2, ...(built.path ? { buildPath: built.path } : {}),
+      ...(deps.cpuMs ? { cpu: { buildMs: cpu1 - cpu0, decideMs: cpu2 - cpu1, payloadMs: deps.cpuMs() - cpu2 } } : {}),
+    };
 
     const decision: DecisionKind = needsReload ? 'reload' : posts.length > 0 ? 'dynamic' : 'none';
     const reason = forced && structural.kind !== 'reload'

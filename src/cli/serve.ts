@@ -311,7 +311,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     },
   );
   const budgetCheck = createBudgetCheck({ store, quarantine, builder, budgets, logger });
-  const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine, budgets: budgetCheck }));
+  const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload, dynamic, quarantine, budgets: budgetCheck, cpuMs: processCpuMs }));
   const report = quarantineReport(runtime, logger);
   const reportRoutes = routesReport(runtime.prefix, logger);
   const reportTakeovers = takeoversReport(runtime.prefix, logger);
@@ -401,6 +401,12 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
       return shutdownPromise;
     },
   };
+}
+
+/** The process's CPU time (user and system) in ms. */
+function processCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 /**

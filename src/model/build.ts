@@ -31,6 +31,7 @@ import { changedServices, rebuildServiceBackends, type LastBuild } from './ingre
 import { backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
+import { sameApartFromStatus } from '../store/normalise.js';
 
 /** Distinct annotation sets kept (per namespace); past it the memo starts afresh. */
 const MAX_SHARED_ANNOTATION_SETS = 4096;
@@ -82,9 +83,17 @@ export function createSharedCaches(): SharedCaches {
   return { readCertificate: createCertificateCache(), settings: { memo: null } };
 }
 
+/**
+ * How a build went: only the backends of changed EndpointSlices rebuilt; the previous topology
+ * kept (no Ingress and no setting changed); patched for the few Ingresses that changed; or
+ * computed anew over every Ingress.
+ */
+export type BuildPath = 'endpoints' | 'kept' | 'updated' | 'full';
+
 export interface BuildResult {
   config: Configuration;
   warnings: ModelWarning[];
+  path: BuildPath;
   /** The Gateway API status conditions, when some Gateway of ours exists (a full build computes them). */
   gatewayStatus?: GatewayAPIStatus;
 }
@@ -106,6 +115,12 @@ export interface ModelBuilder {
 interface BuilderCaches {
   /** Per Ingress object: its fragment, valid while the settings and what it read are the same. */
   readonly ingresses: FragmentMemo;
+  /**
+   * Per Ingress key, the object its memoised fragment was last looked up for: a new object that
+   * differs from it in status alone (the controller's own status writes, coming back) takes its
+   * fragment, so a status write changes nothing in the model.
+   */
+  readonly lastObjects: Map<string, Ingress>;
   /**
    * Parsed annotations shared by the Ingresses of one namespace with equal annotations (most
    * Ingresses of a cluster share a few annotation sets), for the settings they were parsed with.
@@ -141,7 +156,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: shared.fragments ?? new WeakMap(), parsed: { settings: null, byAnnotations: new Map() }, defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
+  const caches: BuilderCaches = { ingresses: shared.fragments ?? new WeakMap(), lastObjects: new Map(), parsed: { settings: null, byAnnotations: new Map() }, defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache();
   const claimBackendNames = createBackendNameClaims();
@@ -168,7 +183,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function fragmentFor(store: StoreReader, ing: Ingress, settings: NginxSettings): IngressFragment {
-    let entry = caches.ingresses.get(ing);
+    let entry = caches.ingresses.get(ing) ?? entryAcrossStatus(ing);
     if (!entry || entry.settings !== settings || (entry.deps.length > 0 && !dependenciesCurrent(store, entry.deps))) {
       const deps: Dependency[] = [];
       const parsed = parsedAnnotations(store, ing, settings, deps);
@@ -176,6 +191,24 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       caches.ingresses.set(ing, entry);
     }
     return entry.fragment;
+  }
+
+  /** The entry of the Ingress's previous object when this one differs from it in status alone; notes this object as the key's. */
+  function entryAcrossStatus(ing: Ingress): FragmentEntry | undefined {
+    const key = `${ing.metadata.namespace ?? ''}/${ing.metadata.name}`;
+    const before = caches.lastObjects.get(key);
+    caches.lastObjects.set(key, ing);
+    const entry = before && caches.ingresses.get(before);
+    if (!entry || !sameApartFromStatus(before, ing)) return undefined;
+    caches.ingresses.set(ing, entry);
+    return entry;
+  }
+
+  /** Forgets the objects of Ingresses gone from the store, once they are as many as those left. */
+  function forgetLastObjects(list: readonly Ingress[]): void {
+    if (caches.lastObjects.size <= 2 * list.length + 64) return;
+    const current = new Set<Ingress>(list);
+    for (const [key, ing] of caches.lastObjects) if (!current.has(ing)) caches.lastObjects.delete(key);
   }
 
   function parsedAnnotations(store: StoreReader, ing: Ingress, settings: NginxSettings, deps: Dependency[]): ParseResult {
@@ -292,7 +325,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       certificates: prev.certificates, defaultCertificate: prev.defaultCertificate, settings: prev.settings, dynamicRoutes,
     };
     logger?.debug({ services: services.size, warnings: warnings.length, ms: Math.round(performance.now() - started) }, 'model endpoints rebuilt');
-    return { config, warnings };
+    return { config, warnings, path: 'endpoints' };
   }
 
   /**
@@ -310,7 +343,9 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const list = store.listIngresses();
     const fragments = new Array<IngressFragment>(list.length);
     for (let i = 0; i < list.length; i++) fragments[i] = fragmentFor(store, list[i]!, settings);
+    forgetLastObjects(list);
     const topo = topologies.topologyFor(settings, claimBackendNames(fragments));
+    const path: BuildPath = topo === caches.topology ? 'kept' : topo.removed !== null && caches.topology !== null ? 'updated' : 'full';
     // A first build has nothing to forget.
     if (topo !== caches.topology && caches.topology !== null) {
       forgetHosts(tlsCache, topo);
@@ -384,7 +419,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       ingresses: fragments.length, servers: servers.length, backends: backends.length,
       warnings: warnings.length, ms: Math.round(performance.now() - started),
     }, 'model built');
-    return gatewayStatus ? { config, warnings, gatewayStatus } : { config, warnings };
+    return gatewayStatus ? { config, warnings, path, gatewayStatus } : { config, warnings, path };
   }
 
   return {

@@ -55,6 +55,13 @@ export function sameObject(a: KubeObject, b: KubeObject): boolean {
   return true;
 }
 
+/** Whether two objects are the same but for their `.status` (and the bookkeeping sameObject ignores). */
+export function sameApartFromStatus(a: KubeObject, b: KubeObject): boolean {
+  const { status: _a, ...restA } = a as KubeObject & { status?: unknown };
+  const { status: _b, ...restB } = b as KubeObject & { status?: unknown };
+  return sameObject(restA as KubeObject, restB as KubeObject);
+}
+
 function sameMeta(a: unknown, b: unknown): boolean {
   if (!isRecord(a) || !isRecord(b)) return deepEqual(a, b);
   return sameRecords(a, b, IGNORED_META);

@@ -8,7 +8,7 @@ import type {
 import type { AnnotationReferences, ApplyResult, GatewayResources, LeftOutIngress, Store, StoreOptions } from './types.js';
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
-import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, normaliseListenerSet, sameObject } from './normalise.js';
+import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, normaliseListenerSet, sameApartFromStatus, sameObject } from './normalise.js';
 import { secretRef } from './secret-ref.js';
 import { createServedOrder } from './served-order.js';
 
@@ -48,9 +48,7 @@ const statusOnly = (reason: string): ApplyResult => ({ relevant: false, reason, 
 
 /** Whether `old` and `now` differ in their `.status` alone (resourceVersion and the like aside). */
 function onlyStatusDiffers(old: KubeObject, now: KubeObject): boolean {
-  const { status: a, ...restOld } = old as KubeObject & { status?: unknown };
-  const { status: b, ...restNow } = now as KubeObject & { status?: unknown };
-  return !deepEqual(a, b) && sameObject(restOld as KubeObject, restNow as KubeObject);
+  return !deepEqual((old as { status?: unknown }).status, (now as { status?: unknown }).status) && sameApartFromStatus(old, now);
 }
 
 /**

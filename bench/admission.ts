@@ -7,7 +7,7 @@
 // reviews to .bench/prof and prints its hottest functions.
 //   node --import tsx bench/admission.ts [--full] [--sizes 10000] [--profile]
 import { Session } from 'node:inspector/promises';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -18,7 +18,7 @@ import { createReviewer, type Reviewer } from '../src/admission/review.js';
 import { startWebhookServer } from '../src/admission/server.js';
 import { BENCH_DOMAIN, CACHE_DIR, benchCertificate, generateEvents, hostOf, ingressObject } from './gen.js';
 import { hotSpots } from './profile.js';
-import { arg, attempt, emitFigures, isFull, loadAverage, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
+import { arg, attempt, emitFigures, isFull, loadAverage, mainThreadCpuMs, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
 import { ANNOTATION_REFERENCES } from '../src/model/ingress/annotations/index.js';
 
 const CONCURRENCY = 50;
@@ -117,10 +117,8 @@ function startLoad(port: number, warmup: string[], bodies: string[], ca: string)
   });
 }
 
-/** CPU time of this process's main thread (the server's; the load client is another thread), from the kernel's scheduler statistics. */
-function serverThreadCpuMs(): number {
-  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-}
+/** CPU time of the server's thread: the main thread (the load client is another thread). */
+const serverThreadCpuMs = mainThreadCpuMs;
 
 async function measure(n: number, requests: number, profile: boolean, fig: Figures, rows: Row[]): Promise<void> {
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES);

@@ -39,17 +39,25 @@ export function backendsPayload(config: Configuration): Backend[] {
   return [...config.backends];
 }
 
-const backendTexts = new WeakMap<Backend, string>();
+/** Backends per JSON.stringify call of a whole list: one call per run is cheaper than one per backend. */
+const RUN = 128;
 
-/** JSON.stringify of one backend, once per object: the model hands back unchanged backends as the same objects, which must not be mutated once serialised. */
-export function backendText(backend: Backend): string {
-  let text = backendTexts.get(backend);
-  if (text === undefined) {
-    text = JSON.stringify(backend);
-    backendTexts.set(backend, text);
+/** A backend NGINX holds, and its JSON once something needed it. */
+interface HeldBackend { readonly backend: Backend; text: string | undefined }
+
+const textOf = (held: HeldBackend): string => (held.text ??= JSON.stringify(held.backend));
+
+/** The whole list's JSON elements (without the brackets) as chunks, a run of backends each. */
+function wholeListChunks(list: readonly Backend[]): string[] {
+  const chunks: string[] = [];
+  for (let from = 0; from < list.length; from += RUN) {
+    if (from > 0) chunks.push(',');
+    chunks.push(JSON.stringify(list.slice(from, from + RUN)).slice(1, -1));
   }
-  return text;
+  return chunks;
 }
+
+const heldEntries = (list: readonly Backend[]) => new Map(list.map((backend): [string, HeldBackend] => [backend.name, { backend, text: undefined }]));
 
 /** One POST of the backends: its body as chunks, and what its answer means for the next. */
 export interface BackendListPost {
@@ -79,51 +87,52 @@ export interface BackendListSerialiser {
  * backend of thousands. The body's chunks are written one after another (never joined).
  */
 export function createBackendsSerialiser(nextId: () => string = routeTableIds()): BackendListSerialiser {
-  let held: { id: string; texts: Map<string, string> } | null = null;
-  const textsOf = (list: readonly Backend[]) => new Map(list.map((backend) => [backend.name, backendText(backend)]));
+  let held: { id: string; entries: Map<string, HeldBackend> } | null = null;
   return {
     post(list) {
       const id = nextId();
       const base = held;
       if (!base) {
-        const texts = textsOf(list);
-        const chunks = [...texts.values()].map((text, i) => (i === 0 ? text : `,${text}`));
-        return { body: [`{"id":${JSON.stringify(id)},"backends":[`, ...chunks, ']}'], delta: false, changes: texts.size, accepted: () => { held = { id, texts }; } };
+        const entries = heldEntries(list);
+        // The model's list names each backend once; any other list is serialised name by name, the last of a name in the first one's place.
+        const elements = entries.size === list.length ? wholeListChunks(list) : [...entries.values()].map((e, i) => (i === 0 ? textOf(e) : `,${textOf(e)}`));
+        return { body: [`{"id":${JSON.stringify(id)},"backends":[`, ...elements, ']}'], delta: false, changes: entries.size, accepted: () => { held = { id, entries }; } };
       }
-      // Compared in place with what NGINX holds: a change costs a look-up per backend, no copy of the table.
+      // Compared in place with what NGINX holds: a backend NGINX holds as this very object is unchanged (the model hands
+      // back unchanged backends as the same objects, never mutated); another object is serialised and its text compared.
       const changed: string[] = [];
-      const changes: Array<[string, string]> = [];
+      const replaced: Array<[string, HeldBackend]> = [];
       let kept = 0;
       for (const backend of list) {
-        const text = backendText(backend);
-        const before = base.texts.get(backend.name);
+        const before = base.entries.get(backend.name);
         if (before !== undefined) kept++;
-        if (before !== text) {
-          changed.push(changed.length === 0 ? text : `,${text}`);
-          changes.push([backend.name, text]);
-        }
+        if (before?.backend === backend) continue;
+        const text = JSON.stringify(backend);
+        replaced.push([backend.name, { backend, text }]);
+        if (before === undefined || textOf(before) !== text) changed.push(changed.length === 0 ? text : `,${text}`);
       }
       const deleted: string[] = [];
-      if (kept < base.texts.size) {
+      if (kept < base.entries.size) {
         const names = new Set(list.map((backend) => backend.name));
-        for (const name of base.texts.keys()) if (!names.has(name)) deleted.push(name);
+        for (const name of base.entries.keys()) if (!names.has(name)) deleted.push(name);
         deleted.sort();
       }
       const head = `{"base":${JSON.stringify(base.id)},"id":${JSON.stringify(id)},"deleted":${JSON.stringify(deleted)},`;
       return {
         body: [`${head}"backends":[`, ...changed, ']}'], delta: true, changes: changed.length + deleted.length,
         accepted: () => {
-          if (held !== base) { held = { id, texts: textsOf(list) }; return; }
-          for (const [name, text] of changes) base.texts.set(name, text);
-          for (const name of deleted) base.texts.delete(name);
-          held = { id, texts: base.texts };
+          if (held !== base) { held = { id, entries: heldEntries(list) }; return; }
+          for (const [name, entry] of replaced) base.entries.set(name, entry);
+          for (const name of deleted) base.entries.delete(name);
+          held = { id, entries: base.entries };
         },
       };
     },
     forget() { held = null; },
     held() {
       if (!held) return null;
-      return `[${[...held.texts.keys()].sort().map((name) => held!.texts.get(name)).join(',')}]`;
+      const { entries } = held;
+      return `[${[...entries.keys()].sort().map((name) => textOf(entries.get(name)!)).join(',')}]`;
     },
   };
 }

@@ -139,15 +139,20 @@ export function hostEntries(hosts: Iterable<string>, index: Pick<TopologyIndex, 
 
 /** The warnings of a topology, in the order the model reports them. */
 export function topologyWarnings(fragments: readonly IngressFragment[], hosts: readonly HostEntry[], plans: readonly BackendPlan[], index: TopologyIndex): ModelWarning[] {
+  // Indexed loops: this runs once per full build, mostly before V8 optimises it, where each for-of allocates an iterator and its results.
   const warnings: ModelWarning[] = [];
-  for (const f of fragments) for (const w of f.warnings) warnings.push(w);
-  for (const w of index.ownershipWarnings) warnings.push(w);
-  for (const w of index.wildcardWarnings) warnings.push(w);
-  for (const w of index.aliasWarnings) warnings.push(w);
-  for (const { host } of hosts) for (const w of index.assembled.get(host)!.warnings) warnings.push(w);
-  for (const w of index.canaryWarnings) warnings.push(w);
-  for (const p of plans) for (const w of p.warnings) warnings.push(w);
+  for (let i = 0; i < fragments.length; i++) pushAll(warnings, fragments[i]!.warnings);
+  pushAll(warnings, index.ownershipWarnings);
+  pushAll(warnings, index.wildcardWarnings);
+  pushAll(warnings, index.aliasWarnings);
+  for (let i = 0; i < hosts.length; i++) pushAll(warnings, index.assembled.get(hosts[i]!.host)!.warnings);
+  pushAll(warnings, index.canaryWarnings);
+  for (let i = 0; i < plans.length; i++) pushAll(warnings, plans[i]!.warnings);
   return warnings;
+}
+
+function pushAll<T>(to: T[], from: readonly T[]): void {
+  for (let i = 0; i < from.length; i++) to.push(from[i]!);
 }
 
 /** The whole topology, from scratch (memoised servers apart). */
@@ -155,10 +160,12 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   // Hosts: non-canary fragments per server name, oldest first.
   const byHost = new Map<string, IngressFragment[]>([[DEFAULT_SERVER, []]]);
   let catchAll: IngressFragment | null = null;
-  for (const f of fragments) {
+  for (let i = 0; i < fragments.length; i++) {
+    const f = fragments[i]!;
     if (f.canary) continue;
     if (f.catchAll && !catchAll) catchAll = f;
-    for (const h of f.hosts) {
+    for (let j = 0; j < f.hosts.length; j++) {
+      const h = f.hosts[j]!;
       const list = byHost.get(h);
       if (list) list.push(f);
       else byHost.set(h, [f]);
@@ -180,7 +187,8 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   // Backend plans: the first Ingress using a backend gives its policies.
   const plans = new Map<string, PlanDraft>();
   const customDefaults = new Map<string, { name: string; svcKey: string; ownerKey: string }>();
-  for (const f of fragments) {
+  for (let i = 0; i < fragments.length; i++) {
+    const f = fragments[i]!;
     if (f.canary) continue;
     planUses(plans, f, undefined, owners);
     if (f.parsed.defaultBackendService) {
@@ -195,7 +203,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   const passthrough = passthroughBackends(hosts.map((h) => h.base));
   const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
   const sorted = sortedByName(plans);
-  for (const p of sorted) finishPlan(p, aliasesOf, passthrough);
+  for (let i = 0; i < sorted.length; i++) finishPlan(sorted[i]!, aliasesOf, passthrough);
   for (const [alt, primary] of canary.affinityFrom) {
     const a = plans.get(alt);
     const from = plans.get(primary);
@@ -218,7 +226,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
 
   // The server memo only keeps what this topology can use.
   const servers = new Map<string, TopologyState['servers'] extends Map<string, infer E> ? E : never>();
-  for (const h of byHost.keys()) { const e = state.servers.get(h); if (e) servers.set(h, e); }
+  byHost.forEach((_, h) => { const e = state.servers.get(h); if (e) servers.set(h, e); });
   state.servers = servers;
 
   const index: TopologyIndex = {

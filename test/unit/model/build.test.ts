@@ -429,6 +429,14 @@ memo('the backends serialiser posts the whole list, then changes that rebuild th
   assert.is(serialise.held(), whole(other));
   latePost.accepted();
   assert.is(serialise.held(), whole(late), 'accepted after another: its whole list');
+  // The model may hand back an unchanged backend as a new object: its text is compared, nothing is sent.
+  const copies = late.map((b) => ({ ...b }) as Backend);
+  const copiesPost = serialise.post(copies);
+  assert.is(copiesPost.changes, 0, 'new objects with the same text change nothing');
+  copiesPost.accepted();
+  assert.is(serialise.held(), whole(late));
+  copies[3] = asBackend(copies[3]!.name, -1);
+  assert.is(serialise.post(copies).changes, 1, 'then a changed one is sent');
   serialise.forget();
   assert.is(serialise.post(list).delta, false, 'after forget() the whole list');
 });

@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { PerformanceObserver, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import type { Ingress } from '../src/store/kube-types.js';
 import { silentLogger } from '../src/log.js';
@@ -175,7 +176,8 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
   fig[`admission_transport_cpu_ms_per_review_${size}`] = round(transport.cpuMs, 3);
 
   const measured = await serve(reviewer, n, requests, profile, size);
-  const { latencies, allowed, cpuMs, busyMs, seconds, coldP99 } = measured;
+  const { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs, rssMb } = measured;
+  fig[`admission_rss_mb_${size}`] = round(rssMb, 1);
   fig[`admission_server_ms_per_review_${size}`] = round(busyMs, 2);
   fig[`admission_server_cpu_ms_per_review_${size}`] = round(cpuMs, 3);
   const p99 = percentile(latencies, 99);
@@ -186,12 +188,23 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
     note: `p50 ${median(latencies).toFixed(1)} ms; kept-alive connections (the first ${CONCURRENCY}, each with its TLS handshake: p99 ${coldP99.toFixed(0)} ms); ${requests} reviews (${allowed} allowed) in ${seconds.toFixed(1)} s = ${(requests / seconds).toFixed(0)}/s; server thread CPU ${cpuMs.toFixed(3)} ms per review (its loop busy ${busyMs.toFixed(2)} ms of wall time per review)`,
   });
   rows.push({
+    figure: `what else the round trips waited for, ${size}`, value: `GC ${gc.ms.toFixed(0)} ms`,
+    note: `the server thread during the measured reviews: ${gc.count} GC pauses, ${gc.ms.toFixed(1)} ms in all, the longest ${gc.maxMs.toFixed(1)} ms; its event loop's longest stall ${loopMaxMs.toFixed(1)} ms; round trip p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; process RSS ${rssMb.toFixed(0)} MB (the load client's thread included)`,
+  });
+  rows.push({
     figure: `server thread CPU per review, ${size}`, value: `${cpuMs.toFixed(3)} ms`, target: n === 10_000 ? '≤ 0.4 ms' : '', status: n === 10_000 ? verdict(cpuMs, 0.4) : '',
     note: `of which HTTP, TLS and the AdmissionReview (the same load, a fixed verdict) ${transport.cpuMs.toFixed(3)} ms; the review ${(cpuMs - transport.cpuMs).toFixed(3)} ms`,
   });
 }
 
-interface Served { latencies: number[]; allowed: number; cpuMs: number; busyMs: number; seconds: number; coldP99: number }
+interface Served {
+  latencies: number[]; allowed: number; cpuMs: number; busyMs: number; seconds: number; coldP99: number;
+  /** The server thread's GC pauses during the measured reviews. */
+  gc: { count: number; ms: number; maxMs: number };
+  /** The longest the server thread's event loop was held at once (a review, a GC pause, or waiting for a core). */
+  loopMaxMs: number;
+  rssMb: number;
+}
 
 /** The webhook's HTTPS server over `reviewer`, CONCURRENCY reviews in flight from a client thread; the server thread's CPU per review. */
 async function serve(reviewer: Reviewer, n: number, requests: number, profile: boolean, size = ''): Promise<Served> {
@@ -214,11 +227,28 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
       await session.post('Profiler.start');
     }
+    // A PerformanceObserver sees its own thread's GC only: the server's, not the client's.
+    const gc = { count: 0, ms: 0, maxMs: 0 };
+    const countGC = (entries: readonly PerformanceEntry[]) => {
+      for (const e of entries) {
+        gc.count++;
+        gc.ms += e.duration;
+        gc.maxMs = Math.max(gc.maxMs, e.duration);
+      }
+    };
+    const gcObserver = new PerformanceObserver((list) => countGC(list.getEntries()));
+    gcObserver.observe({ entryTypes: ['gc'] });
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
     const started = performance.now();
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = serverThreadCpuMs();
     const { latencies, allowed } = await client.measure();
     const cpuMs = (serverThreadCpuMs() - cpu0) / requests;
+    loop.disable();
+    countGC(gcObserver.takeRecords());
+    gcObserver.disconnect();
+    const rssMb = process.memoryUsage().rss / 1e6;
     const seconds = (performance.now() - started) / 1000;
     // The event loop's busy wall time per review includes waiting for a core on a loaded machine;
     // the thread's CPU time per review does not.
@@ -232,7 +262,7 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
       process.stdout.write(`\n## the server thread during the measured reviews, ${size} (.bench/prof/admission-${size}.cpuprofile)\n`);
       for (const h of hotSpots(prof, 25)) process.stdout.write(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.ms.toFixed(0).padStart(6)} ms  ${h.fn}  ${h.where}\n`);
     }
-    return { latencies, allowed, cpuMs, busyMs, seconds, coldP99 };
+    return { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs: loop.max / 1e6, rssMb };
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import { createModelBuilder, createPerSettingsCaches, createSharedCaches, type B
 import type { SourceEvent } from '../store/events.js';
 import type { ServerEntry } from '../model/ingress/topology.js';
 import type { EndpointsEntry } from '../model/ingress/backend-assembly.js';
+import type { ParsedAnnotations } from '../model/ingress/annotations/index.js';
 import type { ApplyResult, StoreReader } from '../store/types.js';
 import { createNeighbourIndex, keyOf, neighbourhood, serverNames, storeView, type NeighbourIndex } from './candidate.js';
 import { warnRuleOf } from './verdict.js';
@@ -44,6 +45,8 @@ const KEPT_SERVERS = 64;
 
 /** Services' endpoints kept between reviews (a few hundred bytes each). */
 const KEPT_ENDPOINTS = 1000;
+/** Parsed annotation sets kept between reviews (a few KB each; the controller's builder keeps up to 4,096). */
+const KEPT_ANNOTATION_SETS = 512;
 
 /** A map keeping the `limit` entries used last (read or written). */
 export class BoundedMap<K, V> extends Map<K, V> {
@@ -102,7 +105,7 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
   // store's objects (a fragment also on what it read, checked again), on the settings object, or
   // on the identity of everything it is made from.
   let reviewing: Ingress | null = null;
-  const shared = { ...createSharedCaches(), fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing), perSettings: createPerSettingsCaches(),
+  const shared = { ...createSharedCaches(), fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing), perSettings: createPerSettingsCaches(() => new BoundedMap<string, ParsedAnnotations>(KEPT_ANNOTATION_SETS)),
     servers: new BoundedMap<string, ServerEntry>(KEPT_SERVERS), endpoints: new BoundedMap<string, EndpointsEntry>(KEPT_ENDPOINTS),
   };
 

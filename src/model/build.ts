@@ -91,10 +91,12 @@ export interface PerSettingsCaches {
   parsed: { settings: NginxSettings | null; byAnnotations: Map<string, ParsedAnnotations> };
   /** The built-in default server's root location, per settings. */
   defaultRoot: { settings: NginxSettings; location: Location } | null;
+  /** An empty annotation-set memo, for new settings. */
+  newAnnotationMemo(): Map<string, ParsedAnnotations>;
 }
 
-export function createPerSettingsCaches(): PerSettingsCaches {
-  return { parsed: { settings: null, byAnnotations: new Map() }, defaultRoot: null };
+export function createPerSettingsCaches(newAnnotationMemo = () => new Map<string, ParsedAnnotations>()): PerSettingsCaches {
+  return { parsed: { settings: null, byAnnotations: newAnnotationMemo() }, defaultRoot: null, newAnnotationMemo };
 }
 
 /** An Ingress's fragment, valid while the settings and what it read are the same. */
@@ -203,7 +205,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const memo = caches.perSettings.parsed;
     if (memo.settings !== settings || memo.byAnnotations.size >= MAX_SHARED_ANNOTATION_SETS) {
       memo.settings = settings;
-      memo.byAnnotations = new Map();
+      memo.byAnnotations = caches.perSettings.newAnnotationMemo();
     }
     const key = `${ing.metadata.namespace ?? ''}\n${JSON.stringify(prefixedAnnotations(ing, opts.annotationsPrefix))}`;
     const shared = memo.byAnnotations.get(key);

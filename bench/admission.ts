@@ -189,7 +189,7 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
   fig[`admission_transport_cpu_ms_per_review_${size}`] = round(transport.cpuMs, 3);
 
   const measured = await serve(reviewer, n, requests, profile, size);
-  const { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs, rssMb, processCpuMs, clientCpuMs, others } = measured;
+  const { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs, rssMb, heapMb, processCpuMs, clientCpuMs, others } = measured;
   fig[`admission_rss_mb_${size}`] = round(rssMb, 1);
   fig[`admission_server_ms_per_review_${size}`] = round(busyMs, 2);
   fig[`admission_server_cpu_ms_per_review_${size}`] = round(cpuMs, 3);
@@ -202,7 +202,7 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
   });
   rows.push({
     figure: `what else the round trips waited for, ${size}`, value: `GC ${gc.ms.toFixed(0)} ms`,
-    note: `the server thread during the measured reviews: ${gc.count} GC pauses, ${gc.ms.toFixed(1)} ms in all, the longest ${gc.maxMs.toFixed(1)} ms; its event loop's longest stall ${loopMaxMs.toFixed(1)} ms; round trip p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; process RSS ${rssMb.toFixed(0)} MB (the load client's thread included); the process's CPU per review ${processCpuMs.toFixed(3)} ms: the server thread ${cpuMs.toFixed(3)}, the load client's ${clientCpuMs.toFixed(3)}, the ${others.length} other threads (V8's helpers, libuv's) ${(processCpuMs - cpuMs - clientCpuMs).toFixed(3)} ms, the busiest ${others.slice(0, 4).map((ms) => ms.toFixed(3)).join(' / ')} ms`,
+    note: `the server thread during the measured reviews: ${gc.count} GC pauses, ${gc.ms.toFixed(1)} ms in all, the longest ${gc.maxMs.toFixed(1)} ms; its event loop's longest stall ${loopMaxMs.toFixed(1)} ms; round trip p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; process RSS ${rssMb.toFixed(0)} MB (the load client's thread included)${Number.isNaN(heapMb) ? '' : `, the server thread's heap after a full GC ${heapMb.toFixed(1)} MB`}; the process's CPU per review ${processCpuMs.toFixed(3)} ms: the server thread ${cpuMs.toFixed(3)}, the load client's ${clientCpuMs.toFixed(3)}, the ${others.length} other threads (V8's helpers, libuv's) ${(processCpuMs - cpuMs - clientCpuMs).toFixed(3)} ms, the busiest ${others.slice(0, 4).map((ms) => ms.toFixed(3)).join(' / ')} ms`,
   });
   rows.push({
     figure: `server thread CPU per review, ${size}`, value: `${cpuMs.toFixed(3)} ms`, target: n === 10_000 ? '≤ 0.4 ms' : '', status: n === 10_000 ? verdict(cpuMs, 0.4) : '',
@@ -217,6 +217,8 @@ interface Served {
   /** The longest the server thread's event loop was held at once (a review, a GC pause, or waiting for a core). */
   loopMaxMs: number;
   rssMb: number;
+  /** The server thread's heap after a full collection (NaN without --expose-gc). */
+  heapMb: number;
   /** The whole process's CPU per review: the server thread, the load client's and V8's helper threads. */
   processCpuMs: number;
   /** The load client's thread's CPU per review. */
@@ -282,6 +284,13 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
     countGC(gcObserver.takeRecords());
     gcObserver.disconnect();
     const rssMb = process.memoryUsage().rss / 1e6;
+    // Under `node --expose-gc`: the server thread's heap still used after a full collection.
+    const collect = (globalThis as { gc?: () => void }).gc;
+    let heapMb = NaN;
+    if (collect) {
+      collect();
+      heapMb = process.memoryUsage().heapUsed / 1e6;
+    }
     const seconds = (performance.now() - started) / 1000;
     // The event loop's busy wall time per review includes waiting for a core on a loaded machine;
     // the thread's CPU time per review does not.
@@ -295,7 +304,7 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
       process.stdout.write(`\n## the server thread during the measured reviews, ${size} (.bench/prof/admission-${size}.cpuprofile)\n`);
       for (const h of hotSpots(prof, 25)) process.stdout.write(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.ms.toFixed(0).padStart(6)} ms  ${h.fn}  ${h.where}\n`);
     }
-    return { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs: loop.max / 1e6, rssMb, processCpuMs, clientCpuMs, others };
+    return { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs: loop.max / 1e6, rssMb, heapMb, processCpuMs, clientCpuMs, others };
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });

@@ -5,12 +5,13 @@
 // The server's own CPU per review is read from the kernel for its thread alone (the client's
 // thread shares the process); `--profile` writes the server thread's CPU profile of the measured
 // reviews to .bench/prof and prints its hottest functions.
-//   node --import tsx bench/admission.ts [--full] [--sizes 10000] [--profile]
+//   node --import tsx bench/admission.ts [--full] [--sizes 10000] [--profile] [--warmup 2000]
 import { Session } from 'node:inspector/promises';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { PerformanceObserver, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks';
 import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import type { Ingress } from '../src/store/kube-types.js';
 import { silentLogger } from '../src/log.js';
@@ -18,7 +19,7 @@ import { createReviewer, type Reviewer } from '../src/admission/review.js';
 import { startWebhookServer } from '../src/admission/server.js';
 import { BENCH_DOMAIN, CACHE_DIR, benchCertificate, generateEvents, hostOf, ingressObject } from './gen.js';
 import { hotSpots } from './profile.js';
-import { arg, attempt, emitFigures, isFull, loadAverage, mainThreadCpuMs, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
+import { arg, attempt, emitFigures, isFull, loadAverage, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
 import { ANNOTATION_REFERENCES } from '../src/model/ingress/annotations/index.js';
 
 const CONCURRENCY = 50;
@@ -88,7 +89,9 @@ function run(list) {
 }
 (async () => {
   const first = await run(warmup);
-  parentPort.postMessage({ phase: 'warm', latencies: first.latencies });
+  // Its thread id, so that the bench can read this thread's CPU time from the kernel.
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  parentPort.postMessage({ phase: 'warm', latencies: first.latencies, tid });
   await new Promise((resolve) => parentPort.once('message', resolve));
   const measured = await run(bodies);
   agent.destroy();
@@ -99,16 +102,16 @@ function run(list) {
 interface LoadResult { latencies: number[]; allowed: number }
 
 /** Starts the client on the warm-up bodies; `measure()` then runs the measured ones on the same connections. */
-function startLoad(port: number, warmup: string[], bodies: string[], ca: string): Promise<{ warm: number[]; measure: () => Promise<LoadResult> }> {
+function startLoad(port: number, warmup: string[], bodies: string[], ca: string): Promise<{ warm: number[]; tid: number; measure: () => Promise<LoadResult> }> {
   return new Promise((resolveWarm, reject) => {
     const w = new Worker(CLIENT, { eval: true, workerData: { port, warmup, bodies, concurrency: CONCURRENCY, ca, servername: `webhook.${BENCH_DOMAIN}` } });
     let resolveMeasured: (r: LoadResult) => void = () => {};
     let rejectMeasured: (e: unknown) => void = reject;
-    w.on('message', (m: { error?: string; phase?: string; latencies?: number[]; allowed?: number }) => {
+    w.on('message', (m: { error?: string; phase?: string; latencies?: number[]; allowed?: number; tid?: number }) => {
       if (m.error) rejectMeasured(new Error(m.error));
       else if (m.phase === 'warm') {
         resolveWarm({
-          warm: m.latencies!,
+          warm: m.latencies!, tid: m.tid!,
           measure: () => new Promise<LoadResult>((res, rej) => { resolveMeasured = res; rejectMeasured = rej; w.postMessage('go'); }),
         });
       } else resolveMeasured({ latencies: m.latencies!, allowed: m.allowed! });
@@ -117,8 +120,21 @@ function startLoad(port: number, warmup: string[], bodies: string[], ca: string)
   });
 }
 
-/** CPU time of the server's thread: the main thread (the load client is another thread). */
-const serverThreadCpuMs = mainThreadCpuMs;
+/** CPU time (ms) of each of this process's threads, by thread id. */
+function threadCpuMs(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      out.set(Number(tid), Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6);
+    } catch { /* the thread ended meanwhile */ }
+  }
+  return out;
+}
+
+/** CPU time of one of this process's threads (by default the main thread, the server's), from the kernel's scheduler statistics. */
+function serverThreadCpuMs(tid = process.pid): number {
+  return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+}
 
 async function measure(n: number, requests: number, profile: boolean, fig: Figures, rows: Row[]): Promise<void> {
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES);
@@ -173,7 +189,8 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
   fig[`admission_transport_cpu_ms_per_review_${size}`] = round(transport.cpuMs, 3);
 
   const measured = await serve(reviewer, n, requests, profile, size);
-  const { latencies, allowed, cpuMs, busyMs, seconds, coldP99 } = measured;
+  const { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs, rssMb, heapMb, processCpuMs, clientCpuMs, others } = measured;
+  fig[`admission_rss_mb_${size}`] = round(rssMb, 1);
   fig[`admission_server_ms_per_review_${size}`] = round(busyMs, 2);
   fig[`admission_server_cpu_ms_per_review_${size}`] = round(cpuMs, 3);
   const p99 = percentile(latencies, 99);
@@ -184,12 +201,31 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
     note: `p50 ${median(latencies).toFixed(1)} ms; kept-alive connections (the first ${CONCURRENCY}, each with its TLS handshake: p99 ${coldP99.toFixed(0)} ms); ${requests} reviews (${allowed} allowed) in ${seconds.toFixed(1)} s = ${(requests / seconds).toFixed(0)}/s; server thread CPU ${cpuMs.toFixed(3)} ms per review (its loop busy ${busyMs.toFixed(2)} ms of wall time per review)`,
   });
   rows.push({
+    figure: `what else the round trips waited for, ${size}`, value: `GC ${gc.ms.toFixed(0)} ms`,
+    note: `the server thread during the measured reviews: ${gc.count} GC pauses, ${gc.ms.toFixed(1)} ms in all, the longest ${gc.maxMs.toFixed(1)} ms; its event loop's longest stall ${loopMaxMs.toFixed(1)} ms; round trip p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; process RSS ${rssMb.toFixed(0)} MB (the load client's thread included)${Number.isNaN(heapMb) ? '' : `, the server thread's heap after a full GC ${heapMb.toFixed(1)} MB`}; the process's CPU per review ${processCpuMs.toFixed(3)} ms: the server thread ${cpuMs.toFixed(3)}, the load client's ${clientCpuMs.toFixed(3)}, the ${others.length} other threads (V8's helpers, libuv's) ${(processCpuMs - cpuMs - clientCpuMs).toFixed(3)} ms, the busiest ${others.slice(0, 4).map((ms) => ms.toFixed(3)).join(' / ')} ms`,
+  });
+  rows.push({
     figure: `server thread CPU per review, ${size}`, value: `${cpuMs.toFixed(3)} ms`, target: n === 10_000 ? '≤ 0.4 ms' : '', status: n === 10_000 ? verdict(cpuMs, 0.4) : '',
     note: `of which HTTP, TLS and the AdmissionReview (the same load, a fixed verdict) ${transport.cpuMs.toFixed(3)} ms; the review ${(cpuMs - transport.cpuMs).toFixed(3)} ms`,
   });
 }
 
-interface Served { latencies: number[]; allowed: number; cpuMs: number; busyMs: number; seconds: number; coldP99: number }
+interface Served {
+  latencies: number[]; allowed: number; cpuMs: number; busyMs: number; seconds: number; coldP99: number;
+  /** The server thread's GC pauses during the measured reviews. */
+  gc: { count: number; ms: number; maxMs: number };
+  /** The longest the server thread's event loop was held at once (a review, a GC pause, or waiting for a core). */
+  loopMaxMs: number;
+  rssMb: number;
+  /** The server thread's heap after a full collection (NaN without --expose-gc). */
+  heapMb: number;
+  /** The whole process's CPU per review: the server thread, the load client's and V8's helper threads. */
+  processCpuMs: number;
+  /** The load client's thread's CPU per review. */
+  clientCpuMs: number;
+  /** Every other thread's CPU per review, busiest first. */
+  others: number[];
+}
 
 /** The webhook's HTTPS server over `reviewer`, CONCURRENCY reviews in flight from a client thread; the server thread's CPU per review. */
 async function serve(reviewer: Reviewer, n: number, requests: number, profile: boolean, size = ''): Promise<Served> {
@@ -201,7 +237,11 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
     address: '127.0.0.1:0', certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), logger: silentLogger(), reviewer,
   });
   try {
-    const warmup = Array.from({ length: 2 * CONCURRENCY }, (_, k) => reviewBody(candidate(k, n), k));
+    // --warmup N: more reviews before the measured ones, for V8 to finish optimising what a
+    // review runs (its compiler threads share the 2 cores with the server and the client).
+    const warmupReviews = Number(arg('--warmup') ?? 2 * CONCURRENCY);
+    // (Past the first hundred, candidates the measured ones, from k = 1000 on, do not repeat.)
+    const warmup = Array.from({ length: warmupReviews }, (_, k) => reviewBody(candidate(k < 2 * CONCURRENCY ? k : k + 10_000, n), k));
     const bodies = Array.from({ length: requests }, (_, k) => reviewBody(candidate(k + 1000, n), k));
     const client = await startLoad(server.port, warmup, bodies, cert);
     const coldP99 = percentile(client.warm.slice(0, CONCURRENCY), 99);
@@ -212,11 +252,45 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
       await session.post('Profiler.start');
     }
+    // A PerformanceObserver sees its own thread's GC only: the server's, not the client's.
+    const gc = { count: 0, ms: 0, maxMs: 0 };
+    const countGC = (entries: readonly PerformanceEntry[]) => {
+      for (const e of entries) {
+        gc.count++;
+        gc.ms += e.duration;
+        gc.maxMs = Math.max(gc.maxMs, e.duration);
+      }
+    };
+    const gcObserver = new PerformanceObserver((list) => countGC(list.getEntries()));
+    gcObserver.observe({ entryTypes: ['gc'] });
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
     const started = performance.now();
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = serverThreadCpuMs();
+    const client0 = serverThreadCpuMs(client.tid);
+    const process0 = process.cpuUsage();
+    const threads0 = threadCpuMs();
     const { latencies, allowed } = await client.measure();
+    const threads1 = threadCpuMs();
+    // The other threads (V8's GC and compiler helpers of both isolates, libuv's), busiest first.
+    const others = [...threads1].filter(([tid]) => tid !== process.pid && tid !== client.tid)
+      .map(([tid, ms]) => (ms - (threads0.get(tid) ?? 0)) / requests).sort((a, b) => b - a);
     const cpuMs = (serverThreadCpuMs() - cpu0) / requests;
+    const clientCpuMs = (serverThreadCpuMs(client.tid) - client0) / requests;
+    const processUsage = process.cpuUsage(process0);
+    const processCpuMs = (processUsage.user + processUsage.system) / 1000 / requests;
+    loop.disable();
+    countGC(gcObserver.takeRecords());
+    gcObserver.disconnect();
+    const rssMb = process.memoryUsage().rss / 1e6;
+    // Under `node --expose-gc`: the server thread's heap still used after a full collection.
+    const collect = (globalThis as { gc?: () => void }).gc;
+    let heapMb = NaN;
+    if (collect) {
+      collect();
+      heapMb = process.memoryUsage().heapUsed / 1e6;
+    }
     const seconds = (performance.now() - started) / 1000;
     // The event loop's busy wall time per review includes waiting for a core on a loaded machine;
     // the thread's CPU time per review does not.
@@ -230,7 +304,7 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
       process.stdout.write(`\n## the server thread during the measured reviews, ${size} (.bench/prof/admission-${size}.cpuprofile)\n`);
       for (const h of hotSpots(prof, 25)) process.stdout.write(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.ms.toFixed(0).padStart(6)} ms  ${h.fn}  ${h.where}\n`);
     }
-    return { latencies, allowed, cpuMs, busyMs, seconds, coldP99 };
+    return { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs: loop.max / 1e6, rssMb, heapMb, processCpuMs, clientCpuMs, others };
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });

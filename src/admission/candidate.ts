@@ -109,6 +109,13 @@ export function createNeighbourIndex(annotationsPrefix: string): LiveNeighbourIn
   };
 }
 
+let backendAnnotationKeys: { prefix: string; keys: readonly string[] } | null = null;
+/** The annotations (with the prefix) that set a shared backend's settings. */
+function backendAnnotationsOf(prefix: string): readonly string[] {
+  if (backendAnnotationKeys?.prefix !== prefix) backendAnnotationKeys = { prefix, keys: SHARED_BACKEND_KEYS.map((k) => `${prefix}/${k}`) };
+  return backendAnnotationKeys.keys;
+}
+
 /**
  * The served Ingresses sharing a server name with the candidate, or holding the wildcard host one
  * of its names falls under (its host takes that name's requests), and those deciding the
@@ -124,7 +131,7 @@ export function neighbourhood(candidate: Ingress, index: NeighbourIndex, annotat
       for (const ing of index.byName.get(n) ?? []) if (keyOf(ing) !== key) picked.add(ing);
     }
   }
-  const backendAnnotations = SHARED_BACKEND_KEYS.map((k) => `${annotationsPrefix}/${k}`);
+  const backendAnnotations = backendAnnotationsOf(annotationsPrefix);
   const sets = (ing: Ingress) => {
     const annotations = ing.metadata.annotations;
     return annotations !== undefined && backendAnnotations.some((k) => annotations[k] !== undefined);

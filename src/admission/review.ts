@@ -5,8 +5,11 @@
 import type { Ingress } from '../store/kube-types.js';
 import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
-import { createModelBuilder, createSharedCaches, type BuildResult, type FragmentEntry, type FragmentMemo } from '../model/build.js';
+import { createModelBuilder, createPerSettingsCaches, createSharedCaches, type BuildResult, type FragmentEntry, type FragmentMemo } from '../model/build.js';
 import type { SourceEvent } from '../store/events.js';
+import type { ServerEntry } from '../model/ingress/topology.js';
+import type { EndpointsEntry } from '../model/ingress/backend-assembly.js';
+import type { ParsedAnnotations } from '../model/ingress/annotations/index.js';
 import type { ApplyResult, StoreReader } from '../store/types.js';
 import { createNeighbourIndex, keyOf, neighbourhood, serverNames, storeView, type NeighbourIndex } from './candidate.js';
 import { warnRuleOf } from './verdict.js';
@@ -37,6 +40,36 @@ export interface StoreReviewer extends Reviewer {
 const WARM_UP_REVIEWS = 20;
 /** Fragments of stored Ingresses kept between reviews (a few KB each). */
 const KEPT_FRAGMENTS = 1000;
+/** Hosts' servers kept between reviews: the default server `_`, which every review assembles, and the latest reviews' hosts. */
+const KEPT_SERVERS = 64;
+
+/** Services' endpoints kept between reviews (a few hundred bytes each). */
+const KEPT_ENDPOINTS = 1000;
+/** Parsed annotation sets kept between reviews (a few KB each; the controller's builder keeps up to 4,096). */
+const KEPT_ANNOTATION_SETS = 512;
+
+/** A map keeping the `limit` entries used last (read or written). */
+export class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override get(k: K): V | undefined {
+    const v = super.get(k);
+    if (v !== undefined) {
+      super.delete(k);
+      super.set(k, v);
+    }
+    return v;
+  }
+
+  override set(k: K, v: V): this {
+    super.delete(k);
+    super.set(k, v);
+    if (this.size > this.limit) super.delete(this.keys().next().value!);
+    return this;
+  }
+}
 
 /**
  * The fragments of the stored Ingresses the latest reviews built, the least recently used
@@ -44,21 +77,11 @@ const KEPT_FRAGMENTS = 1000;
  * (each review's candidate is a new object).
  */
 export function createFragmentMemo(limit: number, reviewed: () => Ingress | null): FragmentMemo {
-  const kept = new Map<Ingress, FragmentEntry>();
+  const kept = new BoundedMap<Ingress, FragmentEntry>(limit);
   return {
-    get(ing) {
-      const entry = kept.get(ing);
-      if (entry) {
-        kept.delete(ing);
-        kept.set(ing, entry);
-      }
-      return entry;
-    },
+    get: (ing) => kept.get(ing),
     set(ing, entry) {
-      if (ing === reviewed()) return;
-      kept.delete(ing);
-      kept.set(ing, entry);
-      if (kept.size > limit) kept.delete(kept.keys().next().value!);
+      if (ing !== reviewed()) kept.set(ing, entry);
     },
   };
 }
@@ -77,10 +100,14 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
     }
     return index;
   }
-  // Parsed certificates, ConfigMap settings and the stored Ingresses' fragments outlive a review:
-  // all are memoised on the store's objects (a fragment also on what it read, checked again).
+  // Parsed certificates, ConfigMap settings, the stored Ingresses' fragments, annotation sets, the
+  // default root, hosts' servers and Services' endpoints outlive a review: each is memoised on the
+  // store's objects (a fragment also on what it read, checked again), on the settings object, or
+  // on the identity of everything it is made from.
   let reviewing: Ingress | null = null;
-  const shared = { ...createSharedCaches(), fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing) };
+  const shared = { ...createSharedCaches(), fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing), perSettings: createPerSettingsCaches(() => new BoundedMap<string, ParsedAnnotations>(KEPT_ANNOTATION_SETS)),
+    servers: new BoundedMap<string, ServerEntry>(KEPT_SERVERS), endpoints: new BoundedMap<string, EndpointsEntry>(KEPT_ENDPOINTS),
+  };
 
   /** The model of `view`, a neighbourhood of `candidate`. */
   function buildAround(candidate: Ingress, view: StoreReader): BuildResult {

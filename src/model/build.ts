@@ -20,12 +20,12 @@ import { createCertificateCache } from './core/certificates.js';
 import { DEFAULT_UPSTREAM, buildFragment, makeLocation, type IngressFragment } from './ingress/fragments.js';
 import { parseL4Services } from './core/l4.js';
 import { ROOT_PATH } from './core/paths.js';
-import type { Topology } from './ingress/topology.js';
+import type { ServerMemo, Topology } from './ingress/topology.js';
 import { createTopologyCache } from './ingress/topology-cache.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './core/tracking.js';
 import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './checks/address-policy.js';
 import { createBackendNameClaims } from './ingress/backend-names.js';
-import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext } from './ingress/backend-assembly.js';
+import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext, type EndpointsEntry } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
 import { backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
@@ -68,6 +68,36 @@ export interface SharedCaches {
    * builders, one per review, keep the stored Ingresses' fragments in a bounded map.
    */
   fragments?: FragmentMemo;
+  /**
+   * The annotation-set memo and the built-in default server's root, in place of each builder's
+   * own (both depend on the settings object alone, which `settings` keeps across builders): the
+   * webhook's builders, one per review, parse an annotation set and make the root once, not in
+   * every review.
+   */
+  perSettings?: PerSettingsCaches;
+  /** Hosts' servers, memoised on the identity of their inputs, in place of each builder's own (the memo bounds itself). */
+  servers?: ServerMemo;
+  /** Services' endpoints, memoised on the identity of the Service and its slices, in place of each builder's own (the memo bounds itself). */
+  endpoints?: Map<string, EndpointsEntry>;
+}
+
+/** What depends on the settings object alone (and the builder's options, the same for every builder sharing it). */
+export interface PerSettingsCaches {
+  /**
+   * Parsed annotations shared by the Ingresses of one namespace with equal annotations (most
+   * Ingresses of a cluster share a few annotation sets), for the settings they were parsed with.
+   * Only results that read nothing from the store and warned about nothing are kept: they depend
+   * on the namespace, the annotations and the settings alone, and name no Ingress.
+   */
+  parsed: { settings: NginxSettings | null; byAnnotations: Map<string, ParsedAnnotations> };
+  /** The built-in default server's root location, per settings. */
+  defaultRoot: { settings: NginxSettings; location: Location } | null;
+  /** An empty annotation-set memo, for new settings. */
+  newAnnotationMemo(): Map<string, ParsedAnnotations>;
+}
+
+export function createPerSettingsCaches(newAnnotationMemo = () => new Map<string, ParsedAnnotations>()): PerSettingsCaches {
+  return { parsed: { settings: null, byAnnotations: newAnnotationMemo() }, defaultRoot: null, newAnnotationMemo };
 }
 
 /** An Ingress's fragment, valid while the settings and what it read are the same. */
@@ -121,15 +151,8 @@ interface BuilderCaches {
    * fragment, so a status write changes nothing in the model.
    */
   readonly lastObjects: Map<string, Ingress>;
-  /**
-   * Parsed annotations shared by the Ingresses of one namespace with equal annotations (most
-   * Ingresses of a cluster share a few annotation sets), for the settings they were parsed with.
-   * Only results that read nothing from the store and warned about nothing are kept: they depend
-   * on the namespace, the annotations and the settings alone, and name no Ingress.
-   */
-  parsed: { settings: NginxSettings | null; byAnnotations: Map<string, ParsedAnnotations> };
-  /** The built-in default server's root location, per settings. */
-  defaultRoot: { settings: NginxSettings; location: Location } | null;
+  /** The builder's own, or the shared one. */
+  readonly perSettings: PerSettingsCaches;
   /** The topology of the last full build (its removals are forgotten from the other caches once). */
   topology: Topology | null;
   /** The last lists handed out: an equal list is handed back as the same array. */
@@ -156,11 +179,11 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: shared.fragments ?? new WeakMap(), lastObjects: new Map(), parsed: { settings: null, byAnnotations: new Map() }, defaultRoot: null, topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
+  const caches: BuilderCaches = { ingresses: shared.fragments ?? new WeakMap(), lastObjects: new Map(), perSettings: shared.perSettings ?? createPerSettingsCaches(), topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
   const tlsCache: TLSCache = createTLSCache();
-  const backendCache: BackendCache = createBackendCache();
+  const backendCache: BackendCache = createBackendCache(shared.endpoints);
   const claimBackendNames = createBackendNameClaims();
-  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot, hostOwnership: opts.hostOwnership, dynamicRoutes: opts.dynamicRoutes });
+  const topologies = createTopologyCache({ annotationsPrefix: opts.annotationsPrefix, defaultRoot, hostOwnership: opts.hostOwnership, dynamicRoutes: opts.dynamicRoutes, sharedServers: shared.servers });
   const dynamicRoutes = opts.dynamicRoutes === true;
 
   function settingsFor(store: StoreReader): { settings: NginxSettings; warnings: ModelWarning[] } {
@@ -212,10 +235,10 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function parsedAnnotations(store: StoreReader, ing: Ingress, settings: NginxSettings, deps: Dependency[]): ParseResult {
-    const memo = caches.parsed;
+    const memo = caches.perSettings.parsed;
     if (memo.settings !== settings || memo.byAnnotations.size >= MAX_SHARED_ANNOTATION_SETS) {
       memo.settings = settings;
-      memo.byAnnotations = new Map();
+      memo.byAnnotations = caches.perSettings.newAnnotationMemo();
     }
     const key = `${ing.metadata.namespace ?? ''}\n${JSON.stringify(prefixedAnnotations(ing, opts.annotationsPrefix))}`;
     const shared = memo.byAnnotations.get(key);
@@ -226,14 +249,15 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function defaultRoot(settings: NginxSettings): Location {
-    if (caches.defaultRoot?.settings !== settings) {
+    const memo = caches.perSettings;
+    if (memo.defaultRoot?.settings !== settings) {
       const d = defaultAnnotations(settings);
       // ingress-nginx's built-in default location carries no rewrite settings (no ssl-redirect)
       // and no global auth. Its access log follows enable-access-log-for-default-backend.
       const a = { ...d, rewrite: { ...d.rewrite, sslRedirect: false, forceSSLRedirect: false }, accessLog: settings.enableAccessLogForDefaultBackend, externalAuth: null };
-      caches.defaultRoot = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, locationTemplate(a), settings, true) };
+      memo.defaultRoot = { settings, location: makeLocation(ROOT_PATH, 'Prefix', null, null, DEFAULT_UPSTREAM, locationTemplate(a), settings, true) };
     }
-    return caches.defaultRoot.location;
+    return memo.defaultRoot.location;
   }
 
   function gatewayLocation(settings: NginxSettings): LocationFactory {

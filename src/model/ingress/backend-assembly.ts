@@ -17,7 +17,7 @@ import { sameInputs } from '../core/tracking.js';
 import { byName, isSortedByName } from '../core/sort.js';
 import type { Backend, Endpoint, ModelWarning } from '../core/types.js';
 
-interface EndpointsEntry {
+export interface EndpointsEntry {
   svc: Service | undefined;
   slices: readonly EndpointSlice[];
   result: ServiceEndpoints;
@@ -44,8 +44,9 @@ export interface BackendCache {
   readonly sliceServices: Map<string, string>;
 }
 
-export function createBackendCache(): BackendCache {
-  return { endpoints: new Map(), backends: new Map(), sliceServices: new Map() };
+/** `endpoints`: a memo shared with other caches (the webhook's builders, one per review), in place of a map of its own. */
+export function createBackendCache(endpoints: Map<string, EndpointsEntry> = new Map()): BackendCache {
+  return { endpoints, backends: new Map(), sliceServices: new Map() };
 }
 
 export interface BackendContext {

@@ -12,7 +12,7 @@ export interface TopologyCache {
 }
 
 export function createTopologyCache(opts: TopologyOptions): TopologyCache {
-  const state: TopologyState = { topology: null, index: null, servers: new Map() };
+  const state: TopologyState = { topology: null, index: null, servers: opts.sharedServers ?? new Map() };
   return {
     topologyFor(settings, fragments) {
       const prev = state.topology;

@@ -67,12 +67,21 @@ export interface TopologyIndex {
   passthrough: ReadonlySet<string>;
 }
 
+/** A host's server and the inputs it was assembled from. */
+export interface ServerEntry { inputs: unknown[]; assembled: AssembledServer }
+
+/** Host → its server, memoised on the identity of its inputs. */
+export interface ServerMemo {
+  get(host: string): ServerEntry | undefined;
+  set(host: string, entry: ServerEntry): void;
+  delete(host: string): void;
+}
+
 /** What the topology cache keeps: the latest topology, its index, and each host's server. */
 export interface TopologyState {
   topology: Topology | null;
   index: TopologyIndex | null;
-  /** Host → its server, memoised on the identity of its inputs. */
-  servers: Map<string, { inputs: unknown[]; assembled: AssembledServer }>;
+  servers: ServerMemo;
 }
 
 export interface TopologyOptions {
@@ -83,6 +92,11 @@ export interface TopologyOptions {
   hostOwnership?: boolean;
   /** --enable-dynamic-routes (see ./dynamic-routes.ts); off unless given. */
   dynamicRoutes?: boolean;
+  /**
+   * A server memo several topology caches share (the webhook's builders, one per review), which
+   * bounds itself; without it each cache keeps the servers of its latest topology.
+   */
+  sharedServers?: ServerMemo;
 }
 
 export function compareHosts(a: string, b: string): number {
@@ -225,9 +239,11 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   }
 
   // The server memo only keeps what this topology can use.
-  const servers = new Map<string, TopologyState['servers'] extends Map<string, infer E> ? E : never>();
-  byHost.forEach((_, h) => { const e = state.servers.get(h); if (e) servers.set(h, e); });
-  state.servers = servers;
+  if (!opts.sharedServers) {
+    const servers = new Map<string, ServerEntry>();
+    byHost.forEach((_, h) => { const e = state.servers.get(h); if (e) servers.set(h, e); });
+    state.servers = servers;
+  }
 
   const index: TopologyIndex = {
     root, byHost, assembled, plans, aliasWarnings: aliases.warnings, ownershipWarnings, wildcardWarnings: wildcardHostTakeovers(byHost), contested: claims?.contested ?? new Set(),

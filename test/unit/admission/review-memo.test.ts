@@ -1,5 +1,5 @@
 // The reviewer keeps the fragments of stored Ingresses between reviews (src/admission/review.ts,
-// a bounded map): whatever changes in between — the Ingresses, the Services and Secrets their
+// a bounded map), and the annotation sets, the default root and hosts' servers: whatever changes in between — the Ingresses, the Services and Secrets their
 // annotations read, the ConfigMap — a long-lived reviewer answers every review exactly as a
 // reviewer made for that one review does (verdict, findings with their severity, rule, field
 // and message, the Ingresses tested), over collisions, canaries, TLS and bad annotations.
@@ -84,6 +84,39 @@ test('after any changes between reviews, a long-lived reviewer answers as a revi
   }
   assert.ok(compared > 400, `${compared} reviews compared`);
   assert.ok(live.size > 3, 'the walk kept Ingresses around');
+});
+
+test('annotation sets, the default root and the default server kept between reviews follow the ConfigMap and the stored Ingresses', () => {
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true, configmap: 'default/settings' }, ANNOTATION_REFERENCES);
+  const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
+  const { put } = eventFeeder((e) => reviewer.apply(e));
+  put('Service', service('web'));
+  put('EndpointSlice', slice('web-1', 'web', ['10.0.0.1']));
+  put('ConfigMap', configMap({}));
+  reviewer.warm();
+  // No host: the candidate is part of the default server `_`, whose root is the built-in one,
+  // and its annotation set reads nothing and warns of nothing (so it is shared between reviews).
+  const candidate = () => ingress('candidate', '', [['/cart', 'Prefix', 'web', 80]], { annotations: { 'proxy-body-size': '2m' } });
+  const answers: Array<ReturnType<typeof summary>> = [];
+  const review = (what: string) => {
+    const kept = summary(reviewer.review(candidate()));
+    const fresh = summary(createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW }).review(candidate()));
+    assert.equal(kept, fresh, what);
+    assert.ok(kept.allowed && kept.configBytes > 0, `${what}: accepted, its servers measured`);
+    answers.push(kept);
+  };
+  review('first');
+  review('again, from what was kept');
+  // Settings that the candidate's parsed annotations (annotation defaults) and the built-in root carry.
+  put('ConfigMap', configMap({ 'limit-rate': '1024', 'relative-redirects': 'true', 'proxy-read-timeout': '97', 'enable-access-log-for-default-backend': 'true' }));
+  review('after the ConfigMap changed');
+  assert.not.equal(answers[2]!.configBytes, answers[1]!.configBytes, 'the new settings show in the reviewed servers');
+  // A stored catch-all Ingress takes the default server's root.
+  put('Service', service('fallback'));
+  put('Ingress', ingress('catch-all', '', [['/', 'Prefix', 'fallback', 80]], { defaultBackend: ['fallback', 80] }));
+  review('after a catch-all Ingress was stored');
+  assert.not.equal(answers[3]!.configBytes, answers[2]!.configBytes, 'the stored Ingress shows in the default server');
+  assert.is(answers[3]!.tested, 2, 'the catch-all Ingress was tested with the candidate');
 });
 
 test('the kept fragments are bounded, the least recently used go first, and the candidate\'s own is never kept', () => {

@@ -6,7 +6,6 @@ import type { EndpointSlice, Service, ServicePort } from '../../store/kube-types
 import type { BackendService, Endpoint } from './types.js';
 import { sortShort } from './sort.js';
 import { STRICT_ADDRESS_POLICY, judgeEndpointAddress, judgeExternalName, type AddressPolicy } from '../checks/address-policy.js';
-import { exactArray } from './exact-array.js';
 
 /** Collects what the address policy refused, each naming its object and address. */
 export type RefusedAddresses = string[];
@@ -81,7 +80,7 @@ function endpointsWhere(
     out[kept++] = e;
   }
   out.length = kept;
-  return exactArray(out);
+  return out;
 }
 
 /**

@@ -16,7 +16,6 @@ import { upstreamHashGroup } from './annotations/upstreamhash.js';
 import { DEFAULT_UPSTREAM, type BackendUse, type IngressFragment } from './fragments.js';
 import { ROOT_PATH } from '../core/paths.js';
 import { ownedBy } from './takeovers.js';
-import { exactArray } from '../core/exact-array.js';
 import type { ModelWarning, Server, SessionAffinityConfig } from '../core/types.js';
 
 /** The annotation keys (without prefix) of the settings a shared backend takes from one of its Ingresses. */
@@ -102,7 +101,6 @@ export function planUses(plans: Map<string, PlanDraft>, f: IngressFragment, only
 /** Sets what a plan can know only once every user is known: ssl-passthrough, alternatives, cookie affinity, warnings. */
 export function finishPlan(p: PlanDraft, aliasesOf: (host: string) => readonly string[], passthrough: ReadonlySet<string>): void {
   p.sslPassthrough = passthrough.has(p.name);
-  p.users = exactArray(p.users);
   p.alternativesKey = p.alternatives.join(',');
   if (p.canary) return;
   p.warnings = sharedBackendWarnings(p);

@@ -9,7 +9,6 @@ import { pathTakeovers } from './path-takeovers.js';
 import { hostStaticReason } from './dynamic-routes.js';
 import { serverTLSSettings } from './server-tls.js';
 import { fromToWWWProblem } from '../core/www-names.js';
-import { exactArray } from '../core/exact-array.js';
 import {
   DEFAULT_SERVER, ROOT_PATH, locationIdentity, needsRegex, sortLocations, splitPrefixLocations,
 } from '../core/paths.js';
@@ -156,7 +155,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
     useRegex,
     serverSnippet: input.allowSnippets && withSnippet ? withSnippet.parsed.serverSnippet : '',
     ...(tlsSettings ? { tlsSettings } : {}),
-    locations: exactArray(locations),
+    locations,
     staticBecause: hostStaticReason({ host, ingresses: fragments, locations, useRegex, dynamicRoutes: input.dynamicRoutes }),
   };
   if (fragments.some((f) => f.ref.namespace !== fragments[0]!.ref.namespace)) {

@@ -10,6 +10,7 @@ import type { IngressRef, Location, ModelWarning } from '../core/types.js';
 import { DEEP_INSPECTION_WARNING, DEFAULT_SERVER, ROOT_PATH, deepInspectionMatch, hostProblem, pathProblem } from '../core/paths.js';
 import { ingressStaticReason } from './dynamic-routes.js';
 import { DEFAULT_UPSTREAM } from '../core/backend-parts.js';
+import { exactArray } from '../core/exact-array.js';
 
 export { DEFAULT_UPSTREAM };
 
@@ -210,7 +211,7 @@ export function buildFragment(
   }
 
   return new Fragment(
-    key, ref, parsed, hosts, paths, defaultBackend, catchAll, ing.spec.tls ?? [], catchAllLocation, staticReasonOf(parsed, settings), warnings,
+    key, ref, parsed, exactArray(hosts), exactArray(paths), defaultBackend, catchAll, ing.spec.tls ?? [], catchAllLocation, staticReasonOf(parsed, settings), warnings,
     { backend: rootBackend, template, settings },
   );
 }

@@ -15,6 +15,7 @@ import { resolveAliases } from './server-aliases.js';
 import { assembleServer, type AssembledServer } from './servers.js';
 import { claimHosts, wildcardHostTakeovers } from './takeovers.js';
 import { sameInputs } from '../core/tracking.js';
+import { exactArray } from '../core/exact-array.js';
 
 export interface HostEntry {
   readonly host: string;
@@ -136,7 +137,7 @@ export function serverFor(
   let entry = state.servers.get(host);
   if (!entry || !sameInputs(entry.inputs, inputs)) {
     entry = {
-      inputs,
+      inputs: exactArray(inputs),
       assembled: assembleServer({
         host, fragments: frags, defaultRoot: defaultRootLocation, aliases, allowSnippets: settings.allowSnippetAnnotations,
         dynamicRoutes: opts.dynamicRoutes === true,

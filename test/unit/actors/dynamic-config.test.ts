@@ -61,7 +61,7 @@ test('the backends: the whole list at first, then only the backends that changed
   assert.is(h.calls[0]!.body, `{"id":${JSON.stringify(sent().id)},"backends":${JSON.stringify(many)}}`, 'each backend as JSON.stringify writes it');
   const first = sent().id;
 
-  // An endpoint change: that backend alone, serialised alone.
+  // An endpoint change: that backend alone, serialised with the one NGINX holds (no text of the list is kept to compare with).
   const changed = many.slice();
   changed[200] = counted('b200', '10.0.0.2');
   serialised = 0;

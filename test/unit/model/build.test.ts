@@ -441,6 +441,24 @@ memo('the backends serialiser posts the whole list, then changes that rebuild th
   assert.is(serialise.post(list).delta, false, 'after forget() the whole list');
 });
 
+memo('the backends serialiser sends a new object of a held backend only when its JSON differs', () => {
+  const serialise = createBackendsSerialiser(() => 'id');
+  const asBackend = (name: string, n: number) => ({ name, n }) as unknown as Backend;
+  const sent = (list: Backend[]) => {
+    const post = serialise.post(list);
+    post.accepted();
+    return (JSON.parse(post.body.join('')) as { backends: Backend[] }).backends.map((b) => b.name);
+  };
+  const a = asBackend('a', 1);
+  const b = asBackend('b', 1);
+  assert.equal(sent([a, b]), ['a', 'b']);
+  assert.equal(sent([a, b]), [], 'the same objects: nothing');
+  assert.equal(sent([asBackend('a', 1), b]), [], 'an equal copy: nothing');
+  assert.equal(sent([asBackend('a', 2), b]), ['a'], 'a changed copy');
+  assert.is(serialise.held(), '[{"name":"a","n":2},{"name":"b","n":1}]');
+  assert.equal(sent([asBackend('a', 1), b]), ['a'], 'back to the first text: compared with what NGINX holds now');
+});
+
 memo('after one Ingress change only its server is new; a rebuild with no change returns the same fragments', () => {
   const store = bigStore(500);
   const builder = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW });

@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ANNOTATION_GROUPS, ANNOTATION_REFERENCES, defaultAnnotations, locationTemplate, parseAnnotations } from '../../../../src/model/ingress/annotations/index.js';
 import { makeLocation } from '../../../../src/model/ingress/fragments.js';
+import { splitPrefixLocations } from '../../../../src/model/core/paths.js';
 import type { ParsedAnnotations } from '../../../../src/model/ingress/annotations/index.js';
 import { defaultSettings } from '../../../../src/model/core/config/parse.js';
 import type { NginxSettings } from '../../../../src/model/core/config/settings.js';
@@ -452,11 +453,20 @@ test('a Location carries every location-scoped field of every group, as parsed, 
   const parsed = parse({ 'enable-cors': 'true', 'proxy-read-timeout': '90', 'custom-http-errors': '404', 'default-backend': 'errors' }, {}, storeWith(['shop/errors'])).value;
   const loc = makeLocation('/shop', 'Prefix', { namespace: 'shop', name: 'web' }, null, 'shop-web-80', locationTemplate(parsed), settings, false);
   const declared = ANNOTATION_GROUPS.flatMap((g) => Object.entries(g.fields).filter(([, scope]) => scope === 'location').map(([f]) => f));
-  const own = ['path', 'pathType', 'isDefBackend', 'ingress', 'service', 'backend', 'denied'];
+  const own = ['path', 'pathType', 'isDefBackend', 'ingress', 'service', 'backend', 'denied', 'ingressPath'];
   assert.equal(Object.keys(loc).sort(), [...own, ...declared].sort());
+  assert.is(loc.ingressPath, undefined, 'set by the Prefix split only');
   for (const f of declared) assert.is((loc as unknown as Record<string, unknown>)[f], (parsed as unknown as Record<string, unknown>)[f], f);
   assert.is(loc.defaultBackend, 'custom-default-backend-shop-errors');
   assert.is(loc.proxy.readTimeout, 90);
+});
+
+test('the Prefix split adds no field a Location lacks, and keeps its order (V8 then shares one layout among them)', () => {
+  const settings = defaultSettings();
+  const at = (path: string) => makeLocation(path, 'Prefix', { namespace: 'shop', name: 'web' }, null, 'b', locationTemplate(defaultAnnotations(settings)), settings, false);
+  const split = splitPrefixLocations([at('/'), at('/api'), at('/docs/')]);
+  assert.equal(split.map((l) => `${l.pathType} ${l.path} ${l.ingressPath ?? '-'}`), ['Prefix / -', 'Prefix /api/ /api', 'Exact /api /api', 'Prefix /docs/ -', 'Exact /docs /docs/']);
+  for (const l of split) assert.equal(Object.keys(l), Object.keys(at('/x')), `${l.pathType} ${l.path}`);
 });
 
 test('per-location adjustments: no-tls-redirect-locations lifts the redirect, no-auth-locations the auth, below their paths only', () => {

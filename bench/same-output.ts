@@ -3,7 +3,7 @@
 // tree in a child process of its own prints a SHA-256 per size, dynamic-routes setting and part
 // (the Configuration as JSON, nginx.conf with the tree's path and its checksum taken out, the backends, servers
 // and routes payloads, the warnings), from a fresh builder and renderer and again from the same
-// ones after one Ingress changed (their caches reused); any difference is printed and the exit code is 1.
+// ones after one Ingress changed, then a canary's primary, then the canary (their caches reused); any difference is printed and the exit code is 1.
 //   node --import tsx bench/same-output.ts <treeA> <treeB> [--sizes 1000,10000] [--dump DIR (writes each nginx.conf)]
 //   node --import tsx bench/same-output.ts --child <tree> <sizes>   (internal)
 import { execFile } from 'node:child_process';
@@ -65,6 +65,17 @@ async function child(tree: string, sizes: number[]): Promise<Record<string, stri
       store.apply({ kind: 'Ingress', type: 'update', key, object: ing });
       parts(`${at} after one change`, [{ kind: 'Ingress', key }]);
       store.apply({ kind: 'Ingress', type: 'update', key, object: ingressObject(7, { n }, 4) });
+      // A canary's primary changed (proxy-body-size), then the canary (its weight): bench/gen.ts
+      // makes Ingress 19 a canary of 18.
+      const changeOne = (i: number, annotation: string, value: string, label: string) => {
+        const next = ingressObject(i, { n }, 3);
+        next.metadata.annotations = { ...next.metadata.annotations, [`${PREFIX}/${annotation}`]: value };
+        const k = `${next.metadata.namespace}/${next.metadata.name}`;
+        store.apply({ kind: 'Ingress', type: 'update', key: k, object: next });
+        parts(`${at} after ${label}`, [{ kind: 'Ingress', key: k }]);
+      };
+      changeOne(18, 'proxy-body-size', '3m', 'a canary primary changed');
+      changeOne(19, 'canary-weight', '35', 'a canary changed');
     }
   }
   return out;

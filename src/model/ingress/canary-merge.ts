@@ -110,3 +110,15 @@ export function mergeCanaries(inputs: CanaryInputs): CanaryMerge {
   }
   return { warnings, hosts, backends, affinityFrom };
 }
+
+/** A sticky canary's plan takes its primary's affinity (once both plans are finished). */
+export function shareCanaryAffinity(affinityFrom: ReadonlyMap<string, string>, plans: ReadonlyMap<string, PlanDraft>): void {
+  for (const [alt, primary] of affinityFrom) {
+    const a = plans.get(alt);
+    const from = plans.get(primary);
+    if (a && from) {
+      a.affinity = from.affinity;
+      a.affinityKey = from.affinityKey;
+    }
+  }
+}

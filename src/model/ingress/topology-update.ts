@@ -1,10 +1,14 @@
-// The incremental topology: after a few plain Ingresses changed (no canary, aliases, catch-all,
-// default backend, default-backend annotation or ssl-passthrough; none of their hosts an alias,
-// served by a canary or contested between namespaces; none of their backends in a canary
-// merge), only their hosts and backends are recomputed, patching the cache's index.
+// The incremental topology: after a few Ingresses changed (no aliases, catch-all, default
+// backend, default-backend annotation or ssl-passthrough; none of their hosts an alias or
+// contested between namespaces), only their hosts and backends are recomputed, patching the
+// cache's index. When a canary, or a host or backend a canary merge concerns, is among them, the
+// plans of every backend a canary merge concerns are made anew and the canaries merged again
+// (about a thousand at 10k in bench/gen.ts, against every host and backend of a full recompute).
 import type { NginxSettings } from '../core/config/settings.js';
-import { finishPlan, planUses, type BackendPlan, type PlanDraft } from './backend-plans.js';
+import { finishPlan, planUses, samePlan, type BackendPlan, type PlanDraft } from './backend-plans.js';
+import { mergeCanaries, shareCanaryAffinity } from './canary-merge.js';
 import type { IngressFragment } from './fragments.js';
+import { pathKey, type AssembledServer } from './servers.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
 import { byName } from '../core/sort.js';
 import { listChanges } from '../core/list-changes.js';
@@ -30,11 +34,23 @@ export function updateTopology(
   const { changed } = changes;
   const hostsTouched = new Set<string>();
   const backendsTouched = new Set<string>();
+  let canaryTouched = false;
   for (const f of changed) {
-    if (f.canary || f.catchAll || f.defaultBackend || f.parsed.serverAliases.length > 0 || f.parsed.defaultBackendService
+    if (f.catchAll || f.defaultBackend || f.parsed.serverAliases.length > 0 || f.parsed.defaultBackendService
       || f.parsed.sslPassthrough) return null;
+    if (f.canary) {
+      // A canary serves no host of its own: only the plans of its backend and its primaries change.
+      if (opts.hostOwnership) return null;
+      canaryTouched = true;
+      for (const e of f.paths) backendsTouched.add(e.use.name);
+      continue;
+    }
     for (const h of f.hosts) {
-      if (index.aliasNames.has(h) || index.canaryHosts.has(h) || index.assembled.get(h)?.server.sslPassthrough) return null;
+      if (index.aliasNames.has(h) || index.assembled.get(h)?.server.sslPassthrough) return null;
+      if (index.canaryHosts.has(h)) {
+        if (opts.hostOwnership) return null;
+        canaryTouched = true;
+      }
       // Who owns a host shared by namespaces is decided over all of its Ingresses.
       if (opts.hostOwnership && (h.startsWith('*.') || index.contested.has(h) || index.byHost.get(h)?.some((x) => x.ref.namespace !== f.ref.namespace))) return null;
       // A wildcard host may cover aliases (takeover warnings are found over all of them).
@@ -42,7 +58,10 @@ export function updateTopology(
       hostsTouched.add(h);
     }
     for (const e of f.paths) {
-      if (index.canaryBackends.has(e.use.name)) return null;
+      if (index.canaryBackends.has(e.use.name)) {
+        if (opts.hostOwnership) return null;
+        canaryTouched = true;
+      }
       backendsTouched.add(e.use.name);
     }
   }
@@ -71,37 +90,78 @@ export function updateTopology(
   if (wildcardsTouched) index.wildcardWarnings = wildcardHostTakeovers(byHost);
   const hosts: HostEntry[] = patchHosts(prev.hosts, hostsTouched, index);
 
-  // Backends of the changed Ingresses: owner and cookie locations from every user, oldest first.
-  const previousPlans = new Map([...backendsTouched].map((n) => [n, planIndex.get(n)]));
-  for (const name of backendsTouched) planIndex.delete(name);
+  // The backends planned anew: those of the changed Ingresses, and when a canary merge is
+  // concerned, every backend one concerns, before and after (canary-merge.ts reaches no others).
+  const replanned = canaryTouched ? new Set([...backendsTouched, ...index.canaryBackends, ...canaryReach(fragments, assembled)]) : backendsTouched;
+
+  // Their plans: owner and cookie locations from every user, oldest first.
+  const previousPlans = new Map([...replanned].map((n) => [n, planIndex.get(n)]));
+  for (const name of replanned) planIndex.delete(name);
   const fresh = new Map<string, PlanDraft>();
   for (const f of fragments) {
     if (f.canary) continue;
-    if (f.paths.some((e) => backendsTouched.has(e.use.name)) || (f.defaultBackend && backendsTouched.has(f.defaultBackend.name))) {
-      planUses(fresh, f, backendsTouched);
+    if (f.paths.some((e) => replanned.has(e.use.name)) || (f.defaultBackend && replanned.has(f.defaultBackend.name))) {
+      planUses(fresh, f, replanned);
     }
+  }
+  for (const [name, p] of fresh) planIndex.set(name, p);
+  const canary = canaryTouched ? mergeCanaries({ fragments, plans: planIndex as Map<string, PlanDraft>, assembled, byHost, owners: null }) : null;
+  if (canary) {
+    for (const n of canary.backends) if (!replanned.has(n)) throw new Error(`incremental topology: canary merge reached backend ${n}, not planned anew`);
+    for (const n of replanned) { const p = planIndex.get(n); if (p && !fresh.has(n)) fresh.set(n, p as PlanDraft); }
   }
   // No changed host is ssl-passthrough (checked above), so passthrough backends stay as they were.
   const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
-  for (const [name, p] of fresh) {
-    finishPlan(p, aliasesOf, index.passthrough);
-    planIndex.set(name, p);
+  for (const p of fresh.values()) finishPlan(p, aliasesOf, index.passthrough);
+  if (canary) {
+    // As computeTopology does: a sticky canary shares its primary's affinity, and a plan equal to
+    // the previous one is that plan object (its backend is reused).
+    shareCanaryAffinity(canary.affinityFrom, fresh);
+    for (const [name, p] of fresh) {
+      const old = previousPlans.get(name);
+      if (old && samePlan(old, p)) planIndex.set(name, old);
+    }
+    index.canaryWarnings = canary.warnings;
+    index.canaryHosts = canary.hosts;
+    index.canaryBackends = canary.backends;
   }
-  const namesChanged = [...backendsTouched].some((n) => planIndex.has(n) !== (previousPlans.get(n) !== undefined));
+  const namesChanged = [...replanned].some((n) => planIndex.has(n) !== (previousPlans.get(n) !== undefined));
   const plans: BackendPlan[] = namesChanged
     ? sortedByName(planIndex)
-    : replaceAt(prev.plans, [...backendsTouched].map((n) => sortedIndex(prev.plans, (p) => byName(p, { name: n }))), (p) => planIndex.get(p.name)!);
-  const removedBackends = [...backendsTouched].filter((n) => !planIndex.has(n));
+    : replaceAt(prev.plans, [...replanned].map((n) => sortedIndex(prev.plans, (p) => byName(p, { name: n }))), (p) => planIndex.get(p.name)!);
+  const removedBackends = [...replanned].filter((n) => !planIndex.has(n));
 
   // Without a warning from the changed Ingresses, hosts or backends before or after, the warnings stay as they were.
-  const planWarnings = [...backendsTouched].some((n) => (previousPlans.get(n)?.warnings.length ?? 0) > 0 || (planIndex.get(n)?.warnings.length ?? 0) > 0);
-  const sameWarnings = !wildcardsTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
+  const planWarnings = [...replanned].some((n) => (previousPlans.get(n)?.warnings.length ?? 0) > 0 || (planIndex.get(n)?.warnings.length ?? 0) > 0);
+  const sameWarnings = !canaryTouched && !wildcardsTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
   const topology: Topology = {
     settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
     customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : topologyWarnings(fragments, hosts, plans, index),
     removed: { hosts: removedHosts, backends: removedBackends },
   };
   return { topology, index };
+}
+
+/**
+ * The backends the canary merge over these fragments looks at (canary-merge.ts): each canary's
+ * own, and the primaries' it may merge into (its paths' primary locations; every location of the
+ * default server for a canary default backend).
+ */
+function canaryReach(fragments: readonly IngressFragment[], assembled: ReadonlyMap<string, AssembledServer>): Set<string> {
+  const out = new Set<string>();
+  for (const f of fragments) {
+    if (!f.canary) continue;
+    if (f.defaultBackend) {
+      out.add(f.defaultBackend.name);
+      for (const loc of assembled.get(DEFAULT_SERVER)!.server.locations) out.add(loc.backend);
+    }
+    for (const e of f.paths) {
+      out.add(e.use.name);
+      const primary = assembled.get(e.host)?.primaries.get(pathKey(e.location.path, e.location.pathType));
+      if (primary) out.add(primary.backend);
+    }
+  }
+  return out;
 }
 
 interface FragmentChanges {

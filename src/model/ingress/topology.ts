@@ -8,7 +8,7 @@ import type { NginxSettings } from '../core/config/settings.js';
 import type { Location, ModelWarning, Server } from '../core/types.js';
 import { customDefaultBackendName } from './annotations/defaultbackend.js';
 import { finishPlan, passthroughBackends, planUses, samePlan, type BackendPlan, type PlanDraft } from './backend-plans.js';
-import { mergeCanaries } from './canary-merge.js';
+import { mergeCanaries, shareCanaryAffinity } from './canary-merge.js';
 import type { IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
 import { resolveAliases } from './server-aliases.js';
@@ -219,14 +219,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
   const sorted = sortedByName(plans);
   for (let i = 0; i < sorted.length; i++) finishPlan(sorted[i]!, aliasesOf, passthrough);
-  for (const [alt, primary] of canary.affinityFrom) {
-    const a = plans.get(alt);
-    const from = plans.get(primary);
-    if (a && from) {
-      a.affinity = from.affinity;
-      a.affinityKey = from.affinityKey;
-    }
-  }
+  shareCanaryAffinity(canary.affinityFrom, plans);
 
   // A plan equal to the previous topology's is that plan object: backend assembly reuses the
   // backends of kept plans instead of reading their endpoints again (a change to one canary

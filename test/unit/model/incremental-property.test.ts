@@ -1,6 +1,6 @@
 // New Ingresses and removed ones take the incremental paths (the store's kept order, the backend
 // name tally and the topology patched by the hosts that changed): after each of several hundred
-// random adds, changes and deletes, among them canaries, hosts shared by several Ingresses,
+// random adds, changes and deletes, among them canaries (and Ingresses turning canary or back), hosts shared by several Ingresses,
 // backend names two Services share, TLS and Ingresses set aside in the quarantine, a builder
 // that has seen every step gives what a fresh builder gives, payloads included.
 import { readFileSync } from 'node:fs';
@@ -41,7 +41,7 @@ property('a builder that saw every step gives what a fresh one gives (200 random
   const live = new Map<string, Ingress>();
   const keyOf = (ing: Ingress) => `${ing.metadata.namespace}/${ing.metadata.name}`;
   let created = 0;
-  const counts = { add: 0, change: 0, delete: 0, setAside: 0 };
+  const counts = { add: 0, change: 0, delete: 0, setAside: 0, canaryToggled: 0 };
   for (let step = 0; step < 200; step++) {
     const op = rnd(20);
     let hints: Array<{ kind: 'Ingress'; key: string }> | undefined = [];
@@ -61,10 +61,17 @@ property('a builder that saw every step gives what a fresh one gives (200 random
       hints.push({ kind: 'Ingress', key: keyOf(ing) });
       counts.add++;
     } else if (op < 14) {
-      // A changed path, same creation time (the Ingress keeps its place).
+      // A changed path, same creation time (the Ingress keeps its place); now and then it turns
+      // canary or stops being one.
       const old = pick([...live.values()]);
       const ing = structuredClone(old);
       ing.spec.rules![0]!.http!.paths[0]!.path = pick(['/', '/v2', '/other']);
+      if (rnd(4) === 0) {
+        const annotations = (ing.metadata.annotations ??= {});
+        if (annotations[`${PREFIX}/canary`] === 'true') delete annotations[`${PREFIX}/canary`];
+        else Object.assign(annotations, { [`${PREFIX}/canary`]: 'true', [`${PREFIX}/canary-weight`]: '30' });
+        counts.canaryToggled++;
+      }
       live.set(keyOf(ing), ing);
       store.put('Ingress', ing);
       hints.push({ kind: 'Ingress', key: keyOf(ing) });
@@ -92,7 +99,7 @@ property('a builder that saw every step gives what a fresh one gives (200 random
     assert.is(JSON.stringify(serversPayload(before.config)), JSON.stringify(serversPayload(cold.config)), `step ${step} servers payload`);
     assert.is(JSON.stringify(backendsPayload(before.config)), JSON.stringify(backendsPayload(cold.config)), `step ${step} backends payload`);
   }
-  assert.ok(counts.add > 70 && counts.delete > 20 && counts.change > 20 && counts.setAside > 5, JSON.stringify(counts));
+  assert.ok(counts.add > 70 && counts.delete > 20 && counts.change > 20 && counts.setAside > 5 && counts.canaryToggled > 5, JSON.stringify(counts));
 });
 
 property.run();

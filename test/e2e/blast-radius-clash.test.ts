@@ -48,8 +48,13 @@ function banner(port: number): Promise<string> {
 }
 
 const quarantined = () => dbgQuarantine(ctl.workdir);
+/**
+ * Each clash costs a narrowing round of small `nginx -t` probes (~1.5 s each on an idle machine,
+ * several times that on a loaded one): the first test's five take one sync.
+ */
+const NARROWING_MS = 90_000;
 const untilQuarantined = (pattern: RegExp, what: string) =>
-  waitFor(async () => { const r = await quarantined(); return pattern.test(r) ? r : null; }, { what });
+  waitFor(async () => { const r = await quarantined(); return pattern.test(r) ? r : null; }, { what, timeoutMs: NARROWING_MS });
 
 test.before(async () => {
   echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
@@ -97,7 +102,7 @@ test('the newer of two clashing Ingresses is set aside and named, whichever NGIN
     web('tenant-b', 'held-port', 'held-port.test', '2026-06-01T00:00:04Z', { [`${P}/stream-snippet`]: streamServer(ports[4]!, 'careless') }),
     web('tenant-b', 'good', 'good-b.test', '2026-06-01T00:00:05Z'),
   ]);
-  await ctl.until('good-b.test', '/', (r) => r.status === 200, { what: 'the good Ingress of the same sync' });
+  await ctl.until('good-b.test', '/', (r) => r.status === 200, { what: 'the good Ingress of the same sync', timeoutMs: NARROWING_MS });
   const report = await untilQuarantined(/held-port/, 'every clashing Ingress named');
   assert.match(report, /tenant-b\/hostile.*clashes with the older Ingress tenant-a\/victim/);
   assert.match(report, /tenant-b\/default-b.*clashes with the older Ingress tenant-a\/default-a/);
@@ -127,10 +132,10 @@ test('when the older Ingress moves off the port, the one it clashed with leaves 
     web('tenant-a', 'default-a', 'default-a.test', '2026-01-01T00:00:01Z', { [`${P}/server-snippet`]: `listen 127.0.0.1:${ports[2]} default_server;` }),
     web('tenant-a', 'reuse-a', 'reuse-a.test', '2026-01-01T00:00:02Z', { [`${P}/server-snippet`]: `listen 127.0.0.1:${ports[3]} reuseport;` }),
   ]);
-  await ctl.until('aaa-hostile.test', '/', (r) => r.status === 200, { what: 'the newer Ingress served once the clash is gone' });
-  await waitFor(async () => (await banner(ports[0]!)) === 'hostile', { what: 'the newer Ingress\'s snippet on the freed port' });
+  await ctl.until('aaa-hostile.test', '/', (r) => r.status === 200, { what: 'the newer Ingress served once the clash is gone', timeoutMs: NARROWING_MS });
+  await waitFor(async () => (await banner(ports[0]!)) === 'hostile', { what: 'the newer Ingress\'s snippet on the freed port', timeoutMs: NARROWING_MS });
   assert.is(await banner(ports[5]!), 'moved');
-  const report = await waitFor(async () => { const r = await quarantined(); return /hostile/.test(r) ? null : r; }, { what: 'hostile to leave quarantine' });
+  const report = await waitFor(async () => { const r = await quarantined(); return /hostile/.test(r) ? null : r; }, { what: 'hostile to leave quarantine', timeoutMs: NARROWING_MS });
   assert.match(report, /tenant-b\/default-b/, 'the other clashes stay set aside');
   assert.not.match(report, /^(ConfigMap|Ingress tenant-a\/)/m);
 });

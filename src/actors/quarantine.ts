@@ -177,7 +177,7 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
      */
     async function firstClash(): Promise<Finding | null> {
       const all = view.listIngresses();
-      const withSnippets = all.filter(hasSnippet).map(ingressKey);
+      const withSnippets = all.filter(hasSnippet(store.options.annotationsPrefix ?? 'nginx.ingress.kubernetes.io')).map(ingressKey);
       let order = all.map(ingressKey);
       if (withSnippets.length > 1 && withSnippets.length < order.length && !(await probe(withSnippets))) order = withSnippets;
       else if (await probe(order)) return null; // `nginx -t` does not refuse what NGINX refused
@@ -247,8 +247,8 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
   };
 }
 
-const SNIPPET_ANNOTATION = /^nginx\.ingress\.kubernetes\.io\/[a-z-]*snippet$/;
-const hasSnippet = (i: Ingress) => Object.keys(i.metadata.annotations ?? {}).some((k) => SNIPPET_ANNOTATION.test(k));
+/** Whether the Ingress has a `<prefix>/…snippet` annotation (--annotations-prefix). */
+const hasSnippet = (prefix: string) => (i: Ingress) => Object.keys(i.metadata.annotations ?? {}).some((k) => k.startsWith(`${prefix}/`) && k.endsWith('snippet'));
 
 /** The last of `keys` in the served order (the newest Ingress). */
 function newestOf(keys: ReadonlySet<string>, view: StoreReader): string | null {

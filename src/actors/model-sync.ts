@@ -5,7 +5,7 @@ import type { StoreReader } from '../store/types.js';
 import type { ModelBuilder } from '../model/build.js';
 import { snapshot, type ModelSnapshot } from '../model/core/hash.js';
 import { decide } from '../model/core/decide.js';
-import { backendsPayload, serversPayload } from '../model/core/payload.js';
+import { backendsPayload, serversChange, serversPayload } from '../model/core/payload.js';
 import { routesPayload } from '../model/core/routes-payload.js';
 import type { Configuration } from '../model/core/types.js';
 import type { Quarantine } from '../model/core/quarantine.js';
@@ -52,6 +52,7 @@ export function modelSyncDeps(opts: ModelSyncOptions): SyncDeps<ModelSnapshot> {
     decide,
     backendsPayload,
     serversPayload,
+    serversChange,
     routesPayload,
     sharedDicts: (config) => luaSharedDicts(config.settings),
     reload: timed(opts.reload),

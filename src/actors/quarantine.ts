@@ -1,9 +1,11 @@
 // The last line of defence: when NGINX refuses a configuration, find the objects it refuses and
 // set them aside (src/model/core/quarantine.ts), so that the reload actor applies everything else in
 // the same sync. NGINX's `file:line` is mapped back to the server and location that printed it
-// (and so to the Ingress); where it names no location (an error found while merging, a
-// server-level line), the Ingresses under suspicion are tested in small configurations with the
-// same http-level context, halving the suspects each time. Each `nginx -t` is counted and bounded.
+// (and so to the Ingress), a hint a probe confirms; where it names no location (an error found
+// while merging, a server-level line), the Ingresses under suspicion are tested in small
+// configurations with the same http-level context, halving the suspects each time; when none is
+// refused on its own, the newest of a clash is found by bisecting the served order. Each
+// `nginx -t` is counted and bounded; nothing a probe does not show guilty is set aside.
 import type { Logger } from '../log.js';
 import type { ModelBuilder } from '../model/build.js';
 import { onlyIngressesView, type Quarantine } from '../model/core/quarantine.js';
@@ -12,6 +14,8 @@ import type { StoreReader } from '../store/types.js';
 import type { Ingress } from '../store/kube-types.js';
 import { ingressesOf, type RenderedChunks } from '../render/engine.js';
 import { overConfBudgets, type Budgets } from '../model/core/budgets.js';
+import { streamSnippetsOf } from '../render/settings-directives.js';
+import { readSnippet } from '../model/checks/snippet-check.js';
 
 /** What the reload actor knows of a configuration NGINX refused. */
 export interface Refusal {
@@ -63,6 +67,9 @@ export type Culprit =
   | { kind: 'configmap'; line: string }
   | { kind: 'unknown' };
 
+/** An Ingress shown guilty, what it is refused for, and (in a clash) the older ones it clashes with. */
+interface Finding { key: string; why: string; output: string; clashesWith?: string[] }
+
 const keyOf = (r: IngressRef) => `${r.namespace}/${r.name}`;
 const ingressKey = (i: Ingress) => `${i.metadata.namespace ?? 'default'}/${i.metadata.name}`;
 
@@ -109,25 +116,28 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
       }
       return rebuild();
     }
+    // A port NGINX could not bind that a stream-snippet asks for (`nginx -t` binds nothing, so no
+    // probe can show it): the newest Ingress whose snippet listens on it.
+    const binder = newestOf(unboundSnippetListeners(refusal, view), view);
+    let found: Finding[] = binder ? [{ key: binder, why: 'stream-snippet listens on a port NGINX could not bind', output: refusal.output }] : [];
     const culprit = refusal.rendered ? locate(refusal.output, refusal.rendered, refusal.config, store) : { kind: 'configmap', line: '' } as Culprit;
-    let found: Array<{ key: string; why: string; output: string }> = [];
-    if (culprit.kind === 'ingress' && !quarantine.has('Ingress', culprit.key)) {
-      found = [{ key: culprit.key, why: culprit.field, output: refusal.output }];
-    } else if (culprit.kind === 'configmap' && store.options.configmap !== '' && !quarantine.has('ConfigMap', store.options.configmap) && store.getConfigMap(store.options.configmap)) {
-      quarantine.addConfigMap(store, `NGINX refused a setting${culprit.line ? ` (${culprit.line})` : ''}: ${reason}`);
-      logger.info({ configmap: store.options.configmap, reason }, `quarantined ConfigMap ${store.options.configmap}: its previous settings stay in use`);
-      return rebuild();
-    } else if (culprit.kind !== 'server' && !(await probe([]))) {
+    // NGINX's line is a hint, never a verdict: a tenant writes what the lines around it say, and
+    // in a clash NGINX names whichever object it read second. An object is set aside only when a
+    // probe shows it guilty (refused on its own, or the one whose arrival makes NGINX refuse).
+    const located = found.length === 0 && culprit.kind === 'ingress' && !quarantine.has('Ingress', culprit.key) ? culprit : null;
+    if (located && !(await probe([located.key]))) {
+      found = [{ key: located.key, why: located.field, output: lastProbeOutput }];
+    } else if (found.length === 0 && !located && culprit.kind !== 'server' && !(await probe([]))) {
       // Refused without any Ingress: the settings (or the template) are at fault.
       if (store.options.configmap !== '' && !quarantine.has('ConfigMap', store.options.configmap) && store.getConfigMap(store.options.configmap)) {
-        const why = firstError(lastProbeOutput);
-        quarantine.addConfigMap(store, `NGINX refused the settings: ${why}`);
-        logger.info({ configmap: store.options.configmap, reason: why }, `quarantined ConfigMap ${store.options.configmap}: its previous settings stay in use`);
+        const why = culprit.kind === 'configmap' ? `NGINX refused a setting${culprit.line ? ` (${culprit.line})` : ''}: ${firstError(lastProbeOutput)}` : `NGINX refused the settings: ${firstError(lastProbeOutput)}`;
+        quarantine.addConfigMap(store, why);
+        logger.info({ configmap: store.options.configmap, reason: firstError(lastProbeOutput) }, `quarantined ConfigMap ${store.options.configmap}: its previous settings stay in use`);
         return rebuild();
       }
       logger.error({ reason, probes }, 'NGINX refuses the configuration even without any Ingress; nothing to set aside');
       return null;
-    } else {
+    } else if (found.length === 0 && !located) {
       // The suspects: the Ingresses naming the server's host (its locations, or server-level
       // annotations), else those of every server NGINX has not run yet; else every Ingress.
       const servers = culprit.kind === 'server' ? [refusal.config.servers[culprit.index]!] : refusal.config.servers.filter((s) => !appliedServers.has(s));
@@ -142,14 +152,64 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
       }
       found = bad.map((b) => ({ key: b.key, why: 'refused by nginx -t when tested on its own', output: b.output }));
     }
-    logger.info({ probes, ms: Date.now() - started, culprits: found.map((f) => f.key) }, 'narrowing a configuration NGINX refused');
-    if (found.length === 0) return null;
+    if (found.length === 0) {
+      // Each passes on its own: two (or more) clash.
+      const clash = await firstClash();
+      if (clash) found = [clash];
+    }
+    logger.info({ probes, ms: Date.now() - started, culprits: found.map((f) => f.key), clashesWith: found.flatMap((f) => f.clashesWith ?? []) }, 'narrowing a configuration NGINX refused');
+    if (found.length === 0) {
+      logger.error({ reason, probes }, 'NGINX refuses the configuration and no object is shown guilty: nothing is quarantined, NGINX keeps running its configuration');
+      return null;
+    }
     for (const f of found) {
       const why = firstError(f.output);
-      quarantine.addIngress(store, f.key, `${f.why}: ${why}`);
-      logger.info({ ingress: f.key, reason: why, field: f.why }, `quarantined Ingress ${f.key}: NGINX refuses it; everything else is applied`);
+      quarantine.addIngress(store, f.key, `${f.why}: ${why}`, undefined, f.clashesWith);
+      logger.info({ ingress: f.key, reason: why, field: f.why, ...(f.clashesWith ? { clashesWith: f.clashesWith } : {}) }, `quarantined Ingress ${f.key}: NGINX refuses it; everything else is applied`);
     }
     return rebuild();
+
+    /**
+     * The Ingress whose arrival, in the served order (oldest first), makes NGINX refuse: the
+     * shortest refused prefix of that order ends with it. It is set aside; the older Ingresses it
+     * clashes with (the shortest prefix refused together with it) stay. Ingresses with snippets
+     * are searched first: only they write directives that can clash.
+     */
+    async function firstClash(): Promise<Finding | null> {
+      const all = view.listIngresses();
+      const withSnippets = all.filter(hasSnippet(store.options.annotationsPrefix ?? 'nginx.ingress.kubernetes.io')).map(ingressKey);
+      let order = all.map(ingressKey);
+      if (withSnippets.length > 1 && withSnippets.length < order.length && !(await probe(withSnippets))) order = withSnippets;
+      else if (await probe(order)) return null; // `nginx -t` does not refuse what NGINX refused
+      // Invariant: the settings alone pass (probed above), prefix `hi` is refused.
+      let lo = 1;
+      let hi = order.length;
+      while (lo < hi) {
+        if (probes >= maxProbes) return null;
+        const mid = (lo + hi) >> 1;
+        if (await probe(order.slice(0, mid))) lo = mid + 1;
+        else hi = mid;
+      }
+      const newest = order[lo - 1]!;
+      if (probes >= maxProbes) return null;
+      if (!(await probe([newest]))) return { key: newest, why: 'refused by nginx -t when tested on its own', output: lastProbeOutput };
+      // Its partner: the shortest prefix refused together with it ends with the one it clashes with.
+      let a = 1;
+      let b = lo - 1;
+      while (a < b) {
+        if (probes >= maxProbes) return null;
+        const mid = (a + b) >> 1;
+        if (await probe([...order.slice(0, mid), newest])) a = mid + 1;
+        else b = mid;
+      }
+      const partner = order[a - 1]!;
+      const pair = probes < maxProbes && !(await probe([partner, newest]));
+      const output = lastProbeOutput;
+      return {
+        key: newest, output, clashesWith: [partner],
+        why: pair ? `clashes with the older Ingress ${partner}, which is kept` : `clashes with older Ingresses (up to ${partner}), which are kept`,
+      };
+    }
   }
 
   function rebuild(): Configuration {
@@ -187,6 +247,35 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
   };
 }
 
+/** Whether the Ingress has a `<prefix>/…snippet` annotation (--annotations-prefix). */
+const hasSnippet = (prefix: string) => (i: Ingress) => Object.keys(i.metadata.annotations ?? {}).some((k) => k.startsWith(`${prefix}/`) && k.endsWith('snippet'));
+
+/** The last of `keys` in the served order (the newest Ingress). */
+function newestOf(keys: ReadonlySet<string>, view: StoreReader): string | null {
+  if (keys.size === 0) return null;
+  let out: string | null = null;
+  for (const i of view.listIngresses()) if (keys.has(ingressKey(i))) out = ingressKey(i);
+  return out;
+}
+
+/** The Ingresses whose stream-snippet listens on a port NGINX says it could not bind. */
+export function unboundSnippetListeners(refusal: Refusal, view: StoreReader): Set<string> {
+  const ports = new Set<string>();
+  for (const m of refusal.output.matchAll(/bind\(\) to (?:\[[^\]]*\]|[^\s:]+):(\d+) failed/g)) ports.add(m[1]!);
+  const out = new Set<string>();
+  if (ports.size === 0) return out;
+  for (const server of refusal.config.servers) {
+    for (const { ingress, snippet } of streamSnippetsOf(server)) {
+      if (out.has(ingress) || !view.getIngress(ingress)) continue;
+      let directives: ReturnType<typeof readSnippet> = [];
+      try { directives = readSnippet(snippet); } catch { continue; }
+      // `listen [address:]port ...`: the port is the last `:`-separated part of the first argument.
+      if (directives.some((d) => d.name === 'listen' && ports.has((d.args[0] ?? '').replace(/^.*:/, '')))) out.add(ingress);
+    }
+  }
+  return out;
+}
+
 function unique(keys: string[]): string[] {
   return [...new Set(keys)];
 }
@@ -215,7 +304,12 @@ export function locate(output: string, rendered: RenderedChunks, config: Configu
     if (line < start + lines || i === chunks.length - 1) {
       const at = line - start;
       if (i === 0 || i === chunks.length - 1) {
-        const row = text.split('\n')[at] ?? '';
+        const rows = text.split('\n');
+        const row = rows[at] ?? '';
+        if (i === chunks.length - 1) {
+          const snippetOf = streamSnippetAt(rows, at, config);
+          if (snippetOf) return { kind: 'ingress', key: snippetOf, field: 'stream-snippet' };
+        }
         // Errors found while merging are reported at the end of the block: they name no line.
         if (row.trim() === '}' || row.trim() === '') return { kind: 'unknown' };
         if (i === 0 && rendered.httpLevel !== '' && rendered.httpLevel.includes(row.trim())) return { kind: 'unknown' };
@@ -259,6 +353,20 @@ export function serviceEntryCulprits(refusal: Refusal, store: StoreReader): Arra
     for (const svc of list) if (ports.has(svc.port) && configmap) out.push({ configmap, port: String(svc.port) });
   }
   return out;
+}
+
+/** The Ingress whose stream-snippet (rendered under `# stream-snippet of ns/name` in the stream block) holds row `at`. */
+function streamSnippetAt(rows: string[], at: number, config: Configuration): string | null {
+  for (let r = Math.min(at, rows.length - 1); r >= 0; r--) {
+    const row = rows[r]!;
+    if (row === '    # stream-snippet (ConfigMap)' || row === 'stream {') return null;
+    const m = /^ {4}# stream-snippet of (\S+)$/.exec(row);
+    if (!m) continue;
+    const key = m[1]!;
+    // The header must be one the renderer wrote for an Ingress with a stream-snippet: a hint only.
+    return config.servers.some((s) => s.locations.some((l) => l.streamSnippet !== '' && l.ingress && keyOf(l.ingress) === key)) ? key : null;
+  }
+  return null;
 }
 
 function countLines(text: string): number {

@@ -7,7 +7,7 @@ import type { GatewayAPIStatus } from '../model/gateway/index.js';
 import type { BuildPath } from '../model/build.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
-import { serversDelta, type DynamicPart, type DynamicUpdate, type ServersPayload } from '../model/core/payload.js';
+import { serversDelta, type DynamicPart, type DynamicUpdate, type HeldServers, type ServersChange, type ServersPayload } from '../model/core/payload.js';
 import type { RoutesPayload } from '../model/core/routes-payload.js';
 import type { Backend, Configuration, ModelWarning } from '../model/core/types.js';
 import type { QuarantineEntry } from '../model/core/quarantine.js';
@@ -51,6 +51,11 @@ export interface SyncDeps<S> {
   decide(running: S | null, next: S): Decision;
   backendsPayload(config: Configuration): readonly Backend[];
   serversPayload(config: Configuration): ServersPayload;
+  /**
+   * What to post of the servers map from the one Lua holds (null: nothing known), cheaper than
+   * the whole map when few servers changed; absent: the whole map is made and compared.
+   */
+  serversChange?(held: HeldServers | null, config: Configuration): ServersChange;
   /** The dynamic hosts' route table; absent: routes are never posted (every host static). */
   routesPayload?(config: Configuration): RoutesPayload;
   reload(config: Configuration): Observable<ActorOutcome>;
@@ -115,7 +120,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
   let postedRoutes: RoutesPayload | null = null;
   let postedBackends: ReadonlySet<string> = new Set();
   /** The whole host → certificate map NGINX accepted last: later syncs post what changed from it. */
-  let postedServers: ServersPayload | null = null;
+  let postedServers: HeldServers | null = null;
   let confChecksum = '';
   let reloadedDicts: string | null = null;
 
@@ -198,7 +203,7 @@ export function createSyncer<S>(deps: SyncDeps<S>): (batch: SyncBatch) => Observ
           if (dyn.ok) {
             posted = next;
             if (update.routes) postedRoutes = update.routes;
-            if (servers) postedServers = servers;
+            if (servers) postedServers = servers.held();
             if (update.backends) postedBackends = new Set(update.backends.map((b) => b.name));
           }
           return result({ applied: dyn.ok, reload: reloadOutcome ?? undefined, dynamic: dyn, posted: dyn.ok ? posts : [] });
@@ -235,16 +240,21 @@ function routesBeforeReload<S>(
 /**
  * What Lua must be sent: every part when it holds nothing known (`side` null), else what changed;
  * the certificates as a change to the map Lua accepted last (`heldServers`), absent when none
- * differs. `servers` is the whole map the update brings Lua to.
+ * differs. `servers` gives the whole map the update brings Lua to, once it is taken.
  */
-function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decision | null, heldServers: ServersPayload | null): { update: DynamicUpdate; servers?: ServersPayload } {
+function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decision | null, heldServers: HeldServers | null): { update: DynamicUpdate; servers?: ServersChange } {
   const update: DynamicUpdate = {};
-  let servers: ServersPayload | undefined;
+  let servers: ServersChange | undefined;
   if (side === null || side.backendsChanged) update.backends = deps.backendsPayload(config);
   if (side === null || side.serversChanged) {
-    servers = deps.serversPayload(config);
-    const part = side === null || heldServers === null ? servers : serversDelta(heldServers, servers);
-    if (part) update.servers = part;
+    const held = side === null ? null : heldServers;
+    if (deps.serversChange) {
+      servers = deps.serversChange(held, config);
+    } else {
+      const whole = deps.serversPayload(config);
+      servers = { part: held === null ? whole : serversDelta(held.payload, whole), held: () => ({ payload: whole, config }) };
+    }
+    if (servers.part) update.servers = servers.part;
   }
   if (deps.routesPayload && (side === null || side.routesChanged)) update.routes = deps.routesPayload(config);
   return { update, servers };

@@ -4,6 +4,7 @@
 import { wwwRedirectNames } from './www-names.js';
 import type { Backend, Configuration } from './types.js';
 import { routeTableIds, type RoutesPayload } from './routes-payload.js';
+import { listChanges } from './list-changes.js';
 
 export const EMPTY_UID = '-1';
 /** The servers payload's key of the certificate of a Gateway HTTPS listener without hostname. */
@@ -172,11 +173,14 @@ export function serversDelta(held: ServersPayload, next: ServersPayload): Server
     name(uid);
     changed = true;
   }
+  // In name order: a held map brought up to date by serversChange is not sorted.
+  const gone: string[] = [];
   for (const host of Object.keys(held.servers)) {
     if (next.servers[host] !== undefined || held.servers[host] === EMPTY_UID) continue;
-    servers[host] = EMPTY_UID;
-    changed = true;
+    gone.push(host);
   }
+  for (const host of gone.sort()) servers[host] = EMPTY_UID;
+  if (gone.length > 0) changed = true;
   const frontendsChanged = JSON.stringify(held.frontends) !== JSON.stringify(next.frontends);
   if (frontendsChanged && next.frontends === undefined) return next;
   if (!changed && !frontendsChanged) return null;
@@ -184,6 +188,14 @@ export function serversDelta(held: ServersPayload, next: ServersPayload): Server
 }
 
 export function serversPayload(config: Configuration): ServersPayload {
+  const { servers, certificates } = hostCertificates(config);
+  const payload: ServersPayload = { certificates: sortedRecord(certificates), servers: sortedRecord(servers), complete: true };
+  if (config.frontends) payload.frontends = config.frontends;
+  return payload;
+}
+
+/** The servers map's entries (host → certificate uid, uid → PEM); with `only`, just those names'. */
+function hostCertificates(config: Configuration, only?: ReadonlySet<string>): { servers: Map<string, string>; certificates: Map<string, string> } {
   const servers = new Map<string, string>();
   const certificates = new Map<string, string>();
   const uidFor = (uid: string | null): string => {
@@ -197,22 +209,130 @@ export function serversPayload(config: Configuration): ServersPayload {
   for (const s of config.servers) {
     // A Gateway listener port's host (`host:port`): the certificate of its HTTPS listener, looked up by its port's server; plain HTTP has none.
     if (s.hostname.includes(':')) {
-      if (s.certificate !== null) servers.set(s.hostname, uidFor(s.certificate));
+      if (s.certificate !== null && (!only || only.has(s.hostname))) servers.set(s.hostname, uidFor(s.certificate));
       continue;
     }
-    servers.set(s.hostname, uidFor(s.certificate));
+    if (!only || only.has(s.hostname)) servers.set(s.hostname, uidFor(s.certificate));
+    if (s.aliases.length === 0) continue;
     const cert = s.certificate ? config.certificates[s.certificate] : undefined;
     for (const alias of s.aliases) {
+      if (only && !only.has(alias)) continue;
       const covered = cert !== undefined && cert.hosts.some((h) => hostMatches(h, alias));
       servers.set(alias, covered ? uidFor(s.certificate) : EMPTY_UID);
     }
   }
   // from-to-www: the other name of the host redirects, and needs the host's certificate for HTTPS.
-  for (const [s, from] of wwwRedirectNames(config.servers)) servers.set(from, uidFor(s.certificate));
+  for (const [s, from] of wwwRedirectNames(config.servers)) if (!only || only.has(from)) servers.set(from, uidFor(s.certificate));
   // The certificate of a Gateway's HTTPS listener without hostname, for names no host has (lua/gateway_frontend.lua).
-  if (config.frontends?.catchAll) servers.set(GATEWAY_CATCH_ALL, uidFor(config.frontends.catchAll));
-  for (const [port, uid] of Object.entries(config.frontends?.portCatchAll ?? {})) servers.set(`${GATEWAY_CATCH_ALL}${port}`, uidFor(uid));
-  const payload: ServersPayload = { certificates: sortedRecord(certificates), servers: sortedRecord(servers), complete: true };
-  if (config.frontends) payload.frontends = config.frontends;
-  return payload;
+  if (config.frontends?.catchAll && (!only || only.has(GATEWAY_CATCH_ALL))) servers.set(GATEWAY_CATCH_ALL, uidFor(config.frontends.catchAll));
+  for (const [port, uid] of Object.entries(config.frontends?.portCatchAll ?? {})) {
+    if (!only || only.has(`${GATEWAY_CATCH_ALL}${port}`)) servers.set(`${GATEWAY_CATCH_ALL}${port}`, uidFor(uid));
+  }
+  return { servers, certificates };
+}
+
+/** The servers map Lua accepted last, and the configuration it was made from. */
+export interface HeldServers {
+  readonly payload: ServersPayload;
+  readonly config: Configuration;
+}
+
+/** What to post to bring Lua's servers map to `config`'s (null: nothing), and the map Lua then holds. */
+export interface ServersChange {
+  readonly part: ServersPayload | null;
+  /** Called once NGINX took `part`: may update the held map in place (it is the caller's alone). */
+  held(): HeldServers;
+}
+
+/** Most servers changed since the held map for which serversChange works from the changed servers alone. */
+const FEW_SERVERS = 64;
+
+/**
+ * The change from the map Lua holds (`held`; null: it holds nothing known, the whole map goes) to
+ * `config`'s. When few servers changed since `held.config` and the certificates (PEMs and names)
+ * and Gateway listeners are the same, only the names those servers bear (and their from-to-www
+ * twins) can map elsewhere: they alone are looked at, so a new host at 10k costs what it
+ * changes; otherwise the whole map is made and compared (serversDelta). Same result either way.
+ */
+export function serversChange(held: HeldServers | null, config: Configuration): ServersChange {
+  if (held !== null) {
+    const names = changedServerNames(held.config, config);
+    if (names !== null) return namesChange(held, config, names);
+  }
+  const whole = serversPayload(config);
+  return { part: held === null ? whole : serversDelta(held.payload, whole), held: () => ({ payload: whole, config }) };
+}
+
+/** The names whose entry may differ between the two configurations' maps; null when that is not cheap to tell. */
+function changedServerNames(before: Configuration, after: Configuration): Set<string> | null {
+  if (!sameCertificates(before.certificates, after.certificates) || before.frontends !== after.frontends) return null;
+  const changed = listChanges(before.servers, after.servers, FEW_SERVERS);
+  if (changed === null) return null;
+  // The same servers in another order (never, while servers are sorted by name) would change which of two same names wins.
+  if (changed.removed.length + changed.added.length === 0 && !sameItems(before.servers, after.servers)) return null;
+  const names = new Set<string>();
+  for (const s of [...changed.removed, ...changed.added]) {
+    for (const name of [s.hostname, ...s.aliases]) {
+      names.add(name);
+      // Its from-to-www twin: the name it redirects from, or whose redirect it takes.
+      names.add(name.startsWith('www.') ? name.slice(4) : `www.${name}`);
+    }
+  }
+  return names;
+}
+
+/** The same PEMs and names under the same uids (the build makes the map anew each time; its entries are few). */
+function sameCertificates(a: Configuration['certificates'], b: Configuration['certificates']): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const uid of keys) {
+    const x = a[uid]!;
+    const y = b[uid];
+    if (x === y) continue;
+    if (!y || x.pem !== y.pem || !sameItems(x.hosts, y.hosts)) return false;
+  }
+  return true;
+}
+
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** serversDelta's rules, for `names` alone (every other name maps as in `held`). */
+function namesChange(held: HeldServers, config: Configuration, names: ReadonlySet<string>): ServersChange {
+  const next = hostCertificates(config, names);
+  const servers: Record<string, string> = {};
+  const certificates: Record<string, string> = {};
+  const gone: string[] = [];
+  const sorted = [...names].sort();
+  for (const host of sorted) {
+    const uid = next.servers.get(host);
+    const before = held.payload.servers[host];
+    if (uid === undefined) {
+      if (before !== undefined && before !== EMPTY_UID) gone.push(host);
+      continue;
+    }
+    if ((before ?? EMPTY_UID) === uid && (held.payload.certificates[uid] ?? '') === (next.certificates.get(uid) ?? '')) continue;
+    servers[host] = uid;
+    const pem = next.certificates.get(uid);
+    if (pem !== undefined) certificates[uid] = pem;
+  }
+  for (const host of gone) servers[host] = EMPTY_UID;
+  const part = Object.keys(servers).length > 0 ? { certificates, servers } : null;
+  return {
+    part,
+    held() {
+      const map = held.payload;
+      for (const host of sorted) {
+        const uid = next.servers.get(host);
+        if (uid === undefined) delete map.servers[host];
+        else map.servers[host] = uid;
+      }
+      for (const [uid, pem] of next.certificates) map.certificates[uid] = pem;
+      return { payload: map, config };
+    },
+  };
 }

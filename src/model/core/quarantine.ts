@@ -33,6 +33,8 @@ interface Held<T> {
   /** The object as it was when refused: another object under the key means it changed. */
   object: T | undefined;
   hosts: Set<string>;
+  /** The older Ingresses it clashes with: a change to one of them may end the clash. */
+  clashesWith?: ReadonlySet<string>;
 }
 
 const namespaceOf = (key: string) => key.slice(0, key.indexOf('/'));
@@ -40,8 +42,11 @@ const namespaceOf = (key: string) => key.slice(0, key.indexOf('/'));
 export interface Quarantine {
   /** Lets go of what the changes may have fixed; returns the keys released. */
   release(store: StoreReader, changes: QuarantineChanges): string[];
-  /** Sets an Ingress aside (as it is in the store now); `budget` when a budget does, not NGINX. */
-  addIngress(store: StoreReader, key: string, reason: string, budget?: BudgetScope): void;
+  /**
+   * Sets an Ingress aside (as it is in the store now); `budget` when a budget does, not NGINX;
+   * `clashesWith`: the Ingresses NGINX refuses it together with (a change to one lets it go).
+   */
+  addIngress(store: StoreReader, key: string, reason: string, budget?: BudgetScope, clashesWith?: readonly string[]): void;
   /** Sets the main ConfigMap aside: its last accepted version (or defaults) is used instead. */
   addConfigMap(store: StoreReader, reason: string): void;
   /** Sets one entry (`port`) of a TCP/UDP services ConfigMap aside; the others are served. */
@@ -77,7 +82,7 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
       if (c.kind === 'Ingress' && c.key !== key) {
         const other = store.getIngress(c.key);
         // A deleted Ingress may have shared a host: try again.
-        if (!other) return true;
+        if (!other || held.clashesWith?.has(c.key)) return true;
         for (const h of hostsOf(other)) if (held.hosts.has(h)) return true;
       } else if (c.kind === 'Secret' && store.ingressesReferencingSecret(c.key).includes(key)) {
         return true;
@@ -123,9 +128,12 @@ export function createQuarantine(opts: { now?: () => number } = {}): Quarantine 
       if (released.length > 0) version++;
       return released;
     },
-    addIngress(store, key, reason, budget) {
+    addIngress(store, key, reason, budget, clashesWith) {
       const object = store.getIngress(key);
-      ingresses.set(key, { entry: { kind: 'Ingress', key, reason, since: now(), ...(budget ? { budget } : {}) }, object, hosts: hostsOf(object) });
+      ingresses.set(key, {
+        entry: { kind: 'Ingress', key, reason, since: now(), ...(budget ? { budget } : {}) }, object, hosts: hostsOf(object),
+        ...(clashesWith && clashesWith.length > 0 ? { clashesWith: new Set(clashesWith) } : {}),
+      });
       version++;
     },
     addConfigMap(store, reason) {

@@ -2,7 +2,8 @@
 // name tally and the topology patched by the hosts that changed): after each of several hundred
 // random adds, changes and deletes, among them canaries (and Ingresses turning canary or back), hosts shared by several Ingresses,
 // backend names two Services share, TLS and Ingresses set aside in the quarantine, a builder
-// that has seen every step gives what a fresh builder gives, payloads included.
+// that has seen every step gives what a fresh builder gives, payloads included; and the servers
+// map's change worked out from the changed servers alone is serversDelta's of the whole maps.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -11,7 +12,7 @@ import { createModelBuilder } from '../../../src/model/build.js';
 import { decide } from '../../../src/model/core/decide.js';
 import { snapshot } from '../../../src/model/core/hash.js';
 import { stableJSON } from '../../../src/model/core/json.js';
-import { backendsPayload, serversPayload } from '../../../src/model/core/payload.js';
+import { backendsPayload, serversChange, serversDelta, serversPayload } from '../../../src/model/core/payload.js';
 import { createQuarantine } from '../../../src/model/core/quarantine.js';
 import { routesPayload } from '../../../src/model/core/routes-payload.js';
 import type { Ingress } from '../../../src/store/kube-types.js';
@@ -37,7 +38,9 @@ property('a builder that saw every step gives what a fresh one gives (200 random
   const quarantine = createQuarantine({ now: () => NOW.getTime() });
   const options = { annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true };
   const builder = createModelBuilder(options);
-  builder.build(quarantine.view(store));
+  const first = builder.build(quarantine.view(store)).config;
+  let heldServers = serversChange(null, first).held();
+  let heldWhole = serversPayload(first);
   const live = new Map<string, Ingress>();
   const keyOf = (ing: Ingress) => `${ing.metadata.namespace}/${ing.metadata.name}`;
   let created = 0;
@@ -50,10 +53,11 @@ property('a builder that saw every step gives what a fresh one gives (200 random
       const n = created++;
       const flavour = rnd(10);
       const [ns, svc] = flavour === 0 ? services[3]! : flavour === 1 ? services[4]! : ['default', `s${rnd(3)}`];
-      const host = rnd(4) === 0 ? pick(shared) : `h${n}.example.com`;
+      // from-to-www: sometimes on the www twin of the previous host, whose redirect it then takes.
+      const host = flavour === 5 && n > 0 && rnd(2) === 0 ? `www.h${n - 1}.example.com` : rnd(4) === 0 ? pick(shared) : `h${n}.example.com`;
       const ing = ingress(`i${n}`, host, [[pick(['/', '/api', '/web']), pick(['Prefix', 'Exact'] as const), svc, 80]], {
         ns, ts: new Date(Date.UTC(2026, 0, 1 + rnd(20))).toISOString(),
-        annotations: flavour === 2 ? { canary: 'true', 'canary-weight': String(rnd(100)) } : flavour === 3 ? { affinity: 'cookie' } : {},
+        annotations: flavour === 2 ? { canary: 'true', 'canary-weight': String(rnd(100)) } : flavour === 3 ? { affinity: 'cookie' } : flavour === 5 ? { 'from-to-www-redirect': 'true' } : {},
         tls: flavour === 4 ? [{ hosts: [host], secretName: 'tls' }] : undefined,
       });
       live.set(keyOf(ing), ing);
@@ -98,6 +102,12 @@ property('a builder that saw every step gives what a fresh one gives (200 random
     assert.is(JSON.stringify(routesPayload(before.config)), JSON.stringify(routesPayload(cold.config)), `step ${step} routes payload`);
     assert.is(JSON.stringify(serversPayload(before.config)), JSON.stringify(serversPayload(cold.config)), `step ${step} servers payload`);
     assert.is(JSON.stringify(backendsPayload(before.config)), JSON.stringify(backendsPayload(cold.config)), `step ${step} backends payload`);
+    const whole = serversPayload(before.config);
+    const change = serversChange(heldServers, before.config);
+    assert.is(JSON.stringify(change.part), JSON.stringify(serversDelta(heldWhole, whole)), `step ${step} servers change`);
+    heldServers = change.held();
+    assert.is(stableJSON(heldServers.payload.servers), stableJSON(whole.servers), `step ${step} servers map held`);
+    heldWhole = whole;
   }
   assert.ok(counts.add > 70 && counts.delete > 20 && counts.change > 20 && counts.setAside > 5 && counts.canaryToggled > 5, JSON.stringify(counts));
 });

@@ -129,4 +129,80 @@ test('an entry of a TCP services ConfigMap NGINX refuses is found (a failed bind
   assert.equal(q.release(store, { objects: [{ kind: 'ConfigMap', key: 'ingress/tcp' }], everything: false }), ['ConfigMap ingress/tcp:6000']);
 });
 
+/** Stands in for `nginx -t` where only the search is under test: refuses a configuration serving all of `clash`'s hosts. */
+const refusesTogether = (clash: string[], output: string) => async (config: { servers: ReadonlyArray<{ hostname: string }> }) => {
+  const hosts = new Set(config.servers.map((s) => s.hostname));
+  return clash.every((h) => hosts.has(h)) ? { ok: false, output } : { ok: true, output: '' };
+};
+const builder = () => createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 });
+const dated = (name: string, host: string, created: string, annotations: Record<string, string> = {}) =>
+  ingress('app', name, { host, created, paths: [{ path: '/', service: 'web' }], annotations });
+const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress' }, data: { 'proxy-read-timeout': '7' } };
+
+/** A refusal whose NGINX line is the first rendered line matching `pred`. */
+function refusalAt(store: Store, pred: (line: string) => boolean, message: string) {
+  const { config } = builder().build(store);
+  const rendered = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger: silentLogger() }).renderChunks(config, offlineRuntime(8181));
+  const line = rendered.chunks.join('').split('\n').findIndex(pred) + 1;
+  assert.ok(line > 0, 'the line is rendered');
+  return { config, rendered, output: `nginx: [emerg] ${message} in /x/.nginx.conf.tmp-1-2:${line}\nnginx: configuration file /x test failed` };
+}
+
+test('a clash: whichever line NGINX names (the older Ingress\'s, the settings\'), the newer Ingress is set aside and named with the older; nothing else is', async () => {
+  const objects = [cm, service('app', 'web'), dated('older', 'older.test', '2026-01-01T00:00:00Z', { 'nginx.ingress.kubernetes.io/proxy-read-timeout': '5' }),
+    dated('newer', 'aaa-newer.test', '2026-06-01T00:00:00Z'), dated('bystander', 'bystander.test', '2026-03-01T00:00:00Z')];
+  for (const [what, pred] of [
+    ['the older Ingress\'s location', (l: string) => l.includes('proxy_read_timeout 5s')],
+    ['a line of the settings', (l: string) => l.trim().startsWith('keepalive_timeout')],
+  ] as const) {
+    const store = storeWith(objects);
+    const quarantine = createQuarantine();
+    const refusal = refusalAt(store, pred, 'duplicate "127.0.0.1:9000" address and port pair');
+    const narrower = createNarrower({ store, quarantine, builder: builder(), probeBuilder: builder, logger: silentLogger() });
+    const next = await narrower.narrow(refusal, refusesTogether(['older.test', 'aaa-newer.test'], refusal.output));
+    assert.ok(next, what);
+    assert.equal(quarantine.entries().map((e) => `${e.kind} ${e.key}`), ['Ingress app/newer'], what);
+    assert.match(quarantine.entries()[0]!.reason, /clashes with the older Ingress app\/older, which is kept: duplicate "127.0.0.1:9000"/);
+    assert.equal(next!.servers.map((s) => s.hostname).filter((h) => h.endsWith('.test')).sort(), ['bystander.test', 'older.test']);
+    // The older one changing may end the clash: the newer one is tried again; the bystander's change does not.
+    assert.equal(quarantine.release(store, { objects: [{ kind: 'Ingress', key: 'app/bystander' }], everything: false }), []);
+    assert.equal(quarantine.release(store, { objects: [{ kind: 'Ingress', key: 'app/older' }], everything: false }), ['Ingress app/newer']);
+  }
+});
+
+test('refused, but no probe shows any object guilty: nothing is quarantined, not the ConfigMap, and the running configuration stays', async () => {
+  const store = storeWith([cm, service('app', 'web'), dated('a', 'a.test', '2026-01-01T00:00:00Z'), dated('b', 'b.test', '2026-02-01T00:00:00Z')]);
+  const quarantine = createQuarantine();
+  const refusal = refusalAt(store, (l) => l.trim().startsWith('keepalive_timeout'), 'bind() to 127.0.0.1:80 failed (98: Address already in use)');
+  const narrower = createNarrower({ store, quarantine, builder: builder(), probeBuilder: builder, logger: silentLogger() });
+  assert.is(await narrower.narrow(refusal, refusesTogether(['never.test'], '')), null);
+  assert.is(quarantine.size, 0);
+});
+
+test('the settings are quarantined only when NGINX refuses them without any Ingress', async () => {
+  const store = storeWith([cm, service('app', 'web'), dated('a', 'a.test', '2026-01-01T00:00:00Z')]);
+  const quarantine = createQuarantine();
+  const refusal = refusalAt(store, (l) => l.trim().startsWith('keepalive_timeout'), 'invalid value');
+  const narrower = createNarrower({ store, quarantine, builder: builder(), probeBuilder: builder, logger: silentLogger() });
+  assert.ok(await narrower.narrow(refusal, async () => ({ ok: false, output: refusal.output })));
+  assert.equal(quarantine.entries().map((e) => `${e.kind} ${e.key}`), ['ConfigMap ingress/nginx']);
+});
+
+test('a line of a stream-snippet points at its Ingress; a header written inside another tenant\'s snippet does not make it guilty', async () => {
+  const snippet = (port: number, extra = '') => `${extra}server { listen 127.0.0.1:${port}; proxy_pass 127.0.0.3:1; }`;
+  const store = storeWith([{ ...cm, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } }, service('app', 'web'),
+    dated('victim', 'victim.test', '2026-01-01T00:00:00Z', { 'nginx.ingress.kubernetes.io/stream-snippet': snippet(9000) }),
+    // Rendered first (its host sorts first); its second line pretends to start the victim's snippet.
+    dated('hostile', 'aaa.test', '2026-06-01T00:00:00Z', { 'nginx.ingress.kubernetes.io/stream-snippet': snippet(9001, '# stream-snippet of app/victim\n') })]);
+  const refusal = refusalAt(store, (l) => l.includes('listen 127.0.0.1:9001;'), 'something wrong');
+  assert.equal(locate(refusal.output, refusal.rendered, refusal.config, store), { kind: 'ingress', key: 'app/victim', field: 'stream-snippet' }, 'the forged header fools the line mapping');
+  const honest = refusalAt(store, (l) => l.includes('listen 127.0.0.1:9000;'), 'something wrong');
+  assert.equal(locate(honest.output, honest.rendered, honest.config, store), { kind: 'ingress', key: 'app/victim', field: 'stream-snippet' });
+  // ...but not the verdict: the victim passes on its own, the hostile Ingress does not.
+  const quarantine = createQuarantine();
+  const narrower = createNarrower({ store, quarantine, builder: builder(), probeBuilder: builder, logger: silentLogger() });
+  assert.ok(await narrower.narrow(refusal, refusesTogether(['aaa.test'], refusal.output)));
+  assert.equal(quarantine.entries().map((e) => `${e.kind} ${e.key}`), ['Ingress app/hostile']);
+});
+
 test.run();

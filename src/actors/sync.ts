@@ -7,7 +7,7 @@ import type { GatewayAPIStatus } from '../model/gateway/index.js';
 import type { BuildPath } from '../model/build.js';
 import type { SyncBatch } from '../streams/hooks.js';
 import type { Decision, DecisionKind } from '../model/core/decide.js';
-import { serversDelta, type DynamicPart, type DynamicUpdate, type HeldServers, type ServersChange, type ServersPayload } from '../model/core/payload.js';
+import { wholeServersChange, type DynamicPart, type DynamicUpdate, type HeldServers, type ServersChange, type ServersPayload } from '../model/core/payload.js';
 import type { RoutesPayload } from '../model/core/routes-payload.js';
 import type { Backend, Configuration, ModelWarning } from '../model/core/types.js';
 import type { QuarantineEntry } from '../model/core/quarantine.js';
@@ -248,12 +248,7 @@ function dynamicUpdate<S>(deps: SyncDeps<S>, config: Configuration, side: Decisi
   if (side === null || side.backendsChanged) update.backends = deps.backendsPayload(config);
   if (side === null || side.serversChanged) {
     const held = side === null ? null : heldServers;
-    if (deps.serversChange) {
-      servers = deps.serversChange(held, config);
-    } else {
-      const whole = deps.serversPayload(config);
-      servers = { part: held === null ? whole : serversDelta(held.payload, whole), held: () => ({ payload: whole, config }) };
-    }
+    servers = deps.serversChange ? deps.serversChange(held, config) : wholeServersChange(held, config, deps.serversPayload(config));
     if (servers.part) update.servers = servers.part;
   }
   if (deps.routesPayload && (side === null || side.routesChanged)) update.routes = deps.routesPayload(config);

@@ -140,4 +140,9 @@ test('when the older Ingress moves off the port, the one it clashed with leaves 
   assert.not.match(report, /^(ConfigMap|Ingress tenant-a\/)/m);
 });
 
+over.both('the Ingress released from quarantine is served; those still set aside are not', async (p) => {
+  assert.is((await p.request('aaa-hostile.test', '/')).status, 200);
+  assert.is((await p.request('default-b.test', '/')).status, 404);
+});
+
 test.run();

@@ -259,7 +259,11 @@ export function serversChange(held: HeldServers | null, config: Configuration): 
     const names = changedServerNames(held.config, config);
     if (names !== null) return namesChange(held, config, names);
   }
-  const whole = serversPayload(config);
+  return wholeServersChange(held, config, serversPayload(config));
+}
+
+/** The change from the map Lua holds to `whole` (the whole map of `config`), found by comparing the two maps. */
+export function wholeServersChange(held: HeldServers | null, config: Configuration, whole: ServersPayload): ServersChange {
   return { part: held === null ? whole : serversDelta(held.payload, whole), held: () => ({ payload: whole, config }) };
 }
 

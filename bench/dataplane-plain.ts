@@ -1,7 +1,9 @@
 // The data plane against plain NGINX (issue 31): `ingress-rx local` with one TLS Ingress and
 // default settings (a dynamic host: the Lua router in the default server) against a hand-written
 // NGINX proxy on the same machine — same certificate, TLS, HTTP/2, access_log on, a static
-// `upstream` with keepalive to the same backend (a one-worker NGINX answering `return 200`).
+// `upstream` with keepalive to the same backend (a one-worker NGINX answering `return 200`); and
+// against a second hand-written proxy configured with ingress-nginx's per-request defaults (the
+// controller's own proxy, TLS and log lines: sameDefaultsConf), which tells what ingress-rx itself adds.
 // h2load (HTTP/2) and wrk (HTTP/1.1 over TLS) in alternating turns (A B B A): requests/s and the
 // NGINX CPU per request (master + workers, from /proc) of each. Then where the difference goes:
 // the controller's nginx.conf with one per-request feature removed at a time (a variant of the
@@ -31,9 +33,8 @@ const HOST = 'dp.bench.example';
 
 interface Turn { rps: number; requests: number; errors: number; cpuUsPerRequest: number }
 
-/** The hand-written proxy: what an operator writes for one TLS site in front of one backend. */
-function plainConf(prefix: string, port: number, upstream: number, cert: string, key: string): string {
-  return `daemon off;
+/** What both hand-written proxies start with (one process per core, as the controller's NGINX). */
+const prologue = (prefix: string) => `daemon off;
 master_process on;
 worker_processes auto;
 pid ${prefix}/nginx.pid;
@@ -41,17 +42,24 @@ error_log ${prefix}/error.log warn;
 events { worker_connections 16384; }
 http {
   client_body_temp_path ${prefix}/cb; proxy_temp_path ${prefix}/px; fastcgi_temp_path ${prefix}/fc; uwsgi_temp_path ${prefix}/uw; scgi_temp_path ${prefix}/sc;
-  access_log ${prefix}/access.log combined;
-  upstream backend {
-    server 127.0.0.1:${upstream};
-    keepalive 320;
-  }
-  server {
+`;
+
+/** Both proxies' TLS site for HOST, up to its location. */
+const site = (port: number, cert: string, key: string) => `  server {
     listen 127.0.0.1:${port} ssl http2;
     server_name ${HOST};
     ssl_certificate ${cert};
     ssl_certificate_key ${key};
-    location / {
+`;
+
+/** The hand-written proxy: what an operator writes for one TLS site in front of one backend. */
+function plainConf(prefix: string, port: number, upstream: number, cert: string, key: string): string {
+  return `${prologue(prefix)}  access_log ${prefix}/access.log combined;
+  upstream backend {
+    server 127.0.0.1:${upstream};
+    keepalive 320;
+  }
+${site(port, cert, key)}    location / {
       proxy_pass http://backend;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
@@ -59,6 +67,73 @@ http {
   }
 }
 `;
+}
+
+/**
+ * The hand-written proxy with ingress-nginx's per-request defaults, the fair reference for what
+ * ingress-rx itself adds: proxy_buffering off (a second TLS record per response), the proxy and
+ * TLS settings and the 15 standard proxy headers (request id from NGINX's `$request_id`), the
+ * `upstreaminfo` access log and the buffered metrics line, HSTS, no Server header. The http-level
+ * directives and log formats are the controller's own lines (`controllerConf`), so that both
+ * write the same bytes; the location sets statically what the router sets per request (`n`).
+ */
+function sameDefaultsConf(prefix: string, port: number, upstream: number, cert: string, key: string, controllerConf: string, n: Names): string {
+  const http = controllerConf.slice(controllerConf.indexOf('\nhttp {'), controllerConf.indexOf('\n    upstream upstream_balancer {'));
+  const lines = (re: RegExp, what: string) => {
+    const found = http.split('\n').filter((l) => re.test(l));
+    if (found.length === 0) throw new Error(`same-defaults reference: no ${what} in the controller's nginx.conf`);
+    return found.join('\n');
+  };
+  const module = /^load_module "[^"]*ngx_http_headers_more_filter_module\.so";$/m.exec(controllerConf)?.[0];
+  const keepalive = /upstream upstream_balancer \{\n(?:.*\n)*?((?:\s+keepalive.*\n)+)/.exec(controllerConf)?.[1];
+  const hsts = /hsts = true, hsts_max_age = (\d+), hsts_include_subdomains = (true|false), hsts_preload = (true|false)/.exec(controllerConf);
+  if (!module || !keepalive || !hsts) throw new Error('same-defaults reference: the controller\'s nginx.conf has no headers-more module, upstream keepalive or HSTS setting');
+  const hstsValue = `max-age=${hsts[1]}${hsts[2] === 'true' ? '; includeSubDomains' : ''}${hsts[3] === 'true' ? '; preload' : ''}`;
+  return `${module}
+${prologue(prefix)}${lines(/^    (aio|tcp_nopush|tcp_nodelay|reset_timedout_connection|keepalive_timeout|keepalive_requests|server_tokens|more_clear_headers|default_type|absolute_redirect|port_in_redirect|aio_write) /, 'connection settings')}
+${lines(/^    proxy_(?!temp_path)[a-z_]+ /, 'proxy settings')}
+${lines(/^    ssl_(protocols|ciphers|prefer_server_ciphers|session_cache|session_timeout|session_tickets|buffer_size|ecdh_curve|early_data) /, 'TLS settings')}
+${lines(/^    log_format (upstreaminfo|ingress_rx_metrics_routed) /, 'log formats')}
+  map $http_x_request_id $req_id {
+    default $http_x_request_id;
+    "" $request_id;
+  }
+  map $http_host $this_host {
+    default $http_host;
+    "" $host;
+  }
+  map $server_port $pass_port {
+    default $server_port;
+    ${port} 443;
+  }
+  map $http_upgrade $connection_upgrade {
+    default upgrade;
+    "" "";
+  }
+  upstream backend {
+    server 127.0.0.1:${upstream};
+${keepalive}  }
+${site(port, cert, key)}    location / {
+      set $proxy_upstream_name "${n.backend}";
+      set $proxy_alternative_upstream_name "";
+      set $ingress_rx_route_labels "${n.labels.replaceAll('\t', '\\t')}";
+      add_header Strict-Transport-Security "${hstsValue}" always;
+      access_log ${prefix}/access.log upstreaminfo;
+      access_log ${prefix}/metrics.log ingress_rx_metrics_routed buffer=64k flush=1s;
+      proxy_pass http://backend;
+    }
+  }
+}
+`;
+}
+
+/** Whether the two answer alike: the same response header names and Strict-Transport-Security (else the reference is not the same). */
+async function sameResponse(irxPort: number, samePort: number): Promise<Row> {
+  const [irx, same] = await Promise.all([irxPort, samePort].map((p) => sendRequest(p, HOST, '/', { https: true })));
+  const names = (h: Record<string, unknown>) => Object.keys(h).filter((k) => k !== 'date').sort().join(' ');
+  const alike = names(irx!.headers) === names(same!.headers) && irx!.headers['strict-transport-security'] === same!.headers['strict-transport-security'];
+  if (!alike) throw new Error(`the same-defaults reference answers otherwise: ingress-rx ${JSON.stringify(irx!.headers)}, reference ${JSON.stringify(same!.headers)}`);
+  return { figure: 'response headers, ingress-rx and plain with the same defaults', value: names(irx!.headers), note: `HSTS ${String(irx!.headers['strict-transport-security'])} from both` };
 }
 
 /**
@@ -264,7 +339,8 @@ async function main(): Promise<void> {
   ensureDebianTool('h2load', 'nghttp2-client');
   const full = isFull();
   const rows: Row[] = [];
-  const fig: Record<string, number | null> = { dataplane_vs_plain_h2: null, dataplane_vs_plain_h1: null, dataplane_vs_plain_h2_cpu: null, dataplane_vs_plain_h1_cpu: null, dataplane_vs_plain_h2_instructions: null };
+  const fig: Record<string, number | null> = { dataplane_vs_plain_h2: null, dataplane_vs_plain_h1: null, dataplane_vs_plain_h2_cpu: null, dataplane_vs_plain_h1_cpu: null, dataplane_vs_plain_h2_instructions: null,
+    dataplane_vs_plain_same_defaults_h2: null, dataplane_vs_plain_same_defaults_h1: null, dataplane_vs_plain_same_defaults_h2_cpu: null, dataplane_vs_plain_same_defaults_h1_cpu: null, dataplane_vs_plain_same_defaults_h2_instructions: null };
   const children: ChildProcess[] = [];
   let local: LocalMode | null = null;
   const dir = mkdtempSync(join(tmpdir(), 'irx-bench-plain-'));
@@ -294,17 +370,34 @@ async function main(): Promise<void> {
     await waitFor(async () => (await get(upPort!, 'x', '/').catch(() => ({ status: 0 }))).status === 200, { timeoutMs: 10_000, what: 'the upstream NGINX' }).catch(failure(children[0]!, 'upstream NGINX'));
     await waitFor(async () => (await sendRequest(plainPort!, HOST, '/', { https: true }).catch(() => null))?.status === 200, { timeoutMs: 10_000, what: 'plain NGINX' }).catch(failure(plain, 'plain NGINX'));
     await waitFor(async () => (await sendRequest(irxPort, HOST, '/', { https: true }).catch(() => null))?.status === 200, { timeoutMs: 120_000, what: 'ingress-rx serving the TLS host' });
+    // What router.route() sets for the route, for the variants that set it statically.
+    // (Awaited: NGINX writes an HTTP/2 stream's line after its last frame, and the readiness probe above is the only request so far.)
+    const accessLog = () => readFileSync(join(local!.workdir, 'logs', 'access.log'), 'utf8').trim().split('\n').pop() ?? '';
+    const backendOf = (line: string) => /\[([^\]]+)\] \[[^\]]*\] 127\.0\.0\.1:/.exec(line)?.[1];
+    await waitFor(() => backendOf(accessLog()) !== undefined, { timeoutMs: 10_000, what: 'a proxied line in the access log' })
+      .catch(() => { throw new Error(`no backend name in the access log line ${accessLog()}`); });
+    const backend = backendOf(accessLog())!;
+    const names: Names = { backend, labels: 'default\tsite\tbe\t/' };
+    const controllerConf = readFileSync(join(local.workdir, 'nginx.conf'), 'utf8');
+    const [samePort] = await freePorts(1);
+    const samePrefix = join(dir, 'same');
+    mkdirSync(join(samePrefix, 'logs'), { recursive: true });
+    writeFileSync(join(samePrefix, 'nginx.conf'), sameDefaultsConf(samePrefix, samePort!, upPort!, files.cert, files.key, controllerConf, names));
+    const same = startNginx(samePrefix, join(samePrefix, 'nginx.conf'), { ownSession: true });
+    children.push(same);
+    await waitFor(async () => (await sendRequest(samePort!, HOST, '/', { https: true }).catch(() => null))?.status === 200, { timeoutMs: 10_000, what: 'plain NGINX with the same defaults' }).catch(failure(same, 'plain NGINX with the same defaults'));
+    rows.push(await sameResponse(irxPort, samePort!));
     const irxMaster = () => Number(readFileSync(join(local!.workdir, 'nginx.pid'), 'utf8'));
-    const target = { plain: { pid: plain.pid!, port: plainPort! }, irx: { pid: irxMaster(), port: irxPort } };
+    const target = { plain: { pid: plain.pid!, port: plainPort! }, same: { pid: same.pid!, port: samePort! }, irx: { pid: irxMaster(), port: irxPort } };
 
     const seconds = full ? 5 : 2;
     for (const [client, rounds] of [['h2', full ? 3 : 1], ['h1', full ? 2 : 1]] as const) {
       if (process.argv.includes('--no-headline')) break;
       await attempt(rows, `${client} against plain NGINX`, async () => {
         for (const t of Object.values(target)) await turn(client, t.pid, t.port, 1); // warm-up
-        const turns = { plain: [] as Turn[], irx: [] as Turn[] };
+        const turns = { plain: [] as Turn[], same: [] as Turn[], irx: [] as Turn[] };
         for (let r = 0; r < rounds; r++) {
-          for (const who of ['plain', 'irx', 'irx', 'plain'] as const) turns[who].push(await turn(client, target[who].pid, target[who].port, seconds));
+          for (const who of ['plain', 'same', 'irx', 'irx', 'same', 'plain'] as const) turns[who].push(await turn(client, target[who].pid, target[who].port, seconds));
         }
         const rps = (ts: Turn[]) => median(ts.map((t) => t.rps));
         const cpu = (ts: Turn[]) => median(ts.map((t) => t.cpuUsPerRequest));
@@ -313,24 +406,21 @@ async function main(): Promise<void> {
         fig[`dataplane_vs_plain_${client}`] = round(ratio, 3);
         fig[`dataplane_vs_plain_${client}_cpu`] = round(cpuRatio, 3);
         const how = client === 'h2' ? `h2load -c${H2_CONNECTIONS} -m10 -n${H2_CONNECTIONS * h2StreamsPerConnection(seconds)}` : `wrk -t2 -c32 -d${seconds}s https`;
-        const errors = [...turns.plain, ...turns.irx].reduce((a, t) => a + t.errors, 0);
-        rows.push({ figure: `${client === 'h2' ? 'HTTP/2' : 'HTTP/1.1 over TLS'}: plain NGINX / ingress-rx requests/s`, value: `${rps(turns.plain).toFixed(0)} / ${rps(turns.irx).toFixed(0)}`,
-          note: `${how}, ${rounds * 2} turns each (A B B A), medians; errors ${errors}` });
+        const sameRatio = rps(turns.irx) / rps(turns.same);
+        const sameCpuRatio = cpu(turns.same) / cpu(turns.irx);
+        fig[`dataplane_vs_plain_same_defaults_${client}`] = round(sameRatio, 3);
+        fig[`dataplane_vs_plain_same_defaults_${client}_cpu`] = round(sameCpuRatio, 3);
+        const errors = [...turns.plain, ...turns.same, ...turns.irx].reduce((a, t) => a + t.errors, 0);
+        rows.push({ figure: `${client === 'h2' ? 'HTTP/2' : 'HTTP/1.1 over TLS'}: plain NGINX / plain, same defaults / ingress-rx requests/s`, value: `${rps(turns.plain).toFixed(0)} / ${rps(turns.same).toFixed(0)} / ${rps(turns.irx).toFixed(0)}`,
+          note: `${how}, ${rounds * 2} turns each (A B C C B A), medians; errors ${errors}` });
         rows.push({ figure: `dataplane_vs_plain_${client} (requests/s)`, value: ratio.toFixed(3), target: '≥ 0.95', status: verdict(ratio, 0.95, true),
           note: `NGINX CPU per request plain ${cpu(turns.plain).toFixed(1)} µs, ingress-rx ${cpu(turns.irx).toFixed(1)} µs: ratio ${cpuRatio.toFixed(3)}` });
+        rows.push({ figure: `dataplane_vs_plain_same_defaults_${client} (requests/s)`, value: sameRatio.toFixed(3), target: '≥ 0.95', status: verdict(sameRatio, 0.95, true),
+          note: `NGINX CPU per request plain with ingress-nginx's defaults ${cpu(turns.same).toFixed(1)} µs, ingress-rx ${cpu(turns.irx).toFixed(1)} µs: ratio ${sameCpuRatio.toFixed(3)}` });
       });
       loads.push(`${client} ${loadAverage()}`);
     }
 
-    // What router.route() sets for the route, for the variants that set it statically.
-    // (Awaited: NGINX writes an HTTP/2 stream's line after its last frame, and with --no-headline
-    // the readiness probe above is the only request.)
-    const accessLog = () => readFileSync(join(local!.workdir, 'logs', 'access.log'), 'utf8').trim().split('\n').pop() ?? '';
-    const backendOf = (line: string) => /\[([^\]]+)\] \[[^\]]*\] 127\.0\.0\.1:/.exec(line)?.[1];
-    await waitFor(() => backendOf(accessLog()) !== undefined, { timeoutMs: 10_000, what: 'a proxied line in the access log' })
-      .catch(() => { throw new Error(`no backend name in the access log line ${accessLog()}`); });
-    const backend = backendOf(accessLog())!;
-    const names: Names = { backend, labels: 'default\tsite\tbe\t/' };
     // Where the difference goes: one feature removed at a time, in the controller's NGINX (HTTP/2),
     // by CPU time; or, with --callgrind, by instructions in a copy under valgrind.
     if (!process.argv.includes('--callgrind')) await attempt(rows, 'per-feature cost', async () => {
@@ -390,9 +480,14 @@ async function main(): Promise<void> {
         const [pp] = await freePorts(1);
         const plainIr = await instructionsPerRequest(plainCg, plainConf(plainCg, pp!, upPort!, files.cert, files.key).replace('worker_processes auto;', 'worker_processes 1;').replace('master_process on;', 'master_process off;'), pp!, n, async () => {});
         const irxIr = await instructionsPerRequest(clone, cloneConf(conf, local!.workdir, clone, ports), s!, n, post);
+        const sameCg = join(dir, 'same-cg');
+        mkdirSync(join(sameCg, 'logs'), { recursive: true });
+        const [sp] = await freePorts(1);
+        const sameIr = await instructionsPerRequest(sameCg, sameDefaultsConf(sameCg, sp!, upPort!, files.cert, files.key, conf, names).replace('worker_processes auto;', 'worker_processes 1;').replace('master_process on;', 'master_process off;'), sp!, n, async () => {});
         fig.dataplane_vs_plain_h2_instructions = round(plainIr / irxIr, 3);
-        rows.push({ figure: 'instructions per HTTP/2 request, plain NGINX / ingress-rx', value: `${(plainIr / 1000).toFixed(1)}k / ${(irxIr / 1000).toFixed(1)}k`,
-          note: `ratio ${(plainIr / irxIr).toFixed(3)}; callgrind, one NGINX process, h2load -c4 -m10 -n${n} after a warm-up; user space only (the kernel's share is not counted)` });
+        fig.dataplane_vs_plain_same_defaults_h2_instructions = round(sameIr / irxIr, 3);
+        rows.push({ figure: 'instructions per HTTP/2 request, plain NGINX / plain, same defaults / ingress-rx', value: `${(plainIr / 1000).toFixed(1)}k / ${(sameIr / 1000).toFixed(1)}k / ${(irxIr / 1000).toFixed(1)}k`,
+          note: `ratios ${(plainIr / irxIr).toFixed(3)} / ${(sameIr / irxIr).toFixed(3)}; callgrind, one NGINX process, h2load -c4 -m10 -n${n} after a warm-up; user space only (the kernel's share is not counted)` });
         const only = arg('--only');
         for (const v of VARIANTS.filter((x) => (only ? x.name.includes(only) : full || x.quick) && x.name !== 'log_by_lua')) {
           const ir = await instructionsPerRequest(clone, cloneConf(v.edit(conf, names, upPort!, files), local!.workdir, clone, ports), s!, n, post);

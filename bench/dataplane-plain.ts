@@ -88,12 +88,18 @@ function sameDefaultsConf(prefix: string, port: number, upstream: number, cert: 
   const keepalive = /upstream upstream_balancer \{\n(?:.*\n)*?((?:\s+keepalive.*\n)+)/.exec(controllerConf)?.[1];
   const hsts = /hsts = true, hsts_max_age = (\d+), hsts_include_subdomains = (true|false), hsts_preload = (true|false)/.exec(controllerConf);
   if (!module || !keepalive || !hsts) throw new Error('same-defaults reference: the controller\'s nginx.conf has no headers-more module, upstream keepalive or HSTS setting');
+  // A dynamic host's metrics line names its route by one variable the router sets; a server block's location sets four.
+  const metricsFormat = controllerConf.includes(' ingress_rx_metrics_routed buffer=') ? 'ingress_rx_metrics_routed' : 'ingress_rx_metrics';
+  const [namespace, ingress, service, path] = n.labels.split('\t');
+  const metricsNames = metricsFormat === 'ingress_rx_metrics_routed'
+    ? `      set $ingress_rx_route_labels "${n.labels.replaceAll('\t', '\\t')}";\n`
+    : `      set $namespace "${namespace}";\n      set $ingress_name "${ingress}";\n      set $service_name "${service}";\n      set $location_path "${path}";\n`;
   const hstsValue = `max-age=${hsts[1]}${hsts[2] === 'true' ? '; includeSubDomains' : ''}${hsts[3] === 'true' ? '; preload' : ''}`;
   return `${module}
 ${prologue(prefix)}${lines(/^    (aio|tcp_nopush|tcp_nodelay|reset_timedout_connection|keepalive_timeout|keepalive_requests|server_tokens|more_clear_headers|default_type|absolute_redirect|port_in_redirect|aio_write) /, 'connection settings')}
 ${lines(/^    proxy_(?!temp_path)[a-z_]+ /, 'proxy settings')}
 ${lines(/^    ssl_(protocols|ciphers|prefer_server_ciphers|session_cache|session_timeout|session_tickets|buffer_size|ecdh_curve|early_data) /, 'TLS settings')}
-${lines(/^    log_format (upstreaminfo|ingress_rx_metrics_routed) /, 'log formats')}
+${lines(new RegExp(`^    log_format (upstreaminfo|${metricsFormat}) `), 'log formats')}
   map $http_x_request_id $req_id {
     default $http_x_request_id;
     "" $request_id;
@@ -116,10 +122,9 @@ ${keepalive}  }
 ${site(port, cert, key)}    location / {
       set $proxy_upstream_name "${n.backend}";
       set $proxy_alternative_upstream_name "";
-      set $ingress_rx_route_labels "${n.labels.replaceAll('\t', '\\t')}";
-      add_header Strict-Transport-Security "${hstsValue}" always;
+${metricsNames}      add_header Strict-Transport-Security "${hstsValue}" always;
       access_log ${prefix}/access.log upstreaminfo;
-      access_log ${prefix}/metrics.log ingress_rx_metrics_routed buffer=64k flush=1s;
+      access_log ${prefix}/metrics.log ${metricsFormat} buffer=64k flush=1s;
       proxy_pass http://backend;
     }
   }

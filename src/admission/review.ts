@@ -15,7 +15,8 @@ import { createNeighbourIndex, keyOf, neighbourhood, serverNames, storeView, typ
 import { warnRuleOf } from './verdict.js';
 import { DEFAULT_BUDGETS, pathBudgetProblem } from '../model/core/budgets.js';
 import { createGatewayReviewer } from './review-gateway.js';
-import type { Finding, ReviewResult, Reviewer, ReviewerOptions } from './review-types.js';
+import { NO_CONFIG_BYTES, type Finding, type ReviewResult, type Reviewer, type ReviewerOptions } from './review-types.js';
+import type { Server } from '../model/core/types.js';
 
 export type { Finding, ReviewResult, Reviewer, ReviewerOptions } from './review-types.js';
 
@@ -125,7 +126,7 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
   }
 
   function notServed(reason: string): ReviewResult {
-    return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
+    return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: NO_CONFIG_BYTES };
   }
   const gateway = createGatewayReviewer(opts, { index: currentIndex, shared });
 
@@ -168,7 +169,7 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
       const tooBig = pathBudgetProblem(candidate, opts.budgets ?? DEFAULT_BUDGETS);
       if (tooBig) {
         const finding: Finding = { severity: 'deny', object: `Ingress ${keyOf(candidate)}`, field: 'spec.rules', message: `${tooBig}; the controller would set it aside` };
-        return { served: true, reason: verdict.reason, allowed: false, findings: [finding], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
+        return { served: true, reason: verdict.reason, allowed: false, findings: [finding], tested: 0, viewMs: 0, buildMs: 0, configBytes: NO_CONFIG_BYTES };
       }
       const ingresses = neighbourhood(candidate, currentIndex(), opts.annotationsPrefix);
       const view = storeView(store, ingresses, candidate);
@@ -186,19 +187,32 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
         if (rule) notes.push({ ...w, severity: 'warn', rule: rule.name });
         else denials.push({ ...w, severity: 'deny' });
       }
-      // Only the metrics of accepted reviews show it (as in ingress-nginx).
-      let configBytes = 0;
-      if (denials.length === 0) {
-        const names = new Set(serverNames(candidate, opts.annotationsPrefix));
-        for (const s of config.servers) if (names.has(s.hostname)) configBytes += JSON.stringify(s).length;
-      }
       return {
         served: true, reason: verdict.reason, allowed: denials.length === 0, findings: [...dedupe(denials), ...dedupe(notes)],
-        tested: ingresses.length, viewMs: built - started, buildMs: done - built, configBytes,
+        tested: ingresses.length, viewMs: built - started, buildMs: done - built,
+        // Only the metrics of accepted reviews show it (as in ingress-nginx).
+        configBytes: denials.length === 0 ? sizeOfOnce(config.servers, serverNames(candidate, opts.annotationsPrefix)) : NO_CONFIG_BYTES,
       };
     },
   };
   return reviewer;
+}
+
+/**
+ * The JSON size of the servers named `names`, computed when first asked. A model's servers are
+ * never changed once built (the builders' memos hand the same objects to later builds), so the
+ * size asked later is the size at the review.
+ */
+function sizeOfOnce(servers: readonly Server[], names: readonly string[]): () => number {
+  let bytes = -1;
+  return () => {
+    if (bytes < 0) {
+      const named = new Set(names);
+      bytes = 0;
+      for (const s of servers) if (named.has(s.hostname)) bytes += JSON.stringify(s).length;
+    }
+    return bytes;
+  };
 }
 
 /** The candidate as the store would hold it: paths defaulted, and a creation time (a new object is the newest). */

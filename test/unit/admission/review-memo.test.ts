@@ -18,7 +18,7 @@ const certs = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
 const pem = (f: string) => readFileSync(join(certs, f), 'utf8');
 const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
 const summary = (r: ReviewResult) => ({
-  served: r.served, allowed: r.allowed, tested: r.tested, configBytes: r.configBytes,
+  served: r.served, allowed: r.allowed, tested: r.tested, configBytes: r.configBytes(),
   findings: r.findings.map((f) => `${f.severity} ${f.rule ?? ''} ${f.object} ${f.field}: ${f.message}`),
 });
 
@@ -55,6 +55,7 @@ test('after any changes between reviews, a long-lived reviewer answers as a revi
     });
   };
   const live = new Map<string, Ingress>();
+  const sizedLater: Array<{ kept: ReviewResult; bytes: number; what: string }> = [];
   let compared = 0;
   for (let step = 0; step < 120; step++) {
     const change = rand(10);
@@ -78,10 +79,17 @@ test('after any changes between reviews, a long-lived reviewer answers as a revi
     const candidates = [make('candidate', '2026-05-01T00:00:00Z'), make('candidate', '2026-05-01T00:00:00Z'), ...[...live.values()].slice(0, 3)];
     for (const c of candidates) {
       const fresh = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
-      assert.equal(summary(reviewer.review(c)), summary(fresh.review(c)), `step ${step}: ${keyOf(c)} on ${c.spec.rules![0]!.host}`);
+      const what = `step ${step}: ${keyOf(c)} on ${c.spec.rules![0]!.host}`;
+      const kept = reviewer.review(c);
+      const expected = summary(fresh.review(c));
+      // The config size is measured when a scrape asks: here after every later change and review.
+      sizedLater.push({ kept, bytes: expected.configBytes, what });
+      assert.equal({ ...summary({ ...kept, configBytes: () => expected.configBytes }) }, expected, what);
       compared++;
     }
   }
+  for (const { kept, bytes, what } of sizedLater) assert.is(kept.configBytes(), bytes, `${what}: its config size, measured at the end of the walk`);
+  assert.ok(sizedLater.some((r) => r.bytes > 0), 'accepted reviews measured');
   assert.ok(compared > 400, `${compared} reviews compared`);
   assert.ok(live.size > 3, 'the walk kept Ingresses around');
 });

@@ -7,7 +7,8 @@ import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
 import { createModelBuilder, createPerSettingsCaches, createSharedCaches, type BuildResult, type FragmentEntry, type FragmentMemo } from '../model/build.js';
 import type { SourceEvent } from '../store/events.js';
-import type { ServerEntry } from '../model/ingress/topology.js';
+import type { ServerEntry, ServerMemo } from '../model/ingress/topology.js';
+import type { IngressFragment } from '../model/ingress/fragments.js';
 import type { EndpointsEntry } from '../model/ingress/backend-assembly.js';
 import type { ParsedAnnotations } from '../model/ingress/annotations/index.js';
 import type { ApplyResult, StoreReader } from '../store/types.js';
@@ -77,13 +78,32 @@ export class BoundedMap<K, V> extends Map<K, V> {
  * dropped past `limit`; `reviewed()` is the candidate under review, whose fragment is not kept
  * (each review's candidate is a new object).
  */
-export function createFragmentMemo(limit: number, reviewed: () => Ingress | null): FragmentMemo {
+export function createFragmentMemo(limit: number, reviewed: () => Ingress | null, onReviewed?: (entry: FragmentEntry) => void): FragmentMemo {
   const kept = new BoundedMap<Ingress, FragmentEntry>(limit);
   return {
     get: (ing) => kept.get(ing),
     set(ing, entry) {
       if (ing !== reviewed()) kept.set(ing, entry);
+      else onReviewed?.(entry);
     },
+  };
+}
+
+/**
+ * Hosts' servers, the `limit` used last; a server assembled from the candidate's fragment is not
+ * kept: no later review can use it (its candidate is another object), and keeping it would push
+ * out a server that can be used (the default server's) and outlive the young generation only to
+ * become garbage there.
+ */
+export function createServerMemo(limit: number, reviewedFragment: () => IngressFragment | null): ServerMemo {
+  const kept = new BoundedMap<string, ServerEntry>(limit);
+  return {
+    get: (host) => kept.get(host),
+    set(host, entry) {
+      const fragment = reviewedFragment();
+      if (fragment === null || !entry.inputs.includes(fragment)) kept.set(host, entry);
+    },
+    delete: (host) => kept.delete(host),
   };
 }
 
@@ -106,8 +126,13 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
   // store's objects (a fragment also on what it read, checked again), on the settings object, or
   // on the identity of everything it is made from.
   let reviewing: Ingress | null = null;
-  const shared = { ...createSharedCaches(), fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing), perSettings: createPerSettingsCaches(() => new BoundedMap<string, ParsedAnnotations>(KEPT_ANNOTATION_SETS)),
-    servers: new BoundedMap<string, ServerEntry>(KEPT_SERVERS), endpoints: new BoundedMap<string, EndpointsEntry>(KEPT_ENDPOINTS),
+  /** The fragment built for the candidate in the review under way. */
+  let reviewedFragment: IngressFragment | null = null;
+  const shared = {
+    ...createSharedCaches(),
+    fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing, (entry) => { reviewedFragment = entry.fragment; }),
+    perSettings: createPerSettingsCaches(() => new BoundedMap<string, ParsedAnnotations>(KEPT_ANNOTATION_SETS)),
+    servers: createServerMemo(KEPT_SERVERS, () => reviewedFragment), endpoints: new BoundedMap<string, EndpointsEntry>(KEPT_ENDPOINTS),
   };
 
   /** The model of `view`, a neighbourhood of `candidate`. */
@@ -122,6 +147,7 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
       }).build(view);
     } finally {
       reviewing = null;
+      reviewedFragment = null;
     }
   }
 

@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import type { ConfigMap, Ingress, KubeObject, Secret } from '../../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
-import { createFragmentMemo, createReviewer, type ReviewResult } from '../../../src/admission/review.js';
+import { createFragmentMemo, createReviewer, createServerMemo, type ReviewResult } from '../../../src/admission/review.js';
+import type { FragmentEntry } from '../../../src/model/build.js';
+import type { IngressFragment } from '../../../src/model/ingress/fragments.js';
+import type { ServerEntry } from '../../../src/model/ingress/topology.js';
 import { PREFIX, eventFeeder, ingress, service, slice, tlsSecret } from '../../support/model-objects.js';
 
 const NOW = () => new Date('2026-06-01T00:00:00Z');
@@ -142,6 +145,30 @@ test('the kept fragments are bounded, the least recently used go first, and the 
   memo.set(d!, entry);
   assert.is(memo.get(d!), undefined, 'the candidate under review is not kept');
   assert.ok(memo.get(a!) && memo.get(c!), 'nor did it push others out');
+});
+
+test('a server assembled from the candidate\'s fragment is not kept, nor does it push out the kept ones', () => {
+  let reviewed: IngressFragment | null = null;
+  const fragments = createFragmentMemo(10, () => candidate, (entry) => { reviewed = entry.fragment; });
+  const servers = createServerMemo(2, () => reviewed);
+  const [stored, candidate] = ['stored', 'candidate'].map((n) => ingress(n, 'shop.example.com', [['/', 'Prefix', 'web', 80]]));
+  const fragmentOf = (key: string) => ({ key }) as unknown as IngressFragment;
+  const server = (...frags: IngressFragment[]) => ({ inputs: [{}, null, '', ...frags], assembled: {} }) as unknown as ServerEntry;
+  const storedFragment = fragmentOf('stored');
+  const defaultServer = server(storedFragment);
+  servers.set('_', defaultServer);
+  fragments.set(stored!, { fragment: storedFragment } as unknown as FragmentEntry);
+  assert.is(reviewed, null, 'a stored Ingress\'s fragment is not the candidate\'s');
+  servers.set('shop.example.com', server(storedFragment));
+  const candidateFragment = fragmentOf('candidate');
+  fragments.set(candidate!, { fragment: candidateFragment } as unknown as FragmentEntry);
+  assert.is(reviewed, candidateFragment);
+  const shop = servers.get('shop.example.com');
+  servers.set('shop.example.com', server(storedFragment, candidateFragment));
+  servers.set('new.example.com', server(candidateFragment));
+  assert.is(servers.get('shop.example.com'), shop, 'the stored Ingresses\' server kept, not replaced by the candidate\'s');
+  assert.is(servers.get('new.example.com'), undefined);
+  assert.is(servers.get('_'), defaultServer, 'nor pushed out by it');
 });
 
 test.run();

@@ -3,9 +3,14 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ReviewResult } from './review.js';
 
+/** What the metrics read of a review; the config size is asked for at a scrape, of the last accepted review only. */
+export interface ObservedReview extends Pick<ReviewResult, 'served' | 'allowed' | 'tested' | 'viewMs' | 'buildMs'> {
+  configBytes(): number | Promise<number>;
+}
+
 export interface AdmissionMetrics {
   /** One review done; `roundtripMs` from the request's first byte to the answer. */
-  observe(ns: string, name: string, r: ReviewResult, roundtripMs: number): void;
+  observe(ns: string, name: string, r: ObservedReview, roundtripMs: number): void;
 }
 
 /** Series of the per-Ingress check counters before new Ingresses share one: the webhook port takes unauthenticated requests. */
@@ -18,7 +23,13 @@ export function createAdmissionMetrics(registry: Registry, maxSeries = MAX_CHECK
   const testedDuration = gauge('admission_tested_duration', 'The processing duration of the admission controller tests (float seconds)');
   const renderIngresses = gauge('admission_render_ingresses', 'The length of ingresses rendered by the admission controller');
   const renderDuration = gauge('admission_render_duration', 'The processing duration of ingresses rendering by the admission controller (float seconds)');
-  const configSize = gauge('admission_config_size', 'The size of the tested configuration');
+  let lastAccepted: ObservedReview | null = null;
+  new Gauge({
+    name: 'nginx_ingress_controller_admission_config_size', help: 'The size of the tested configuration', registers: [registry],
+    async collect() {
+      if (lastAccepted) this.set(await lastAccepted.configBytes());
+    },
+  });
   const roundtrip = gauge('admission_roundtrip_duration', 'The complete duration of the admission controller at the time to process a new event (float seconds)');
   const labelNames = ['namespace', 'ingress'] as const;
   const checks = new Counter({ name: 'nginx_ingress_controller_check_success', help: 'Cumulative number of Ingress controller syntax check operations', labelNames, registers: [registry] });
@@ -44,7 +55,7 @@ export function createAdmissionMetrics(registry: Registry, maxSeries = MAX_CHECK
       testedDuration.set(r.buildMs / 1000);
       renderIngresses.set(r.tested);
       renderDuration.set(r.viewMs / 1000);
-      configSize.set(r.configBytes);
+      lastAccepted = r;
       roundtrip.set(roundtripMs / 1000);
     },
   };

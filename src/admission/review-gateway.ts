@@ -13,7 +13,7 @@ import { assignListenerPorts, attachParent, listenerProblem } from '../model/gat
 import type { ModelWarning } from '../model/core/types.js';
 import { storeView, type NeighbourIndex } from './candidate.js';
 import { INGRESS_HOST_SAME_NAMESPACE, warnRuleOf } from './verdict.js';
-import type { Finding, ReviewResult, ReviewerOptions } from './review-types.js';
+import { NO_CONFIG_BYTES, type Finding, type ReviewResult, type ReviewerOptions } from './review-types.js';
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
@@ -28,7 +28,7 @@ export function createGatewayReviewer(opts: ReviewerOptions, deps: { index: () =
   const now = opts.now ?? (() => new Date());
 
   function notServed(reason: string): ReviewResult {
-    return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
+    return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: NO_CONFIG_BYTES };
   }
 
   /** The served Ingresses naming one of `hosts` (exactly, as the precedence rule compares them), in the store's order. */
@@ -65,7 +65,7 @@ export function createGatewayReviewer(opts: ReviewerOptions, deps: { index: () =
       if (rule) notes.push({ ...w, severity: 'warn', rule: rule.name });
       else denials.push({ ...w, severity: 'deny' });
     }
-    return { served: true, reason: 'of a Gateway of this controller', allowed: denials.length === 0, findings: [...denials, ...notes], ...figures, configBytes: 0 };
+    return { served: true, reason: 'of a Gateway of this controller', allowed: denials.length === 0, findings: [...denials, ...notes], ...figures, configBytes: NO_CONFIG_BYTES };
   }
 
   return {

@@ -29,8 +29,12 @@ export interface ReviewResult {
   /** Time to pick those Ingresses and time of the model build, in ms. */
   viewMs: number;
   buildMs: number;
-  /** Bytes of the candidate's servers in the model (JSON), for an accepted review; 0 when denied. */
-  configBytes: number;
+  /**
+   * Bytes of the candidate's servers in the model (JSON), for an accepted review; 0 when denied.
+   * Measured when first asked (the metrics ask at a scrape, of the last accepted review only),
+   * not in every review: serialising the servers was a tenth of a review.
+   */
+  configBytes(): number;
 }
 
 export interface ReviewerOptions {
@@ -47,6 +51,9 @@ export interface ReviewerOptions {
   /** The controller's budgets: an Ingress over the per-Ingress path budget is denied before any model is built. */
   budgets?: Budgets;
 }
+
+/** `configBytes` of a review with no servers to measure (denied, not served, not an Ingress). */
+export const NO_CONFIG_BYTES = (): number => 0;
 
 export interface Reviewer {
   review(candidate: Ingress): ReviewResult;

@@ -7,7 +7,8 @@ import { isCatchAll } from '../store/ingress-class.js';
 import { normaliseIngress } from '../store/normalise.js';
 import { createModelBuilder, createPerSettingsCaches, createSharedCaches, type BuildResult, type FragmentEntry, type FragmentMemo } from '../model/build.js';
 import type { SourceEvent } from '../store/events.js';
-import type { ServerEntry } from '../model/ingress/topology.js';
+import type { ServerEntry, ServerMemo } from '../model/ingress/topology.js';
+import type { IngressFragment } from '../model/ingress/fragments.js';
 import type { EndpointsEntry } from '../model/ingress/backend-assembly.js';
 import type { ParsedAnnotations } from '../model/ingress/annotations/index.js';
 import type { ApplyResult, StoreReader } from '../store/types.js';
@@ -15,7 +16,8 @@ import { createNeighbourIndex, keyOf, neighbourhood, serverNames, storeView, typ
 import { warnRuleOf } from './verdict.js';
 import { DEFAULT_BUDGETS, pathBudgetProblem } from '../model/core/budgets.js';
 import { createGatewayReviewer } from './review-gateway.js';
-import type { Finding, ReviewResult, Reviewer, ReviewerOptions } from './review-types.js';
+import { NO_CONFIG_BYTES, type Finding, type ReviewResult, type Reviewer, type ReviewerOptions } from './review-types.js';
+import type { Server } from '../model/core/types.js';
 
 export type { Finding, ReviewResult, Reviewer, ReviewerOptions } from './review-types.js';
 
@@ -76,13 +78,32 @@ export class BoundedMap<K, V> extends Map<K, V> {
  * dropped past `limit`; `reviewed()` is the candidate under review, whose fragment is not kept
  * (each review's candidate is a new object).
  */
-export function createFragmentMemo(limit: number, reviewed: () => Ingress | null): FragmentMemo {
+export function createFragmentMemo(limit: number, reviewed: () => Ingress | null, onReviewed?: (entry: FragmentEntry) => void): FragmentMemo {
   const kept = new BoundedMap<Ingress, FragmentEntry>(limit);
   return {
     get: (ing) => kept.get(ing),
     set(ing, entry) {
       if (ing !== reviewed()) kept.set(ing, entry);
+      else onReviewed?.(entry);
     },
+  };
+}
+
+/**
+ * Hosts' servers, the `limit` used last; a server assembled from the candidate's fragment is not
+ * kept: no later review can use it (its candidate is another object), and keeping it would push
+ * out a server that can be used (the default server's) and outlive the young generation only to
+ * become garbage there.
+ */
+export function createServerMemo(limit: number, reviewedFragment: () => IngressFragment | null): ServerMemo {
+  const kept = new BoundedMap<string, ServerEntry>(limit);
+  return {
+    get: (host) => kept.get(host),
+    set(host, entry) {
+      const fragment = reviewedFragment();
+      if (fragment === null || !entry.inputs.includes(fragment)) kept.set(host, entry);
+    },
+    delete: (host) => kept.delete(host),
   };
 }
 
@@ -105,8 +126,13 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
   // store's objects (a fragment also on what it read, checked again), on the settings object, or
   // on the identity of everything it is made from.
   let reviewing: Ingress | null = null;
-  const shared = { ...createSharedCaches(), fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing), perSettings: createPerSettingsCaches(() => new BoundedMap<string, ParsedAnnotations>(KEPT_ANNOTATION_SETS)),
-    servers: new BoundedMap<string, ServerEntry>(KEPT_SERVERS), endpoints: new BoundedMap<string, EndpointsEntry>(KEPT_ENDPOINTS),
+  /** The fragment built for the candidate in the review under way. */
+  let reviewedFragment: IngressFragment | null = null;
+  const shared = {
+    ...createSharedCaches(),
+    fragments: createFragmentMemo(KEPT_FRAGMENTS, () => reviewing, (entry) => { reviewedFragment = entry.fragment; }),
+    perSettings: createPerSettingsCaches(() => new BoundedMap<string, ParsedAnnotations>(KEPT_ANNOTATION_SETS)),
+    servers: createServerMemo(KEPT_SERVERS, () => reviewedFragment), endpoints: new BoundedMap<string, EndpointsEntry>(KEPT_ENDPOINTS),
   };
 
   /** The model of `view`, a neighbourhood of `candidate`. */
@@ -121,11 +147,12 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
       }).build(view);
     } finally {
       reviewing = null;
+      reviewedFragment = null;
     }
   }
 
   function notServed(reason: string): ReviewResult {
-    return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
+    return { served: false, reason, allowed: true, findings: [], tested: 0, viewMs: 0, buildMs: 0, configBytes: NO_CONFIG_BYTES };
   }
   const gateway = createGatewayReviewer(opts, { index: currentIndex, shared });
 
@@ -168,7 +195,7 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
       const tooBig = pathBudgetProblem(candidate, opts.budgets ?? DEFAULT_BUDGETS);
       if (tooBig) {
         const finding: Finding = { severity: 'deny', object: `Ingress ${keyOf(candidate)}`, field: 'spec.rules', message: `${tooBig}; the controller would set it aside` };
-        return { served: true, reason: verdict.reason, allowed: false, findings: [finding], tested: 0, viewMs: 0, buildMs: 0, configBytes: 0 };
+        return { served: true, reason: verdict.reason, allowed: false, findings: [finding], tested: 0, viewMs: 0, buildMs: 0, configBytes: NO_CONFIG_BYTES };
       }
       const ingresses = neighbourhood(candidate, currentIndex(), opts.annotationsPrefix);
       const view = storeView(store, ingresses, candidate);
@@ -186,19 +213,32 @@ export function createReviewer(opts: ReviewerOptions): StoreReviewer {
         if (rule) notes.push({ ...w, severity: 'warn', rule: rule.name });
         else denials.push({ ...w, severity: 'deny' });
       }
-      // Only the metrics of accepted reviews show it (as in ingress-nginx).
-      let configBytes = 0;
-      if (denials.length === 0) {
-        const names = new Set(serverNames(candidate, opts.annotationsPrefix));
-        for (const s of config.servers) if (names.has(s.hostname)) configBytes += JSON.stringify(s).length;
-      }
       return {
         served: true, reason: verdict.reason, allowed: denials.length === 0, findings: [...dedupe(denials), ...dedupe(notes)],
-        tested: ingresses.length, viewMs: built - started, buildMs: done - built, configBytes,
+        tested: ingresses.length, viewMs: built - started, buildMs: done - built,
+        // Only the metrics of accepted reviews show it (as in ingress-nginx).
+        configBytes: denials.length === 0 ? sizeOfOnce(config.servers, serverNames(candidate, opts.annotationsPrefix)) : NO_CONFIG_BYTES,
       };
     },
   };
   return reviewer;
+}
+
+/**
+ * The JSON size of the servers named `names`, computed when first asked. A model's servers are
+ * never changed once built (the builders' memos hand the same objects to later builds), so the
+ * size asked later is the size at the review.
+ */
+function sizeOfOnce(servers: readonly Server[], names: readonly string[]): () => number {
+  let bytes = -1;
+  return () => {
+    if (bytes < 0) {
+      const named = new Set(names);
+      bytes = 0;
+      for (const s of servers) if (named.has(s.hostname)) bytes += JSON.stringify(s).length;
+    }
+    return bytes;
+  };
 }
 
 /** The candidate as the store would hold it: paths defaulted, and a creation time (a new object is the newest). */

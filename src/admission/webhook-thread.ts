@@ -9,8 +9,8 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import type { SourceEvent } from '../store/events.js';
 import type { StoreOptions } from '../store/types.js';
-import type { AdmissionMetrics } from './metrics.js';
-import type { ReviewResult, ReviewerOptions } from './review.js';
+import type { AdmissionMetrics, ObservedReview } from './metrics.js';
+import type { ReviewerOptions } from './review.js';
 import type { WebhookServerOptions } from './server.js';
 
 /** What the worker is started with (structured-cloned: data only, no functions). */
@@ -21,11 +21,16 @@ export interface WebhookThreadData {
   reviewer: Omit<ReviewerOptions, 'store' | 'now'>;
 }
 
-export type ToWorker = { type: 'event'; event: SourceEvent } | { type: 'loaded' } | { type: 'close' };
+/** A review's figures as the worker reports them; the config size is asked for separately, at a scrape. */
+export type ReviewFigures = Omit<ObservedReview, 'configBytes'>;
+
+export type ToWorker = { type: 'event'; event: SourceEvent } | { type: 'loaded' } | { type: 'config-size' } | { type: 'close' };
 export type FromWorker =
   | { type: 'listening'; port: number }
   | { type: 'failed'; message: string }
-  | { type: 'observe'; ns: string; name: string; result: ReviewResult; ms: number };
+  | { type: 'observe'; ns: string; name: string; result: ReviewFigures; ms: number }
+  /** The answer to `config-size`: the last accepted review's. */
+  | { type: 'config-size'; bytes: number };
 
 export interface WebhookThread {
   /** A source event, for the worker's store (in the order the controller's store takes them). */
@@ -51,11 +56,25 @@ export function startWebhookThread(data: WebhookThreadData, deps: { logger: Logg
   const worker = entry.eval ? new Worker(entry.code, { eval: true, workerData: data }) : new Worker(entry.url, { workerData: data });
   const send = (m: ToWorker) => worker.postMessage(m);
   let exited = false;
+  /** Scrapes waiting for the worker's config size, answered in the order asked. */
+  const sizeAsked: Array<(bytes: number) => void> = [];
+  let lastSize = 0;
+  const askConfigSize = (): Promise<number> => {
+    if (exited) return Promise.resolve(lastSize);
+    return new Promise((resolve) => {
+      sizeAsked.push(resolve);
+      send({ type: 'config-size' });
+    });
+  };
   const listening = new Promise<number>((resolve, reject) => {
     worker.on('message', (m: FromWorker) => {
       if (m.type === 'listening') resolve(m.port);
       else if (m.type === 'failed') reject(new Error(m.message));
-      else if (m.type === 'observe') deps.metrics?.observe(m.ns, m.name, m.result, m.ms);
+      else if (m.type === 'observe') deps.metrics?.observe(m.ns, m.name, { ...m.result, configBytes: askConfigSize }, m.ms);
+      else if (m.type === 'config-size') {
+        lastSize = m.bytes;
+        sizeAsked.shift()?.(m.bytes);
+      }
     });
     worker.once('error', (err) => {
       deps.logger.error({ err: err.message, stack: err.stack }, 'the validating webhook\'s thread failed');
@@ -63,6 +82,7 @@ export function startWebhookThread(data: WebhookThreadData, deps: { logger: Logg
     });
     worker.once('exit', (code) => {
       exited = true;
+      for (const resolve of sizeAsked.splice(0)) resolve(lastSize);
       reject(new Error(`the validating webhook's thread exited (${code})`));
     });
   });

@@ -17,6 +17,8 @@ const logger = createLogger({ level: data.logLevel });
 const store = createStore(data.storeOptions, ANNOTATION_REFERENCES, logger);
 const reviewer = createReviewer({ ...data.reviewer, store });
 let loaded = false;
+/** The config size of the last accepted review, measured only when a scrape asks for it. */
+let lastConfigBytes: (() => number | Promise<number>) | null = null;
 let server: WebhookServer | null = null;
 
 port.on('message', (m: ToWorker) => {
@@ -31,6 +33,8 @@ port.on('message', (m: ToWorker) => {
     }
     loaded = true;
   }
+  // Answered in the order asked (each through one promise turn).
+  else if (m.type === 'config-size') void Promise.resolve(lastConfigBytes?.() ?? 0).then((bytes) => post({ type: 'config-size', bytes }));
   else if (m.type === 'close') void (server?.close() ?? Promise.resolve()).then(() => port.close());
 });
 
@@ -39,7 +43,12 @@ try {
     ...data.server,
     logger,
     reviewer,
-    metrics: { observe: (ns, name, result, ms) => post({ type: 'observe', ns, name, result, ms }) },
+    metrics: {
+      observe(ns, name, r, ms) {
+        if (r.served && r.allowed) lastConfigBytes = r.configBytes;
+        post({ type: 'observe', ns, name, result: { served: r.served, allowed: r.allowed, tested: r.tested, viewMs: r.viewMs, buildMs: r.buildMs }, ms });
+      },
+    },
     ready: () => loaded,
   });
   post({ type: 'listening', port: server.port });

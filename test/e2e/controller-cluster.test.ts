@@ -157,6 +157,8 @@ test('the validating webhook reviews against the watched cluster: a taken host a
   // The last accepted review, fresh, is tested with shop/web: they share the Service web (a
   // shared backend's policies, cookie affinity say, reach both).
   assert.is(await ctl.metric('nginx_ingress_controller_admission_tested_ingresses'), 2);
+  // Measured in the webhook's thread when the scrape asks for it.
+  assert.ok(await ctl.metric('nginx_ingress_controller_admission_config_size') > 100, 'the accepted review\'s server, in bytes');
 });
 
 test('an EndpointSlice change through the watch is applied without a reload', async () => {

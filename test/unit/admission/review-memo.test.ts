@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import type { ConfigMap, Ingress, KubeObject, Secret } from '../../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
 import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
-import { createFragmentMemo, createReviewer, type ReviewResult } from '../../../src/admission/review.js';
+import { createFragmentMemo, createReviewer, createServerMemo, type ReviewResult } from '../../../src/admission/review.js';
+import type { FragmentEntry } from '../../../src/model/build.js';
+import type { IngressFragment } from '../../../src/model/ingress/fragments.js';
+import type { ServerEntry } from '../../../src/model/ingress/topology.js';
 import { PREFIX, eventFeeder, ingress, service, slice, tlsSecret } from '../../support/model-objects.js';
 
 const NOW = () => new Date('2026-06-01T00:00:00Z');
@@ -18,7 +21,7 @@ const certs = new URL('../../fixtures/model/_certs/', import.meta.url).pathname;
 const pem = (f: string) => readFileSync(join(certs, f), 'utf8');
 const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
 const summary = (r: ReviewResult) => ({
-  served: r.served, allowed: r.allowed, tested: r.tested, configBytes: r.configBytes,
+  served: r.served, allowed: r.allowed, tested: r.tested, configBytes: r.configBytes(),
   findings: r.findings.map((f) => `${f.severity} ${f.rule ?? ''} ${f.object} ${f.field}: ${f.message}`),
 });
 
@@ -55,6 +58,7 @@ test('after any changes between reviews, a long-lived reviewer answers as a revi
     });
   };
   const live = new Map<string, Ingress>();
+  const sizedLater: Array<{ kept: ReviewResult; bytes: number; what: string }> = [];
   let compared = 0;
   for (let step = 0; step < 120; step++) {
     const change = rand(10);
@@ -78,10 +82,17 @@ test('after any changes between reviews, a long-lived reviewer answers as a revi
     const candidates = [make('candidate', '2026-05-01T00:00:00Z'), make('candidate', '2026-05-01T00:00:00Z'), ...[...live.values()].slice(0, 3)];
     for (const c of candidates) {
       const fresh = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
-      assert.equal(summary(reviewer.review(c)), summary(fresh.review(c)), `step ${step}: ${keyOf(c)} on ${c.spec.rules![0]!.host}`);
+      const what = `step ${step}: ${keyOf(c)} on ${c.spec.rules![0]!.host}`;
+      const kept = reviewer.review(c);
+      const expected = summary(fresh.review(c));
+      // The config size is measured when a scrape asks: here after every later change and review.
+      sizedLater.push({ kept, bytes: expected.configBytes, what });
+      assert.equal({ ...summary({ ...kept, configBytes: () => expected.configBytes }) }, expected, what);
       compared++;
     }
   }
+  for (const { kept, bytes, what } of sizedLater) assert.is(kept.configBytes(), bytes, `${what}: its config size, measured at the end of the walk`);
+  assert.ok(sizedLater.some((r) => r.bytes > 0), 'accepted reviews measured');
   assert.ok(compared > 400, `${compared} reviews compared`);
   assert.ok(live.size > 3, 'the walk kept Ingresses around');
 });
@@ -134,6 +145,30 @@ test('the kept fragments are bounded, the least recently used go first, and the 
   memo.set(d!, entry);
   assert.is(memo.get(d!), undefined, 'the candidate under review is not kept');
   assert.ok(memo.get(a!) && memo.get(c!), 'nor did it push others out');
+});
+
+test('a server assembled from the candidate\'s fragment is not kept, nor does it push out the kept ones', () => {
+  let reviewed: IngressFragment | null = null;
+  const fragments = createFragmentMemo(10, () => candidate, (entry) => { reviewed = entry.fragment; });
+  const servers = createServerMemo(2, () => reviewed);
+  const [stored, candidate] = ['stored', 'candidate'].map((n) => ingress(n, 'shop.example.com', [['/', 'Prefix', 'web', 80]]));
+  const fragmentOf = (key: string) => ({ key }) as unknown as IngressFragment;
+  const server = (...frags: IngressFragment[]) => ({ inputs: [{}, null, '', ...frags], assembled: {} }) as unknown as ServerEntry;
+  const storedFragment = fragmentOf('stored');
+  const defaultServer = server(storedFragment);
+  servers.set('_', defaultServer);
+  fragments.set(stored!, { fragment: storedFragment } as unknown as FragmentEntry);
+  assert.is(reviewed, null, 'a stored Ingress\'s fragment is not the candidate\'s');
+  servers.set('shop.example.com', server(storedFragment));
+  const candidateFragment = fragmentOf('candidate');
+  fragments.set(candidate!, { fragment: candidateFragment } as unknown as FragmentEntry);
+  assert.is(reviewed, candidateFragment);
+  const shop = servers.get('shop.example.com');
+  servers.set('shop.example.com', server(storedFragment, candidateFragment));
+  servers.set('new.example.com', server(candidateFragment));
+  assert.is(servers.get('shop.example.com'), shop, 'the stored Ingresses\' server kept, not replaced by the candidate\'s');
+  assert.is(servers.get('new.example.com'), undefined);
+  assert.is(servers.get('_'), defaultServer, 'nor pushed out by it');
 });
 
 test.run();

@@ -22,7 +22,7 @@ const reviewer: Reviewer = {
   review(ing): ReviewResult {
     seen.push(ing.metadata.name);
     if (ing.metadata.name.startsWith('slow')) { const end = performance.now() + 30; while (performance.now() < end) { /* busy */ } }
-    return { served: true, reason: '', allowed: true, findings: [], tested: 1, viewMs: 0, buildMs: 0, configBytes: 0 };
+    return { served: true, reason: '', allowed: true, findings: [], tested: 1, viewMs: 0, buildMs: 0, configBytes: () => 0 };
   },
 };
 

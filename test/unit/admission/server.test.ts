@@ -16,6 +16,7 @@ import { silentLogger } from '../../../src/log.js';
 import { createReviewer } from '../../../src/admission/review.js';
 import { createAdmissionMetrics } from '../../../src/admission/metrics.js';
 import { parseListenAddress, startWebhookServer, type WebhookServer } from '../../../src/admission/server.js';
+import { ingressOf, readAdmissionReview } from '../../../src/admission/admission-review.js';
 import type { Ingress, IngressClass } from '../../../src/store/kube-types.js';
 import { waitFor } from '../../support/wait.js';
 import { ingress, service, slice, testStore } from '../../support/model-objects.js';
@@ -291,6 +292,34 @@ test('metrics: ingress-nginx\'s check counters per Ingress and the admission gau
   }
   // The last review's neighbourhood: the candidate and apps/owner, the oldest user of its Service.
   assert.match(text, /^nginx_ingress_controller_admission_tested_ingresses 2$/m);
+});
+
+test('admission_config_size: the last accepted review\'s servers, measured at the scrape; a denied review leaves it', async () => {
+  const configSize = async () => Number(/^nginx_ingress_controller_admission_config_size (\S+)$/m.exec(await registry.metrics())![1]);
+  // What a reviewer made for this one review measures, the object read as the server reads it.
+  const expected = (body: unknown) => {
+    const text = JSON.stringify(body);
+    const read = readAdmissionReview(text);
+    assert.ok(read.ok);
+    const parsed = ingressOf(read.request, Buffer.byteLength(text));
+    assert.ok(parsed.ok);
+    return createReviewer({ store, annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 8181 }).review(parsed.ingress).configBytes();
+  };
+  const small = withObject('create-ingress.json', (o) => { o.spec.rules![0]!.host = 'sized.example.com'; });
+  assert.is((await send(small)).json.response.allowed, true);
+  const smallBytes = await configSize();
+  assert.ok(smallBytes > 0);
+  assert.is(smallBytes, expected(small));
+  const larger = withObject('create-ingress.json', (o) => {
+    o.spec.rules![0]!.host = 'sized.example.com';
+    o.spec.rules![0]!.http!.paths.push({ path: '/more', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } });
+  });
+  assert.is((await send(larger)).json.response.allowed, true);
+  assert.is(await configSize(), expected(larger));
+  assert.ok(await configSize() > smallBytes, 'a path more, a larger server');
+  const denied = await send(withObject('create-ingress.json', (o) => { o.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-body-size'] = 'huge'; }));
+  assert.is(denied.json.response.allowed, false);
+  assert.is(await configSize(), expected(larger), 'the last accepted review\'s still');
 });
 
 test('a rotated certificate is served without a restart; a half-written pair keeps the old one', async () => {

@@ -31,6 +31,8 @@ const { collectGarbage } = await load('pipeline/idle-gc');
 const now = () => process.hrtime.bigint();
 const ms = (t) => Number(now() - t) / 1e6;
 const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+// The main thread's CPU alone (process CPU adds the GC's helper threads on the other core).
+const threadCpuMs = () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
 const toMb = (x) => Math.round(x / 2 ** 20);
 const gc = globalThis.gc;
 const settle = () => { gc?.(); gc?.(); return process.memoryUsage(); };
@@ -52,22 +54,29 @@ try {
   const builder = createModelBuilder({ annotationsPrefix: 'nginx.ingress.kubernetes.io', defaultServerPort: 18181, logger });
   const renderer = createRenderer({ templateDir: DEFAULT_TEMPLATE_DIR, logger });
   const cpu0 = cpuMs();
+  let th = threadCpuMs();
+  const thread = {};
+  const lap = (phase) => { const x = threadCpuMs(); thread[phase] = x - th; th = x; };
   let t = now();
   const { config } = builder.build(store);
   const build = ms(t);
+  lap('build');
   t = now();
   const snap = snapshot(config);
   decide(null, snap);
   const snapMs = ms(t);
+  lap('snapshot');
   t = now();
   // Kept alive as the dynamic-config actor keeps it: its cache of each backend's JSON is state.
   const backendsSerialiser = createBackendsSerialiser();
   backendsSerialiser.post(backendsPayload(config)).accepted();
   JSON.stringify(serversPayload(config));
   const payloads = ms(t);
+  lap('payloads');
   t = now();
   const conf = renderer.render(config, runtime);
   const render = ms(t);
+  lap('render');
   const syncCpu = cpuMs() - cpu0;
   const afterSync = settle();
   let m = afterSync;
@@ -85,7 +94,7 @@ try {
   // V8 keeps the young generation's pages after a gc(): resident, empty, part of the RSS.
   const newSpace = getHeapSpaceStatistics().find((sp) => sp.space_name === 'new_space');
   process.stdout.write(`${JSON.stringify({
-    first_sync_ms: build + snapMs + payloads + render, first_sync_cpu_ms: syncCpu, phases: { build, snapshot: snapMs, render, payloads },
+    first_sync_ms: build + snapMs + payloads + render, first_sync_cpu_ms: syncCpu, phases: { build, snapshot: snapMs, render, payloads }, thread_cpu_ms: thread,
     rss_mb: m.rss / 2 ** 20, rss_before_idle_gc_mb: afterSync.rss / 2 ** 20, idle_gc_cpu_ms: idleGcCpu,
     heap_mb: toMb(m.heapUsed), heap_total_mb: toMb(m.heapTotal), new_space_mb: toMb(newSpace?.physical_space_size ?? 0), external_mb: toMb(m.external),
     base_rss_mb: toMb(base.rss), store_rss_mb: toMb(afterStore.rss - base.rss), sync_rss_mb: toMb(afterSync.rss - afterStore.rss), conf_mb: toMb(conf.length),

@@ -25,7 +25,7 @@ import { createTopologyCache } from './ingress/topology-cache.js';
 import { dependenciesCurrent, sameInputs, trackingReader, type Dependency } from './core/tracking.js';
 import { STRICT_ADDRESS_POLICY, type AddressPolicy } from './checks/address-policy.js';
 import { createBackendNameClaims } from './ingress/backend-names.js';
-import { assembleBackends, createBackendCache, forgetBackends, type BackendCache, type BackendContext, type EndpointsEntry } from './ingress/backend-assembly.js';
+import { assembleBackends, createBackendCache, forgetBackends, sliceServicesOf, type BackendCache, type BackendContext, type EndpointsEntry } from './ingress/backend-assembly.js';
 import { certificatesValidUntil, createTLSCache, forgetHosts, selectTLS, type TLSCache } from './ingress/tls.js';
 import { changedServices, rebuildServiceBackends, type LastBuild } from './ingress/endpoints-only.js';
 import { backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
@@ -337,7 +337,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const prev = caches.last;
     // HTTPRoutes' backends are resolved by the full build.
     if (!prev || now().getTime() >= prev.validUntil || caches.gateway !== null) return null;
-    const services = changedServices(store, changes, prev, backendCache.sliceServices);
+    const services = changedServices(store, changes, prev, sliceServicesOf(backendCache));
     if (!services) return null;
     const started = performance.now();
     const { last, warnings } = rebuildServiceBackends(backendContext(store, prev.settings), prev, services);

@@ -122,10 +122,16 @@ function parseIPv6(s: string): number[] | null {
 }
 
 function ipv4Class(b: readonly number[]): AddressClass | null {
-  if (METADATA_IPV4.has(ipv4Number(b))) return 'metadata';
-  if (b[0] === 127) return 'loopback';
-  if (b[0] === 0) return 'unspecified';
-  if (b[0] === 169 && b[1] === 254) return 'link-local';
+  return ipv4NumberClass(ipv4Number(b));
+}
+
+/** The class of an IPv4 address given as its 32-bit number (ipv4Number). */
+function ipv4NumberClass(n: number): AddressClass | null {
+  if (METADATA_IPV4.has(n)) return 'metadata';
+  const first = Math.floor(n / 0x1000000);
+  if (first === 127) return 'loopback';
+  if (first === 0) return 'unspecified';
+  if (first === 169 && Math.floor(n / 0x10000) % 256 === 254) return 'link-local';
   return null;
 }
 
@@ -196,31 +202,33 @@ function formatIPv6(w: readonly number[]): string {
 }
 
 /**
- * The bytes of an address in strict dotted decimal (four parts of 0-255 without leading zeros),
- * the spelling EndpointSlices carry and its own canonical form; null for any other spelling.
- * parseAddress's fast path: it reads such an address as the general path does, without splitting.
+ * An address in strict dotted decimal (four parts of 0-255 without leading zeros), the spelling
+ * EndpointSlices carry and its own canonical form, as its 32-bit number (ipv4Number); -1 for any
+ * other spelling. parseAddress's fast path: it reads such an address as the general path does,
+ * without splitting or allocating.
  */
-function dottedQuad(s: string): number[] | null {
-  const bytes: number[] = [];
+function dottedQuadNumber(s: string): number {
+  let n = 0;
+  let parts = 0;
   let part = 0;
   let digits = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 46) {
-      if (digits === 0 || bytes.length === 3) return null;
-      bytes.push(part);
+      if (digits === 0 || parts === 3) return -1;
+      n = n * 256 + part;
+      parts++;
       part = 0;
       digits = 0;
     } else if (c >= 48 && c <= 57) {
-      if (digits > 0 && part === 0) return null;
+      if (digits > 0 && part === 0) return -1;
       part = part * 10 + (c - 48);
-      if (part > 255) return null;
+      if (part > 255) return -1;
       digits++;
-    } else return null;
+    } else return -1;
   }
-  if (digits === 0 || bytes.length !== 3) return null;
-  bytes.push(part);
-  return bytes;
+  if (digits === 0 || parts !== 3) return -1;
+  return n * 256 + part;
 }
 
 /**
@@ -228,8 +236,8 @@ function dottedQuad(s: string): number[] | null {
  * a zone id), or null. A single trailing dot is read as a resolver would read the name.
  */
 export function parseAddress(raw: string): ParsedAddress | null {
-  const quad = dottedQuad(raw);
-  if (quad) return { family: 4, canonical: raw, class: ipv4Class(quad) };
+  const quad = dottedQuadNumber(raw);
+  if (quad >= 0) return { family: 4, canonical: raw, class: ipv4NumberClass(quad) };
   let s = raw.trim();
   if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
   if (s.endsWith('.') && !s.includes(':')) s = s.slice(0, -1);
@@ -270,6 +278,18 @@ export function judgeEndpointAddress(policy: AddressPolicy, address: string, por
   if (!parsed) return { ok: false, reason: 'not an IP address' };
   const refused = judgeClass(policy, parsed.class, port);
   return refused ? { ok: false, reason: refused } : { ok: true, address: parsed.canonical };
+}
+
+/**
+ * judgeEndpointAddress's answer for the endpoints of every build: the canonical address, or null
+ * when refused (judgeEndpointAddress says why). The spelling EndpointSlices carry is judged
+ * without allocating a parsed address or a verdict per endpoint.
+ */
+export function allowedEndpointAddress(policy: AddressPolicy, address: string, port: string): string | null {
+  const quad = dottedQuadNumber(address);
+  if (quad >= 0) return judgeClass(policy, ipv4NumberClass(quad), port) === null ? address : null;
+  const verdict = judgeEndpointAddress(policy, address, port);
+  return verdict.ok ? verdict.address : null;
 }
 
 /**

@@ -16,6 +16,10 @@ const NO_COOKIE: CookieSessionAffinity = {
 
 export const NO_AFFINITY: SessionAffinityConfig = { name: '', mode: '', cookieSessionAffinity: NO_COOKIE };
 
+/** No upstream-hash-by and no alternative backends: one object each, shared by nearly every backend the model keeps. */
+export const NO_UPSTREAM_HASH: UpstreamHashByConfig = Object.freeze({});
+export const NO_ALTERNATIVES: readonly string[] = Object.freeze([]);
+
 export interface BackendParts {
   name: string;
   service: BackendService | null;
@@ -26,7 +30,7 @@ export interface BackendParts {
   loadBalance: string;
   noServer?: boolean;
   trafficShapingPolicy?: TrafficShapingPolicy;
-  alternativeBackends?: string[];
+  alternativeBackends?: readonly string[];
   sslPassthrough?: boolean;
 }
 
@@ -41,7 +45,7 @@ export function makeBackend(p: BackendParts): Backend {
     upstreamHashByConfig: p.upstreamHashByConfig,
     noServer: p.noServer ?? false,
     trafficShapingPolicy: p.trafficShapingPolicy ?? NO_TRAFFIC_SHAPING,
-    alternativeBackends: p.alternativeBackends ?? [],
+    alternativeBackends: p.alternativeBackends ?? NO_ALTERNATIVES,
     'load-balance': p.loadBalance,
   };
 }

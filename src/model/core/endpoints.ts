@@ -5,7 +5,7 @@
 import type { EndpointSlice, Service, ServicePort } from '../../store/kube-types.js';
 import type { BackendService, Endpoint } from './types.js';
 import { sortShort } from './sort.js';
-import { STRICT_ADDRESS_POLICY, judgeEndpointAddress, judgeExternalName, type AddressPolicy } from '../checks/address-policy.js';
+import { STRICT_ADDRESS_POLICY, allowedEndpointAddress, judgeEndpointAddress, judgeExternalName, type AddressPolicy } from '../checks/address-policy.js';
 
 /** Collects what the address policy refused, each naming its object and address. */
 export type RefusedAddresses = string[];
@@ -61,12 +61,14 @@ function endpointsWhere(
       for (const ep of slice.endpoints ?? []) {
         if (!usable(ep)) continue;
         for (const raw of ep.addresses ?? []) {
-          const verdict = judgeEndpointAddress(policy, String(raw), targetText);
-          if (!verdict.ok) {
-            refused.push(`EndpointSlice ${slice.metadata.namespace ?? ''}/${slice.metadata.name ?? ''}: address ${JSON.stringify(String(raw).slice(0, 100))} port ${target} refused: ${verdict.reason}`);
+          const address = allowedEndpointAddress(policy, String(raw), targetText);
+          if (address === null) {
+            const verdict = judgeEndpointAddress(policy, String(raw), targetText);
+            const reason = verdict.ok ? '' : verdict.reason;
+            refused.push(`EndpointSlice ${slice.metadata.namespace ?? ''}/${slice.metadata.name ?? ''}: address ${JSON.stringify(String(raw).slice(0, 100))} port ${target} refused: ${reason}`);
             continue;
           }
-          out.push({ address: verdict.address, port: targetText });
+          out.push({ address, port: targetText });
         }
       }
     }
@@ -150,27 +152,31 @@ export interface ServiceEndpoints {
   /** Why the list is empty or degraded, for a warning; null when all is well. */
   problem: string | null;
   /** Addresses the address policy refused, each naming its EndpointSlice or Service. */
-  refused: RefusedAddresses;
+  refused: readonly string[];
 }
+
+/** The refused list of nearly every Service: one shared empty array, not one kept per Service. */
+const NONE_REFUSED: readonly string[] = Object.freeze([]);
+const keptRefused = (refused: RefusedAddresses): readonly string[] => (refused.length > 0 ? refused : NONE_REFUSED);
 
 /** Endpoints of `namespace/service` at `backendPort`, following ExternalName and service-upstream. */
 export function resolveServiceEndpoints(
   svc: Service | undefined, slices: EndpointSlice[], backendPort: string, serviceUpstream: boolean, policy: AddressPolicy = STRICT_ADDRESS_POLICY,
 ): ServiceEndpoints {
   const refused: RefusedAddresses = [];
-  if (!svc) return { service: null, endpoints: [], problem: 'Service not found', refused };
+  if (!svc) return { service: null, endpoints: [], problem: 'Service not found', refused: keptRefused(refused) };
   const service = backendService(svc);
   if (svc.spec.type === 'ExternalName') {
     const endpoints = externalNameEndpoint(svc, backendPort, policy, refused);
-    return { service, endpoints, problem: endpoints.length === 0 && refused.length === 0 ? 'ExternalName Service has no usable name or port' : null, refused };
+    return { service, endpoints, problem: endpoints.length === 0 && refused.length === 0 ? 'ExternalName Service has no usable name or port' : null, refused: keptRefused(refused) };
   }
   let problem: string | null = null;
   if (serviceUpstream) {
     const ep = clusterIPEndpoint(svc, backendPort, policy);
-    if (typeof ep !== 'string') return { service, endpoints: [ep], problem: null, refused };
+    if (typeof ep !== 'string') return { service, endpoints: [ep], problem: null, refused: keptRefused(refused) };
     problem = `service-upstream: Service ${ep}, using its endpoints`;
   }
   const sp = findServicePort(svc, backendPort);
-  if (!sp) return { service, endpoints: [], problem: `Service has no port ${JSON.stringify(backendPort)}`, refused };
-  return { service, endpoints: endpointsFromSlices(sp, slices, 'TCP', policy, refused), problem, refused };
+  if (!sp) return { service, endpoints: [], problem: `Service has no port ${JSON.stringify(backendPort)}`, refused: keptRefused(refused) };
+  return { service, endpoints: endpointsFromSlices(sp, slices, 'TCP', policy, refused), problem, refused: keptRefused(refused) };
 }

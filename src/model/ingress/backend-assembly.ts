@@ -6,7 +6,7 @@
 import type { EndpointSlice, Service } from '../../store/kube-types.js';
 import type { StoreReader } from '../../store/types.js';
 import type { ParsedAnnotations } from './annotations/index.js';
-import { NO_AFFINITY, makeBackend, trafficShaping, upstreamHashBy } from './backends.js';
+import { NO_AFFINITY, NO_ALTERNATIVES, NO_UPSTREAM_HASH, makeBackend, trafficShaping, upstreamHashBy } from './backends.js';
 import type { NginxSettings } from '../core/config/settings.js';
 import { resolveServiceEndpoints, type ServiceEndpoints } from '../core/endpoints.js';
 import { DEFAULT_UPSTREAM } from './fragments.js';
@@ -40,13 +40,31 @@ export interface BackendCache {
   endpoints: Map<string, EndpointsEntry>;
   /** Backend name → its backend and what it was made from. */
   backends: Map<string, BackendEntry>;
-  /** EndpointSlice key → its Service, for the slices read so far (the endpoints-only path places changes by it). */
-  readonly sliceServices: Map<string, string>;
+  /**
+   * EndpointSlice key → its Service, for the slices read (the endpoints-only path places changes
+   * by it); null until the first such change asks (sliceServicesOf), so that a first sync does
+   * not make a key and an entry per slice.
+   */
+  sliceServices: Map<string, string> | null;
 }
 
 /** `endpoints`: a memo shared with other caches (the webhook's builders, one per review), in place of a map of its own. */
 export function createBackendCache(endpoints: Map<string, EndpointsEntry> = new Map()): BackendCache {
-  return { endpoints, backends: new Map(), sliceServices: new Map() };
+  return { endpoints, backends: new Map(), sliceServices: null };
+}
+
+/** The cache's slice → Service map, made from the endpoints read so far at its first use; endpointsFor keeps it up from then on. */
+export function sliceServicesOf(cache: BackendCache): ReadonlyMap<string, string> {
+  if (!cache.sliceServices) {
+    const map = new Map<string, string>();
+    cache.endpoints.forEach((entry, key) => noteSlices(map, entry.slices, key.slice(0, key.indexOf('|'))));
+    cache.sliceServices = map;
+  }
+  return cache.sliceServices;
+}
+
+function noteSlices(map: Map<string, string>, slices: readonly EndpointSlice[], svcKey: string): void {
+  for (let i = 0; i < slices.length; i++) map.set(`${slices[i]!.metadata.namespace ?? ''}/${slices[i]!.metadata.name ?? ''}`, svcKey);
 }
 
 export interface BackendContext {
@@ -66,7 +84,7 @@ export function endpointsFor(
   if (!entry || entry.svc !== svc || !sameInputs(entry.slices, slices)) {
     entry = { svc, slices, result: resolveServiceEndpoints(svc, slices, port, serviceUpstream, c.addressPolicy) };
     c.cache.endpoints.set(key, entry);
-    for (const s of slices) c.cache.sliceServices.set(`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, svcKey);
+    if (c.cache.sliceServices) noteSlices(c.cache.sliceServices, slices, svcKey);
   }
   return entry.result;
 }
@@ -121,7 +139,7 @@ export function planBackend(c: BackendContext, p: BackendPlan, ends: ServiceEndp
     loadBalance: p.owner.loadBalance || c.settings.loadBalance,
     noServer: p.canary,
     trafficShapingPolicy: p.canary ? trafficShaping(p.owner) : undefined,
-    alternativeBackends: [...p.alternatives],
+    alternativeBackends: p.alternatives.length === 0 ? NO_ALTERNATIVES : [...p.alternatives],
     sslPassthrough: p.sslPassthrough,
   }), (previous) => (previous.port === p.use.port ? { ...previous, service: ends.service, endpoints: ends.endpoints } : null));
 }
@@ -193,7 +211,7 @@ export function assembleBackends(c: BackendContext, inputs: AssemblyInputs, warn
     }
     backends.push(memoBackend(c, name, ends, defaults, null, () => makeBackend({
       name, service: ends.service, port: port ? String(port.port) : '', endpoints: ends.endpoints,
-      sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: settings.loadBalance,
+      sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: NO_UPSTREAM_HASH, loadBalance: settings.loadBalance,
     })));
   }
 
@@ -220,7 +238,7 @@ export function assembleBackends(c: BackendContext, inputs: AssemblyInputs, warn
     service: dbEnds.service,
     port: dbPort,
     endpoints: dbEnds === BUILT_IN ? [...inputs.builtIn] : dbEnds.endpoints,
-    sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: {}, loadBalance: settings.loadBalance,
+    sessionAffinityConfig: NO_AFFINITY, upstreamHashByConfig: NO_UPSTREAM_HASH, loadBalance: settings.loadBalance,
   })));
   const trailing = warnings.slice(trailingFrom);
   if (!isSortedByName(backends)) backends.sort(byName);

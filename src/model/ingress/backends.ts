@@ -3,9 +3,9 @@
 // builder memoises them.
 import type { ParsedAnnotations } from './annotations/index.js';
 import type { SessionAffinityConfig, TrafficShapingPolicy, UpstreamHashByConfig } from '../core/types.js';
-import { NO_AFFINITY } from '../core/backend-parts.js';
+import { NO_AFFINITY, NO_UPSTREAM_HASH } from '../core/backend-parts.js';
 
-export { NO_AFFINITY, NO_TRAFFIC_SHAPING, makeBackend, type BackendParts } from '../core/backend-parts.js';
+export { NO_AFFINITY, NO_ALTERNATIVES, NO_TRAFFIC_SHAPING, NO_UPSTREAM_HASH, makeBackend, type BackendParts } from '../core/backend-parts.js';
 
 /** Cookie affinity with `a`'s cookie, set on `locations` (host → paths); `mode` '' is balanced. */
 export function sessionAffinity(a: ParsedAnnotations | null, mode: SessionAffinityConfig['mode'], locations: Record<string, string[]>): SessionAffinityConfig {
@@ -14,7 +14,7 @@ export function sessionAffinity(a: ParsedAnnotations | null, mode: SessionAffini
 }
 
 export function upstreamHashBy(a: ParsedAnnotations | null): UpstreamHashByConfig {
-  if (!a || a.upstreamHashBy.hashBy === '') return {};
+  if (!a || a.upstreamHashBy.hashBy === '') return NO_UPSTREAM_HASH;
   if (!a.upstreamHashBy.subset) return { 'upstream-hash-by': a.upstreamHashBy.hashBy };
   return { 'upstream-hash-by': a.upstreamHashBy.hashBy, 'upstream-hash-by-subset': true, 'upstream-hash-by-subset-size': a.upstreamHashBy.subsetSize };
 }

@@ -5,7 +5,7 @@
 import { newPlan, type PlanDraft } from './backend-plans.js';
 import { DEFAULT_UPSTREAM, type BackendUse, type IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
-import { pathKey, type AssembledServer } from './servers.js';
+import { primaryLocation, type AssembledServer } from './servers.js';
 import { ownedBy, refusedForOwner, takeoverWarnings } from './takeovers.js';
 import type { Location, ModelWarning } from '../core/types.js';
 
@@ -95,7 +95,7 @@ export function mergeCanaries(inputs: CanaryInputs): CanaryMerge {
         warnings.push(refusedForOwner(f, e.host, owner.ref, `its canary for path ${e.location.path} is`));
         continue;
       }
-      const primary = assembled.get(e.host)?.primaries.get(pathKey(e.location.path, e.location.pathType));
+      const primary = primaryLocation(assembled.get(e.host), e.location.path, e.location.pathType);
       tryLocations(e.use.name, primary ? [primary] : [], `host ${e.host} path ${e.location.path} (${e.location.pathType})`);
     }
   }

@@ -29,8 +29,8 @@ export interface ServerInput {
 export interface AssembledServer {
   /** The server without its certificate (the builder adds TLS, which changes more often). */
   server: Server;
-  /** Merged locations before the Prefix split, by `path|pathType` (for canary merging). */
-  primaries: Map<string, Location>;
+  /** Merged locations before the Prefix split, the root placeholder left out (for canary merging: primaryLocation). */
+  primaries: readonly Location[];
   warnings: ModelWarning[];
 }
 
@@ -47,22 +47,89 @@ function ingressName(loc: Location): string {
 /** Stands for a host's root placeholder while the paths are merged (a default backend's, which any `/` path replaces). */
 const ROOT_PLACEHOLDER = { isDefBackend: true } as Location;
 
+/** Lists up to this long are searched in place; longer ones get a Map (a host may have tens of thousands of paths). */
+const SHORT_LIST = 16;
+
+/** pathKey's path type: Prefix and ImplementationSpecific `/` are one key. */
+function keyType(path: string, pathType: string): string {
+  return path === ROOT_PATH && pathType !== 'Exact' ? 'Prefix' : pathType;
+}
+
+/**
+ * A host's locations by pathKey, in the order of their first key: nearly every host has a few
+ * paths, searched in place without a key string or a Map; a long list gets a Map.
+ */
+class MergedPaths {
+  readonly locations: Location[] = [];
+  private index: Map<string, number> | null = null;
+
+  /** The place of the location whose pathKey is that of (path, pathType), or -1. */
+  find(path: string, pathType: string): number {
+    const type = keyType(path, pathType);
+    if (this.index) return this.index.get(pathKey(path, pathType)) ?? -1;
+    for (let i = 0; i < this.locations.length; i++) {
+      const l = this.locations[i]!;
+      if (l === ROOT_PLACEHOLDER ? path === ROOT_PATH && type === 'Prefix' : l.path === path && keyType(l.path, l.pathType) === type) return i;
+    }
+    return -1;
+  }
+
+  add(loc: Location, path: string, pathType: string): void {
+    this.locations.push(loc);
+    if (this.index) this.index.set(pathKey(path, pathType), this.locations.length - 1);
+    else if (this.locations.length > SHORT_LIST) {
+      this.index = new Map();
+      for (let i = 0; i < this.locations.length; i++) {
+        const l = this.locations[i]!;
+        this.index.set(l === ROOT_PLACEHOLDER ? pathKey(ROOT_PATH, 'Prefix') : pathKey(l.path, l.pathType), i);
+      }
+    }
+  }
+}
+
+const primaryIndexes = new WeakMap<AssembledServer, Map<string, Location>>();
+
+/** The merged location (before the Prefix split) a canary path of this host merges into, if any. */
+export function primaryLocation(assembled: AssembledServer | undefined, path: string, pathType: string): Location | undefined {
+  if (!assembled) return undefined;
+  const list = assembled.primaries;
+  if (list.length <= SHORT_LIST) {
+    const type = keyType(path, pathType);
+    for (let i = 0; i < list.length; i++) {
+      const l = list[i]!;
+      if (l.path === path && keyType(l.path, l.pathType) === type) return l;
+    }
+    return undefined;
+  }
+  let index = primaryIndexes.get(assembled);
+  if (!index) {
+    index = new Map();
+    for (const l of list) index.set(pathKey(l.path, l.pathType), l);
+    primaryIndexes.set(assembled, index);
+  }
+  return index.get(pathKey(path, pathType));
+}
+
 export function assembleServer(input: ServerInput): AssembledServer {
   const { host, fragments } = input;
   const warnings: ModelWarning[] = [];
-  const merged = new Map<string, Location>();
-  const rootKey = pathKey(ROOT_PATH, 'Prefix');
+  const merged = new MergedPaths();
   // The root placeholder holds the first place until a `/` path takes it; the oldest Ingress's
   // root location is made only when none does.
-  if (host === DEFAULT_SERVER ? input.defaultRoot : fragments.length > 0) merged.set(rootKey, ROOT_PLACEHOLDER);
+  if (host === DEFAULT_SERVER ? input.defaultRoot : fragments.length > 0) merged.add(ROOT_PLACEHOLDER, ROOT_PATH, 'Prefix');
 
   for (const frag of fragments) {
-    for (const entry of pathsOf(frag, host)) {
-      const loc = entry.location;
-      const key = pathKey(loc.path, loc.pathType);
-      const existing = merged.get(key);
-      if (!existing || existing.isDefBackend) {
-        merged.set(key, loc);
+    const paths = pathsOf(frag, host);
+    for (let p = 0; p < paths.length; p++) {
+      const loc = paths[p]!.location;
+      const at = merged.find(loc.path, loc.pathType);
+      const existing = at < 0 ? undefined : merged.locations[at]!;
+      if (!existing) {
+        merged.add(loc, loc.path, loc.pathType);
+        continue;
+      }
+      if (existing.isDefBackend) {
+        merged.locations[at] = loc;
         continue;
       }
       if (existing.ingress && existing.ingress.namespace === frag.ref.namespace && existing.ingress.name === frag.ref.name) {
@@ -79,25 +146,30 @@ export function assembleServer(input: ServerInput): AssembledServer {
     }
   }
 
-  if (merged.get(rootKey) === ROOT_PLACEHOLDER) merged.set(rootKey, host === DEFAULT_SERVER ? input.defaultRoot! : fragments[0]!.rootLocation);
+  const rootAt = merged.locations.indexOf(ROOT_PLACEHOLDER);
+  if (rootAt >= 0) merged.locations[rootAt] = host === DEFAULT_SERVER ? input.defaultRoot! : fragments[0]!.rootLocation;
 
   // The default server exists before any Ingress: its server-level settings come from none.
   const first = host === DEFAULT_SERVER ? undefined : fragments[0];
   const withSnippet = fragments.find((f) => f.parsed.serverSnippet !== '');
-  const pre = sortLocations([...merged.values()]);
+  const pre = sortLocations(merged.locations);
   const shadowed: Location[] = [];
   const split = splitPrefixLocations(pre, shadowed);
   // Paths that make one NGINX location (Prefix `/p` and ImplementationSpecific `/p/` both make
   // `/p/`): the oldest Ingress's is kept, whatever the spelling.
   const rankOf = (ing: IngressRef | null) => (ing ? fragments.findIndex((f) => f.ref.name === ing.name && f.ref.namespace === ing.namespace) : -1);
-  const seen = new Map<string, number>();
+  // A slot's identity, or null once its location lost; a Map of them only for a long list.
+  const ids: Array<string | null> = [];
+  const seen = split.length > SHORT_LIST ? new Map<string, number>() : null;
   const slots: Array<Location | null> = [];
   let dropped = false;
-  for (const loc of split) {
+  for (let i = 0; i < split.length; i++) {
+    const loc = split[i]!;
     const id = locationIdentity(loc);
-    const at = seen.get(id);
-    if (at === undefined) {
-      seen.set(id, slots.length);
+    const at = seen ? seen.get(id) ?? -1 : ids.indexOf(id);
+    if (at < 0) {
+      seen?.set(id, slots.length);
+      ids.push(id);
       slots.push(loc);
       continue;
     }
@@ -106,8 +178,10 @@ export function assembleServer(input: ServerInput): AssembledServer {
     const older = rankOf(loc.ingress) < rankOf(other.ingress);
     if (older) {
       slots[at] = null;
+      ids[at] = null;
       dropped = true;
-      seen.set(id, slots.length);
+      seen?.set(id, slots.length);
+      ids.push(id);
       slots.push(loc);
     }
     const [winner, loser] = older ? [loc, other] : [other, loc];
@@ -161,8 +235,7 @@ export function assembleServer(input: ServerInput): AssembledServer {
   if (fragments.some((f) => f.ref.namespace !== fragments[0]!.ref.namespace)) {
     for (const w of pathTakeovers(host, server, (ing) => { const r = rankOf(ing); return r < 0 ? undefined : r; }, shadowed)) warnings.push(w);
   }
-  const primaries = new Map<string, Location>();
-  for (const loc of pre) if (!loc.isDefBackend) primaries.set(pathKey(loc.path, loc.pathType), loc);
+  const primaries = pre.some((loc) => loc.isDefBackend) ? pre.filter((loc) => !loc.isDefBackend) : pre;
   return { server, primaries, warnings };
 }
 

@@ -8,7 +8,7 @@ import type { NginxSettings } from '../core/config/settings.js';
 import { finishPlan, planUses, samePlan, type BackendPlan, type PlanDraft } from './backend-plans.js';
 import { mergeCanaries, shareCanaryAffinity } from './canary-merge.js';
 import type { IngressFragment } from './fragments.js';
-import { pathKey, type AssembledServer } from './servers.js';
+import { primaryLocation, type AssembledServer } from './servers.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
 import { byName } from '../core/sort.js';
 import { listChanges } from '../core/list-changes.js';
@@ -157,7 +157,7 @@ function canaryReach(fragments: readonly IngressFragment[], assembled: ReadonlyM
     }
     for (const e of f.paths) {
       out.add(e.use.name);
-      const primary = assembled.get(e.host)?.primaries.get(pathKey(e.location.path, e.location.pathType));
+      const primary = primaryLocation(assembled.get(e.host), e.location.path, e.location.pathType);
       if (primary) out.add(primary.backend);
     }
   }

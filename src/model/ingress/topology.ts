@@ -14,8 +14,6 @@ import { DEFAULT_SERVER } from '../core/paths.js';
 import { resolveAliases } from './server-aliases.js';
 import { assembleServer, type AssembledServer } from './servers.js';
 import { claimHosts, wildcardHostTakeovers } from './takeovers.js';
-import { sameInputs } from '../core/tracking.js';
-import { exactArray } from '../core/exact-array.js';
 
 export interface HostEntry {
   readonly host: string;
@@ -133,11 +131,16 @@ export function serverFor(
   state: TopologyState, opts: TopologyOptions, settings: NginxSettings, host: string, frags: IngressFragment[], root: Location, aliases: readonly string[],
 ): AssembledServer {
   const defaultRootLocation = host === DEFAULT_SERVER ? root : null;
-  const inputs: unknown[] = [settings, defaultRootLocation, aliases.join(','), ...frags];
+  const aliasText = aliases.join(',');
   let entry = state.servers.get(host);
-  if (!entry || !sameInputs(entry.inputs, inputs)) {
+  if (!entry || !sameServerInputs(entry.inputs, settings, defaultRootLocation, aliasText, frags)) {
+    const inputs = new Array<unknown>(3 + frags.length);
+    inputs[0] = settings;
+    inputs[1] = defaultRootLocation;
+    inputs[2] = aliasText;
+    for (let i = 0; i < frags.length; i++) inputs[3 + i] = frags[i];
     entry = {
-      inputs: exactArray(inputs),
+      inputs,
       assembled: assembleServer({
         host, fragments: frags, defaultRoot: defaultRootLocation, aliases, allowSnippets: settings.allowSnippetAnnotations,
         dynamicRoutes: opts.dynamicRoutes === true,
@@ -146,6 +149,13 @@ export function serverFor(
     state.servers.set(host, entry);
   }
   return entry.assembled;
+}
+
+/** Whether a server's memoised inputs are these (sameInputs without building the array to compare). */
+function sameServerInputs(inputs: readonly unknown[], settings: NginxSettings, root: Location | null, aliasText: string, frags: readonly IngressFragment[]): boolean {
+  if (inputs.length !== 3 + frags.length || inputs[0] !== settings || inputs[1] !== root || inputs[2] !== aliasText) return false;
+  for (let i = 0; i < frags.length; i++) if (inputs[3 + i] !== frags[i]) return false;
+  return true;
 }
 
 export function hostEntries(hosts: Iterable<string>, index: Pick<TopologyIndex, 'byHost' | 'assembled'>): HostEntry[] {

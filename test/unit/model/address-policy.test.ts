@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  STRICT_ADDRESS_POLICY, judgeEndpointAddress, judgeExternalName, parseAddress, parseAllowedClasses, type AddressPolicy,
+  STRICT_ADDRESS_POLICY, allowedEndpointAddress, judgeEndpointAddress, judgeExternalName, parseAddress, parseAllowedClasses, type AddressPolicy,
 } from '../../../src/model/checks/address-policy.js';
 import { METADATA_AND_EMBEDDED, NODE_LOCAL_SPELLINGS as HOSTILE_SPELLINGS } from '../../support/hostile.js';
 
@@ -30,6 +30,28 @@ test('cloud metadata services and IPv4 addresses inside NAT64, 6to4, Teredo and 
     const v = judgeEndpointAddress(STRICT_ADDRESS_POLICY, spelling, '80');
     assert.is(v.ok, cls === null, `${spelling}: ${JSON.stringify(v)}`);
     assert.is(judgeExternalName(STRICT_ADDRESS_POLICY, spelling, '80').ok, cls === null, `ExternalName ${spelling}`);
+  }
+});
+
+test('the endpoints\' fast judgement answers as judgeEndpointAddress for every spelling, class, policy and own port', () => {
+  const policies: AddressPolicy[] = [
+    STRICT_ADDRESS_POLICY,
+    { allow: new Set(['loopback', 'unspecified']), ownPorts: new Set([80, 10246]) },
+    { allow: new Set(['link-local']), ownPorts: new Set() },
+    { allow: new Set(['loopback', 'unspecified', 'link-local', 'metadata']), ownPorts: new Set([8181]) },
+  ];
+  const spellings = [
+    ...HOSTILE_SPELLINGS.map(([s]) => s), ...METADATA_AND_EMBEDDED.map(([s]) => s),
+    '10.0.0.1', '192.168.1.20', '255.255.255.255', '0.0.0.0', '127.0.0.1', '127.255.255.254', '169.254.0.1', '169.253.0.1',
+    '169.254.169.254', '100.100.100.200', '1.2.3', '1.2.3.4.5', '01.2.3.4', '1.2.3.256', '1..3.4', '.1.2.3', '1.2.3.', '', 'a.b.c.d', '2001:db8::1',
+  ];
+  for (const policy of policies) {
+    for (const spelling of spellings) {
+      for (const port of ['80', '8181', '10246', '443']) {
+        const v = judgeEndpointAddress(policy, spelling, port);
+        assert.is(allowedEndpointAddress(policy, spelling, port), v.ok ? v.address : null, `${spelling}:${port} under ${[...policy.allow].join(',') || 'strict'}`);
+      }
+    }
   }
 });
 

@@ -290,6 +290,30 @@ rules('no-tls-redirect-locations (default: ACME challenges) are exempt from the 
   assert.is(byPath.get('/')?.forceSSLRedirect, true);
 });
 
+rules('a host with many paths is merged as one with a few: the oldest wins a duplicate, a canary finds its primary', () => {
+  // Either side of the length above which a host's paths are indexed in a Map (servers.ts).
+  for (const n of [3, 40]) {
+    const store = testStore();
+    for (const name of ['old', 'new', 'can']) {
+      store.put('Service', service(name));
+      store.put('EndpointSlice', slice(`${name}-x`, name, ['10.1.1.1']));
+    }
+    const many: Array<[string, 'Prefix', string, number]> = Array.from({ length: n }, (_, i) => [`/p${i}`, 'Prefix', 'old', 80]);
+    store.put('Ingress', ingress('older', 'many.example.com', [['/', 'Prefix', 'old', 80], ...many], { ts: '2026-01-01T00:00:00Z' }));
+    store.put('Ingress', ingress('newer', 'many.example.com', [[`/p${n - 1}`, 'Prefix', 'new', 80], ['/only-new', 'Exact', 'new', 80], ['/', 'ImplementationSpecific', 'new', 80]], { ts: '2026-01-02T00:00:00Z' }));
+    store.put('Ingress', ingress('can', 'many.example.com', [['/only-new', 'Exact', 'can', 80]], { ts: '2026-01-03T00:00:00Z', annotations: { canary: 'true', 'canary-weight': '10' } }));
+    const { config, warnings } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+    const got = locs(server(config, 'many.example.com'));
+    assert.is(got.length, 2 * n + 2, `${n} paths: every Prefix path split in two, / and the Exact path`);
+    assert.ok(got.includes(`/p${n - 1}/ -> default-old-80`) && got.includes(`= /p${n - 1} -> default-old-80`), `${n} paths: the older Ingress keeps /p${n - 1}`);
+    assert.ok(got.includes('/ -> default-old-80'), `${n} paths: the older Ingress keeps /`);
+    assert.ok(got.includes('= /only-new -> default-new-80'), `${n} paths: the newer Ingress's own path stays`);
+    assert.equal(backend(config, 'default-new-80')?.alternativeBackends, ['default-can-80'], `${n} paths: the canary merged into its primary`);
+    const named = warnings.filter((w) => w.object === 'Ingress default/newer' && w.message.includes('default/older')).map((w) => w.message.split(' (')[0]);
+    assert.equal(named, [`host many.example.com path /p${n - 1}`, 'host many.example.com path /'], `${n} paths`);
+  }
+});
+
 rules.run();
 
 // ---- Memo caches

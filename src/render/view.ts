@@ -93,10 +93,10 @@ function matcher(server: Server, loc: Location): string {
 
 /**
  * The request's $host as a Lua literal when the server block has one exact name (so $host is
- * that name), else '': the Lua then reads the variable.
+ * that name), else '': the Lua then reads the variable. `host` is the hostname through f.host.
  */
-function knownHost(server: Server): string {
-  return server.hostname === '_' || server.hostname.startsWith('*') || server.aliases.length > 0 ? '' : f.luaString(f.host(server.hostname), 'host');
+function knownHost(server: Server, host: string): string {
+  return server.hostname === '_' || server.hostname.startsWith('*') || server.aliases.length > 0 ? '' : f.luaString(host, 'host');
 }
 
 /**
@@ -114,7 +114,8 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   const isDefault = server.hostname === '_';
   const { listen, listenText } = listenLines(ctx, isDefault);
   const bctx: BlockServerContext = { server, settings: s, runtime: ctx.runtime, listen, wwwRedirectFrom: ctx.wwwRedirectFrom };
-  let names = f.host(server.hostname, 'host');
+  const hostName = f.host(server.hostname, 'host');
+  let names = hostName;
   let serverName = names.startsWith('*.') ? wildcardServerName(names) : names;
   for (const fn of NAMES) {
     for (const name of fn(bctx)) {
@@ -123,7 +124,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
     }
   }
   const problems: RenderProblem[] = [];
-  const host = knownHost(server);
+  const host = knownHost(server, hostName);
   const frame: LocationFrame = { settings: s, runtime: ctx.runtime, host };
   const seenMatchers = new Set<string>();
   // Made when first needed: most servers share nothing and use no http-level feature.

@@ -107,6 +107,7 @@ export async function runController(argv: string[]): Promise<number> {
     otherReplicasRunning: () => otherReplicasRunning(core, pod),
     isLeader$: leader.isLeader$,
     intervalMs: o.statusUpdateIntervalMs,
+    writesPerSecond: o.statusUpdateRate,
     updateStatusOnShutdown: o.updateStatusOnShutdown,
     logger,
   }) : null;

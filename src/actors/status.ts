@@ -2,8 +2,8 @@
 // status.loadBalancer.ingress equal to the controller's addresses — on a timer
 // (--status-update-interval), after each sync, and when an Ingress's status alone changes (the
 // store's statusOnly events, which cost no sync) — writing only the Ingresses that differ, at most
-// ten at a time: its own writes coming back are left alone, a status someone else wrote is
-// restored. On shutdown the last replica clears the status it wrote.
+// ten at a time and --status-update-rate a second: its own writes coming back are left alone, a
+// status someone else wrote is restored. On shutdown the last replica clears the status it wrote.
 import type { NetworkingV1Api, V1Ingress } from '@kubernetes/client-node';
 import Bottleneck from 'bottleneck';
 import { asyncScheduler, interval, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
@@ -211,6 +211,8 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
           log.info('another controller replica is running; leaving the Ingress status to it');
           return;
         }
+        // Unpaced: the pod is going away, and its grace period is shorter than 10k writes at the rate.
+        limiter.updateSettings({ minTime: 0 });
         const run = await writeAll(ingresses, []);
         log.info({ cleared: run.written.length }, 'cleared the Ingress status (last controller replica)');
       } catch (err) {

@@ -111,6 +111,8 @@ export interface ControllerRoutes {
   /** Which build paths their syncs took and their CPU (buildPathsOf, syncCpuOf). */
   addBuildPaths: string; changeBuildPaths: string;
   addCpuMs: { controller: number; nginx: number };
+  /** The controller's Ingress status writes (PUTs of /status) until the new hosts were written, and until the end; how many of the N Ingresses hold its address at the end. */
+  statusWrites: { beforeAdds: number; atEnd: number; withStatus: number };
 }
 
 function plainIngress(name: string, host: string, service: string, ns: string, paths: Array<[string, string]>): FakeObject {
@@ -195,11 +197,14 @@ export async function runControllerRoutes(n: number, rounds: number, cpu: (pid: 
     };
     // The first sync after the initial one also writes the initial Ingresses' status; let it pass.
     await tokenBack();
+    const statusWrites = () => fake.count({ verb: 'update', path: /\/ingresses\/[^/]+\/status$/ });
+    const beforeAdds = statusWrites();
     const cpu0 = cpu(pid);
     const add = await phase([['/only', 'Exact']], '/only');
     const cpu1 = cpu(pid);
     const change = await phase([['/only', 'Exact'], ['/new', 'Prefix']], '/new/x');
     const all = logs();
+    const withStatus = fake.list('networking.k8s.io/v1', 'Ingress').filter((o) => ((o.status as { loadBalancer?: { ingress?: unknown[] } } | undefined)?.loadBalancer?.ingress?.length ?? 0) > 0).length;
     // BENCH_ROUTES_LOG=FILE keeps the controller's whole log here too (NDJSON, `.controller` added):
     // each sync line's `events` and reason say what took the tokens.
     if (process.env.BENCH_ROUTES_LOG) writeFileSync(`${process.env.BENCH_ROUTES_LOG}.controller`, c.output());
@@ -208,6 +213,7 @@ export async function runControllerRoutes(n: number, rounds: number, cpu: (pid: 
       addStages: stagesOf(all, add.spans), changeStages: stagesOf(all, change.spans),
       addBuildPaths: `${buildPathsOf(all, add.spans)}; ${syncCpuOf(all, add.spans)}`, changeBuildPaths: `${buildPathsOf(all, change.spans)}; ${syncCpuOf(all, change.spans)}`,
       addCpuMs: { controller: (cpu1.controller - cpu0.controller) * 1000 / rounds, nginx: (cpu1.nginx - cpu0.nginx) * 1000 / rounds },
+      statusWrites: { beforeAdds, atEnd: statusWrites(), withStatus },
     };
   } finally {
     await ctl?.stop();

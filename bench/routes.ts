@@ -195,6 +195,7 @@ async function controllerRows(n: number, rounds: number, rows: Row[], fig: Recor
   rows.push({ figure: `controller mode: path added → served, ${n} Ingresses, p50 / p99`, value: `${change50.toFixed(0)} / ${change99.toFixed(0)} ms`, note: list(r.changeMs) });
   rows.push(...stageRows(`controller mode, ${n} Ingresses: path added`, r.changeStages, r.changeBuildPaths));
   rows.push({ figure: 'controller mode: reloads for all of it', value: String(r.reloads), target: '0', status: verdict(r.reloads, 0) });
+  rows.push({ figure: 'controller mode: Ingress status writes when the new hosts began / at the end', value: `${r.statusWrites.beforeAdds} / ${r.statusWrites.atEnd}`, note: `${r.statusWrites.withStatus} Ingresses hold the address at the end` });
 }
 
 async function main(): Promise<void> {

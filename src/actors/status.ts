@@ -2,8 +2,8 @@
 // status.loadBalancer.ingress equal to the controller's addresses — on a timer
 // (--status-update-interval), after each sync, and when an Ingress's status alone changes (the
 // store's statusOnly events, which cost no sync) — writing only the Ingresses that differ, at most
-// ten at a time: its own writes coming back are left alone, a status someone else wrote is
-// restored. On shutdown the last replica clears the status it wrote.
+// ten at a time and --status-update-rate a second: its own writes coming back are left alone, a
+// status someone else wrote is restored. On shutdown the last replica clears the status it wrote.
 import type { NetworkingV1Api, V1Ingress } from '@kubernetes/client-node';
 import Bottleneck from 'bottleneck';
 import { asyncScheduler, interval, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
@@ -27,6 +27,12 @@ export interface StatusWriterDeps {
   scheduler?: SchedulerLike;
   /** Concurrent status writes (ingress-nginx: 10). */
   maxConcurrent?: number;
+  /**
+   * At most this many status writes start per second (default 100): at 10k Ingresses the first
+   * run's writes, and their echoes on the Ingress watch, then leave the controller's CPU to the
+   * syncs of new routes. 0: unpaced.
+   */
+  writesPerSecond?: number;
 }
 
 export interface StatusRun {
@@ -60,7 +66,8 @@ interface Written { basedOn: string | undefined; addresses: LoadBalancerIngress[
 export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
   const log = deps.logger.child({ actor: 'status' });
   const scheduler = deps.scheduler ?? asyncScheduler;
-  const limiter = new Bottleneck({ maxConcurrent: deps.maxConcurrent ?? 10 });
+  const writesPerSecond = deps.writesPerSecond ?? DEFAULT_WRITES_PER_SECOND;
+  const limiter = new Bottleneck({ maxConcurrent: deps.maxConcurrent ?? 10, ...(writesPerSecond > 0 ? { minTime: 1000 / writesPerSecond } : {}) });
   /** The Ingresses of the last sync, by namespace/name, each as the store last held it. */
   let ingresses = new Map<string, Ingress>();
   /** The addresses of the last run: what a status must hold to be up to date. */
@@ -70,6 +77,9 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
   const subs: Subscription[] = [];
   /** What we last wrote per Ingress, and over which resourceVersion: the store lags our writes. */
   const written = new Map<string, Written>();
+  /** Objects found up to date with `checkedFor`: a run after each sync compares only the Ingresses that changed. */
+  let checked = new WeakSet<Ingress>();
+  let checkedFor: LoadBalancerIngress[] | undefined;
   let current: Promise<StatusRun> | undefined;
   let pending: Promise<StatusRun> | undefined;
 
@@ -103,7 +113,20 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
     const out: StatusRun = { leader: true, addresses, written: [], unchanged: 0, failed: [] };
     const jobs: Array<Promise<void>> = [];
     for (const key of written.keys()) if (!list.has(key)) written.delete(key);
+    if (checkedFor === undefined || !sameAddresses(checkedFor, addresses)) {
+      checked = new WeakSet();
+      checkedFor = addresses;
+    }
     for (const [key, ing] of list) {
+      if (checked.has(ing)) {
+        out.unchanged++;
+        continue;
+      }
+      if (sameAddresses(ing.status?.loadBalancer?.ingress, addresses)) {
+        checked.add(ing);
+        out.unchanged++;
+        continue;
+      }
       if (isUpToDate(key, ing, addresses)) {
         out.unchanged++;
         continue;
@@ -144,6 +167,8 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
       log.info({ ingress: `${namespace}/${name}` }, 'the Ingress changed class since it was last seen; its status is left alone');
       return;
     }
+    // Already so (another replica, or our own write the store has not seen yet): no write, no echo.
+    if (sameAddresses(current.status?.loadBalancer?.ingress as LoadBalancerIngress[] | undefined, addresses)) return;
     current.status = { ...current.status, loadBalancer: { ingress: addresses.length > 0 ? addresses : undefined } };
     await deps.networking.replaceNamespacedIngressStatus({ name, namespace, body: current });
   }
@@ -186,6 +211,8 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
           log.info('another controller replica is running; leaving the Ingress status to it');
           return;
         }
+        // Unpaced: the pod is going away, and its grace period is shorter than 10k writes at the rate.
+        limiter.updateSettings({ minTime: 0 });
         const run = await writeAll(ingresses, []);
         log.info({ cleared: run.written.length }, 'cleared the Ingress status (last controller replica)');
       } catch (err) {
@@ -194,6 +221,8 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
     },
   };
 }
+
+const DEFAULT_WRITES_PER_SECOND = 100;
 
 const keyOf = (ing: Ingress) => `${ing.metadata.namespace}/${ing.metadata.name}`;
 

@@ -167,5 +167,6 @@ export function storeView(store: StoreReader, ingresses: Ingress[], candidate?: 
     getNamespace: (n) => store.getNamespace(n),
     ingressesReferencingSecret: (k) => store.ingressesReferencingSecret(k),
     ...(store.gatewayResources ? { gatewayResources: () => store.gatewayResources!() } : {}),
+    ...(store.specOrigin ? { specOrigin: (ing: Ingress) => store.specOrigin!(ing) } : {}),
   };
 }

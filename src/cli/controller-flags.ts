@@ -51,6 +51,7 @@ export interface ControllerOptions extends ServePorts {
   electionTTLMs: number;
   disableLeaderElection: boolean;
   statusUpdateIntervalMs: number;
+  statusUpdateRate: number;
   reportNodeInternalIpAddress: boolean;
   // pacing (the ports: ServePorts)
   syncRateLimit: number;
@@ -132,6 +133,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'election-ttl', key: 'electionTTLMs', type: 'duration', default: 30_000, help: 'Lease duration of the leader election; the renew deadline is half of it, the retry period a quarter.' },
   { name: 'disable-leader-election', key: 'disableLeaderElection', type: 'bool', default: false, help: 'Do not elect a leader: this pod writes the Ingress status as if it were the leader.' },
   { name: 'status-update-interval', key: 'statusUpdateIntervalMs', type: 'seconds', default: 60_000, help: 'Seconds between two checks of the Ingress status (at least 5).' },
+  { name: 'status-update-rate', key: 'statusUpdateRate', type: 'float', default: 100, help: 'Ingress status writes started per second at most (at most 10 in flight), so that writing the status of a large cluster leaves the controller to its syncs; 0: no limit.', ours: true },
   { name: 'report-node-internal-ip-address', key: 'reportNodeInternalIpAddress', type: 'bool', default: false, help: 'Report the nodes\' internal addresses instead of external ones in the Ingress status.' },
   { name: 'sync-rate-limit', key: 'syncRateLimit', type: 'float', default: 0.3, help: 'Upper limit of syncs per second (token bucket with a burst of 1).' },
   { name: 'http-port', key: 'httpPort', type: 'int', default: 80, help: 'Port serving HTTP traffic.' },
@@ -417,6 +419,10 @@ function validate(o: ControllerOptions): ParseResult {
   if (o.statusUpdateIntervalMs < MIN_STATUS_UPDATE_INTERVAL_MS) {
     warnings.push(`--status-update-interval of ${o.statusUpdateIntervalMs / 1000}s is too low; using 5s`);
     o.statusUpdateIntervalMs = MIN_STATUS_UPDATE_INTERVAL_MS;
+  }
+  if (!(o.statusUpdateRate >= 0)) {
+    warnings.push(`--status-update-rate of ${o.statusUpdateRate} is not a rate; using 100`);
+    o.statusUpdateRate = 100;
   }
   return { ok: true, options: o, warnings };
 }

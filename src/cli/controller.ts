@@ -6,6 +6,7 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV
 import { createLogger, type Logger } from '../log.js';
 import { createStore } from '../store/store.js';
 import { kubeSource } from '../streams/kube.js';
+import { makeKeepAliveApiClient } from '../streams/kube-client.js';
 import { createLeaderElector, createStaticLeader, timingsFromElectionTTL } from '../actors/leader-election.js';
 import { createStatusWriter, type StatusWriter } from '../actors/status.js';
 import { createGatewayStatusWriter, type GatewayStatusWriter } from '../actors/gateway-status.js';
@@ -86,7 +87,7 @@ export async function runController(argv: string[]): Promise<number> {
   if (unservedGatewayKinds.length > 0) {
     logger.warn({ kinds: unservedGatewayKinds }, `the API server does not serve ${unservedGatewayKinds.map((k) => k.replace(/y$/, 'ie') + 's').join(' and ')} (CRD not installed): not watched; Gateways and HTTPRoutes are served without them. Install the CRD and restart the controller to serve it`);
   }
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = makeKeepAliveApiClient(kc, CoreV1Api);
   const storeOptions = toStoreOptions(o);
   const store = createStore(storeOptions, ANNOTATION_REFERENCES, logger);
   const pod: ControllerPod = await readControllerPod(core, podName, podNamespace).catch((err: unknown) => {
@@ -97,20 +98,21 @@ export async function runController(argv: string[]): Promise<number> {
   const leader = o.disableLeaderElection
     ? createStaticLeader(true)
     : createLeaderElector({
-      coordination: kc.makeApiClient(CoordinationV1Api), namespace: podNamespace, name: o.electionId,
+      coordination: makeKeepAliveApiClient(kc, CoordinationV1Api), namespace: podNamespace, name: o.electionId,
       identity: podName, logger, ...timingsFromElectionTTL(o.electionTTLMs),
     });
   const status: StatusWriter | null = o.updateStatus ? createStatusWriter({
-    networking: kc.makeApiClient(NetworkingV1Api),
+    networking: makeKeepAliveApiClient(kc, NetworkingV1Api),
     addresses: () => discoverStatusAddresses(core, pod, o),
     otherReplicasRunning: () => otherReplicasRunning(core, pod),
     isLeader$: leader.isLeader$,
     intervalMs: o.statusUpdateIntervalMs,
+    writesPerSecond: o.statusUpdateRate,
     updateStatusOnShutdown: o.updateStatusOnShutdown,
     logger,
   }) : null;
   const gatewayStatus: GatewayStatusWriter | null = o.updateStatus && o.enableGatewayApi ? createGatewayStatusWriter({
-    custom: kc.makeApiClient(CustomObjectsApi), isLeader$: leader.isLeader$, controllerName: o.gatewayControllerName, logger,
+    custom: makeKeepAliveApiClient(kc, CustomObjectsApi), isLeader$: leader.isLeader$, controllerName: o.gatewayControllerName, logger,
     addresses: () => discoverStatusAddresses(core, pod, o),
   }) : null;
   // The Gateways' Services point at the controller's own: only with --publish-service.

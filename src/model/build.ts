@@ -31,7 +31,6 @@ import { changedServices, rebuildServiceBackends, type LastBuild } from './ingre
 import { backendTLS, gatewayAPIStatus, gatewayFrontends, gatewayTLS, resolveBackends, translateGateways, type FrontendTable, type GatewayAPIStatus, type GatewayTLSCache, type GatewayTranslation, type LocationFactory } from './gateway/index.js';
 import type { GatewayResources } from '../store/types.js';
 import { byName } from './core/sort.js';
-import { sameApartFromStatus } from '../store/normalise.js';
 
 /** Distinct annotation sets kept (per namespace); past it the memo starts afresh. */
 const MAX_SHARED_ANNOTATION_SETS = 4096;
@@ -145,12 +144,6 @@ export interface ModelBuilder {
 interface BuilderCaches {
   /** Per Ingress object: its fragment, valid while the settings and what it read are the same. */
   readonly ingresses: FragmentMemo;
-  /**
-   * Per Ingress key, the object its memoised fragment was last looked up for: a new object that
-   * differs from it in status alone (the controller's own status writes, coming back) takes its
-   * fragment, so a status write changes nothing in the model.
-   */
-  readonly lastObjects: Map<string, Ingress>;
   /** The builder's own, or the shared one. */
   readonly perSettings: PerSettingsCaches;
   /** The topology of the last full build (its removals are forgotten from the other caches once). */
@@ -179,7 +172,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   const builtIn: readonly Endpoint[] = [{ address: '127.0.0.1', port: String(opts.defaultServerPort) }];
   const reserved = new Set(opts.reservedPorts ?? [80, 443, 442, opts.defaultServerPort, 10246, 10247, 10254]);
   const addressPolicy = opts.addressPolicy ?? STRICT_ADDRESS_POLICY;
-  const caches: BuilderCaches = { ingresses: shared.fragments ?? new WeakMap(), lastObjects: new Map(), perSettings: shared.perSettings ?? createPerSettingsCaches(), topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
+  const caches: BuilderCaches = { ingresses: shared.fragments ?? new WeakMap(), perSettings: shared.perSettings ?? createPerSettingsCaches(), topology: null, servers: undefined, backends: undefined, last: null, ingressHosts: null, gateway: null, gatewayBackends: new Map(), gatewayLocations: null, gatewayTLS: new Map() };
   const tlsCache: TLSCache = createTLSCache();
   const backendCache: BackendCache = createBackendCache(shared.endpoints);
   const claimBackendNames = createBackendNameClaims();
@@ -206,32 +199,22 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
   }
 
   function fragmentFor(store: StoreReader, ing: Ingress, settings: NginxSettings): IngressFragment {
-    let entry = caches.ingresses.get(ing) ?? entryAcrossStatus(ing);
+    let entry = caches.ingresses.get(ing);
+    // The controller's own status writes come back as new objects: the store says which object
+    // one repeats but for its status, and that object's fragment is this one's.
+    const origin = entry ? undefined : store.specOrigin?.(ing);
+    if (origin) {
+      entry = caches.ingresses.get(origin);
+      if (entry) caches.ingresses.set(ing, entry);
+    }
     if (!entry || entry.settings !== settings || (entry.deps.length > 0 && !dependenciesCurrent(store, entry.deps))) {
       const deps: Dependency[] = [];
       const parsed = parsedAnnotations(store, ing, settings, deps);
       entry = { settings, deps, fragment: buildFragment(ing, parsed.value, settings, parsed.warnings) };
       caches.ingresses.set(ing, entry);
+      if (origin) caches.ingresses.set(origin, entry);
     }
     return entry.fragment;
-  }
-
-  /** The entry of the Ingress's previous object when this one differs from it in status alone; notes this object as the key's. */
-  function entryAcrossStatus(ing: Ingress): FragmentEntry | undefined {
-    const key = `${ing.metadata.namespace ?? ''}/${ing.metadata.name}`;
-    const before = caches.lastObjects.get(key);
-    caches.lastObjects.set(key, ing);
-    const entry = before && caches.ingresses.get(before);
-    if (!entry || !sameApartFromStatus(before, ing)) return undefined;
-    caches.ingresses.set(ing, entry);
-    return entry;
-  }
-
-  /** Forgets the objects of Ingresses gone from the store, once they are as many as those left. */
-  function forgetLastObjects(list: readonly Ingress[]): void {
-    if (caches.lastObjects.size <= 2 * list.length + 64) return;
-    const current = new Set<Ingress>(list);
-    for (const [key, ing] of caches.lastObjects) if (!current.has(ing)) caches.lastObjects.delete(key);
   }
 
   function parsedAnnotations(store: StoreReader, ing: Ingress, settings: NginxSettings, deps: Dependency[]): ParseResult {
@@ -367,7 +350,6 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const list = store.listIngresses();
     const fragments = new Array<IngressFragment>(list.length);
     for (let i = 0; i < list.length; i++) fragments[i] = fragmentFor(store, list[i]!, settings);
-    forgetLastObjects(list);
     const topo = topologies.topologyFor(settings, claimBackendNames(fragments));
     const path: BuildPath = topo === caches.topology ? 'kept' : topo.removed !== null && caches.topology !== null ? 'updated' : 'full';
     // A first build has nothing to forget.

@@ -66,6 +66,8 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
 
   // All Ingresses seen (normalised), and which of them this controller serves.
   const ingresses = new Map<string, Ingress>();
+  /** An Ingress taken in after one that differs from it in status alone → the first object of that run (see specOrigin). */
+  const specOrigins = new WeakMap<Ingress, Ingress>();
   const served = new Set<string>();
   /** Ingresses seen but not served, with the reason (render, logs and dbg name them). */
   const leftOut = new Map<string, string>();
@@ -227,8 +229,16 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       return relevant('served Ingress deleted');
     }
     const ing = normaliseIngress(ev.object as Ingress);
-    if (old && sameObject(old, ing)) return irrelevant('Ingress unchanged');
-    const statusChangedAlone = old !== undefined && onlyStatusDiffers(old, ing);
+    // Decided once here, for the builder too (specOrigin): the status writer's own writes come
+    // back as such objects, one per served Ingress.
+    if (old && sameApartFromStatus(old, ing)) {
+      if (deepEqual(old.status, ing.status)) return irrelevant('Ingress unchanged');
+      ingresses.set(key, ing);
+      specOrigins.set(ing, specOrigins.get(old) ?? old);
+      if (!wasServed) return irrelevant(`Ingress not served: ${leftOut.get(key) ?? 'status changed'}`);
+      servedOrder.change(key, old, ing);
+      return statusOnly('Ingress status changed, nothing else');
+    }
     if (old) unindexIngress(key, old);
     ingresses.set(key, ing);
     indexIngress(key, ing);
@@ -237,7 +247,6 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     if (verdict.served) served.add(key);
     else served.delete(key);
     if (verdict.served || wasServed) servedOrder.change(key, wasServed ? old : undefined, verdict.served ? ing : undefined);
-    if (statusChangedAlone && verdict.served && wasServed) return statusOnly('Ingress status changed, nothing else');
     if (verdict.served) return relevant(wasServed || !old ? `Ingress served: ${verdict.reason}` : `Ingress now served: ${verdict.reason}`);
     if (wasServed) return relevant(`Ingress no longer served: ${verdict.reason}`);
     return irrelevant(`Ingress not served: ${verdict.reason}`);
@@ -534,6 +543,7 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
     serves: evaluate,
     listIngresses,
     getIngress: (key) => (served.has(key) ? ingresses.get(key) : undefined),
+    specOrigin: (ing) => specOrigins.get(ing),
     getService: (key) => services.get(key),
     getEndpointSlices: (serviceKey) => [...(slicesByService.get(serviceKey)?.values() ?? [])],
     getSecret: (key) => secrets.get(key),

@@ -117,6 +117,12 @@ export interface StoreReader {
   ingressesReferencingSecret(secretKey: string): string[];
   /** The Gateway API objects; the same object until one of them changes. Absent: a reader without them (none). */
   gatewayResources?(): GatewayResources;
+  /**
+   * When the store took this Ingress in after objects that differ from it in status alone: the
+   * first of them, whose model this one shares (the model never reads status). Undefined
+   * otherwise, and from a reader that does not know.
+   */
+  specOrigin?(ing: Ingress): Ingress | undefined;
 }
 
 export interface Store extends StoreReader {

@@ -82,6 +82,8 @@ export class KubeWatch extends Watch {
     let finished = false;
     let streaming = false;
     let idle: Subscription | undefined;
+    /** When the last line came: the idle timer, armed once, re-arms itself for what is left (not one timer per line). */
+    let lastLine = scheduler.now();
     let req: http.ClientRequest | undefined;
 
     const finish = (err: unknown, tellInformer: boolean) => {
@@ -100,14 +102,19 @@ export class KubeWatch extends Watch {
       }
     };
     const cancel = () => finish(null, false);
-    const armIdle = () => {
+    const armIdle = (ms = idleTimeoutMs) => {
       idle?.unsubscribe();
       idle = scheduler.schedule(() => {
+        const silentFor = scheduler.now() - lastLine;
+        if (streaming && silentFor < idleTimeoutMs) {
+          armIdle(idleTimeoutMs - silentFor);
+          return;
+        }
         if (streaming) {
           logger.debug({ path, idleTimeoutMs }, 'watch silent for too long, recycling it');
           finish(null, true);
         } else finish(new Error(`watch on ${path} got no response within ${idleTimeoutMs} ms`), true);
-      }, idleTimeoutMs);
+      }, ms);
     };
     this.cancels.add(cancel);
     signal.addEventListener('abort', cancel, { once: true });
@@ -141,12 +148,13 @@ export class KubeWatch extends Watch {
           return;
         }
         streaming = true;
+        lastLine = scheduler.now();
         armIdle();
         this.opts.onConnected?.();
         const lines = createInterface({ input: res, crlfDelay: Infinity });
         lines.on('line', (line) => {
           if (finished) return;
-          armIdle();
+          lastLine = scheduler.now();
           if (!line.trim()) return;
           let event: { type?: string; object?: unknown };
           try {

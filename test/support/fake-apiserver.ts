@@ -120,6 +120,8 @@ export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   /** How a watch from a compacted resourceVersion is refused; may be changed at any time. */
   goneMode: 'http' | 'event';
+  /** Connections accepted so far (with `tls`: TLS handshakes completed). */
+  connections = 0;
 
   private readonly types = new Map<string, ResourceType>(); // 'group/version/resource'
   private readonly objects = new Map<string, Map<string, FakeObject>>(); // type key → 'ns/name' → object
@@ -289,6 +291,7 @@ export class FakeApiServer {
     const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
     const server: Server = this.opts.tls ? createHttpsServer({ cert: this.opts.tls.cert, key: this.opts.tls.key }, handler) : createServer(handler);
     server.on(this.opts.tls ? 'secureConnection' : 'connection', (s: Socket) => {
+      this.connections++;
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });

@@ -230,6 +230,7 @@ export function quarantinedView(
     getNamespace: (name) => store.getNamespace(name),
     ingressesReferencingSecret: (key) => store.ingressesReferencingSecret(key).filter((k) => !hidden.has(k)),
     ...(store.gatewayResources ? { gatewayResources: () => store.gatewayResources!() } : {}),
+    ...(store.specOrigin ? { specOrigin: (ing: Ingress) => store.specOrigin!(ing) } : {}),
   };
 }
 

@@ -329,4 +329,94 @@ test('shutdown: the last replica clears the status; with another replica running
   }
 });
 
+test('an Ingress that already holds the addresses when it is read is not written (no write, no echo)', async () => {
+  const fake = await startFakeApiServer();
+  fake.create(ingress('a'));
+  fake.create(ingress('b'));
+  const seen = listed(fake); // the store's copies: no status yet
+  // Someone (another replica) writes b's status before ours reaches it.
+  const b = fake.get('networking.k8s.io/v1', 'Ingress', 'b', 'apps')!;
+  fake.update({ ...b, status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } } });
+  const updatesBefore = writes(fake);
+  const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
+  try {
+    writer.start();
+    await writer.sync(seen);
+    assert.equal(fake.requests.filter((r) => r.verb === 'get').map((r) => r.path.split('/').pop()).sort(), ['a', 'b'], 'both read');
+    assert.is(writes(fake) - updatesBefore, 1, 'only a written');
+    assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
+    assert.equal(statusOf(fake, 'b'), [{ ip: '192.0.2.1' }]);
+  } finally {
+    await writer.shutdown();
+    await fake.close();
+  }
+});
+
+test('writes are paced: at most writesPerSecond of them start each second', async () => {
+  const fake = await startFakeApiServer();
+  for (let i = 0; i < 12; i++) fake.create(ingress(`ing-${String(i).padStart(2, '0')}`));
+  const networking = fake.kubeConfig().makeApiClient(NetworkingV1Api);
+  // Observes the real client's calls (no stubbing): when each write begins, with its read.
+  const starts: number[] = [];
+  const observed = new Proxy(networking, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'readNamespacedIngress' || typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        starts.push(performance.now());
+        return v.apply(target, args);
+      };
+    },
+  });
+  const writer = createStatusWriter(writerDeps(fake, { networking: observed, updateStatusOnShutdown: false, writesPerSecond: 40 }));
+  try {
+    writer.start();
+    const run = await writer.sync(listed(fake));
+    assert.is(run.written.length, 12);
+    assert.is(starts.length, 12);
+    // Unpaced, ten would begin in the same turn of the event loop; paced, 1/40 s apart (less a
+    // millisecond of timer rounding).
+    // Unpaced, the first ten (as many as may be in flight) begin in the same turn of the event
+    // loop. Paced, 1/40 s apart on average: a busy event loop may let a few begin together, so
+    // the bound is on the whole.
+    assert.ok(starts[9]! - starts[0]! >= 0.9 * 9 * 25, `the first 10 writes began within ${(starts[9]! - starts[0]!).toFixed(0)} ms`);
+  } finally {
+    await writer.shutdown();
+    await fake.close();
+  }
+});
+
+test('the last replica\'s clear on shutdown is not paced', async () => {
+  const fake = await startFakeApiServer();
+  for (let i = 0; i < 4; i++) fake.create(ingress(`ing-${i}`));
+  const networking = fake.kubeConfig().makeApiClient(NetworkingV1Api);
+  const starts: number[] = [];
+  const observed = new Proxy(networking, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'readNamespacedIngress' || typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        starts.push(performance.now());
+        return v.apply(target, args);
+      };
+    },
+  });
+  const writer = createStatusWriter(writerDeps(fake, { networking: observed, writesPerSecond: 4 }));
+  try {
+    writer.start();
+    assert.is((await writer.sync(listed(fake))).written.length, 4);
+    assert.ok(starts[3]! - starts[0]! >= 0.9 * 3 * 250, 'the writes were paced');
+    // Their echoes, as the watch brings them: what the shutdown clears.
+    for (let i = 0; i < 4; i++) writer.statusChanged(fake.get('networking.k8s.io/v1', 'Ingress', `ing-${i}`, 'apps') as unknown as Ingress);
+  } finally {
+    starts.length = 0;
+    await writer.shutdown();
+    await fake.close();
+  }
+  assert.is(starts.length, 4);
+  for (let i = 0; i < 4; i++) assert.is(statusOf(fake, `ing-${i}`), undefined);
+  // Paced at 4/s the four clears would begin over 750 ms; ten may begin at once.
+  assert.ok(starts[3]! - starts[0]! < 200, `the clears began over ${(starts[3]! - starts[0]!).toFixed(0)} ms`);
+});
+
 test.run();

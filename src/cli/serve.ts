@@ -140,7 +140,8 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
 export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set(), refuseExternalNameServices = false, gatewayPorts?: GatewayPortOptions): AddressPolicy {
   const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort, ...(gatewayPorts?.map.values() ?? [])];
   if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
-  return { allow, ownPorts: new Set(own), ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
+  const dataPlanePorts = new Set([runtime.httpPort, runtime.httpsPort, ...(gatewayPorts?.map.values() ?? [])]);
+  return { allow, ownPorts: new Set(own), dataPlanePorts, ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
 }
 
 /**

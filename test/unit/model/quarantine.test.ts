@@ -189,7 +189,7 @@ test('the settings are quarantined only when NGINX refuses them without any Ingr
 });
 
 test('a line of a stream-snippet points at its Ingress; a header written inside another tenant\'s snippet does not make it guilty', async () => {
-  const snippet = (port: number, extra = '') => `${extra}server { listen 127.0.0.1:${port}; proxy_pass 127.0.0.3:1; }`;
+  const snippet = (port: number, extra = '') => `${extra}server { listen 127.0.0.1:${port}; proxy_pass 10.0.0.3:1; }`;
   const store = storeWith([{ ...cm, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } }, service('app', 'web'),
     dated('victim', 'victim.test', '2026-01-01T00:00:00Z', { 'nginx.ingress.kubernetes.io/stream-snippet': snippet(9000) }),
     // Rendered first (its host sorts first); its second line pretends to start the victim's snippet.

@@ -86,6 +86,8 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
     const reason = firstError(refusal.output);
 
     let lastProbeOutput = '';
+    /** The Ingresses with snippets when NGINX refuses them together; null when it does not; undefined: not asked yet. */
+    let snippetsRefused: string[] | null | undefined;
     /** Does NGINX take a configuration of just these Ingresses (and the same ConfigMap)? */
     async function probe(keys: string[]): Promise<boolean> {
       probes++;
@@ -143,14 +145,17 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
       const servers = culprit.kind === 'server' ? [refusal.config.servers[culprit.index]!] : refusal.config.servers.filter((s) => !appliedServers.has(s));
       const hosts = new Set(servers.map((s) => s.hostname));
       const naming = view.listIngresses().filter((i) => (i.spec.rules ?? []).some((rule) => hosts.has(rule.host || '_'))).map(ingressKey);
-      let suspects = unique([...servers.flatMap(ingressesOf).map(keyOf), ...naming]);
+      const suspects = unique([...servers.flatMap(ingressesOf).map(keyOf), ...naming]);
       let bad = await refused(suspects, null);
       if (bad.length === 0) {
-        // Not one on its own: with everything else, then (an unchanged Ingress may be involved).
-        suspects = view.listIngresses().map(ingressKey);
-        bad = await refused(suspects, null);
+        // Not one on its own: a clash among the Ingresses with snippets (a few small probes),
+        // else with everything else (an unchanged Ingress may be involved), halving the table.
+        const snippets = await refusedSnippets();
+        const clash = snippets ? await firstClash(snippets) : null;
+        if (clash) found = [clash];
+        else bad = await refused(view.listIngresses().map(ingressKey), null);
       }
-      found = bad.map((b) => ({ key: b.key, why: 'refused by nginx -t when tested on its own', output: b.output }));
+      if (found.length === 0) found = bad.map((b) => ({ key: b.key, why: 'refused by nginx -t when tested on its own', output: b.output }));
     }
     if (found.length === 0) {
       // Each passes on its own: two (or more) clash.
@@ -170,17 +175,29 @@ export function createNarrower(deps: NarrowerDeps): Narrower {
     return rebuild();
 
     /**
+     * The Ingresses with snippets, in the served order, when NGINX refuses them together (one
+     * probe, asked once per narrowing): only they write directives that can clash.
+     */
+    async function refusedSnippets(): Promise<string[] | null> {
+      if (snippetsRefused !== undefined) return snippetsRefused;
+      const all = view.listIngresses();
+      const withSnippets = all.filter(hasSnippet(store.options.annotationsPrefix ?? 'nginx.ingress.kubernetes.io')).map(ingressKey);
+      snippetsRefused = withSnippets.length > 1 && withSnippets.length < all.length && probes < maxProbes && !(await probe(withSnippets)) ? withSnippets : null;
+      return snippetsRefused;
+    }
+
+    /**
      * The Ingress whose arrival, in the served order (oldest first), makes NGINX refuse: the
      * shortest refused prefix of that order ends with it. It is set aside; the older Ingresses it
      * clashes with (the shortest prefix refused together with it) stay. Ingresses with snippets
      * are searched first: only they write directives that can clash.
      */
-    async function firstClash(): Promise<Finding | null> {
-      const all = view.listIngresses();
-      const withSnippets = all.filter(hasSnippet(store.options.annotationsPrefix ?? 'nginx.ingress.kubernetes.io')).map(ingressKey);
-      let order = all.map(ingressKey);
-      if (withSnippets.length > 1 && withSnippets.length < order.length && !(await probe(withSnippets))) order = withSnippets;
-      else if (await probe(order)) return null; // `nginx -t` does not refuse what NGINX refused
+    async function firstClash(refusedOrder?: string[]): Promise<Finding | null> {
+      let order = refusedOrder ?? await refusedSnippets();
+      if (!order) {
+        order = view.listIngresses().map(ingressKey);
+        if (await probe(order)) return null; // `nginx -t` does not refuse what NGINX refused
+      }
       // Invariant: the settings alone pass (probed above), prefix `hi` is refused.
       let lo = 1;
       let hi = order.length;

@@ -133,7 +133,7 @@ export async function runController(argv: string[]): Promise<number> {
       logger,
       header: {
         storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
-        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses, false, storeOptions.gatewayPorts)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
+        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses, false, storeOptions.gatewayPorts, webhookPorts(o))), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
       },
     });
   } catch (err) {
@@ -186,6 +186,7 @@ export async function runController(argv: string[]): Promise<number> {
         return o.enableGatewayApi ? kubeSource({ ...watch, gatewayAPI: true }) : kubeSource(watch);
       },
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
+      otherOwnPorts: webhookPorts(o),
       allowUpstreamAddresses,
       disableServiceExternalName: o.disableSvcExternalName,
       hostOwnership: o.hostOwnership,
@@ -265,6 +266,12 @@ function reportQuarantined(entries: SyncResult['quarantined'], store: ReturnType
   }
 }
 
+/** The validating webhook's port (`<host>:port`), an own port of the controller like its health port. */
+function webhookPorts(o: ControllerOptions): number[] {
+  const m = /:(\d+)$/.exec(o.validatingWebhook);
+  return m ? [Number(m[1])] : [];
+}
+
 /** --validating-webhook: a thread reviewing against its own copy of the store, refused until that holds the cluster. */
 function startAdmissionWebhook(o: ControllerOptions, ctx: {
   logger: Logger; runtime: NginxRuntime; storeOptions: ReturnType<typeof toStoreOptions>; metrics: AdmissionMetrics;
@@ -276,8 +283,8 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
     server: { address: o.validatingWebhook, certFile: o.validatingWebhookCertificate, keyFile: o.validatingWebhookKey },
     reviewer: {
       annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
-      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort, undefined, false, ctx.storeOptions.gatewayPorts).ownPorts],
-      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName, ctx.storeOptions.gatewayPorts),
+      reservedPorts: [...addressPolicyFor(runtime, o.healthzPort, undefined, false, ctx.storeOptions.gatewayPorts, webhookPorts(o)).ownPorts],
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName, ctx.storeOptions.gatewayPorts, webhookPorts(o)),
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
       budgets: toBudgets(o),

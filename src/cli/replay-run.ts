@@ -30,8 +30,11 @@ import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
 
 export interface ReplayOptions {
   log: ReplayLog;
-  /** Virtual time, or real time played `speed` times faster. */
-  mode: { instant: true } | { speed: number };
+  /**
+   * Virtual time, or real time played `speed` times faster. `clock` is the real time that
+   * `speed` scales (default: the async scheduler); a VirtualTimeScheduler there is flushed.
+   */
+  mode: { instant: true } | { speed: number; clock?: SchedulerLike };
   outDir: string;
   nginxTest?: boolean;
   /** The NGINX binary `nginx -t` runs (default /usr/sbin/nginx). */
@@ -127,8 +130,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
     const renderer = createRenderer({ templateDir: opts.templateDir ?? DEFAULT_TEMPLATE_DIR, logger });
 
     // The clock starts last, so that loading the templates takes no log time.
-    const virtual = 'instant' in opts.mode ? new VirtualTimeScheduler(VirtualAction, Infinity) : null;
-    const scheduler: SchedulerLike = virtual ?? scaledScheduler(asyncScheduler, (opts.mode as { speed: number }).speed);
+    const { mode } = opts;
+    const clock: SchedulerLike = 'instant' in mode ? new VirtualTimeScheduler(VirtualAction, Infinity) : mode.clock ?? asyncScheduler;
+    const virtual = clock instanceof VirtualTimeScheduler ? clock : null;
+    const scheduler: SchedulerLike = 'instant' in mode ? clock : scaledScheduler(clock, mode.speed);
     const start = scheduler.now();
     const actors = createOfflineActors({ renderer, runtime: offlineRuntime(header.defaultServerPort), logger, outDir, nginxTest });
     const syncer = createSyncer(modelSyncDeps({ store, builder, scheduler, reload: (c) => actors.reload(c), dynamic: (u) => actors.dynamic(u) }));

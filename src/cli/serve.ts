@@ -54,6 +54,8 @@ export interface ServeOptions {
   source: (onInitialState: () => void) => Observable<SourceEvent>;
   runtime: NginxRuntime;
   healthz: { host: string; port: number };
+  /** Other ports the controller listens on (the validating webhook's): own ports too. */
+  otherOwnPorts?: readonly number[];
   annotationsPrefix: string;
   syncRateLimit: number;
   templateDir?: string;
@@ -137,10 +139,14 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
  * own listening ports on this node (NGINX's, the health server's, ingress-nginx's reserved ones,
  * and the ports NGINX serves Gateway listeners on by --gateway-listener-ports).
  */
-export function addressPolicyFor(runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set(), refuseExternalNameServices = false, gatewayPorts?: GatewayPortOptions): AddressPolicy {
-  const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort, ...(gatewayPorts?.map.values() ?? [])];
+export function addressPolicyFor(
+  runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set(), refuseExternalNameServices = false, gatewayPorts?: GatewayPortOptions,
+  otherOwnPorts: readonly number[] = [],
+): AddressPolicy {
+  const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort, ...(gatewayPorts?.map.values() ?? []), ...otherOwnPorts];
   if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
-  return { allow, ownPorts: new Set(own), ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
+  const dataPlanePorts = new Set([runtime.httpPort, runtime.httpsPort, ...(gatewayPorts?.map.values() ?? [])]);
+  return { allow, ownPorts: new Set(own), dataPlanePorts, ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
 }
 
 /**
@@ -212,7 +218,7 @@ export function nginxExitWaitMs(workerShutdownTimeoutMs: number): number {
 
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store } = opts;
-  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName, store.options.gatewayPorts);
+  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName, store.options.gatewayPorts, opts.otherOwnPorts);
   const configured: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
   preparePrefix(configured);
   const runtime = withLuaInReach(configured);

@@ -40,6 +40,12 @@ export interface AddressPolicy {
    */
   ownPorts: ReadonlySet<number>;
   /**
+   * Of the own ports, those serving the data plane to anyone (NGINX's HTTP and HTTPS, Gateway
+   * listeners): a tenant's snippet may loop back to them, as ingress-nginx's stream-snippet e2e
+   * does (default: 80 and 443). Endpoints never may (a loop).
+   */
+  dataPlanePorts?: ReadonlySet<number>;
+  /**
    * --disable-svc-external-name: an ExternalName Service gives no endpoint (its backends answer
    * 503, as ingress-nginx's), named among the refused addresses.
    */

@@ -190,16 +190,43 @@ function directivesOf(text: string): SnippetDirective[] | string {
 
 const HTTP_ONLY_BLOCKS = ['location', 'if', 'http', 'events', 'mail', 'stream', 'limit_except', 'types'];
 
+/** Directives whose first argument is the peer NGINX connects to (an address, a URL, an upstream name). */
+const PEER_DIRECTIVES = new Set(['proxy_pass', 'grpc_pass', 'fastcgi_pass', 'uwsgi_pass', 'scgi_pass', 'memcached_pass']);
+const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443', grpc: '80', grpcs: '443', uwsgi: '80', suwsgi: '443' };
+
+/**
+ * The host and port a peer directive (or an upstream's `server`) names, or null when it names
+ * none NGINX dials as written (a variable, an upstream name without a port is looked up as one).
+ */
+export function snippetPeer(d: SnippetDirective): { host: string; port: string } | null {
+  const peer = PEER_DIRECTIVES.has(d.name) || (d.name === 'server' && d.args.length > 0) ? d.args[0] : undefined;
+  if (peer === undefined || peer.includes('$')) return null;
+  const scheme = /^([a-z]+):\/\//i.exec(peer);
+  const rest = scheme ? peer.slice(scheme[0].length) : peer;
+  const authority = rest.split('/')[0]!;
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(authority);
+  if (!m || m[1] === '') return null;
+  const port = m[2] ?? (scheme ? DEFAULT_PORTS[scheme[1]!.toLowerCase()] : undefined);
+  return port === undefined ? null : { host: m[1]!, port };
+}
+
+/** Judges a peer a snippet connects to: why it may not, or null. */
+export type PeerCheck = (host: string, port: string) => string | null;
+
 /**
  * Why a tenant's snippet may not be used, or null; the reason names the line. `blocks`: block
- * directives the snippet's context takes (`server` and `upstream` in a stream-snippet).
+ * directives the snippet's context takes (`server` and `upstream` in a stream-snippet). `peer`:
+ * the upstream address policy, applied to the peers the snippet names as written.
  */
-export function snippetProblem(text: string, opts: { blocks?: readonly string[] } = {}): string | null {
+export function snippetProblem(text: string, opts: { blocks?: readonly string[]; peer?: PeerCheck } = {}): string | null {
   const directives = directivesOf(text);
   if (typeof directives === 'string') return directives;
   for (const d of directives) {
     // A stream-snippet: blocks of the http context would make NGINX refuse the whole configuration.
     if (opts.blocks && HTTP_ONLY_BLOCKS.includes(d.name)) return `line ${d.line}: "${d.name}" is not allowed in the stream context`;
+    const peer = opts.peer ? snippetPeer(d) : null;
+    const refused = peer ? opts.peer!(peer.host, peer.port) : null;
+    if (refused) return `line ${d.line}: "${d.name}" connects to ${peer!.host.slice(0, 80)}:${peer!.port}: ${refused}`;
     if (opts.blocks?.includes(d.name)) continue;
     for (const [re, why] of REFUSED) {
       if (re.test(d.name)) return `line ${d.line}: "${d.name.slice(0, 60)}" ${why}`;

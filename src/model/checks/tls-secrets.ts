@@ -10,7 +10,7 @@ import { opensslLoadsPem } from './openssl.js';
 import { InvalidValue, type Check } from './validate.js';
 
 /** A CA bundle, a CRL or a key file larger than this is refused (NGINX would load it at every reload). */
-const MAX_PEM_BYTES = 1024 * 1024;
+export const MAX_PEM_BYTES = 1024 * 1024;
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n[A-Za-z0-9+/=\r\n]+?-----END \1-----/g;
 

@@ -4,6 +4,7 @@
 import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 import type { Secret } from '../../store/kube-types.js';
 import type { Certificate } from './types.js';
+import { MAX_PEM_BYTES } from '../checks/tls-secrets.js';
 
 export interface ParsedCertificate {
   certificate: Certificate;
@@ -47,6 +48,8 @@ export function parseTLSSecret(secretKey: string, secret: Secret): CertificateRe
   const key = secretValue(secret, 'tls.key');
   if (!crt) return { ok: false, reason: 'data["tls.crt"] is missing or empty' };
   if (!key) return { ok: false, reason: 'data["tls.key"] is missing or empty' };
+  // Every byte is held, posted to Lua and kept in each worker: a tenant's chain is bounded.
+  if (crt.length > MAX_PEM_BYTES || key.length > MAX_PEM_BYTES) return { ok: false, reason: `data["tls.crt"] or data["tls.key"] is larger than ${MAX_PEM_BYTES} bytes` };
   let x509: X509Certificate;
   try {
     x509 = new X509Certificate(crt);

@@ -189,7 +189,7 @@ test('the settings are quarantined only when NGINX refuses them without any Ingr
 });
 
 test('a line of a stream-snippet points at its Ingress; a header written inside another tenant\'s snippet does not make it guilty', async () => {
-  const snippet = (port: number, extra = '') => `${extra}server { listen 127.0.0.1:${port}; proxy_pass 127.0.0.3:1; }`;
+  const snippet = (port: number, extra = '') => `${extra}server { listen 127.0.0.1:${port}; proxy_pass 10.0.0.3:1; }`;
   const store = storeWith([{ ...cm, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } }, service('app', 'web'),
     dated('victim', 'victim.test', '2026-01-01T00:00:00Z', { 'nginx.ingress.kubernetes.io/stream-snippet': snippet(9000) }),
     // Rendered first (its host sorts first); its second line pretends to start the victim's snippet.
@@ -203,6 +203,31 @@ test('a line of a stream-snippet points at its Ingress; a header written inside 
   const narrower = createNarrower({ store, quarantine, builder: builder(), probeBuilder: builder, logger: silentLogger() });
   assert.ok(await narrower.narrow(refusal, refusesTogether(['aaa.test'], refusal.output)));
   assert.equal(quarantine.entries().map((e) => `${e.kind} ${e.key}`), ['Ingress app/hostile']);
+});
+
+test('a clash among snippets that NGINX names no line for is searched among the Ingresses with snippets, not across the table', async () => {
+  const snippet = 'server { listen 127.0.0.1:7000; proxy_pass 10.0.0.3:1; }';
+  const plain = Array.from({ length: 40 }, (_, i) => dated(`plain-${i}`, `plain-${i}.test`, `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`));
+  const store = storeWith([{ ...cm, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } }, service('app', 'web'), ...plain]);
+  const quarantine = createQuarantine();
+  // One builder, as the sync's: the servers NGINX ran are the same objects in the next build.
+  const sync = builder();
+  const narrower = createNarrower({ store, quarantine, builder: sync, probeBuilder: builder, logger: silentLogger() });
+  narrower.applied(sync.build(store).config);
+  put(store, dated('older', 'older.test', '2026-03-01T00:00:00Z', { 'nginx.ingress.kubernetes.io/stream-snippet': snippet }), 'add');
+  put(store, dated('newer', 'newer.test', '2026-06-01T00:00:00Z', { 'nginx.ingress.kubernetes.io/stream-snippet': snippet }), 'add');
+  const { config } = sync.build(store, [{ kind: 'Ingress', key: 'app/older' }, { kind: 'Ingress', key: 'app/newer' }]);
+  const output = 'nginx: [emerg] duplicate "127.0.0.1:7000" address and port pair';
+  const sizes: number[] = [];
+  const test = refusesTogether(['older.test', 'newer.test'], output);
+  const next = await narrower.narrow({ config, rendered: null, output }, async (probe) => {
+    sizes.push(probe.servers.filter((s) => s.hostname.endsWith('.test')).length);
+    return test(probe);
+  });
+  assert.ok(next);
+  assert.equal(quarantine.entries().map((e) => `${e.kind} ${e.key}`), ['Ingress app/newer']);
+  assert.match(quarantine.entries()[0]!.reason, /clashes with the older Ingress app\/older, which is kept/);
+  assert.ok(Math.max(...sizes) <= 2, `no probe holds more than the two Ingresses with snippets: ${sizes.join(', ')}`);
 });
 
 test.run();

@@ -7,7 +7,8 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { createModelBuilder } from '../../../src/model/build.js';
 import type { ConfigMap, Secret } from '../../../src/store/kube-types.js';
-import { ingress, PREFIX, service, slice, testStore } from '../../support/model-objects.js';
+import { ingress, PREFIX, service, slice, testStore, tlsSecret } from '../../support/model-objects.js';
+import { readFileSync } from 'node:fs';
 
 const NOW = new Date('2026-11-22T00:00:00Z');
 const CA = execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', '/dev/null', '-days', '1', '-subj', '/CN=ca'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
@@ -64,6 +65,26 @@ test('a Secret an auth-tls / proxy-ssl annotation or ssl-dh-param names is relev
   assert.is(relevant(caSecret('backend-ca')), true);
   assert.is(relevant(caSecret('dh', 'ingress-nginx')), true);
   assert.is(relevant(caSecret('unrelated')), false);
+});
+
+test('a TLS Secret with a 5 MB chain is refused by name: its host keeps the default certificate, the other hosts their own', () => {
+  const pem = (f: string) => readFileSync(new URL(`../../fixtures/model/_certs/${f}`, import.meta.url), 'utf8');
+  const crt = pem('tls.crt');
+  const store = testStore();
+  store.put('Service', service('web'));
+  store.put('EndpointSlice', slice('web-1', 'web', ['10.0.0.1']));
+  // A real certificate followed by copies of itself as a "chain", 5 MB in all.
+  store.put('Secret', tlsSecret('huge', crt + crt.repeat(Math.ceil(5 * 1024 * 1024 / crt.length)), pem('tls.key')));
+  store.put('Secret', tlsSecret('good', crt, pem('tls.key')));
+  store.put('Ingress', ingress('huge', 'tls.example.com', [['/', 'Prefix', 'web', 80]], { tls: [{ hosts: ['tls.example.com'], secretName: 'huge' }] }));
+  store.put('Ingress', ingress('good', 'alias.example.com', [['/', 'Prefix', 'web', 80]], { tls: [{ hosts: ['alias.example.com'], secretName: 'good' }] }));
+  const { config, warnings } = build(store);
+  const server = (h: string) => config.servers.find((s) => s.hostname === h)!;
+  assert.ok(warnings.some((w) => /huge/.test(`${w.object} ${w.field} ${w.message}`) && /tls\.crt.*larger than 1048576 bytes/.test(w.message)),
+    warnings.map((w) => `${w.object}: ${w.message}`).join('\n'));
+  assert.is(server('tls.example.com').tlsSecret, null, 'the huge chain is not used');
+  assert.is(server('alias.example.com').tlsSecret, 'default/good');
+  assert.ok(JSON.stringify(config).length < 1024 * 1024, 'no copy of the 5 MB chain in the model');
 });
 
 test.run();

@@ -3,7 +3,12 @@
 // and a snippet that would leave its block or reach outside the Ingress is refused by line.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readSnippet, snippetProblem } from '../../../src/model/checks/snippet-check.js';
+import { readSnippet, snippetPeer, snippetProblem } from '../../../src/model/checks/snippet-check.js';
+import { parseAnnotations } from '../../../src/model/ingress/annotations/index.js';
+import type { AddressPolicy } from '../../../src/model/checks/address-policy.js';
+import { defaultSettings } from '../../../src/model/core/config/defaults.js';
+import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
+import { ANNOTATION_REFERENCES } from '../../../src/model/ingress/annotations/index.js';
 
 test('ordinary snippets pass, and are read directive by directive', () => {
   const ok = [
@@ -81,6 +86,60 @@ test('directives that reach outside the Ingress are refused, quoted or not', () 
     }
     assert.ok(p, `refused: ${s}`);
     assert.match(p!, reason, s);
+  }
+});
+
+test('the peer a snippet directive dials, as written: URLs, addresses, an upstream\'s servers; variables and names without a port are not judged', () => {
+  const peer = (text: string) => { const d = readSnippet(text)[0]!; return snippetPeer(d); };
+  assert.equal(peer('proxy_pass http://127.0.0.1:10254/metrics;'), { host: '127.0.0.1', port: '10254' });
+  assert.equal(peer('proxy_pass https://[::1]/x;'), { host: '[::1]', port: '443' });
+  assert.equal(peer('grpc_pass grpc://0x7f.1:50051;'), { host: '0x7f.1', port: '50051' });
+  assert.equal(peer('fastcgi_pass 127.1:9000;'), { host: '127.1', port: '9000' });
+  assert.equal(peer('proxy_pass 127.0.0.1:10254;'), { host: '127.0.0.1', port: '10254' }, 'a stream proxy_pass');
+  assert.equal(peer('server [::ffff:7f00:1]:10254 weight=2;'), { host: '[::ffff:7f00:1]', port: '10254' }, "an upstream's server");
+  assert.equal(peer('proxy_pass http://localhost;'), { host: 'localhost', port: '80' });
+  assert.is(peer('proxy_pass http://$target;'), null);
+  assert.is(peer('proxy_pass own;'), null, 'an upstream block by name');
+  assert.is(peer('server { listen 81; }'), null, 'a server block opens, it dials nothing');
+  assert.is(peer('return 200 http://127.0.0.1:1/;'), null);
+});
+
+/** The snippets of one Ingress, parsed as the model parses them with `policy`. */
+function snippetsWith(policy: AddressPolicy | undefined, annotations: Record<string, string>) {
+  const P = 'nginx.ingress.kubernetes.io';
+  const ing = { metadata: { name: 'evil', namespace: 'team-b', annotations: Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`${P}/${k}`, v])) }, spec: {} };
+  const store = createStore(defaultStoreOptions(), ANNOTATION_REFERENCES);
+  return parseAnnotations(ing, { prefix: P, settings: { ...defaultSettings(), allowSnippetAnnotations: true, annotationsRiskLevel: 'Critical' }, store, ...(policy ? { addressPolicy: policy } : {}) });
+}
+
+test('with snippets allowed, a snippet dialling the node is refused as endpoints are: every loopback by default, the controller\'s own ports always', () => {
+  const local: AddressPolicy = { allow: new Set(['loopback']), ownPorts: new Set([10254, 8181]) };
+  const cases: Array<[string, string, AddressPolicy | undefined, RegExp | null]> = [
+    ['server-snippet', 'location /m { proxy_pass http://127.0.0.1:10254/metrics; }', local, /line 1: "proxy_pass" connects to 127\.0\.0\.1:10254: refused by the upstream address policy: port 10254 of this node is one of the controller's own listeners/],
+    ['configuration-snippet', 'mirror /m;\nlocation /m { proxy_pass http://localhost:8181; }', local, /line 2: .*localhost:8181.*own listeners/],
+    ['stream-snippet', 'upstream u { server 2130706433:10254; }\nserver { listen 9000; proxy_pass u; }', local, /line 1: "server" connects to 2130706433:10254/],
+    ['stream-snippet', 'server { listen 9000; proxy_pass 127.0.0.3:5432; }', local, null],
+    // NGINX's own HTTP(S) listeners serve anyone: ingress-nginx's stream-snippet e2e forwards to them.
+    ['stream-snippet', 'server { listen 8000; proxy_pass 127.0.0.1:80; }', undefined, null],
+    ['stream-snippet', 'server { listen 8000; proxy_pass 127.0.0.1:8443; }', { ...local, ownPorts: new Set([8443, 10254]), dataPlanePorts: new Set([8443]) }, null],
+    ['stream-snippet', 'server { listen 8000; proxy_pass 10.0.0.1:80; }', undefined, null],
+    ['stream-snippet', 'server { listen 8000; proxy_pass 169.254.169.254:80; }', undefined, /a metadata address/],
+    ['stream-snippet', 'server { listen 9000; proxy_pass 127.0.0.3:5432; }', undefined, /a loopback address \(allowed only with --allow-upstream-addresses=loopback\)/],
+    ['server-snippet', 'location /m { proxy_pass http://169.254.169.254/latest/; }', local, /a metadata address/],
+    ['server-snippet', 'location /m { proxy_pass http://10.0.0.7:8080; }', undefined, null],
+    ['auth-snippet', 'proxy_set_header X-A b;\nproxy_pass http://[::1]:8181;', local, /line 2: .*\[::1\]:8181.*own listeners/],
+  ];
+  for (const [key, text, policy, refused] of cases) {
+    const extra: Record<string, string> = key === 'auth-snippet' ? { 'auth-url': 'https://auth.example.com/' } : {};
+    const { value, warnings } = snippetsWith(policy, { [key]: text, ...extra });
+    const kept = key === 'auth-snippet' ? value.externalAuth?.snippet ?? '' : key === 'stream-snippet' ? value.streamSnippet : key === 'server-snippet' ? value.serverSnippet : value.configurationSnippet;
+    const warning = warnings.find((w) => w.field.includes(key))?.message ?? '';
+    if (refused === null) {
+      assert.is(kept, text, `${key}: ${text}`);
+    } else {
+      assert.is(kept, '', `${key} refused: ${text}`);
+      assert.match(warning, refused, `${key}: ${text}`);
+    }
   }
 });
 

@@ -13,7 +13,7 @@ import {
 } from '../../checks/validate.js';
 import { annotationReader, type AnnotationReader } from './reader.js';
 import { pathUnderAny } from './site.js';
-import { snippet, warnIfHttp1Only } from './snippets.js';
+import { tenantSnippet, warnIfHttp1Only } from './snippets.js';
 import type { AnnotationGroup } from './types.js';
 
 const keys = {
@@ -203,12 +203,12 @@ function readKeepalive(r: AnnotationReader, authUrl: string): AuthKeepalive {
   return { connections, requests, timeout, peerHost: host, peerPort: port };
 }
 
-function readAuthSnippet(r: AnnotationReader, settings: NginxSettings): string {
+function readAuthSnippet(r: AnnotationReader, settings: NginxSettings, policy: AddressPolicy | undefined): string {
   if (!settings.allowSnippetAnnotations && r.has('auth-snippet')) {
     r.warn('auth-snippet', 'snippet annotations are not allowed (ConfigMap allow-snippet-annotations is false); ignored');
     return '';
   }
-  return warnIfHttp1Only(r, 'auth-snippet', r.get('auth-snippet', snippet, ''), settings.useHttp2);
+  return warnIfHttp1Only(r, 'auth-snippet', r.get('auth-snippet', tenantSnippet(policy), ''), settings.useHttp2);
 }
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
@@ -348,7 +348,7 @@ export const authExternalGroup: AnnotationGroup<ExternalAuthValue, typeof fields
         cacheDuration: r.get('auth-cache-duration', cacheDurations, [...DEFAULT_AUTH_CACHE_DURATION]),
         requestRedirect: r.get('auth-request-redirect', requestRedirect, ''),
         alwaysSetCookie: r.get('auth-always-set-cookie', bool, false),
-        snippet: readAuthSnippet(r, ctx.settings),
+        snippet: readAuthSnippet(r, ctx.settings, ctx.addressPolicy),
         proxySetHeaders,
         keepalive: readKeepalive(r, target.value),
       },

@@ -4,7 +4,8 @@
 // read as NGINX reads it (../../checks/snippet-check.ts) and refused if it leaves its block or reaches
 // outside the Ingress.
 import { InvalidValue, type Check } from '../../checks/validate.js';
-import { snippetProblem } from '../../checks/snippet-check.js';
+import { snippetProblem, type PeerCheck } from '../../checks/snippet-check.js';
+import { isLocalhostName, judgeExternalName, parseAddress, STRICT_ADDRESS_POLICY, type AddressPolicy } from '../../checks/address-policy.js';
 import { http2LuaProblem } from '../../checks/http2.js';
 import { annotationReader, type AnnotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
@@ -22,10 +23,45 @@ export const snippet: Check<string> = (raw) => snippetIn(raw, {});
 
 /** The blocks a stream-snippet may open: servers of its own and their upstreams. */
 export const STREAM_BLOCKS = ['server', 'upstream'] as const;
-/** A stream-snippet's directives: it may open stream `server` and `upstream` blocks. */
-const streamSnippet: Check<string> = (raw) => snippetIn(raw, { blocks: STREAM_BLOCKS });
 
-function snippetIn(raw: string, opts: { blocks?: readonly string[] }): string {
+const DEFAULT_DATA_PLANE_PORTS: ReadonlySet<number> = new Set([80, 443]);
+
+/**
+ * The upstream address policy on the peers a tenant's snippet names: no snippet reaches the node,
+ * or the controller's own listeners, unless endpoints may; NGINX's own data-plane listeners, open
+ * to anyone, excepted.
+ */
+function policyPeer(policy: AddressPolicy): PeerCheck {
+  const open = policy.dataPlanePorts ?? DEFAULT_DATA_PLANE_PORTS;
+  return (host, port) => {
+    if (open.has(Number(port))) {
+      const cls = isLocalhostName(host) ? 'loopback' : parseAddress(host)?.class;
+      if (cls === 'loopback' || cls === 'unspecified') return null;
+    }
+    const verdict = judgeExternalName(policy, host, port);
+    return verdict.ok ? null : `refused by the upstream address policy: ${verdict.reason}`;
+  };
+}
+
+const checksByPolicy = new WeakMap<AddressPolicy, { http: Check<string>; stream: Check<string> }>();
+/** The checks of a tenant's snippets under `policy`, made once per policy. */
+function checksFor(policy: AddressPolicy | undefined): { http: Check<string>; stream: Check<string> } {
+  const p = policy ?? STRICT_ADDRESS_POLICY;
+  let checks = checksByPolicy.get(p);
+  if (!checks) {
+    const peer = policyPeer(p);
+    checks = { http: (raw) => snippetIn(raw, { peer }), stream: (raw) => snippetIn(raw, { blocks: STREAM_BLOCKS, peer }) };
+    checksByPolicy.set(p, checks);
+  }
+  return checks;
+}
+
+/** A tenant's http snippet (configuration-, server-, auth-snippet): `snippet`, with the address policy on its peers. */
+export function tenantSnippet(policy: AddressPolicy | undefined): Check<string> {
+  return checksFor(policy).http;
+}
+
+function snippetIn(raw: string, opts: { blocks?: readonly string[]; peer?: PeerCheck }): string {
   if (raw.length > MAX_SNIPPET_LENGTH) throw new InvalidValue(`snippet is ${raw.length} characters long (at most ${MAX_SNIPPET_LENGTH})`);
   // Tabs and newlines are layout; any other control character is refused (the renderer would).
   const ctrl = /[\u0000-\u0008\u000b-\u001f\u007f]/.exec(raw);
@@ -35,7 +71,7 @@ function snippetIn(raw: string, opts: { blocks?: readonly string[] }): string {
   return raw;
 }
 
-function readSnippet(r: AnnotationReader, allowed: boolean, key: keyof typeof keys, check: Check<string> = snippet): string {
+function readSnippet(r: AnnotationReader, allowed: boolean, key: keyof typeof keys, check: Check<string>): string {
   if (!allowed && r.has(key)) {
     r.warn(key, 'snippet annotations are not allowed (ConfigMap allow-snippet-annotations is false); ignored');
     return '';
@@ -77,10 +113,11 @@ export const snippetsGroup: AnnotationGroup<SnippetsValue, typeof fields> = {
     : serverSnippet !== '' ? 'server-snippet is NGINX configuration' : null),
   parse(ing, ctx, warn) {
     const r = annotationReader(ing, ctx, keys, warn);
+    const checks = checksFor(ctx.addressPolicy);
     return {
-      configurationSnippet: warnIfHttp1Only(r, 'configuration-snippet', readSnippet(r, ctx.settings.allowSnippetAnnotations, 'configuration-snippet'), ctx.settings.useHttp2),
-      serverSnippet: warnIfHttp1Only(r, 'server-snippet', readSnippet(r, ctx.settings.allowSnippetAnnotations, 'server-snippet'), ctx.settings.useHttp2),
-      streamSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'stream-snippet', streamSnippet),
+      configurationSnippet: warnIfHttp1Only(r, 'configuration-snippet', readSnippet(r, ctx.settings.allowSnippetAnnotations, 'configuration-snippet', checks.http), ctx.settings.useHttp2),
+      serverSnippet: warnIfHttp1Only(r, 'server-snippet', readSnippet(r, ctx.settings.allowSnippetAnnotations, 'server-snippet', checks.http), ctx.settings.useHttp2),
+      streamSnippet: readSnippet(r, ctx.settings.allowSnippetAnnotations, 'stream-snippet', checks.stream),
     };
   },
 };

@@ -2,7 +2,8 @@
 // it). Plain JavaScript so that it runs as production does: `node <bin/ingress-rx's node flags>
 // bench/rss-child.mjs --dist EVENTS` loads the compiled dist/ under plain node; under
 // `node --import tsx … --src` it loads the sources, for comparison. EVENTS is a JSON file of the
-// generated cluster's SourceEvents (the store reads parsed JSON in production too).
+// generated cluster's SourceEvents (the store reads parsed JSON in production too), each object
+// projected as the kube source projects what the API server lists before the store gets it.
 // Prints one JSON line: the first sync's phases, then the RSS with the synced state kept alive.
 //   [--heap-snapshot FILE] [--idle-gc]   (--idle-gc: what the controller's idle collection does)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +28,7 @@ const { DEFAULT_TEMPLATE_DIR, defaultRuntime } = await load('render/runtime');
 const { silentLogger } = await load('log');
 const { ANNOTATION_REFERENCES } = await load('model/ingress/annotations/index');
 const { collectGarbage } = await load('pipeline/idle-gc');
+const { projectObject } = await load('streams/kube-project');
 
 const now = () => process.hrtime.bigint();
 const ms = (t) => Number(now() - t) / 1e6;
@@ -41,7 +43,7 @@ try {
   const base = settle();
   const events = JSON.parse(readFileSync(flag(fromSrc ? '--src' : '--dist'), 'utf8'));
   const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES, logger);
-  for (const e of events) store.apply(e);
+  for (const e of events) store.apply({ ...e, object: projectObject(e.kind, e.object) });
   events.length = 0;
   const afterStore = settle();
   const runtime = defaultRuntime({

@@ -2,7 +2,7 @@
 // JSON from a watch — into the plain shapes of store/kube-types, so both compare and hash equal.
 import type { KubeObject } from '../store/kube-types.js';
 import type { StoredKind } from '../store/events.js';
-import { KUBE_RESOURCES } from './kube-resources.js';
+import { KUBE_RESOURCES } from './kube-kinds.js';
 
 /** kubectl's copy of the applied manifest: a second copy of the whole object that nothing reads. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';

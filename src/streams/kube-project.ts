@@ -15,8 +15,11 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
  * `delete`, so the objects stay in V8's compact fast mode.
  */
 export function projectObject(kind: StoredKind, raw: unknown): KubeObject {
-  const plain = toPlain(raw) as KubeObject;
-  const { managedFields: _, ...meta } = (plain.metadata ?? { name: '' }) as KubeObject['metadata'] & { managedFields?: unknown };
+  // managedFields is left out before the copy: its keys are field paths, many unique to one object
+  // (`k:{"uid":…}`), and copying them key by key makes V8 give later objects maps of their own.
+  const source = raw as { metadata?: { managedFields?: unknown } };
+  const plain = toPlain(source.metadata?.managedFields === undefined ? raw : { ...source, metadata: { ...source.metadata, managedFields: undefined } }) as KubeObject;
+  const meta = (plain.metadata ?? { name: '' }) as KubeObject['metadata'];
   if (meta.annotations && LAST_APPLIED_ANNOTATION in meta.annotations) {
     const { [LAST_APPLIED_ANNOTATION]: _applied, ...annotations } = meta.annotations;
     meta.annotations = annotations;

@@ -38,24 +38,38 @@ export const STORED_FIELDS: Partial<Record<StoredKind, Keep>> = {
   ConfigMap: { apiVersion: true, kind: true, metadata: META, data: true },
 };
 
-/** The object as the store keeps it: a copy with the kept fields, or the object itself for a kind kept whole. */
+/** The object as the store keeps it: a copy with the kept fields, or the object itself when it holds nothing else. */
 export function storedForm(kind: StoredKind, obj: KubeObject): KubeObject {
   const keep = STORED_FIELDS[kind];
   return keep === undefined ? obj : (project(obj, keep) as KubeObject);
 }
 
-/** `value` with only the fields `keep` names (copies; the input is never changed). */
+/** `value` with only the fields `keep` names: a copy where something is left out, else `value` itself (never changed). */
 export function project(value: unknown, keep: Keep): unknown {
   if (keep === true || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(keep)) return Array.isArray(value) ? value.map((v) => project(v, keep[0])) : value;
+  if (Array.isArray(keep)) {
+    if (!Array.isArray(value)) return value;
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const p = project(value[i], keep[0]);
+      if (p !== value[i]) (copy ??= value.slice())[i] = p;
+    }
+    return copy ?? value;
+  }
   if (Array.isArray(value)) return value;
   const src = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
+  let kept = 0;
+  let same = true;
   for (const field in keep) {
     const v = src[field];
-    if (v !== undefined && Object.hasOwn(src, field)) out[field] = project(v, (keep as Record<string, Keep>)[field]!);
+    if (v === undefined || !Object.hasOwn(src, field)) continue;
+    const p = project(v, (keep as Record<string, Keep>)[field]!);
+    out[field] = p;
+    kept++;
+    if (p !== v) same = false;
   }
-  return out;
+  return same && kept === Object.keys(src).length ? src : out;
 }
 
 /** Whether `path` (field names, `[]` for an array's elements) lies in what `keep` keeps. */

@@ -19,10 +19,10 @@ export function projectObject(kind: StoredKind, raw: unknown): KubeObject {
   // (`k:{"uid":…}`), and copying them key by key makes V8 give later objects maps of their own.
   const source = raw as { metadata?: { managedFields?: unknown } };
   const plain = toPlain(source.metadata?.managedFields === undefined ? raw : { ...source, metadata: { ...source.metadata, managedFields: undefined } }) as KubeObject;
-  const meta = (plain.metadata ?? { name: '' }) as KubeObject['metadata'];
+  let meta = (plain.metadata ?? { name: '' }) as KubeObject['metadata'];
   if (meta.annotations && LAST_APPLIED_ANNOTATION in meta.annotations) {
     const { [LAST_APPLIED_ANNOTATION]: _applied, ...annotations } = meta.annotations;
-    meta.annotations = annotations;
+    meta = { ...meta, annotations };
   }
   return { ...plain, apiVersion: KUBE_RESOURCES[kind].apiVersion, kind, metadata: meta };
 }

@@ -79,6 +79,16 @@ projection('the input is not changed, and kinds without a rule are kept as they 
   assert.equal(project({ a: 1, b: [{ c: 1, d: 2 }] }, { b: [{ d: true }] }), { b: [{ d: 2 }] });
 });
 
+projection('an object that holds only kept fields is kept as it is, not copied', () => {
+  const slice = storedForm('EndpointSlice', listedSlice()) as EndpointSlice;
+  assert.is(storedForm('EndpointSlice', slice), slice);
+  const again = { ...slice, endpoints: [...slice.endpoints!, { addresses: ['10.1.0.6'], zone: 'b' }] } as EndpointSlice;
+  const kept = storedForm('EndpointSlice', again) as EndpointSlice;
+  assert.is(kept.endpoints![0], slice.endpoints![0], 'a kept endpoint is shared');
+  assert.equal(kept.endpoints![1], { addresses: ['10.1.0.6'] });
+  assert.is(kept.metadata, slice.metadata);
+});
+
 projection('the store holds the projected objects; an update of a dropped field alone changes nothing', () => {
   const store = storeOf();
   store.apply(add('Service', listedService()));

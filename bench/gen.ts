@@ -3,12 +3,13 @@
 // SourceEvents, as manifest files, or as a recorded NDJSON event log with an endpoint storm.
 //   node --import tsx bench/gen.ts --n 1000 --manifests DIR [--files 4]
 //   node --import tsx bench/gen.ts --n 1000 --log FILE [--storm 20000 --storm-rate 100]
-//   node --import tsx bench/gen.ts --n 1000 --events FILE   (a JSON array of SourceEvents: bench/rss-child.mjs)
+//   node --import tsx bench/gen.ts --n 1000 --events FILE [--as-listed]   (a JSON array of SourceEvents: bench/rss-child.mjs)
+//   --as-listed: each object as a real API server lists it (asListed below)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, createWriteStream } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SourceEvent, ResourceKind } from '../src/store/events.js';
+import type { SourceEvent, ResourceKind, StoredKind } from '../src/store/events.js';
 import type { EndpointSlice, Ingress, KubeObject, Secret, Service } from '../src/store/kube-types.js';
 import { defaultStoreOptions, DEFAULT_ANNOTATIONS_PREFIX } from '../src/store/store.js';
 import { RECORD_FORMAT, RECORD_FORMAT_VERSION, type RecordHeader } from '../src/streams/record.js';
@@ -30,6 +31,8 @@ export interface GenOptions {
   namespaces?: number;
   /** Leave the annotation mix out (plain Ingresses, for the per-Ingress conf size). */
   plain?: boolean;
+  /** Each object as a real API server lists it (asListed). */
+  asListed?: boolean;
 }
 
 export interface BenchCert { cert: string; key: string }
@@ -169,7 +172,102 @@ export function generateEvents(o: GenOptions): SourceEvent[] {
   for (let i = 0; i < o.n; i++) out.push(ev('Service', serviceObject(i, o)));
   for (let i = 0; i < o.n; i++) out.push(ev('EndpointSlice', sliceObject(i, endpoints(i), o)));
   for (let i = 0; i < o.n; i++) out.push(ev('Ingress', ingressObject(i, o)));
+  if (o.asListed) for (const e of out) e.object = asListed(e.kind, e.object);
   return out;
+}
+
+// ---- Objects as a real cluster lists them: what the API server, its controllers and
+// `kubectl apply` (or Helm) add to the manifests the generator writes.
+
+const APPLIED_AT = '2026-01-01T00:00:00Z';
+
+/** A UUID-shaped uid, deterministic per name. */
+function uidOf(seed: string): string {
+  let h = 2166136261;
+  for (const c of seed) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
+  const hex = (n: number) => (Math.imul(h, n) >>> 0).toString(16).padStart(8, '0');
+  return `${hex(1)}-${hex(3).slice(0, 4)}-4${hex(5).slice(0, 3)}-a${hex(7).slice(0, 3)}-${hex(11)}${hex(13).slice(0, 4)}`;
+}
+
+/** The fieldsV1 set a field manager owns: every field of `value`, keyed as the API server keys them. */
+function fieldsOf(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const out: Record<string, unknown> = {};
+    for (const item of value) {
+      if (item === null || typeof item !== 'object') { out[`v:${JSON.stringify(item)}`] = {}; continue; }
+      const rec = item as Record<string, unknown>;
+      const key = 'name' in rec ? { name: rec.name } : 'port' in rec ? { port: rec.port, protocol: rec.protocol ?? 'TCP' } : { addresses: rec.addresses ?? rec.host ?? rec.path };
+      out[`k:${JSON.stringify(key)}`] = { '.': {}, ...(fieldsOf(rec) as object) };
+    }
+    return out;
+  }
+  if (value === null || typeof value !== 'object') return {};
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[`f:${k}`] = v !== null && typeof v === 'object' ? { ...(Array.isArray(v) ? {} : { '.': {} }), ...(fieldsOf(v) as object) } : {};
+  return out;
+}
+
+function managedField(manager: string, operation: 'Apply' | 'Update', apiVersion: string, fields: Record<string, unknown>, subresource?: string) {
+  return { manager, operation, apiVersion, time: APPLIED_AT, fieldsType: 'FieldsV1', fieldsV1: fieldsOf(fields), ...(subresource ? { subresource } : {}) };
+}
+
+const helmLabels = (app: string) => ({
+  'app.kubernetes.io/name': app, 'app.kubernetes.io/instance': `${app}-prod`, 'app.kubernetes.io/managed-by': 'Helm',
+  'app.kubernetes.io/version': '1.4.2', 'helm.sh/chart': `${app}-0.7.3`,
+});
+
+/**
+ * `obj` as a cluster lists it. Applied objects (Ingress, Service, Secret) carry Helm's labels, its
+ * release annotations and kubectl's last-applied-configuration (the applied manifest); every object
+ * carries managedFields. A Service gets the fields the API server defaults; an EndpointSlice is the
+ * EndpointSlice controller's (the Service's labels copied, an owner, per-endpoint Pod, node and zone).
+ */
+export function asListed(kind: StoredKind, obj: KubeObject): KubeObject {
+  const { metadata: m } = obj;
+  const app = m.name.replace(/-abcde$/, '').replace(/^(ing|svc)-/, 'app-');
+  const apiVersion = obj.apiVersion ?? 'v1';
+  const meta = { ...m, uid: uidOf(`${kind}/${m.namespace}/${m.name}`), resourceVersion: String(48_211_000 + (m.name.length * 7919) % 99_999), creationTimestamp: m.creationTimestamp ?? APPLIED_AT };
+  if (kind === 'EndpointSlice') {
+    const slice = obj as EndpointSlice;
+    const svc = m.labels?.['kubernetes.io/service-name'] ?? '';
+    const body = {
+      addressType: slice.addressType,
+      endpoints: (slice.endpoints ?? []).map((e, k) => ({
+        addresses: e.addresses, conditions: { ready: true, serving: true, terminating: false },
+        nodeName: `ip-10-0-${k}-${17 + k}.eu-west-1.compute.internal`,
+        targetRef: { kind: 'Pod', namespace: m.namespace, name: `${app}-7d9f8b6c5d-${'xk2lq'.slice(k)}${k}`, uid: uidOf(`pod/${m.namespace}/${app}/${k}`) },
+        zone: `eu-west-1${'abc'[k % 3]}`,
+      })),
+      ports: slice.ports,
+    };
+    const labels = { ...helmLabels(app), 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io', 'kubernetes.io/service-name': svc };
+    const metadata = {
+      ...meta, generateName: `${svc}-`, generation: 1, labels,
+      annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': APPLIED_AT },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: svc, uid: uidOf(`Service/${m.namespace}/${svc}`), controller: true, blockOwnerDeletion: true }],
+    };
+    return {
+      apiVersion, kind, ...body,
+      metadata: { ...metadata, managedFields: [managedField('endpointslice-controller', 'Update', apiVersion, { metadata: { generateName: 1, labels, annotations: metadata.annotations, ownerReferences: metadata.ownerReferences }, ...body })] },
+    } as KubeObject;
+  }
+  const labels = { ...helmLabels(app), ...(m.labels ?? {}) };
+  const annotations = { 'meta.helm.sh/release-name': `${app}-prod`, 'meta.helm.sh/release-namespace': m.namespace ?? '', ...(m.annotations ?? {}) };
+  let listed: Record<string, unknown> = { ...obj };
+  if (kind === 'Service') {
+    const spec = (obj as Service).spec;
+    listed.spec = {
+      ...spec, clusterIPs: [spec.clusterIP], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', internalTrafficPolicy: 'Cluster',
+      sessionAffinity: 'None', selector: { 'app.kubernetes.io/name': app, 'app.kubernetes.io/instance': `${app}-prod` },
+    };
+    listed.status = { loadBalancer: {} };
+  }
+  if (kind === 'Ingress') listed.status = { loadBalancer: { ingress: [{ ip: '192.0.2.10' }] } };
+  const { status: _status, ...applied } = { ...listed, metadata: { name: m.name, namespace: m.namespace, labels, annotations } } as Record<string, unknown>;
+  const withApplied = { ...annotations, 'kubectl.kubernetes.io/last-applied-configuration': `${JSON.stringify(applied)}\n` };
+  const managedFields = [managedField('kubectl-client-side-apply', 'Update', apiVersion, { ...applied, metadata: { labels, annotations: withApplied } })];
+  if (kind === 'Ingress') managedFields.push(managedField('nginx-ingress-controller', 'Update', apiVersion, { status: listed.status }, 'status'));
+  return { ...listed, metadata: { ...meta, labels, annotations: withApplied, managedFields } } as KubeObject;
 }
 
 /**
@@ -271,8 +369,9 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`wrote ${count} events to ${log}\n`);
   }
   if (events) {
-    writeFileSync(events, JSON.stringify(generateEvents({ n })));
-    process.stdout.write(`wrote the events of ${n} Ingresses to ${events}\n`);
+    const asListed = argv.includes('--as-listed');
+    writeFileSync(events, JSON.stringify(generateEvents({ n, asListed })));
+    process.stdout.write(`wrote the events of ${n} Ingresses${asListed ? ' as a cluster lists them' : ''} to ${events}\n`);
   }
 }
 

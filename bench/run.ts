@@ -9,7 +9,7 @@ import { arg, isFull, loadAverage, machine, printTable, type Figures, type Row }
 
 export const FIGURE_KEYS = [
   'full_sync_ms_1k', 'full_sync_ms_10k', 'first_sync_ms_10k', 'ingress_change_sync_ms_10k', 'endpoint_change_sync_ms_10k', 'payload_bytes_10k',
-  'conf_bytes_per_ingress', 'nginx_t_ms_10k', 'rss_mb_10k', 'endpoint_p50_ms', 'endpoint_p99_ms', 'endpoint_reloads',
+  'conf_bytes_per_ingress', 'nginx_t_ms_10k', 'rss_mb_10k', 'rss_mb_10k_listed', 'endpoint_p50_ms', 'endpoint_p99_ms', 'endpoint_reloads',
   'dataplane_rps_ratio', 'dataplane_p99_ms', 'dataplane_vs_plain_h2', 'dataplane_vs_plain_h1', 'dataplane_vs_plain_h2_cpu', 'dataplane_vs_plain_h1_cpu',
   'dataplane_vs_plain_same_defaults_h2', 'dataplane_vs_plain_same_defaults_h1', 'dataplane_vs_plain_same_defaults_h2_cpu', 'dataplane_vs_plain_same_defaults_h1_cpu', 'replay_100k_s', 'trace_overhead_ratio', 'cold_start_10k_s', 'machine_check_ms',
   'blast_radius_alone_ms_1k', 'blast_radius_located_ms_1k', 'blast_radius_merge_ms_1k',

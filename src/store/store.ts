@@ -9,6 +9,7 @@ import type { AnnotationReferences, ApplyResult, GatewayResources, LeftOutIngres
 import { isCatchAll, resolveIngressClass } from './ingress-class.js';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
 import { deepEqual, normaliseGateway, normaliseHTTPRoute, normaliseIngress, normaliseListenerSet, sameApartFromStatus, sameObject } from './normalise.js';
+import { STORED_FIELDS, storedForm } from './project.js';
 import { secretRef } from './secret-ref.js';
 import { createServedOrder } from './served-order.js';
 
@@ -522,7 +523,8 @@ export function createStore(options: StoreOptions, references: AnnotationReferen
       if (!isObject(ev.object) || !ev.object.metadata?.name) {
         return irrelevant(`${ev.kind} ${ev.key}: event without object metadata`);
       }
-      return handler(ev);
+      // Kept as the store keeps it from the start, so an update that changes only dropped fields is unchanged.
+      return handler(ev.type === 'delete' || STORED_FIELDS[ev.kind] === undefined ? ev : { ...ev, object: storedForm(ev.kind, ev.object) });
     } catch (err) {
       logger.warn({ err, kind: ev.kind, key: ev.key }, 'store: event could not be applied');
       return irrelevant(`error: ${(err as Error).message}`);

@@ -2,7 +2,7 @@
 // JSON from a watch — into the plain shapes of store/kube-types, so both compare and hash equal.
 import type { KubeObject } from '../store/kube-types.js';
 import type { StoredKind } from '../store/events.js';
-import { KUBE_RESOURCES } from './kube-resources.js';
+import { KUBE_RESOURCES } from './kube-kinds.js';
 
 /** kubectl's copy of the applied manifest: a second copy of the whole object that nothing reads. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -15,11 +15,14 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
  * `delete`, so the objects stay in V8's compact fast mode.
  */
 export function projectObject(kind: StoredKind, raw: unknown): KubeObject {
-  const plain = toPlain(raw) as KubeObject;
-  const { managedFields: _, ...meta } = (plain.metadata ?? { name: '' }) as KubeObject['metadata'] & { managedFields?: unknown };
+  // managedFields is left out before the copy: its keys are field paths, many unique to one object
+  // (`k:{"uid":…}`), and copying them key by key makes V8 give later objects maps of their own.
+  const source = raw as { metadata?: { managedFields?: unknown } };
+  const plain = toPlain(source.metadata?.managedFields === undefined ? raw : { ...source, metadata: { ...source.metadata, managedFields: undefined } }) as KubeObject;
+  let meta = (plain.metadata ?? { name: '' }) as KubeObject['metadata'];
   if (meta.annotations && LAST_APPLIED_ANNOTATION in meta.annotations) {
     const { [LAST_APPLIED_ANNOTATION]: _applied, ...annotations } = meta.annotations;
-    meta.annotations = annotations;
+    meta = { ...meta, annotations };
   }
   return { ...plain, apiVersion: KUBE_RESOURCES[kind].apiVersion, kind, metadata: meta };
 }

@@ -68,6 +68,16 @@ test("kubectl's last-applied copy is not kept; every other annotation is, and th
   assert.not.ok(JSON.stringify(only).includes('c2VjcmV0'), "a Secret's data is not kept through kubectl's copy");
 });
 
+test('the object it came from is never changed, nor shared', () => {
+  const raw = structuredClone(wire) as typeof wire & { metadata: { annotations?: Record<string, string> } };
+  raw.metadata.annotations = { [LAST_APPLIED_ANNOTATION]: '{}', keep: 'me' };
+  const before = structuredClone(raw);
+  const p = projectObject('Ingress', raw) as unknown as typeof wire;
+  assert.equal(raw, before);
+  // A copy: objects parsed beside the managedFields they held would keep those pages resident.
+  assert.is.not(p.spec, raw.spec);
+});
+
 test('helm release secrets and TILLER configmaps are ignored, nothing else', () => {
   const meta = { name: 'x', namespace: 'n' };
   assert.ok(isIgnoredObject('Secret', { metadata: meta, type: 'helm.sh/release.v1' } as never));

@@ -381,7 +381,7 @@ function streamSnippetAt(rows: string[], at: number, config: Configuration): str
     if (!m) continue;
     const key = m[1]!;
     // The header must be one the renderer wrote for an Ingress with a stream-snippet: a hint only.
-    return config.servers.some((s) => s.locations.some((l) => l.streamSnippet !== '' && l.ingress && keyOf(l.ingress) === key)) ? key : null;
+    return config.servers.some((s) => s.locations.some((l) => l.settings.streamSnippet !== '' && l.ingress && keyOf(l.ingress) === key)) ? key : null;
   }
   return null;
 }

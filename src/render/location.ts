@@ -5,7 +5,7 @@
 // string; every value in it went through a filter.
 import { createHash } from 'node:crypto';
 import type { NginxSettings } from '../model/core/config/settings.js';
-import type { Location, Server } from '../model/core/types.js';
+import type { Location, LocationSettings, Server } from '../model/core/types.js';
 import { locationLabel } from '../model/core/origin.js';
 import * as f from './filters.js';
 import { LOCATION_LAYOUT, slotFunctions } from './blocks/index.js';
@@ -70,6 +70,63 @@ function text(fns: ReadonlyArray<(c: LocationContext) => string>, c: LocationCon
   return out;
 }
 
+/**
+ * The text slots whose text may follow from the location's settings alone, in their order in the
+ * block; locations holding one settings object (most of a cluster's) print the same text there.
+ */
+const SETTINGS_SLOTS = [ACCESS, CORS, ERRORS, PROXY, SNIPPET] as const;
+
+/** A slot's text for one settings object, or null when some block of it reads the location's own fields. */
+type SlotTexts = ReadonlyArray<string | null>;
+
+/** Thrown by the probe context when a block reads anything but the settings: that slot is printed per location. */
+const PER_LOCATION = new Error('reads per-location fields');
+
+/**
+ * Each settings slot's text under `settings`, found by running the slot's blocks once with a
+ * context that holds nothing of the location but its settings (reading the path, backend,
+ * Ingress, server or id throws PER_LOCATION). A block that reads them only under some settings
+ * is caught by the run for those settings. A RenderError leaves the slot per location (it then
+ * denies each location as before).
+ */
+function settingsSlotTexts(settings: LocationSettings, frame: LocationFrame, hdr: string): SlotTexts {
+  const loc = new Proxy({ settings } as Location, {
+    get: (target, key) => { if (key === 'settings') return target.settings; throw PER_LOCATION; },
+  });
+  const probe: LocationContext = {
+    get server(): Server { throw PER_LOCATION; },
+    loc, settings: frame.settings, runtime: frame.runtime, hdr,
+    id: () => { throw PER_LOCATION; },
+  };
+  return SETTINGS_SLOTS.map((fns) => {
+    try {
+      return text(fns, probe);
+    } catch {
+      return null;
+    }
+  });
+}
+
+// Per ConfigMap settings and runtime (one pair per render), then per location settings object and
+// upstream header directive: the slots' texts.
+const slotTexts = new WeakMap<NginxSettings, WeakMap<NginxRuntime, WeakMap<LocationSettings, Map<string, SlotTexts>>>>();
+
+function cachedSlotTexts(loc: Location, frame: LocationFrame, hdr: string): SlotTexts {
+  let byRuntime = slotTexts.get(frame.settings);
+  if (byRuntime === undefined) slotTexts.set(frame.settings, (byRuntime = new WeakMap()));
+  let bySettings = byRuntime.get(frame.runtime);
+  if (bySettings === undefined) byRuntime.set(frame.runtime, (bySettings = new WeakMap()));
+  let byHdr = bySettings.get(loc.settings);
+  if (byHdr === undefined) bySettings.set(loc.settings, (byHdr = new Map()));
+  let texts = byHdr.get(hdr);
+  if (texts === undefined) byHdr.set(hdr, (texts = settingsSlotTexts(loc.settings, frame, hdr)));
+  return texts;
+}
+
+function slotText(texts: SlotTexts, i: number, c: LocationContext): string {
+  return texts[i] ?? text(SETTINGS_SLOTS[i]!, c);
+}
+
 function shared(fns: ReadonlyArray<(c: LocationContext) => readonly Shared[]>, c: LocationContext): readonly Shared[] {
   let out: Shared[] | null = null;
   for (const fn of fns) {
@@ -95,8 +152,9 @@ export function renderLocation(server: Server, loc: Location, matcher: string, f
     const u = fn(c);
     if (u.length > 0) (uses ??= []).push(...u);
   }
-  const body = variables(loc) + text(REDIRECT, c) + luaPhase(c, frame.host) + text(ACCESS, c) + text(CORS, c) + text(ERRORS, c)
-    + headers(c) + text(PROXY, c) + text(SNIPPET, c);
+  const texts = cachedSlotTexts(loc, frame, upstream.hdr);
+  const body = variables(loc) + text(REDIRECT, c) + luaPhase(c, frame.host) + slotText(texts, 0, c) + slotText(texts, 1, c) + slotText(texts, 2, c)
+    + headers(c) + slotText(texts, 3, c) + slotText(texts, 4, c);
   return { text: `        location ${matcher} {\n${body}${I}${upstream.pass};\n        }\n`, internal, http, uses: uses ?? NONE };
 }
 

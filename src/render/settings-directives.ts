@@ -190,10 +190,10 @@ export interface IngressStreamSnippet { readonly ingress: string; readonly snipp
 export function streamSnippetsOf(server: Server): readonly IngressStreamSnippet[] {
   let out: IngressStreamSnippet[] | null = null;
   for (const loc of server.locations) {
-    if (loc.streamSnippet === '' || !loc.ingress) continue;
+    if (loc.settings.streamSnippet === '' || !loc.ingress) continue;
     const ingress = `${loc.ingress.namespace}/${loc.ingress.name}`;
     out ??= [];
-    if (!out.some((x) => x.ingress === ingress)) out.push({ ingress, snippet: loc.streamSnippet });
+    if (!out.some((x) => x.ingress === ingress)) out.push({ ingress, snippet: loc.settings.streamSnippet });
   }
   return out ?? NO_SNIPPETS;
 }

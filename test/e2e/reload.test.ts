@@ -314,7 +314,7 @@ test('annotations on the wire over HTTP/1.1 and HTTP/2: basic auth, rewrite, red
   const { h, echo, reload, backends } = await setup();
   try {
     const hash = execFileSync('openssl', ['passwd', '-apr1', 'secret']).toString().trim();
-    const base = location().rewrite;
+    const base = location().settings.rewrite;
     const cfg = configuration([
       server('auth.example.com', { locations: [location({ basicAuth: { type: 'basic', realm: 'Who "are" you', secret: 'default/basic', secretType: 'auth-file', users: [`foo:${hash}`] } })] }),
       server('re.example.com', { useRegex: true, locations: [location({ path: '/api(/|$)(.*)', pathType: 'ImplementationSpecific', rewrite: { ...base, target: '/$2', xForwardedPrefix: '/api' } })] }),

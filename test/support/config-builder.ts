@@ -4,9 +4,10 @@ import { DYNAMIC_ROUTES_OFF } from '../../src/model/ingress/dynamic-routes.js';
 import { defaultSettings } from '../../src/model/core/config/defaults.js';
 import type { NginxSettings } from '../../src/model/core/config/settings.js';
 import type { ProxyConfig } from '../../src/model/ingress/annotations/proxy.js';
-import type { Backend, Configuration, Location, Server } from '../../src/model/core/types.js';
+import type { Backend, Configuration, Location, LocationSettings, Server } from '../../src/model/core/types.js';
 import { NO_AFFINITY, makeBackend } from '../../src/model/ingress/backends.js';
 import { defaultAnnotations, locationTemplate } from '../../src/model/ingress/annotations/index.js';
+import { withLocationSettings } from '../../src/model/core/location-settings.js';
 import { makeLocation } from '../../src/model/ingress/fragments.js';
 
 export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig {
@@ -37,14 +38,20 @@ export function proxyDefaults(s: NginxSettings = defaultSettings()): ProxyConfig
  * A location as the model makes it for an Ingress without annotations (every group's defaults,
  * whatever groups there are), without the SSL redirect, with overrides.
  */
-export function location(over: Partial<Location> = {}): Location {
+export function location(over: LocationOverrides = {}): Location {
   const ns = over.ingress?.namespace ?? 'default';
   const svc = over.service ?? { name: 'web', port: '80' };
   const settings = defaultSettings();
   const d = defaultAnnotations(settings);
   const base = makeLocation('/', 'Prefix', { namespace: ns, name: 'web' }, null, `${ns}-${svc.name}-${svc.port}`, locationTemplate(d), settings, false);
-  return { ...base, service: svc, rewrite: { ...d.rewrite, sslRedirect: false }, ...over };
+  const own: Record<string, unknown> = {};
+  const settingsOver: Record<string, unknown> = { rewrite: { ...d.rewrite, sslRedirect: false } };
+  for (const [k, v] of Object.entries(over)) (k in base.settings ? settingsOver : own)[k] = v;
+  return { ...base, service: svc, ...own, settings: withLocationSettings(base.settings, settingsOver) };
 }
+
+/** A location's own fields and its settings' fields, side by side, as a test overrides them. */
+export type LocationOverrides = Partial<Omit<Location, 'settings'>> & Partial<LocationSettings>;
 
 export function server(hostname: string, over: Partial<Server> = {}): Server {
   return {
@@ -104,13 +111,13 @@ export function goldenConfigurations(): Record<string, Configuration> {
     'rewrite-regex': configuration([server('re.example.com', {
       useRegex: true,
       locations: [
-        location({ path: '/api(/|$)(.*)', pathType: 'ImplementationSpecific', rewrite: { ...location().rewrite, target: '/$2', xForwardedPrefix: '/api' } }),
+        location({ path: '/api(/|$)(.*)', pathType: 'ImplementationSpecific', rewrite: { ...location().settings.rewrite, target: '/$2', xForwardedPrefix: '/api' } }),
         location({ path: '/app/[0-9]{3}', pathType: 'ImplementationSpecific' }),
       ],
     })]),
     'redirects': configuration([
       server('old.example.com', { locations: [location({ redirect: { url: 'https://new.example.com$request_uri', code: 301 } })] }),
-      server('root.example.com', { redirectFromToWWW: true, locations: [location({ rewrite: { ...location().rewrite, appRoot: '/app1', sslRedirect: true, forceSSLRedirect: true } })] }),
+      server('root.example.com', { redirectFromToWWW: true, locations: [location({ rewrite: { ...location().settings.rewrite, appRoot: '/app1', sslRedirect: true, forceSSLRedirect: true } })] }),
     ]),
     'annotations': configuration([server('full.example.com', {
       locations: [
@@ -214,34 +221,34 @@ export const HOSTILE_FIELDS: HostileField[] = [
   { field: 'location.service.port', benign: '80', label: 'service port', set: (c, v) => { loc0(c).service = { name: 'web', port: v }; } },
   { field: 'location.backend', label: 'backend', set: (c, v) => { loc0(c).backend = v; } },
   { field: 'location.denied', label: 'denied', set: (c, v) => { loc0(c).denied = v; } },
-  { field: 'location.rewrite.target', label: 'rewrite-target', prefix: '/', set: (c, v) => { loc0(c).rewrite.target = v; } },
-  { field: 'location.rewrite.appRoot', label: 'app-root', prefix: '/', set: (c, v) => { loc0(c).rewrite.appRoot = v; } },
-  { field: 'location.rewrite.xForwardedPrefix', label: 'x-forwarded-prefix', set: (c, v) => { loc0(c).rewrite.xForwardedPrefix = v; } },
-  { field: 'location.redirect.url', label: 'permanent-redirect', prefix: 'https://r.example.com/', set: (c, v) => { target(c).locations[1]!.redirect = { url: v, code: 301 }; } },
-  { field: 'location.cors.allowOrigin[0]', benign: 'https://benign.example.com', label: 'cors-allow-origin', prefix: 'https://', set: (c, v) => { loc0(c).cors!.allowOrigin = [v]; } },
-  { field: 'location.cors.allowMethods', label: 'header', set: (c, v) => { loc0(c).cors!.allowMethods = v; } },
-  { field: 'location.cors.allowHeaders', label: 'header', set: (c, v) => { loc0(c).cors!.allowHeaders = v; } },
-  { field: 'location.cors.exposeHeaders', label: 'header', set: (c, v) => { loc0(c).cors!.exposeHeaders = v; } },
-  { field: 'location.basicAuth.realm', label: 'auth-realm', set: (c, v) => { loc0(c).basicAuth!.realm = v; } },
-  { field: 'location.basicAuth.secret', label: 'auth-secret', set: (c, v) => { loc0(c).basicAuth!.secret = v; } },
-  { field: 'location.externalAuth.url', label: 'auth-url', prefix: 'http://127.0.0.1:9/', set: (c, v) => { loc0(c).externalAuth!.url = v; } },
-  { field: 'location.externalAuth.host', benign: 'benign.example.com', label: 'auth-host', set: (c, v) => { loc0(c).externalAuth!.host = v; } },
-  { field: 'location.externalAuth.method', benign: 'GET', label: 'auth-method', set: (c, v) => { loc0(c).externalAuth!.method = v; } },
-  { field: 'location.externalAuth.signin', label: 'auth-signin', prefix: 'https://login.example.com/', set: (c, v) => { loc0(c).externalAuth!.signin = v; } },
-  { field: 'location.externalAuth.signinRedirectParam', label: 'auth-signin-redirect-param', set: (c, v) => { loc0(c).externalAuth!.signinRedirectParam = v; } },
-  { field: 'location.externalAuth.responseHeaders[0]', benign: 'X-Ok', label: 'auth-response-headers', set: (c, v) => { loc0(c).externalAuth!.responseHeaders = [v]; } },
-  { field: 'location.externalAuth.cacheKey', label: 'auth-cache-key', set: (c, v) => { loc0(c).externalAuth!.cacheKey = v; } },
-  { field: 'location.externalAuth.cacheDuration[0]', benign: '200 1m', label: 'auth-cache-duration', set: (c, v) => { loc0(c).externalAuth!.cacheDuration = [v]; } },
-  { field: 'location.allowlist[0]', benign: '10.2.0.0/16', label: 'whitelist-source-range', set: (c, v) => { loc0(c).allowlist = [v]; } },
-  { field: 'location.denylist[0]', benign: '10.2.0.0/16', label: 'denylist-source-range', set: (c, v) => { loc0(c).denylist = [v]; } },
-  { field: 'location.rateLimit.allowlist[0]', benign: '10.2.0.0/16', label: 'limit-whitelist', set: (c, v) => { loc0(c).rateLimit!.allowlist = [v]; } },
-  { field: 'location.proxy.bodySize', benign: '4k', label: 'proxy-body-size', set: (c, v) => { loc0(c).proxy.bodySize = v; } },
-  { field: 'location.proxy.bufferSize', benign: '4k', label: 'proxy-buffer-size', set: (c, v) => { loc0(c).proxy.bufferSize = v; } },
-  { field: 'location.proxy.clientBodyBufferSize', benign: '4k', label: 'client-body-buffer-size', set: (c, v) => { loc0(c).proxy.clientBodyBufferSize = v; } },
-  { field: 'location.proxy.nextUpstream[0]', benign: 'timeout', label: 'proxy-next-upstream', set: (c, v) => { loc0(c).proxy.nextUpstream = [v]; } },
-  { field: 'location.upstreamVhost', label: 'upstream-vhost', set: (c, v) => { loc0(c).upstreamVhost = v; } },
-  { field: 'location.connectionHeader', label: 'connection-proxy-header', set: (c, v) => { loc0(c).connectionHeader = v; } },
-  { field: 'location.defaultBackend', label: 'default-backend', set: (c, v) => { loc0(c).defaultBackend = v; } },
+  { field: 'location.rewrite.target', label: 'rewrite-target', prefix: '/', set: (c, v) => { loc0(c).settings.rewrite.target = v; } },
+  { field: 'location.rewrite.appRoot', label: 'app-root', prefix: '/', set: (c, v) => { loc0(c).settings.rewrite.appRoot = v; } },
+  { field: 'location.rewrite.xForwardedPrefix', label: 'x-forwarded-prefix', set: (c, v) => { loc0(c).settings.rewrite.xForwardedPrefix = v; } },
+  { field: 'location.redirect.url', label: 'permanent-redirect', prefix: 'https://r.example.com/', set: (c, v) => { const l = target(c).locations[1]!; l.settings = { ...l.settings, redirect: { url: v, code: 301 } }; } },
+  { field: 'location.cors.allowOrigin[0]', benign: 'https://benign.example.com', label: 'cors-allow-origin', prefix: 'https://', set: (c, v) => { loc0(c).settings.cors!.allowOrigin = [v]; } },
+  { field: 'location.cors.allowMethods', label: 'header', set: (c, v) => { loc0(c).settings.cors!.allowMethods = v; } },
+  { field: 'location.cors.allowHeaders', label: 'header', set: (c, v) => { loc0(c).settings.cors!.allowHeaders = v; } },
+  { field: 'location.cors.exposeHeaders', label: 'header', set: (c, v) => { loc0(c).settings.cors!.exposeHeaders = v; } },
+  { field: 'location.basicAuth.realm', label: 'auth-realm', set: (c, v) => { loc0(c).settings.basicAuth!.realm = v; } },
+  { field: 'location.basicAuth.secret', label: 'auth-secret', set: (c, v) => { loc0(c).settings.basicAuth!.secret = v; } },
+  { field: 'location.externalAuth.url', label: 'auth-url', prefix: 'http://127.0.0.1:9/', set: (c, v) => { loc0(c).settings.externalAuth!.url = v; } },
+  { field: 'location.externalAuth.host', benign: 'benign.example.com', label: 'auth-host', set: (c, v) => { loc0(c).settings.externalAuth!.host = v; } },
+  { field: 'location.externalAuth.method', benign: 'GET', label: 'auth-method', set: (c, v) => { loc0(c).settings.externalAuth!.method = v; } },
+  { field: 'location.externalAuth.signin', label: 'auth-signin', prefix: 'https://login.example.com/', set: (c, v) => { loc0(c).settings.externalAuth!.signin = v; } },
+  { field: 'location.externalAuth.signinRedirectParam', label: 'auth-signin-redirect-param', set: (c, v) => { loc0(c).settings.externalAuth!.signinRedirectParam = v; } },
+  { field: 'location.externalAuth.responseHeaders[0]', benign: 'X-Ok', label: 'auth-response-headers', set: (c, v) => { loc0(c).settings.externalAuth!.responseHeaders = [v]; } },
+  { field: 'location.externalAuth.cacheKey', label: 'auth-cache-key', set: (c, v) => { loc0(c).settings.externalAuth!.cacheKey = v; } },
+  { field: 'location.externalAuth.cacheDuration[0]', benign: '200 1m', label: 'auth-cache-duration', set: (c, v) => { loc0(c).settings.externalAuth!.cacheDuration = [v]; } },
+  { field: 'location.allowlist[0]', benign: '10.2.0.0/16', label: 'whitelist-source-range', set: (c, v) => { const l = loc0(c); l.settings = { ...l.settings, allowlist: [v] }; } },
+  { field: 'location.denylist[0]', benign: '10.2.0.0/16', label: 'denylist-source-range', set: (c, v) => { const l = loc0(c); l.settings = { ...l.settings, denylist: [v] }; } },
+  { field: 'location.rateLimit.allowlist[0]', benign: '10.2.0.0/16', label: 'limit-whitelist', set: (c, v) => { loc0(c).settings.rateLimit!.allowlist = [v]; } },
+  { field: 'location.proxy.bodySize', benign: '4k', label: 'proxy-body-size', set: (c, v) => { loc0(c).settings.proxy.bodySize = v; } },
+  { field: 'location.proxy.bufferSize', benign: '4k', label: 'proxy-buffer-size', set: (c, v) => { loc0(c).settings.proxy.bufferSize = v; } },
+  { field: 'location.proxy.clientBodyBufferSize', benign: '4k', label: 'client-body-buffer-size', set: (c, v) => { loc0(c).settings.proxy.clientBodyBufferSize = v; } },
+  { field: 'location.proxy.nextUpstream[0]', benign: 'timeout', label: 'proxy-next-upstream', set: (c, v) => { loc0(c).settings.proxy.nextUpstream = [v]; } },
+  { field: 'location.upstreamVhost', label: 'upstream-vhost', set: (c, v) => { const l = loc0(c); l.settings = { ...l.settings, upstreamVhost: v }; } },
+  { field: 'location.connectionHeader', label: 'connection-proxy-header', set: (c, v) => { const l = loc0(c); l.settings = { ...l.settings, connectionHeader: v }; } },
+  { field: 'location.defaultBackend', label: 'default-backend', set: (c, v) => { const l = loc0(c); l.settings = { ...l.settings, defaultBackend: v }; } },
   { field: 'settings.addHeaders (value)', label: 'header', set: (c, v) => { c.settings.addHeaders = { 'X-Add': v }; } },
   { field: 'settings.addHeaders (name)', benign: 'X-Ok', label: 'header', set: (c, v) => { c.settings.addHeaders = { [v]: 'v' }; } },
   { field: 'settings.proxySetHeaders (value)', label: 'proxy-set-headers', set: (c, v) => { c.settings.proxySetHeaders = { 'X-Set': v }; } },

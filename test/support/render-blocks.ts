@@ -3,10 +3,10 @@
 import * as assert from 'uvu/assert';
 import { defaultSettings } from '../../src/model/core/config/defaults.js';
 import type { NginxSettings } from '../../src/model/core/config/settings.js';
-import type { Location, Server } from '../../src/model/core/types.js';
+import type { Server } from '../../src/model/core/types.js';
 import { defaultRuntime, type NginxRuntime } from '../../src/render/runtime.js';
 import { serverView, type ServerView } from '../../src/render/view.js';
-import { location, server } from './config-builder.js';
+import { location, server, type LocationOverrides } from './config-builder.js';
 
 /** A fixed runtime, as the golden files use. */
 export const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', listenAddresses: ['*'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10'] });
@@ -19,7 +19,7 @@ export interface RenderOptions {
 }
 
 /** The view of server app.example.com with these locations (each a default location with overrides). */
-export function renderServer(locations: Array<Partial<Location>>, opts: RenderOptions = {}): ServerView {
+export function renderServer(locations: Array<LocationOverrides>, opts: RenderOptions = {}): ServerView {
   const srv = server('app.example.com', { locations: locations.map((l) => location(l)), ...opts.server });
   return serverView(srv, {
     settings: { ...defaultSettings(), ...opts.settings },
@@ -29,7 +29,7 @@ export function renderServer(locations: Array<Partial<Location>>, opts: RenderOp
 }
 
 /** The view of one location with these fields. */
-export function renderLocation(over: Partial<Location>, opts: RenderOptions = {}): ServerView {
+export function renderLocation(over: LocationOverrides, opts: RenderOptions = {}): ServerView {
   return renderServer([over], opts);
 }
 

@@ -110,7 +110,7 @@ test("default-backend Services of two namespaces with one ingress-nginx name kee
   store.put('Ingress', withErrors('team-x', 'x.test', 'errors', '2026-01-01T00:00:00Z'));
   store.put('Ingress', withErrors('team', 'team.test', 'x-errors', '2026-02-01T00:00:00Z'));
   const { config } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181 }).build(store);
-  const errorsOf = (host: string) => config.servers.find((s) => s.hostname === host)!.locations.find((l) => l.path === '/')!.defaultBackend!;
+  const errorsOf = (host: string) => config.servers.find((s) => s.hostname === host)!.locations.find((l) => l.path === '/')!.settings.defaultBackend!;
   assert.is(errorsOf('x.test'), 'custom-default-backend-team-x-errors');
   assert.is(errorsOf('team.test'), 'team/x-errors');
   assert.equal(config.backends.find((b) => b.name === 'team/x-errors')?.endpoints.map((e) => e.address), ['10.0.9.9']);

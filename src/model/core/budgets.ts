@@ -183,7 +183,7 @@ function charges(config: Configuration, routes: RoutesPayload, order: ReadonlyMa
       const k = `${loc.ingress.namespace}/${loc.ingress.name}`;
       if (!order.has(k)) continue;
       oldest.set(loc.backend, older(oldest.get(loc.backend), k));
-      if (loc.defaultBackend) oldest.set(loc.defaultBackend, older(oldest.get(loc.defaultBackend), k));
+      if (loc.settings.defaultBackend) oldest.set(loc.settings.defaultBackend, older(oldest.get(loc.settings.defaultBackend), k));
       if (s.certificate !== null && s.tlsSecret !== null && namespaceOf(s.tlsSecret) === loc.ingress.namespace) {
         certOwner.set(s.certificate, older(certOwner.get(s.certificate), k));
       }

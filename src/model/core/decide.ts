@@ -165,7 +165,7 @@ const dynamicOrAbsent = (s: Server | undefined): boolean => s === undefined || s
 function streamSnippetsOf(s: Server | undefined): string {
   let text = '';
   for (const loc of s?.locations ?? []) {
-    if (loc.streamSnippet !== '' && loc.ingress) text += `${loc.ingress.namespace}/${loc.ingress.name}\n${loc.streamSnippet}\n`;
+    if (loc.settings.streamSnippet !== '' && loc.ingress) text += `${loc.ingress.namespace}/${loc.ingress.name}\n${loc.settings.streamSnippet}\n`;
   }
   return text;
 }

@@ -82,7 +82,7 @@ const byLengthThenPath = (a: Location, b: Location): number =>
 
 /** A location that rewrites to another target or uses regular expressions (host-wide regex mode). */
 export function needsRegex(loc: Location): boolean {
-  return loc.rewrite.useRegex || (loc.rewrite.target !== '' && loc.rewrite.target !== loc.path);
+  return loc.settings.rewrite.useRegex || (loc.settings.rewrite.target !== '' && loc.settings.rewrite.target !== loc.path);
 }
 
 /**

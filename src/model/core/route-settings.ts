@@ -38,12 +38,12 @@ export interface RouteTrace {
 }
 
 /** Whether a location's requests are traced: its annotation, else the ConfigMap. */
-export const tracedIn = (loc: Location, s: NginxSettings): boolean => (loc.opentelemetry?.enable ?? s.enableOpentelemetry) === true;
+export const tracedIn = (loc: Location, s: NginxSettings): boolean => (loc.settings.opentelemetry?.enable ?? s.enableOpentelemetry) === true;
 
 /** opentelemetry group: the span of a traced location (only an HTTPRoute's rule is traced and dynamic: a traced Ingress stays static). */
 export function routeTrace(loc: Location, s: NginxSettings): RouteTrace {
   if (!tracedIn(loc, s)) return {};
-  return { trace: { trust: loc.opentelemetry?.trust ?? s.opentelemetryTrustIncomingSpan, name: loc.opentelemetry?.operationName || s.opentelemetryOperationName } };
+  return { trace: { trust: loc.settings.opentelemetry?.trust ?? s.opentelemetryTrustIncomingSpan, name: loc.settings.opentelemetry?.operationName || s.opentelemetryOperationName } };
 }
 
 /** proxy group: the timeouts and tries that differ from the http level's. */
@@ -59,15 +59,15 @@ export function routeUpstream(p: ProxyConfig, s: NginxSettings): RouteUpstream {
 /** ipdenylist and ipallowlist groups: the location's lists (the ConfigMap's when the Ingress has none). */
 export function routeAccess(loc: Location): RouteAccess {
   return {
-    ...(loc.denylist.length > 0 ? { deny: loc.denylist } : {}),
-    ...(loc.allowlist.length > 0 ? { allow: loc.allowlist } : {}),
+    ...(loc.settings.denylist.length > 0 ? { deny: loc.settings.denylist } : {}),
+    ...(loc.settings.allowlist.length > 0 ? { allow: loc.settings.allowlist } : {}),
   };
 }
 
 /** cors and customheaders groups: the response headers the location's more_set_headers set. */
 export function routeResponse(loc: Location): RouteResponse {
   return {
-    ...(loc.cors ? { cors: { origin: corsOriginPattern(loc.cors.allowOrigin) ?? '', headers: corsHeaders(loc.cors) } } : {}),
-    ...(loc.customHeaders ? { headers: Object.entries(loc.customHeaders) } : {}),
+    ...(loc.settings.cors ? { cors: { origin: corsOriginPattern(loc.settings.cors.allowOrigin) ?? '', headers: corsHeaders(loc.settings.cors) } } : {}),
+    ...(loc.settings.customHeaders ? { headers: Object.entries(loc.settings.customHeaders) } : {}),
   };
 }

@@ -45,16 +45,16 @@ export function rewriteRegex(useRegex: boolean, path: string): string {
 
 /** The redirect group's fields: permanent/temporal-redirect with relative-redirects and use-port-in-redirects. */
 export function redirectRouteFields(server: Server, loc: Location): RouteUriFields | null {
-  const r = loc.redirect;
+  const r = loc.settings.redirect;
   if (!r) return {};
   const parts = redirectParts(r.url, server.hostname, REDIRECT_HOST_VARIABLES);
   if (redirectTargetProblem(r.url) !== null || parts === null) return null;
-  return { return: { code: r.code, parts, absolute: !loc.relativeRedirects, port: loc.rewrite.usePortInRedirects } };
+  return { return: { code: r.code, parts, absolute: !loc.settings.relativeRedirects, port: loc.settings.rewrite.usePortInRedirects } };
 }
 
 /** The rewrite group's fields: app-root, rewrite-target (with use-regex), x-forwarded-prefix. */
 export function rewriteRouteFields(server: Server, loc: Location): RouteUriFields | null {
-  const rw = loc.rewrite;
+  const rw = loc.settings.rewrite;
   const out: RouteUriFields = {};
   if (rw.appRoot !== '') {
     if (!/^\/[^\s"'\\<>^`{|}$]*$/.test(rw.appRoot)) return null;
@@ -71,8 +71,8 @@ export function rewriteRouteFields(server: Server, loc: Location): RouteUriField
 
 /** The upstream-vhost group's field: the location's variables are the route's constants. */
 export function upstreamVhostRouteFields(server: Server, loc: Location): RouteUriFields {
-  if (loc.upstreamVhost === '') return {};
-  const parts = redirectParts(loc.upstreamVhost, server.hostname, {}, {
+  if (loc.settings.upstreamVhost === '') return {};
+  const parts = redirectParts(loc.settings.upstreamVhost, server.hostname, {}, {
     namespace: loc.ingress?.namespace ?? '', ingress_name: loc.ingress?.name ?? '', service_name: loc.service?.name ?? '', service_port: loc.service?.port ?? '',
   });
   return parts === null ? {} : { upstreamVhost: parts };
@@ -80,5 +80,5 @@ export function upstreamVhostRouteFields(server: Server, loc: Location): RouteUr
 
 /** The connection group's field. */
 export function connectionRouteFields(loc: Location): RouteUriFields {
-  return loc.connectionHeader === '' ? {} : { connection: loc.connectionHeader };
+  return loc.settings.connectionHeader === '' ? {} : { connection: loc.settings.connectionHeader };
 }

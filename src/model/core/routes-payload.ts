@@ -62,7 +62,7 @@ function routeFilters(loc: Location): Pick<RouteEntry, 'filters' | 'cors'> {
 }
 
 function redirectFlags(loc: Location): string {
-  const rw = loc.rewrite;
+  const rw = loc.settings.rewrite;
   const flags: string[] = [];
   if (rw.forceSSLRedirect) flags.push('force-ssl-redirect');
   if (rw.sslRedirect) flags.push('ssl-redirect');
@@ -105,7 +105,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       port: loc.service?.port ?? '',
       path: loc.ingress ? loc.ingressPath ?? loc.path : '',
       backend: loc.backend,
-      fallback: loc.defaultBackend ?? '',
+      fallback: loc.settings.defaultBackend ?? '',
       redirect: redirectFlags(loc),
       ...(loc.when ? { when: loc.when } : {}),
       ...routeFilters(loc),
@@ -114,7 +114,7 @@ export function hostRoutes(server: Server, settings: NginxSettings): readonly Ro
       ...(loc.retry ? { retry: loc.retry } : {}),
       ...(loc.upstreamProtocol ? { protocol: loc.upstreamProtocol } : {}),
       ...(loc.backendTLS ? { tls: loc.backendTLS } : {}),
-      ...(uri === null ? {} : { ...routeUpstream(loc.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
+      ...(uri === null ? {} : { ...routeUpstream(loc.settings.proxy, settings), ...routeAccess(loc), ...routeResponse(loc), ...uri }),
     });
   }
   memo.set(server, { settings, entries });

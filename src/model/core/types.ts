@@ -77,7 +77,14 @@ export interface IngressRef {
   readonly rule?: number;
 }
 
-export interface Location extends LocationAnnotations {
+/**
+ * What an Ingress's annotations say about each of its locations: every group's location-scoped
+ * fields. Frozen and shared: locations with equal settings hold the same object (one per parsed
+ * annotation set, ../ingress/annotations/index.ts), so the renderer can print it once.
+ */
+export type LocationSettings = LocationAnnotations;
+
+export interface Location {
   /** The path NGINX matches: the Ingress path after normalisation ('' → '/') and the Prefix split. */
   readonly path: string;
   /** The Ingress path, on both pieces of a Prefix split (ingress-nginx's IngressPath: $location_path, the metrics' path label). */
@@ -121,6 +128,8 @@ export interface Location extends LocationAnnotations {
    * dynamic host: Configuration.backendTLSLocations). Served by the Lua router only.
    */
   readonly backendTLS?: string;
+  /** The annotations' settings for this location (shared by every location with equal ones). */
+  readonly settings: LocationSettings;
 }
 
 /** A router location reaching backends over verified TLS (nginx.conf's proxy_ssl_* are per location in NGINX 1.22). */

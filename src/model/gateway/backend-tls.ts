@@ -15,6 +15,7 @@ import type { GatewayResources } from '../../store/types.js';
 import { caBundle, keyPair, type KeyPair } from '../checks/tls-secrets.js';
 import { hostProblem } from '../core/paths.js';
 import type { BackendTLSLocation, Location, ModelWarning, Server } from '../core/types.js';
+import { withLocationSettings } from '../core/location-settings.js';
 import { GATEWAY_GROUP, referencePermitted, refusedReference } from './references.js';
 import type { BackendPlan, RouteOutcome } from './translate.js';
 
@@ -342,11 +343,13 @@ function securedServer(server: Server, profileOf: (backend: string) => Profile |
     const id = `${p.policy}:backendtlspolicy${client ? `:${client.gateway.replace('/', ':')}` : ''}`;
     return {
       ...loc,
-      backendProtocol: 'HTTPS' as const,
-      proxySSL: {
-        secret: id, ca: p.ca, clientCertificate: client?.pair ?? null, ciphers: 'DEFAULT', protocols: ['TLSv1.2', 'TLSv1.3'],
-        name: p.hostname, verify: 'on' as const, verifyDepth: 4, serverName: 'on' as const,
-      },
+      settings: withLocationSettings(loc.settings, {
+        backendProtocol: 'HTTPS' as const,
+        proxySSL: {
+          secret: id, ca: p.ca, clientCertificate: client?.pair ?? null, ciphers: 'DEFAULT', protocols: ['TLSv1.2', 'TLSv1.3'],
+          name: p.hostname, verify: 'on' as const, verifyDepth: 4, serverName: 'on' as const,
+        },
+      }),
     };
   });
   return { ...server, locations };

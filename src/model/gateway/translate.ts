@@ -7,7 +7,8 @@
 import type { EndpointSlice, Gateway, HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, Namespace, ParentReference, Service } from '../../store/kube-types.js';
 import type { GatewayResources } from '../../store/types.js';
 import type { NginxSettings } from '../core/config/settings.js';
-import type { Backend, Endpoint, HeaderEdits, IngressRef, Location, ModelWarning, PathType, RouteConditions, RouteFilters, Server, ValueMatch, WeightedBackend } from '../core/types.js';
+import type { Backend, Endpoint, HeaderEdits, IngressRef, Location, LocationSettings, ModelWarning, PathType, RouteConditions, RouteFilters, Server, ValueMatch, WeightedBackend } from '../core/types.js';
+import { withLocationSettings } from '../core/location-settings.js';
 import { hostProblem, pathProblem, ROOT_PATH, sortLocations, splitPrefixLocations } from '../core/paths.js';
 import { DEFAULT_UPSTREAM, NO_AFFINITY, makeBackend } from '../core/backend-parts.js';
 import { resolveServiceEndpoints } from '../core/endpoints.js';
@@ -266,9 +267,19 @@ function ruleLocations(
   }
   for (const n of retried?.notes ?? []) warn(n.field, n.message);
   const retry = retried?.retry ? { retry: retried.retry } : {};
-  const bounded = (loc: Location): Location => (timeouts === null ? loc : {
-    ...loc, proxy: { ...loc.proxy, connectTimeout: Math.min(loc.proxy.connectTimeout, timeouts.seconds), sendTimeout: timeouts.seconds, readTimeout: timeouts.seconds },
-  });
+  // The rule's locations share one settings object: bounded once, not per location.
+  let boundedSettings: { from: LocationSettings; to: LocationSettings } | null = null;
+  const bounded = (loc: Location): Location => {
+    if (timeouts === null) return loc;
+    if (boundedSettings?.from !== loc.settings) {
+      const proxy = loc.settings.proxy;
+      boundedSettings = {
+        from: loc.settings,
+        to: withLocationSettings(loc.settings, { proxy: { ...proxy, connectTimeout: Math.min(proxy.connectTimeout, timeouts.seconds), sendTimeout: timeouts.seconds, readTimeout: timeouts.seconds } }),
+      };
+    }
+    return { ...loc, settings: boundedSettings.to };
+  };
   const ns = route.metadata.namespace ?? '';
   // The rule names the location's requests in logs and metrics (../core/origin.ts).
   const ref: IngressRef = { namespace: ns, name: route.metadata.name, rule: i };

@@ -7,6 +7,7 @@
 // `<namespace>/<service>`), spellings no ingress-nginx name has (`/` and `:` are in no
 // Kubernetes name), with a warning.
 import { customDefaultBackendName } from './annotations/defaultbackend.js';
+import { withLocationSettings } from '../core/location-settings.js';
 import type { BackendUse, IngressFragment, PathEntry } from './fragments.js';
 import type { Location, ModelWarning } from '../core/types.js';
 import { listChanges } from '../core/list-changes.js';
@@ -194,8 +195,9 @@ function renamed(f: IngressFragment, conflicts: Conflict[], memo: WeakMap<Ingres
   // A location names its backend and, with the default-backend annotation, its error backend.
   const relocate = (loc: Location): Location => {
     const backend = names.get(loc.backend);
-    const errors = loc.defaultBackend !== null ? names.get(loc.defaultBackend) : undefined;
-    return backend === undefined && errors === undefined ? loc : { ...loc, backend: backend ?? loc.backend, defaultBackend: errors ?? loc.defaultBackend };
+    const errors = loc.settings.defaultBackend !== null ? names.get(loc.settings.defaultBackend) : undefined;
+    if (backend === undefined && errors === undefined) return loc;
+    return { ...loc, backend: backend ?? loc.backend, settings: errors === undefined ? loc.settings : withLocationSettings(loc.settings, { defaultBackend: errors }) };
   };
   const paths: PathEntry[] = f.paths.map((e) => {
     const location = relocate(e.location);

@@ -3,7 +3,7 @@
 // it uses, and its root placeholder. Nothing here looks at other Ingresses.
 import type { Ingress, IngressBackend, IngressTLS, PathType } from '../../store/kube-types.js';
 import {
-  adjustLocationAnnotations, defaultAnnotations, locationFrom, locationTemplate, type LocationTemplate, type ParsedAnnotations,
+  defaultAnnotations, locationSettingsAt, locationTemplate, type LocationTemplate, type ParsedAnnotations,
 } from './annotations/index.js';
 import type { NginxSettings } from '../core/config/settings.js';
 import type { IngressRef, Location, ModelWarning } from '../core/types.js';
@@ -11,6 +11,7 @@ import { DEEP_INSPECTION_WARNING, DEFAULT_SERVER, ROOT_PATH, deepInspectionMatch
 import { ingressStaticReason } from './dynamic-routes.js';
 import { DEFAULT_UPSTREAM } from '../core/backend-parts.js';
 import { exactArray } from '../core/exact-array.js';
+import { withLocationSettings } from '../core/location-settings.js';
 
 export { DEFAULT_UPSTREAM };
 
@@ -77,33 +78,25 @@ function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
 }
 
 /**
- * A Location carrying the Ingress's parsed annotations (each location its own Ingress's values):
- * every group's location-scoped fields, as the group declares them, adjusted for this path.
+ * A Location holding the Ingress's shared location settings (each location its own Ingress's),
+ * adjusted for this path where a group says so.
  */
 export function makeLocation(
   path: string, pathType: PathType, ref: IngressRef | null, use: BackendUse | null, backend: string,
   template: LocationTemplate, settings: NginxSettings, isDefBackend: boolean,
 ): Location {
-  const location = locationFrom(template);
-  location.path = path;
-  location.pathType = pathType;
-  location.isDefBackend = isDefBackend;
-  location.ingress = ref;
-  location.service = use ? { name: use.service, port: use.port } : null;
-  location.backend = backend;
-  adjustLocationAnnotations(location, { path, settings });
-  return location as unknown as Location;
+  // One literal, its keys always in this order: every location shares V8's layout of it (the
+  // Prefix split's copies set `ingressPath`, present here for the same reason).
+  return {
+    path, pathType, isDefBackend, ingress: ref, service: use ? { name: use.service, port: use.port } : null, backend,
+    denied: template.denied, settings: locationSettingsAt(template.settings, { path, settings }), ingressPath: undefined,
+  };
 }
 
-// Ingresses with equal annotations share one parsed object (the builder's memo, and the defaults
-// of every Ingress without annotations): what follows from it alone is made once per object.
-const templates = new WeakMap<ParsedAnnotations, LocationTemplate>();
 const staticReasons = new WeakMap<ParsedAnnotations, { settings: NginxSettings; reason: string | null }>();
 
-function templateOf(parsed: ParsedAnnotations): LocationTemplate {
-  let t = templates.get(parsed);
-  if (t === undefined) templates.set(parsed, (t = locationTemplate(parsed)));
-  return t;
+function templateOf(parsed: ParsedAnnotations, settings: NginxSettings): LocationTemplate {
+  return locationTemplate(parsed, defaultAnnotations(settings));
 }
 
 function staticReasonOf(parsed: ParsedAnnotations, settings: NginxSettings): string | null {
@@ -158,7 +151,7 @@ export function buildFragment(
   const named = new Set<string>();
   const paths: PathEntry[] = [];
   const rules = ing.spec.rules ?? [];
-  const template = templateOf(parsed);
+  const template = templateOf(parsed, settings);
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i]!;
     const raw = rule.host ?? '';
@@ -203,11 +196,8 @@ export function buildFragment(
   let catchAllLocation: Location | null = null;
   if (catchAll && defaultBackend) {
     // As ingress-nginx: the catch-all takes the Ingress's annotations but not its redirect and rewrite.
-    catchAllLocation = {
-      ...makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, defaultBackend.name, template, settings, false),
-      redirect: null,
-      rewrite: defaultAnnotations(settings).rewrite,
-    };
+    const location = makeLocation(ROOT_PATH, 'Prefix', ref, defaultBackend, defaultBackend.name, template, settings, false);
+    catchAllLocation = { ...location, settings: withLocationSettings(location.settings, { redirect: null, rewrite: defaultAnnotations(settings).rewrite }) };
   }
 
   return new Fragment(

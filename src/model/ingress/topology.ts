@@ -218,7 +218,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
     planUses(plans, f, undefined, owners);
     if (f.parsed.defaultBackendService) {
       // The fragment's own name for it (backend-names.ts may have given it an injective one).
-      const name = f.rootLocation.defaultBackend ?? customDefaultBackendName(f.parsed.defaultBackendService);
+      const name = f.rootLocation.settings.defaultBackend ?? customDefaultBackendName(f.parsed.defaultBackendService);
       if (!customDefaults.has(name)) customDefaults.set(name, { name, svcKey: f.parsed.defaultBackendService, ownerKey: f.key });
     }
   }

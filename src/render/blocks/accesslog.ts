@@ -8,7 +8,7 @@ export const accessLogBlock: RenderBlock = {
   group: 'accesslog',
   applied: 'directives',
   location: {
-    access: ({ loc, runtime }) => (loc.accessLog ? '' : directives([runtime.metricsLog ? metricsAccessLog(runtime.metricsLog) : 'access_log off']))
-      + (loc.rewriteLog ? directives(['rewrite_log on']) : ''),
+    access: ({ loc, runtime }) => (loc.settings.accessLog ? '' : directives([runtime.metricsLog ? metricsAccessLog(runtime.metricsLog) : 'access_log off']))
+      + (loc.settings.rewriteLog ? directives(['rewrite_log on']) : ''),
   },
 };

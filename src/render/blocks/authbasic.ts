@@ -9,19 +9,19 @@ import { NONE, directives } from './layout.js';
 import type { RenderBlock } from './types.js';
 
 /** The basic-auth settings whose htpasswd file a location reads, if it reads one. */
-function authFileOf(loc: Location): Location['basicAuth'] {
-  return loc.basicAuth && !loc.denied ? loc.basicAuth : null;
+function authFileOf(loc: Location): Location['settings']['basicAuth'] {
+  return loc.settings.basicAuth && !loc.denied ? loc.settings.basicAuth : null;
 }
 
 export const authBasicBlock: RenderBlock = {
   group: 'authbasic',
   applied: 'directives',
   location: {
-    deny: ({ loc }) => (loc.basicAuth?.type === 'digest' ? 'auth-type digest is not supported' : null),
-    access: ({ loc, runtime }) => (loc.basicAuth
-      ? directives([`auth_basic ${f.quote(loc.basicAuth.realm, 'auth-realm')}`, `auth_basic_user_file ${f.quoteLiteral(authFilePath(runtime, loc.basicAuth.secret), 'auth-secret')}`])
+    deny: ({ loc }) => (loc.settings.basicAuth?.type === 'digest' ? 'auth-type digest is not supported' : null),
+    access: ({ loc, runtime }) => (loc.settings.basicAuth
+      ? directives([`auth_basic ${f.quote(loc.settings.basicAuth.realm, 'auth-realm')}`, `auth_basic_user_file ${f.quoteLiteral(authFilePath(runtime, loc.settings.basicAuth.secret), 'auth-secret')}`])
       : ''),
-    headers: ({ loc, hdr }) => (loc.basicAuth ? { lines: [`${hdr} Authorization ""`] } : null),
+    headers: ({ loc, hdr }) => (loc.settings.basicAuth ? { lines: [`${hdr} Authorization ""`] } : null),
   },
   files(loc, runtime) {
     const ba = authFileOf(loc);

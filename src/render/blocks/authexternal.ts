@@ -166,21 +166,21 @@ export const authExternalBlock: RenderBlock = {
   group: 'authexternal',
   applied: 'directives',
   location: {
-    access: (c) => (c.loc.externalAuth ? access(c, c.loc.externalAuth) : ''),
-    headers: ({ loc }) => (loc.externalAuth && loc.externalAuth.responseHeaders.length > 0 ? {} : null),
+    access: (c) => (c.loc.settings.externalAuth ? access(c, c.loc.settings.externalAuth) : ''),
+    headers: ({ loc }) => (loc.settings.externalAuth && loc.settings.externalAuth.responseHeaders.length > 0 ? {} : null),
     internal: (c): readonly Shared[] => {
-      if (!c.loc.externalAuth) return NONE;
-      const ea = c.loc.externalAuth;
+      if (!c.loc.settings.externalAuth) return NONE;
+      const ea = c.loc.settings.externalAuth;
       const name = authLocationName(c);
       const upstream = ea.keepalive ? keepaliveUpstreamName(c) : null;
-      return [{ name, text: () => authLocation(ea, name, c.settings, upstream, c.loc.proxy.bodySize) }];
+      return [{ name, text: () => authLocation(ea, name, c.settings, upstream, c.loc.settings.proxy.bodySize) }];
     },
     http: (c): readonly Shared[] => {
-      const ka = c.loc.externalAuth?.keepalive;
+      const ka = c.loc.settings.externalAuth?.keepalive;
       if (!ka) return NONE;
       const name = keepaliveUpstreamName(c);
       return [{ name, text: () => keepaliveUpstream(ka, name) }];
     },
-    uses: ({ loc }) => (loc.externalAuth && loc.externalAuth.cacheKey !== '' ? AUTH_CACHE : NONE),
+    uses: ({ loc }) => (loc.settings.externalAuth && loc.settings.externalAuth.cacheKey !== '' ? AUTH_CACHE : NONE),
   },
 };

@@ -15,7 +15,7 @@ function tlsBalancer(loc: Location, server: Server, settings: NginxSettings): st
 }
 
 function upstream(loc: Location, server: Server, settings: NginxSettings): Upstream {
-  switch (loc.backendProtocol) {
+  switch (loc.settings.backendProtocol) {
     case 'HTTPS': return { pass: `proxy_pass https://${tlsBalancer(loc, server, settings)}`, hdr: 'proxy_set_header' };
     case 'GRPC': return { pass: 'grpc_pass grpc://upstream_balancer', hdr: 'grpc_set_header' };
     case 'GRPCS': return { pass: `grpc_pass grpcs://${tlsBalancer(loc, server, settings)}`, hdr: 'grpc_set_header' };

@@ -6,6 +6,6 @@ export const connectionBlock: RenderBlock = {
   group: 'connection',
   applied: 'directives',
   location: {
-    headers: ({ loc }) => (loc.connectionHeader === '' ? null : { connection: f.quote(loc.connectionHeader, 'connection-proxy-header') }),
+    headers: ({ loc }) => (loc.settings.connectionHeader === '' ? null : { connection: f.quote(loc.settings.connectionHeader, 'connection-proxy-header') }),
   },
 };

@@ -42,9 +42,9 @@ export const corsBlock: RenderBlock = {
   applied: 'directives',
   location: {
     cors({ loc }) {
-      if (!loc.cors) return '';
-      let text = made.get(loc.cors);
-      if (text === undefined) made.set(loc.cors, (text = corsText(loc.cors)));
+      if (!loc.settings.cors) return '';
+      let text = made.get(loc.settings.cors);
+      if (text === undefined) made.set(loc.settings.cors, (text = corsText(loc.settings.cors)));
       return text;
     },
   },

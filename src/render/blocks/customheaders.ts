@@ -8,7 +8,7 @@ export const customHeadersBlock: RenderBlock = {
   group: 'customheaders',
   applied: 'directives',
   location: {
-    snippet: ({ loc }) => (loc.customHeaders === null ? ''
-      : directives(Object.entries(loc.customHeaders).map(([name, value]) => `more_set_headers ${f.moreHeader(name, value, 'custom-headers')}`))),
+    snippet: ({ loc }) => (loc.settings.customHeaders === null ? ''
+      : directives(Object.entries(loc.settings.customHeaders).map(([name, value]) => `more_set_headers ${f.moreHeader(name, value, 'custom-headers')}`))),
   },
 };

@@ -12,7 +12,7 @@ import type { RenderBlock, Shared } from './types.js';
 
 /** The error pages' backend as part of a location name. */
 function backendId(loc: Location): string {
-  return (loc.defaultBackend ?? DEFAULT_UPSTREAM).replace(/[^A-Za-z0-9_-]/g, '_');
+  return (loc.settings.defaultBackend ?? DEFAULT_UPSTREAM).replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
 function errorLocation(name: string, code: number, backend: string, settings: NginxSettings): string {
@@ -41,15 +41,15 @@ export const customHttpErrorsBlock: RenderBlock = {
   applied: 'directives',
   location: {
     errors({ loc }) {
-      if (loc.customHttpErrors.length === 0) return '';
+      if (loc.settings.customHttpErrors.length === 0) return '';
       const id = backendId(loc);
-      return directives([...(loc.disableProxyInterceptErrors ? [] : ['proxy_intercept_errors on']), ...loc.customHttpErrors.map((code) => `error_page ${f.num(code, 'custom-http-errors')} = @custom_${id}_${code}`)]);
+      return directives([...(loc.settings.disableProxyInterceptErrors ? [] : ['proxy_intercept_errors on']), ...loc.settings.customHttpErrors.map((code) => `error_page ${f.num(code, 'custom-http-errors')} = @custom_${id}_${code}`)]);
     },
     internal({ loc, settings }): readonly Shared[] {
-      if (loc.customHttpErrors.length === 0) return NONE;
+      if (loc.settings.customHttpErrors.length === 0) return NONE;
       const id = backendId(loc);
-      const backend = loc.defaultBackend ?? DEFAULT_UPSTREAM;
-      return loc.customHttpErrors.map((code) => {
+      const backend = loc.settings.defaultBackend ?? DEFAULT_UPSTREAM;
+      return loc.settings.customHttpErrors.map((code) => {
         const name = `@custom_${id}_${f.num(code, 'custom-http-errors')}`;
         return { name, text: () => errorLocation(name, code, backend, settings) };
       });

@@ -8,6 +8,6 @@ export const defaultBackendBlock: RenderBlock = {
   group: 'defaultbackend',
   applied: 'directives',
   location: {
-    lua: ({ loc }) => (loc.defaultBackend ? { fallbackBackend: f.luaString(loc.defaultBackend, 'default-backend') } : null),
+    lua: ({ loc }) => (loc.settings.defaultBackend ? { fallbackBackend: f.luaString(loc.settings.defaultBackend, 'default-backend') } : null),
   },
 };

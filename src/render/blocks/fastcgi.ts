@@ -17,7 +17,7 @@ export const fastcgiBlock: RenderBlock = {
   applied: 'directives',
   location: {
     proxy: ({ loc }) => {
-      const c = loc.fastcgi;
+      const c = loc.settings.fastcgi;
       if (c === null) return '';
       return directives([
         ...(c.index === '' ? [] : [`fastcgi_index ${f.quoteLiteral(c.index, 'fastcgi-index')}`]),

@@ -6,6 +6,6 @@ export const http2PushPreloadBlock: RenderBlock = {
   group: 'http2pushpreload',
   applied: 'directives',
   location: {
-    proxy: ({ loc }) => (loc.http2PushPreload ? directives(['http2_push_preload on']) : ''),
+    proxy: ({ loc }) => (loc.settings.http2PushPreload ? directives(['http2_push_preload on']) : ''),
   },
 };

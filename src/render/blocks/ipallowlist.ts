@@ -7,7 +7,7 @@ export const ipAllowlistBlock: RenderBlock = {
   group: 'ipallowlist',
   applied: 'directives',
   location: {
-    access: ({ loc }) => (loc.allowlist.length === 0 ? ''
-      : directives([...loc.allowlist.map((c) => `allow ${f.cidr(c, 'whitelist-source-range')}`), 'deny all'])),
+    access: ({ loc }) => (loc.settings.allowlist.length === 0 ? ''
+      : directives([...loc.settings.allowlist.map((c) => `allow ${f.cidr(c, 'whitelist-source-range')}`), 'deny all'])),
   },
 };

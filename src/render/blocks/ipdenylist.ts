@@ -8,6 +8,6 @@ export const ipDenylistBlock: RenderBlock = {
   group: 'ipdenylist',
   applied: 'directives',
   location: {
-    access: ({ loc }) => (loc.denylist.length === 0 ? '' : directives(loc.denylist.map((c) => `deny ${f.cidr(c, 'denylist-source-range')}`))),
+    access: ({ loc }) => (loc.settings.denylist.length === 0 ? '' : directives(loc.settings.denylist.map((c) => `deny ${f.cidr(c, 'denylist-source-range')}`))),
   },
 };

@@ -50,7 +50,7 @@ export const mirrorBlock: RenderBlock = {
   applied: 'directives',
   location: {
     proxy: (c) => {
-      const m = c.loc.mirror;
+      const m = c.loc.settings.mirror;
       if (!m) return '';
       return directives([
         `mirror ${quotedName(mirrorLocationName(c))}`,
@@ -59,7 +59,7 @@ export const mirrorBlock: RenderBlock = {
       ]);
     },
     internal: (c): readonly Shared[] => {
-      const m = c.loc.mirror;
+      const m = c.loc.settings.mirror;
       if (!m) return NONE;
       const name = mirrorLocationName(c);
       return [{ name, text: () => mirrorLocation(m, name, c.settings) }];

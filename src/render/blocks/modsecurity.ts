@@ -41,10 +41,10 @@ export interface ModSecurityHttp {
 }
 
 /** Whether ModSecurity inspects a location's requests (the ConfigMap, then its annotation). */
-const onIn = (loc: Location, s: NginxSettings): boolean => (loc.modsecurity?.enable ?? s.enableModsecurity) === true;
+const onIn = (loc: Location, s: NginxSettings): boolean => (loc.settings.modsecurity?.enable ?? s.enableModsecurity) === true;
 
 /** Whether a location asks for the Core Rule Set itself (ingress-nginx: only where the ConfigMap does not give it). */
-const crsIn = (loc: Location, s: NginxSettings): boolean => loc.modsecurity?.owaspRules === true && !s.enableOwaspModsecurityCrs && onIn(loc, s);
+const crsIn = (loc: Location, s: NginxSettings): boolean => loc.settings.modsecurity?.owaspRules === true && !s.enableOwaspModsecurityCrs && onIn(loc, s);
 
 const moduleInstalled = (rt: NginxRuntime): boolean => existsSync(join(rt.modulesDir, MODSECURITY_MODULE));
 const crsInstalled = (): boolean => existsSync(CRS_FILES.rules);
@@ -71,8 +71,8 @@ export function modsecurityUseOf(server: Server, s: NginxSettings): ModSecurityU
   let load = false;
   let crs = false;
   for (const loc of server.locations) {
-    if (!loc.modsecurity) continue;
-    if (loc.modsecurity.enable === true) load = true;
+    if (!loc.settings.modsecurity) continue;
+    if (loc.settings.modsecurity.enable === true) load = true;
     if (crsIn(loc, s)) crs = true;
   }
   return load || crs ? { load, crs } : NO_USE;
@@ -129,7 +129,7 @@ export function modsecurityHttp(config: Configuration, rt: NginxRuntime, used = 
  * else the location's own rules over the http-level ones.
  */
 function modsecurityLocation(loc: Location, s: NginxSettings, rt: NginxRuntime, indent: string): string {
-  const m = loc.modsecurity;
+  const m = loc.settings.modsecurity;
   if (m === null) return '';
   if (!s.enableModsecurity && m.enable !== true) return '';
   if (!moduleInstalled(rt)) return ''; // warned at http level

@@ -17,9 +17,9 @@ export const opentelemetryBlock: RenderBlock = {
   location: {
     lua({ loc, settings: s }) {
       if (!tracedIn(loc, s)) return null;
-      const trust = loc.opentelemetry?.trust ?? s.opentelemetryTrustIncomingSpan;
+      const trust = loc.settings.opentelemetry?.trust ?? s.opentelemetryTrustIncomingSpan;
       // As the module ingress-nginx loads: the operation name, else NGINX's location name (literally).
-      const operation = loc.opentelemetry?.operationName || s.opentelemetryOperationName;
+      const operation = loc.settings.opentelemetry?.operationName || s.opentelemetryOperationName;
       const args = [f.luaBool(trust, 'opentelemetry-trust-incoming-span'), f.luaString(operation || loc.path, 'opentelemetry-operation-name'), f.luaBool(operation === '', 'literal')];
       if (loc.ingress) args.push(f.luaString(loc.ingress.namespace, 'namespace'), f.luaString(locationLabel(loc.ingress), 'ingress'));
       return { first: `opentelemetry.start(${args.join(', ')})` };
@@ -41,7 +41,7 @@ function ratio(v: number): string {
 }
 
 /** Whether an annotation turns tracing on in one of a server's locations. */
-export const tracesSomeLocation = (server: Server): boolean => server.locations.some((loc) => loc.opentelemetry?.enable === true);
+export const tracesSomeLocation = (server: Server): boolean => server.locations.some((loc) => loc.settings.opentelemetry?.enable === true);
 
 /** `traced`: whether some server traces a location (the renderer has it memoised per Server object). */
 export function opentelemetryHttp(config: Configuration, traced = config.servers.some(tracesSomeLocation)): OpentelemetryHttp {

@@ -19,8 +19,8 @@ export function nextUpstream(values: readonly string[], field: string): string {
 }
 
 function proxyDirectives(loc: Location, s: NginxSettings): string {
-  const p = loc.proxy;
-  const grpc = loc.backendProtocol === 'GRPC' || loc.backendProtocol === 'GRPCS';
+  const p = loc.settings.proxy;
+  const grpc = loc.settings.backendProtocol === 'GRPC' || loc.settings.backendProtocol === 'GRPCS';
   const out: string[] = [];
   const px = grpc ? 'grpc' : 'proxy';
   if (grpc || p.connectTimeout !== s.proxyConnectTimeout) out.push(`${px}_connect_timeout ${f.duration(p.connectTimeout, 'proxy-connect-timeout')}`);

@@ -53,8 +53,8 @@ function filesOf(p: ProxySSLConfig | null, runtime: NginxRuntime): AuxiliaryFile
  * this one never skips its checks on a connection another made.
  */
 export function usesBackendTLS(loc: Location, server: Server, settings: NginxSettings): boolean {
-  if (loc.backendProtocol !== 'HTTPS' && loc.backendProtocol !== 'GRPCS' && loc.backendProtocol !== 'AUTO_HTTP') return false;
-  return loc.proxySSL !== null || (!settings.proxySSLLocationOnly && (server.tlsSettings?.proxySSL ?? null) !== null);
+  if (loc.settings.backendProtocol !== 'HTTPS' && loc.settings.backendProtocol !== 'GRPCS' && loc.settings.backendProtocol !== 'AUTO_HTTP') return false;
+  return loc.settings.proxySSL !== null || (!settings.proxySSLLocationOnly && (server.tlsSettings?.proxySSL ?? null) !== null);
 }
 
 /** proxy_pass's host under ingress-nginx, whose every location passes to `upstream_balancer` (NGINX's default proxy_ssl_name, whatever $proxy_host is set to). */
@@ -68,12 +68,12 @@ export const proxySSLBlock: RenderBlock = {
       const prefix = hdr === 'grpc_set_header' ? 'grpc_ssl_' : 'proxy_ssl_';
       const inherited = settings.proxySSLLocationOnly ? null : server.tlsSettings?.proxySSL ?? null;
       // The server's proxy_ssl_* never reach grpc_pass: a gRPC location inheriting them gets them as grpc_ssl_*.
-      const out = loc.proxySSL ? sslDirectives(loc.proxySSL, runtime, prefix, 'location')
+      const out = loc.settings.proxySSL ? sslDirectives(loc.settings.proxySSL, runtime, prefix, 'location')
         : inherited !== null && prefix === 'grpc_ssl_' ? sslDirectives(inherited, runtime, prefix, 'location') : [];
       // With no proxy-ssl-name, NGINX names the backend by proxy_pass's host: ingress-nginx's is
       // upstream_balancer (the SNI sent, the name verified), which ours must stay though its
       // TLS locations pass to upstream_balancer_tls.
-      if (usesBackendTLS(loc, server, settings) && (loc.proxySSL?.name || inherited?.name || '') === '') out.push(`${prefix}name ${INGRESS_NGINX_PROXY_HOST}`);
+      if (usesBackendTLS(loc, server, settings) && (loc.settings.proxySSL?.name || inherited?.name || '') === '') out.push(`${prefix}name ${INGRESS_NGINX_PROXY_HOST}`);
       return directives(out);
     },
     uses: ({ loc, server, settings }) => (usesBackendTLS(loc, server, settings) ? ['tls_upstream'] : []),
@@ -85,6 +85,6 @@ export const proxySSLBlock: RenderBlock = {
       return `\n${sslDirectives(p, runtime, 'proxy_ssl_', 'server').map((d) => `        ${d};\n`).join('')}`;
     },
   },
-  files: (loc: Location, runtime) => (loc.denied ? [] : filesOf(loc.proxySSL, runtime)),
+  files: (loc: Location, runtime) => (loc.denied ? [] : filesOf(loc.settings.proxySSL, runtime)),
   serverFiles: (server, runtime) => filesOf(server.tlsSettings?.proxySSL ?? null, runtime),
 };

@@ -48,9 +48,9 @@ export const rateLimitBlock: RenderBlock = {
   group: 'ratelimit',
   applied: 'directives',
   location: {
-    access: (c) => (c.loc.rateLimit ? limits(c.loc.rateLimit, zoneName(c)) : ''),
+    access: (c) => (c.loc.settings.rateLimit ? limits(c.loc.settings.rateLimit, zoneName(c)) : ''),
     http: (c): readonly Shared[] => {
-      const rl = c.loc.rateLimit;
+      const rl = c.loc.settings.rateLimit;
       if (!rl) return NONE;
       const zone = zoneName(c);
       return [{ name: zone, text: () => zones(rl, zone, c.settings.limitConnZoneVariable) }];

@@ -19,7 +19,7 @@ function wwwRedirectServer({ server, settings, listen, wwwRedirectFrom }: Server
 }
 
 /** The location's `return`; a URL with a variable a client fills is escaped first (../header-values.ts). */
-function redirectReturn(r: NonNullable<Location['redirect']>): string {
+function redirectReturn(r: NonNullable<Location['settings']['redirect']>): string {
   const { setup, value } = escapedValue(f.redirectTarget(r.url, 'permanent-redirect'), 'redirect_target', 'header');
   return setup + directives([`return ${f.num(r.code, 'redirect code')} ${value}`]);
 }
@@ -28,9 +28,9 @@ export const redirectBlock: RenderBlock = {
   group: 'redirect',
   applied: 'directives',
   location: {
-    redirect: ({ loc, settings }) => (loc.relativeRedirects === settings.relativeRedirects ? ''
-      : directives([`absolute_redirect ${f.onoff(!loc.relativeRedirects, 'relative-redirects')}`]))
-      + (loc.redirect ? redirectReturn(loc.redirect) : ''),
+    redirect: ({ loc, settings }) => (loc.settings.relativeRedirects === settings.relativeRedirects ? ''
+      : directives([`absolute_redirect ${f.onoff(!loc.settings.relativeRedirects, 'relative-redirects')}`]))
+      + (loc.settings.redirect ? redirectReturn(loc.settings.redirect) : ''),
   },
   server: { after: wwwRedirectServer },
 };

@@ -9,7 +9,7 @@ import type { RenderBlock } from './types.js';
 
 /** The SSL redirect of the location as words for lua/lua_ingress.lua (`force` adds force-ssl-redirect); none: no redirect. */
 export function sslRedirectFlags(loc: Location, force = false): string[] {
-  const rw = loc.rewrite;
+  const rw = loc.settings.rewrite;
   const flags: string[] = [];
   if (force || f.luaBool(rw.forceSSLRedirect, 'force-ssl-redirect') === 'true') flags.push('force-ssl-redirect');
   if (f.luaBool(rw.sslRedirect, 'ssl-redirect') === 'true') flags.push('ssl-redirect');
@@ -22,20 +22,20 @@ export const rewriteBlock: RenderBlock = {
   group: 'rewrite',
   applied: 'directives',
   location: {
-    redirect: ({ loc, settings }) => (loc.rewrite.usePortInRedirects === settings.usePortInRedirects ? ''
-      : directives([`port_in_redirect ${f.onoff(loc.rewrite.usePortInRedirects, 'use-port-in-redirects')}`]))
-      + (loc.rewrite.appRoot === '' ? ''
-        : `${I}if ($uri = /) {\n${I}    return 302 ${f.appRoot(loc.rewrite.appRoot, 'app-root')};\n${I}}\n`),
+    redirect: ({ loc, settings }) => (loc.settings.rewrite.usePortInRedirects === settings.usePortInRedirects ? ''
+      : directives([`port_in_redirect ${f.onoff(loc.settings.rewrite.usePortInRedirects, 'use-port-in-redirects')}`]))
+      + (loc.settings.rewrite.appRoot === '' ? ''
+        : `${I}if ($uri = /) {\n${I}    return 302 ${f.appRoot(loc.settings.rewrite.appRoot, 'app-root')};\n${I}}\n`),
     lua({ loc }) {
       const flags = sslRedirectFlags(loc);
       return flags.length > 0 ? { redirect: flags } : null;
     },
     errors({ server, loc }) {
-      if (loc.rewrite.target === '') return '';
+      if (loc.settings.rewrite.target === '') return '';
       const re = f.regex(rewriteRegex(server.useRegex, loc.path), 'path');
-      return directives([`rewrite ${re} ${f.rewriteTarget(loc.rewrite.target, 'rewrite-target')} break`]);
+      return directives([`rewrite ${re} ${f.rewriteTarget(loc.settings.rewrite.target, 'rewrite-target')} break`]);
     },
-    headers: ({ loc, hdr }) => (loc.rewrite.xForwardedPrefix === '' ? null
-      : { lines: [`${hdr} X-Forwarded-Prefix ${f.quoteWithVariables(loc.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] }),
+    headers: ({ loc, hdr }) => (loc.settings.rewrite.xForwardedPrefix === '' ? null
+      : { lines: [`${hdr} X-Forwarded-Prefix ${f.quoteWithVariables(loc.settings.rewrite.xForwardedPrefix, 'x-forwarded-prefix')}`] }),
   },
 };

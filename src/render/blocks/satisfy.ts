@@ -7,6 +7,6 @@ export const satisfyBlock: RenderBlock = {
   group: 'satisfy',
   applied: 'directives',
   location: {
-    access: ({ loc }) => (loc.satisfy === '' ? '' : directives([`satisfy ${loc.satisfy === 'any' ? 'any' : 'all'}`])),
+    access: ({ loc }) => (loc.settings.satisfy === '' ? '' : directives([`satisfy ${loc.settings.satisfy === 'any' ? 'any' : 'all'}`])),
   },
 };

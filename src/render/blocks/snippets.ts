@@ -19,11 +19,11 @@ export const snippetsBlock: RenderBlock = {
   group: 'snippets',
   applied: 'directives',
   location: {
-    lua: ({ loc, settings }) => (loc.configurationSnippet === '' && settings.locationSnippet === '' ? null : { backendFromSnippet: true }),
-    headers: ({ loc, server, settings }) => (SETS_HEADERS.test(loc.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet)
+    lua: ({ loc, settings }) => (loc.settings.configurationSnippet === '' && settings.locationSnippet === '' ? null : { backendFromSnippet: true }),
+    headers: ({ loc, server, settings }) => (SETS_HEADERS.test(loc.settings.configurationSnippet) || SETS_HEADERS.test(server.serverSnippet)
       || SETS_HEADERS.test(settings.locationSnippet) || SETS_HEADERS.test(settings.serverSnippet) ? {} : null),
-    snippet: ({ loc, settings }) => (loc.configurationSnippet === '' ? ''
-      : `${I}# configuration-snippet\n${I}${atLocation(f.snippet(loc.configurationSnippet, 'configuration-snippet'))}\n`)
+    snippet: ({ loc, settings }) => (loc.settings.configurationSnippet === '' ? ''
+      : `${I}# configuration-snippet\n${I}${atLocation(f.snippet(loc.settings.configurationSnippet, 'configuration-snippet'))}\n`)
       + (settings.locationSnippet === '' ? ''
         : `${I}# location-snippet (ConfigMap)\n${I}${indented(f.operatorSnippet(settings.locationSnippet, 'location-snippet', 'location'), I)}\n`),
   },

@@ -10,9 +10,9 @@ export const upstreamVhostBlock: RenderBlock = {
   applied: 'directives',
   location: {
     headers: ({ loc }) => {
-      if (loc.upstreamVhost === '') return null;
+      if (loc.settings.upstreamVhost === '') return null;
       // A variable a client fills ($uri, a header) could end the Host line: escaped first.
-      const { setup, value } = escapedValue(f.quoteWithVariables(loc.upstreamVhost, 'upstream-vhost', {}, upstreamVhostVariable), 'upstream_vhost', 'header');
+      const { setup, value } = escapedValue(f.quoteWithVariables(loc.settings.upstreamVhost, 'upstream-vhost', {}, upstreamVhostVariable), 'upstream_vhost', 'header');
       return { setup, host: value };
     },
   },

@@ -77,7 +77,7 @@ test('a policy moves the route to a router TLS location with the hostname as SNI
   assert.equal({ ...tls, id: /^[0-9a-f]{16}$/.test(tls.id), ca: tls.ca === CA }, { id: true, hostname: 'web.internal', ca: true, clientCertificate: null });
   assert.equal(b.config.backendTLSLocations, [tls]);
   assert.is(server(b, 'a.example.com').staticBecause, null);
-  assert.is(root(b, 'a.example.com').proxySSL, null);
+  assert.is(root(b, 'a.example.com').settings.proxySSL, null);
   assert.is(routesPayload(b.config).hosts['a.example.com']![0]!.tls, tls.id, 'the route table names the location');
   assert.is(routesPayload(b.config).hosts['p.example.com']![0]!.tls, undefined, 'a Service without a policy goes as before');
   assert.is(tlsOf(b, 'p.example.com'), undefined);
@@ -136,7 +136,7 @@ test('careless and hostile values: named, the policy refused, its Service answer
       ['BackendTLSPolicy', policy('team-a', 'tls', 'web', validation)],
     ]));
     const loc = root(b, 'a.example.com');
-    assert.equal([loc.deniedStatus, loc.proxySSL, loc.backendTLS], [500, null, undefined], what);
+    assert.equal([loc.deniedStatus, loc.settings.proxySSL, loc.backendTLS], [500, null, undefined], what);
     assert.ok(policyStatus(b, 'team-a/tls')![0]!.includes(expected), `${what}: ${policyStatus(b, 'team-a/tls')}`);
     assert.ok(b.warnings.some((w) => w.object === 'BackendTLSPolicy team-a/tls' && w.field === 'spec.validation'), what);
     assert.is(root(b, 'p.example.com').denied, null, `${what}: the other route is served`);
@@ -179,8 +179,8 @@ test('matches, filters and weighted backends on a covered host are the router\'s
 test('dynamic routes off: the covered location gets proxy_ssl_* of its own (a server block)', () => {
   const b = build(world([['HTTPRoute', route('team-a', 'r', 'a.example.com', 'web')], ['BackendTLSPolicy', policy('team-a', 'tls', 'web', ca())]]), false);
   const loc = root(b, 'a.example.com');
-  assert.is(loc.backendProtocol, 'HTTPS');
-  assert.equal({ ...loc.proxySSL, clientCertificate: null, ca: loc.proxySSL?.ca?.includes('BEGIN CERTIFICATE') }, {
+  assert.is(loc.settings.backendProtocol, 'HTTPS');
+  assert.equal({ ...loc.settings.proxySSL, clientCertificate: null, ca: loc.settings.proxySSL?.ca?.includes('BEGIN CERTIFICATE') }, {
     secret: 'team-a/tls:backendtlspolicy', ca: true, clientCertificate: null, ciphers: 'DEFAULT', protocols: ['TLSv1.2', 'TLSv1.3'], name: 'web.internal', verify: 'on', verifyDepth: 4, serverName: 'on',
   });
   assert.is(b.config.backendTLSLocations, undefined);

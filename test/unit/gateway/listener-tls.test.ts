@@ -103,7 +103,7 @@ test('HTTP and HTTPS listeners of one Gateway: a host through both takes the cer
   const b = build(world([['Gateway', gateway('infra', [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }, https('tls', [{ name: 'tls' }])])],
     ['HTTPRoute', route('infra', 'web', 'tls.example.com')], ['HTTPRoute', route('infra', 'plain', 'plain.example.com', 'http')]]));
   assert.is(serverOf(b.config, 'tls.example.com')!.tlsSecret, 'infra/tls');
-  assert.is(serverOf(b.config, 'tls.example.com')!.locations[0]!.rewrite.sslRedirect, false);
+  assert.is(serverOf(b.config, 'tls.example.com')!.locations[0]!.settings.rewrite.sslRedirect, false);
   assert.is(serverOf(b.config, 'plain.example.com')!.certificate, null, 'a host only on the HTTP listener has no certificate of the HTTPS one');
 });
 

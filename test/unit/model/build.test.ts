@@ -274,8 +274,8 @@ rules('each location carries its own Ingress annotations', () => {
   const { config } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
   const s = server(config, 'x.example.com');
   const by = (p: string): Location => s.locations.find((l) => l.path === p)!;
-  assert.is(by('/a/').proxy.bodySize, '9m');
-  assert.is.not(by('/b/').proxy.bodySize, '9m');
+  assert.is(by('/a/').settings.proxy.bodySize, '9m');
+  assert.is.not(by('/b/').settings.proxy.bodySize, '9m');
 });
 
 rules('no-tls-redirect-locations (default: ACME challenges) are exempt from the SSL redirect', () => {
@@ -284,7 +284,7 @@ rules('no-tls-redirect-locations (default: ACME challenges) are exempt from the 
   store.put('Ingress', ingress('acme', 'tls.example.com', [['/', 'Prefix', 'web', 80], ['/.well-known/acme-challenge/tok', 'ImplementationSpecific', 'web', 80]], { annotations: { [`${PREFIX}/force-ssl-redirect`]: 'true' } }));
   const { config } = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
   // cert-manager's solver Ingress uses ImplementationSpecific.
-  const byPath = new Map(server(config, 'tls.example.com').locations.map((l) => [l.path, l.rewrite]));
+  const byPath = new Map(server(config, 'tls.example.com').locations.map((l) => [l.path, l.settings.rewrite]));
   assert.is(byPath.get('/.well-known/acme-challenge/tok/')?.forceSSLRedirect, false);
   assert.is(byPath.get('/.well-known/acme-challenge/tok/')?.sslRedirect, false);
   assert.is(byPath.get('/')?.forceSSLRedirect, true);
@@ -626,8 +626,8 @@ memo('Ingresses with equal annotations share their parse only while it warned ab
   const root = (c: Configuration, host: string) => server(c, host).locations.find((l) => l.path === '/')!;
   let built = builder.build(store);
   for (const host of ['a', 'b', 'c']) {
-    assert.is(root(built.config, `${host}.example.com`).proxy.bodySize, '8m');
-    assert.ok(root(built.config, `${host}.example.com`).cors !== null);
+    assert.is(root(built.config, `${host}.example.com`).settings.proxy.bodySize, '8m');
+    assert.ok(root(built.config, `${host}.example.com`).settings.cors !== null);
   }
   // Each warning names its own Ingress.
   for (const name of ['bad-1', 'bad-2']) assert.ok(built.warnings.some((w) => w.object === `Ingress default/${name}` && w.field.includes('proxy-read-timeout')), name);

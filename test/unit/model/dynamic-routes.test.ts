@@ -230,7 +230,7 @@ test('CORS and custom headers: the route carries the headers; names add-headers 
   const cors = { ...CORS_DEFAULTS, enabled: true, allowOrigin: ['https://*.example.com', 'tauri://localhost:3000'], exposeHeaders: 'X-Total', allowCredentials: false };
   const parsed = { ...defaultAnnotations(settings), cors, customHeaders: { 'X-Team': 'blue $team' } };
   assert.is(ingressStaticReason(parsed, settings), null);
-  assert.equal(routeResponse({ cors, customHeaders: parsed.customHeaders } as unknown as Location), {
+  assert.equal(routeResponse({ settings: { cors, customHeaders: parsed.customHeaders } } as unknown as Location), {
     cors: {
       origin: '^(https://[A-Za-z0-9-]+\\.example\\.com|tauri://localhost:3000)$',
       headers: [['Access-Control-Allow-Methods', CORS_DEFAULTS.allowMethods], ['Access-Control-Allow-Headers', CORS_DEFAULTS.allowHeaders],
@@ -238,8 +238,8 @@ test('CORS and custom headers: the route carries the headers; names add-headers 
     },
     headers: [['X-Team', 'blue $team']],
   });
-  assert.equal(routeResponse({ cors: { ...cors, allowOrigin: ['*'] }, customHeaders: null } as unknown as Location).cors?.origin, '', 'any origin');
-  assert.equal(routeResponse({ cors: null, customHeaders: null } as unknown as Location), {});
+  assert.equal(routeResponse({ settings: { cors: { ...cors, allowOrigin: ['*'] }, customHeaders: null } } as unknown as Location).cors?.origin, '', 'any origin');
+  assert.equal(routeResponse({ settings: { cors: null, customHeaders: null } } as unknown as Location), {});
   const withGlobal = { ...settings, addHeaders: { 'x-team': 'global', 'Access-Control-Max-Age': '5' } };
   assert.is(ingressStaticReason({ ...parsed, cors: null }, withGlobal), 'custom-headers sets X-Team, which add-headers (ConfigMap) sets too');
   assert.is(ingressStaticReason({ ...parsed, customHeaders: null }, withGlobal), 'enable-cors sets Access-Control-Max-Age, which add-headers (ConfigMap) sets too');

@@ -9,7 +9,7 @@ import { readsLocationVariables, readsProxyHost, routerPlacement } from '../../.
 import { silentLogger } from '../../../src/log.js';
 import type { Configuration, Location, Server } from '../../../src/model/core/types.js';
 import type { NginxSettings } from '../../../src/model/core/config/settings.js';
-import { configuration, location, server } from '../../support/config-builder.js';
+import { configuration, location, server, type LocationOverrides } from '../../support/config-builder.js';
 
 const RUNTIME = defaultRuntime({ prefix: '/var/lib/ingress-rx', listenAddresses: ['*'], luaDir: '/opt/ingress-rx/lua', resolvers: ['10.96.0.10'] });
 const METRICS = { ...RUNTIME, metricsLog: '/var/lib/ingress-rx/logs/metrics.log' };
@@ -120,7 +120,7 @@ test('with the metrics log the router\'s location logs the routed format, and th
 });
 
 test('a denied location of a server block answers its deniedStatus (an HTTPRoute rule: 500), else 503', () => {
-  const denied = (over: Partial<Location>) => location({ path: '/x', denied: 'no backend', ...over });
+  const denied = (over: LocationOverrides) => location({ path: '/x', denied: 'no backend', ...over });
   const conf = render(configuration([server('a.test', { locations: [denied({ deniedStatus: 500 }), denied({ path: '/y' })] })]));
   const text = serverText(conf, 'a.test');
   assert.match(text, /location "\/x" \{\n\s+# denied: no backend\n\s+return 500;/);

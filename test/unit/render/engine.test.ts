@@ -61,7 +61,7 @@ golden('use-forwarded-headers and use-proxy-protocol reach the Lua SSL redirect 
 });
 
 golden('the rewrite phase carries the redirect words, the host of a one-name server and the backend; snippets and other names fall back to variables', () => {
-  const rw = location().rewrite;
+  const rw = location().settings.rewrite;
   const text = newRenderer().render(configuration([
     server('one.example.com', { locations: [location({ path: '/a', backend: 'ns-a-80', rewrite: { ...rw, sslRedirect: true, preserveTrailingSlash: true } })] }),
     server('two.example.com', { aliases: ['alias.example.com'], locations: [location({ path: '/f', backend: 'ns-f-80', rewrite: { ...rw, forceSSLRedirect: true } })] }),
@@ -213,7 +213,7 @@ hostile('a hostile value at any field is refused naming the field, or leaves the
 hostile('htpasswd lines with newlines are refused', async () => {
   const { auxiliaryFiles } = await import('../../../src/render/engine.js');
   const cfg = hostileBase();
-  mutable(cfg.servers[1]!.locations[0]!.basicAuth!).users = ['u:x\nroot:y'];
+  mutable(cfg.servers[1]!.locations[0]!.settings.basicAuth!).users = ['u:x\nroot:y'];
   assert.throws(() => auxiliaryFiles(cfg, RUNTIME), /invalid htpasswd line/);
 });
 

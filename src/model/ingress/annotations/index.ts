@@ -1,7 +1,7 @@
 // The registry of annotation groups: runs every group over an Ingress and assembles
 // ParsedAnnotations (the defaults, an Ingress without annotations, come from the ConfigMap
-// settings), and derives from the groups' declarations the model's annotation types, the copy
-// of location-scoped fields onto each Location, and the annotations that name Secrets.
+// settings), and derives from the groups' declarations the model's annotation types, the shared
+// settings object of location-scoped fields each Location holds, and the annotations that name Secrets.
 import type { Ingress } from '../../../store/kube-types.js';
 import { DEFAULT_ANNOTATIONS_PREFIX } from '../../../store/store.js';
 import type { AnnotationReferences, StoreReader } from '../../../store/types.js';
@@ -86,50 +86,64 @@ const LOCATION_FIELDS: readonly string[] = ANNOTATION_GROUPS.flatMap((g) => Obje
 const LOCATION_HOOKS: ReadonlyArray<{ field: string; atLocation: (value: unknown, site: LocationSite) => unknown }> = ANNOTATION_GROUPS.flatMap((g) =>
   Object.entries((g.atLocation ?? {}) as Record<string, (value: unknown, site: LocationSite) => unknown>).map(([field, atLocation]) => ({ field, atLocation })));
 
-/**
- * Every Location has this layout: its own fields (given here as placeholders) and every group's
- * location-scoped fields. Locations are copies of one object of this layout, so they all share
- * V8's fast layout of it (an object built by keyed stores of two dozen fields would be a slow
- * dictionary, ~40x slower to make).
- */
-const LOCATION_LAYOUT: Readonly<Record<string, unknown>> = (() => {
-  const made: Record<string, unknown> = { path: '', pathType: 'Prefix', isDefBackend: false, ingress: null, service: null, backend: '', denied: null };
-  for (const field of LOCATION_FIELDS) made[field] = null;
-  // Unset here, set by the Prefix split (src/model/core/paths.ts): a copy that adds a field its
-  // source lacks gets a V8 map of its own, ~1 KB a location. Last, where that copy put it.
-  made.ingressPath = undefined;
-  return { ...made };
-})();
-
-/** A Location with `parsed`'s location-scoped fields and its denial: what each Location of the Ingress is copied from. */
-export type LocationTemplate = Readonly<Record<string, unknown>> & { readonly __locationTemplate: true };
-
-/** The template of the Locations of one Ingress (make it once per ParsedAnnotations, not per location). */
-export function locationTemplate(parsed: ParsedAnnotations): LocationTemplate {
-  const made = { ...LOCATION_LAYOUT };
-  const a = parsed as unknown as Record<string, unknown>;
-  for (const field of LOCATION_FIELDS) made[field] = a[field];
-  made.denied = parsed.denied;
-  return made as LocationTemplate;
+/** What every Location of an Ingress starts from: the shared settings and the annotations' denial. */
+export interface LocationTemplate {
+  readonly settings: LocationAnnotations;
+  readonly denied: string | null;
 }
 
-/**
- * A new Location-shaped object from the template; the caller sets the Location's own fields (see
- * makeLocation) and then calls adjustLocationAnnotations.
- */
-export function locationFrom(template: LocationTemplate): Record<string, unknown> {
-  return { ...template };
-}
+// Ingresses with equal annotations share one parsed object (the builder's memo, and the defaults
+// of every Ingress without annotations), so settings made once per parsed object are shared by
+// all their locations; a parsed object whose location fields are all the defaults' (its
+// annotations are backend-scoped only) shares the defaults' settings.
+const templates = new WeakMap<ParsedAnnotations, LocationTemplate>();
 
-/**
- * Applies the groups' per-location adjustments (no-tls-redirect-locations, no-auth-locations)
- * to a Location being built from locationFrom.
- */
-export function adjustLocationAnnotations(loc: Record<string, unknown>, site: LocationSite): void {
-  for (const { field, atLocation } of LOCATION_HOOKS) {
-    const value = atLocation(loc[field], site);
-    if (value !== loc[field]) loc[field] = value;
+/** The template of the Locations of an Ingress with `parsed` (made once per parsed object). */
+export function locationTemplate(parsed: ParsedAnnotations, defaults?: ParsedAnnotations): LocationTemplate {
+  let t = templates.get(parsed);
+  if (t === undefined) {
+    const base = defaults !== undefined && defaults !== parsed ? locationTemplate(defaults).settings : null;
+    const settings = base !== null && sameLocationFields(parsed, base) ? base : locationSettingsOf(parsed);
+    templates.set(parsed, (t = { settings, denied: parsed.denied }));
   }
+  return t;
+}
+
+function sameLocationFields(parsed: ParsedAnnotations, settings: LocationAnnotations): boolean {
+  const a = parsed as unknown as Record<string, unknown>;
+  const b = settings as unknown as Record<string, unknown>;
+  for (const field of LOCATION_FIELDS) if (a[field] !== b[field]) return false;
+  return true;
+}
+
+function locationSettingsOf(values: Readonly<Record<string, unknown>> | ParsedAnnotations): LocationAnnotations {
+  const made: Record<string, unknown> = {};
+  const a = values as Record<string, unknown>;
+  for (const field of LOCATION_FIELDS) made[field] = a[field];
+  // A copy with the same keys in the same order gives every settings object one fast layout.
+  return Object.freeze({ ...made }) as unknown as LocationAnnotations;
+}
+
+/** Settings adjusted for one path, per settings object and path: most paths get the settings themselves. */
+const adjusted = new WeakMap<LocationAnnotations, Map<string, LocationAnnotations>>();
+
+/**
+ * The settings of a location at `site`: the groups' per-location adjustments applied
+ * (no-tls-redirect-locations, no-auth-locations); `settings` itself when none changes a value.
+ */
+export function locationSettingsAt(settings: LocationAnnotations, site: LocationSite): LocationAnnotations {
+  const s = settings as unknown as Record<string, unknown>;
+  let changed: Record<string, unknown> | null = null;
+  for (const { field, atLocation } of LOCATION_HOOKS) {
+    const value = atLocation(s[field], site);
+    if (value !== s[field]) (changed ??= {})[field] = value;
+  }
+  if (changed === null) return settings;
+  let byPath = adjusted.get(settings);
+  if (byPath === undefined) adjusted.set(settings, (byPath = new Map()));
+  let made = byPath.get(site.path);
+  if (made === undefined) byPath.set(site.path, (made = locationSettingsOf({ ...s, ...changed })));
+  return made;
 }
 
 /** The annotations that name other objects, from every group's declaration: what the store indexes (see createStore). */

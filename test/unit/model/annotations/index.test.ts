@@ -448,17 +448,36 @@ test('each group declares exactly the fields it fills, each with a scope', () =>
   }
 });
 
-test('a Location carries every location-scoped field of every group, as parsed, and no other', () => {
+test('a Location carries its own fields and settings with every location-scoped field of every group, as parsed, and no other', () => {
   const settings = defaultSettings();
   const parsed = parse({ 'enable-cors': 'true', 'proxy-read-timeout': '90', 'custom-http-errors': '404', 'default-backend': 'errors' }, {}, storeWith(['shop/errors'])).value;
   const loc = makeLocation('/shop', 'Prefix', { namespace: 'shop', name: 'web' }, null, 'shop-web-80', locationTemplate(parsed), settings, false);
   const declared = ANNOTATION_GROUPS.flatMap((g) => Object.entries(g.fields).filter(([, scope]) => scope === 'location').map(([f]) => f));
-  const own = ['path', 'pathType', 'isDefBackend', 'ingress', 'service', 'backend', 'denied', 'ingressPath'];
-  assert.equal(Object.keys(loc).sort(), [...own, ...declared].sort());
+  const own = ['path', 'pathType', 'isDefBackend', 'ingress', 'service', 'backend', 'denied', 'settings', 'ingressPath'];
+  assert.equal(Object.keys(loc).sort(), own.sort());
+  assert.equal(Object.keys(loc.settings).sort(), declared.sort());
   assert.is(loc.ingressPath, undefined, 'set by the Prefix split only');
-  for (const f of declared) assert.is((loc as unknown as Record<string, unknown>)[f], (parsed as unknown as Record<string, unknown>)[f], f);
-  assert.is(loc.defaultBackend, 'custom-default-backend-shop-errors');
-  assert.is(loc.proxy.readTimeout, 90);
+  for (const f of declared) assert.is((loc.settings as unknown as Record<string, unknown>)[f], (parsed as unknown as Record<string, unknown>)[f], f);
+  assert.is(loc.settings.defaultBackend, 'custom-default-backend-shop-errors');
+  assert.is(loc.settings.proxy.readTimeout, 90);
+});
+
+test('locations of one parsed annotation set share one frozen settings object; backend-scoped annotations alone share the defaults\'', () => {
+  const settings = defaultSettings();
+  const defaults = defaultAnnotations(settings);
+  const parsedWith = (ann: Record<string, string>) => parseAnnotations(ingress(ann), { prefix: P, settings, store: storeWith() }).value;
+  const parsed = parsedWith({ 'enable-cors': 'true' });
+  const at = (path: string, p: ParsedAnnotations) => makeLocation(path, 'Prefix', { namespace: 'shop', name: 'web' }, null, 'b', locationTemplate(p, defaults), settings, false);
+  const [a, b] = [at('/a', parsed), at('/b', parsed)];
+  assert.ok(a.settings === b.settings);
+  assert.ok(Object.isFrozen(a.settings));
+  assert.throws(() => { (a.settings as unknown as Record<string, unknown>).cors = null; });
+  const [split, twin] = splitPrefixLocations([a]);
+  assert.ok(split!.settings === a.settings && twin!.settings === a.settings, 'the Prefix split copies identity fields only');
+  const affinityOnly = parsedWith({ affinity: 'cookie' });
+  assert.ok(affinityOnly !== defaults);
+  assert.ok(at('/c', affinityOnly).settings === at('/d', defaults).settings, 'a backend-scoped annotation leaves the location settings the defaults\'');
+  assert.ok(at('/e', parsed).settings !== at('/f', defaults).settings);
 });
 
 test('the Prefix split adds no field a Location lacks, and keeps its order (V8 then shares one layout among them)', () => {
@@ -475,9 +494,9 @@ test('per-location adjustments: no-tls-redirect-locations lifts the redirect, no
   (store as { getSecret: StoreReader['getSecret'] }).getSecret = () => ({ metadata: { name: 'auth', namespace: 'shop' }, data: { auth: Buffer.from('bob:$apr1$x$y').toString('base64') } });
   const parsed = parseAnnotations(ingress({ 'force-ssl-redirect': 'true', 'auth-type': 'basic', 'auth-secret': 'auth' }), { prefix: P, settings, store }).value;
   const at = (path: string) => makeLocation(path, 'Prefix', { namespace: 'shop', name: 'web' }, null, 'b', locationTemplate(parsed), settings, false);
-  assert.equal([at('/.well-known/acme-challenge/x').rewrite.forceSSLRedirect, at('/.well-known/acme-challenged').rewrite.forceSSLRedirect], [false, true]);
-  assert.is(at('/').rewrite, parsed.rewrite, 'an unadjusted value is the parsed object itself');
-  assert.equal([at('/public').basicAuth, at('/public/x').basicAuth, at('/publication').basicAuth?.secret], [null, null, 'shop/auth']);
+  assert.equal([at('/.well-known/acme-challenge/x').settings.rewrite.forceSSLRedirect, at('/.well-known/acme-challenged').settings.rewrite.forceSSLRedirect], [false, true]);
+  assert.is(at('/').settings.rewrite, parsed.rewrite, 'an unadjusted value is the parsed object itself');
+  assert.equal([at('/public').settings.basicAuth, at('/public/x').settings.basicAuth, at('/publication').settings.basicAuth?.secret], [null, null, 'shop/auth']);
 });
 
 test('the annotations that name Secrets come from the groups, each one of its own keys', () => {

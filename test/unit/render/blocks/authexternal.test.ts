@@ -92,7 +92,7 @@ test('a tenant auth service without auth-keepalive: its peer chosen in Lua, thro
 test('the auth location repeats a proxy-body-size of its own: NGINX checks the request\'s Content-Length in the subrequest too', () => {
   const plain = renderLocation({ externalAuth: EA });
   assert.not.match(plain.extra, 'client_max_body_size');
-  const big = renderLocation({ externalAuth: EA, proxy: { ...location().proxy, bodySize: '8m' } });
+  const big = renderLocation({ externalAuth: EA, proxy: { ...location().settings.proxy, bodySize: '8m' } });
   inOrder(big.extra, 'location = "/_external-auth ', 'client_max_body_size 8m;', 'proxy_pass_request_body off;');
 });
 

@@ -6,6 +6,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import type { ConfigMap, Ingress, KubeObject, Secret } from '../../../src/store/kube-types.js';
 import { createStore, defaultStoreOptions } from '../../../src/store/store.js';
@@ -169,6 +171,50 @@ test('a server assembled from the candidate\'s fragment is not kept, nor does it
   assert.is(servers.get('shop.example.com'), shop, 'the stored Ingresses\' server kept, not replaced by the candidate\'s');
   assert.is(servers.get('new.example.com'), undefined);
   assert.is(servers.get('_'), defaultServer, 'nor pushed out by it');
+});
+
+/** A full collection, without starting node with --expose-gc. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+test('no candidate outlives its review: updates, new hosts and refused thefts are all collectable after later reviews', async () => {
+  const store = createStore({ ...defaultStoreOptions(), watchIngressWithoutClass: true }, ANNOTATION_REFERENCES);
+  const reviewer = createReviewer({ store, annotationsPrefix: PREFIX, defaultServerPort: 8181, now: NOW });
+  const { put } = eventFeeder((e) => reviewer.apply(e));
+  put('Service', service('web'));
+  put('EndpointSlice', slice('web-1', 'web', ['10.0.0.1']));
+  put('Secret', tlsSecret('tls', pem('tls.crt'), pem('tls.key')));
+  const stored = Array.from({ length: 20 }, (_, i) => ingress(`ing-${i}`, `h${i}.example.com`, [['/', 'Prefix', 'web', 80]], {
+    ts: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`, ...(i % 4 === 0 ? { tls: [{ hosts: [`h${i}.example.com`], secretName: 'tls' }] } : {}),
+  }));
+  for (const ing of stored) put('Ingress', ing);
+  reviewer.warm();
+
+  const kept: Array<{ what: string; refs: Array<WeakRef<object>> }> = [];
+  let allowed = 0;
+  // In a function of its own, so that no variable of this test's frame holds the last candidate.
+  const reviewAll = () => { for (let k = 0; k < 60; k++) {
+    const i = k % stored.length;
+    // As the webhook gets it: a new object from the request body each time.
+    const candidate = JSON.parse(JSON.stringify(
+      k % 3 === 0 ? ingress(`ing-${i}`, `h${i}.example.com`, [['/', 'Prefix', 'web', 80]], { annotations: { 'proxy-read-timeout': String(30 + k) } })
+        : k % 3 === 1 ? ingress(`new-${k}`, `new-${k}.example.com`, [['/', 'Prefix', 'web', 80]], { tls: [{ hosts: [`new-${k}.example.com`], secretName: 'tls' }] })
+          : ingress(`thief-${k}`, `h${i}.example.com`, [['/', 'Prefix', 'web', 80]]),
+    )) as Ingress;
+    const result = reviewer.review(candidate);
+    if (result.allowed) allowed++;
+    result.configBytes();
+    kept.push({ what: `review ${k} (${candidate.metadata.name})`, refs: [candidate, candidate.metadata, candidate.spec!, candidate.spec!.rules![0]!].map((o) => new WeakRef(o)) });
+  } };
+  reviewAll();
+  assert.ok(allowed > 0 && allowed < 60, 'the mix has accepted and refused reviews');
+  // A WeakRef keeps its target until the synchronous job that made it ends.
+  await new Promise((resolve) => setImmediate(resolve));
+  collectGarbage();
+  const alive = kept.filter(({ refs }) => refs.some((r) => r.deref() !== undefined)).map(({ what }) => what);
+  assert.equal(alive, [], 'these reviews\' candidates are still reachable');
 });
 
 test.run();

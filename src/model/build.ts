@@ -320,7 +320,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
     const prev = caches.last;
     // HTTPRoutes' backends are resolved by the full build.
     if (!prev || now().getTime() >= prev.validUntil || caches.gateway !== null) return null;
-    const services = changedServices(store, changes, prev, sliceServicesOf(backendCache));
+    const services = changedServices(store, changes, prev, () => sliceServicesOf(backendCache));
     if (!services) return null;
     const started = performance.now();
     const { last, warnings } = rebuildServiceBackends(backendContext(store, prev.settings), prev, services);

@@ -31,11 +31,16 @@ export interface StoreChange {
   readonly key: string;
 }
 
-/** The Services whose EndpointSlices `changes` touched, or null when the full build must run. */
-export function changedServices(store: StoreReader, changes: readonly StoreChange[], prev: LastBuild, sliceServices: ReadonlyMap<string, string>): Set<string> | null {
+/**
+ * The Services whose EndpointSlices `changes` touched, or null when the full build must run.
+ * `sliceServices` is asked only when every change is a slice's: making it the first time walks
+ * every endpoints entry, which a change of another kind must not pay.
+ */
+export function changedServices(store: StoreReader, changes: readonly StoreChange[], prev: LastBuild, sliceServicesOf: () => ReadonlyMap<string, string>): Set<string> | null {
+  for (const c of changes) if (c.kind !== 'EndpointSlice') return null;
+  const sliceServices = sliceServicesOf();
   const services = new Set<string>();
   for (const c of changes) {
-    if (c.kind !== 'EndpointSlice') return null;
     // A slice the builder never read (new, or of an unused Service), or one that left its
     // Service (deleted or relabelled): where it went is unknown here.
     const svcKey = sliceServices.get(c.key);

@@ -127,7 +127,7 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
         out.unchanged++;
         continue;
       }
-      if (isUpToDate(key, ing, addresses)) {
+      if (writtenByUs(key, ing, addresses)) {
         out.unchanged++;
         continue;
       }
@@ -148,7 +148,11 @@ export function createStatusWriter(deps: StatusWriterDeps): StatusWriter {
   }
 
   function isUpToDate(key: string, ing: Ingress, addresses: LoadBalancerIngress[]): boolean {
-    if (sameAddresses(ing.status?.loadBalancer?.ingress, addresses)) return true;
+    return sameAddresses(ing.status?.loadBalancer?.ingress, addresses) || writtenByUs(key, ing, addresses);
+  }
+
+  /** Whether our last write to this Ingress, over this very object, put `addresses` (the store lags our writes). */
+  function writtenByUs(key: string, ing: Ingress, addresses: LoadBalancerIngress[]): boolean {
     const mine = written.get(key);
     return mine !== undefined && mine.basedOn === ing.metadata.resourceVersion && sameAddresses(mine.addresses, addresses);
   }

@@ -121,9 +121,16 @@ function sortedHosts(names: Iterable<string>): string[] {
   return out;
 }
 
+// The arrays below are filled by index, not with `map`: V8's `map` makes a packed array in the
+// interpreter and a holey one once inlined in optimised code, and the code that reads them,
+// optimised on the first kind, is thrown away on meeting the second and compiled again later.
+
 /** The values of a map keyed by their names, sorted by name (a native string sort of the keys). */
 export function sortedByName<T>(byName: ReadonlyMap<string, T>): T[] {
-  return [...byName.keys()].sort().map((n) => byName.get(n)!);
+  const names = [...byName.keys()].sort();
+  const out = new Array<T>(names.length);
+  for (let i = 0; i < names.length; i++) out[i] = byName.get(names[i]!)!;
+  return out;
 }
 
 /** A host's server without certificate, memoised on the identity of its inputs. */
@@ -159,7 +166,13 @@ function sameServerInputs(inputs: readonly unknown[], settings: NginxSettings, r
 }
 
 export function hostEntries(hosts: Iterable<string>, index: Pick<TopologyIndex, 'byHost' | 'assembled'>): HostEntry[] {
-  return sortedHosts(hosts).map((host) => ({ host, frags: index.byHost.get(host)!, base: index.assembled.get(host)!.server }));
+  const names = sortedHosts(hosts);
+  const out = new Array<HostEntry>(names.length);
+  for (let i = 0; i < names.length; i++) {
+    const host = names[i]!;
+    out[i] = { host, frags: index.byHost.get(host)!, base: index.assembled.get(host)!.server };
+  }
+  return out;
 }
 
 /** The warnings of a topology, in the order the model reports them. */
@@ -225,7 +238,9 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   const canary = mergeCanaries({ fragments, plans, assembled, byHost, owners });
 
   // Finish the plans: ssl-passthrough, affinity (a sticky canary shares its primary's).
-  const passthrough = passthroughBackends(hosts.map((h) => h.base));
+  const bases = new Array<Server>(hosts.length);
+  for (let i = 0; i < hosts.length; i++) bases[i] = hosts[i]!.base;
+  const passthrough = passthroughBackends(bases);
   const aliasesOf = (h: string) => assembled.get(h)?.server.aliases ?? [];
   const sorted = sortedByName(plans);
   for (let i = 0; i < sorted.length; i++) finishPlan(sorted[i]!, aliasesOf, passthrough);

@@ -92,7 +92,7 @@ function sameDefaultsConf(prefix: string, port: number, upstream: number, cert: 
   const metricsFormat = controllerConf.includes(' ingress_rx_metrics_routed buffer=') ? 'ingress_rx_metrics_routed' : 'ingress_rx_metrics';
   const [namespace, ingress, service, path] = n.labels.split('\t');
   const metricsNames = metricsFormat === 'ingress_rx_metrics_routed'
-    ? `      set $ingress_rx_route_labels "${n.labels.replaceAll('\t', '\\t')}";\n`
+    ? `      set $irx_labels "${n.labels.replaceAll('\t', '\\t')}";\n`
     : `      set $namespace "${namespace}";\n      set $ingress_name "${ingress}";\n      set $service_name "${service}";\n      set $location_path "${path}";\n`;
   const hstsValue = `max-age=${hsts[1]}${hsts[2] === 'true' ? '; includeSubDomains' : ''}${hsts[3] === 'true' ? '; preload' : ''}`;
   return `${module}
@@ -201,7 +201,7 @@ const ROUTER_REWRITE = /            rewrite_by_lua_block \{\n                rou
 /** What router.route() sets for this route, as static directives (a server block's location does this). */
 function staticRoute(n: Names, rewrite: boolean): string {
   const labels = n.labels.replaceAll('\t', '\\t');
-  return `            set $proxy_upstream_name "${n.backend}";\n            set $ingress_rx_route_labels "${labels}";\n`
+  return `            set $proxy_upstream_name "${n.backend}";\n            set $irx_labels "${labels}";\n`
     + (rewrite ? `            rewrite_by_lua_block {\n                balancer.rewrite("${n.backend}")\n            }\n` : '');
 }
 

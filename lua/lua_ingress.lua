@@ -1,7 +1,9 @@
 -- Per-request ingress logic that is not balancing: the SSL redirect in the rewrite phase and
 -- HSTS in the header filter.
 local certificate = require("certificate")
+local ssl = require("ngx.ssl")
 local ngx = ngx
+local get_tls1_version = ssl.get_tls1_version
 local string_byte = string.byte
 
 local _M = {}
@@ -47,11 +49,17 @@ function _M.init_worker()
   certificate.init_worker()
 end
 
+-- Whether the request's connection is TLS: what $scheme tests (the connection's SSL), asked
+-- without reading a variable by name (a read costs ~0.4k instructions per request).
+local function over_tls()
+  return get_tls1_version() ~= nil
+end
+
 -- The scheme the client used, as ingress-nginx's $pass_access_scheme: X-Forwarded-Proto with
 -- use-forwarded-headers, https for a PROXY header naming port 443 (nginx.conf's maps).
 local function request_scheme()
   if config.use_forwarded_headers or config.use_proxy_protocol then return ngx.var.pass_access_scheme end
-  return ngx.var.scheme
+  return over_tls() and "https" or "http"
 end
 
 -- A location's redirect settings, written in the template as a string of words so that a
@@ -140,9 +148,10 @@ end
 -- only acts on the main request (not on auth subrequests). `host` as for rewrite().
 function _M.header(host)
   if not config.hsts then return end
-  if not certificate.configured_for_host(host or ngx.var.host) then return end
   -- The connection's scheme, not X-Forwarded-Proto: ingress-nginx's header() reads $scheme.
-  if ngx.is_subrequest or ngx.var.scheme ~= "https" then return end
+  -- First, so that a plain-HTTP answer reads no $host either.
+  if not over_tls() or ngx.is_subrequest then return end
+  if not certificate.configured_for_host(host or ngx.var.host) then return end
   ngx.header["Strict-Transport-Security"] = hsts_header
 end
 

@@ -13,9 +13,11 @@
 -- from $req_id) and $req_id is read only after the rewrite phase (the X-Request-ID proxy header,
 -- log formats): src/render/request-id.ts.
 local ffi = require("ffi")
+local base = require("resty.core.base")
+require("resty.core.var") -- declares ngx_http_lua_ffi_var_set
 local C = ffi.C
 local ngx = ngx
-local string_sub = string.sub
+local get_request = base.get_request
 
 -- Each on its own: another module may have declared one of them already.
 pcall(ffi.cdef, "int RAND_bytes(unsigned char *buf, int num);")
@@ -26,25 +28,29 @@ local _M = {}
 local IDS = 256
 local BYTES = 16 * IDS
 local HEX = 2 * BYTES
+local ID = 32
+
+-- The variable is written straight from the pool's bytes (what ngx.var's own setter calls, with
+-- no Lua string made per id): NGINX copies the 32 digits into the request's pool.
+local NAME = "irx_req_id"
+local ERR_BUF_SIZE = 256
+local name_buf = ffi.new("unsigned char[?]", #NAME + ERR_BUF_SIZE)
+local err_buf = name_buf + #NAME
+local err_len = ffi.new("size_t[1]")
 
 local enabled = false
--- The ids not handed out yet, as hex, and where the next one starts. Nil until this worker's
--- first request: filled after the fork, so that no two workers (nor the master) share it.
+-- The ids not handed out yet, as hex digits, and the offset of the next one. Filled at this
+-- worker's first request, after the fork, so that no two workers (nor the master) share it.
 local pool = nil
-local next_at = HEX + 1
+local next_at = HEX
 
 local function refill()
   local raw = ffi.new("unsigned char[?]", BYTES)
-  local hex = ffi.new("unsigned char[?]", HEX)
-  if C.RAND_bytes(raw, BYTES) ~= 1 then
-    pool = nil
-    return false
-  end
-  C.ngx_hex_dump(hex, raw, BYTES)
-  pool = ffi.string(hex, HEX)
+  pool = pool or ffi.new("unsigned char[?]", HEX)
+  if C.RAND_bytes(raw, BYTES) ~= 1 then return false end
+  C.ngx_hex_dump(pool, raw, BYTES)
   ffi.fill(raw, BYTES)
-  ffi.fill(hex, HEX)
-  next_at = 1
+  next_at = 0
   return true
 end
 
@@ -58,9 +64,15 @@ end
 --- request was given (NGINX keeps variables across it), a subrequest shares its parent's.
 function _M.assign()
   if not enabled or ngx.req.is_internal() then return end
-  if next_at > HEX and not refill() then return end -- RAND_bytes failed: the map's $request_id
-  ngx.var.irx_req_id = string_sub(pool, next_at, next_at + 31)
-  next_at = next_at + 32
+  if next_at >= HEX and not refill() then return end -- RAND_bytes failed: the map's $request_id
+  local id = pool + next_at
+  err_len[0] = ERR_BUF_SIZE
+  if C.ngx_http_lua_ffi_var_set(get_request(), NAME, #NAME, name_buf, id, ID, err_buf, err_len) ~= 0 then
+    ngx.log(ngx.ERR, "request id: ", ffi.string(err_buf, err_len[0]))
+  end
+  -- Handed out: not kept in the worker's memory.
+  ffi.fill(id, ID)
+  next_at = next_at + ID
 end
 
 return _M

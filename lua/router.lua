@@ -431,7 +431,7 @@ local function apply(e, uri, host, var, moved)
     var.location_path = e.path
   end
   var.proxy_upstream_name = backend
-  if route_labels then var.ingress_rx_route_labels = e.labels end
+  if route_labels then var.irx_labels = e.labels end
   -- In the order of the location's own directives: its custom headers (on every answer), its
   -- return and app-root, its CORS preflight, its rewrite, its upstream headers, the SSL redirect.
   route_headers.rewrite(e)

@@ -111,8 +111,8 @@ test('with the metrics log the router\'s location logs the routed format, and th
   const root = s.slice(s.indexOf('location "/" {'));
   assert.ok(root.includes('access_log "/var/lib/ingress-rx/logs/access.log" upstreaminfo;'), root);
   assert.ok(root.includes('access_log "/var/lib/ingress-rx/logs/metrics.log" ingress_rx_metrics_routed buffer=64k flush=1s;'), root);
-  assert.ok(conf.includes("log_format ingress_rx_metrics_routed '$ingress_rx_route_labels\\t$proxy_alternative_upstream_name\\t"), 'the routed format');
-  assert.ok(conf.includes('map "" $ingress_rx_route_labels {\n        default "-";'), 'unset until the router sets it');
+  assert.ok(conf.includes("log_format ingress_rx_metrics_routed '$irx_labels\\t$proxy_alternative_upstream_name\\t"), 'the routed format');
+  assert.ok(conf.includes('map "" $irx_labels {\n        default "-";'), 'unset until the router sets it');
   const quiet = serverText(render(dynamic([], { enableAccessLog: false }), METRICS), '_');
   assert.not.ok(quiet.includes('upstreaminfo'), 'no access log where the http level has none');
   assert.ok(quiet.includes('ingress_rx_metrics_routed'));

@@ -7,13 +7,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { Agent, request as httpsRequest } from 'node:https';
+import { Agent } from 'node:https';
 import { Worker } from 'node:worker_threads';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import type { FakeApiServer } from '../support/fake-apiserver.js';
 import { ingress, type CliProcess } from '../support/local-harness.js';
 import { shopCluster, startClusterController, WEBHOOK_CA as CA, WEBHOOK_SERVERNAME as SERVERNAME, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
+import { postToWebhook } from '../support/admission-review.js';
 import { prng } from '../../bench/gen.js';
 
 let cluster: ClusterController | undefined;
@@ -54,27 +55,11 @@ function goodObject(i: number) {
   return ingress('shop', `good-${i}`, { host: `good-${i}.test`, className: 'nginx', paths: [{ path: '/', service: 'web' }] });
 }
 
-/** One POST; `from` picks the client's loopback address. */
+/** One POST; `from` picks the client's loopback address. A connection that fails answers status 0. */
 function post(body: string | Buffer, opts: { agent?: Agent; from?: string; timeoutMs?: number } = {}): Promise<Answer> {
   const t0 = performance.now();
-  return new Promise((resolve) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: webhookPort, method: 'POST', path: '/networking/v1/ingresses', ca: CA, servername: SERVERNAME,
-      agent: opts.agent ?? false, localAddress: opts.from, headers: { 'content-type': 'application/json' }, timeout: opts.timeoutMs ?? 60_000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode ?? 0, text, json, ms: performance.now() - t0 });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (err) => resolve({ status: 0, text: String(err), ms: performance.now() - t0 }));
-    req.end(body);
-  });
+  return postToWebhook(webhookPort, body, { ca: CA, agent: opts.agent, localAddress: opts.from, timeoutMs: opts.timeoutMs ?? 60_000 })
+    .then((r) => ({ ...r, ms: performance.now() - t0 }), (err: Error) => ({ status: 0, text: String(err), ms: performance.now() - t0 }));
 }
 
 // The API server's side, in a thread of its own (plain JS): the attack's traffic, made on the test's

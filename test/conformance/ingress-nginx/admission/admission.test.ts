@@ -7,13 +7,13 @@
 // types, snippets allowed); each It has hosts of its own.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request as httpsRequest } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
 import { ported } from '../port.js';
 import type { FakeApiServer } from '../../../support/fake-apiserver.js';
 import { ingress, type CliProcess } from '../../../support/local-harness.js';
 import { echoService, NGINX_CLASS, startClusterController, WEBHOOK_CA as CA, type ClusterController } from '../../../support/cluster-controller.js';
 import { waitFor } from '../../../support/wait.js';
+import { postToWebhook } from '../../../support/admission-review.js';
 
 const NS = 'admission';
 const WHY = "the webhook's answer to a review";
@@ -47,25 +47,10 @@ test.after(() => cluster?.stop());
 
 interface Answer { status: number; allowed?: boolean; message: string }
 
-function post(body: string | Buffer): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: webhookPort, method: 'POST', path: '/networking/v1/ingresses', ca: CA, servername: 'ingress.local',
-      agent: false, headers: { 'content-type': 'application/json' }, timeout: 30_000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let response: { allowed?: boolean; status?: { message?: string } } | undefined;
-        try { response = (JSON.parse(text) as { response?: typeof response }).response; } catch { /* not a review */ }
-        resolve({ status: res.statusCode ?? 0, allowed: response?.allowed, message: response?.status?.message ?? text });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('the webhook did not answer')));
-    req.on('error', reject);
-    req.end(body);
-  });
+async function post(body: string | Buffer): Promise<Answer> {
+  const { status, json, text } = await postToWebhook(webhookPort, body, { ca: CA, timeoutMs: 30_000 });
+  const response = (json as { response?: { allowed?: boolean; status?: { message?: string } } } | undefined)?.response;
+  return { status, allowed: response?.allowed, message: response?.status?.message ?? text };
 }
 
 let uid = 0;

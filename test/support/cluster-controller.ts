@@ -24,12 +24,11 @@ export const NGINX_CLASS: FakeObject = { apiVersion: 'networking.k8s.io/v1', kin
 export const echoService = (ns: string, name: string, echo: ReadonlyArray<Pick<EchoServer, 'address' | 'port'>>): FakeObject[] =>
   [service(ns, name), ...slices(ns, name, [...echo])];
 
-/** The Ingress shop/web of class `nginx`: shop.test → the Service shop/web. */
-export const shopIngress = (): FakeObject => ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] });
-
-/** The shop cluster: the class `nginx`, the Service shop/web over `echo`, and the Ingress serving shop.test through it. */
-export const shopCluster = (echo: ReadonlyArray<Pick<EchoServer, 'address' | 'port'>>): FakeObject[] =>
-  [NGINX_CLASS, ...echoService('shop', 'web', echo), shopIngress()];
+/** The shop cluster: the class `nginx`, the Service shop/web over `echo`, and the Ingress shop/web serving shop.test through it. */
+export const shopCluster = (echo: ReadonlyArray<Pick<EchoServer, 'address' | 'port'>>): FakeObject[] => [
+  NGINX_CLASS, ...echoService('shop', 'web', echo),
+  ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }),
+];
 
 /** What the cluster's objects may be built from. */
 export interface ClusterSetup {

@@ -4,63 +4,47 @@
 // reviews Ingresses on its validating webhook against what it watches.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer } from '../support/fake-apiserver.js';
+import type { EchoServer } from '../support/echo-server.js';
+import { ingress, slices, startController, type CliProcess } from '../support/local-harness.js';
+import { echoService, NGINX_CLASS, startClusterController, WEBHOOK_CA, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
 import { admissionReview } from '../support/admission-review.js';
 import { createServer } from 'node:net';
 import { protocolMatrix } from '../support/protocols.js';
 
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
 const over = protocolMatrix(test, () => ctl);
-let a: EchoServer;
 let b: EchoServer;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-cluster-'));
-const kubeconfig = join(tmp, 'kubeconfig');
-const certs = new URL('../fixtures/model/_certs/', import.meta.url).pathname;
+let kubeconfig: string;
 let webhookPort: number;
 
-const ingressClass = { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } };
 const web = () => ({ ...ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }) });
 
 test.before(async () => {
-  a = await startEchoServer({ address: '127.0.0.2', name: 'a' });
-  b = await startEchoServer({ address: '127.0.0.3', name: 'b' });
-  fake = await startFakeApiServer();
-  fake.create(ingressClass);
-  fake.create(service('shop', 'web'));
-  for (const s of slices('shop', 'web', [a])) fake.create(s);
-  fake.create(service('shop', 'marks'));
-  for (const s of slices('shop', 'marks', [a])) fake.create(s);
-  fake.create(web());
-  // Snippets allowed, so that an Ingress can carry what NGINX refuses.
-  fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } });
-  // An Ingress of another class is not served.
-  fake.create(ingress('shop', 'other', { host: 'other.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }));
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  webhookPort = await freePort();
-  ctl = await startController({
-    kubeconfig,
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'a' }, { address: '127.0.0.3', name: 'b' }],
+    webhook: true,
+    objects: ({ echo: [a] }) => [
+      NGINX_CLASS,
+      ...echoService('shop', 'web', [a]),
+      ...echoService('shop', 'marks', [a]),
+      web(),
+      // Snippets allowed, so that an Ingress can carry what NGINX refuses.
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nginx', namespace: 'ingress' }, data: { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' } },
+      // An Ingress of another class is not served.
+      ingress('shop', 'other', { host: 'other.test', className: 'traefik', paths: [{ path: '/', service: 'web' }] }),
+    ],
     // The echo backends run on loopback, which a controller refuses unless allowed.
-    args: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--enable-metrics', '--report-status-classes', '--allow-upstream-addresses=loopback',
-      `--validating-webhook=127.0.0.1:${webhookPort}`,
-      `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+    flags: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--enable-metrics', '--report-status-classes', '--allow-upstream-addresses=loopback'],
   });
+  ({ fake, ctl, webhookPort, kubeconfig, echo: [, b] } = cluster);
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all([a, b].map((e) => e?.close()));
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 over.both('serves the Ingresses of its class from the cluster', async (p) => {
   await p.until('shop.test', '/', (r) => r.backend === 'a', { what: 'shop.test served by a' });
@@ -141,7 +125,7 @@ test('an Ingress NGINX refuses is quarantined with a Warning Event on it; the ot
 });
 
 /** An AdmissionReview for an Ingress of namespace shop, sent to the controller's webhook. */
-const review = (object: unknown) => admissionReview({ port: webhookPort, ca: readFileSync(join(certs, 'default.crt')), namespace: 'shop', object });
+const review = (object: unknown) => admissionReview({ port: webhookPort, ca: WEBHOOK_CA, namespace: 'shop', object });
 
 test('the validating webhook reviews against the watched cluster: a taken host and path is refused, a good Ingress passes', async () => {
   // Without a creationTimestamp, as in a hand-made review: it is the newest Ingress.

@@ -5,42 +5,36 @@
 // granted it recovers on its own.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../support/fake-apiserver.js';
+import type { FakeApiServer, FakeObject } from '../support/fake-apiserver.js';
 import { ingressNginxManifests, NAMESPACE } from '../support/ingress-nginx-manifests.js';
-import { ingress, sendRequest, service, startController, type CliProcess } from '../support/local-harness.js';
+import { ingress, sendRequest, service, type CliProcess } from '../support/local-harness.js';
+import { startClusterController, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
 
 const SA = `system:serviceaccount:${NAMESPACE}:ingress-nginx`;
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-rbac-'));
 let clusterRole: FakeObject & { rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> };
 
 test.before(async () => {
-  fake = await startFakeApiServer({ tokens: { 'sa-token': SA }, rbac: true });
-  for (const o of ingressNginxManifests('ingress-rx')) fake.create(o as FakeObject);
-  // An operator's trimmed ClusterRole: Secrets may not be listed.
-  clusterRole = fake.get('rbac.authorization.k8s.io/v1', 'ClusterRole', 'ingress-nginx') as typeof clusterRole;
-  fake.update({ ...clusterRole, rules: clusterRole.rules.map((r) => ({ ...r, resources: r.resources.filter((x) => x !== 'secrets') })) });
-  fake.create(service('shop', 'web'));
-  fake.create(ingress('shop', 'web', { host: 'shop.example', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig('sa-token').exportConfig());
-  ctl = await startController({
-    kubeconfig, untilHealthy: false,
-    args: ['--election-id=ingress-nginx-leader', '--ingress-class=nginx', `--configmap=${NAMESPACE}/ingress-nginx-controller`, '--publish-status-address=192.0.2.1'],
+  cluster = await startClusterController({
+    api: { tokens: { 'sa-token': SA }, rbac: true },
+    objects: ({ fake }) => {
+      for (const o of ingressNginxManifests('ingress-rx')) fake.create(o as FakeObject);
+      // An operator's trimmed ClusterRole: Secrets may not be listed.
+      clusterRole = fake.get('rbac.authorization.k8s.io/v1', 'ClusterRole', 'ingress-nginx') as typeof clusterRole;
+      fake.update({ ...clusterRole, rules: clusterRole.rules.map((r) => ({ ...r, resources: r.resources.filter((x) => x !== 'secrets') })) });
+      return [service('shop', 'web'), ingress('shop', 'web', { host: 'shop.example', className: 'nginx', paths: [{ path: '/', service: 'web' }] })];
+    },
+    untilHealthy: false,
+    flags: ['--election-id=ingress-nginx-leader', '--ingress-class=nginx', `--configmap=${NAMESPACE}/ingress-nginx-controller`, '--publish-status-address=192.0.2.1'],
     env: { POD_NAME: 'ingress-nginx-controller-0', POD_NAMESPACE: NAMESPACE },
   });
+  ({ fake, ctl } = cluster);
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 test('a 403 is an error naming the verb, the resource and the service account; the controller is not ready meanwhile', async () => {
   const line = await waitFor(() => ctl.output().split('\n').find((l) => l.includes('forbids')), { timeoutMs: 20_000, what: 'the forbidden error' });

@@ -7,15 +7,14 @@
 // operator moves an Ingress between the two (both ways) by changing its class.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer, FakeObject } from '../support/fake-apiserver.js';
+import { ingress, type CliProcess } from '../support/local-harness.js';
+import { echoService, startClusterController, type ClusterController } from '../support/cluster-controller.js';
 import { ingressNginxManifests } from '../support/ingress-nginx-manifests.js';
 import { admissionReview, makeCertificate } from '../support/pod-cluster.js';
-import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 
 const RX_NS = 'ingress-rx';
@@ -23,9 +22,9 @@ const RX_SA = `system:serviceaccount:${RX_NS}:ingress-rx`;
 const NGINX_ADDRESS = '192.0.2.10';
 const RX_ADDRESS = '192.0.2.50';
 const WEBHOOK = 'ingress-rx-controller-admission.ingress-rx.svc';
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-let backend: EchoServer;
 let webhookPort: number;
 let webhookCA: string;
 const tmp = mkdtempSync(join(tmpdir(), 'irx-side-'));
@@ -47,47 +46,42 @@ const statusWrites = (name: string, since = 0) => fake.count({ verb: 'update', p
 const byOtherController = (o: FakeObject) => ({ ...o, status: { loadBalancer: { ingress: [{ ip: NGINX_ADDRESS }] } } });
 
 test.before(async () => {
-  backend = await startEchoServer({ address: '127.0.0.2', name: 'shop' });
-  fake = await startFakeApiServer({ tokens: { 'rx-token': RX_SA }, rbac: true });
-  // The running ingress-nginx: its install, its Lease, and the status it wrote on its Ingresses.
-  for (const o of ingressNginxManifests('registry.k8s.io/ingress-nginx/controller:v1.15.1')) fake.create(o as FakeObject);
-  fake.set({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: 'ingress-nginx' }, data: { 'server-tokens': 'true' } });
-  fake.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ingress-nginx-leader', namespace: 'ingress-nginx' }, spec: { holderIdentity: 'ingress-nginx-controller-abc', leaseDurationSeconds: 30 } });
-  // ingress-rx beside it.
-  fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: RX_NS } });
-  fake.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ingress-rx', namespace: RX_NS } });
-  for (const o of rxRbac()) fake.create(o);
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'ingress-rx' }, spec: { controller: 'k8s.io/ingress-rx' } });
-  fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-rx-controller', namespace: RX_NS }, data: {} });
-  // The applications.
-  fake.create(service('shop', 'web'));
-  for (const s of slices('shop', 'web', [backend])) fake.create(s);
-  fake.create(byOtherController(ingress('shop', 'old', { host: 'old.example', className: 'nginx', paths: [{ path: '/', service: 'web' }] })));
-  fake.create(byOtherController(ingress('shop', 'legacy', { host: 'legacy.example', annotations: { 'kubernetes.io/ingress.class': 'nginx' }, paths: [{ path: '/', service: 'web' }] })));
-  fake.create(ingress('shop', 'new', { host: 'new.example', className: 'ingress-rx', paths: [{ path: '/', service: 'web' }] }));
-
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig('rx-token').exportConfig());
-  const cert = makeCertificate(tmp, 'webhook', WEBHOOK, [WEBHOOK]);
-  writeFileSync(join(tmp, 'cert'), cert.cert);
-  writeFileSync(join(tmp, 'key'), cert.key);
-  webhookCA = cert.ca;
-  webhookPort = await freePort();
-  ctl = await startController({
-    kubeconfig,
-    args: ['--ingress-class=ingress-rx', '--controller-class=k8s.io/ingress-rx', '--election-id=ingress-rx-leader',
+  // The webhook's certificate, for the name the API server calls it by (makeCertificate writes webhook.crt and webhook.key).
+  webhookCA = makeCertificate(tmp, 'webhook', WEBHOOK, [WEBHOOK]).ca;
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'shop' }],
+    api: { tokens: { 'rx-token': RX_SA }, rbac: true },
+    objects: ({ fake, echo }) => {
+      // The running ingress-nginx: its install, its Lease, and the status it wrote on its Ingresses.
+      for (const o of ingressNginxManifests('registry.k8s.io/ingress-nginx/controller:v1.15.1')) fake.create(o as FakeObject);
+      fake.set({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: 'ingress-nginx' }, data: { 'server-tokens': 'true' } });
+      return [
+        { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'ingress-nginx-leader', namespace: 'ingress-nginx' }, spec: { holderIdentity: 'ingress-nginx-controller-abc', leaseDurationSeconds: 30 } },
+        // ingress-rx beside it.
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: RX_NS } },
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ingress-rx', namespace: RX_NS } },
+        ...rxRbac(),
+        { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'ingress-rx' }, spec: { controller: 'k8s.io/ingress-rx' } },
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-rx-controller', namespace: RX_NS }, data: {} },
+        // The applications.
+        ...echoService('shop', 'web', echo),
+        byOtherController(ingress('shop', 'old', { host: 'old.example', className: 'nginx', paths: [{ path: '/', service: 'web' }] })),
+        byOtherController(ingress('shop', 'legacy', { host: 'legacy.example', annotations: { 'kubernetes.io/ingress.class': 'nginx' }, paths: [{ path: '/', service: 'web' }] })),
+        ingress('shop', 'new', { host: 'new.example', className: 'ingress-rx', paths: [{ path: '/', service: 'web' }] }),
+      ];
+    },
+    webhook: { cert: join(tmp, 'webhook.crt'), key: join(tmp, 'webhook.key') },
+    flags: ['--ingress-class=ingress-rx', '--controller-class=k8s.io/ingress-rx', '--election-id=ingress-rx-leader',
       `--configmap=${RX_NS}/ingress-rx-controller`, `--publish-status-address=${RX_ADDRESS}`, '--status-update-interval=5',
-      `--validating-webhook=127.0.0.1:${webhookPort}`, `--validating-webhook-certificate=${join(tmp, 'cert')}`, `--validating-webhook-key=${join(tmp, 'key')}`,
       // The echo backend listens on loopback, which the address policy refuses unless told.
       '--allow-upstream-addresses=loopback'],
     env: { POD_NAME: 'ingress-rx-controller-0', POD_NAMESPACE: RX_NS },
   });
+  ({ fake, ctl, webhookPort } = cluster);
 });
 
 test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await backend?.close();
+  await cluster?.stop();
   rmSync(tmp, { recursive: true, force: true });
 });
 

@@ -5,12 +5,9 @@
 // are paced (--status-update-rate): a new Ingress is served while they are still under way.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer } from '../support/fake-apiserver.js';
+import { ingress, type CliProcess } from '../support/local-harness.js';
+import { echoService, NGINX_CLASS, startClusterController, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
 import { protocolMatrix } from '../support/protocols.js';
 
@@ -19,37 +16,27 @@ const N = 48;
 /** Status writes per second: the initial ones take N / RATE = 24 s. */
 const RATE = 2;
 
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-let echo: EchoServer;
 const over = protocolMatrix(test, () => ctl);
-const tmp = mkdtempSync(join(tmpdir(), 'irx-status-echo-'));
 
 const names = Array.from({ length: N }, (_, i) => `app-${i}`);
 const lbOf = (name: string) => (fake.get('networking.k8s.io/v1', 'Ingress', name, 'shop') as { status?: { loadBalancer?: { ingress?: unknown[] } } } | undefined)?.status?.loadBalancer?.ingress ?? [];
 
 test.before(async () => {
-  echo = await startEchoServer({ address: '127.0.0.2', name: 'a' });
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create(service('shop', 'web'));
-  for (const s of slices('shop', 'web', [echo])) fake.create(s);
-  for (const name of names) fake.create(ingress('shop', name, { host: `${name}.test`, className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--publish-status-address=192.0.2.10', '--disable-leader-election', '--allow-upstream-addresses=loopback', `--status-update-rate=${RATE}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'a' }],
+    objects: ({ echo }) => [
+      NGINX_CLASS, ...echoService('shop', 'web', echo),
+      ...names.map((name) => ingress('shop', name, { host: `${name}.test`, className: 'nginx', paths: [{ path: '/', service: 'web' }] })),
+    ],
+    flags: ['--publish-status-address=192.0.2.10', '--disable-leader-election', '--allow-upstream-addresses=loopback', `--status-update-rate=${RATE}`],
   });
+  ({ fake, ctl } = cluster);
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await echo?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 over.both('a new Ingress is served while the initial status writes are under way', async (p) => {
   const name = `early-${p.tag}`;

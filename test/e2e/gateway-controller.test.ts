@@ -5,22 +5,17 @@
 // their reasons and the route's observedGeneration, following a change of the route.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer, FakeObject } from '../support/fake-apiserver.js';
+import type { CliProcess } from '../support/local-harness.js';
+import { echoService, startClusterController, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
 import { protocolMatrix } from '../support/protocols.js';
 
 const V1 = 'gateway.networking.k8s.io/v1';
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
 const over = protocolMatrix(test, () => ctl);
-let a: EchoServer;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-gateway-'));
-const kubeconfig = join(tmp, 'kubeconfig');
 
 const route = (ns: string, name: string, host: string, backend: { name: string; namespace?: string }, sectionName = 'http'): FakeObject => ({
   apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: ns },
@@ -36,35 +31,27 @@ const brief = (cs: Cond[]) => cs.map((c) => `${c.type}=${c.status}/${c.reason}@$
 const parentConditions = (name: string, ns = 'team-a') => conds(fake.get(V1, 'HTTPRoute', name, ns), (s) => (s.parents as Array<{ conditions: Cond[] }> | undefined)?.[0]?.conditions);
 
 test.before(async () => {
-  a = await startEchoServer({ address: '127.0.0.2', name: 'a' });
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } });
-  fake.create({ apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'theirs' }, spec: { controllerName: 'example.com/other' } });
-  fake.create({
-    apiVersion: V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
-    spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }, { name: 'same', port: 80, protocol: 'HTTP', hostname: 'same.test' }] },
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'a' }],
+    objects: ({ echo }) => [
+      { apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
+      { apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'theirs' }, spec: { controllerName: 'example.com/other' } },
+      {
+        apiVersion: V1, kind: 'Gateway', metadata: { name: 'gw', namespace: 'infra' },
+        spec: { gatewayClassName: 'rx', listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }, { name: 'same', port: 80, protocol: 'HTTP', hostname: 'same.test' }] },
+      },
+      ...echoService('team-a', 'web', echo),
+      ...echoService('team-b', 'secret', echo),
+      route('team-a', 'web', 'gw.test', { name: 'web' }),
+      route('team-a', 'steal', 'steal.test', { name: 'secret', namespace: 'team-b' }),
+      route('team-a', 'outside', 'same.test', { name: 'web' }, 'same'),
+    ],
+    flags: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
   });
-  fake.create(service('team-a', 'web'));
-  for (const s of slices('team-a', 'web', [a])) fake.create(s);
-  fake.create(service('team-b', 'secret'));
-  for (const s of slices('team-b', 'secret', [a])) fake.create(s);
-  fake.create(route('team-a', 'web', 'gw.test', { name: 'web' }));
-  fake.create(route('team-a', 'steal', 'steal.test', { name: 'secret', namespace: 'team-b' }));
-  fake.create(route('team-a', 'outside', 'same.test', { name: 'web' }, 'same'));
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig,
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
+  ({ fake, ctl } = cluster);
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await a?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 over.both('serves an HTTPRoute of the cluster; a route to another namespace without a grant answers 500', async (p) => {
   await p.until('gw.test', '/', (r) => r.backend === 'a', { what: 'gw.test served' });

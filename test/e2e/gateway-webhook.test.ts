@@ -7,24 +7,18 @@
 // the review sees as soon as the watch brings it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../support/fake-apiserver.js';
-import { ingress, service, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer, FakeObject } from '../support/fake-apiserver.js';
+import { ingress, service } from '../support/local-harness.js';
+import { NGINX_CLASS, startClusterController, WEBHOOK_CA as CA, type ClusterController } from '../support/cluster-controller.js';
 import { admissionReview, type ReviewedKind } from '../support/admission-review.js';
-import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 
 const V1 = 'gateway.networking.k8s.io/v1';
 const HTTPROUTE: ReviewedKind = { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', resource: 'httproutes' };
 const GATEWAY: ReviewedKind = { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway', resource: 'gateways' };
-const certs = new URL('../fixtures/model/_certs/', import.meta.url).pathname;
-const CA = readFileSync(join(certs, 'default.crt'));
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
-let ctl: CliProcess;
 let webhookPort: number;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-gateway-webhook-'));
 
 const route = (ns: string, name: string, hosts: string[], backend: { name: string; namespace?: string }, parent: Record<string, unknown> = {}): FakeObject => ({
   apiVersion: V1, kind: 'HTTPRoute', metadata: { name, namespace: ns },
@@ -38,30 +32,24 @@ const review = (kind: ReviewedKind, object: FakeObject, operation = 'CREATE') =>
   admissionReview({ port: webhookPort, ca: CA, namespace: object.metadata.namespace ?? '', object, kind, operation });
 
 test.before(async () => {
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create({ apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } });
-  fake.create(gateway([HTTP_ALL, SAME]));
-  for (const [ns, name] of [['team-a', 'web'], ['team-b', 'db'], ['team-b', 'web']]) fake.create(service(ns!, name!));
-  fake.create(ingress('team-b', 'shop', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
-  fake.create(route('team-a', 'attached', ['attached.test'], { name: 'web' }));
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
-  webhookPort = await freePort();
-  ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
-    args: ['--enable-gateway-api', '--disable-leader-election', '--update-status=false', '--allow-upstream-addresses=loopback',
-      `--validating-webhook=127.0.0.1:${webhookPort}`, `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+  cluster = await startClusterController({
+    webhook: true,
+    objects: [
+      NGINX_CLASS,
+      { apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'rx' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
+      gateway([HTTP_ALL, SAME]),
+      ...[['team-a', 'web'], ['team-b', 'db'], ['team-b', 'web']].map(([ns, name]) => service(ns!, name!)),
+      ingress('team-b', 'shop', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }),
+      route('team-a', 'attached', ['attached.test'], { name: 'web' }),
+    ],
+    flags: ['--enable-gateway-api', '--disable-leader-election', '--update-status=false', '--allow-upstream-addresses=loopback'],
   });
+  ({ fake, webhookPort } = cluster);
   // Until the webhook's store holds the cluster, reviews answer "retry".
   await waitFor(async () => (await review(HTTPROUTE, route('team-a', 'probe', ['probe.test'], { name: 'web' }))).allowed, { what: 'the webhook ready', timeoutMs: 20_000 });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 test('a valid HTTPRoute through our Gateway is allowed without warnings; a route of another controller\'s Gateway is not looked at', async () => {
   const ok = await review(HTTPROUTE, route('team-a', 'fine', ['fine.test'], { name: 'web' }));

@@ -7,22 +7,18 @@
 // named and left out while the other entries and every other change apply.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { dbgQuarantine, ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer } from '../support/fake-apiserver.js';
+import { dbgQuarantine, ingress, type CliProcess } from '../support/local-harness.js';
+import { echoService, NGINX_CLASS, startClusterController, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
 
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-let echo: EchoServer;
 let db: Server;
 let taken: Server;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-l4-'));
 const ports = { good: 0, sneak: 0, taken: 0, passthrough: 0, proxy: 0 };
 
 /** The first bytes a TCP client gets from `port` (or why it got none). */
@@ -49,39 +45,34 @@ const staticHost = (name: string) => ingress('shop', name, {
 const quarantined = () => dbgQuarantine(ctl.workdir);
 
 test.before(async () => {
-  echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
   db = createServer((s) => { s.end('hello from db\n'); });
   await new Promise<void>((r) => db.listen(0, '127.0.0.3', r));
   for (const k of Object.keys(ports) as Array<keyof typeof ports>) ports[k] = await freePort();
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create(service('shop', 'web'));
-  for (const s of slices('shop', 'web', [echo])) fake.create(s);
-  fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'shop' }, spec: { ports: [{ name: 'db', port: 5432, targetPort: 5432 }] } });
-  fake.create({
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'db-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'db' } },
-    addressType: 'IPv4', endpoints: [{ addresses: ['127.0.0.3'], conditions: { ready: true } }], ports: [{ name: 'db', port: (db.address() as { port: number }).port, protocol: 'TCP' }],
-  });
-  fake.create(staticHost('first'));
-  fake.create(tcpServices({ [ports.good]: 'shop/db:5432' }));
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
-    args: ['--election-id=irx-l4', '--allow-upstream-addresses=loopback', '--tcp-services-configmap=ingress/tcp-services',
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'web' }],
+    objects: ({ echo }) => [
+      NGINX_CLASS,
+      ...echoService('shop', 'web', echo),
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db', namespace: 'shop' }, spec: { ports: [{ name: 'db', port: 5432, targetPort: 5432 }] } },
+      {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'db-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'db' } },
+        addressType: 'IPv4', endpoints: [{ addresses: ['127.0.0.3'], conditions: { ready: true } }], ports: [{ name: 'db', port: (db.address() as { port: number }).port, protocol: 'TCP' }],
+      },
+      staticHost('first'),
+      tcpServices({ [ports.good]: 'shop/db:5432' }),
+    ],
+    flags: ['--election-id=irx-l4', '--allow-upstream-addresses=loopback', '--tcp-services-configmap=ingress/tcp-services',
       '--enable-ssl-passthrough', `--ssl-passthrough-proxy-port=${ports.proxy}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+    serving: 'first.test',
   });
-  await ctl.until('first.test', '/', (r) => r.status === 200, { what: 'the controller serving' });
+  ({ fake, ctl } = cluster);
   await waitFor(async () => (await banner(ports.good)) === 'hello from db\n', { what: 'the TCP service' });
 });
 
 test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await echo?.close();
+  await cluster?.stop();
   db?.close();
   taken?.close();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 test('a tenant\'s ExternalName name is refused for a TCP service: reloads go on, and it never reaches the node\'s own ports', async () => {

@@ -4,59 +4,39 @@
 // younger namespace before its Ingress is stored.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer } from '../support/fake-apiserver.js';
+import { ingress, type CliProcess } from '../support/local-harness.js';
+import { echoService, NGINX_CLASS, startClusterController, WEBHOOK_CA, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
-import { freePort } from '../support/ports.js';
 import { admissionReview } from '../support/admission-review.js';
 
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-let secret: EchoServer;
-let evil: EchoServer;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-takeover-'));
-const kubeconfig = join(tmp, 'kubeconfig');
-const certs = new URL('../fixtures/model/_certs/', import.meta.url).pathname;
 let webhookPort: number;
 const HOST = 'shared.test';
 
 test.before(async () => {
-  secret = await startEchoServer({ address: '127.0.0.2', name: 'secret' });
-  evil = await startEchoServer({ address: '127.0.0.3', name: 'evil' });
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  for (const [ns, name, echo] of [['team-b', 'secret', secret], ['team-a', 'evil', evil]] as const) {
-    fake.create(service(ns, name));
-    for (const s of slices(ns, name, [echo])) fake.create(s);
-  }
-  fake.create(ingress('team-b', 'victim', {
-    host: HOST, className: 'nginx', created: '2026-01-01T00:00:00Z',
-    annotations: { 'nginx.ingress.kubernetes.io/whitelist-source-range': '10.9.0.0/16' }, paths: [{ path: '/admin', service: 'secret' }],
-  }));
-  fake.create(ingress('team-a', 'exact', { host: HOST, className: 'nginx', created: '2026-02-01T00:00:00Z', paths: [{ path: '/admin', pathType: 'Exact', service: 'evil' }] }));
-  writeFileSync(kubeconfig, fake.kubeConfig().exportConfig());
-  webhookPort = await freePort();
-  ctl = await startController({
-    kubeconfig,
-    args: ['--election-id=ingress-rx-takeover', '--allow-upstream-addresses=loopback', `--validating-webhook=127.0.0.1:${webhookPort}`,
-      `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'secret' }, { address: '127.0.0.3', name: 'evil' }],
+    webhook: true,
+    objects: ({ echo: [secret, evil] }) => [
+      NGINX_CLASS,
+      ...echoService('team-b', 'secret', [secret]),
+      ...echoService('team-a', 'evil', [evil]),
+      ingress('team-b', 'victim', {
+        host: HOST, className: 'nginx', created: '2026-01-01T00:00:00Z',
+        annotations: { 'nginx.ingress.kubernetes.io/whitelist-source-range': '10.9.0.0/16' }, paths: [{ path: '/admin', service: 'secret' }],
+      }),
+      ingress('team-a', 'exact', { host: HOST, className: 'nginx', created: '2026-02-01T00:00:00Z', paths: [{ path: '/admin', pathType: 'Exact', service: 'evil' }] }),
+    ],
+    flags: ['--election-id=ingress-rx-takeover', '--allow-upstream-addresses=loopback'],
   });
+  ({ fake, ctl, webhookPort } = cluster);
   await ctl.until(HOST, '/admin', (r) => r.backend === 'evil', { what: "team-a's Exact /admin served" });
-  // The webhook starts in a thread of its own, which may listen after the first sync.
-  await waitFor(() => /validating webhook listening/.test(ctl.output()), { what: 'the webhook' });
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await Promise.all([secret, evil].map((e) => e?.close()));
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 test('both Ingresses get a Warning Event with reason Takeover naming the other and an example request', async () => {
   assert.is((await ctl.request(HOST, '/admin/x')).status, 403, "the rest of team-b's /admin keeps its allowlist");
@@ -73,7 +53,7 @@ test('both Ingresses get a Warning Event with reason Takeover naming the other a
 
 test('the webhook warns a younger namespace whose path would take an older one\'s requests, before it is stored', async () => {
   const candidate = ingress('team-a', 'deeper', { host: HOST, className: 'nginx', paths: [{ path: '/admin/deep', service: 'evil' }] });
-  const response = await admissionReview({ port: webhookPort, ca: readFileSync(join(certs, 'default.crt')), namespace: 'team-a', object: candidate, uid: 'takeover-1' });
+  const response = await admissionReview({ port: webhookPort, ca: WEBHOOK_CA, namespace: 'team-a', object: candidate, uid: 'takeover-1' });
   assert.is(response.allowed, true, 'served as ingress-nginx serves it: warned, not refused');
   assert.ok(response.warnings?.some((w) => /takes traffic of Ingress team-b\/victim .*path \/admin\/deep \(location "\/admin\/deep\/"\) wins requests that path \/admin \(location "\/admin\/"\) matches, e\.g\. \/admin\/deep\//.test(w)), JSON.stringify(response.warnings));
 });

@@ -6,55 +6,35 @@
 // a bound, /healthz keeps answering, a change in the cluster is applied and the Lease renewed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request as httpsRequest } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { Agent } from 'node:https';
 import { Worker } from 'node:worker_threads';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import type { FakeApiServer } from '../support/fake-apiserver.js';
+import { ingress, type CliProcess } from '../support/local-harness.js';
+import { shopCluster, startClusterController, WEBHOOK_CA as CA, WEBHOOK_SERVERNAME as SERVERNAME, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
-import { freePort } from '../support/ports.js';
+import { postToWebhook } from '../support/admission-review.js';
 import { prng } from '../../bench/gen.js';
 
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-let echo: EchoServer;
 let webhookPort: number;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-webhook-attacks-'));
-const certs = new URL('../fixtures/model/_certs/', import.meta.url).pathname;
-const CA = readFileSync(join(certs, 'default.crt'));
-const SERVERNAME = 'ingress.local';
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/admission/create-ingress.json', import.meta.url), 'utf8')) as { request: Record<string, any> };
 
 test.before(async () => {
-  echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create(service('shop', 'web'));
-  for (const s of slices('shop', 'web', [echo])) fake.create(s);
-  fake.create(ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
-  webhookPort = await freePort();
-  ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
-    args: ['--election-id=irx-webhook', '--election-ttl=4s', '--allow-upstream-addresses=loopback',
-      `--validating-webhook=127.0.0.1:${webhookPort}`,
-      `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'web' }],
+    webhook: true,
+    objects: ({ echo }) => shopCluster(echo),
+    flags: ['--election-id=irx-webhook', '--election-ttl=4s', '--allow-upstream-addresses=loopback'],
+    serving: 'shop.test',
   });
-  await ctl.until('shop.test', '/', (r) => r.status === 200, { what: 'the controller serving' });
-  await waitFor(() => /validating webhook listening/.test(ctl.output()), { what: 'the webhook' });
+  ({ fake, ctl, webhookPort } = cluster);
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await echo?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 // ---- clients
 
@@ -75,27 +55,11 @@ function goodObject(i: number) {
   return ingress('shop', `good-${i}`, { host: `good-${i}.test`, className: 'nginx', paths: [{ path: '/', service: 'web' }] });
 }
 
-/** One POST; `from` picks the client's loopback address. */
+/** One POST; `from` picks the client's loopback address. A connection that fails answers status 0. */
 function post(body: string | Buffer, opts: { agent?: Agent; from?: string; timeoutMs?: number } = {}): Promise<Answer> {
   const t0 = performance.now();
-  return new Promise((resolve) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: webhookPort, method: 'POST', path: '/networking/v1/ingresses', ca: CA, servername: SERVERNAME,
-      agent: opts.agent ?? false, localAddress: opts.from, headers: { 'content-type': 'application/json' }, timeout: opts.timeoutMs ?? 60_000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode ?? 0, text, json, ms: performance.now() - t0 });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (err) => resolve({ status: 0, text: String(err), ms: performance.now() - t0 }));
-    req.end(body);
-  });
+  return postToWebhook(webhookPort, body, { ca: CA, agent: opts.agent, localAddress: opts.from, timeoutMs: opts.timeoutMs ?? 60_000 })
+    .then((r) => ({ ...r, ms: performance.now() - t0 }), (err: Error) => ({ status: 0, text: String(err), ms: performance.now() - t0 }));
 }
 
 // The API server's side, in a thread of its own (plain JS): the attack's traffic, made on the test's

@@ -5,60 +5,41 @@
 // host answers 503), and the other Ingresses are served.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../support/local-harness.js';
+import { ingress, type CliProcess } from '../support/local-harness.js';
+import { shopCluster, startClusterController, type ClusterController } from '../support/cluster-controller.js';
 import { waitFor } from '../support/wait.js';
-import { freePort } from '../support/ports.js';
 import { protocolMatrix } from '../support/protocols.js';
 
-let fake: FakeApiServer;
+let cluster: ClusterController | undefined;
 let ctl: CliProcess;
-let echo: EchoServer;
 let webhookPort: number;
 const over = protocolMatrix(test, () => ctl);
-const tmp = mkdtempSync(join(tmpdir(), 'irx-webhook-port-'));
-const certs = new URL('../fixtures/model/_certs/', import.meta.url).pathname;
 
 test.before(async () => {
-  echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
-  webhookPort = await freePort();
-  fake = await startFakeApiServer();
-  fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } });
-  fake.create(service('shop', 'web'));
-  for (const s of slices('shop', 'web', [echo])) fake.create(s);
-  fake.create(ingress('shop', 'web', { host: 'shop.test', className: 'nginx', paths: [{ path: '/', service: 'web' }] }));
-  // The attacker's namespace: an endpoint on the webhook's address and port.
-  fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'hook', namespace: 'evil' }, spec: { ports: [{ name: 'https', port: 443, targetPort: webhookPort }] } });
-  fake.create({
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
-    metadata: { name: 'hook-0', namespace: 'evil', labels: { 'kubernetes.io/service-name': 'hook' } },
-    addressType: 'IPv4', ports: [{ name: 'https', port: webhookPort }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'web' }],
+    webhook: true,
+    objects: ({ echo, webhookPort }) => [
+      ...shopCluster(echo),
+      // The attacker's namespace: an endpoint on the webhook's address and port.
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hook', namespace: 'evil' }, spec: { ports: [{ name: 'https', port: 443, targetPort: webhookPort }] } },
+      {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+        metadata: { name: 'hook-0', namespace: 'evil', labels: { 'kubernetes.io/service-name': 'hook' } },
+        addressType: 'IPv4', ports: [{ name: 'https', port: webhookPort }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      },
+      ingress('evil', 'hook', {
+        host: 'hook.evil.test', className: 'nginx', paths: [{ path: '/', service: 'hook', port: 443 }],
+        annotations: { 'nginx.ingress.kubernetes.io/backend-protocol': 'HTTPS' },
+      }),
+    ],
+    flags: ['--disable-leader-election', '--allow-upstream-addresses=loopback'],
+    serving: 'shop.test',
   });
-  fake.create(ingress('evil', 'hook', {
-    host: 'hook.evil.test', className: 'nginx', paths: [{ path: '/', service: 'hook', port: 443 }],
-    annotations: { 'nginx.ingress.kubernetes.io/backend-protocol': 'HTTPS' },
-  }));
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
-    args: ['--disable-leader-election', '--allow-upstream-addresses=loopback', `--validating-webhook=127.0.0.1:${webhookPort}`,
-      `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
-  });
-  await ctl.until('shop.test', '/', (r) => r.status === 200, { what: 'the controller serving' });
-  await waitFor(() => /validating webhook listening/.test(ctl.output()), { what: 'the webhook' });
+  ({ ctl, webhookPort } = cluster);
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await echo?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 over.both('an endpoint on the validating webhook\'s port of this node is refused by name; NGINX never dials the webhook', async (p) => {
   const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"AdmissionReview"}' };

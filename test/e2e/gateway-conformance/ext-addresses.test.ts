@@ -8,22 +8,18 @@
 // tests are about.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeApiServer, type FakeApiServer, type FakeObject } from '../../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../../support/echo-server.js';
-import { service, slices, startController, type CliProcess } from '../../support/local-harness.js';
+import type { FakeApiServer, FakeObject } from '../../support/fake-apiserver.js';
+import type { CliProcess } from '../../support/local-harness.js';
+import { echoService, startClusterController, type ClusterController } from '../../support/cluster-controller.js';
 import { waitFor } from '../../support/wait.js';
 import { protocolMatrix } from '../../support/protocols.js';
 import { GATEWAY_V1 } from '../../support/gateway-local.js';
 
 const INFRA = 'addr-infra';
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
 const over = protocolMatrix(test, () => ctl);
-let echo: EchoServer;
-const tmp = mkdtempSync(join(tmpdir(), 'irx-gw-addr-'));
 
 type Obj = Record<string, unknown>;
 type Cond = { type: string; status: string; reason: string; message: string; observedGeneration: number };
@@ -63,45 +59,36 @@ function patchAddresses(name: string, addresses: Obj[]): void {
 }
 
 test.before(async () => {
-  echo = await startEchoServer({ address: '127.0.0.2', name: 'web' });
-  fake = await startFakeApiServer();
-  const objects: FakeObject[] = [
-    { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'addr' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
-    publishService([{ ip: '192.0.2.10' }]),
-    ...[INFRA, 'team-b'].flatMap((ns) => [service(ns, 'web'), ...slices(ns, 'web', [echo])]),
-    gateway(INFRA, 'static', [{ type: 'test/fake-invalid-type', value: 'fake address teehee!' }, { type: 'IPAddress', value: '198.51.100.7' }, { type: 'IPAddress', value: '192.0.2.10' }]),
-    gateway(INFRA, 'optional', [{ type: 'IPAddress' }]),
-    gateway(INFRA, 'hostname-later', [{ type: 'Hostname' }]),
-    gateway(INFRA, 'plain'),
-    route(INFRA, 'plain', 'plain', 'plain.addr'),
-    gateway(INFRA, 'named', [{ type: 'NamedAddress', value: 'pool-a' }]),
-    route(INFRA, 'named', 'named', 'named.addr'),
-    // A tenant asking for the node's loopback, another tenant's address, a header injection.
-    gateway('team-b', 'hostile', [{ value: '127.0.0.1' }, { type: 'Hostname', value: 'lb.example.test\r\nX-Injected: 1' }], {
-      labels: { 'gateway.networking.k8s.io/gateway-name': 'plain', 'app.kubernetes.io/managed-by': 'team-b', team: 'b' },
-      annotations: { 'service.beta.kubernetes.io/aws-load-balancer-internal': 'false', 'external-dns.alpha.kubernetes.io/hostname': 'plain.addr', note: 'kept' },
-    }),
-    gateway(INFRA, 'with-infrastructure', undefined, { annotations: { key1: 'value1' }, labels: { key2: 'value2' } }),
-    // A tenant's own Service already has the name the Gateway's would get.
-    gateway('team-b', 'taken'),
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken-ingress-rx', namespace: 'team-b', labels: { app: 'mine' } }, spec: { ports: [{ name: 'http', port: 80 }] } },
-    route('team-b', 'hostile', 'hostile', 'hostile.addr'),
-  ];
-  for (const o of objects) fake.create(o);
-  writeFileSync(join(tmp, 'kubeconfig'), fake.kubeConfig().exportConfig());
-  ctl = await startController({
-    kubeconfig: join(tmp, 'kubeconfig'),
-    args: ['--enable-gateway-api', '--disable-leader-election', '--publish-service=ingress/ingress-rx', '--allow-upstream-addresses=loopback'],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: 'ingress' },
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.0.2', name: 'web' }],
+    objects: ({ echo }) => [
+      { apiVersion: GATEWAY_V1, kind: 'GatewayClass', metadata: { name: 'addr' }, spec: { controllerName: 'ingress-rx.io/gateway' } },
+      publishService([{ ip: '192.0.2.10' }]),
+      ...[INFRA, 'team-b'].flatMap((ns) => echoService(ns, 'web', echo)),
+      gateway(INFRA, 'static', [{ type: 'test/fake-invalid-type', value: 'fake address teehee!' }, { type: 'IPAddress', value: '198.51.100.7' }, { type: 'IPAddress', value: '192.0.2.10' }]),
+      gateway(INFRA, 'optional', [{ type: 'IPAddress' }]),
+      gateway(INFRA, 'hostname-later', [{ type: 'Hostname' }]),
+      gateway(INFRA, 'plain'),
+      route(INFRA, 'plain', 'plain', 'plain.addr'),
+      gateway(INFRA, 'named', [{ type: 'NamedAddress', value: 'pool-a' }]),
+      route(INFRA, 'named', 'named', 'named.addr'),
+      // A tenant asking for the node's loopback, another tenant's address, a header injection.
+      gateway('team-b', 'hostile', [{ value: '127.0.0.1' }, { type: 'Hostname', value: 'lb.example.test\r\nX-Injected: 1' }], {
+        labels: { 'gateway.networking.k8s.io/gateway-name': 'plain', 'app.kubernetes.io/managed-by': 'team-b', team: 'b' },
+        annotations: { 'service.beta.kubernetes.io/aws-load-balancer-internal': 'false', 'external-dns.alpha.kubernetes.io/hostname': 'plain.addr', note: 'kept' },
+      }),
+      gateway(INFRA, 'with-infrastructure', undefined, { annotations: { key1: 'value1' }, labels: { key2: 'value2' } }),
+      // A tenant's own Service already has the name the Gateway's would get.
+      gateway('team-b', 'taken'),
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken-ingress-rx', namespace: 'team-b', labels: { app: 'mine' } }, spec: { ports: [{ name: 'http', port: 80 }] } },
+      route('team-b', 'hostile', 'hostile', 'hostile.addr'),
+    ],
+    flags: ['--enable-gateway-api', '--disable-leader-election', '--publish-service=ingress/ingress-rx', '--allow-upstream-addresses=loopback'],
   });
+  ({ fake, ctl } = cluster);
 });
 
-test.after(async () => {
-  await ctl?.stop();
-  await fake?.close();
-  await echo?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+test.after(() => cluster?.stop());
 
 test('GatewayStaticAddresses › an unsupported type: not accepted; an address not published: accepted, not programmed; then bound to the usable one', async () => {
   let s = await conditions('static', ['Accepted=False/UnsupportedAddress', 'Programmed=False/Invalid']);

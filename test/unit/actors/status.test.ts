@@ -10,7 +10,7 @@ import { startFakeApiServer, type FakeApiServer } from '../../support/fake-apise
 import { waitFor } from '../../support/wait.js';
 import { silentLogger } from '../../../src/log.js';
 import type { Ingress, LoadBalancerIngress } from '../../../src/store/kube-types.js';
-import { createStatusWriter, type StatusWriterDeps } from '../../../src/actors/status.js';
+import { createStatusWriter, type StatusWriter, type StatusWriterDeps } from '../../../src/actors/status.js';
 import { otherReplicasRunning, readControllerPod } from '../../../src/actors/status-address.js';
 import { createLeaderElector } from '../../../src/actors/leader-election.js';
 
@@ -57,6 +57,38 @@ function writerDeps(fake: FakeApiServer, over: Partial<StatusWriterDeps> & { add
   };
 }
 
+/**
+ * Runs `body` with a started status writer over `fake` (`over` its deps), then shuts the writer
+ * down and closes the server, whether `body` passed or failed.
+ */
+async function withWriter(fake: FakeApiServer, over: Parameters<typeof writerDeps>[1], body: (writer: StatusWriter) => Promise<void>): Promise<void> {
+  const writer = createStatusWriter(writerDeps(fake, over));
+  try {
+    writer.start();
+    await body(writer);
+  } finally {
+    await writer.shutdown();
+    await fake.close();
+  }
+}
+
+/** A client over `fake` that notes when each read of an Ingress (the start of a write) begins: it observes the real client's calls, stubs nothing. */
+function observeReads(fake: FakeApiServer): { networking: NetworkingV1Api; starts: number[] } {
+  const networking = fake.kubeConfig().makeApiClient(NetworkingV1Api);
+  const starts: number[] = [];
+  const observed = new Proxy(networking, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (prop !== 'readNamespacedIngress' || typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        starts.push(performance.now());
+        return v.apply(target, args);
+      };
+    },
+  });
+  return { networking: observed, starts };
+}
+
 test('only the leader writes, and only the Ingresses whose status differs', async () => {
   const fake = await startFakeApiServer();
   const leader = new BehaviorSubject(false);
@@ -64,9 +96,7 @@ test('only the leader writes, and only the Ingresses whose status differs', asyn
   fake.create(ingress('a'));
   fake.create(ingress('b', [{ hostname: 'lb.example.com' }, { ip: '192.0.2.1' }])); // same set, other order
   fake.create(ingress('c', [{ ip: '192.0.2.99' }]));
-  const writer = createStatusWriter(writerDeps(fake, { isLeader$: leader, addresses: async () => addresses }));
-  try {
-    writer.start();
+  await withWriter(fake, { isLeader$: leader, addresses: async () => addresses }, async (writer) => {
     const follower = await writer.sync(listed(fake));
     assert.is(follower.leader, false);
     assert.is(writes(fake), 0, 'a follower writes nothing');
@@ -90,18 +120,13 @@ test('only the leader writes, and only the Ingresses whose status differs', asyn
     assert.equal((await writer.sync(listed(fake))).written, ['apps/a', 'apps/b', 'apps/c']);
     assert.is(writes(fake), 5);
     assert.equal(statusOf(fake, 'b'), [{ ip: '192.0.2.2' }]);
-  } finally {
-    await writer.shutdown();
-    await fake.close();
-  }
+  });
 });
 
 test('the store lagging behind our own write does not cause a second write; someone else\'s change does', async () => {
   const fake = await startFakeApiServer();
   fake.create(ingress('a'));
-  const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
-  try {
-    writer.start();
+  await withWriter(fake, { updateStatusOnShutdown: false }, async (writer) => {
     const before = listed(fake); // as the store holds it until the watch delivers our write
     assert.equal((await writer.sync(before)).written, ['apps/a']);
     assert.equal((await writer.sync(before)).written, [], 'same resourceVersion as when we wrote');
@@ -111,10 +136,7 @@ test('the store lagging behind our own write does not cause a second write; some
     fake.update({ ...current, status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }] } } });
     assert.equal((await writer.sync(listed(fake))).written, ['apps/a'], 'rewritten after another writer changed it');
     assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
-  } finally {
-    await writer.shutdown();
-    await fake.close();
-  }
+  });
 });
 
 test('statusChanged (a status-only event, no sync): our own write coming back writes nothing, someone else\'s status is restored, and the shutdown clears what the store last held', async () => {
@@ -159,17 +181,12 @@ test('the timer brings the status up to date without a sync', async () => {
   const fake = await startFakeApiServer();
   let addresses: LoadBalancerIngress[] = [{ ip: '192.0.2.1' }];
   fake.create(ingress('a'));
-  const writer = createStatusWriter(writerDeps(fake, { intervalMs: 100, addresses: async () => addresses, updateStatusOnShutdown: false }));
-  try {
-    writer.start();
+  await withWriter(fake, { intervalMs: 100, addresses: async () => addresses, updateStatusOnShutdown: false }, async (writer) => {
     await writer.sync(listed(fake));
     assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
     addresses = [{ ip: '192.0.2.7' }];
     await waitFor(() => JSON.stringify(statusOf(fake, 'a')) === JSON.stringify([{ ip: '192.0.2.7' }]), { timeoutMs: 3000, what: 'timer-driven update' });
-  } finally {
-    await writer.shutdown();
-    await fake.close();
-  }
+  });
 });
 
 test('at most ten writes at a time', async () => {
@@ -223,36 +240,26 @@ test('written as ingress-nginx does (get, then update of /status); an Ingress wh
   // Between the store's copy and the write, b moves to another controller's class.
   const b = fake.get('networking.k8s.io/v1', 'Ingress', 'b', 'apps')!;
   fake.update({ ...b, spec: { ...(b.spec as object), ingressClassName: 'other' } });
-  const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
-  try {
-    writer.start();
+  await withWriter(fake, { updateStatusOnShutdown: false }, async (writer) => {
     await writer.sync(seen);
     assert.equal(fake.requests.filter((r) => r.verb === 'get' || r.verb === 'update').map((r) => `${r.verb} ${r.path.split('/').slice(6).join('/')}`).sort(),
       ['get ingresses/a', 'get ingresses/b', 'update ingresses/a/status']);
     assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
     assert.is(statusOf(fake, 'b'), undefined);
-  } finally {
-    await writer.shutdown();
-    await fake.close();
-  }
+  });
 });
 
 test('a failing write is reported and retried on the next run', async () => {
   const fake = await startFakeApiServer();
   fake.create(ingress('a'));
   fake.create(ingress('b'));
-  const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
-  try {
-    writer.start();
+  await withWriter(fake, { updateStatusOnShutdown: false }, async (writer) => {
     fake.failNext(1, 500, (r) => r.verb === 'update' && r.path.endsWith('/ingresses/a/status'));
     const run = await writer.sync(listed(fake));
     assert.equal(run.written, ['apps/b']);
     assert.equal(run.failed.map((f) => f.ingress), ['apps/a']);
     assert.equal((await writer.sync(listed(fake))).written, ['apps/a']);
-  } finally {
-    await writer.shutdown();
-    await fake.close();
-  }
+  });
 });
 
 test('with two replicas under leader election, only the leader\'s writer writes', async () => {
@@ -338,39 +345,20 @@ test('an Ingress that already holds the addresses when it is read is not written
   const b = fake.get('networking.k8s.io/v1', 'Ingress', 'b', 'apps')!;
   fake.update({ ...b, status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } } });
   const updatesBefore = writes(fake);
-  const writer = createStatusWriter(writerDeps(fake, { updateStatusOnShutdown: false }));
-  try {
-    writer.start();
+  await withWriter(fake, { updateStatusOnShutdown: false }, async (writer) => {
     await writer.sync(seen);
     assert.equal(fake.requests.filter((r) => r.verb === 'get').map((r) => r.path.split('/').pop()).sort(), ['a', 'b'], 'both read');
     assert.is(writes(fake) - updatesBefore, 1, 'only a written');
     assert.equal(statusOf(fake, 'a'), [{ ip: '192.0.2.1' }]);
     assert.equal(statusOf(fake, 'b'), [{ ip: '192.0.2.1' }]);
-  } finally {
-    await writer.shutdown();
-    await fake.close();
-  }
+  });
 });
 
 test('writes are paced: at most writesPerSecond of them start each second', async () => {
   const fake = await startFakeApiServer();
   for (let i = 0; i < 12; i++) fake.create(ingress(`ing-${String(i).padStart(2, '0')}`));
-  const networking = fake.kubeConfig().makeApiClient(NetworkingV1Api);
-  // Observes the real client's calls (no stubbing): when each write begins, with its read.
-  const starts: number[] = [];
-  const observed = new Proxy(networking, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (prop !== 'readNamespacedIngress' || typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        starts.push(performance.now());
-        return v.apply(target, args);
-      };
-    },
-  });
-  const writer = createStatusWriter(writerDeps(fake, { networking: observed, updateStatusOnShutdown: false, writesPerSecond: 40 }));
-  try {
-    writer.start();
+  const { networking: observed, starts } = observeReads(fake);
+  await withWriter(fake, { networking: observed, updateStatusOnShutdown: false, writesPerSecond: 40 }, async (writer) => {
     const run = await writer.sync(listed(fake));
     assert.is(run.written.length, 12);
     assert.is(starts.length, 12);
@@ -380,27 +368,13 @@ test('writes are paced: at most writesPerSecond of them start each second', asyn
     // loop. Paced, 1/40 s apart on average: a busy event loop may let a few begin together, so
     // the bound is on the whole.
     assert.ok(starts[9]! - starts[0]! >= 0.9 * 9 * 25, `the first 10 writes began within ${(starts[9]! - starts[0]!).toFixed(0)} ms`);
-  } finally {
-    await writer.shutdown();
-    await fake.close();
-  }
+  });
 });
 
 test('the last replica\'s clear on shutdown is not paced', async () => {
   const fake = await startFakeApiServer();
   for (let i = 0; i < 4; i++) fake.create(ingress(`ing-${i}`));
-  const networking = fake.kubeConfig().makeApiClient(NetworkingV1Api);
-  const starts: number[] = [];
-  const observed = new Proxy(networking, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (prop !== 'readNamespacedIngress' || typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
-        starts.push(performance.now());
-        return v.apply(target, args);
-      };
-    },
-  });
+  const { networking: observed, starts } = observeReads(fake);
   const writer = createStatusWriter(writerDeps(fake, { networking: observed, writesPerSecond: 4 }));
   try {
     writer.start();

@@ -9,7 +9,6 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'node:https';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Registry } from 'prom-client';
 import { silentLogger } from '../../../src/log.js';
@@ -20,6 +19,7 @@ import { ingressOf, readAdmissionReview } from '../../../src/admission/admission
 import type { Ingress, IngressClass } from '../../../src/store/kube-types.js';
 import { waitFor } from '../../support/wait.js';
 import { ingress, service, slice, testStore } from '../../support/model-objects.js';
+import { postToWebhook, type WebhookReply } from '../../support/admission-review.js';
 
 // ---- a spy on every way to start a process, installed before anything is reviewed
 const require = createRequire(import.meta.url);
@@ -76,28 +76,8 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Reply { status: number; text: string; json?: any }
-
-function post(body: string | Buffer, headers: Record<string, string> = {}, method = 'POST'): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1', port: webhook.port, path: '/networking/v1/ingresses', method, ca: CA, servername: SERVERNAME, agent: false,
-      headers: { 'content-type': 'application/json', ...headers },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode ?? 0, text, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
+const post = (body: string | Buffer, headers: Record<string, string> = {}, method = 'POST'): Promise<WebhookReply> =>
+  postToWebhook(webhook.port, body, { ca: CA, headers, method });
 const send = (r: unknown) => post(JSON.stringify(r));
 
 function withObject(base: string, edit: (o: Ingress, r: Record<string, any>) => void): unknown {

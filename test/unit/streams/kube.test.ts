@@ -112,6 +112,17 @@ function sortKeys(v: unknown): unknown {
 const brief = (e: SourceEvent) => `${e.type} ${e.kind} ${e.key}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Runs `body` with a source over `server` once it has listed every kind and watches each; stops the source after. */
+async function whileSynced(server: FakeApiServer, opts: Partial<KubeSourceOptions>, body: (r: Run) => Promise<void>): Promise<void> {
+  const r = run(server, opts);
+  try {
+    await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await body(r);
+  } finally {
+    r.stop();
+  }
+}
+
 async function withServer(fn: (server: FakeApiServer) => Promise<void>, opts?: FakeApiServerOptions): Promise<void> {
   const server = await FakeApiServer.start(opts);
   try {
@@ -265,9 +276,7 @@ for (const mode of ['http', 'event'] as const) {
 test('410 Gone sent in-stream to open watches: relist without spurious events', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server);
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, {}, async (r) => {
       const lists = server.count({ verb: 'list' });
       const before = r.events.length;
       server.compact();
@@ -277,18 +286,14 @@ test('410 Gone sent in-stream to open watches: relist without spurious events', 
       await waitFor(() => r.events.length > before, { what: 'event after relist' });
       assert.equal(r.events.slice(before).map(brief), ['update ConfigMap a/configmap-a']);
       assert.is(r.events.at(-1)!.object.metadata.resourceVersion, cm.metadata.resourceVersion);
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 
 test('dropped connections: re-watch from the last resourceVersion, no relist, nothing lost', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server);
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, {}, async (r) => {
       const lists = server.count({ verb: 'list' });
       for (let i = 0; i < 3; i++) {
         server.dropWatches();
@@ -298,9 +303,7 @@ test('dropped connections: re-watch from the last resourceVersion, no relist, no
       await waitFor(() => server.openWatches === 6);
       assert.is(server.count({ verb: 'list' }), lists, 'no relist needed');
       assert.ok(storeMatchesServer(server, r));
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 
@@ -351,9 +354,7 @@ test('a list or watch that never gets an answer is abandoned (listTimeoutMs, wat
 test('API server down (refused connections): bounded restarts, then resume with the final state', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server);
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, {}, async (r) => {
       const before = r.events.length;
       await server.stop();
       const down = Date.now();
@@ -370,18 +371,14 @@ test('API server down (refused connections): bounded restarts, then resume with 
       await waitFor(() => storeMatchesServer(server, r), { what: 'store converges after the outage', timeoutMs: 5000 });
       assert.equal(r.events.slice(before).map(brief).sort(), ['delete Ingress a/ingress-a', 'update Service a/service-a']);
       assert.is(r.store.get('Service')!.get('a/service-a')!.metadata.resourceVersion, svc.metadata.resourceVersion);
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 
 test('restart after an outage with no changes emits nothing (no delete+add of unchanged objects)', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server);
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, {}, async (r) => {
       const before = r.events.length;
       const lists = server.count({ verb: 'list' });
       await server.stop();
@@ -392,18 +389,14 @@ test('restart after an outage with no changes emits nothing (no delete+add of un
       await server.start();
       await waitFor(() => server.count({ verb: 'list' }) >= lists + 6 && server.openWatches === 6, { what: 'relisted' });
       assert.is(r.events.length, before);
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 
 test('a silent watch is recycled after watchIdleTimeoutMs, without relisting', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server, { watchIdleTimeoutMs: 250 });
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, { watchIdleTimeoutMs: 250 }, async (r) => {
       const watches = server.count({ verb: 'watch' });
       const lists = server.count({ verb: 'list' });
       const t0 = Date.now();
@@ -414,18 +407,14 @@ test('a silent watch is recycled after watchIdleTimeoutMs, without relisting', a
       const elapsed = Date.now() - t0;
       const recycled = server.count({ verb: 'watch', since: t0 });
       assert.ok(recycled <= 6 * (elapsed / 250 + 2), `about one watch per idle period: ${recycled} in ${elapsed} ms`);
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 
 test('bookmarks keep a quiet watch alive and are asked for', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server, { watchIdleTimeoutMs: 400 });
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, { watchIdleTimeoutMs: 400 }, async (r) => {
       assert.ok(server.requests.filter((q) => q.verb === 'watch').every((q) => q.query.allowWatchBookmarks === 'true'));
       const watches = server.count({ verb: 'watch' });
       for (let i = 0; i < 8; i++) {
@@ -433,18 +422,14 @@ test('bookmarks keep a quiet watch alive and are asked for', async () => {
         await sleep(100);
       }
       assert.is(server.count({ verb: 'watch' }), watches, 'no recycling while bookmarks arrive');
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 
 test('a server that ends every watch at once: watch starts are spaced by minWatchGapMs', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server, { minWatchGapMs: 200 });
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, { minWatchGapMs: 200 }, async (r) => {
       const t0 = Date.now();
       const until = t0 + 1000;
       while (Date.now() < until) {
@@ -453,9 +438,7 @@ test('a server that ends every watch at once: watch starts are spaced by minWatc
       }
       const n = server.count({ verb: 'watch', since: t0 });
       assert.ok(n >= 6 && n <= 6 * 7, `watch starts spaced: ${n} in 1 s`);
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 
@@ -535,17 +518,13 @@ test('namespaceSelector: Namespace events for matching namespaces, selector on l
 test('malformed watch input does not crash the process', async () => {
   await withServer(async (server) => {
     seed(server, 'a');
-    const r = run(server);
-    try {
-      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync' });
+    await whileSynced(server, {}, async (r) => {
       server.sendRaw('this is not json');
       server.sendRaw('{"type":"ADDED","object":{"kind":"Ingress"}}'); // no metadata: client-node's cache throws
       server.sendRaw('{"type":"MODIFIED"}');
       server.create(make('Ingress', 'still-alive', 'a'));
       await waitFor(() => r.store.get('Ingress')!.has('a/still-alive'));
-    } finally {
-      r.stop();
-    }
+    });
   });
 });
 

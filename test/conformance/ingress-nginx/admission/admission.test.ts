@@ -7,80 +7,50 @@
 // types, snippets allowed); each It has hosts of its own.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
-import { join } from 'node:path';
 import { ported } from '../port.js';
-import { startFakeCluster } from '../fixture.js';
 import type { FakeApiServer } from '../../../support/fake-apiserver.js';
-import { startEchoServer, closeAll, type EchoServer } from '../../../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../../../support/local-harness.js';
+import { ingress, type CliProcess } from '../../../support/local-harness.js';
+import { echoService, NGINX_CLASS, startClusterController, WEBHOOK_CA as CA, type ClusterController } from '../../../support/cluster-controller.js';
 import { waitFor } from '../../../support/wait.js';
-import { freePort } from '../../../support/ports.js';
+import { postToWebhook } from '../../../support/admission-review.js';
 
 const NS = 'admission';
 const WHY = "the webhook's answer to a review";
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-let echo: EchoServer[];
 let webhookPort: number;
-let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
-const certs = new URL('../../../fixtures/model/_certs/', import.meta.url).pathname;
-const CA = readFileSync(join(certs, 'default.crt'));
 const its = ported(test, () => ctl);
 
 test.before(async () => {
-  echo = await Promise.all(['echo', 'slow-echo'].map((name, i) => startEchoServer({ address: `127.0.34.${10 + i}`, name })));
-  cluster = await startFakeCluster([...echo.flatMap((e) => [service(NS, e.name), ...slices(NS, e.name, [e])]), {
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS },
-    data: {
-      // admission.go:167 and :181 each set one word; one list holds both.
-      'annotation-value-word-blocklist': '},set_by_lua',
-      'strict-validate-path-type': 'true',
-      'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical',
-    },
-  }]);
-  fake = cluster.fake;
-  webhookPort = await freePort();
-  ctl = await startController({
-    kubeconfig: cluster.kubeconfig,
-    args: ['--election-id=irx-conformance-admission', '--allow-upstream-addresses=loopback', `--configmap=${NS}/ingress-nginx-controller`,
-      `--validating-webhook=127.0.0.1:${webhookPort}`,
-      `--validating-webhook-certificate=${join(certs, 'default.crt')}`, `--validating-webhook-key=${join(certs, 'default.key')}`],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: NS },
+  cluster = await startClusterController({
+    echo: ['echo', 'slow-echo'].map((name, i) => ({ address: `127.0.34.${10 + i}`, name })),
+    webhook: true,
+    objects: ({ echo }) => [NGINX_CLASS, ...echo.flatMap((e) => echoService(NS, e.name, [e])), {
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ingress-nginx-controller', namespace: NS },
+      data: {
+        // admission.go:167 and :181 each set one word; one list holds both.
+        'annotation-value-word-blocklist': '},set_by_lua',
+        'strict-validate-path-type': 'true',
+        'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical',
+      },
+    }],
+    flags: ['--election-id=irx-conformance-admission', '--allow-upstream-addresses=loopback', `--configmap=${NS}/ingress-nginx-controller`],
+    env: { POD_NAMESPACE: NS },
   });
-  await waitFor(() => /validating webhook listening/.test(ctl.output()), { what: 'the webhook' });
+  ({ fake, ctl, webhookPort } = cluster);
   // The webhook answers 503 until its store holds the cluster.
   await waitFor(async () => (await review(ingress(NS, 'probe', { host: 'probe.test', className: 'nginx', paths: [{ path: '/', service: 'echo' }] }))).status === 200, { what: 'the webhook reviewing' });
 });
-test.after(async () => {
-  await ctl?.stop();
-  await cluster?.close();
-  await closeAll(echo ?? []);
-});
+test.after(() => cluster?.stop());
 
 interface Answer { status: number; allowed?: boolean; message: string }
 
-function post(body: string | Buffer): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: webhookPort, method: 'POST', path: '/networking/v1/ingresses', ca: CA, servername: 'ingress.local',
-      agent: false, headers: { 'content-type': 'application/json' }, timeout: 30_000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let response: { allowed?: boolean; status?: { message?: string } } | undefined;
-        try { response = (JSON.parse(text) as { response?: typeof response }).response; } catch { /* not a review */ }
-        resolve({ status: res.statusCode ?? 0, allowed: response?.allowed, message: response?.status?.message ?? text });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('the webhook did not answer')));
-    req.on('error', reject);
-    req.end(body);
-  });
+async function post(body: string | Buffer): Promise<Answer> {
+  const { status, json, text } = await postToWebhook(webhookPort, body, { ca: CA, timeoutMs: 30_000 });
+  const response = (json as { response?: { allowed?: boolean; status?: { message?: string } } } | undefined)?.response;
+  return { status, allowed: response?.allowed, message: response?.status?.message ?? text };
 }
 
 let uid = 0;

@@ -6,36 +6,29 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ported } from '../port.js';
-import { startFakeCluster } from '../fixture.js';
 import type { FakeApiServer } from '../../../support/fake-apiserver.js';
-import { startEchoServer, type EchoServer } from '../../../support/echo-server.js';
-import { ingress, service, slices, startController, type CliProcess } from '../../../support/local-harness.js';
+import { ingress, type CliProcess } from '../../../support/local-harness.js';
+import { echoService, NGINX_CLASS, startClusterController, type ClusterController } from '../../../support/cluster-controller.js';
 import { waitFor } from '../../../support/wait.js';
 
 const NS = 'status-update';
 const HOST = 'status-update';
 const ELECTION = 'ingress-controller-leader';
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
-let echo: EchoServer;
 let ctl: CliProcess;
-let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
 const its = ported(test, () => ctl);
 
 test.before(async () => {
-  echo = await startEchoServer({ address: '127.0.37.10', name: 'echo' });
-  cluster = await startFakeCluster([service(NS, 'echo'), ...slices(NS, 'echo', [echo]), ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'echo' }] })]);
-  fake = cluster.fake;
-  ctl = await startController({
-    kubeconfig: cluster.kubeconfig,
-    args: [`--election-id=${ELECTION}`, '--election-ttl=4s', '--allow-upstream-addresses=loopback', '--publish-status-address=1.1.0.0'],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: NS },
+  cluster = await startClusterController({
+    echo: [{ address: '127.0.37.10', name: 'echo' }],
+    objects: ({ echo }) => [NGINX_CLASS, ...echoService(NS, 'echo', echo), ingress(NS, HOST, { host: HOST, className: 'nginx', paths: [{ path: '/', service: 'echo' }] })],
+    flags: [`--election-id=${ELECTION}`, '--election-ttl=4s', '--allow-upstream-addresses=loopback', '--publish-status-address=1.1.0.0'],
+    env: { POD_NAMESPACE: NS },
   });
+  ({ fake, ctl } = cluster);
 });
-test.after(async () => {
-  await ctl?.stop();
-  await cluster?.close();
-  await echo?.close();
-});
+test.after(() => cluster?.stop());
 
 const statusOf = () => (fake.get('networking.k8s.io/v1', 'Ingress', HOST, NS) as { status?: { loadBalancer?: { ingress?: unknown[] } } } | undefined)?.status?.loadBalancer?.ingress ?? [];
 

@@ -7,40 +7,33 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ported } from '../port.js';
-import { startFakeCluster } from '../fixture.js';
 import type { FakeApiServer } from '../../../support/fake-apiserver.js';
-import { startEchoServer, closeAll, type EchoServer } from '../../../support/echo-server.js';
-import { service, slices, startController, type CliProcess } from '../../../support/local-harness.js';
+import type { CliProcess } from '../../../support/local-harness.js';
+import { echoService, NGINX_CLASS, startClusterController, type ClusterController } from '../../../support/cluster-controller.js';
 import { waitFor } from '../../../support/wait.js';
 import { freePort } from '../../../support/ports.js';
 
 const NS = 'tcp';
 const WHY = 'a TCP service carries the bytes to a plain-HTTP/1.1 backend; HTTP/2 needs TLS, which a TCP service does not terminate';
+let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
-let echo: EchoServer[];
 let tcpPort: number;
-let cluster: Awaited<ReturnType<typeof startFakeCluster>>;
 const its = ported(test, () => ctl);
 
 const tcpServices = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tcp-services', namespace: NS }, data });
 
 test.before(async () => {
-  echo = await Promise.all(['echo', 'first-service', 'second-service'].map((name, i) => startEchoServer({ address: `127.0.33.${10 + i}`, name })));
   tcpPort = await freePort();
-  cluster = await startFakeCluster([...echo.flatMap((e) => [service(NS, e.name), ...slices(NS, e.name, [e])]), tcpServices({})]);
-  fake = cluster.fake;
-  ctl = await startController({
-    kubeconfig: cluster.kubeconfig,
-    args: ['--election-id=irx-conformance-tcp', '--allow-upstream-addresses=loopback', `--tcp-services-configmap=${NS}/tcp-services`, '--update-status=false'],
-    env: { POD_NAME: 'ingress-rx-0', POD_NAMESPACE: NS },
+  cluster = await startClusterController({
+    echo: ['echo', 'first-service', 'second-service'].map((name, i) => ({ address: `127.0.33.${10 + i}`, name })),
+    objects: ({ echo }) => [NGINX_CLASS, ...echo.flatMap((e) => echoService(NS, e.name, [e])), tcpServices({})],
+    flags: ['--election-id=irx-conformance-tcp', '--allow-upstream-addresses=loopback', `--tcp-services-configmap=${NS}/tcp-services`, '--update-status=false'],
+    env: { POD_NAMESPACE: NS },
   });
+  ({ fake, ctl } = cluster);
 });
-test.after(async () => {
-  await ctl?.stop();
-  await cluster?.close();
-  await closeAll(echo ?? []);
-});
+test.after(() => cluster?.stop());
 
 const overTcp = { get port() { return tcpPort; } };
 

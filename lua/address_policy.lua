@@ -13,21 +13,31 @@ local _M = {}
 
 local allowed = {}   -- class → true
 local own_ports = {} -- port → true: never on loopback or unspecified addresses
+local own_addresses = {} -- the controller pod's own addresses (dotted IPv4, or IPv6 words joined by ":") → true
+local has_own_addresses = false
 -- The built-in default backend is NGINX's own default server on loopback: allowed for
 -- upstream-default-backend (a name the model never gives a tenant's backend), and only there.
 local DEFAULT_BACKEND = "upstream-default-backend"
 local default_server_port = nil
 
---- policy: { allow = { "loopback", ... }, own_ports = { 8080, ... }, default_server_port = 8181 }
---- (rendered into init_by_lua).
+--- policy: { allow = { "loopback", ... }, own_ports = { 8080, ... }, own_addresses = { "10.0.0.5", ... },
+--- default_server_port = 8181 } (rendered into init_by_lua).
 function _M.configure(policy)
   allowed, own_ports, default_server_port = {}, {}, nil
+  own_addresses, has_own_addresses = {}, false
   if type(policy) ~= "table" then return end
   default_server_port = tonumber(policy.default_server_port)
   for _, class in ipairs(type(policy.allow) == "table" and policy.allow or {}) do allowed[class] = true end
   for _, port in ipairs(type(policy.own_ports) == "table" and policy.own_ports or {}) do
     local n = tonumber(port)
     if n then own_ports[n] = true end
+  end
+  for _, address in ipairs(type(policy.own_addresses) == "table" and policy.own_addresses or {}) do
+    local parsed = _M.parse(address)
+    if parsed then
+      own_addresses[parsed.family == 4 and parsed.address or concat(parsed.words, ":")] = true
+      has_own_addresses = true
+    end
   end
 end
 
@@ -243,7 +253,17 @@ function _M.parse(address)
   end
   local w = parse_ipv6(bare)
   if not w then return nil end
-  return { family = 6, address = bare .. zone, class = ipv6_class(w) }
+  return { family = 6, address = bare .. zone, class = ipv6_class(w), words = w }
+end
+
+-- Whether `parsed` is, or carries where it is dialled, one of the controller pod's own addresses.
+local function is_own_address(parsed)
+  if parsed.family == 4 then return own_addresses[parsed.address] == true end
+  if own_addresses[concat(parsed.words, ":")] then return true end
+  for _, b in ipairs(embedded_ipv4(parsed.words)) do
+    if own_addresses[b[1] .. "." .. b[2] .. "." .. b[3] .. "." .. b[4]] then return true end
+  end
+  return false
 end
 
 --- `localhost`, `localhost.` and names under it (RFC 6761): loopback by definition.
@@ -257,11 +277,14 @@ end
 --- when it may.
 function _M.refusal(parsed, port, backend_name)
   local class = parsed.class
-  if not class then return nil end
   if backend_name == DEFAULT_BACKEND and parsed.address == "127.0.0.1"
      and default_server_port and tonumber(port) == default_server_port then
     return nil
   end
+  if has_own_addresses and own_ports[tonumber(port)] and is_own_address(parsed) then
+    return "one of the controller's own ports on its pod's own address"
+  end
+  if not class then return nil end
   if not allowed[class] then return "a " .. class .. " address" end
   if (class == "loopback" or class == "unspecified") and own_ports[tonumber(port)] then
     return "one of the controller's own ports"

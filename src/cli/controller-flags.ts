@@ -10,6 +10,7 @@ import {
 } from '../observability/request-metrics.js';
 import type { ServePorts } from './serve.js';
 import { parseAllowedClasses } from '../model/checks/address-policy.js';
+import { ownAddresses } from './own-addresses.js';
 import { BUDGET_HELP, DEFAULT_BUDGETS, parseBudgetBytes, type Budgets } from '../model/core/budgets.js';
 
 /**
@@ -82,6 +83,7 @@ export interface ControllerOptions extends ServePorts {
   workdir: string;
   geoipDir: string;
   allowUpstreamAddresses: string;
+  ownAddresses: string;
   hostOwnership: boolean;
   dynamicRoutes: boolean;
   maxPathsPerIngress: number;
@@ -168,6 +170,7 @@ export const CONTROLLER_FLAGS: readonly ControllerFlag[] = [
   { name: 'workdir', key: 'workdir', type: 'string', default: '/tmp/ingress-rx', help: 'Directory for nginx.conf, NGINX\'s prefix and temporary files.', ours: true },
   { name: 'geoip-dir', key: 'geoipDir', type: 'string', default: '/etc/ingress-controller/geoip', help: 'Directory of the GeoIP2 databases; changes to it reload NGINX.', ours: true },
   { name: 'allow-upstream-addresses', key: 'allowUpstreamAddresses', type: 'string', default: '', help: 'Node-local and metadata upstream addresses to allow, comma-separated: loopback, unspecified, link-local, metadata. Empty: endpoints and ExternalName targets of these classes are refused with a warning (docs/security.md).', ours: true },
+  { name: 'own-addresses', key: 'ownAddresses', type: 'string', default: '', help: 'The controller pod\'s own addresses, comma-separated, on which endpoints and other upstreams may not name the controller\'s own ports (as on loopback). Empty: POD_IP and the addresses of the pod\'s interfaces (docs/security.md).', ours: true },
   { name: 'host-ownership', key: 'hostOwnership', type: 'bool', default: false, help: 'The namespace of the oldest Ingress of a host owns it: rules, canaries and aliases for that host from other namespaces are refused with a warning (docs/security.md).', ours: true },
   { name: 'enable-dynamic-routes', key: 'dynamicRoutes', type: 'bool', default: true, help: 'Serve the hosts whose Ingresses Lua can apply per request from a route table the controller POSTs, so adding or changing them needs no reload (docs/dynamic-routes.md). false: every host has a server block, as in ingress-nginx.', ours: true },
   { name: 'max-paths-per-ingress', key: 'maxPathsPerIngress', type: 'count', default: DEFAULT_BUDGETS.maxPathsPerIngress, help: BUDGET_HELP.maxPathsPerIngress, ours: true },
@@ -377,6 +380,8 @@ function validate(o: ControllerOptions): ParseResult {
   }
   const allowed = parseAllowedClasses(o.allowUpstreamAddresses);
   if ('error' in allowed) return { ok: false, error: `invalid value "${o.allowUpstreamAddresses}" for --allow-upstream-addresses: ${allowed.error}` };
+  const own = ownAddresses(o.ownAddresses);
+  if ('error' in own) return { ok: false, error: `invalid value "${o.ownAddresses}" for --own-addresses: ${own.error}` };
   const ports = gatewayPorts(o);
   if ('error' in ports) return { ok: false, error: ports.error };
   if (o.validatingWebhook !== '') {

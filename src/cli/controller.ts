@@ -17,6 +17,7 @@ import { createEventRecorder, podObject, recordIngressSync, recordInvalidIngress
 import { controllerHelp, parseControllerFlags, toBudgets, toRequestMetricsConfig, toStoreOptions, type ControllerOptions } from './controller-flags.js';
 import { observability } from './observability.js';
 import { addressPolicyFor, addressPolicyLists, runtimeFor, serve, untilStopped } from './serve.js';
+import { ownAddresses } from './own-addresses.js';
 import { OPTIONAL_GATEWAY_KINDS, gatewayKindsNotServed, ingressClassesForbidden, reachApiServer } from '../streams/kube-reach.js';
 import { parseAllowedClasses, type AddressClass } from '../model/checks/address-policy.js';
 import type { NginxRuntime } from '../render/runtime.js';
@@ -127,13 +128,14 @@ export async function runController(argv: string[]): Promise<number> {
     metrics: o.enableMetrics,
   });
   const allowUpstreamAddresses = parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>;
+  const podAddresses = ownAddresses(o.ownAddresses) as Set<string>;
   let obs;
   try {
     obs = await observability({ record: o.record || undefined, recordSecrets: o.recordSecrets, trace: o.trace || undefined }, {
       logger,
       header: {
         storeOptions, syncRateLimit: o.syncRateLimit, annotationsPrefix: o.annotationsPrefix, defaultServerPort: o.defaultServerPort,
-        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses, false, storeOptions.gatewayPorts, webhookPorts(o))), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
+        upstreamAddresses: addressPolicyLists(addressPolicyFor(runtime, o.healthzPort, allowUpstreamAddresses, false, storeOptions.gatewayPorts, webhookPorts(o), podAddresses)), hostOwnership: o.hostOwnership, dynamicRoutes: o.dynamicRoutes,
       },
     });
   } catch (err) {
@@ -188,6 +190,7 @@ export async function runController(argv: string[]): Promise<number> {
       healthz: { host: o.healthzHost || '0.0.0.0', port: o.healthzPort },
       otherOwnPorts: webhookPorts(o),
       allowUpstreamAddresses,
+      ownAddresses: podAddresses,
       disableServiceExternalName: o.disableSvcExternalName,
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
@@ -284,7 +287,7 @@ function startAdmissionWebhook(o: ControllerOptions, ctx: {
     reviewer: {
       annotationsPrefix: o.annotationsPrefix, defaultServerPort: runtime.defaultServerPort,
       reservedPorts: [...addressPolicyFor(runtime, o.healthzPort, undefined, false, ctx.storeOptions.gatewayPorts, webhookPorts(o)).ownPorts],
-      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName, ctx.storeOptions.gatewayPorts, webhookPorts(o)),
+      addressPolicy: addressPolicyFor(runtime, o.healthzPort, parseAllowedClasses(o.allowUpstreamAddresses) as Set<AddressClass>, o.disableSvcExternalName, ctx.storeOptions.gatewayPorts, webhookPorts(o), ownAddresses(o.ownAddresses) as Set<string>),
       hostOwnership: o.hostOwnership,
       dynamicRoutes: o.dynamicRoutes,
       budgets: toBudgets(o),

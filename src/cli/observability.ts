@@ -28,7 +28,7 @@ export async function observability(opts: ObservabilityOptions, ctx: {
   logger: Logger;
   header: {
     storeOptions: StoreOptions; syncRateLimit: number; annotationsPrefix: string; defaultServerPort: number;
-    upstreamAddresses?: { allow: string[]; ownPorts: number[] }; hostOwnership?: boolean; dynamicRoutes?: boolean;
+    upstreamAddresses?: { allow: string[]; ownPorts: number[]; ownAddresses?: string[] }; hostOwnership?: boolean; dynamicRoutes?: boolean;
   };
 }): Promise<Observability> {
   // A file asked for that cannot be written is a start error, not a recording silently lost.

@@ -120,6 +120,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplayReport> {
       addressPolicy: {
         allow: new Set((header.upstreamAddresses?.allow ?? []) as AddressClass[]),
         ownPorts: new Set(header.upstreamAddresses?.ownPorts ?? []),
+        ownAddresses: new Set(header.upstreamAddresses?.ownAddresses ?? []),
       },
       hostOwnership: header.hostOwnership ?? false,
       dynamicRoutes: header.dynamicRoutes ?? false,

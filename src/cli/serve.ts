@@ -72,6 +72,8 @@ export interface ServeOptions {
   leftOutLogLevel?: 'warn' | 'info';
   /** Node-local upstream addresses allowed (--allow-upstream-addresses); none by default. */
   allowUpstreamAddresses?: ReadonlySet<AddressClass>;
+  /** The controller pod's own addresses (src/cli/own-addresses.ts): its own ports are refused there too. */
+  ownAddresses?: ReadonlySet<string>;
   /** --disable-svc-external-name: ExternalName Services give no endpoints. */
   disableServiceExternalName?: boolean;
   /** --host-ownership: a host belongs to the namespace of its oldest Ingress. */
@@ -141,12 +143,12 @@ export function runtimeFor(ports: ServePorts, where: { prefix?: string; listenAd
  */
 export function addressPolicyFor(
   runtime: NginxRuntime, healthzPort: number, allow: ReadonlySet<AddressClass> = new Set(), refuseExternalNameServices = false, gatewayPorts?: GatewayPortOptions,
-  otherOwnPorts: readonly number[] = [],
+  otherOwnPorts: readonly number[] = [], ownAddresses: ReadonlySet<string> = new Set(),
 ): AddressPolicy {
   const own = [runtime.httpPort, runtime.httpsPort, runtime.statusPort, runtime.streamPort, runtime.defaultServerPort, healthzPort, ...(gatewayPorts?.map.values() ?? []), ...otherOwnPorts];
   if (runtime.sslPassthrough) own.push(runtime.sslPassthrough.proxyPort);
   const dataPlanePorts = new Set([runtime.httpPort, runtime.httpsPort, ...(gatewayPorts?.map.values() ?? [])]);
-  return { allow, ownPorts: new Set(own), dataPlanePorts, ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
+  return { allow, ownPorts: new Set(own), dataPlanePorts, ownAddresses, ...(refuseExternalNameServices ? { refuseExternalNameServices } : {}) };
 }
 
 /**
@@ -200,8 +202,8 @@ export async function untilStopped(controller: Pick<RunningController, 'fatal'>)
 }
 
 /** The policy as plain lists: for the Lua side (NginxRuntime) and the recording header. */
-export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ownPorts: number[] } {
-  return { allow: [...policy.allow].sort(), ownPorts: [...policy.ownPorts].sort((a, b) => a - b) };
+export function addressPolicyLists(policy: AddressPolicy): { allow: string[]; ownPorts: number[]; ownAddresses: string[] } {
+  return { allow: [...policy.allow].sort(), ownPorts: [...policy.ownPorts].sort((a, b) => a - b), ownAddresses: [...policy.ownAddresses ?? []].sort() };
 }
 
 /** How long the shutdown waits for the running sync to finish. */
@@ -218,7 +220,7 @@ export function nginxExitWaitMs(workerShutdownTimeoutMs: number): number {
 
 export async function serve(opts: ServeOptions): Promise<RunningController> {
   const { logger, store } = opts;
-  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName, store.options.gatewayPorts, opts.otherOwnPorts);
+  const addressPolicy = addressPolicyFor(opts.runtime, opts.healthz.port, opts.allowUpstreamAddresses, opts.disableServiceExternalName, store.options.gatewayPorts, opts.otherOwnPorts, opts.ownAddresses);
   const configured: NginxRuntime = { ...opts.runtime, upstreamAddresses: addressPolicyLists(addressPolicy) };
   preparePrefix(configured);
   const runtime = withLuaInReach(configured);

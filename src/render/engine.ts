@@ -343,7 +343,7 @@ export function createRenderer(opts: { templateDir: string; logger: Logger }): R
         resolvers: resolvers(runtime),
         lua_resolvers: resolverList(runtime).map((r) => r.lua),
         dns_search: dnsSearch(runtime),
-        upstream_addresses: runtime.upstreamAddresses ?? { allow: [], ownPorts: [] },
+        upstream_addresses: { ownAddresses: [], ...(runtime.upstreamAddresses ?? { allow: [], ownPorts: [] }) },
         listen: runtime.listenAddresses.map(listenAddress),
         block_cidrs: s.blockCidrs,
         block_user_agents: s.blockUserAgents,

@@ -77,7 +77,7 @@ export interface NginxRuntime {
    * The upstream address policy for Lua (lua/address_policy.lua), as the model applies it:
    * allowed node-local classes and the controller's own ports. Strict when undefined.
    */
-  upstreamAddresses?: { allow: string[]; ownPorts: number[] };
+  upstreamAddresses?: { allow: string[]; ownPorts: number[]; ownAddresses?: string[] };
 }
 
 export const DEFAULT_TEMPLATE_DIR = join(repoRoot, 'nginx');

@@ -37,7 +37,7 @@ export interface RecordHeader {
   annotationsPrefix: string;
   defaultServerPort: number;
   /** The upstream address policy (--allow-upstream-addresses and the own ports); absent: strict. */
-  upstreamAddresses?: { allow: string[]; ownPorts: number[] };
+  upstreamAddresses?: { allow: string[]; ownPorts: number[]; ownAddresses?: string[] };
   /** --host-ownership; absent: off. */
   hostOwnership?: boolean;
   /** --enable-dynamic-routes (absent: off). */

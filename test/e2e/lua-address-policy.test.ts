@@ -8,15 +8,20 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { backend, startLuaNginx, type LuaNginx } from '../support/lua-nginx.js';
 import { METADATA_AND_EMBEDDED, NODE_LOCAL_SPELLINGS } from '../support/hostile.js';
-import { judgeEndpointAddress, parseAddress, type AddressPolicy } from '../../src/model/checks/address-policy.js';
+import { judgeEndpointAddress, ownAddressSet, parseAddress, type AddressPolicy } from '../../src/model/checks/address-policy.js';
 
 let nginx: LuaNginx;
-// As local mode: loopback allowed (the harness's echo backends), NGINX's own ports refused.
-const policy = (n: LuaNginx): AddressPolicy => ({ allow: new Set(['loopback']), ownPorts: new Set([n.httpPort, n.httpsPort]) });
+// As local mode: loopback allowed (the harness's echo backends), NGINX's own ports refused, also
+// on the controller pod's own addresses (none of them is dialled here).
+const OWN_ADDRESSES = ['10.1.2.3', '2001:db8::7'];
+const policy = (n: LuaNginx): AddressPolicy => ({
+  allow: new Set(['loopback']), ownPorts: new Set([n.httpPort, n.httpsPort]), ownAddresses: ownAddressSet(OWN_ADDRESSES) as Set<string>,
+});
 
 test.before(async () => {
   nginx = await startLuaNginx({
     locations: [{ path: '/', backend: 'tenant-web-80' }],
+    ownAddresses: OWN_ADDRESSES,
     extraLocations: `
     location = /address-policy {
       content_by_lua_block {
@@ -24,7 +29,7 @@ test.before(async () => {
         local out = {}
         for i, a in ipairs(require("cjson").decode(ngx.req.get_body_data())) do
           local p = address_policy.parse(a)
-          out[i] = p and { class = p.class or "", refusal = address_policy.refusal(p, 80, "tenant-web-80") or "" } or false
+          out[i] = p and { class = p.class or "", refusal = address_policy.refusal(p, tonumber(ngx.var.arg_port) or 80, "tenant-web-80") or "" } or false
         end
         ngx.say(require("cjson").encode(out))
       }
@@ -35,8 +40,8 @@ test.after(async () => { await nginx?.stop(); });
 
 type LuaVerdict = false | { class: string; refusal: string };
 
-async function luaVerdicts(addresses: string[]): Promise<LuaVerdict[]> {
-  const r = await nginx.request({ path: '/address-policy', method: 'POST', body: JSON.stringify(addresses) });
+async function luaVerdicts(addresses: string[], port = 80): Promise<LuaVerdict[]> {
+  const r = await nginx.request({ path: `/address-policy?port=${port}`, method: 'POST', body: JSON.stringify(addresses) });
   assert.is(r.status, 200, r.body);
   return JSON.parse(r.body) as LuaVerdict[];
 }
@@ -53,6 +58,22 @@ test('the model and Lua give each address of the table the same class and the sa
     assert.is(got.class, cls ?? '', `${address}: Lua's class`);
     assert.is(got.refusal === '', judgeEndpointAddress(policy(nginx), address, '80').ok, `${address}: the same verdict`);
   });
+});
+
+test('the model and Lua refuse the controller\'s own ports on its pod\'s own addresses, in every spelling, and nothing else there', async () => {
+  const spellings = ['10.1.2.3', '012.1.2.3', '167838211', '::ffff:10.1.2.3', '64:ff9b::a01:203', '2002:a01:203::', '2001:db8::7', '[2001:DB8:0::7]', '10.1.2.4', '2001:db8::8'];
+  for (const port of [nginx.httpPort, nginx.httpsPort, 9000]) {
+    const verdicts = await luaVerdicts(spellings, port);
+    spellings.forEach((address, i) => {
+      const got = verdicts[i];
+      assert.ok(got, `${address} is an address for Lua`);
+      if (!got) return;
+      const model = judgeEndpointAddress(policy(nginx), address, String(port));
+      const own = port !== 9000 && !/^10\.1\.2\.4$|::8$/.test(address);
+      assert.is(model.ok, !own, `${address}:${port}: the model's verdict`);
+      assert.is(got.refusal === '', model.ok, `${address}:${port}: Lua's verdict (${got.refusal})`);
+    });
+  }
 });
 
 test('NGINX refuses endpoints at metadata and embedded addresses without connecting', async () => {

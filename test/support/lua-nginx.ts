@@ -51,6 +51,8 @@ export interface LuaNginxOptions {
    * default, except NGINX's own HTTP(S) ports (as local mode does).
    */
   allowUpstreamAddresses?: string[];
+  /** address_policy.configure()'s own_addresses: the controller pod's addresses (none by default). */
+  ownAddresses?: string[];
   /** Raw location blocks added to the server (test probes such as a content_by_lua location). */
   extraLocations?: string;
 }
@@ -129,7 +131,7 @@ function luaTable(obj: Record<string, string | number | boolean>): string {
 function renderConf(o: {
   prefix: string; luaDir: string; workers: number; httpPort: number; httpsPort: number; control: ControlChannel; tokenPath: string;
   fallback: GeneratedCertificate; locations: LuaNginxLocation[]; luaIngressConfig: Record<string, string | number | boolean>;
-  extraInitLua: string; allow: string[]; extraLocations: string;
+  extraInitLua: string; allow: string[]; ownAddresses: string[]; extraLocations: string;
 }): string {
   const locations = o.locations.map((l) => {
     const rewrite = { ssl_redirect: true, ...l.rewrite };
@@ -183,7 +185,7 @@ http {
     control = require("control")
     control.load_token("${o.tokenPath}")
     address_policy = require("address_policy")
-    address_policy.configure({ allow = { ${o.allow.map((c) => JSON.stringify(c)).join(', ')} }, own_ports = { ${o.httpPort}, ${o.httpsPort} } })
+    address_policy.configure({ allow = { ${o.allow.map((c) => JSON.stringify(c)).join(', ')} }, own_ports = { ${o.httpPort}, ${o.httpsPort} }, own_addresses = { ${o.ownAddresses.map((a) => JSON.stringify(a)).join(', ')} } })
     balancer = require("balancer")
     certificate = require("certificate")
     lua_ingress = require("lua_ingress")
@@ -268,7 +270,7 @@ export async function startLuaNginx(opts: LuaNginxOptions = {}): Promise<LuaNgin
     http_redirect_code: 308, hsts: true, hsts_max_age: 31536000, hsts_include_subdomains: true,
     hsts_preload: false, https_port: httpsPort, ...opts.luaIngressConfig,
   };
-  const conf = renderConf({ prefix, luaDir, workers: opts.workers ?? 2, httpPort, httpsPort, control, tokenPath: paths.controlTokenPath, fallback, locations, luaIngressConfig, extraInitLua: opts.extraInitLua ?? '', allow: opts.allowUpstreamAddresses ?? ['loopback'], extraLocations: opts.extraLocations ?? '' });
+  const conf = renderConf({ prefix, luaDir, workers: opts.workers ?? 2, httpPort, httpsPort, control, tokenPath: paths.controlTokenPath, fallback, locations, luaIngressConfig, extraInitLua: opts.extraInitLua ?? '', allow: opts.allowUpstreamAddresses ?? ['loopback'], ownAddresses: opts.ownAddresses ?? [], extraLocations: opts.extraLocations ?? '' });
   const confPath = join(prefix, 'nginx.conf');
   await writeFile(confPath, conf);
 

@@ -46,6 +46,12 @@ export interface AddressPolicy {
    */
   dataPlanePorts?: ReadonlySet<number>;
   /**
+   * The addresses of the controller's own pod (POD_IP, its interfaces'; --own-addresses), in
+   * canonical spelling (ownAddressSet): the own ports are refused on them as on loopback, whatever
+   * their class, since from NGINX they reach the same listeners.
+   */
+  ownAddresses?: ReadonlySet<string>;
+  /**
    * --disable-svc-external-name: an ExternalName Service gives no endpoint (its backends answer
    * 503, as ingress-nginx's), named among the refused addresses.
    */
@@ -278,12 +284,57 @@ function judgeClass(policy: AddressPolicy, cls: AddressClass | null, port: strin
   return null;
 }
 
+/** The canonical spelling of an address and of every IPv4 address it carries where it is dialled. */
+function addressesReached(parsed: ParsedAddress): string[] {
+  if (parsed.family === 4) return [parsed.canonical];
+  const zoneAt = parsed.canonical.indexOf('%');
+  const bare = zoneAt >= 0 ? parsed.canonical.slice(0, zoneAt) : parsed.canonical;
+  const w = parseIPv6(bare);
+  return [bare, ...(w ? embeddedIPv4(w).map((b) => b.join('.')) : [])];
+}
+
+/** Why `parsed` on `port` reaches the controller through its own pod's address, or null. */
+function judgeOwnAddress(policy: AddressPolicy, parsed: ParsedAddress, port: string): string | null {
+  const own = policy.ownAddresses;
+  if (own === undefined || own.size === 0 || !policy.ownPorts.has(Number(port))) return null;
+  const hit = addressesReached(parsed).find((a) => own.has(a));
+  return hit === undefined ? null : `port ${port} of ${hit}, an address of the controller's own pod, is one of the controller's own listeners`;
+}
+
+/** Whether `host` names one of the controller pod's own addresses (in any spelling). */
+export function isOwnAddress(policy: AddressPolicy, host: string): boolean {
+  const own = policy.ownAddresses;
+  if (own === undefined || own.size === 0) return false;
+  const parsed = parseAddress(host);
+  return parsed !== null && addressesReached(parsed).some((a) => own.has(a));
+}
+
+/**
+ * --own-addresses (or POD_IP and the interfaces' addresses) as the policy holds them: each in
+ * canonical spelling, without a zone; an entry that is no IP address is the error.
+ */
+export function ownAddressSet(list: readonly string[]): Set<string> | { error: string } {
+  const out = new Set<string>();
+  for (const raw of list) {
+    const text = raw.trim();
+    if (text === '') continue;
+    const parsed = parseAddress(text);
+    if (!parsed) return { error: `"${text}" is not an IP address` };
+    out.add(addressesReached(parsed)[0]!);
+  }
+  return out;
+}
+
+function judgeAddress(policy: AddressPolicy, parsed: ParsedAddress, port: string): AddressVerdict {
+  const refused = judgeOwnAddress(policy, parsed, port) ?? judgeClass(policy, parsed.class, port);
+  return refused ? { ok: false, reason: refused } : { ok: true, address: parsed.canonical };
+}
+
 /** An EndpointSlice (or ClusterIP) address: an IP address the policy allows, in its canonical spelling. */
 export function judgeEndpointAddress(policy: AddressPolicy, address: string, port: string): AddressVerdict {
   const parsed = parseAddress(address);
   if (!parsed) return { ok: false, reason: 'not an IP address' };
-  const refused = judgeClass(policy, parsed.class, port);
-  return refused ? { ok: false, reason: refused } : { ok: true, address: parsed.canonical };
+  return judgeAddress(policy, parsed, port);
 }
 
 /**
@@ -293,7 +344,7 @@ export function judgeEndpointAddress(policy: AddressPolicy, address: string, por
  */
 export function allowedEndpointAddress(policy: AddressPolicy, address: string, port: string): string | null {
   const quad = dottedQuadNumber(address);
-  if (quad >= 0) return judgeClass(policy, ipv4NumberClass(quad), port) === null ? address : null;
+  if (quad >= 0 && policy.ownAddresses?.has(address) !== true) return judgeClass(policy, ipv4NumberClass(quad), port) === null ? address : null;
   const verdict = judgeEndpointAddress(policy, address, port);
   return verdict.ok ? verdict.address : null;
 }
@@ -305,10 +356,7 @@ export function allowedEndpointAddress(policy: AddressPolicy, address: string, p
  */
 export function judgeExternalName(policy: AddressPolicy, name: string, port: string): AddressVerdict {
   const parsed = parseAddress(name);
-  if (parsed) {
-    const refused = judgeClass(policy, parsed.class, port);
-    return refused ? { ok: false, reason: refused } : { ok: true, address: parsed.canonical };
-  }
+  if (parsed) return judgeAddress(policy, parsed, port);
   if (isLocalhostName(name)) {
     const refused = judgeClass(policy, 'loopback', port);
     return refused ? { ok: false, reason: refused } : { ok: true, address: '127.0.0.1' };

@@ -20,26 +20,43 @@ export function takeoverWarnings(taker: IngressRef, victim: IngressRef, field: s
   ];
 }
 
+/** A host some namespace was refused under --host-ownership: those Ingresses and the warnings naming them. */
+export interface ContestedHost { refused: IngressFragment[]; warnings: ModelWarning[] }
+
+/**
+ * --host-ownership for one host: its Ingresses (oldest first) of the namespace of the oldest,
+ * and the others refused with a warning naming both (null when none is).
+ */
+export function claimHost(host: string, frags: readonly IngressFragment[]): { kept: IngressFragment[]; contested: ContestedHost | null } {
+  const owner = frags[0]!;
+  if (frags.every((f) => f.ref.namespace === owner.ref.namespace)) return { kept: frags as IngressFragment[], contested: null };
+  const kept: IngressFragment[] = [];
+  const contested: ContestedHost = { refused: [], warnings: [] };
+  for (const f of frags) {
+    if (f.ref.namespace === owner.ref.namespace) { kept.push(f); continue; }
+    contested.refused.push(f);
+    contested.warnings.push(refusedForOwner(f, host, owner.ref));
+  }
+  return { kept, contested };
+}
+
 /**
  * --host-ownership: each host (not the default server `_`) belongs to the namespace of its
  * oldest Ingress; other namespaces' Ingresses are taken off its list, each with a warning
  * naming both. Returns the owner namespace of each host, and the hosts some namespace was
- * refused (`contested`).
+ * refused (`contested`, in the order of `byHost`).
  */
-export function claimHosts(byHost: Map<string, IngressFragment[]>, warnings: ModelWarning[]): { owners: Map<string, string>; contested: Set<string> } {
+export function claimHosts(byHost: Map<string, IngressFragment[]>, warnings: ModelWarning[]): { owners: Map<string, string>; contested: Map<string, ContestedHost> } {
   const owners = new Map<string, string>();
-  const contested = new Set<string>();
+  const contested = new Map<string, ContestedHost>();
   byHost.forEach((frags, host) => {
     if (host === DEFAULT_SERVER || frags.length === 0) return;
-    const owner = frags[0]!;
-    owners.set(host, owner.ref.namespace);
-    if (frags.every((f) => f.ref.namespace === owner.ref.namespace)) return;
-    contested.add(host);
-    byHost.set(host, frags.filter((f) => {
-      if (f.ref.namespace === owner.ref.namespace) return true;
-      warnings.push(refusedForOwner(f, host, owner.ref));
-      return false;
-    }));
+    owners.set(host, frags[0]!.ref.namespace);
+    const claim = claimHost(host, frags);
+    if (!claim.contested) return;
+    contested.set(host, claim.contested);
+    byHost.set(host, claim.kept);
+    for (const w of claim.contested.warnings) warnings.push(w);
   });
   return { owners, contested };
 }

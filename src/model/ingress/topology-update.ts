@@ -1,7 +1,8 @@
 // The incremental topology: after a few Ingresses changed (no aliases, catch-all, default
-// backend, default-backend annotation or ssl-passthrough; none of their hosts an alias or
-// contested between namespaces), only their hosts and backends are recomputed, patching the
-// cache's index. When a canary, or a host or backend a canary merge concerns, is among them, the
+// backend, default-backend annotation or ssl-passthrough; none of their hosts an alias, nor under
+// --host-ownership a wildcard or a canary's host), only their hosts and backends are recomputed,
+// patching the cache's index; under --host-ownership each of their hosts is claimed anew over its
+// Ingresses. When a canary, or a host or backend a canary merge concerns, is among them, the
 // plans of every backend a canary merge concerns are made anew and the canaries merged again
 // (about a thousand at 10k in bench/gen.ts, against every host and backend of a full recompute).
 import type { NginxSettings } from '../core/config/settings.js';
@@ -12,7 +13,8 @@ import { primaryLocation, type AssembledServer } from './servers.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
 import { byName } from '../core/sort.js';
 import { listChanges } from '../core/list-changes.js';
-import { wildcardHostTakeovers, wildcardOver } from './takeovers.js';
+import { claimHost, wildcardHostTakeovers, wildcardOver, type ContestedHost } from './takeovers.js';
+import type { ModelWarning } from '../core/types.js';
 import {
   compareHosts, serverFor, sortedByName, topologyWarnings,
   type HostEntry, type Topology, type TopologyIndex, type TopologyOptions, type TopologyState,
@@ -51,8 +53,8 @@ export function updateTopology(
         if (opts.hostOwnership) return null;
         canaryTouched = true;
       }
-      // Who owns a host shared by namespaces is decided over all of its Ingresses.
-      if (opts.hostOwnership && (h.startsWith('*.') || index.contested.has(h) || index.byHost.get(h)?.some((x) => x.ref.namespace !== f.ref.namespace))) return null;
+      // A wildcard host's owner also decides the aliases under it (server-aliases.ts).
+      if (opts.hostOwnership && h.startsWith('*.')) return null;
       // A wildcard host may cover aliases (takeover warnings are found over all of them).
       if (h.startsWith('*.') && index.aliasNames.size > 0) return null;
       hostsTouched.add(h);
@@ -65,6 +67,22 @@ export function updateTopology(
       backendsTouched.add(e.use.name);
     }
   }
+  // --host-ownership: each touched host claimed anew over all of its Ingresses; the backends of
+  // those refused before or now are planned anew too (their paths there count or stop counting).
+  const claims = opts.hostOwnership ? new Map<string, { all: IngressFragment[]; kept: IngressFragment[]; contested: ContestedHost | null }>() : null;
+  if (claims) {
+    if (hostsTouched.size > INCREMENTAL_LIMIT) return null;
+    for (const h of hostsTouched) {
+      const before = index.contested.get(h);
+      // A contested host's list holds only its owner's Ingresses: the others are found by a scan.
+      const all = before ? fragments.filter((f) => servesHost(f, h)) : hostFragments(h, index.byHost.get(h), changes, fragments);
+      const claim = h === DEFAULT_SERVER || all.length === 0 ? { kept: all, contested: null } : claimHost(h, all);
+      claims.set(h, { all, ...claim });
+      for (const f of [...(before?.refused ?? []), ...(claim.contested?.refused ?? [])]) {
+        for (const e of f.paths) if (e.host === h) backendsTouched.add(e.use.name);
+      }
+    }
+  }
   if (hostsTouched.size > INCREMENTAL_LIMIT || backendsTouched.size > INCREMENTAL_LIMIT) return null;
 
   // From here on the index is patched in place.
@@ -73,8 +91,16 @@ export function updateTopology(
   const hostWarnings = () => [...hostsTouched].some((h) => (assembled.get(h)?.warnings.length ?? 0) > 0);
   const hadHostWarnings = hostWarnings();
   const removedHosts: string[] = [];
+  const contestedBefore = [...hostsTouched].some((h) => index.contested.has(h));
   for (const h of hostsTouched) {
-    const frags = hostFragments(h, byHost.get(h), changes, fragments);
+    const claim = claims?.get(h);
+    const frags = claim ? claim.kept : hostFragments(h, byHost.get(h), changes, fragments);
+    if (claim && index.owners) {
+      if (claim.all.length > 0 && h !== DEFAULT_SERVER) index.owners.set(h, claim.all[0]!.ref.namespace);
+      else index.owners.delete(h);
+      if (claim.contested) index.contested.set(h, claim.contested);
+      else index.contested.delete(h);
+    }
     if (frags.length === 0 && h !== DEFAULT_SERVER) {
       byHost.delete(h);
       assembled.delete(h);
@@ -89,6 +115,8 @@ export function updateTopology(
   const wildcardsTouched = [...hostsTouched].some((h) => h.startsWith('*.') || byHost.has(wildcardOver(h) ?? ''));
   if (wildcardsTouched) index.wildcardWarnings = wildcardHostTakeovers(byHost);
   const hosts: HostEntry[] = patchHosts(prev.hosts, hostsTouched, index);
+  const ownershipTouched = contestedBefore || [...hostsTouched].some((h) => index.contested.has(h));
+  if (ownershipTouched) index.ownershipWarnings = ownershipWarningsOf(index.contested, fragments);
 
   // The backends planned anew: those of the changed Ingresses, and when a canary merge is
   // concerned, every backend one concerns, before and after (canary-merge.ts reaches no others).
@@ -101,7 +129,7 @@ export function updateTopology(
   for (const f of fragments) {
     if (f.canary) continue;
     if (f.paths.some((e) => replanned.has(e.use.name)) || (f.defaultBackend && replanned.has(f.defaultBackend.name))) {
-      planUses(fresh, f, replanned);
+      planUses(fresh, f, replanned, index.owners);
     }
   }
   for (const [name, p] of fresh) planIndex.set(name, p);
@@ -133,7 +161,7 @@ export function updateTopology(
 
   // Without a warning from the changed Ingresses, hosts or backends before or after, the warnings stay as they were.
   const planWarnings = [...replanned].some((n) => (previousPlans.get(n)?.warnings.length ?? 0) > 0 || (planIndex.get(n)?.warnings.length ?? 0) > 0);
-  const sameWarnings = !canaryTouched && !wildcardsTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
+  const sameWarnings = !canaryTouched && !wildcardsTouched && !ownershipTouched && !hadHostWarnings && !hostWarnings() && !planWarnings && changed.every((f) => f.warnings.length === 0);
   const topology: Topology = {
     settings, fragments, hosts, plans, planned: namesChanged ? new Set(planIndex.keys()) : prev.planned,
     customDefaults: prev.customDefaults, warnings: sameWarnings ? prev.warnings : topologyWarnings(fragments, hosts, plans, index),
@@ -195,6 +223,35 @@ function changedFragments(prev: readonly IngressFragment[], next: readonly Ingre
   if (diff === null) return null;
   changed.push(...diff.removed, ...diff.added);
   return changed.length > INCREMENTAL_LIMIT ? null : { changed, replaced: null };
+}
+
+/**
+ * The ownership warnings of the contested hosts in the order a full recompute gives them
+ * (claimHosts follows the hosts' first appearance: their oldest Ingress's place, then the
+ * host's place among its hosts).
+ */
+function ownershipWarningsOf(contested: ReadonlyMap<string, ContestedHost>, fragments: readonly IngressFragment[]): ModelWarning[] {
+  if (contested.size === 0) return [];
+  const owners = new Set<IngressFragment>();
+  const ownerOf = new Map<string, IngressFragment>();
+  for (const f of fragments) {
+    if (f.canary) continue;
+    for (const h of f.hosts) {
+      if (contested.has(h) && !ownerOf.has(h)) { ownerOf.set(h, f); owners.add(f); }
+    }
+    if (ownerOf.size === contested.size) break;
+  }
+  const place = new Map<IngressFragment, number>();
+  let i = 0;
+  for (const f of fragments) { if (owners.has(f)) place.set(f, i); i++; }
+  const order = [...contested.keys()].sort((a, b) => {
+    const fa = ownerOf.get(a)!;
+    const fb = ownerOf.get(b)!;
+    return fa === fb ? fa.hosts.indexOf(a) - fa.hosts.indexOf(b) : place.get(fa)! - place.get(fb)!;
+  });
+  const out: ModelWarning[] = [];
+  for (const h of order) out.push(...contested.get(h)!.warnings);
+  return out;
 }
 
 const servesHost = (f: IngressFragment, host: string) => !f.canary && f.hosts.includes(host);

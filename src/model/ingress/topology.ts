@@ -13,7 +13,7 @@ import type { IngressFragment } from './fragments.js';
 import { DEFAULT_SERVER } from '../core/paths.js';
 import { resolveAliases } from './server-aliases.js';
 import { assembleServer, type AssembledServer } from './servers.js';
-import { claimHosts, wildcardHostTakeovers } from './takeovers.js';
+import { claimHosts, wildcardHostTakeovers, type ContestedHost } from './takeovers.js';
 
 export interface HostEntry {
   readonly host: string;
@@ -54,7 +54,9 @@ export interface TopologyIndex {
   ownershipWarnings: readonly ModelWarning[];
   /** Hosts served instead of another namespace's wildcard host over them. */
   wildcardWarnings: readonly ModelWarning[];
-  contested: ReadonlySet<string>;
+  /** --host-ownership: host → its owner namespace (null when off), and the hosts some namespace was refused. */
+  owners: Map<string, string> | null;
+  contested: Map<string, ContestedHost>;
   /** Every alias any Ingress asks for. */
   aliasNames: ReadonlySet<string>;
   canaryWarnings: readonly ModelWarning[];
@@ -265,7 +267,7 @@ export function computeTopology(state: TopologyState, opts: TopologyOptions, set
   }
 
   const index: TopologyIndex = {
-    root, byHost, assembled, plans, aliasWarnings: aliases.warnings, ownershipWarnings, wildcardWarnings: wildcardHostTakeovers(byHost), contested: claims?.contested ?? new Set(),
+    root, byHost, assembled, plans, aliasWarnings: aliases.warnings, ownershipWarnings, wildcardWarnings: wildcardHostTakeovers(byHost), owners, contested: claims?.contested ?? new Map(),
     aliasNames: aliases.names, canaryWarnings: canary.warnings, canaryHosts: canary.hosts, canaryBackends: canary.backends, passthrough,
   };
   const topology: Topology = {

@@ -270,6 +270,16 @@ test('tenant isolation flags: node-local upstreams refused and host ownership of
   assert.match(refused(['--allow-upstream-addresses=loopback,everything']), /--allow-upstream-addresses: "everything" is not an address class/);
 });
 
+test('--own-addresses: the pod\'s addresses given, or POD_IP and the interfaces\' when empty; a name is refused', async () => {
+  const { ownAddresses } = await import('../../../src/cli/own-addresses.js');
+  assert.equal([...(ownAddresses(' 10.1.2.3, 2001:DB8::7 ') as Set<string>)], ['10.1.2.3', '2001:db8::7']);
+  const found = ownAddresses('', { POD_IP: '10.9.8.7' }) as Set<string>;
+  assert.ok(found.has('10.9.8.7'), 'POD_IP');
+  assert.not.ok(found.has('127.0.0.1'), 'loopback is its own class; the built-in default backend lives there');
+  assert.is(parsed(['--own-addresses=10.1.2.3']).ownAddresses, '10.1.2.3');
+  assert.match(refused(['--own-addresses=10.1.2.3,pod.local']), /--own-addresses: "pod\.local" is not an IP address/);
+});
+
 test('store options come from the flags', () => {
   const s = toStoreOptions(parsed(['--watch-namespace=team-a', '--ingress-class-by-name', '--disable-catch-all']));
   assert.equal(s.watchNamespaces, ['team-a']);

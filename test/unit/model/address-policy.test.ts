@@ -4,7 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  STRICT_ADDRESS_POLICY, allowedEndpointAddress, judgeEndpointAddress, judgeExternalName, parseAddress, parseAllowedClasses, type AddressPolicy,
+  STRICT_ADDRESS_POLICY, allowedEndpointAddress, isOwnAddress, judgeEndpointAddress, judgeExternalName, ownAddressSet, parseAddress, parseAllowedClasses,
+  type AddressPolicy,
 } from '../../../src/model/checks/address-policy.js';
 import { METADATA_AND_EMBEDDED, NODE_LOCAL_SPELLINGS as HOSTILE_SPELLINGS } from '../../support/hostile.js';
 
@@ -39,6 +40,7 @@ test('the endpoints\' fast judgement answers as judgeEndpointAddress for every s
     { allow: new Set(['loopback', 'unspecified']), ownPorts: new Set([80, 10246]) },
     { allow: new Set(['link-local']), ownPorts: new Set() },
     { allow: new Set(['loopback', 'unspecified', 'link-local', 'metadata']), ownPorts: new Set([8181]) },
+    { allow: new Set(), ownPorts: new Set([80, 8181]), ownAddresses: ownAddressSet(['10.0.0.1', '2001:db8::1']) as Set<string> },
   ];
   const spellings = [
     ...HOSTILE_SPELLINGS.map(([s]) => s), ...METADATA_AND_EMBEDDED.map(([s]) => s),
@@ -136,6 +138,29 @@ test('allowed classes pass, except on the controller\'s own ports', () => {
   assert.is(judgeEndpointAddress(local, '169.254.169.254', '80').ok, false);
   const linkLocal: AddressPolicy = { allow: new Set(['link-local']), ownPorts: new Set([80]) };
   assert.equal(judgeEndpointAddress(linkLocal, '169.254.20.10', '80'), { ok: true, address: '169.254.20.10' }, 'own ports guard only this node');
+});
+
+test('the controller pod\'s own addresses: its own ports refused there in every spelling, its other ports and other pods allowed', () => {
+  const own = ownAddressSet(['10.1.2.3', ' 2001:DB8:0:0::7 ', 'fe80::1%eth0']) as Set<string>;
+  assert.equal([...own].sort(), ['10.1.2.3', '2001:db8::7', 'fe80::1']);
+  const pod: AddressPolicy = { allow: new Set(), ownPorts: new Set([80, 10246, 10254, 8443]), ownAddresses: own };
+  for (const [spelling, port] of [
+    ['10.1.2.3', '10254'], ['012.1.2.3', '10246'], ['10.1.515', '8443'], ['167838211', '10254'], ['::ffff:10.1.2.3', '10254'],
+    ['::ffff:a01:203', '80'], ['64:ff9b::a01:203', '10254'], ['2002:a01:203::', '10254'], ['[2001:db8::7]', '10254'], ['2001:db8:0:0:0:0:0:7', '8443'],
+  ] as const) {
+    for (const verdict of [judgeEndpointAddress(pod, spelling, port), judgeExternalName(pod, spelling, port)]) {
+      assert.is(verdict.ok, false, `${spelling}:${port} reaches the controller`);
+      assert.match((verdict as { reason: string }).reason, new RegExp(`port ${port} of .*an address of the controller's own pod`));
+    }
+    assert.is(allowedEndpointAddress(pod, spelling, port), null, `${spelling}:${port} (fast path)`);
+    assert.ok(isOwnAddress(pod, spelling), spelling);
+  }
+  assert.equal(judgeEndpointAddress(pod, '10.1.2.3', '9000'), { ok: true, address: '10.1.2.3' }, 'a port the controller does not hold');
+  assert.equal(judgeEndpointAddress(pod, '10.1.2.4', '10254'), { ok: true, address: '10.1.2.4' }, 'another pod');
+  assert.is(allowedEndpointAddress(pod, '10.1.2.4', '10254'), '10.1.2.4');
+  assert.is(isOwnAddress(pod, 'own.example'), false, 'a name is judged by what Lua resolves it to');
+  assert.is(judgeEndpointAddress({ ...pod, ownAddresses: undefined }, '10.1.2.3', '10254').ok, true, 'without own addresses the policy cannot tell');
+  assert.match((ownAddressSet(['10.0.0.1', 'pod.local']) as { error: string }).error, /"pod\.local" is not an IP address/);
 });
 
 test('--allow-upstream-addresses is parsed strictly', () => {

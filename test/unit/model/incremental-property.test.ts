@@ -22,7 +22,16 @@ import { FIXTURE_NOW as NOW, MODEL_FIXTURES } from '../../support/model-fixtures
 const property = suite('incremental builds after adds and deletes');
 
 property('a builder that saw every step gives what a fresh one gives (200 random steps)', () => {
-  let seed = 2911;
+  randomSteps({ seed: 2911 });
+});
+
+property('--host-ownership: the same, with hosts contested between namespaces patched by their hosts alone', () => {
+  const { updatedContested } = randomSteps({ seed: 4177, hostOwnership: true });
+  assert.ok(updatedContested > 5, `${updatedContested} incremental builds changed who is refused on a host`);
+});
+
+function randomSteps(o: { seed: number; hostOwnership?: boolean }): { updatedContested: number } {
+  let seed = o.seed;
   const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return (seed >>> 8) % n; };
   const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)]!;
   const pem = (f: string) => readFileSync(join(MODEL_FIXTURES, '_certs', f), 'utf8');
@@ -36,7 +45,10 @@ property('a builder that saw every step gives what a fresh one gives (200 random
   store.put('Secret', tlsSecret('tls', pem('tls.crt'), pem('tls.key')));
   const shared = ['a.example.com', 'b.example.com', 'shared.example.com'];
   const quarantine = createQuarantine({ now: () => NOW.getTime() });
-  const options = { annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true };
+  const options = { annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW, dynamicRoutes: true, hostOwnership: o.hostOwnership === true };
+  const contestedHost = /belongs to namespace/;
+  let updatedContested = 0;
+  let ownershipBefore = '[]';
   const builder = createModelBuilder(options);
   const first = builder.build(quarantine.view(store)).config;
   let heldServers = serversChange(null, first).held();
@@ -96,6 +108,10 @@ property('a builder that saw every step gives what a fresh one gives (200 random
     const view = quarantine.view(store);
     const before = builder.build(view, hints);
     const cold = createModelBuilder(options).build(view);
+    // A change of who is refused where: only a build that touched a contested host can make it.
+    const ownership = JSON.stringify(cold.warnings.filter((w) => contestedHost.test(w.message)));
+    if (before.path === 'updated' && ownership !== ownershipBefore) updatedContested++;
+    ownershipBefore = ownership;
     assert.fixture(stableJSON(before.config), stableJSON(cold.config), `step ${step}`);
     assert.equal(before.warnings, cold.warnings, `step ${step} warnings`);
     assert.is(decide(snapshot(cold.config), snapshot(before.config)).kind, 'none', `step ${step}: equal by hashes`);
@@ -110,6 +126,7 @@ property('a builder that saw every step gives what a fresh one gives (200 random
     heldWhole = whole;
   }
   assert.ok(counts.add > 70 && counts.delete > 20 && counts.change > 20 && counts.setAside > 5 && counts.canaryToggled > 5, JSON.stringify(counts));
-});
+  return { updatedContested };
+}
 
 property.run();

@@ -114,6 +114,7 @@ function snippetsWith(policy: AddressPolicy | undefined, annotations: Record<str
 
 test('with snippets allowed, a snippet dialling the node is refused as endpoints are: every loopback by default, the controller\'s own ports always', () => {
   const local: AddressPolicy = { allow: new Set(['loopback']), ownPorts: new Set([10254, 8181]) };
+  const pod: AddressPolicy = { allow: new Set(), ownPorts: new Set([80, 10254, 8181]), dataPlanePorts: new Set([80]), ownAddresses: new Set(['10.1.2.3']) };
   const cases: Array<[string, string, AddressPolicy | undefined, RegExp | null]> = [
     ['server-snippet', 'location /m { proxy_pass http://127.0.0.1:10254/metrics; }', local, /line 1: "proxy_pass" connects to 127\.0\.0\.1:10254: refused by the upstream address policy: port 10254 of this node is one of the controller's own listeners/],
     ['configuration-snippet', 'mirror /m;\nlocation /m { proxy_pass http://localhost:8181; }', local, /line 2: .*localhost:8181.*own listeners/],
@@ -128,6 +129,11 @@ test('with snippets allowed, a snippet dialling the node is refused as endpoints
     ['server-snippet', 'location /m { proxy_pass http://169.254.169.254/latest/; }', local, /a metadata address/],
     ['server-snippet', 'location /m { proxy_pass http://10.0.0.7:8080; }', undefined, null],
     ['auth-snippet', 'proxy_set_header X-A b;\nproxy_pass http://[::1]:8181;', local, /line 2: .*\[::1\]:8181.*own listeners/],
+    // The controller pod's own address reaches the same listeners as loopback does.
+    ['server-snippet', 'location /m { proxy_pass http://10.1.2.3:10254/metrics; }', pod, /"proxy_pass" connects to 10\.1\.2\.3:10254: .*port 10254 of 10\.1\.2\.3, an address of the controller's own pod/],
+    ['stream-snippet', 'upstream u { server [::ffff:a01:203]:8181; }\nserver { listen 9000; proxy_pass u; }', pod, /line 1: .*an address of the controller's own pod/],
+    ['stream-snippet', 'server { listen 8000; proxy_pass 10.1.2.3:80; }', pod, null],
+    ['server-snippet', 'location /m { proxy_pass http://10.1.2.3:9000; }', pod, null],
   ];
   for (const [key, text, policy, refused] of cases) {
     const extra: Record<string, string> = key === 'auth-snippet' ? { 'auth-url': 'https://auth.example.com/' } : {};

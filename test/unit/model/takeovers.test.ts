@@ -120,15 +120,29 @@ test('--host-ownership: the namespace of the oldest Ingress owns a host; the own
   assert.is(backend(r.config, 'team-b-evil-80'), undefined, 'no backend for refused rules');
   assert.ok(r.warnings.some((w) => w.object === 'Ingress team-b/other' && w.reason === 'Takeover'));
 
+  // A contested host costs its own hosts' work (the topology patched, not recomputed), and gives
+  // the decisions and warnings of a full build.
+  const coldWarnings = () => build(store, true).warnings;
   store.put('Ingress', other('/admin2'));
   r = builder.build(store, [{ kind: 'Ingress', key: 'team-b/other' }]);
   assert.not.ok(paths(r.config, 'shop.test').some((p) => p.includes('team-b')));
   assert.is(stableJSON(r.config), cold());
+  assert.equal(r.warnings, coldWarnings());
+  assert.is(r.path, 'updated', 'a change on a contested host patches the topology');
 
   store.remove('Ingress', ingress('web', 'shop.test', [], { ns: 'team-a' }));
   r = builder.build(store, [{ kind: 'Ingress', key: 'team-a/web' }]);
   assert.ok(paths(r.config, 'shop.test').includes('/admin2 -> team-b-evil-80'), 'the next oldest namespace owns the host now');
   assert.is(stableJSON(r.config), cold());
+  assert.equal(r.warnings, coldWarnings());
+  assert.is(r.path, 'updated', 'the owner changing patches the topology');
+
+  store.put('Ingress', ingress('late', 'shop.test', [['/late', 'Prefix', 'web', 80]], { ns: 'team-c', ts: '2026-03-01T00:00:00Z' }));
+  r = builder.build(store, [{ kind: 'Ingress', key: 'team-c/late' }]);
+  assert.not.ok(paths(r.config, 'shop.test').some((p) => p.includes('/late')), 'a third namespace is refused too');
+  assert.is(stableJSON(r.config), cold());
+  assert.equal(r.warnings, coldWarnings());
+  assert.is(r.path, 'updated');
 });
 
 test.run();

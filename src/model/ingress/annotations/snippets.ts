@@ -5,7 +5,7 @@
 // outside the Ingress.
 import { InvalidValue, type Check } from '../../checks/validate.js';
 import { snippetProblem, type PeerCheck } from '../../checks/snippet-check.js';
-import { isLocalhostName, judgeExternalName, parseAddress, STRICT_ADDRESS_POLICY, type AddressPolicy } from '../../checks/address-policy.js';
+import { isLocalhostName, isOwnAddress, judgeExternalName, parseAddress, STRICT_ADDRESS_POLICY, type AddressPolicy } from '../../checks/address-policy.js';
 import { http2LuaProblem } from '../../checks/http2.js';
 import { annotationReader, type AnnotationReader } from './reader.js';
 import type { AnnotationGroup } from './types.js';
@@ -36,7 +36,7 @@ function policyPeer(policy: AddressPolicy): PeerCheck {
   return (host, port) => {
     if (open.has(Number(port))) {
       const cls = isLocalhostName(host) ? 'loopback' : parseAddress(host)?.class;
-      if (cls === 'loopback' || cls === 'unspecified') return null;
+      if (cls === 'loopback' || cls === 'unspecified' || isOwnAddress(policy, host)) return null;
     }
     const verdict = judgeExternalName(policy, host, port);
     return verdict.ok ? null : `refused by the upstream address policy: ${verdict.reason}`;

@@ -12,7 +12,7 @@ import type { ConfigMap, Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
 import { GATEWAY_KINDS, type StoredKind } from '../store/events.js';
 import { defaultAnnotations, locationTemplate, parseAnnotations, type ParsedAnnotations, type ParseResult } from './ingress/annotations/index.js';
-import { prefixedAnnotations } from './ingress/annotations/reader.js';
+import { prefixedAnnotationsKey } from './ingress/annotations/reader.js';
 import type { NginxSettings } from './core/config/settings.js';
 import { defaultSettings, parseConfigMap } from './core/config/parse.js';
 import type { Backend, BackendTLSLocation, Certificate, Configuration, Endpoint, Location, ModelWarning, Server } from './core/types.js';
@@ -223,7 +223,7 @@ export function createModelBuilder(opts: ModelBuildOptions): ModelBuilder {
       memo.settings = settings;
       memo.byAnnotations = caches.perSettings.newAnnotationMemo();
     }
-    const key = `${ing.metadata.namespace ?? ''}\n${JSON.stringify(prefixedAnnotations(ing, opts.annotationsPrefix))}`;
+    const key = prefixedAnnotationsKey(ing, opts.annotationsPrefix);
     const shared = memo.byAnnotations.get(key);
     if (shared) return { value: shared, warnings: [] };
     const parsed = parseAnnotations(ing, { prefix: opts.annotationsPrefix, settings, store: trackingReader(store, deps), addressPolicy });

@@ -59,6 +59,12 @@ export function upstreamName(namespace: string, service: string, port: string): 
   return `${namespace}-${service}-${port}`;
 }
 
+/** Whether two backends name the same Service port, spelled the same way (a number, or a name). */
+function sameServicePort(a: IngressBackend, b: IngressBackend): boolean {
+  return !!a.service && !!b.service && a.service.name === b.service.name
+    && a.service.port?.number === b.service.port?.number && a.service.port?.name === b.service.port?.name;
+}
+
 function backendUse(namespace: string, b: IngressBackend): BackendUse | string {
   if (!b.service) {
     return b.resource ? `resource backend ${b.resource.kind}/${b.resource.name} is not supported` : 'backend names no service';
@@ -127,6 +133,9 @@ class Fragment implements IngressFragment {
   }
 }
 
+/** Past this many hosts an Ingress's host names are de-duplicated with a Set. */
+const MANY_HOSTS = 16;
+
 /** One warning about Ingress `key` (a function, not a closure per Ingress: a full build makes 10k fragments). */
 function warnAbout(warnings: ModelWarning[], key: string, field: string, message: string): void {
   warnings.push({ object: `Ingress ${key}`, field, message });
@@ -148,8 +157,12 @@ export function buildFragment(
   }
 
   const hosts: string[] = [];
-  const named = new Set<string>();
+  // Searched in place while short; a Set once an Ingress names many hosts.
+  let named: Set<string> | null = null;
   const paths: PathEntry[] = [];
+  // The last path's backend and use: the next path naming the same Service port shares the use.
+  let lastBackend: IngressBackend | null = null;
+  let lastUse: BackendUse | null = null;
   const rules = ing.spec.rules ?? [];
   const template = templateOf(parsed, settings);
   for (let i = 0; i < rules.length; i++) {
@@ -161,9 +174,10 @@ export function buildFragment(
       continue;
     }
     const host = raw === '' ? DEFAULT_SERVER : raw;
-    if (!named.has(host)) {
-      named.add(host);
+    if (named === null ? !hosts.includes(host) : !named.has(host)) {
       hosts.push(host);
+      if (named !== null) named.add(host);
+      else if (hosts.length > MANY_HOSTS) named = new Set(hosts);
     }
     const rulePaths = rule.http?.paths ?? [];
     for (let j = 0; j < rulePaths.length; j++) {
@@ -177,11 +191,13 @@ export function buildFragment(
       }
       const inspected = deepInspectionMatch(path);
       if (inspected) warnAbout(warnings, key, `spec.rules[${i}].http.paths[${j}].path`, `${DEEP_INSPECTION_WARNING} (${inspected}); served here, where a path is escaped and never a file path`);
-      const u = backendUse(ns, p.backend);
+      const u: BackendUse | string = lastUse !== null && sameServicePort(lastBackend!, p.backend) ? lastUse : backendUse(ns, p.backend);
       if (typeof u === 'string') {
         warnAbout(warnings, key, `spec.rules[${i}].http.paths[${j}].backend`, `${u}; path ignored (requests fall to the host's other locations or the default backend)`);
         continue;
       }
+      lastBackend = p.backend;
+      lastUse = u;
       paths.push({ host, use: u, location: makeLocation(path, pathType, ref, u, u.name, template, settings, false) });
     }
   }

@@ -641,4 +641,32 @@ memo('Ingresses with equal annotations share their parse only while it warned ab
   assert.equal(built.warnings, cold.warnings);
 });
 
+memo('two annotation sets never share a parse, however their texts could be run together', () => {
+  const store = testStore();
+  store.put('Service', service('svc'));
+  // Joined as "name:value" lines, b's one value would read as a's two annotations.
+  const sets: Array<[string, Record<string, string>]> = [
+    ['a', { 'proxy-body-size': '8m', 'proxy-read-timeout': '30' }],
+    ['b', { 'proxy-body-size': '8m\nproxy-read-timeout:30' }],
+    ['c', { 'proxy-body-size': '8m', 'proxy-read-timeout': '30', 'proxy-send-timeout': '' }],
+    ['d', { 'proxy-body-size': '8m', 'proxy-read-timeout': '302:' }],
+  ];
+  // Oldest first: a's parse is the one kept for the others to find.
+  sets.forEach(([name, annotations], i) => store.put('Ingress', ingress(name, `${name}.example.com`, [['/', 'Prefix', 'svc', 80]], { annotations, ts: `2026-01-01T00:00:0${i}Z` })));
+  const built = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(store);
+  const proxy = (host: string) => server(built.config, host).locations.find((l) => l.path === '/')!.settings.proxy;
+  assert.is(proxy('a.example.com').readTimeout, 30);
+  assert.is.not(proxy('b.example.com').bodySize, '8m');
+  assert.ok(built.warnings.some((w) => w.object === 'Ingress default/b'), 'b is told its body size is refused');
+  assert.ok(built.warnings.some((w) => w.object === 'Ingress default/d'), 'd is told its read timeout is refused');
+  // Each set built alone gives what it gives among the others.
+  for (const [name, annotations] of sets) {
+    const alone = testStore();
+    alone.put('Service', service('svc'));
+    alone.put('Ingress', ingress(name, `${name}.example.com`, [['/', 'Prefix', 'svc', 80]], { annotations }));
+    const c = createModelBuilder({ annotationsPrefix: PREFIX, defaultServerPort: 8181, now: () => NOW }).build(alone).config;
+    assert.equal(server(c, `${name}.example.com`).locations, server(built.config, `${name}.example.com`).locations, name);
+  }
+});
+
 memo.run();

@@ -2,9 +2,8 @@
 // with 50 in flight at once (the client in a worker thread, its own event loop), a mix of updates
 // of existing Ingresses, new hosts and refused host/path thefts; the in-process review time; and
 // the first review after a store change (an Ingress changed, an Ingress added).
-// The webhook runs as in the controller: its transport thread (TLS, HTTP, JSON) and this thread,
-// which holds the store and reviews. Each thread's CPU per review is read from the kernel (the
-// client's thread shares the process); `--profile` writes this thread's CPU profile of the measured
+// The server's own CPU per review is read from the kernel for its thread alone (the client's
+// thread shares the process); `--profile` writes the server thread's CPU profile of the measured
 // reviews to .bench/prof and prints its hottest functions.
 //   node --import tsx bench/admission.ts [--full] [--sizes 10000] [--profile] [--warmup 3000]
 import { Session } from 'node:inspector/promises';
@@ -17,7 +16,7 @@ import { createStore, defaultStoreOptions } from '../src/store/store.js';
 import type { Ingress } from '../src/store/kube-types.js';
 import { silentLogger } from '../src/log.js';
 import { createReviewer, type Reviewer } from '../src/admission/review.js';
-import { startWebhookTransport } from '../src/admission/transport.js';
+import { startWebhookServer } from '../src/admission/server.js';
 import { BENCH_DOMAIN, CACHE_DIR, benchCertificate, generateEvents, hostOf, ingressObject } from './gen.js';
 import { hotSpots } from './profile.js';
 import { arg, attempt, emitFigures, isFull, loadAverage, median, percentile, printTable, round, verdict, type Figures, type Row } from './lib.js';
@@ -190,50 +189,44 @@ async function measure(n: number, requests: number, profile: boolean, fig: Figur
     note: `median of 10 each: after an Ingress changed ${firstNote(firsts.changed)}, after an Ingress added ${firstNote(firsts.added)}`,
   });
 
-  // The same load against a reviewer that answers one fixed verdict: the webhook's CPU for HTTP,
-  // TLS, reading the AdmissionReview and writing the answer, without the review itself.
+  // The same load against a reviewer that answers one fixed verdict: the server thread's CPU for
+  // HTTP, TLS, reading the AdmissionReview and writing the answer, without the review itself.
   const fixed = reviewer.review(candidate(0, n));
   const transport = await serve({ ...reviewer, review: () => fixed }, n, requests, false);
-  fig[`admission_transport_cpu_ms_per_review_${size}`] = round(transport.cpuMs + transport.transportCpuMs, 3);
+  fig[`admission_transport_cpu_ms_per_review_${size}`] = round(transport.cpuMs, 3);
 
   const measured = await serve(reviewer, n, requests, profile, size);
-  const { latencies, allowed, cpuMs: reviewingCpuMs, transportCpuMs, busyMs, seconds, coldP99, gc, loopMaxMs, rssMb, heapMb, processCpuMs, clientCpuMs, others } = measured;
-  // The webhook's own two threads: what one server thread did before the transport had its own.
-  const cpuMs = reviewingCpuMs + transportCpuMs;
+  const { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs, rssMb, heapMb, processCpuMs, clientCpuMs, others } = measured;
   fig[`admission_rss_mb_${size}`] = round(rssMb, 1);
   fig[`admission_server_ms_per_review_${size}`] = round(busyMs, 2);
   fig[`admission_server_cpu_ms_per_review_${size}`] = round(cpuMs, 3);
-  fig[`admission_reviewing_cpu_ms_per_review_${size}`] = round(reviewingCpuMs, 3);
-  fig[`admission_transport_thread_cpu_ms_per_review_${size}`] = round(transportCpuMs, 3);
   const p99 = percentile(latencies, 99);
   fig[`admission_review_p99_ms_${size}`] = round(p99, 1);
   rows.push({
     figure: `review round trip p99, ${size}, ${CONCURRENCY} in flight`, value: `${p99.toFixed(1)} ms`,
     target: n === 10_000 ? '≤ 20 ms' : '', status: n === 10_000 ? verdict(p99, 20) : '',
-    note: `p50 ${median(latencies).toFixed(1)} ms; after a warm-up of ${warmupReviews()} reviews${arg('--warmup') ? ' (--warmup)' : ' (the default: code optimised, as in a webhook that has run a while)'}; kept-alive connections (the first ${CONCURRENCY}, each with its TLS handshake: p99 ${coldP99.toFixed(0)} ms); ${requests} reviews (${allowed} allowed) in ${seconds.toFixed(1)} s = ${(requests / seconds).toFixed(0)}/s; CPU per review: the reviewing thread ${reviewingCpuMs.toFixed(3)} ms (its loop busy ${busyMs.toFixed(2)} ms of wall time per review), the transport thread ${transportCpuMs.toFixed(3)} ms`,
+    note: `p50 ${median(latencies).toFixed(1)} ms; after a warm-up of ${warmupReviews()} reviews${arg('--warmup') ? ' (--warmup)' : ' (the default: code optimised, as in a webhook that has run a while)'}; kept-alive connections (the first ${CONCURRENCY}, each with its TLS handshake: p99 ${coldP99.toFixed(0)} ms); ${requests} reviews (${allowed} allowed) in ${seconds.toFixed(1)} s = ${(requests / seconds).toFixed(0)}/s; server thread CPU ${cpuMs.toFixed(3)} ms per review (its loop busy ${busyMs.toFixed(2)} ms of wall time per review)`,
   });
   rows.push({
     figure: `what else the round trips waited for, ${size}`, value: `GC ${gc.ms.toFixed(0)} ms`,
-    note: `the reviewing thread during the measured reviews: ${gc.count} GC pauses, ${gc.ms.toFixed(1)} ms in all, the longest ${gc.maxMs.toFixed(1)} ms; its event loop's longest stall ${loopMaxMs.toFixed(1)} ms; round trip p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; process RSS ${rssMb.toFixed(0)} MB (the load client's thread included)${Number.isNaN(heapMb) ? '' : `, the reviewing thread's heap after a full GC ${heapMb.toFixed(1)} MB`}; the process's CPU per review ${processCpuMs.toFixed(3)} ms: the reviewing thread ${reviewingCpuMs.toFixed(3)}, the transport thread ${transportCpuMs.toFixed(3)}, the load client's ${clientCpuMs.toFixed(3)}, the ${others.length} other threads (V8's helpers, libuv's) ${(processCpuMs - cpuMs - clientCpuMs).toFixed(3)} ms, the busiest ${others.slice(0, 4).map((ms) => ms.toFixed(3)).join(' / ')} ms`,
+    note: `the server thread during the measured reviews: ${gc.count} GC pauses, ${gc.ms.toFixed(1)} ms in all, the longest ${gc.maxMs.toFixed(1)} ms; its event loop's longest stall ${loopMaxMs.toFixed(1)} ms; round trip p90 ${percentile(latencies, 90).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; process RSS ${rssMb.toFixed(0)} MB (the load client's thread included)${Number.isNaN(heapMb) ? '' : `, the server thread's heap after a full GC ${heapMb.toFixed(1)} MB`}; the process's CPU per review ${processCpuMs.toFixed(3)} ms: the server thread ${cpuMs.toFixed(3)}, the load client's ${clientCpuMs.toFixed(3)}, the ${others.length} other threads (V8's helpers, libuv's) ${(processCpuMs - cpuMs - clientCpuMs).toFixed(3)} ms, the busiest ${others.slice(0, 4).map((ms) => ms.toFixed(3)).join(' / ')} ms`,
   });
   rows.push({
     figure: `server thread CPU per review, ${size}`, value: `${cpuMs.toFixed(3)} ms`, target: n === 10_000 ? '≤ 0.4 ms' : '', status: n === 10_000 ? verdict(cpuMs, 0.4) : '',
-    note: `the reviewing and the transport thread together; of which HTTP, TLS and the AdmissionReview (the same load, a fixed verdict) ${(transport.cpuMs + transport.transportCpuMs).toFixed(3)} ms; the review ${(cpuMs - transport.cpuMs - transport.transportCpuMs).toFixed(3)} ms`,
+    note: `of which HTTP, TLS and the AdmissionReview (the same load, a fixed verdict) ${transport.cpuMs.toFixed(3)} ms; the review ${(cpuMs - transport.cpuMs).toFixed(3)} ms`,
   });
 }
 
 interface Served {
-  latencies: number[]; allowed: number;
-  /** This thread's (the reviewing thread's) and the transport thread's CPU per review. */
-  cpuMs: number; transportCpuMs: number; busyMs: number; seconds: number; coldP99: number;
-  /** The reviewing thread's GC pauses during the measured reviews. */
+  latencies: number[]; allowed: number; cpuMs: number; busyMs: number; seconds: number; coldP99: number;
+  /** The server thread's GC pauses during the measured reviews. */
   gc: { count: number; ms: number; maxMs: number };
-  /** The longest the reviewing thread's event loop was held at once (a review, a GC pause, or waiting for a core). */
+  /** The longest the server thread's event loop was held at once (a review, a GC pause, or waiting for a core). */
   loopMaxMs: number;
   rssMb: number;
-  /** The reviewing thread's heap after a full collection (NaN without --expose-gc). */
+  /** The server thread's heap after a full collection (NaN without --expose-gc). */
   heapMb: number;
-  /** The whole process's CPU per review: the reviewing thread, the load client's and V8's helper threads. */
+  /** The whole process's CPU per review: the server thread, the load client's and V8's helper threads. */
   processCpuMs: number;
   /** The load client's thread's CPU per review. */
   clientCpuMs: number;
@@ -241,13 +234,13 @@ interface Served {
   others: number[];
 }
 
-/** The webhook (its transport thread) over `reviewer` (on this thread), CONCURRENCY reviews in flight from a client thread; each thread's CPU per review. */
+/** The webhook's HTTPS server over `reviewer`, CONCURRENCY reviews in flight from a client thread; the server thread's CPU per review. */
 async function serve(reviewer: Reviewer, n: number, requests: number, profile: boolean, size = ''): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'irx-bench-webhook-'));
   const { cert, key } = benchCertificate();
   writeFileSync(join(dir, 'tls.crt'), cert);
   writeFileSync(join(dir, 'tls.key'), key);
-  const server = await startWebhookTransport({
+  const server = await startWebhookServer({
     address: '127.0.0.1:0', certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), logger: silentLogger(), reviewer,
   });
   try {
@@ -263,7 +256,7 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
       await session.post('Profiler.start');
     }
-    // A PerformanceObserver sees its own thread's GC only: the reviewing thread's.
+    // A PerformanceObserver sees its own thread's GC only: the server's, not the client's.
     const gc = { count: 0, ms: 0, maxMs: 0 };
     const countGC = (entries: readonly PerformanceEntry[]) => {
       for (const e of entries) {
@@ -280,24 +273,22 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = serverThreadCpuMs();
     const client0 = serverThreadCpuMs(client.tid);
-    const transport0 = serverThreadCpuMs(server.tid);
     const process0 = process.cpuUsage();
     const threads0 = threadCpuMs();
     const { latencies, allowed } = await client.measure();
     const threads1 = threadCpuMs();
     // The other threads (V8's GC and compiler helpers of both isolates, libuv's), busiest first.
-    const others = [...threads1].filter(([tid]) => tid !== process.pid && tid !== client.tid && tid !== server.tid)
+    const others = [...threads1].filter(([tid]) => tid !== process.pid && tid !== client.tid)
       .map(([tid, ms]) => (ms - (threads0.get(tid) ?? 0)) / requests).sort((a, b) => b - a);
     const cpuMs = (serverThreadCpuMs() - cpu0) / requests;
     const clientCpuMs = (serverThreadCpuMs(client.tid) - client0) / requests;
-    const transportCpuMs = (serverThreadCpuMs(server.tid) - transport0) / requests;
     const processUsage = process.cpuUsage(process0);
     const processCpuMs = (processUsage.user + processUsage.system) / 1000 / requests;
     loop.disable();
     countGC(gcObserver.takeRecords());
     gcObserver.disconnect();
     const rssMb = process.memoryUsage().rss / 1e6;
-    // Under `node --expose-gc`: the reviewing thread's heap still used after a full collection.
+    // Under `node --expose-gc`: the server thread's heap still used after a full collection.
     const collect = (globalThis as { gc?: () => void }).gc;
     let heapMb = NaN;
     if (collect) {
@@ -314,10 +305,10 @@ async function serve(reviewer: Reviewer, n: number, requests: number, profile: b
       const outDir = join(CACHE_DIR, 'prof');
       mkdirSync(outDir, { recursive: true });
       writeFileSync(join(outDir, `admission-${size}.cpuprofile`), JSON.stringify(prof));
-      process.stdout.write(`\n## the reviewing thread during the measured reviews, ${size} (.bench/prof/admission-${size}.cpuprofile)\n`);
+      process.stdout.write(`\n## the server thread during the measured reviews, ${size} (.bench/prof/admission-${size}.cpuprofile)\n`);
       for (const h of hotSpots(prof, 25)) process.stdout.write(`${(h.share * 100).toFixed(1).padStart(5)}%  ${h.ms.toFixed(0).padStart(6)} ms  ${h.fn}  ${h.where}\n`);
     }
-    return { latencies, allowed, cpuMs, transportCpuMs, busyMs, seconds, coldP99, gc, loopMaxMs: loop.max / 1e6, rssMb, heapMb, processCpuMs, clientCpuMs, others };
+    return { latencies, allowed, cpuMs, busyMs, seconds, coldP99, gc, loopMaxMs: loop.max / 1e6, rssMb, heapMb, processCpuMs, clientCpuMs, others };
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });

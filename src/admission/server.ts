@@ -15,20 +15,15 @@ import type { Logger } from '../log.js';
 import {
   MAX_OBJECT_BYTES, admissionReviewResponse, denialMessage, gatewayObjectOf, ingressOf, readAdmissionReview, warningLines, type AdmissionResponse, type AdmissionRequest,
 } from './admission-review.js';
-import type { AdmissionMetrics, ObservedReview } from './metrics.js';
+import type { AdmissionMetrics } from './metrics.js';
 import type { Finding, ReviewResult, Reviewer } from './review.js';
-import { NO_CONFIG_BYTES, type GatewayAPIObject } from './review-types.js';
-import type { Ingress } from '../store/kube-types.js';
 
 export interface WebhookServerOptions {
   /** `host:port` as ingress-nginx's --validating-webhook (`:8443` listens on every address). */
   address: string;
   certFile: string;
   keyFile: string;
-  /** Reviews on this thread, one at a time. */
-  reviewer?: Reviewer;
-  /** Reviews on another thread (./transport.ts): asked instead of `reviewer`, a few at once. */
-  remote?: RemoteReviewer;
+  reviewer: Reviewer;
   logger: Logger;
   metrics?: AdmissionMetrics;
   /** Reviews are refused (retry later) until the store holds the cluster's initial state. */
@@ -53,21 +48,6 @@ export interface WebhookServerOptions {
   maxConnectionsPerClient?: number;
   /** How often the certificate and key files are checked for a change. */
   certCheckIntervalMs?: number;
-}
-
-/** What is reviewed, read and checked by the server: an Ingress, or (with the Gateway API) an HTTPRoute or a Gateway. */
-export type ReviewTask = { kind: 'Ingress'; ingress: Ingress } | GatewayAPIObject;
-/** A review's result without its config-size measure (that stays with the reviewer). */
-export type ReviewVerdict = Omit<ReviewResult, 'configBytes'>;
-/** A review's answer from another thread, with the time it took there (ms): what its client is charged. */
-export type RemoteAnswer = { state: 'reviewed'; result: ReviewVerdict; ms: number } | { state: 'not-ready'; ms: number } | { state: 'failed'; message: string; stack?: string; ms: number };
-
-export interface RemoteReviewer {
-  /** It reviews HTTPRoutes and Gateways too. */
-  gatewayAPI: boolean;
-  /** Reviews asked at once: enough that the reviewing thread always has the next one. */
-  window: number;
-  review(task: ReviewTask): Promise<RemoteAnswer>;
 }
 
 export interface WebhookServer {
@@ -124,17 +104,13 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const maxConnections = opts.maxConnections ?? 1024;
   const maxPerClient = opts.maxConnectionsPerClient ?? 64;
   const requestTimeout = opts.requestTimeoutMs ?? 15_000;
-  const reviewsGatewayAPI = opts.remote ? opts.remote.gatewayAPI : Boolean(opts.reviewer?.reviewGatewayAPI);
-  /** Reviews asked of the remote reviewer and not answered yet. */
-  let reviewing = 0;
   let inFlight = 0;
   let pair = readKeyPair(opts.certFile, opts.keyFile);
   const clients = new Map<string, Client>();
   const connections = new Map<string, Connection>();
   /** Clients with reviews waiting. */
   const waiting = new Set<Client>();
-  /** A turn of next() is scheduled. */
-  let scheduled = false;
+  let running = false;
   /** The `used` of the client served last (start-time fair queueing's virtual time). */
   let served = 0;
 
@@ -300,146 +276,113 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       client.used = Math.max(client.used, served);
       waiting.add(client);
     }
-    schedule();
-  }
-
-  function schedule(): void {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(next);
+    if (!running) {
+      running = true;
+      setImmediate(next);
+    }
   }
 
   /**
    * One review, of the waiting client whose reviews took the least time so far, then the next
    * (other connections are read in between): a client sending costly reviews without pause
-   * delays another's by one review at most. With a remote reviewer, up to its window of reviews
-   * are asked at once (in this order), and a client is charged the time its review took there.
+   * delays another's by one review at most.
    */
   function next(): void {
-    scheduled = false;
-    if (opts.remote && reviewing >= opts.remote.window) return;
     let client: Client | null = null;
     for (const c of waiting) if (!client || c.used < client.used) client = c;
-    if (!client) return;
+    if (!client) { running = false; return; }
     served = client.used;
     const job = client.queue.shift()!;
     if (client.queue.length === 0) waiting.delete(client);
     const t0 = performance.now();
     job.req.socket.setTimeout(requestTimeout);
-    let asked: Promise<number> | undefined;
     try {
       // Its client went away, or it was refused to make room, while it waited; past the request
       // timeout the API server has stopped waiting for it too.
       if (job.res.destroyed || job.res.headersSent) { /* nothing to answer */ }
       else if (performance.now() - job.started > requestTimeout) reply(job.res, 503, 'waited too long for its turn; retry\n');
-      else asked = answer(job.body, job.res, job.started);
+      else answer(job.body, job.res, job.started);
     } catch (err) {
-      failed(job, (err as Error).message, (err as Error).stack);
-    }
-    client.used += performance.now() - t0;
-    if (!asked) {
+      // A review that throws is a bug of ours: the object is denied with the reason, never a 500.
+      logger.error({ err: (err as Error).message, stack: (err as Error).stack }, 'webhook: review failed');
+      reply(job.res, 200, admissionReviewResponse(uidOf(job.body), { allowed: false, code: 400, message: `ingress-rx could not review this object: ${(err as Error).message}` }), 'application/json');
+    } finally {
+      client.used += performance.now() - t0;
       job.done();
-      schedule();
-      return;
     }
-    reviewing++;
-    const settled = (ms: number) => {
-      client.used += ms;
-      reviewing--;
-      job.done();
-      schedule();
-    };
-    asked.then(settled, (err: Error) => { failed(job, err.message, err.stack); settled(0); });
-    schedule();
+    setImmediate(next);
   }
 
-  /** A review that throws is a bug of ours: the object is denied with the reason, never a 500. */
-  function failed(job: { body: string; res: ServerResponse }, message: string, stack?: string): void {
-    logger.error({ err: message, stack }, 'webhook: review failed');
-    reply(job.res, 200, admissionReviewResponse(uidOf(job.body), { allowed: false, code: 400, message: `ingress-rx could not review this object: ${message}` }), 'application/json');
-  }
-
-  /**
-   * Reviews `task` here, or asks the remote reviewer: then the answer is sent when it comes, and
-   * the promise gives the time the review took there.
-   */
-  function reviewAnd(task: ReviewTask, body: string, res: ServerResponse, send: (r: AdmissionResponse) => void, verdict: (result: ReviewVerdict, observed: ObservedReview) => void): Promise<number> | undefined {
-    const notReady = () => send({ allowed: false, code: 503, message: NOT_READY });
-    if (!opts.remote) {
-      if (opts.ready && !opts.ready()) { notReady(); return undefined; }
-      const result = task.kind === 'Ingress' ? opts.reviewer!.review(task.ingress) : opts.reviewer!.reviewGatewayAPI!(task);
-      verdict(result, result);
-      return undefined;
-    }
-    return opts.remote.review(task).then((a) => {
-      if (a.state === 'not-ready') notReady();
-      else if (a.state === 'failed') failed({ body, res }, a.message, a.stack);
-      else verdict(a.result, { ...a.result, configBytes: NO_CONFIG_BYTES });
-      return a.ms;
-    });
-  }
-
-  function answer(body: string, res: ServerResponse, started: number): Promise<number> | undefined {
+  function answer(body: string, res: ServerResponse, started: number): void {
     const read = readAdmissionReview(body);
     if (!read.ok) {
       reply(res, 400, `${read.message}\n`);
-      return undefined;
+      return;
     }
     const req = read.request;
     const send = (r: AdmissionResponse) => reply(res, 200, admissionReviewResponse(req.uid, r), 'application/json');
-    const gatewayKind = req.kind.group === GATEWAY_GROUP && req.kind.version === 'v1' && (req.kind.kind === 'HTTPRoute' || req.kind.kind === 'Gateway') && reviewsGatewayAPI
+    const gatewayKind = req.kind.group === GATEWAY_GROUP && req.kind.version === 'v1' && (req.kind.kind === 'HTTPRoute' || req.kind.kind === 'Gateway') && opts.reviewer.reviewGatewayAPI
       ? req.kind.kind : null;
     if (!gatewayKind && (req.kind.group !== 'networking.k8s.io' || req.kind.kind !== 'Ingress' || req.kind.version !== 'v1')) {
-      send({ allowed: false, code: 400, message: `ingress-rx reviews networking.k8s.io/v1 Ingresses${reviewsGatewayAPI ? ` and ${GATEWAY_GROUP}/v1 HTTPRoutes and Gateways` : ''}, not ${req.kind.group || 'core'}/${req.kind.version} ${req.kind.kind}` });
-      return undefined;
+      send({ allowed: false, code: 400, message: `ingress-rx reviews networking.k8s.io/v1 Ingresses${opts.reviewer.reviewGatewayAPI ? ` and ${GATEWAY_GROUP}/v1 HTTPRoutes and Gateways` : ''}, not ${req.kind.group || 'core'}/${req.kind.version} ${req.kind.kind}` });
+      return;
     }
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') {
       send({ allowed: true });
-      return undefined;
+      return;
     }
-    if (gatewayKind) return reviewGatewayAPI(req, gatewayKind, body, res, send);
+    if (gatewayKind) {
+      reviewGatewayAPI(req, gatewayKind, body, send);
+      return;
+    }
     const parsed = ingressOf(req, Buffer.byteLength(body));
     if (!parsed.ok) {
       send({ allowed: false, code: 400, message: parsed.message });
-      return undefined;
+      return;
     }
     const ing = parsed.ingress;
     const key = `${ing.metadata.namespace}/${ing.metadata.name}`;
     if (ing.metadata.deletionTimestamp) {
       send({ allowed: true });
-      return undefined;
+      return;
     }
-    return reviewAnd({ kind: 'Ingress', ingress: ing }, body, res, send, (result, observed) => {
-      const { denials, warnings } = sendVerdict(send, key, 'Ingress', result);
-      const ms = performance.now() - started;
-      opts.metrics?.observe(ing.metadata.namespace ?? '', ing.metadata.name, observed, ms);
-      if (result.served) {
-        logger.info({ ingress: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested, ms: Math.round(ms * 10) / 10 },
-          result.allowed ? 'webhook: Ingress accepted' : `webhook: Ingress refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
-      }
-    });
+    if (opts.ready && !opts.ready()) {
+      send({ allowed: false, code: 503, message: NOT_READY });
+      return;
+    }
+    const result = opts.reviewer.review(ing);
+    const { denials, warnings } = sendVerdict(send, key, 'Ingress', result);
+    const ms = performance.now() - started;
+    opts.metrics?.observe(ing.metadata.namespace ?? '', ing.metadata.name, result, ms);
+    if (result.served) {
+      logger.info({ ingress: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested, ms: Math.round(ms * 10) / 10 },
+        result.allowed ? 'webhook: Ingress accepted' : `webhook: Ingress refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
+    }
   }
 
   /** An HTTPRoute or a Gateway: reviewed as an Ingress is; the per-Ingress check counters do not count it. */
-  function reviewGatewayAPI(req: AdmissionRequest, kind: 'HTTPRoute' | 'Gateway', body: string, res: ServerResponse, send: (r: AdmissionResponse) => void): Promise<number> | undefined {
+  function reviewGatewayAPI(req: AdmissionRequest, kind: 'HTTPRoute' | 'Gateway', body: string, send: (r: AdmissionResponse) => void): void {
     const parsed = gatewayObjectOf(req, kind, Buffer.byteLength(body));
     if (!parsed.ok) {
       send({ allowed: false, code: 400, message: parsed.message });
-      return undefined;
+      return;
     }
     const { metadata } = parsed.value.object;
     if (metadata.deletionTimestamp) {
       send({ allowed: true });
-      return undefined;
+      return;
+    }
+    if (opts.ready && !opts.ready()) {
+      send({ allowed: false, code: 503, message: NOT_READY });
+      return;
     }
     const key = `${metadata.namespace}/${metadata.name}`;
-    return reviewAnd(parsed.value, body, res, send, (result) => {
-      const { denials, warnings } = sendVerdict(send, key, kind, result);
-      if (result.served) {
-        logger.info({ [kind === 'HTTPRoute' ? 'httproute' : 'gateway']: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested },
-          result.allowed ? `webhook: ${kind} accepted` : `webhook: ${kind} refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
-      }
-    });
+    const result = opts.reviewer.reviewGatewayAPI!(parsed.value);
+    const { denials, warnings } = sendVerdict(send, key, kind, result);
+    if (result.served) {
+      logger.info({ [kind === 'HTTPRoute' ? 'httproute' : 'gateway']: key, operation: req.operation, allowed: result.allowed, denials: denials.length, warnings: warnings.length, tested: result.tested },
+        result.allowed ? `webhook: ${kind} accepted` : `webhook: ${kind} refused: ${denials.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
+    }
   }
 
   const certTimer = setInterval(() => {
@@ -477,7 +420,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
 }
 
 /** Answers with the review's verdict: allowed with its warnings, or denied naming each denial. */
-function sendVerdict(send: (r: AdmissionResponse) => void, key: string, kind: string, result: ReviewVerdict): { denials: Finding[]; warnings: Finding[] } {
+function sendVerdict(send: (r: AdmissionResponse) => void, key: string, kind: string, result: ReviewResult): { denials: Finding[]; warnings: Finding[] } {
   const denials = result.findings.filter((f) => f.severity === 'deny');
   const warnings = result.findings.filter((f) => f.severity === 'warn');
   send(result.allowed

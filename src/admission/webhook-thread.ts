@@ -3,13 +3,15 @@
 // worker's loop, never the one that runs syncs, /healthz and leader election. The worker keeps its
 // own store, fed with the source events the controller's store takes (forward them in the same
 // order), and reports each review for the metrics, which stay on the controller's registry.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import type { SourceEvent } from '../store/events.js';
 import type { StoreOptions } from '../store/types.js';
 import type { AdmissionMetrics, ObservedReview } from './metrics.js';
 import type { ReviewerOptions } from './review.js';
 import type { WebhookServerOptions } from './server.js';
-import { startWorker, stopWorker } from './worker-entry.js';
 
 /** What the worker is started with (structured-cloned: data only, no functions). */
 export interface WebhookThreadData {
@@ -40,8 +42,18 @@ export interface WebhookThread {
   close(): Promise<void>;
 }
 
+/** The worker's entry: compiled next to this module, or (running from source under tsx) the TypeScript one through tsx's loader. */
+function workerEntry(): { url: URL; eval: false } | { code: string; eval: true } {
+  const compiled = new URL('./webhook-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(compiled))) return { url: compiled, eval: false };
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const source = new URL('./webhook-worker.ts', import.meta.url).href;
+  return { code: `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); });`, eval: true };
+}
+
 export function startWebhookThread(data: WebhookThreadData, deps: { logger: Logger; metrics?: AdmissionMetrics }): WebhookThread {
-  const worker = startWorker(import.meta.url, 'webhook-worker', { workerData: data });
+  const entry = workerEntry();
+  const worker = entry.eval ? new Worker(entry.code, { eval: true, workerData: data }) : new Worker(entry.url, { workerData: data });
   const send = (m: ToWorker) => worker.postMessage(m);
   let exited = false;
   /** Scrapes waiting for the worker's config size, answered in the order asked. */
@@ -79,6 +91,13 @@ export function startWebhookThread(data: WebhookThreadData, deps: { logger: Logg
     forward: (event) => { if (!exited) send({ type: 'event', event }); },
     loaded: () => { if (!exited) send({ type: 'loaded' }); },
     listening,
-    close: () => (exited ? Promise.resolve() : stopWorker(worker, () => send({ type: 'close' }))),
+    async close() {
+      if (exited) return;
+      const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      send({ type: 'close' });
+      const timer = setTimeout(() => void worker.terminate(), 5_000);
+      await gone;
+      clearTimeout(timer);
+    },
   };
 }

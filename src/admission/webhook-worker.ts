@@ -1,13 +1,13 @@
 // The validating webhook's thread (./webhook-thread.ts starts it): its own store, kept in step with
-// the controller's by the source events the controller forwards, and its own reviewer; its HTTPS
-// server runs on a transport thread of its own (./transport.ts). Nothing it does runs on the controller's event loop, so syncs, /healthz and the Lease
+// the controller's by the source events the controller forwards, its own reviewer and HTTPS
+// server. Nothing it does runs on the controller's event loop, so syncs, /healthz and the Lease
 // never wait on a review, however large or many.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../log.js';
 import { createStore } from '../store/store.js';
 import { ANNOTATION_REFERENCES } from '../model/ingress/annotations/index.js';
 import { createReviewer } from './review.js';
-import { startWebhookTransport, type WebhookTransport } from './transport.js';
+import { startWebhookServer, type WebhookServer } from './server.js';
 import type { WebhookThreadData, ToWorker, FromWorker } from './webhook-thread.js';
 
 const data = workerData as WebhookThreadData;
@@ -19,7 +19,7 @@ const reviewer = createReviewer({ ...data.reviewer, store });
 let loaded = false;
 /** The config size of the last accepted review, measured only when a scrape asks for it. */
 let lastConfigBytes: (() => number | Promise<number>) | null = null;
-let server: WebhookTransport | null = null;
+let server: WebhookServer | null = null;
 
 port.on('message', (m: ToWorker) => {
   // Through the reviewer, which keeps its index of server names and backends in step.
@@ -39,7 +39,7 @@ port.on('message', (m: ToWorker) => {
 });
 
 try {
-  server = await startWebhookTransport({
+  server = await startWebhookServer({
     ...data.server,
     logger,
     reviewer,

@@ -32,6 +32,41 @@ export interface LocationFrame {
   runtime: NginxRuntime;
   /** The request's $host as a Lua literal when the server has one exact name, else '' (see knownHost). */
   host: string;
+  /** What the server's previous location printed, for the next one to reuse (see repeatedPieces). */
+  repeated: RepeatedPieces;
+}
+
+/**
+ * The parts of a location's text that the next location of the same server mostly repeats: a
+ * server's locations come from one Ingress, Service and backend as a rule, and printing them again
+ * is most of a location's cost in a full render (each piece a new string the collector copies).
+ * Each piece is kept with the values it was printed from and reused only when they are equal.
+ */
+export interface RepeatedPieces {
+  ingress: Location['ingress'] | undefined;
+  serviceName: unknown;
+  servicePort: unknown;
+  /** The $namespace, $ingress_name, $service_name and $service_port lines. */
+  names: string;
+  backend: string | undefined;
+  /** $proxy_upstream_name and the two lines after it. */
+  upstreamName: string;
+  /** The upstream name lines the Lua piece was printed after. */
+  luaUpstreamName: string;
+  redirect: string;
+  luaFirst: string;
+  luaRedirect: readonly string[] | undefined;
+  luaFallback: string | undefined;
+  luaFromSnippet: boolean;
+  /** From $proxy_upstream_name to the end of the Lua rewrite phase (the redirect slot between). */
+  backendLines: string;
+}
+
+export function repeatedPieces(): RepeatedPieces {
+  return {
+    ingress: undefined, serviceName: undefined, servicePort: undefined, names: '',
+    backend: undefined, upstreamName: '', luaUpstreamName: '', redirect: '', luaFirst: '', luaRedirect: undefined, luaFallback: undefined, luaFromSnippet: false, backendLines: '',
+  };
 }
 
 const slots = <S extends keyof LocationBlock>(slot: S) => slotFunctions<LocationBlock, S>(LOCATION_LAYOUT, 'location', slot);
@@ -153,7 +188,10 @@ export function renderLocation(server: Server, loc: Location, matcher: string, f
     if (u.length > 0) (uses ??= []).push(...u);
   }
   const texts = cachedSlotTexts(loc, frame, upstream.hdr);
-  const body = variables(loc) + text(REDIRECT, c) + luaPhase(c, frame.host) + slotText(texts, 0, c) + slotText(texts, 1, c) + slotText(texts, 2, c)
+  // In the order the lines print, so that of two values refused the first is the one reported.
+  const naming = namingLines(loc, frame.repeated) + pathLine(loc);
+  const upstreamName = upstreamNameLines(loc.backend, frame.repeated);
+  const body = naming + backendLines(c, upstreamName, text(REDIRECT, c), frame) + slotText(texts, 0, c) + slotText(texts, 1, c) + slotText(texts, 2, c)
     + headers(c) + slotText(texts, 3, c) + slotText(texts, 4, c);
   return { text: `        location ${matcher} {\n${body}${I}${upstream.pass};\n        }\n`, internal, http, uses: uses ?? NONE };
 }
@@ -163,26 +201,45 @@ export function deniedText(matcher: string, reason: string, status: number = 503
   return `        location ${matcher} {\n${I}# denied: ${reason}\n${I}return ${status};\n        }\n`;
 }
 
-function variables(loc: Location): string {
-  return `${I}set $namespace ${f.quote(loc.ingress?.namespace ?? '', 'namespace')};\n`
-    + `${I}set $ingress_name ${f.quote(loc.ingress ? locationLabel(loc.ingress) : '', 'ingress name')};\n`
-    + `${I}set $service_name ${f.quote(loc.service?.name ?? '', 'service name')};\n`
-    + `${I}set $service_port ${f.quote(loc.service?.port ?? '', 'service port')};\n`
-    // The request metrics' path label: the Ingress rule's path, empty for the built-in default backend (as ingress-nginx).
-    + `${I}set $location_path ${f.quote(loc.ingress ? loc.ingressPath ?? loc.path : '', 'path')};\n`
-    + `${I}set $proxy_upstream_name ${f.quote(loc.backend, 'backend')};\n`
-    // As ingress-nginx: $proxy_host names the upstream, not the balancer every location passes to.
-    + `${I}set $proxy_host $proxy_upstream_name;\n`
-    + `${I}set $proxy_alternative_upstream_name "";\n`;
+function namingLines(loc: Location, last: RepeatedPieces): string {
+  const ingress = loc.ingress;
+  const serviceName = loc.service?.name ?? '';
+  const servicePort = loc.service?.port ?? '';
+  if (last.ingress !== ingress || last.serviceName !== serviceName || last.servicePort !== servicePort) {
+    last.names = `${I}set $namespace ${f.quote(ingress?.namespace ?? '', 'namespace')};\n`
+      + `${I}set $ingress_name ${f.quote(ingress ? locationLabel(ingress) : '', 'ingress name')};\n`
+      + `${I}set $service_name ${f.quote(serviceName, 'service name')};\n`
+      + `${I}set $service_port ${f.quote(servicePort, 'service port')};\n`;
+    last.ingress = ingress;
+    last.serviceName = serviceName;
+    last.servicePort = servicePort;
+  }
+  return last.names;
+}
+
+// The request metrics' path label: the Ingress rule's path, empty for the built-in default backend (as ingress-nginx).
+const pathLine = (loc: Location) => `${I}set $location_path ${f.quote(loc.ingress ? loc.ingressPath ?? loc.path : '', 'path')};\n`;
+
+function upstreamNameLines(backend: string, last: RepeatedPieces): string {
+  if (last.backend !== backend) {
+    last.upstreamName = `${I}set $proxy_upstream_name ${f.quote(backend, 'backend')};\n`
+      // As ingress-nginx: $proxy_host names the upstream, not the balancer every location passes to.
+      + `${I}set $proxy_host $proxy_upstream_name;\n`
+      + `${I}set $proxy_alternative_upstream_name "";\n`;
+    last.backend = backend;
+  }
+  return last.upstreamName;
 }
 
 /**
- * The rewrite phase, run for every proxied request, so it carries what the model knows as
- * constants (and first brings the worker up to what was posted, lua/freshness.lua): the SSL redirect only where the location has one and the server's host, and the
- * backend name unless a configuration-snippet could `set` another $proxy_upstream_name.
- * header_filter_by_lua is set once per server and inherited by every location that defines none.
+ * The upstream name lines (upstreamNameLines), the redirect slot's text, then the rewrite phase,
+ * run for every proxied request, so it carries what the model knows as constants (and first
+ * brings the worker up to what was posted, lua/freshness.lua): the SSL redirect only where the
+ * location has one and the server's host, and the backend name unless a configuration-snippet
+ * could `set` another $proxy_upstream_name. header_filter_by_lua is set once per server and
+ * inherited by every location that defines none.
  */
-function luaPhase(c: LocationContext, host: string): string {
+function backendLines(c: LocationContext, upstreamName: string, redirectText: string, frame: LocationFrame): string {
   let first = '';
   let redirectFlags: readonly string[] | undefined;
   let fallback: string | undefined;
@@ -195,20 +252,39 @@ function luaPhase(c: LocationContext, host: string): string {
     fallback = part.fallbackBackend ?? fallback;
     fromSnippet ||= part.backendFromSnippet === true;
   }
+  const last = frame.repeated;
+  if (last.luaUpstreamName === upstreamName && last.redirect === redirectText && last.luaFirst === first && sameWords(last.luaRedirect, redirectFlags)
+    && last.luaFallback === fallback && last.luaFromSnippet === fromSnippet) return last.backendLines;
+  const host = frame.host;
   const redirect = redirectFlags ? `${I}    lua_ingress.rewrite(${f.luaString(redirectFlags.join(' '))}${host ? `, ${host}` : ''})\n` : '';
   let args = fromSnippet ? 'nil' : f.luaString(c.loc.backend, 'backend');
   // default-backend: where the request goes while the backend has no endpoint (decided per request).
   if (fallback) args += `, ${fallback}`;
   else if (args === 'nil') args = '';
-  return `${I}rewrite_by_lua_block {\n${first}${I}    freshness.catch_up()\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
+  last.backendLines = upstreamName + redirectText
+    + `${I}rewrite_by_lua_block {\n${first}${I}    freshness.catch_up()\n${redirect}${I}    balancer.rewrite(${args})\n${I}}\n`;
+  last.luaUpstreamName = upstreamName;
+  last.redirect = redirectText;
+  last.luaFirst = first;
+  last.luaRedirect = redirectFlags;
+  last.luaFallback = fallback;
+  last.luaFromSnippet = fromSnippet;
+  return last.backendLines;
+}
+
+function sameWords(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The location's own headers and then the whole standard set, when any block sets headers. */
 function headers(c: LocationContext): string {
   let own = false;
   let setup = '';
-  let lines: string[] = [];
-  let host = headerVariables(c.settings).host;
+  let lines: readonly string[] = NONE;
+  let host: string | undefined;
   let connection = '$connection_upgrade';
   for (const fn of HEADERS) {
     const part: HeaderPart | null = fn(c);
@@ -219,5 +295,6 @@ function headers(c: LocationContext): string {
     host = part.host ?? host;
     connection = part.connection ?? connection;
   }
-  return own ? `\n${setup}${directives(lines)}${directives(standardHeaders(c.settings, c.hdr, host, connection))}` : '';
+  // Most locations set no header of their own: nothing is made for them.
+  return own ? `\n${setup}${directives(lines)}${directives(standardHeaders(c.settings, c.hdr, host ?? headerVariables(c.settings).host, connection))}` : '';
 }

@@ -111,18 +111,29 @@ function text(fns: ReadonlyArray<(c: LocationContext) => string>, c: LocationCon
  */
 const SETTINGS_SLOTS = [ACCESS, CORS, ERRORS, PROXY, SNIPPET] as const;
 
-/** A slot's text for one settings object, or null when some block of it reads the location's own fields. */
-type SlotTexts = ReadonlyArray<string | null>;
+/**
+ * A slot under one settings object, in its blocks' order: the text of each run of blocks that
+ * read the settings alone, and each block that reads more (run per location).
+ */
+type SlotPlan = ReadonlyArray<string | ((c: LocationContext) => string)>;
+/** The rewrite phase's parts under one settings object, in the blocks' order: each block's part, or the block when it reads more. */
+type LuaPlan = ReadonlyArray<LuaPart | null | ((c: LocationContext) => LuaPart | null)>;
 
-/** Thrown by the probe context when a block reads anything but the settings: that slot is printed per location. */
+interface SlotTexts {
+  /** One plan per SETTINGS_SLOTS entry. */
+  readonly slots: readonly SlotPlan[];
+  readonly lua: LuaPlan;
+}
+
+/** Thrown by the probe context when a block reads anything but the settings: that block is printed per location. */
 const PER_LOCATION = new Error('reads per-location fields');
 
 /**
- * Each settings slot's text under `settings`, found by running the slot's blocks once with a
- * context that holds nothing of the location but its settings (reading the path, backend,
- * Ingress, server or id throws PER_LOCATION). A block that reads them only under some settings
- * is caught by the run for those settings. A RenderError leaves the slot per location (it then
- * denies each location as before).
+ * Each settings slot's plan under `settings`, found by running each block once with a context
+ * that holds nothing of the location but its settings (reading the path, backend, Ingress,
+ * server or id throws PER_LOCATION). A block that reads them only under some settings is caught
+ * by the run for those settings. A RenderError leaves the block per location (it then denies
+ * each location as before).
  */
 function settingsSlotTexts(settings: LocationSettings, frame: LocationFrame, hdr: string): SlotTexts {
   const loc = new Proxy({ settings } as Location, {
@@ -133,13 +144,41 @@ function settingsSlotTexts(settings: LocationSettings, frame: LocationFrame, hdr
     loc, settings: frame.settings, runtime: frame.runtime, hdr,
     id: () => { throw PER_LOCATION; },
   };
-  return SETTINGS_SLOTS.map((fns) => {
+  const lua = LUA.map((fn) => {
     try {
-      return text(fns, probe);
+      return fn(probe);
     } catch {
-      return null;
+      return fn;
     }
   });
+  const slots = SETTINGS_SLOTS.map((fns) => {
+    const plan: Array<string | ((c: LocationContext) => string)> = [];
+    let run = '';
+    for (const fn of fns) {
+      let own: string | null;
+      try {
+        own = fn(probe);
+      } catch {
+        own = null;
+      }
+      if (own !== null) {
+        run += own;
+        continue;
+      }
+      if (run !== '') plan.push(flat(run));
+      run = '';
+      plan.push(fn);
+    }
+    if (run !== '' || plan.length === 0) plan.push(flat(run));
+    return plan;
+  });
+  return { slots, lua };
+}
+
+/** A string in one piece (V8 keeps concatenations as trees): a location's text then holds it as one leaf. */
+function flat(s: string): string {
+  Number(s);
+  return s;
 }
 
 // Per ConfigMap settings and runtime (one pair per render), then per location settings object and
@@ -159,7 +198,12 @@ function cachedSlotTexts(loc: Location, frame: LocationFrame, hdr: string): Slot
 }
 
 function slotText(texts: SlotTexts, i: number, c: LocationContext): string {
-  return texts[i] ?? text(SETTINGS_SLOTS[i]!, c);
+  const plan = texts.slots[i]!;
+  const first = plan[0]!;
+  if (plan.length === 1 && typeof first === 'string') return first;
+  let out = '';
+  for (const part of plan) out += typeof part === 'string' ? part : part(c);
+  return out;
 }
 
 function shared(fns: ReadonlyArray<(c: LocationContext) => readonly Shared[]>, c: LocationContext): readonly Shared[] {
@@ -191,7 +235,7 @@ export function renderLocation(server: Server, loc: Location, matcher: string, f
   // In the order the lines print, so that of two values refused the first is the one reported.
   const naming = namingLines(loc, frame.repeated) + pathLine(loc);
   const upstreamName = upstreamNameLines(loc.backend, frame.repeated);
-  const body = naming + backendLines(c, upstreamName, text(REDIRECT, c), frame) + slotText(texts, 0, c) + slotText(texts, 1, c) + slotText(texts, 2, c)
+  const body = naming + backendLines(c, upstreamName, text(REDIRECT, c), texts.lua, frame) + slotText(texts, 0, c) + slotText(texts, 1, c) + slotText(texts, 2, c)
     + headers(c) + slotText(texts, 3, c) + slotText(texts, 4, c);
   return { text: `        location ${matcher} {\n${body}${I}${upstream.pass};\n        }\n`, internal, http, uses: uses ?? NONE };
 }
@@ -239,13 +283,13 @@ function upstreamNameLines(backend: string, last: RepeatedPieces): string {
  * could `set` another $proxy_upstream_name. header_filter_by_lua is set once per server and
  * inherited by every location that defines none.
  */
-function backendLines(c: LocationContext, upstreamName: string, redirectText: string, frame: LocationFrame): string {
+function backendLines(c: LocationContext, upstreamName: string, redirectText: string, lua: LuaPlan, frame: LocationFrame): string {
   let first = '';
   let redirectFlags: readonly string[] | undefined;
   let fallback: string | undefined;
   let fromSnippet = false;
-  for (const fn of LUA) {
-    const part: LuaPart | null = fn(c);
+  for (const planned of lua) {
+    const part = typeof planned === 'function' ? planned(c) : planned;
     if (part === null) continue;
     if (part.first) first += `${I}    ${part.first}\n`;
     redirectFlags = part.redirect ?? redirectFlags;

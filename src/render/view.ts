@@ -12,7 +12,7 @@ import { RenderError, listenAddress } from './filters.js';
 import { SERVER_LAYOUT, slotFunctions } from './blocks/index.js';
 import { spoofedClientGuard } from './settings-directives.js';
 import type { HttpFeature, ServerBlock, ServerContext as BlockServerContext } from './blocks/types.js';
-import { deniedText, renderLocation, type LocationFrame } from './location.js';
+import { deniedText, renderLocation, repeatedPieces, type LocationFrame } from './location.js';
 import { DEFAULT_ROOT_LOCATION, DYNAMIC_ROUTE_HOOK, dynamicRouteLocation, dynamicRouteRootLocation, routerPlacement, routerVariantLocations } from './dynamic-routes.js';
 
 export interface ServerView {
@@ -125,7 +125,7 @@ export function serverView(server: Server, ctx: ServerContext): ServerView {
   }
   const problems: RenderProblem[] = [];
   const host = knownHost(server, hostName);
-  const frame: LocationFrame = { settings: s, runtime: ctx.runtime, host };
+  const frame: LocationFrame = { settings: s, runtime: ctx.runtime, host, repeated: repeatedPieces() };
   const seenMatchers = new Set<string>();
   // Made when first needed: most servers share nothing and use no http-level feature.
   let seenShared: Set<string> | null = null;

@@ -30,9 +30,11 @@ export const rewriteBlock: RenderBlock = {
       const flags = sslRedirectFlags(loc);
       return flags.length > 0 ? { redirect: flags } : null;
     },
-    errors({ server, loc }) {
+    // The server is read only where the location has a target: the other locations share their settings' text (../location.ts).
+    errors(c) {
+      const loc = c.loc;
       if (loc.settings.rewrite.target === '') return '';
-      const re = f.regex(rewriteRegex(server.useRegex, loc.path), 'path');
+      const re = f.regex(rewriteRegex(c.server.useRegex, loc.path), 'path');
       return directives([`rewrite ${re} ${f.rewriteTarget(loc.settings.rewrite.target, 'rewrite-target')} break`]);
     },
     headers: ({ loc, hdr }) => (loc.settings.rewrite.xForwardedPrefix === '' ? null

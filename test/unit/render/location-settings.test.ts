@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultSettings } from '../../../src/model/core/config/defaults.js';
 import { serverView } from '../../../src/render/view.js';
+import { defaultAnnotations } from '../../../src/model/ingress/annotations/index.js';
 import { location, proxyDefaults, server } from '../../support/config-builder.js';
 import { RUNTIME } from '../../support/render-blocks.js';
 
@@ -41,6 +42,21 @@ test('locations sharing one settings object: per-location names stay per locatio
   const alone = serverView(server('app.example.com', { locations: own }), { settings: defaultSettings(), runtime: RUNTIME, wwwRedirectFrom: null });
   assert.is(alone.locationsText, view.locationsText);
   assert.is(alone.extra, view.extra);
+});
+
+test('a slot whose blocks read the location only in part: each block prints in its place, the per-location one with the location\'s own values', () => {
+  const d = defaultAnnotations(defaultSettings());
+  const first = location({ path: '/a', pathType: 'Prefix', rewrite: { ...d.rewrite, target: '/' }, customHttpErrors: [503] });
+  const second = { ...first, path: '/b' };
+  assert.ok(first.settings === second.settings);
+  const view = serverView(server('app.example.com', { locations: [first, second] }), { settings: defaultSettings(), runtime: RUNTIME, wwwRedirectFrom: null });
+  for (const p of ['/a', '/b']) {
+    const text = block(view.locationsText, p);
+    const errorPage = text.indexOf('error_page 503 = @custom_');
+    const rewrite = text.indexOf(`rewrite "(?i)^${p}" "/" break;`);
+    assert.ok(errorPage > 0 && rewrite > errorPage, text);
+    assert.not.match(text, `rewrite "(?i)^${p === '/a' ? '/b' : '/a'}"`);
+  }
 });
 
 test.run();

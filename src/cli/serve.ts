@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import type { Registry } from 'prom-client';
 import {
-  EMPTY, Subject, asyncScheduler, filter, map, merge, takeUntil,
+  EMPTY, Subject, asyncScheduler, filter, from, map, merge, takeUntil,
   type Observable, type Subscription,
 } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -14,6 +14,7 @@ import { isTask, type PipelineInput, type SourceEvent, type Task } from '../stor
 import { combineHooks, type PipelineHooks } from '../streams/hooks.js';
 import { createPipeline } from '../pipeline/pipeline.js';
 import { IDLE_GC_MS, createIdleCollector, idleCollections } from '../pipeline/idle-gc.js';
+import { createSyncWarmUp, warmUpSteps } from '../actors/sync-warm-up.js';
 import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { GatewayPortOptions, Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
@@ -368,6 +369,14 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     if (collectIfGrown()) logger.info({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
   });
 
+  // Once ready, V8 is taught the sync after a change (./actors/sync-warm-up.ts) before one comes.
+  const warmUp = createSyncWarmUp({ store, builder: () => createModelBuilder(modelOptions), budgets });
+  let warmedSteps = 0;
+  const warmUpSub = warmUpSteps(from(readyPromise), warmUp, scheduler).pipe(takeUntil(stop$)).subscribe({
+    next: () => { warmedSteps += 1; },
+    complete: () => logger.debug({ steps: warmedSteps }, 'sync path warmed up'),
+  });
+
   let shutdownPromise: Promise<void> | null = null;
   return {
     ready: readyPromise,
@@ -392,6 +401,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         resultsSub.unsubscribe();
         restartSub.unsubscribe();
         idleGcSub.unsubscribe();
+        warmUpSub.unsubscribe();
         startedSub.unsubscribe();
         await beforeNginxStops?.();
         // As ingress-nginx: QUIT, then wait for NGINX to exit. In-flight requests finish; NGINX

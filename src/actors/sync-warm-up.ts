@@ -18,7 +18,7 @@ import { createDynamicConfigActor } from './dynamic-config.js';
 import { modelSyncDeps } from './model-sync.js';
 import { createSyncer, type SyncResult } from './sync.js';
 
-/** Enough Ingresses for the loops over them to gather feedback, few enough for a step of ~1 ms. */
+/** Enough Ingresses for the loops over them to gather feedback, few enough for a step of a few ms. */
 export const WARM_UP_INGRESSES = 200;
 /** Steps after the probe's first sync: each hides or shows one Ingress again, as a change does. */
 export const WARM_UP_STEPS = 24;

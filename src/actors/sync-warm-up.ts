@@ -6,7 +6,7 @@
 // syncer and serialisers runs that path over a few of the store's Ingresses, one toggled per step:
 // V8 keeps feedback and optimised code per closure site, so the controller's own closures gain
 // them, while no state of theirs is touched.
-import { interval, map, of, queueScheduler, switchMap, take, takeWhile, type Observable, type SchedulerLike } from 'rxjs';
+import { interval, map, of, queueScheduler, switchMap, take, takeUntil, takeWhile, type Observable, type SchedulerLike } from 'rxjs';
 import type { Ingress } from '../store/kube-types.js';
 import type { StoreReader } from '../store/types.js';
 import type { ModelBuilder } from '../model/build.js';
@@ -96,14 +96,16 @@ export function createSyncWarmUp(opts: SyncWarmUpOptions): () => SyncResult | nu
 
 /**
  * After `start$` first emits (the controller is ready), one warm-up step per millisecond of the
- * scheduler, each in a task of its own, so that a change arriving meanwhile waits for one step at
- * most. Ends when no step is left or a step throws: a warm-up may cost time, never a sync.
+ * scheduler, each in a task of its own. Ends for good when `changes$` emits (a change waits for a
+ * sync: it goes first, and pays what it paid without a warm-up), when no step is left, or when a
+ * step throws: a warm-up may cost idle time, never a sync's.
  */
-export function warmUpSteps(start$: Observable<unknown>, step: () => SyncResult | null, scheduler: SchedulerLike): Observable<SyncResult> {
+export function warmUpSteps(start$: Observable<unknown>, step: () => SyncResult | null, scheduler: SchedulerLike, changes$: Observable<unknown>): Observable<SyncResult> {
   const safeStep = (): SyncResult | null => { try { return step(); } catch { return null; } };
   return start$.pipe(
     take(1),
-    switchMap(() => interval(1, scheduler)),
+    // Changes before it (the initial state itself) do not count.
+    switchMap(() => interval(1, scheduler).pipe(takeUntil(changes$))),
     map(safeStep),
     takeWhile((r): r is SyncResult => r !== null),
   );

@@ -304,6 +304,8 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   let initialStateId: number | null = null;
   let initialStateMerged = false;
   const received$ = new Subject<void>();
+  /** A change waits for a sync (the store found it relevant). */
+  const queued$ = new Subject<void>();
   const hooks = combineHooks(
     ...(opts.hooks ?? []),
     {
@@ -312,6 +314,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         received.set(it.id, Date.now());
         if (initialStateId === null && isTask(it.input) && it.input.task === 'initial-sync') initialStateId = it.id;
       },
+      queued: () => queued$.next(),
       dropped: () => metrics.ringDropped(),
       // An Ingress left out is an irrelevant event: it never reaches a sync.
       filtered: () => reportLeftOut(store.leftOutIngresses()),
@@ -372,9 +375,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   // Once ready, V8 is taught the sync after a change (./actors/sync-warm-up.ts) before one comes.
   const warmUp = createSyncWarmUp({ store, builder: () => createModelBuilder(modelOptions), budgets });
   let warmedSteps = 0;
-  const warmUpSub = warmUpSteps(from(readyPromise), warmUp, scheduler).pipe(takeUntil(stop$)).subscribe({
+  const warmUpSub = warmUpSteps(from(readyPromise), warmUp, scheduler, queued$).pipe(takeUntil(stop$)).subscribe({
     next: () => { warmedSteps += 1; },
-    complete: () => logger.debug({ steps: warmedSteps }, 'sync path warmed up'),
+    complete: () => logger.info({ steps: warmedSteps }, 'sync path warmed up'),
   });
 
   let shutdownPromise: Promise<void> | null = null;

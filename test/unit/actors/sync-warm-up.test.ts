@@ -4,7 +4,7 @@
 // Its steps start once the controller is ready, one a millisecond.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Subject } from 'rxjs';
+import { NEVER, Subject } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { createModelBuilder } from '../../../src/model/build.js';
 import { stableJSON } from '../../../src/model/core/json.js';
@@ -67,9 +67,20 @@ warm('steps start when the controller is ready, one a millisecond, until none is
     let left = 3;
     const step = () => (left-- > 0 ? ({ sync: 3 - left } as SyncResult) : null);
     const ready$ = cold('--r');
-    expectObservable(warmUpSteps(ready$, step, s)).toBe('---abc|', {
+    expectObservable(warmUpSteps(ready$, step, s, NEVER)).toBe('---abc|', {
       a: { sync: 1 }, b: { sync: 2 }, c: { sync: 3 },
     });
+  });
+});
+
+warm('a change queued after ready ends the warm-up for good: the change goes first', () => {
+  const s = new TestScheduler((a, b) => assert.equal(a, b));
+  s.run(({ cold, hot, expectObservable }) => {
+    let calls = 0;
+    const step = () => { calls += 1; return { sync: calls } as SyncResult; };
+    // The first change (the initial state, before ready) does not count; the second ends it.
+    const changes$ = hot('c----c--c');
+    expectObservable(warmUpSteps(cold('-r'), step, s, changes$)).toBe('--abc|', { a: { sync: 1 }, b: { sync: 2 }, c: { sync: 3 } });
   });
 });
 
@@ -78,14 +89,14 @@ warm('a step that throws ends the warm-up quietly', () => {
   s.run(({ cold, expectObservable }) => {
     let calls = 0;
     const step = () => { calls += 1; if (calls === 2) throw new Error('probe failed'); return { sync: calls } as SyncResult; };
-    expectObservable(warmUpSteps(cold('r'), step, s)).toBe('-a|', { a: { sync: 1 } });
+    expectObservable(warmUpSteps(cold('r'), step, s, NEVER)).toBe('-a|', { a: { sync: 1 } });
   });
 });
 
 warm('no step runs before the controller is ready', () => {
   const ready$ = new Subject<void>();
   let calls = 0;
-  const sub = warmUpSteps(ready$, () => { calls += 1; return null; }, new TestScheduler(() => undefined)).subscribe();
+  const sub = warmUpSteps(ready$, () => { calls += 1; return null; }, new TestScheduler(() => undefined), NEVER).subscribe();
   assert.is(calls, 0);
   sub.unsubscribe();
 });

@@ -95,8 +95,8 @@ export function createSyncWarmUp(opts: SyncWarmUpOptions): () => SyncResult | nu
 }
 
 /**
- * After `start$` first emits (the controller is ready), one warm-up step per millisecond of the
- * scheduler, each in a task of its own. Ends for good when `changes$` emits (a change waits for a
+ * After `start$` first emits (the controller is ready, no change waiting), one warm-up step a
+ * millisecond, each in a task of its own. Ends for good when `changes$` emits (a change waits for a
  * sync: it goes first, and pays what it paid without a warm-up), when no step is left, or when a
  * step throws: a warm-up may cost idle time, never a sync's.
  */

@@ -304,8 +304,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   let initialStateId: number | null = null;
   let initialStateMerged = false;
   const received$ = new Subject<void>();
-  /** A change waits for a sync (the store found it relevant). */
+  /** A change waits for a sync (the store found it relevant); the items waiting, by id. */
   const queued$ = new Subject<void>();
+  const waiting = new Set<number>();
   const hooks = combineHooks(
     ...(opts.hooks ?? []),
     {
@@ -314,8 +315,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         received.set(it.id, Date.now());
         if (initialStateId === null && isTask(it.input) && it.input.task === 'initial-sync') initialStateId = it.id;
       },
-      queued: () => queued$.next(),
-      dropped: () => metrics.ringDropped(),
+      queued: (it) => { waiting.add(it.id); queued$.next(); },
+      released: (batch) => { for (const it of batch.items) waiting.delete(it.id); },
+      dropped: (it) => { waiting.delete(it.id); metrics.ringDropped(); },
       // An Ingress left out is an irrelevant event: it never reaches a sync.
       filtered: () => reportLeftOut(store.leftOutIngresses()),
     },
@@ -372,10 +374,12 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     if (collectIfGrown()) logger.info({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
   });
 
-  // Once ready, V8 is taught the sync after a change (./actors/sync-warm-up.ts) before one comes.
+  // Once ready with no change waiting, V8 is taught the sync after a change
+  // (./actors/sync-warm-up.ts) before one comes.
   const warmUp = createSyncWarmUp({ store, builder: () => createModelBuilder(modelOptions), budgets });
+  const idleWhenReady$ = merge(from(readyPromise), results$).pipe(filter(() => ready && waiting.size === 0));
   let warmedSteps = 0;
-  const warmUpSub = warmUpSteps(from(readyPromise), warmUp, scheduler, queued$).pipe(takeUntil(stop$)).subscribe({
+  const warmUpSub = warmUpSteps(idleWhenReady$, warmUp, scheduler, queued$).pipe(takeUntil(stop$)).subscribe({
     next: () => { warmedSteps += 1; },
     complete: () => logger.info({ steps: warmedSteps }, 'sync path warmed up'),
   });

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import type { Server as HttpServer } from 'node:http';
 import type { Registry } from 'prom-client';
 import {
-  EMPTY, Subject, asyncScheduler, filter, map, merge, takeUntil,
+  EMPTY, Subject, asyncScheduler, filter, from, map, merge, takeUntil,
   type Observable, type Subscription,
 } from 'rxjs';
 import type { Logger } from '../log.js';
@@ -14,6 +14,7 @@ import { isTask, type PipelineInput, type SourceEvent, type Task } from '../stor
 import { combineHooks, type PipelineHooks } from '../streams/hooks.js';
 import { createPipeline } from '../pipeline/pipeline.js';
 import { IDLE_GC_MS, createIdleCollector, idleCollections } from '../pipeline/idle-gc.js';
+import { createSyncWarmUp, warmUpSteps } from '../actors/sync-warm-up.js';
 import { templateWatcher, geoipWatcher } from '../streams/file-watch.js';
 import type { GatewayPortOptions, Store } from '../store/types.js';
 import { createStore } from '../store/store.js';
@@ -305,6 +306,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
   let initialStateId: number | null = null;
   let initialStateMerged = false;
   const received$ = new Subject<void>();
+  /** A change waits for a sync (the store found it relevant); the items waiting, by id. */
+  const queued$ = new Subject<void>();
+  const waiting = new Set<number>();
   const hooks = combineHooks(
     ...(opts.hooks ?? []),
     {
@@ -313,7 +317,9 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         received.set(it.id, Date.now());
         if (initialStateId === null && isTask(it.input) && it.input.task === 'initial-sync') initialStateId = it.id;
       },
-      dropped: () => metrics.ringDropped(),
+      queued: (it) => { waiting.add(it.id); queued$.next(); },
+      released: (batch) => { for (const it of batch.items) waiting.delete(it.id); },
+      dropped: (it) => { waiting.delete(it.id); metrics.ringDropped(); },
       // An Ingress left out is an irrelevant event: it never reaches a sync.
       filtered: () => reportLeftOut(store.leftOutIngresses()),
     },
@@ -370,6 +376,16 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
     if (collectIfGrown()) logger.info({ durationMs: Math.round(performance.now() - t), rssMb: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'idle: garbage collected');
   });
 
+  // Once ready with no change waiting, V8 is taught the sync after a change
+  // (./actors/sync-warm-up.ts) before one comes.
+  const warmUp = createSyncWarmUp({ store, builder: () => createModelBuilder(modelOptions), budgets });
+  const idleWhenReady$ = merge(from(readyPromise), results$).pipe(filter(() => ready && waiting.size === 0));
+  let warmedSteps = 0;
+  const warmUpSub = warmUpSteps(idleWhenReady$, warmUp, scheduler, queued$).pipe(takeUntil(stop$)).subscribe({
+    next: () => { warmedSteps += 1; },
+    complete: () => logger.info({ steps: warmedSteps }, 'sync path warmed up'),
+  });
+
   let shutdownPromise: Promise<void> | null = null;
   return {
     ready: readyPromise,
@@ -394,6 +410,7 @@ export async function serve(opts: ServeOptions): Promise<RunningController> {
         resultsSub.unsubscribe();
         restartSub.unsubscribe();
         idleGcSub.unsubscribe();
+        warmUpSub.unsubscribe();
         startedSub.unsubscribe();
         await beforeNginxStops?.();
         // As ingress-nginx: QUIT, then wait for NGINX to exit. In-flight requests finish; NGINX

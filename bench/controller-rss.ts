@@ -31,6 +31,10 @@ interface Reading {
   rssMb: number;
   /** 10 s later: leases renewed, nothing else. */
   laterMb: number;
+  /** The highest RSS the process reached (the initial list and sync). */
+  peakMb: number;
+  /** V8's heap, used and total, and memory outside it (Buffers), from the controller's /metrics after the reading. */
+  heapMb: { used: number; total: number; external: number };
   /** After that collection, as the controller logged it; null when none came. */
   idleGcLogMb: number | null;
   statusWrites: number;
@@ -40,11 +44,12 @@ interface Reading {
   readyS: number;
 }
 
-function rssMbOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmRSS for ${pid}`);
+function statusMbOf(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no ${field} for ${pid}`);
   return Number(m[1]) / 1024;
 }
+const rssMbOf = (pid: number) => statusMbOf(pid, 'VmRSS');
 
 function seed(fake: FakeApiServer): number {
   let ingresses = 0;
@@ -107,8 +112,11 @@ async function measure(): Promise<Reading> {
     // A reading 10 s on: the leases renewed meanwhile, nothing else happened.
     await until('10 s to pass', 10_000, () => false);
     const laterMb = rssMbOf(pid);
+    const mb = async (metric: string) => (await c.metric(metric)) / 2 ** 20;
+    const heapMb = { used: await mb('nodejs_heap_size_used_bytes'), total: await mb('nodejs_heap_size_total_bytes'), external: await mb('nodejs_external_memory_bytes') };
     return {
-      rssMb, laterMb, idleGcLogMb: collected ? idleGcLogMb : null, readyS,
+      heapMb,
+      rssMb, laterMb, peakMb: statusMbOf(pid, 'VmHWM'), idleGcLogMb: collected ? idleGcLogMb : null, readyS,
       statusWrites: fake.count({ verb: 'update', path: STATUS_PATH }),
       events: fake.count({ verb: 'create', path: /\/events$/ }),
       leases: fake.count({ path: /\/leases/ }),
@@ -139,7 +147,7 @@ async function main(): Promise<void> {
     rows.push({
       figure: `controller RSS, ${size} ${asListed ? 'as listed' : 'generated'}, run ${i + 1}`,
       value: `${r.rssMb.toFixed(0)} MB`,
-      note: `after the idle collection ${r.idleGcLogMb === null ? '(none came in 30 s: read without it)' : `(logged ${r.idleGcLogMb} MB)`}; 10 s later ${r.laterMb.toFixed(0)} MB; `
+      note: `after the idle collection ${r.idleGcLogMb === null ? '(none came in 30 s: read without it)' : `(logged ${r.idleGcLogMb} MB)`}; 10 s later ${r.laterMb.toFixed(0)} MB; peak ${r.peakMb.toFixed(0)} MB; heap used ${r.heapMb.used.toFixed(0)} of ${r.heapMb.total.toFixed(0)} MB, external ${r.heapMb.external.toFixed(0)} MB; `
         + `all status written ${r.readyS.toFixed(0)} s after start (${r.statusWrites} writes, ${r.events} events, ${r.leases} lease requests); CPU ${r.cpuS.toFixed(1)} s; load ${load0} → ${loadAverage()}`,
     });
   }

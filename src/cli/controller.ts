@@ -184,6 +184,7 @@ export async function runController(argv: string[]): Promise<number> {
           kubeConfig: kc, watchNamespaces: storeOptions.watchNamespaces, namespaceSelector: o.watchNamespaceSelector, logger,
           withoutIngressClasses: ingressClassRefusal !== undefined, gatewayKindsNotServed: unservedGatewayKinds,
           onInitialState: () => { webhook?.loaded(); onInitialState(); },
+          keep: o.record ? 'all' as const : 'stored' as const,
         };
         return o.enableGatewayApi ? kubeSource({ ...watch, gatewayAPI: true }) : kubeSource(watch);
       },

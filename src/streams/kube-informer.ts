@@ -28,9 +28,15 @@ export interface InformerTiming {
 }
 
 export interface InformerHandlers {
-  /** An object was added or its resourceVersion changed (from a list or a watch). */
+  /**
+   * What is kept of each object listed or watched. client-node's ListWatch caches every object it
+   * is handed for as long as it exists: given the projection, that cache holds the objects the
+   * handlers get (and pass on), not a second, whole copy of the cluster as the server sent it.
+   */
+  project(raw: KubernetesObject): KubernetesObject;
+  /** An object was added or its resourceVersion changed (from a list or a watch); projected. */
   upsert(obj: KubernetesObject): void;
-  /** An object was deleted (from a watch, or missing from a relist). */
+  /** An object was deleted (from a watch, or missing from a relist); projected. */
   remove(obj: KubernetesObject): void;
   /** The first list has been applied. */
   listed(): void;
@@ -48,6 +54,7 @@ export function runInformer(
   const { kubeConfig, scheduler, timing } = env;
   const logger = env.logger.child({ kind: spec.kind, ...(spec.namespace ? { namespace: spec.namespace } : {}) });
   const lister = makeLister(kubeConfig, spec.kind);
+  const project = (raw: KubernetesObject) => handlers.project(raw);
   const listsInFlight = new Set<AbortController>();
   let stopped = false;
   let listed = false;
@@ -68,10 +75,11 @@ export function runInformer(
     listsInFlight.add(abort);
     const timeout = scheduler.schedule(() => abort.abort(), timing.listTimeoutMs);
     try {
-      return await lister(
+      const listed = await lister(
         { namespace: spec.namespace, labelSelector: spec.labelSelector, fieldSelector: spec.fieldSelector },
         { middleware: [withSignal(abort.signal)], middlewareMergeStrategy: 'append' },
       );
+      return { ...listed, items: listed.items.map(project) };
     } finally {
       timeout.unsubscribe();
       listsInFlight.delete(abort);
@@ -83,6 +91,7 @@ export function runInformer(
     idleTimeoutMs: timing.watchIdleTimeoutMs,
     scheduler,
     logger,
+    project,
     onStart: guard('listed', () => {
       if (listed) return;
       listed = true;

@@ -15,6 +15,8 @@ export interface KubeWatchOptions {
   idleTimeoutMs: number;
   scheduler: SchedulerLike;
   logger: Logger;
+  /** What the informer is handed of each added, modified or deleted object (its cache keeps it). */
+  project?: (raw: any) => unknown;
   /** Called as each watch starts; the informer has applied its list, if it made one, by then. */
   onStart?: () => void;
   /** Called when a watch got its 200 response: the connection is healthy again. */
@@ -78,7 +80,7 @@ export class KubeWatch extends Watch {
   }
 
   private async open(path: string, query: Record<string, string | number | boolean | undefined>, callback: WatchCallback, done: DoneCallback, signal: AbortSignal): Promise<void> {
-    const { logger, scheduler, idleTimeoutMs } = this.opts;
+    const { logger, scheduler, idleTimeoutMs, project } = this.opts;
     let finished = false;
     let streaming = false;
     let idle: Subscription | undefined;
@@ -164,7 +166,9 @@ export class KubeWatch extends Watch {
             return;
           }
           try {
-            const r = callback(event.type ?? '', event.object, event) as unknown;
+            const type = event.type ?? '';
+            const object = project && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') ? project(event.object) : event.object;
+            const r = callback(type, object, event) as unknown;
             if (r instanceof Promise) r.catch((err) => logger.error({ err, path }, 'watch event handler failed'));
           } catch (err) {
             logger.error({ err, path }, 'watch event handler threw');

@@ -8,6 +8,7 @@ import type { KubeObject } from '../store/kube-types.js';
 import { RESOURCE_KINDS, STORED_KINDS, objectKey, type ResourceKind, type SourceEvent, type StoredKind } from '../store/events.js';
 import { runInformer, type InformerSpec, type InformerTiming } from './kube-informer.js';
 import { isIgnoredObject, projectObject } from './kube-project.js';
+import { storedForm } from '../store/project.js';
 import { KUBE_RESOURCES } from './kube-resources.js';
 
 export interface KubeSourceOptions {
@@ -43,6 +44,13 @@ export interface KubeSourceOptions {
   scheduler?: SchedulerLike;
   /** Called once, right after the initial state of every informer was emitted (also when empty). */
   onInitialState?: () => void;
+  /**
+   * What is kept and emitted of each object. 'stored' (default): what the store keeps of it
+   * (store/project), so that the informers' caches, this source and the store share one copy.
+   * 'all' (for --record, whose log keeps the objects as the server sent them): all but
+   * managedFields and kubectl's last-applied copy.
+   */
+  keep?: 'stored' | 'all';
 }
 
 const DEFAULT_TIMING: InformerTiming = {
@@ -77,8 +85,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
       if (synced) subscriber.next(e);
     };
 
-    const upsert = (kind: StoredKind, raw: KubernetesObject) => {
-      const object = projectObject(kind, raw);
+    const upsert = (kind: StoredKind, object: KubeObject) => {
       if (!object.metadata.name) return;
       const key = objectKey(object);
       const seen = emitted.get(kind)!;
@@ -97,8 +104,7 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
       }
     };
 
-    const remove = (kind: StoredKind, raw: KubernetesObject) => {
-      const object = projectObject(kind, raw);
+    const remove = (kind: StoredKind, object: KubeObject) => {
       const key = objectKey(object);
       const seen = emitted.get(kind)!;
       if (!seen.has(key)) return;
@@ -125,8 +131,11 @@ export function kubeSource(opts: KubeSourceOptions): Observable<SourceEvent> {
     const env = { kubeConfig: opts.kubeConfig, logger, scheduler: opts.scheduler ?? asyncScheduler, timing };
     const informers = specs.map((spec) =>
       runInformer(spec, env, {
-        upsert: (o) => upsert(spec.kind, o),
-        remove: (o) => remove(spec.kind, o),
+        project: opts.keep === 'all'
+          ? (raw) => projectObject(spec.kind, raw) as KubernetesObject
+          : (raw) => storedForm(spec.kind, projectObject(spec.kind, raw)) as KubernetesObject,
+        upsert: (o) => upsert(spec.kind, o as KubeObject),
+        remove: (o) => remove(spec.kind, o as KubeObject),
         listed: () => listed(spec),
       }),
     );

@@ -163,6 +163,26 @@ test('dropped watches and 410 Gone end in a relist: later changes still arrive',
   await ctl.until('late.test', '/', (r) => r.status === 404, { what: 'late.test deleted after 410 Gone' });
 });
 
+test('--record logs the objects as listed, fields the store leaves out included; managedFields never', async () => {
+  const [slice] = slices('shop', 'marks', [a]);
+  const endpoints = (slice!.endpoints as Array<Record<string, unknown>>).map((e) => ({ ...e, nodeName: 'node-recorded' }));
+  fake.set({ ...slice!, endpoints, metadata: { ...slice!.metadata, managedFields: [{ manager: 'managed-recorded', operation: 'Update' }] } });
+  const recording = join(tmp, 'controller.record');
+  const recorder = await startController({
+    kubeconfig,
+    args: ['--record', recording, '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
+    env: { POD_NAME: 'ingress-rx-2', POD_NAMESPACE: 'ingress' },
+  });
+  try {
+    await recorder.logged('initial list complete', 'the initial list');
+  } finally {
+    await recorder.stop();
+  }
+  const log = readFileSync(recording, 'utf8');
+  assert.ok(log.includes('"nodeName":"node-recorded"'), 'the EndpointSlice as listed');
+  assert.not.ok(log.includes('managed-recorded'), 'no managedFields');
+});
+
 test('NGINX unable to start on any configuration (HTTP port taken): exits 1 with NGINX\'s error', async () => {
   const port = await freePort();
   const taken = createServer();

@@ -8,6 +8,7 @@ import type { Subscription } from 'rxjs';
 import { RESOURCE_KINDS, type ResourceKind, type SourceEvent } from '../../../src/store/events.js';
 import { kubeSource, type KubeSourceOptions } from '../../../src/streams/kube.js';
 import { isIgnoredObject, projectObject } from '../../../src/streams/kube-project.js';
+import { storedForm } from '../../../src/store/project.js';
 import { KUBE_RESOURCES } from '../../../src/streams/kube-resources.js';
 import type { KubeObject } from '../../../src/store/kube-types.js';
 import { FakeApiServer, type FakeApiServerOptions, type FakeObject } from '../../support/fake-apiserver.js';
@@ -77,6 +78,8 @@ function run(server: FakeApiServer, opts: Partial<KubeSourceOptions> = {}): Run 
     minWatchGapMs: 20,
     watchIdleTimeoutMs: 10_000,
     listTimeoutMs: 5_000,
+    // These tests are about listing and watching; what is kept of each object is tested below.
+    keep: 'all',
     ...opts,
   }).subscribe((e) => {
     events.push(e);
@@ -235,6 +238,44 @@ test("kubectl's last-applied copy and managedFields never reach the store, liste
       }
       assert.is(r.store.get('Ingress')!.get('a/listed')!.metadata.annotations!['nginx.ingress.kubernetes.io/rewrite-target'], '/v2');
       assert.is(r.store.get('Ingress')!.get('a/watched')!.metadata.annotations!['nginx.ingress.kubernetes.io/rewrite-target'], '/v3');
+    } finally {
+      r.stop();
+    }
+  });
+});
+
+test("by default the source keeps what the store keeps, and the informers' cache holds those objects, not the server's", async () => {
+  await withServer(async (server) => {
+    const managedFields = [{ manager: 'endpointslice-controller', operation: 'Update', fieldsV1: { 'f:endpoints': {} } }];
+    const slice = (name: string): FakeObject => {
+      const o = make('EndpointSlice', name, 'a', {}, { 'kubernetes.io/service-name': 'svc', 'helm.sh/chart': 'app-1.0.0' });
+      const endpoints = (o.endpoints as Array<Record<string, unknown>>).map((e) => ({ ...e, nodeName: 'node-1', targetRef: { kind: 'Pod', namespace: 'a', name: `${name}-pod` } }));
+      return { ...o, endpoints, metadata: { ...o.metadata, managedFields } };
+    };
+    server.create(slice('listed'));
+    const r = run(server, { keep: 'stored' });
+    try {
+      await waitFor(() => r.synced() && server.openWatches === 6, { what: 'sync and watches' });
+      server.create(slice('watched'));
+      await waitFor(() => r.store.get('EndpointSlice')!.has('a/watched'), { what: 'watched' });
+      const added = (key: string) => r.events.find((e) => e.type === 'add' && e.key === key)!.object;
+      for (const key of ['a/listed', 'a/watched']) {
+        const [, name] = key.split('/') as [string, string];
+        assert.equal(added(key), storedForm('EndpointSlice', projectObject('EndpointSlice', server.get(api('EndpointSlice'), 'EndpointSlice', name, 'a')!)), `${key}: the stored form`);
+        assert.ok(storedForm('EndpointSlice', added(key)) === added(key), `${key}: nothing left for the store to drop`);
+        assert.not.ok(JSON.stringify(added(key)).includes('node-1'), `${key}: no Pod reference, no node`);
+      }
+      // Deleted while no watch sees them: the relist finds them gone, and the informer hands over
+      // what its cache held for each, which is the very object emitted when it was added.
+      server.dropWatches();
+      server.delete(api('EndpointSlice'), 'EndpointSlice', 'listed', 'a');
+      server.delete(api('EndpointSlice'), 'EndpointSlice', 'watched', 'a');
+      server.compact();
+      await waitFor(() => !r.store.get('EndpointSlice')!.has('a/listed') && !r.store.get('EndpointSlice')!.has('a/watched'), { what: 'deletes after the relist' });
+      for (const key of ['a/listed', 'a/watched']) {
+        const deleted = r.events.find((e) => e.type === 'delete' && e.key === key)!.object;
+        assert.ok(deleted === added(key), `${key}: the cached object is the emitted one`);
+      }
     } finally {
       r.stop();
     }

@@ -12,12 +12,16 @@ import { waitFor } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
 import { admissionReview } from '../support/admission-review.js';
 import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { protocolMatrix } from '../support/protocols.js';
 
 let cluster: ClusterController | undefined;
 let fake: FakeApiServer;
 let ctl: CliProcess;
 const over = protocolMatrix(test, () => ctl);
+let a: EchoServer;
 let b: EchoServer;
 let kubeconfig: string;
 let webhookPort: number;
@@ -41,7 +45,7 @@ test.before(async () => {
     // The echo backends run on loopback, which a controller refuses unless allowed.
     flags: ['--publish-status-address=192.0.2.10,lb.example.test', '--election-id=ingress-rx-test', '--configmap=ingress/nginx', '--enable-metrics', '--report-status-classes', '--allow-upstream-addresses=loopback'],
   });
-  ({ fake, ctl, webhookPort, kubeconfig, echo: [, b] } = cluster);
+  ({ fake, ctl, webhookPort, kubeconfig, echo: [a, b] } = cluster);
 });
 
 test.after(() => cluster?.stop());
@@ -167,7 +171,8 @@ test('--record logs the objects as listed, fields the store leaves out included;
   const [slice] = slices('shop', 'marks', [a]);
   const endpoints = (slice!.endpoints as Array<Record<string, unknown>>).map((e) => ({ ...e, nodeName: 'node-recorded' }));
   fake.set({ ...slice!, endpoints, metadata: { ...slice!.metadata, managedFields: [{ manager: 'managed-recorded', operation: 'Update' }] } });
-  const recording = join(tmp, 'controller.record');
+  const dir = mkdtempSync(join(tmpdir(), 'irx-record-'));
+  const recording = join(dir, 'controller.record');
   const recorder = await startController({
     kubeconfig,
     args: ['--record', recording, '--disable-leader-election', '--publish-status-address=192.0.2.10', '--allow-upstream-addresses=loopback'],
@@ -179,6 +184,7 @@ test('--record logs the objects as listed, fields the store leaves out included;
     await recorder.stop();
   }
   const log = readFileSync(recording, 'utf8');
+  rmSync(dir, { recursive: true, force: true });
   assert.ok(log.includes('"nodeName":"node-recorded"'), 'the EndpointSlice as listed');
   assert.not.ok(log.includes('managed-recorded'), 'no managedFields');
 });

@@ -8,6 +8,7 @@ import { byIngressOrder, timestamp } from '../store/store.js';
 import type { StoreReader } from '../store/types.js';
 import { SHARED_BACKEND_KEYS } from '../model/ingress/backend-plans.js';
 import { wildcardOver } from '../model/ingress/takeovers.js';
+import { ingressView } from '../store/ingress-view.js';
 
 const DEFAULT_SERVER = '_';
 
@@ -163,18 +164,5 @@ export function neighbourhood(candidate: Ingress, index: NeighbourIndex, annotat
 /** A StoreReader whose served Ingresses are `ingresses` (with `candidate` in place of its stored version); every other look-up goes to the store. */
 export function storeView(store: StoreReader, ingresses: Ingress[], candidate?: Ingress): StoreReader {
   const key = candidate ? keyOf(candidate) : null;
-  return {
-    options: store.options,
-    listIngresses: () => ingresses,
-    getIngress: (k) => (k === key ? candidate : store.getIngress(k)),
-    getService: (k) => store.getService(k),
-    getEndpointSlices: (k) => store.getEndpointSlices(k),
-    getSecret: (k) => store.getSecret(k),
-    getConfigMap: (k) => store.getConfigMap(k),
-    getIngressClass: (n) => store.getIngressClass(n),
-    getNamespace: (n) => store.getNamespace(n),
-    ingressesReferencingSecret: (k) => store.ingressesReferencingSecret(k),
-    ...(store.gatewayResources ? { gatewayResources: () => store.gatewayResources!() } : {}),
-    ...(store.specOrigin ? { specOrigin: (ing: Ingress) => store.specOrigin!(ing) } : {}),
-  };
+  return ingressView(store, { listIngresses: () => ingresses, getIngress: (k) => (k === key ? candidate : store.getIngress(k)) });
 }
